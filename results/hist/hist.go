@@ -81,7 +81,7 @@ func (h *Histogram) Min() time.Duration {
 	if h.Count() == 0 {
 		return 0
 	}
-	return time.Duration(h.h.Min())
+	return time.Duration(max(Lowest, h.h.Min()))
 }
 
 func (h *Histogram) Max() time.Duration {
@@ -101,7 +101,7 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 		return 0
 	}
 	q = math.Max(0, math.Min(1, q))
-	return time.Duration(h.h.ValueAtQuantile(q * 100))
+	return time.Duration(max(Lowest, h.h.ValueAtQuantile(q*100)))
 }
 
 // WithinStdDev is the share (0..100 %) of values within mean ± one standard
@@ -160,17 +160,22 @@ func Decode(s string) (*Histogram, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode histogram: %w", err)
 	}
-	h := New()
+	return adopt(d), nil
+}
+
+// adopt wraps a decoded histogram, re-recording it into the fixed geometry
+// when it was written with another.
+func adopt(d *hdr.Histogram) *Histogram {
 	if d.LowestTrackableValue() == Lowest && d.HighestTrackableValue() == Highest && d.SignificantFigures() == SigFigs {
-		h.h = d
-		return h, nil
+		return &Histogram{h: d}
 	}
+	h := New()
 	for _, b := range d.Distribution() {
 		if b.Count > 0 {
 			h.RecordN(time.Duration(b.To), b.Count)
 		}
 	}
-	return h, nil
+	return h
 }
 
 // WritePercentiles prints the full percentile spectrum in the .hgrm layout

@@ -65,13 +65,7 @@ func ReadLog(r io.Reader) ([]*Histogram, []string, error) {
 		if d == nil {
 			return hs, tags, nil
 		}
-		h := New()
-		for _, b := range d.Distribution() {
-			if b.Count > 0 {
-				h.RecordN(time.Duration(b.To), b.Count)
-			}
-		}
-		hs = append(hs, h)
+		hs = append(hs, adopt(d))
 		tags = append(tags, d.Tag())
 	}
 }

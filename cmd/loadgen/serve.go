@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"loadgen/targets/httpbin"
+	"loadgen/targets/tlscert"
+)
+
+func newServeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve TARGET",
+		Short: "Start a target server (httpbin, grpc, tcp) until Ctrl-C",
+		Long: `Start one of loadgen's target servers in the foreground. It runs until
+Ctrl-C (or --for elapses) and then prints how many requests it served.`,
+	}
+	cmd.AddCommand(newServeHTTPBinCmd())
+	return cmd
+}
+
+// serverTLS are the TLS flags of every target.
+type serverTLS struct {
+	enable   bool
+	keyType  string
+	certFile string
+	keyFile  string
+	writeCA  string
+}
+
+func (s *serverTLS) register(fl *pflag.FlagSet) {
+	fl.BoolVar(&s.enable, "tls", false, "serve TLS with a self-signed certificate (or --cert/--key)")
+	fl.StringVar(&s.keyType, "key-type", "rsa", "key of the self-signed certificate: rsa (RSA-2048) or ecdsa (P-256)")
+	fl.StringVar(&s.certFile, "cert", "", "PEM certificate file (implies --tls)")
+	fl.StringVar(&s.keyFile, "key", "", "PEM key file for --cert")
+	fl.StringVar(&s.writeCA, "write-ca", "", "write the self-signed certificate (PEM) here, for clients' --cacert")
+}
+
+// config returns the server's TLS configuration, nil for plaintext.
+func (s *serverTLS) config(nextProtos ...string) (*tls.Config, error) {
+	if (s.certFile == "") != (s.keyFile == "") {
+		return nil, fmt.Errorf("--cert and --key go together")
+	}
+	if !s.enable && s.certFile == "" {
+		if s.writeCA != "" {
+			return nil, fmt.Errorf("--write-ca needs --tls")
+		}
+		return nil, nil
+	}
+	var cert *tlscert.Cert
+	var err error
+	if s.certFile != "" {
+		cert, err = tlscert.Load(s.certFile, s.keyFile)
+	} else {
+		kt, kerr := tlscert.ParseKeyType(s.keyType)
+		if kerr != nil {
+			return nil, fmt.Errorf("--key-type: %w", kerr)
+		}
+		cert, err = tlscert.New(kt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.writeCA != "" {
+		if cert.CertPEM == nil {
+			return nil, fmt.Errorf("--write-ca works with the self-signed certificate only")
+		}
+		if err := os.WriteFile(s.writeCA, cert.CertPEM, 0o644); err != nil {
+			return nil, fmt.Errorf("--write-ca: %w", err)
+		}
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert.TLS}, NextProtos: nextProtos}, nil
+}
+
+// serveUntil waits for ctx (Ctrl-C) or the --for duration.
+func serveUntil(ctx context.Context, d time.Duration) {
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	<-ctx.Done()
+}
+
+func newServeHTTPBinCmd() *cobra.Command {
+	var (
+		cfg    httpbin.Config
+		st     serverTLS
+		runFor time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "httpbin",
+		Short: "httpbin-style HTTP target: /get /post /anything /bytes/N /status/C /delay/D /headers /stats",
+		Long: `An httpbin-style HTTP target. Plaintext serves HTTP/1.1 and h2c (prior
+knowledge) on one port; --tls serves HTTP/2 and HTTP/1.1 by ALPN.
+
+Endpoints: /get, /post, /anything (echo method, headers, body), /bytes/{n},
+/status/{code}, /delay/{d} (10ms, 1.5s or seconds), /headers, /healthz, and
+/stats: the count of requests served, so a run can be checked against it.`,
+		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080
+  loadgen serve httpbin --addr 127.0.0.1:8443 --tls --write-ca ca.pem`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tc, err := st.config("h2", "http/1.1")
+			if err != nil {
+				return err
+			}
+			cfg.TLS = tc
+			srv, err := httpbin.New(cfg)
+			if err != nil {
+				return err
+			}
+			if err := srv.Start(); err != nil {
+				return failf("%v", err)
+			}
+			scheme, protos := "http", "HTTP/1.1 + h2c"
+			if tc != nil {
+				scheme, protos = "https", "h2 + HTTP/1.1 by ALPN"
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "httpbin listening on %s://%s (%s); Ctrl-C to stop\n", scheme, srv.Addr(), protos)
+			serveUntil(cmd.Context(), runFor)
+			return closeServer(out, srv.Close, func() string { return fmt.Sprintf("served %d requests", srv.Served()) })
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fl.IntVar(&cfg.MaxBytes, "max-bytes", httpbin.DefaultMaxBytes, "largest n of /bytes/{n}")
+	fl.DurationVar(&cfg.MaxDelay, "max-delay", httpbin.DefaultMaxDelay, "largest d of /delay/{d}")
+	fl.IntVar(&cfg.MaxBody, "max-body", httpbin.DefaultMaxBody, "largest request body (413 beyond)")
+	fl.DurationVar(&runFor, "for", 0, "stop by itself after this long (default: until Ctrl-C)")
+	st.register(fl)
+	return cmd
+}
+
+func closeServer(out io.Writer, closeFn func() error, summary func() string) error {
+	err := closeFn()
+	fmt.Fprintf(out, "stopped: %s\n", summary())
+	if err != nil {
+		return failf("close: %v", err)
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"loadgen/loadgen/proto"
+)
+
+// tlsFlags are the client's TLS flags, shared by every protocol.
+type tlsFlags struct {
+	enable   bool
+	insecure bool
+	caFile   string
+	sni      string
+	version  string
+	ciphers  string
+	resume   bool
+}
+
+func (t *tlsFlags) register(fl *pflag.FlagSet) {
+	fl.BoolVar(&t.enable, "tls", false, "use TLS (implied by https:// URLs)")
+	fl.BoolVarP(&t.insecure, "insecure", "k", false, "do not verify the server's certificate")
+	fl.StringVar(&t.caFile, "cacert", "", "PEM file of CA certificates to verify the server with")
+	fl.StringVar(&t.sni, "sni", "", "server name to send (SNI) and verify")
+	fl.StringVar(&t.version, "tls-version", "", "pin the TLS version: 1.2 or 1.3")
+	fl.StringVar(&t.ciphers, "cipher", "", "TLS 1.2 cipher suites, comma-separated (Go/IANA names)")
+	fl.BoolVar(&t.resume, "tls-resume", false, "allow TLS session resumption (default: every handshake is full)")
+}
+
+// options builds the protocol's TLS options; on is whether the target asks
+// for TLS (an https:// URL).
+func (t *tlsFlags) options(on bool) (proto.TLS, error) {
+	o := proto.TLS{
+		Enabled:    on || t.enable,
+		Insecure:   t.insecure,
+		CAFile:     t.caFile,
+		ServerName: t.sni,
+		Resume:     t.resume,
+	}
+	if !o.Enabled && (t.insecure || t.caFile != "" || t.sni != "" || t.version != "" || t.ciphers != "") {
+		return o, fmt.Errorf("TLS options given for a plaintext target: use an https:// URL or --tls")
+	}
+	if t.version != "" {
+		v, err := proto.ParseTLSVersion(t.version)
+		if err != nil {
+			return o, fmt.Errorf("--tls-version: %w", err)
+		}
+		o.MinVersion, o.MaxVersion = v, v
+	}
+	if t.ciphers != "" {
+		c, err := proto.ParseCiphers(t.ciphers)
+		if err != nil {
+			return o, fmt.Errorf("--cipher: %w", err)
+		}
+		o.Ciphers = c
+	}
+	return o, nil
+}

@@ -1,0 +1,92 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"loadgen/loadgen/pace"
+	"loadgen/results"
+)
+
+// Config is one run of the engine. The embedded results.Config is both what
+// the engine obeys (connections, threads, duration, rate …) and what it
+// records in the result, so there is one source of truth.
+type Config struct {
+	results.Config
+
+	// Pacer overrides Rate with another open-loop schedule (ramp, step).
+	Pacer pace.Pacer
+	// Interval is how often interval histograms are cut for HistLog and
+	// Progress is called. Default 1 s.
+	Interval time.Duration
+	// HistLog, when set, receives an HdrHistogram interval log.
+	HistLog io.Writer
+	// Progress, when set, is called every Interval from the engine's
+	// reporting goroutine (never from a worker).
+	Progress func(Progress)
+}
+
+// Progress is a live view of a run, for progress bars.
+type Progress struct {
+	Elapsed  time.Duration // since the start of the measured window (negative during warm-up)
+	Total    time.Duration // planned measured duration (0 with -n only)
+	Requests int64         // responses so far in the measured window
+	RPS      float64       // over the last interval
+	Errors   int64
+}
+
+// Defaults the engine applies to zero fields.
+const (
+	DefaultTimeout  = 2 * time.Second // as wrk
+	DefaultInterval = time.Second
+	MaxConnections  = 1 << 16
+)
+
+// Validate reports the first thing wrong with c, in words a user can act on.
+func (c *Config) Validate() error {
+	switch {
+	case c.Connections < 1:
+		return fmt.Errorf("connections (-c) must be at least 1, got %d", c.Connections)
+	case c.Connections > MaxConnections:
+		return fmt.Errorf("connections (-c) must be at most %d, got %d", MaxConnections, c.Connections)
+	case c.Threads < 1:
+		return fmt.Errorf("threads (-t) must be at least 1, got %d", c.Threads)
+	case c.Threads > c.Connections:
+		return fmt.Errorf("threads (-t %d) cannot exceed connections (-c %d): each thread needs a connection", c.Threads, c.Connections)
+	case c.Duration < 0:
+		return errors.New("duration (-d) cannot be negative")
+	case c.Duration == 0 && c.Requests == 0:
+		return errors.New("give a duration (-d) or a request count (-n): a run must stop by itself")
+	case c.Requests < 0:
+		return fmt.Errorf("request count (-n) cannot be negative, got %d", c.Requests)
+	case c.Warmup < 0:
+		return errors.New("warm-up (--warmup) cannot be negative")
+	case c.Timeout < 0:
+		return errors.New("timeout (--timeout) cannot be negative")
+	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
+		return fmt.Errorf("rate (-R) must be a positive number of requests/s, got %v", c.Rate)
+	case c.Interval < 0:
+		return errors.New("interval cannot be negative")
+	case c.Streams < 0:
+		return errors.New("streams (-m) cannot be negative")
+	}
+	return nil
+}
+
+func (c *Config) setDefaults() {
+	if c.Timeout == 0 {
+		c.Timeout = results.Duration(DefaultTimeout)
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.Pacer == nil && c.Rate > 0 {
+		c.Pacer = pace.Constant{PerSec: c.Rate}
+	}
+	if c.Pacer != nil && c.Rate == 0 {
+		c.Rate = c.Pacer.Rate(c.Duration.D())
+	}
+}

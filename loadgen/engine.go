@@ -1,0 +1,322 @@
+// Package loadgen is the engine: Run drives a protocol's connections closed
+// or open loop, owns the clock, records every latency into one histogram per
+// worker, and returns a results.Run.
+//
+// Threads and connections, in Go terms: every connection is one goroutine
+// (a worker) that sends a request, waits for its answer and sends the next.
+// A thread (-t) is a group of connections whose statistics are reported
+// together (wrk's "Thread Stats"); the command line also caps the number of
+// OS threads running Go code (GOMAXPROCS) at the thread count, so -t 1 uses
+// one core like wrk -t 1, and -c 128 -t 128 runs fine on two cores.
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"loadgen/loadgen/pace"
+	"loadgen/loadgen/proto"
+	"loadgen/results"
+)
+
+// sampleEvery is wrk's request-rate sampling interval for "Req/Sec".
+const sampleEvery = 100 * time.Millisecond
+
+type engine struct {
+	cfg    Config
+	dialer proto.Dialer
+	pacer  pace.Pacer
+
+	start   time.Time // run start (warm-up begins)
+	measure time.Time // measured window begins
+	end     time.Time // no request starts at or after end (zero: -n only)
+
+	next     atomic.Uint64 // next request index (pacing and -n)
+	stopping atomic.Bool   // no new requests
+	aborted  atomic.Bool   // in-flight requests are discarded
+	runCtx   context.Context
+
+	workers []*worker
+	threads [][]*worker
+}
+
+type worker struct {
+	e      *engine
+	rec    *recorder
+	wait   *waiter
+	mu     sync.Mutex // guards conn against a concurrent abort
+	conn   proto.Conn
+	closed bool
+}
+
+// Run drives d according to cfg until the duration or request count is
+// reached or ctx is cancelled, and returns what it measured. A cancelled
+// run still returns its result, marked Interrupted. Run fails only when cfg
+// is invalid or the target cannot be reached at all before the start.
+func Run(ctx context.Context, cfg Config, d proto.Dialer) (*results.Run, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	e := &engine{cfg: cfg, dialer: d, pacer: cfg.Pacer}
+
+	// Preflight: one connection before any load, so an unreachable target
+	// is one clear error instead of a run full of connect errors. It becomes
+	// the first worker's connection.
+	dctx, cancel := context.WithTimeout(ctx, cfg.Timeout.D())
+	t0 := time.Now()
+	first, err := d.Dial(dctx)
+	dialTime := time.Since(t0)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("cannot connect to %s: %w", cfg.Target, err)
+	}
+
+	intervals := cfg.HistLog != nil
+	open := e.pacer != nil
+	e.workers = make([]*worker, cfg.Connections)
+	e.threads = make([][]*worker, cfg.Threads)
+	for i := range e.workers {
+		w := &worker{e: e, rec: newRecorder(open, intervals)}
+		if open {
+			if w.wait, err = newWaiter(); err != nil {
+				first.Close()
+				e.closeWaiters()
+				return nil, err
+			}
+		}
+		e.workers[i] = w
+		e.threads[i%cfg.Threads] = append(e.threads[i%cfg.Threads], w)
+	}
+	defer e.closeWaiters()
+	e.workers[0].conn = first
+	e.workers[0].rec.dialed(dialTime, nil, false)
+
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	e.runCtx = runCtx
+	e.start = time.Now()
+	e.measure = e.start.Add(cfg.Warmup.D())
+	if cfg.Duration > 0 {
+		e.end = e.measure.Add(cfg.Duration.D())
+	}
+
+	var wg sync.WaitGroup
+	for _, w := range e.workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); w.run() }()
+	}
+	allDone := make(chan struct{})
+	go func() { wg.Wait(); close(allDone) }()
+
+	rep := newReporter(e)
+	interrupted := rep.loop(ctx, allDone)
+
+	// Stop: no new requests; in-flight ones get until their deadline, then
+	// connections are closed. An interrupt discards them at once.
+	e.stopping.Store(true)
+	e.interruptWaits()
+	if interrupted {
+		e.abort()
+	} else {
+		select {
+		case <-allDone:
+		case <-ctx.Done():
+			interrupted = true
+			e.abort()
+		case <-time.After(cfg.Timeout.D() + time.Second):
+			e.abort() // a protocol ignored its deadline; don't hang
+		}
+	}
+	<-allDone
+	finish := time.Now()
+	e.closeConns()
+	return rep.result(finish, interrupted), nil
+}
+
+func (e *engine) closeWaiters() {
+	for _, w := range e.workers {
+		if w != nil && w.wait != nil {
+			w.wait.close()
+		}
+	}
+}
+
+func (e *engine) interruptWaits() {
+	for _, w := range e.workers {
+		if w.wait != nil {
+			w.wait.interrupt()
+		}
+	}
+}
+
+// abort discards in-flight requests: closing a Conn makes its Do return.
+func (e *engine) abort() {
+	e.aborted.Store(true)
+	e.stopping.Store(true)
+	e.interruptWaits()
+	for _, w := range e.workers {
+		w.abortConn()
+	}
+}
+
+// closeConns closes every connection once all workers have returned.
+func (e *engine) closeConns() {
+	for _, w := range e.workers {
+		w.dropConn()
+	}
+}
+
+// abortConn closes the worker's connection from another goroutine, so that
+// a Do in progress returns, and keeps the worker from dialing again. Only
+// the worker itself writes w.conn.
+func (w *worker) abortConn() {
+	w.mu.Lock()
+	if w.conn != nil {
+		_ = w.conn.Close()
+	}
+	w.closed = true
+	w.mu.Unlock()
+}
+
+// dropConn closes the worker's connection (from the worker).
+func (w *worker) dropConn() {
+	w.mu.Lock()
+	if w.conn != nil {
+		_ = w.conn.Close()
+		w.conn = nil
+	}
+	w.mu.Unlock()
+}
+
+// dial opens the worker's connection; false when the run is over.
+func (w *worker) dial(now time.Time) bool {
+	e := w.e
+	ctx, cancel := context.WithTimeout(e.runCtx, e.cfg.Timeout.D())
+	c, err := e.dialer.Dial(ctx)
+	cancel()
+	if e.aborted.Load() {
+		if c != nil {
+			c.Close()
+		}
+		return false
+	}
+	w.rec.dialed(time.Since(now), err, !now.Before(e.measure))
+	if err != nil {
+		return true
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		c.Close()
+		return false
+	}
+	w.conn = c
+	w.mu.Unlock()
+	return true
+}
+
+// run is one connection's loop: take the next request, wait for its
+// intended start (open loop), execute it, record it.
+func (w *worker) run() {
+	e := w.e
+	n := uint64(e.cfg.Requests)
+	backoff := time.Duration(0)
+	for !e.stopping.Load() {
+		i := e.next.Add(1) - 1
+		if n > 0 && i >= n {
+			return
+		}
+		var intended time.Time
+		if e.pacer != nil {
+			off, ok := e.pacer.Intended(i)
+			if !ok {
+				return
+			}
+			intended = e.start.Add(off)
+			if !e.end.IsZero() && !intended.Before(e.end) {
+				return
+			}
+			if !w.wait.sleep(time.Until(intended)) || e.stopping.Load() {
+				return
+			}
+		}
+		start := time.Now()
+		if intended.IsZero() {
+			intended = start
+		}
+		if !e.end.IsZero() && !start.Before(e.end) && e.pacer == nil {
+			return
+		}
+		measuring := !intended.Before(e.measure)
+
+		if w.conn == nil {
+			if !w.dial(start) {
+				return
+			}
+			if w.conn == nil { // dial failed, counted
+				if e.pacer == nil {
+					backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
+					time.Sleep(backoff)
+				}
+				continue
+			}
+			backoff = 0
+			if !e.cfg.NewConn {
+				start = time.Now() // connecting is not part of a kept-alive request
+			}
+		}
+		var deadline time.Time
+		if e.cfg.Timeout > 0 {
+			deadline = start.Add(e.cfg.Timeout.D())
+		}
+		o := w.conn.Do(e.runCtx, deadline)
+		done := time.Now()
+		if e.aborted.Load() {
+			w.rec.mu.Lock()
+			w.rec.inFlight++
+			w.rec.mu.Unlock()
+			return
+		}
+		if measuring {
+			if e.pacer != nil {
+				w.rec.paced(start.Sub(intended))
+			}
+			if o.Err == proto.None || o.Err == proto.Status {
+				w.rec.response(&o, done.Sub(intended), done.Sub(start))
+			} else {
+				w.rec.failure(&o)
+			}
+		}
+		if o.Done || e.cfg.NewConn || (o.Err != proto.None && o.Err != proto.Status) {
+			w.dropConn()
+		}
+	}
+}
+
+// expected counts the requests the pacer meant to start in [from, to).
+func expected(p pace.Pacer, from, to time.Duration) int64 {
+	first := searchIndex(p, from)
+	last := searchIndex(p, to)
+	return int64(last - first)
+}
+
+// searchIndex is the first index whose intended offset is >= at.
+func searchIndex(p pace.Pacer, at time.Duration) uint64 {
+	hi := uint64(1)
+	for {
+		off, ok := p.Intended(hi)
+		if !ok || off >= at || hi >= 1<<62 {
+			break
+		}
+		hi *= 2
+	}
+	return uint64(sort.Search(int(hi), func(i int) bool {
+		off, ok := p.Intended(uint64(i))
+		return !ok || off >= at
+	}))
+}

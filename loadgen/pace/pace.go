@@ -1,0 +1,169 @@
+// Package pace holds the open-loop pacers: pure functions from a request's
+// sequence number to its intended start, offset from the start of the run.
+// They never sleep and never read the clock, so they are tested with tables.
+package pace
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Pacer tells when the i-th request (from 0) is meant to start. ok is false
+// when the schedule has no i-th request.
+type Pacer interface {
+	Intended(i uint64) (offset time.Duration, ok bool)
+	// Rate is the asked rate (requests/s) at an offset, for reports.
+	Rate(at time.Duration) float64
+}
+
+// Constant paces Per requests every second, evenly spaced.
+type Constant struct{ PerSec float64 }
+
+func (c Constant) Intended(i uint64) (time.Duration, bool) {
+	if c.PerSec <= 0 {
+		return 0, false
+	}
+	return seconds(float64(i) / c.PerSec), true
+}
+
+func (c Constant) Rate(time.Duration) float64 { return c.PerSec }
+
+// Ramp raises (or lowers) the rate linearly from From to To over Over, then
+// holds To.
+type Ramp struct {
+	From, To float64
+	Over     time.Duration
+}
+
+func (r Ramp) Intended(i uint64) (time.Duration, bool) {
+	D := r.Over.Seconds()
+	n := float64(i)
+	if D <= 0 {
+		return Constant{r.To}.Intended(i)
+	}
+	// Requests by time t (t <= D): N(t) = From·t + (To−From)·t²/(2D).
+	total := (r.From + r.To) / 2 * D
+	if n >= total {
+		if r.To <= 0 {
+			return 0, false
+		}
+		return seconds(D + (n-total)/r.To), true
+	}
+	a := (r.To - r.From) / (2 * D)
+	if math.Abs(a) < 1e-12 {
+		if r.From <= 0 {
+			return 0, false
+		}
+		return seconds(n / r.From), true
+	}
+	// a·t² + From·t − n = 0, the root in [0, D].
+	disc := r.From*r.From + 4*a*n
+	if disc < 0 {
+		disc = 0
+	}
+	return seconds((-r.From + math.Sqrt(disc)) / (2 * a)), true
+}
+
+func (r Ramp) Rate(at time.Duration) float64 {
+	if at >= r.Over || r.Over <= 0 {
+		return r.To
+	}
+	return r.From + (r.To-r.From)*at.Seconds()/r.Over.Seconds()
+}
+
+// Step starts at Start requests/s and adds Step every Every, up to Max (0 =
+// no maximum): the staircase used to find where latency breaks.
+type Step struct {
+	Start, Step, Max float64
+	Every            time.Duration
+}
+
+func (s Step) level(k int) float64 {
+	r := s.Start + float64(k)*s.Step
+	if s.Max > 0 && r > s.Max {
+		r = s.Max
+	}
+	return r
+}
+
+func (s Step) Intended(i uint64) (time.Duration, bool) {
+	if s.Every <= 0 || s.Step <= 0 {
+		return Constant{s.Start}.Intended(i)
+	}
+	if s.Start <= 0 {
+		return 0, false
+	}
+	n, per := float64(i), s.Every.Seconds()
+	// Requests in the first K steps: S(K) = per·(K·Start + Step·K(K−1)/2).
+	sum := func(k float64) float64 { return per * (k*s.Start + s.Step*k*(k-1)/2) }
+	last := math.Inf(1) // the step from which the rate holds at Max
+	if s.Max > 0 {
+		last = math.Max(0, math.Ceil((s.Max-s.Start)/s.Step))
+	}
+	// The largest K with S(K) <= n, from the quadratic, then fixed up for
+	// rounding.
+	a, b := s.Step/2, s.Start-s.Step/2
+	k := math.Floor((-b + math.Sqrt(b*b+4*a*n/per)) / (2 * a))
+	k = math.Max(0, math.Min(k, last))
+	for k > 0 && sum(k) > n {
+		k--
+	}
+	for k+1 <= last && sum(k+1) <= n {
+		k++
+	}
+	return seconds(k*per + (n-sum(k))/s.level(int(math.Min(k, 1<<30)))), true
+}
+
+func (s Step) Rate(at time.Duration) float64 {
+	if s.Every <= 0 {
+		return s.Start
+	}
+	return s.level(int(at / s.Every))
+}
+
+// Parse reads a rate spec: "1000" (constant), "ramp:100-5000/30s",
+// "step:1000+500/5s" or "step:1000+500/5s,max=8000".
+func Parse(s string) (Pacer, error) {
+	var a, b float64
+	var d string
+	if n, _ := fmt.Sscanf(s, "ramp:%g-%g/%s", &a, &b, &d); n == 3 {
+		over, err := time.ParseDuration(d)
+		if err != nil || over <= 0 || a < 0 || b <= 0 {
+			return nil, fmt.Errorf("rate %q: want ramp:FROM-TO/DURATION with TO > 0, e.g. ramp:100-5000/30s", s)
+		}
+		return Ramp{From: a, To: b, Over: over}, nil
+	}
+	if n, _ := fmt.Sscanf(s, "step:%g+%g/%s", &a, &b, &d); n == 3 {
+		st := Step{Start: a, Step: b}
+		if i := strings.IndexByte(d, ','); i >= 0 {
+			if _, err := fmt.Sscanf(d[i+1:], "max=%g", &st.Max); err != nil {
+				return nil, fmt.Errorf("rate %q: after ',' want max=N", s)
+			}
+			d = d[:i]
+		}
+		every, err := time.ParseDuration(d)
+		if err != nil || every <= 0 || a <= 0 || b < 0 {
+			return nil, fmt.Errorf("rate %q: want step:START+STEP/EVERY, e.g. step:1000+500/5s", s)
+		}
+		st.Every = every
+		return st, nil
+	}
+	r, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return nil, fmt.Errorf("rate %q: want requests/s (e.g. 2000), ramp:FROM-TO/DUR or step:START+STEP/EVERY", s)
+	}
+	if r <= 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+		return nil, fmt.Errorf("rate %q: must be a positive number of requests/s", s)
+	}
+	return Constant{PerSec: r}, nil
+}
+
+func seconds(s float64) time.Duration {
+	if s >= math.MaxInt64/1e9 {
+		return math.MaxInt64
+	}
+	return time.Duration(s * 1e9)
+}

@@ -1,0 +1,233 @@
+// Package report turns finished results into text for people and programs.
+// Every reporter is a function of an immutable result and an io.Writer.
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"loadgen/results"
+)
+
+// WrkOptions select the optional parts of the wrk-style summary.
+type WrkOptions struct {
+	Latency bool // print the Latency Distribution (wrk --latency)
+}
+
+// Wrk writes run in wrk's summary layout, line for line, so scripts written
+// for wrk parse it unchanged, then what wrk lacks below it.
+func Wrk(w io.Writer, run *results.Run, opt WrkOptions) error {
+	WrkHeader(w, run.Config)
+	return WrkBody(w, run, opt)
+}
+
+// WrkBody is Wrk without the two header lines, which the CLI prints when the
+// run starts.
+func WrkBody(w io.Writer, run *results.Run, opt WrkOptions) error {
+	p := &printer{w: w}
+	s := run.Summary
+	p.f("  Thread Stats%6s%11s%8s%12s\n", "Avg", "Stdev", "Max", "+/- Stdev")
+	l := s.Latency
+	p.f("    %-10s", "Latency")
+	p.units(us(l.Mean), fmtTimeUS, 8)
+	p.units(us(l.StdDev), fmtTimeUS, 10)
+	p.units(us(l.Max), fmtTimeUS, 9)
+	p.f("%8.2f%%\n", l.WithinStdDev)
+	r := s.ThreadRPS
+	p.f("    %-10s", "Req/Sec")
+	p.units(r.Mean, fmtMetric, 8)
+	p.units(r.StdDev, fmtMetric, 10)
+	p.units(r.Max, fmtMetric, 9)
+	p.f("%8.2f%%\n", r.WithinStdDev)
+	if opt.Latency {
+		p.f("  Latency Distribution\n")
+		for _, q := range []struct {
+			pct float64
+			v   results.Duration
+		}{{50, l.P50}, {75, l.P75}, {90, l.P90}, {99, l.P99}} {
+			p.f("%7.0f%%", q.pct)
+			p.units(us(q.v), fmtTimeUS, 10)
+			p.f("\n")
+		}
+	}
+	p.f("  %d requests in %s, %sB read\n", s.Requests, fmtTimeUS(us(s.Duration)), fmtBinary(float64(s.BytesRead)))
+	e := s.Errors
+	if e.Socket() > 0 {
+		p.f("  Socket errors: connect %d, read %d, write %d, timeout %d\n", e.Connect, e.Read, e.Write, e.Timeout)
+	}
+	if s.Non2xx3xx > 0 {
+		p.f("  Non-2xx or 3xx responses: %d\n", s.Non2xx3xx)
+	}
+	p.f("Requests/sec: %9.2f\n", s.RPS)
+	p.f("Transfer/sec: %10sB\n", fmtBinary(s.ReadPerSec))
+	extras(p, run)
+	return p.err
+}
+
+// WrkHeader prints wrk's first two lines; the CLI prints them when the run
+// starts, as wrk does.
+func WrkHeader(w io.Writer, c results.Config) {
+	fmt.Fprintf(w, "Running %s test @ %s\n", fmtTimeS(c.Duration.D().Seconds()), c.Target)
+	fmt.Fprintf(w, "  %d threads and %d connections\n", c.Threads, c.Connections)
+}
+
+// extras is what wrk does not print: tail percentiles, corrected vs
+// uncorrected latency, the schedule, connections, errors beyond wrk's
+// classes, and the generator's own cost.
+func extras(p *printer, run *results.Run) {
+	s := run.Summary
+	p.f("--- loadgen ---\n")
+	l := s.Latency
+	label := "Latency"
+	if s.Uncorrected != nil {
+		label = "Latency (corrected)"
+	}
+	p.f("  %-22s p50 %s  p90 %s  p99 %s  p99.9 %s  p99.99 %s  max %s\n", label+":",
+		dur(l.P50), dur(l.P90), dur(l.P99), dur(l.P999), dur(l.P9999), dur(l.Max))
+	if u := s.Uncorrected; u != nil {
+		p.f("  %-22s p50 %s  p90 %s  p99 %s  p99.9 %s  p99.99 %s  max %s\n", "Latency (uncorrected):",
+			dur(u.P50), dur(u.P90), dur(u.P99), dur(u.P999), dur(u.P9999), dur(u.Max))
+	}
+	if pc := s.Pacing; pc != nil {
+		p.f("  Rate: asked %.2f/s, achieved %.2f/s; %d sent, %d late (>%v), %d never sent, max lag %s\n",
+			pc.Asked, pc.Achieved, pc.Sent, pc.Late, results.LateAfter, pc.Unsent, dur(pc.MaxLag))
+	}
+	c := s.Connections
+	p.f("  Connections: %d established, %d failed", c.Established, c.Failed)
+	if cn := s.Connect; cn != nil {
+		p.f("; connect p50 %s p99 %s max %s", dur(cn.P50), dur(cn.P99), dur(cn.Max))
+	}
+	p.f("\n")
+	if s.Errors.Protocol > 0 {
+		p.f("  Protocol errors: %d\n", s.Errors.Protocol)
+	}
+	if len(s.Status) > 0 {
+		codes := make([]int, 0, len(s.Status))
+		for code := range s.Status {
+			codes = append(codes, code)
+		}
+		sort.Ints(codes)
+		parts := make([]string, len(codes))
+		for i, code := range codes {
+			parts[i] = fmt.Sprintf("%d: %d", code, s.Status[code])
+		}
+		p.f("  Status codes: %s\n", strings.Join(parts, ", "))
+	}
+	if s.BytesWritten > 0 && run.Config.Protocol == "tcp-stream" {
+		p.f("  Throughput: %.3f Gbit/s sent\n", s.WritePerSec*8/1e9)
+	}
+	if s.InFlight > 0 {
+		p.f("  In flight when stopped (not counted): %d\n", s.InFlight)
+	}
+	g := run.Generator
+	p.f("  Generator: %.2f CPU-s (user %.2f, sys %.2f), %.0f%% of %.0f CPU(s), peak RSS %s\n",
+		g.CPUSeconds, g.UserSeconds, g.SysSeconds, 100*g.Utilization, g.CPUs, fmtMiB(g.PeakRSS))
+	if run.Interrupted {
+		p.f("  Interrupted: the run was stopped early; figures cover %s.\n", dur(s.Duration))
+	}
+	for _, n := range run.Notes {
+		p.f("  WARNING: %s\n", n)
+	}
+}
+
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) Write(b []byte) (int, error) {
+	if p.err != nil {
+		return 0, p.err
+	}
+	n, err := p.w.Write(b)
+	p.err = err
+	return n, err
+}
+
+func (p *printer) f(format string, a ...any) { fmt.Fprintf(p, format, a...) }
+
+// units prints a formatted number right-aligned the way wrk's print_units
+// does: the pad shrinks by one for each trailing letter of the unit.
+func (p *printer) units(n float64, format func(float64) string, width int) {
+	msg := format(n)
+	pad := 2
+	if l := len(msg); l > 0 && unicode.IsLetter(rune(msg[l-1])) {
+		pad--
+		if l > 1 && unicode.IsLetter(rune(msg[l-2])) {
+			pad--
+		}
+	}
+	width -= pad
+	if len(msg) > width {
+		msg = msg[:width]
+	}
+	p.f("%*s%s", width, msg, "    "[:pad])
+}
+
+type units struct {
+	scale float64
+	base  string
+	names []string
+}
+
+var (
+	timeUS = units{1000, "us", []string{"ms", "s"}}
+	timeS  = units{60, "s", []string{"m", "h"}}
+	binary = units{1024, "", []string{"K", "M", "G", "T", "P"}}
+	metric = units{1000, "", []string{"k", "M", "G", "T", "P"}}
+)
+
+// format is wrk's format_units: divide while the amount is at least 85% of
+// the next unit, stopping one short of the last unit name.
+func (u units) format(n float64, prec int) string {
+	amt, unit := n, u.base
+	for i := 0; i+1 < len(u.names) && amt >= u.scale*0.85; i++ {
+		amt /= u.scale
+		unit = u.names[i]
+	}
+	return fmt.Sprintf("%.*f%s", prec, amt, unit)
+}
+
+func fmtTimeUS(n float64) string {
+	if n >= 1e6 {
+		return timeS.format(n/1e6, 2)
+	}
+	return timeUS.format(n, 2)
+}
+
+func fmtTimeS(n float64) string { return timeS.format(n, 0) }
+func fmtBinary(n float64) string { return binary.format(n, 2) }
+func fmtMetric(n float64) string { return metric.format(n, 2) }
+
+func us(d results.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// dur prints a latency with three significant digits and a unit.
+func dur(d results.Duration) string {
+	v := float64(d)
+	switch {
+	case v >= float64(time.Second):
+		return trim(v/1e9) + "s"
+	case v >= float64(time.Millisecond):
+		return trim(v/1e6) + "ms"
+	default:
+		return trim(v/1e3) + "us"
+	}
+}
+
+func trim(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", math.Round(v))
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func fmtMiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

@@ -1,0 +1,205 @@
+// Package results holds what a load run produced, as plain data: the schema
+// every other part reads. The engine returns a *Run; sweep writes runs, report
+// and compare read them. A Run is immutable once returned.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// SchemaVersion is the version of the Run format. Readers refuse newer ones.
+const SchemaVersion = 1
+
+// Run is one load run: what was asked, where, and what was measured.
+type Run struct {
+	Schema      int       `json:"schema"`
+	Tool        string    `json:"tool"` // "loadgen"
+	Config      Config    `json:"config"`
+	Env         Env       `json:"environment"`
+	Start       time.Time `json:"start"` // start of the measured window
+	End         time.Time `json:"end"`
+	Summary     Summary   `json:"summary"`
+	Generator   Cost      `json:"generator"`
+	Histograms  Encoded   `json:"histograms"`
+	Interrupted bool      `json:"interrupted,omitempty"` // stopped early (Ctrl-C, -n reached is not an interruption)
+	Notes       []string  `json:"notes,omitempty"`       // warnings for the reader, e.g. generator saturation
+}
+
+// Config is what the run was asked to do.
+type Config struct {
+	Target      string   `json:"target"`   // URL or host:port
+	Protocol    string   `json:"protocol"` // http1, h2, h2c, grpc, grpc-stream, tcp-rr, tcp-crr, tcp-stream
+	Method      string   `json:"method,omitempty"`
+	Headers     []string `json:"headers,omitempty"`
+	BodyBytes   int      `json:"body_bytes,omitempty"`
+	Size        int      `json:"size,omitempty"` // payload size for grpc/tcp
+	Connections int      `json:"connections"`
+	Streams     int      `json:"streams,omitempty"` // concurrent streams per connection (h2, grpc)
+	Threads     int      `json:"threads"`
+	Duration    Duration `json:"duration"`
+	Requests    int64    `json:"requests,omitempty"` // -n
+	Warmup      Duration `json:"warmup,omitempty"`
+	Timeout     Duration `json:"timeout"`
+	Rate        float64  `json:"rate,omitempty"` // requests/s asked; 0 = closed loop
+	NewConn     bool     `json:"new_conn,omitempty"`
+	TLS         bool     `json:"tls,omitempty"`
+}
+
+// OpenLoop tells whether the run was paced (a rate was asked).
+func (c Config) OpenLoop() bool { return c.Rate > 0 }
+
+// Env is where the run happened.
+type Env struct {
+	Hostname   string `json:"hostname"`
+	Kernel     string `json:"kernel"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	CPUModel   string `json:"cpu_model"`
+	NumCPU     int    `json:"num_cpu"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	GoVersion  string `json:"go_version"`
+	Version    string `json:"loadgen_version"`
+}
+
+// Summary is the measured window, reduced.
+type Summary struct {
+	Requests     int64    `json:"requests"` // responses received (any status), as wrk counts
+	Duration     Duration `json:"duration"` // measured window
+	RPS          float64  `json:"rps"`
+	BytesRead    int64    `json:"bytes_read"`
+	BytesWritten int64    `json:"bytes_written"`
+	ReadPerSec   float64  `json:"read_bytes_per_sec"`
+	WritePerSec  float64  `json:"written_bytes_per_sec"`
+
+	// Latency is corrected for coordinated omission in open loop (measured
+	// from each request's intended start) and plain in closed loop.
+	Latency Latency `json:"latency"`
+	// Uncorrected is measured from the actual send; open loop only.
+	Uncorrected *Latency `json:"uncorrected,omitempty"`
+	// Connect is the time to establish a connection (TCP + TLS handshake).
+	Connect *Latency `json:"connect,omitempty"`
+	// ThreadRPS are the requests/s of each thread sampled every 100 ms
+	// (wrk's "Req/Sec" row).
+	ThreadRPS Spread `json:"thread_rps"`
+
+	Status      map[int]int64 `json:"status,omitempty"` // responses by status code
+	Errors      Errors        `json:"errors"`
+	Non2xx3xx   int64         `json:"non_2xx_3xx"`
+	Connections Connections   `json:"connections"`
+	Pacing      *Pacing       `json:"pacing,omitempty"` // open loop only
+	InFlight    int64         `json:"in_flight_at_stop,omitempty"`
+}
+
+// Latency is a latency distribution, reduced.
+type Latency struct {
+	Count        int64    `json:"count"`
+	Min          Duration `json:"min"`
+	Mean         Duration `json:"mean"`
+	StdDev       Duration `json:"stdev"`
+	Max          Duration `json:"max"`
+	WithinStdDev float64  `json:"within_stdev_pct"`
+	P50          Duration `json:"p50"`
+	P75          Duration `json:"p75"`
+	P90          Duration `json:"p90"`
+	P99          Duration `json:"p99"`
+	P999         Duration `json:"p99_9"`
+	P9999        Duration `json:"p99_99"`
+}
+
+// Spread is mean/stdev/max of a sampled quantity.
+type Spread struct {
+	Samples      int     `json:"samples"`
+	Mean         float64 `json:"mean"`
+	StdDev       float64 `json:"stdev"`
+	Max          float64 `json:"max"`
+	WithinStdDev float64 `json:"within_stdev_pct"`
+}
+
+// Errors counts failed requests by class (wrk's socket errors plus status
+// and protocol). Connect counts failed connection attempts.
+type Errors struct {
+	Connect  int64 `json:"connect"`
+	Read     int64 `json:"read"`
+	Write    int64 `json:"write"`
+	Timeout  int64 `json:"timeout"`
+	Status   int64 `json:"status"`
+	Protocol int64 `json:"protocol"`
+}
+
+// Total is the number of failed requests and connection attempts.
+func (e Errors) Total() int64 {
+	return e.Connect + e.Read + e.Write + e.Timeout + e.Status + e.Protocol
+}
+
+// Socket is what wrk prints on its "Socket errors" line.
+func (e Errors) Socket() int64 { return e.Connect + e.Read + e.Write + e.Timeout }
+
+// Connections counts transport connections.
+type Connections struct {
+	Established int64 `json:"established"`
+	Failed      int64 `json:"failed"`
+}
+
+// Pacing reports how well the open loop kept its schedule.
+type Pacing struct {
+	Asked    float64  `json:"asked_rps"`
+	Achieved float64  `json:"achieved_rps"` // requests sent / window
+	Sent     int64    `json:"sent"`
+	Late     int64    `json:"late"`   // sent more than LateAfter after their intended start
+	Unsent   int64    `json:"unsent"` // intended within the window but never started
+	MaxLag   Duration `json:"max_lag"`
+}
+
+// LateAfter is the lag past which a paced send is counted late.
+const LateAfter = time.Millisecond
+
+// Cost is what a process spent during the run.
+type Cost struct {
+	CPUSeconds  float64 `json:"cpu_seconds"` // user + system
+	UserSeconds float64 `json:"user_seconds"`
+	SysSeconds  float64 `json:"sys_seconds"`
+	PeakRSS     int64   `json:"peak_rss_bytes"`
+	CPUs        float64 `json:"cpus_allowed"` // cores the process could use
+	Utilization float64 `json:"utilization"`  // CPUSeconds / (CPUs × wall)
+	Saturated   bool    `json:"saturated"`    // Utilization > SaturatedAbove
+}
+
+// SaturatedAbove is the share of its allowed CPU past which the generator
+// may be measuring itself rather than the target.
+const SaturatedAbove = 0.9
+
+// Encoded holds histograms in HdrHistogram's compressed base64 form.
+type Encoded struct {
+	Latency     string `json:"latency"`
+	Uncorrected string `json:"uncorrected,omitempty"`
+	Connect     string `json:"connect,omitempty"`
+}
+
+// Duration is a time.Duration that reads and writes as "1.5ms" in JSON.
+type Duration time.Duration
+
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var ns int64 // accept plain nanoseconds too
+		if err2 := json.Unmarshal(b, &ns); err2 != nil {
+			return fmt.Errorf("duration: want a string like \"1.5ms\": %w", err)
+		}
+		*d = Duration(ns)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration: %w", err)
+	}
+	*d = Duration(v)
+	return nil
+}
