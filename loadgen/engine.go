@@ -48,9 +48,10 @@ type worker struct {
 	e      *engine
 	rec    *recorder
 	wait   *waiter
-	mu     sync.Mutex // guards conn against a concurrent abort
-	conn   proto.Conn
-	closed bool
+	mu      sync.Mutex // guards conn against a concurrent abort
+	conn    proto.Conn
+	closed  bool
+	backoff time.Duration // between failed dials, closed loop
 }
 
 // Run drives d according to cfg until the duration or request count is
@@ -220,82 +221,89 @@ func (w *worker) dial(now time.Time) bool {
 	return true
 }
 
-// run is one connection's loop: take the next request, wait for its
-// intended start (open loop), execute it, record it.
+// run is one connection's loop.
 func (w *worker) run() {
-	e := w.e
-	n := uint64(e.cfg.Requests)
-	backoff := time.Duration(0)
-	for !e.stopping.Load() {
-		i := e.next.Add(1) - 1
-		if n > 0 && i >= n {
-			return
-		}
-		var intended time.Time
-		if e.pacer != nil {
-			off, ok := e.pacer.Intended(i)
-			if !ok {
-				return
-			}
-			intended = e.start.Add(off)
-			if !e.end.IsZero() && !intended.Before(e.end) {
-				return
-			}
-			if !w.wait.sleep(time.Until(intended)) || e.stopping.Load() {
-				return
-			}
-		}
-		start := time.Now()
-		if intended.IsZero() {
-			intended = start
-		}
-		if !e.end.IsZero() && !start.Before(e.end) && e.pacer == nil {
-			return
-		}
-		measuring := !intended.Before(e.measure)
+	for w.step() {
+	}
+}
 
-		if w.conn == nil {
-			if !w.dial(start) {
-				return
-			}
-			if w.conn == nil { // dial failed, counted
-				if e.pacer == nil {
-					backoff = min(max(2*backoff, 10*time.Millisecond), time.Second)
-					time.Sleep(backoff)
-				}
-				continue
-			}
-			backoff = 0
-			if !e.cfg.NewConn {
-				start = time.Now() // connecting is not part of a kept-alive request
-			}
+// step takes the next request, waits for its intended start (open loop),
+// executes it and records it. It returns false when the worker is done.
+// It allocates nothing (see TestStepAllocatesNothing).
+func (w *worker) step() bool {
+	e := w.e
+	if e.stopping.Load() {
+		return false
+	}
+	i := e.next.Add(1) - 1
+	if n := uint64(e.cfg.Requests); n > 0 && i >= n {
+		return false
+	}
+	var intended time.Time
+	if e.pacer != nil {
+		off, ok := e.pacer.Intended(i)
+		if !ok {
+			return false
 		}
-		var deadline time.Time
-		if e.cfg.Timeout > 0 {
-			deadline = start.Add(e.cfg.Timeout.D())
+		intended = e.start.Add(off)
+		if !e.end.IsZero() && !intended.Before(e.end) {
+			return false
 		}
-		o := w.conn.Do(e.runCtx, deadline)
-		done := time.Now()
-		if e.aborted.Load() {
-			w.rec.mu.Lock()
-			w.rec.inFlight++
-			w.rec.mu.Unlock()
-			return
-		}
-		if measuring {
-			if e.pacer != nil {
-				w.rec.paced(start.Sub(intended))
-			}
-			if o.Err == proto.None || o.Err == proto.Status {
-				w.rec.response(&o, done.Sub(intended), done.Sub(start))
-			} else {
-				w.rec.failure(&o)
-			}
-		}
-		if o.Done || e.cfg.NewConn || (o.Err != proto.None && o.Err != proto.Status) {
-			w.dropConn()
+		if !w.wait.sleep(time.Until(intended)) || e.stopping.Load() {
+			return false
 		}
 	}
+	start := time.Now()
+	if intended.IsZero() {
+		if !e.end.IsZero() && !start.Before(e.end) {
+			return false
+		}
+		intended = start
+	}
+	measuring := !intended.Before(e.measure)
+
+	if w.conn == nil {
+		if !w.dial(start) {
+			return false
+		}
+		if w.conn == nil { // the dial failed and was counted
+			if e.pacer == nil {
+				w.backoff = min(max(2*w.backoff, 10*time.Millisecond), time.Second)
+				time.Sleep(w.backoff)
+			}
+			return true
+		}
+		w.backoff = 0
+		if !e.cfg.NewConn {
+			start = time.Now() // connecting is not part of a kept-alive request
+		}
+	}
+	var deadline time.Time
+	if e.cfg.Timeout > 0 {
+		deadline = start.Add(e.cfg.Timeout.D())
+	}
+	o := w.conn.Do(e.runCtx, deadline)
+	done := time.Now()
+	if e.aborted.Load() {
+		w.rec.mu.Lock()
+		w.rec.inFlight++
+		w.rec.mu.Unlock()
+		return false
+	}
+	if measuring {
+		if e.pacer != nil {
+			w.rec.paced(start.Sub(intended))
+		}
+		if o.Err == proto.None || o.Err == proto.Status {
+			w.rec.response(&o, done.Sub(intended), done.Sub(start))
+		} else {
+			w.rec.failure(&o)
+		}
+	}
+	if o.Done || e.cfg.NewConn || (o.Err != proto.None && o.Err != proto.Status) {
+		w.dropConn()
+	}
+	return true
 }
 
 // expected counts the requests the pacer meant to start in [from, to).

@@ -11,7 +11,7 @@ import (
 )
 
 // maxStatus bounds the status codes counted exactly; others land in 0.
-const maxStatus = 1000
+const maxStatus = 600
 
 // recorder is one worker's statistics. Only its worker writes; the reporter
 // reads under the same mutex, which is never contended on the hot path but

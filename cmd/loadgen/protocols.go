@@ -2,19 +2,24 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/proto"
 	"loadgen/loadgen/proto/http1"
+	"loadgen/loadgen/proto/tcp"
 )
 
 // protocol builds a Dialer for one -p value from the run's flags.
 type protocol func(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error)
 
 var protocols = map[string]protocol{
-	"http1": newHTTP1,
+	"http1":      newHTTP1,
+	"tcp-rr":     newTCP,
+	"tcp-crr":    newTCP,
+	"tcp-stream": newTCP,
 }
 
 func protocolNames() []string {
@@ -72,4 +77,36 @@ func newHTTP1(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, erro
 		TLS:         tlsOpt,
 		DialTimeout: cfg.Timeout.D(),
 	})
+}
+
+// hostPort accepts host:port or a URL with a host (tcp://host:port).
+func hostPort(target string) (string, error) {
+	if strings.Contains(target, "://") {
+		u, err := targetURL(target)
+		if err != nil {
+			return "", err
+		}
+		return u.Host, nil
+	}
+	if _, _, err := net.SplitHostPort(target); err != nil {
+		return "", fmt.Errorf("target %q: want host:port, e.g. 127.0.0.1:9000", target)
+	}
+	return target, nil
+}
+
+func newTCP(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error) {
+	addr, err := hostPort(cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > 0 || f.method != "" || len(cfg.Headers) > 0 {
+		return nil, fmt.Errorf("-p %s sends raw bytes: --body, -m and -H do not apply; use --size", cfg.Protocol)
+	}
+	if f.tls.enable {
+		return nil, fmt.Errorf("-p %s is plaintext TCP: --tls does not apply", cfg.Protocol)
+	}
+	if cfg.Size == 0 {
+		cfg.Size = tcp.DefaultSize
+	}
+	return tcp.NewDialer(tcp.Config{Addr: addr, Mode: tcp.Mode(cfg.Protocol), Size: cfg.Size, DialTimeout: cfg.Timeout.D()})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"loadgen/targets/httpbin"
+	"loadgen/targets/tcpecho"
 	"loadgen/targets/tlscert"
 )
 
@@ -22,7 +23,7 @@ func newServeCmd() *cobra.Command {
 		Long: `Start one of loadgen's target servers in the foreground. It runs until
 Ctrl-C (or --for elapses) and then prints how many requests it served.`,
 	}
-	cmd.AddCommand(newServeHTTPBinCmd())
+	cmd.AddCommand(newServeHTTPBinCmd(), newServeTCPCmd())
 	return cmd
 }
 
@@ -147,4 +148,41 @@ func closeServer(out io.Writer, closeFn func() error, summary func() string) err
 		return failf("close: %v", err)
 	}
 	return nil
+}
+
+func newServeTCPCmd() *cobra.Command {
+	var (
+		cfg    tcpecho.Config
+		runFor time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "tcp",
+		Short: "raw TCP target: echo (tcp-rr, tcp-crr) and sink (tcp-stream) on one port",
+		Long: `A raw TCP target for netperf-style runs. A connection is an echo (every byte
+is written back) unless it opens with loadgen's sink preamble, which -p
+tcp-stream sends: then it is a sink that reads and counts.`,
+		Example: `  loadgen serve tcp --addr 127.0.0.1:9000
+  loadgen run -p tcp-rr --size 1024 -d 10s 127.0.0.1:9000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			srv, err := tcpecho.New(cfg)
+			if err != nil {
+				return err
+			}
+			if err := srv.Start(); err != nil {
+				return failf("%v", err)
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "tcp echo/sink listening on %s; Ctrl-C to stop\n", srv.Addr())
+			serveUntil(cmd.Context(), runFor)
+			return closeServer(out, srv.Close, func() string {
+				return fmt.Sprintf("%d connections, %d bytes echoed, %d bytes sunk", srv.Accepted(), srv.Echoed(), srv.Sunk())
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "address to listen on")
+	fl.IntVar(&cfg.MaxConns, "max-conns", 0, "refuse connections beyond this many at once (0: no limit)")
+	fl.DurationVar(&runFor, "for", 0, "stop by itself after this long (default: until Ctrl-C)")
+	return cmd
 }

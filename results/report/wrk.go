@@ -64,7 +64,11 @@ func WrkBody(w io.Writer, run *results.Run, opt WrkOptions) error {
 		p.f("  Non-2xx or 3xx responses: %d\n", s.Non2xx3xx)
 	}
 	p.f("Requests/sec: %9.2f\n", s.RPS)
-	p.f("Transfer/sec: %10sB\n", fmtBinary(s.ReadPerSec))
+	transfer := s.ReadPerSec
+	if run.Config.Protocol == "tcp-stream" { // a sink answers nothing: count what was sent
+		transfer = s.WritePerSec
+	}
+	p.f("Transfer/sec: %10sB\n", fmtBinary(transfer))
 	extras(p, run)
 	return p.err
 }
@@ -103,10 +107,17 @@ func extras(p *printer, run *results.Run) {
 		p.f("; connect p50 %s p99 %s max %s", dur(cn.P50), dur(cn.P99), dur(cn.Max))
 	}
 	p.f("\n")
+	if run.Config.NewConn && s.Duration > 0 {
+		kind := "Connections"
+		if run.Config.TLS {
+			kind = "TLS handshakes"
+		}
+		p.f("  %s/sec: %.2f (a new connection per request)\n", kind, float64(c.Established)/s.Duration.D().Seconds())
+	}
 	if s.Errors.Protocol > 0 {
 		p.f("  Protocol errors: %d\n", s.Errors.Protocol)
 	}
-	if len(s.Status) > 0 {
+	if len(s.Status) > 0 && !strings.HasPrefix(run.Config.Protocol, "tcp") {
 		codes := make([]int, 0, len(s.Status))
 		for code := range s.Status {
 			codes = append(codes, code)

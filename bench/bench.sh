@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# bench.sh — loadgen against its peers on the same target, in one run.
+#
+# nginx (Debian package, 1 worker) on TGT_CPU serves a 100-byte body on
+# loopback; wrk and loadgen run pinned to GEN_CPU with the same flags, REPS
+# times each, alternating. For each run: requests/s, p50/p99 as the tool
+# reports them, the tool's CPU seconds (user+sys from /usr/bin/time), and
+# requests per generator CPU-second; then the ratio loadgen / wrk.
+#
+# Traffic goes to 127.0.0.1 only; every run is bounded by -d and timeout(1).
+#
+# Knobs: DUR=10 REPS=3 GEN_CPU=0 TGT_CPU=1 ONLY=<regex over case names>
+#        BENCH_WORK=/tmp/loadgen-bench SKIP_INSTALL=1
+set -u -o pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+W=${BENCH_WORK:-/tmp/loadgen-bench}
+DUR=${DUR:-10}
+REPS=${REPS:-3}
+GEN_CPU=${GEN_CPU:-0}
+TGT_CPU=${TGT_CPU:-1}
+ONLY=${ONLY:-}
+H=127.0.0.1
+P_H1=18180
+LG=$W/loadgen
+OUT=$W/results-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$OUT" "$W/nginx/logs" "$W/nginx/tmp"
+export PATH=/usr/local/go/bin:$PATH
+
+log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+
+# ------------------------------------------------------------ install, build
+if [[ -z ${SKIP_INSTALL:-} ]]; then
+  need=()
+  command -v wrk >/dev/null || need+=(wrk)
+  command -v nginx >/dev/null || need+=(nginx)
+  [[ -x /usr/bin/time ]] || need+=(time)
+  command -v taskset >/dev/null || need+=(util-linux)
+  command -v ss >/dev/null || need+=(iproute2)
+  if ((${#need[@]})); then
+    log "apt-get install ${need[*]}"
+    apt-get update -q >"$OUT/install.log" 2>&1
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >>"$OUT/install.log" 2>&1 ||
+      { log "install failed, see $OUT/install.log"; exit 1; }
+  fi
+fi
+log "building loadgen"
+(cd "$ROOT" && go build -o "$LG" ./cmd/loadgen) || exit 1
+
+# ------------------------------------------------------------ target
+NGINX_PID=
+cleanup() {
+  [[ -n $NGINX_PID ]] && kill "$NGINX_PID" 2>/dev/null && wait "$NGINX_PID" 2>/dev/null
+  NGINX_PID=
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+b100=$(printf 'x%.0s' $(seq 99))   # + "\n" = 100 bytes
+cat >"$W/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+master_process on;
+pid $W/nginx/nginx.pid;
+error_log $W/nginx/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  default_type text/plain;
+  keepalive_requests 10000000;
+  keepalive_timeout 75s;
+  client_body_temp_path $W/nginx/tmp; proxy_temp_path $W/nginx/tmp; fastcgi_temp_path $W/nginx/tmp;
+  uwsgi_temp_path $W/nginx/tmp; scgi_temp_path $W/nginx/tmp;
+  server {
+    listen $H:$P_H1 backlog=4096;
+    location = /100b { return 200 "$b100\n"; }
+  }
+}
+CONF
+taskset -c "$TGT_CPU" nginx -c "$W/nginx/nginx.conf" -p "$W/nginx" >"$OUT/nginx.out" 2>&1 &
+NGINX_PID=$!
+for _ in $(seq 100); do ss -Hltn "( sport = :$P_H1 )" | grep -q . && break; sleep 0.1; done
+ss -Hltn "( sport = :$P_H1 )" | grep -q . || { log "nginx did not start: $(cat "$OUT/nginx.out")"; exit 1; }
+log "nginx $NGINX_PID on CPU $TGT_CPU, generators on CPU $GEN_CPU, ${DUR}s x $REPS"
+
+# ------------------------------------------------------------ runs
+# parse: rps p50_ms p99_ms requests (wrk's layout, which loadgen prints too)
+parse() {
+  awk 'function ms(v){ if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
+    /^ +50%/ {p50=ms($2)} /^ +99%/ {p99=ms($2)} /requests in/ {n=$1} /^Requests\/sec:/ {rps=$2}
+    END{printf "%.0f %.3f %.3f %d\n", rps, p50, p99, n}' "$1"
+}
+
+printf '%-14s %-8s %3s %10s %9s %9s %7s %10s\n' case tool rep rps p50_ms p99_ms cpu_s req/cpu_s >"$OUT/table.txt"
+one() { # case tool rep cmd...
+  local c=$1 t=$2 r=$3; shift 3
+  local b=$OUT/$c.$t.r$r
+  timeout -k 5 -s INT $((DUR + 20)) /usr/bin/time -f '%U %S' -o "$b.time" taskset -c "$GEN_CPU" "$@" >"$b.out" 2>"$b.err"
+  read -r rps p50 p99 n < <(parse "$b.out")
+  read -r u s < <(tail -1 "$b.time")
+  local cpu
+  cpu=$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.2f", u+s}')
+  local per
+  per=$(awk -v n="$n" -v c="$cpu" 'BEGIN{ if (c>0) printf "%.0f", n/c; else print 0 }')
+  printf '%-14s %-8s %3s %10s %9s %9s %7s %10s\n' "$c" "$t" "$r" "$rps" "$p50" "$p99" "$cpu" "$per" | tee -a "$OUT/table.txt" >&2
+}
+
+case_h1() { # name conns
+  local name=$1 c=$2 url=http://$H:$P_H1/100b
+  [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
+  for ((r = 1; r <= REPS; r++)); do
+    one "$name" wrk "$r" wrk -t1 -c"$c" -d"${DUR}s" --latency "$url"
+    one "$name" loadgen "$r" "$LG" run -t1 -c"$c" -d"${DUR}s" --latency -q "$url"
+  done
+}
+
+case_h1 h1-c50 50
+case_h1 h1-c1 1
+
+# Our own target must not be the bottleneck: loadgen's httpbin on TGT_CPU,
+# loadgen on GEN_CPU; both sides' requests per CPU-second.
+case_httpbin() {
+  local name=httpbin-c50 port=18181
+  [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
+  taskset -c "$TGT_CPU" "$LG" serve httpbin --addr "$H:$port" --for $((REPS * (DUR + 5) + 30))s >"$OUT/httpbin.out" 2>&1 &
+  local pid=$!
+  for _ in $(seq 100); do ss -Hltn "( sport = :$port )" | grep -q . && break; sleep 0.1; done
+  for ((r = 1; r <= REPS; r++)); do
+    local t0 t1
+    t0=$(awk '{print $14+$15}' /proc/$pid/stat)
+    one "$name" loadgen "$r" "$LG" run -t1 -c50 -d"${DUR}s" --latency -q "http://$H:$port/bytes/100"
+    t1=$(awk '{print $14+$15}' /proc/$pid/stat)
+    local n
+    n=$(awk '/requests in/ {print $1}' "$OUT/$name.loadgen.r$r.out")
+    awk -v n="$n" -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v c="$name" -v r="$r" \
+      'BEGIN{ printf "%-14s %-8s %3s %10s %9s %9s %7.2f %10.0f\n", c, "httpbin", r, "-", "-", "-", t/hz, (t>0 ? n/(t/hz) : 0) }' |
+      tee -a "$OUT/table.txt" >&2
+  done
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+}
+case_httpbin
+
+# ------------------------------------------------------------ summary
+log "done; raw output in $OUT"
+echo
+echo "# medians over $REPS runs; req/cpu_s = requests per generator CPU-second"
+awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$6; per[k]=per[k]" "$8; cases[$1]=1; tools[$2]=1 }
+  function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]<a[i]) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
+  END {
+    printf "%-14s %-8s %10s %9s %9s %10s\n", "case", "tool", "rps", "p50_ms", "p99_ms", "req/cpu_s"
+    for (c in cases) for (t in tools) { k=c" "t; if (k in rps) printf "%-14s %-8s %10.0f %9.3f %9.3f %10.0f\n", c, t, med(rps[k]), med(p50[k]), med(p99[k]), med(per[k]) }
+    print ""
+    for (c in cases) { a=c" loadgen"; b=c" wrk"; if ((a in per) && (b in per) && med(per[b]) > 0)
+      printf "%-14s loadgen/wrk: req/cpu_s %.2f  rps %.2f  p50 %+.3f ms\n", c, med(per[a])/med(per[b]), med(rps[a])/med(rps[b]), med(p50[a])-med(p50[b]) }
+    for (c in cases) { a=c" loadgen"; b=c" httpbin"; if ((a in per) && (b in per) && med(per[a]) > 0)
+      printf "%-14s httpbin/loadgen: req/cpu_s %.2f (the target must keep up: >= 1)\n", c, med(per[b])/med(per[a]) }
+  }' "$OUT/table.txt" | tee "$OUT/summary.txt"

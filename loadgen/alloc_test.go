@@ -1,0 +1,72 @@
+package loadgen
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"loadgen/loadgen/pace"
+	"loadgen/loadgen/proto/tcp"
+	"loadgen/results"
+	"loadgen/targets/tcpecho"
+)
+
+// One request through the engine's hot path — take the next request, wait
+// for its time (open loop), execute it, record it — allocates nothing.
+// Raw TCP RR against the in-process echo target: neither side allocates per
+// message, so what is counted is the engine's.
+func TestStepAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own; run without -race")
+	}
+	srv, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	d, err := tcp.NewDialer(tcp.Config{Addr: srv.Addr(), Mode: tcp.RR, Size: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		pacer pace.Pacer
+	}{
+		{"closed loop", nil},
+		{"open loop", pace.Constant{PerSec: 20000}}, // ahead of schedule: steps wait
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Pacer: tc.pacer}
+			cfg.Connections, cfg.Threads, cfg.Duration = 1, 1, results.Duration(time.Hour)
+			cfg.setDefaults()
+			e := &engine{cfg: cfg, dialer: d, pacer: tc.pacer, runCtx: context.Background()}
+			e.start = time.Now()
+			e.measure = e.start
+			w := &worker{e: e, rec: newRecorder(tc.pacer != nil, true)}
+			if tc.pacer != nil {
+				if w.wait, err = newWaiter(); err != nil {
+					t.Fatal(err)
+				}
+				defer w.wait.close()
+			}
+			defer w.dropConn()
+			if !w.step() || w.conn == nil { // dials
+				t.Fatal("first step failed")
+			}
+			allocs := testing.AllocsPerRun(2000, func() {
+				if !w.step() {
+					t.Fatal("step failed")
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("%.2f allocations per request, want 0", allocs)
+			}
+			if n := w.rec.requests.Load(); n < 2000 {
+				t.Errorf("%d requests recorded", n)
+			}
+		})
+	}
+}

@@ -1,0 +1,87 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"loadgen/results"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// The unit formatting is wrk's, checked against lines wrk printed.
+func TestWrkUnits(t *testing.T) {
+	for _, tc := range []struct {
+		got, want string
+	}{
+		{fmtTimeUS(635.91), "635.91us"},
+		{fmtTimeUS(889.39), "0.89ms"}, // ≥ 85% of the next unit moves up
+		{fmtTimeUS(12920), "12.92ms"},
+		{fmtTimeUS(3.05e6), "3.05s"},
+		{fmtTimeUS(300e6), "5.00m"},
+		{fmtMetric(56200), "56.20k"},
+		{fmtMetric(713.67), "713.67"},
+		{fmtMetric(910), "0.91k"},
+		{fmtBinary(17.76 * (1 << 30)), "17.76G"},
+		{fmtBinary(564.62 * 1024), "564.62K"},
+		{fmtTimeS(10), "10s"},
+		{fmtTimeS(60), "1m"},
+		{fmtTimeS(300), "5m"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+func fixture() *results.Run {
+	ms := func(f float64) results.Duration { return results.Duration(f * float64(time.Millisecond)) }
+	lat := results.Latency{Count: 22464, Min: ms(0.05), Mean: ms(0.63591), StdDev: ms(0.89), Max: ms(12.92), WithinStdDev: 93.69,
+		P50: ms(0.25), P75: ms(0.491), P90: ms(0.7), P99: ms(5.8), P999: ms(9.1), P9999: ms(12.1)}
+	unc := lat
+	unc.P99 = ms(1.2)
+	return &results.Run{
+		Schema: 1, Tool: "loadgen",
+		Config: results.Config{Target: "http://127.0.0.1:8080/index.html", Protocol: "http1", Connections: 50, Threads: 2,
+			Duration: results.Duration(10 * time.Second), Rate: 2500},
+		Summary: results.Summary{
+			Requests: 22464, Duration: results.Duration(10 * time.Second), RPS: 2246.4, BytesRead: 19070000, ReadPerSec: 1907000,
+			Latency: lat, Uncorrected: &unc, ThreadRPS: results.Spread{Samples: 200, Mean: 1123.2, StdDev: 80.7, Max: 1300, WithinStdDev: 86.54},
+			Status: map[int]int64{200: 22454, 503: 10}, Errors: results.Errors{Connect: 1, Timeout: 3, Status: 10}, Non2xx3xx: 10,
+			Connections: results.Connections{Established: 51, Failed: 1},
+			Connect:     &results.Latency{P50: ms(0.1), P99: ms(0.3), Max: ms(0.4)},
+			Pacing:      &results.Pacing{Asked: 2500, Achieved: 2499.9, Sent: 24999, Late: 12, MaxLag: ms(4.5)},
+		},
+		Generator: results.Cost{CPUSeconds: 1.25, UserSeconds: 0.5, SysSeconds: 0.75, PeakRSS: 30 << 20, CPUs: 2, Utilization: 0.0625},
+	}
+}
+
+func TestWrkGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Wrk(&buf, fixture(), WrkOptions{Latency: true}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "wrk.txt", buf.Bytes())
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
