@@ -1,0 +1,83 @@
+package httpbin
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultAddr        = "127.0.0.1:0"
+	DefaultMaxBytes    = 64 << 20 // largest /bytes/{n}
+	DefaultMaxDelay    = 60 * time.Second
+	DefaultMaxBody     = 64 << 20 // largest request body
+	DefaultIdleTimeout = 2 * time.Minute
+)
+
+// maxMaxBytes bounds MaxBytes: the /bytes buffer is allocated whole in New.
+const maxMaxBytes = 1 << 30
+
+// Config configures a Server. Zero fields take the defaults above.
+type Config struct {
+	Addr string // host:port to listen on; empty means DefaultAddr
+
+	// TLS, when set, makes the server HTTPS only: net/http with ALPN h2 and
+	// http/1.1. It must hold a certificate (see package tlscert). Nil serves
+	// plaintext HTTP/1.1 (fasthttp) and h2c with prior knowledge (net/http)
+	// on the one port.
+	TLS *tls.Config
+
+	MaxBytes int           // largest n of /bytes/{n}; the buffer is allocated whole
+	MaxDelay time.Duration // largest d of /delay/{d}
+	MaxBody  int           // largest request body; beyond it the answer is 413
+
+	// IdleTimeout closes a connection that sends nothing for this long:
+	// before its first request (which also bounds the protocol sniff) and
+	// between requests.
+	IdleTimeout time.Duration
+}
+
+// Validate reports the first thing wrong with c, in one line.
+func (c Config) Validate() error {
+	if c.Addr != "" {
+		if _, _, err := net.SplitHostPort(c.Addr); err != nil {
+			return fmt.Errorf("httpbin: listen address %q: want host:port", c.Addr)
+		}
+	}
+	if c.TLS != nil && len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil {
+		return fmt.Errorf("httpbin: TLS config has no certificate")
+	}
+	switch {
+	case c.MaxBytes < 0 || c.MaxBytes > maxMaxBytes:
+		return fmt.Errorf("httpbin: max bytes must be 0 (default %d) up to %d, not %d", DefaultMaxBytes, maxMaxBytes, c.MaxBytes)
+	case c.MaxDelay < 0:
+		return fmt.Errorf("httpbin: max delay must be 0 (default %v) or more, not %v", DefaultMaxDelay, c.MaxDelay)
+	case c.MaxBody < 0:
+		return fmt.Errorf("httpbin: max body must be 0 (default %d) or more, not %d", DefaultMaxBody, c.MaxBody)
+	case c.IdleTimeout < 0:
+		return fmt.Errorf("httpbin: idle timeout must be 0 (default %v) or more, not %v", DefaultIdleTimeout, c.IdleTimeout)
+	}
+	return nil
+}
+
+// withDefaults returns c with its zero fields set to the defaults.
+func (c Config) withDefaults() Config {
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = DefaultMaxBytes
+	}
+	if c.MaxDelay == 0 {
+		c.MaxDelay = DefaultMaxDelay
+	}
+	if c.MaxBody == 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	return c
+}

@@ -1,0 +1,213 @@
+// Package httpbin is an httpbin-style HTTP target: the server a load test
+// drives through a mesh, an ingress or a bare network path.
+//
+// Endpoints, as on httpbin.org:
+//
+//	/get, /post, /anything, /anything/*   the request echoed as JSON
+//	/headers                              the request headers as JSON
+//	/bytes/{n}                            n bytes (n ≤ MaxBytes)
+//	/status/{code}                        that status (100..599)
+//	/delay/{d}                            the echo after d: "10ms", "1.5s" or seconds, "2" (d ≤ MaxDelay)
+//	/healthz                              200 "ok"
+//	/stats                                {"requests": N, "waiting": N, "status": {"200": N, …}}
+//
+// A 1xx code from /status is sent as it is, as httpbin does: an HTTP/1.1
+// client then waits for a final response that never comes. Over HTTP/2,
+// net/http sends it as an informational response followed by a 200.
+//
+// The router is chi on net/http, which serves TLS (h2 and http/1.1 by ALPN)
+// and h2c with prior knowledge. Plaintext HTTP/1.1, the hot path, is served
+// by fasthttp on the same port, from the same route table and endpoint
+// code: a connection is given to one or the other by its first bytes.
+// /bytes/{n} answers from one buffer filled in New, without allocating.
+//
+// Every response served is counted, except those of /healthz and /stats.
+package httpbin
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Server is an httpbin-style server: New, Start, Close.
+type Server struct {
+	cfg     Config
+	payload []byte // the /bytes buffer, MaxBytes long, never written after New
+	routes  routes
+	router  http.Handler
+	reqs    sync.Pool // *request
+	counts  counters
+	done    chan struct{} // closed by Close
+
+	mu      sync.Mutex
+	ln      net.Listener
+	fast    *fasthttp.Server // plaintext HTTP/1.1, one ServeConn per connection
+	std     *http.Server     // TLS, or h2c on plaintext
+	h2      *chanListener    // plaintext: the h2c connections, for std
+	conns   map[*sniffConn]struct{}
+	tick    atomic.Int64 // advanced by reap, from 1
+	started bool
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// New checks cfg and prepares a server; Start makes it listen.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:     cfg,
+		payload: make([]byte, cfg.MaxBytes),
+		routes:  newRoutes(),
+		done:    make(chan struct{}),
+		conns:   make(map[*sniffConn]struct{}),
+	}
+	s.tick.Store(1)
+	// Random bytes, the same for every server: nothing on the path can
+	// compress them, and a run can be compared with the next.
+	rand.NewChaCha8([32]byte{'h', 't', 't', 'p', 'b', 'i', 'n'}).Read(s.payload)
+	s.reqs.New = func() any { return new(request) }
+	s.router = s.newRouter()
+	return s, nil
+}
+
+// Start listens on the configured address and serves in the background.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return errors.New("httpbin: server is closed")
+	case s.started:
+		return errors.New("httpbin: server already started")
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("httpbin: %w", err)
+	}
+	s.ln, s.started = ln, true
+	s.std = &http.Server{
+		Handler:           s.router,
+		ReadHeaderTimeout: s.cfg.IdleTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		Protocols:         new(http.Protocols),
+	}
+	if s.cfg.TLS != nil {
+		s.std.TLSConfig = s.cfg.TLS.Clone()
+		s.std.Protocols.SetHTTP1(true)
+		s.std.Protocols.SetHTTP2(true)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.std.ServeTLS(ln, "", "")
+		}()
+		return nil
+	}
+	s.std.Protocols.SetUnencryptedHTTP2(true)
+	s.fast = s.newFast()
+	s.h2 = newChanListener(ln.Addr())
+	s.wg.Add(3)
+	go s.reap()
+	go func() {
+		defer s.wg.Done()
+		s.std.Serve(s.h2)
+	}()
+	go s.acceptLoop(ln)
+	return nil
+}
+
+// Addr is the address the server listens on (the real port once started,
+// when the configured one was 0).
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln != nil {
+		return s.ln.Addr().String()
+	}
+	return s.cfg.Addr
+}
+
+// Handler is the chi router: every endpoint on net/http, counted and capped
+// like the server's own, for mounting in another http.Server.
+func (s *Server) Handler() http.Handler { return s.router }
+
+// Served counts the responses served so far, except those of /healthz and
+// /stats. A client has its response only after it was counted.
+func (s *Server) Served() uint64 { return s.counts.total() }
+
+// Close stops the listener, closes every connection, ends waiting /delay
+// requests and waits for the server's goroutines to end (those net/http
+// runs per h2 or TLS connection end just after, their connections closed).
+// It is safe to call more than once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.wg.Wait()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	var err error
+	if s.ln != nil {
+		err = s.ln.Close()
+	}
+	if s.h2 != nil {
+		s.h2.Close()
+	}
+	conns := make([]*sniffConn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+
+	if s.std != nil {
+		s.std.Close()
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	s.wg.Wait()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+func (s *Server) isClosed() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// track registers c, or reports false when the server is closed.
+func (s *Server) track(c *sniffConn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(c *sniffConn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package httpbin
+
+const raceEnabled = false
