@@ -27,6 +27,10 @@ type Config struct {
 	// Progress, when set, is called every Interval from the engine's
 	// reporting goroutine (never from a worker).
 	Progress func(Progress)
+	// Window, when set, is called once before the load starts with the
+	// planned measured window (end is zero for a run bounded by -n only),
+	// so resource samplers can cover exactly that window.
+	Window func(start, end time.Time)
 }
 
 // Progress is a live view of a run, for progress bars.

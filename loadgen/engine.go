@@ -105,6 +105,9 @@ func Run(ctx context.Context, cfg Config, d proto.Dialer) (*results.Run, error) 
 	if cfg.Duration > 0 {
 		e.end = e.measure.Add(cfg.Duration.D())
 	}
+	if cfg.Window != nil {
+		cfg.Window(e.measure, e.end)
+	}
 
 	var wg sync.WaitGroup
 	for _, w := range e.workers {

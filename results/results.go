@@ -203,3 +203,43 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	*d = Duration(v)
 	return nil
 }
+
+// Step is one run of a sweep, as stored in a sweep's results directory:
+// where it sits in the plan, the run (absent when the step failed), and the
+// CPU and memory of the processes watched during its measured window.
+type Step struct {
+	Schema      int     `json:"schema"`
+	Tool        string  `json:"tool"` // "loadgen"
+	Index       int     `json:"index"`
+	ID          string  `json:"id"`
+	Path        string  `json:"path"`
+	Baseline    bool    `json:"baseline,omitempty"`
+	Rung        string  `json:"rung"` // c4t4
+	Connections int     `json:"connections"`
+	Threads     int     `json:"threads"`
+	Payload     int     `json:"payload"`
+	Rate        float64 `json:"rate,omitempty"` // asked; 0 closed loop
+	Repeat      int     `json:"repeat"`
+
+	Run     *Run          `json:"run,omitempty"`
+	Failed  string        `json:"failed,omitempty"` // why there is no run
+	Watched []ProcessCost `json:"watched,omitempty"`
+}
+
+// ProcessCost is what a watched set of processes spent during a step's
+// measured window (warm-up and the last second trimmed).
+type ProcessCost struct {
+	Name        string  `json:"name"`     // e.g. nginx, target
+	Selector    string  `json:"selector"` // name:nginx, pid:123, cgroup:/sys/fs/cgroup/…
+	Role        string  `json:"role"`     // proxy or target
+	Samples     int     `json:"samples"`
+	Processes   int     `json:"processes"`
+	CPUSeconds  float64 `json:"cpu_seconds"`
+	CPUMean     float64 `json:"cpu_cores_mean"`
+	CPUMax      float64 `json:"cpu_cores_max"`
+	MemMean     int64   `json:"mem_bytes_mean"`
+	MemMax      int64   `json:"mem_bytes_max"`
+	CPUPer1kRPS float64 `json:"cpu_cores_per_1k_rps"` // the figure Istio publishes for its sidecar
+	MiBPer1kRPS float64 `json:"mib_per_1k_rps"`
+	Saturated   bool    `json:"saturated,omitempty"` // the processes used ≥ 90% of a core per worker
+}

@@ -16,10 +16,13 @@ import (
 
 // WriteRun writes run to path as indented JSON, atomically: a reader sees
 // the old file or the new one, never a part.
-func WriteRun(path string, run *results.Run) error {
-	b, err := json.MarshalIndent(run, "", "  ")
+func WriteRun(path string, run *results.Run) error { return WriteJSON(path, run) }
+
+// WriteJSON writes v to path as indented JSON, atomically.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
 	return WriteFile(path, append(b, '\n'))
 }
@@ -68,26 +71,47 @@ func ReadRun(path string) (*results.Run, error) {
 
 // DecodeRun parses a run from JSON.
 func DecodeRun(b []byte) (*results.Run, error) {
+	var run results.Run
+	if err := decode(b, &run); err != nil {
+		return nil, err
+	}
+	return &run, nil
+}
+
+// ReadStep loads one step of a sweep.
+func ReadStep(path string) (*results.Step, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var st results.Step
+	if err := decode(b, &st); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &st, nil
+}
+
+// decode checks that b is a loadgen document of a schema this build
+// understands, then decodes it into v.
+func decode(b []byte, v any) error {
 	var head struct {
 		Schema *int   `json:"schema"`
 		Tool   string `json:"tool"`
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, fmt.Errorf("not a loadgen result (invalid JSON: %v)", err)
+		return fmt.Errorf("not a loadgen result (invalid JSON: %v)", err)
 	}
 	if head.Schema == nil || head.Tool != "loadgen" {
-		return nil, errors.New("not a loadgen result (no schema/tool fields)")
+		return errors.New("not a loadgen result (no schema/tool fields)")
 	}
 	if *head.Schema > results.SchemaVersion {
-		return nil, fmt.Errorf("result schema %d is newer than this loadgen understands (%d): upgrade loadgen", *head.Schema, results.SchemaVersion)
+		return fmt.Errorf("result schema %d is newer than this loadgen understands (%d): upgrade loadgen", *head.Schema, results.SchemaVersion)
 	}
 	if *head.Schema < 1 {
-		return nil, fmt.Errorf("invalid result schema %d", *head.Schema)
+		return fmt.Errorf("invalid result schema %d", *head.Schema)
 	}
-	var run results.Run
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&run); err != nil {
-		return nil, fmt.Errorf("invalid result: %v", err)
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
+		return fmt.Errorf("invalid result: %v", err)
 	}
-	return &run, nil
+	return nil
 }

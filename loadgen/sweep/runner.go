@@ -1,0 +1,294 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"time"
+
+	"loadgen/loadgen"
+	"loadgen/loadgen/proto"
+	"loadgen/results"
+	"loadgen/results/store"
+)
+
+// Probes start resource samplers; the command line passes results/cost.
+type Probes interface {
+	// Check tells whether the selection exists now (before any load).
+	Check(selector string) error
+	// Start samples the selection until the returned stop is called.
+	Start(selector string) (stop func() results.ProcessCost, err error)
+}
+
+// Build makes the engine's configuration and dialer for one step.
+type Build func(ctx context.Context, p Path, st Step) (loadgen.Config, proto.Dialer, error)
+
+// Runner runs a sweep into a results directory.
+type Runner struct {
+	Spec   *Spec
+	Dir    string
+	Resume bool
+	Build  Build
+	Probes Probes      // may be nil: nothing is watched
+	Events func(Event) // progress; called from Run's goroutine or the engine's reporter
+}
+
+// EventKind tells what an Event reports.
+type EventKind int
+
+const (
+	StepStarted EventKind = iota
+	StepLive              // once a second during a step
+	StepFinished
+	StepSkipped // already complete in the results directory (--resume)
+)
+
+// Event is progress for people: which step, how far, how it went.
+type Event struct {
+	Kind   EventKind
+	Step   Step
+	N      int // steps done before this one
+	Total  int
+	ETA    time.Duration
+	Live   loadgen.Progress
+	Result *results.Step
+}
+
+// Manifest is the sweep's plan and environment, written first.
+type Manifest struct {
+	Schema  int         `json:"schema"`
+	Tool    string      `json:"tool"`
+	Kind    string      `json:"kind"` // "sweep"
+	Created time.Time   `json:"created"`
+	Spec    *Spec       `json:"spec"`
+	Steps   []string    `json:"steps"` // step IDs in plan order
+	Env     results.Env `json:"environment"`
+}
+
+// ManifestFile and StepsDir lay out a results directory.
+const (
+	ManifestFile = "manifest.json"
+	StepsDir     = "steps"
+)
+
+// Run runs every step not yet complete and returns all the steps of the
+// plan that have a result, in plan order. Ctrl-C (ctx) stops it after the
+// current step, whose partial result is kept (marked interrupted, re-run on
+// resume). An unreachable path fails its steps, not the sweep.
+func (r *Runner) Run(ctx context.Context) ([]*results.Step, error) {
+	plan := r.Spec.Plan()
+	if err := r.prepare(plan); err != nil {
+		return nil, err
+	}
+	if err := r.checkWatches(); err != nil {
+		return nil, err
+	}
+	var out []*results.Step
+	per := r.Spec.Warmup.D() + r.Spec.Duration.D() + 300*time.Millisecond
+	left := len(plan)
+	for i, st := range plan {
+		if ctx.Err() != nil {
+			break
+		}
+		ev := Event{Step: st, N: i, Total: len(plan), ETA: time.Duration(left) * per}
+		if prev := r.complete(st); prev != nil {
+			out = append(out, prev)
+			left--
+			ev.Kind, ev.Result = StepSkipped, prev
+			r.emit(ev)
+			continue
+		}
+		ev.Kind = StepStarted
+		r.emit(ev)
+		res := r.runStep(ctx, st, ev)
+		if err := store.WriteJSON(r.stepFile(st), res); err != nil {
+			return out, fmt.Errorf("step %s: %w (the steps before it are saved)", st.ID(), err)
+		}
+		out = append(out, res)
+		left--
+		ev.Kind, ev.Result, ev.ETA = StepFinished, res, time.Duration(left)*per
+		r.emit(ev)
+	}
+	return out, ctx.Err()
+}
+
+func (r *Runner) emit(e Event) {
+	if r.Events != nil {
+		r.Events(e)
+	}
+}
+
+func (r *Runner) stepFile(st Step) string {
+	return filepath.Join(r.Dir, StepsDir, st.ID()+".json")
+}
+
+// prepare creates the results directory and its manifest, or, resuming,
+// checks that the directory holds the same sweep.
+func (r *Runner) prepare(plan []Step) error {
+	ids := make([]string, len(plan))
+	for i, st := range plan {
+		ids[i] = st.ID()
+	}
+	mpath := filepath.Join(r.Dir, ManifestFile)
+	if b, err := os.ReadFile(mpath); err == nil {
+		if !r.Resume {
+			return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", r.Dir)
+		}
+		var m Manifest
+		if err := json.Unmarshal(b, &m); err != nil {
+			return fmt.Errorf("%s: %v", mpath, err)
+		}
+		if m.Schema > results.SchemaVersion {
+			return fmt.Errorf("%s: schema %d is newer than this loadgen understands: upgrade loadgen", mpath, m.Schema)
+		}
+		if !reflect.DeepEqual(m.Steps, ids) {
+			return fmt.Errorf("%s: the sweep there has another plan than this one: resume it with the same file and flags, or choose another -o", r.Dir)
+		}
+		return nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(r.Dir, StepsDir), 0o755); err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	m := Manifest{Schema: results.SchemaVersion, Tool: "loadgen", Kind: "sweep", Created: time.Now().UTC(),
+		Spec: r.Spec, Steps: ids, Env: loadgen.Environment()}
+	return store.WriteJSON(mpath, m)
+}
+
+// checkWatches makes sure every process to watch exists before any load.
+func (r *Runner) checkWatches() error {
+	if r.Probes == nil {
+		return nil
+	}
+	if w := r.Spec.Target; w != nil {
+		if err := r.Probes.Check(w.Selector()); err != nil {
+			return fmt.Errorf("target watch: %w", err)
+		}
+	}
+	for _, p := range r.Spec.Paths {
+		if p.Watch != nil {
+			if err := r.Probes.Check(p.Watch.Selector()); err != nil {
+				return fmt.Errorf("path %s: watch: %w", p.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// complete returns the step's saved result when it is complete: a run that
+// was not interrupted. Failed and interrupted steps run again.
+func (r *Runner) complete(st Step) *results.Step {
+	if !r.Resume {
+		return nil
+	}
+	res, err := store.ReadStep(r.stepFile(st))
+	if err != nil || res.Run == nil || res.Run.Interrupted || res.ID != st.ID() {
+		return nil
+	}
+	return res
+}
+
+// runStep runs one step and samples the watched processes over its
+// measured window, less the last second.
+func (r *Runner) runStep(ctx context.Context, st Step, ev Event) *results.Step {
+	p, _ := r.Spec.PathByName(st.Path)
+	res := &results.Step{
+		Schema: results.SchemaVersion, Tool: "loadgen", Index: st.Index, ID: st.ID(),
+		Path: st.Path, Baseline: p.Baseline, Rung: st.Rung.String(), Connections: st.Rung.Connections,
+		Threads: st.Rung.Threads, Payload: st.Payload, Rate: st.Rate, Repeat: st.Repeat,
+	}
+	cfg, d, err := r.Build(ctx, p, st)
+	if err != nil {
+		res.Failed = err.Error()
+		return res
+	}
+	type watch struct{ name, sel, role string }
+	var watches []watch
+	if p.Watch != nil {
+		watches = append(watches, watch{p.Watch.Label(), p.Watch.Selector(), "proxy"})
+	}
+	if w := r.Spec.Target; w != nil {
+		watches = append(watches, watch{"target", w.Selector(), "target"})
+	}
+	windows := make(chan [2]time.Time, 1)
+	cfg.Window = func(start, end time.Time) { windows <- [2]time.Time{start, end} }
+	if r.Events != nil {
+		cfg.Progress = func(pr loadgen.Progress) {
+			e := ev
+			e.Kind, e.Live = StepLive, pr
+			r.emit(e)
+		}
+	}
+	runDone := make(chan struct{})
+	costs := make(chan []results.ProcessCost, 1)
+	go func() {
+		var out []results.ProcessCost
+		defer func() { costs <- out }()
+		if r.Probes == nil || len(watches) == 0 {
+			return
+		}
+		var w [2]time.Time
+		select {
+		case w = <-windows:
+		case <-runDone:
+			return
+		}
+		if !sleepUntil(w[0], runDone) {
+			return
+		}
+		stops := make([]func() results.ProcessCost, len(watches))
+		for i, wt := range watches {
+			if stop, err := r.Probes.Start(wt.sel); err == nil {
+				stops[i] = stop
+			}
+		}
+		trim := min(time.Second, w[1].Sub(w[0])/4)
+		sleepUntil(w[1].Add(-trim), runDone)
+		for i, stop := range stops {
+			if stop == nil {
+				continue
+			}
+			c := stop()
+			c.Name, c.Selector, c.Role = watches[i].name, watches[i].sel, watches[i].role
+			out = append(out, c)
+		}
+	}()
+	run, err := loadgen.Run(ctx, cfg, d)
+	close(runDone)
+	watched := <-costs
+	if err != nil {
+		res.Failed = err.Error()
+		return res
+	}
+	res.Run = run
+	rps := run.Summary.RPS
+	for i := range watched {
+		if rps > 0 {
+			watched[i].CPUPer1kRPS = watched[i].CPUMean / (rps / 1000)
+			watched[i].MiBPer1kRPS = float64(watched[i].MemMean) / (1 << 20) / (rps / 1000)
+		}
+	}
+	res.Watched = watched
+	return res
+}
+
+// sleepUntil waits until t; false when stop closed first.
+func sleepUntil(t time.Time, stop <-chan struct{}) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-stop:
+		return false
+	}
+}

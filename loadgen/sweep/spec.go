@@ -1,0 +1,370 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Spec is a sweep: the same target reached through each path, across a
+// ladder of connections/threads and payload sizes, each step repeated.
+type Spec struct {
+	Paths    []Path   `yaml:"paths" json:"paths"`
+	Target   *Watch   `yaml:"target,omitempty" json:"target,omitempty"` // the target's processes, watched on every path
+	Ladder   Ladder   `yaml:"ladder" json:"ladder"`
+	Payloads Payloads `yaml:"payloads" json:"payloads"`
+	Protocol string   `yaml:"protocol" json:"protocol"`
+	// Endpoint is the HTTP path asked on every path's URL; {size} becomes
+	// the payload size. Default /bytes/{size} (httpbin's).
+	Endpoint string   `yaml:"endpoint" json:"endpoint"`
+	Duration Duration `yaml:"duration" json:"duration"`
+	Warmup   Duration `yaml:"warmup" json:"warmup"`
+	Timeout  Duration `yaml:"timeout" json:"timeout"`
+	Repeats  int      `yaml:"repeats" json:"repeats"`
+	Rates    Rates    `yaml:"rate" json:"rate"` // 0 or empty: closed loop
+}
+
+// Path is one way to reach the target.
+type Path struct {
+	Name     string `yaml:"name" json:"name"`
+	URL      string `yaml:"url" json:"url"`
+	Baseline bool   `yaml:"baseline,omitempty" json:"baseline,omitempty"`
+	Watch    *Watch `yaml:"watch,omitempty" json:"watch,omitempty"`
+}
+
+// Watch names processes whose CPU and memory are recorded: exactly one of
+// a process name, a pid, or a cgroup directory.
+type Watch struct {
+	Process string `yaml:"process,omitempty" json:"process,omitempty"`
+	PID     int    `yaml:"pid,omitempty" json:"pid,omitempty"`
+	Cgroup  string `yaml:"cgroup,omitempty" json:"cgroup,omitempty"`
+}
+
+// Selector is the watch in the form results/cost parses ("name:nginx").
+func (w Watch) Selector() string {
+	switch {
+	case w.Process != "":
+		return "name:" + w.Process
+	case w.PID != 0:
+		return "pid:" + strconv.Itoa(w.PID)
+	default:
+		return "cgroup:" + w.Cgroup
+	}
+}
+
+// Label names the watch in tables: the process name, or pid/cgroup.
+func (w Watch) Label() string {
+	switch {
+	case w.Process != "":
+		return w.Process
+	case w.PID != 0:
+		return "pid" + strconv.Itoa(w.PID)
+	default:
+		return "cgroup"
+	}
+}
+
+// Defaults of a sweep.
+const (
+	DefaultEndpoint = "/bytes/{size}"
+	DefaultDuration = 30 * time.Second
+	DefaultRepeats  = 1
+)
+
+// Parse reads a sweep file strictly: an unknown key, a bad ladder or a
+// negative payload is an error naming its line.
+func Parse(r io.Reader) (Spec, error) {
+	var s Spec
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return s, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		if errors.Is(err, io.EOF) {
+			return s, errors.New("empty sweep file")
+		}
+		return s, cleanYAMLError(err)
+	}
+	s.setDefaults()
+	return s, s.Validate()
+}
+
+// cleanYAMLError turns yaml's "yaml: unmarshal errors:\n  line 3: …" into
+// one line.
+func cleanYAMLError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
+	lines := strings.Split(msg, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	msg = strings.Join(lines, "; ")
+	msg = strings.Replace(msg, "not found in type sweep.Spec", "is not a sweep key (paths, target, ladder, payloads, protocol, endpoint, duration, warmup, timeout, repeats, rate)", 1)
+	msg = strings.Replace(msg, "not found in type sweep.Path", "is not a path key (name, url, baseline, watch)", 1)
+	msg = strings.Replace(msg, "not found in type sweep.Watch", "is not a watch key (process, pid, cgroup)", 1)
+	return errors.New(msg)
+}
+
+func (s *Spec) setDefaults() {
+	if s.Protocol == "" {
+		s.Protocol = "http1"
+	}
+	if s.Endpoint == "" && isHTTP(s.Protocol) {
+		s.Endpoint = DefaultEndpoint
+	}
+	if s.Duration == 0 {
+		s.Duration = Duration(DefaultDuration)
+	}
+	if s.Repeats == 0 {
+		s.Repeats = DefaultRepeats
+	}
+	if len(s.Rates) == 0 {
+		s.Rates = Rates{0}
+	}
+	if len(s.Paths) > 0 && s.BaselineIndex() < 0 {
+		for i := range s.Paths {
+			if s.Paths[i].Name == "baseline" {
+				s.Paths[i].Baseline = true
+			}
+		}
+	}
+}
+
+func isHTTP(p string) bool { return p == "http1" || p == "h2" || p == "h2c" }
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
+
+// Validate reports the first thing wrong with s.
+func (s *Spec) Validate() error {
+	if len(s.Paths) == 0 {
+		return errors.New("paths: a sweep needs at least one path (name and url)")
+	}
+	seen := map[string]bool{}
+	baselines := 0
+	for i, p := range s.Paths {
+		where := fmt.Sprintf("paths[%d]", i)
+		if p.Name == "" {
+			return fmt.Errorf("%s: name is missing", where)
+		}
+		if !nameRE.MatchString(p.Name) {
+			return fmt.Errorf("%s: name %q: use letters, digits, '-', '_' or '.'", where, p.Name)
+		}
+		if seen[p.Name] {
+			return fmt.Errorf("%s: name %q used twice", where, p.Name)
+		}
+		seen[p.Name] = true
+		if p.URL == "" {
+			return fmt.Errorf("%s (%s): url is missing", where, p.Name)
+		}
+		if isHTTP(s.Protocol) {
+			u, err := url.Parse(p.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("%s (%s): url %q: want http://host:port or https://host:port", where, p.Name, p.URL)
+			}
+		}
+		if p.Watch != nil {
+			if err := p.Watch.validate(); err != nil {
+				return fmt.Errorf("%s (%s): watch: %w", where, p.Name, err)
+			}
+		}
+		if p.Baseline {
+			baselines++
+		}
+	}
+	if baselines > 1 {
+		return errors.New("paths: more than one path is marked baseline")
+	}
+	if s.Target != nil {
+		if err := s.Target.validate(); err != nil {
+			return fmt.Errorf("target: %w", err)
+		}
+	}
+	if len(s.Ladder) == 0 {
+		return errors.New("ladder is missing: e.g. ladder: c1t1..c128t128")
+	}
+	if len(s.Payloads) == 0 {
+		return errors.New("payloads is missing: e.g. payloads: [100, 1KiB]")
+	}
+	if s.Endpoint != "" && !strings.HasPrefix(s.Endpoint, "/") {
+		return fmt.Errorf("endpoint %q must start with /", s.Endpoint)
+	}
+	switch {
+	case s.Duration <= 0:
+		return errors.New("duration must be positive")
+	case s.Warmup < 0:
+		return errors.New("warmup cannot be negative")
+	case s.Timeout < 0:
+		return errors.New("timeout cannot be negative")
+	case s.Repeats < 1:
+		return fmt.Errorf("repeats must be at least 1, got %d", s.Repeats)
+	}
+	return nil
+}
+
+func (w Watch) validate() error {
+	n := 0
+	if w.Process != "" {
+		n++
+	}
+	if w.PID != 0 {
+		n++
+	}
+	if w.Cgroup != "" {
+		n++
+	}
+	if n != 1 {
+		return errors.New("give exactly one of process, pid or cgroup")
+	}
+	if w.PID < 0 {
+		return fmt.Errorf("pid %d is negative", w.PID)
+	}
+	return nil
+}
+
+// BaselineName is the name of the baseline path, or "".
+func (s *Spec) BaselineName() string {
+	if i := s.BaselineIndex(); i >= 0 {
+		return s.Paths[i].Name
+	}
+	return ""
+}
+
+// BaselineIndex is the index of the baseline path, or -1.
+func (s *Spec) BaselineIndex() int {
+	for i, p := range s.Paths {
+		if p.Baseline {
+			return i
+		}
+	}
+	return -1
+}
+
+// Ladder is a list of rungs; in YAML a string ("c1t1..c128t128") or a list.
+type Ladder []Rung
+
+func (l *Ladder) UnmarshalYAML(n *yaml.Node) error {
+	var text string
+	switch n.Kind {
+	case yaml.ScalarNode:
+		text = n.Value
+	case yaml.SequenceNode:
+		parts := make([]string, len(n.Content))
+		for i, c := range n.Content {
+			parts[i] = c.Value
+		}
+		text = strings.Join(parts, ",")
+	default:
+		return fmt.Errorf("line %d: ladder: want a string like c1t1..c128t128 or a list", n.Line)
+	}
+	r, err := ParseLadder(text)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*l = r
+	return nil
+}
+
+func (l Ladder) MarshalJSON() ([]byte, error) {
+	parts := make([]string, len(l))
+	for i, r := range l {
+		parts[i] = strconv.Quote(r.String())
+	}
+	return []byte("[" + strings.Join(parts, ",") + "]"), nil
+}
+
+// Payloads are sizes in bytes; in YAML numbers or strings like 1KiB.
+type Payloads []int
+
+func (p *Payloads) UnmarshalYAML(n *yaml.Node) error {
+	nodes := n.Content
+	if n.Kind == yaml.ScalarNode {
+		nodes = []*yaml.Node{n}
+	} else if n.Kind != yaml.SequenceNode {
+		return fmt.Errorf("line %d: payloads: want a list like [100, 1KiB, 1MiB]", n.Line)
+	}
+	out := make(Payloads, 0, len(nodes))
+	for _, c := range nodes {
+		v, err := ParseSize(c.Value)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", c.Line, err)
+		}
+		out = append(out, v)
+	}
+	*p = out
+	return nil
+}
+
+// Rates are open-loop rates (requests/s); 0 is closed loop. In YAML a
+// number or a list.
+type Rates []float64
+
+func (r *Rates) UnmarshalYAML(n *yaml.Node) error {
+	nodes := n.Content
+	if n.Kind == yaml.ScalarNode {
+		nodes = []*yaml.Node{n}
+	} else if n.Kind != yaml.SequenceNode {
+		return fmt.Errorf("line %d: rate: want a number or a list of numbers", n.Line)
+	}
+	out := make(Rates, 0, len(nodes))
+	for _, c := range nodes {
+		v, err := strconv.ParseFloat(c.Value, 64)
+		if err != nil || v < 0 || v != v || v > 1e9 {
+			return fmt.Errorf("line %d: rate %q: want requests/s ≥ 0 (0 = closed loop)", c.Line, c.Value)
+		}
+		out = append(out, v)
+	}
+	*r = out
+	return nil
+}
+
+// Duration is a time.Duration written "30s" in YAML and JSON.
+type Duration time.Duration
+
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		if secs, ferr := strconv.ParseFloat(n.Value, 64); ferr == nil {
+			v, err = time.Duration(secs*float64(time.Second)), nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration: use e.g. 30s or 1m", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func (d Duration) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(time.Duration(d).String())), nil }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
+func (l *Ladder) UnmarshalJSON(b []byte) error {
+	var parts []string
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return err
+	}
+	r, err := ParseLadder(strings.Join(parts, ","))
+	*l = r
+	return err
+}

@@ -1,0 +1,201 @@
+package sweep
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseLadder(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{"c1t1..c128t128", "c1t1 c2t2 c4t4 c8t8 c16t16 c32t32 c64t64 c128t128"},
+		{"c2t1..c16t8", "c2t1 c4t2 c8t4 c16t8"},
+		{"c4t4..c4t4", "c4t4"},
+		{"c1t1,c4t4,c16t16", "c1t1 c4t4 c16t16"},
+		{"c1t1 c4t4", "c1t1 c4t4"},
+		{"C8T2", "c8t2"},
+		{"c16", "c16t16"},
+	} {
+		got, err := ParseLadder(tc.in)
+		if err != nil {
+			t.Errorf("ParseLadder(%q): %v", tc.in, err)
+			continue
+		}
+		var parts []string
+		for _, r := range got {
+			parts = append(parts, r.String())
+		}
+		if s := strings.Join(parts, " "); s != tc.want {
+			t.Errorf("ParseLadder(%q) = %s, want %s", tc.in, s, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "c1t1..c3t128", "c1t1..c128t64", "c4t4..c1t1", "c1t2", "c0t0", "x1t1", "c1t1..", "c1t1,,c2t3", "c1t1..c3t3"} {
+		if r, err := ParseLadder(bad); err == nil {
+			t.Errorf("ParseLadder(%q) = %v, want an error", bad, r)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int{"100": 100, "100B": 100, "1KiB": 1024, "1k": 1024, "1 KB": 1024, "1MiB": 1 << 20, "1mb": 1 << 20, "0": 0, "1.5KiB": 1536} {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1", "1.5", "abc", "1TiB", "2GiB", "NaN", "1e400"} {
+		if n, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) = %d, want an error", bad, n)
+		}
+	}
+	for _, n := range []int{100, 1024, 1 << 20, 1536} {
+		back, err := ParseSize(FormatSize(n))
+		if err != nil || back != n {
+			t.Errorf("FormatSize(%d) = %q does not parse back", n, FormatSize(n))
+		}
+	}
+}
+
+const goodSpec = `paths:
+  - name: baseline
+    url: http://127.0.0.1:8080
+  - name: nginx
+    url: http://127.0.0.1:8081
+    watch: {process: nginx}
+ladder: c1t1..c4t4
+payloads: [100, 1KiB]
+duration: 2s
+repeats: 2
+`
+
+func TestParseSpec(t *testing.T) {
+	s, err := Parse(strings.NewReader(goodSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.BaselineName() != "baseline" || s.Protocol != "http1" || s.Endpoint != DefaultEndpoint || len(s.Ladder) != 3 ||
+		!reflect.DeepEqual(s.Payloads, Payloads{100, 1024}) || s.Paths[1].Watch.Selector() != "name:nginx" || !reflect.DeepEqual(s.Rates, Rates{0}) {
+		t.Errorf("parsed %+v", s)
+	}
+}
+
+// Bad sweep files name the line and the field at fault.
+func TestParseSpecErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		edit func(string) string
+		msg  []string
+	}{
+		"unknown key": {func(s string) string { return s + "colour: blue\n" }, []string{"line 11", "colour", "not a sweep key"}},
+		"unknown path key": {func(s string) string {
+			return strings.Replace(s, "    url: http://127.0.0.1:8081", "    uri: http://127.0.0.1:8081", 1)
+		}, []string{"line 5", "uri"}},
+		"bad ladder":       {func(s string) string { return strings.Replace(s, "c1t1..c4t4", "c1t1..c3t128", 1) }, []string{"line 7", "ladder", "c3t128"}},
+		"negative payload": {func(s string) string { return strings.Replace(s, "[100, 1KiB]", "[100, -5]", 1) }, []string{"line 8", "-5"}},
+		"no url":           {func(s string) string { return strings.Replace(s, "    url: http://127.0.0.1:8081\n", "", 1) }, []string{"paths[1]", "nginx", "url is missing"}},
+		"bad duration":     {func(s string) string { return strings.Replace(s, "2s", "soon", 1) }, []string{"line 9", "soon"}},
+		"two watches":      {func(s string) string { return strings.Replace(s, "{process: nginx}", "{process: nginx, pid: 3}", 1) }, []string{"watch", "exactly one"}},
+		"dup name":         {func(s string) string { return strings.Replace(s, "name: nginx", "name: baseline", 1) }, []string{"used twice"}},
+		"not yaml":         {func(string) string { return "paths: [" }, []string{"line"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse(strings.NewReader(tc.edit(goodSpec)))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, m := range tc.msg {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("error %q lacks %q", err, m)
+				}
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error spans lines: %q", err)
+			}
+		})
+	}
+}
+
+// Paths vary fastest, then rungs, payloads, repeats; IDs are unique.
+func TestPlanOrder(t *testing.T) {
+	s, err := Parse(strings.NewReader(goodSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := s.Plan()
+	if len(plan) != 2*3*2*2 {
+		t.Fatalf("%d steps, want 24", len(plan))
+	}
+	var got []string
+	for _, st := range plan[:8] {
+		got = append(got, st.ID())
+	}
+	want := []string{
+		"baseline_c1t1_100B_closed_r1", "nginx_c1t1_100B_closed_r1",
+		"baseline_c2t2_100B_closed_r1", "nginx_c2t2_100B_closed_r1",
+		"baseline_c4t4_100B_closed_r1", "nginx_c4t4_100B_closed_r1",
+		"baseline_c1t1_1KiB_closed_r1", "nginx_c1t1_1KiB_closed_r1",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("plan starts %v\nwant %v", got, want)
+	}
+	if plan[12].Repeat != 2 || plan[12].Path != "baseline" || plan[12].Rung.Connections != 1 {
+		t.Errorf("step 12 = %+v, want the second repeat's first step", plan[12])
+	}
+	seen := map[string]bool{}
+	for i, st := range plan {
+		if seen[st.ID()] || st.Index != i {
+			t.Errorf("step %d: id %s repeated or index %d", i, st.ID(), st.Index)
+		}
+		seen[st.ID()] = true
+	}
+}
+
+func FuzzParseLadder(f *testing.F) {
+	for _, s := range []string{"c1t1..c128t128", "c1t1,c4t4", "c2t1..c16t8", "c1t1..c3t128", "c999999t1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		rs, err := ParseLadder(s)
+		if err != nil {
+			return
+		}
+		for _, r := range rs {
+			if r.Connections < 1 || r.Threads < 1 || r.Threads > r.Connections {
+				t.Fatalf("%q gave invalid rung %v", s, r)
+			}
+			back, err := ParseRung(r.String())
+			if err != nil || back != r {
+				t.Fatalf("%v does not round-trip", r)
+			}
+		}
+	})
+}
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"100", "1KiB", "1MiB", "-1", "1.5k"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize(s)
+		if err == nil && (n < 0 || n > 1<<30) {
+			t.Fatalf("%q = %d", s, n)
+		}
+	})
+}
+
+func FuzzParseSpec(f *testing.F) {
+	f.Add(goodSpec)
+	f.Add("paths: []\n")
+	f.Add("ladder: [c1t1, 3]\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		spec, err := Parse(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		if len(spec.Plan()) == 0 {
+			t.Fatalf("valid spec %q has an empty plan", s)
+		}
+	})
+}
