@@ -1,0 +1,124 @@
+package nginxingress
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.conf from Render")
+
+// renderCases are the golden configs. nginxT marks the ones `nginx -t` can
+// check here (no DNS names, no certificate files).
+var renderCases = []struct {
+	name   string
+	cfg    Config
+	nginxT bool
+}{
+	{"default", Config{Listen: "127.0.0.1:8080", Upstream: "127.0.0.1:8081"}, true},
+	{"sizing", Config{Listen: "127.0.0.1:8080", Upstream: "127.0.0.1:8081",
+		Workers: 4, CPUAffinity: []int{0, 2}, UpstreamKeepalive: 256}, true},
+	{"auto", Config{Listen: "[::1]:8080", Upstream: "[::1]:8081",
+		Workers: WorkersAuto, CPUAffinity: []int{1, 3}, UpstreamKeepalive: -1}, true},
+	{"tls", Config{Listen: "127.0.0.1:8443", Upstream: "httpbin.loadgen.svc.cluster.local:8000",
+		TLS: &TLSFiles{Cert: "/etc/loadgen/tls.crt", Key: "/etc/loadgen/tls.key"},
+		Dir: "/ignored/by/render", Binary: "/ignored/too"}, false},
+}
+
+// needNginx returns the nginx binary, or skips the test (fails it in CI).
+func needNginx(t *testing.T) string {
+	t.Helper()
+	bin, err := Available()
+	if err != nil {
+		const msg = "nginx not installed: .ci/run must apt-get install nginx"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
+}
+
+func TestRenderGolden(t *testing.T) {
+	for _, tc := range renderCases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.cfg.Render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", tc.name+".conf")
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("Render() differs from %s (run with -update if intended):\n%s", golden, got)
+			}
+		})
+	}
+}
+
+// TestRenderNginxT has the installed nginx check the golden configs.
+func TestRenderNginxT(t *testing.T) {
+	bin := needNginx(t)
+	for _, tc := range renderCases {
+		if !tc.nginxT {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			conf, err := tc.cfg.Render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "nginx.conf")
+			if err := os.WriteFile(path, conf, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.CommandContext(context.Background(), bin, "-t", "-p", dir+"/", "-c", path).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "test is successful") {
+				t.Fatalf("nginx -t: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+func TestRenderRejectsInjection(t *testing.T) {
+	cfg := Config{Listen: "127.0.0.1:8080", Upstream: "127.0.0.1:8081;\n}\nserver { listen 80"}
+	conf, err := cfg.Render()
+	if err == nil || conf != nil {
+		t.Fatalf("Render() = %q, %v; want no config and an error", conf, err)
+	}
+	if !strings.Contains(err.Error(), "character ';' is not allowed") {
+		t.Errorf("error %q does not name the character", err)
+	}
+}
+
+func TestAffinity(t *testing.T) {
+	tests := []struct {
+		workers int
+		cpus    []int
+		want    string
+	}{
+		{2, nil, ""},
+		{1, []int{0}, "1"},
+		{3, []int{0, 1}, "01 10 01"},
+		{2, []int{5, 0}, "100000 000001"},
+		{0, []int{1, 3}, "auto 1010"},
+	}
+	for _, tt := range tests {
+		if got := affinity(tt.workers, tt.cpus); got != tt.want {
+			t.Errorf("affinity(%d, %v) = %q, want %q", tt.workers, tt.cpus, got, tt.want)
+		}
+	}
+}
