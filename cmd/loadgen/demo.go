@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"syscall"
+	"time"
+
+	"loadgen/loadgen/sweep"
+	"loadgen/meshes/nginxingress"
+)
+
+// demoPaths is the built-in sweep: loadgen's httpbin as a child process
+// (so its CPU is its own, not the generator's), and a real nginx reverse
+// proxy in front of it where nginx is installed.
+type demoPaths struct {
+	spec    *sweep.Spec
+	note    string
+	closers []func()
+}
+
+func (d *demoPaths) Close() {
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		d.closers[i]()
+	}
+}
+
+var listeningRE = regexp.MustCompile(`listening on (https?)://(\S+)`)
+
+func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
+	d := &demoPaths{}
+	ok := false
+	defer func() {
+		if !ok {
+			d.Close()
+		}
+	}()
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	// The target: `loadgen serve httpbin` on a free loopback port, bounded
+	// in time, killed with us.
+	target := exec.Command(exe, "serve", "httpbin", "--addr", "127.0.0.1:0", "--for", "1h")
+	target.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := target.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	target.Stderr = log
+	if err := target.Start(); err != nil {
+		return nil, fmt.Errorf("start httpbin: %w", err)
+	}
+	d.closers = append(d.closers, func() {
+		target.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { target.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			target.Process.Kill()
+			<-done
+		}
+	})
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				addrc <- m[2]
+			}
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case <-time.After(10 * time.Second):
+		return nil, fmt.Errorf("httpbin did not start within 10s")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	spec := &sweep.Spec{
+		Paths:    []sweep.Path{{Name: "baseline", URL: "http://" + addr, Baseline: true}},
+		Target:   &sweep.Watch{PID: target.Process.Pid},
+		Ladder:   sweep.Ladder{{1, 1}, {4, 4}, {16, 16}, {64, 64}},
+		Payloads: sweep.Payloads{100, 1024},
+		Protocol: "http1",
+		Endpoint: sweep.DefaultEndpoint,
+		Duration: sweep.Duration(3 * time.Second),
+		Warmup:   sweep.Duration(500 * time.Millisecond),
+		Repeats:  1,
+		Rates:    sweep.Rates{0},
+	}
+	if _, err := nginxingress.Available(); err != nil {
+		d.note = "nginx is not installed, so the demo swept the baseline path only (apt-get install nginx adds the nginx path)."
+	} else {
+		px, err := nginxingress.Start(ctx, nginxingress.Config{Listen: "127.0.0.1:0", Upstream: addr, Workers: 1})
+		if err != nil {
+			return nil, fmt.Errorf("start nginx: %w", err)
+		}
+		d.closers = append(d.closers, func() { px.Close() })
+		spec.Paths = append(spec.Paths, sweep.Path{Name: "nginx", URL: px.URL(), Watch: &sweep.Watch{PID: px.MasterPID()}})
+		d.note = "The nginx path is a real nginx (1 worker, generated config) proxying to the same httpbin; " +
+			"proxy cpu is nginx's master and worker, target cpu is httpbin's (" + strconv.Itoa(target.Process.Pid) + ")."
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	d.spec = spec
+	ok = true
+	return d, nil
+}

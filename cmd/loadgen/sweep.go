@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"loadgen/loadgen"
+	"loadgen/loadgen/proto"
+	"loadgen/loadgen/sweep"
+	"loadgen/results"
+	"loadgen/results/report"
+)
+
+type sweepFlags struct {
+	file     string
+	out      string
+	resume   bool
+	paths    []string
+	watches  []string
+	target   string
+	ladder   string
+	payloads string
+	protocol string
+	endpoint string
+	duration time.Duration
+	warmup   time.Duration
+	timeout  time.Duration
+	repeats  int
+	rates    string
+	quiet    bool
+}
+
+func newSweepCmd() *cobra.Command {
+	f := &sweepFlags{}
+	cmd := &cobra.Command{
+		Use:   "sweep [-f sweep.yaml] [-o DIR] [--resume]",
+		Short: "Drive the same target through each path across a connection ladder and payload sizes",
+		Long: `Run the same load through each path (baseline, proxy, sidecar …) for every step
+of a connection/thread ladder and every payload size, recording RPS, latency to
+p99.99, errors, and the CPU and memory of the processes watched on each path.
+
+Without -f or --path, runs the built-in demo: loadgen's httpbin target, and
+(where nginx is installed) a real nginx reverse proxy in front of it, swept
+over c1t1 c4t4 c16t16 c64t64 × 100 B, 1 KiB × 3 s.
+
+Results go to a directory: manifest.json (the plan and environment) and one
+JSON file per step, written as each step ends. --resume skips the steps
+already complete; Ctrl-C keeps every finished step.
+
+A sweep file (YAML; every key may also be given as a flag):
+
+  paths:
+    - name: baseline
+      url: http://127.0.0.1:8080
+    - name: nginx
+      url: http://127.0.0.1:8081
+      watch: {process: nginx}     # or {pid: 1234} or {cgroup: /sys/fs/cgroup/...}
+  target: {pid: 1200}             # the target's processes, on every path
+  ladder: c1t1..c128t128          # doubling, or a list: [c1t1, c4t4]
+  payloads: [100, 1KiB, 1MiB]     # /bytes/{size} for http, --size for grpc/tcp
+  protocol: http1
+  endpoint: /bytes/{size}
+  duration: 30s
+  warmup: 5s
+  repeats: 3
+  rate: 0                         # closed loop; or requests/s, or a list`,
+		Example: `  loadgen sweep
+  loadgen sweep -f sweep.yaml -o results/istio
+  loadgen sweep -f sweep.yaml -o results/istio --resume
+  loadgen sweep --path baseline=http://127.0.0.1:8080 --path nginx=http://127.0.0.1:8081 \
+      --watch nginx=name:nginx --ladder c1t1..c16t16 --payloads 100,1KiB -d 10s`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.StringVarP(&f.file, "file", "f", "", "sweep file (YAML)")
+	fl.StringVarP(&f.out, "out", "o", "", "results directory (default sweep-YYYYMMDD-HHMMSS)")
+	fl.BoolVar(&f.resume, "resume", false, "continue the sweep in -o, skipping complete steps")
+	fl.StringArrayVar(&f.paths, "path", nil, "a path NAME=URL (repeatable; the one named baseline is the baseline)")
+	fl.StringArrayVar(&f.watches, "watch", nil, "watch processes on a path: NAME=name:nginx | NAME=pid:123 | NAME=cgroup:/sys/fs/cgroup/…")
+	fl.StringVar(&f.target, "target-watch", "", "watch the target's processes on every path (name:…, pid:…, cgroup:…)")
+	fl.StringVar(&f.ladder, "ladder", "c1t1..c128t128", "connection/thread ladder")
+	fl.StringVar(&f.payloads, "payloads", "100,1KiB", "payload sizes, comma-separated")
+	fl.StringVarP(&f.protocol, "protocol", "p", "http1", "protocol of every step")
+	fl.StringVar(&f.endpoint, "endpoint", sweep.DefaultEndpoint, "HTTP path; {size} becomes the payload size")
+	fl.DurationVarP(&f.duration, "duration", "d", 30*time.Second, "measured duration of each step")
+	fl.DurationVar(&f.warmup, "warmup", 0, "warm-up before each step's measured window")
+	fl.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "per-request timeout")
+	fl.IntVar(&f.repeats, "repeats", 1, "repeats of every step")
+	fl.StringVarP(&f.rates, "rate", "R", "0", "open-loop rates, comma-separated (0 = closed loop)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	return cmd
+}
+
+// specFromFlags builds the sweep from flags when no file is given.
+func (f *sweepFlags) spec(cmd *cobra.Command) (*sweep.Spec, error) {
+	specFlags := []string{"path", "watch", "target-watch", "ladder", "payloads", "protocol", "endpoint", "duration", "warmup", "timeout", "repeats", "rate"}
+	if f.file != "" {
+		for _, n := range specFlags {
+			if cmd.Flags().Changed(n) {
+				return nil, fmt.Errorf("--%s and -f both describe the sweep: put it in the file, or give no file", n)
+			}
+		}
+		fh, err := os.Open(f.file)
+		if err != nil {
+			return nil, err
+		}
+		defer fh.Close()
+		s, err := sweep.Parse(fh)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.file, err)
+		}
+		return &s, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "paths:\n")
+	watch := map[string]string{}
+	for _, w := range f.watches {
+		name, sel, ok := strings.Cut(w, "=")
+		if !ok {
+			return nil, fmt.Errorf("--watch %q: want NAME=name:PROCESS, NAME=pid:N or NAME=cgroup:DIR", w)
+		}
+		watch[name] = sel
+	}
+	for _, p := range f.paths {
+		name, url, ok := strings.Cut(p, "=")
+		if !ok {
+			return nil, fmt.Errorf("--path %q: want NAME=URL", p)
+		}
+		fmt.Fprintf(&b, "  - name: %s\n    url: %s\n", strconv.Quote(name), strconv.Quote(url))
+		if sel, ok := watch[name]; ok {
+			w, err := watchYAML(sel)
+			if err != nil {
+				return nil, fmt.Errorf("--watch %s: %w", name, err)
+			}
+			fmt.Fprintf(&b, "    watch: %s\n", w)
+			delete(watch, name)
+		}
+	}
+	for name := range watch {
+		return nil, fmt.Errorf("--watch %s: no --path named %s", name, name)
+	}
+	if f.target != "" {
+		w, err := watchYAML(f.target)
+		if err != nil {
+			return nil, fmt.Errorf("--target-watch: %w", err)
+		}
+		fmt.Fprintf(&b, "target: %s\n", w)
+	}
+	fmt.Fprintf(&b, "ladder: %s\npayloads: [%s]\nprotocol: %s\nendpoint: %s\nduration: %s\nwarmup: %s\ntimeout: %s\nrepeats: %d\nrate: [%s]\n",
+		strconv.Quote(f.ladder), f.payloads, strconv.Quote(f.protocol), strconv.Quote(f.endpoint),
+		f.duration, f.warmup, f.timeout, f.repeats, f.rates)
+	s, err := sweep.Parse(strings.NewReader(b.String()))
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// watchYAML turns "name:nginx", "pid:12" or "cgroup:/x" into a YAML map.
+func watchYAML(sel string) (string, error) {
+	kind, v, ok := strings.Cut(sel, ":")
+	if !ok {
+		kind, v = "name", sel
+	}
+	switch kind {
+	case "name":
+		return "{process: " + strconv.Quote(v) + "}", nil
+	case "pid":
+		if _, err := strconv.Atoi(v); err != nil {
+			return "", fmt.Errorf("pid %q is not a number", v)
+		}
+		return "{pid: " + v + "}", nil
+	case "cgroup":
+		return "{cgroup: " + strconv.Quote(v) + "}", nil
+	}
+	return "", fmt.Errorf("%q: want name:PROCESS, pid:N or cgroup:DIR", sel)
+}
+
+func runSweep(cmd *cobra.Command, f *sweepFlags) error {
+	ctx := cmd.Context()
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	var spec *sweep.Spec
+	var demo *demoPaths
+	if f.file == "" && len(f.paths) == 0 {
+		if cmd.Flags().Changed("watch") || cmd.Flags().Changed("target-watch") {
+			return errors.New("--watch needs --path: the built-in demo watches its own processes")
+		}
+		d, err := startDemo(ctx, stderr)
+		if err != nil {
+			return failf("demo: %v", err)
+		}
+		defer d.Close()
+		demo = d
+		spec = d.spec
+	} else {
+		s, err := f.spec(cmd)
+		if err != nil {
+			return err
+		}
+		spec = s
+	}
+	if f.out == "" {
+		if f.resume {
+			return errors.New("--resume needs -o: the directory of the sweep to continue")
+		}
+		f.out = "sweep-" + time.Now().Format("20060102-150405")
+	}
+	plan := spec.Plan()
+	per := spec.Warmup.D() + spec.Duration.D()
+	fmt.Fprintf(stderr, "sweep: %d steps (%d paths × %d ladder steps × %d payloads × %d rates × %d repeats), about %s; results in %s\n",
+		len(plan), len(spec.Paths), len(spec.Ladder), len(spec.Payloads), len(spec.Rates), spec.Repeats,
+		(time.Duration(len(plan)) * per).Round(time.Second), f.out)
+
+	prog := newSweepProgress(stderr, len(plan), f.quiet)
+	r := &sweep.Runner{
+		Spec: spec, Dir: f.out, Resume: f.resume,
+		Build:  func(ctx context.Context, p sweep.Path, st sweep.Step) (loadgen.Config, proto.Dialer, error) { return buildStep(spec, p, st) },
+		Probes: costProbes{},
+		Events: prog.event,
+	}
+	if err := r.Check(); err != nil {
+		return err // before any load: the command line must change
+	}
+	steps, err := r.Run(ctx)
+	prog.finish()
+	if len(steps) > 0 {
+		fmt.Fprintln(stdout)
+		if terr := report.SweepTable(stdout, spec.BaselineName(), steps); terr != nil {
+			return failf("%v", terr)
+		}
+	}
+	if demo != nil {
+		fmt.Fprintf(stdout, "\n%s\n", demo.note)
+	}
+	fmt.Fprintf(stdout, "\nresults: %s (%d of %d steps)\n", f.out, len(steps), len(plan))
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "interrupted: finished steps are saved; continue with: loadgen sweep %s-o %s --resume\n", fileArg(f), f.out)
+			return exitError{code: 130}
+		}
+		return failf("%v", err)
+	}
+	return nil
+}
+
+func fileArg(f *sweepFlags) string {
+	if f.file == "" {
+		return ""
+	}
+	return "-f " + f.file + " "
+}
+
+// buildStep makes one step's engine configuration and dialer, with the
+// same protocol code as `loadgen run`.
+func buildStep(spec *sweep.Spec, p sweep.Path, st sweep.Step) (loadgen.Config, proto.Dialer, error) {
+	target := p.URL
+	size := 0
+	if spec.Endpoint != "" {
+		target = strings.TrimRight(p.URL, "/") + strings.ReplaceAll(spec.Endpoint, "{size}", strconv.Itoa(st.Payload))
+	} else {
+		size = st.Payload
+	}
+	rf := &runFlags{protocol: spec.Protocol, size: size, connections: st.Rung.Connections, threads: st.Rung.Threads}
+	var cfg loadgen.Config
+	cfg.Target = target
+	cfg.Connections, cfg.Threads = st.Rung.Connections, st.Rung.Threads
+	cfg.Duration, cfg.Warmup = results.Duration(spec.Duration), results.Duration(spec.Warmup)
+	cfg.Timeout = results.Duration(spec.Timeout)
+	if cfg.Timeout == 0 {
+		cfg.Timeout = results.Duration(loadgen.DefaultTimeout)
+	}
+	cfg.Rate = st.Rate
+	cfg.Size = size
+	d, err := newDialer(rf, &cfg, nil)
+	if err != nil {
+		return cfg, nil, err
+	}
+	runtime.GOMAXPROCS(min(st.Rung.Threads, runtime.NumCPU()))
+	return cfg, d, nil
+}
+
+// sweepProgress shows the sweep's progress: a bar on a terminal, a line per
+// step otherwise.
+type sweepProgress struct {
+	w     io.Writer
+	bar   *progressbar.ProgressBar
+	quiet bool
+}
+
+func newSweepProgress(w io.Writer, total int, quiet bool) *sweepProgress {
+	p := &sweepProgress{w: w, quiet: quiet}
+	if !quiet && isTerminal(w) {
+		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true), progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
+	}
+	return p
+}
+
+func (p *sweepProgress) event(e sweep.Event) {
+	if p.quiet {
+		return
+	}
+	label := fmt.Sprintf("%s %s %s", e.Step.Path, e.Step.Rung, sweep.FormatSize(e.Step.Payload))
+	if p.bar != nil {
+		switch e.Kind {
+		case sweep.StepStarted:
+			p.bar.Describe(label)
+		case sweep.StepLive:
+			p.bar.Describe(fmt.Sprintf("%s  %.0f req/s", label, e.Live.RPS))
+		case sweep.StepFinished, sweep.StepSkipped:
+			p.bar.Add(1)
+		}
+		return
+	}
+	switch e.Kind {
+	case sweep.StepFinished:
+		st := e.Result
+		line := "failed: " + st.Failed
+		if st.Run != nil {
+			s := st.Run.Summary
+			line = fmt.Sprintf("%.0f req/s, p50 %v, p99 %v, errors %d", s.RPS, s.Latency.P50, s.Latency.P99, s.Errors.Total())
+		}
+		fmt.Fprintf(p.w, "[%d/%d] %s: %s (ETA %s)\n", e.N+1, e.Total, label, line, e.ETA.Round(time.Second))
+	case sweep.StepSkipped:
+		fmt.Fprintf(p.w, "[%d/%d] %s: already done\n", e.N+1, e.Total, label)
+	}
+}
+
+func (p *sweepProgress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"loadgen/loadgen/sweep"
+	"loadgen/results/store"
+)
+
+// TestMain lets a test run this binary as the loadgen command, so a test
+// can kill a real sweep process.
+func TestMain(m *testing.M) {
+	if os.Getenv("LOADGEN_TEST_AS_CLI") == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+func sweepArgs(url, dir string) []string {
+	return []string{"sweep", "--path", "baseline=" + url, "--ladder", "c1t1..c4t4", "--payloads", "100,1KiB",
+		"-d", "300ms", "-o", dir, "-q"}
+}
+
+func stepFiles(t *testing.T, dir string) map[string]time.Time {
+	t.Helper()
+	out := map[string]time.Time{}
+	entries, _ := os.ReadDir(filepath.Join(dir, sweep.StepsDir))
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".json") {
+			info, err := e.Info()
+			if err == nil {
+				out[strings.TrimSuffix(e.Name(), ".json")] = info.ModTime()
+			}
+		}
+	}
+	return out
+}
+
+func planIDs(t *testing.T, dir string) []string {
+	t.Helper()
+	var m sweep.Manifest
+	b, err := os.ReadFile(filepath.Join(dir, sweep.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jsonUnmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Steps
+}
+
+// A sweep killed mid-way resumes: the steps it finished are kept as they
+// were, the rest run, and the results cover the whole plan.
+func TestSweepResumeAfterKill(t *testing.T) {
+	url := startHTTPBin(t)
+	dir := filepath.Join(t.TempDir(), "sweep")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, sweepArgs(url, dir)...)
+	cmd.Env = append(os.Environ(), "LOADGEN_TEST_AS_CLI=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(stepFiles(t, dir)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	before := stepFiles(t, dir)
+	plan := planIDs(t, dir)
+	if len(before) < 2 || len(before) >= len(plan) {
+		t.Fatalf("killed with %d of %d steps done; want some but not all", len(before), len(plan))
+	}
+
+	code, out, stderr := cli(t, append(sweepArgs(url, dir), "--resume")...)
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	after := stepFiles(t, dir)
+	var got []string
+	for id := range after {
+		got = append(got, id)
+	}
+	sort.Strings(got)
+	want := append([]string(nil), plan...)
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("after resume the steps are\n%v\nwant the plan\n%v", got, want)
+	}
+	for id, mt := range before {
+		if !after[id].Equal(mt) {
+			t.Errorf("step %s finished before the kill was run again", id)
+		}
+	}
+	for id := range after {
+		st, err := store.ReadStep(filepath.Join(dir, sweep.StepsDir, id+".json"))
+		if err != nil || st.Run == nil || st.Run.Summary.Requests == 0 {
+			t.Errorf("step %s: %v", id, err)
+		}
+	}
+	if !strings.Contains(out, "c4t4") || !strings.Contains(out, "baseline") {
+		t.Errorf("no table after resume:\n%s", out)
+	}
+}
+
+// Ctrl-C stops the sweep after the current step and keeps every finished one.
+func TestSweepInterruptKeepsFinishedSteps(t *testing.T) {
+	url := startHTTPBin(t)
+	dir := filepath.Join(t.TempDir(), "sweep")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for len(stepFiles(t, dir)) < 2 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	var out, errb syncBuffer
+	code := execute(ctx, sweepArgs(url, dir), &out, &errb)
+	if code != 130 {
+		t.Fatalf("exit %d, want 130; %s", code, errb.String())
+	}
+	files := stepFiles(t, dir)
+	if len(files) < 2 {
+		t.Fatalf("%d steps kept", len(files))
+	}
+	if !strings.Contains(errb.String(), "--resume") {
+		t.Errorf("no hint to resume: %s", errb.String())
+	}
+	// A second run without --resume refuses to overwrite.
+	code, _, stderr := cli(t, sweepArgs(url, dir)...)
+	if code != exitUsage || !strings.Contains(stderr, "--resume") {
+		t.Errorf("rerun without --resume: exit %d, %s", code, stderr)
+	}
+}
+
+func TestSweepBadInput(t *testing.T) {
+	url := startHTTPBin(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("paths:\n  - name: a\n    url: "+url+"\nladder: c1t1..c3t128\npayloads: [100]\n"), 0o644)
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"bad ladder in file", []string{"sweep", "-f", bad, "-o", filepath.Join(dir, "x")}, "line 4"},
+		{"bad ladder flag", []string{"sweep", "--path", "a=" + url, "--ladder", "c1t1..c3t128"}, "ladder"},
+		{"negative payload", []string{"sweep", "--path", "a=" + url, "--payloads", "100,-5"}, "-5"},
+		{"path without url", []string{"sweep", "--path", "a="}, "url is missing"},
+		{"watch of nothing", []string{"sweep", "--path", "a=" + url, "--watch", "a=name:no-such-process-xyz", "-o", filepath.Join(dir, "y")}, "no-such-process-xyz"},
+		{"file and flags", []string{"sweep", "-f", bad, "--ladder", "c1t1"}, "both describe"},
+		{"missing file", []string{"sweep", "-f", filepath.Join(dir, "nope.yaml")}, "nope.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := cli(t, tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.msg) {
+				t.Errorf("exit %d, stderr %q: want 2 and %q", code, stderr, tc.msg)
+			}
+		})
+	}
+}
+
+// An unreachable path fails its own steps; the others still run.
+func TestSweepUnreachablePath(t *testing.T) {
+	url := startHTTPBin(t)
+	dir := filepath.Join(t.TempDir(), "s")
+	code, out, stderr := cli(t, "sweep", "--path", "baseline="+url, "--path", "dead=http://"+closedPort(t),
+		"--ladder", "c1t1", "--payloads", "100", "-d", "200ms", "-o", dir, "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "failed: cannot connect") {
+		t.Errorf("the dead path's step is not reported as failed:\n%s", out)
+	}
+	st, err := store.ReadStep(filepath.Join(dir, sweep.StepsDir, "baseline_c1t1_100B_closed_r1.json"))
+	if err != nil || st.Run == nil || st.Run.Summary.Requests == 0 {
+		t.Errorf("baseline step: %v %+v", err, st)
+	}
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
