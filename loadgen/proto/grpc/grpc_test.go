@@ -1,0 +1,426 @@
+package grpc
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	ggrpc "google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	gproto "google.golang.org/protobuf/proto"
+
+	"loadgen/loadgen/proto"
+	"loadgen/targets/grpcecho"
+	"loadgen/targets/grpcecho/echopb"
+)
+
+// hangGuard bounds a wait that must end, so that a bug fails the test
+// instead of hanging it. It is not a performance assertion.
+const hangGuard = 30 * time.Second
+
+func startEcho(t *testing.T, cfg grpcecho.Config) *grpcecho.Server {
+	t.Helper()
+	s, err := grpcecho.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newDialer(t *testing.T, cfg Config) *Dialer {
+	t.Helper()
+	d, err := NewDialer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func dial(t *testing.T, d *Dialer) proto.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	c, err := d.Dial(ctx)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// wireSize is the length-prefixed size of a Payload with a body of n bytes.
+func wireSize(n int) int64 {
+	return int64(prefixLen + gproto.Size(&echopb.Payload{Body: make([]byte, n)}))
+}
+
+func TestUnary(t *testing.T) {
+	srv := startEcho(t, grpcecho.Config{})
+	const n = 100
+	var calls uint64
+	for _, tc := range []struct {
+		name           string
+		size, respSize int
+		reply          int // reply body bytes
+	}{
+		{"empty", 0, 0, 0},
+		{"100B", 100, 0, 100},
+		{"1KiB to 64KiB", 1024, 64 << 10, 64 << 10},
+		{"1MiB to empty", 1 << 20, -1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDialer(t, Config{Target: srv.Addr(), Size: tc.size, ResponseSize: tc.respSize})
+			c := dial(t, d)
+			written := int64(prefixLen + gproto.Size(&echopb.Payload{Body: make([]byte, tc.size), ResponseSize: int32(tc.respSize)}))
+			for i := range n {
+				deadline := time.Time{}
+				if i%2 == 1 {
+					deadline = time.Now().Add(hangGuard)
+				}
+				o := c.Do(context.Background(), deadline)
+				if o.Err != proto.None || o.Done || o.Status != 0 {
+					t.Fatalf("call %d: %+v", i, o)
+				}
+				if o.Bytes != wireSize(tc.reply) || o.Written != written {
+					t.Fatalf("call %d: %d bytes read, %d written; want %d, %d", i, o.Bytes, o.Written, wireSize(tc.reply), written)
+				}
+			}
+			calls += n
+			if got := srv.Calls(); got != calls {
+				t.Errorf("server Calls = %d, want %d", got, calls)
+			}
+			if got := d.Opened(); got != 1 {
+				t.Errorf("Opened = %d, want 1", got)
+			}
+		})
+	}
+}
+
+func TestHealth(t *testing.T) {
+	srv := startEcho(t, grpcecho.Config{})
+	c := dial(t, newDialer(t, Config{Target: srv.Addr(), Health: true}))
+	for i := range 50 {
+		if o := c.Do(context.Background(), time.Time{}); o.Err != proto.None || o.Bytes != prefixLen+2 || o.Written != prefixLen {
+			t.Fatalf("check %d: %+v", i, o)
+		}
+	}
+	if srv.HealthChecks() != 50 || srv.Calls() != 0 {
+		t.Errorf("server: %d health checks, %d echo calls; want 50, 0", srv.HealthChecks(), srv.Calls())
+	}
+}
+
+// A plain grpc-go server whose health says NOT_SERVING: the call succeeds,
+// the outcome is a status error.
+func TestHealthNotServing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := ggrpc.NewServer()
+	hs := health.NewServer()
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	healthpb.RegisterHealthServer(gs, hs)
+	go gs.Serve(ln)
+	t.Cleanup(gs.Stop)
+
+	c := dial(t, newDialer(t, Config{Target: ln.Addr().String(), Health: true}))
+	if o := c.Do(context.Background(), time.Time{}); o.Err != proto.Status || o.Status != 0 || o.Done {
+		t.Fatalf("outcome %+v, want a status error", o)
+	}
+}
+
+func TestUnaryNotEcho(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := ggrpc.NewServer() // no Echo service
+	go gs.Serve(ln)
+	t.Cleanup(gs.Stop)
+	c := dial(t, newDialer(t, Config{Target: ln.Addr().String()}))
+	if o := c.Do(context.Background(), time.Time{}); o.Err != proto.Status || o.Status != 12 || o.Done {
+		t.Fatalf("outcome %+v, want status 12 (Unimplemented)", o)
+	}
+}
+
+func TestPingPong(t *testing.T) {
+	srv := startEcho(t, grpcecho.Config{})
+	for _, size := range []int{0, 1024, 1 << 20} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			before := srv.Messages()
+			d := newDialer(t, Config{Target: srv.Addr(), Mode: Stream, Size: size})
+			c := dial(t, d)
+			const n = 100
+			for i := range n {
+				o := c.Do(context.Background(), time.Now().Add(hangGuard))
+				if o.Err != proto.None || o.Done || o.Bytes != wireSize(size) || o.Written != wireSize(size) {
+					t.Fatalf("message %d: %+v, want %d bytes each way", i, o, wireSize(size))
+				}
+			}
+			if got := srv.Messages() - before; got != n {
+				t.Errorf("server answered %d messages, want %d", got, n)
+			}
+		})
+	}
+	if srv.Streams() != 3 {
+		t.Errorf("server saw %d streams, want 3", srv.Streams())
+	}
+}
+
+// inFlightServer is an Echo server that proves what a client keeps in flight
+// on a stream: a reader goroutine receives messages as they arrive while
+// replies go out late, so a client that sent message k+1 before it read
+// reply k would be seen with two messages in flight.
+type inFlightServer struct {
+	echopb.UnimplementedEchoServer
+	max      atomic.Int64
+	messages atomic.Int64
+}
+
+func (s *inFlightServer) PingPong(st echopb.Echo_PingPongServer) error {
+	var inFlight atomic.Int64
+	msgs := make(chan *echopb.Payload, 16)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(msgs)
+		for {
+			m, err := st.Recv()
+			if err != nil {
+				errc <- err
+				return
+			}
+			n := inFlight.Add(1)
+			for { // max = max(max, n)
+				old := s.max.Load()
+				if n <= old || s.max.CompareAndSwap(old, n) {
+					break
+				}
+			}
+			msgs <- m
+		}
+	}()
+	for m := range msgs {
+		time.Sleep(time.Millisecond) // a pipelining client would send meanwhile
+		s.messages.Add(1)
+		inFlight.Add(-1) // before Send: the client may answer at once
+		if err := st.Send(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func startInFlight(t *testing.T) (*inFlightServer, string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := ggrpc.NewServer()
+	s := &inFlightServer{}
+	echopb.RegisterEchoServer(gs, s)
+	go gs.Serve(ln)
+	t.Cleanup(gs.Stop)
+	return s, ln.Addr().String()
+}
+
+func TestPingPongOneInFlight(t *testing.T) {
+	srv, addr := startInFlight(t)
+	d := newDialer(t, Config{Target: addr, Mode: Stream, Size: 10, Streams: 3})
+	var wg sync.WaitGroup
+	for range 3 {
+		c := dial(t, d)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 30 {
+				if o := c.Do(context.Background(), time.Time{}); o.Err != proto.None {
+					t.Errorf("Do: %+v", o)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if srv.messages.Load() != 90 {
+		t.Errorf("server answered %d messages, want 90", srv.messages.Load())
+	}
+	if m := srv.max.Load(); m != 1 {
+		t.Errorf("up to %d messages in flight on a stream, want 1", m)
+	}
+	if d.Opened() != 1 {
+		t.Errorf("Opened = %d, want 1", d.Opened())
+	}
+}
+
+// The in-flight server catches a client that pipelines: the proof above
+// can fail.
+func TestInFlightServerCatchesPipelining(t *testing.T) {
+	srv, addr := startInFlight(t)
+	cc, err := ggrpc.NewClient("passthrough:///"+addr, ggrpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	st, err := echopb.NewEchoClient(cc).PingPong(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if err := st.Send(&echopb.Payload{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 5 {
+		if _, err := st.Recv(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if srv.max.Load() < 2 {
+		t.Fatalf("a pipelining client was seen with %d in flight", srv.max.Load())
+	}
+}
+
+func TestDeadline(t *testing.T) {
+	srv := startEcho(t, grpcecho.Config{Delay: time.Hour})
+	for _, mode := range []Mode{Unary, Stream} {
+		t.Run(string(mode), func(t *testing.T) {
+			d := newDialer(t, Config{Target: srv.Addr(), Mode: mode})
+			c := dial(t, d)
+			o := c.Do(context.Background(), time.Now().Add(20*time.Millisecond))
+			if o.Err != proto.Timeout || !o.Done {
+				t.Fatalf("outcome %+v, want a timeout that ends the Conn", o)
+			}
+			// A deadline already past: a timeout without sending anything.
+			o = dial(t, d).Do(context.Background(), time.Now().Add(-time.Second))
+			if o.Err != proto.Timeout || o.Written != 0 {
+				t.Fatalf("outcome %+v with a past deadline", o)
+			}
+		})
+	}
+}
+
+func TestCloseUnblocksDo(t *testing.T) {
+	srv := startEcho(t, grpcecho.Config{Delay: time.Hour})
+	for _, mode := range []Mode{Unary, Stream} {
+		t.Run(string(mode), func(t *testing.T) {
+			d := newDialer(t, Config{Target: srv.Addr(), Mode: mode, Streams: 2})
+			c, other := dial(t, d), dial(t, d)
+			done := make(chan proto.Outcome)
+			go func() { done <- c.Do(context.Background(), time.Time{}) }()
+			time.Sleep(20 * time.Millisecond) // let the request leave
+			c.Close()
+			select {
+			case o := <-done:
+				if o.Err == proto.None || !o.Done {
+					t.Errorf("aborted Do: %+v, want an error and Done", o)
+				}
+			case <-time.After(hangGuard):
+				t.Fatal("Close did not unblock Do")
+			}
+			if o := c.Do(context.Background(), time.Time{}); !o.Done {
+				t.Errorf("Do after Close: %+v", o)
+			}
+			// The other Conn on the channel lives on.
+			if !transportOf(other).usable() {
+				t.Error("closing one Conn broke the connection of the other")
+			}
+			if o := other.Do(context.Background(), time.Now().Add(10*time.Millisecond)); o.Err != proto.Timeout {
+				t.Errorf("the channel's other Conn: %+v, want a timeout (the server waits an hour)", o)
+			}
+		})
+	}
+}
+
+func TestRunContextEndsDo(t *testing.T) {
+	srv := startEcho(t, grpcecho.Config{Delay: time.Hour})
+	for _, mode := range []Mode{Unary, Stream} {
+		t.Run(string(mode), func(t *testing.T) {
+			c := dial(t, newDialer(t, Config{Target: srv.Addr(), Mode: mode}))
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan proto.Outcome)
+			go func() { done <- c.Do(ctx, time.Time{}) }()
+			time.Sleep(20 * time.Millisecond)
+			cancel()
+			select {
+			case o := <-done:
+				if o.Err == proto.None || !o.Done {
+					t.Errorf("cancelled Do: %+v, want an error and Done", o)
+				}
+			case <-time.After(hangGuard):
+				t.Fatal("cancelling the run did not unblock Do")
+			}
+		})
+	}
+}
+
+// A server that goes away: the Conn's next Do is a read error and Done.
+func TestServerGone(t *testing.T) {
+	for _, mode := range []Mode{Unary, Stream} {
+		t.Run(string(mode), func(t *testing.T) {
+			srv := startEcho(t, grpcecho.Config{})
+			c := dial(t, newDialer(t, Config{Target: srv.Addr(), Mode: mode}))
+			if o := c.Do(context.Background(), time.Time{}); o.Err != proto.None {
+				t.Fatalf("Do: %+v", o)
+			}
+			srv.Close()
+			o := c.Do(context.Background(), time.Now().Add(hangGuard))
+			if o.Err != proto.Read || !o.Done {
+				t.Errorf("Do on a closed server: %+v, want a read error and Done", o)
+			}
+		})
+	}
+}
+
+// Metadata (-H) reaches the server; "host" becomes the :authority.
+func TestMetadata(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan metadata.MD, 2)
+	gs := ggrpc.NewServer(ggrpc.UnaryInterceptor(func(ctx context.Context, req any, info *ggrpc.UnaryServerInfo, h ggrpc.UnaryHandler) (any, error) {
+		md, _ := metadata.FromIncomingContext(ctx)
+		got <- md
+		return h(ctx, req)
+	}))
+	healthpb.RegisterHealthServer(gs, health.NewServer())
+	go gs.Serve(ln)
+	t.Cleanup(gs.Stop)
+
+	c := dial(t, newDialer(t, Config{Target: ln.Addr().String(), Health: true,
+		Metadata: []string{"X-Tenant: blue", "Host: echo.example", "User-Agent: lg-test"}}))
+	for i := range 3 { // the first header block, then the indexed ones
+		if o := c.Do(context.Background(), time.Time{}); o.Err != proto.None {
+			t.Fatalf("call %d: %+v", i, o)
+		}
+		md := <-got
+		for k, want := range map[string]string{"x-tenant": "blue", ":authority": "echo.example", "user-agent": "lg-test"} {
+			if v := md.Get(k); len(v) != 1 || !strings.HasPrefix(v[0], want) {
+				t.Errorf("call %d: %s = %q, want %q", i, k, v, want)
+			}
+		}
+	}
+}
+
+func transportOf(c proto.Conn) *transport {
+	switch c := c.(type) {
+	case *unaryConn:
+		return c.t.Load()
+	case *streamConn:
+		return c.t.Load()
+	}
+	panic(fmt.Sprintf("%T", c))
+}

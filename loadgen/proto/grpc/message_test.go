@@ -1,0 +1,132 @@
+package grpc
+
+import (
+	"encoding/binary"
+	"testing"
+
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	gproto "google.golang.org/protobuf/proto"
+
+	"loadgen/targets/grpcecho/echopb"
+)
+
+func TestRequestEncoding(t *testing.T) {
+	for _, tc := range []struct {
+		size, respSize int
+	}{{0, 0}, {1, 0}, {100, 0}, {200, 5000}, {0, -1}, {70000, 0}} {
+		b := newRequest(settings{Config: Config{Size: tc.size, ResponseSize: tc.respSize}})
+		if b[0] != 0 || int(binary.BigEndian.Uint32(b[1:])) != len(b)-prefixLen {
+			t.Fatalf("size %d: bad prefix % x", tc.size, b[:prefixLen])
+		}
+		var p echopb.Payload
+		if err := gproto.Unmarshal(b[prefixLen:], &p); err != nil {
+			t.Fatalf("size %d: %v", tc.size, err)
+		}
+		if len(p.Body) != tc.size || int(p.ResponseSize) != tc.respSize {
+			t.Errorf("size %d/%d: decoded body %d, response_size %d", tc.size, tc.respSize, len(p.Body), p.ResponseSize)
+		}
+	}
+	if b := newRequest(settings{Config: Config{Health: true}}); len(b) != prefixLen {
+		t.Errorf("health request is %d bytes, want %d (service \"\")", len(b), prefixLen)
+	}
+}
+
+// frame prefixes each message and concatenates them, as a stream carries them.
+func frame(msgs ...[]byte) []byte {
+	var b []byte
+	for _, m := range msgs {
+		b = append(b, 0)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(m)))
+		b = append(b, m...)
+	}
+	return b
+}
+
+// readAll feeds b to a msgReader in chunks of n bytes and checks each
+// message it completes.
+func readAll(b []byte, n int, check replyCheck) []verdict {
+	var m msgReader
+	var out []verdict
+	for len(b) > 0 {
+		p := b[:min(n, len(b))]
+		b = b[len(p):]
+		for len(p) > 0 {
+			k, complete := m.feed(p)
+			p = p[k:]
+			if complete {
+				v := replyBad
+				if !m.bad {
+					v = check.check(m.head[:m.nh], m.size)
+				}
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+func TestCheckEcho(t *testing.T) {
+	marshal := func(p *echopb.Payload) []byte {
+		b, err := gproto.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		msg  []byte
+		want int
+		v    verdict
+	}{
+		{"empty", nil, 0, replyOK},
+		{"body", marshal(&echopb.Payload{Body: make([]byte, 300)}), 300, replyOK},
+		{"body and size", marshal(&echopb.Payload{Body: make([]byte, 40000), ResponseSize: 7}), 40000, replyOK},
+		{"size first", append([]byte{0x10, 0x07}, marshal(&echopb.Payload{Body: make([]byte, 50)})...), 50, replyOK},
+		{"wrong length", marshal(&echopb.Payload{Body: make([]byte, 10)}), 11, replyBad},
+		{"truncated", marshal(&echopb.Payload{Body: make([]byte, 300)})[:100], 300, replyBad},
+		{"garbage", []byte{0xff, 0xff, 0xff}, 0, replyBad},
+		{"unknown fields", append(marshal(&echopb.Payload{Body: make([]byte, 3)}), 0x1d, 1, 2, 3, 4), 3, replyOK},
+	} {
+		for _, chunk := range []int{1, 7, 1 << 20} {
+			got := readAll(frame(tc.msg, tc.msg), chunk, replyCheck{kind: echoReply, want: tc.want})
+			if len(got) != 2 || got[0] != tc.v || got[1] != tc.v {
+				t.Errorf("%s, chunks of %d: verdicts %v, want two %v", tc.name, chunk, got, tc.v)
+			}
+		}
+	}
+	// A compressed message is not what was asked for.
+	b := frame(marshal(&echopb.Payload{Body: []byte("x")}))
+	b[0] = 1
+	if got := readAll(b, 100, replyCheck{kind: echoReply, want: 1}); len(got) != 1 || got[0] != replyBad {
+		t.Errorf("compressed message: %v", got)
+	}
+}
+
+func TestCheckHealth(t *testing.T) {
+	for st, want := range map[healthpb.HealthCheckResponse_ServingStatus]verdict{
+		healthpb.HealthCheckResponse_SERVING:     replyOK,
+		healthpb.HealthCheckResponse_NOT_SERVING: replyNotServing,
+		healthpb.HealthCheckResponse_UNKNOWN:     replyNotServing, // encoded as no field at all
+	} {
+		b, err := gproto.Marshal(&healthpb.HealthCheckResponse{Status: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(frame(b), 1, replyCheck{kind: healthReply}); len(got) != 1 || got[0] != want {
+			t.Errorf("%v: verdicts %v, want %v", st, got, want)
+		}
+	}
+}
+
+func FuzzReadReply(f *testing.F) {
+	f.Add(frame([]byte{0x0a, 0x02, 'h', 'i'}), 3, 2)
+	f.Add(frame([]byte{0x08, 0x01}), 1, 0)
+	f.Add(frame([]byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}), 2, 1)
+	f.Fuzz(func(t *testing.T, b []byte, chunk, want int) {
+		chunk = max(chunk, 1)
+		for _, kind := range []replyKind{echoReply, healthReply} {
+			readAll(b, chunk, replyCheck{kind: kind, want: want}) // must not panic
+		}
+	})
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package grpc
+
+const raceEnabled = false
