@@ -8,6 +8,7 @@ import (
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/proto"
+	grpcproto "loadgen/loadgen/proto/grpc"
 	"loadgen/loadgen/proto/http1"
 	"loadgen/loadgen/proto/tcp"
 )
@@ -20,6 +21,8 @@ var protocols = map[string]protocol{
 	"tcp-rr":     newTCP,
 	"tcp-crr":    newTCP,
 	"tcp-stream": newTCP,
+	"grpc":        newGRPC,
+	"grpc-stream": newGRPC,
 }
 
 func protocolNames() []string {
@@ -109,4 +112,32 @@ func newTCP(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error)
 		cfg.Size = tcp.DefaultSize
 	}
 	return tcp.NewDialer(tcp.Config{Addr: addr, Mode: tcp.Mode(cfg.Protocol), Size: cfg.Size, DialTimeout: cfg.Timeout.D()})
+}
+
+func newGRPC(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error) {
+	addr, err := hostPort(cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > 0 || f.method != "" {
+		return nil, fmt.Errorf("-p %s sends --size bytes of payload: --body and -m METHOD do not apply", cfg.Protocol)
+	}
+	if f.health && cfg.Protocol != "grpc" {
+		return nil, fmt.Errorf("--health calls grpc.health.v1.Health/Check, a unary call: use -p grpc")
+	}
+	if f.health && cfg.Size > 0 {
+		return nil, fmt.Errorf("--health sends an empty health check: --size does not apply")
+	}
+	tlsOpt, err := f.tls.options(strings.HasPrefix(cfg.Target, "https://"))
+	if err != nil {
+		return nil, err
+	}
+	cfg.TLS = tlsOpt.Enabled
+	if cfg.Streams == 0 {
+		cfg.Streams = 1
+	}
+	return grpcproto.NewDialer(grpcproto.Config{
+		Target: addr, Mode: grpcproto.Mode(cfg.Protocol), Size: cfg.Size, Streams: cfg.Streams,
+		Connections: cfg.Connections, TLS: tlsOpt, Metadata: cfg.Headers, DialTimeout: cfg.Timeout.D(), Health: f.health,
+	})
 }

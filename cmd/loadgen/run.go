@@ -42,6 +42,7 @@ type runFlags struct {
 	newConn     bool
 	cpus        int
 	quiet       bool
+	health      bool
 	tls         tlsFlags
 }
 
@@ -94,6 +95,7 @@ wrk -t 1, and -c 128 -t 128 works on a 2-core machine.`,
 	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file")
 	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol: "+strings.Join(protocolNames(), ", ")+" (default from the URL)")
 	fl.IntVar(&f.size, "size", 0, "payload bytes for grpc and tcp protocols")
+	fl.BoolVar(&f.health, "health", false, "-p grpc: call grpc.health.v1.Health/Check (any gRPC server) instead of loadgen's echo")
 	fl.BoolVar(&f.newConn, "new-conn", false, "open a new connection for every request (TLS handshakes/s)")
 	fl.IntVar(&f.cpus, "cpus", 0, "GOMAXPROCS for the generator (default min(-t, CPUs))")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on a terminal")

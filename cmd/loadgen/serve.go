@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"loadgen/targets/grpcecho"
 	"loadgen/targets/httpbin"
 	"loadgen/targets/tcpecho"
 	"loadgen/targets/tlscert"
@@ -23,7 +24,7 @@ func newServeCmd() *cobra.Command {
 		Long: `Start one of loadgen's target servers in the foreground. It runs until
 Ctrl-C (or --for elapses) and then prints how many requests it served.`,
 	}
-	cmd.AddCommand(newServeHTTPBinCmd(), newServeTCPCmd())
+	cmd.AddCommand(newServeHTTPBinCmd(), newServeGRPCCmd(), newServeTCPCmd())
 	return cmd
 }
 
@@ -184,5 +185,56 @@ tcp-stream sends: then it is a sink that reads and counts.`,
 	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "address to listen on")
 	fl.IntVar(&cfg.MaxConns, "max-conns", 0, "refuse connections beyond this many at once (0: no limit)")
 	fl.DurationVar(&runFor, "for", 0, "stop by itself after this long (default: until Ctrl-C)")
+	return cmd
+}
+
+func newServeGRPCCmd() *cobra.Command {
+	var (
+		cfg    grpcecho.Config
+		st     serverTLS
+		runFor time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "grpc",
+		Short: "gRPC target: Echo (unary and ping-pong stream), grpc.health.v1, reflection",
+		Long: `A gRPC target (grpc-go): loadgen.echo.v1.Echo/Unary echoes each payload,
+Echo/PingPong answers each stream message with one (the ping-pong of the CNI
+studies), grpc.health.v1 reports SERVING, and reflection lets grpcurl, ghz and
+fortio drive it too.`,
+		Example: `  loadgen serve grpc --addr 127.0.0.1:9090
+  loadgen run -p grpc -c 50 -d 10s --size 1024 127.0.0.1:9090
+  loadgen run -p grpc-stream -c 1 -d 30s 127.0.0.1:9090`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tc, err := st.config("h2")
+			if err != nil {
+				return err
+			}
+			cfg.TLS = tc
+			srv, err := grpcecho.New(cfg)
+			if err != nil {
+				return err
+			}
+			if err := srv.Start(); err != nil {
+				return failf("%v", err)
+			}
+			out := cmd.OutOrStdout()
+			mode := "plaintext (h2c)"
+			if tc != nil {
+				mode = "TLS"
+			}
+			fmt.Fprintf(out, "grpc listening on %s, %s; Ctrl-C to stop\n", srv.Addr(), mode)
+			serveUntil(cmd.Context(), runFor)
+			return closeServer(out, srv.Close, func() string {
+				return fmt.Sprintf("%d unary calls, %d ping-pong messages, %d health checks", srv.Calls(), srv.Messages(), srv.HealthChecks())
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:9090", "address to listen on")
+	fl.IntVar(&cfg.MaxMessage, "max-message", grpcecho.DefaultMaxMessage, "largest message, bytes")
+	fl.DurationVar(&cfg.Delay, "delay", 0, "answer every call and message after this long (a slow backend)")
+	fl.DurationVar(&runFor, "for", 0, "stop by itself after this long (default: until Ctrl-C)")
+	st.register(fl)
 	return cmd
 }

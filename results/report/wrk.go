@@ -124,10 +124,19 @@ func extras(p *printer, run *results.Run) {
 		}
 		sort.Ints(codes)
 		parts := make([]string, len(codes))
+		grpc := strings.HasPrefix(run.Config.Protocol, "grpc")
 		for i, code := range codes {
-			parts[i] = fmt.Sprintf("%d: %d", code, s.Status[code])
+			name := fmt.Sprint(code)
+			if grpc && code < len(grpcCodes) {
+				name = grpcCodes[code]
+			}
+			parts[i] = fmt.Sprintf("%s: %d", name, s.Status[code])
 		}
-		p.f("  Status codes: %s\n", strings.Join(parts, ", "))
+		label := "Status codes"
+		if grpc {
+			label = "gRPC status"
+		}
+		p.f("  %s: %s\n", label, strings.Join(parts, ", "))
 	}
 	if s.BytesWritten > 0 && run.Config.Protocol == "tcp-stream" {
 		p.f("  Throughput: %.3f Gbit/s sent\n", s.WritePerSec*8/1e9)
@@ -145,6 +154,11 @@ func extras(p *printer, run *results.Run) {
 		p.f("  WARNING: %s\n", n)
 	}
 }
+
+// grpcCodes are gRPC's status code names, by number.
+var grpcCodes = []string{"OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound",
+	"AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",
+	"Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated"}
 
 type printer struct {
 	w   io.Writer
