@@ -76,6 +76,8 @@ func (c *Config) Validate() error {
 		return errors.New("interval cannot be negative")
 	case c.Streams < 0:
 		return errors.New("streams (-m) cannot be negative")
+	case c.Connections*max(1, c.Streams) > MaxConnections:
+		return fmt.Errorf("connections × streams must be at most %d", MaxConnections)
 	}
 	return nil
 }

@@ -79,7 +79,9 @@ func Run(ctx context.Context, cfg Config, d proto.Dialer) (*results.Run, error) 
 
 	intervals := cfg.HistLog != nil
 	open := e.pacer != nil
-	e.workers = make([]*worker, cfg.Connections)
+	// A worker per stream: -c connections × -m streams (multiplexing
+	// protocols share a connection between m workers' Conns).
+	e.workers = make([]*worker, cfg.Connections*max(1, cfg.Streams))
 	e.threads = make([][]*worker, cfg.Threads)
 	for i := range e.workers {
 		w := &worker{e: e, rec: newRecorder(open, intervals)}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"loadgen/results/store"
+	"loadgen/targets/grpcecho"
+	"loadgen/targets/tcpecho"
+)
+
+// Each protocol, driven by `loadgen run` through the engine, against its
+// in-process target: what the generator counted is what the target served.
+func TestProtocolCountsMatchTargets(t *testing.T) {
+	g, err := grpcecho.New(grpcecho.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	tc, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tc.Close() })
+
+	run := func(t *testing.T, args ...string) (requests, written int64) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "r.json")
+		code, _, stderr := cli(t, append([]string{"run", "-q", "--json", out}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		r, err := store.ReadRun(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Summary.Errors.Total() != 0 {
+			t.Errorf("errors: %+v", r.Summary.Errors)
+		}
+		return r.Summary.Requests, r.Summary.BytesWritten
+	}
+	t.Run("grpc unary", func(t *testing.T) {
+		before := g.Calls()
+		n, _ := run(t, "-p", "grpc", "-c", "4", "-n", "500", "--size", "100", g.Addr())
+		if n != 500 || g.Calls()-before != 500 {
+			t.Errorf("generator %d calls, server %d", n, g.Calls()-before)
+		}
+	})
+	t.Run("grpc ping-pong", func(t *testing.T) {
+		before := g.Messages()
+		n, _ := run(t, "-p", "grpc-stream", "-c", "2", "-n", "400", g.Addr())
+		if n != 400 || g.Messages()-before != 400 {
+			t.Errorf("generator %d messages, server %d", n, g.Messages()-before)
+		}
+	})
+	t.Run("grpc c2 m10 opens 2 connections", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "r.json")
+		if code, _, stderr := cli(t, "run", "-q", "-p", "grpc", "-c", "2", "-m", "10", "-n", "200", "--json", out, g.Addr()); code != 0 {
+			t.Fatal(stderr)
+		}
+		r, _ := store.ReadRun(out)
+		if r.Summary.Connections.Established != 2 {
+			t.Errorf("%d connections established, want 2", r.Summary.Connections.Established)
+		}
+	})
+	t.Run("tcp-rr", func(t *testing.T) {
+		before := tc.Echoed()
+		n, _ := run(t, "-p", "tcp-rr", "-c", "2", "-n", "300", "--size", "512", tc.Addr())
+		if n != 300 || tc.Echoed()-before != 300*512 {
+			t.Errorf("generator %d transactions, server echoed %d bytes (want %d)", n, tc.Echoed()-before, 300*512)
+		}
+	})
+	t.Run("tcp-crr", func(t *testing.T) {
+		before := tc.Accepted()
+		n, _ := run(t, "-p", "tcp-crr", "-c", "2", "-n", "200", tc.Addr())
+		// Each transaction is a connection; the dialer probes the target once.
+		if got := tc.Accepted() - before; n != 200 || got != 201 {
+			t.Errorf("generator %d transactions, server accepted %d connections (want 201)", n, got)
+		}
+	})
+	t.Run("tcp-stream", func(t *testing.T) {
+		before := tc.Sunk()
+		_, written := run(t, "-p", "tcp-stream", "-c", "1", "-n", "1000", "--size", "4096", tc.Addr())
+		deadline := time.Now().Add(5 * time.Second)
+		for tc.Sunk()-before < uint64(written) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := tc.Sunk() - before; written != 1000*4096 || got != uint64(written) {
+			t.Errorf("sent %d bytes, the sink received %d", written, got)
+		}
+	})
+}
