@@ -22,7 +22,7 @@ GEN_CPU=${GEN_CPU:-0}
 TGT_CPU=${TGT_CPU:-1}
 ONLY=${ONLY:-}
 H=127.0.0.1
-P_H1=18180
+P_H1=18180 P_H2C=18182 P_TLS=18443 P_GRPC=18190
 LG=$W/loadgen
 OUT=$W/results-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT" "$W/nginx/logs" "$W/nginx/tmp"
@@ -38,12 +38,20 @@ if [[ -z ${SKIP_INSTALL:-} ]]; then
   [[ -x /usr/bin/time ]] || need+=(time)
   command -v taskset >/dev/null || need+=(util-linux)
   command -v ss >/dev/null || need+=(iproute2)
+  command -v h2load >/dev/null || need+=(nghttp2-client)
+  command -v openssl >/dev/null || need+=(openssl)
+  command -v jq >/dev/null || need+=(jq)
   if ((${#need[@]})); then
     log "apt-get install ${need[*]}"
     apt-get update -q >"$OUT/install.log" 2>&1
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >>"$OUT/install.log" 2>&1 ||
       { log "install failed, see $OUT/install.log"; exit 1; }
   fi
+fi
+mkdir -p "$W/bin"
+if [[ -z ${SKIP_INSTALL:-} && ! -x $W/bin/ghz ]]; then
+  log "go install ghz"
+  GOBIN=$W/bin go install github.com/bojand/ghz/cmd/ghz@latest >>"$OUT/install.log" 2>&1 || log "ghz install failed: gRPC case runs without it"
 fi
 log "building loadgen"
 (cd "$ROOT" && go build -o "$LG" ./cmd/loadgen) || exit 1
@@ -58,6 +66,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 b100=$(printf 'x%.0s' $(seq 99))   # + "\n" = 100 bytes
+# RSA-2048, as NGINX's published "SSL TPS" figures; no session cache or
+# tickets, so every new connection is a full handshake.
+[[ -s $W/nginx/cert.pem ]] || openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/nginx/key.pem" \
+  -out "$W/nginx/cert.pem" -days 30 -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost >/dev/null 2>&1
 cat >"$W/nginx/nginx.conf" <<CONF
 worker_processes 1;
 daemon off;
@@ -74,6 +86,13 @@ http {
   uwsgi_temp_path $W/nginx/tmp; scgi_temp_path $W/nginx/tmp;
   server {
     listen $H:$P_H1 backlog=4096;
+    listen $H:$P_H2C http2 backlog=4096;
+    listen $H:$P_TLS ssl http2 backlog=4096;
+    ssl_certificate $W/nginx/cert.pem;
+    ssl_certificate_key $W/nginx/key.pem;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_session_cache off;
+    ssl_session_tickets off;
     location = /100b { return 200 "$b100\n"; }
   }
 }
@@ -85,17 +104,24 @@ ss -Hltn "( sport = :$P_H1 )" | grep -q . || { log "nginx did not start: $(cat "
 log "nginx $NGINX_PID on CPU $TGT_CPU, generators on CPU $GEN_CPU, ${DUR}s x $REPS"
 
 # ------------------------------------------------------------ runs
-# parse: rps p50_ms p99_ms requests (wrk's layout, which loadgen prints too)
+# parse: rps p50_ms p99_ms requests — wrk's layout (which loadgen prints
+# too), h2load's "finished in" / "requests:" lines, or ghz's JSON.
 parse() {
+  if [[ $1 == *.ghz.* ]]; then
+    jq -r '(.latencyDistribution // []) as $l | "\(.rps|floor) \(($l[]|select(.percentage==50)|.latency/1e6) // 0) \(($l[]|select(.percentage==99)|.latency/1e6) // 0) \(.statusCodeDistribution.OK // 0)"' "${1%.out}.json" 2>/dev/null || echo "0 0 0 0"
+    return
+  fi
   awk 'function ms(v){ if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
     /^ +50%/ {p50=ms($2)} /^ +99%/ {p99=ms($2)} /requests in/ {n=$1} /^Requests\/sec:/ {rps=$2}
+    /^finished in/ {rps=$4} /^requests:/ {n=$8}
     END{printf "%.0f %.3f %.3f %d\n", rps, p50, p99, n}' "$1"
 }
 
 printf '%-14s %-8s %3s %10s %9s %9s %7s %10s\n' case tool rep rps p50_ms p99_ms cpu_s req/cpu_s >"$OUT/table.txt"
-one() { # case tool rep cmd...
+one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
   local c=$1 t=$2 r=$3; shift 3
   local b=$OUT/$c.$t.r$r
+  set -- "${@//@B@/$b}"
   timeout -k 5 -s INT $((DUR + 20)) /usr/bin/time -f '%U %S' -o "$b.time" taskset -c "$GEN_CPU" "$@" >"$b.out" 2>"$b.err"
   read -r rps p50 p99 n < <(parse "$b.out")
   read -r u s < <(tail -1 "$b.time")
@@ -117,6 +143,41 @@ case_h1() { # name conns
 
 case_h1 h1-c50 50
 case_h1 h1-c1 1
+
+# cmp NAME PEER 'peer cmd' 'loadgen cmd': REPS alternating runs of each.
+cmp() {
+  local name=$1 peer=$2 pc=$3 lc=$4
+  [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
+  for ((r = 1; r <= REPS; r++)); do
+    eval "one $name $peer $r $pc"
+    eval "one $name loadgen $r $lc"
+  done
+}
+U=$H:$P_H2C/100b T=$H:$P_TLS/100b
+cmp h2c-c50m10 h2load "h2load -D $DUR -c 50 -m 10 -t 1 http://$U" "$LG run -p h2c -t1 -c50 -m10 -d${DUR}s --latency -q http://$U"
+cmp h2tls-c50m1 h2load "h2load -D $DUR -c 50 -m 1 -t 1 https://$T" "$LG run -p h2 -k -t1 -c50 -d${DUR}s --latency -q https://$T"
+# TLS handshakes/s: a new connection (full RSA-2048 handshake) per request.
+cmp tlshs-c50 wrk "wrk -t1 -c50 -d${DUR}s --latency -H 'Connection: close' https://$T" \
+  "$LG run -k --new-conn -t1 -c50 -d${DUR}s --latency -q https://$T"
+
+# gRPC unary against loadgen's grpc-go target (health check, as ghz and
+# fortio were measured), target on TGT_CPU.
+case_grpc() {
+  local name=grpc-c50
+  [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
+  taskset -c "$TGT_CPU" "$LG" serve grpc --addr "$H:$P_GRPC" --for $((REPS * 2 * (DUR + 5) + 30))s >"$OUT/grpc.out" 2>&1 &
+  local pid=$!
+  for _ in $(seq 100); do ss -Hltn "( sport = :$P_GRPC )" | grep -q . && break; sleep 0.1; done
+  for ((r = 1; r <= REPS; r++)); do
+    if [[ -x $W/bin/ghz ]]; then
+      one "$name" ghz "$r" "$W/bin/ghz" --insecure --call grpc.health.v1.Health/Check -d '{"service":""}' \
+        -z "${DUR}s" -c 50 --connections 50 --format json -o "@B@.json" "$H:$P_GRPC"
+    fi
+    one "$name" loadgen "$r" "$LG" run -p grpc --health -t1 -c50 -d"${DUR}s" --latency -q "$H:$P_GRPC"
+  done
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+}
+case_grpc
 
 # Our own target must not be the bottleneck: loadgen's httpbin on TGT_CPU,
 # loadgen on GEN_CPU; both sides' requests per CPU-second.
@@ -151,8 +212,9 @@ awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$
     printf "%-14s %-8s %10s %9s %9s %10s\n", "case", "tool", "rps", "p50_ms", "p99_ms", "req/cpu_s"
     for (c in cases) for (t in tools) { k=c" "t; if (k in rps) printf "%-14s %-8s %10.0f %9.3f %9.3f %10.0f\n", c, t, med(rps[k]), med(p50[k]), med(p99[k]), med(per[k]) }
     print ""
-    for (c in cases) { a=c" loadgen"; b=c" wrk"; if ((a in per) && (b in per) && med(per[b]) > 0)
-      printf "%-14s loadgen/wrk: req/cpu_s %.2f  rps %.2f  p50 %+.3f ms\n", c, med(per[a])/med(per[b]), med(rps[a])/med(rps[b]), med(p50[a])-med(p50[b]) }
+    for (c in cases) for (t in tools) { if (t == "loadgen" || t == "httpbin") continue
+      a=c" loadgen"; b=c" "t; if ((a in per) && (b in per) && med(per[b]) > 0)
+      printf "%-14s loadgen/%s: req/cpu_s %.2f  rps %.2f  p50 %+.3f ms\n", c, t, med(per[a])/med(per[b]), med(rps[a])/med(rps[b]), med(p50[a])-med(p50[b]) }
     for (c in cases) { a=c" loadgen"; b=c" httpbin"; if ((a in per) && (b in per) && med(per[a]) > 0)
       printf "%-14s httpbin/loadgen: req/cpu_s %.2f (the target must keep up: >= 1)\n", c, med(per[b])/med(per[a]) }
   }' "$OUT/table.txt" | tee "$OUT/summary.txt"
