@@ -45,9 +45,9 @@ type engine struct {
 }
 
 type worker struct {
-	e      *engine
-	rec    *recorder
-	wait   *waiter
+	e       *engine
+	rec     *recorder
+	wait    *waiter
 	mu      sync.Mutex // guards conn against a concurrent abort
 	conn    proto.Conn
 	closed  bool

@@ -243,3 +243,17 @@ type ProcessCost struct {
 	MiBPer1kRPS float64 `json:"mib_per_1k_rps"`
 	Saturated   bool    `json:"saturated,omitempty"` // the processes used ≥ 90% of a core per worker
 }
+
+// Manifest describes a sweep's results directory: its plan and where it
+// ran. It is written before the first step.
+type Manifest struct {
+	Schema   int             `json:"schema"`
+	Tool     string          `json:"tool"` // "loadgen"
+	Kind     string          `json:"kind"` // "sweep"
+	Created  time.Time       `json:"created"`
+	Spec     json.RawMessage `json:"spec"` // the sweep as asked (loadgen/sweep.Spec)
+	Baseline string          `json:"baseline,omitempty"`
+	Paths    []string        `json:"paths"`
+	Steps    []string        `json:"steps"` // step IDs in plan order
+	Env      Env             `json:"environment"`
+}

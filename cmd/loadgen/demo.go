@@ -88,7 +88,7 @@ func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
 	spec := &sweep.Spec{
 		Paths:    []sweep.Path{{Name: "baseline", URL: "http://" + addr, Baseline: true}},
 		Target:   &sweep.Watch{PID: target.Process.Pid},
-		Ladder:   sweep.Ladder{{1, 1}, {4, 4}, {16, 16}, {64, 64}},
+		Ladder:   sweep.Ladder{{Connections: 1, Threads: 1}, {Connections: 4, Threads: 4}, {Connections: 16, Threads: 16}, {Connections: 64, Threads: 64}},
 		Payloads: sweep.Payloads{100, 1024},
 		Protocol: "http1",
 		Endpoint: sweep.DefaultEndpoint,

@@ -169,7 +169,9 @@ func TestInterruptedRunWritesResults(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
 	done := make(chan int)
-	go func() { done <- execute(ctx, []string{"run", "-c", "2", "-d", "60s", "--json", jsonPath, url}, &out, &errb) }()
+	go func() {
+		done <- execute(ctx, []string{"run", "-c", "2", "-d", "60s", "--json", jsonPath, url}, &out, &errb)
+	}()
 	for i := 0; i < 100 && !strings.Contains(out.String(), "connections"); i++ {
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -17,10 +17,10 @@ import (
 type protocol func(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error)
 
 var protocols = map[string]protocol{
-	"http1":      newHTTP1,
-	"tcp-rr":     newTCP,
-	"tcp-crr":    newTCP,
-	"tcp-stream": newTCP,
+	"http1":       newHTTP1,
+	"tcp-rr":      newTCP,
+	"tcp-crr":     newTCP,
+	"tcp-stream":  newTCP,
 	"grpc":        newGRPC,
 	"grpc-stream": newGRPC,
 }

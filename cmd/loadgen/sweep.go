@@ -226,7 +226,9 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	prog := newSweepProgress(stderr, len(plan), f.quiet)
 	r := &sweep.Runner{
 		Spec: spec, Dir: f.out, Resume: f.resume,
-		Build:  func(ctx context.Context, p sweep.Path, st sweep.Step) (loadgen.Config, proto.Dialer, error) { return buildStep(spec, p, st) },
+		Build: func(ctx context.Context, p sweep.Path, st sweep.Step) (loadgen.Config, proto.Dialer, error) {
+			return buildStep(spec, p, st)
+		},
 		Probes: costProbes{},
 		Events: prog.event,
 	}

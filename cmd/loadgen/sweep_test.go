@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"loadgen/loadgen/sweep"
+	"loadgen/results"
 	"loadgen/results/store"
 )
 
@@ -46,7 +47,7 @@ func stepFiles(t *testing.T, dir string) map[string]time.Time {
 
 func planIDs(t *testing.T, dir string) []string {
 	t.Helper()
-	var m sweep.Manifest
+	var m results.Manifest
 	b, err := os.ReadFile(filepath.Join(dir, sweep.ManifestFile))
 	if err != nil {
 		t.Fatal(err)

@@ -58,22 +58,21 @@ type Event struct {
 	Result *results.Step
 }
 
-// Manifest is the sweep's plan and environment, written first.
-type Manifest struct {
-	Schema  int         `json:"schema"`
-	Tool    string      `json:"tool"`
-	Kind    string      `json:"kind"` // "sweep"
-	Created time.Time   `json:"created"`
-	Spec    *Spec       `json:"spec"`
-	Steps   []string    `json:"steps"` // step IDs in plan order
-	Env     results.Env `json:"environment"`
-}
-
 // ManifestFile and StepsDir lay out a results directory.
 const (
-	ManifestFile = "manifest.json"
-	StepsDir     = "steps"
+	ManifestFile = store.ManifestFile
+	StepsDir     = store.StepsDir
 )
+
+// Check reports, before any load, what would stop the sweep: a results
+// directory that already holds a sweep (without Resume), or a process to
+// watch that does not exist.
+func (r *Runner) Check() error {
+	if _, err := os.Stat(filepath.Join(r.Dir, ManifestFile)); err == nil && !r.Resume {
+		return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", r.Dir)
+	}
+	return r.checkWatches()
+}
 
 // Run runs every step not yet complete and returns all the steps of the
 // plan that have a result, in plan order. Ctrl-C (ctx) stops it after the
@@ -138,7 +137,7 @@ func (r *Runner) prepare(plan []Step) error {
 		if !r.Resume {
 			return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", r.Dir)
 		}
-		var m Manifest
+		var m results.Manifest
 		if err := json.Unmarshal(b, &m); err != nil {
 			return fmt.Errorf("%s: %v", mpath, err)
 		}
@@ -155,8 +154,15 @@ func (r *Runner) prepare(plan []Step) error {
 	if err := os.MkdirAll(filepath.Join(r.Dir, StepsDir), 0o755); err != nil {
 		return fmt.Errorf("results directory: %w", err)
 	}
-	m := Manifest{Schema: results.SchemaVersion, Tool: "loadgen", Kind: "sweep", Created: time.Now().UTC(),
-		Spec: r.Spec, Steps: ids, Env: loadgen.Environment()}
+	spec, err := json.Marshal(r.Spec)
+	if err != nil {
+		return err
+	}
+	m := results.Manifest{Schema: results.SchemaVersion, Tool: "loadgen", Kind: "sweep", Created: time.Now().UTC(),
+		Spec: spec, Baseline: r.Spec.BaselineName(), Steps: ids, Env: loadgen.Environment()}
+	for _, p := range r.Spec.Paths {
+		m.Paths = append(m.Paths, p.Name)
+	}
 	return store.WriteJSON(mpath, m)
 }
 

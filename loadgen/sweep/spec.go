@@ -42,7 +42,8 @@ type Path struct {
 }
 
 // Watch names processes whose CPU and memory are recorded: exactly one of
-// a process name, a pid, or a cgroup directory.
+// a process name (every process of that name), a pid (that process and its
+// descendants: an nginx master and its workers), or a cgroup directory.
 type Watch struct {
 	Process string `yaml:"process,omitempty" json:"process,omitempty"`
 	PID     int    `yaml:"pid,omitempty" json:"pid,omitempty"`
@@ -55,7 +56,7 @@ func (w Watch) Selector() string {
 	case w.Process != "":
 		return "name:" + w.Process
 	case w.PID != 0:
-		return "pid:" + strconv.Itoa(w.PID)
+		return "tree:" + strconv.Itoa(w.PID)
 	default:
 		return "cgroup:" + w.Cgroup
 	}
@@ -347,7 +348,9 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-func (d Duration) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(time.Duration(d).String())), nil }
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.Quote(time.Duration(d).String())), nil
+}
 
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	s, err := strconv.Unquote(string(b))

@@ -225,7 +225,7 @@ func fmtTimeUS(n float64) string {
 	return timeUS.format(n, 2)
 }
 
-func fmtTimeS(n float64) string { return timeS.format(n, 0) }
+func fmtTimeS(n float64) string  { return timeS.format(n, 0) }
 func fmtBinary(n float64) string { return binary.format(n, 2) }
 func fmtMetric(n float64) string { return metric.format(n, 2) }
 
