@@ -1,0 +1,691 @@
+package http2
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"loadgen/loadgen/proto"
+)
+
+// recorder is a handler that answers ?status=C with a body of ?n=N bytes
+// (default 200, 100 bytes) and records what it received.
+type recorder struct {
+	requests atomic.Int64
+	mu       sync.Mutex
+	method   string
+	path     string
+	body     int
+	header   http.Header
+	proto    string
+}
+
+func (h *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	h.requests.Add(1)
+	h.mu.Lock()
+	h.method, h.path, h.body, h.header, h.proto = r.Method, r.URL.RequestURI(), len(body), r.Header.Clone(), r.Proto
+	if r.Host != "" {
+		h.header.Set("Host", r.Host)
+	}
+	h.mu.Unlock()
+	code, n := 200, 100
+	if v, err := strconv.Atoi(r.URL.Query().Get("status")); err == nil {
+		code = v
+	}
+	if v, err := strconv.Atoi(r.URL.Query().Get("n")); err == nil {
+		n = v
+	}
+	w.WriteHeader(code)
+	w.Write([]byte(strings.Repeat("x", n)))
+}
+
+func dial(t testing.TB, cfg Config) (*Dialer, proto.Conn) {
+	t.Helper()
+	d, err := NewDialer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return d, c
+}
+
+func soon() time.Time { return time.Now().Add(10 * time.Second) }
+
+func TestRequests(t *testing.T) {
+	h := &recorder{}
+	servers := map[string]func() (*testServer, Config){
+		"h2c": func() (*testServer, Config) {
+			s := h2cServer(t, h, false, true)
+			return s, Config{URL: s.URL, Cleartext: true}
+		},
+		"h2-tls": func() (*testServer, Config) {
+			s := tlsServer(t, h, "h2", "http/1.1")
+			return s, Config{URL: s.URL, TLS: proto.TLS{Insecure: true}}
+		},
+	}
+	for name, start := range servers {
+		t.Run(name, func(t *testing.T) {
+			s, base := start()
+			cases := []struct {
+				name, method, query string
+				body                []byte
+				headers             []string
+				status              int32
+				err                 proto.ErrClass
+				n                   int
+			}{
+				{name: "GET", query: "/a/b?n=100", status: 200, n: 100},
+				{name: "GET big", query: "/?n=200000", status: 200, n: 200000},
+				{name: "POST", method: "POST", query: "/post?n=7", body: []byte(strings.Repeat("b", 1000)), status: 200, n: 7},
+				{name: "POST big", method: "POST", query: "/", body: make([]byte, 300_000), status: 200, n: 100},
+				{name: "404", query: "/?status=404&n=9", status: 404, err: proto.Status, n: 9},
+				{name: "503", query: "/?status=503", status: 503, err: proto.Status, n: 100},
+				{name: "headers", query: "/h", headers: []string{"X-Test: yes", "Host: example.test", "Connection: keep-alive", "User-Agent: ua/1"}, status: 200, n: 100},
+			}
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					cfg := base
+					cfg.URL += tc.query
+					cfg.Method, cfg.Body, cfg.Headers = tc.method, tc.body, tc.headers
+					_, c := dial(t, cfg)
+					for i := 0; i < 3; i++ { // the first request inserts into the HPACK table, later ones refer to it
+						o := c.Do(context.Background(), soon())
+						if o.Status != tc.status || o.Err != tc.err || o.Done {
+							t.Fatalf("request %d: %+v, want status %d err %v", i, o, tc.status, tc.err)
+						}
+						minBytes := int64(tc.n + 2*frameHeaderLen + 1)
+						if o.Bytes < minBytes || o.Bytes > minBytes+int64(tc.n/1000+1)*frameHeaderLen+200 {
+							t.Errorf("request %d: Bytes = %d, want about %d", i, o.Bytes, minBytes)
+						}
+						if o.Written < int64(frameHeaderLen+len(tc.body)) {
+							t.Errorf("request %d: Written = %d, want more than %d", i, o.Written, frameHeaderLen+len(tc.body))
+						}
+						h.mu.Lock()
+						method, path, body, hdr, p := h.method, h.path, h.body, h.header, h.proto
+						h.mu.Unlock()
+						want := tc.method
+						if want == "" {
+							want = "GET"
+						}
+						if method != want || path != tc.query || body != len(tc.body) || p != "HTTP/2.0" {
+							t.Fatalf("server saw %s %s %s with %d body bytes, want %s %s HTTP/2.0 with %d", method, path, p, body, want, tc.query, len(tc.body))
+						}
+						if tc.name == "headers" {
+							if hdr.Get("X-Test") != "yes" || hdr.Get("Host") != "example.test" || hdr.Get("User-Agent") != "ua/1" {
+								t.Fatalf("server saw headers %v", hdr)
+							}
+						} else if ua := hdr.Get("User-Agent"); ua != userAgent {
+							t.Fatalf("user-agent %q", ua)
+						}
+					}
+				})
+			}
+			if n := s.ln.accepted.Load(); n != int64(len(cases)) {
+				t.Errorf("server accepted %d connections, want %d", n, len(cases))
+			}
+		})
+	}
+}
+
+// inFlight is a handler that answers once `want` requests are in flight at
+// once on the same connection (or after a timeout, with 503).
+type inFlight struct {
+	want int
+	mu   sync.Mutex
+	cond *sync.Cond
+	n    map[string]int // by connection (remote address)
+	max  map[string]int
+}
+
+func (h *inFlight) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	h.n[r.RemoteAddr]++
+	h.max[r.RemoteAddr] = max(h.max[r.RemoteAddr], h.n[r.RemoteAddr])
+	h.cond.Broadcast()
+	deadline := time.Now().Add(10 * time.Second)
+	t := time.AfterFunc(10*time.Second, func() { h.mu.Lock(); h.cond.Broadcast(); h.mu.Unlock() })
+	for h.max[r.RemoteAddr] < h.want && time.Now().Before(deadline) {
+		h.cond.Wait()
+	}
+	t.Stop()
+	ok := h.max[r.RemoteAddr] >= h.want
+	h.n[r.RemoteAddr]--
+	h.mu.Unlock()
+	if !ok {
+		w.WriteHeader(503)
+	}
+}
+
+func TestStreamsShareConnections(t *testing.T) {
+	const conns, streams = 2, 10
+	h := &inFlight{want: streams, n: map[string]int{}, max: map[string]int{}}
+	h.cond = sync.NewCond(&h.mu)
+	s := h2cServer(t, h, false, true)
+	d, err := NewDialer(Config{URL: s.URL, Cleartext: true, Streams: streams})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []proto.Conn
+	for i := 0; i < conns*streams; i++ {
+		c, err := d.Dial(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		cs = append(cs, c)
+	}
+	if got := d.Opened(); got != conns {
+		t.Errorf("Opened() = %d, want %d", got, conns)
+	}
+	if got := s.ln.accepted.Load(); got != conns {
+		t.Errorf("server accepted %d connections, want %d", got, conns)
+	}
+	for round := 0; round < 3; round++ {
+		var wg sync.WaitGroup
+		outcomes := make([]proto.Outcome, len(cs))
+		for i, c := range cs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				outcomes[i] = c.Do(context.Background(), time.Now().Add(20*time.Second))
+			}()
+		}
+		wg.Wait()
+		for i, o := range outcomes {
+			if o.Err != proto.None || o.Status != 200 || o.Done {
+				t.Fatalf("round %d, stream %d: %+v (503: the streams of a connection did not run concurrently)", round, i, o)
+			}
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.max) != conns {
+		t.Errorf("requests came over %d connections, want %d", len(h.max), conns)
+	}
+	for addr, m := range h.max {
+		if m != streams {
+			t.Errorf("%s: at most %d requests in flight, want %d", addr, m, streams)
+		}
+	}
+	if got := s.ln.accepted.Load(); got != conns {
+		t.Errorf("server accepted %d connections, want %d", got, conns)
+	}
+}
+
+func TestConcurrentDials(t *testing.T) {
+	s := h2cServer(t, &recorder{}, false, true)
+	d, err := NewDialer(Config{URL: s.URL, Cleartext: true, Streams: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := d.Dial(context.Background())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer c.Close()
+			for j := 0; j < 20; j++ {
+				if o := c.Do(context.Background(), soon()); o.Err != proto.None {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		t.Errorf("%d requests failed", failed.Load())
+	}
+	if d.Opened() != 10 || s.ln.accepted.Load() != 10 {
+		t.Errorf("Opened() = %d, server accepted %d: want 10 each", d.Opened(), s.ln.accepted.Load())
+	}
+}
+
+func TestCloseKeepsSharedConnection(t *testing.T) {
+	s := h2cServer(t, &recorder{}, false, true)
+	d, err := NewDialer(Config{URL: s.URL, Cleartext: true, Streams: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []proto.Conn
+	for i := 0; i < 3; i++ {
+		c, err := d.Dial(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	for _, c := range cs {
+		if o := c.Do(context.Background(), soon()); o.Err != proto.None {
+			t.Fatal(o)
+		}
+	}
+	cs[0].Close()
+	cs[0].Close() // idempotent
+	cs[1].Close()
+	if o := cs[0].Do(context.Background(), soon()); !o.Done || o.Err == proto.None {
+		t.Errorf("Do after Close: %+v, want an error and Done", o)
+	}
+	for i := 0; i < 3; i++ {
+		if o := cs[2].Do(context.Background(), soon()); o.Err != proto.None || o.Done {
+			t.Fatalf("the remaining stream: %+v", o)
+		}
+	}
+	if s.ln.open.Load() != 1 {
+		t.Fatalf("%d connections open, want 1", s.ln.open.Load())
+	}
+	cs[2].Close()
+	eventually(t, "the server to see the connection closed", func() bool { return s.ln.open.Load() == 0 })
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func TestHTTP1OnlyServer(t *testing.T) {
+	h := &recorder{}
+	t.Run("h2c", func(t *testing.T) {
+		s := h2cServer(t, h, true, false)
+		d, err := NewDialer(Config{URL: s.URL, Cleartext: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = d.Dial(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "HTTP/1") || !strings.Contains(err.Error(), "-p http1") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("Dial: %v, want a one-line error about HTTP/1 and -p http1", err)
+		}
+	})
+	t.Run("tls", func(t *testing.T) {
+		s := tlsServer(t, h, "http/1.1")
+		d, err := NewDialer(Config{URL: s.URL, TLS: proto.TLS{Insecure: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = d.Dial(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "did not negotiate HTTP/2") || !strings.Contains(err.Error(), "-p http1") {
+			t.Fatalf("Dial: %v, want an ALPN error", err)
+		}
+	})
+	t.Run("tls without ALPN", func(t *testing.T) {
+		s := tlsServer(t, h)
+		d, err := NewDialer(Config{URL: s.URL, TLS: proto.TLS{Insecure: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err = d.Dial(context.Background()); err == nil || !strings.Contains(err.Error(), "did not negotiate HTTP/2") {
+			t.Fatalf("Dial: %v, want an ALPN error", err)
+		}
+	})
+}
+
+func TestTLSVerification(t *testing.T) {
+	s := tlsServer(t, &recorder{}, "h2")
+	for _, tc := range []struct {
+		name string
+		tls  proto.TLS
+		want string // error text, "" for success
+	}{
+		{"default", proto.TLS{}, "--insecure"},
+		{"insecure", proto.TLS{Insecure: true}, ""},
+		{"cacert", proto.TLS{CAFile: caFile(t)}, ""},
+		{"wrong name", proto.TLS{CAFile: caFile(t), ServerName: "other.test"}, "--sni"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := NewDialer(Config{URL: s.URL, TLS: tc.tls})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := d.Dial(context.Background())
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("Dial: %v, want an error mentioning %s", err, tc.want)
+				}
+				if tc.want == "--insecure" && !strings.Contains(err.Error(), "--cacert") {
+					t.Fatalf("Dial: %v, want --cacert mentioned", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if o := c.Do(context.Background(), soon()); o.Err != proto.None || o.Status != 200 {
+				t.Fatalf("%+v", o)
+			}
+		})
+	}
+}
+
+// slow is a handler that waits for its request's cancellation or for release.
+type slow struct {
+	release chan struct{}
+	once    sync.Once
+	started chan struct{}
+	reset   atomic.Int64 // requests whose context ended before release
+}
+
+func newSlow() *slow { return &slow{release: make(chan struct{}), started: make(chan struct{}, 100)} }
+
+// free makes every request, waiting or future, answer at once.
+func (h *slow) free() { h.once.Do(func() { close(h.release) }) }
+
+func (h *slow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/slow" {
+		return
+	}
+	select {
+	case h.started <- struct{}{}:
+	default:
+	}
+	select {
+	case <-h.release:
+	case <-r.Context().Done():
+		h.reset.Add(1)
+	}
+}
+
+func TestDeadline(t *testing.T) {
+	for _, streams := range []int{1, 3} {
+		t.Run(fmt.Sprint("streams=", streams), func(t *testing.T) {
+			h := newSlow()
+			defer h.free()
+			s := h2cServer(t, h, false, true)
+			slowCfg := Config{URL: s.URL + "/slow", Cleartext: true, Streams: streams}
+			_, c := dial(t, slowCfg)
+			for i := 0; i < 2; i++ {
+				o := c.Do(context.Background(), time.Now().Add(50*time.Millisecond))
+				if o.Err != proto.Timeout || o.Done {
+					t.Fatalf("%+v, want Timeout and not Done", o)
+				}
+			}
+			// A deadline already past.
+			if o := c.Do(context.Background(), time.Now().Add(-time.Second)); o.Err != proto.Timeout || o.Done {
+				t.Fatalf("%+v, want Timeout and not Done", o)
+			}
+			// The server saw the streams reset, and the connection still works.
+			eventually(t, "the server to see the resets", func() bool { return h.reset.Load() >= 2 })
+			h.free()
+			if o := c.Do(context.Background(), soon()); o.Err != proto.None || o.Status != 200 || o.Done {
+				t.Fatalf("after timeouts: %+v", o)
+			}
+			if got := s.ln.accepted.Load(); got != 1 {
+				t.Errorf("%d connections, want 1", got)
+			}
+		})
+	}
+}
+
+func TestDeadlineKeepsConnection(t *testing.T) {
+	h := newSlow()
+	defer h.free()
+	mux := http.NewServeMux()
+	mux.Handle("/slow", h)
+	mux.Handle("/", &recorder{})
+	s := h2cServer(t, mux, false, true)
+	d, err := NewDialer(Config{URL: s.URL + "/slow", Cleartext: true, Streams: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowConn, err := d.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slowConn.Close()
+	if o := slowConn.Do(context.Background(), time.Now().Add(30*time.Millisecond)); o.Err != proto.Timeout || o.Done {
+		t.Fatalf("%+v", o)
+	}
+	// The same connection carries another stream after the timeout.
+	other, err := d.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	o := other.Do(context.Background(), time.Now().Add(30*time.Millisecond))
+	if o.Err != proto.Timeout || o.Done {
+		t.Fatalf("%+v", o)
+	}
+	if s.ln.accepted.Load() != 1 {
+		t.Fatalf("%d connections", s.ln.accepted.Load())
+	}
+}
+
+func TestCloseUnblocksDo(t *testing.T) {
+	for _, streams := range []int{1, 2} {
+		t.Run(fmt.Sprint("streams=", streams), func(t *testing.T) {
+			h := newSlow()
+			defer h.free()
+			s := h2cServer(t, h, false, true)
+			d, err := NewDialer(Config{URL: s.URL + "/slow", Cleartext: true, Streams: streams})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cs []proto.Conn
+			for i := 0; i < streams; i++ {
+				c, err := d.Dial(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				cs = append(cs, c)
+			}
+			// Every stream waits with no deadline; close them one by one:
+			// the reader first, then a parked one.
+			done := make(chan proto.Outcome, streams)
+			for _, c := range cs {
+				go func() { done <- c.Do(context.Background(), time.Time{}) }()
+			}
+			for range cs {
+				<-h.started
+			}
+			for i, c := range cs {
+				c.Close()
+				select {
+				case o := <-done:
+					if o.Err == proto.None || !o.Done {
+						t.Errorf("Do aborted by Close: %+v, want an error and Done", o)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("Close %d did not unblock Do", i)
+				}
+			}
+		})
+	}
+}
+
+func TestContextEndUnblocksDo(t *testing.T) {
+	h := newSlow()
+	defer h.free()
+	s := h2cServer(t, h, false, true)
+	_, c := dial(t, Config{URL: s.URL + "/slow", Cleartext: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan proto.Outcome, 1)
+	go func() { done <- c.Do(ctx, time.Time{}) }()
+	<-h.started
+	cancel()
+	select {
+	case o := <-done:
+		if o.Err == proto.None {
+			t.Errorf("%+v, want an error", o)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancelling the context did not unblock Do")
+	}
+}
+
+func TestServerGone(t *testing.T) {
+	s := h2cServer(t, &recorder{}, false, true)
+	_, c := dial(t, Config{URL: s.URL, Cleartext: true})
+	if o := c.Do(context.Background(), soon()); o.Err != proto.None {
+		t.Fatal(o)
+	}
+	s.srv.Close()
+	o := c.Do(context.Background(), soon())
+	for i := 0; i < 3 && !o.Done; i++ { // a GOAWAY may have ended the last request cleanly
+		o = c.Do(context.Background(), soon())
+	}
+	if !o.Done {
+		t.Fatalf("%+v, want Done", o)
+	}
+	if o := c.Do(context.Background(), soon()); !o.Done || o.Err == proto.None {
+		t.Fatalf("%+v, want an error and Done", o)
+	}
+}
+
+func TestDialErrors(t *testing.T) {
+	ln := listen(t)
+	addr := ln.Addr().String()
+	ln.Close()
+	d, err := NewDialer(Config{URL: "http://" + addr, Cleartext: true, DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Dial(context.Background()); err == nil {
+		t.Fatal("Dial to a closed port succeeded")
+	}
+	if d.Opened() != 0 {
+		t.Errorf("Opened() = %d", d.Opened())
+	}
+	// A server that accepts and says nothing: the dial timeout ends the wait.
+	silent := serveRaw(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	d, err = NewDialer(Config{URL: "http://" + silent, Cleartext: true, DialTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Dial(context.Background()); err == nil || !strings.Contains(err.Error(), "h2c") {
+		t.Fatalf("Dial: %v, want a SETTINGS timeout mentioning h2c", err)
+	}
+	if d.Opened() != 1 {
+		t.Errorf("Opened() = %d, want 1", d.Opened())
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string // "" for valid
+	}{
+		{Config{URL: "https://example.test/x"}, ""},
+		{Config{URL: "http://127.0.0.1:8080/", Cleartext: true, Streams: 10, Method: "POST", Body: []byte("x")}, ""},
+		{Config{URL: "http://[::1]:8080/", Cleartext: true}, ""},
+		{Config{}, "no URL"},
+		{Config{URL: "http://127.0.0.1/"}, "h2c"},
+		{Config{URL: "https://127.0.0.1/", Cleartext: true}, "http://"},
+		{Config{URL: "http://127.0.0.1/", Cleartext: true, TLS: proto.TLS{Enabled: true}}, "https://"},
+		{Config{URL: "ftp://127.0.0.1/"}, "scheme"},
+		{Config{URL: "https:///path"}, "no host"},
+		{Config{URL: "https://a b/"}, "bad URL"},
+		{Config{URL: "https://x/", Streams: -1}, "-m"},
+		{Config{URL: "https://x/", Streams: 1 << 20}, "-m"},
+		{Config{URL: "https://x/", DialTimeout: -time.Second}, "negative"},
+		{Config{URL: "https://x/", Method: "GE T"}, "method"},
+		{Config{URL: "https://x/", Method: "CONNECT"}, "CONNECT"},
+		{Config{URL: "https://x/", Headers: []string{"NoColon"}}, "Name: value"},
+		{Config{URL: "https://x/", Headers: []string{"Bad Name: v"}}, "bad name"},
+		{Config{URL: "https://x/", Headers: []string{"X: a\nb"}}, "CR, LF"},
+	} {
+		err := tc.cfg.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: %v", tc.cfg, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v: %v, want an error mentioning %q", tc.cfg, err, tc.want)
+		case err != nil && strings.Contains(err.Error(), "\n"):
+			t.Errorf("%+v: error on several lines: %q", tc.cfg, err)
+		}
+	}
+	if _, err := NewDialer(Config{URL: "https://x/", TLS: proto.TLS{CAFile: "/nonexistent"}}); err == nil || !strings.Contains(err.Error(), "--cacert") {
+		t.Errorf("NewDialer with a missing CA file: %v", err)
+	}
+}
+
+// TestChurn mixes what the engine does on a busy run: short deadlines,
+// slow responses, Closes while requests are in flight, and redials after
+// Done, on shared connections. It checks that every Do returns and that
+// nothing is left open.
+func TestChurn(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d, _ := strconv.Atoi(r.URL.Query().Get("us")); d > 0 {
+			select {
+			case <-time.After(time.Duration(rand.IntN(d)) * time.Microsecond):
+			case <-r.Context().Done():
+			}
+		}
+		w.Write([]byte("ok"))
+	})
+	s := h2cServer(t, h, false, true)
+	d, err := NewDialer(Config{URL: s.URL + "/?us=3000", Cleartext: true, Streams: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	end := time.Now().Add(time.Second)
+	var wg sync.WaitGroup
+	var counts [proto.NumErrClasses]atomic.Int64
+	for i := 0; i < 15; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var c proto.Conn
+			for time.Now().Before(end) {
+				if c == nil {
+					var err error
+					if c, err = d.Dial(ctx); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				if rand.IntN(50) == 0 { // abort a request from another goroutine
+					go func(c proto.Conn) {
+						time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
+						c.Close()
+					}(c)
+				}
+				o := c.Do(ctx, time.Now().Add(time.Duration(500+rand.IntN(3000))*time.Microsecond))
+				counts[o.Err].Add(1)
+				if o.Done {
+					c.Close()
+					c = nil
+				}
+			}
+			if c != nil {
+				c.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	t.Logf("outcomes: none %d, timeout %d, read %d, write %d, protocol %d; %d connections",
+		counts[proto.None].Load(), counts[proto.Timeout].Load(), counts[proto.Read].Load(),
+		counts[proto.Write].Load(), counts[proto.Protocol].Load(), d.Opened())
+	if counts[proto.None].Load() == 0 || counts[proto.Timeout].Load() == 0 {
+		t.Error("want both successes and timeouts")
+	}
+	if n := counts[proto.Protocol].Load() + counts[proto.Status].Load() + counts[proto.Connect].Load(); n > 0 {
+		t.Errorf("%d unexpected errors", n)
+	}
+	eventually(t, "every connection to close", func() bool { return s.ln.open.Load() == 0 })
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package http2
+
+const raceEnabled = false
