@@ -10,6 +10,7 @@ import (
 	"loadgen/loadgen/proto"
 	grpcproto "loadgen/loadgen/proto/grpc"
 	"loadgen/loadgen/proto/http1"
+	"loadgen/loadgen/proto/http2"
 	"loadgen/loadgen/proto/tcp"
 )
 
@@ -18,6 +19,8 @@ type protocol func(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer,
 
 var protocols = map[string]protocol{
 	"http1":       newHTTP1,
+	"h2":          newHTTP2,
+	"h2c":         newHTTP2,
 	"tcp-rr":      newTCP,
 	"tcp-crr":     newTCP,
 	"tcp-stream":  newTCP,
@@ -48,20 +51,18 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, err
 	return p(f, cfg, body)
 }
 
-func newHTTP1(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error) {
+// httpTarget checks an http(s) URL and fills the config's method and TLS.
+func httpTarget(f *runFlags, cfg *loadgen.Config, body []byte) (proto.TLS, error) {
 	u, err := targetURL(cfg.Target)
 	if err != nil {
-		return nil, err
+		return proto.TLS{}, err
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("unsupported scheme %q in %s: -p http1 takes http:// or https:// URLs", u.Scheme, cfg.Target)
-	}
-	if cfg.Streams > 1 {
-		return nil, fmt.Errorf("HTTP/1.1 has one request in flight per connection: --streams needs -p h2 or h2c")
+		return proto.TLS{}, fmt.Errorf("unsupported scheme %q in %s: -p %s takes http:// or https:// URLs", u.Scheme, cfg.Target, cfg.Protocol)
 	}
 	tlsOpt, err := f.tls.options(u.Scheme == "https")
 	if err != nil {
-		return nil, err
+		return tlsOpt, err
 	}
 	cfg.TLS = tlsOpt.Enabled
 	method := f.method
@@ -72,6 +73,37 @@ func newHTTP1(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, erro
 		}
 	}
 	cfg.Method = strings.ToUpper(method)
+	return tlsOpt, nil
+}
+
+func newHTTP2(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error) {
+	tlsOpt, err := httpTarget(f, cfg, body)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.Protocol == "h2" && !tlsOpt.Enabled:
+		return nil, fmt.Errorf("-p h2 is HTTP/2 over TLS: use an https:// URL, or -p h2c for cleartext")
+	case cfg.Protocol == "h2c" && tlsOpt.Enabled:
+		return nil, fmt.Errorf("-p h2c is cleartext HTTP/2: use an http:// URL, or -p h2 for TLS")
+	}
+	if cfg.Streams == 0 {
+		cfg.Streams = 1
+	}
+	return http2.NewDialer(http2.Config{
+		URL: cfg.Target, Method: cfg.Method, Headers: cfg.Headers, Body: body, TLS: tlsOpt,
+		Cleartext: cfg.Protocol == "h2c", Streams: cfg.Streams, DialTimeout: cfg.Timeout.D(),
+	})
+}
+
+func newHTTP1(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error) {
+	if cfg.Streams > 1 {
+		return nil, fmt.Errorf("HTTP/1.1 has one request in flight per connection: --streams needs -p h2 or h2c")
+	}
+	tlsOpt, err := httpTarget(f, cfg, body)
+	if err != nil {
+		return nil, err
+	}
 	return http1.NewDialer(http1.Config{
 		URL:         cfg.Target,
 		Method:      cfg.Method,

@@ -70,6 +70,21 @@ func TestProtocolCountsMatchTargets(t *testing.T) {
 			t.Errorf("%d connections established, want 2", r.Summary.Connections.Established)
 		}
 	})
+	hb := startHTTPBinServer(t)
+	t.Run("h2c c2 m10", func(t *testing.T) {
+		before := hb.Served()
+		out := filepath.Join(t.TempDir(), "r.json")
+		if code, _, stderr := cli(t, "run", "-q", "-p", "h2c", "-c", "2", "-m", "10", "-n", "500", "--json", out, "http://"+hb.Addr()+"/bytes/100"); code != 0 {
+			t.Fatal(stderr)
+		}
+		r, _ := store.ReadRun(out)
+		if r.Summary.Requests != 500 || hb.Served()-before != 500 {
+			t.Errorf("generator %d requests, httpbin served %d", r.Summary.Requests, hb.Served()-before)
+		}
+		if r.Summary.Connections.Established != 2 {
+			t.Errorf("%d connections established, want 2 (2 × 10 streams)", r.Summary.Connections.Established)
+		}
+	})
 	t.Run("tcp-rr", func(t *testing.T) {
 		before := tc.Echoed()
 		n, _ := run(t, "-p", "tcp-rr", "-c", "2", "-n", "300", "--size", "512", tc.Addr())
