@@ -92,6 +92,19 @@ func TestProtocolCountsMatchTargets(t *testing.T) {
 			t.Errorf("generator %d transactions, server echoed %d bytes (want %d)", n, tc.Echoed()-before, 300*512)
 		}
 	})
+	// Open loop works for every protocol: what was sent was served.
+	t.Run("open loop grpc and tcp-rr", func(t *testing.T) {
+		before := g.Calls()
+		n, _ := run(t, "-p", "grpc", "-c", "4", "-R", "400", "-d", "1s", g.Addr())
+		if n < 390 || n > 401 || g.Calls()-before != uint64(n) {
+			t.Errorf("grpc at 400/s for 1s: generator %d, server %d", n, g.Calls()-before)
+		}
+		echoed := tc.Echoed()
+		n, _ = run(t, "-p", "tcp-rr", "-c", "4", "-R", "400", "-d", "1s", "--size", "64", tc.Addr())
+		if n < 390 || n > 401 || tc.Echoed()-echoed != uint64(n)*64 {
+			t.Errorf("tcp-rr at 400/s for 1s: generator %d, server echoed %d bytes", n, tc.Echoed()-echoed)
+		}
+	})
 	t.Run("tcp-crr", func(t *testing.T) {
 		before := tc.Accepted()
 		n, _ := run(t, "-p", "tcp-crr", "-c", "2", "-n", "200", tc.Addr())
