@@ -126,7 +126,8 @@ func (r *Runner) stepFile(st Step) string {
 }
 
 // prepare creates the results directory and its manifest, or, resuming,
-// checks that the directory holds the same sweep.
+// checks that the directory holds the same sweep. A nil plan (find-max)
+// has no fixed steps.
 func (r *Runner) prepare(plan []Step) error {
 	ids := make([]string, len(plan))
 	for i, st := range plan {
@@ -144,7 +145,7 @@ func (r *Runner) prepare(plan []Step) error {
 		if m.Schema > results.SchemaVersion {
 			return fmt.Errorf("%s: schema %d is newer than this loadgen understands: upgrade loadgen", mpath, m.Schema)
 		}
-		if !reflect.DeepEqual(m.Steps, ids) {
+		if plan != nil && !reflect.DeepEqual(m.Steps, ids) {
 			return fmt.Errorf("%s: the sweep there has another plan than this one: resume it with the same file and flags, or choose another -o", r.Dir)
 		}
 		return nil
@@ -154,6 +155,11 @@ func (r *Runner) prepare(plan []Step) error {
 	if err := os.MkdirAll(filepath.Join(r.Dir, StepsDir), 0o755); err != nil {
 		return fmt.Errorf("results directory: %w", err)
 	}
+	return r.writeManifest(ids)
+}
+
+// writeManifest writes the manifest with these step IDs.
+func (r *Runner) writeManifest(ids []string) error {
 	spec, err := json.Marshal(r.Spec)
 	if err != nil {
 		return err
@@ -163,7 +169,7 @@ func (r *Runner) prepare(plan []Step) error {
 	for _, p := range r.Spec.Paths {
 		m.Paths = append(m.Paths, p.Name)
 	}
-	return store.WriteJSON(mpath, m)
+	return store.WriteJSON(filepath.Join(r.Dir, ManifestFile), m)
 }
 
 // checkWatches makes sure every process to watch exists before any load.
