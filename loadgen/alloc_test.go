@@ -70,3 +70,31 @@ func TestStepAllocatesNothing(t *testing.T) {
 		})
 	}
 }
+
+// The Req/Sec statistics keep fixed memory and agree with a direct
+// computation.
+func TestSpreadAcc(t *testing.T) {
+	var a spreadAcc
+	xs := []float64{10, 12, 9, 11, 30, 10, 8, 12}
+	for _, x := range xs {
+		a.add(x)
+	}
+	s := a.spread()
+	var mean float64
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if d := s.Mean - mean; d > 1e-9 || d < -1e-9 || s.Max != 30 || s.Samples != 8 {
+		t.Errorf("spread %+v, mean want %v", s, mean)
+	}
+	if s.WithinStdDev != 87.5 { // all but 30 lie within 12.75 ± 6.9
+		t.Errorf("within stdev %v%%, want 87.5%%", s.WithinStdDev)
+	}
+	for i := 0; i < 3*reservoirSize; i++ {
+		a.add(float64(i % 100))
+	}
+	if len(a.res) != reservoirSize {
+		t.Errorf("reservoir grew to %d", len(a.res))
+	}
+}

@@ -19,9 +19,9 @@ type reporter struct {
 	usageFrom usage
 	measuring bool
 
-	prev      []int64   // per thread: requests at the last sample
-	prevAt    time.Time // time of the last sample
-	rpsSample []float64 // every thread's every sample
+	prev   []int64   // per thread: requests at the last sample
+	prevAt time.Time // time of the last sample
+	rps    spreadAcc // every thread's every sample
 
 	log       *hist.LogWriter
 	logErr    error
@@ -90,7 +90,7 @@ func (r *reporter) sample(now time.Time) {
 			for _, w := range ws {
 				n += w.rec.requests.Load()
 			}
-			r.rpsSample = append(r.rpsSample, float64(n-r.prev[t])/dt.Seconds())
+			r.rps.add(float64(n-r.prev[t]) / dt.Seconds())
 			r.prev[t] = n
 		}
 		r.prevAt = now
@@ -236,7 +236,7 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		c := reduce(conn)
 		s.Connect = &c
 	}
-	s.ThreadRPS = spread(r.rpsSample)
+	s.ThreadRPS = r.rps.spread()
 
 	if e.pacer != nil {
 		p := &results.Pacing{Asked: e.pacer.Rate(0), Sent: sent, Late: late, MaxLag: results.Duration(maxLag)}
@@ -301,28 +301,48 @@ func reduce(h *hist.Histogram) results.Latency {
 	}
 }
 
-func spread(xs []float64) results.Spread {
-	s := results.Spread{Samples: len(xs)}
-	if len(xs) == 0 {
-		return s
+// spreadAcc accumulates samples in fixed memory: mean, standard deviation
+// and max exactly (Welford), the share within one standard deviation from a
+// uniform reservoir of at most reservoirSize samples.
+type spreadAcc struct {
+	n        int
+	mean, m2 float64
+	max      float64
+	res      []float64
+	rng      uint64
+}
+
+const reservoirSize = 1 << 15
+
+func (a *spreadAcc) add(x float64) {
+	a.n++
+	d := x - a.mean
+	a.mean += d / float64(a.n)
+	a.m2 += d * (x - a.mean)
+	a.max = math.Max(a.max, x)
+	if len(a.res) < reservoirSize {
+		a.res = append(a.res, x)
+		return
 	}
-	for _, x := range xs {
-		s.Mean += x
-		s.Max = math.Max(s.Max, x)
+	a.rng = a.rng*6364136223846793005 + 1442695040888963407 // LCG: deterministic, no global state
+	if j := int((a.rng >> 33) % uint64(a.n)); j < reservoirSize {
+		a.res[j] = x
 	}
-	s.Mean /= float64(len(xs))
-	for _, x := range xs {
-		s.StdDev += (x - s.Mean) * (x - s.Mean)
+}
+
+func (a *spreadAcc) spread() results.Spread {
+	s := results.Spread{Samples: a.n, Mean: a.mean, Max: a.max}
+	if a.n > 1 {
+		s.StdDev = math.Sqrt(a.m2 / float64(a.n-1))
 	}
-	if len(xs) > 1 {
-		s.StdDev = math.Sqrt(s.StdDev / float64(len(xs)-1))
-	}
-	in := 0
-	for _, x := range xs {
-		if math.Abs(x-s.Mean) <= s.StdDev {
-			in++
+	if len(a.res) > 0 {
+		in := 0
+		for _, x := range a.res {
+			if math.Abs(x-s.Mean) <= s.StdDev {
+				in++
+			}
 		}
+		s.WithinStdDev = 100 * float64(in) / float64(len(a.res))
 	}
-	s.WithinStdDev = 100 * float64(in) / float64(len(xs))
 	return s
 }
