@@ -162,7 +162,7 @@ func SweepTable(w io.Writer, baseline string, steps []*results.Step) error {
 				title += fmt.Sprintf(", open loop %.0f req/s", c.Rate)
 			}
 			fmt.Fprintf(tw, "%s\t\n", title)
-			fmt.Fprintf(tw, "step\tpath\treq/s\tp50\tp90\tp99\tp99.9\terrors\ttimeouts\t+p50\t+p99\t+p99.9\tproxy cpu\tcpu/1k rps\tproxy MiB\ttarget cpu\tgen cpu\tflags\t\n")
+			fmt.Fprintf(tw, "step\tpath\treq/s\tp50\tp90\tp99\tp99.9\terrors\ttimeouts\t+p50\t+p90\t+p99\t+p99.9\t+cpu\tproxy cpu\tcpu/1k rps\tproxy MiB\ttarget cpu\tgen cpu\tflags\t\n")
 		}
 		row := []string{c.Rung, c.Path}
 		if rps, ok := c.Median(func(st *results.Step) float64 { return st.Run.Summary.RPS }); ok {
@@ -173,15 +173,19 @@ func SweepTable(w io.Writer, baseline string, steps []*results.Step) error {
 			errs, _ := c.Median(func(st *results.Step) float64 { return float64(st.Run.Summary.Errors.Total()) })
 			tos, _ := c.Median(func(st *results.Step) float64 { return float64(st.Run.Summary.Errors.Timeout) })
 			row = append(row, fmt.Sprintf("%.0f", rps), ms(v50), ms(p90), ms(v99), ms(v999), fmt.Sprintf("%.0f", errs), fmt.Sprintf("%.0f", tos))
-			add50, add99, add999 := "", "", ""
+			add50, add90, add99, add999, addCPU := "", "", "", "", ""
 			if b := base[fmt.Sprintf("%d|%g|%s", c.Payload, c.Rate, c.Rung)]; b != nil && c.Path != baseline {
 				if b50, ok := b.Median(p50); ok {
+					b90, _ := b.Median(lat(func(l results.Latency) results.Duration { return l.P90 }))
 					b99, _ := b.Median(p99)
 					b999, _ := b.Median(p999)
-					add50, add99, add999 = delta(v50-b50), delta(v99-b99), delta(v999-b999)
+					add50, add90, add99, add999 = delta(v50-b50), delta(p90-b90), delta(v99-b99), delta(v999-b999)
+					mine, _ := c.Median(watchedCPU)
+					theirs, _ := b.Median(watchedCPU)
+					addCPU = fmt.Sprintf("%+.2f", mine-theirs)
 				}
 			}
-			row = append(row, add50, add99, add999)
+			row = append(row, add50, add90, add99, add999, addCPU)
 			cpu, mem, per, tcpu := "", "", "", ""
 			if v, ok := c.Watched("proxy", func(p results.ProcessCost) float64 { return p.CPUMean }); ok {
 				cpu = fmt.Sprintf("%.2f", v)
@@ -203,7 +207,7 @@ func SweepTable(w io.Writer, baseline string, steps []*results.Step) error {
 				}
 			}
 			row = append(row, "failed: "+oneLine(reason, 60))
-			for len(row) < 17 {
+			for len(row) < 19 {
 				row = append(row, "")
 			}
 		}
@@ -214,9 +218,19 @@ func SweepTable(w io.Writer, baseline string, steps []*results.Step) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "medians over repeats; +pNN: latency added over %s; cpu in cores; "+
+	_, err := fmt.Fprintf(w, "medians over repeats; +pNN: latency added over %s; +cpu: watched CPU cores added over it; cpu in cores; "+
 		"flags: F failed, I interrupted, G generator saturated, M machine CPU saturated (figures measure contention)\n", orNone(baseline))
 	return err
+}
+
+// watchedCPU is the CPU cores of every watched process of a step together:
+// on a proxy path minus on the baseline, the CPU the path added.
+func watchedCPU(st *results.Step) float64 {
+	var c float64
+	for _, w := range st.Watched {
+		c += w.CPUMean
+	}
+	return c
 }
 
 func delta(d float64) string {
