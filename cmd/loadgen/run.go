@@ -60,10 +60,10 @@ whatever the target does; latency counts from each request's intended start
 (coordinated-omission corrected, like wrk2) and the uncorrected figure is
 printed too. Requests that could not start on time are counted, never dropped.
 
-Threads, in Go terms: every connection is its own goroutine. -t groups the
-connections into threads for wrk's "Thread Stats" and caps the OS threads
-running Go code (GOMAXPROCS) at min(-t, CPUs), so -t 1 uses one core like
-wrk -t 1, and -c 128 -t 128 works on a 2-core machine.`,
+Threads, in Go terms: every connection (every stream, with -m) is its own
+goroutine. -t groups the connections into threads for wrk's "Thread Stats"
+and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs), so
+-t 1 uses one core like wrk -t 1, and -c 128 -t 128 works on a 2-core machine.`,
 		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080 &
   loadgen run -c 50 -t 2 -d 10s http://127.0.0.1:8080/bytes/1024
   loadgen run -c 50 -t 2 -d 30s -R 20000 --latency --json out.json http://127.0.0.1:8080/get
@@ -93,7 +93,7 @@ wrk -t 1, and -c 128 -t 128 works on a 2-core machine.`,
 	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total (or ramp:100-5000/30s, step:1000+500/5s)")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file (atomically)")
 	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file")
-	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol: "+strings.Join(protocolNames(), ", ")+" (default from the URL)")
+	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol: "+strings.Join(protocolNames(), ", ")+" (default http1)")
 	fl.IntVar(&f.size, "size", 0, "payload bytes for grpc and tcp protocols")
 	fl.BoolVar(&f.health, "health", false, "-p grpc: call grpc.health.v1.Health/Check (any gRPC server) instead of loadgen's echo")
 	fl.BoolVar(&f.newConn, "new-conn", false, "open a new connection for every request (TLS handshakes/s)")
