@@ -43,6 +43,7 @@ type runFlags struct {
 	cpus        int
 	quiet       bool
 	health      bool
+	check       checkFlags
 	tls         tlsFlags
 }
 
@@ -100,6 +101,7 @@ and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs), so
 	fl.IntVar(&f.cpus, "cpus", 0, "GOMAXPROCS for the generator (default min(-t, CPUs))")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on a terminal")
 	f.tls.register(fl)
+	f.check.register(fl)
 	return cmd
 }
 
@@ -195,6 +197,9 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 	if err != nil {
 		return err
 	}
+	if err := f.check.parse(); err != nil {
+		return err // a bad --assert fails before any load
+	}
 	body, err := f.readBody()
 	if err != nil {
 		return err
@@ -247,11 +252,18 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 			failures = append(failures, "--json: "+err.Error())
 		}
 	}
+	failed, err := f.check.checkRun(stdout, run)
+	if err != nil {
+		failures = append(failures, err.Error())
+	}
 	if len(failures) > 0 {
 		return failf("%s", strings.Join(failures, "; "))
 	}
 	if run.Interrupted {
 		return exitError{code: 130}
+	}
+	if failed {
+		return exitError{code: exitFail}
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"text/tabwriter"
+
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
@@ -18,6 +20,7 @@ import (
 	"loadgen/loadgen/proto"
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
+	"loadgen/results/compare"
 	"loadgen/results/report"
 )
 
@@ -38,6 +41,9 @@ type sweepFlags struct {
 	repeats  int
 	rates    string
 	quiet    bool
+	check    checkFlags
+	findMax  bool
+	slo      string
 }
 
 func newSweepCmd() *cobra.Command {
@@ -100,6 +106,9 @@ A sweep file (YAML; every key may also be given as a flag):
 	fl.IntVar(&f.repeats, "repeats", 1, "repeats of every step")
 	fl.StringVarP(&f.rates, "rate", "R", "0", "open-loop rates, comma-separated (0 = closed loop)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	f.check.registerSweep(fl)
+	fl.BoolVar(&f.findMax, "find-max", false, "search each path's highest open-loop rate that holds --slo (instead of the ladder of rates)")
+	fl.StringVar(&f.slo, "slo", "", "with --find-max: the objective, e.g. 'p99<10ms,errors<0.1%'")
 	return cmd
 }
 
@@ -191,6 +200,13 @@ func watchYAML(sel string) (string, error) {
 func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := f.check.parse(); err != nil {
+		return err
+	}
+	slo, err := parseSLO(f)
+	if err != nil {
+		return err
+	}
 	var spec *sweep.Spec
 	var demo *demoPaths
 	if f.file == "" && len(f.paths) == 0 {
@@ -219,9 +235,14 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	}
 	plan := spec.Plan()
 	per := spec.Warmup.D() + spec.Duration.D()
-	fmt.Fprintf(stderr, "sweep: %d steps (%d paths × %d ladder steps × %d payloads × %d rates × %d repeats), about %s; results in %s\n",
-		len(plan), len(spec.Paths), len(spec.Ladder), len(spec.Payloads), len(spec.Rates), spec.Repeats,
-		(time.Duration(len(plan)) * per).Round(time.Second), f.out)
+	if f.findMax {
+		fmt.Fprintf(stderr, "sweep --find-max: searching %d path × step × payload combinations, %s per probe; results in %s\n",
+			len(spec.Paths)*len(spec.Ladder)*len(spec.Payloads), per, f.out)
+	} else {
+		fmt.Fprintf(stderr, "sweep: %d steps (%d paths × %d ladder steps × %d payloads × %d rates × %d repeats), about %s; results in %s\n",
+			len(plan), len(spec.Paths), len(spec.Ladder), len(spec.Payloads), len(spec.Rates), spec.Repeats,
+			(time.Duration(len(plan)) * per).Round(time.Second), f.out)
+	}
 
 	prog := newSweepProgress(stderr, len(plan), f.quiet)
 	r := &sweep.Runner{
@@ -235,6 +256,9 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err := r.Check(); err != nil {
 		return err // before any load: the command line must change
 	}
+	if f.findMax {
+		return runFindMax(ctx, r, slo, f.slo, stdout, prog)
+	}
 	steps, err := r.Run(ctx)
 	prog.finish()
 	if len(steps) > 0 {
@@ -247,12 +271,19 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		fmt.Fprintf(stdout, "\n%s\n", demo.note)
 	}
 	fmt.Fprintf(stdout, "\nresults: %s (%d of %d steps)\n", f.out, len(steps), len(plan))
+	failed, cerr := f.check.checkSteps(stdout, steps)
+	if err == nil && cerr != nil {
+		err = cerr
+	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "interrupted: finished steps are saved; continue with: loadgen sweep %s-o %s --resume\n", fileArg(f), f.out)
 			return exitError{code: 130}
 		}
 		return failf("%v", err)
+	}
+	if failed {
+		return exitError{code: exitFail}
 	}
 	return nil
 }
@@ -344,4 +375,58 @@ func (p *sweepProgress) finish() {
 	if p.bar != nil {
 		p.bar.Finish()
 	}
+}
+
+// parseSLO checks --find-max and --slo together and returns the judge.
+func parseSLO(f *sweepFlags) (sweep.SLO, error) {
+	switch {
+	case f.findMax && f.slo == "":
+		return nil, errors.New("--find-max needs --slo, e.g. --slo 'p99<10ms,errors<0.1%'")
+	case !f.findMax && f.slo != "":
+		return nil, errors.New("--slo goes with --find-max (for checks on every step, use --assert)")
+	case !f.findMax:
+		return nil, nil
+	}
+	as, err := compare.ParseAll(strings.Split(f.slo, ","))
+	if err != nil {
+		return nil, fmt.Errorf("--slo: %w", err)
+	}
+	return func(run *results.Run) (bool, string) {
+		for _, a := range as {
+			if r := a.Eval(run, nil); !r.Pass {
+				return false, r.Message()
+			}
+		}
+		return true, ""
+	}, nil
+}
+
+func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string, stdout io.Writer, prog *sweepProgress) error {
+	maxes, err := r.FindMax(ctx, slo)
+	prog.finish()
+	fmt.Fprintf(stdout, "\nhighest open-loop rate holding %s:\n", expr)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "payload\tstep\tpath\tmax req/s\tp99 at max\tprobes\tfirst failure above it\t\n")
+	for _, m := range maxes {
+		why, lowest := "", 0.0
+		for _, p := range m.Probes {
+			if !p.OK && p.Rate > m.Rate && (lowest == 0 || p.Rate < lowest) {
+				lowest, why = p.Rate, fmt.Sprintf("%.0f/s: %s", p.Rate, p.Why)
+			}
+		}
+		rate := fmt.Sprintf("%.0f", m.Rate)
+		if m.Rate == 0 {
+			rate = "none"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", sweep.FormatSize(m.Payload), m.Rung, m.Path, rate, m.P99, len(m.Probes), why)
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "\nresults: %s (every probe is a step; summary in findmax.json)\n", r.Dir)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return exitError{code: 130}
+		}
+		return failf("%v", err)
+	}
+	return nil
 }

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"loadgen/results"
+	"loadgen/results/compare"
+	"loadgen/results/store"
+)
+
+type compareFlags struct {
+	maxRegression string
+	noise         string
+}
+
+func newCompareCmd() *cobra.Command {
+	f := &compareFlags{}
+	cmd := &cobra.Command{
+		Use:   "compare [flags] A B",
+		Short: "Compare two runs or two sweeps, telling real changes from noise",
+		Long: `Compare B with A: two run files (loadgen run --json) or two sweep results
+directories (loadgen sweep -o), step by step. For each step, RPS and latency
+p50, p90, p99 and p99.9, the ratio B/A of the medians over repeats, and a
+verdict:
+
+  same (noise)  within the noise: with one repeat a side, B is within
+                --noise of A; with repeats, B's min..max overlaps A's
+                min..max widened by --noise
+  better        a real change for the better
+  worse         a real change for the worse, within --max-regression
+  REGRESSION    a real change for the worse beyond --max-regression (RPS down,
+                latency up), or a step that ran in A and failed in B
+
+Sweep steps match by path, rung, payload and rate. Exit status 1 when there is
+a regression, 2 when A or B cannot be read.`,
+		Example: `  loadgen compare before.json after.json
+  loadgen compare results/before results/after --max-regression 5%
+  loadgen compare results/nginx-1.24 results/nginx-1.26 --noise 10%`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return fmt.Errorf("compare takes two results, A and B (run JSON files or sweep directories), got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runCompare(cmd, f, args[0], args[1]) },
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.StringVar(&f.maxRegression, "max-regression", "10%", "how much worse a real change may be before it is a regression (exit status 1)")
+	fl.StringVar(&f.noise, "noise", "5%", "differences within this band (around the spread of repeats) are noise")
+	return cmd
+}
+
+func (f *compareFlags) options() (compare.Options, error) {
+	var opt compare.Options
+	maxReg, err := compare.ParsePercent(f.maxRegression)
+	if err != nil {
+		return opt, fmt.Errorf("--max-regression: %w", err)
+	}
+	noise, err := compare.ParsePercent(f.noise)
+	if err != nil {
+		return opt, fmt.Errorf("--noise: %w", err)
+	}
+	if noise <= 0 {
+		return opt, fmt.Errorf("--noise %s: must be more than 0%%", f.noise)
+	}
+	return compare.Options{Noise: noise, MaxRegression: maxReg}, nil
+}
+
+func runCompare(cmd *cobra.Command, f *compareFlags, a, b string) error {
+	opt, err := f.options()
+	if err != nil {
+		return err
+	}
+	sweepA, err := isSweepDir(a)
+	if err != nil {
+		return err
+	}
+	sweepB, err := isSweepDir(b)
+	if err != nil {
+		return err
+	}
+	if sweepA != sweepB {
+		kind := func(s bool) string {
+			if s {
+				return "a sweep directory"
+			}
+			return "a run file"
+		}
+		return fmt.Errorf("%s is %s but %s is %s: compare two runs or two sweeps", a, kind(sweepA), b, kind(sweepB))
+	}
+	var c compare.Comparison
+	if sweepA {
+		c, err = compare.Sweeps(a, b, opt)
+		if err != nil {
+			return err
+		}
+		if !c.Matched() {
+			return fmt.Errorf("nothing to compare: no step of %s ran in %s (steps match by path, rung, payload and rate)", a, b)
+		}
+	} else {
+		ra, err := readRunFile(a)
+		if err != nil {
+			return err
+		}
+		rb, err := readRunFile(b)
+		if err != nil {
+			return err
+		}
+		c = compare.Runs(ra, rb, opt)
+		c.A, c.B = a, b
+	}
+	if err := compare.WriteText(cmd.OutOrStdout(), c); err != nil {
+		return failf("%v", err)
+	}
+	return regressionFailure(c)
+}
+
+// regressionFailure is the error of a comparison that found regressions.
+func regressionFailure(c compare.Comparison) error {
+	regs := c.Regressions()
+	if len(regs) == 0 {
+		return nil
+	}
+	var names []string
+	for i, r := range regs {
+		if i == 3 {
+			names = append(names, fmt.Sprintf("and %d more", len(regs)-i))
+			break
+		}
+		names = append(names, r.Step+" "+r.Metric)
+	}
+	what := "regression"
+	if len(regs) > 1 {
+		what += "s"
+	}
+	return failf("%d %s beyond %s: %s", len(regs), what, fmt.Sprintf("%g%%", 100*c.Options.MaxRegression), strings.Join(names, ", "))
+}
+
+// isSweepDir tells a sweep's results directory from a run file.
+func isSweepDir(path string) (bool, error) {
+	st, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("%s does not exist", path)
+	}
+	if err != nil {
+		return false, err
+	}
+	return st.IsDir(), nil
+}
+
+// readRunFile reads a run saved by loadgen run --json, or the run of one
+// sweep step file.
+func readRunFile(path string) (*results.Run, error) {
+	run, err := store.ReadRun(path)
+	if err != nil {
+		return nil, err
+	}
+	if run.Config.Target != "" {
+		return run, nil
+	}
+	st, err := store.ReadStep(path)
+	switch {
+	case err == nil && st.Run != nil:
+		return st.Run, nil
+	case err == nil && st.Failed != "":
+		return nil, fmt.Errorf("%s: the step failed, there is no run to compare: %s", path, st.Failed)
+	}
+	return nil, fmt.Errorf("%s: not a run (no target): want a file written by loadgen run --json", path)
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"loadgen/results"
+	"loadgen/results/store"
+)
+
+// compareCLI runs `loadgen compare …` in-process. Until main.go registers
+// the command, it adds it to a root of its own and maps errors to exit
+// statuses as execute does.
+func compareCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	args = append([]string{"compare"}, args...)
+	var out, errb bytes.Buffer
+	root := newRoot(&out, &errb)
+	if c, _, err := root.Find(args); err == nil && c != root && c.Name() == "compare" {
+		code := execute(context.Background(), args, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	root.AddCommand(newCompareCmd())
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	code := exitOK
+	if err != nil {
+		var fail exitError
+		var rf runFailure
+		switch {
+		case errors.As(err, &fail):
+			return fail.code, out.String(), errb.String()
+		case errors.As(err, &rf):
+			code = exitFail
+		default:
+			code = exitUsage
+		}
+		fmt.Fprintf(&errb, "loadgen: %v\n", err)
+	}
+	return code, out.String(), errb.String()
+}
+
+func msDur(f float64) results.Duration { return results.Duration(f * float64(time.Millisecond)) }
+
+// cmpRun is a run with the given RPS and p99 (ms); the other percentiles
+// scale with p99.
+func cmpRun(rps, p99 float64) *results.Run {
+	return &results.Run{
+		Schema: results.SchemaVersion, Tool: "loadgen",
+		Config: results.Config{Target: "http://127.0.0.1:8080/get", Protocol: "http1", Connections: 16, Threads: 2,
+			Duration: results.Duration(10 * time.Second)},
+		Summary: results.Summary{Requests: int64(rps * 10), Duration: results.Duration(10 * time.Second), RPS: rps,
+			Latency: results.Latency{Count: int64(rps * 10), P50: msDur(p99 / 10), P75: msDur(p99 / 5), P90: msDur(p99 / 4),
+				P99: msDur(p99), P999: msDur(p99 * 2), P9999: msDur(p99 * 3), Mean: msDur(p99 / 8), Max: msDur(p99 * 4)}},
+		Generator: results.Cost{CPUs: 2, Utilization: 0.25},
+	}
+}
+
+func cmpWriteRun(t *testing.T, dir, name string, run *results.Run) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := store.WriteRun(p, run); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// cmpSweep writes a sweep results directory: for each path, one c4t4 100 B
+// step of the given p99s (one per repeat) at 1000 req/s.
+func cmpSweep(t *testing.T, p99s map[string][]float64) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, store.StepsDir), 0o755)
+	m := results.Manifest{Schema: results.SchemaVersion, Tool: "loadgen", Kind: "sweep", Spec: []byte("{}")}
+	for path, reps := range p99s {
+		m.Paths = append(m.Paths, path)
+		for i, p99 := range reps {
+			st := &results.Step{Schema: results.SchemaVersion, Tool: "loadgen", Path: path, Rung: "c4t4", Connections: 4, Threads: 4,
+				Payload: 100, Repeat: i + 1, ID: fmt.Sprintf("%s_c4t4_100B_closed_r%d", path, i+1)}
+			if p99 < 0 {
+				st.Failed = "cannot connect to 127.0.0.1:1"
+			} else {
+				st.Run = cmpRun(1000, p99)
+			}
+			m.Steps = append(m.Steps, st.ID)
+			if err := store.WriteJSON(filepath.Join(dir, store.StepsDir, st.ID+".json"), st); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := store.WriteJSON(filepath.Join(dir, store.ManifestFile), m); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestCompareRuns(t *testing.T) {
+	dir := t.TempDir()
+	a := cmpWriteRun(t, dir, "a.json", cmpRun(10000, 20))
+	slow := cmpWriteRun(t, dir, "slow.json", cmpRun(7000, 26))     // planted 30% regression
+	noisy := cmpWriteRun(t, dir, "noisy.json", cmpRun(9800, 20.6)) // within 5%
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		out    []string
+		stderr string
+	}{
+		{"regression", []string{a, slow}, exitFail, []string{"A: " + a, "B: " + slow, "REGRESSION", "0.70", "1.30", "5 regressions beyond 10%"},
+			"5 regressions beyond 10%: http://127.0.0.1:8080/get rps, http://127.0.0.1:8080/get p50, http://127.0.0.1:8080/get p90, and 2 more"},
+		{"noise", []string{a, noisy}, exitOK, []string{"same (noise)", "no regression beyond 10%"}, ""},
+		{"same file", []string{a, a}, exitOK, []string{"1.00", "no regression"}, ""},
+		{"within a wider limit", []string{a, slow, "--max-regression", "50%"}, exitOK, []string{"worse", "no regression beyond 50%"}, ""},
+		{"within a wider noise band", []string{a, slow, "--noise", "40%"}, exitOK, []string{"same (noise)", "noise band ±40%"}, ""},
+		{"improvement", []string{slow, a}, exitOK, []string{"better"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := compareCLI(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tc.code, out, stderr)
+			}
+			for _, w := range tc.out {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			if tc.stderr != "" && !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr %q, want %q", stderr, tc.stderr)
+			}
+			if tc.stderr == "" && stderr != "" {
+				t.Errorf("stderr %q", stderr)
+			}
+		})
+	}
+}
+
+func TestCompareSweeps(t *testing.T) {
+	a := cmpSweep(t, map[string][]float64{"baseline": {10, 10.1, 10.2}, "nginx": {20, 20.2, 20.4}, "dead": {5}})
+	b := cmpSweep(t, map[string][]float64{"baseline": {10.3, 10.4, 10.2}, "nginx": {26, 26.3, 26.6}, "dead": {-1}})
+	code, out, stderr := compareCLI(t, a, b)
+	if code != exitFail {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, stderr)
+	}
+	for _, w := range []string{"nginx c4t4 100B", "20.2ms [20ms..20.4ms ×3]", "REGRESSION", "REGRESSION: failed in B: cannot connect"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "baseline") && !strings.Contains(l, "same (noise)") {
+			t.Errorf("baseline moved within noise but reads %q", l)
+		}
+	}
+	if !strings.Contains(stderr, "5 regressions beyond 10%") {
+		t.Errorf("stderr %q", stderr)
+	}
+
+	// Repeats whose spreads overlap are noise, however far apart the medians.
+	c := cmpSweep(t, map[string][]float64{"nginx": {20, 20.5, 30}})
+	d := cmpSweep(t, map[string][]float64{"nginx": {28, 29, 30}})
+	if code, out, stderr := compareCLI(t, c, d); code != exitOK || !strings.Contains(out, "same (noise)") {
+		t.Errorf("overlapping repeats: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+func TestCompareBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := cmpWriteRun(t, dir, "good.json", cmpRun(1000, 10))
+	b, _ := os.ReadFile(good)
+	trunc := filepath.Join(dir, "trunc.json")
+	os.WriteFile(trunc, b[:len(b)/2], 0o644)
+	newer := filepath.Join(dir, "newer.json")
+	os.WriteFile(newer, bytes.Replace(b, []byte(`"schema": 1`), []byte(`"schema": 7`), 1), 0o644)
+	sweepDir := cmpSweep(t, map[string][]float64{"a": {1}})
+	otherSweep := cmpSweep(t, map[string][]float64{"b": {1}})
+	failedStep := filepath.Join(cmpSweep(t, map[string][]float64{"x": {-1}}), store.StepsDir, "x_c4t4_100B_closed_r1.json")
+	for _, tc := range []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"one argument", []string{good}, "two results"},
+		{"three arguments", []string{good, good, good}, "two results"},
+		{"missing file", []string{good, filepath.Join(dir, "nope.json")}, filepath.Join(dir, "nope.json") + " does not exist"},
+		{"truncated", []string{good, trunc}, trunc + ": not a loadgen result"},
+		{"newer schema", []string{newer, good}, newer + ": result schema 7 is newer"},
+		{"run and sweep", []string{good, sweepDir}, "is a run file but " + sweepDir + " is a sweep directory"},
+		{"not a sweep", []string{dir, sweepDir}, dir + " is not a sweep's results directory"},
+		{"manifest as a run", []string{good, filepath.Join(sweepDir, store.ManifestFile)}, "not a run"},
+		{"failed step as a run", []string{good, failedStep}, "the step failed"},
+		{"nothing in common", []string{sweepDir, otherSweep}, "nothing to compare"},
+		{"bad max-regression", []string{good, good, "--max-regression", "ten"}, "--max-regression"},
+		{"negative max-regression", []string{good, good, "--max-regression", "-5%"}, "negative"},
+		{"zero noise", []string{good, good, "--noise", "0"}, "--noise"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := compareCLI(t, tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.msg) {
+				t.Errorf("exit %d, stderr %q: want 2 and %q", code, stderr, tc.msg)
+			}
+			if first, _, _ := strings.Cut(stderr, "\n"); !strings.HasPrefix(first, "loadgen: ") {
+				t.Errorf("first line %q", first)
+			}
+		})
+	}
+}
+
+// A step file compares like a run file.
+func TestCompareStepFiles(t *testing.T) {
+	a := cmpSweep(t, map[string][]float64{"x": {10}})
+	b := cmpSweep(t, map[string][]float64{"x": {13}})
+	f := func(d string) string { return filepath.Join(d, store.StepsDir, "x_c4t4_100B_closed_r1.json") }
+	code, out, _ := compareCLI(t, f(a), f(b))
+	found := false
+	for _, l := range strings.Split(out, "\n") {
+		found = found || strings.Join(strings.Fields(l), " ") == "p99 10ms 13ms 1.30 REGRESSION"
+	}
+	if code != exitFail || !found {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+}

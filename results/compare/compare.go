@@ -1,0 +1,374 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"loadgen/results"
+	"loadgen/results/store"
+)
+
+// Defaults of Options.
+const (
+	DefaultNoise         = 0.05 // ±5%: what one run differs from the next on a quiet machine
+	DefaultMaxRegression = 0.10
+)
+
+// Options tune what counts as a change.
+type Options struct {
+	// Noise is the relative band within which a difference is noise: with
+	// one repeat a side, B differs from A only beyond it; with repeats, B's
+	// min..max must clear A's min..max widened by it. Zero means DefaultNoise.
+	Noise float64
+	// MaxRegression is how much worse (a fraction: 0.10 is 10%) a real
+	// change may be before it is a regression. Zero: any real change for the
+	// worse is one.
+	MaxRegression float64
+}
+
+func (o Options) noise() float64 {
+	if o.Noise <= 0 {
+		return DefaultNoise
+	}
+	return o.Noise
+}
+
+// Verdict is what became of one figure from A to B.
+type Verdict string
+
+const (
+	Same       Verdict = "same (noise)"
+	Better     Verdict = "better"
+	Worse      Verdict = "worse"      // a real change for the worse, within MaxRegression
+	Regression Verdict = "REGRESSION" // a real change for the worse, beyond MaxRegression
+	Missing    Verdict = "missing"    // no figures on one side
+)
+
+// Stat is a figure over the repeats of a step.
+type Stat struct {
+	N                int
+	Median, Min, Max float64
+}
+
+func statOf(xs []float64) Stat {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	st := Stat{N: len(s)}
+	if len(s) == 0 {
+		return st
+	}
+	st.Min, st.Max = s[0], s[len(s)-1]
+	if n := len(s); n%2 == 1 {
+		st.Median = s[n/2]
+	} else {
+		st.Median = (s[n/2-1] + s[n/2]) / 2
+	}
+	return st
+}
+
+// Row is one figure of one step (or of a run), A against B.
+type Row struct {
+	Step    string  // "nginx c4t4 1KiB", or the run's target
+	Metric  string  // rps, p50, p90, p99, p999; "run" when a side has no run
+	A, B    Stat    // requests/s, or latency in nanoseconds
+	Ratio   float64 // B/A of the medians
+	Verdict Verdict
+	Note    string // why a side has no figures: "failed in B: cannot connect"
+}
+
+// Message describes the row in one line.
+func (r Row) Message() string {
+	if r.Note != "" {
+		return fmt.Sprintf("%s %s: %s (%s)", r.Step, r.Metric, r.Note, r.Verdict)
+	}
+	return fmt.Sprintf("%s %s: %s → %s (×%s, %s)", r.Step, r.Metric,
+		r.format(r.A.Median), r.format(r.B.Median), ratio(r.Ratio), r.Verdict)
+}
+
+func (r Row) format(v float64) string {
+	if r.Metric == "rps" {
+		return number(v) + "/s"
+	}
+	return duration(v)
+}
+
+func ratio(v float64) string {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return "∞"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// Comparison is A against B, figure by figure.
+type Comparison struct {
+	A, B    string // what was compared (file or directory), for the report
+	Options Options
+	Rows    []Row
+	Notes   []string // what makes the comparison doubtful
+}
+
+// Regressions are the rows that got worse beyond Options.MaxRegression.
+func (c Comparison) Regressions() []Row {
+	var out []Row
+	for _, r := range c.Rows {
+		if r.Verdict == Regression {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// metric is a figure compared between runs.
+type metric struct {
+	name   string
+	higher bool // higher is better
+	get    func(*results.Run) float64
+}
+
+func latencyMetric(name string, q func(results.Latency) results.Duration) metric {
+	return metric{name: name, get: func(r *results.Run) float64 { return float64(q(r.Summary.Latency)) }}
+}
+
+// compared are the figures a comparison looks at.
+var compared = []metric{
+	{name: "rps", higher: true, get: func(r *results.Run) float64 { return r.Summary.RPS }},
+	latencyMetric("p50", func(l results.Latency) results.Duration { return l.P50 }),
+	latencyMetric("p90", func(l results.Latency) results.Duration { return l.P90 }),
+	latencyMetric("p99", func(l results.Latency) results.Duration { return l.P99 }),
+	latencyMetric("p99.9", func(l results.Latency) results.Duration { return l.P999 }),
+}
+
+// judge compares the repeats of one figure.
+func judge(m metric, a, b []*results.Run, opt Options) Row {
+	var xa, xb []float64
+	for _, r := range a {
+		xa = append(xa, m.get(r))
+	}
+	for _, r := range b {
+		xb = append(xb, m.get(r))
+	}
+	row := Row{Metric: m.name, A: statOf(xa), B: statOf(xb)}
+	switch {
+	case row.A.Median != 0:
+		row.Ratio = row.B.Median / row.A.Median
+	case row.B.Median == 0:
+		row.Ratio = 1
+	default:
+		row.Ratio = math.Inf(1)
+	}
+	n := opt.noise()
+	up := row.B.Min > row.A.Max*(1+n)
+	down := row.B.Max < row.A.Min*(1-n)
+	switch {
+	case !up && !down:
+		row.Verdict = Same
+	case up == m.higher:
+		row.Verdict = Better
+	case m.higher && row.Ratio < 1-opt.MaxRegression, !m.higher && row.Ratio > 1+opt.MaxRegression:
+		row.Verdict = Regression
+	default:
+		row.Verdict = Worse
+	}
+	return row
+}
+
+// Runs compares run b with run a (the baseline).
+func Runs(a, b *results.Run, opt Options) Comparison {
+	c := Comparison{Options: opt}
+	c.Options.Noise = opt.noise()
+	label := a.Config.Target
+	if b.Config.Target != a.Config.Target {
+		label = a.Config.Target + " → " + b.Config.Target
+	}
+	for _, m := range compared {
+		row := judge(m, []*results.Run{a}, []*results.Run{b}, opt)
+		row.Step = label
+		c.Rows = append(c.Rows, row)
+	}
+	if d := configDiff(a.Config, b.Config); d != "" {
+		c.Notes = append(c.Notes, "A and B were asked different things: "+d)
+	}
+	c.Notes = append(c.Notes, runNotes("A", []*results.Run{a})...)
+	c.Notes = append(c.Notes, runNotes("B", []*results.Run{b})...)
+	return c
+}
+
+// configDiff lists what differs between two runs' configurations.
+func configDiff(a, b results.Config) string {
+	var d []string
+	diff := func(name string, x, y any) {
+		if fmt.Sprint(x) != fmt.Sprint(y) {
+			d = append(d, fmt.Sprintf("%s %v vs %v", name, x, y))
+		}
+	}
+	diff("protocol", a.Protocol, b.Protocol)
+	diff("connections", a.Connections, b.Connections)
+	diff("threads", a.Threads, b.Threads)
+	diff("streams", a.Streams, b.Streams)
+	diff("rate", a.Rate, b.Rate)
+	diff("duration", a.Duration, b.Duration)
+	diff("body bytes", a.BodyBytes, b.BodyBytes)
+	diff("size", a.Size, b.Size)
+	diff("new-conn", a.NewConn, b.NewConn)
+	diff("tls", a.TLS, b.TLS)
+	return strings.Join(d, ", ")
+}
+
+// runNotes warns of runs whose figures may not measure the target.
+func runNotes(side string, runs []*results.Run) []string {
+	var sat, intr int
+	for _, r := range runs {
+		if r.Generator.Saturated {
+			sat++
+		}
+		if r.Interrupted {
+			intr++
+		}
+	}
+	var out []string
+	what := func(n int) string {
+		if len(runs) == 1 {
+			return "the run"
+		}
+		return fmt.Sprintf("%d of %d runs", n, len(runs))
+	}
+	if sat > 0 {
+		out = append(out, fmt.Sprintf("%s: the generator was saturated in %s: figures may measure loadgen, not the target", side, what(sat)))
+	}
+	if intr > 0 {
+		out = append(out, fmt.Sprintf("%s: %s stopped early", side, what(intr)))
+	}
+	return out
+}
+
+// cell is the repeats of one step of a sweep.
+type cell struct {
+	label string
+	steps []*results.Step
+}
+
+func (c *cell) runs() []*results.Run {
+	var out []*results.Run
+	for _, st := range c.steps {
+		if st.Run != nil {
+			out = append(out, st.Run)
+		}
+	}
+	return out
+}
+
+func (c *cell) failure() string {
+	for _, st := range c.steps {
+		if st.Failed != "" {
+			return st.Failed
+		}
+	}
+	return "no run"
+}
+
+// cells groups steps by path, rung, payload and rate, in first-seen order.
+func cells(steps []*results.Step) (map[string]*cell, []string) {
+	byKey := map[string]*cell{}
+	var order []string
+	for _, st := range steps {
+		k := fmt.Sprintf("%s|%s|%d|%g", st.Path, st.Rung, st.Payload, st.Rate)
+		c := byKey[k]
+		if c == nil {
+			c = &cell{label: stepLabel(st)}
+			byKey[k] = c
+			order = append(order, k)
+		}
+		c.steps = append(c.steps, st)
+	}
+	return byKey, order
+}
+
+// stepLabel names a step without its repeat: "nginx c4t4 1KiB", with
+// " 2000/s" in open loop.
+func stepLabel(st *results.Step) string {
+	s := fmt.Sprintf("%s %s %s", st.Path, st.Rung, sizeLabel(st.Payload))
+	if st.Rate > 0 {
+		s += " " + exact(st.Rate) + "/s"
+	}
+	return s
+}
+
+func sizeLabel(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// Steps compares the steps of sweep b with those of sweep a, matched by
+// path, rung, payload and rate; the repeats of a step are judged together.
+// A step that ran in A but failed in every repeat of B is a regression.
+func Steps(a, b []*results.Step, opt Options) Comparison {
+	c := Comparison{Options: opt}
+	c.Options.Noise = opt.noise()
+	ca, orderA := cells(a)
+	cb, orderB := cells(b)
+	var allA, allB []*results.Run
+	for _, k := range orderA {
+		x, y := ca[k], cb[k]
+		if y == nil {
+			c.Rows = append(c.Rows, Row{Step: x.label, Metric: "run", Verdict: Missing, Note: "not in B"})
+			continue
+		}
+		ra, rb := x.runs(), y.runs()
+		allA, allB = append(allA, ra...), append(allB, rb...)
+		switch {
+		case len(ra) == 0 && len(rb) == 0:
+			c.Rows = append(c.Rows, Row{Step: x.label, Metric: "run", Verdict: Missing, Note: "failed in A and B: " + y.failure()})
+		case len(rb) == 0:
+			c.Rows = append(c.Rows, Row{Step: x.label, Metric: "run", Verdict: Regression, Note: "failed in B: " + y.failure()})
+		case len(ra) == 0:
+			c.Rows = append(c.Rows, Row{Step: x.label, Metric: "run", Verdict: Missing, Note: "failed in A: " + x.failure()})
+		default:
+			for _, m := range compared {
+				row := judge(m, ra, rb, opt)
+				row.Step = x.label
+				c.Rows = append(c.Rows, row)
+			}
+		}
+	}
+	for _, k := range orderB {
+		if ca[k] == nil {
+			c.Rows = append(c.Rows, Row{Step: cb[k].label, Metric: "run", Verdict: Missing, Note: "not in A"})
+		}
+	}
+	c.Notes = append(c.Notes, runNotes("A", allA)...)
+	c.Notes = append(c.Notes, runNotes("B", allB)...)
+	return c
+}
+
+// Sweeps compares the sweep in results directory bDir with the one in aDir.
+func Sweeps(aDir, bDir string, opt Options) (Comparison, error) {
+	_, a, err := store.ReadSweep(aDir)
+	if err != nil {
+		return Comparison{}, err
+	}
+	_, b, err := store.ReadSweep(bDir)
+	if err != nil {
+		return Comparison{}, err
+	}
+	c := Steps(a, b, opt)
+	c.A, c.B = aDir, bDir
+	return c, nil
+}
+
+// Matched tells whether any figure was compared (some step is in A and B
+// with runs on both sides).
+func (c Comparison) Matched() bool {
+	for _, r := range c.Rows {
+		if r.Note == "" || r.Verdict == Regression {
+			return true
+		}
+	}
+	return false
+}

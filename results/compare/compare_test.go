@@ -1,0 +1,301 @@
+package compare
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"loadgen/results"
+	"loadgen/results/store"
+)
+
+// runOf is a run with the given RPS and latency percentiles in ms; every
+// compared figure scales together with lat.
+func runOf(rps, p99 float64) *results.Run {
+	r := sampleRun()
+	r.Summary.RPS = rps
+	l := &r.Summary.Latency
+	l.P50, l.P90, l.P99, l.P999 = ms(p99/10), ms(p99/4), ms(p99), ms(p99*2)
+	return r
+}
+
+func verdicts(c Comparison) map[string]Verdict {
+	out := map[string]Verdict{}
+	for _, r := range c.Rows {
+		out[r.Metric] = r.Verdict
+	}
+	return out
+}
+
+func TestRuns(t *testing.T) {
+	opt := Options{MaxRegression: 0.10}
+	for _, tc := range []struct {
+		name     string
+		a, b     *results.Run
+		rps, p99 Verdict
+	}{
+		{"planted 30% regression", runOf(10000, 20), runOf(7000, 26), Regression, Regression},
+		{"within the noise band", runOf(10000, 20), runOf(9700, 20.8), Same, Same},
+		{"worse within the limit", runOf(10000, 20), runOf(9200, 21.6), Worse, Worse},
+		{"better", runOf(10000, 20), runOf(13000, 14), Better, Better},
+		{"exactly at the limit", runOf(10000, 20), runOf(9000, 22), Worse, Worse},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Runs(tc.a, tc.b, opt)
+			v := verdicts(c)
+			if v["rps"] != tc.rps || v["p99"] != tc.p99 {
+				t.Errorf("rps %s, p99 %s; want %s, %s\n%+v", v["rps"], v["p99"], tc.rps, tc.p99, c.Rows)
+			}
+			if v["p50"] != tc.p99 || v["p90"] != tc.p99 || v["p99.9"] != tc.p99 {
+				t.Errorf("the other percentiles: %v", v)
+			}
+			if got := len(c.Regressions()) > 0; got != (tc.rps == Regression) {
+				t.Errorf("Regressions() = %v", c.Regressions())
+			}
+			if c.Rows[0].Step != "http://127.0.0.1:8080/get" {
+				t.Errorf("step %q", c.Rows[0].Step)
+			}
+		})
+	}
+}
+
+func TestRunsOptions(t *testing.T) {
+	a, b := runOf(10000, 20), runOf(9200, 21.6) // 8% worse
+	if v := verdicts(Runs(a, b, Options{Noise: 0.10, MaxRegression: 0.05})); v["p99"] != Same {
+		t.Errorf("8%% within a 10%% noise band: %v", v)
+	}
+	if v := verdicts(Runs(a, b, Options{MaxRegression: 0.05})); v["p99"] != Regression || v["rps"] != Regression {
+		t.Errorf("8%% beyond a 5%% limit: %v", v)
+	}
+	if v := verdicts(Runs(a, b, Options{})); v["p99"] != Regression {
+		t.Errorf("no limit: any real worsening is a regression: %v", v)
+	}
+}
+
+func TestRunsNotes(t *testing.T) {
+	a, b := runOf(10000, 20), runOf(10000, 20)
+	b.Config.Connections = 32
+	b.Generator.Saturated = true
+	c := Runs(a, b, Options{})
+	notes := strings.Join(c.Notes, "\n")
+	for _, want := range []string{"connections 16 vs 32", "B: the generator was saturated in the run"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", notes, want)
+		}
+	}
+}
+
+func TestRunsZeroFigures(t *testing.T) {
+	a, b := runOf(0, 0), runOf(0, 0)
+	for _, r := range Runs(a, b, Options{}).Rows {
+		if r.Verdict != Same || r.Ratio != 1 {
+			t.Errorf("%+v", r)
+		}
+	}
+}
+
+// step is one repeat of a sweep step.
+func step(path, rung string, payload, repeat int, rps, p99 float64) *results.Step {
+	st := &results.Step{Schema: results.SchemaVersion, Tool: "loadgen", Path: path, Rung: rung, Payload: payload, Repeat: repeat}
+	st.ID = fmt.Sprintf("%s_%s_%s_closed_r%d", path, rung, sizeLabel(payload), repeat)
+	if rps < 0 {
+		st.Failed = "cannot connect to 127.0.0.1:1"
+		return st
+	}
+	st.Run = runOf(rps, p99)
+	return st
+}
+
+func writeSweep(t *testing.T, steps []*results.Step) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, store.StepsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := results.Manifest{Schema: results.SchemaVersion, Tool: "loadgen", Kind: "sweep", Spec: []byte("{}")}
+	for _, st := range steps {
+		m.Steps = append(m.Steps, st.ID)
+		if err := store.WriteJSON(filepath.Join(dir, store.StepsDir, st.ID+".json"), st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.WriteJSON(filepath.Join(dir, store.ManifestFile), m); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// sweepPair is two sweeps of three repeats:
+//   - nginx c1t1: B's p99 median is 29% up, but the repeats' spreads overlap: noise;
+//   - nginx c4t4: a planted 30% regression, repeats tight;
+//   - baseline c1t1: 3% apart, single-repeat-like: noise;
+//   - nginx c16t16: ran in A, failed in every repeat of B;
+//   - nginx c64t64: only in A (B stopped early).
+func sweepPair(t *testing.T) (string, string) {
+	var a, b []*results.Step
+	for i, rep := range []int{1, 2, 3} {
+		a = append(a,
+			step("baseline", "c1t1", 100, rep, 1000, []float64{10, 10.1, 10.2}[i]),
+			step("nginx", "c1t1", 100, rep, 900, []float64{10, 10.5, 14}[i]),
+			step("nginx", "c4t4", 100, rep, 3000, []float64{20, 20.2, 20.4}[i]),
+			step("nginx", "c16t16", 100, rep, 5000, 40),
+			step("nginx", "c64t64", 100, rep, 6000, 80),
+		)
+		b = append(b,
+			step("baseline", "c1t1", 100, rep, 1000, []float64{10.3, 10.4, 10.5}[i]),
+			step("nginx", "c1t1", 100, rep, 900, []float64{13, 13.5, 14}[i]),
+			step("nginx", "c4t4", 100, rep, []float64{2100, 2120, 2140}[i], []float64{26, 26.2, 26.5}[i]),
+			step("nginx", "c16t16", 100, rep, -1, 0),
+		)
+	}
+	return writeSweep(t, a), writeSweep(t, b)
+}
+
+func TestSweeps(t *testing.T) {
+	aDir, bDir := sweepPair(t)
+	c, err := Sweeps(aDir, bDir, Options{MaxRegression: 0.10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Verdict{}
+	for _, r := range c.Rows {
+		got[r.Step+" "+r.Metric] = r.Verdict
+	}
+	for k, want := range map[string]Verdict{
+		"baseline c1t1 100B p99":   Same,
+		"nginx c1t1 100B p99":      Same, // median 13.5 vs 10.5, but 13 is within 14 +5%
+		"nginx c1t1 100B rps":      Same,
+		"nginx c4t4 100B p99":      Regression,
+		"nginx c4t4 100B p50":      Regression,
+		"nginx c4t4 100B rps":      Regression,
+		"nginx c16t16 100B run":    Regression,
+		"nginx c64t64 100B run":    Missing,
+		"baseline c1t1 100B p99.9": Same,
+	} {
+		if got[k] != want {
+			t.Errorf("%s: %q, want %q", k, got[k], want)
+		}
+	}
+	var regs []string
+	for _, r := range c.Regressions() {
+		regs = append(regs, r.Step+" "+r.Metric)
+	}
+	if want := "nginx c4t4 100B rps,nginx c4t4 100B p50,nginx c4t4 100B p90,nginx c4t4 100B p99,nginx c4t4 100B p99.9,nginx c16t16 100B run"; strings.Join(regs, ",") != want {
+		t.Errorf("regressions %v\nwant %s", regs, want)
+	}
+	for _, r := range c.Rows {
+		if r.Step == "nginx c4t4 100B" && r.Metric == "p99" {
+			if r.A.N != 3 || r.B.N != 3 || r.A.Median != float64(ms(20.2)) || r.B.Min != float64(ms(26)) {
+				t.Errorf("stats %+v", r)
+			}
+		}
+		if r.Metric == "run" && r.Step == "nginx c16t16 100B" && !strings.Contains(r.Note, "failed in B: cannot connect") {
+			t.Errorf("note %q", r.Note)
+		}
+	}
+	if c.A != aDir || c.B != bDir || !c.Matched() {
+		t.Errorf("A %q B %q matched %v", c.A, c.B, c.Matched())
+	}
+
+	// Reversed, B is A's improvement: nothing regressed; the step that
+	// failed in A is missing, not better.
+	c, err = Sweeps(bDir, aDir, Options{MaxRegression: 0.10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if regs := c.Regressions(); len(regs) != 0 {
+		t.Errorf("reversed: regressions %v", regs)
+	}
+}
+
+func TestSweepsBadInput(t *testing.T) {
+	aDir, _ := sweepPair(t)
+	trunc := writeSweep(t, []*results.Step{step("baseline", "c1t1", 100, 1, 1000, 10)})
+	file := filepath.Join(trunc, store.StepsDir, "baseline_c1t1_100B_closed_r1.json")
+	b, _ := os.ReadFile(file)
+	os.WriteFile(file, b[:len(b)/2], 0o644)
+	for name, tc := range map[string]struct{ a, b, msg string }{
+		"missing":   {aDir, filepath.Join(aDir, "nope"), "not a sweep's results directory"},
+		"truncated": {aDir, trunc, file},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Sweeps(tc.a, tc.b, Options{}); err == nil || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("error %v, want one saying %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+func TestStepsNothingMatched(t *testing.T) {
+	c := Steps([]*results.Step{step("a", "c1t1", 100, 1, 1, 1)}, []*results.Step{step("b", "c1t1", 100, 1, 1, 1)}, Options{})
+	if c.Matched() || len(c.Rows) != 2 || c.Rows[1].Note != "not in A" {
+		t.Errorf("%+v", c)
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	aDir, bDir := sweepPair(t)
+	c, err := Sweeps(aDir, bDir, Options{MaxRegression: 0.10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteText(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"A: " + aDir, "noise band ±5%, regression beyond 10%",
+		"step", "metric", "B/A", "verdict",
+		"nginx c4t4 100B", "20.2ms [20ms..20.4ms ×3]", "1.30", "REGRESSION", "same (noise)",
+		"REGRESSION: failed in B: cannot connect", "missing: not in B", "1000/s ×3",
+		"6 regressions beyond 10%",
+		"nginx c4t4 100B rps: 3000/s → 2120/s (×0.71, REGRESSION)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	// Columns line up: every "verdict" column starts at the same offset.
+	lines := strings.Split(out, "\n")
+	col := -1
+	for _, l := range lines {
+		if strings.HasPrefix(l, "step ") {
+			col = utf8.RuneCountInString(l[:strings.Index(l, "verdict")])
+		}
+	}
+	for _, l := range lines {
+		i := strings.Index(l, "REGRESSION")
+		if i < 0 || strings.HasPrefix(l, "  ") || strings.Contains(l, "regression") || strings.Contains(l, " run ") {
+			continue
+		}
+		if i = utf8.RuneCountInString(l[:i]); i != col {
+			t.Errorf("verdict at column %d, want %d: %q", i, col, l)
+		}
+	}
+}
+
+func ExampleWriteText() {
+	a, b := runOf(10000, 20), runOf(7000, 26)
+	WriteText(os.Stdout, Runs(a, b, Options{MaxRegression: 0.10}))
+	// Output:
+	// noise band ±5%, regression beyond 10%
+	//
+	// step                       metric  A        B       B/A   verdict
+	// http://127.0.0.1:8080/get  rps     10000/s  7000/s  0.70  REGRESSION
+	//                            p50     2ms      2.6ms   1.30  REGRESSION
+	//                            p90     5ms      6.5ms   1.30  REGRESSION
+	//                            p99     20ms     26ms    1.30  REGRESSION
+	//                            p99.9   40ms     52ms    1.30  REGRESSION
+	//
+	// 5 regressions beyond 10% (0 worse within 10%, 0 better, 0 same within noise):
+	//   http://127.0.0.1:8080/get rps: 10000/s → 7000/s (×0.70, REGRESSION)
+	//   http://127.0.0.1:8080/get p50: 2ms → 2.6ms (×1.30, REGRESSION)
+	//   http://127.0.0.1:8080/get p90: 5ms → 6.5ms (×1.30, REGRESSION)
+	//   http://127.0.0.1:8080/get p99: 20ms → 26ms (×1.30, REGRESSION)
+	//   http://127.0.0.1:8080/get p99.9: 40ms → 52ms (×1.30, REGRESSION)
+}

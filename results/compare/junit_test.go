@@ -1,0 +1,132 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/xml"
+	"strings"
+	"testing"
+	"time"
+)
+
+// junitDoc is how CI systems read the report.
+type junitDoc struct {
+	XMLName  xml.Name `xml:"testsuites"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Errors   int      `xml:"errors,attr"`
+	Suites   []struct {
+		Name     string `xml:"name,attr"`
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Errors   int    `xml:"errors,attr"`
+		Time     string `xml:"time,attr"`
+		Cases    []struct {
+			Class   string `xml:"classname,attr"`
+			Name    string `xml:"name,attr"`
+			Failure *struct {
+				Message string `xml:"message,attr"`
+				Text    string `xml:",chardata"`
+			} `xml:"failure"`
+			Error *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"error"`
+			Out string `xml:"system-out"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+func parseJUnit(t *testing.T, b []byte) junitDoc {
+	t.Helper()
+	var doc junitDoc
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("not valid JUnit XML: %v\n%s", err, b)
+	}
+	return doc
+}
+
+func TestWriteJUnit(t *testing.T) {
+	run := sampleRun()
+	var cases []Case
+	for _, e := range []string{"p99<20ms", "errors<1%", "cpu.envoy<1"} {
+		a, err := Parse(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, AssertCase(run.Config.Target, a.Eval(run, sampleWatched)))
+	}
+	// Names that need escaping, and a character XML cannot hold.
+	a, _ := Parse(`mem.a&b"c'd<1MiB`)
+	cases = append(cases, AssertCase("step\x00<&>", a.Eval(run, nil)))
+	suites := []Suite{
+		{Name: "loadgen run " + run.Config.Target, Time: 10 * time.Second, Cases: cases},
+		{Name: "loadgen sweep results/x", Cases: []Case{{Class: "baseline_c1t1_100B_closed_r1", Name: "p99<10ms"}}},
+	}
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, suites); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), "<?xml") {
+		t.Errorf("no XML header:\n%s", b.String())
+	}
+	doc := parseJUnit(t, b.Bytes())
+	if doc.Tests != 5 || doc.Failures != 1 || doc.Errors != 2 || len(doc.Suites) != 2 {
+		t.Fatalf("tests %d failures %d errors %d suites %d, want 5 1 2 2\n%s", doc.Tests, doc.Failures, doc.Errors, len(doc.Suites), b.String())
+	}
+	s := doc.Suites[0]
+	if s.Name != "loadgen run http://127.0.0.1:8080/get" || s.Tests != 4 || s.Failures != 1 || s.Errors != 2 || s.Time != "10.000" {
+		t.Errorf("suite %+v", s)
+	}
+	c := s.Cases[0]
+	if c.Class != run.Config.Target || c.Name != "p99<20ms" || c.Failure == nil || c.Failure.Message != "p99 23.4ms is not < 20ms" {
+		t.Errorf("failed case: %+v", c)
+	}
+	if c := s.Cases[1]; c.Failure != nil || c.Error != nil || c.Name != "errors<1%" || !strings.Contains(c.Out, "0.2%") {
+		t.Errorf("passing case: %+v", c)
+	}
+	if c := s.Cases[2]; c.Error == nil || !strings.Contains(c.Error.Message, `no process "envoy"`) {
+		t.Errorf("case that cannot be judged: %+v", c)
+	}
+	if c := s.Cases[3]; c.Name != `mem.a&b"c'd<1MiB` || c.Class != "step\uFFFD<&>" {
+		t.Errorf("escaped names read back as %q / %q", c.Class, c.Name)
+	}
+	if c := doc.Suites[1].Cases[0]; c.Class != "baseline_c1t1_100B_closed_r1" || c.Failure != nil {
+		t.Errorf("second suite: %+v", c)
+	}
+}
+
+func TestWriteJUnitEmpty(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	if doc := parseJUnit(t, b.Bytes()); doc.Tests != 0 || len(doc.Suites) != 0 {
+		t.Errorf("%+v", doc)
+	}
+}
+
+func TestRowCase(t *testing.T) {
+	c := RowCase(Row{Step: "x", Metric: "p99", A: Stat{N: 1, Median: 1e6}, B: Stat{N: 1, Median: 1.3e6}, Ratio: 1.3, Verdict: Regression})
+	if c.Failure != "x p99: 1ms → 1.3ms (×1.30, REGRESSION)" || c.Name != "p99 vs baseline" {
+		t.Errorf("%+v", c)
+	}
+	if c := RowCase(Row{Step: "x", Metric: "p99", Verdict: Worse}); c.Failure != "" {
+		t.Errorf("worse within the limit fails: %+v", c)
+	}
+}
+
+func TestWriteJUnitSkipped(t *testing.T) {
+	a, _ := Parse("cpu.nginx<1")
+	r := a.Eval(sampleRun(), nil)
+	r.Skipped = "nginx is not watched on path baseline"
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, []Suite{{Name: "s", Cases: []Case{AssertCase("baseline_c1t1_100B_closed_r1", r)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `<skipped message="nginx is not watched on path baseline"></skipped>`) ||
+		!strings.Contains(b.String(), `skipped="1"`) {
+		t.Errorf("no skipped case:\n%s", b.String())
+	}
+	if doc := parseJUnit(t, b.Bytes()); doc.Failures != 0 || doc.Errors != 0 || doc.Tests != 1 {
+		t.Errorf("%+v", doc)
+	}
+}
