@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"loadgen/results/report"
+	"loadgen/results/store"
+)
+
+type reportFlags struct {
+	html        string
+	csv         string
+	markdown    string
+	fortio      string
+	smp         string
+	percentiles bool
+	title       string
+}
+
+func newReportCmd() *cobra.Command {
+	f := &reportFlags{}
+	cmd := &cobra.Command{
+		Use:   "report PATH... [--html F] [--csv F] [--markdown F] [--json-fortio F] [--json-smp F] [--percentiles]",
+		Short: "Turn saved results into Markdown, HTML with charts, CSV, or fortio/SMP JSON",
+		Long: `Read results and write reports. PATH is a sweep's results directory (from
+loadgen sweep -o), or one run's JSON (from loadgen run --json, or a sweep's
+steps/*.json). Several PATHs go into one report: sweeps of tcp-rr, tcp-crr and
+tcp-stream over the same paths fill the CNI path matrix of the HTML report.
+
+Without an output flag, the Markdown summary goes to stdout. Each flag writes
+one file, atomically; "-" writes to stdout instead:
+
+  --html F         one self-contained page: charts per payload (latency
+                   percentiles, throughput, latency added over the baseline,
+                   errors and timeouts, proxy CPU and memory), the summary
+                   tables, and the environment. No network needed to view it.
+  --markdown F     the sweep summary tables (medians over repeats)
+  --csv F          one row per step, every figure, watched processes' CPU/memory
+  --json-fortio F  fortio's result JSON (one object per run; an array for several)
+  --json-smp F     Service Mesh Performance PerformanceTestResult JSON
+  --percentiles    the full latency percentile spectrum (.hgrm, as wrk2 prints) to stdout`,
+		Example: `  loadgen report results/2026-12-01-istio
+  loadgen report results/2026-12-01-istio --html report.html
+  loadgen report results/2026-12-01-istio --csv steps.csv --json-fortio fortio.json
+  loadgen report run.json --percentiles
+  loadgen report cni-rr cni-crr cni-stream --html cni.html`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("report needs a PATH: a run's JSON file or a sweep's results directory")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd, f, args) },
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.StringVar(&f.html, "html", "", "write the HTML report (one self-contained file) to `FILE`")
+	fl.StringVar(&f.markdown, "markdown", "", "write the Markdown summary to `FILE` (default stdout when no other output is asked)")
+	fl.StringVar(&f.csv, "csv", "", "write one CSV row per step to `FILE`")
+	fl.StringVar(&f.fortio, "json-fortio", "", "write fortio's result JSON to `FILE`")
+	fl.StringVar(&f.smp, "json-smp", "", "write Service Mesh Performance result JSON to `FILE`")
+	fl.BoolVar(&f.percentiles, "percentiles", false, "print the full latency percentile spectrum (.hgrm) to stdout")
+	fl.StringVar(&f.title, "title", "", "title of the HTML report (default from the results)")
+	return cmd
+}
+
+func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
+	var sweeps []*report.Sweep
+	for _, a := range args {
+		s, err := readResults(a)
+		if err != nil {
+			return err // the input is wrong: a usage error, naming the file
+		}
+		sweeps = append(sweeps, s)
+	}
+	stdout := cmd.OutOrStdout()
+	type output struct {
+		flag, path string
+		write      func(io.Writer) error
+	}
+	var outs []output
+	add := func(flag, path string, write func(io.Writer) error) {
+		if path != "" {
+			outs = append(outs, output{flag, path, write})
+		}
+	}
+	add("html", f.html, func(w io.Writer) error {
+		return report.HTML(w, sweeps, report.HTMLOptions{Title: f.title, Generated: time.Now()})
+	})
+	add("markdown", f.markdown, func(w io.Writer) error { return report.Markdown(w, sweeps) })
+	add("csv", f.csv, func(w io.Writer) error { return report.CSV(w, sweeps) })
+	add("json-fortio", f.fortio, func(w io.Writer) error { return report.Fortio(w, sweeps) })
+	add("json-smp", f.smp, func(w io.Writer) error { return report.SMP(w, sweeps) })
+	if f.percentiles {
+		add("percentiles", "-", func(w io.Writer) error { return report.Percentiles(w, sweeps) })
+	}
+	if len(outs) == 0 {
+		add("markdown", "-", func(w io.Writer) error { return report.Markdown(w, sweeps) })
+	}
+	var failures []string
+	for _, o := range outs {
+		var buf bytes.Buffer
+		if err := o.write(&buf); err != nil {
+			failures = append(failures, fmt.Sprintf("--%s: %v", o.flag, err))
+			continue
+		}
+		var err error
+		if o.path == "-" {
+			_, err = stdout.Write(buf.Bytes())
+		} else {
+			err = store.WriteFile(o.path, buf.Bytes())
+		}
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("--%s: %v", o.flag, err))
+		}
+	}
+	if len(failures) > 0 {
+		return failf("%s", strings.Join(failures, "; "))
+	}
+	return nil
+}
+
+// readResults loads one PATH: a sweep's directory (or its manifest.json),
+// a step file of a sweep, or a run's JSON.
+func readResults(path string) (*report.Sweep, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if info.IsDir() {
+		return readSweep(path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var head struct {
+		Kind string          `json:"kind"`
+		Rung *string         `json:"rung"`
+		Run  json.RawMessage `json:"run"`
+	}
+	_ = json.Unmarshal(b, &head) // store's readers say what is wrong with the file
+	switch {
+	case head.Kind == "sweep" || filepath.Base(path) == store.ManifestFile:
+		return readSweep(filepath.Dir(path))
+	case head.Rung != nil:
+		st, err := store.ReadStep(path)
+		if err != nil {
+			return nil, err
+		}
+		if st.Run == nil {
+			return nil, fmt.Errorf("%s: the step failed (%s): it has no run to report", path, oneLineErr(st.Failed))
+		}
+		return report.SingleRun(path, st.Run), nil
+	}
+	run, err := store.ReadRun(path)
+	if err != nil {
+		return nil, err
+	}
+	if run.Config.Target == "" && run.Config.Protocol == "" && run.Summary.Requests == 0 && run.Histograms.Latency == "" {
+		return nil, fmt.Errorf("%s: not a loadgen run (no config, summary or histogram)", path)
+	}
+	return report.SingleRun(path, run), nil
+}
+
+func readSweep(dir string) (*report.Sweep, error) {
+	m, steps, err := store.ReadSweep(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &report.Sweep{Name: dir, Manifest: m, Steps: steps}, nil
+}
+
+func oneLineErr(s string) string {
+	if s == "" {
+		return "no reason given"
+	}
+	return strings.ReplaceAll(s, "\n", " ")
+}

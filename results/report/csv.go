@@ -1,0 +1,102 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+	"time"
+
+	"loadgen/results"
+)
+
+// csvFixed are the columns every CSV row has, before the watched
+// processes' columns; latencies are in microseconds.
+var csvFixed = []string{
+	"sweep", "step", "path", "rung", "connections", "threads", "payload", "protocol", "repeat",
+	"rate_asked", "rate_achieved", "requests", "rps",
+	"p50_us", "p75_us", "p90_us", "p99_us", "p99_9_us", "p99_99_us", "max_us",
+	"errors_connect", "errors_read", "errors_write", "errors_timeout", "errors_status", "errors_protocol",
+}
+
+// CSV writes one row per step of every sweep (repeats are rows of their
+// own; nothing is reduced). Each watched process set has four columns,
+// cpu_mean.NAME and cpu_max.NAME in cores, mem_mean.NAME and mem_max.NAME
+// in bytes, empty on steps that did not watch it. A failed step has its
+// plan columns and its reason only.
+func CSV(w io.Writer, sweeps []*Sweep) error {
+	var names []string // watched process sets, in order of appearance
+	for _, s := range sweeps {
+		for _, st := range s.Steps {
+			for _, p := range st.Watched {
+				if !contains(names, p.Name) {
+					names = append(names, p.Name)
+				}
+			}
+		}
+	}
+	head := append([]string{}, csvFixed...)
+	for _, n := range names {
+		head = append(head, "cpu_mean."+n, "cpu_max."+n, "mem_mean."+n, "mem_max."+n)
+	}
+	head = append(head, "generator_cpu", "generator_saturated", "machine_saturated", "failed")
+	cw := csv.NewWriter(w)
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for _, s := range sweeps {
+		for _, st := range s.Steps {
+			if err := cw.Write(csvRow(s, st, names)); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func csvRow(s *Sweep, st *results.Step, names []string) []string {
+	row := []string{s.Name, st.ID, st.Path, st.Rung, itoa(st.Connections), itoa(st.Threads), itoa(st.Payload), "", itoa(st.Repeat), fnum(st.Rate)}
+	run := st.Run
+	if run == nil {
+		row[7] = s.Protocol()
+		for len(row) < len(csvFixed)+4*len(names)+3 {
+			row = append(row, "")
+		}
+		return append(row, oneLine(st.Failed, 1<<16))
+	}
+	sum := run.Summary
+	row[7] = run.Config.Protocol
+	achieved := ""
+	if sum.Pacing != nil {
+		achieved = fnum(sum.Pacing.Achieved)
+	}
+	l := sum.Latency
+	e := sum.Errors
+	row = append(row, achieved, strconv.FormatInt(sum.Requests, 10), fnum(sum.RPS),
+		micros(l.P50), micros(l.P75), micros(l.P90), micros(l.P99), micros(l.P999), micros(l.P9999), micros(l.Max),
+		i64(e.Connect), i64(e.Read), i64(e.Write), i64(e.Timeout), i64(e.Status), i64(e.Protocol))
+	for _, n := range names {
+		var p *results.ProcessCost
+		for i := range st.Watched {
+			if st.Watched[i].Name == n {
+				p = &st.Watched[i]
+			}
+		}
+		if p == nil {
+			row = append(row, "", "", "", "")
+			continue
+		}
+		row = append(row, fnum(p.CPUMean), fnum(p.CPUMax), i64(p.MemMean), i64(p.MemMax))
+	}
+	return append(row, fnum(GeneratorCores(run)), strconv.FormatBool(run.Generator.Saturated),
+		strconv.FormatBool(MachineSaturated(st)), "")
+}
+
+func itoa(n int) string     { return strconv.Itoa(n) }
+func i64(n int64) string    { return strconv.FormatInt(n, 10) }
+func fnum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// micros prints a duration in microseconds, exactly (to the nanosecond).
+func micros(d results.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Microsecond), 'f', -1, 64)
+}

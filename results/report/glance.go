@@ -1,0 +1,98 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"loadgen/results"
+)
+
+func glance(s *Sweep, colors map[string]string, named bool) []glanceCard {
+	if s.Single() {
+		return nil
+	}
+	cells := Cells(s.Steps)
+	baseOf := BaselineOf(cells, s.Baseline())
+	var out []glanceCard
+	for _, p := range s.Paths() {
+		var peak float64
+		var peakAt string
+		var add50, add99, addCPU, per1k []float64
+		watched := false
+		var errs float64
+		var light CellStats
+		var lightAt string
+		for _, c := range cells {
+			if c.Path != p {
+				continue
+			}
+			st := c.Stats(baseOf(c))
+			if !st.OK {
+				continue
+			}
+			if lightAt == "" {
+				light, lightAt = st, c.Rung+" · "+sizeLabel(c.Payload) // the lightest step: cells sort by payload, then connections
+			}
+			if st.RPS > peak {
+				peak, peakAt = st.RPS, c.Rung+" · "+sizeLabel(c.Payload)
+			}
+			if st.HasAdded {
+				add50, add99, addCPU = append(add50, st.AddP50), append(add99, st.AddP99), append(addCPU, st.AddCPU)
+			}
+			for _, x := range c.Steps {
+				watched = watched || len(x.Watched) > 0
+			}
+			if st.HasProxy {
+				per1k = append(per1k, st.ProxyCPUPer1k)
+			}
+			errs += st.Errors
+		}
+		if peakAt == "" {
+			failed := false
+			for _, c := range cells {
+				failed = failed || c.Path == p
+			}
+			if failed {
+				out = append(out, glanceCard{Path: p, Color: colors[p], Baseline: p == s.Baseline(),
+					Rows: []fact{{"result", "failed at every step", "see the tables"}}})
+			}
+			continue
+		}
+		card := glanceCard{Path: p, Color: colors[p], Baseline: p == s.Baseline()}
+		if named {
+			card.Sweep = s.Protocol()
+			if card.Sweep == "" {
+				card.Sweep = filepath.Base(s.Name)
+			}
+		}
+		card.Rows = append(card.Rows, fact{"peak req/s", thousands(peak), "at " + peakAt})
+		if light.OK {
+			card.Rows = append(card.Rows, fact{"p50", micro(dur(results.Duration(light.P50))), "at " + lightAt},
+				fact{"p99", micro(dur(results.Duration(light.P99))), "at " + lightAt})
+		}
+		if len(add50) > 0 {
+			card.Rows = append(card.Rows, fact{"added p50", micro(delta(median(add50))), "median over steps"},
+				fact{"added p99", micro(delta(median(add99))), "median over steps"})
+			if watched {
+				card.Rows = append(card.Rows, fact{"added CPU", fmt.Sprintf("%+.2f cores", median(addCPU)), "watched processes, median over steps"})
+			}
+		}
+		if len(per1k) > 0 {
+			card.Rows = append(card.Rows, fact{"proxy CPU / 1k req/s", fmt.Sprintf("%.3f cores", median(per1k)), "median over steps"})
+		}
+		card.Rows = append(card.Rows, fact{"errors", thousands(errs), ""})
+		out = append(out, card)
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	ys := append([]float64(nil), xs...)
+	sort.Float64s(ys)
+	n := len(ys)
+	if n%2 == 1 {
+		return ys[n/2]
+	}
+	return (ys[n/2-1] + ys[n/2]) / 2
+}

@@ -1,0 +1,448 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strings"
+	"time"
+)
+
+// HTMLOptions tune the HTML report.
+type HTMLOptions struct {
+	Title     string    // default: from the results ("baseline vs nginx · http1")
+	Generated time.Time // shown in the footer when set
+}
+
+//go:embed html.tmpl
+var htmlTemplate string
+
+//go:embed report.css
+var htmlCSS string
+
+//go:embed check.js
+var htmlCheck string
+
+var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"thousands": thousands,
+	"us1":       func(ns float64) float64 { return ns / 1e3 },
+	"perWorker": func(v float64, n int) float64 { return v / float64(max(n, 1)) },
+	"pathDot": func(color string) template.HTML {
+		return template.HTML(fmt.Sprintf(`<span class="dot" style="background:%s"></span>`, template.HTMLEscapeString(color)))
+	},
+}).Parse(htmlTemplate))
+
+// HTML writes one self-contained page: the charts of every sweep (latency
+// percentiles, throughput, latency added over the baseline, errors and
+// timeouts, proxy CPU and memory, per payload), the sweep summary tables,
+// the CNI path matrix and the ingress sizing table when the results hold
+// their data, and the environment. Styles, charts (inline SVG) and its one
+// small script are in the page: it needs no network to show.
+func HTML(w io.Writer, sweeps []*Sweep, opt HTMLOptions) error {
+	pg := buildPage(sweeps, opt)
+	return pageTmpl.Execute(w, pg)
+}
+
+type page struct {
+	Title    string
+	Lead     string
+	Facts    []fact
+	TOC      []tocEntry
+	Glance   []glanceCard
+	CNI      []CNIRow
+	Sizing   []SizingRow
+	Sections []*section
+	Envs     []envView
+	Legend   string // the flags legend, when there are sweep tables
+	Footer   string
+	CSS      template.CSS
+	Script   template.JS
+}
+
+type fact struct{ Label, Value, Sub string }
+
+type tocEntry struct {
+	ID, Title string
+	Sub       []tocEntry
+}
+
+type glanceCard struct {
+	Path, Color, Sweep string
+	Baseline           bool
+	Rows               []fact
+}
+
+type section struct {
+	ID, Title, Lead string
+	Blocks          []*blockView
+	Run             *runView
+}
+
+type blockView struct {
+	ID, Title string
+	Charts    []chartView
+	Rows      []tableRow
+}
+
+type chartView struct {
+	Title, Note string
+	Wide        bool
+	SVG         template.HTML
+	Legend      []legendItem
+}
+
+type legendItem struct {
+	Name, Color, Dash string
+	Gap               bool // a space before this item (a new group)
+}
+
+type tableRow struct {
+	Rung, Path, Color string
+	Baseline          bool
+	Cells             []string // the columns after path, as in Markdown
+	Failed            string
+	Flags             []flagView
+	FirstOfRung       bool
+}
+
+type flagView struct{ Letter, Title string }
+
+type runView struct {
+	Facts  []fact
+	Cols   []string
+	Values []string
+	Chart  chartView
+	Codes  string
+	Errors string
+	Notes  []string
+}
+
+type envView struct {
+	Name  string
+	Facts []fact
+	Paths []fact
+}
+
+// palette colours paths, in order of first appearance across the report;
+// the baseline is always slate.
+var palette = []string{"#2563eb", "#ea580c", "#16a34a", "#c026d3", "#dc2626", "#0891b2", "#ca8a04", "#7c3aed", "#db2777", "#65a30d"}
+
+const baselineColor = "#475569"
+
+var flagTitles = map[string]string{
+	"F": "failed: a repeat has no result",
+	"I": "interrupted: stopped early",
+	"G": "generator saturated: loadgen used ≥90% of its CPUs",
+	"M": "machine saturated: generator and watched processes used ≥90% of the machine's CPUs; figures measure contention",
+}
+
+// percentile line styles of the latency chart.
+var pctStyles = []struct {
+	Name string
+	Dash string
+	Get  func(CellStats) float64
+}{
+	{"p50", "", func(s CellStats) float64 { return s.P50 }},
+	{"p90", "7 4", func(s CellStats) float64 { return s.P90 }},
+	{"p99", "2 3.5", func(s CellStats) float64 { return s.P99 }},
+}
+
+func buildPage(sweeps []*Sweep, opt HTMLOptions) *page {
+	pg := &page{CSS: template.CSS(htmlCSS), Script: template.JS(htmlCheck)}
+	colors := colorsFor(sweeps)
+	var paths []string
+	for _, s := range sweeps {
+		for _, p := range s.Paths() {
+			if !contains(paths, p) {
+				paths = append(paths, p)
+			}
+		}
+	}
+	pg.Title = opt.Title
+	if pg.Title == "" {
+		pg.Title = defaultTitle(sweeps, paths)
+	}
+	for i, s := range sweeps {
+		sec := buildSection(i, s, colors)
+		if len(sweeps) == 1 {
+			sec.Lead = "" // the page's lead says it
+		}
+		pg.Sections = append(pg.Sections, sec)
+		te := tocEntry{ID: sec.ID, Title: sec.Title}
+		for _, b := range sec.Blocks {
+			t := b.Title
+			if len(sweeps) > 1 {
+				t = orDash(s.Protocol()) + " · " + t
+			}
+			te.Sub = append(te.Sub, tocEntry{ID: b.ID, Title: t})
+		}
+		pg.TOC = append(pg.TOC, te)
+		pg.Glance = append(pg.Glance, glance(s, colors, len(sweeps) > 1)...)
+		pg.Envs = append(pg.Envs, envFor(s))
+	}
+	if len(sweeps) == 1 {
+		pg.Lead = strings.Join(sweeps[0].describe(), " · ")
+	} else {
+		pg.Lead = plural(len(sweeps), "result set") + ": " + strings.Join(names(sweeps), ", ")
+	}
+	pg.Facts = pageFacts(sweeps)
+	pg.CNI = CNIMatrix(sweeps)
+	pg.Sizing = Sizing(sweeps)
+	var fl []string
+	for _, k := range []string{"F", "I", "G", "M"} {
+		fl = append(fl, k+" "+flagTitles[k])
+	}
+	for _, sec := range pg.Sections {
+		if len(sec.Blocks) > 0 {
+			pg.Legend = strings.Join(fl, " · ")
+		}
+	}
+	pg.Footer = "Made by loadgen report"
+	if !opt.Generated.IsZero() {
+		pg.Footer += " on " + opt.Generated.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	return pg
+}
+
+func names(sweeps []*Sweep) []string {
+	out := make([]string, len(sweeps))
+	for i, s := range sweeps {
+		out[i] = s.Name
+	}
+	return out
+}
+
+func defaultTitle(sweeps []*Sweep, paths []string) string {
+	var protos []string
+	for _, s := range sweeps {
+		if p := s.Protocol(); p != "" && !contains(protos, p) {
+			protos = append(protos, p)
+		}
+	}
+	t := strings.Join(paths, " vs ")
+	if len(paths) > 4 {
+		t = fmt.Sprintf("%d paths", len(paths))
+	}
+	if len(sweeps) == 1 && sweeps[0].Single() {
+		t = sweeps[0].Steps[0].Run.Config.Target
+	}
+	if len(protos) > 0 {
+		t += " · " + strings.Join(protos, ", ")
+	}
+	return t
+}
+
+func colorsFor(sweeps []*Sweep) map[string]string {
+	colors := map[string]string{}
+	n := 0
+	for _, s := range sweeps {
+		base := s.Baseline()
+		for _, p := range s.Paths() {
+			if _, ok := colors[p]; ok {
+				continue
+			}
+			if p == base {
+				colors[p] = baselineColor
+				continue
+			}
+			colors[p] = palette[n%len(palette)]
+			n++
+		}
+	}
+	return colors
+}
+
+func pageFacts(sweeps []*Sweep) []fact {
+	var started time.Time
+	steps, done, failed := 0, 0, 0
+	var hosts []string
+	for _, s := range sweeps {
+		if t := s.Started(); !t.IsZero() && (started.IsZero() || t.Before(started)) {
+			started = t
+		}
+		if s.Manifest != nil {
+			steps += len(s.Manifest.Steps)
+		} else {
+			steps += len(s.Steps)
+		}
+		for _, st := range s.Steps {
+			if st.Run != nil {
+				done++
+			} else {
+				failed++
+			}
+		}
+		if h := s.Env().Hostname; h != "" && !contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	var f []fact
+	if !started.IsZero() {
+		f = append(f, fact{"Started", started.UTC().Format("2006-01-02 15:04 UTC"), ""})
+	}
+	st := fmt.Sprintf("%d of %d complete", done, steps)
+	if failed > 0 {
+		st += fmt.Sprintf(", %d failed", failed)
+	}
+	f = append(f, fact{"Steps", st, ""})
+	if len(sweeps) > 0 {
+		e := sweeps[0].Env()
+		m := strings.Join(hosts, ", ")
+		if e.NumCPU > 0 {
+			m += fmt.Sprintf(" · %d CPUs", e.NumCPU)
+			if e.CPUModel != "" {
+				m += " (" + e.CPUModel + ")"
+			}
+		}
+		if m != "" {
+			f = append(f, fact{"Machine", m, ""})
+		}
+	}
+	return f
+}
+
+func buildSection(i int, s *Sweep, colors map[string]string) *section {
+	sec := &section{ID: fmt.Sprintf("s%d", i+1)}
+	if s.Single() {
+		sec.Title = "Run " + s.Name
+		sec.Lead = strings.Join(s.describe(), " · ")
+		sec.Run = buildRun(sec.ID, s, colors)
+		return sec
+	}
+	sec.Title = "Sweep " + s.Name
+	sec.Lead = strings.Join(s.describe(), " · ")
+	cells := Cells(s.Steps)
+	baseOf := BaselineOf(cells, s.Baseline())
+	for j, b := range Blocks(cells) {
+		bv := &blockView{ID: fmt.Sprintf("%s-b%d", sec.ID, j+1), Title: b.Title()}
+		stats := map[*Cell]CellStats{}
+		for _, c := range b.Cells {
+			stats[c] = c.Stats(baseOf(c))
+		}
+		bv.Charts = blockCharts(bv.ID, s, b, stats, colors)
+		prev := ""
+		for _, c := range b.Cells {
+			st := stats[c]
+			row := statsRow(c, st)
+			tr := tableRow{Rung: c.Rung, Path: c.Path, Color: colors[c.Path], Baseline: c.Path == s.Baseline(),
+				FirstOfRung: c.Rung != prev}
+			prev = c.Rung
+			if st.OK {
+				tr.Cells = row[2 : len(row)-1]
+				tr.Cells[0] = thousands(st.RPS)
+				for k := range tr.Cells {
+					tr.Cells[k] = micro(tr.Cells[k])
+				}
+			} else {
+				tr.Failed = oneLine(st.Failed, 200)
+				if tr.Failed == "" {
+					tr.Failed = "no result"
+				}
+			}
+			for _, f := range st.Flags {
+				tr.Flags = append(tr.Flags, flagView{string(f), flagTitles[string(f)]})
+			}
+			bv.Rows = append(bv.Rows, tr)
+		}
+		sec.Blocks = append(sec.Blocks, bv)
+	}
+	return sec
+}
+
+// micro writes microseconds as µs (the tables keep wrk's "us").
+func micro(s string) string {
+	if strings.HasSuffix(s, "us") {
+		return strings.TrimSuffix(s, "us") + "µs"
+	}
+	return s
+}
+
+func envFor(s *Sweep) envView {
+	e := s.Env()
+	ev := envView{Name: s.Name}
+	add := func(k, v string) {
+		if v != "" {
+			ev.Facts = append(ev.Facts, fact{k, v, ""})
+		}
+	}
+	add("Host", e.Hostname)
+	if e.NumCPU > 0 {
+		add("CPU", fmt.Sprintf("%d × %s (GOMAXPROCS %d)", e.NumCPU, orDash(e.CPUModel), e.GOMAXPROCS))
+	}
+	add("OS", strings.TrimSpace(e.OS+"/"+e.Arch))
+	add("Kernel", e.Kernel)
+	add("Go", e.GoVersion)
+	add("loadgen", e.Version)
+	if s.Manifest != nil {
+		add("Created", s.Manifest.Created.UTC().Format(time.RFC3339))
+		sp := s.spec()
+		add("Protocol", sp.Protocol)
+		add("Endpoint", sp.Endpoint)
+		add("Ladder", strings.Join(sp.Ladder, " "))
+		if sp.Duration != "" {
+			d := sp.Duration + " per step"
+			if sp.Warmup != "" && sp.Warmup != "0s" {
+				d += ", warm-up " + sp.Warmup
+			}
+			if sp.Repeats > 0 {
+				d += ", " + plural(sp.Repeats, "repeat")
+			}
+			add("Duration", d)
+		}
+		if sp.Timeout != "" && sp.Timeout != "0s" {
+			add("Timeout", sp.Timeout)
+		}
+		for _, p := range sp.Paths {
+			v := p.URL
+			if p.Baseline {
+				v += " (baseline)"
+			}
+			if len(p.Watch) > 0 && string(p.Watch) != "null" {
+				v += " · watch " + compactJSON(p.Watch)
+			}
+			ev.Paths = append(ev.Paths, fact{p.Name, v, ""})
+		}
+		if len(sp.Target) > 0 && string(sp.Target) != "null" {
+			ev.Paths = append(ev.Paths, fact{"target", "watch " + compactJSON(sp.Target), ""})
+		}
+	} else if len(s.Steps) > 0 && s.Steps[0].Run != nil {
+		g := s.Steps[0].Run.Generator
+		add("Generator", fmt.Sprintf("%.2f CPU-s, %.0f%% of %.0f CPUs, peak RSS %s", g.CPUSeconds, 100*g.Utilization, g.CPUs, fmtMiB(g.PeakRSS)))
+	}
+	return ev
+}
+
+func compactJSON(b []byte) string {
+	s := strings.NewReplacer("\n", "", " ", "", `"`, "").Replace(string(b))
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+// thousands prints a count or rate rounded, with thin thousands separators.
+func thousands(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
+	neg := v < 0
+	n := int64(math.Round(math.Abs(v)))
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteString("\u202f")
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "−" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,146 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Markdown writes the sweep summary tables (one per payload and rate, a
+// row per ladder step and path, medians over repeats) of every sweep, and
+// a one-row summary table for every single run.
+func Markdown(w io.Writer, sweeps []*Sweep) error {
+	p := &printer{w: w}
+	p.f("# loadgen report\n")
+	if rows := CNIMatrix(sweeps); len(rows) > 0 {
+		p.f("\n## CNI path matrix\n\n")
+		mdRow(p, "path", "Gbit/s (tcp-stream)", "TCP_RR µs", "TCP_CRR µs")
+		p.f("|:--|--:|--:|--:|\n")
+		for _, r := range rows {
+			g, rr, crr := "–", "–", "–"
+			if r.HasGbps {
+				g = fmt.Sprintf("%.2f", r.Gbps)
+			}
+			if r.HasRR {
+				rr = fmt.Sprintf("%.1f (%s)", r.RR/1e3, r.RRRung)
+			}
+			if r.HasCRR {
+				crr = fmt.Sprintf("%.1f (%s)", r.CRR/1e3, r.CRRRung)
+			}
+			mdRow(p, r.Path, g, rr, crr)
+		}
+		p.f("\nThroughput is the best over the ladder; RR and CRR are the mean latency at the fewest connections.\n")
+	}
+	if rows := Sizing(sweeps); len(rows) > 0 {
+		p.f("\n## Ingress sizing\n\n")
+		mdRow(p, "path", "workers", "req/s (keep-alive)", "TLS handshakes/s", "req/s per worker")
+		p.f("|:--|--:|--:|--:|--:|\n")
+		for _, r := range rows {
+			rps, tps, per := "–", "–", "–"
+			if r.HasRPS {
+				rps, per = fmt.Sprintf("%.0f", r.RPS), fmt.Sprintf("%.0f", r.RPS/float64(max(r.Workers, 1)))
+			}
+			if r.HasTPS {
+				tps = fmt.Sprintf("%.0f", r.TPS)
+			}
+			mdRow(p, r.Path, itoa(r.Workers), rps, tps, per)
+		}
+	}
+	for _, s := range sweeps {
+		if s.Single() {
+			markdownRun(p, s)
+		} else {
+			markdownSweep(p, s)
+		}
+	}
+	return p.err
+}
+
+func markdownSweep(p *printer, s *Sweep) {
+	p.f("\n## Sweep `%s`\n\n%s\n\n", s.Name, strings.Join(s.describe(), " · "))
+	if e := envLine(s.Env()); e != "" {
+		p.f("Environment: %s\n", e)
+	}
+	cells := Cells(s.Steps)
+	baseOf := BaselineOf(cells, s.Baseline())
+	for _, b := range Blocks(cells) {
+		p.f("\n### %s\n\n", b.Title())
+		mdRow(p, sweepCols...)
+		p.f("|:--|:--|%s:--|\n", strings.Repeat("--:|", len(sweepCols)-3))
+		for _, c := range b.Cells {
+			mdRow(p, statsRow(c, c.Stats(baseOf(c)))...)
+		}
+	}
+	p.f("\nMedians over repeats; +pNN: latency added over %s; +cpu: watched CPU cores added over it; cpu in cores; "+
+		"flags: F failed, I interrupted, G generator saturated, M machine CPU saturated (figures measure contention).\n", orNone(s.Baseline()))
+}
+
+// sweepCols are the columns of the sweep table, as SweepTable prints them.
+var sweepCols = []string{"step", "path", "req/s", "p50", "p90", "p99", "p99.9", "errors", "timeouts", "+p50", "+p90", "+p99", "+p99.9",
+	"+cpu", "proxy cpu", "cpu/1k rps", "proxy MiB", "target cpu", "gen cpu", "flags"}
+
+// statsRow is a cell's row of the sweep table, as text.
+func statsRow(c *Cell, s CellStats) []string {
+	row := []string{c.Rung, c.Path}
+	if !s.OK {
+		row = append(row, "failed: "+oneLine(s.Failed, 60))
+		for len(row) < len(sweepCols)-1 {
+			row = append(row, "")
+		}
+		return append(row, s.Flags)
+	}
+	row = append(row, fmt.Sprintf("%.0f", s.RPS), ms(s.P50), ms(s.P90), ms(s.P99), ms(s.P999),
+		fmt.Sprintf("%.0f", s.Errors), fmt.Sprintf("%.0f", s.Timeouts))
+	if s.HasAdded {
+		row = append(row, delta(s.AddP50), delta(s.AddP90), delta(s.AddP99), delta(s.AddP999), fmt.Sprintf("%+.2f", s.AddCPU))
+	} else {
+		row = append(row, "", "", "", "", "")
+	}
+	if s.HasProxy {
+		row = append(row, fmt.Sprintf("%.2f", s.ProxyCPU), fmt.Sprintf("%.3f", s.ProxyCPUPer1k), fmt.Sprintf("%.1f", s.ProxyMiB))
+	} else {
+		row = append(row, "", "", "")
+	}
+	tcpu := ""
+	if s.HasTarget {
+		tcpu = fmt.Sprintf("%.2f", s.TargetCPU)
+	}
+	return append(row, tcpu, fmt.Sprintf("%.2f", s.GenCPU), s.Flags)
+}
+
+func markdownRun(p *printer, s *Sweep) {
+	st := s.Steps[0]
+	run := st.Run
+	p.f("\n## Run `%s`\n\n%s\n\n", s.Name, strings.Join(s.describe(), " · "))
+	if e := envLine(run.Env); e != "" {
+		p.f("Environment: %s\n\n", e)
+	}
+	sum := run.Summary
+	l := sum.Latency
+	mdRow(p, "requests", "req/s", "p50", "p90", "p99", "p99.9", "p99.99", "max", "errors", "timeouts", "gen cpu", "flags")
+	p.f("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+	cell := &Cell{Steps: s.Steps}
+	mdRow(p, fmt.Sprint(sum.Requests), fmt.Sprintf("%.0f", sum.RPS), dur(l.P50), dur(l.P90), dur(l.P99), dur(l.P999),
+		dur(l.P9999), dur(l.Max), fmt.Sprint(sum.Errors.Total()), fmt.Sprint(sum.Errors.Timeout),
+		fmt.Sprintf("%.2f", GeneratorCores(run)), cell.Flags())
+	if u := sum.Uncorrected; u != nil {
+		p.f("\nLatency is corrected for coordinated omission; uncorrected: p50 %s, p99 %s, max %s.\n", dur(u.P50), dur(u.P99), dur(u.Max))
+	}
+	if e := sum.Errors; e.Total() > 0 {
+		p.f("\nErrors: connect %d, read %d, write %d, timeout %d, status %d, protocol %d.\n",
+			e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Protocol)
+	}
+	if run.Interrupted {
+		p.f("\n**Interrupted:** the run was stopped early; figures cover %s.\n", dur(sum.Duration))
+	}
+	for _, n := range run.Notes {
+		p.f("\n**Warning:** %s\n", n)
+	}
+}
+
+func mdRow(p *printer, cols ...string) {
+	for i, c := range cols {
+		cols[i] = strings.ReplaceAll(c, "|", `\|`)
+	}
+	p.f("| %s |\n", strings.Join(cols, " | "))
+}
