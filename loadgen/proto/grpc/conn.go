@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/http2"
+
 	"loadgen/loadgen/proto"
 )
 
@@ -201,7 +203,7 @@ func (c *conn) outcome(unary bool) proto.Outcome {
 	case st.rst:
 		o.Status = rstToCode(st.rstCode)
 		o.Err = proto.Status
-		if st.rstCode == errCodeProtocol || st.rstCode == errCodeCompression || st.rstCode == errCodeFlowControl {
+		if st.rstCode == http2.ErrCodeProtocol || st.rstCode == http2.ErrCodeCompression || st.rstCode == http2.ErrCodeFlowControl {
 			o.Err = proto.Protocol
 		}
 	case !st.headers:
@@ -238,15 +240,15 @@ func (c *conn) outcome(unary bool) proto.Outcome {
 }
 
 // rstToCode maps a stream reset to a gRPC code, as grpc-go does.
-func rstToCode(code uint32) int32 {
+func rstToCode(code http2.ErrCode) int32 {
 	switch code {
-	case errCodeRefused:
+	case http2.ErrCodeRefusedStream:
 		return 14 // Unavailable
-	case errCodeCancel:
+	case http2.ErrCodeCancel:
 		return 1 // Canceled
-	case 0xb: // ENHANCE_YOUR_CALM
+	case http2.ErrCodeEnhanceYourCalm:
 		return 8 // ResourceExhausted
-	case 0xc: // INADEQUATE_SECURITY
+	case http2.ErrCodeInadequateSecurity:
 		return 7 // PermissionDenied
 	}
 	return 13 // Internal

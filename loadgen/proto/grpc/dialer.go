@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"loadgen/loadgen/proto"
+	"loadgen/loadgen/proto/h2wire"
 )
 
 // maxMessage bounds a message: a body of MaxSize and its tags.
@@ -21,7 +22,7 @@ type Dialer struct {
 	s      settings
 	tls    *tls.Config // nil for plaintext
 	req    []byte      // the request as sent: prefix and message; shared, read-only
-	fields []headerField
+	fields []h2wire.Field
 	check  replyCheck
 
 	opened atomic.Int64

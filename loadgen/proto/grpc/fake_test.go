@@ -7,6 +7,10 @@ import (
 	"net"
 	"sync"
 	"testing"
+
+	"golang.org/x/net/http2"
+
+	"loadgen/loadgen/proto/h2wire"
 )
 
 // fakeServer is a minimal gRPC server over HTTP/2 that allocates nothing per
@@ -64,52 +68,51 @@ func startFakePing(t testing.TB, msg []byte, ping bool) string {
 }
 
 var (
-	fakeHeaders  = appendLiteral([]byte{0x88}, 4, 0, headerField{nameIndex: 31, value: "application/grpc"})
-	fakeTrailers = appendLiteral(nil, 4, 0, headerField{name: "grpc-status", value: "0"})
+	fakeHeaders  = h2wire.EncodeRequest([]h2wire.Field{{Name: ":status", Value: "200"}, {Name: "content-type", Value: "application/grpc"}}, 0).Literal
+	fakeTrailers = h2wire.EncodeRequest([]h2wire.Field{{Name: "grpc-status", Value: "0"}}, 0).Literal
 )
 
 func (s *fakeServer) serve(c net.Conn) {
 	br := bufio.NewReaderSize(c, 64<<10)
 	bw := bufio.NewWriterSize(c, 64<<10)
-	if _, err := io.ReadFull(br, make([]byte, len(clientPreface))); err != nil {
+	if _, err := io.ReadFull(br, make([]byte, len(h2wire.ClientPreface))); err != nil {
 		return
 	}
-	b := appendFrameHeader(nil, 6, frameSettings, 0, 0)
-	b = appendSetting(b, settingInitialWindowSize, recvWindow)
-	b = appendWindowUpdate(b, 0, recvWindow-defaultWindow)
+	b := h2wire.AppendSettings(nil, http2.Setting{ID: http2.SettingInitialWindowSize, Val: recvWindow})
+	b = h2wire.AppendWindowUpdate(b, 0, recvWindow-h2wire.DefaultWindow)
 	bw.Write(b)
 	bw.Flush()
 	started := map[uint32]bool{} // streams whose response headers went out
 	buf := make([]byte, 0, 64<<10)
 	received := 0
 	for {
-		h, err := br.Peek(frameHeaderLen)
+		h, err := br.Peek(h2wire.FrameHeaderLen)
 		if err != nil {
 			return
 		}
-		n := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
-		typ, flags, id := h[3], h[4], binary.BigEndian.Uint32(h[5:])&0x7fffffff
-		br.Discard(frameHeaderLen)
+		fh := h2wire.ParseFrameHeader(h)
+		n, typ, flags, id := int(fh.Length), fh.Type, fh.Flags, fh.StreamID
+		br.Discard(h2wire.FrameHeaderLen)
 		p, err := br.Peek(n)
 		if err != nil {
 			return
 		}
 		b := buf[:0]
 		switch typ {
-		case frameSettings:
-			if flags&flagAck == 0 {
-				b = appendFrameHeader(b, 0, frameSettings, flagAck, 0)
+		case http2.FrameSettings:
+			if !flags.Has(http2.FlagSettingsAck) {
+				b = h2wire.AppendSettingsAck(b)
 			}
-		case framePing:
-			if flags&flagAck == 0 {
-				b = append(appendFrameHeader(b, 8, framePing, flagAck, 0), p...)
+		case http2.FramePing:
+			if !flags.Has(http2.FlagPingAck) {
+				b = h2wire.AppendPingAck(b, p)
 			}
-		case frameRSTStream:
+		case http2.FrameRSTStream:
 			delete(started, id)
-		case frameData:
+		case http2.FrameData:
 			received += n
 			if received > recvWindow/2 {
-				b = appendWindowUpdate(b, 0, uint32(received))
+				b = h2wire.AppendWindowUpdate(b, 0, uint32(received))
 				received = 0
 			}
 			if n < prefixLen {
@@ -117,15 +120,15 @@ func (s *fakeServer) serve(c net.Conn) {
 			}
 			if !started[id] {
 				started[id] = true
-				b = appendHeaders(b, id, fakeHeaders, false, defaultMaxFrame)
+				b = h2wire.AppendHeaders(b, id, false, h2wire.DefaultMaxFrame, nil, fakeHeaders)
 			}
-			b = appendData(b, id, s.reply, false, defaultMaxFrame)
-			if flags&flagEndStream != 0 {
-				b = appendHeaders(b, id, fakeTrailers, true, defaultMaxFrame)
+			b = h2wire.AppendData(b, id, false, h2wire.DefaultMaxFrame, s.reply)
+			if flags.Has(http2.FlagDataEndStream) {
+				b = h2wire.AppendHeaders(b, id, true, h2wire.DefaultMaxFrame, nil, fakeTrailers)
 				delete(started, id)
 			}
 			if s.ping {
-				b = append(appendFrameHeader(b, 8, framePing, 0, 0), "bdp-ping"...)
+				b = append(h2wire.AppendFrameHeader(b, 8, http2.FramePing, 0, 0), "bdp-ping"...)
 			}
 		}
 		br.Discard(n)

@@ -14,11 +14,19 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http2"
+
 	"loadgen/loadgen/proto"
+	"loadgen/loadgen/proto/h2wire"
 )
 
 // readBufferSize is each connection's read buffer: larger than a frame.
 const readBufferSize = 32 << 10
+
+// recvWindow is the window this client gives every stream and the
+// connection: it reads and discards as fast as frames come, so the peer
+// never waits for a WINDOW_UPDATE of a message below 64 MiB.
+const recvWindow = 1 << 30
 
 // connect dials the target, does the TLS handshake, sends the HTTP/2
 // preface and settings, and reads the server's settings: until they come
@@ -64,33 +72,32 @@ func (t *transport) handshake(ctx context.Context, raw net.Conn) (net.Conn, erro
 		nc = tc
 	}
 
-	b := append([]byte(nil), clientPreface...)
-	b = appendFrameHeader(b, 12, frameSettings, 0, 0)
-	b = appendSetting(b, settingEnablePush, 0)
-	b = appendSetting(b, settingInitialWindowSize, recvWindow)
-	b = appendWindowUpdate(b, 0, recvWindow-defaultWindow)
-	if _, err := nc.Write(b); err != nil {
+	if _, err := nc.Write(h2wire.AppendPreface(nil, recvWindow)); err != nil {
 		return nil, fmt.Errorf("grpc: writing the HTTP/2 preface to %s: %w", target, err)
 	}
 
 	t.br = bufio.NewReaderSize(nc, readBufferSize)
-	h, err := t.br.Peek(frameHeaderLen)
-	if err != nil || h[3] != frameSettings || h[4]&flagAck != 0 || binary.BigEndian.Uint32(h[5:]) != 0 {
+	h, err := t.br.Peek(h2wire.FrameHeaderLen)
+	if err != nil {
 		return nil, t.notHTTP2(h, err)
 	}
-	n := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
-	if n%6 != 0 || n > defaultMaxFrame {
+	fh := h2wire.ParseFrameHeader(h)
+	if fh.Type != http2.FrameSettings || fh.Flags.Has(http2.FlagSettingsAck) || fh.StreamID != 0 {
 		return nil, t.notHTTP2(h, nil)
 	}
-	p, err := t.br.Peek(frameHeaderLen + n)
+	n := int(fh.Length)
+	if n%6 != 0 || n > h2wire.DefaultMaxFrame {
+		return nil, t.notHTTP2(h, nil)
+	}
+	p, err := t.br.Peek(h2wire.FrameHeaderLen + n)
 	if err != nil {
 		return nil, fmt.Errorf("grpc: reading the HTTP/2 settings of %s: %w", target, err)
 	}
-	if err := t.applySettings(p[frameHeaderLen:]); err != nil {
+	if err := t.applySettings(p[h2wire.FrameHeaderLen:]); err != nil {
 		return nil, fmt.Errorf("grpc: %s: %w", target, err)
 	}
-	t.br.Discard(frameHeaderLen + n)
-	if _, err := nc.Write(appendFrameHeader(nil, 0, frameSettings, flagAck, 0)); err != nil {
+	t.br.Discard(h2wire.FrameHeaderLen + n)
+	if _, err := nc.Write(h2wire.AppendSettingsAck(nil)); err != nil {
 		return nil, fmt.Errorf("grpc: writing to %s: %w", target, err)
 	}
 	if err := nc.SetDeadline(time.Time{}); err != nil {
@@ -98,16 +105,16 @@ func (t *transport) handshake(ctx context.Context, raw net.Conn) (net.Conn, erro
 	}
 
 	// The header blocks fit the peer's HPACK table, as its settings say.
-	table := uint32(defaultTableSize)
-	for q := p[frameHeaderLen:]; len(q) >= 6; q = q[6:] {
-		if binary.BigEndian.Uint16(q) == settingHeaderTableSize {
+	table := uint32(h2wire.DefaultTableSize)
+	for q := p[h2wire.FrameHeaderLen:]; len(q) >= 6; q = q[6:] {
+		if http2.SettingID(binary.BigEndian.Uint16(q)) == http2.SettingHeaderTableSize {
 			table = binary.BigEndian.Uint32(q[2:])
 		}
 	}
 	var used uint32
 	t.first, t.next, used = headerBlocks(t.d.fields, table)
 	t.tableUsed = used
-	t.dec = newHPACKDecoder(defaultTableSize) // SETTINGS_HEADER_TABLE_SIZE left at its default
+	t.dec = h2wire.NewDecoder(h2wire.DefaultTableSize, responseNames[:]...) // SETTINGS_HEADER_TABLE_SIZE left at its default
 	return nc, nil
 }
 

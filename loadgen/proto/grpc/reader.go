@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+
+	"golang.org/x/net/http2"
+
+	"loadgen/loadgen/proto/h2wire"
 )
 
 // protocolError is the peer breaking HTTP/2: the connection is dropped.
@@ -34,24 +38,23 @@ func (t *transport) readFrames() error {
 			runtime.Gosched()
 			t.flushControl()
 		}
-		h, err := t.br.Peek(frameHeaderLen)
+		h, err := t.br.Peek(h2wire.FrameHeaderLen)
 		if err != nil {
 			return err
 		}
-		n := int(h[0])<<16 | int(h[1])<<8 | int(h[2])
-		typ, flags := h[3], h[4]
-		id := binary.BigEndian.Uint32(h[5:]) & 0x7fffffff
-		t.br.Discard(frameHeaderLen)
-		if n > defaultMaxFrame {
-			return protocolError(fmt.Sprintf("frame of %d bytes, above the %d allowed", n, defaultMaxFrame))
+		fh := h2wire.ParseFrameHeader(h)
+		n, typ, flags, id := int(fh.Length), fh.Type, fh.Flags, fh.StreamID
+		t.br.Discard(h2wire.FrameHeaderLen)
+		if n > h2wire.DefaultMaxFrame {
+			return protocolError(fmt.Sprintf("frame of %d bytes, above the %d allowed", n, h2wire.DefaultMaxFrame))
 		}
-		if t.hstream != 0 && typ != frameContinuation {
+		if t.hstream != 0 && typ != http2.FrameContinuation {
 			return protocolError("header block interrupted")
 		}
 		switch typ {
-		case frameData:
+		case http2.FrameData:
 			err = t.onData(id, flags, n)
-		case frameHeaders, frameContinuation:
+		case http2.FrameHeaders, http2.FrameContinuation:
 			err = t.onHeaders(typ, id, flags, n)
 		default:
 			var p []byte
@@ -67,7 +70,7 @@ func (t *transport) readFrames() error {
 	}
 }
 
-func (t *transport) onData(id uint32, flags byte, n int) error {
+func (t *transport) onData(id uint32, flags http2.Flags, n int) error {
 	if id == 0 {
 		return protocolError("DATA on stream 0")
 	}
@@ -76,10 +79,11 @@ func (t *transport) onData(id uint32, flags byte, n int) error {
 	if t.recvUnacked >= recvWindow/2 {
 		inc := uint32(t.recvUnacked)
 		t.recvUnacked = 0
-		t.queue32(frameWindowUpdate, 0, inc)
+		var f [h2wire.FrameHeaderLen + 4]byte
+		t.queue(h2wire.AppendWindowUpdate(f[:0], 0, inc))
 	}
 	total, pad := n, 0
-	if flags&flagPadded != 0 {
+	if flags.Has(http2.FlagDataPadded) {
 		if n == 0 {
 			return protocolError("padded DATA without a pad length")
 		}
@@ -127,7 +131,7 @@ func (t *transport) onData(id uint32, flags byte, n int) error {
 	if st == nil {
 		return nil // a stream the client gave up: its bytes are only counted
 	}
-	if flags&flagEndStream != 0 {
+	if flags.Has(http2.FlagDataEndStream) {
 		t.mu.Lock()
 		if st.open && st.id == id {
 			t.endStream(st) // without trailers, so without a gRPC status
@@ -139,7 +143,8 @@ func (t *transport) onData(id uint32, flags byte, n int) error {
 	if st.recvUnacked >= recvWindow/2 { // a long ping-pong stream
 		inc := uint32(st.recvUnacked)
 		st.recvUnacked = 0
-		t.queue32(frameWindowUpdate, id, inc)
+		var f [h2wire.FrameHeaderLen + 4]byte
+		t.queue(h2wire.AppendWindowUpdate(f[:0], id, inc))
 	}
 	return nil
 }
@@ -163,7 +168,7 @@ func (t *transport) message(st *stream, id uint32) {
 
 // onHeaders reads a HEADERS or CONTINUATION frame and, once the header
 // block is whole, decodes it: response headers, or trailers.
-func (t *transport) onHeaders(typ byte, id uint32, flags byte, n int) error {
+func (t *transport) onHeaders(typ http2.FrameType, id uint32, flags http2.Flags, n int) error {
 	p, err := t.br.Peek(n)
 	if err != nil {
 		return err
@@ -172,27 +177,27 @@ func (t *transport) onHeaders(typ byte, id uint32, flags byte, n int) error {
 	if id == 0 {
 		return protocolError("HEADERS on stream 0")
 	}
-	if typ == frameContinuation {
+	if typ == http2.FrameContinuation {
 		if t.hstream != id {
 			return protocolError("CONTINUATION without HEADERS")
 		}
 	} else {
-		if flags&flagPadded != 0 {
+		if flags.Has(http2.FlagHeadersPadded) {
 			if len(p) == 0 || int(p[0]) > len(p)-1 {
 				return protocolError("bad HEADERS padding")
 			}
 			p = p[1 : len(p)-int(p[0])]
 		}
-		if flags&flagPriority != 0 {
+		if flags.Has(http2.FlagHeadersPriority) {
 			if len(p) < 5 {
 				return protocolError("short HEADERS priority")
 			}
 			p = p[5:]
 		}
 		t.hblock = t.hblock[:0]
-		t.hend = flags&flagEndStream != 0
+		t.hend = flags.Has(http2.FlagHeadersEndStream)
 	}
-	if flags&flagEndHeaders == 0 {
+	if !flags.Has(http2.FlagHeadersEndHeaders) { // the same bit as FlagContinuationEndHeaders
 		if len(t.hblock)+len(p) > 1<<20 {
 			return protocolError("header block above 1 MiB")
 		}
@@ -207,7 +212,7 @@ func (t *transport) onHeaders(typ byte, id uint32, flags byte, n int) error {
 		t.hstream = 0
 	}
 	t.fields.reset()
-	if err := t.dec.decode(block, &t.fields); err != nil {
+	if err := t.dec.Decode(block, t.fields.add); err != nil {
 		return protocolError(err.Error())
 	}
 	f := &t.fields
@@ -239,31 +244,32 @@ func (t *transport) onHeaders(typ byte, id uint32, flags byte, n int) error {
 }
 
 // onControl handles the frames that carry no stream data.
-func (t *transport) onControl(typ byte, id uint32, flags byte, p []byte) error {
+func (t *transport) onControl(typ http2.FrameType, id uint32, flags http2.Flags, p []byte) error {
+	var f [h2wire.FrameHeaderLen + 8]byte // a control frame to queue
 	switch typ {
-	case frameSettings:
+	case http2.FrameSettings:
 		if id != 0 {
 			return protocolError("SETTINGS on a stream")
 		}
-		if flags&flagAck != 0 {
+		if flags.Has(http2.FlagSettingsAck) {
 			return nil
 		}
 		if err := t.applySettings(p); err != nil {
 			return err
 		}
-		t.queue(frameSettings, flagAck, 0, nil)
-	case framePing:
+		t.queue(h2wire.AppendSettingsAck(f[:0]))
+	case http2.FramePing:
 		if len(p) != 8 || id != 0 {
 			return protocolError("bad PING")
 		}
-		if flags&flagAck == 0 {
-			t.queue(framePing, flagAck, 0, p)
+		if !flags.Has(http2.FlagPingAck) {
+			t.queue(h2wire.AppendPingAck(f[:0], p))
 		}
-	case frameGoAway:
-		if len(p) < 8 || id != 0 {
+	case http2.FrameGoAway:
+		last, _, ok := h2wire.ParseGoAway(p)
+		if !ok || id != 0 {
 			return protocolError("bad GOAWAY")
 		}
-		last := binary.BigEndian.Uint32(p) & 0x7fffffff
 		t.mu.Lock()
 		t.draining = true
 		for sid, st := range t.streams {
@@ -274,15 +280,16 @@ func (t *transport) onControl(typ byte, id uint32, flags byte, p []byte) error {
 		}
 		t.wakeAll()
 		t.mu.Unlock()
-	case frameWindowUpdate:
-		if len(p) != 4 {
+	case http2.FrameWindowUpdate:
+		u, ok := h2wire.ParseWindowUpdate(p)
+		if !ok {
 			return protocolError("bad WINDOW_UPDATE")
 		}
-		inc := int64(binary.BigEndian.Uint32(p) & 0x7fffffff)
+		inc := int64(u)
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if id == 0 {
-			if inc == 0 || t.sendWin+inc > 1<<31-1 {
+			if inc == 0 || t.sendWin+inc > h2wire.MaxWindow {
 				return protocolError("bad connection WINDOW_UPDATE")
 			}
 			t.sendWin += inc
@@ -290,17 +297,18 @@ func (t *transport) onControl(typ byte, id uint32, flags byte, p []byte) error {
 			st.sendWin += inc
 		}
 		t.wakeAll()
-	case frameRSTStream:
-		if len(p) != 4 || id == 0 {
+	case http2.FrameRSTStream:
+		code, ok := h2wire.ParseRSTStream(p)
+		if !ok || id == 0 {
 			return protocolError("bad RST_STREAM")
 		}
 		t.mu.Lock()
 		if st := t.streams[id]; st != nil {
-			st.rst, st.rstCode = true, binary.BigEndian.Uint32(p)
+			st.rst, st.rstCode = true, code
 			t.endStream(st)
 		}
 		t.mu.Unlock()
-	case framePushPromise:
+	case http2.FramePushPromise:
 		return protocolError("PUSH_PROMISE, which the client disabled")
 	}
 	return nil // PRIORITY and unknown frames are ignored
@@ -315,15 +323,15 @@ func (t *transport) applySettings(p []byte) error {
 	defer t.mu.Unlock()
 	for ; len(p) > 0; p = p[6:] {
 		v := binary.BigEndian.Uint32(p[2:])
-		switch binary.BigEndian.Uint16(p) {
-		case settingHeaderTableSize:
+		switch http2.SettingID(binary.BigEndian.Uint16(p)) {
+		case http2.SettingHeaderTableSize:
 			if v < t.tableUsed {
 				t.draining = true // the header blocks refer to entries the peer drops
 			}
-		case settingMaxConcurrentStreams:
+		case http2.SettingMaxConcurrentStreams:
 			t.maxStreams = v
-		case settingInitialWindowSize:
-			if v > 1<<31-1 {
+		case http2.SettingInitialWindowSize:
+			if v > h2wire.MaxWindow {
 				return protocolError("initial window above 2^31-1")
 			}
 			delta := int64(v) - t.initWin
@@ -331,8 +339,8 @@ func (t *transport) applySettings(p []byte) error {
 			for _, st := range t.streams {
 				st.sendWin += delta
 			}
-		case settingMaxFrameSize:
-			if v < defaultMaxFrame || v > 1<<24-1 {
+		case http2.SettingMaxFrameSize:
+			if v < h2wire.DefaultMaxFrame || v > 1<<24-1 {
 				return protocolError("bad SETTINGS_MAX_FRAME_SIZE")
 			}
 			t.maxFrame = int(v)

@@ -2,13 +2,16 @@ package grpc
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http2"
+
+	"loadgen/loadgen/proto/h2wire"
 )
 
 // transport is one HTTP/2 connection carrying the gRPC calls of up to
@@ -52,7 +55,7 @@ type transport struct {
 	ctl        []byte // control frames for the next writer
 
 	// used by the reader goroutine only
-	dec         *hpackDecoder
+	dec         *h2wire.Decoder
 	fields      responseFields
 	hblock      []byte // a header block waiting for CONTINUATION
 	hstream     uint32 // its stream, 0 when none
@@ -72,9 +75,9 @@ func newTransport(d *Dialer) *transport {
 		nextID:     1,
 		streams:    make(map[uint32]*stream),
 		maxStreams: ^uint32(0),
-		sendWin:    defaultWindow,
-		initWin:    defaultWindow,
-		maxFrame:   defaultMaxFrame,
+		sendWin:    h2wire.DefaultWindow,
+		initWin:    h2wire.DefaultWindow,
+		maxFrame:   h2wire.DefaultMaxFrame,
 	}
 }
 
@@ -94,7 +97,7 @@ type stream struct {
 	ended      bool
 	grpcStatus int32 // -1 until trailers say
 	rst        bool  // reset by the peer
-	rstCode    uint32
+	rstCode    http2.ErrCode
 	refused    bool  // above the last stream ID of a GOAWAY: never processed
 	connErr    error // the connection failed
 	msgs       int   // complete messages not taken yet
@@ -176,7 +179,7 @@ func (t *transport) send(st *stream, open bool, data []byte, end bool, abort <-c
 			return err
 		}
 		if open {
-			if t.draining || t.nextID > maxStreamID {
+			if t.draining || t.nextID > h2wire.MaxStreamID {
 				t.draining = true
 				t.active--
 				t.mu.Unlock()
@@ -192,7 +195,7 @@ func (t *transport) send(st *stream, open bool, data []byte, end bool, abort <-c
 			// whole: stop it from waiting for the rest. The wait says how
 			// the stream ended.
 			if len(data) > 0 && !st.rst && t.err == nil {
-				t.ctl = appendRSTStream(t.ctl, st.id, errCodeCancel)
+				t.ctl = h2wire.AppendRSTStream(t.ctl, st.id, http2.ErrCodeCancel)
 				t.ctlQueued.Store(true)
 			}
 			t.mu.Unlock()
@@ -219,11 +222,11 @@ func (t *transport) send(st *stream, open bool, data []byte, end bool, abort <-c
 			if !t.sentFirst {
 				block, t.sentFirst = t.first, true
 			}
-			b = appendHeaders(b, st.id, block, end && len(data) == 0, maxFrame)
+			b = h2wire.AppendHeaders(b, st.id, end && len(data) == 0, maxFrame, nil, block)
 			open = false
 		}
 		if n > 0 {
-			b = appendData(b, st.id, data[:n], end && int(n) == len(data), maxFrame)
+			b = h2wire.AppendData(b, st.id, end && int(n) == len(data), maxFrame, data[:n])
 			data = data[n:]
 		}
 		err := t.write(b)
@@ -277,19 +280,13 @@ func (t *transport) write(b []byte) error {
 }
 
 // queue queues a control frame (an ack, a window update, a reset) for the
-// next write, without allocating.
-func (t *transport) queue(typ, flags byte, id uint32, payload []byte) {
+// next write. The frame is copied: it may be built in a caller's array,
+// without allocating.
+func (t *transport) queue(frame []byte) {
 	t.mu.Lock()
-	t.ctl = append(appendFrameHeader(t.ctl, len(payload), typ, flags, id), payload...)
+	t.ctl = append(t.ctl, frame...)
 	t.ctlQueued.Store(true)
 	t.mu.Unlock()
-}
-
-// queue32 queues a control frame whose payload is one 32-bit value.
-func (t *transport) queue32(typ byte, id, v uint32) {
-	var p [4]byte
-	binary.BigEndian.PutUint32(p[:], v)
-	t.queue(typ, 0, id, p[:])
 }
 
 // flushControl writes queued control frames unless another goroutine holds
@@ -324,7 +321,8 @@ func (t *transport) cancel(st *stream) {
 	id := st.id
 	t.mu.Unlock()
 	if wasOpen {
-		t.queue32(frameRSTStream, id, errCodeCancel)
+		var f [h2wire.FrameHeaderLen + 4]byte
+		t.queue(h2wire.AppendRSTStream(f[:0], id, http2.ErrCodeCancel))
 		t.flushControl()
 	}
 }
@@ -374,10 +372,7 @@ func (t *transport) close() {
 	t.mu.Unlock()
 	if !dead && t.wmu.TryLock() { // a stuck writer holds it: no goodbye then
 		t.nc.SetWriteDeadline(time.Now().Add(time.Second))
-		b := appendFrameHeader(t.wbuf[:0], 8, frameGoAway, 0, 0)
-		b = binary.BigEndian.AppendUint32(b, 0)
-		b = binary.BigEndian.AppendUint32(b, errCodeNo)
-		t.nc.Write(b)
+		t.nc.Write(h2wire.AppendGoAway(t.wbuf[:0], 0, http2.ErrCodeNo))
 		t.wmu.Unlock()
 	}
 	t.fail(errors.New("connection closed"))

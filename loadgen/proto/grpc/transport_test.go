@@ -1,10 +1,7 @@
 package grpc
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -24,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"loadgen/loadgen/proto"
+	"loadgen/loadgen/proto/h2wire"
 	"loadgen/targets/grpcecho"
 	"loadgen/targets/grpcecho/echopb"
 )
@@ -163,7 +161,7 @@ func TestStreamIDsUsedUp(t *testing.T) {
 	c := dial(t, d)
 	tr := transportOf(c)
 	tr.wmu.Lock()
-	tr.nextID = maxStreamID
+	tr.nextID = h2wire.MaxStreamID
 	tr.wmu.Unlock()
 	for i := range 3 {
 		if o := c.Do(context.Background(), time.Time{}); o.Err != proto.None {
@@ -254,11 +252,10 @@ func TestDeadlineCutsStuckWrite(t *testing.T) {
 		}
 		conns <- c
 		// Settings with huge windows, then read the preface and nothing more.
-		b := appendFrameHeader(nil, 6, frameSettings, 0, 0)
-		b = appendSetting(b, settingInitialWindowSize, 1<<31-1)
-		b = appendWindowUpdate(b, 0, 1<<31-1-defaultWindow)
+		b := h2wire.AppendSettings(nil, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1<<31 - 1})
+		b = h2wire.AppendWindowUpdate(b, 0, 1<<31-1-h2wire.DefaultWindow)
 		c.Write(b)
-		io.ReadFull(c, make([]byte, len(clientPreface)))
+		io.ReadFull(c, make([]byte, len(h2wire.ClientPreface)))
 	}()
 	c := dial(t, newDialer(t, Config{Target: ln.Addr().String(), Size: 48 << 20}))
 	defer func() {
@@ -292,11 +289,11 @@ func TestHeaderBlocks(t *testing.T) {
 	fields := requestFields(s, true, unaryMethod)
 	var want []string
 	for _, f := range fields {
-		want = append(want, f.name+": "+f.value)
+		want = append(want, f.Name+": "+f.Value)
 	}
 	for _, table := range []uint32{0, 64, 200, 4096, 65536} {
 		first, next, used := headerBlocks(fields, table)
-		if used > table || used > defaultTableSize {
+		if used > table || used > h2wire.DefaultTableSize {
 			t.Errorf("table %d: blocks use %d bytes of it", table, used)
 		}
 		dec := hpack.NewDecoder(4096, nil)
@@ -316,22 +313,6 @@ func TestHeaderBlocks(t *testing.T) {
 		}
 		if table == 4096 && len(next) >= len(first)/4 {
 			t.Errorf("later blocks are %d bytes, the first %d: not indexed", len(next), len(first))
-		}
-	}
-}
-
-func TestAppendInt(t *testing.T) {
-	for _, tc := range []struct {
-		n    uint8
-		v    uint64
-		want []byte
-	}{ // RFC 7541 C.1
-		{5, 10, []byte{0x0a}},
-		{5, 1337, []byte{0x1f, 0x9a, 0x0a}},
-		{8, 42, []byte{0x2a}},
-	} {
-		if got := appendInt(nil, tc.n, 0, tc.v); !bytes.Equal(got, tc.want) {
-			t.Errorf("appendInt(%d, %d) = % x, want % x", tc.n, tc.v, got, tc.want)
 		}
 	}
 }
@@ -403,29 +384,5 @@ func TestDoAllocs(t *testing.T) {
 				t.Errorf("%s, deadline %v: %.1f allocations per Do, want 0", tc.name, timed, allocs)
 			}
 		}
-	}
-}
-
-// The frames the client writes, as an HTTP/2 peer reads them.
-func TestFrames(t *testing.T) {
-	block := bytes.Repeat([]byte{0x82}, 40000)
-	b := appendHeaders(nil, 3, block, true, defaultMaxFrame)
-	b = appendData(b, 3, make([]byte, 20000), true, defaultMaxFrame)
-	fr := http2.NewFramer(nil, bytes.NewReader(b))
-	var got []string
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
-			break
-		}
-		h := f.Header()
-		got = append(got, fmt.Sprintf("%v/%d/%d/%#x", h.Type, h.StreamID, h.Length, uint8(h.Flags)))
-	}
-	want := "HEADERS/3/16384/0x1 CONTINUATION/3/16384/0x0 CONTINUATION/3/7232/0x4 DATA/3/16384/0x0 DATA/3/3616/0x1"
-	if strings.Join(got, " ") != want {
-		t.Errorf("frames %s\nwant   %s", strings.Join(got, " "), want)
-	}
-	if u := binary.BigEndian.Uint32(appendWindowUpdate(nil, 5, 1<<31-1)[9:]); u != 1<<31-1 {
-		t.Errorf("window update increment %d", u)
 	}
 }

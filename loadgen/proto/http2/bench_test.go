@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"loadgen/loadgen/proto"
+	"loadgen/loadgen/proto/h2wire"
 )
 
 // cannedServer is a minimal HTTP/2 server that answers every request with
@@ -22,11 +23,11 @@ import (
 // request, so that allocation counts and CPU profiles show the client. It
 // does not decode requests. With useTLS it serves h2 over TLS.
 func cannedServer(t testing.TB, n int, useTLS bool) string {
-	resp := appendFrameHeader(nil, 1, http2.FrameHeaders, http2.FlagHeadersEndHeaders, 0)
+	resp := h2wire.AppendFrameHeader(nil, 1, http2.FrameHeaders, http2.FlagHeadersEndHeaders, 0)
 	resp = append(resp, 0x88) // :status 200
-	resp = appendFrameHeader(resp, n, http2.FrameData, http2.FlagDataEndStream, 0)
+	resp = h2wire.AppendFrameHeader(resp, n, http2.FrameData, http2.FlagDataEndStream, 0)
 	resp = append(resp, make([]byte, n)...)
-	dataAt := frameHeaderLen + 1
+	dataAt := h2wire.FrameHeaderLen + 1
 	var cfg *tls.Config
 	if useTLS {
 		cfg = &tls.Config{Certificates: []tls.Certificate{testCert(t).TLS}, NextProtos: []string{"h2"}}
@@ -37,14 +38,14 @@ func cannedServer(t testing.TB, n int, useTLS bool) string {
 			rw = tls.Server(c, cfg)
 		}
 		r := bufio.NewReaderSize(rw, 64<<10)
-		preface := make([]byte, len(clientPreface))
+		preface := make([]byte, len(h2wire.ClientPreface))
 		if _, err := io.ReadFull(r, preface); err != nil {
 			return
 		}
-		out := appendSettings(make([]byte, 0, 64<<10))
-		hdr := make([]byte, frameHeaderLen)
+		out := h2wire.AppendSettings(make([]byte, 0, 64<<10))
+		hdr := make([]byte, h2wire.FrameHeaderLen)
 		for {
-			if len(out) > 0 && r.Buffered() < frameHeaderLen {
+			if len(out) > 0 && r.Buffered() < h2wire.FrameHeaderLen {
 				if _, err := rw.Write(out); err != nil {
 					return
 				}
@@ -53,22 +54,22 @@ func cannedServer(t testing.TB, n int, useTLS bool) string {
 			if _, err := io.ReadFull(r, hdr); err != nil {
 				return
 			}
-			fh := parseFrameHeader(hdr)
-			if _, err := r.Discard(int(fh.length)); err != nil {
+			fh := h2wire.ParseFrameHeader(hdr)
+			if _, err := r.Discard(int(fh.Length)); err != nil {
 				return
 			}
-			if fh.typ == http2.FrameData && fh.length > 0 {
-				out = appendWindowUpdate(out, 0, fh.length)
+			if fh.Type == http2.FrameData && fh.Length > 0 {
+				out = h2wire.AppendWindowUpdate(out, 0, fh.Length)
 			}
 			switch {
-			case fh.typ == http2.FrameSettings && !fh.flags.Has(http2.FlagSettingsAck):
-				out = appendSettingsAck(out)
-			case fh.typ == http2.FrameHeaders && fh.flags.Has(http2.FlagHeadersEndStream),
-				fh.typ == http2.FrameData && fh.flags.Has(http2.FlagDataEndStream):
+			case fh.Type == http2.FrameSettings && !fh.Flags.Has(http2.FlagSettingsAck):
+				out = h2wire.AppendSettingsAck(out)
+			case fh.Type == http2.FrameHeaders && fh.Flags.Has(http2.FlagHeadersEndStream),
+				fh.Type == http2.FrameData && fh.Flags.Has(http2.FlagDataEndStream):
 				at := len(out)
 				out = append(out, resp...)
 				id := out[at+5 : at+9]
-				id[0], id[1], id[2], id[3] = byte(fh.streamID>>24), byte(fh.streamID>>16), byte(fh.streamID>>8), byte(fh.streamID)
+				id[0], id[1], id[2], id[3] = byte(fh.StreamID>>24), byte(fh.StreamID>>16), byte(fh.StreamID>>8), byte(fh.StreamID)
 				copy(out[at+dataAt+5:at+dataAt+9], id)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"loadgen/loadgen/proto"
+	"loadgen/loadgen/proto/h2wire"
 )
 
 // conn is one HTTP/2 connection, shared by the streams (Conns) dialed onto
@@ -67,7 +68,7 @@ type conn struct {
 	rbuf      []byte
 	rpos      int
 	rend      int
-	hdec      *decoder
+	hdec      *h2wire.Decoder
 	hblock    []byte // header block being assembled from CONTINUATION frames
 	hstream   uint32 // its stream, 0 when none
 	hend      bool   // its HEADERS frame ended the stream
@@ -81,11 +82,19 @@ type conn struct {
 	goawayLast uint32
 }
 
+// Which of the Dialer's header blocks the next request sends: the first
+// request inserts the request's fields into the server's HPACK table, the
+// later ones refer to them. When the fields do not all fit the server's
+// table, every request is sent as literals.
 const (
 	hpFirst = iota
 	hpSteady
 	hpLiteral
 )
+
+// ourWindow is the receive window we give the server per stream and for the
+// connection: 2^30-1, h2load's default (-w 30, -W 30).
+const ourWindow = 1<<30 - 1
 
 const readBufSize = 32 << 10
 
@@ -112,23 +121,18 @@ func newConn(d *Dialer, g *dialGroup, raw, nc net.Conn) *conn {
 		nc:             nc,
 		shared:         d.t.streams > 1,
 		nextID:         1,
-		peerMaxFrame:   defaultMaxFrame,
-		peerWindow:     defaultWindow,
+		peerMaxFrame:   h2wire.DefaultMaxFrame,
+		peerWindow:     h2wire.DefaultWindow,
 		peerMaxStreams: 1 << 30,
-		peerTableSize:  defaultTableSize,
-		sendWindow:     defaultWindow,
+		peerTableSize:  h2wire.DefaultTableSize,
+		sendWindow:     h2wire.DefaultWindow,
 		rbuf:           make([]byte, readBufSize),
-		hdec:           newDecoder(defaultTableSize),
+		hdec:           h2wire.NewDecoder(h2wire.DefaultTableSize, ":status"),
 		wbuf:           make([]byte, 0, 4096),
 		spare:          make([]byte, 0, 4096),
 	}
-	c.wbuf = append(c.wbuf, clientPreface...)
-	c.wbuf = appendSettings(c.wbuf,
-		uint32(http2.SettingEnablePush), 0,
-		uint32(http2.SettingInitialWindowSize), ourWindow,
-	)
-	c.wbuf = appendWindowUpdate(c.wbuf, 0, ourWindow-defaultWindow)
-	if d.blocks.size > defaultTableSize {
+	c.wbuf = h2wire.AppendPreface(c.wbuf, ourWindow)
+	if d.blocks.Partial {
 		c.hp = hpLiteral // see peerTableSizeLocked for smaller tables
 	}
 	return c

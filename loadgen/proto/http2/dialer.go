@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"loadgen/loadgen/proto"
+	"loadgen/loadgen/proto/h2wire"
 )
 
 // Dialer opens HTTP/2 connections and hands out streams on them: every
@@ -19,7 +20,7 @@ import (
 type Dialer struct {
 	t       *target
 	tlsConf *tls.Config // nil for h2c
-	blocks  requestBlocks
+	blocks  h2wire.RequestBlocks
 	opened  atomic.Int64
 
 	mu    sync.Mutex
@@ -46,7 +47,7 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dialer{t: t, blocks: encodeRequest(t.fields)}
+	d := &Dialer{t: t, blocks: h2wire.EncodeRequest(t.fields, h2wire.DefaultTableSize)}
 	if t.tls {
 		opts := cfg.TLS
 		opts.Enabled = true

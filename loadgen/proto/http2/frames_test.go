@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"loadgen/loadgen/proto"
+	"loadgen/loadgen/proto/h2wire"
 )
 
 // peer is one connection of a scripted, frame-level HTTP/2 server.
@@ -34,9 +35,9 @@ func startPeer(t testing.TB, settings []http2.Setting, serve func(p *peer)) stri
 	return serveRaw(t, func(c net.Conn) {
 		p := &peer{t: t, c: c, fr: http2.NewFramer(c, c)}
 		p.enc = hpack.NewEncoder(&p.buf)
-		p.fr.ReadMetaHeaders = hpack.NewDecoder(defaultTableSize, nil)
-		preface := make([]byte, len(clientPreface))
-		if _, err := io.ReadFull(c, preface); err != nil || string(preface) != clientPreface {
+		p.fr.ReadMetaHeaders = hpack.NewDecoder(h2wire.DefaultTableSize, nil)
+		preface := make([]byte, len(h2wire.ClientPreface))
+		if _, err := io.ReadFull(c, preface); err != nil || string(preface) != h2wire.ClientPreface {
 			return
 		}
 		p.fr.WriteSettings(settings...)
@@ -102,7 +103,7 @@ func (p *peer) rawLocked(typ http2.FrameType, flags http2.Flags, id uint32, payl
 	if err := p.fr.WriteRawFrame(typ, flags, id, payload); err != nil && !isClosed(err) {
 		p.t.Errorf("server write: %v", err)
 	}
-	return int64(frameHeaderLen + len(payload))
+	return int64(h2wire.FrameHeaderLen + len(payload))
 }
 
 // respond answers a stream with a status and a body of n bytes.
@@ -151,7 +152,7 @@ func TestExactBytes(t *testing.T) {
 					if h == nil {
 						return
 					}
-					written := int64(frameHeaderLen) + int64(h.Length)
+					written := int64(h2wire.FrameHeaderLen) + int64(h.Length)
 					reqs <- seen{fieldsOf(h), written, 0}
 					p.raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders, h.StreamID, []byte{0x88}) // :status 200
 					p.raw(http2.FrameData, http2.FlagDataEndStream, h.StreamID, make([]byte, 100))
@@ -181,14 +182,14 @@ func TestExactBytes(t *testing.T) {
 				var block []byte
 				switch {
 				case tc.literal:
-					block = d.blocks.literal
+					block = d.blocks.Literal
 				case i == 0:
-					block = d.blocks.first
+					block = d.blocks.First
 				default:
-					block = d.blocks.steady
+					block = d.blocks.Steady
 				}
-				frames := int64(len(block)/defaultMaxFrame + 1)
-				wantWritten := frames*frameHeaderLen + int64(len(block))
+				frames := int64(len(block)/h2wire.DefaultMaxFrame + 1)
+				wantWritten := frames*h2wire.FrameHeaderLen + int64(len(block))
 				if tc.settings != nil && i == 0 {
 					wantWritten++ // the table size update
 				}
@@ -259,7 +260,7 @@ func TestFlowControl(t *testing.T) {
 	var mu sync.Mutex
 	received := map[uint32]int{}
 	addr := startPeer(t, []http2.Setting{{ID: http2.SettingInitialWindowSize, Val: window}, {ID: http2.SettingMaxFrameSize, Val: 20000}}, func(p *peer) {
-		connWindow := int64(defaultWindow)
+		connWindow := int64(h2wire.DefaultWindow)
 		streamWindow := map[uint32]int64{}
 		for {
 			f := p.next()
@@ -314,7 +315,7 @@ func TestFlowControl(t *testing.T) {
 					t.Errorf("%+v", o)
 					return
 				}
-				if min := int64(body + body/window*frameHeaderLen); o.Written < min {
+				if min := int64(body + body/window*h2wire.FrameHeaderLen); o.Written < min {
 					t.Errorf("Written = %d, want at least %d", o.Written, min)
 				}
 			}
@@ -549,8 +550,8 @@ func TestDialCancelWhileJoining(t *testing.T) {
 		<-release // hold back the server's SETTINGS
 		p := &peer{t: t, c: c, fr: http2.NewFramer(c, c)}
 		p.enc = hpack.NewEncoder(&p.buf)
-		p.fr.ReadMetaHeaders = hpack.NewDecoder(defaultTableSize, nil)
-		io.ReadFull(c, make([]byte, len(clientPreface)))
+		p.fr.ReadMetaHeaders = hpack.NewDecoder(h2wire.DefaultTableSize, nil)
+		io.ReadFull(c, make([]byte, len(h2wire.ClientPreface)))
 		p.fr.WriteSettings()
 		for h := p.request(); h != nil; h = p.request() {
 			p.respond(h.StreamID, "200", 1)

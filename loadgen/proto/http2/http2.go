@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"loadgen/loadgen/proto"
+	"loadgen/loadgen/proto/h2wire"
 )
 
 // Config is one HTTP/2 load target.
@@ -78,7 +79,7 @@ type target struct {
 	addr        string // host:port to dial
 	host        string // for SNI
 	tls         bool
-	fields      []headerField
+	fields      []h2wire.Field
 	body        []byte
 	streams     int
 	dialTimeout time.Duration
@@ -156,7 +157,7 @@ func (c Config) request() (*target, error) {
 	authority := u.Host
 	scheme := u.Scheme
 
-	var extra []headerField
+	var extra []h2wire.Field
 	hasUA, hasLength := false, false
 	for _, h := range c.Headers {
 		name, value, ok := strings.Cut(h, ":")
@@ -181,19 +182,19 @@ func (c Config) request() (*target, error) {
 		case name == "content-length":
 			hasLength = true
 		}
-		extra = append(extra, headerField{name, value})
+		extra = append(extra, h2wire.Field{Name: name, Value: value})
 	}
-	t.fields = []headerField{
-		{":method", method},
-		{":scheme", scheme},
-		{":authority", authority},
-		{":path", path},
+	t.fields = []h2wire.Field{
+		{Name: ":method", Value: method},
+		{Name: ":scheme", Value: scheme},
+		{Name: ":authority", Value: authority},
+		{Name: ":path", Value: path},
 	}
 	if !hasUA {
-		t.fields = append(t.fields, headerField{"user-agent", userAgent})
+		t.fields = append(t.fields, h2wire.Field{Name: "user-agent", Value: userAgent})
 	}
 	if len(c.Body) > 0 && !hasLength {
-		t.fields = append(t.fields, headerField{"content-length", fmt.Sprint(len(c.Body))})
+		t.fields = append(t.fields, h2wire.Field{Name: "content-length", Value: fmt.Sprint(len(c.Body))})
 	}
 	t.fields = append(t.fields, extra...)
 	return t, nil

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"loadgen/loadgen/proto"
+	"loadgen/loadgen/proto/h2wire"
 )
 
 // recorder is a handler that answers ?status=C with a body of ?n=N bytes
@@ -107,12 +108,12 @@ func TestRequests(t *testing.T) {
 						if o.Status != tc.status || o.Err != tc.err || o.Done {
 							t.Fatalf("request %d: %+v, want status %d err %v", i, o, tc.status, tc.err)
 						}
-						minBytes := int64(tc.n + 2*frameHeaderLen + 1)
-						if o.Bytes < minBytes || o.Bytes > minBytes+int64(tc.n/1000+1)*frameHeaderLen+200 {
+						minBytes := int64(tc.n + 2*h2wire.FrameHeaderLen + 1)
+						if o.Bytes < minBytes || o.Bytes > minBytes+int64(tc.n/1000+1)*h2wire.FrameHeaderLen+200 {
 							t.Errorf("request %d: Bytes = %d, want about %d", i, o.Bytes, minBytes)
 						}
-						if o.Written < int64(frameHeaderLen+len(tc.body)) {
-							t.Errorf("request %d: Written = %d, want more than %d", i, o.Written, frameHeaderLen+len(tc.body))
+						if o.Written < int64(h2wire.FrameHeaderLen+len(tc.body)) {
+							t.Errorf("request %d: Written = %d, want more than %d", i, o.Written, h2wire.FrameHeaderLen+len(tc.body))
 						}
 						h.mu.Lock()
 						method, path, body, hdr, p := h.method, h.path, h.body, h.header, h.proto

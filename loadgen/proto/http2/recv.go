@@ -8,6 +8,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"loadgen/loadgen/proto"
+	"loadgen/loadgen/proto/h2wire"
 )
 
 // The reader's half of a connection: frames are parsed in place from rbuf
@@ -20,7 +21,7 @@ func (c *conn) compact() {
 		c.rpos, c.rend = 0, 0
 		return
 	}
-	if c.rpos > 0 && len(c.rbuf)-c.rend < frameHeaderLen+defaultMaxFrame {
+	if c.rpos > 0 && len(c.rbuf)-c.rend < h2wire.FrameHeaderLen+h2wire.DefaultMaxFrame {
 		c.rend = copy(c.rbuf, c.rbuf[c.rpos:c.rend])
 		c.rpos = 0
 	}
@@ -28,20 +29,21 @@ func (c *conn) compact() {
 
 // processLocked handles every complete frame in rbuf.
 func (c *conn) processLocked() error {
-	for c.rend-c.rpos >= frameHeaderLen {
+	for c.rend-c.rpos >= h2wire.FrameHeaderLen {
 		b := c.rbuf[c.rpos:c.rend]
 		if !c.gotSettings && bytes.HasPrefix(b, []byte("HTTP/")) {
 			return errNotHTTP2
 		}
-		fh := parseFrameHeader(b)
-		if fh.length > defaultMaxFrame {
-			return connError{http2.ErrCodeFrameSize, fmt.Sprintf("%v frame of %d bytes", fh.typ, fh.length)}
+		fh := h2wire.ParseFrameHeader(b)
+		if fh.Length > h2wire.DefaultMaxFrame {
+			return connError{http2.ErrCodeFrameSize, fmt.Sprintf("%v frame of %d bytes", fh.Type, fh.Length)}
 		}
-		if len(b) < frameHeaderLen+int(fh.length) {
+		end := h2wire.FrameHeaderLen + int(fh.Length)
+		if len(b) < end {
 			break
 		}
-		c.rpos += frameHeaderLen + int(fh.length)
-		if err := c.frameLocked(fh, b[frameHeaderLen:frameHeaderLen+fh.length]); err != nil {
+		c.rpos += end
+		if err := c.frameLocked(fh, b[h2wire.FrameHeaderLen:end]); err != nil {
 			return err
 		}
 	}
@@ -63,28 +65,28 @@ func (c *conn) lookup(id uint32) (*stream, error) {
 	return nil, nil
 }
 
-func (c *conn) frameLocked(fh frameHeader, p []byte) error {
-	if c.hstream != 0 && fh.typ != http2.FrameContinuation {
-		return connError{http2.ErrCodeProtocol, fmt.Sprintf("%v frame inside a header block", fh.typ)}
+func (c *conn) frameLocked(fh h2wire.FrameHeader, p []byte) error {
+	if c.hstream != 0 && fh.Type != http2.FrameContinuation {
+		return connError{http2.ErrCodeProtocol, fmt.Sprintf("%v frame inside a header block", fh.Type)}
 	}
-	if !c.gotSettings && fh.typ != http2.FrameSettings {
-		return connError{http2.ErrCodeProtocol, fmt.Sprintf("first frame is %v, not SETTINGS", fh.typ)}
+	if !c.gotSettings && fh.Type != http2.FrameSettings {
+		return connError{http2.ErrCodeProtocol, fmt.Sprintf("first frame is %v, not SETTINGS", fh.Type)}
 	}
-	wire := int64(frameHeaderLen) + int64(fh.length)
-	switch fh.typ {
+	wire := int64(h2wire.FrameHeaderLen) + int64(fh.Length)
+	switch fh.Type {
 	case http2.FrameData:
-		if fh.streamID == 0 {
+		if fh.StreamID == 0 {
 			return connError{http2.ErrCodeProtocol, "DATA on stream 0"}
 		}
 		c.recvUnack += int64(len(p))
 		if c.recvUnack >= ourWindow/2 {
-			c.wbuf = appendWindowUpdate(c.wbuf, 0, uint32(c.recvUnack))
+			c.wbuf = h2wire.AppendWindowUpdate(c.wbuf, 0, uint32(c.recvUnack))
 			c.recvUnack = 0
 		}
 		if _, err := unpad(fh, p); err != nil {
 			return err
 		}
-		s, err := c.lookup(fh.streamID)
+		s, err := c.lookup(fh.StreamID)
 		if s == nil {
 			return err
 		}
@@ -93,39 +95,39 @@ func (c *conn) frameLocked(fh frameHeader, p []byte) error {
 			return nil
 		}
 		s.bytes += wire
-		if fh.flags.Has(http2.FlagDataEndStream) {
+		if fh.Flags.Has(http2.FlagDataEndStream) {
 			c.finishLocked(s)
 			return nil
 		}
 		s.recvUnack += int64(len(p))
 		if s.recvUnack >= ourWindow/2 {
-			c.wbuf = appendWindowUpdate(c.wbuf, s.id, uint32(s.recvUnack))
+			c.wbuf = h2wire.AppendWindowUpdate(c.wbuf, s.id, uint32(s.recvUnack))
 			s.recvUnack = 0
 		}
 
 	case http2.FrameHeaders:
-		if fh.streamID == 0 {
+		if fh.StreamID == 0 {
 			return connError{http2.ErrCodeProtocol, "HEADERS on stream 0"}
 		}
 		frag, err := unpad(fh, p)
 		if err != nil {
 			return err
 		}
-		if fh.flags.Has(http2.FlagHeadersPriority) {
+		if fh.Flags.Has(http2.FlagHeadersPriority) {
 			if len(frag) < 5 {
 				return connError{http2.ErrCodeFrameSize, "short HEADERS priority"}
 			}
 			frag = frag[5:]
 		}
-		end := fh.flags.Has(http2.FlagHeadersEndStream)
-		if fh.flags.Has(http2.FlagHeadersEndHeaders) {
-			return c.headersLocked(fh.streamID, end, wire, frag)
+		end := fh.Flags.Has(http2.FlagHeadersEndStream)
+		if fh.Flags.Has(http2.FlagHeadersEndHeaders) {
+			return c.headersLocked(fh.StreamID, end, wire, frag)
 		}
-		c.hstream, c.hend, c.hbytes = fh.streamID, end, wire
+		c.hstream, c.hend, c.hbytes = fh.StreamID, end, wire
 		c.hblock = append(c.hblock[:0], frag...)
 
 	case http2.FrameContinuation:
-		if c.hstream == 0 || fh.streamID != c.hstream {
+		if c.hstream == 0 || fh.StreamID != c.hstream {
 			return connError{http2.ErrCodeProtocol, "CONTINUATION without HEADERS"}
 		}
 		c.hblock = append(c.hblock, p...)
@@ -133,22 +135,23 @@ func (c *conn) frameLocked(fh frameHeader, p []byte) error {
 		if len(c.hblock) > 1<<20 {
 			return connError{http2.ErrCodeEnhanceYourCalm, "response header block over 1 MiB"}
 		}
-		if fh.flags.Has(http2.FlagContinuationEndHeaders) {
+		if fh.Flags.Has(http2.FlagContinuationEndHeaders) {
 			id := c.hstream
 			c.hstream = 0
 			return c.headersLocked(id, c.hend, c.hbytes, c.hblock)
 		}
 
 	case http2.FrameRSTStream:
-		if fh.streamID == 0 || len(p) != 4 {
+		code, ok := h2wire.ParseRSTStream(p)
+		if fh.StreamID == 0 || !ok {
 			return connError{http2.ErrCodeProtocol, "malformed RST_STREAM"}
 		}
-		s, err := c.lookup(fh.streamID)
+		s, err := c.lookup(fh.StreamID)
 		if s == nil {
 			return err
 		}
 		class := proto.Read
-		if http2.ErrCode(be32(p)) == http2.ErrCodeProtocol {
+		if code == http2.ErrCodeProtocol {
 			class = proto.Protocol
 		}
 		s.errClass = class
@@ -158,18 +161,18 @@ func (c *conn) frameLocked(fh frameHeader, p []byte) error {
 		return c.settingsLocked(fh, p)
 
 	case http2.FramePing:
-		if fh.streamID != 0 || len(p) != 8 {
+		if fh.StreamID != 0 || len(p) != 8 {
 			return connError{http2.ErrCodeProtocol, "malformed PING"}
 		}
-		if !fh.flags.Has(http2.FlagPingAck) {
-			c.wbuf = appendPingAck(c.wbuf, p)
+		if !fh.Flags.Has(http2.FlagPingAck) {
+			c.wbuf = h2wire.AppendPingAck(c.wbuf, p)
 		}
 
 	case http2.FrameGoAway:
-		if fh.streamID != 0 || len(p) < 8 {
+		last, _, ok := h2wire.ParseGoAway(p)
+		if fh.StreamID != 0 || !ok {
 			return connError{http2.ErrCodeProtocol, "malformed GOAWAY"}
 		}
-		last := be32(p) & maxStreamID
 		if !c.goaway || last < c.goawayLast {
 			c.goawayLast = last
 		}
@@ -183,22 +186,23 @@ func (c *conn) frameLocked(fh frameHeader, p []byte) error {
 		}
 
 	case http2.FrameWindowUpdate:
-		if len(p) != 4 {
+		u, ok := h2wire.ParseWindowUpdate(p)
+		if !ok {
 			return connError{http2.ErrCodeFrameSize, "malformed WINDOW_UPDATE"}
 		}
-		incr := int64(be32(p) & maxWindow)
-		if fh.streamID == 0 {
-			if incr == 0 || c.sendWindow+incr > maxWindow {
+		incr := int64(u)
+		if fh.StreamID == 0 {
+			if incr == 0 || c.sendWindow+incr > h2wire.MaxWindow {
 				return connError{http2.ErrCodeFlowControl, "bad connection WINDOW_UPDATE"}
 			}
 			c.sendWindow += incr
 			return nil
 		}
-		s, err := c.lookup(fh.streamID)
+		s, err := c.lookup(fh.StreamID)
 		if s == nil {
 			return err
 		}
-		if incr == 0 || s.sendWindow+incr > maxWindow {
+		if incr == 0 || s.sendWindow+incr > h2wire.MaxWindow {
 			c.resetLocked(s, http2.ErrCodeFlowControl, proto.Protocol)
 			return nil
 		}
@@ -213,7 +217,7 @@ func (c *conn) frameLocked(fh frameHeader, p []byte) error {
 
 // headersLocked handles a complete header block.
 func (c *conn) headersLocked(id uint32, endStream bool, wire int64, block []byte) error {
-	status, err := c.hdec.decode(block) // always: the table must stay in step
+	status, err := decodeStatus(c.hdec, block) // always: the table must stay in step
 	if err != nil && err != errBadStatus {
 		return connError{http2.ErrCodeCompression, err.Error()}
 	}
@@ -242,11 +246,52 @@ func (c *conn) headersLocked(id uint32, endStream bool, wire int64, block []byte
 	return nil
 }
 
-func (c *conn) settingsLocked(fh frameHeader, p []byte) error {
-	if fh.streamID != 0 {
+// errBadStatus is a response whose :status is not a three-digit code: a
+// stream error, the connection's HPACK state is sound.
+var errBadStatus = errors.New("malformed :status")
+
+// decodeStatus decodes a response header block and returns the :status it
+// carries (0 if none). The table is updated even when the block's :status is
+// malformed (errBadStatus, returned once the whole block is processed).
+func decodeStatus(d *h2wire.Decoder, block []byte) (int32, error) {
+	var status int32
+	bad := false
+	err := d.Decode(block, func(_ int, value []byte) { // :status, the only name d wants
+		status = parseStatus(value)
+		bad = bad || status == 0
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case bad:
+		return 0, errBadStatus
+	}
+	return status, nil
+}
+
+// parseStatus returns a three-digit status code, or 0.
+func parseStatus(s []byte) int32 {
+	if len(s) != 3 {
+		return 0
+	}
+	var v int32
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		v = v*10 + int32(c-'0')
+	}
+	if v < 100 {
+		return 0
+	}
+	return v
+}
+
+func (c *conn) settingsLocked(fh h2wire.FrameHeader, p []byte) error {
+	if fh.StreamID != 0 {
 		return connError{http2.ErrCodeProtocol, "SETTINGS on a stream"}
 	}
-	if fh.flags.Has(http2.FlagSettingsAck) {
+	if fh.Flags.Has(http2.FlagSettingsAck) {
 		if len(p) != 0 {
 			return connError{http2.ErrCodeFrameSize, "SETTINGS ack with a payload"}
 		}
@@ -263,7 +308,7 @@ func (c *conn) settingsLocked(fh frameHeader, p []byte) error {
 		case http2.SettingMaxConcurrentStreams:
 			c.peerMaxStreams = int(min(v, 1<<30))
 		case http2.SettingInitialWindowSize:
-			if v > maxWindow {
+			if v > h2wire.MaxWindow {
 				return connError{http2.ErrCodeFlowControl, "SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1"}
 			}
 			delta := int64(v) - c.peerWindow
@@ -274,13 +319,13 @@ func (c *conn) settingsLocked(fh frameHeader, p []byte) error {
 				}
 			}
 		case http2.SettingMaxFrameSize:
-			if v < defaultMaxFrame || v > 1<<24-1 {
+			if v < h2wire.DefaultMaxFrame || v > 1<<24-1 {
 				return connError{http2.ErrCodeProtocol, "SETTINGS_MAX_FRAME_SIZE out of range"}
 			}
 			c.peerMaxFrame = int(v)
 		}
 	}
-	c.wbuf = appendSettingsAck(c.wbuf)
+	c.wbuf = h2wire.AppendSettingsAck(c.wbuf)
 	c.gotSettings = true
 	return nil
 }
@@ -290,13 +335,13 @@ func (c *conn) settingsLocked(fh frameHeader, p []byte) error {
 // the start of the next header block, and requests whose entries no longer
 // fit are sent as literals.
 func (c *conn) peerTableSizeLocked(v uint32) {
-	cur := min(c.peerTableSize, defaultTableSize)
+	cur := min(c.peerTableSize, h2wire.DefaultTableSize)
 	c.peerTableSize = v
 	if v >= cur {
 		return
 	}
-	c.hpPrefix = tableSizeUpdate(c.hpPrefix[:0], v)
-	if c.d.blocks.size > int(v) {
+	c.hpPrefix = h2wire.AppendTableSizeUpdate(c.hpPrefix[:0], v)
+	if c.d.blocks.Size > v {
 		c.hp = hpLiteral
 	}
 }
@@ -316,17 +361,17 @@ func (c *conn) resetLocked(s *stream, code http2.ErrCode, class proto.ErrClass) 
 		return
 	}
 	s.errClass = class
-	c.wbuf = appendRSTStream(c.wbuf, s.id, code)
+	c.wbuf = h2wire.AppendRSTStream(c.wbuf, s.id, code)
 	c.finishLocked(s)
 }
 
 // unpad strips a PADDED frame's padding.
-func unpad(fh frameHeader, p []byte) ([]byte, error) {
-	if !fh.flags.Has(http2.FlagDataPadded) { // same bit as FlagHeadersPadded
+func unpad(fh h2wire.FrameHeader, p []byte) ([]byte, error) {
+	if !fh.Flags.Has(http2.FlagDataPadded) { // same bit as FlagHeadersPadded
 		return p, nil
 	}
 	if len(p) == 0 || int(p[0]) >= len(p) {
-		return nil, connError{http2.ErrCodeProtocol, fmt.Sprintf("bad padding in %v", fh.typ)}
+		return nil, connError{http2.ErrCodeProtocol, fmt.Sprintf("bad padding in %v", fh.Type)}
 	}
 	return p[1 : len(p)-int(p[0])], nil
 }

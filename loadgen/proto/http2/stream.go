@@ -8,6 +8,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"loadgen/loadgen/proto"
+	"loadgen/loadgen/proto/h2wire"
 )
 
 // stream is a proto.Conn: one of the Streams Conns sharing a connection. It
@@ -70,18 +71,18 @@ func (s *stream) Do(ctx context.Context, deadline time.Time) proto.Outcome {
 	s.finished = false
 	s.sendWindow = c.peerWindow
 	body := c.d.t.body
-	block := c.d.blocks.steady
+	block := c.d.blocks.Steady
 	switch c.hp {
 	case hpFirst:
-		block = c.d.blocks.first
+		block = c.d.blocks.First
 		c.hp = hpSteady
 	case hpLiteral:
-		block = c.d.blocks.literal
+		block = c.d.blocks.Literal
 	}
-	var n int
-	c.wbuf, n = appendHeaders(c.wbuf, s.id, len(body) == 0, c.peerMaxFrame, c.hpPrefix, block)
+	n := len(c.wbuf)
+	c.wbuf = h2wire.AppendHeaders(c.wbuf, s.id, len(body) == 0, c.peerMaxFrame, c.hpPrefix, block)
 	c.hpPrefix = c.hpPrefix[:0]
-	s.written += int64(n)
+	s.written += int64(len(c.wbuf) - n)
 	for len(body) > 0 {
 		k := int(min(int64(len(body)), int64(c.peerMaxFrame), s.sendWindow, c.sendWindow))
 		if k <= 0 {
@@ -91,14 +92,14 @@ func (s *stream) Do(ctx context.Context, deadline time.Time) proto.Outcome {
 			}
 			if s.finished { // the server answered before reading the whole body
 				if !c.dead {
-					c.wbuf = appendRSTStream(c.wbuf, s.id, http2.ErrCodeCancel)
+					c.wbuf = h2wire.AppendRSTStream(c.wbuf, s.id, http2.ErrCodeCancel)
 				}
 				break
 			}
 			continue
 		}
-		c.wbuf = appendData(c.wbuf, s.id, k == len(body), body[:k])
-		s.written += int64(frameHeaderLen + k)
+		c.wbuf = h2wire.AppendData(c.wbuf, s.id, k == len(body), c.peerMaxFrame, body[:k])
+		s.written += int64(h2wire.FrameHeaderLen + k)
 		s.sendWindow -= int64(k)
 		c.sendWindow -= int64(k)
 		body = body[k:]
@@ -113,7 +114,7 @@ func (s *stream) refuseLocked(deadline time.Time) (proto.Outcome, bool) {
 	switch {
 	case c.dead || s.closed.Load():
 		return proto.Outcome{Err: s.stoppedLocked(deadline, true), Done: true}, true
-	case c.goaway || c.nextID > maxStreamID:
+	case c.goaway || c.nextID > h2wire.MaxStreamID:
 		return proto.Outcome{Err: proto.Write, Done: true}, true // never sent: dial anew
 	case s.ctx != nil && s.ctx.Err() != nil:
 		return proto.Outcome{Err: proto.Timeout}, true
@@ -152,7 +153,7 @@ func (s *stream) outcomeLocked(class proto.ErrClass) proto.Outcome {
 	case s.status >= 400:
 		o.Err = proto.Status
 	}
-	o.Done = c.dead || c.goaway || c.nextID > maxStreamID || s.closed.Load()
+	o.Done = c.dead || c.goaway || c.nextID > h2wire.MaxStreamID || s.closed.Load()
 	return o
 }
 
