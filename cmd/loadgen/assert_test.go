@@ -335,9 +335,11 @@ func TestSweepAssertCLI(t *testing.T) {
 		t.Errorf("junit %+v", r)
 	}
 	// The same sweep against itself as the baseline, with an impossible bound.
+	// The regression limit (×1000) is far past any noise of a loaded machine:
+	// this tests the wiring, not the timing.
 	code, stdout, stderr = cli(t, "sweep", "--path", "baseline="+url, "--ladder", "c1t1", "--payloads", "100", "-d", "200ms", "-q",
-		"--assert", "p50<1ns", "--baseline", out, "--max-regression", "1000%", "-o", filepath.Join(dir, "again"))
-	if code != exitFail || !strings.Contains(stdout, "FAILED (not < 1ns)") || !strings.Contains(stdout, "no regression beyond 1000%") {
+		"--assert", "p50<1ns", "--baseline", out, "--max-regression", "100000%", "-o", filepath.Join(dir, "again"))
+	if code != exitFail || !strings.Contains(stdout, "FAILED (not < 1ns)") || !strings.Contains(stdout, "no regression beyond 100000%") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
 }
