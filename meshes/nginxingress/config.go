@@ -57,6 +57,14 @@ type Config struct {
 	// connection per request).
 	UpstreamKeepalive int
 
+	// GRPC proxies gRPC: the listener speaks HTTP/2 (h2c in plaintext) and
+	// requests go to the upstream with grpc_pass over HTTP/2.
+	GRPC bool
+
+	// HTTP2 makes a plaintext listener speak HTTP/2 with prior knowledge
+	// (h2c) to clients; the upstream is still reached over HTTP/1.1.
+	HTTP2 bool
+
 	// Dir is nginx's prefix (-p): the config, pid file, error log and temp
 	// paths all go here. Empty means a new temporary directory, removed by
 	// Close. A Dir given here is created if need be and kept; when nginx

@@ -53,7 +53,7 @@ http {
     }
 
     server {
-        listen {{.Listen}}{{if .TLS}} ssl http2{{end}} backlog=4096;
+        listen {{.Listen}}{{if .TLS}} ssl http2{{else if or .GRPC .HTTP2}} http2{{end}} backlog=4096;
 {{- with .TLS}}
         ssl_certificate "{{.Cert}}";
         ssl_certificate_key "{{.Key}}";
@@ -63,12 +63,17 @@ http {
 {{- end}}
 
         location / {
+{{- if .GRPC}}
+            grpc_pass grpc://backend;
+            grpc_socket_keepalive on;
+{{- else}}
             proxy_pass http://backend;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Host $host;
             proxy_buffering off;
             proxy_request_buffering off;
+{{- end}}
         }
     }
 }
@@ -83,6 +88,8 @@ type confView struct {
 	Upstream  string
 	Keepalive int
 	TLS       *TLSFiles
+	GRPC      bool
+	HTTP2     bool
 }
 
 // Render returns the nginx.conf for c, or the error of c.Validate. It
@@ -99,6 +106,8 @@ func (c Config) Render() ([]byte, error) {
 		Upstream:  c.Upstream,
 		Keepalive: c.keepalive(),
 		TLS:       c.TLS,
+		GRPC:      c.GRPC,
+		HTTP2:     c.HTTP2,
 	}
 	if n := c.workers(); n > 0 {
 		v.Workers = strconv.Itoa(n)
