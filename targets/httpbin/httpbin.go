@@ -186,15 +186,6 @@ func (s *Server) Close() error {
 	return err
 }
 
-func (s *Server) isClosed() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // track registers c, or reports false when the server is closed.
 func (s *Server) track(c *sniffConn) bool {
 	s.mu.Lock()

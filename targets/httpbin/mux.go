@@ -1,7 +1,7 @@
 package httpbin
 
 import (
-	"errors"
+	"loadgen/targets/accept"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -18,33 +18,15 @@ const preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
 func (s *Server) acceptLoop(ln net.Listener) {
 	defer s.wg.Done()
-	var backoff time.Duration
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if s.isClosed() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// Out of file descriptors and the like: wait, as net/http does.
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			t := time.NewTimer(backoff)
-			select {
-			case <-s.done:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			continue
-		}
-		backoff = 0
+	accept.Loop(ln, s.done, func(c net.Conn) {
 		sc := &sniffConn{Conn: c, s: s}
 		if !s.track(sc) {
 			c.Close()
-			continue
+			return
 		}
 		s.wg.Add(1)
 		go s.sniff(sc)
-	}
+	})
 }
 
 // sniff reads until the first bytes either differ from the HTTP/2 preface

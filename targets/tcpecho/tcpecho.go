@@ -16,10 +16,10 @@ package tcpecho
 import (
 	"errors"
 	"fmt"
+	"loadgen/targets/accept"
 	"net"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // SinkMagic opens a sink connection. loadgen's tcp-stream mode sends it
@@ -150,32 +150,14 @@ func (s *Server) Active() int64 { return s.active.Load() }
 
 func (s *Server) acceptLoop(ln net.Listener) {
 	defer s.wg.Done()
-	var backoff time.Duration
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if s.isClosed() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// Out of file descriptors and the like: wait, as net/http does.
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			t := time.NewTimer(backoff)
-			select {
-			case <-s.done:
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			continue
-		}
-		backoff = 0
+	accept.Loop(ln, s.done, func(c net.Conn) {
 		s.accepted.Add(1)
 		if !s.track(c) {
 			c.Close()
-			continue
+			return
 		}
 		go s.serve(c)
-	}
+	})
 }
 
 // track registers c, or reports false when the server is closed or full.
@@ -203,11 +185,3 @@ func (s *Server) untrack(c net.Conn) {
 	s.wg.Done()
 }
 
-func (s *Server) isClosed() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}

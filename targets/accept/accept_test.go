@@ -1,0 +1,40 @@
+package accept
+
+import (
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestLoop(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var served atomic.Int64
+	ended := make(chan struct{})
+	go func() {
+		Loop(ln, done, func(c net.Conn) { served.Add(1); c.Close() })
+		close(ended)
+	}()
+	for i := 0; i < 5; i++ {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Read(make([]byte, 1)) // returns once the server closed it
+		c.Close()
+	}
+	if served.Load() != 5 {
+		t.Errorf("served %d connections, want 5", served.Load())
+	}
+	close(done)
+	ln.Close()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Loop did not return after the listener closed")
+	}
+}
