@@ -184,4 +184,3 @@ func (s *Server) untrack(c net.Conn) {
 	s.active.Add(-1)
 	s.wg.Done()
 }
-
