@@ -6,14 +6,13 @@
 //	/get, /post, /anything, /anything/*   the request echoed as JSON
 //	/headers                              the request headers as JSON
 //	/bytes/{n}                            n bytes (n ≤ MaxBytes)
-//	/status/{code}                        that status (100..599)
+//	/status/{code}                        that status (200..599)
 //	/delay/{d}                            the echo after d: "10ms", "1.5s" or seconds, "2" (d ≤ MaxDelay)
 //	/healthz                              200 "ok"
 //	/stats                                {"requests": N, "waiting": N, "status": {"200": N, …}}
 //
-// A 1xx code from /status is sent as it is, as httpbin does: an HTTP/1.1
-// client then waits for a final response that never comes. Over HTTP/2,
-// net/http sends it as an informational response followed by a 200.
+// /status refuses 1xx codes (400): they are interim answers, and an
+// HTTP/1.1 client would wait for a final response that never comes.
 //
 // The router is chi on net/http, which serves TLS (h2 and http/1.1 by ALPN)
 // and h2c with prior knowledge. Plaintext HTTP/1.1, the hot path, is served

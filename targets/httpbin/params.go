@@ -21,11 +21,12 @@ func parseBytes(p []byte, max int) (int, error) {
 	return n, nil
 }
 
-// parseStatus reads code of /status/{code}: 100..599.
+// parseStatus reads code of /status/{code}: 200..599. Interim 1xx codes are
+// refused: an HTTP/1.1 client would wait for a final answer that never comes.
 func parseStatus(p []byte) (int, error) {
 	code, ok := parseUint(p, 999)
-	if !ok || code < 100 || code > 599 {
-		return 0, errors.New("code must be 100..599")
+	if !ok || code < 200 || code > 599 {
+		return 0, errors.New("code must be 200..599 (1xx are interim answers, not a response)")
 	}
 	return code, nil
 }

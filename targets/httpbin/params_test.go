@@ -44,7 +44,8 @@ func TestParseStatus(t *testing.T) {
 		want int
 		ok   bool
 	}{
-		{"100", 100, true},
+		{"100", 0, false},
+		{"200", 200, true},
 		{"200", 200, true},
 		{"599", 599, true},
 		{"99", 0, false},
