@@ -17,6 +17,7 @@ type tlsFlags struct {
 	version  string
 	ciphers  string
 	resume   bool
+	curves   string
 }
 
 func (t *tlsFlags) register(fl *pflag.FlagSet) {
@@ -27,6 +28,7 @@ func (t *tlsFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&t.version, "tls-version", "", "pin the TLS version: 1.2 or 1.3")
 	fl.StringVar(&t.ciphers, "cipher", "", "TLS 1.2 cipher suites, comma-separated (Go/IANA names)")
 	fl.BoolVar(&t.resume, "tls-resume", false, "allow TLS session resumption (default: every handshake is full)")
+	fl.StringVar(&t.curves, "tls-curves", "", "key exchanges offered, in order (default X25519,P256; add X25519MLKEM768 to offer post-quantum, as browsers do)")
 }
 
 // options builds the protocol's TLS options; on is whether the target asks
@@ -39,7 +41,7 @@ func (t *tlsFlags) options(on bool) (proto.TLS, error) {
 		ServerName: t.sni,
 		Resume:     t.resume,
 	}
-	if !o.Enabled && (t.insecure || t.caFile != "" || t.sni != "" || t.version != "" || t.ciphers != "") {
+	if !o.Enabled && (t.insecure || t.caFile != "" || t.sni != "" || t.version != "" || t.ciphers != "" || t.curves != "") {
 		return o, fmt.Errorf("TLS options given for a plaintext target: use an https:// URL or --tls")
 	}
 	if t.version != "" {
@@ -49,12 +51,19 @@ func (t *tlsFlags) options(on bool) (proto.TLS, error) {
 		}
 		o.MinVersion, o.MaxVersion = v, v
 	}
+	if t.curves != "" {
+		c, err := proto.ParseCurves(t.curves)
+		if err != nil {
+			return o, fmt.Errorf("--tls-curves: %w", err)
+		}
+		o.Curves = c
+	}
 	if t.ciphers != "" {
-		c, err := proto.ParseCiphers(t.ciphers)
+		ids, err := proto.ParseCiphers(t.ciphers)
 		if err != nil {
 			return o, fmt.Errorf("--cipher: %w", err)
 		}
-		o.Ciphers = c
+		o.Ciphers = ids
 	}
 	return o, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -20,7 +21,15 @@ type TLS struct {
 	MaxVersion uint16   // 0 means Go's default
 	Ciphers    []uint16 // TLS 1.2 cipher suites; nil means Go's default
 	Resume     bool     // allow session resumption (otherwise every handshake is full)
+	// Curves are the key exchanges offered, in order. Nil means
+	// DefaultCurves: classical ECDHE, as OpenSSL 3.0 clients (wrk, h2load)
+	// offer, so the client does not spend a post-quantum key generation on
+	// every handshake with a server that cannot use it.
+	Curves []tls.CurveID
 }
+
+// DefaultCurves are offered when TLS.Curves is nil.
+var DefaultCurves = []tls.CurveID{tls.X25519, tls.CurveP256}
 
 // Config builds a fresh *tls.Config for a protocol. host is the target's
 // host (used for SNI when ServerName is empty); nextProtos is the ALPN list.
@@ -36,6 +45,10 @@ func (t TLS) Config(host string, nextProtos ...string) (*tls.Config, error) {
 		MaxVersion:         t.MaxVersion,
 		CipherSuites:       t.Ciphers,
 		NextProtos:         nextProtos,
+		CurvePreferences:   t.Curves,
+	}
+	if c.CurvePreferences == nil {
+		c.CurvePreferences = DefaultCurves
 	}
 	if c.ServerName == "" {
 		c.ServerName = host
@@ -83,7 +96,9 @@ func ParseTLSVersion(s string) (uint16, error) {
 func ParseCiphers(s string) ([]uint16, error) {
 	byName := map[string]uint16{}
 	for _, c := range tls.CipherSuites() {
-		byName[c.Name] = c.ID
+		if !slices.Equal(c.SupportedVersions, []uint16{tls.VersionTLS13}) {
+			byName[c.Name] = c.ID
+		}
 	}
 	for _, c := range tls.InsecureCipherSuites() {
 		byName[c.Name] = c.ID
@@ -122,4 +137,29 @@ func ExplainTLS(err error) error {
 		return fmt.Errorf("%w (use a valid certificate, or skip verification with --insecure)", err)
 	}
 	return err
+}
+
+// ParseCurves parses a comma-separated list of key exchanges: X25519,
+// P256, P384, P521, X25519MLKEM768 (case-insensitive).
+func ParseCurves(s string) ([]tls.CurveID, error) {
+	names := map[string]tls.CurveID{
+		"x25519": tls.X25519, "p256": tls.CurveP256, "p-256": tls.CurveP256, "p384": tls.CurveP384,
+		"p-384": tls.CurveP384, "p521": tls.CurveP521, "p-521": tls.CurveP521, "x25519mlkem768": tls.X25519MLKEM768,
+	}
+	var ids []tls.CurveID
+	for _, name := range strings.Split(s, ",") {
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name == "" {
+			continue
+		}
+		id, ok := names[name]
+		if !ok {
+			return nil, fmt.Errorf("unknown key exchange %q: use X25519, P256, P384, P521 or X25519MLKEM768", name)
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("--tls-curves: empty list")
+	}
+	return ids, nil
 }
