@@ -53,6 +53,11 @@ if [[ -z ${SKIP_INSTALL:-} && ! -x $W/bin/ghz ]]; then
   log "go install ghz"
   GOBIN=$W/bin go install github.com/bojand/ghz/cmd/ghz@latest >>"$OUT/install.log" 2>&1 || log "ghz install failed: gRPC case runs without it"
 fi
+# fortio 1.68.2: newer fortio needs a module the proxy here refuses.
+if [[ -z ${SKIP_INSTALL:-} && ! -x $W/bin/fortio ]]; then
+  log "go install fortio"
+  GOBIN=$W/bin go install fortio.org/fortio@v1.68.2 >>"$OUT/install.log" 2>&1 || log "fortio install failed: its cases are skipped"
+fi
 log "building loadgen"
 (cd "$ROOT" && go build -o "$LG" ./cmd/loadgen) || exit 1
 
@@ -107,6 +112,10 @@ log "nginx $NGINX_PID on CPU $TGT_CPU, generators on CPU $GEN_CPU, ${DUR}s x $RE
 # parse: rps p50_ms p99_ms requests — wrk's layout (which loadgen prints
 # too), h2load's "finished in" / "requests:" lines, or ghz's JSON.
 parse() {
+  if [[ $1 == *.fortio.* ]]; then
+    jq -r '(.DurationHistogram.Percentiles // []) as $p | "\(.ActualQPS|floor) \(($p[]|select(.Percentile==50)|.Value*1000) // 0) \(($p[]|select(.Percentile==99)|.Value*1000) // 0) \(.DurationHistogram.Count)"' "${1%.out}.json" 2>/dev/null || echo "0 0 0 0"
+    return
+  fi
   if [[ $1 == *.ghz.* ]]; then
     jq -r '(.latencyDistribution // []) as $l | "\(.rps|floor) \(($l[]|select(.percentage==50)|.latency/1e6) // 0) \(($l[]|select(.percentage==99)|.latency/1e6) // 0) \(.statusCodeDistribution.OK // 0)"' "${1%.out}.json" 2>/dev/null || echo "0 0 0 0"
     return
@@ -159,6 +168,10 @@ cmp h2tls-c50m1 h2load "h2load -D $DUR -c 50 -m 1 -t 1 https://$T" "$LG run -p h
 # TLS handshakes/s: a new connection (full RSA-2048 handshake) per request.
 cmp tlshs-c50 wrk "wrk -t1 -c50 -d${DUR}s --latency -H 'Connection: close' https://$T" \
   "$LG run -k --new-conn -t1 -c50 -d${DUR}s --latency -q https://$T"
+if [[ -x $W/bin/fortio ]]; then
+  cmp tlshs-c50 fortio "$W/bin/fortio load -loglevel Warning -qps 0 -c 50 -t ${DUR}s -k -keepalive=false -r 0.00001 -p 50,99 -json @B@.json https://$T" \
+    "$LG run -k --new-conn -t1 -c50 -d${DUR}s --latency -q https://$T"
+fi
 
 # gRPC unary against loadgen's grpc-go target (health check, as ghz and
 # fortio were measured), target on TGT_CPU.
