@@ -187,6 +187,10 @@ case_grpc() {
         -z "${DUR}s" -c 50 --connections 50 --format json -o "@B@.json" "$H:$P_GRPC"
     fi
     one "$name" loadgen "$r" "$LG" run -p grpc --health -t1 -c50 -d"${DUR}s" --latency -q "$H:$P_GRPC"
+    if [[ -x $W/bin/fortio ]]; then
+      one "$name" fortio "$r" "$W/bin/fortio" load -grpc -loglevel Warning -qps 0 -c 50 -t "${DUR}s" \
+        -r 0.00001 -p 50,99 -json "@B@.json" "$H:$P_GRPC"
+    fi
   done
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 }
