@@ -28,8 +28,9 @@ type TLS struct {
 	Curves []tls.CurveID
 }
 
-// DefaultCurves are offered when TLS.Curves is nil.
-var DefaultCurves = []tls.CurveID{tls.X25519, tls.CurveP256}
+// DefaultCurves are offered when TLS.Curves is nil (a new slice each call:
+// no shared mutable state).
+func DefaultCurves() []tls.CurveID { return []tls.CurveID{tls.X25519, tls.CurveP256} }
 
 // Config builds a fresh *tls.Config for a protocol. host is the target's
 // host (used for SNI when ServerName is empty); nextProtos is the ALPN list.
@@ -45,10 +46,10 @@ func (t TLS) Config(host string, nextProtos ...string) (*tls.Config, error) {
 		MaxVersion:         t.MaxVersion,
 		CipherSuites:       t.Ciphers,
 		NextProtos:         nextProtos,
-		CurvePreferences:   t.Curves,
+		CurvePreferences:   slices.Clone(t.Curves),
 	}
 	if c.CurvePreferences == nil {
-		c.CurvePreferences = DefaultCurves
+		c.CurvePreferences = DefaultCurves()
 	}
 	if c.ServerName == "" {
 		c.ServerName = host

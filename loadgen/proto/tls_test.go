@@ -13,7 +13,7 @@ func TestTLSConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.ServerName != "example.test" || !c.SessionTicketsDisabled || c.ClientSessionCache != nil || c.InsecureSkipVerify ||
-		c.MinVersion != tls.VersionTLS12 || !reflect.DeepEqual(c.CurvePreferences, DefaultCurves) || !reflect.DeepEqual(c.NextProtos, []string{"h2"}) {
+		c.MinVersion != tls.VersionTLS12 || !reflect.DeepEqual(c.CurvePreferences, DefaultCurves()) || !reflect.DeepEqual(c.NextProtos, []string{"h2"}) {
 		t.Errorf("defaults: %+v", c)
 	}
 	if c, _ := (TLS{}).Config("x"); c != nil {
