@@ -250,13 +250,20 @@ func TestDecoderAllocs(t *testing.T) {
 		d.Decode(inserted, func(int, []byte) {})
 	}
 	n := 0
-	if allocs := testing.AllocsPerRun(100, func() {
+	decodeAll := func() {
 		for _, b := range [][]byte{steady, literal, inserted} {
 			if err := d.Decode(b, func(_ int, v []byte) { n += len(v) }); err != nil {
 				t.Fatal(err)
 			}
 		}
-	}); allocs != 0 {
+	}
+	// The least of three measurements: an allocation of Decode's shows in
+	// every one; the process's own background work (seen once in CI) in one.
+	allocs := testing.AllocsPerRun(100, decodeAll)
+	for i := 0; i < 2 && allocs != 0; i++ {
+		allocs = min(allocs, testing.AllocsPerRun(100, decodeAll))
+	}
+	if allocs != 0 {
 		t.Errorf("%v allocations per decode", allocs)
 	}
 }
