@@ -4,12 +4,10 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"loadgen/meshes/nginxingress"
-	"loadgen/results/store"
 	"loadgen/targets/grpcecho"
 )
 
@@ -44,19 +42,7 @@ func TestClientsThroughNginx(t *testing.T) {
 
 	check := func(t *testing.T, args ...string) int64 {
 		t.Helper()
-		out := filepath.Join(t.TempDir(), "r.json")
-		code, _, stderr := cli(t, append([]string{"run", "-q", "--json", out}, args...)...)
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		r, err := store.ReadRun(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Summary.Errors.Total() != 0 {
-			t.Errorf("errors through nginx: %+v (status %v)", r.Summary.Errors, r.Summary.Status)
-		}
-		return r.Summary.Requests
+		return runJSON(t, args...).Summary.Requests
 	}
 	t.Run("grpc unary", func(t *testing.T) {
 		before := g.Calls()

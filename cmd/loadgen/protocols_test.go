@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/results"
 	"loadgen/results/store"
 	"loadgen/targets/grpcecho"
 	"loadgen/targets/tcpecho"
@@ -12,6 +13,25 @@ import (
 
 // Each protocol, driven by `loadgen run` through the engine, against its
 // in-process target: what the generator counted is what the target served.
+// runJSON runs `loadgen run` with args and returns its JSON result; a
+// failed run or any error in it fails the test.
+func runJSON(t *testing.T, args ...string) *results.Run {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := cli(t, append([]string{"run", "-q", "--json", out}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := store.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary.Errors.Total() != 0 {
+		t.Errorf("errors: %+v (status %v)", r.Summary.Errors, r.Summary.Status)
+	}
+	return r
+}
+
 func TestProtocolCountsMatchTargets(t *testing.T) {
 	g, err := grpcecho.New(grpcecho.Config{Addr: "127.0.0.1:0"})
 	if err != nil {
@@ -32,18 +52,7 @@ func TestProtocolCountsMatchTargets(t *testing.T) {
 
 	run := func(t *testing.T, args ...string) (requests, written int64) {
 		t.Helper()
-		out := filepath.Join(t.TempDir(), "r.json")
-		code, _, stderr := cli(t, append([]string{"run", "-q", "--json", out}, args...)...)
-		if code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		r, err := store.ReadRun(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Summary.Errors.Total() != 0 {
-			t.Errorf("errors: %+v", r.Summary.Errors)
-		}
+		r := runJSON(t, args...)
 		return r.Summary.Requests, r.Summary.BytesWritten
 	}
 	t.Run("grpc unary", func(t *testing.T) {
@@ -61,11 +70,7 @@ func TestProtocolCountsMatchTargets(t *testing.T) {
 		}
 	})
 	t.Run("grpc c2 m10 opens 2 connections", func(t *testing.T) {
-		out := filepath.Join(t.TempDir(), "r.json")
-		if code, _, stderr := cli(t, "run", "-q", "-p", "grpc", "-c", "2", "-m", "10", "-n", "200", "--json", out, g.Addr()); code != 0 {
-			t.Fatal(stderr)
-		}
-		r, _ := store.ReadRun(out)
+		r := runJSON(t, "-p", "grpc", "-c", "2", "-m", "10", "-n", "200", g.Addr())
 		if r.Summary.Connections.Established != 2 {
 			t.Errorf("%d connections established, want 2", r.Summary.Connections.Established)
 		}
@@ -73,11 +78,7 @@ func TestProtocolCountsMatchTargets(t *testing.T) {
 	hb := startHTTPBinServer(t)
 	t.Run("h2c c2 m10", func(t *testing.T) {
 		before := hb.Served()
-		out := filepath.Join(t.TempDir(), "r.json")
-		if code, _, stderr := cli(t, "run", "-q", "-p", "h2c", "-c", "2", "-m", "10", "-n", "500", "--json", out, "http://"+hb.Addr()+"/bytes/100"); code != 0 {
-			t.Fatal(stderr)
-		}
-		r, _ := store.ReadRun(out)
+		r := runJSON(t, "-p", "h2c", "-c", "2", "-m", "10", "-n", "500", "http://"+hb.Addr()+"/bytes/100")
 		if r.Summary.Requests != 500 || hb.Served()-before != 500 {
 			t.Errorf("generator %d requests, httpbin served %d", r.Summary.Requests, hb.Served()-before)
 		}
