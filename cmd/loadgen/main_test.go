@@ -76,6 +76,7 @@ func TestBadInput(t *testing.T) {
 		{"tls flags on plaintext", []string{"run", "--cacert", "x.pem", url}, exitUsage, "plaintext target"},
 		{"unreachable port", []string{"run", "-d", "1s", "http://" + closedPort(t) + "/"}, exitFail, "cannot connect"},
 		{"body and body-file", []string{"run", "--body", "a", "--body-file", "b", url}, exitUsage, "use one"},
+		{"size over http", []string{"run", "--size", "100", url}, exitUsage, "--size"},
 		{"missing body file", []string{"run", "--body-file", "/nonexistent/x", url}, exitUsage, "--body-file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

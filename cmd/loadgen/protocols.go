@@ -60,6 +60,9 @@ func httpTarget(f *runFlags, cfg *loadgen.Config, body []byte) (proto.TLS, error
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return proto.TLS{}, fmt.Errorf("unsupported scheme %q in %s: -p %s takes http:// or https:// URLs", u.Scheme, cfg.Target, cfg.Protocol)
 	}
+	if f.size != 0 || f.health {
+		return proto.TLS{}, fmt.Errorf("--size and --health apply to grpc and tcp: over HTTP ask httpbin for /bytes/N, or send --body")
+	}
 	tlsOpt, err := f.tls.options(u.Scheme == "https")
 	if err != nil {
 		return tlsOpt, err
