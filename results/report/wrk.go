@@ -76,7 +76,11 @@ func WrkBody(w io.Writer, run *results.Run, opt WrkOptions) error {
 // WrkHeader prints wrk's first two lines; the CLI prints them when the run
 // starts, as wrk does.
 func WrkHeader(w io.Writer, c results.Config) {
-	fmt.Fprintf(w, "Running %s test @ %s\n", fmtTimeS(c.Duration.D().Seconds()), c.Target)
+	if c.Duration == 0 && c.Requests > 0 { // -n alone: wrk has no such run
+		fmt.Fprintf(w, "Running %d requests test @ %s\n", c.Requests, c.Target)
+	} else {
+		fmt.Fprintf(w, "Running %s test @ %s\n", fmtTimeS(c.Duration.D().Seconds()), c.Target)
+	}
 	fmt.Fprintf(w, "  %d threads and %d connections\n", c.Threads, c.Connections)
 }
 
