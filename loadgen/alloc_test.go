@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"loadgen/internal/race"
 	"testing"
 	"time"
 
@@ -16,6 +17,9 @@ import (
 // Raw TCP RR against the in-process echo target: neither side allocates per
 // message, so what is counted is the engine's.
 func TestStepAllocatesNothing(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are measured without -race (make test)")
+	}
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own; run without -race")
 	}

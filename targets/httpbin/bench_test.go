@@ -1,6 +1,7 @@
 package httpbin
 
 import (
+	"loadgen/internal/race"
 	"net"
 	"testing"
 
@@ -22,6 +23,9 @@ func fastCtx(uri string) *fasthttp.RequestCtx {
 // TestHotPathAllocs: the fasthttp handler allocates nothing for /bytes/N
 // and the small echo documents, once warm.
 func TestHotPathAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are measured without -race (make test)")
+	}
 	if raceEnabled {
 		t.Skip("allocation counts are meaningless under the race detector")
 	}

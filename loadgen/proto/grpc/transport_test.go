@@ -3,6 +3,7 @@ package grpc
 import (
 	"context"
 	"io"
+	"loadgen/internal/race"
 	"net"
 	"net/http"
 	"runtime"
@@ -349,6 +350,9 @@ func TestNoGoroutineLeft(t *testing.T) {
 // A Do allocates nothing, with or without a deadline (against a server
 // that allocates nothing either, since the count is the process's).
 func TestDoAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are measured without -race (make test)")
+	}
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}

@@ -3,6 +3,7 @@ package http1
 import (
 	"context"
 	"crypto/tls"
+	"loadgen/internal/race"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,9 @@ import (
 // process, so its allocations would count too; it makes none either. Over
 // TLS, crypto/tls itself allocates.
 func TestZeroAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are measured without -race (make test)")
+	}
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
@@ -71,6 +75,9 @@ func TestZeroAllocs(t *testing.T) {
 // TestZeroAllocsChunked checks a chunked response, served by a server that
 // itself allocates nothing per request.
 func TestZeroAllocsChunked(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are measured without -race (make test)")
+	}
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}

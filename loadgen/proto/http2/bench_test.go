@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"loadgen/internal/race"
 	"net"
 	"net/http"
 	"sync"
@@ -87,6 +88,9 @@ func cannedConfig(t testing.TB, useTLS bool, streams int) Config {
 // TestZeroAllocs: a request allocates nothing, on h2c and TLS, alone on its
 // connection or sharing it.
 func TestZeroAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are measured without -race (make test)")
+	}
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}

@@ -2,6 +2,7 @@ package tcp_test
 
 import (
 	"context"
+	"loadgen/internal/race"
 	"testing"
 	"time"
 
@@ -13,6 +14,9 @@ import (
 // is none, fixed or new each time, and with the engine's cancellable
 // context. (tcp-crr dials per Do, which allocates in net.)
 func TestDoAllocatesNothing(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are measured without -race (make test)")
+	}
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
