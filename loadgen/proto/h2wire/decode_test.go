@@ -3,10 +3,11 @@ package h2wire
 import (
 	"bytes"
 	"fmt"
-	"loadgen/internal/race"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"loadgen/internal/race"
 
 	"golang.org/x/net/http2/hpack"
 )

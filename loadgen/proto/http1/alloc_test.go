@@ -3,10 +3,11 @@ package http1
 import (
 	"context"
 	"crypto/tls"
-	"loadgen/internal/race"
 	"strings"
 	"testing"
 	"time"
+
+	"loadgen/internal/race"
 
 	"loadgen/loadgen/proto"
 	"loadgen/targets/tlscert"
@@ -20,9 +21,6 @@ import (
 func TestZeroAllocs(t *testing.T) {
 	if race.Enabled {
 		t.Skip("allocation counts are measured without -race (make test)")
-	}
-	if raceEnabled {
-		t.Skip("the race detector allocates")
 	}
 	fs := startFast(t, nil)
 	cert, err := tlscert.New(tlscert.ECDSAP256)
@@ -77,9 +75,6 @@ func TestZeroAllocs(t *testing.T) {
 func TestZeroAllocsChunked(t *testing.T) {
 	if race.Enabled {
 		t.Skip("allocation counts are measured without -race (make test)")
-	}
-	if raceEnabled {
-		t.Skip("the race detector allocates")
 	}
 	addr := startFixed(t, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\n\r\n"+
 		"5\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\n")

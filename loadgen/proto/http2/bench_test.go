@@ -6,12 +6,13 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"loadgen/internal/race"
 	"net"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
+
+	"loadgen/internal/race"
 
 	"golang.org/x/net/http2"
 
@@ -90,9 +91,6 @@ func cannedConfig(t testing.TB, useTLS bool, streams int) Config {
 func TestZeroAllocs(t *testing.T) {
 	if race.Enabled {
 		t.Skip("allocation counts are measured without -race (make test)")
-	}
-	if raceEnabled {
-		t.Skip("the race detector allocates")
 	}
 	for _, tc := range []struct {
 		tls     bool

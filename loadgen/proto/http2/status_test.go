@@ -2,8 +2,9 @@ package http2
 
 import (
 	"bytes"
-	"loadgen/internal/race"
 	"testing"
+
+	"loadgen/internal/race"
 
 	"golang.org/x/net/http2/hpack"
 

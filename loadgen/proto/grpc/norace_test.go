@@ -1,5 +1,0 @@
-//go:build !race
-
-package grpc
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package http2
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package httpbin
-
-const raceEnabled = false
