@@ -363,7 +363,7 @@ func (p *sweepProgress) event(e sweep.Event) {
 		line := "failed: " + st.Failed
 		if st.Run != nil {
 			s := st.Run.Summary
-			line = fmt.Sprintf("%.0f req/s, p50 %v, p99 %v, errors %d", s.RPS, s.Latency.P50, s.Latency.P99, s.Errors.Total())
+			line = fmt.Sprintf("%.0f req/s, p50 %v, p99 %v, errors %d", s.RPS, report.Latency(s.Latency.P50), report.Latency(s.Latency.P99), s.Errors.Total())
 		}
 		fmt.Fprintf(p.w, "[%d/%d] %s: %s (ETA %s)\n", e.N+1, e.Total, label, line, e.ETA.Round(time.Second))
 	case sweep.StepSkipped:

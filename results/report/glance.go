@@ -68,8 +68,8 @@ func glance(s *Sweep, colors map[string]string, named bool) []glanceCard {
 		}
 		card.Rows = append(card.Rows, fact{"peak req/s", thousands(peak), "at " + peakAt})
 		if light.OK {
-			card.Rows = append(card.Rows, fact{"p50", micro(dur(results.Duration(light.P50))), "at " + lightAt},
-				fact{"p99", micro(dur(results.Duration(light.P99))), "at " + lightAt})
+			card.Rows = append(card.Rows, fact{"p50", micro(Latency(results.Duration(light.P50))), "at " + lightAt},
+				fact{"p99", micro(Latency(results.Duration(light.P99))), "at " + lightAt})
 		}
 		if len(add50) > 0 {
 			card.Rows = append(card.Rows, fact{"added p50", micro(delta(median(add50))), "median over steps"},

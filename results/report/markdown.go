@@ -120,18 +120,18 @@ func markdownRun(p *printer, s *Sweep) {
 	mdRow(p, "requests", "req/s", "p50", "p90", "p99", "p99.9", "p99.99", "max", "errors", "timeouts", "gen cpu", "flags")
 	p.f("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
 	cell := &Cell{Steps: s.Steps}
-	mdRow(p, fmt.Sprint(sum.Requests), fmt.Sprintf("%.0f", sum.RPS), dur(l.P50), dur(l.P90), dur(l.P99), dur(l.P999),
-		dur(l.P9999), dur(l.Max), fmt.Sprint(sum.Errors.Total()), fmt.Sprint(sum.Errors.Timeout),
+	mdRow(p, fmt.Sprint(sum.Requests), fmt.Sprintf("%.0f", sum.RPS), Latency(l.P50), Latency(l.P90), Latency(l.P99), Latency(l.P999),
+		Latency(l.P9999), Latency(l.Max), fmt.Sprint(sum.Errors.Total()), fmt.Sprint(sum.Errors.Timeout),
 		fmt.Sprintf("%.2f", GeneratorCores(run)), cell.Flags())
 	if u := sum.Uncorrected; u != nil {
-		p.f("\nLatency is corrected for coordinated omission; uncorrected: p50 %s, p99 %s, max %s.\n", dur(u.P50), dur(u.P99), dur(u.Max))
+		p.f("\nLatency is corrected for coordinated omission; uncorrected: p50 %s, p99 %s, max %s.\n", Latency(u.P50), Latency(u.P99), Latency(u.Max))
 	}
 	if e := sum.Errors; e.Total() > 0 {
 		p.f("\nErrors: connect %d, read %d, write %d, timeout %d, status %d, protocol %d.\n",
 			e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Protocol)
 	}
 	if run.Interrupted {
-		p.f("\n**Interrupted:** the run was stopped early; figures cover %s.\n", dur(sum.Duration))
+		p.f("\n**Interrupted:** the run was stopped early; figures cover %s.\n", Latency(sum.Duration))
 	}
 	for _, n := range run.Notes {
 		p.f("\n**Warning:** %s\n", n)

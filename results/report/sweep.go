@@ -129,7 +129,7 @@ func ms(d float64) string {
 	if d == 0 {
 		return "-"
 	}
-	return dur(results.Duration(time.Duration(d)))
+	return Latency(results.Duration(time.Duration(d)))
 }
 
 // SweepTable writes the comparison table of a sweep: one block per payload

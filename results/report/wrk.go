@@ -96,19 +96,19 @@ func extras(p *printer, run *results.Run) {
 		label = "Latency (corrected)"
 	}
 	p.f("  %-22s p50 %s  p90 %s  p99 %s  p99.9 %s  p99.99 %s  max %s\n", label+":",
-		dur(l.P50), dur(l.P90), dur(l.P99), dur(l.P999), dur(l.P9999), dur(l.Max))
+		Latency(l.P50), Latency(l.P90), Latency(l.P99), Latency(l.P999), Latency(l.P9999), Latency(l.Max))
 	if u := s.Uncorrected; u != nil {
 		p.f("  %-22s p50 %s  p90 %s  p99 %s  p99.9 %s  p99.99 %s  max %s\n", "Latency (uncorrected):",
-			dur(u.P50), dur(u.P90), dur(u.P99), dur(u.P999), dur(u.P9999), dur(u.Max))
+			Latency(u.P50), Latency(u.P90), Latency(u.P99), Latency(u.P999), Latency(u.P9999), Latency(u.Max))
 	}
 	if pc := s.Pacing; pc != nil {
 		p.f("  Rate: asked %.2f/s, achieved %.2f/s; %d sent, %d late (>%v), %d never sent, max lag %s\n",
-			pc.Asked, pc.Achieved, pc.Sent, pc.Late, results.LateAfter, pc.Unsent, dur(pc.MaxLag))
+			pc.Asked, pc.Achieved, pc.Sent, pc.Late, results.LateAfter, pc.Unsent, Latency(pc.MaxLag))
 	}
 	c := s.Connections
 	p.f("  Connections: %d established, %d failed", c.Established, c.Failed)
 	if cn := s.Connect; cn != nil {
-		p.f("; connect p50 %s p99 %s max %s", dur(cn.P50), dur(cn.P99), dur(cn.Max))
+		p.f("; connect p50 %s p99 %s max %s", Latency(cn.P50), Latency(cn.P99), Latency(cn.Max))
 	}
 	p.f("\n")
 	if run.Config.NewConn && s.Duration > 0 {
@@ -152,7 +152,7 @@ func extras(p *printer, run *results.Run) {
 	p.f("  Generator: %.2f CPU-s (user %.2f, sys %.2f), %.0f%% of %.0f CPU(s), peak RSS %s\n",
 		g.CPUSeconds, g.UserSeconds, g.SysSeconds, 100*g.Utilization, g.CPUs, fmtMiB(g.PeakRSS))
 	if run.Interrupted {
-		p.f("  Interrupted: the run was stopped early; figures cover %s.\n", dur(s.Duration))
+		p.f("  Interrupted: the run was stopped early; figures cover %s.\n", Latency(s.Duration))
 	}
 	for _, n := range run.Notes {
 		p.f("  WARNING: %s\n", n)
@@ -235,8 +235,8 @@ func fmtMetric(n float64) string { return metric.format(n, 2) }
 
 func us(d results.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-// dur prints a latency with three significant digits and a unit.
-func dur(d results.Duration) string {
+// Latency prints a latency with three significant digits and a unit.
+func Latency(d results.Duration) string {
 	v := float64(d)
 	switch {
 	case v >= float64(time.Second):
