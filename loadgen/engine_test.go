@@ -219,6 +219,25 @@ func TestWarmupExcluded(t *testing.T) {
 	}
 }
 
+// TestNewConnCountsTheWindow: with a new connection per request, the
+// connections opened in the measured window match its requests (each worker
+// may have dialed one in warm-up for a request that starts after it), and
+// the warm-up's are counted as established but not as measured.
+func TestNewConnCountsTheWindow(t *testing.T) {
+	srv := newServer(t, nil)
+	var cfg loadgen.Config
+	cfg.Connections, cfg.Duration, cfg.Warmup = 2, results.Duration(300*time.Millisecond), results.Duration(300*time.Millisecond)
+	cfg.NewConn = true
+	r := run(t, cfg, srv.URL)
+	c, n := r.Summary.Connections, r.Summary.Requests
+	if n == 0 || c.Measured < n-2 || c.Measured > n+2 {
+		t.Errorf("%d connections opened in the window for %d requests", c.Measured, n)
+	}
+	if c.Established < c.Measured+n/4 {
+		t.Errorf("%d established in all, %d in the window: the warm-up's are missing", c.Established, c.Measured)
+	}
+}
+
 func TestConnectionRefusedDuringRunIsCounted(t *testing.T) {
 	srv := newServer(t, nil)
 	ln := srv.Listener

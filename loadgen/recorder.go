@@ -26,6 +26,7 @@ type recorder struct {
 	bytesRead   int64
 	bytesWrite  int64
 	established int64
+	measured    int64 // established in the measured window
 	failed      int64
 	sent        int64 // paced sends in the window
 	late        int64
@@ -112,6 +113,9 @@ func (r *recorder) dialed(d time.Duration, err error, measuring bool) {
 		}
 	} else {
 		r.established++
+		if measuring {
+			r.measured++
+		}
 		r.connect.Record(d)
 	}
 	r.mu.Unlock()

@@ -210,6 +210,7 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		s.BytesRead += rec.bytesRead
 		s.BytesWritten += rec.bytesWrite
 		s.Connections.Established += rec.established
+		s.Connections.Measured += rec.measured
 		s.Connections.Failed += rec.failed
 		s.InFlight += rec.inFlight
 		sent += rec.sent

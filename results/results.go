@@ -138,8 +138,12 @@ func (e Errors) Socket() int64 { return e.Connect + e.Read + e.Write + e.Timeout
 
 // Connections counts transport connections.
 type Connections struct {
-	Established int64 `json:"established"`
+	Established int64 `json:"established"` // over the whole run, warm-up included
 	Failed      int64 `json:"failed"`
+	// Measured is how many of them were opened in the measured window: with
+	// a new connection per request, the connections (TLS handshakes) per
+	// second are Measured over the window.
+	Measured int64 `json:"measured"`
 }
 
 // Pacing reports how well the open loop kept its schedule.
@@ -220,6 +224,7 @@ type Step struct {
 	Payload     int     `json:"payload"`
 	Rate        float64 `json:"rate,omitempty"` // asked; 0 closed loop
 	Repeat      int     `json:"repeat"`
+	Workers     int     `json:"workers,omitempty"` // the path's proxy worker processes (ingress sizing)
 
 	Run     *Run          `json:"run,omitempty"`
 	Failed  string        `json:"failed,omitempty"` // why there is no run

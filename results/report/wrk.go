@@ -116,7 +116,7 @@ func extras(p *printer, run *results.Run) {
 		if run.Config.TLS {
 			kind = "TLS handshakes"
 		}
-		p.f("  %s/sec: %.2f (a new connection per request)\n", kind, float64(c.Established)/s.Duration.D().Seconds())
+		p.f("  %s/sec: %.2f (a new connection per request)\n", kind, float64(c.Measured)/s.Duration.D().Seconds())
 	}
 	if s.Errors.Protocol > 0 {
 		p.f("  Protocol errors: %d\n", s.Errors.Protocol)
