@@ -41,53 +41,14 @@ func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
 			d.Close()
 		}
 	}()
-	exe, err := os.Executable()
+	addr, pid, stop, err := startHTTPBinChild(ctx, log)
 	if err != nil {
 		return nil, err
 	}
-	// The target: `loadgen serve httpbin` on a free loopback port, bounded
-	// in time, killed with us.
-	target := exec.Command(exe, "serve", "httpbin", "--addr", "127.0.0.1:0", "--for", "1h")
-	target.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := target.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	target.Stderr = log
-	if err := target.Start(); err != nil {
-		return nil, fmt.Errorf("start httpbin: %w", err)
-	}
-	d.closers = append(d.closers, func() {
-		target.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { target.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			target.Process.Kill()
-			<-done
-		}
-	})
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
-				addrc <- m[2]
-			}
-		}
-	}()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case <-time.After(10 * time.Second):
-		return nil, fmt.Errorf("httpbin did not start within 10s")
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	d.closers = append(d.closers, stop)
 	spec := &sweep.Spec{
 		Paths:    []sweep.Path{{Name: "baseline", URL: "http://" + addr, Baseline: true}},
-		Target:   &sweep.Watch{PID: target.Process.Pid},
+		Target:   &sweep.Watch{PID: pid},
 		Ladder:   sweep.Ladder{{Connections: 1, Threads: 1}, {Connections: 4, Threads: 4}, {Connections: 16, Threads: 16}, {Connections: 64, Threads: 64}},
 		Payloads: sweep.Payloads{100, 1024},
 		Protocol: "http1",
@@ -107,7 +68,7 @@ func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
 		d.closers = append(d.closers, func() { px.Close() })
 		spec.Paths = append(spec.Paths, sweep.Path{Name: "nginx", URL: px.URL(), Watch: &sweep.Watch{PID: px.MasterPID()}})
 		d.note = "The nginx path is a real nginx (1 worker, generated config) proxying to the same httpbin; " +
-			"proxy cpu is nginx's master and worker, target cpu is httpbin's (" + strconv.Itoa(target.Process.Pid) + ")."
+			"proxy cpu is nginx's master and worker, target cpu is httpbin's (" + strconv.Itoa(pid) + ")."
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -115,4 +76,54 @@ func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
 	d.spec = spec
 	ok = true
 	return d, nil
+}
+
+// startHTTPBinChild starts `loadgen serve httpbin` as a child process on a
+// free loopback port (so its CPU is its own, not the generator's), bounded
+// in time and killed with us. stop ends it.
+func startHTTPBinChild(ctx context.Context, log io.Writer) (addr string, pid int, stop func(), err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", 0, nil, err
+	}
+	target := exec.Command(exe, "serve", "httpbin", "--addr", "127.0.0.1:0", "--for", "1h")
+	target.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := target.StdoutPipe()
+	if err != nil {
+		return "", 0, nil, err
+	}
+	target.Stderr = log
+	if err := target.Start(); err != nil {
+		return "", 0, nil, fmt.Errorf("start httpbin: %w", err)
+	}
+	stop = func() {
+		target.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { target.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			target.Process.Kill()
+			<-done
+		}
+	}
+	addrc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				addrc <- m[2]
+			}
+		}
+	}()
+	select {
+	case addr = <-addrc:
+		return addr, target.Process.Pid, stop, nil
+	case <-time.After(10 * time.Second):
+		err = fmt.Errorf("httpbin did not start within 10s")
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	stop()
+	return "", 0, nil, err
 }

@@ -71,6 +71,11 @@ A sweep file (YAML; every key may also be given as a flag):
     - name: nginx
       url: http://127.0.0.1:8081
       watch: {process: nginx}     # or {pid: 1234} or {cgroup: /sys/fs/cgroup/...}
+    - name: nginx-tls
+      url: https://127.0.0.1:8443
+      cacert: ca.pem              # or insecure: true
+      new_conn: true              # a new connection (TLS handshake) per request
+      workers: 2                  # the proxy's worker_processes: the report's sizing table
   target: {pid: 1200}             # the target's processes, on every path
   ladder: c1t1..c128t128          # doubling, or a list: [c1t1, c4t4]
   payloads: [100, 1KiB, 1MiB]     # /bytes/{size} for http, --size for grpc/tcp
@@ -233,20 +238,49 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		}
 		f.out = "sweep-" + time.Now().Format("20060102-150405")
 	}
+	job := sweepJob{
+		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check,
+		findMax: f.findMax, slo: slo, sloText: f.slo,
+		again: "loadgen sweep " + fileArg(f),
+	}
+	if demo != nil {
+		job.note = demo.note
+	}
+	return job.execute(ctx, stdout, stderr)
+}
+
+// sweepJob is a sweep ready to run: the plan, where its results go, and
+// what to print besides the table.
+type sweepJob struct {
+	spec    *sweep.Spec
+	out     string
+	resume  bool
+	quiet   bool
+	check   *checkFlags
+	findMax bool
+	slo     sweep.SLO
+	sloText string
+	note    string                                 // printed under the table
+	again   string                                 // the command that continues it, less -o DIR --resume
+	extra   func(io.Writer, []*results.Step) error // more tables after the sweep's
+}
+
+func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
+	spec := j.spec
 	plan := spec.Plan()
 	per := spec.Warmup.D() + spec.Duration.D()
-	if f.findMax {
+	if j.findMax {
 		fmt.Fprintf(stderr, "sweep --find-max: searching %d path × step × payload combinations, %s per probe; results in %s\n",
-			len(spec.Paths)*len(spec.Ladder)*len(spec.Payloads), per, f.out)
+			len(spec.Paths)*len(spec.Ladder)*len(spec.Payloads), per, j.out)
 	} else {
 		fmt.Fprintf(stderr, "sweep: %d steps (%d paths × %d ladder steps × %d payloads × %d rates × %d repeats), about %s; results in %s\n",
 			len(plan), len(spec.Paths), len(spec.Ladder), len(spec.Payloads), len(spec.Rates), spec.Repeats,
-			(time.Duration(len(plan)) * per).Round(time.Second), f.out)
+			(time.Duration(len(plan)) * per).Round(time.Second), j.out)
 	}
 
-	prog := newSweepProgress(stderr, len(plan), f.quiet)
+	prog := newSweepProgress(stderr, len(plan), j.quiet)
 	r := &sweep.Runner{
-		Spec: spec, Dir: f.out, Resume: f.resume,
+		Spec: spec, Dir: j.out, Resume: j.resume,
 		Build: func(ctx context.Context, p sweep.Path, st sweep.Step) (loadgen.Config, proto.Dialer, error) {
 			return buildStep(spec, p, st)
 		},
@@ -256,8 +290,8 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err := r.Check(); err != nil {
 		return err // before any load: the command line must change
 	}
-	if f.findMax {
-		return runFindMax(ctx, r, slo, f.slo, stdout, prog)
+	if j.findMax {
+		return runFindMax(ctx, r, j.slo, j.sloText, stdout, prog)
 	}
 	steps, err := r.Run(ctx)
 	prog.finish()
@@ -266,18 +300,24 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		if terr := report.SweepTable(stdout, spec.BaselineName(), steps); terr != nil {
 			return failf("%v", terr)
 		}
+		if j.extra != nil {
+			fmt.Fprintln(stdout)
+			if terr := j.extra(stdout, steps); terr != nil {
+				return failf("%v", terr)
+			}
+		}
 	}
-	if demo != nil {
-		fmt.Fprintf(stdout, "\n%s\n", demo.note)
+	if j.note != "" {
+		fmt.Fprintf(stdout, "\n%s\n", j.note)
 	}
-	fmt.Fprintf(stdout, "\nresults: %s (%d of %d steps)\n", f.out, len(steps), len(plan))
-	failed, cerr := f.check.checkSteps(stdout, steps)
+	fmt.Fprintf(stdout, "\nresults: %s (%d of %d steps)\n", j.out, len(steps), len(plan))
+	failed, cerr := j.check.checkSteps(stdout, steps)
 	if err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "interrupted: finished steps are saved; continue with: loadgen sweep %s-o %s --resume\n", fileArg(f), f.out)
+			fmt.Fprintf(stderr, "interrupted: finished steps are saved; continue with: %s-o %s --resume\n", j.again, j.out)
 			return exitError{code: 130}
 		}
 		return failf("%v", err)
@@ -306,7 +346,9 @@ func buildStep(spec *sweep.Spec, p sweep.Path, st sweep.Step) (loadgen.Config, p
 		size = st.Payload
 	}
 	rf := &runFlags{protocol: spec.Protocol, size: size, connections: st.Rung.Connections, threads: st.Rung.Threads}
+	rf.tls.caFile, rf.tls.insecure = p.CACert, p.Insecure
 	var cfg loadgen.Config
+	cfg.NewConn = p.NewConn
 	cfg.Target = target
 	cfg.Connections, cfg.Threads = st.Rung.Connections, st.Rung.Threads
 	cfg.Duration, cfg.Warmup = results.Duration(spec.Duration), results.Duration(spec.Warmup)

@@ -212,7 +212,7 @@ func (r *Runner) runStep(ctx context.Context, st Step, ev Event) *results.Step {
 	res := &results.Step{
 		Schema: results.SchemaVersion, Tool: "loadgen", Index: st.Index, ID: st.ID(),
 		Path: st.Path, Baseline: p.Baseline, Rung: st.Rung.String(), Connections: st.Rung.Connections,
-		Threads: st.Rung.Threads, Payload: st.Payload, Rate: st.Rate, Repeat: st.Repeat,
+		Threads: st.Rung.Threads, Payload: st.Payload, Rate: st.Rate, Repeat: st.Repeat, Workers: p.Workers,
 	}
 	cfg, d, err := r.Build(ctx, p, st)
 	if err != nil {

@@ -39,6 +39,19 @@ type Path struct {
 	URL      string `yaml:"url" json:"url"`
 	Baseline bool   `yaml:"baseline,omitempty" json:"baseline,omitempty"`
 	Watch    *Watch `yaml:"watch,omitempty" json:"watch,omitempty"`
+
+	// NewConn opens a new connection for every request on this path (with
+	// an https:// URL: a full TLS handshake each, the "SSL TPS" of ingress
+	// sizing), as `loadgen run --new-conn` does.
+	NewConn bool `yaml:"new_conn,omitempty" json:"new_conn,omitempty"`
+	// CACert and Insecure are `loadgen run`'s --cacert and --insecure for
+	// an https:// path.
+	CACert   string `yaml:"cacert,omitempty" json:"cacert,omitempty"`
+	Insecure bool   `yaml:"insecure,omitempty" json:"insecure,omitempty"`
+	// Workers is how many worker processes (one per CPU) the proxy on this
+	// path runs, nginx's worker_processes: recorded with every step, it
+	// makes the report's ingress sizing table.
+	Workers int `yaml:"workers,omitempty" json:"workers,omitempty"`
 }
 
 // Watch names processes whose CPU and memory are recorded: exactly one of
@@ -112,7 +125,7 @@ func cleanYAMLError(err error) error {
 	}
 	msg = strings.Join(lines, "; ")
 	msg = strings.Replace(msg, "not found in type sweep.Spec", "is not a sweep key (paths, target, ladder, payloads, protocol, endpoint, duration, warmup, timeout, repeats, rate)", 1)
-	msg = strings.Replace(msg, "not found in type sweep.Path", "is not a path key (name, url, baseline, watch)", 1)
+	msg = strings.Replace(msg, "not found in type sweep.Path", "is not a path key (name, url, baseline, watch, new_conn, cacert, insecure, workers)", 1)
 	msg = strings.Replace(msg, "not found in type sweep.Watch", "is not a watch key (process, pid, cgroup)", 1)
 	return errors.New(msg)
 }
@@ -173,6 +186,12 @@ func (s *Spec) Validate() error {
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return fmt.Errorf("%s (%s): url %q: want http://host:port or https://host:port", where, p.Name, p.URL)
 			}
+		}
+		if p.Workers < 0 {
+			return fmt.Errorf("%s (%s): workers %d: want the proxy's worker process count, 1 or more", where, p.Name, p.Workers)
+		}
+		if (p.CACert != "" || p.Insecure) && !strings.HasPrefix(p.URL, "https://") {
+			return fmt.Errorf("%s (%s): cacert and insecure apply to https:// URLs", where, p.Name)
 		}
 		if p.Watch != nil {
 			if err := p.Watch.validate(); err != nil {

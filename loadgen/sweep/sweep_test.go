@@ -80,6 +80,14 @@ func TestParseSpec(t *testing.T) {
 		!reflect.DeepEqual(s.Payloads, Payloads{100, 1024}) || s.Paths[1].Watch.Selector() != "name:nginx" || !reflect.DeepEqual(s.Rates, Rates{0}) {
 		t.Errorf("parsed %+v", s)
 	}
+	tlsPath := strings.Replace(goodSpec, "    url: http://127.0.0.1:8081", "    url: https://127.0.0.1:8443\n    new_conn: true\n    cacert: ca.pem\n    workers: 2", 1)
+	s, err = Parse(strings.NewReader(tlsPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Paths[1]; !p.NewConn || p.CACert != "ca.pem" || p.Workers != 2 || p.Insecure {
+		t.Errorf("parsed path %+v", p)
+	}
 }
 
 // Bad sweep files name the line and the field at fault.
@@ -99,6 +107,8 @@ func TestParseSpecErrors(t *testing.T) {
 		"two watches":      {func(s string) string { return strings.Replace(s, "{process: nginx}", "{process: nginx, pid: 3}", 1) }, []string{"watch", "exactly one"}},
 		"dup name":         {func(s string) string { return strings.Replace(s, "name: nginx", "name: baseline", 1) }, []string{"used twice"}},
 		"not yaml":         {func(string) string { return "paths: [" }, []string{"line"}},
+		"negative workers": {func(s string) string { return strings.Replace(s, "{process: nginx}", "{process: nginx}\n    workers: -1", 1) }, []string{"nginx", "workers -1"}},
+		"cacert on http":   {func(s string) string { return strings.Replace(s, "{process: nginx}", "{process: nginx}\n    insecure: true", 1) }, []string{"nginx", "https://"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse(strings.NewReader(tc.edit(goodSpec)))

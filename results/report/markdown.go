@@ -33,18 +33,14 @@ func Markdown(w io.Writer, sweeps []*Sweep) error {
 	}
 	if rows := Sizing(sweeps); len(rows) > 0 {
 		p.f("\n## Ingress sizing\n\n")
-		mdRow(p, "path", "workers", "req/s (keep-alive)", "TLS handshakes/s", "req/s per worker")
-		p.f("|:--|--:|--:|--:|--:|\n")
+		mdRow(p, "workers", "req/s (keep-alive)", "req/s per worker", "proxy CPU", "TLS handshakes/s", "handshakes/s per worker", "proxy CPU", "paths")
+		p.f("|--:|--:|--:|--:|--:|--:|--:|:--|\n")
 		for _, r := range rows {
-			rps, tps, per := "–", "–", "–"
-			if r.HasRPS {
-				rps, per = fmt.Sprintf("%.0f", r.RPS), fmt.Sprintf("%.0f", r.RPS/float64(max(r.Workers, 1)))
-			}
-			if r.HasTPS {
-				tps = fmt.Sprintf("%.0f", r.TPS)
-			}
-			mdRow(p, r.Path, itoa(r.Workers), rps, tps, per)
+			rps, rpsPer, rpsCPU := sizingCells(r.HasRPS, r.RPS, r.RPSCPU, r.Workers)
+			tps, tpsPer, tpsCPU := sizingCells(r.HasTPS, r.TPS, r.TPSCPU, r.Workers)
+			mdRow(p, itoa(r.Workers), rps, rpsPer, rpsCPU, tps, tpsPer, tpsCPU, r.Paths)
 		}
+		p.f("\nThe best over the ladder (median over repeats); proxy CPU is the cores the watched proxy used in that step.\n")
 	}
 	for _, s := range sweeps {
 		if s.Single() {
@@ -143,4 +139,17 @@ func mdRow(p *printer, cols ...string) {
 		cols[i] = strings.ReplaceAll(c, "|", `\|`)
 	}
 	p.f("| %s |\n", strings.Join(cols, " | "))
+}
+
+// sizingCells formats a sizing measure, its share per worker and the proxy
+// CPU it took ("–" where there is no measure or no watch).
+func sizingCells(has bool, v, cpu float64, workers int) (total, perWorker, cores string) {
+	if !has {
+		return "–", "–", "–"
+	}
+	cores = "–"
+	if cpu > 0 {
+		cores = fmt.Sprintf("%.2f", cpu)
+	}
+	return fmt.Sprintf("%.0f", v), fmt.Sprintf("%.0f", v/float64(max(workers, 1))), cores
 }

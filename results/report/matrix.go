@@ -1,10 +1,13 @@
 package report
 
 import (
+	"fmt"
+	"io"
 	"math"
-	"regexp"
+	"slices"
 	"sort"
-	"strconv"
+	"strings"
+	"text/tabwriter"
 
 	"loadgen/results"
 )
@@ -78,47 +81,32 @@ func CNIMatrix(sweeps []*Sweep) []CNIRow {
 }
 
 // SizingRow is one line of the ingress sizing table (the NGINX Ingress
-// study): how far a proxy with Workers worker processes, one per CPU,
-// went in keep-alive requests/s and in TLS handshakes/s.
+// study): how far a proxy with Workers worker processes, one per CPU, went
+// in keep-alive requests/s and in TLS handshakes/s, and the CPU it spent
+// getting there.
 type SizingRow struct {
-	Path    string
 	Workers int
+	Paths   string // the paths measured with this many workers, comma-separated
 
 	HasRPS bool
 	RPS    float64 // the best keep-alive requests/s over the ladder (median over repeats)
+	RPSCPU float64 // the watched proxy's CPU cores (mean) in that cell; 0 when not watched
 	HasTPS bool
-	TPS    float64 // the best TLS handshakes/s: runs with TLS and a new connection per request
+	TPS    float64 // the best TLS handshakes/s: TLS runs with a new connection per request
+	TPSCPU float64
 }
 
-// workersRE recognises the path names of a sizing sweep: nginx-w4,
-// nginx-workers4, ingress_workers=16. Naming the paths so is the hook:
-// nothing else in a result says how many workers a proxy ran.
-var workersRE = regexp.MustCompile(`(?i)(?:^|[-_.])w(?:orkers?)?[-_=]?(\d+)$`)
-
-// Sizing builds the ingress sizing table from the paths whose names carry
-// a worker count (see workersRE), sorted by workers. It is empty when no
-// path is named so.
+// Sizing builds the ingress sizing table from the steps whose path names a
+// proxy worker count (a sweep path's workers:, which `loadgen size` sets),
+// a row per count in ascending order. It is empty when no path does.
 func Sizing(sweeps []*Sweep) []SizingRow {
-	byPath := map[string]*SizingRow{}
+	byWorkers := map[int]*SizingRow{}
 	var rows []*SizingRow
 	for _, s := range sweeps {
 		for _, c := range Cells(s.Steps) {
-			m := workersRE.FindStringSubmatch(c.Path)
-			if m == nil {
-				continue
-			}
-			r := byPath[c.Path]
-			if r == nil {
-				n, _ := strconv.Atoi(m[1])
-				r = &SizingRow{Path: c.Path, Workers: n}
-				byPath[c.Path] = r
-				rows = append(rows, r)
-			}
-			newConn := func(st *results.Step) bool { return st.Run.Config.NewConn }
-			tls := func(st *results.Step) bool { return st.Run.Config.TLS }
 			var first *results.Step
 			for _, st := range c.Steps {
-				if st.Run != nil {
+				if st.Run != nil && st.Workers > 0 {
 					first = st
 					break
 				}
@@ -126,21 +114,31 @@ func Sizing(sweeps []*Sweep) []SizingRow {
 			if first == nil {
 				continue
 			}
+			r := byWorkers[first.Workers]
+			if r == nil {
+				r = &SizingRow{Workers: first.Workers}
+				byWorkers[first.Workers] = r
+				rows = append(rows, r)
+			}
+			if !slices.Contains(strings.Split(r.Paths, ", "), c.Path) {
+				r.Paths = strings.TrimPrefix(r.Paths+", "+c.Path, ", ")
+			}
+			cpu, _ := c.Watched("proxy", func(w results.ProcessCost) float64 { return w.CPUMean })
 			switch {
-			case !newConn(first):
+			case !first.Run.Config.NewConn:
 				if v, ok := c.Median(func(st *results.Step) float64 { return st.Run.Summary.RPS }); ok && (!r.HasRPS || v > r.RPS) {
-					r.HasRPS, r.RPS = true, v
+					r.HasRPS, r.RPS, r.RPSCPU = true, v, cpu
 				}
-			case tls(first):
+			case first.Run.Config.TLS:
 				v, ok := c.Median(func(st *results.Step) float64 {
 					d := st.Run.Summary.Duration.D().Seconds()
 					if d <= 0 {
 						return math.NaN()
 					}
-					return float64(st.Run.Summary.Connections.Established) / d
+					return float64(st.Run.Summary.Connections.Measured) / d
 				})
 				if ok && !math.IsNaN(v) && (!r.HasTPS || v > r.TPS) {
-					r.HasTPS, r.TPS = true, v
+					r.HasTPS, r.TPS, r.TPSCPU = true, v, cpu
 				}
 			}
 		}
@@ -151,4 +149,21 @@ func Sizing(sweeps []*Sweep) []SizingRow {
 		out[i] = *r
 	}
 	return out
+}
+
+// SizingTable prints the ingress sizing table of a sweep's steps as text,
+// nothing when no step names a worker count.
+func SizingTable(w io.Writer, steps []*results.Step) error {
+	rows := Sizing([]*Sweep{{Steps: steps}})
+	if len(rows) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "workers\treq/s\tper worker\tproxy cpu\tTLS hs/s\tper worker\tproxy cpu\t\n")
+	for _, r := range rows {
+		rps, rpsPer, rpsCPU := sizingCells(r.HasRPS, r.RPS, r.RPSCPU, r.Workers)
+		tps, tpsPer, tpsCPU := sizingCells(r.HasTPS, r.TPS, r.TPSCPU, r.Workers)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Workers, rps, rpsPer, rpsCPU, tps, tpsPer, tpsCPU)
+	}
+	return tw.Flush()
 }

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"loadgen/loadgen/sweep"
+	"loadgen/meshes/nginxingress"
+	"loadgen/results"
+	"loadgen/results/report"
+	"loadgen/targets/tlscert"
+)
+
+type sizeFlags struct {
+	out      string
+	resume   bool
+	workers  string
+	ladder   string
+	payload  string
+	duration time.Duration
+	warmup   time.Duration
+	repeats  int
+	keyType  string
+	quiet    bool
+	check    checkFlags
+}
+
+func newSizeCmd() *cobra.Command {
+	f := &sizeFlags{}
+	cmd := &cobra.Command{
+		Use:   "size [--workers 1,2,4] [-o DIR]",
+		Short: "Size an ingress: RPS and TLS handshakes/s of a real nginx per worker_processes",
+		Long: `Measure how a reverse proxy scales with its CPUs, as NGINX's Ingress sizing
+study does: for each worker_processes count, requests/s with kept connections
+and a 1 KiB body, and TLS handshakes/s with a new connection (a full RSA-2048
+handshake, no session resumption) per request, with the CPU nginx spent.
+
+loadgen starts everything itself on loopback: its httpbin target as a child
+process, and for each worker count two real nginx instances (Debian's nginx,
+generated configuration) proxying to it: one plaintext, one TLS with a
+self-signed certificate that the load verifies. The steps run as a sweep
+(resumable with --resume; loadgen report DIR shows the sizing table).
+
+On a machine with few CPUs the generator, the target and nginx share them:
+the table's flags say where the machine was saturated, and nginx's own CPU
+column says how much it used. Size on a machine where the generator has CPUs
+of its own for figures that measure nginx alone.`,
+		Example: `  loadgen size
+  loadgen size --workers 1,2 -d 10s --ladder c64t2 -o results/nginx-sizing
+  loadgen report results/nginx-sizing --html sizing.html`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSize(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.StringVarP(&f.out, "out", "o", "", "results directory (default size-YYYYMMDD-HHMMSS)")
+	fl.BoolVar(&f.resume, "resume", false, "continue the sizing in -o, skipping complete steps")
+	fl.StringVar(&f.workers, "workers", "", "worker_processes counts, comma-separated or a range 1..4 (default 1..CPUs)")
+	fl.StringVar(&f.ladder, "ladder", "c64t2", "connection/thread ladder of every worker count")
+	fl.StringVar(&f.payload, "payload", "1KiB", "response body size")
+	fl.DurationVarP(&f.duration, "duration", "d", 5*time.Second, "measured duration of each step")
+	fl.DurationVar(&f.warmup, "warmup", time.Second, "warm-up before each step's measured window")
+	fl.IntVar(&f.repeats, "repeats", 1, "repeats of every step")
+	fl.StringVar(&f.keyType, "key-type", "rsa", "the TLS listener's key: rsa (RSA-2048, as NGINX's figures) or ecdsa (P-256)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	f.check.registerSweep(fl)
+	return cmd
+}
+
+// parseWorkers reads "1,2,4" or "1..4"; empty means 1..NumCPU.
+func parseWorkers(s string) ([]int, error) {
+	if s == "" {
+		s = "1.." + strconv.Itoa(runtime.NumCPU())
+	}
+	var out []int
+	if lo, hi, ok := strings.Cut(s, ".."); ok {
+		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+		if err1 != nil || err2 != nil || a < 1 || b < a {
+			return nil, fmt.Errorf("--workers %q: want a range like 1..4", s)
+		}
+		for n := a; n <= b; n++ {
+			out = append(out, n)
+		}
+	} else {
+		for _, part := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(part))
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("--workers %q: %q is not a worker count (1 or more)", s, part)
+			}
+			out = append(out, n)
+		}
+	}
+	if len(out) > 64 {
+		return nil, fmt.Errorf("--workers %q: %d worker counts is more than 64", s, len(out))
+	}
+	for _, n := range out {
+		if n > 1024 {
+			return nil, fmt.Errorf("--workers %q: %d workers is more than 1024", s, n)
+		}
+	}
+	return out, nil
+}
+
+func runSize(cmd *cobra.Command, f *sizeFlags) error {
+	ctx := cmd.Context()
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := f.check.parse(); err != nil {
+		return err
+	}
+	workers, err := parseWorkers(f.workers)
+	if err != nil {
+		return err
+	}
+	ladder, err := sweep.ParseLadder(f.ladder)
+	if err != nil {
+		return fmt.Errorf("--ladder: %w", err)
+	}
+	payload, err := sweep.ParseSize(f.payload)
+	if err != nil {
+		return fmt.Errorf("--payload: %w", err)
+	}
+	kt, err := tlscert.ParseKeyType(f.keyType)
+	if err != nil {
+		return fmt.Errorf("--key-type: %w", err)
+	}
+	if f.duration <= 0 || f.warmup < 0 || f.repeats < 1 {
+		return errors.New("-d must be positive, --warmup not negative and --repeats at least 1")
+	}
+	if f.out == "" {
+		if f.resume {
+			return errors.New("--resume needs -o: the directory of the sizing to continue")
+		}
+		f.out = "size-" + time.Now().Format("20060102-150405")
+	}
+	if _, err := nginxingress.Available(); err != nil {
+		return failf("size needs nginx: %v (Debian: apt-get install nginx)", err)
+	}
+	spec := &sweep.Spec{
+		Ladder: ladder, Payloads: sweep.Payloads{payload}, Protocol: "http1", Endpoint: sweep.DefaultEndpoint,
+		Duration: sweep.Duration(f.duration), Warmup: sweep.Duration(f.warmup), Repeats: f.repeats, Rates: sweep.Rates{0},
+	}
+	lab, err := startSizing(ctx, stderr, spec, workers, kt)
+	if err != nil {
+		return failf("size: %v", err)
+	}
+	defer lab.Close()
+	job := sweepJob{
+		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, note: lab.note,
+		again: "loadgen size " + sizeArgs(cmd),
+		extra: func(w io.Writer, steps []*results.Step) error {
+			fmt.Fprintln(w, "ingress sizing: the best over the ladder per worker_processes count")
+			return report.SizingTable(w, steps)
+		},
+	}
+	return job.execute(ctx, stdout, stderr)
+}
+
+// sizeArgs repeats the flags that shape the plan, for the resume hint.
+func sizeArgs(cmd *cobra.Command) string {
+	var b strings.Builder
+	for _, n := range []string{"workers", "ladder", "payload", "duration", "warmup", "repeats", "key-type"} {
+		if fl := cmd.Flags().Lookup(n); fl != nil && fl.Changed {
+			fmt.Fprintf(&b, "--%s %s ", n, fl.Value)
+		}
+	}
+	return b.String()
+}
+
+// startSizing starts the target and, for each worker count, a plaintext and
+// a TLS nginx in front of it, and fills the spec's paths and watches.
+func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers []int, kt tlscert.KeyType) (*demoPaths, error) {
+	d := &demoPaths{}
+	ok := false
+	defer func() {
+		if !ok {
+			d.Close()
+		}
+	}()
+	addr, pid, stop, err := startHTTPBinChild(ctx, log)
+	if err != nil {
+		return nil, err
+	}
+	d.closers = append(d.closers, stop)
+	spec.Target = &sweep.Watch{PID: pid}
+
+	dir, err := os.MkdirTemp("", "loadgen-size-")
+	if err != nil {
+		return nil, err
+	}
+	d.closers = append(d.closers, func() { os.RemoveAll(dir) })
+	cert, err := tlscert.New(kt)
+	if err != nil {
+		return nil, err
+	}
+	files := &nginxingress.TLSFiles{Cert: filepath.Join(dir, "tls.crt"), Key: filepath.Join(dir, "tls.key")}
+	if err := os.WriteFile(files.Cert, cert.CertPEM, 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(files.Key, cert.KeyPEM, 0o600); err != nil {
+		return nil, err
+	}
+	for _, n := range workers {
+		for _, tls := range []bool{false, true} {
+			cfg := nginxingress.Config{Listen: "127.0.0.1:0", Upstream: addr, Workers: n}
+			name := fmt.Sprintf("nginx-w%d", n)
+			if tls {
+				cfg.TLS = files
+				name += "-tls"
+			}
+			px, err := nginxingress.Start(ctx, cfg)
+			if err != nil {
+				return nil, fmt.Errorf("start nginx with %d workers: %w", n, err)
+			}
+			d.closers = append(d.closers, func() { px.Close() })
+			p := sweep.Path{Name: name, URL: px.URL(), Workers: n, Watch: &sweep.Watch{PID: px.MasterPID()}}
+			if tls {
+				p.NewConn, p.CACert = true, files.Cert
+			}
+			spec.Paths = append(spec.Paths, p)
+		}
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	d.spec = spec
+	d.note = fmt.Sprintf("Each nginx-wN path is a real nginx with worker_processes N proxying to loadgen's httpbin (%d) with kept upstream connections; "+
+		"the -tls paths open a new connection with a full %s handshake per request (session cache and tickets off). "+
+		"proxy cpu is that nginx's master and workers.", pid, keyName(kt))
+	ok = true
+	return d, nil
+}
+
+func keyName(kt tlscert.KeyType) string {
+	if kt == tlscert.ECDSAP256 {
+		return "ECDSA P-256"
+	}
+	return "RSA-2048"
+}
