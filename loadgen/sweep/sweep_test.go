@@ -107,8 +107,12 @@ func TestParseSpecErrors(t *testing.T) {
 		"two watches":      {func(s string) string { return strings.Replace(s, "{process: nginx}", "{process: nginx, pid: 3}", 1) }, []string{"watch", "exactly one"}},
 		"dup name":         {func(s string) string { return strings.Replace(s, "name: nginx", "name: baseline", 1) }, []string{"used twice"}},
 		"not yaml":         {func(string) string { return "paths: [" }, []string{"line"}},
-		"negative workers": {func(s string) string { return strings.Replace(s, "{process: nginx}", "{process: nginx}\n    workers: -1", 1) }, []string{"nginx", "workers -1"}},
-		"cacert on http":   {func(s string) string { return strings.Replace(s, "{process: nginx}", "{process: nginx}\n    insecure: true", 1) }, []string{"nginx", "https://"}},
+		"negative workers": {func(s string) string {
+			return strings.Replace(s, "{process: nginx}", "{process: nginx}\n    workers: -1", 1)
+		}, []string{"nginx", "workers -1"}},
+		"cacert on http": {func(s string) string {
+			return strings.Replace(s, "{process: nginx}", "{process: nginx}\n    insecure: true", 1)
+		}, []string{"nginx", "https://"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse(strings.NewReader(tc.edit(goodSpec)))
