@@ -44,6 +44,7 @@ type Config struct {
 	Timeout     Duration `json:"timeout"`
 	Rate        float64  `json:"rate,omitempty"` // requests/s asked; 0 = closed loop
 	NewConn     bool     `json:"new_conn,omitempty"`
+	NetNS       string   `json:"netns,omitempty"` // the network namespace the load was sent from
 	TLS         bool     `json:"tls,omitempty"`
 }
 

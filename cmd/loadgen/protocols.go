@@ -11,6 +11,7 @@ import (
 	grpcproto "loadgen/loadgen/proto/grpc"
 	"loadgen/loadgen/proto/http1"
 	"loadgen/loadgen/proto/http2"
+	"loadgen/loadgen/proto/netns"
 	"loadgen/loadgen/proto/tcp"
 )
 
@@ -48,7 +49,12 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, err
 	}
 	cfg.Protocol = name
 	cfg.BodyBytes = len(body)
-	return p(f, cfg, body)
+	d, err := p(f, cfg, body)
+	if err != nil || f.netns == "" {
+		return d, err
+	}
+	cfg.NetNS = f.netns
+	return netns.New(f.netns, d)
 }
 
 // httpTarget checks an http(s) URL and fills the config's method and TLS.

@@ -76,6 +76,7 @@ A sweep file (YAML; every key may also be given as a flag):
       cacert: ca.pem              # or insecure: true
       new_conn: true              # a new connection (TLS handshake) per request
       workers: 2                  # the proxy's worker_processes: the report's sizing table
+      netns: lab-pod1             # send from this network namespace (ip netns list)
   target: {pid: 1200}             # the target's processes, on every path
   ladder: c1t1..c128t128          # doubling, or a list: [c1t1, c4t4]
   payloads: [100, 1KiB, 1MiB]     # /bytes/{size} for http, --size for grpc/tcp
@@ -347,6 +348,7 @@ func buildStep(spec *sweep.Spec, p sweep.Path, st sweep.Step) (loadgen.Config, p
 	}
 	rf := &runFlags{protocol: spec.Protocol, size: size, connections: st.Rung.Connections, threads: st.Rung.Threads}
 	rf.tls.caFile, rf.tls.insecure = p.CACert, p.Insecure
+	rf.netns = p.NetNS
 	var cfg loadgen.Config
 	cfg.NewConn = p.NewConn
 	cfg.Target = target

@@ -52,6 +52,9 @@ type Path struct {
 	// path runs, nginx's worker_processes: recorded with every step, it
 	// makes the report's ingress sizing table.
 	Workers int `yaml:"workers,omitempty" json:"workers,omitempty"`
+	// NetNS is the network namespace (a name under /var/run/netns, or a
+	// file) the load is sent from: a pod of the CNI lab. Empty: loadgen's own.
+	NetNS string `yaml:"netns,omitempty" json:"netns,omitempty"`
 }
 
 // Watch names processes whose CPU and memory are recorded: exactly one of
@@ -125,7 +128,7 @@ func cleanYAMLError(err error) error {
 	}
 	msg = strings.Join(lines, "; ")
 	msg = strings.Replace(msg, "not found in type sweep.Spec", "is not a sweep key (paths, target, ladder, payloads, protocol, endpoint, duration, warmup, timeout, repeats, rate)", 1)
-	msg = strings.Replace(msg, "not found in type sweep.Path", "is not a path key (name, url, baseline, watch, new_conn, cacert, insecure, workers)", 1)
+	msg = strings.Replace(msg, "not found in type sweep.Path", "is not a path key (name, url, baseline, watch, new_conn, cacert, insecure, workers, netns)", 1)
 	msg = strings.Replace(msg, "not found in type sweep.Watch", "is not a watch key (process, pid, cgroup)", 1)
 	return errors.New(msg)
 }
