@@ -81,7 +81,7 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 		if err != nil {
 			return err // the input is wrong: a usage error, naming the file
 		}
-		sweeps = append(sweeps, s)
+		sweeps = append(sweeps, s...)
 	}
 	stdout := cmd.OutOrStdout()
 	type output struct {
@@ -132,13 +132,16 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 
 // readResults loads one PATH: a sweep's directory (or its manifest.json),
 // a step file of a sweep, or a run's JSON.
-func readResults(path string) (*report.Sweep, error) {
+func readResults(path string) ([]*report.Sweep, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if info.IsDir() {
-		return readSweep(path)
+		if subs, err := sweepSubdirs(path); err != nil || len(subs) > 0 {
+			return subs, err
+		}
+		return one(readSweep(path))
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -152,7 +155,7 @@ func readResults(path string) (*report.Sweep, error) {
 	_ = json.Unmarshal(b, &head) // store's readers say what is wrong with the file
 	switch {
 	case head.Kind == "sweep" || filepath.Base(path) == store.ManifestFile:
-		return readSweep(filepath.Dir(path))
+		return one(readSweep(filepath.Dir(path)))
 	case head.Rung != nil:
 		st, err := store.ReadStep(path)
 		if err != nil {
@@ -161,7 +164,7 @@ func readResults(path string) (*report.Sweep, error) {
 		if st.Run == nil {
 			return nil, fmt.Errorf("%s: the step failed (%s): it has no run to report", path, oneLineErr(st.Failed))
 		}
-		return report.SingleRun(path, st.Run), nil
+		return one(report.SingleRun(path, st.Run), nil)
 	}
 	run, err := store.ReadRun(path)
 	if err != nil {
@@ -170,7 +173,40 @@ func readResults(path string) (*report.Sweep, error) {
 	if run.Config.Target == "" && run.Config.Protocol == "" && run.Summary.Requests == 0 && run.Histograms.Latency == "" {
 		return nil, fmt.Errorf("%s: not a loadgen run (no config, summary or histogram)", path)
 	}
-	return report.SingleRun(path, run), nil
+	return one(report.SingleRun(path, run), nil)
+}
+
+func one(s *report.Sweep, err error) ([]*report.Sweep, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []*report.Sweep{s}, nil
+}
+
+// sweepSubdirs reads a directory that holds sweeps rather than being one
+// (`loadgen lab` writes one per protocol): every subdirectory with a
+// manifest, in name order. None when dir is itself a sweep.
+func sweepSubdirs(dir string) ([]*report.Sweep, error) {
+	if _, err := os.Stat(filepath.Join(dir, store.ManifestFile)); err == nil {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*report.Sweep
+	for _, e := range entries {
+		sub := filepath.Join(dir, e.Name())
+		if _, err := os.Stat(filepath.Join(sub, store.ManifestFile)); !e.IsDir() || err != nil {
+			continue
+		}
+		s, err := readSweep(sub)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 func readSweep(dir string) (*report.Sweep, error) {

@@ -232,18 +232,24 @@ func TestConcurrentDials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
+	// Every Conn is dialed before any closes: a connection whose Conns all
+	// closed early would be closed, and a later Dial would rightly open an
+	// eleventh.
+	var wg, dialed sync.WaitGroup
 	var failed atomic.Int64
+	dialed.Add(50)
 	for i := 0; i < 50; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			c, err := d.Dial(context.Background())
+			dialed.Done()
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			defer c.Close()
+			dialed.Wait()
 			for j := 0; j < 20; j++ {
 				if o := c.Do(context.Background(), soon()); o.Err != proto.None {
 					failed.Add(1)
