@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 
@@ -49,6 +50,12 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, err
 	}
 	cfg.Protocol = name
 	cfg.BodyBytes = len(body)
+	if err := checkClient(name, f.client); err != nil {
+		return nil, err
+	}
+	if f.client != "" && f.client != "loadgen" {
+		cfg.Client = f.client
+	}
 	d, err := p(f, cfg, body)
 	if err != nil || f.netns == "" {
 		return d, err
@@ -99,10 +106,14 @@ func newHTTP2(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, erro
 	if cfg.Streams == 0 {
 		cfg.Streams = 1
 	}
-	return http2.NewDialer(http2.Config{
+	c := http2.Config{
 		URL: cfg.Target, Method: cfg.Method, Headers: cfg.Headers, Body: body, TLS: tlsOpt,
 		Cleartext: cfg.Protocol == "h2c", Streams: cfg.Streams, DialTimeout: cfg.Timeout.D(),
-	})
+	}
+	if cfg.Client == "x-net" {
+		return http2.NewLibraryDialer(c)
+	}
+	return http2.NewDialer(c)
 }
 
 func newHTTP1(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error) {
@@ -177,8 +188,33 @@ func newGRPC(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error
 	if cfg.Streams == 0 {
 		cfg.Streams = 1
 	}
-	return grpcproto.NewDialer(grpcproto.Config{
+	c := grpcproto.Config{
 		Target: addr, Mode: grpcproto.Mode(cfg.Protocol), Size: cfg.Size, Streams: cfg.Streams,
 		Connections: cfg.Connections, TLS: tlsOpt, Metadata: cfg.Headers, DialTimeout: cfg.Timeout.D(), Health: f.health,
-	})
+	}
+	if cfg.Client == "grpc-go" {
+		return grpcproto.NewLibraryDialer(c)
+	}
+	return grpcproto.NewDialer(c)
+}
+
+// referenceClients are the libraries --client can put under a protocol
+// instead of loadgen's own client, to cross-check it.
+var referenceClients = map[string][]string{
+	"x-net":   {"h2", "h2c"},
+	"grpc-go": {"grpc", "grpc-stream"},
+}
+
+func checkClient(protocol, client string) error {
+	if client == "" || client == "loadgen" {
+		return nil
+	}
+	protos, ok := referenceClients[client]
+	if !ok {
+		return fmt.Errorf("--client %q: use loadgen, x-net (for -p h2, h2c) or grpc-go (for -p grpc, grpc-stream)", client)
+	}
+	if !slices.Contains(protos, protocol) {
+		return fmt.Errorf("--client %s drives -p %s, not -p %s", client, strings.Join(protos, " or "), protocol)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +85,29 @@ func TestProtocolCountsMatchTargets(t *testing.T) {
 		}
 		if r.Summary.Connections.Established != 2 {
 			t.Errorf("%d connections established, want 2 (2 × 10 streams)", r.Summary.Connections.Established)
+		}
+	})
+	// The reference clients count the same on the same targets.
+	t.Run("--client grpc-go and x-net", func(t *testing.T) {
+		before := g.Calls()
+		r := runJSON(t, "--client", "grpc-go", "-p", "grpc", "-c", "2", "-m", "5", "-n", "300", "--size", "100", g.Addr())
+		if r.Summary.Requests != 300 || g.Calls()-before != 300 || r.Summary.Connections.Established != 2 || r.Config.Client != "grpc-go" {
+			t.Errorf("grpc-go: generator %d calls on %d connections, server %d, client %q", r.Summary.Requests, r.Summary.Connections.Established, g.Calls()-before, r.Config.Client)
+		}
+		before = g.Messages()
+		r = runJSON(t, "--client", "grpc-go", "-p", "grpc-stream", "-c", "2", "-n", "200", g.Addr())
+		if r.Summary.Requests != 200 || g.Messages()-before != 200 {
+			t.Errorf("grpc-go ping-pong: generator %d messages, server %d", r.Summary.Requests, g.Messages()-before)
+		}
+		served := hb.Served()
+		r = runJSON(t, "--client", "x-net", "-p", "h2c", "-c", "2", "-m", "10", "-n", "500", "http://"+hb.Addr()+"/bytes/100")
+		if r.Summary.Requests != 500 || hb.Served()-served != 500 || r.Summary.Connections.Established != 2 || r.Config.Client != "x-net" {
+			t.Errorf("x-net: generator %d requests on %d connections, httpbin served %d", r.Summary.Requests, r.Summary.Connections.Established, hb.Served()-served)
+		}
+		for _, args := range [][]string{{"--client", "x-net", "-p", "grpc", g.Addr()}, {"--client", "grpc-go", "http://" + hb.Addr()}, {"--client", "curl", "http://" + hb.Addr()}} {
+			if code, _, stderr := cli(t, append([]string{"run", "-n", "1"}, args...)...); code != 2 || !strings.Contains(stderr, "--client") {
+				t.Errorf("run %v: exit %d, %s", args, code, stderr)
+			}
 		}
 	})
 	t.Run("tcp-rr", func(t *testing.T) {

@@ -41,6 +41,7 @@ type runFlags struct {
 	size        int
 	newConn     bool
 	netns       string
+	client      string
 	cpus        int
 	quiet       bool
 	health      bool
@@ -99,6 +100,7 @@ and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs), so
 	fl.IntVar(&f.size, "size", 0, "payload bytes for grpc and tcp protocols")
 	fl.BoolVar(&f.health, "health", false, "-p grpc: call grpc.health.v1.Health/Check (any gRPC server) instead of loadgen's echo")
 	fl.BoolVar(&f.newConn, "new-conn", false, "open a new connection for every request (TLS handshakes/s)")
+	fl.StringVar(&f.client, "client", "loadgen", "the client library: loadgen (lean, allocation-free), or the reference x-net (h2, h2c) or grpc-go (grpc, grpc-stream)")
 	fl.StringVar(&f.netns, "netns", "", "send from this network namespace (a name from ip netns list; needs root)")
 	fl.IntVar(&f.cpus, "cpus", 0, "GOMAXPROCS for the generator (default min(-t, CPUs))")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on a terminal")
