@@ -13,6 +13,7 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,13 @@ type worker struct {
 // reached or ctx is cancelled, and returns what it measured. A cancelled
 // run still returns its result, marked Interrupted. Run fails only when cfg
 // is invalid or the target cannot be reached at all before the start.
+//
+// A Dialer that is also an io.Closer (one holding a network namespace open)
+// is closed when Run returns: a dialer serves one run.
 func Run(ctx context.Context, cfg Config, d proto.Dialer) (*results.Run, error) {
+	if c, ok := d.(io.Closer); ok {
+		defer c.Close()
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,7 +32,10 @@ func (d *demoPaths) Close() {
 	}
 }
 
-var listeningRE = regexp.MustCompile(`listening on (https?)://(\S+)`)
+// listeningRE reads the address a `loadgen serve` child listens on from its
+// first line: "httpbin listening on http://127.0.0.1:8080 (…)", "tcp
+// echo/sink listening on 127.0.0.1:9000; …".
+var listeningRE = regexp.MustCompile(`listening on (?:https?://)?([^\s;,]+)`)
 
 func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
 	d := &demoPaths{}
@@ -86,7 +90,12 @@ func startHTTPBinChild(ctx context.Context, log io.Writer) (addr string, pid int
 	if err != nil {
 		return "", 0, nil, err
 	}
-	target := exec.Command(exe, "serve", "httpbin", "--addr", "127.0.0.1:0", "--for", "1h")
+	return startChild(ctx, log, exec.Command(exe, "serve", "httpbin", "--addr", "127.0.0.1:0", "--for", "1h"))
+}
+
+// startChild starts a `loadgen serve` command, killed with us, and waits
+// for the address it says it listens on.
+func startChild(ctx context.Context, log io.Writer, target *exec.Cmd) (addr string, pid int, stop func(), err error) {
 	target.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := target.StdoutPipe()
 	if err != nil {
@@ -94,7 +103,7 @@ func startHTTPBinChild(ctx context.Context, log io.Writer) (addr string, pid int
 	}
 	target.Stderr = log
 	if err := target.Start(); err != nil {
-		return "", 0, nil, fmt.Errorf("start httpbin: %w", err)
+		return "", 0, nil, fmt.Errorf("start %s: %w", strings.Join(target.Args, " "), err)
 	}
 	stop = func() {
 		target.Process.Signal(os.Interrupt)
@@ -112,7 +121,7 @@ func startHTTPBinChild(ctx context.Context, log io.Writer) (addr string, pid int
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
-				addrc <- m[2]
+				addrc <- m[1]
 			}
 		}
 	}()
@@ -120,7 +129,7 @@ func startHTTPBinChild(ctx context.Context, log io.Writer) (addr string, pid int
 	case addr = <-addrc:
 		return addr, target.Process.Pid, stop, nil
 	case <-time.After(10 * time.Second):
-		err = fmt.Errorf("httpbin did not start within 10s")
+		err = fmt.Errorf("%s did not start within 10s", strings.Join(target.Args, " "))
 	case <-ctx.Done():
 		err = ctx.Err()
 	}

@@ -56,12 +56,21 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, err
 	if f.client != "" && f.client != "loadgen" {
 		cfg.Client = f.client
 	}
+	if f.netns == "" {
+		return p(f, cfg, body)
+	}
+	ns, err := netns.Open(f.netns)
+	if err != nil {
+		return nil, err
+	}
+	f.enter = ns.Do
 	d, err := p(f, cfg, body)
-	if err != nil || f.netns == "" {
-		return d, err
+	if err != nil {
+		ns.Close()
+		return nil, err
 	}
 	cfg.NetNS = f.netns
-	return netns.New(f.netns, d)
+	return netns.Wrap(ns, d), nil
 }
 
 // httpTarget checks an http(s) URL and fills the config's method and TLS.
@@ -163,7 +172,7 @@ func newTCP(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error)
 	if cfg.Size == 0 {
 		cfg.Size = tcp.DefaultSize
 	}
-	return tcp.NewDialer(tcp.Config{Addr: addr, Mode: tcp.Mode(cfg.Protocol), Size: cfg.Size, DialTimeout: cfg.Timeout.D()})
+	return tcp.NewDialer(tcp.Config{Addr: addr, Mode: tcp.Mode(cfg.Protocol), Size: cfg.Size, DialTimeout: cfg.Timeout.D(), Enter: f.enter})
 }
 
 func newGRPC(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error) {

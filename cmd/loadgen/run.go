@@ -41,6 +41,7 @@ type runFlags struct {
 	size        int
 	newConn     bool
 	netns       string
+	enter       func(func() error) error // set from netns: where tcp-crr connects
 	client      string
 	cpus        int
 	quiet       bool

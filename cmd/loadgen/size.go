@@ -157,24 +157,13 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	defer lab.Close()
 	job := sweepJob{
 		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, note: lab.note,
-		again: "loadgen size " + sizeArgs(cmd),
+		again: "loadgen size " + flagArgs(cmd, "workers", "ladder", "payload", "duration", "warmup", "repeats", "key-type"),
 		extra: func(w io.Writer, steps []*results.Step) error {
 			fmt.Fprintln(w, "ingress sizing: the best over the ladder per worker_processes count")
 			return report.SizingTable(w, steps)
 		},
 	}
 	return job.execute(ctx, stdout, stderr)
-}
-
-// sizeArgs repeats the flags that shape the plan, for the resume hint.
-func sizeArgs(cmd *cobra.Command) string {
-	var b strings.Builder
-	for _, n := range []string{"workers", "ladder", "payload", "duration", "warmup", "repeats", "key-type"} {
-		if fl := cmd.Flags().Lookup(n); fl != nil && fl.Changed {
-			fmt.Fprintf(&b, "--%s %s ", n, fl.Value)
-		}
-	}
-	return b.String()
 }
 
 // startSizing starts the target and, for each worker count, a plaintext and

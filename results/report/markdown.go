@@ -17,16 +17,7 @@ func Markdown(w io.Writer, sweeps []*Sweep) error {
 		mdRow(p, "path", "Gbit/s (tcp-stream)", "TCP_RR µs", "TCP_CRR µs")
 		p.f("|:--|--:|--:|--:|\n")
 		for _, r := range rows {
-			g, rr, crr := "–", "–", "–"
-			if r.HasGbps {
-				g = fmt.Sprintf("%.2f", r.Gbps)
-			}
-			if r.HasRR {
-				rr = fmt.Sprintf("%.1f (%s)", r.RR/1e3, r.RRRung)
-			}
-			if r.HasCRR {
-				crr = fmt.Sprintf("%.1f (%s)", r.CRR/1e3, r.CRRRung)
-			}
+			g, rr, crr := r.cells()
 			mdRow(p, r.Path, g, rr, crr)
 		}
 		p.f("\nThroughput is the best over the ladder; RR and CRR are the mean latency at the fewest connections.\n")

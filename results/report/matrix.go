@@ -80,6 +80,38 @@ func CNIMatrix(sweeps []*Sweep) []CNIRow {
 	return rows
 }
 
+// cells formats a row's throughput and RR and CRR latencies (µs, with the
+// ladder step they were read at), "–" where there is no figure.
+func (r CNIRow) cells() (gbps, rr, crr string) {
+	gbps, rr, crr = "–", "–", "–"
+	if r.HasGbps {
+		gbps = fmt.Sprintf("%.2f", r.Gbps)
+	}
+	if r.HasRR {
+		rr = fmt.Sprintf("%.1f (%s)", r.RR/1e3, r.RRRung)
+	}
+	if r.HasCRR {
+		crr = fmt.Sprintf("%.1f (%s)", r.CRR/1e3, r.CRRRung)
+	}
+	return gbps, rr, crr
+}
+
+// CNITable prints the CNI path matrix of the sweeps as text, nothing when
+// they drove no raw TCP protocol.
+func CNITable(w io.Writer, sweeps []*Sweep) error {
+	rows := CNIMatrix(sweeps)
+	if len(rows) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "path\tGbit/s (tcp-stream)\tTCP_RR us\tTCP_CRR us\t\n")
+	for _, r := range rows {
+		g, rr, crr := r.cells()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", r.Path, g, rr, crr)
+	}
+	return tw.Flush()
+}
+
 // SizingRow is one line of the ingress sizing table (the NGINX Ingress
 // study): how far a proxy with Workers worker processes, one per CPU, went
 // in keep-alive requests/s and in TLS handshakes/s, and the CPU it spent

@@ -15,7 +15,6 @@ package netns
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 
 	"golang.org/x/sys/unix"
@@ -26,30 +25,75 @@ import (
 // Dir is where `ip netns add` keeps named namespaces.
 const Dir = "/var/run/netns"
 
-// Dialer dials Inner's connections from the namespace at File.
-type Dialer struct {
-	File  string // a namespace file: /var/run/netns/NAME or /proc/PID/ns/net
-	Inner proto.Dialer
+// NS is an open network namespace, and the process's own to come back to.
+type NS struct {
+	file         string
+	target, home int
 }
 
-// New checks that the namespace exists and can be entered, and wraps d. A
-// plain name means Dir/name. Where d counts its transport connections
-// (proto.ConnCounter), so does the wrapper.
-func New(ns string, d proto.Dialer) (proto.Dialer, error) {
+// Open opens a namespace: a name under Dir, or a file such as
+// /proc/PID/ns/net. Close it when done.
+func Open(ns string) (*NS, error) {
 	file := ns
 	if len(ns) > 0 && ns[0] != '/' {
 		file = Dir + "/" + ns
 	}
-	fd, err := unix.Open(file, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	target, err := unix.Open(file, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("network namespace %s: %w (create it with ip netns add, as root)", ns, err)
 	}
-	unix.Close(fd)
-	w := &Dialer{File: file, Inner: d}
-	if cc, ok := d.(proto.ConnCounter); ok {
-		return counting{w, cc}, nil
+	// Every thread of the process lives in the process's namespace but
+	// while inside Do, so that is the one to come back to.
+	home, err := unix.Open("/proc/self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Close(target)
+		return nil, fmt.Errorf("this process's network namespace: %w", err)
 	}
-	return w, nil
+	return &NS{file: file, target: target, home: home}, nil
+}
+
+// Close releases the namespace's file descriptors.
+func (n *NS) Close() error {
+	unix.Close(n.home)
+	return unix.Close(n.target)
+}
+
+// Do runs f on a thread inside the namespace: the sockets f creates stay
+// in it. f must not leave the sockets' creation to other goroutines. Two
+// setns calls per Do, nothing else: cheap enough to wrap a connect per
+// request (tcp-crr).
+func (n *NS) Do(f func() error) error {
+	runtime.LockOSThread()
+	if err := unix.Setns(n.target, unix.CLONE_NEWNET); err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("enter network namespace %s: %w (needs root)", n.file, err)
+	}
+	ferr := f()
+	if err := unix.Setns(n.home, unix.CLONE_NEWNET); err != nil {
+		// Stay locked: only this goroutine goes on using the thread, and
+		// when it ends the runtime retires the thread instead of handing
+		// it, in the wrong namespace, to another goroutine.
+		return fmt.Errorf("leave network namespace %s: %w", n.file, err)
+	}
+	runtime.UnlockOSThread()
+	return ferr
+}
+
+// Dialer dials Inner's connections from inside NS.
+type Dialer struct {
+	NS    *NS
+	Inner proto.Dialer
+}
+
+// Wrap makes d dial from inside ns; the wrapper owns ns (Close closes it).
+// Where d counts its transport connections (proto.ConnCounter), so does
+// the wrapper.
+func Wrap(ns *NS, d proto.Dialer) proto.Dialer {
+	w := &Dialer{NS: ns, Inner: d}
+	if cc, ok := d.(proto.ConnCounter); ok {
+		return counting{w, cc}
+	}
+	return w
 }
 
 type counting struct {
@@ -60,7 +104,7 @@ type counting struct {
 // Dial opens one connection of Inner from inside the namespace.
 func (d *Dialer) Dial(ctx context.Context) (proto.Conn, error) {
 	var conn proto.Conn
-	err := Do(d.File, func() error {
+	err := d.NS.Do(func() error {
 		var err error
 		conn, err = d.Inner.Dial(ctx)
 		return err
@@ -68,33 +112,5 @@ func (d *Dialer) Dial(ctx context.Context) (proto.Conn, error) {
 	return conn, err
 }
 
-// Do runs f on a thread inside the namespace at file. Sockets f creates
-// stay in that namespace; f must not start goroutines that create sockets.
-func Do(file string, f func() error) error {
-	target, err := unix.Open(file, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("network namespace %s: %w", file, err)
-	}
-	defer unix.Close(target)
-	runtime.LockOSThread()
-	self := fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid())
-	home, err := unix.Open(self, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("network namespace of this thread: %w", err)
-	}
-	defer unix.Close(home)
-	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("enter network namespace %s: %w (needs root)", file, err)
-	}
-	ferr := f()
-	if err := unix.Setns(home, unix.CLONE_NEWNET); err != nil {
-		// Stay locked: only this goroutine goes on using the thread, and
-		// when it ends the runtime retires the thread instead of handing
-		// it, in the wrong namespace, to another goroutine.
-		return fmt.Errorf("leave network namespace %s: %w", file, err)
-	}
-	runtime.UnlockOSThread()
-	return ferr
-}
+// Close closes the namespace (the engine calls it when the run ends).
+func (d *Dialer) Close() error { return d.NS.Close() }

@@ -50,8 +50,12 @@ func (d tcpDialer) Dial(ctx context.Context) (proto.Conn, error) {
 // wrapper and only through it: the sockets really live in the namespace.
 func TestDialInsideNamespace(t *testing.T) {
 	ns := newNamespace(t)
+	n, err := Open(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ln net.Listener
-	if err := Do(Dir+"/"+ns, func() (err error) {
+	if err := n.Do(func() (err error) {
 		ln, err = net.Listen("tcp", "127.0.0.1:0")
 		return err
 	}); err != nil {
@@ -74,10 +78,8 @@ func TestDialInsideNamespace(t *testing.T) {
 		c.Close()
 		t.Fatalf("dialed %s from the test's own namespace: the listener is not in %s", inner.addr, ns)
 	}
-	d, err := New(ns, inner)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := Wrap(n, inner)
+	defer d.(*Dialer).Close()
 	for range 3 {
 		c, err := d.Dial(context.Background())
 		if err != nil {
@@ -94,7 +96,7 @@ func TestDialInsideNamespace(t *testing.T) {
 		defer runtime.UnlockOSThread()
 		before, _ := os.Readlink("/proc/thread-self/ns/net")
 		inside := ""
-		Do(Dir+"/"+ns, func() error { inside, _ = os.Readlink("/proc/thread-self/ns/net"); return nil })
+		n.Do(func() error { inside, _ = os.Readlink("/proc/thread-self/ns/net"); return nil })
 		after, _ := os.Readlink("/proc/thread-self/ns/net")
 		if inside == before {
 			after = "never left: " + inside
@@ -104,7 +106,7 @@ func TestDialInsideNamespace(t *testing.T) {
 	if h := <-home; h[0] == "" || h[0] != h[1] {
 		t.Errorf("thread namespace %s before Do, %s after", h[0], h[1])
 	}
-	if _, err := New("no-such-namespace", inner); err == nil {
+	if _, err := Open("no-such-namespace"); err == nil {
 		t.Error("a missing namespace was accepted")
 	}
 }

@@ -91,7 +91,16 @@ func (d *Dialer) Opened() int64 { return d.opened.Load() }
 func (d *Dialer) connect(ctx context.Context, deadline time.Time) (net.Conn, error) {
 	nd := d.nd
 	nd.Deadline = deadline
-	c, err := nd.DialContext(ctx, "tcp", d.cfg.Addr)
+	var c net.Conn
+	var err error
+	if d.cfg.Enter == nil {
+		c, err = nd.DialContext(ctx, "tcp", d.cfg.Addr)
+	} else {
+		err = d.cfg.Enter(func() (err error) {
+			c, err = nd.DialContext(ctx, "tcp", d.cfg.Addr)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -65,6 +65,10 @@ type Config struct {
 	Mode        Mode          // RR, CRR or Stream
 	Size        int           // bytes per request (and per response for RR and CRR), 1 to MaxSize
 	DialTimeout time.Duration // bound on one connect; 0 means DefaultDialTimeout
+	// Enter, when set, runs every connect (tcp-crr's, in Do, included), so
+	// that the socket is made where Enter says: netns.NS.Do puts it in a
+	// network namespace.
+	Enter func(connect func() error) error
 }
 
 // Validate reports the first thing wrong with c, in one line.
