@@ -44,7 +44,7 @@ type Config struct {
 	Timeout     Duration `json:"timeout"`
 	Rate        float64  `json:"rate,omitempty"` // requests/s asked; 0 = closed loop
 	NewConn     bool     `json:"new_conn,omitempty"`
-	NetNS       string   `json:"netns,omitempty"` // the network namespace the load was sent from
+	NetNS       string   `json:"netns,omitempty"`  // the network namespace the load was sent from
 	Client      string   `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for
 	TLS         bool     `json:"tls,omitempty"`
 }
