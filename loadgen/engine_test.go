@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +21,22 @@ import (
 type countingServer struct {
 	*httptest.Server
 	served atomic.Int64
+
+	mu    sync.Mutex
+	slept []time.Duration // how long each delayed request really waited
+}
+
+// sleptP50 is the median time the server's delay really took: its timer
+// wakes late, more so on a loaded machine.
+func (s *countingServer) sleptP50() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.slept) == 0 {
+		return 0
+	}
+	xs := slices.Clone(s.slept)
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
 
 func newServer(t *testing.T, delay func(n int64) time.Duration) *countingServer {
@@ -28,10 +46,14 @@ func newServer(t *testing.T, delay func(n int64) time.Duration) *countingServer 
 		n := s.served.Add(1)
 		if delay != nil {
 			if d := delay(n); d > 0 {
+				t0 := time.Now()
 				select {
 				case <-time.After(d):
 				case <-r.Context().Done():
 				}
+				s.mu.Lock()
+				s.slept = append(s.slept, time.Since(t0))
+				s.mu.Unlock()
 			}
 		}
 		w.Write([]byte("hello"))
@@ -116,8 +138,13 @@ func TestDelayLatencyAndLittlesLaw(t *testing.T) {
 	srv := newServer(t, func(int64) time.Duration { return 10 * time.Millisecond })
 	r := run(t, conf(10, 2*time.Second), srv.URL)
 	s := r.Summary
-	if p50 := s.Latency.P50.D(); p50 < 10*time.Millisecond || p50 > 11500*time.Microsecond {
-		t.Errorf("p50 %v, want 10–11.5 ms", p50)
+	// 10–11.5 ms where the server's timer wakes on time; on a loaded
+	// machine (CI runs packages side by side, -race slows everything) the
+	// server's own sleep runs long, and the generator must agree with the
+	// server, not with a round number: at most 1.5 ms over what it slept.
+	slept := srv.sleptP50()
+	if p50 := s.Latency.P50.D(); p50 < 10*time.Millisecond || p50 > max(11500*time.Microsecond, slept+1500*time.Microsecond) {
+		t.Errorf("p50 %v, want 10–11.5 ms, or within 1.5 ms of the server's own %v", p50, slept)
 	}
 	want := 10 / s.Latency.Mean.D().Seconds()
 	if dev := s.RPS/want - 1; dev < -0.05 || dev > 0.05 {
