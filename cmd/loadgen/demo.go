@@ -38,18 +38,16 @@ func (d *demoPaths) Close() {
 var listeningRE = regexp.MustCompile(`listening on (?:https?://)?([^\s;,]+)`)
 
 func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
-	d := &demoPaths{}
+	d, addr, pid, err := withHTTPBin(ctx, log)
+	if err != nil {
+		return nil, err
+	}
 	ok := false
 	defer func() {
 		if !ok {
 			d.Close()
 		}
 	}()
-	addr, pid, stop, err := startHTTPBinChild(ctx, log)
-	if err != nil {
-		return nil, err
-	}
-	d.closers = append(d.closers, stop)
 	spec := &sweep.Spec{
 		Paths:    []sweep.Path{{Name: "baseline", URL: "http://" + addr, Baseline: true}},
 		Target:   &sweep.Watch{PID: pid},
@@ -80,6 +78,17 @@ func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
 	d.spec = spec
 	ok = true
 	return d, nil
+}
+
+// withHTTPBin starts the processes of a built-in sweep with loadgen's
+// httpbin as a child process; the caller adds its own, and closes d if it
+// fails.
+func withHTTPBin(ctx context.Context, log io.Writer) (d *demoPaths, addr string, pid int, err error) {
+	addr, pid, stop, err := startHTTPBinChild(ctx, log)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	return &demoPaths{closers: []func(){stop}}, addr, pid, nil
 }
 
 // startHTTPBinChild starts `loadgen serve httpbin` as a child process on a

@@ -20,18 +20,11 @@ import (
 )
 
 type labFlags struct {
-	out        string
-	resume     bool
+	builtinFlags
 	paths      string
 	protocols  string
-	ladder     string
 	size       string
 	streamSize string
-	duration   time.Duration
-	warmup     time.Duration
-	repeats    int
-	quiet      bool
-	check      checkFlags
 }
 
 var labProtocols = []string{"tcp-rr", "tcp-crr", "tcp-stream"}
@@ -69,25 +62,19 @@ loadgen report DIR.`,
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVarP(&f.out, "out", "o", "", "results directory (default lab-YYYYMMDD-HHMMSS), one sweep per protocol inside")
-	fl.BoolVar(&f.resume, "resume", false, "continue the lab run in -o, skipping complete steps")
 	fl.StringVar(&f.paths, "paths", "", "paths to measure, comma-separated (default all)")
 	fl.StringVar(&f.protocols, "protocols", strings.Join(labProtocols, ","), "protocols, comma-separated")
-	fl.StringVar(&f.ladder, "ladder", "c1t1", "connection/thread ladder (netperf runs one connection)")
 	fl.StringVar(&f.size, "size", "1KiB", "request and response size of tcp-rr and tcp-crr")
 	fl.StringVar(&f.streamSize, "stream-size", "64KiB", "write size of tcp-stream")
-	fl.DurationVarP(&f.duration, "duration", "d", 3*time.Second, "measured duration of each step")
-	fl.DurationVar(&f.warmup, "warmup", 500*time.Millisecond, "warm-up before each step's measured window")
-	fl.IntVar(&f.repeats, "repeats", 1, "repeats of every step")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
-	f.check.registerSweep(fl)
+	f.register(fl, "lab", "c1t1", 3*time.Second, 500*time.Millisecond) // netperf runs one connection
 	return cmd
 }
 
 func runLab(cmd *cobra.Command, f *labFlags) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if err := f.check.parse(); err != nil {
+	ladder, err := f.parse("lab")
+	if err != nil {
 		return err
 	}
 	protocols := splitList(f.protocols)
@@ -99,10 +86,6 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	if len(protocols) == 0 {
 		return errors.New("--protocols is empty: give one or more of " + strings.Join(labProtocols, ", "))
 	}
-	ladder, err := sweep.ParseLadder(f.ladder)
-	if err != nil {
-		return fmt.Errorf("--ladder: %w", err)
-	}
 	size, err := sweep.ParseSize(f.size)
 	if err != nil {
 		return fmt.Errorf("--size: %w", err)
@@ -110,15 +93,6 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	streamSize, err := sweep.ParseSize(f.streamSize)
 	if err != nil {
 		return fmt.Errorf("--stream-size: %w", err)
-	}
-	if f.duration <= 0 || f.warmup < 0 || f.repeats < 1 {
-		return errors.New("-d must be positive, --warmup not negative and --repeats at least 1")
-	}
-	if f.out == "" {
-		if f.resume {
-			return errors.New("--resume needs -o: the directory of the lab run to continue")
-		}
-		f.out = "lab-" + time.Now().Format("20060102-150405")
 	}
 	for _, proto := range protocols {
 		if dir := filepath.Join(f.out, proto); stepsExist(dir) && !f.resume {
@@ -172,10 +146,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 
 	var dirs []string
 	for _, proto := range protocols {
-		spec := &sweep.Spec{
-			Ladder: ladder, Payloads: sweep.Payloads{size}, Protocol: proto,
-			Duration: sweep.Duration(f.duration), Warmup: sweep.Duration(f.warmup), Repeats: f.repeats, Rates: sweep.Rates{0},
-		}
+		spec := f.spec(ladder, proto, size)
 		if proto == "tcp-stream" {
 			spec.Payloads = sweep.Payloads{streamSize}
 		}
@@ -190,10 +161,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		}
 		dir := filepath.Join(f.out, proto)
 		fmt.Fprintf(stdout, "\n== %s ==\n", proto)
-		job := sweepJob{
-			spec: spec, out: dir, resume: f.resume, quiet: f.quiet, check: &f.check,
-			again: "loadgen lab " + flagArgs(cmd, "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats"),
-		}
+		job := f.job(spec, dir, "loadgen lab "+flagArgs(cmd, "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats"))
 		if err := job.execute(ctx, stdout, stderr); err != nil {
 			return err
 		}

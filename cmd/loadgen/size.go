@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,17 +21,10 @@ import (
 )
 
 type sizeFlags struct {
-	out      string
-	resume   bool
-	workers  string
-	ladder   string
-	payload  string
-	duration time.Duration
-	warmup   time.Duration
-	repeats  int
-	keyType  string
-	quiet    bool
-	check    checkFlags
+	builtinFlags
+	workers string
+	payload string
+	keyType string
 }
 
 func newSizeCmd() *cobra.Command {
@@ -63,17 +55,10 @@ of its own for figures that measure nginx alone.`,
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVarP(&f.out, "out", "o", "", "results directory (default size-YYYYMMDD-HHMMSS)")
-	fl.BoolVar(&f.resume, "resume", false, "continue the sizing in -o, skipping complete steps")
 	fl.StringVar(&f.workers, "workers", "", "worker_processes counts, comma-separated or a range 1..4 (default 1..CPUs)")
-	fl.StringVar(&f.ladder, "ladder", "c64t2", "connection/thread ladder of every worker count")
 	fl.StringVar(&f.payload, "payload", "1KiB", "response body size")
-	fl.DurationVarP(&f.duration, "duration", "d", 5*time.Second, "measured duration of each step")
-	fl.DurationVar(&f.warmup, "warmup", time.Second, "warm-up before each step's measured window")
-	fl.IntVar(&f.repeats, "repeats", 1, "repeats of every step")
 	fl.StringVar(&f.keyType, "key-type", "rsa", "the TLS listener's key: rsa (RSA-2048, as NGINX's figures) or ecdsa (P-256)")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
-	f.check.registerSweep(fl)
+	f.register(fl, "size", "c64t2", 5*time.Second, time.Second)
 	return cmd
 }
 
@@ -115,16 +100,13 @@ func parseWorkers(s string) ([]int, error) {
 func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if err := f.check.parse(); err != nil {
+	ladder, err := f.parse("size")
+	if err != nil {
 		return err
 	}
 	workers, err := parseWorkers(f.workers)
 	if err != nil {
 		return err
-	}
-	ladder, err := sweep.ParseLadder(f.ladder)
-	if err != nil {
-		return fmt.Errorf("--ladder: %w", err)
 	}
 	payload, err := sweep.ParseSize(f.payload)
 	if err != nil {
@@ -134,34 +116,21 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	if err != nil {
 		return fmt.Errorf("--key-type: %w", err)
 	}
-	if f.duration <= 0 || f.warmup < 0 || f.repeats < 1 {
-		return errors.New("-d must be positive, --warmup not negative and --repeats at least 1")
-	}
-	if f.out == "" {
-		if f.resume {
-			return errors.New("--resume needs -o: the directory of the sizing to continue")
-		}
-		f.out = "size-" + time.Now().Format("20060102-150405")
-	}
 	if _, err := nginxingress.Available(); err != nil {
 		return failf("size needs nginx: %v (Debian: apt-get install nginx)", err)
 	}
-	spec := &sweep.Spec{
-		Ladder: ladder, Payloads: sweep.Payloads{payload}, Protocol: "http1", Endpoint: sweep.DefaultEndpoint,
-		Duration: sweep.Duration(f.duration), Warmup: sweep.Duration(f.warmup), Repeats: f.repeats, Rates: sweep.Rates{0},
-	}
+	spec := f.spec(ladder, "http1", payload)
+	spec.Endpoint = sweep.DefaultEndpoint
 	lab, err := startSizing(ctx, stderr, spec, workers, kt)
 	if err != nil {
 		return failf("size: %v", err)
 	}
 	defer lab.Close()
-	job := sweepJob{
-		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, note: lab.note,
-		again: "loadgen size " + flagArgs(cmd, "workers", "ladder", "payload", "duration", "warmup", "repeats", "key-type"),
-		extra: func(w io.Writer, steps []*results.Step) error {
-			fmt.Fprintln(w, "ingress sizing: the best over the ladder per worker_processes count")
-			return report.SizingTable(w, steps)
-		},
+	job := f.job(spec, f.out, "loadgen size "+flagArgs(cmd, "workers", "ladder", "payload", "duration", "warmup", "repeats", "key-type"))
+	job.note = lab.note
+	job.extra = func(w io.Writer, steps []*results.Step) error {
+		fmt.Fprintln(w, "ingress sizing: the best over the ladder per worker_processes count")
+		return report.SizingTable(w, steps)
 	}
 	return job.execute(ctx, stdout, stderr)
 }
@@ -169,18 +138,16 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 // startSizing starts the target and, for each worker count, a plaintext and
 // a TLS nginx in front of it, and fills the spec's paths and watches.
 func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers []int, kt tlscert.KeyType) (*demoPaths, error) {
-	d := &demoPaths{}
+	d, addr, pid, err := withHTTPBin(ctx, log)
+	if err != nil {
+		return nil, err
+	}
 	ok := false
 	defer func() {
 		if !ok {
 			d.Close()
 		}
 	}()
-	addr, pid, stop, err := startHTTPBinChild(ctx, log)
-	if err != nil {
-		return nil, err
-	}
-	d.closers = append(d.closers, stop)
 	spec.Target = &sweep.Watch{PID: pid}
 
 	dir, err := os.MkdirTemp("", "loadgen-size-")

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"loadgen/loadgen/sweep"
+)
+
+// builtinFlags are what the built-in sweeps (size, lab) share with every
+// sweep: where the results go, the ladder, how long each step runs, and the
+// CI checks.
+type builtinFlags struct {
+	out      string
+	resume   bool
+	ladder   string
+	duration time.Duration
+	warmup   time.Duration
+	repeats  int
+	quiet    bool
+	check    checkFlags
+}
+
+// register adds the flags, with the command's defaults; name prefixes the
+// default results directory (name-YYYYMMDD-HHMMSS).
+func (b *builtinFlags) register(fl *pflag.FlagSet, name, ladder string, duration, warmup time.Duration) {
+	fl.StringVarP(&b.out, "out", "o", "", "results directory (default "+name+"-YYYYMMDD-HHMMSS)")
+	fl.BoolVar(&b.resume, "resume", false, "continue the run in -o, skipping complete steps")
+	fl.StringVar(&b.ladder, "ladder", ladder, "connection/thread ladder")
+	fl.DurationVarP(&b.duration, "duration", "d", duration, "measured duration of each step")
+	fl.DurationVar(&b.warmup, "warmup", warmup, "warm-up before each step's measured window")
+	fl.IntVar(&b.repeats, "repeats", 1, "repeats of every step")
+	fl.BoolVarP(&b.quiet, "quiet", "q", false, "no progress output")
+	b.check.registerSweep(fl)
+}
+
+// parse checks the flags, fills the default results directory and returns
+// the ladder.
+func (b *builtinFlags) parse(name string) (sweep.Ladder, error) {
+	if err := b.check.parse(); err != nil {
+		return nil, err
+	}
+	ladder, err := sweep.ParseLadder(b.ladder)
+	if err != nil {
+		return nil, fmt.Errorf("--ladder: %w", err)
+	}
+	if b.duration <= 0 || b.warmup < 0 || b.repeats < 1 {
+		return nil, errors.New("-d must be positive, --warmup not negative and --repeats at least 1")
+	}
+	if b.out == "" {
+		if b.resume {
+			return nil, errors.New("--resume needs -o: the directory of the run to continue")
+		}
+		b.out = name + "-" + time.Now().Format("20060102-150405")
+	}
+	return ladder, nil
+}
+
+// spec is a closed-loop sweep of these flags, paths to come.
+func (b *builtinFlags) spec(ladder sweep.Ladder, protocol string, payload int) *sweep.Spec {
+	return &sweep.Spec{
+		Ladder: ladder, Payloads: sweep.Payloads{payload}, Protocol: protocol,
+		Duration: sweep.Duration(b.duration), Warmup: sweep.Duration(b.warmup), Repeats: b.repeats, Rates: sweep.Rates{0},
+	}
+}
+
+// job runs spec into dir with these flags.
+func (b *builtinFlags) job(spec *sweep.Spec, dir, again string) sweepJob {
+	return sweepJob{spec: spec, out: dir, resume: b.resume, quiet: b.quiet, check: &b.check, again: again}
+}
