@@ -29,12 +29,12 @@ import (
 // streams ready at once go out in one write. On a shared connection the
 // flusher first yields, to let the other ready streams append theirs.
 type conn struct {
-	d      *Dialer
-	group  *dialGroup
-	raw    net.Conn // the TCP connection: closing it stops everything
-	nc     net.Conn // raw, or the TLS connection over it
-	shared bool     // more than one stream per connection
-	broken atomic.Bool
+	d       *Dialer
+	pending *atomic.Int32 // the Dials that joined it and have not attached yet (see sharer)
+	raw     net.Conn      // the TCP connection: closing it stops everything
+	nc      net.Conn      // raw, or the TLS connection over it
+	shared  bool          // more than one stream per connection
+	broken  atomic.Bool
 
 	mu sync.Mutex
 
@@ -113,10 +113,10 @@ type connError struct {
 
 func (e connError) Error() string { return fmt.Sprintf("protocol error (%v): %s", e.code, e.reason) }
 
-func newConn(d *Dialer, g *dialGroup, raw, nc net.Conn) *conn {
+func newConn(d *Dialer, pending *atomic.Int32, raw, nc net.Conn) *conn {
 	c := &conn{
 		d:              d,
-		group:          g,
+		pending:        pending,
 		raw:            raw,
 		nc:             nc,
 		shared:         d.t.streams > 1,
@@ -176,17 +176,21 @@ func (c *conn) handshake() error {
 }
 
 // attach adds a stream (a Conn) for a Dial that joined the connection.
-func (c *conn) attach() (*stream, error) {
+func (c *conn) attach() (proto.Conn, error) {
 	s := newStream(c)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.group.pending.Add(-1)
+	c.pending.Add(-1)
 	if c.dead {
-		return nil, errConnGone
+		return nil, errConnGone // not a nil *stream in a non-nil proto.Conn
 	}
 	c.streams = append(c.streams, s)
 	return s, nil
 }
+
+// unusable reports that the connection broke, or was closed: it takes no
+// more streams.
+func (c *conn) unusable() bool { return c.broken.Load() }
 
 // closeIfUnused closes the connection when no stream uses it or will.
 func (c *conn) closeIfUnused() {
@@ -196,7 +200,7 @@ func (c *conn) closeIfUnused() {
 }
 
 func (c *conn) closeIfUnusedLocked() {
-	if len(c.streams) == 0 && c.group.pending.Load() == 0 {
+	if len(c.streams) == 0 && c.pending.Load() == 0 {
 		c.failLocked(proto.Read, errStreamClosed)
 	}
 }

@@ -41,128 +41,98 @@ func (h *slow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestDeadline(t *testing.T) {
-	for _, streams := range []int{1, 3} {
-		t.Run(fmt.Sprint("streams=", streams), func(t *testing.T) {
-			h := newSlow()
-			defer h.free()
-			s := h2cServer(t, h, false, true)
-			slowCfg := Config{URL: s.URL + "/slow", Cleartext: true, Streams: streams}
-			_, c := dial(t, slowCfg)
-			for i := 0; i < 2; i++ {
-				o := c.Do(context.Background(), time.Now().Add(50*time.Millisecond))
-				if o.Err != proto.Timeout || o.Done {
-					t.Fatalf("%+v, want Timeout and not Done", o)
+	eachClient(t, func(t *testing.T, cl client) {
+		for _, streams := range []int{1, 2, 3} {
+			t.Run(fmt.Sprint("streams=", streams), func(t *testing.T) {
+				h := newSlow()
+				defer h.free()
+				s := h2cServer(t, h, false, true)
+				d, c := cl.dial(t, Config{URL: s.URL + "/slow", Cleartext: true, Streams: streams})
+				for i := 0; i < 2; i++ {
+					if o := c.Do(context.Background(), time.Now().Add(50*time.Millisecond)); o.Err != proto.Timeout || o.Done {
+						t.Fatalf("%+v, want Timeout and not Done", o)
+					}
 				}
-			}
-			// A deadline already past.
-			if o := c.Do(context.Background(), time.Now().Add(-time.Second)); o.Err != proto.Timeout || o.Done {
-				t.Fatalf("%+v, want Timeout and not Done", o)
-			}
-			// The server saw the streams reset, and the connection still works.
-			eventually(t, "the server to see the resets", func() bool { return h.reset.Load() >= 2 })
-			h.free()
-			if o := c.Do(context.Background(), soon()); o.Err != proto.None || o.Status != 200 || o.Done {
-				t.Fatalf("after timeouts: %+v", o)
-			}
-			if got := s.ln.accepted.Load(); got != 1 {
-				t.Errorf("%d connections, want 1", got)
-			}
-		})
-	}
-}
-
-func TestDeadlineKeepsConnection(t *testing.T) {
-	h := newSlow()
-	defer h.free()
-	mux := http.NewServeMux()
-	mux.Handle("/slow", h)
-	mux.Handle("/", &recorder{})
-	s := h2cServer(t, mux, false, true)
-	d, err := NewDialer(Config{URL: s.URL + "/slow", Cleartext: true, Streams: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slowConn, err := d.Dial(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slowConn.Close()
-	if o := slowConn.Do(context.Background(), time.Now().Add(30*time.Millisecond)); o.Err != proto.Timeout || o.Done {
-		t.Fatalf("%+v", o)
-	}
-	// The same connection carries another stream after the timeout.
-	other, err := d.Dial(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	o := other.Do(context.Background(), time.Now().Add(30*time.Millisecond))
-	if o.Err != proto.Timeout || o.Done {
-		t.Fatalf("%+v", o)
-	}
-	if s.ln.accepted.Load() != 1 {
-		t.Fatalf("%d connections", s.ln.accepted.Load())
-	}
+				if o := c.Do(context.Background(), time.Now().Add(-time.Second)); o.Err != proto.Timeout || o.Done {
+					t.Fatalf("deadline past: %+v, want Timeout and not Done", o)
+				}
+				// The server saw the streams reset, and the connection still
+				// works: it carries another stream, if it may, and the next
+				// request.
+				eventually(t, "the server to see the resets", func() bool { return h.reset.Load() >= 2 })
+				if streams > 1 {
+					other := dialN(t, d, 1)[0]
+					if o := other.Do(context.Background(), time.Now().Add(50*time.Millisecond)); o.Err != proto.Timeout || o.Done {
+						t.Fatalf("the other stream: %+v, want Timeout and not Done", o)
+					}
+				}
+				h.free()
+				if o := c.Do(context.Background(), soon()); o.Err != proto.None || o.Status != 200 || o.Done {
+					t.Fatalf("after timeouts: %+v", o)
+				}
+				if got := s.ln.accepted.Load(); got != 1 {
+					t.Errorf("%d connections, want 1", got)
+				}
+			})
+		}
+	})
 }
 
 func TestCloseUnblocksDo(t *testing.T) {
-	for _, streams := range []int{1, 2} {
-		t.Run(fmt.Sprint("streams=", streams), func(t *testing.T) {
-			h := newSlow()
-			defer h.free()
-			s := h2cServer(t, h, false, true)
-			d, err := NewDialer(Config{URL: s.URL + "/slow", Cleartext: true, Streams: streams})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cs []proto.Conn
-			for i := 0; i < streams; i++ {
-				c, err := d.Dial(context.Background())
-				if err != nil {
-					t.Fatal(err)
+	eachClient(t, func(t *testing.T, cl client) {
+		for _, streams := range []int{1, 2} {
+			t.Run(fmt.Sprint("streams=", streams), func(t *testing.T) {
+				h := newSlow()
+				defer h.free()
+				s := h2cServer(t, h, false, true)
+				cs := dialN(t, cl.dialer(t, Config{URL: s.URL + "/slow", Cleartext: true, Streams: streams}), streams)
+				// Every stream waits with no deadline; close them one by one:
+				// the reader first, then a parked one.
+				done := make(chan proto.Outcome, streams)
+				for _, c := range cs {
+					go func() { done <- c.Do(context.Background(), time.Time{}) }()
 				}
-				cs = append(cs, c)
-			}
-			// Every stream waits with no deadline; close them one by one:
-			// the reader first, then a parked one.
-			done := make(chan proto.Outcome, streams)
-			for _, c := range cs {
-				go func() { done <- c.Do(context.Background(), time.Time{}) }()
-			}
-			for range cs {
-				<-h.started
-			}
-			for i, c := range cs {
-				c.Close()
-				select {
-				case o := <-done:
-					if o.Err == proto.None || !o.Done {
-						t.Errorf("Do aborted by Close: %+v, want an error and Done", o)
+				for range cs {
+					<-h.started
+				}
+				for i, c := range cs {
+					c.Close()
+					select {
+					case o := <-done:
+						if o.Err != proto.Read || !o.Done {
+							t.Errorf("Do aborted by Close: %+v, want Read and Done", o)
+						}
+					case <-time.After(10 * time.Second):
+						t.Fatalf("Close %d did not unblock Do", i)
 					}
-				case <-time.After(10 * time.Second):
-					t.Fatalf("Close %d did not unblock Do", i)
 				}
-			}
-		})
-	}
+				eventually(t, "the connection to close", func() bool { return s.ln.open.Load() == 0 })
+			})
+		}
+	})
 }
 
 func TestContextEndUnblocksDo(t *testing.T) {
-	h := newSlow()
-	defer h.free()
-	s := h2cServer(t, h, false, true)
-	_, c := dial(t, Config{URL: s.URL + "/slow", Cleartext: true})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan proto.Outcome, 1)
-	go func() { done <- c.Do(ctx, time.Time{}) }()
-	<-h.started
-	cancel()
-	select {
-	case o := <-done:
-		if o.Err == proto.None {
-			t.Errorf("%+v, want an error", o)
+	eachClient(t, func(t *testing.T, cl client) {
+		h := newSlow()
+		defer h.free()
+		s := h2cServer(t, h, false, true)
+		_, c := cl.dial(t, Config{URL: s.URL + "/slow", Cleartext: true})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan proto.Outcome, 1)
+		go func() { done <- c.Do(ctx, time.Time{}) }()
+		<-h.started
+		cancel()
+		select {
+		case o := <-done:
+			if o.Err != proto.Timeout || o.Done {
+				t.Errorf("%+v, want Timeout and not Done", o)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("cancelling the context did not unblock Do")
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("cancelling the context did not unblock Do")
-	}
+		if o := c.Do(ctx, soon()); o.Err != proto.Timeout || o.Done {
+			t.Errorf("Do after the run's end: %+v, want Timeout and not Done", o)
+		}
+	})
 }

@@ -46,7 +46,8 @@ func startPeer(t testing.TB, settings []http2.Setting, serve func(p *peer)) stri
 }
 
 // next returns the next frame that is not a SETTINGS, PING or
-// WINDOW_UPDATE (those are acked or ignored), or nil when the connection ends.
+// WINDOW_UPDATE (those are acked, answered or ignored), or nil when the
+// connection ends.
 func (p *peer) next() http2.Frame {
 	for {
 		f, err := p.fr.ReadFrame()
@@ -63,7 +64,13 @@ func (p *peer) next() http2.Frame {
 				p.fr.WriteSettingsAck()
 				p.mu.Unlock()
 			}
-		case *http2.WindowUpdateFrame, *http2.PingFrame:
+		case *http2.PingFrame:
+			if !f.IsAck() { // x/net's client waits for the answer (the lean one sends none)
+				p.mu.Lock()
+				p.fr.WritePing(true, f.Data)
+				p.mu.Unlock()
+			}
+		case *http2.WindowUpdateFrame:
 		default:
 			return f
 		}
@@ -335,58 +342,55 @@ func TestFlowControl(t *testing.T) {
 }
 
 func TestGoAway(t *testing.T) {
-	addr := startPeer(t, nil, func(p *peer) {
-		a, b := p.request(), p.request()
-		if a == nil || b == nil {
-			return
+	eachClient(t, func(t *testing.T, cl client) {
+		addr := startPeer(t, nil, func(p *peer) {
+			a, b := p.request(), p.request()
+			if a == nil || b == nil {
+				return
+			}
+			p.respond(a.StreamID, "200", 5)
+			p.mu.Lock()
+			p.fr.WriteGoAway(a.StreamID, http2.ErrCodeNo, nil)
+			p.mu.Unlock()
+			for p.next() != nil { // until the client closes
+			}
+		})
+		// The answered request's Bytes: its HEADERS (:status 200, indexed)
+		// and DATA frames, or its body for x/net's client.
+		wantBytes := int64(h2wire.FrameHeaderLen + 1 + h2wire.FrameHeaderLen + 5)
+		if cl.bodyBytes {
+			wantBytes = 5
 		}
-		p.respond(a.StreamID, "200", 5)
-		p.mu.Lock()
-		p.fr.WriteGoAway(a.StreamID, http2.ErrCodeNo, nil)
-		p.mu.Unlock()
-		p.next() // until the client closes
+		d := cl.dialer(t, Config{URL: "http://" + addr + "/", Cleartext: true, Streams: 2})
+		cs := dialN(t, d, 2)
+		c1, c2 := cs[0], cs[1]
+		done := make(chan proto.Outcome, 2)
+		go func() { done <- c1.Do(context.Background(), soon()) }()
+		time.Sleep(10 * time.Millisecond) // c1 takes stream 1
+		go func() { done <- c2.Do(context.Background(), soon()) }()
+		var ok, refused int
+		for i := 0; i < 2; i++ {
+			o := <-done
+			switch {
+			case o.Err == proto.None && o.Status == 200 && o.Bytes == wantBytes: // Done if the GOAWAY was read by then
+				ok++
+			case o.Err == proto.Read && o.Done:
+				refused++
+			default:
+				t.Errorf("%+v", o)
+			}
+		}
+		if ok != 1 || refused != 1 {
+			t.Errorf("%d answered and %d refused, want 1 and 1", ok, refused)
+		}
+		if o := c1.Do(context.Background(), soon()); !o.Done || o.Err != proto.Write {
+			t.Errorf("Do after GOAWAY: %+v, want Write (unsent) and Done", o)
+		}
+		dialN(t, d, 1)[0].Close()
+		if d.Opened() != 2 {
+			t.Errorf("Opened() = %d: a Dial after GOAWAY must open a new connection", d.Opened())
+		}
 	})
-	d, err := NewDialer(Config{URL: "http://" + addr + "/", Cleartext: true, Streams: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c1, _ := d.Dial(context.Background())
-	c2, err := d.Dial(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c1.Close()
-	defer c2.Close()
-	done := make(chan proto.Outcome, 2)
-	go func() { done <- c1.Do(context.Background(), soon()) }()
-	time.Sleep(10 * time.Millisecond) // c1 takes stream 1
-	go func() { done <- c2.Do(context.Background(), soon()) }()
-	var ok, refused int
-	for i := 0; i < 2; i++ {
-		o := <-done
-		switch {
-		case o.Err == proto.None && o.Status == 200: // Done if the GOAWAY came in the same read
-			ok++
-		case o.Err == proto.Read && o.Done:
-			refused++
-		default:
-			t.Errorf("%+v", o)
-		}
-	}
-	if ok != 1 || refused != 1 {
-		t.Errorf("%d answered and %d refused, want 1 and 1", ok, refused)
-	}
-	if o := c1.Do(context.Background(), soon()); !o.Done || o.Err == proto.None {
-		t.Errorf("Do after GOAWAY: %+v", o)
-	}
-	c3, err := d.Dial(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c3.Close()
-	if d.Opened() != 2 {
-		t.Errorf("Opened() = %d: a Dial after GOAWAY must open a new connection", d.Opened())
-	}
 }
 
 func TestStreamErrors(t *testing.T) {
@@ -570,9 +574,9 @@ func TestDialCancelWhileJoining(t *testing.T) {
 		first <- c
 	}()
 	for dialing := false; !dialing; time.Sleep(time.Millisecond) {
-		d.mu.Lock()
-		dialing = d.group != nil
-		d.mu.Unlock()
+		d.conns.mu.Lock()
+		dialing = d.conns.group != nil
+		d.conns.mu.Unlock()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()

@@ -27,7 +27,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,18 +44,7 @@ type libDialer struct {
 	tr      *http2.Transport
 	req     *http.Request // the request without context or body; never sent itself
 	opened  atomic.Int64
-
-	mu    sync.Mutex
-	group *libGroup // the connection being handed out
-}
-
-// libGroup is one connection and the Dials that share it (see dialGroup).
-type libGroup struct {
-	ready   chan struct{} // closed once c or err is set
-	c       *libConn
-	err     error
-	joined  int          // Dials that chose this connection (guarded by libDialer.mu)
-	pending atomic.Int32 // of which not attached yet: the connection stays open for them
+	conns   sharer[*libConn]
 }
 
 var (
@@ -99,16 +87,13 @@ func NewLibraryDialer(cfg Config) (proto.Dialer, error) {
 			DisableCompression: true,
 		},
 	}
-	if t.tls {
-		opts := cfg.TLS
-		opts.Enabled = true
-		if d.tlsConf, err = opts.Config(t.host, "h2"); err != nil {
-			return nil, fmt.Errorf("http2: %w", err)
-		}
+	if d.tlsConf, err = cfg.tlsConfig(t); err != nil {
+		return nil, err
 	}
 	if d.req, err = libRequest(t, cfg.URL); err != nil {
 		return nil, err
 	}
+	d.conns = sharer[*libConn]{addr: t.addr, streams: t.streams, connect: d.connect}
 	return d, nil
 }
 
@@ -141,90 +126,22 @@ func (d *libDialer) Opened() int64 { return d.opened.Load() }
 
 // Dial returns a stream on the current connection, opening a connection
 // when the current one has its Streams streams or is unusable.
-func (d *libDialer) Dial(ctx context.Context) (proto.Conn, error) {
-	for try := 1; ; try++ {
-		s, err := d.dial(ctx)
-		if err != errConnGone || ctx.Err() != nil || try == 3 {
-			if err == errConnGone {
-				err = fmt.Errorf("http2: %s: %w", d.t.addr, err)
-			}
-			return s, err
-		}
-		// The connection was closed or broke between joining it and
-		// attaching to it: join the next one.
-	}
-}
-
-func (d *libDialer) dial(ctx context.Context) (proto.Conn, error) {
-	d.mu.Lock()
-	g := d.group
-	leader := g == nil || g.joined >= d.t.streams || g.unusable()
-	if leader {
-		g = &libGroup{ready: make(chan struct{})}
-		d.group = g
-	}
-	g.joined++
-	g.pending.Add(1)
-	d.mu.Unlock()
-	if leader {
-		g.c, g.err = d.connect(ctx, g)
-		close(g.ready)
-	} else {
-		select {
-		case <-g.ready:
-		case <-ctx.Done():
-			g.pending.Add(-1)
-			select {
-			case <-g.ready: // do not leave the connection open unused
-				if g.c != nil {
-					g.c.release(false)
-				}
-			default: // the leader is still dialing and will attach to it
-			}
-			return nil, ctx.Err()
-		}
-	}
-	if g.err != nil {
-		g.pending.Add(-1)
-		return nil, g.err
-	}
-	return g.c.attach()
-}
-
-func (g *libGroup) unusable() bool {
-	select {
-	case <-g.ready:
-		return g.err != nil || !g.c.usable()
-	default:
-		return false // being dialed
-	}
-}
+func (d *libDialer) Dial(ctx context.Context) (proto.Conn, error) { return d.conns.dial(ctx) }
 
 // connect opens one connection: TCP, TLS with ALPN h2 (or nothing for h2c),
 // x/net's ClientConn on it, and a PING answered, all within the dial timeout.
-func (d *libDialer) connect(ctx context.Context, g *libGroup) (*libConn, error) {
+func (d *libDialer) connect(ctx context.Context, pending *atomic.Int32) (*libConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.t.dialTimeout)
 	defer cancel()
-	var nd net.Dialer
-	raw, err := nd.DialContext(ctx, "tcp", d.t.addr)
+	raw, err := d.t.dialTCP(ctx, &d.opened)
 	if err != nil {
-		return nil, fmt.Errorf("http2: %w", err)
+		return nil, err
 	}
-	d.opened.Add(1)
 	wc := &watchedConn{Conn: raw}
-	var nc net.Conn = wc
-	if d.tlsConf != nil {
-		tc := tls.Client(wc, d.tlsConf)
-		err := tc.HandshakeContext(ctx)
-		if err == nil && tc.ConnectionState().NegotiatedProtocol != "h2" || err != nil && strings.Contains(err.Error(), "no application protocol") {
-			raw.Close()
-			return nil, fmt.Errorf("http2: %s did not negotiate HTTP/2 (ALPN h2); it may speak only HTTP/1.1: use -p http1", d.t.addr)
-		}
-		if err != nil {
-			raw.Close()
-			return nil, fmt.Errorf("http2: TLS handshake with %s: %w", d.t.addr, proto.ExplainTLS(err))
-		}
-		nc = tc
+	nc, err := d.t.clientTLS(ctx, wc, d.tlsConf)
+	if err != nil {
+		raw.Close()
+		return nil, err
 	}
 	cc, err := d.tr.NewClientConn(nc)
 	if err != nil {
@@ -238,16 +155,16 @@ func (d *libDialer) connect(ctx context.Context, g *libGroup) (*libConn, error) 
 		}
 		return nil, fmt.Errorf("http2: %s: HTTP/2 handshake: %w", d.t.addr, err)
 	}
-	return &libConn{d: d, cc: cc, nc: wc, group: g}, nil
+	return &libConn{d: d, cc: cc, nc: wc, pending: pending}, nil
 }
 
 // libConn is one connection, x/net's ClientConn on it, shared by the
 // streams dialed onto it. The last stream to close it closes it.
 type libConn struct {
-	d     *libDialer
-	cc    *http2.ClientConn
-	nc    *watchedConn
-	group *libGroup
+	d       *libDialer
+	cc      *http2.ClientConn
+	nc      *watchedConn
+	pending *atomic.Int32 // the Dials that joined it and have not attached yet (see sharer)
 
 	mu     sync.Mutex
 	users  int  // attached streams not closed
@@ -271,7 +188,7 @@ func (c *libConn) usable() bool {
 // attach adds a stream (a Conn) for a Dial that joined the connection.
 func (c *libConn) attach() (proto.Conn, error) {
 	c.mu.Lock()
-	c.group.pending.Add(-1)
+	c.pending.Add(-1)
 	ok := !c.closed && c.usable()
 	if ok {
 		c.users++
@@ -284,6 +201,12 @@ func (c *libConn) attach() (proto.Conn, error) {
 	return &libStream{c: c}, nil
 }
 
+// unusable reports that the connection can take no more requests.
+func (c *libConn) unusable() bool { return !c.usable() }
+
+// closeIfUnused closes the connection when no stream uses it or will.
+func (c *libConn) closeIfUnused() { c.release(false) }
+
 // release detaches a closed stream, if detach, and closes the connection
 // when no stream uses it or will.
 func (c *libConn) release(detach bool) {
@@ -291,7 +214,7 @@ func (c *libConn) release(detach bool) {
 	if detach {
 		c.users--
 	}
-	last := !c.closed && c.users == 0 && c.group.pending.Load() == 0
+	last := !c.closed && c.users == 0 && c.pending.Load() == 0
 	if last {
 		c.closed = true
 	}
