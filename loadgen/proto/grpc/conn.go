@@ -33,10 +33,39 @@ type conn struct {
 	sending atomic.Bool // a send is waiting for or holding the write lock
 	written int64       // request bytes per Do: prefix and message
 
+	runLink // its mu also guards changes of t against Close
+}
+
+// runLink ties a Conn to the run's context, whose end aborts the Conn, and
+// marks the Conn closed. Both clients' Conns embed it.
+type runLink struct {
 	linked context.Context // the run context that aborts the Conn; only Do writes it
-	mu     sync.Mutex      // guards unlink and changes of t against Close
+	mu     sync.Mutex      // guards unlink against Close
 	unlink func() bool
 	closed atomic.Bool
+}
+
+// link makes the end of ctx (the run's context, the same for every Do)
+// call abort. It allocates once per Conn and run context.
+func (l *runLink) link(ctx context.Context, abort func()) {
+	l.linked = ctx
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.unlink != nil {
+		l.unlink()
+	}
+	if !l.closed.Load() {
+		l.unlink = context.AfterFunc(ctx, abort)
+	}
+}
+
+// unlinkLocked, under mu, when the Conn is closed: the run's context no
+// longer aborts it.
+func (l *runLink) unlinkLocked() {
+	if l.unlink != nil {
+		l.unlink()
+		l.unlink = nil
+	}
 }
 
 func (c *conn) init(d *Dialer, t *transport) {
@@ -62,25 +91,11 @@ func (c *conn) abort() {
 	}
 }
 
-// link makes the end of ctx (the run's context, the same for every Do)
-// abort the Conn. It allocates once per Conn and run context.
-func (c *conn) link(ctx context.Context) {
-	c.linked = ctx
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.unlink != nil {
-		c.unlink()
-	}
-	if !c.closed.Load() {
-		c.unlink = context.AfterFunc(ctx, c.abort)
-	}
-}
-
 // start begins a Do: it links the run's context, checks the Conn is usable
 // and arms the deadline timer. ok false means return o.
 func (c *conn) start(ctx context.Context, deadline time.Time) (o proto.Outcome, ok bool) {
 	if ctx != c.linked {
-		c.link(ctx)
+		c.link(ctx, c.abort)
 	}
 	if c.dead.Err() != nil { // closed, timed out before, or the run is over
 		return proto.Outcome{Err: proto.Read, Done: true}, false
@@ -120,14 +135,11 @@ func (c *conn) Close() error {
 	c.abort()
 	c.timer.Stop()
 	c.mu.Lock()
-	if c.unlink != nil {
-		c.unlink()
-		c.unlink = nil
-	}
+	c.unlinkLocked()
 	t := c.t.Load()
 	c.mu.Unlock()
 	t.cancel(&c.st)
-	c.d.release(t, false)
+	c.d.conns.release(t, false)
 	return nil
 }
 
@@ -144,19 +156,19 @@ func (c *conn) rehome(deadline time.Time) error {
 	}
 	stop := context.AfterFunc(c.dead, cancel)
 	defer stop()
-	t, err := c.d.attach(ctx)
+	t, err := c.d.conns.attach(ctx)
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
 	if c.closed.Load() {
 		c.mu.Unlock()
-		c.d.release(t, false)
+		c.d.conns.release(t, false)
 		return errAborted
 	}
 	old := c.t.Swap(t)
 	c.mu.Unlock()
-	c.d.release(old, true)
+	c.d.conns.release(old, true)
 	return nil
 }
 

@@ -9,63 +9,102 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	ggrpc "google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
 	"loadgen/loadgen/proto"
 	"loadgen/targets/grpcecho"
+	"loadgen/targets/grpcecho/echopb"
 	"loadgen/targets/tlscert"
 )
 
+// countingListener counts the connections a server accepted.
+type countingListener struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+// startCounted serves grpc health (SERVING) and the in-flight server's
+// PingPong, counting the connections it accepts.
+func startCounted(t *testing.T) (addr string, pp *inFlightServer, accepted *atomic.Int64) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	gs := ggrpc.NewServer()
+	healthpb.RegisterHealthServer(gs, health.NewServer())
+	pp = &inFlightServer{}
+	echopb.RegisterEchoServer(gs, pp)
+	go gs.Serve(cl)
+	t.Cleanup(gs.Stop)
+	return ln.Addr().String(), pp, &cl.n
+}
+
+// -c 2 × Streams 10: 20 Dials share 2 connections, 2 TCP connections as the
+// server counts them, closed with their last Conn.
 func TestStreamsShareConnections(t *testing.T) {
-	srv := startEcho(t, grpcecho.Config{})
-	for _, mode := range []Mode{Unary, Stream} {
-		t.Run(string(mode), func(t *testing.T) {
-			d := newDialer(t, Config{Target: srv.Addr(), Mode: mode, Streams: 10})
-			var conns []proto.Conn
-			for range 20 {
-				conns = append(conns, dial(t, d))
+	eachClientMode(t, func(t *testing.T, cl client, mode Mode) {
+		addr, _, accepted := startCounted(t)
+		d := cl.dialer(t, Config{Target: addr, Mode: mode, Health: mode == Unary, Streams: 10, Connections: 2})
+		var conns []proto.Conn
+		for range 20 {
+			conns = append(conns, dial(t, d))
+		}
+		doAll(t, conns, 10, 0)
+		if got := d.Opened(); got != 2 {
+			t.Errorf("Opened = %d, want 2", got)
+		}
+		if got := accepted.Load(); got != 2 {
+			t.Errorf("the server accepted %d connections, want 2", got)
+		}
+		shared := map[any]int{} // a *transport or a *libChannel: its Conns
+		for _, c := range conns {
+			shared[connOf(c)]++
+		}
+		if len(shared) != 2 {
+			t.Errorf("%d connections, want 2", len(shared))
+		}
+		for x, n := range shared {
+			if n != 10 {
+				t.Errorf("a connection has %d Conns, want 10", n)
 			}
-			var wg sync.WaitGroup
-			for _, c := range conns {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for range 10 {
-						if o := c.Do(context.Background(), time.Time{}); o.Err != proto.None {
-							t.Errorf("Do: %+v", o)
-							return
-						}
-					}
-				}()
+			if ch, ok := x.(*libChannel); ok && !ch.dialed.Load() {
+				t.Error("a channel never dialed")
 			}
-			wg.Wait()
-			if got := d.Opened(); got != 2 {
-				t.Errorf("Opened = %d, want 2", got)
-			}
-			chans := map[*transport]int{}
-			for _, c := range conns {
-				chans[transportOf(c)]++
-			}
-			if len(chans) != 2 {
-				t.Errorf("%d connections, want 2", len(chans))
-			}
-			for _, c := range conns {
-				c.Close()
-			}
-			d.mu.Lock()
-			cur := d.cur
-			d.mu.Unlock()
-			if cur != nil {
-				t.Error("a connection is still current after every Conn was closed")
-			}
-			for tr := range chans {
-				if tr.usable() {
+		}
+		for _, c := range conns {
+			c.Close()
+		}
+		if hasCurrent(d) {
+			t.Error("a connection is still current after every Conn was closed")
+		}
+		for x := range shared {
+			switch x := x.(type) {
+			case *transport:
+				if x.usable() {
 					t.Error("a connection is still usable after every Conn was closed")
 				}
+			case *libChannel:
+				if !x.broken.Load() {
+					t.Error("a channel's connection is still open after every Conn was closed")
+				}
 			}
-		})
-	}
+		}
+	})
 }
 
 func TestDialErrors(t *testing.T) {
@@ -79,14 +118,14 @@ func TestDialErrors(t *testing.T) {
 	t.Cleanup(func() { hs.Close() })
 
 	// A TCP server that closes every connection at once.
-	cl, err := net.Listen("tcp", "127.0.0.1:0")
+	closing, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cl.Close() })
+	t.Cleanup(func() { closing.Close() })
 	go func() {
 		for {
-			c, err := cl.Accept()
+			c, err := closing.Accept()
 			if err != nil {
 				return
 			}
@@ -122,47 +161,50 @@ func TestDialErrors(t *testing.T) {
 	go h1s.ServeTLS(h1l, "", "")
 	t.Cleanup(func() { h1s.Close() })
 
-	for _, tc := range []struct {
-		name string
-		cfg  Config
-		want []string
+	// What each client's error says: the lean client tells more, as it sees
+	// the bytes the target sent; grpc-go keeps less of them.
+	cases := []struct {
+		name          string
+		cfg           Config
+		lean, library []string
 	}{
-		{"http1", Config{Target: hl.Addr().String()}, []string{"HTTP/1", "not a gRPC server"}},
-		{"closes", Config{Target: cl.Addr().String()}, []string{"the connection without an HTTP/2 answer", "--tls"}},
-		{"refused", Config{Target: refused}, []string{"refused"}},
-		{"tls target, plaintext client", Config{Target: tlsSrv.Addr()}, []string{"--tls"}},
-		{"plaintext target, tls client", Config{Target: plainSrv.Addr(), TLS: proto.TLS{Enabled: true, Insecure: true}}, []string{"plaintext", "drop --tls"}},
-		{"stream mode", Config{Target: hl.Addr().String(), Mode: Stream}, []string{"HTTP/1"}},
-		{"https http/1.1 only", Config{Target: h1l.Addr().String(), TLS: proto.TLS{Enabled: true, Insecure: true}}, []string{"HTTP/2", "not a gRPC server"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.cfg.DialTimeout = 10 * time.Second
-			d := newDialer(t, tc.cfg)
-			c, err := d.Dial(context.Background())
-			if err == nil {
-				c.Close()
-				t.Fatal("Dial succeeded")
-			}
-			msg := err.Error()
-			t.Log(msg)
-			for _, w := range tc.want {
-				if !strings.Contains(msg, w) {
-					t.Errorf("error %q does not mention %q", msg, w)
-				}
-			}
-			if strings.Contains(msg, "\n") {
-				t.Errorf("error spans lines: %q", msg)
-			}
-			if d.Opened() != 0 {
-				t.Errorf("Opened = %d after a failed dial", d.Opened())
-			}
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			if d.cur != nil {
-				t.Error("the failed channel is still current")
-			}
-		})
+		{"http1", Config{Target: hl.Addr().String()}, []string{"HTTP/1", "not a gRPC server"}, []string{"gRPC server"}},
+		{"closes", Config{Target: closing.Addr().String()}, []string{"the connection without an HTTP/2 answer", "--tls"}, []string{"gRPC server", "--tls"}},
+		{"refused", Config{Target: refused}, []string{"refused"}, []string{"refused"}},
+		{"tls target, plaintext client", Config{Target: tlsSrv.Addr()}, []string{"--tls"}, []string{"--tls"}},
+		{"plaintext target, tls client", Config{Target: plainSrv.Addr(), TLS: proto.TLS{Enabled: true, Insecure: true}}, []string{"plaintext", "drop --tls"}, []string{"TLS handshake"}},
+		{"stream mode", Config{Target: hl.Addr().String(), Mode: Stream}, []string{"HTTP/1"}, []string{"gRPC server"}},
+		{"https http/1.1 only", Config{Target: h1l.Addr().String(), TLS: proto.TLS{Enabled: true, Insecure: true}}, []string{"HTTP/2", "not a gRPC server"}, []string{"TLS handshake", "HTTP/2", "not a gRPC server"}},
 	}
+	eachClient(t, func(t *testing.T, cl client) {
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				tc.cfg.DialTimeout = hangGuard
+				d := cl.dialer(t, tc.cfg)
+				c, err := d.Dial(context.Background())
+				if err == nil {
+					c.Close()
+					t.Fatal("Dial succeeded")
+				}
+				msg := err.Error()
+				t.Log(msg)
+				for _, w := range pick(cl, tc.lean, tc.library) {
+					if !strings.Contains(msg, w) {
+						t.Errorf("error %q does not mention %q", msg, w)
+					}
+				}
+				if strings.Contains(msg, "\n") {
+					t.Errorf("error spans lines: %q", msg)
+				}
+				if d.Opened() != 0 {
+					t.Errorf("Opened = %d after a failed dial", d.Opened())
+				}
+				if hasCurrent(d) {
+					t.Error("the failed connection is still current")
+				}
+			})
+		}
+	})
 }
 
 // A target that accepts and then says nothing: the dial ends with the
@@ -193,11 +235,13 @@ func TestDialSilentTarget(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
-	d := newDialer(t, Config{Target: ln.Addr().String(), DialTimeout: 200 * time.Millisecond})
-	_, err = d.Dial(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "sent nothing before the dial deadline") {
-		t.Fatalf("Dial = %v, want it to say the target sent nothing", err)
-	}
+	eachClient(t, func(t *testing.T, cl client) {
+		d := cl.dialer(t, Config{Target: ln.Addr().String(), DialTimeout: 200 * time.Millisecond})
+		want := pick(cl, "sent nothing before the dial deadline", "before it answered with HTTP/2 settings")
+		if _, err := d.Dial(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("Dial = %v, want it to say %q", err, want)
+		}
+	})
 }
 
 func TestTLS(t *testing.T) {
@@ -211,45 +255,53 @@ func TestTLS(t *testing.T) {
 	}
 	srv := startEcho(t, grpcecho.Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert.TLS}}})
 
-	d := newDialer(t, Config{Target: srv.Addr(), TLS: proto.TLS{Enabled: true}})
-	_, err = d.Dial(context.Background())
-	if err == nil {
-		t.Fatal("Dial verified a self-signed certificate")
-	}
-	t.Log(err)
-	for _, w := range []string{"--insecure", "--cacert", "certificate"} {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not mention %s", err, w)
+	eachClient(t, func(t *testing.T, cl client) {
+		d := cl.dialer(t, Config{Target: srv.Addr(), TLS: proto.TLS{Enabled: true}})
+		_, err := d.Dial(context.Background())
+		if err == nil {
+			t.Fatal("Dial verified a self-signed certificate")
 		}
-	}
-
-	for _, tc := range []struct {
-		name string
-		tls  proto.TLS
-		mode Mode
-	}{
-		{"insecure", proto.TLS{Enabled: true, Insecure: true}, Unary},
-		{"cacert", proto.TLS{Enabled: true, CAFile: caFile}, Unary},
-		{"cacert localhost", proto.TLS{Enabled: true, CAFile: caFile, ServerName: "localhost"}, Unary},
-		{"stream", proto.TLS{Enabled: true, CAFile: caFile}, Stream},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := dial(t, newDialer(t, Config{Target: srv.Addr(), TLS: tc.tls, Mode: tc.mode, Size: 10}))
-			if o := c.Do(context.Background(), time.Time{}); o.Err != proto.None {
-				t.Fatalf("Do: %+v", o)
+		t.Log(err)
+		for _, w := range []string{"--insecure", "--cacert", "certificate"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q does not mention %s", err, w)
 			}
-		})
-	}
+		}
+		if d.Opened() != 0 {
+			t.Errorf("Opened = %d after a failed handshake", d.Opened())
+		}
+
+		for _, tc := range []struct {
+			name string
+			tls  proto.TLS
+			mode Mode
+		}{
+			{"insecure", proto.TLS{Enabled: true, Insecure: true}, Unary},
+			{"cacert", proto.TLS{Enabled: true, CAFile: caFile}, Unary},
+			{"cacert localhost", proto.TLS{Enabled: true, CAFile: caFile, ServerName: "localhost"}, Unary},
+			{"stream", proto.TLS{Enabled: true, CAFile: caFile}, Stream},
+			{"stream insecure", proto.TLS{Enabled: true, Insecure: true}, Stream},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				c := dial(t, cl.dialer(t, Config{Target: srv.Addr(), TLS: tc.tls, Mode: tc.mode, Size: 10}))
+				if o := c.Do(context.Background(), time.Time{}); o.Err != proto.None {
+					t.Fatalf("Do: %+v", o)
+				}
+			})
+		}
+	})
 }
 
 // A Dial whose context ends first fails, whatever the DialTimeout.
 func TestDialContext(t *testing.T) {
 	srv := startEcho(t, grpcecho.Config{})
-	d := newDialer(t, Config{Target: srv.Addr()})
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if c, err := d.Dial(ctx); err == nil {
-		c.Close()
-		t.Fatal("Dial with a cancelled context succeeded")
-	}
+	eachClient(t, func(t *testing.T, cl client) {
+		d := cl.dialer(t, Config{Target: srv.Addr()})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if c, err := d.Dial(ctx); err == nil {
+			c.Close()
+			t.Fatal("Dial with a cancelled context succeeded")
+		}
+	})
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"loadgen/loadgen/proto"
@@ -26,9 +24,7 @@ type Dialer struct {
 	check  replyCheck
 
 	opened atomic.Int64
-
-	mu  sync.Mutex
-	cur *transport // the connection new Conns join until it has Streams of them
+	conns  connGroup[*transport]
 }
 
 var (
@@ -67,6 +63,14 @@ func NewDialer(cfg Config) (*Dialer, error) {
 		}
 	}
 	d.fields = requestFields(s, d.tls != nil, method)
+	d.conns = connGroup[*transport]{
+		streams: s.Streams,
+		target:  s.Target,
+		open:    func() *transport { return newTransport(d) },
+		connect: func(ctx context.Context, t *transport) error { return t.connect(ctx) },
+		live:    (*transport).usable,
+		close:   (*transport).close,
+	}
 	return d, nil
 }
 
@@ -82,87 +86,24 @@ func (d *Dialer) Opened() int64 { return d.opened.Load() }
 func (d *Dialer) Dial(ctx context.Context) (proto.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.s.DialTimeout)
 	defer cancel()
-	t, err := d.attach(ctx)
+	t, err := d.conns.attach(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if d.s.Mode == Stream {
 		c, err := newStreamConn(ctx, d, t)
 		if errors.Is(err, errGoingAway) { // GOAWAY came meanwhile: once more, elsewhere
-			d.release(t, true)
-			if t, err = d.attach(ctx); err != nil {
+			d.conns.release(t, true)
+			if t, err = d.conns.attach(ctx); err != nil {
 				return nil, err
 			}
 			c, err = newStreamConn(ctx, d, t)
 		}
 		if err != nil {
-			d.release(t, true)
+			d.conns.release(t, true)
 			return nil, err
 		}
 		return c, nil
 	}
 	return newUnaryConn(d, t), nil
-}
-
-// attach returns a reference on a connected transport: the current one,
-// or a new one it connects.
-func (d *Dialer) attach(ctx context.Context) (*transport, error) {
-	t, fresh := d.acquire()
-	if fresh {
-		t.err0 = t.connect(ctx)
-		close(t.ready)
-	} else {
-		select {
-		case <-t.ready:
-		case <-ctx.Done():
-			d.release(t, true)
-			return nil, fmt.Errorf("grpc: waiting for the connection to %s: %w", d.s.Target, ctx.Err())
-		}
-	}
-	if t.err0 != nil {
-		d.release(t, true)
-		return nil, t.err0
-	}
-	return t, nil
-}
-
-// acquire takes a reference on the current connection, or on a new one
-// (fresh: the caller connects it).
-func (d *Dialer) acquire() (t *transport, fresh bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if t := d.cur; t != nil && t.handed < d.s.Streams && t.joinable() {
-		t.handed++
-		t.refs++
-		return t, false
-	}
-	t = newTransport(d)
-	t.handed, t.refs = 1, 1
-	d.cur = t
-	return t, true
-}
-
-// joinable: not failed, not draining (a connection still dialing is).
-func (t *transport) joinable() bool {
-	select {
-	case <-t.ready:
-		return t.err0 == nil && t.usable()
-	default:
-		return true
-	}
-}
-
-// release drops a reference to t and closes it with the last one. A failed
-// connection takes no more Conns.
-func (d *Dialer) release(t *transport, failed bool) {
-	d.mu.Lock()
-	t.refs--
-	last := t.refs == 0
-	if d.cur == t && (failed || last) {
-		d.cur = nil
-	}
-	d.mu.Unlock()
-	if last {
-		t.close()
-	}
 }

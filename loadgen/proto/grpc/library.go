@@ -10,7 +10,7 @@
 // deadline, 10 a ping-pong message, where the lean client allocates
 // nothing), so it costs more generator CPU per call and saturates a
 // generator sooner: compare the two clients at the same rate, not at their
-// maxima (BenchmarkLibraryDo and BenchmarkDo show the difference).
+// maxima (BenchmarkDo/library and BenchmarkDo/lean show the difference).
 
 package grpc
 
@@ -55,9 +55,7 @@ type libraryDialer struct {
 	ctx     context.Context    // carries the metadata; every Conn's context derives from it
 
 	opened atomic.Int64
-
-	mu  sync.Mutex
-	cur *libChannel // the channel new Conns join until it has Streams of them
+	conns  connGroup[*libChannel]
 }
 
 var (
@@ -130,6 +128,14 @@ func NewLibraryDialer(cfg Config) (proto.Dialer, error) {
 	if s.authority != "" {
 		d.opts = append(d.opts, ggrpc.WithAuthority(s.authority))
 	}
+	d.conns = connGroup[*libChannel]{
+		streams: s.Streams,
+		target:  s.Target,
+		open:    func() *libChannel { return new(libChannel) },
+		connect: d.connect,
+		live:    (*libChannel).live,
+		close:   (*libChannel).close,
+	}
 	return d, nil
 }
 
@@ -144,7 +150,7 @@ func (d *libraryDialer) Opened() int64 { return d.opened.Load() }
 func (d *libraryDialer) Dial(ctx context.Context) (proto.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.s.DialTimeout)
 	defer cancel()
-	ch, err := d.attach(ctx)
+	ch, err := d.conns.attach(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -153,65 +159,11 @@ func (d *libraryDialer) Dial(ctx context.Context) (proto.Conn, error) {
 	if d.s.Mode == Stream {
 		if err := c.openStream(ctx); err != nil {
 			c.cancel()
-			d.release(ch, true)
+			d.conns.release(ch, true)
 			return nil, err
 		}
 	}
 	return c, nil
-}
-
-// attach returns a reference on a connected channel: the current one, or a
-// new one it connects.
-func (d *libraryDialer) attach(ctx context.Context) (*libChannel, error) {
-	ch, fresh := d.acquire()
-	if fresh {
-		ch.err = d.connect(ctx, ch)
-		close(ch.ready)
-	} else {
-		select {
-		case <-ch.ready:
-		case <-ctx.Done():
-			d.release(ch, true)
-			return nil, fmt.Errorf("grpc: waiting for the connection to %s: %w", d.s.Target, ctx.Err())
-		}
-	}
-	if ch.err != nil {
-		d.release(ch, true)
-		return nil, ch.err
-	}
-	return ch, nil
-}
-
-// acquire takes a reference on the current channel, or on a new one
-// (fresh: the caller connects it).
-func (d *libraryDialer) acquire() (ch *libChannel, fresh bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if ch := d.cur; ch != nil && ch.handed < d.s.Streams && ch.joinable() {
-		ch.handed++
-		ch.refs++
-		return ch, false
-	}
-	ch = &libChannel{ready: make(chan struct{}), handed: 1, refs: 1}
-	d.cur = ch
-	return ch, true
-}
-
-// release drops a reference to ch and closes it with the last one. A
-// failed channel takes no more Conns.
-func (d *libraryDialer) release(ch *libChannel, failed bool) {
-	d.mu.Lock()
-	ch.refs--
-	last := ch.refs == 0
-	if d.cur == ch && (failed || last) {
-		d.cur = nil
-	}
-	d.mu.Unlock()
-	// The connecting Dial set cc (nil if NewClient failed) before it
-	// released its own reference under mu: the last release sees it.
-	if last && ch.cc != nil {
-		ch.cc.Close()
-	}
 }
 
 // connect makes ch's ClientConn and waits until its connection is ready.
@@ -274,11 +226,9 @@ func (d *libraryDialer) explain(ctx context.Context, ch *libChannel, ctxErr erro
 
 // libChannel is one ClientConn and its one TCP connection.
 type libChannel struct {
-	cc    *ggrpc.ClientConn
-	ready chan struct{} // closed when the first Dial connected it, or failed to (err)
-	err   error
+	member // in its dialer's connGroup: connErr says why it did not connect
 
-	handed, refs int // Conns handed out, Conns not closed; under the dialer's mu
+	cc *ggrpc.ClientConn
 
 	dialed atomic.Bool // its TCP connection was dialed
 	broken atomic.Bool // its TCP connection was closed, or a reconnection refused
@@ -311,13 +261,17 @@ func (ch *libChannel) dial(ctx context.Context, addr string) (net.Conn, error) {
 	return &trackedConn{Conn: nc, ch: ch}, nil
 }
 
-// joinable: connected and not broken (a channel still connecting is).
-func (ch *libChannel) joinable() bool {
-	select {
-	case <-ch.ready:
-		return ch.err == nil && !ch.broken.Load() && ch.cc.GetState() == connectivity.Ready
-	default:
-		return true
+// live: the connected channel's connection is not broken, and ready.
+func (ch *libChannel) live() bool {
+	return !ch.broken.Load() && ch.cc.GetState() == connectivity.Ready
+}
+
+// close closes the channel, with its last Conn. The connecting Dial set cc
+// (nil if NewClient failed) before it released its own reference under the
+// group's mu: the last release sees it.
+func (ch *libChannel) close() {
+	if ch.cc != nil {
+		ch.cc.Close()
 	}
 }
 
@@ -421,10 +375,7 @@ type libConn struct {
 	timer   *time.Timer        // Stream mode: ends the stream at a Do's deadline; stopped between Dos
 	expired atomic.Bool        // the timer fired
 
-	linked context.Context // the run context that aborts the Conn; only Do writes it
-	mu     sync.Mutex      // guards unlink against Close
-	unlink func() bool
-	closed atomic.Bool
+	runLink
 }
 
 // openStream opens the Conn's ping-pong stream (its headers go out now).
@@ -455,7 +406,7 @@ func (c *libConn) openStream(ctx context.Context) error {
 // grpc-timeout); on a stream, it cancels the stream.
 func (c *libConn) Do(ctx context.Context, deadline time.Time) proto.Outcome {
 	if ctx != c.linked {
-		c.link(ctx)
+		c.link(ctx, c.cancel)
 	}
 	if c.ctx.Err() != nil { // closed, timed out before, or the run is over
 		return proto.Outcome{Err: proto.Read, Done: true}
@@ -545,20 +496,6 @@ func (c *libConn) outcome(err error, expired bool) proto.Outcome {
 	return o
 }
 
-// link makes the end of ctx (the run's context, the same for every Do)
-// abort the Conn. It allocates once per Conn and run context.
-func (c *libConn) link(ctx context.Context) {
-	c.linked = ctx
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.unlink != nil {
-		c.unlink()
-	}
-	if !c.closed.Load() {
-		c.unlink = context.AfterFunc(ctx, c.cancel)
-	}
-}
-
 // Close aborts what the Conn is doing (the call or the stream is
 // cancelled) and releases its channel, closing it with its last Conn. It
 // is safe to call more than once and from another goroutine than Do's.
@@ -571,11 +508,8 @@ func (c *libConn) Close() error {
 		c.timer.Stop()
 	}
 	c.mu.Lock()
-	if c.unlink != nil {
-		c.unlink()
-		c.unlink = nil
-	}
+	c.unlinkLocked()
 	c.mu.Unlock()
-	c.d.release(c.ch, false)
+	c.d.conns.release(c.ch, false)
 	return nil
 }

@@ -23,15 +23,11 @@ import (
 // Lock order: wmu, then mu. The reader never waits for wmu: its frames go
 // through ctl and whoever holds wmu writes them.
 type transport struct {
-	d     *Dialer
-	nc    net.Conn
-	br    *bufio.Reader
-	ready chan struct{} // closed when the handshake is over
-	err0  error         // why the handshake failed; read after ready
+	member // in its Dialer's connGroup: connErr says why the handshake failed
 
-	// guarded by Dialer.mu
-	handed int // Conns handed out, ever
-	refs   int // Conns not closed yet
+	d  *Dialer
+	nc net.Conn
+	br *bufio.Reader
 
 	wmu       sync.Mutex
 	wbuf      []byte // frames being written
@@ -71,7 +67,6 @@ var (
 func newTransport(d *Dialer) *transport {
 	return &transport{
 		d:          d,
-		ready:      make(chan struct{}),
 		nextID:     1,
 		streams:    make(map[uint32]*stream),
 		maxStreams: ^uint32(0),

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,21 +108,11 @@ func TestMaxConcurrentStreams(t *testing.T) {
 	e := &plainEcho{hold: time.Millisecond}
 	addr := startPlain(t, e, ggrpc.MaxConcurrentStreams(2))
 	d := newDialer(t, Config{Target: addr, Streams: 6})
-	var wg sync.WaitGroup
-	for range 6 {
-		c := dial(t, d)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 20 {
-				if o := c.Do(context.Background(), time.Now().Add(hangGuard)); o.Err != proto.None {
-					t.Errorf("Do: %+v", o)
-					return
-				}
-			}
-		}()
+	conns := make([]proto.Conn, 6)
+	for i := range conns {
+		conns[i] = dial(t, d)
 	}
-	wg.Wait()
+	doAll(t, conns, 20, hangGuard)
 	if m := e.max.Load(); m > 2 {
 		t.Errorf("the server ran %d calls at once, above its limit of 2", m)
 	}
