@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -193,3 +194,26 @@ func TestSweepUnreachablePath(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// A step that cannot be saved (a full disk, here a directory in the way of
+// its file) is still printed: what was measured is never lost silently.
+func TestSweepUnsavedStepIsPrinted(t *testing.T) {
+	url := startHTTPBin(t)
+	dir := filepath.Join(t.TempDir(), "s")
+	blocked := filepath.Join(dir, sweep.StepsDir, "baseline_c2t2_100B_closed_r1.json")
+	if err := os.MkdirAll(filepath.Join(blocked, "in-the-way"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := cli(t, "sweep", "--path", "baseline="+url, "--ladder", "c1t1..c4t4", "--payloads", "100", "-d", "200ms", "-o", dir, "-q")
+	if code != 1 || !strings.Contains(stderr, "baseline_c2t2_100B_closed_r1") || !strings.Contains(stderr, "not saved") {
+		t.Errorf("exit %d, stderr %q: want 1 naming the unsaved step", code, stderr)
+	}
+	for _, rung := range []string{"c1t1", "c2t2"} {
+		if !regexp.MustCompile(`(?m)^\s*` + rung + `\s+baseline\s+[1-9]`).MatchString(out) {
+			t.Errorf("no %s row in the table:\n%s", rung, out)
+		}
+	}
+	if st, err := store.ReadStep(filepath.Join(dir, sweep.StepsDir, "baseline_c1t1_100B_closed_r1.json")); err != nil || st.Run == nil {
+		t.Errorf("the step before it is not saved: %v", err)
+	}
+}

@@ -105,7 +105,8 @@ func (r *Runner) Run(ctx context.Context) ([]*results.Step, error) {
 		r.emit(ev)
 		res := r.runStep(ctx, st, ev)
 		if err := store.WriteJSON(r.stepFile(st), res); err != nil {
-			return out, fmt.Errorf("step %s: %w (the steps before it are saved)", st.ID(), err)
+			// Still returned, so that it is printed: measured, not saved.
+			return append(out, res), fmt.Errorf("step %s: %w (its result is printed above but not saved; the steps before it are saved)", st.ID(), err)
 		}
 		out = append(out, res)
 		left--
