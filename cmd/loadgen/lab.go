@@ -21,6 +21,7 @@ import (
 
 type labFlags struct {
 	builtinFlags
+	cleanup    bool
 	paths      string
 	protocols  string
 	size       string
@@ -51,9 +52,10 @@ in the server's:
 
 Needs root, iproute2 and iptables. Every address is in 198.18.0.0/15 (the
 range RFC 2544 reserves for benchmarks) inside namespaces loadgen creates and
-deletes; nothing outside them is touched. Results are one sweep per protocol
-under -o; the CNI path matrix is printed at the end and is in
-loadgen report DIR.`,
+deletes; nothing outside them is touched. A lab killed before it could clean
+up leaves namespaces named lgPID-…: loadgen lab --cleanup deletes them.
+Results are one sweep per protocol under -o; the CNI path matrix is printed
+at the end and is in loadgen report DIR.`,
 		Example: `  loadgen lab
   loadgen lab --paths loopback,pod-pod-host-gw,pod-pod-vxlan -d 10s --repeats 3 -o results/cni
   loadgen report results/cni --html cni.html`,
@@ -63,6 +65,7 @@ loadgen report DIR.`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVar(&f.paths, "paths", "", "paths to measure, comma-separated (default all)")
+	fl.BoolVar(&f.cleanup, "cleanup", false, "only delete the namespaces of labs whose loadgen was killed, and exit")
 	fl.StringVar(&f.protocols, "protocols", strings.Join(labProtocols, ","), "protocols, comma-separated")
 	fl.StringVar(&f.size, "size", "1KiB", "request and response size of tcp-rr and tcp-crr")
 	fl.StringVar(&f.streamSize, "stream-size", "64KiB", "write size of tcp-stream")
@@ -73,6 +76,14 @@ loadgen report DIR.`,
 func runLab(cmd *cobra.Command, f *labFlags) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if f.cleanup {
+		removed, err := lab.CleanupStale()
+		fmt.Fprintf(stdout, "removed %d namespaces of killed labs %s\n", len(removed), strings.Join(removed, " "))
+		if err != nil {
+			return failf("lab --cleanup: %v", err)
+		}
+		return nil
+	}
 	ladder, err := f.parse("lab")
 	if err != nil {
 		return err

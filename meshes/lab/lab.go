@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -494,4 +495,36 @@ func tools() error {
 		}
 	}
 	return nil
+}
+
+// staleRE matches the default prefix's namespaces: lg<pid>-… .
+var staleRE = regexp.MustCompile(`^lg([0-9]+)-`)
+
+// CleanupStale deletes the namespaces of default-prefixed labs whose
+// process is gone (killed before Close could run), and returns their
+// names. Labs of running processes are left alone.
+func CleanupStale() ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	names, err := listNS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, ns := range names {
+		m := staleRE.FindStringSubmatch(ns)
+		if m == nil {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + m[1]); err == nil {
+			continue // its process still runs
+		}
+		if err := deleteNS(ctx, ns); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, ns)
+	}
+	return removed, errors.Join(errs...)
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -536,5 +537,33 @@ func TestPrefix(t *testing.T) {
 		if host := "veth-" + short; len(host) > 15 {
 			t.Errorf("interface name %q is longer than 15 bytes", host)
 		}
+	}
+}
+
+// TestCleanupStale removes the lab of a process that is gone, and only it.
+func TestCleanupStale(t *testing.T) {
+	requireLab(t)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := fmt.Sprintf("lg%d-", dead.Process.Pid)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := Start(ctx, Config{Prefix: stale})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	live := startLab(t, fmt.Sprintf("lg%d-stale-", os.Getpid()))
+	removed, err := CleanupStale()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := labNamespaces(t, stale); len(left) > 0 || len(removed) != len(l.Namespaces()) {
+		t.Errorf("removed %v; left %v of the dead process's lab", removed, left)
+	}
+	if got := labNamespaces(t, live.prefix); len(got) != len(live.Namespaces()) {
+		t.Errorf("a running process's lab lost namespaces: %v", got)
 	}
 }
