@@ -38,3 +38,28 @@ func TestLoop(t *testing.T) {
 		t.Fatal("Loop did not return after the listener closed")
 	}
 }
+
+func TestState(t *testing.T) {
+	var s State
+	if got := s.Addr("127.0.0.1:0"); got != "127.0.0.1:0" {
+		t.Errorf("Addr before Listen = %s", got)
+	}
+	ln, err := s.Listen("x", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if s.Addr("127.0.0.1:0") != ln.Addr().String() || !s.Started {
+		t.Errorf("Addr %s after Listen on %s", s.Addr("127.0.0.1:0"), ln.Addr())
+	}
+	if _, err := s.Listen("x", "127.0.0.1:0"); err == nil || err.Error() != "x: server already started" {
+		t.Errorf("second Listen: %v", err)
+	}
+	closed := State{Closed: true}
+	if _, err := closed.Listen("x", "127.0.0.1:0"); err == nil || err.Error() != "x: server is closed" {
+		t.Errorf("Listen after Close: %v", err)
+	}
+	if _, err := new(State).Listen("x", "256.0.0.1:0"); err == nil {
+		t.Error("a bad address was accepted")
+	}
+}

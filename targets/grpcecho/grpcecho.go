@@ -31,6 +31,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"loadgen/targets/accept"
 	"loadgen/targets/grpcecho/echopb"
 )
 
@@ -87,11 +88,9 @@ type Server struct {
 	health *health.Server
 	zeros  atomic.Pointer[[]byte] // read-only zero bytes for response_size bodies
 
-	mu      sync.Mutex
-	ln      net.Listener
-	started bool
-	closed  bool
-	served  chan struct{} // closed when Serve returns
+	mu     sync.Mutex
+	state  accept.State  // listener, started, closed: under mu
+	served chan struct{} // closed when Serve returns
 
 	calls    atomic.Uint64
 	messages atomic.Uint64
@@ -139,17 +138,10 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case s.closed:
-		return errors.New("grpcecho: server is closed")
-	case s.started:
-		return errors.New("grpcecho: server already started")
-	}
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	ln, err := s.state.Listen("grpcecho", s.cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("grpcecho: %w", err)
+		return err
 	}
-	s.ln, s.started = ln, true
 	go func() {
 		defer close(s.served)
 		_ = s.gs.Serve(ln) // returns when Stop closes the listener
@@ -162,10 +154,7 @@ func (s *Server) Start() error {
 func (s *Server) Addr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ln != nil {
-		return s.ln.Addr().String()
-	}
-	return s.cfg.Addr
+	return s.state.Addr(s.cfg.Addr)
 }
 
 // Close reports NOT_SERVING, closes the listener and every connection,
@@ -173,15 +162,15 @@ func (s *Server) Addr() string {
 // safe to call more than once.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	if s.closed {
+	if s.state.Closed {
 		s.mu.Unlock()
-		if s.started {
+		if s.state.Started {
 			<-s.served
 		}
 		return nil
 	}
-	s.closed = true
-	started := s.started
+	s.state.Closed = true
+	started := s.state.Started
 	s.mu.Unlock()
 
 	s.health.Shutdown()

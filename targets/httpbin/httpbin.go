@@ -25,7 +25,6 @@ package httpbin
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -33,6 +32,8 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"loadgen/targets/accept"
 
 	"github.com/valyala/fasthttp"
 )
@@ -47,16 +48,14 @@ type Server struct {
 	counts  counters
 	done    chan struct{} // closed by Close
 
-	mu      sync.Mutex
-	ln      net.Listener
-	fast    *fasthttp.Server // plaintext HTTP/1.1, one ServeConn per connection
-	std     *http.Server     // TLS, or h2c on plaintext
-	h2      *chanListener    // plaintext: the h2c connections, for std
-	conns   map[*sniffConn]struct{}
-	tick    atomic.Int64 // advanced by reap, from 1
-	started bool
-	closed  bool
-	wg      sync.WaitGroup
+	mu    sync.Mutex
+	state accept.State     // listener, started, closed: under mu
+	fast  *fasthttp.Server // plaintext HTTP/1.1, one ServeConn per connection
+	std   *http.Server     // TLS, or h2c on plaintext
+	h2    *chanListener    // plaintext: the h2c connections, for std
+	conns map[*sniffConn]struct{}
+	tick  atomic.Int64 // advanced by reap, from 1
+	wg    sync.WaitGroup
 }
 
 // New checks cfg and prepares a server; Start makes it listen.
@@ -85,17 +84,10 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case s.closed:
-		return errors.New("httpbin: server is closed")
-	case s.started:
-		return errors.New("httpbin: server already started")
-	}
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	ln, err := s.state.Listen("httpbin", s.cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("httpbin: %w", err)
+		return err
 	}
-	s.ln, s.started = ln, true
 	s.std = &http.Server{
 		Handler:           s.router,
 		ReadHeaderTimeout: s.cfg.IdleTimeout,
@@ -132,10 +124,7 @@ func (s *Server) Start() error {
 func (s *Server) Addr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ln != nil {
-		return s.ln.Addr().String()
-	}
-	return s.cfg.Addr
+	return s.state.Addr(s.cfg.Addr)
 }
 
 // Handler is the chi router: every endpoint on net/http, counted and capped
@@ -152,16 +141,16 @@ func (s *Server) Served() uint64 { return s.counts.total() }
 // It is safe to call more than once.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	if s.closed {
+	if s.state.Closed {
 		s.mu.Unlock()
 		s.wg.Wait()
 		return nil
 	}
-	s.closed = true
+	s.state.Closed = true
 	close(s.done)
 	var err error
-	if s.ln != nil {
-		err = s.ln.Close()
+	if s.state.Ln != nil {
+		err = s.state.Ln.Close()
 	}
 	if s.h2 != nil {
 		s.h2.Close()
@@ -189,7 +178,7 @@ func (s *Server) Close() error {
 func (s *Server) track(c *sniffConn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.state.Closed {
 		return false
 	}
 	s.conns[c] = struct{}{}

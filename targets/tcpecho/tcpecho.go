@@ -14,12 +14,12 @@
 package tcpecho
 
 import (
-	"errors"
 	"fmt"
-	"loadgen/targets/accept"
 	"net"
 	"sync"
 	"sync/atomic"
+
+	"loadgen/targets/accept"
 )
 
 // SinkMagic opens a sink connection. loadgen's tcp-stream mode sends it
@@ -54,12 +54,10 @@ type Server struct {
 	cfg  Config
 	done chan struct{} // closed by Close
 
-	mu      sync.Mutex
-	ln      net.Listener
-	conns   map[net.Conn]struct{}
-	started bool
-	closed  bool
-	wg      sync.WaitGroup
+	mu    sync.Mutex
+	state accept.State // listener, started, closed: under mu
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
 
 	accepted atomic.Uint64
 	rejected atomic.Uint64
@@ -83,17 +81,10 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case s.closed:
-		return errors.New("tcpecho: server is closed")
-	case s.started:
-		return errors.New("tcpecho: server already started")
-	}
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	ln, err := s.state.Listen("tcpecho", s.cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("tcpecho: %w", err)
+		return err
 	}
-	s.ln, s.started = ln, true
 	s.wg.Add(1)
 	go s.acceptLoop(ln)
 	return nil
@@ -104,26 +95,23 @@ func (s *Server) Start() error {
 func (s *Server) Addr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ln != nil {
-		return s.ln.Addr().String()
-	}
-	return s.cfg.Addr
+	return s.state.Addr(s.cfg.Addr)
 }
 
 // Close stops the listener, closes every connection and waits for all the
 // server's goroutines to end. It is safe to call more than once.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	if s.closed {
+	if s.state.Closed {
 		s.mu.Unlock()
 		s.wg.Wait()
 		return nil
 	}
-	s.closed = true
+	s.state.Closed = true
 	close(s.done)
 	var err error
-	if s.ln != nil {
-		err = s.ln.Close()
+	if s.state.Ln != nil {
+		err = s.state.Ln.Close()
 	}
 	for c := range s.conns {
 		c.Close()
@@ -164,7 +152,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 func (s *Server) track(c net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.state.Closed {
 		return false
 	}
 	if s.cfg.MaxConns > 0 && len(s.conns) >= s.cfg.MaxConns {
