@@ -18,6 +18,7 @@ import (
 )
 
 type reportFlags struct {
+	cpuPrice    float64
 	html        string
 	csv         string
 	markdown    string
@@ -71,6 +72,7 @@ one file, atomically; "-" writes to stdout instead:
 	fl.StringVar(&f.smp, "json-smp", "", "write Service Mesh Performance result JSON to `FILE`")
 	fl.BoolVar(&f.percentiles, "percentiles", false, "print the full latency percentile spectrum (.hgrm) to stdout")
 	fl.StringVar(&f.title, "title", "", "title of the HTML report (default from the results)")
+	fl.Float64Var(&f.cpuPrice, "cpu-price", 0, "what one CPU costs a month: adds monthly cost columns to the ingress sizing table")
 	return cmd
 }
 
@@ -95,9 +97,9 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 		}
 	}
 	add("html", f.html, func(w io.Writer) error {
-		return report.HTML(w, sweeps, report.HTMLOptions{Title: f.title, Generated: time.Now()})
+		return report.HTML(w, sweeps, report.Options{Title: f.title, Generated: time.Now(), CPUPrice: f.cpuPrice})
 	})
-	add("markdown", f.markdown, func(w io.Writer) error { return report.Markdown(w, sweeps) })
+	add("markdown", f.markdown, func(w io.Writer) error { return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice}) })
 	add("csv", f.csv, func(w io.Writer) error { return report.CSV(w, sweeps) })
 	add("json-fortio", f.fortio, func(w io.Writer) error { return report.Fortio(w, sweeps) })
 	add("json-smp", f.smp, func(w io.Writer) error { return report.SMP(w, sweeps) })
@@ -105,7 +107,7 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 		add("percentiles", "-", func(w io.Writer) error { return report.Percentiles(w, sweeps) })
 	}
 	if len(outs) == 0 {
-		add("markdown", "-", func(w io.Writer) error { return report.Markdown(w, sweeps) })
+		add("markdown", "-", func(w io.Writer) error { return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice}) })
 	}
 	var failures []string
 	for _, o := range outs {

@@ -25,6 +25,7 @@ type sizeFlags struct {
 	workers string
 	payload string
 	keyType string
+	price   float64
 }
 
 func newSizeCmd() *cobra.Command {
@@ -58,6 +59,7 @@ of its own for figures that measure nginx alone.`,
 	fl.StringVar(&f.workers, "workers", "", "worker_processes counts, comma-separated or a range 1..4 (default 1..CPUs)")
 	fl.StringVar(&f.payload, "payload", "1KiB", "response body size")
 	fl.StringVar(&f.keyType, "key-type", "rsa", "the TLS listener's key: rsa (RSA-2048, as NGINX's figures) or ecdsa (P-256)")
+	fl.Float64Var(&f.price, "cpu-price", 0, "what one CPU costs a month: adds each worker count's monthly cost to the table")
 	f.register(fl, "size", "c64t2", 5*time.Second, time.Second)
 	return cmd
 }
@@ -130,7 +132,7 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	job.note = lab.note
 	job.extra = func(w io.Writer, steps []*results.Step) error {
 		fmt.Fprintln(w, "ingress sizing: the best over the ladder per worker_processes count")
-		return report.SizingTable(w, steps)
+		return report.SizingTable(w, steps, f.price)
 	}
 	return job.execute(ctx, stdout, stderr)
 }

@@ -76,7 +76,7 @@ func pageState(t *testing.T, dom string) map[string]string {
 func writeHTML(t *testing.T, sweeps []*Sweep, edit func(string) string) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := HTML(&buf, sweeps, HTMLOptions{}); err != nil {
+	if err := HTML(&buf, sweeps, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()

@@ -67,9 +67,9 @@ func TestGolden(t *testing.T) {
 		file  string
 		write func(*bytes.Buffer) error
 	}{
-		{"sweep.md", func(b *bytes.Buffer) error { return Markdown(b, sweep) }},
-		{"run.md", func(b *bytes.Buffer) error { return Markdown(b, run) }},
-		{"cni.md", func(b *bytes.Buffer) error { return Markdown(b, cni) }},
+		{"sweep.md", func(b *bytes.Buffer) error { return Markdown(b, sweep, Options{}) }},
+		{"run.md", func(b *bytes.Buffer) error { return Markdown(b, run, Options{}) }},
+		{"cni.md", func(b *bytes.Buffer) error { return Markdown(b, cni, Options{}) }},
 		{"sweep.csv", func(b *bytes.Buffer) error { return CSV(b, sweep) }},
 		{"run.fortio.json", func(b *bytes.Buffer) error { return Fortio(b, run) }},
 		{"cni.fortio.json", func(b *bytes.Buffer) error { return Fortio(b, cni[:1]) }},
@@ -87,7 +87,7 @@ func TestMarkdownAgreesWithSweepTable(t *testing.T) {
 	if err := SweepTable(&table, s.Baseline(), s.Steps); err != nil {
 		t.Fatal(err)
 	}
-	md := string(render(t, func(b *bytes.Buffer) error { return Markdown(b, []*Sweep{s}) }))
+	md := string(render(t, func(b *bytes.Buffer) error { return Markdown(b, []*Sweep{s}, Options{}) }))
 	rows := map[string]bool{}
 	for _, line := range strings.Split(md, "\n") {
 		if strings.HasPrefix(line, "| c") {
@@ -277,6 +277,21 @@ func TestSizing(t *testing.T) {
 	}
 	if len(rows) != 2 || rows[0] != want[0] || rows[1] != want[1] {
 		t.Errorf("rows %+v\nwant %+v", rows, want)
+	}
+	if m, per := rows[1].Cost(30); m != 120 || per != 3 {
+		t.Errorf("4 workers at 30 a CPU for 40000 req/s: cost %v a month, %v per 1k req/s; want 120 and 3", m, per)
+	}
+	md := string(render(t, func(b *bytes.Buffer) error { return Markdown(b, []*Sweep{s}, Options{CPUPrice: 30}) }))
+	if !strings.Contains(md, "| 1 | 12000 | 12000 | 1.00 | 800 | 800 | 1.00 | 30.00 | 2.50 | nginx-w1, nginx-w1-tls, nginx-w1-plain-new |") {
+		t.Errorf("the sizing table lacks the priced 1-worker row:\n%s", md)
+	}
+	var html bytes.Buffer
+	if err := HTML(&html, []*Sweep{s}, Options{CPUPrice: 30}); err != nil || !strings.Contains(html.String(), "<td>120.00</td><td>3.00</td>") {
+		t.Errorf("the HTML sizing table lacks the 4-worker cost (err %v)", err)
+	}
+	var text bytes.Buffer
+	if err := SizingTable(&text, s.Steps, 0); err != nil || strings.Contains(text.String(), "cost") {
+		t.Errorf("no price, yet cost columns:\n%s", text.String())
 	}
 	if len(Sizing(fixtureSweep(t))) != 0 {
 		t.Error("the demo sweep has no sizing table")

@@ -10,10 +10,14 @@ import (
 	"time"
 )
 
-// HTMLOptions tune the HTML report.
-type HTMLOptions struct {
-	Title     string    // default: from the results ("baseline vs nginx · http1")
-	Generated time.Time // shown in the footer when set
+// Options tune the HTML and Markdown reports.
+type Options struct {
+	Title     string    // HTML; default: from the results ("baseline vs nginx · http1")
+	Generated time.Time // HTML: shown in the footer when set
+	// CPUPrice is what one CPU costs a month: the ingress sizing table then
+	// shows each worker count's monthly cost, and per 1000 requests/s, as
+	// NGINX's sizing study does. 0 leaves cost out.
+	CPUPrice float64
 }
 
 //go:embed html.tmpl
@@ -40,7 +44,7 @@ var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 // the CNI path matrix and the ingress sizing table when the results hold
 // their data, and the environment. Styles, charts (inline SVG) and its one
 // small script are in the page: it needs no network to show.
-func HTML(w io.Writer, sweeps []*Sweep, opt HTMLOptions) error {
+func HTML(w io.Writer, sweeps []*Sweep, opt Options) error {
 	pg := buildPage(sweeps, opt)
 	return pageTmpl.Execute(w, pg)
 }
@@ -53,6 +57,7 @@ type page struct {
 	Glance   []glanceCard
 	CNI      []CNIRow
 	Sizing   []SizingRow
+	CPUPrice float64
 	Sections []*section
 	Envs     []envView
 	Legend   string // the flags legend, when there are sweep tables
@@ -149,7 +154,7 @@ var pctStyles = []struct {
 	{"p99", "2 3.5", func(s CellStats) float64 { return s.P99 }},
 }
 
-func buildPage(sweeps []*Sweep, opt HTMLOptions) *page {
+func buildPage(sweeps []*Sweep, opt Options) *page {
 	pg := &page{CSS: template.CSS(htmlCSS), Script: template.JS(htmlCheck)}
 	colors := colorsFor(sweeps)
 	var paths []string
@@ -190,6 +195,7 @@ func buildPage(sweeps []*Sweep, opt HTMLOptions) *page {
 	pg.Facts = pageFacts(sweeps)
 	pg.CNI = CNIMatrix(sweeps)
 	pg.Sizing = Sizing(sweeps)
+	pg.CPUPrice = opt.CPUPrice
 	var fl []string
 	for _, k := range []string{"F", "I", "G", "M"} {
 		fl = append(fl, k+" "+flagTitles[k])

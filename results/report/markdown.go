@@ -9,7 +9,7 @@ import (
 // Markdown writes the sweep summary tables (one per payload and rate, a
 // row per ladder step and path, medians over repeats) of every sweep, and
 // a one-row summary table for every single run.
-func Markdown(w io.Writer, sweeps []*Sweep) error {
+func Markdown(w io.Writer, sweeps []*Sweep, opt Options) error {
 	p := &printer{w: w}
 	p.f("# loadgen report\n")
 	if rows := CNIMatrix(sweeps); len(rows) > 0 {
@@ -24,12 +24,23 @@ func Markdown(w io.Writer, sweeps []*Sweep) error {
 	}
 	if rows := Sizing(sweeps); len(rows) > 0 {
 		p.f("\n## Ingress sizing\n\n")
-		mdRow(p, "workers", "req/s (keep-alive)", "req/s per worker", "proxy CPU", "TLS handshakes/s", "handshakes/s per worker", "proxy CPU", "paths")
-		p.f("|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+		head := []string{"workers", "req/s (keep-alive)", "req/s per worker", "proxy CPU", "TLS handshakes/s", "handshakes/s per worker", "proxy CPU"}
+		align := "|--:|--:|--:|--:|--:|--:|--:|"
+		if opt.CPUPrice > 0 {
+			head = append(head, "cost a month", "cost a month per 1k req/s")
+			align += "--:|--:|"
+		}
+		mdRow(p, append(head, "paths")...)
+		p.f("%s:--|\n", align)
 		for _, r := range rows {
 			rps, rpsPer, rpsCPU := sizingCells(r.HasRPS, r.RPS, r.RPSCPU, r.Workers)
 			tps, tpsPer, tpsCPU := sizingCells(r.HasTPS, r.TPS, r.TPSCPU, r.Workers)
-			mdRow(p, itoa(r.Workers), rps, rpsPer, rpsCPU, tps, tpsPer, tpsCPU, r.Paths)
+			cells := []string{itoa(r.Workers), rps, rpsPer, rpsCPU, tps, tpsPer, tpsCPU}
+			if opt.CPUPrice > 0 {
+				month, per1k := r.costCells(opt.CPUPrice)
+				cells = append(cells, month, per1k)
+			}
+			mdRow(p, append(cells, r.Paths)...)
 		}
 		p.f("\nThe best over the ladder (median over repeats); proxy CPU is the cores the watched proxy used in that step.\n")
 	}

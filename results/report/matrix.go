@@ -183,19 +183,55 @@ func Sizing(sweeps []*Sweep) []SizingRow {
 	return out
 }
 
+// Cost is what Workers CPUs cost a month at price per CPU, and that cost
+// per 1000 keep-alive requests/s (0 without a keep-alive figure).
+func (r SizingRow) Cost(price float64) (month, per1kRPS float64) {
+	month = float64(r.Workers) * price
+	if r.HasRPS && r.RPS > 0 {
+		per1kRPS = month / (r.RPS / 1000)
+	}
+	return month, per1kRPS
+}
+
+func (r SizingRow) costCells(price float64) (month, per1k string) {
+	c := r.CostCells(price)
+	return c[0], c[1]
+}
+
+// CostCells formats Cost for the tables: the monthly cost and that per
+// 1000 requests/s ("–" without a keep-alive figure).
+func (r SizingRow) CostCells(price float64) [2]string {
+	m, p := r.Cost(price)
+	per1k := "–"
+	if p > 0 {
+		per1k = fmt.Sprintf("%.2f", p)
+	}
+	return [2]string{fmt.Sprintf("%.2f", m), per1k}
+}
+
 // SizingTable prints the ingress sizing table of a sweep's steps as text,
-// nothing when no step names a worker count.
-func SizingTable(w io.Writer, steps []*results.Step) error {
+// nothing when no step names a worker count. A CPU price above 0 adds the
+// monthly cost columns.
+func SizingTable(w io.Writer, steps []*results.Step, cpuPrice float64) error {
 	rows := Sizing([]*Sweep{{Steps: steps}})
 	if len(rows) == 0 {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "workers\treq/s\tper worker\tproxy cpu\tTLS hs/s\tper worker\tproxy cpu\t\n")
+	head := "workers\treq/s\tper worker\tproxy cpu\tTLS hs/s\tper worker\tproxy cpu\t"
+	if cpuPrice > 0 {
+		head += "cost/month\tper 1k req/s\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rows {
 		rps, rpsPer, rpsCPU := sizingCells(r.HasRPS, r.RPS, r.RPSCPU, r.Workers)
 		tps, tpsPer, tpsCPU := sizingCells(r.HasTPS, r.TPS, r.TPSCPU, r.Workers)
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Workers, rps, rpsPer, rpsCPU, tps, tpsPer, tpsCPU)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t", r.Workers, rps, rpsPer, rpsCPU, tps, tpsPer, tpsCPU)
+		if cpuPrice > 0 {
+			month, per1k := r.costCells(cpuPrice)
+			fmt.Fprintf(tw, "%s\t%s\t", month, per1k)
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

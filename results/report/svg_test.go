@@ -100,7 +100,7 @@ func TestFormats(t *testing.T) {
 // and nothing it would fetch.
 func TestHTMLSelfContained(t *testing.T) {
 	var buf bytes.Buffer
-	if err := HTML(&buf, fixtureSweep(t), HTMLOptions{}); err != nil {
+	if err := HTML(&buf, fixtureSweep(t), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
@@ -125,7 +125,7 @@ func TestHTMLSelfContained(t *testing.T) {
 		}
 	}
 	var cni bytes.Buffer
-	if err := HTML(&cni, fixtureCNI(t), HTMLOptions{Title: "CNI"}); err != nil {
+	if err := HTML(&cni, fixtureCNI(t), Options{Title: "CNI"}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(cni.String(), "CNI path matrix") || !strings.Contains(cni.String(), "<title>CNI — loadgen report</title>") {
