@@ -17,10 +17,15 @@ test:
 race:
 	$(GO) test -race -count=1 ./...
 
-# A short pass of every fuzz target (parsers and decoders).
+# A short pass of every fuzz target (parsers and decoders), FUZZTIME each.
+FUZZTIME ?= 10s
 fuzz:
-	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 20s ./loadgen/pace/
-	$(GO) test -run XXX -fuzz FuzzDecode -fuzztime 20s ./results/hist/
+	@grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r f; do \
+		for fn in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2); do \
+			echo "== $$(dirname $$f) $$fn"; \
+			$(GO) test -run XXX -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$(dirname $$f)/ || exit 1; \
+		done; \
+	done
 
 # loadgen vs wrk on the same nginx target; prints the ratios (see bench/bench.sh).
 bench:
