@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,7 +37,8 @@ verdict:
   REGRESSION    a real change for the worse beyond --max-regression (RPS down,
                 latency up), or a step that ran in A and failed in B
 
-Sweep steps match by path, rung, payload and rate. Exit status 1 when there is
+Sweep steps match by path, rung, payload and rate. Directories that hold
+sweeps (loadgen lab's, one per protocol) compare sweep by sweep, by name. Exit status 1 when there is
 a regression, 2 when A or B cannot be read.`,
 		Example: `  loadgen compare before.json after.json
   loadgen compare results/before results/after --max-regression 5%
@@ -94,6 +96,11 @@ func runCompare(cmd *cobra.Command, f *compareFlags, a, b string) error {
 		}
 		return fmt.Errorf("%s is %s but %s is %s: compare two runs or two sweeps", a, kind(sweepA), b, kind(sweepB))
 	}
+	if sweepA {
+		if subsA, _ := subSweeps(a); len(subsA) > 0 {
+			return compareSubSweeps(cmd, a, b, subsA, opt)
+		}
+	}
 	var c compare.Comparison
 	if sweepA {
 		c, err = compare.Sweeps(a, b, opt)
@@ -119,6 +126,42 @@ func runCompare(cmd *cobra.Command, f *compareFlags, a, b string) error {
 		return failf("%v", err)
 	}
 	return regressionFailure(c)
+}
+
+// compareSubSweeps compares two directories of sweeps (loadgen lab's, one
+// per protocol) sweep by sweep, matched by name.
+func compareSubSweeps(cmd *cobra.Command, a, b string, names []string, opt compare.Options) error {
+	out := cmd.OutOrStdout()
+	var all compare.Comparison
+	matched := 0
+	for _, name := range names {
+		da, db := filepath.Join(a, name), filepath.Join(b, name)
+		if _, err := os.Stat(filepath.Join(db, store.ManifestFile)); err != nil {
+			fmt.Fprintf(out, "== %s: not in %s, skipped\n\n", name, b)
+			continue
+		}
+		c, err := compare.Sweeps(da, db, opt)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "== %s\n", name)
+		if err := compare.WriteText(out, c); err != nil {
+			return failf("%v", err)
+		}
+		fmt.Fprintln(out)
+		if c.Matched() {
+			matched++
+		}
+		all.Options = c.Options
+		for _, r := range c.Rows {
+			r.Step = name + " " + r.Step // for the exit message: which sweep
+			all.Rows = append(all.Rows, r)
+		}
+	}
+	if matched == 0 {
+		return fmt.Errorf("nothing to compare: no sweep of %s has a step that ran in %s", a, b)
+	}
+	return regressionFailure(all)
 }
 
 // regressionFailure is the error of a comparison that found regressions.

@@ -226,3 +226,32 @@ func TestCompareStepFiles(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, out)
 	}
 }
+
+// Directories of sweeps (loadgen lab's, one per protocol) compare sweep by
+// sweep; a regression in one of them fails the comparison, named.
+func TestCompareSweepDirectories(t *testing.T) {
+	nest := func(sweeps map[string]string) string {
+		dir := t.TempDir()
+		for name, src := range sweeps {
+			if err := os.Rename(src, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	a := nest(map[string]string{
+		"tcp-rr":  cmpSweep(t, map[string][]float64{"pod-pod-vxlan": {10, 10.1, 10.2}}),
+		"tcp-crr": cmpSweep(t, map[string][]float64{"pod-pod-vxlan": {20, 20.1, 20.2}}),
+	})
+	b := nest(map[string]string{
+		"tcp-rr":  cmpSweep(t, map[string][]float64{"pod-pod-vxlan": {10.1, 10.2, 10}}),
+		"tcp-crr": cmpSweep(t, map[string][]float64{"pod-pod-vxlan": {30, 30.1, 30.2}}),
+	})
+	code, out, stderr := compareCLI(t, a, b)
+	if code != exitFail || !strings.Contains(out, "== tcp-crr") || !strings.Contains(out, "== tcp-rr") {
+		t.Fatalf("exit %d, want 1 with both sweeps compared\n%s%s", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "tcp-crr pod-pod-vxlan") || strings.Contains(stderr, "tcp-rr pod-pod-vxlan") {
+		t.Errorf("the regression is not named by its sweep: %s", stderr)
+	}
+}

@@ -189,6 +189,24 @@ func one(s *report.Sweep, err error) ([]*report.Sweep, error) {
 // (`loadgen lab` writes one per protocol): every subdirectory with a
 // manifest, in name order. None when dir is itself a sweep.
 func sweepSubdirs(dir string) ([]*report.Sweep, error) {
+	names, err := subSweeps(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*report.Sweep
+	for _, name := range names {
+		s, err := readSweep(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// subSweeps names the subdirectories of dir that hold a sweep, in name
+// order; none when dir is itself a sweep.
+func subSweeps(dir string) ([]string, error) {
 	if _, err := os.Stat(filepath.Join(dir, store.ManifestFile)); err == nil {
 		return nil, nil
 	}
@@ -196,19 +214,13 @@ func sweepSubdirs(dir string) ([]*report.Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []*report.Sweep
+	var names []string
 	for _, e := range entries {
-		sub := filepath.Join(dir, e.Name())
-		if _, err := os.Stat(filepath.Join(sub, store.ManifestFile)); !e.IsDir() || err != nil {
-			continue
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), store.ManifestFile)); e.IsDir() && err == nil {
+			names = append(names, e.Name())
 		}
-		s, err := readSweep(sub)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
 	}
-	return out, nil
+	return names, nil
 }
 
 func readSweep(dir string) (*report.Sweep, error) {
