@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -26,6 +27,7 @@ type checkFlags struct {
 	baseline      string
 	maxRegression string
 	sweep         bool // the baseline is a sweep's results directory
+	perSweep      bool // the baseline is a directory of sweeps, read by forSweep
 
 	fl        *pflag.FlagSet
 	parsed    []compare.Assertion
@@ -58,6 +60,26 @@ func (c *checkFlags) add(fl *pflag.FlagSet, baseline string) {
 	fl.StringVar(&c.maxRegression, "max-regression", "10%", "with --baseline: how much worse a real change may be before it is a regression")
 }
 
+// forSweep is c for one sweep named name of a run that makes several (loadgen
+// lab: one per protocol): its JUnit file gets the name as a suffix
+// (junit-tcp-rr.xml), and its baseline is name's sweep in the baseline
+// directory, if any.
+func (c *checkFlags) forSweep(name string) (*checkFlags, error) {
+	s := *c
+	s.perSweep = false
+	if s.junit != "" {
+		ext := filepath.Ext(s.junit)
+		s.junit = strings.TrimSuffix(s.junit, ext) + "-" + name + ext
+	}
+	if s.baseline != "" {
+		s.baseline = filepath.Join(c.baseline, name)
+		if err := s.readBaseline(); err != nil {
+			return nil, fmt.Errorf("--baseline: %w", err)
+		}
+	}
+	return &s, nil
+}
+
 // parse checks the flags and reads the baseline. Its errors are usage
 // errors: call it before the load.
 func (c *checkFlags) parse() error {
@@ -83,7 +105,7 @@ func (c *checkFlags) parse() error {
 			return fmt.Errorf("--junit %s: directory %s does not exist", c.junit, dir)
 		}
 	}
-	if c.baseline != "" {
+	if c.baseline != "" && !c.perSweep {
 		if err := c.readBaseline(); err != nil {
 			return fmt.Errorf("--baseline: %w", err)
 		}

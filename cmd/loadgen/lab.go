@@ -84,10 +84,14 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		}
 		return nil
 	}
+	// The baseline is an earlier lab's directory: a sweep per protocol,
+	// read per protocol below.
+	f.check.perSweep = true
 	ladder, err := f.parse("lab")
 	if err != nil {
 		return err
 	}
+	checks := map[string]*checkFlags{}
 	protocols := splitList(f.protocols)
 	for _, p := range protocols {
 		if !slices.Contains(labProtocols, p) {
@@ -106,6 +110,11 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		return fmt.Errorf("--stream-size: %w", err)
 	}
 	for _, proto := range protocols {
+		c, err := f.check.forSweep(proto)
+		if err != nil {
+			return err
+		}
+		checks[proto] = c
 		if dir := filepath.Join(f.out, proto); stepsExist(dir) && !f.resume {
 			return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", dir)
 		}
@@ -156,6 +165,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	}
 
 	var dirs []string
+	checkFailed := false
 	for _, proto := range protocols {
 		spec := f.spec(ladder, proto, size)
 		if proto == "tcp-stream" {
@@ -173,8 +183,15 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		dir := filepath.Join(f.out, proto)
 		fmt.Fprintf(stdout, "\n== %s ==\n", proto)
 		job := f.job(spec, dir, "loadgen lab "+flagArgs(cmd, "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats"))
+		job.check = checks[proto]
 		if err := job.execute(ctx, stdout, stderr); err != nil {
-			return err
+			// A failed check (an assertion, a regression) fails the lab
+			// run, after the other protocols ran.
+			var ee exitError
+			if !errors.As(err, &ee) || ee.code != exitFail {
+				return err
+			}
+			checkFailed = true
 		}
 		dirs = append(dirs, dir)
 	}
@@ -191,6 +208,9 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		return failf("%v", err)
 	}
 	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
+	if checkFailed {
+		return exitError{code: exitFail}
+	}
 	return nil
 }
 

@@ -59,6 +59,21 @@ func TestLab(t *testing.T) {
 	if code != 0 || !strings.Contains(md, "## CNI path matrix") || !strings.Contains(md, "| pod-pod-vxlan |") {
 		t.Errorf("report: exit %d, no CNI matrix\n%s\n%s", code, md, stderr)
 	}
+
+	// CI checks over a lab run: the baseline is the earlier lab's sweep of
+	// the same protocol, and each protocol writes its own JUnit file.
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	code, out, stderr = cli(t, "lab", "--paths", "loopback", "--protocols", "tcp-rr,tcp-stream", "-d", "300ms", "--warmup", "100ms",
+		"-o", filepath.Join(t.TempDir(), "again"), "-q", "--baseline", dir, "--max-regression", "10000%", "--junit", junit, "--assert", "errors<1%")
+	if code != 0 || strings.Count(out, "assertions: all 1 held") != 2 {
+		t.Fatalf("lab with checks: exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, proto := range []string{"tcp-rr", "tcp-stream"} {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(junit), "junit-"+proto+".xml"))
+		if err != nil || !strings.Contains(string(b), "errors&lt;1%") || !strings.Contains(string(b), "baseline") {
+			t.Errorf("junit-%s.xml: %v\n%s", proto, err, b)
+		}
+	}
 }
 
 func TestLabBadInput(t *testing.T) {
