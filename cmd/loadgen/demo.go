@@ -68,7 +68,7 @@ func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
 			return nil, fmt.Errorf("start nginx: %w", err)
 		}
 		d.closers = append(d.closers, func() { px.Close() })
-		spec.Paths = append(spec.Paths, sweep.Path{Name: "nginx", URL: px.URL(), Watch: &sweep.Watch{PID: px.MasterPID()}})
+		spec.Paths = append(spec.Paths, sweep.Path{Name: "nginx", URL: px.URL(), Watch: &sweep.Watch{PID: px.MasterPID(), Name: "nginx"}})
 		d.note = "The nginx path is a real nginx (1 worker, generated config) proxying to the same httpbin; " +
 			"proxy cpu is nginx's master and worker, target cpu is httpbin's (" + strconv.Itoa(pid) + ")."
 	}

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"loadgen/results/store"
@@ -24,8 +25,9 @@ func TestDemoSweep(t *testing.T) {
 	}
 	t.Setenv("LOADGEN_TEST_AS_CLI", "1") // the demo runs this binary as `loadgen serve httpbin`
 	dir := filepath.Join(t.TempDir(), "demo")
-	code, out, stderr := cli(t, "sweep", "-o", dir, "-q")
-	if code != 0 {
+	// The nginx path's watch is called nginx: cpu.nginx assertions hold on it.
+	code, out, stderr := cli(t, "sweep", "-o", dir, "-q", "--assert", "cpu.nginx<64", "--assert", "mem.nginx<4096MiB")
+	if code != 0 || !strings.Contains(out, "assertions: all") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
 	for _, rung := range []string{"c1t1", "c4t4", "c16t16", "c64t64"} {

@@ -181,7 +181,7 @@ func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers [
 				return nil, fmt.Errorf("start nginx with %d workers: %w", n, err)
 			}
 			d.closers = append(d.closers, func() { px.Close() })
-			p := sweep.Path{Name: name, URL: px.URL(), Workers: n, Watch: &sweep.Watch{PID: px.MasterPID()}}
+			p := sweep.Path{Name: name, URL: px.URL(), Workers: n, Watch: &sweep.Watch{PID: px.MasterPID(), Name: "nginx"}}
 			if tls {
 				p.NewConn, p.CACert = true, files.Cert
 			}

@@ -64,6 +64,9 @@ type Watch struct {
 	Process string `yaml:"process,omitempty" json:"process,omitempty"`
 	PID     int    `yaml:"pid,omitempty" json:"pid,omitempty"`
 	Cgroup  string `yaml:"cgroup,omitempty" json:"cgroup,omitempty"`
+	// Name is what reports and assertions (cpu.NAME) call them; by
+	// default the process name, pidN or cgroup.
+	Name string `yaml:"name,omitempty" json:"name,omitempty"`
 }
 
 // Selector is the watch in the form results/cost parses ("name:nginx").
@@ -78,9 +81,12 @@ func (w Watch) Selector() string {
 	}
 }
 
-// Label names the watch in tables: the process name, or pid/cgroup.
+// Label names the watch in tables: its name, the process name, or
+// pid/cgroup.
 func (w Watch) Label() string {
 	switch {
+	case w.Name != "":
+		return w.Name
 	case w.Process != "":
 		return w.Process
 	case w.PID != 0:
@@ -129,7 +135,7 @@ func cleanYAMLError(err error) error {
 	msg = strings.Join(lines, "; ")
 	msg = strings.Replace(msg, "not found in type sweep.Spec", "is not a sweep key (paths, target, ladder, payloads, protocol, endpoint, duration, warmup, timeout, repeats, rate)", 1)
 	msg = strings.Replace(msg, "not found in type sweep.Path", "is not a path key (name, url, baseline, watch, new_conn, cacert, insecure, workers, netns)", 1)
-	msg = strings.Replace(msg, "not found in type sweep.Watch", "is not a watch key (process, pid, cgroup)", 1)
+	msg = strings.Replace(msg, "not found in type sweep.Watch", "is not a watch key (process, pid, cgroup, name)", 1)
 	return errors.New(msg)
 }
 
@@ -251,6 +257,9 @@ func (w Watch) validate() error {
 	}
 	if w.PID < 0 {
 		return fmt.Errorf("pid %d is negative", w.PID)
+	}
+	if w.Name != "" && !nameRE.MatchString(w.Name) {
+		return fmt.Errorf("name %q: use letters, digits, '-', '_' or '.' (assertions call it cpu.NAME)", w.Name)
 	}
 	return nil
 }

@@ -80,6 +80,10 @@ func TestParseSpec(t *testing.T) {
 		!reflect.DeepEqual(s.Payloads, Payloads{100, 1024}) || s.Paths[1].Watch.Selector() != "name:nginx" || !reflect.DeepEqual(s.Rates, Rates{0}) {
 		t.Errorf("parsed %+v", s)
 	}
+	named, err := Parse(strings.NewReader(strings.Replace(goodSpec, "{process: nginx}", "{pid: 42, name: ingress}", 1)))
+	if err != nil || named.Paths[1].Watch.Label() != "ingress" || named.Paths[1].Watch.Selector() != "tree:42" {
+		t.Errorf("named watch: %v %+v", err, named.Paths[1].Watch)
+	}
 	tlsPath := strings.Replace(goodSpec, "    url: http://127.0.0.1:8081", "    url: https://127.0.0.1:8443\n    new_conn: true\n    cacert: ca.pem\n    workers: 2", 1)
 	s, err = Parse(strings.NewReader(tlsPath))
 	if err != nil {
@@ -107,6 +111,9 @@ func TestParseSpecErrors(t *testing.T) {
 		"two watches":      {func(s string) string { return strings.Replace(s, "{process: nginx}", "{process: nginx, pid: 3}", 1) }, []string{"watch", "exactly one"}},
 		"dup name":         {func(s string) string { return strings.Replace(s, "name: nginx", "name: baseline", 1) }, []string{"used twice"}},
 		"not yaml":         {func(string) string { return "paths: [" }, []string{"line"}},
+		"bad watch name": {func(s string) string {
+			return strings.Replace(s, "{process: nginx}", "{process: nginx, name: \"a b\"}", 1)
+		}, []string{"nginx", "a b"}},
 		"negative workers": {func(s string) string {
 			return strings.Replace(s, "{process: nginx}", "{process: nginx}\n    workers: -1", 1)
 		}, []string{"nginx", "workers -1"}},

@@ -21,8 +21,10 @@ var csvFixed = []string{
 // CSV writes one row per step of every sweep (repeats are rows of their
 // own; nothing is reduced). Each watched process set has four columns,
 // cpu_mean.NAME and cpu_max.NAME in cores, mem_mean.NAME and mem_max.NAME
-// in bytes, empty on steps that did not watch it. A failed step has its
-// plan columns and its reason only.
+// in bytes, empty on steps that did not watch it. After the generator's
+// and the machine's saturation come the proxy's worker count (ingress
+// sizing), TLS and new connection per request. A failed step has its plan
+// columns and its reason only.
 func CSV(w io.Writer, sweeps []*Sweep) error {
 	var names []string // watched process sets, in order of appearance
 	for _, s := range sweeps {
@@ -38,7 +40,7 @@ func CSV(w io.Writer, sweeps []*Sweep) error {
 	for _, n := range names {
 		head = append(head, "cpu_mean."+n, "cpu_max."+n, "mem_mean."+n, "mem_max."+n)
 	}
-	head = append(head, "generator_cpu", "generator_saturated", "machine_saturated", "failed")
+	head = append(head, "generator_cpu", "generator_saturated", "machine_saturated", "workers", "tls", "new_conn", "failed")
 	cw := csv.NewWriter(w)
 	if err := cw.Write(head); err != nil {
 		return err
@@ -62,7 +64,7 @@ func csvRow(s *Sweep, st *results.Step, names []string) []string {
 		for len(row) < len(csvFixed)+4*len(names)+3 {
 			row = append(row, "")
 		}
-		return append(row, oneLine(st.Failed, 1<<16))
+		return append(row, workers(st), "", "", oneLine(st.Failed, 1<<16))
 	}
 	sum := run.Summary
 	row[7] = run.Config.Protocol
@@ -89,7 +91,16 @@ func csvRow(s *Sweep, st *results.Step, names []string) []string {
 		row = append(row, fnum(p.CPUMean), fnum(p.CPUMax), i64(p.MemMean), i64(p.MemMax))
 	}
 	return append(row, fnum(GeneratorCores(run)), strconv.FormatBool(run.Generator.Saturated),
-		strconv.FormatBool(MachineSaturated(st)), "")
+		strconv.FormatBool(MachineSaturated(st)), workers(st), strconv.FormatBool(run.Config.TLS), strconv.FormatBool(run.Config.NewConn), "")
+}
+
+// workers is the step's proxy worker count (ingress sizing), empty when
+// its path names none.
+func workers(st *results.Step) string {
+	if st.Workers == 0 {
+		return ""
+	}
+	return itoa(st.Workers)
 }
 
 func itoa(n int) string     { return strconv.Itoa(n) }
