@@ -70,7 +70,7 @@ A sweep file (YAML; every key may also be given as a flag):
       url: http://127.0.0.1:8080
     - name: nginx
       url: http://127.0.0.1:8081
-      watch: {process: nginx}     # or {pid: 1234} or {cgroup: /sys/fs/cgroup/...}
+      watch: {process: nginx}     # or {pid: 1234, name: nginx} or {cgroup: /sys/fs/cgroup/...}
     - name: nginx-tls
       url: https://127.0.0.1:8443
       cacert: ca.pem              # or insecure: true
