@@ -46,6 +46,7 @@ type Config struct {
 	NewConn     bool     `json:"new_conn,omitempty"`
 	NetNS       string   `json:"netns,omitempty"`  // the network namespace the load was sent from
 	Client      string   `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for
+	Call        string   `json:"call,omitempty"`   // the gRPC method of --call
 	TLS         bool     `json:"tls,omitempty"`
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -52,6 +55,12 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, err
 	cfg.BodyBytes = len(body)
 	if err := checkClient(name, f.client); err != nil {
 		return nil, err
+	}
+	switch {
+	case f.call != "" && name != "grpc" && name != "grpc-stream":
+		return nil, fmt.Errorf("--call names a gRPC method: use it with -p grpc or -p grpc-stream")
+	case f.call == "" && (f.data != "" || f.protoset != ""):
+		return nil, fmt.Errorf("--data and --protoset describe a --call: give the method with --call pkg.Service/Method")
 	}
 	if f.client != "" && f.client != "loadgen" {
 		cfg.Client = f.client
@@ -189,6 +198,9 @@ func newGRPC(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error
 	if f.health && cfg.Size > 0 {
 		return nil, fmt.Errorf("--health sends an empty health check: --size does not apply")
 	}
+	if f.call != "" && (f.health || cfg.Size > 0) {
+		return nil, fmt.Errorf("--call sends the --data message: --health and --size apply to loadgen's echo target")
+	}
 	tlsOpt, err := f.tls.options(strings.HasPrefix(cfg.Target, "https://"))
 	if err != nil {
 		return nil, err
@@ -200,6 +212,21 @@ func newGRPC(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error
 	c := grpcproto.Config{
 		Target: addr, Mode: grpcproto.Mode(cfg.Protocol), Size: cfg.Size, Streams: cfg.Streams,
 		Connections: cfg.Connections, TLS: tlsOpt, Metadata: cfg.Headers, DialTimeout: cfg.Timeout.D(), Health: f.health,
+	}
+	if f.call != "" {
+		data, err := callData(f.data)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout.D())
+		defer cancel()
+		if c.Call, c.Message, err = grpcproto.ResolveCall(ctx, c, f.call, data, f.protoset); err != nil {
+			if errors.Is(err, grpcproto.ErrUnreachable) {
+				return nil, failf("cannot connect to %s: %v", cfg.Target, err)
+			}
+			return nil, err
+		}
+		cfg.Call = c.Call
 	}
 	if cfg.Client == "grpc-go" {
 		return grpcproto.NewLibraryDialer(c)
@@ -226,4 +253,16 @@ func checkClient(protocol, client string) error {
 		return fmt.Errorf("--client %s drives -p %s, not -p %s", client, strings.Join(protos, " or "), protocol)
 	}
 	return nil
+}
+
+// callData is --data: JSON, or @FILE to read it from a file.
+func callData(s string) (string, error) {
+	if name, ok := strings.CutPrefix(s, "@"); ok {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return "", fmt.Errorf("--data: %w", err)
+		}
+		return string(b), nil
+	}
+	return s, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,6 +108,36 @@ func TestProtocolCountsMatchTargets(t *testing.T) {
 		for _, args := range [][]string{{"--client", "x-net", "-p", "grpc", g.Addr()}, {"--client", "grpc-go", "http://" + hb.Addr()}, {"--client", "curl", "http://" + hb.Addr()}} {
 			if code, _, stderr := cli(t, append([]string{"run", "-n", "1"}, args...)...); code != 2 || !strings.Contains(stderr, "--client") {
 				t.Errorf("run %v: exit %d, %s", args, code, stderr)
+			}
+		}
+	})
+	// Any method, as ghz calls it: types by reflection, the message from JSON.
+	t.Run("--call", func(t *testing.T) {
+		before := g.Calls()
+		r := runJSON(t, "-p", "grpc", "--call", "loadgen.echo.v1.Echo/Unary", "--data", `{"body":"aGVsbG8=","responseSize":64}`, "-c", "2", "-n", "200", g.Addr())
+		if r.Summary.Requests != 200 || g.Calls()-before != 200 || r.Config.Call != "/loadgen.echo.v1.Echo/Unary" {
+			t.Errorf("--call: generator %d calls, server %d, call %q", r.Summary.Requests, g.Calls()-before, r.Config.Call)
+		}
+		data := filepath.Join(t.TempDir(), "req.json")
+		os.WriteFile(data, []byte(`{"body":"aGk="}`), 0o644)
+		before = g.Messages()
+		r = runJSON(t, "--client", "grpc-go", "-p", "grpc-stream", "--call", "loadgen.echo.v1.Echo/PingPong", "--data", "@"+data, "-n", "100", g.Addr())
+		if r.Summary.Requests != 100 || g.Messages()-before != 100 {
+			t.Errorf("--call ping-pong: generator %d messages, server %d", r.Summary.Requests, g.Messages()-before)
+		}
+		for _, bad := range []struct {
+			args []string
+			code int
+			msg  string
+		}{
+			{[]string{"-p", "grpc", "--call", "loadgen.echo.v1.Echo/Nope", g.Addr()}, 2, "has no method Nope"},
+			{[]string{"-p", "grpc", "--call", "loadgen.echo.v1.Echo/Unary", "--data", `{"bogus":1}`, g.Addr()}, 2, "bogus"},
+			{[]string{"-p", "grpc", "--data", "{}", g.Addr()}, 2, "--call"},
+			{[]string{"-p", "tcp-rr", "--call", "a.B/C", tc.Addr()}, 2, "--call"},
+			{[]string{"-p", "grpc", "--call", "a.B/C", closedPort(t)}, 1, "cannot connect"},
+		} {
+			if code, _, stderr := cli(t, append([]string{"run", "-n", "1"}, bad.args...)...); code != bad.code || !strings.Contains(stderr, bad.msg) {
+				t.Errorf("run %v: exit %d, %s; want %d and %q", bad.args, code, stderr, bad.code, bad.msg)
 			}
 		}
 	})

@@ -46,6 +46,9 @@ type runFlags struct {
 	cpus        int
 	quiet       bool
 	health      bool
+	call        string // -p grpc: any method, ghz's --call
+	data        string
+	protoset    string
 	check       checkFlags
 	tls         tlsFlags
 }
@@ -100,6 +103,9 @@ and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs), so
 	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol: "+strings.Join(protocolNames(), ", ")+" (default http1)")
 	fl.IntVar(&f.size, "size", 0, "payload bytes for grpc and tcp protocols")
 	fl.BoolVar(&f.health, "health", false, "-p grpc: call grpc.health.v1.Health/Check (any gRPC server) instead of loadgen's echo")
+	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream: call this method of any server, pkg.Service/Method (types by server reflection or --protoset)")
+	fl.StringVar(&f.data, "data", "", "with --call: the request message as JSON (@FILE reads it from a file); default {}")
+	fl.StringVar(&f.protoset, "protoset", "", "with --call: a FileDescriptorSet (protoc --descriptor_set_out) instead of server reflection")
 	fl.BoolVar(&f.newConn, "new-conn", false, "open a new connection for every request (TLS handshakes/s)")
 	fl.StringVar(&f.client, "client", "loadgen", "the client library: loadgen (lean, allocation-free), or the reference x-net (h2, h2c) or grpc-go (grpc, grpc-stream)")
 	fl.StringVar(&f.netns, "netns", "", "send from this network namespace (a name from ip netns list; needs root)")

@@ -8,6 +8,11 @@
 //     reply: one message in flight per stream, the ping-pong of the CNI
 //     studies.
 //
+// With Config.Call, either mode calls any method of any server instead, as
+// ghz --call does: a unary method, or a bidi-streaming one for ping-pong,
+// with a request ResolveCall encoded from JSON, using the method's types
+// from the server's reflection service or from a protoset file.
+//
 // One HTTP/2 connection carries Config.Streams Conns: c connections × m
 // streams are c*m Dials over c TCP connections.
 //
@@ -22,7 +27,8 @@
 // the calls of ghz or fortio.
 //
 // The target is loadgen/targets/grpcecho; any gRPC server answers health
-// checks. This package does not import the target: the method names and
+// checks, and a Call's replies are checked only for being well-formed
+// protobuf. This package does not import the target: the method names and
 // the two-field wire format are written out here.
 package grpc
 
@@ -33,6 +39,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"loadgen/loadgen/proto"
 )
@@ -67,6 +75,18 @@ type Config struct {
 	Metadata     []string      // "key: value" (-H); "host: …" sets :authority, "user-agent: …" the agent
 	DialTimeout  time.Duration // bounds a Dial (TCP, TLS, HTTP/2 settings); 0 means DefaultDialTimeout
 	Health       bool          // call grpc.health.v1.Health/Check instead of Echo.Unary (Unary only)
+
+	// Call is the method to call instead of the echo target's, in full,
+	// "package.Service/Method" (a leading "/" is optional): a unary method
+	// in Unary mode, a bidi-streaming one in Stream mode. Empty calls the
+	// echo target (or health, with Health). ResolveCall checks it against
+	// the server's types; Size, ResponseSize and Health do not apply.
+	Call string
+	// Message is Call's request message, protobuf-encoded, without gRPC's
+	// 5-byte prefix: every call sends it as it is (in Stream mode, every
+	// ping-pong message). Empty is the empty message. ResolveCall makes it
+	// from JSON.
+	Message []byte
 }
 
 // ParseMode accepts "grpc" / "unary" and "grpc-stream" / "stream" /
@@ -137,6 +157,9 @@ func (c Config) settings() (settings, error) {
 	if s.DialTimeout == 0 {
 		s.DialTimeout = DefaultDialTimeout
 	}
+	if err := s.setCall(); err != nil {
+		return s, err
+	}
 	if c.Health {
 		if s.Mode != Unary {
 			return s, errors.New("grpc: health checks are unary calls: use mode grpc with --health, not grpc-stream")
@@ -154,6 +177,30 @@ func (c Config) settings() (settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// setCall checks Call and Message, and makes Call a :path ("/" first).
+func (s *settings) setCall() error {
+	if s.Call == "" {
+		if len(s.Message) > 0 {
+			return errors.New("grpc: a request message without a method: give the method with --call")
+		}
+		return nil
+	}
+	service, method, ok := strings.Cut(strings.TrimPrefix(s.Call, "/"), "/")
+	if !ok || !protoreflect.FullName(service).IsValid() || !protoreflect.Name(method).IsValid() {
+		return fmt.Errorf("grpc: call %q: want a full method name, package.Service/Method (e.g. grpc.health.v1.Health/Check)", s.Call)
+	}
+	s.Call = "/" + service + "/" + method
+	switch {
+	case s.Health:
+		return errors.New("grpc: --health calls grpc.health.v1.Health/Check, --call another method: give one of them")
+	case s.Size != 0 || s.ResponseSize != 0:
+		return errors.New("grpc: --size applies to the echo target; with --call the message comes from --data")
+	case len(s.Message) > MaxSize:
+		return fmt.Errorf("grpc: request message of %d bytes out of range: up to %d (64 MiB)", len(s.Message), MaxSize)
+	}
+	return nil
 }
 
 // addMetadata parses one "key: value" and files it.

@@ -38,31 +38,13 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dialer{s: s, req: newRequest(s)}
-	method := unaryMethod
-	switch {
-	case s.Health:
-		method = healthMethod
-		d.check = replyCheck{kind: healthReply}
-	case s.Mode == Stream:
-		method = pingPongMethod
-	}
-	if !s.Health {
-		want := s.Size
-		switch {
-		case s.ResponseSize < 0:
-			want = 0
-		case s.ResponseSize > 0:
-			want = s.ResponseSize
-		}
-		d.check = replyCheck{kind: echoReply, want: want}
-	}
+	d := &Dialer{s: s, req: newRequest(s), check: s.replyCheck()}
 	if s.TLS.Enabled {
 		if d.tls, err = s.TLS.Config(s.host, "h2"); err != nil {
 			return nil, err
 		}
 	}
-	d.fields = requestFields(s, d.tls != nil, method)
+	d.fields = requestFields(s, d.tls != nil, s.method())
 	d.conns = connGroup[*transport]{
 		streams: s.Streams,
 		target:  s.Target,

@@ -64,7 +64,8 @@ var (
 	_ proto.Conn        = (*libConn)(nil)
 )
 
-// pingPongDesc describes Echo/PingPong to grpc-go: a bidirectional stream.
+// pingPongDesc describes Stream mode's method to grpc-go, Echo/PingPong or
+// a Call: a bidirectional stream. (Its StreamName is for servers only.)
 var pingPongDesc = ggrpc.StreamDesc{StreamName: "PingPong", ServerStreams: true, ClientStreams: true}
 
 // NewLibraryDialer validates cfg as NewDialer does and returns a Dialer
@@ -85,18 +86,12 @@ func NewLibraryDialer(cfg Config) (proto.Dialer, error) {
 	s := lean.s
 	d := &libraryDialer{
 		s:       s,
-		method:  unaryMethod,
+		method:  s.method(),
 		req:     rawRequest{msg: mem.SliceBuffer(lean.req[prefixLen:])},
 		written: int64(len(lean.req)),
 		check:   lean.check,
 		creds:   insecure.NewCredentials(),
 		ctx:     context.Background(),
-	}
-	switch {
-	case s.Health:
-		d.method = healthMethod
-	case s.Mode == Stream:
-		d.method = pingPongMethod
 	}
 	if lean.tls != nil {
 		d.creds = credentials.NewTLS(lean.tls)
@@ -382,7 +377,7 @@ type libConn struct {
 // ctx bounds the opening; the stream lives with the Conn.
 func (c *libConn) openStream(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, c.cancel)
-	st, err := c.ch.cc.NewStream(c.ctx, &pingPongDesc, pingPongMethod)
+	st, err := c.ch.cc.NewStream(c.ctx, &pingPongDesc, c.d.method)
 	if !stop() && err == nil {
 		err = ctx.Err()
 	}

@@ -17,13 +17,30 @@ const (
 // prefixLen is the gRPC message prefix: compression flag and length.
 const prefixLen = 5
 
+// method is the :path of every call s makes.
+func (s settings) method() string {
+	switch {
+	case s.Call != "":
+		return s.Call
+	case s.Health:
+		return healthMethod
+	case s.Mode == Stream:
+		return pingPongMethod
+	}
+	return unaryMethod
+}
+
 // newRequest encodes the request once, as it goes on the wire: the gRPC
 // prefix, then a loadgen.echo.v1.Payload with a body (field 1) of Size zero
 // bytes and response_size (field 2). A health check is an empty
-// HealthCheckRequest (service "": the server as a whole).
+// HealthCheckRequest (service "": the server as a whole); a Call's request
+// is its Message.
 func newRequest(s settings) []byte {
-	b := make([]byte, prefixLen, prefixLen+s.Size+16)
-	if !s.Health {
+	b := make([]byte, prefixLen, prefixLen+s.Size+len(s.Message)+16)
+	switch {
+	case s.Call != "":
+		b = append(b, s.Message...)
+	case !s.Health:
 		if s.Size > 0 {
 			b = protowire.AppendTag(b, 1, protowire.BytesType)
 			b = protowire.AppendVarint(b, uint64(s.Size))
@@ -38,12 +55,28 @@ func newRequest(s settings) []byte {
 	return b
 }
 
+// replyCheck is how s's replies are judged.
+func (s settings) replyCheck() replyCheck {
+	switch {
+	case s.Call != "":
+		return replyCheck{kind: anyReply}
+	case s.Health:
+		return replyCheck{kind: healthReply}
+	case s.ResponseSize < 0:
+		return replyCheck{kind: echoReply}
+	case s.ResponseSize > 0:
+		return replyCheck{kind: echoReply, want: s.ResponseSize}
+	}
+	return replyCheck{kind: echoReply, want: s.Size}
+}
+
 // replyKind says how to check a reply.
 type replyKind uint8
 
 const (
 	echoReply   replyKind = iota // loadgen.echo.v1.Payload with a body of want bytes
 	healthReply                  // grpc.health.v1.HealthCheckResponse, status SERVING
+	anyReply                     // a Call's reply, of a type not known here: well-formed protobuf
 )
 
 // headLen is how much of a reply message is kept for checking: enough for
@@ -66,9 +99,14 @@ const (
 	replyNotServing         // a health status other than SERVING
 )
 
+// check walks the message's fields as far as its head goes, and skips the
+// rest by the lengths of its fields: they must end where the message does.
+// Groups (proto2's delimited fields, still valid wire format) must close,
+// in order.
 func (r replyCheck) check(head []byte, total int) verdict {
 	c := cursor{head: head, total: total}
 	body, status := 0, uint64(0)
+	var g groups
 	for c.off < total {
 		num, typ, ok := c.tag()
 		if !ok {
@@ -99,14 +137,23 @@ func (r replyCheck) check(head []byte, total int) verdict {
 			c.off += 4
 		case protowire.Fixed64Type:
 			c.off += 8
+		case protowire.StartGroupType:
+			g.start(num)
+		case protowire.EndGroupType:
+			if !g.end(num) {
+				return replyBad
+			}
 		default:
 			return replyBad
 		}
 	}
-	if c.off != total {
+	if c.off != total || g.depth != 0 {
 		return replyBad
 	}
-	if r.kind == healthReply {
+	switch r.kind {
+	case anyReply:
+		return replyOK
+	case healthReply:
 		if status != 1 { // SERVING
 			return replyNotServing
 		}
@@ -116,6 +163,31 @@ func (r replyCheck) check(head []byte, total int) verdict {
 		return replyBad
 	}
 	return replyOK
+}
+
+// groups are the groups open where a check is: how many, and the numbers
+// of the outermost ones, which their end tags must repeat. The numbers are
+// in a fixed array, as a check allocates nothing: groups nested deeper
+// than it holds are only counted.
+type groups struct {
+	depth int
+	open  [8]protowire.Number
+}
+
+func (g *groups) start(num protowire.Number) {
+	if g.depth < len(g.open) {
+		g.open[g.depth] = num
+	}
+	g.depth++
+}
+
+// end closes the innermost group: false if none is open or num is not its.
+func (g *groups) end(num protowire.Number) bool {
+	if g.depth == 0 {
+		return false
+	}
+	g.depth--
+	return g.depth >= len(g.open) || g.open[g.depth] == num
 }
 
 // cursor reads protobuf wire data from the kept head of a message of total
@@ -128,13 +200,19 @@ type cursor struct {
 }
 
 // unknownOr is the verdict when parsing stopped: if it stopped only because
-// the rest was not kept, the fields seen so far decide.
+// the rest was not kept, the fields seen so far decide. For a Call's reply
+// they did parse, and their lengths fit the message's.
 func (c *cursor) unknownOr(v verdict, body int, r replyCheck) verdict {
 	if !c.blind {
 		return v
 	}
-	if r.kind == echoReply && body == r.want {
+	switch r.kind {
+	case anyReply:
 		return replyOK
+	case echoReply:
+		if body == r.want {
+			return replyOK
+		}
 	}
 	return replyBad
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/protobuf/encoding/protowire"
 	gproto "google.golang.org/protobuf/proto"
 
 	"loadgen/targets/grpcecho/echopb"
@@ -28,6 +29,12 @@ func TestRequestEncoding(t *testing.T) {
 	}
 	if b := newRequest(settings{Config: Config{Health: true}}); len(b) != prefixLen {
 		t.Errorf("health request is %d bytes, want %d (service \"\")", len(b), prefixLen)
+	}
+	for _, msg := range [][]byte{nil, {0x08, 0x01}, make([]byte, 300)} {
+		b := newRequest(settings{Config: Config{Call: "/pkg.S/M", Message: msg}})
+		if string(b) != string(frame(msg)) {
+			t.Errorf("call message of %d bytes: request % x", len(msg), b)
+		}
 	}
 }
 
@@ -119,13 +126,69 @@ func TestCheckHealth(t *testing.T) {
 	}
 }
 
+func TestCheckAny(t *testing.T) {
+	tag, varint := protowire.AppendTag, protowire.AppendVarint
+	field := func(b []byte, num protowire.Number, n int) []byte { // bytes field of n zero bytes
+		return protowire.AppendBytes(tag(b, num, protowire.BytesType), make([]byte, n))
+	}
+	// nested opens depth groups, numbered 1 up, and closes them, the
+	// outermost with number last.
+	nested := func(depth int, last protowire.Number) []byte {
+		var b []byte
+		for i := range depth {
+			b = tag(b, protowire.Number(i+1), protowire.StartGroupType)
+		}
+		b = varint(tag(b, 100, protowire.VarintType), 1)
+		for i := depth; i > 0; i-- {
+			num := protowire.Number(i)
+			if i == 1 {
+				num = last
+			}
+			b = tag(b, num, protowire.EndGroupType)
+		}
+		return b
+	}
+	garbage := make([]byte, 60)
+	for i := range garbage {
+		garbage[i] = 0xff
+	}
+	for _, tc := range []struct {
+		name string
+		msg  []byte
+		v    verdict
+	}{
+		{"empty", nil, replyOK},
+		{"varint, fixed32, fixed64", protowire.AppendFixed64(tag(protowire.AppendFixed32(tag(varint(tag(nil, 1, protowire.VarintType), 300), 2, protowire.Fixed32Type), 7), 3, protowire.Fixed64Type), 8), replyOK},
+		{"bytes past the head", varint(tag(field(nil, 4, 1000), 5, protowire.VarintType), 9), replyOK},
+		{"groups", nested(3, 1), replyOK},
+		{"groups deeper than tracked", nested(12, 1), replyOK},
+		{"group closed by another number", nested(3, 7), replyBad},
+		{"group never closed", nested(3, 1)[:len(nested(3, 1))-1], replyBad},
+		{"group end without a start", tag(nil, 1, protowire.EndGroupType), replyBad},
+		{"field longer than the message", field(nil, 1, 10)[:8], replyBad},
+		{"fixed64 past the end", protowire.AppendFixed32(tag(nil, 1, protowire.Fixed64Type), 1), replyBad},
+		{"field number 0", []byte{0x00, 0x01}, replyBad},
+		{"wire type 6", []byte{0x0e}, replyBad},
+		{"garbage", garbage[:3], replyBad},
+		// Past the head, nothing is seen but lengths: accepted.
+		{"garbage past the head", append(varint(tag(field(nil, 1, 28), 2, protowire.VarintType), 1), garbage...), replyOK},
+	} {
+		for _, chunk := range []int{1, 7, 1 << 20} {
+			got := readAll(frame(tc.msg, tc.msg), chunk, replyCheck{kind: anyReply})
+			if len(got) != 2 || got[0] != tc.v || got[1] != tc.v {
+				t.Errorf("%s, chunks of %d: verdicts %v, want two %v", tc.name, chunk, got, tc.v)
+			}
+		}
+	}
+}
+
 func FuzzReadReply(f *testing.F) {
 	f.Add(frame([]byte{0x0a, 0x02, 'h', 'i'}), 3, 2)
 	f.Add(frame([]byte{0x08, 0x01}), 1, 0)
 	f.Add(frame([]byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}), 2, 1)
 	f.Fuzz(func(t *testing.T, b []byte, chunk, want int) {
 		chunk = max(chunk, 1)
-		for _, kind := range []replyKind{echoReply, healthReply} {
+		for _, kind := range []replyKind{echoReply, healthReply, anyReply} {
 			readAll(b, chunk, replyCheck{kind: kind, want: want}) // must not panic
 		}
 	})

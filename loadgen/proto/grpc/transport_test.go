@@ -356,6 +356,8 @@ func TestDoAllocs(t *testing.T) {
 		{"unary, 2 streams", Config{Size: 100, Streams: 2}, echo100, false},
 		{"unary, server pings", Config{Size: 100}, echo100, true},
 		{"ping-pong, server pings", Config{Mode: Stream, Size: 100}, echo100, true},
+		{"call", Config{Call: unaryMethod, Message: echo100}, echo100, false},
+		{"ping-pong call", Config{Mode: Stream, Call: pingPongMethod, Message: echo100}, echo100, false},
 	} {
 		tc.cfg.Target = startFakePing(t, tc.reply, tc.ping)
 		c := dial(t, newDialer(t, tc.cfg))
