@@ -70,6 +70,8 @@ at the end and is in loadgen report DIR.`,
 	fl.StringVar(&f.size, "size", "1KiB", "request and response size of tcp-rr and tcp-crr")
 	fl.StringVar(&f.streamSize, "stream-size", "64KiB", "write size of tcp-stream")
 	f.register(fl, "lab", "c1t1", 3*time.Second, 500*time.Millisecond) // netperf runs one connection
+	fl.Lookup("baseline").Usage = "an earlier lab's results directory: each protocol compares with its sweep there (exit status 1 on a regression)"
+	fl.Lookup("junit").Usage = "write the assertions (and baseline comparison) as JUnit XML, a file per protocol: FILE-tcp-rr.xml …"
 	return cmd
 }
 
