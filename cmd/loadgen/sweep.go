@@ -35,6 +35,9 @@ type sweepFlags struct {
 	payloads string
 	protocol string
 	endpoint string
+	call     string
+	data     string
+	protoset string
 	duration time.Duration
 	warmup   time.Duration
 	timeout  time.Duration
@@ -85,7 +88,8 @@ A sweep file (YAML; every key may also be given as a flag):
   duration: 30s
   warmup: 5s
   repeats: 3
-  rate: 0                         # closed loop; or requests/s, or a list`,
+  rate: 0                         # closed loop; or requests/s, or a list
+  call: pkg.Service/Method        # protocol grpc: any method (data: JSON, protoset: FILE)`,
 		Example: `  loadgen sweep
   loadgen sweep -f sweep.yaml -o results/istio
   loadgen sweep -f sweep.yaml -o results/istio --resume
@@ -106,6 +110,9 @@ A sweep file (YAML; every key may also be given as a flag):
 	fl.StringVar(&f.payloads, "payloads", "100,1KiB", "payload sizes, comma-separated")
 	fl.StringVarP(&f.protocol, "protocol", "p", "http1", "protocol of every step")
 	fl.StringVar(&f.endpoint, "endpoint", sweep.DefaultEndpoint, "HTTP path; {size} becomes the payload size")
+	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream: call this method of the target, pkg.Service/Method (see loadgen run --call)")
+	fl.StringVar(&f.data, "data", "", "with --call: the request message as JSON, or @FILE")
+	fl.StringVar(&f.protoset, "protoset", "", "with --call: a FileDescriptorSet instead of server reflection")
 	fl.DurationVarP(&f.duration, "duration", "d", 30*time.Second, "measured duration of each step")
 	fl.DurationVar(&f.warmup, "warmup", 0, "warm-up before each step's measured window")
 	fl.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "per-request timeout")
@@ -120,7 +127,7 @@ A sweep file (YAML; every key may also be given as a flag):
 
 // specFromFlags builds the sweep from flags when no file is given.
 func (f *sweepFlags) spec(cmd *cobra.Command) (*sweep.Spec, error) {
-	specFlags := []string{"path", "watch", "target-watch", "ladder", "payloads", "protocol", "endpoint", "duration", "warmup", "timeout", "repeats", "rate"}
+	specFlags := []string{"path", "watch", "target-watch", "ladder", "payloads", "protocol", "endpoint", "duration", "warmup", "timeout", "repeats", "rate", "call", "data", "protoset"}
 	if f.file != "" {
 		for _, n := range specFlags {
 			if cmd.Flags().Changed(n) {
@@ -173,9 +180,20 @@ func (f *sweepFlags) spec(cmd *cobra.Command) (*sweep.Spec, error) {
 		}
 		fmt.Fprintf(&b, "target: %s\n", w)
 	}
-	fmt.Fprintf(&b, "ladder: %s\npayloads: [%s]\nprotocol: %s\nendpoint: %s\nduration: %s\nwarmup: %s\ntimeout: %s\nrepeats: %d\nrate: [%s]\n",
-		strconv.Quote(f.ladder), f.payloads, strconv.Quote(f.protocol), strconv.Quote(f.endpoint),
-		f.duration, f.warmup, f.timeout, f.repeats, f.rates)
+	fmt.Fprintf(&b, "ladder: %s\nprotocol: %s\nduration: %s\nwarmup: %s\ntimeout: %s\nrepeats: %d\nrate: [%s]\n",
+		strconv.Quote(f.ladder), strconv.Quote(f.protocol), f.duration, f.warmup, f.timeout, f.repeats, f.rates)
+	// Defaults that fit only some protocols are left to the spec's own.
+	if cmd.Flags().Changed("endpoint") {
+		fmt.Fprintf(&b, "endpoint: %s\n", strconv.Quote(f.endpoint))
+	}
+	if f.call == "" || cmd.Flags().Changed("payloads") {
+		fmt.Fprintf(&b, "payloads: [%s]\n", f.payloads)
+	}
+	for _, kv := range [][2]string{{"call", f.call}, {"data", f.data}, {"protoset", f.protoset}} {
+		if kv[1] != "" {
+			fmt.Fprintf(&b, "%s: %s\n", kv[0], strconv.Quote(kv[1]))
+		}
+	}
 	s, err := sweep.Parse(strings.NewReader(b.String()))
 	if err != nil {
 		return nil, err
@@ -349,6 +367,7 @@ func buildStep(spec *sweep.Spec, p sweep.Path, st sweep.Step) (loadgen.Config, p
 	rf := &runFlags{protocol: spec.Protocol, size: size, connections: st.Rung.Connections, threads: st.Rung.Threads}
 	rf.tls.caFile, rf.tls.insecure = p.CACert, p.Insecure
 	rf.netns = p.NetNS
+	rf.call, rf.data, rf.protoset = spec.Call, spec.Data, spec.Protoset
 	var cfg loadgen.Config
 	cfg.NewConn = p.NewConn
 	cfg.Target = target

@@ -15,6 +15,7 @@ import (
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
 	"loadgen/results/store"
+	"loadgen/targets/grpcecho"
 )
 
 // TestMain lets a test run this binary as the loadgen command, so a test
@@ -215,5 +216,38 @@ func TestSweepUnsavedStepIsPrinted(t *testing.T) {
 	}
 	if st, err := store.ReadStep(filepath.Join(dir, sweep.StepsDir, "baseline_c1t1_100B_closed_r1.json")); err != nil || st.Run == nil {
 		t.Errorf("the step before it is not saved: %v", err)
+	}
+}
+
+// Sweeps of gRPC from flags: no HTTP endpoint is glued to the target, and
+// --call sweeps any method.
+func TestSweepGRPCFlags(t *testing.T) {
+	g, err := grpcecho.New(grpcecho.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	for _, args := range [][]string{
+		{"--payloads", "100"},
+		{"--call", "grpc.health.v1.Health/Check", "--data", "{}"},
+	} {
+		dir := filepath.Join(t.TempDir(), "s")
+		all := append([]string{"sweep", "--path", "a=" + g.Addr(), "-p", "grpc", "--ladder", "c1t1", "-d", "200ms", "-o", dir, "-q"}, args...)
+		if code, out, stderr := cli(t, all...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, stderr)
+		}
+		_, steps, err := store.ReadSweep(dir)
+		if err != nil || len(steps) != 1 || steps[0].Run == nil || steps[0].Run.Summary.Requests == 0 || steps[0].Run.Summary.Errors.Total() != 0 {
+			t.Fatalf("%v: %v %+v", args, err, steps)
+		}
+		if call := steps[0].Run.Config.Call; (args[0] == "--call") != (call == "/grpc.health.v1.Health/Check") {
+			t.Errorf("%v: call %q", args, call)
+		}
+	}
+	if code, _, stderr := cli(t, "sweep", "--path", "a="+g.Addr(), "-p", "grpc", "--endpoint", "/x"); code != exitUsage || !strings.Contains(stderr, "endpoint") {
+		t.Errorf("an HTTP endpoint on a grpc sweep: exit %d, %s", code, stderr)
 	}
 }

@@ -31,6 +31,12 @@ type Spec struct {
 	Timeout  Duration `yaml:"timeout" json:"timeout"`
 	Repeats  int      `yaml:"repeats" json:"repeats"`
 	Rates    Rates    `yaml:"rate" json:"rate"` // 0 or empty: closed loop
+	// Call, Data and Protoset are `loadgen run`'s --call, --data and
+	// --protoset: with protocol grpc or grpc-stream, any method of the
+	// target instead of loadgen's echo (payloads then do not apply).
+	Call     string `yaml:"call,omitempty" json:"call,omitempty"`
+	Data     string `yaml:"data,omitempty" json:"data,omitempty"`
+	Protoset string `yaml:"protoset,omitempty" json:"protoset,omitempty"`
 }
 
 // Path is one way to reach the target.
@@ -133,7 +139,7 @@ func cleanYAMLError(err error) error {
 		lines[i] = strings.TrimSpace(lines[i])
 	}
 	msg = strings.Join(lines, "; ")
-	msg = strings.Replace(msg, "not found in type sweep.Spec", "is not a sweep key (paths, target, ladder, payloads, protocol, endpoint, duration, warmup, timeout, repeats, rate)", 1)
+	msg = strings.Replace(msg, "not found in type sweep.Spec", "is not a sweep key (paths, target, ladder, payloads, protocol, endpoint, duration, warmup, timeout, repeats, rate, call, data, protoset)", 1)
 	msg = strings.Replace(msg, "not found in type sweep.Path", "is not a path key (name, url, baseline, watch, new_conn, cacert, insecure, workers, netns)", 1)
 	msg = strings.Replace(msg, "not found in type sweep.Watch", "is not a watch key (process, pid, cgroup, name)", 1)
 	return errors.New(msg)
@@ -154,6 +160,9 @@ func (s *Spec) setDefaults() {
 	}
 	if len(s.Rates) == 0 {
 		s.Rates = Rates{0}
+	}
+	if s.Call != "" && len(s.Payloads) == 0 {
+		s.Payloads = Payloads{0} // the message is the call's data
 	}
 	if len(s.Paths) > 0 && s.BaselineIndex() < 0 {
 		for i := range s.Paths {
@@ -225,6 +234,9 @@ func (s *Spec) Validate() error {
 	if len(s.Payloads) == 0 {
 		return errors.New("payloads is missing: e.g. payloads: [100, 1KiB]")
 	}
+	if s.Endpoint != "" && !isHTTP(s.Protocol) {
+		return fmt.Errorf("endpoint %q is an HTTP path: protocol %s takes none (payloads set its message size)", s.Endpoint, s.Protocol)
+	}
 	if s.Endpoint != "" && !strings.HasPrefix(s.Endpoint, "/") {
 		return fmt.Errorf("endpoint %q must start with /", s.Endpoint)
 	}
@@ -237,6 +249,12 @@ func (s *Spec) Validate() error {
 		return errors.New("timeout cannot be negative")
 	case s.Repeats < 1:
 		return fmt.Errorf("repeats must be at least 1, got %d", s.Repeats)
+	case s.Call != "" && s.Protocol != "grpc" && s.Protocol != "grpc-stream":
+		return fmt.Errorf("call %q is a gRPC method: use protocol grpc or grpc-stream", s.Call)
+	case s.Call == "" && (s.Data != "" || s.Protoset != ""):
+		return errors.New("data and protoset describe a call: give the method with call: pkg.Service/Method")
+	case s.Call != "" && !(len(s.Payloads) == 1 && s.Payloads[0] == 0):
+		return errors.New("with call, the message comes from data: leave payloads out")
 	}
 	return nil
 }

@@ -114,6 +114,9 @@ func TestParseSpecErrors(t *testing.T) {
 		"bad watch name": {func(s string) string {
 			return strings.Replace(s, "{process: nginx}", "{process: nginx, name: \"a b\"}", 1)
 		}, []string{"nginx", "a b"}},
+		"endpoint on grpc":  {func(s string) string { return s + "protocol: grpc\nendpoint: /x\n" }, []string{"endpoint", "grpc"}},
+		"call on http":      {func(s string) string { return s + "call: a.B/C\n" }, []string{"call", "grpc"}},
+		"data without call": {func(s string) string { return s + "data: \"{}\"\n" }, []string{"call"}},
 		"negative workers": {func(s string) string {
 			return strings.Replace(s, "{process: nginx}", "{process: nginx}\n    workers: -1", 1)
 		}, []string{"nginx", "workers -1"}},
