@@ -481,7 +481,11 @@ func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string
 		if m.Rate == 0 {
 			rate = "none"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", sweep.FormatSize(m.Payload), m.Rung, m.Path, rate, m.P99, len(m.Probes), why)
+		p99 := m.P99
+		if d, err := time.ParseDuration(p99); err == nil {
+			p99 = report.Latency(results.Duration(d)) // as the other tables print it
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", sweep.FormatSize(m.Payload), m.Rung, m.Path, rate, p99, len(m.Probes), why)
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "\nresults: %s (every probe is a step; summary in findmax.json)\n", r.Dir)
