@@ -2,16 +2,19 @@ package loadgen_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"loadgen/loadgen"
+	"loadgen/loadgen/proto"
 	"loadgen/loadgen/proto/http1"
 	"loadgen/results"
 )
@@ -333,5 +336,44 @@ func TestValidate(t *testing.T) {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// stuckDialer connects once (the preflight), then every Dial hangs past
+// the run, ignoring its context: workers that never get a connection.
+type stuckDialer struct{ n atomic.Int32 }
+
+type instantConn struct{}
+
+func (instantConn) Do(context.Context, time.Time) proto.Outcome {
+	time.Sleep(time.Millisecond)
+	return proto.Outcome{Status: 200}
+}
+func (instantConn) Close() error { return nil }
+
+func (d *stuckDialer) Dial(context.Context) (proto.Conn, error) {
+	if d.n.Add(1) == 1 {
+		return instantConn{}, nil
+	}
+	time.Sleep(1500 * time.Millisecond)
+	return nil, errors.New("too late")
+}
+
+// A closed-loop run whose workers could not all connect in time says how
+// many never did, instead of reporting fewer connections silently.
+func TestWorkersThatNeverConnectedAreReported(t *testing.T) {
+	var cfg loadgen.Config
+	cfg.Target = "stuck"
+	cfg.Connections, cfg.Threads = 3, 1
+	cfg.Duration, cfg.Timeout = results.Duration(200*time.Millisecond), results.Duration(100*time.Millisecond)
+	r, err := loadgen.Run(context.Background(), cfg, &stuckDialer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary.Requests == 0 || r.Summary.Connections.Established != 1 {
+		t.Errorf("%d requests on %d connections, want some on 1", r.Summary.Requests, r.Summary.Connections.Established)
+	}
+	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "2 of 3 workers never had a connection") }) {
+		t.Errorf("notes %q lack the 2 workers that never connected", r.Notes)
 	}
 }

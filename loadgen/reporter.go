@@ -189,6 +189,7 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 	s.Status = map[int]int64{}
 	var sent, late int64
 	var maxLag time.Duration
+	var never int // workers that never had a connection
 	for _, w := range e.workers {
 		rec := w.rec
 		lat.Merge(rec.latency)
@@ -210,6 +211,9 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		s.BytesRead += rec.bytesRead
 		s.BytesWritten += rec.bytesWrite
 		s.Connections.Established += rec.established
+		if rec.established == 0 && rec.failed == 0 {
+			never++
+		}
 		s.Connections.Measured += rec.measured
 		s.Connections.Failed += rec.failed
 		s.InFlight += rec.inFlight
@@ -280,6 +284,14 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 	}
 	if lat.Overflow() > 0 {
 		run.Notes = append(run.Notes, fmt.Sprintf("%d latencies above 60 s were recorded as 60 s", lat.Overflow()))
+	}
+	// Closed loop for a duration: every worker connects at its first
+	// request, so one without a connection never got to start. (Paced or
+	// counted runs leave workers idle by design.)
+	if n := never; n > 0 && e.pacer == nil && e.cfg.Requests == 0 && !interrupted {
+		run.Notes = append(run.Notes, fmt.Sprintf(
+			"%d of %d workers never had a connection: the run ended before they were opened (too many for the generator or the target to open in time, or a file descriptor limit: ulimit -n); a --warmup opens them before the measured window",
+			n, len(e.workers)))
 	}
 	return run
 }
