@@ -111,6 +111,9 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	if err != nil {
 		return fmt.Errorf("--stream-size: %w", err)
 	}
+	if size < 1 || streamSize < 1 {
+		return errors.New("--size and --stream-size must be at least 1 byte")
+	}
 	for _, proto := range protocols {
 		c, err := f.check.forSweep(proto)
 		if err != nil {
