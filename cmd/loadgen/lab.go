@@ -124,6 +124,12 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 			return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", dir)
 		}
 	}
+	wanted := splitList(f.paths)
+	for _, name := range wanted {
+		if !slices.Contains(lab.PathNames(), name) {
+			return fmt.Errorf("--paths: no path %q: the lab has %s", name, strings.Join(lab.PathNames(), ", "))
+		}
+	}
 	if err := lab.Available(); err != nil {
 		return failf("lab: %v", err)
 	}
@@ -135,15 +141,8 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	paths := l.Paths()
 	if f.paths != "" {
 		var chosen []lab.Path
-		for _, name := range splitList(f.paths) {
+		for _, name := range wanted {
 			i := slices.IndexFunc(paths, func(p lab.Path) bool { return p.Name == name })
-			if i < 0 {
-				names := make([]string, len(paths))
-				for j, p := range paths {
-					names[j] = p.Name
-				}
-				return fmt.Errorf("--paths: no path %q: the lab has %s", name, strings.Join(names, ", "))
-			}
 			chosen = append(chosen, paths[i])
 		}
 		paths = chosen

@@ -78,7 +78,7 @@ func TestLab(t *testing.T) {
 
 func TestLabBadInput(t *testing.T) {
 	for _, args := range [][]string{
-		{"--protocols", "udp-rr"}, {"--protocols", ","}, {"--ladder", "c1t2"}, {"--size", "-1"}, {"--size", "0"}, {"-d", "0s"}, {"--resume"},
+		{"--protocols", "udp-rr"}, {"--protocols", ","}, {"--ladder", "c1t2"}, {"--size", "-1"}, {"--size", "0"}, {"-d", "0s"}, {"--resume"}, {"--paths", "loopback,pod-pod-wireguard"},
 	} {
 		code, _, stderr := cli(t, append([]string{"lab"}, args...)...)
 		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {

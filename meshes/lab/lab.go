@@ -295,6 +295,16 @@ func (l *Lab) pod(b *builder, short, node, bridge, addr, gw, mtu string) {
 	b.ip(node, "link", "set", host, "mtu", mtu, "master", bridge, "up")
 }
 
+// PathNames are the names of the lab's paths, in order, without building
+// it: for checking a command line first.
+func PathNames() []string {
+	var names []string
+	for _, p := range (&Lab{}).makePaths() {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
 func (l *Lab) makePaths() []Path {
 	return []Path{
 		{
