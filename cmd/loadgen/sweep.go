@@ -44,6 +44,7 @@ type sweepFlags struct {
 	repeats  int
 	rates    string
 	quiet    bool
+	dryRun   bool
 	check    checkFlags
 	findMax  bool
 	slo      string
@@ -119,6 +120,7 @@ A sweep file (YAML; every key may also be given as a flag):
 	fl.IntVar(&f.repeats, "repeats", 1, "repeats of every step")
 	fl.StringVarP(&f.rates, "rate", "R", "0", "open-loop rates, comma-separated (0 = closed loop)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "check the sweep and print its plan, step by step, without sending any load")
 	f.check.registerSweep(fl)
 	fl.BoolVar(&f.findMax, "find-max", false, "search each path's highest open-loop rate that holds --slo (instead of the ladder of rates)")
 	fl.StringVar(&f.slo, "slo", "", "with --find-max: the objective, e.g. 'p99<10ms,errors<0.1%'")
@@ -231,6 +233,9 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.dryRun && f.findMax {
+		return errors.New("--dry-run prints a plan of steps; --find-max's probes depend on what it measures: drop one")
+	}
 	var spec *sweep.Spec
 	var demo *demoPaths
 	if f.file == "" && len(f.paths) == 0 {
@@ -259,7 +264,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	}
 	job := sweepJob{
 		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check,
-		findMax: f.findMax, slo: slo, sloText: f.slo,
+		findMax: f.findMax, slo: slo, sloText: f.slo, dryRun: f.dryRun,
 		again: "loadgen sweep " + fileArg(f),
 	}
 	if demo != nil {
@@ -282,19 +287,24 @@ type sweepJob struct {
 	note    string                                 // printed under the table
 	again   string                                 // the command that continues it, less -o DIR --resume
 	extra   func(io.Writer, []*results.Step) error // more tables after the sweep's
+	dryRun  bool                                   // print the plan, send nothing
 }
 
 func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	spec := j.spec
 	plan := spec.Plan()
 	per := spec.Warmup.D() + spec.Duration.D()
+	where := "results in " + j.out
+	if j.dryRun {
+		where = "dry run: nothing is sent or written"
+	}
 	if j.findMax {
-		fmt.Fprintf(stderr, "sweep --find-max: searching %d path × step × payload combinations, %s per probe; results in %s\n",
-			len(spec.Paths)*len(spec.Ladder)*len(spec.Payloads), per, j.out)
+		fmt.Fprintf(stderr, "sweep --find-max: searching %d path × step × payload combinations, %s per probe; %s\n",
+			len(spec.Paths)*len(spec.Ladder)*len(spec.Payloads), per, where)
 	} else {
-		fmt.Fprintf(stderr, "sweep: %d steps (%d paths × %d ladder steps × %d payloads × %d rates × %d repeats), about %s; results in %s\n",
+		fmt.Fprintf(stderr, "sweep: %d steps (%d paths × %d ladder steps × %d payloads × %d rates × %d repeats), about %s; %s\n",
 			len(plan), len(spec.Paths), len(spec.Ladder), len(spec.Payloads), len(spec.Rates), spec.Repeats,
-			(time.Duration(len(plan)) * per).Round(time.Second), j.out)
+			(time.Duration(len(plan)) * per).Round(time.Second), where)
 	}
 
 	prog := newSweepProgress(stderr, len(plan), j.quiet)
@@ -308,6 +318,15 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	if err := r.Check(); err != nil {
 		return err // before any load: the command line must change
+	}
+	if j.dryRun {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "#\tstep\turl\t\n")
+		for _, st := range plan {
+			p, _ := spec.PathByName(st.Path)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t\n", st.Index+1, st.ID(), p.URL)
+		}
+		return tw.Flush()
 	}
 	if j.findMax {
 		return runFindMax(ctx, r, j.slo, j.sloText, stdout, prog)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -249,5 +250,27 @@ func TestSweepGRPCFlags(t *testing.T) {
 	}
 	if code, _, stderr := cli(t, "sweep", "--path", "a="+g.Addr(), "-p", "grpc", "--endpoint", "/x"); code != exitUsage || !strings.Contains(stderr, "endpoint") {
 		t.Errorf("an HTTP endpoint on a grpc sweep: exit %d, %s", code, stderr)
+	}
+}
+
+// --dry-run checks the sweep and prints its plan without sending load or
+// writing results.
+func TestSweepDryRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	code, out, stderr := cli(t, "sweep", "--path", "a=http://"+closedPort(t), "--path", "b=http://"+closedPort(t),
+		"--ladder", "c1t1..c4t4", "--payloads", "100", "-o", dir, "--dry-run")
+	if code != 0 || !strings.Contains(stderr, "dry run") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	for i, id := range []string{"a_c1t1_100B_closed_r1", "b_c1t1_100B_closed_r1", "a_c2t2_100B_closed_r1", "b_c4t4_100B_closed_r1"} {
+		if !strings.Contains(out, id) {
+			t.Errorf("plan line %d: no %s in\n%s", i, id, out)
+		}
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a dry run wrote %s: %v", dir, err)
+	}
+	if code, _, stderr := cli(t, "sweep", "--path", "a=http://"+closedPort(t), "--dry-run", "--find-max", "--slo", "p99<1s"); code != exitUsage {
+		t.Errorf("--dry-run --find-max: exit %d, %s", code, stderr)
 	}
 }
