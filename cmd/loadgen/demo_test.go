@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,12 +15,7 @@ func TestDemoSweep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo takes about a minute; not with -short")
 	}
-	if _, err := exec.LookPath("nginx"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("nginx not installed: .ci/run must apt-get install nginx")
-		}
-		t.Skip("nginx not installed (apt-get install nginx): the demo would sweep the baseline only")
-	}
+	needNginx(t)
 	t.Setenv("LOADGEN_TEST_AS_CLI", "1") // the demo runs this binary as `loadgen serve httpbin`
 	dir := filepath.Join(t.TempDir(), "demo")
 	// The nginx path's watch is called nginx: cpu.nginx assertions hold on it.

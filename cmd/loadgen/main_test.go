@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"loadgen/results/store"
+	"loadgen/targets/grpcecho"
 	"loadgen/targets/httpbin"
 )
 
@@ -41,6 +42,19 @@ func startHTTPBinServer(t *testing.T) *httpbin.Server {
 	}
 	t.Cleanup(func() { srv.Close() })
 	return srv
+}
+
+func startGRPCEcho(t *testing.T) *grpcecho.Server {
+	t.Helper()
+	g, err := grpcecho.New(grpcecho.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
 }
 
 func closedPort(t *testing.T) string {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"loadgen/meshes/nginxingress"
-	"loadgen/targets/grpcecho"
 )
 
 func needNginx(t *testing.T) {
@@ -26,14 +25,7 @@ func needNginx(t *testing.T) {
 // h2c). Counts must match what the targets behind nginx served.
 func TestClientsThroughNginx(t *testing.T) {
 	needNginx(t)
-	g, err := grpcecho.New(grpcecho.Config{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGRPCEcho(t)
 	gp, err := nginxingress.Start(context.Background(), nginxingress.Config{Listen: "127.0.0.1:0", Upstream: g.Addr(), GRPC: true, Workers: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 
 	"loadgen/results"
 	"loadgen/results/store"
-	"loadgen/targets/grpcecho"
 	"loadgen/targets/tcpecho"
 )
 
@@ -35,14 +34,7 @@ func runJSON(t *testing.T, args ...string) *results.Run {
 }
 
 func TestProtocolCountsMatchTargets(t *testing.T) {
-	g, err := grpcecho.New(grpcecho.Config{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGRPCEcho(t)
 	tc, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)

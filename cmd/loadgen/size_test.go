@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,12 +17,7 @@ func TestSize(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts four nginx instances; not with -short")
 	}
-	if _, err := exec.LookPath("nginx"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("nginx not installed: .ci/run must apt-get install nginx")
-		}
-		t.Skip("nginx not installed (apt-get install nginx)")
-	}
+	needNginx(t)
 	t.Setenv("LOADGEN_TEST_AS_CLI", "1") // size runs this binary as `loadgen serve httpbin`
 	dir := filepath.Join(t.TempDir(), "size")
 	code, out, stderr := cli(t, "size", "--workers", "1,2", "--ladder", "c8t2", "-d", "1s", "--warmup", "300ms", "-o", dir, "-q")

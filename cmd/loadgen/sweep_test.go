@@ -16,7 +16,6 @@ import (
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
 	"loadgen/results/store"
-	"loadgen/targets/grpcecho"
 )
 
 // TestMain lets a test run this binary as the loadgen command, so a test
@@ -223,14 +222,7 @@ func TestSweepUnsavedStepIsPrinted(t *testing.T) {
 // Sweeps of gRPC from flags: no HTTP endpoint is glued to the target, and
 // --call sweeps any method.
 func TestSweepGRPCFlags(t *testing.T) {
-	g, err := grpcecho.New(grpcecho.Config{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { g.Close() })
+	g := startGRPCEcho(t)
 	for _, args := range [][]string{
 		{"--payloads", "100"},
 		{"--call", "grpc.health.v1.Health/Check", "--data", "{}"},
