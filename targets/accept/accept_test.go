@@ -63,3 +63,19 @@ func TestState(t *testing.T) {
 		t.Error("a bad address was accepted")
 	}
 }
+
+func TestStateClose(t *testing.T) {
+	var s State
+	if _, err := s.Listen("x", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	if already, err := s.Close(); already || err != nil {
+		t.Errorf("first Close: already %v, %v", already, err)
+	}
+	if _, err := net.Dial("tcp", s.Ln.Addr().String()); err == nil {
+		t.Error("the listener still accepts after Close")
+	}
+	if already, err := s.Close(); !already || err != nil {
+		t.Errorf("second Close: already %v, %v", already, err)
+	}
+}

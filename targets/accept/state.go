@@ -1,6 +1,7 @@
 package accept
 
 import (
+	"errors"
 	"fmt"
 	"net"
 )
@@ -29,6 +30,22 @@ func (s *State) Listen(name, addr string) (net.Listener, error) {
 	}
 	s.Ln, s.Started = ln, true
 	return ln, nil
+}
+
+// Close marks the server closed and closes its listener, if any; already
+// is true when it was closed before (then nothing is done). A listener
+// already closed is not an error.
+func (s *State) Close() (already bool, err error) {
+	if s.Closed {
+		return true, nil
+	}
+	s.Closed = true
+	if s.Ln != nil {
+		if err = s.Ln.Close(); errors.Is(err, net.ErrClosed) {
+			err = nil
+		}
+	}
+	return false, err
 }
 
 // Addr is the address listened on (the real port when the configured one

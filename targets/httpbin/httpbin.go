@@ -24,11 +24,9 @@
 package httpbin
 
 import (
-	"errors"
 	"io"
 	"log"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -141,17 +139,13 @@ func (s *Server) Served() uint64 { return s.counts.total() }
 // It is safe to call more than once.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	if s.state.Closed {
+	already, err := s.state.Close()
+	if already {
 		s.mu.Unlock()
 		s.wg.Wait()
 		return nil
 	}
-	s.state.Closed = true
 	close(s.done)
-	var err error
-	if s.state.Ln != nil {
-		err = s.state.Ln.Close()
-	}
 	if s.h2 != nil {
 		s.h2.Close()
 	}
@@ -168,9 +162,6 @@ func (s *Server) Close() error {
 		c.Close()
 	}
 	s.wg.Wait()
-	if errors.Is(err, net.ErrClosed) {
-		err = nil
-	}
 	return err
 }
 

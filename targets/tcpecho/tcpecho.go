@@ -102,17 +102,13 @@ func (s *Server) Addr() string {
 // server's goroutines to end. It is safe to call more than once.
 func (s *Server) Close() error {
 	s.mu.Lock()
-	if s.state.Closed {
+	already, err := s.state.Close()
+	if already {
 		s.mu.Unlock()
 		s.wg.Wait()
 		return nil
 	}
-	s.state.Closed = true
 	close(s.done)
-	var err error
-	if s.state.Ln != nil {
-		err = s.state.Ln.Close()
-	}
 	for c := range s.conns {
 		c.Close()
 	}
