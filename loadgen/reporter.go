@@ -232,13 +232,13 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		s.ReadPerSec = float64(s.BytesRead) / sec
 		s.WritePerSec = float64(s.BytesWritten) / sec
 	}
-	s.Latency = reduce(lat)
+	s.Latency = results.Reduce(lat)
 	if unc != nil {
-		u := reduce(unc)
+		u := results.Reduce(unc)
 		s.Uncorrected = &u
 	}
 	if conn.Count() > 0 {
-		c := reduce(conn)
+		c := results.Reduce(conn)
 		s.Connect = &c
 	}
 	s.ThreadRPS = r.rps.spread()
@@ -294,24 +294,6 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 			n, len(e.workers)))
 	}
 	return run
-}
-
-func reduce(h *hist.Histogram) results.Latency {
-	d := func(q float64) results.Duration { return results.Duration(h.Quantile(q)) }
-	return results.Latency{
-		Count:        h.Count(),
-		Min:          results.Duration(h.Min()),
-		Mean:         results.Duration(h.Mean()),
-		StdDev:       results.Duration(h.StdDev()),
-		Max:          results.Duration(h.Max()),
-		WithinStdDev: h.WithinStdDev(),
-		P50:          d(0.50),
-		P75:          d(0.75),
-		P90:          d(0.90),
-		P99:          d(0.99),
-		P999:         d(0.999),
-		P9999:        d(0.9999),
-	}
 }
 
 // spreadAcc accumulates samples in fixed memory: mean, standard deviation
