@@ -10,7 +10,11 @@ import (
 )
 
 // SchemaVersion is the version of the Run format. Readers refuse newer ones.
-const SchemaVersion = 1
+//
+// Version 2: the latency histograms count every request that was sent, a
+// failed one at the time it failed (a timeout at its timeout); Succeeded and
+// Failed split them. In version 1, Latency counted successful requests only.
+const SchemaVersion = 2
 
 // Run is one load run: what was asked, where, and what was measured.
 type Run struct {
@@ -77,10 +81,17 @@ type Summary struct {
 	WritePerSec  float64  `json:"written_bytes_per_sec"`
 
 	// Latency is corrected for coordinated omission in open loop (measured
-	// from each request's intended start) and plain in closed loop.
+	// from each request's intended start) and plain in closed loop. It
+	// counts every request sent: answered ones when their answer arrived,
+	// failed ones (timeouts, resets, protocol errors) when they failed.
 	Latency Latency `json:"latency"`
-	// Uncorrected is measured from the actual send; open loop only.
+	// Uncorrected is measured from the actual send; open loop only. It
+	// counts the same requests as Latency.
 	Uncorrected *Latency `json:"uncorrected,omitempty"`
+	// Succeeded and Failed split Latency: requests answered (any status)
+	// and requests that got no answer. Failed is absent when none failed.
+	Succeeded *Latency `json:"succeeded,omitempty"`
+	Failed    *Latency `json:"failed,omitempty"`
 	// Connect is the time to establish a connection (TCP + TLS handshake).
 	Connect *Latency `json:"connect,omitempty"`
 	// ThreadRPS are the requests/s of each thread sampled every 100 ms
@@ -179,9 +190,11 @@ const SaturatedAbove = 0.9
 
 // Encoded holds histograms in HdrHistogram's compressed base64 form.
 type Encoded struct {
-	Latency     string `json:"latency"`
+	Latency     string `json:"latency"` // every request (Summary.Latency)
 	Uncorrected string `json:"uncorrected,omitempty"`
 	Connect     string `json:"connect,omitempty"`
+	Succeeded   string `json:"succeeded,omitempty"` // answered requests, corrected
+	Failed      string `json:"failed,omitempty"`    // failed requests, corrected
 }
 
 // Duration is a time.Duration that reads and writes as "1.5ms" in JSON.
