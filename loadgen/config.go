@@ -9,6 +9,7 @@ import (
 
 	"loadgen/loadgen/pace"
 	"loadgen/results"
+	"loadgen/results/cost"
 )
 
 // Config is one run of the engine. The embedded results.Config is both what
@@ -31,6 +32,10 @@ type Config struct {
 	// planned measured window (end is zero for a run bounded by -n only),
 	// so resource samplers can cover exactly that window.
 	Window func(start, end time.Time)
+	// CPUQuota is the generator's CPU limit in cores, against which its
+	// saturation is judged: 0 reads this process's cgroup quota (a pod's
+	// limits.cpu), a negative value means none.
+	CPUQuota float64
 }
 
 // Progress is a live view of a run, for progress bars.
@@ -92,7 +97,15 @@ func (c *Config) setDefaults() {
 	if c.Pacer == nil && c.Rate > 0 {
 		c.Pacer = pace.Constant{PerSec: c.Rate}
 	}
-	if c.Pacer != nil && c.Rate == 0 {
-		c.Rate = c.Pacer.Rate(c.Duration.D())
+	if c.Pacer != nil {
+		if _, constant := c.Pacer.(pace.Constant); !constant {
+			c.Schedule = c.Pacer.String()
+		}
+	}
+	if c.CPUQuota == 0 {
+		c.CPUQuota = -1
+		if q, ok := cost.CPUQuota(); ok {
+			c.CPUQuota = q
+		}
 	}
 }

@@ -1,6 +1,7 @@
 // Package loadgen is the engine: Run drives a protocol's connections closed
-// or open loop, owns the clock, records every latency into one histogram per
-// worker, and returns a results.Run.
+// or open loop, owns the clock, records every request's latency into
+// histograms shared by a few workers each (memory does not grow with
+// connections), and returns a results.Run.
 //
 // Threads and connections, in Go terms: every connection is one goroutine
 // (a worker) that sends a request, waits for its answer and sends the next.
@@ -14,6 +15,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -32,9 +35,10 @@ type engine struct {
 	dialer proto.Dialer
 	pacer  pace.Pacer
 
-	start   time.Time // run start (warm-up begins)
+	start   time.Time // run start (warm-up begins); set before begin closes
 	measure time.Time // measured window begins
 	end     time.Time // no request starts at or after end (zero: -n only)
+	begin   chan struct{}
 
 	next     atomic.Uint64 // next request index (pacing and -n)
 	stopping atomic.Bool   // no new requests
@@ -42,23 +46,34 @@ type engine struct {
 	runCtx   context.Context
 
 	workers []*worker
-	threads [][]*worker
+	shards  []*shard
+	counts  []counter // answered requests per thread (wrk's Thread Stats)
 }
 
 type worker struct {
-	e       *engine
-	rec     *recorder
-	wait    *waiter
-	mu      sync.Mutex // guards conn against a concurrent abort
-	conn    proto.Conn
-	closed  bool
-	backoff time.Duration // between failed dials, closed loop
+	e         *engine
+	shard     *shard   // shared with other workers: statistics cost memory per shard, not per connection
+	count     *counter // its thread's
+	wait      *waiter
+	mu        sync.Mutex // guards conn against a concurrent abort
+	conn      proto.Conn
+	closed    bool
+	connected bool          // it had a connection at some point
+	backoff   time.Duration // between failed dials, closed loop
 }
+
+// prefetchAtOnce bounds the connections being opened at the same time
+// before a run, so a listen backlog is not overrun into SYN retries.
+const prefetchAtOnce = 512
 
 // Run drives d according to cfg until the duration or request count is
 // reached or ctx is cancelled, and returns what it measured. A cancelled
 // run still returns its result, marked Interrupted. Run fails only when cfg
 // is invalid or the target cannot be reached at all before the start.
+//
+// Every connection is opened before the clock starts (as Nighthawk's
+// --prefetch-connections), so the first requests of a run do not wait for
+// lazy dials; with NewConn, each request opens its own.
 //
 // A Dialer that is also an io.Closer (one holding a network namespace open)
 // is closed when Run returns: a dialer serves one run.
@@ -70,7 +85,10 @@ func Run(ctx context.Context, cfg Config, d proto.Dialer) (*results.Run, error) 
 		return nil, err
 	}
 	cfg.setDefaults()
-	e := &engine{cfg: cfg, dialer: d, pacer: cfg.Pacer}
+	if err := checkFileLimit(cfg.Config, cfg.Pacer != nil, fileLimit()); err != nil {
+		return nil, err
+	}
+	e := &engine{cfg: cfg, dialer: d, pacer: cfg.Pacer, begin: make(chan struct{})}
 
 	// Preflight: one connection before any load, so an unreachable target
 	// is one clear error instead of a run full of connect errors. It becomes
@@ -89,9 +107,13 @@ func Run(ctx context.Context, cfg Config, d proto.Dialer) (*results.Run, error) 
 	// A worker per stream: -c connections × -m streams (multiplexing
 	// protocols share a connection between m workers' Conns).
 	e.workers = make([]*worker, cfg.Connections*max(1, cfg.Streams))
-	e.threads = make([][]*worker, cfg.Threads)
+	e.shards = make([]*shard, min(len(e.workers), shardsPerProc*runtime.GOMAXPROCS(0)))
+	for i := range e.shards {
+		e.shards[i] = newShard(open, intervals)
+	}
+	e.counts = make([]counter, cfg.Threads)
 	for i := range e.workers {
-		w := &worker{e: e, rec: newRecorder(open, intervals)}
+		w := &worker{e: e, shard: e.shards[i%len(e.shards)], count: &e.counts[i%cfg.Threads]}
 		if open {
 			if w.wait, err = newWaiter(); err != nil {
 				first.Close()
@@ -100,15 +122,38 @@ func Run(ctx context.Context, cfg Config, d proto.Dialer) (*results.Run, error) 
 			}
 		}
 		e.workers[i] = w
-		e.threads[i%cfg.Threads] = append(e.threads[i%cfg.Threads], w)
 	}
 	defer e.closeWaiters()
-	e.workers[0].conn = first
-	e.workers[0].rec.dialed(dialTime, nil, false)
+	e.workers[0].conn, e.workers[0].connected = first, true
+	e.workers[0].shard.dialed(dialTime, nil, false)
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	e.runCtx = runCtx
+
+	var wg, ready sync.WaitGroup
+	sem := make(chan struct{}, prefetchAtOnce)
+	for _, w := range e.workers {
+		wg.Add(1)
+		ready.Add(1)
+		go func() {
+			defer wg.Done()
+			if !cfg.NewConn && w.conn == nil {
+				sem <- struct{}{}
+				w.dial(time.Now(), true)
+				<-sem
+			}
+			ready.Done()
+			<-e.begin
+			w.run()
+		}()
+	}
+	e.prefetched(ctx, &ready)
+	// Opening thousands of connections leaves garbage (contexts, timers,
+	// addresses) that the collector would hand back to the system only
+	// slowly: hand it back now, before the clock starts, so the run's peak
+	// memory is the run's, not the setup's.
+	debug.FreeOSMemory()
 	e.start = time.Now()
 	e.measure = e.start.Add(cfg.Warmup.D())
 	if cfg.Duration > 0 {
@@ -117,16 +162,11 @@ func Run(ctx context.Context, cfg Config, d proto.Dialer) (*results.Run, error) 
 	if cfg.Window != nil {
 		cfg.Window(e.measure, e.end)
 	}
-
-	var wg sync.WaitGroup
-	for _, w := range e.workers {
-		wg.Add(1)
-		go func() { defer wg.Done(); w.run() }()
-	}
+	rep := newReporter(e)
+	close(e.begin)
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
 
-	rep := newReporter(e)
 	interrupted := rep.loop(ctx, allDone)
 
 	// Stop: no new requests; in-flight ones get until their deadline, then
@@ -149,6 +189,21 @@ func Run(ctx context.Context, cfg Config, d proto.Dialer) (*results.Run, error) 
 	finish := time.Now()
 	e.closeConns()
 	return rep.result(finish, interrupted), nil
+}
+
+// prefetched waits until every worker has tried its first connection, for
+// at most one timeout (a dial is bounded by it, but a Dialer might not obey)
+// or until ctx is cancelled; workers still dialing then join late.
+func (e *engine) prefetched(ctx context.Context, ready *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() { ready.Wait(); close(done) }()
+	t := time.NewTimer(e.cfg.Timeout.D() + 100*time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 func (e *engine) closeWaiters() {
@@ -206,8 +261,10 @@ func (w *worker) dropConn() {
 	w.mu.Unlock()
 }
 
-// dial opens the worker's connection; false when the run is over.
-func (w *worker) dial(now time.Time) bool {
+// dial opens the worker's connection; false when the run is over. A
+// prefetch dial (before the clock starts) is never part of the measured
+// window.
+func (w *worker) dial(now time.Time, prefetch bool) bool {
 	e := w.e
 	ctx, cancel := context.WithTimeout(e.runCtx, e.cfg.Timeout.D())
 	c, err := e.dialer.Dial(ctx)
@@ -218,7 +275,7 @@ func (w *worker) dial(now time.Time) bool {
 		}
 		return false
 	}
-	w.rec.dialed(time.Since(now), err, !now.Before(e.measure))
+	w.shard.dialed(time.Since(now), err, !prefetch && !now.Before(e.measure))
 	if err != nil {
 		return true
 	}
@@ -228,7 +285,7 @@ func (w *worker) dial(now time.Time) bool {
 		c.Close()
 		return false
 	}
-	w.conn = c
+	w.conn, w.connected = c, true
 	w.mu.Unlock()
 	return true
 }
@@ -242,6 +299,14 @@ func (w *worker) run() {
 // step takes the next request, waits for its intended start (open loop),
 // executes it and records it. It returns false when the worker is done.
 // It allocates nothing (see TestStepAllocatesNothing).
+//
+// What a latency counts: open loop, from the request's intended start,
+// whatever it waited for (a connection included: that is the correction);
+// closed loop, from when the request is sent, so a connection's TCP and TLS
+// handshake (at the start, or after a reconnect) is in the connect histogram,
+// not in its first request's latency — except with NewConn, where the
+// handshake is what is measured. Every request sent counts, a failed one
+// at the time it failed: a timeout at its timeout.
 func (w *worker) step() bool {
 	e := w.e
 	if e.stopping.Load() {
@@ -251,8 +316,9 @@ func (w *worker) step() bool {
 	if n := uint64(e.cfg.Requests); n > 0 && i >= n {
 		return false
 	}
+	open := e.pacer != nil
 	var intended time.Time
-	if e.pacer != nil {
+	if open {
 		off, ok := e.pacer.Intended(i)
 		if !ok {
 			return false
@@ -266,20 +332,15 @@ func (w *worker) step() bool {
 		}
 	}
 	start := time.Now()
-	if intended.IsZero() {
-		if !e.end.IsZero() && !start.Before(e.end) {
-			return false
-		}
-		intended = start
+	if !open && !e.end.IsZero() && !start.Before(e.end) {
+		return false
 	}
-	measuring := !intended.Before(e.measure)
-
 	if w.conn == nil {
-		if !w.dial(start) {
+		if !w.dial(start, false) {
 			return false
 		}
 		if w.conn == nil { // the dial failed and was counted
-			if e.pacer == nil {
+			if !open {
 				w.backoff = min(max(2*w.backoff, 10*time.Millisecond), time.Second)
 				time.Sleep(w.backoff)
 			}
@@ -290,6 +351,10 @@ func (w *worker) step() bool {
 			start = time.Now() // connecting is not part of a kept-alive request
 		}
 	}
+	if !open {
+		intended = start
+	}
+	measuring := !intended.Before(e.measure)
 	var deadline time.Time
 	if e.cfg.Timeout > 0 {
 		deadline = start.Add(e.cfg.Timeout.D())
@@ -297,22 +362,36 @@ func (w *worker) step() bool {
 	o := w.conn.Do(e.runCtx, deadline)
 	done := time.Now()
 	if e.aborted.Load() {
-		w.rec.mu.Lock()
-		w.rec.inFlight++
-		w.rec.mu.Unlock()
+		w.shard.aborted()
 		return false
 	}
-	if measuring {
-		if e.pacer != nil {
-			w.rec.paced(start.Sub(intended))
+	failed := o.Err != proto.None && o.Err != proto.Status
+	answeredLate := false
+	if !deadline.IsZero() && done.After(deadline) {
+		// The timeout is a hard bound: an answer that came after it is a
+		// timeout, however late the timer fired; and it is counted at its
+		// timeout.
+		if !failed {
+			o.Err, failed, answeredLate = proto.Timeout, true, true
 		}
-		if o.Err == proto.None || o.Err == proto.Status {
-			w.rec.response(&o, done.Sub(intended), done.Sub(start))
-		} else {
-			w.rec.failure(&o)
+		if o.Err == proto.Timeout {
+			done = deadline
 		}
 	}
-	if o.Done || e.cfg.NewConn || (o.Err != proto.None && o.Err != proto.Status) {
+	if measuring {
+		if open {
+			w.shard.paced(start.Sub(intended))
+		}
+		if failed {
+			w.shard.failure(&o, done.Sub(intended), done.Sub(start))
+		} else {
+			w.shard.response(&o, done.Sub(intended), done.Sub(start))
+			w.count.n.Add(1)
+		}
+	}
+	// A request that failed leaves its connection in an unknown state; one
+	// answered in full after its timeout left it clean.
+	if o.Done || e.cfg.NewConn || (failed && !answeredLate) {
 		w.dropConn()
 	}
 	return true

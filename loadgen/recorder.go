@@ -13,120 +13,160 @@ import (
 // maxStatus bounds the status codes counted exactly; others land in 0.
 const maxStatus = 600
 
-// recorder is one worker's statistics. Only its worker writes; the reporter
-// reads under the same mutex, which is never contended on the hot path but
-// for the moment a reporter swaps an interval histogram.
-type recorder struct {
-	mu          sync.Mutex
-	latency     *hist.Histogram // corrected (open loop) or plain
-	uncorrected *hist.Histogram // open loop only
-	connect     *hist.Histogram
-	status      [maxStatus]int64
-	errs        [proto.NumErrClasses]int64
-	bytesRead   int64
-	bytesWrite  int64
-	established int64
-	measured    int64 // established in the measured window
-	failed      int64
-	sent        int64 // paced sends in the window
-	late        int64
-	maxLag      time.Duration
-	inFlight    int64 // aborted by a stop
+// shardsPerProc sets how many shards a run has: this many per OS thread
+// running Go code, so that two workers recording at the same instant on two
+// processors rarely share a shard's lock.
+const shardsPerProc = 2
 
-	// Read without the lock by the 100 ms rate sampler.
-	requests atomic.Int64
+// shard holds the statistics of a fixed group of workers. A histogram costs
+// about 150 KiB, so memory is per shard, never per connection: ten thousand
+// connections share a handful of shards (wrk2 keeps one histogram per
+// thread for the same reason). Workers record under the shard's mutex,
+// held for a few hundred nanoseconds, and the reporter takes it only to
+// swap an interval histogram or to read the error counts.
+type shard struct {
+	mu sync.Mutex
+	// Latency from the intended start (open loop) or the send (closed
+	// loop): answered requests and failed ones apart, so that both are
+	// reported; Summary.Latency is their union.
+	succeeded, failed *hist.Histogram
+	uncorrected       *hist.Histogram // open loop only: every request, from its actual send
+	connect           *hist.Histogram
+	status            [maxStatus]int64
+	errs              [proto.NumErrClasses]int64
+	bytesRead         int64
+	bytesWrite        int64
+	established       int64
+	measured          int64 // established in the measured window
+	failedDials       int64
+	sent              int64 // paced sends in the window
+	late              int64
+	maxLag            time.Duration
+	inFlight          int64 // aborted by a stop
 
-	// Interval histograms for the log, swapped by the reporter.
+	// Interval histograms for the log (every request), swapped by the
+	// reporter for the spare pair it keeps, so no interval allocates.
 	ivLatency, ivUncorrected *hist.Histogram
-	_                        [64]byte // keep workers' hot fields off each other's cache lines
+	_                        [64]byte // keep shards' hot fields off each other's cache lines
 }
 
-func newRecorder(openLoop, intervals bool) *recorder {
-	r := &recorder{latency: hist.New(), connect: hist.New()}
+func newShard(openLoop, intervals bool) *shard {
+	s := &shard{succeeded: hist.New(), failed: hist.New(), connect: hist.New()}
 	if openLoop {
-		r.uncorrected = hist.New()
+		s.uncorrected = hist.New()
 	}
 	if intervals {
-		r.ivLatency = hist.New()
+		s.ivLatency = hist.New()
 		if openLoop {
-			r.ivUncorrected = hist.New()
+			s.ivUncorrected = hist.New()
 		}
 	}
-	return r
+	return s
 }
 
-// response records one answered request. latency is from the intended (or
-// actual) start, service from the actual start.
-func (r *recorder) response(o *proto.Outcome, latency, service time.Duration) {
-	r.mu.Lock()
-	r.latency.Record(latency)
-	if r.uncorrected != nil {
-		r.uncorrected.Record(service)
+// counter is one thread's count of answered requests, read without a lock
+// by the 100 ms rate sampler (wrk's Req/Sec).
+type counter struct {
+	n atomic.Int64
+	_ [56]byte
+}
+
+// response records one answered request (any status). latency is from the
+// intended (or actual) start, service from the actual start.
+func (s *shard) response(o *proto.Outcome, latency, service time.Duration) {
+	st := o.Status
+	if st < 0 || st >= maxStatus {
+		st = 0
 	}
-	if r.ivLatency != nil {
-		r.ivLatency.Record(latency)
-		if r.ivUncorrected != nil {
-			r.ivUncorrected.Record(service)
-		}
-	}
-	s := o.Status
-	if s < 0 || s >= maxStatus {
-		s = 0
-	}
-	r.status[s]++
+	s.mu.Lock()
+	s.succeeded.Record(latency)
+	s.recordAll(latency, service)
+	s.status[st]++
 	if o.Err != proto.None {
-		r.errs[o.Err]++
+		s.errs[o.Err]++
 	}
-	r.bytesRead += o.Bytes
-	r.bytesWrite += o.Written
-	r.mu.Unlock()
-	r.requests.Add(1)
+	s.bytesRead += o.Bytes
+	s.bytesWrite += o.Written
+	s.mu.Unlock()
 }
 
-// failure records a request that got no response.
-func (r *recorder) failure(o *proto.Outcome) {
-	r.mu.Lock()
-	r.errs[o.Err]++
-	r.bytesRead += o.Bytes
-	r.bytesWrite += o.Written
-	r.mu.Unlock()
+// failure records a request that was sent and got no answer: it counts in
+// the latency at the time it failed, so the requests that suffered most are
+// never the ones left out.
+func (s *shard) failure(o *proto.Outcome, latency, service time.Duration) {
+	s.mu.Lock()
+	s.failed.Record(latency)
+	s.recordAll(latency, service)
+	s.errs[o.Err]++
+	s.bytesRead += o.Bytes
+	s.bytesWrite += o.Written
+	s.mu.Unlock()
 }
 
-func (r *recorder) paced(lag time.Duration) {
-	r.mu.Lock()
-	r.sent++
+// recordAll adds a request to the histograms of every request. s.mu is held.
+func (s *shard) recordAll(latency, service time.Duration) {
+	if s.uncorrected != nil {
+		s.uncorrected.Record(service)
+	}
+	if s.ivLatency != nil {
+		s.ivLatency.Record(latency)
+		if s.ivUncorrected != nil {
+			s.ivUncorrected.Record(service)
+		}
+	}
+}
+
+func (s *shard) paced(lag time.Duration) {
+	s.mu.Lock()
+	s.sent++
 	if lag > results.LateAfter {
-		r.late++
+		s.late++
 	}
-	if lag > r.maxLag {
-		r.maxLag = lag
+	if lag > s.maxLag {
+		s.maxLag = lag
 	}
-	r.mu.Unlock()
+	s.mu.Unlock()
 }
 
-func (r *recorder) dialed(d time.Duration, err error, measuring bool) {
-	r.mu.Lock()
+func (s *shard) dialed(d time.Duration, err error, measuring bool) {
+	s.mu.Lock()
 	if err != nil {
-		r.failed++
+		s.failedDials++
 		if measuring {
-			r.errs[proto.Connect]++
+			s.errs[proto.Connect]++
 		}
 	} else {
-		r.established++
+		s.established++
 		if measuring {
-			r.measured++
+			s.measured++
 		}
-		r.connect.Record(d)
+		s.connect.Record(d)
 	}
-	r.mu.Unlock()
+	s.mu.Unlock()
+}
+
+func (s *shard) aborted() {
+	s.mu.Lock()
+	s.inFlight++
+	s.mu.Unlock()
 }
 
 // swapInterval hands the interval histograms to the reporter, installing the
 // given empty ones.
-func (r *recorder) swapInterval(lat, unc *hist.Histogram) (*hist.Histogram, *hist.Histogram) {
-	r.mu.Lock()
-	oldL, oldU := r.ivLatency, r.ivUncorrected
-	r.ivLatency, r.ivUncorrected = lat, unc
-	r.mu.Unlock()
+func (s *shard) swapInterval(lat, unc *hist.Histogram) (*hist.Histogram, *hist.Histogram) {
+	s.mu.Lock()
+	oldL, oldU := s.ivLatency, s.ivUncorrected
+	s.ivLatency, s.ivUncorrected = lat, unc
+	s.mu.Unlock()
 	return oldL, oldU
+}
+
+func (s *shard) errors() int64 {
+	var n int64
+	s.mu.Lock()
+	for c := proto.Connect; c < proto.NumErrClasses; c++ {
+		n += s.errs[c]
+	}
+	s.mu.Unlock()
+	return n
 }

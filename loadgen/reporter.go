@@ -17,6 +17,7 @@ import (
 type reporter struct {
 	e         *engine
 	usageFrom usage
+	memory    peakMemory
 	measuring bool
 
 	prev   []int64   // per thread: requests at the last sample
@@ -26,20 +27,22 @@ type reporter struct {
 	log       *hist.LogWriter
 	logErr    error
 	ivFrom    time.Time
-	ivLat     *hist.Histogram
+	ivLat     *hist.Histogram // the interval's merged histograms
 	ivUnc     *hist.Histogram
+	spareLat  *hist.Histogram // swapped into a shard for the next interval
+	spareUnc  *hist.Histogram
 	lastProg  time.Time
 	lastCount int64
 }
 
 func newReporter(e *engine) *reporter {
-	r := &reporter{e: e, prev: make([]int64, len(e.threads)), usageFrom: readUsage()}
+	r := &reporter{e: e, prev: make([]int64, len(e.counts)), usageFrom: readUsage()}
 	if e.cfg.HistLog != nil {
 		r.log, r.logErr = hist.NewLogWriter(e.cfg.HistLog, e.measure,
 			fmt.Sprintf("loadgen %s: %s, %d connections", Version(), e.cfg.Target, e.cfg.Connections))
-		r.ivLat = hist.New()
+		r.ivLat, r.spareLat = hist.New(), hist.New()
 		if e.pacer != nil {
-			r.ivUnc = hist.New()
+			r.ivUnc, r.spareUnc = hist.New(), hist.New()
 		}
 	}
 	return r
@@ -73,6 +76,14 @@ func (r *reporter) loop(ctx context.Context, allDone <-chan struct{}) (interrupt
 	}
 }
 
+func (r *reporter) answered() int64 {
+	var n int64
+	for i := range r.e.counts {
+		n += r.e.counts[i].n.Load()
+	}
+	return n
+}
+
 func (r *reporter) sample(now time.Time) {
 	e := r.e
 	if now.Before(e.measure) {
@@ -82,14 +93,15 @@ func (r *reporter) sample(now time.Time) {
 		// The measured window starts: the generator's cost is counted from here.
 		r.measuring = true
 		r.usageFrom = readUsage()
+		r.memory.start()
 		r.prevAt, r.ivFrom, r.lastProg = e.measure, e.measure, e.measure
 	}
+	if !r.memory.reset {
+		r.memory.sample()
+	}
 	if dt := now.Sub(r.prevAt); dt >= sampleEvery/2 {
-		for t, ws := range e.threads {
-			var n int64
-			for _, w := range ws {
-				n += w.rec.requests.Load()
-			}
+		for t := range e.counts {
+			n := e.counts[t].n.Load()
 			r.rps.add(float64(n-r.prev[t]) / dt.Seconds())
 			r.prev[t] = n
 		}
@@ -101,15 +113,20 @@ func (r *reporter) sample(now time.Time) {
 }
 
 // interval writes the interval histograms to the log and reports progress.
+// Each shard's interval histograms are swapped for the spare pair, merged
+// and reset to be the next spare: no interval allocates.
 func (r *reporter) interval(now time.Time) {
 	e := r.e
 	if r.log != nil && r.logErr == nil {
-		for _, w := range e.workers {
-			lat, unc := w.rec.swapInterval(hist.New(), newIf(r.ivUnc != nil))
+		for _, sh := range e.shards {
+			lat, unc := sh.swapInterval(r.spareLat, r.spareUnc)
 			r.ivLat.Merge(lat)
+			lat.Reset()
 			if unc != nil {
 				r.ivUnc.Merge(unc)
+				unc.Reset()
 			}
+			r.spareLat, r.spareUnc = lat, unc
 		}
 		r.logErr = r.log.Write(r.ivLat, r.ivFrom, now, "")
 		if r.ivUnc != nil && r.logErr == nil {
@@ -119,12 +136,8 @@ func (r *reporter) interval(now time.Time) {
 		r.ivLat.Reset()
 	}
 	if e.cfg.Progress != nil {
-		var n, errs int64
-		for _, w := range e.workers {
-			n += w.rec.requests.Load()
-		}
-		errs = r.errorsSoFar()
-		p := Progress{Elapsed: now.Sub(e.measure), Total: e.cfg.Duration.D(), Requests: n, Errors: errs}
+		n := r.answered()
+		p := Progress{Elapsed: now.Sub(e.measure), Total: e.cfg.Duration.D(), Requests: n, Errors: r.errorsSoFar()}
 		if dt := now.Sub(r.lastProg).Seconds(); dt > 0 {
 			p.RPS = float64(n-r.lastCount) / dt
 		}
@@ -136,31 +149,20 @@ func (r *reporter) interval(now time.Time) {
 
 func (r *reporter) errorsSoFar() int64 {
 	var n int64
-	for _, w := range r.e.workers {
-		w.rec.mu.Lock()
-		for c := proto.Connect; c < proto.NumErrClasses; c++ {
-			n += w.rec.errs[c]
-		}
-		w.rec.mu.Unlock()
+	for _, sh := range r.e.shards {
+		n += sh.errors()
 	}
 	return n
 }
 
-func newIf(ok bool) *hist.Histogram {
-	if ok {
-		return hist.New()
-	}
-	return nil
-}
-
-// result merges every worker's recorder into the run's result. Workers have
-// all returned, so nothing is read concurrently.
+// result merges every shard into the run's result. Workers have all
+// returned, so nothing is read concurrently.
 func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 	e := r.e
 	if r.log != nil && r.logErr == nil && finish.After(r.ivFrom) && !finish.Before(e.measure) {
 		r.interval(finish) // the last, partial interval
 	}
-	cost := cost(r.usageFrom, readUsage())
+	to := readUsage()
 	run := &results.Run{
 		Schema:      results.SchemaVersion,
 		Tool:        "loadgen",
@@ -168,11 +170,9 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		Env:         Environment(),
 		Start:       e.measure,
 		End:         finish,
-		Generator:   cost,
+		Generator:   generatorCost(r.usageFrom, to, max(0, e.cfg.CPUQuota), r.memory.peak()),
+		Machine:     machineCost(r.usageFrom, to),
 		Interrupted: interrupted,
-	}
-	if e.pacer != nil {
-		run.Config.Rate = e.pacer.Rate(0)
 	}
 	window := finish.Sub(e.measure)
 	if window < 0 {
@@ -180,7 +180,7 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		run.Notes = append(run.Notes, "stopped during warm-up: nothing was measured")
 	}
 
-	lat, conn := hist.New(), hist.New()
+	succ, fail, conn := hist.New(), hist.New(), hist.New()
 	var unc *hist.Histogram
 	if e.pacer != nil {
 		unc = hist.New()
@@ -189,42 +189,46 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 	s.Status = map[int]int64{}
 	var sent, late int64
 	var maxLag time.Duration
-	var never int // workers that never had a connection
-	for _, w := range e.workers {
-		rec := w.rec
-		lat.Merge(rec.latency)
-		conn.Merge(rec.connect)
+	for _, sh := range e.shards {
+		succ.Merge(sh.succeeded)
+		fail.Merge(sh.failed)
+		conn.Merge(sh.connect)
 		if unc != nil {
-			unc.Merge(rec.uncorrected)
+			unc.Merge(sh.uncorrected)
 		}
-		for code, n := range rec.status {
+		for code, n := range sh.status {
 			if n > 0 {
 				s.Status[code] += n
 			}
 		}
-		s.Errors.Connect += rec.errs[proto.Connect]
-		s.Errors.Read += rec.errs[proto.Read]
-		s.Errors.Write += rec.errs[proto.Write]
-		s.Errors.Timeout += rec.errs[proto.Timeout]
-		s.Errors.Status += rec.errs[proto.Status]
-		s.Errors.Protocol += rec.errs[proto.Protocol]
-		s.BytesRead += rec.bytesRead
-		s.BytesWritten += rec.bytesWrite
-		s.Connections.Established += rec.established
-		if rec.established == 0 && rec.failed == 0 {
+		s.Errors.Connect += sh.errs[proto.Connect]
+		s.Errors.Read += sh.errs[proto.Read]
+		s.Errors.Write += sh.errs[proto.Write]
+		s.Errors.Timeout += sh.errs[proto.Timeout]
+		s.Errors.Status += sh.errs[proto.Status]
+		s.Errors.Protocol += sh.errs[proto.Protocol]
+		s.BytesRead += sh.bytesRead
+		s.BytesWritten += sh.bytesWrite
+		s.Connections.Established += sh.established
+		s.Connections.Measured += sh.measured
+		s.Connections.Failed += sh.failedDials
+		s.InFlight += sh.inFlight
+		sent += sh.sent
+		late += sh.late
+		maxLag = max(maxLag, sh.maxLag)
+	}
+	never := 0 // workers that never had a connection
+	for _, w := range e.workers {
+		if !w.connected {
 			never++
 		}
-		s.Connections.Measured += rec.measured
-		s.Connections.Failed += rec.failed
-		s.InFlight += rec.inFlight
-		sent += rec.sent
-		late += rec.late
-		maxLag = max(maxLag, rec.maxLag)
 	}
 	if cc, ok := e.dialer.(proto.ConnCounter); ok {
 		s.Connections.Established = cc.Opened()
 	}
-	s.Requests = lat.Count()
+	lat := succ.Clone()
+	lat.Merge(fail)
+	s.Requests = succ.Count()
 	s.Non2xx3xx = s.Errors.Status
 	s.Duration = results.Duration(window)
 	if sec := window.Seconds(); sec > 0 {
@@ -237,6 +241,10 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		u := results.Reduce(unc)
 		s.Uncorrected = &u
 	}
+	if fail.Count() > 0 {
+		sl, fl := results.Reduce(succ), results.Reduce(fail)
+		s.Succeeded, s.Failed = &sl, &fl
+	}
 	if conn.Count() > 0 {
 		c := results.Reduce(conn)
 		s.Connect = &c
@@ -244,40 +252,28 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 	s.ThreadRPS = r.rps.spread()
 
 	if e.pacer != nil {
-		p := &results.Pacing{Asked: e.pacer.Rate(0), Sent: sent, Late: late, MaxLag: results.Duration(maxLag)}
-		sendEnd := finish
-		if !e.end.IsZero() && e.end.Before(sendEnd) {
-			sendEnd = e.end
-		}
-		if w := sendEnd.Sub(e.measure); w > 0 {
-			p.Achieved = float64(sent) / w.Seconds()
-			want := expected(e.pacer, e.measure.Sub(e.start), sendEnd.Sub(e.start))
-			if e.cfg.Requests > 0 {
-				want = min(want, e.cfg.Requests)
-			}
-			p.Unsent = max(0, want-sent)
-		}
-		s.Pacing = p
-		if p.Unsent > 0 || p.Late > 0 {
-			run.Notes = append(run.Notes, fmt.Sprintf(
-				"the schedule slipped: %d of %d requests started more than %v late, %d never started; latency counts the wait (coordinated omission corrected)",
-				p.Late, p.Sent, results.LateAfter, p.Unsent))
-		}
+		r.pacing(run, finish, sent, late, maxLag)
 	}
 
-	if hs, err := lat.Encode(); err == nil {
-		run.Histograms.Latency = hs
-	}
+	run.Histograms.Latency, _ = lat.Encode()
 	if unc != nil {
 		run.Histograms.Uncorrected, _ = unc.Encode()
+	}
+	if fail.Count() > 0 {
+		run.Histograms.Succeeded, _ = succ.Encode()
+		run.Histograms.Failed, _ = fail.Encode()
 	}
 	if conn.Count() > 0 {
 		run.Histograms.Connect, _ = conn.Encode()
 	}
-	if cost.Saturated {
+	if g := run.Generator; g.Saturated {
+		of := fmt.Sprintf("%.0f CPU(s)", g.CPUs)
+		if g.Quota > 0 && g.Quota <= g.CPUs {
+			of = fmt.Sprintf("%.2g CPU(s) of its cgroup's quota", g.Quota)
+		}
 		run.Notes = append(run.Notes, fmt.Sprintf(
-			"the generator used %.0f%% of the %.0f CPU(s) it was allowed: the result may measure the generator, not the target",
-			100*cost.Utilization, cost.CPUs))
+			"the generator used %.0f%% of the %s it was allowed: the result may measure the generator, not the target",
+			100*g.Utilization, of))
 	}
 	if r.logErr != nil {
 		run.Notes = append(run.Notes, "histogram log: "+r.logErr.Error())
@@ -285,15 +281,48 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 	if lat.Overflow() > 0 {
 		run.Notes = append(run.Notes, fmt.Sprintf("%d latencies above 60 s were recorded as 60 s", lat.Overflow()))
 	}
-	// Closed loop for a duration: every worker connects at its first
-	// request, so one without a connection never got to start. (Paced or
-	// counted runs leave workers idle by design.)
+	// Closed loop for a duration: every worker connects before the start,
+	// so one without a connection never got to start. (Paced or counted
+	// runs leave workers idle by design.)
 	if n := never; n > 0 && e.pacer == nil && e.cfg.Requests == 0 && !interrupted {
 		run.Notes = append(run.Notes, fmt.Sprintf(
-			"%d of %d workers never had a connection: the run ended before they were opened (too many for the generator or the target to open in time, or a file descriptor limit: ulimit -n); a --warmup opens them before the measured window",
+			"%d of %d workers never had a connection: the run ended before they were opened (too many for the generator or the target to open in time, or a file descriptor limit: ulimit -n)",
 			n, len(e.workers)))
 	}
 	return run
+}
+
+// pacing reports how the open loop kept its schedule. The asked rate is
+// the schedule's mean over the measured window (a ramp's is not its first
+// rate), with its rates at the window's start and end.
+func (r *reporter) pacing(run *results.Run, finish time.Time, sent, late int64, maxLag time.Duration) {
+	e := r.e
+	p := &results.Pacing{Sent: sent, Late: late, MaxLag: results.Duration(maxLag)}
+	sendEnd := finish
+	if !e.end.IsZero() && e.end.Before(sendEnd) {
+		sendEnd = e.end
+	}
+	from, to := e.measure.Sub(e.start), sendEnd.Sub(e.start)
+	p.Asked = e.pacer.Rate(from)
+	if w := sendEnd.Sub(e.measure); w > 0 {
+		want := expected(e.pacer, from, to)
+		p.Asked = float64(want) / w.Seconds()
+		p.Achieved = float64(sent) / w.Seconds()
+		if e.cfg.Requests > 0 {
+			want = min(want, e.cfg.Requests)
+		}
+		p.Unsent = max(0, want-sent)
+	}
+	if run.Config.Schedule != "" {
+		p.StartRate, p.EndRate = e.pacer.Rate(from), e.pacer.Rate(to)
+	}
+	run.Config.Rate = p.Asked
+	run.Summary.Pacing = p
+	if p.Unsent > 0 || p.Late > 0 {
+		run.Notes = append(run.Notes, fmt.Sprintf(
+			"the schedule slipped: %d of %d requests started more than %v late, %d never started; latency counts the wait (coordinated omission corrected)",
+			p.Late, p.Sent, results.LateAfter, p.Unsent))
+	}
 }
 
 // spreadAcc accumulates samples in fixed memory: mean, standard deviation

@@ -10,13 +10,15 @@ import (
 	"time"
 
 	"loadgen/results"
+	"loadgen/results/cost"
 )
 
-// usage is a reading of this process's CPU time and peak memory.
+// usage is a reading of this process's CPU time and of the machine's.
 type usage struct {
 	user, sys time.Duration
-	maxRSS    int64
 	at        time.Time
+	machine   cost.MachineCPU
+	machineOK bool
 }
 
 func readUsage() usage {
@@ -25,19 +27,36 @@ func readUsage() usage {
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
 		u.user = time.Duration(ru.Utime.Nano())
 		u.sys = time.Duration(ru.Stime.Nano())
-		u.maxRSS = int64(ru.Maxrss) * 1024 // kilobytes on Linux
 	}
+	u.machine, u.machineOK = readMachine()
 	return u
 }
 
-// cost is what the generator spent between two readings. The CPUs it was
-// allowed are GOMAXPROCS, capped by the CPUs it may run on.
-func cost(from, to usage) results.Cost {
+func readMachine() (cost.MachineCPU, bool) {
+	m, err := cost.ReadMachineCPU()
+	return m, err == nil
+}
+
+// allowedCPUs is what the generator may use: GOMAXPROCS, capped by the CPUs
+// it may run on (runtime.NumCPU honours the affinity mask) and by its
+// cgroup's CPU quota.
+func allowedCPUs(quota float64) float64 {
+	c := float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
+	if quota > 0 && quota < c {
+		c = quota
+	}
+	return c
+}
+
+// generatorCost is what the generator spent between two readings, against
+// the CPUs it was allowed.
+func generatorCost(from, to usage, quota float64, peakRSS int64) results.Cost {
 	c := results.Cost{
 		UserSeconds: (to.user - from.user).Seconds(),
 		SysSeconds:  (to.sys - from.sys).Seconds(),
-		PeakRSS:     to.maxRSS,
-		CPUs:        float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU())),
+		PeakRSS:     peakRSS,
+		CPUs:        allowedCPUs(quota),
+		Quota:       quota,
 	}
 	c.CPUSeconds = c.UserSeconds + c.SysSeconds
 	if wall := to.at.Sub(from.at).Seconds(); wall > 0 && c.CPUs > 0 {
@@ -45,6 +64,44 @@ func cost(from, to usage) results.Cost {
 	}
 	c.Saturated = c.Utilization > results.SaturatedAbove
 	return c
+}
+
+// machineCost is the whole machine's CPU between two readings.
+func machineCost(from, to usage) *results.MachineCost {
+	if !from.machineOK || !to.machineOK {
+		return nil
+	}
+	return cost.MachineBetween(from.machine, to.machine)
+}
+
+// peakMemory tracks the generator's peak RSS over one measured window:
+// the kernel's VmHWM reset at the window's start where allowed, otherwise
+// the largest RSS sampled by the reporter.
+type peakMemory struct {
+	reset   bool
+	sampled int64
+}
+
+func (p *peakMemory) start() {
+	p.reset = cost.ResetPeakRSS()
+	p.sample()
+}
+
+func (p *peakMemory) sample() {
+	if rss, _, ok := cost.SelfMemory(); ok {
+		p.sampled = max(p.sampled, rss)
+	}
+}
+
+func (p *peakMemory) peak() int64 {
+	rss, hwm, ok := cost.SelfMemory()
+	if !ok {
+		return p.sampled
+	}
+	if p.reset {
+		return max(hwm, rss)
+	}
+	return max(p.sampled, rss)
 }
 
 // Environment describes this machine and build for the result.

@@ -18,17 +18,20 @@ const SchemaVersion = 2
 
 // Run is one load run: what was asked, where, and what was measured.
 type Run struct {
-	Schema      int       `json:"schema"`
-	Tool        string    `json:"tool"` // "loadgen"
-	Config      Config    `json:"config"`
-	Env         Env       `json:"environment"`
-	Start       time.Time `json:"start"` // start of the measured window
-	End         time.Time `json:"end"`
-	Summary     Summary   `json:"summary"`
-	Generator   Cost      `json:"generator"`
-	Histograms  Encoded   `json:"histograms"`
-	Interrupted bool      `json:"interrupted,omitempty"` // stopped early (Ctrl-C, -n reached is not an interruption)
-	Notes       []string  `json:"notes,omitempty"`       // warnings for the reader, e.g. generator saturation
+	Schema    int       `json:"schema"`
+	Tool      string    `json:"tool"` // "loadgen"
+	Config    Config    `json:"config"`
+	Env       Env       `json:"environment"`
+	Start     time.Time `json:"start"` // start of the measured window
+	End       time.Time `json:"end"`
+	Summary   Summary   `json:"summary"`
+	Generator Cost      `json:"generator"`
+	// Machine is the whole machine's CPU over the measured window: when it
+	// was saturated, figures measure contention.
+	Machine     *MachineCost `json:"machine,omitempty"`
+	Histograms  Encoded      `json:"histograms"`
+	Interrupted bool         `json:"interrupted,omitempty"` // stopped early (Ctrl-C, -n reached is not an interruption)
+	Notes       []string     `json:"notes,omitempty"`       // warnings for the reader, e.g. generator saturation
 }
 
 // Config is what the run was asked to do.
@@ -46,16 +49,20 @@ type Config struct {
 	Requests    int64    `json:"requests,omitempty"` // -n
 	Warmup      Duration `json:"warmup,omitempty"`
 	Timeout     Duration `json:"timeout"`
-	Rate        float64  `json:"rate,omitempty"` // requests/s asked; 0 = closed loop
-	NewConn     bool     `json:"new_conn,omitempty"`
-	NetNS       string   `json:"netns,omitempty"`  // the network namespace the load was sent from
-	Client      string   `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for
-	Call        string   `json:"call,omitempty"`   // the gRPC method of --call
-	TLS         bool     `json:"tls,omitempty"`
+	Rate        float64  `json:"rate,omitempty"` // requests/s asked, the schedule's mean over the measured window; 0 = closed loop
+	// Schedule is the open-loop schedule as asked when it is not a constant
+	// rate: ramp:100-5000/30s, step:1000+500/5s.
+	Schedule string `json:"schedule,omitempty"`
+	NewConn  bool   `json:"new_conn,omitempty"`
+	NetNS    string `json:"netns,omitempty"`  // the network namespace the load was sent from
+	Client   string `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for
+	Call     string `json:"call,omitempty"`   // the gRPC method of --call
+	TLS      bool   `json:"tls,omitempty"`
 }
 
-// OpenLoop tells whether the run was paced (a rate was asked).
-func (c Config) OpenLoop() bool { return c.Rate > 0 }
+// OpenLoop tells whether the run was paced (a rate or a schedule was
+// asked, even one that starts at 0/s).
+func (c Config) OpenLoop() bool { return c.Rate > 0 || c.Schedule != "" }
 
 // Env is where the run happened.
 type Env struct {
@@ -162,12 +169,16 @@ type Connections struct {
 
 // Pacing reports how well the open loop kept its schedule.
 type Pacing struct {
-	Asked    float64  `json:"asked_rps"`
-	Achieved float64  `json:"achieved_rps"` // requests sent / window
-	Sent     int64    `json:"sent"`
-	Late     int64    `json:"late"`   // sent more than LateAfter after their intended start
-	Unsent   int64    `json:"unsent"` // intended within the window but never started
-	MaxLag   Duration `json:"max_lag"`
+	Asked float64 `json:"asked_rps"` // the schedule's mean over the window
+	// StartRate and EndRate are the schedule's rates at the window's start
+	// and end, when it is not constant (a ramp, steps).
+	StartRate float64  `json:"start_rps,omitempty"`
+	EndRate   float64  `json:"end_rps,omitempty"`
+	Achieved  float64  `json:"achieved_rps"` // requests sent / window
+	Sent      int64    `json:"sent"`
+	Late      int64    `json:"late"`   // sent more than LateAfter after their intended start
+	Unsent    int64    `json:"unsent"` // intended within the window but never started
+	MaxLag    Duration `json:"max_lag"`
 }
 
 // LateAfter is the lag past which a paced send is counted late.
@@ -178,10 +189,22 @@ type Cost struct {
 	CPUSeconds  float64 `json:"cpu_seconds"` // user + system
 	UserSeconds float64 `json:"user_seconds"`
 	SysSeconds  float64 `json:"sys_seconds"`
-	PeakRSS     int64   `json:"peak_rss_bytes"`
-	CPUs        float64 `json:"cpus_allowed"` // cores the process could use
-	Utilization float64 `json:"utilization"`  // CPUSeconds / (CPUs × wall)
-	Saturated   bool    `json:"saturated"`    // Utilization > SaturatedAbove
+	PeakRSS     int64   `json:"peak_rss_bytes"` // during the measured window
+	// CPUs is what the process could use: GOMAXPROCS, the CPUs it may run
+	// on and its cgroup's CPU quota, the least of them.
+	CPUs        float64 `json:"cpus_allowed"`
+	Quota       float64 `json:"cpu_quota,omitempty"` // the cgroup's CPU limit in cores, if any
+	Utilization float64 `json:"utilization"`         // CPUSeconds / (CPUs × wall)
+	Saturated   bool    `json:"saturated"`           // Utilization > SaturatedAbove
+}
+
+// MachineCost is the CPU the whole machine spent (/proc/stat: every
+// process) over a run's measured window.
+type MachineCost struct {
+	CPUs        int     `json:"cpus_online"`
+	BusyCores   float64 `json:"busy_cores"`  // mean over the window
+	Utilization float64 `json:"utilization"` // BusyCores / CPUs
+	Saturated   bool    `json:"saturated"`   // Utilization >= SaturatedAbove
 }
 
 // SaturatedAbove is the share of its allowed CPU past which the generator
@@ -262,7 +285,6 @@ type ProcessCost struct {
 	MemMax      int64   `json:"mem_bytes_max"`
 	CPUPer1kRPS float64 `json:"cpu_cores_per_1k_rps"` // the figure Istio publishes for its sidecar
 	MiBPer1kRPS float64 `json:"mib_per_1k_rps"`
-	Saturated   bool    `json:"saturated,omitempty"` // the processes used ≥ 90% of a core per worker
 }
 
 // Manifest describes a sweep's results directory: its plan and where it

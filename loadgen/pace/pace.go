@@ -17,6 +17,8 @@ type Pacer interface {
 	Intended(i uint64) (offset time.Duration, ok bool)
 	// Rate is the asked rate (requests/s) at an offset, for reports.
 	Rate(at time.Duration) float64
+	// String is the spec Parse reads back.
+	String() string
 }
 
 // Constant paces Per requests every second, evenly spaced.
@@ -30,6 +32,9 @@ func (c Constant) Intended(i uint64) (time.Duration, bool) {
 }
 
 func (c Constant) Rate(time.Duration) float64 { return c.PerSec }
+
+// String is the spec Parse reads back.
+func (c Constant) String() string { return num(c.PerSec) }
 
 // Ramp raises (or lowers) the rate linearly from From to To over Over, then
 // holds To.
@@ -66,6 +71,9 @@ func (r Ramp) Intended(i uint64) (time.Duration, bool) {
 	}
 	return seconds((-r.From + math.Sqrt(disc)) / (2 * a)), true
 }
+
+// String is the spec Parse reads back: ramp:FROM-TO/OVER.
+func (r Ramp) String() string { return "ramp:" + num(r.From) + "-" + num(r.To) + "/" + r.Over.String() }
 
 func (r Ramp) Rate(at time.Duration) float64 {
 	if at >= r.Over || r.Over <= 0 {
@@ -117,6 +125,15 @@ func (s Step) Intended(i uint64) (time.Duration, bool) {
 	return seconds(k*per + (n-sum(k))/s.level(int(math.Min(k, 1<<30)))), true
 }
 
+// String is the spec Parse reads back: step:START+STEP/EVERY[,max=N].
+func (s Step) String() string {
+	spec := "step:" + num(s.Start) + "+" + num(s.Step) + "/" + s.Every.String()
+	if s.Max > 0 {
+		spec += ",max=" + num(s.Max)
+	}
+	return spec
+}
+
 func (s Step) Rate(at time.Duration) float64 {
 	if s.Every <= 0 {
 		return s.Start
@@ -160,6 +177,8 @@ func Parse(s string) (Pacer, error) {
 	}
 	return Constant{PerSec: r}, nil
 }
+
+func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 func seconds(s float64) time.Duration {
 	if s >= math.MaxInt64/1e9 {

@@ -77,7 +77,7 @@ func TestReadRunRejects(t *testing.T) {
 		msg  string
 	}{
 		"truncated":    {string(good[:len(good)/2]), "not a loadgen result"},
-		"newer schema": {strings.Replace(string(good), `"schema": 1`, `"schema": 99`, 1), "newer than this loadgen"},
+		"newer schema": {strings.Replace(string(good), `"schema": 2`, `"schema": 99`, 1), "newer than this loadgen"},
 		"not ours":     {`{"foo": 1}`, "not a loadgen result"},
 		"bad duration": {strings.Replace(string(good), `"duration": "10s"`, `"duration": "ten"`, 1), "invalid result"},
 	} {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,22 +27,31 @@ const readBufSize = 16 << 10
 // the conn allocates the first time it needs it (1 MiB in 16 reads, not 64).
 const bigReadSize = 64 << 10
 
+// Read buffers are borrowed, not owned. On plain TCP a connection waits for
+// its answer without one (the poller says when the socket is readable) and
+// takes a buffer from a pool only to parse what arrived, so ten thousand
+// connections waiting on a slow target hold a handful of buffers, not ten
+// thousand. sync.Pool is per processor: borrowing is uncontended, and
+// allocates only after a garbage collection emptied the pool.
+var (
+	readers  = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufSize) }}
+	scratchs = sync.Pool{New: func() any { return new([bigReadSize]byte) }}
+)
+
 // conn is one keep-alive HTTP/1.1 connection. Everything Do touches is owned
-// by the conn and reused, so a request on an established connection allocates
-// nothing.
+// by the conn and reused, or borrowed from a pool and given back, so a
+// request on an established connection allocates nothing.
 type conn struct {
 	raw    net.Conn // the TCP connection; closing it aborts any Do in progress
 	rw     net.Conn // what requests go through: raw, or a *tls.Conn over it
 	req    []byte   // the request, shared read-only with the Dialer
 	head   bool
 	cr     countingReader
-	br     *bufio.Reader
+	br     *bufio.Reader // borrowed while a response is read; owned over TLS
+	ownBR  bool
 	resp   fasthttp.Response
 	closed atomic.Bool
 	timed  bool // a deadline is set on rw
-
-	drain [4 << 10]byte // scratch for bodies without Content-Length
-	big   []byte        // scratch for long bodies, made on first use
 }
 
 var _ proto.Conn = (*conn)(nil)
@@ -52,10 +62,14 @@ func newConn(raw, rw net.Conn, d *Dialer) *conn {
 	if tc, ok := rw.(*net.TCPConn); ok {
 		if rc, err := tc.SyscallConn(); err == nil {
 			c.cr.rc = rc
-			c.cr.readFn = c.cr.readFD
+			c.cr.readFn, c.cr.writeWaitFn = c.cr.readFD, c.cr.writeWaitFD
 		}
 	}
-	c.br = bufio.NewReaderSize(&c.cr, readBufSize)
+	if c.cr.rc == nil {
+		// TLS reads through crypto/tls, which keeps buffers of its own
+		// per connection anyway: own the reader.
+		c.br, c.ownBR = bufio.NewReaderSize(&c.cr, readBufSize), true
+	}
 	// The header is parsed by fasthttp; the body is consumed here (skipped in
 	// the read buffer, or streamed through drain) and never kept.
 	c.resp.SkipBody = true
@@ -78,9 +92,28 @@ func (c *conn) Do(_ context.Context, deadline time.Time) proto.Outcome {
 
 	var o proto.Outcome
 	if c.cr.rc != nil && len(c.req) <= pollWriteMax {
-		// The request is written from inside the first read (see
-		// countingReader).
+		// Write the request and wait for the answer inside one poller
+		// call (see countingReader.writeWaitFD), holding no buffer.
 		c.cr.pending, c.cr.wn, c.cr.werr = c.req, 0, nil
+		err := c.cr.rc.Read(c.cr.writeWaitFn)
+		if c.cr.pending != nil || c.cr.werr != nil {
+			o.Written = int64(c.cr.wn)
+			werr := c.cr.werr
+			if werr == nil {
+				werr = err
+			}
+			c.cr.pending, c.cr.wn = nil, 0
+			cls := proto.Write // the request did not leave: a write error
+			if isTimeout(werr) {
+				cls = proto.Timeout
+			}
+			return proto.Outcome{Err: cls, Done: true, Written: o.Written}
+		}
+		o.Written, c.cr.wn = int64(c.cr.wn), 0
+		if err != nil {
+			c.cr.err = err
+			return proto.Outcome{Err: c.class(err, proto.Read), Done: true, Written: o.Written}
+		}
 	} else {
 		n, err := c.rw.Write(c.req)
 		if err != nil {
@@ -88,23 +121,9 @@ func (c *conn) Do(_ context.Context, deadline time.Time) proto.Outcome {
 		}
 		o.Written = int64(n)
 	}
+	c.borrow()
 	status, err := c.read()
-	if c.cr.pending != nil || c.cr.werr != nil {
-		o.Written = int64(c.cr.wn)
-		werr := c.cr.werr
-		if werr == nil {
-			werr = err
-		}
-		c.cr.pending = nil
-		cls := proto.Write // the request did not leave: a write error, whatever the read said
-		if isTimeout(werr) {
-			cls = proto.Timeout
-		}
-		return proto.Outcome{Err: cls, Done: true, Bytes: c.cr.n, Written: o.Written}
-	}
-	if c.cr.wn > 0 {
-		o.Written, c.cr.wn = int64(c.cr.wn), 0
-	}
+	c.release(err != nil)
 	o.Bytes = c.cr.n
 	o.Status = int32(status)
 	switch {
@@ -140,8 +159,10 @@ func (c *conn) read() (int, error) {
 		return status, err
 	}
 	body := c.resp.BodyStream()
+	buf := scratchs.Get().(*[bigReadSize]byte)
+	defer scratchs.Put(buf)
 	for {
-		_, err := body.Read(c.drain[:])
+		_, err := body.Read(buf[:])
 		if err == io.EOF {
 			break
 		}
@@ -150,6 +171,26 @@ func (c *conn) read() (int, error) {
 		}
 	}
 	return status, c.resp.CloseBodyStream()
+}
+
+// borrow takes a read buffer for the response that arrived.
+func (c *conn) borrow() {
+	if c.br == nil {
+		c.br = readers.Get().(*bufio.Reader)
+		c.br.Reset(&c.cr)
+	}
+}
+
+// release gives the read buffer back once nothing is left in it (a peer
+// that sent more than one response keeps it lent), or when the connection
+// is done for.
+func (c *conn) release(done bool) {
+	if c.ownBR || c.br == nil || (c.br.Buffered() > 0 && !done) {
+		return
+	}
+	c.br.Reset(nil)
+	readers.Put(c.br)
+	c.br = nil
 }
 
 // discard skips an n-byte body. What does not fit the read buffer is read
@@ -161,11 +202,10 @@ func (c *conn) discard(n int) error {
 	}
 	n -= c.br.Buffered()
 	c.br.Discard(c.br.Buffered()) //nolint:errcheck // discarding what is buffered cannot fail
-	if c.big == nil {
-		c.big = make([]byte, bigReadSize)
-	}
+	big := scratchs.Get().(*[bigReadSize]byte)
+	defer scratchs.Put(big)
 	for n > 0 {
-		m, err := c.cr.Read(c.big[:min(n, len(c.big))])
+		m, err := c.cr.Read(big[:min(n, len(big))])
 		n -= m
 		if err == io.EOF && n > 0 {
 			return io.ErrUnexpectedEOF
@@ -227,14 +267,15 @@ type countingReader struct {
 	n   int64
 	err error
 
-	rc      syscall.RawConn    // nil over TLS
-	readFn  func(uintptr) bool // r.readFD, bound once so Read allocates nothing
-	pending []byte             // the request, to write before the first read
-	wn      int                // bytes of it written
-	werr    error              // the write's error
-	buf     []byte             // readFD's destination
-	rn      int                // readFD's result
-	rerr    error              // readFD's error
+	rc          syscall.RawConn    // nil over TLS
+	readFn      func(uintptr) bool // r.readFD, bound once so Read allocates nothing
+	writeWaitFn func(uintptr) bool // r.writeWaitFD, likewise
+	pending     []byte             // the request, to write before the first read
+	wn          int                // bytes of it written
+	werr        error              // the write's error
+	buf         []byte             // readFD's destination
+	rn          int                // readFD's result
+	rerr        error              // readFD's error
 }
 
 func (r *countingReader) Read(p []byte) (int, error) {
@@ -256,30 +297,41 @@ func (r *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readFD is called by the poller with the socket, first right away, then
-// each time it is readable; false means "wait, and call again".
-func (r *countingReader) readFD(fd uintptr) bool {
-	if r.pending != nil {
-		for r.wn < len(r.pending) {
-			n, err := syscall.Write(int(fd), r.pending[r.wn:])
-			if err == syscall.EINTR {
-				continue
-			}
-			if n > 0 {
-				r.wn += n
-			}
-			if err != nil || n <= 0 {
-				r.werr = errShortWrite
-				if err != nil && err != syscall.EAGAIN {
-					r.werr = os.NewSyscallError("write", err)
-				}
-				r.rn, r.rerr = 0, r.werr
-				return true
-			}
-		}
-		r.pending = nil
-		return false // the answer cannot be there yet: wait for it
+// writeWaitFD is called by the poller with the socket, first right away,
+// then each time it is readable; false means "wait, and call again". The
+// first call writes the request: the poller is armed for reading before the
+// request leaves, so the answer's arrival cannot be missed, and the
+// goroutine parks at once instead of first trying a read that fails with
+// EAGAIN (what net.Conn.Write then Read costs): one system call less per
+// request, as in wrk's event loop. The next call, the socket readable,
+// returns at once: the answer is read by readFD into a borrowed buffer.
+func (r *countingReader) writeWaitFD(fd uintptr) bool {
+	if r.pending == nil {
+		return true
 	}
+	for r.wn < len(r.pending) {
+		n, err := syscall.Write(int(fd), r.pending[r.wn:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if n > 0 {
+			r.wn += n
+		}
+		if err != nil || n <= 0 {
+			r.werr = errShortWrite
+			if err != nil && err != syscall.EAGAIN {
+				r.werr = os.NewSyscallError("write", err)
+			}
+			return true
+		}
+	}
+	r.pending = nil
+	return false // the answer cannot be there yet: wait for it
+}
+
+// readFD reads what the socket holds into r.buf; false means "wait, and
+// call again" (called by the poller, like writeWaitFD).
+func (r *countingReader) readFD(fd uintptr) bool {
 	for {
 		n, err := syscall.Read(int(fd), r.buf)
 		switch {

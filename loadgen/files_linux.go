@@ -1,0 +1,12 @@
+package loadgen
+
+import "syscall"
+
+// fileLimit is the process's soft limit on open files; 0 if unknown.
+func fileLimit() uint64 {
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		return 0
+	}
+	return r.Cur
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package loadgen
+
+func fileLimit() uint64 { return 0 }
