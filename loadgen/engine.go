@@ -62,6 +62,11 @@ type worker struct {
 	backoff   time.Duration // between failed dials, closed loop
 }
 
+// maxResends bounds how often one request is sent again after the peer
+// left it unprocessed (Outcome.Unsent): a server that sends GOAWAY at
+// once on every connection fails the request instead of looping.
+const maxResends = 2
+
 // prefetchAtOnce bounds the connections being opened at the same time
 // before a run, so a listen backlog is not overrun into SYN retries.
 const prefetchAtOnce = 512
@@ -335,36 +340,51 @@ func (w *worker) step() bool {
 	if !open && !e.end.IsZero() && !start.Before(e.end) {
 		return false
 	}
-	if w.conn == nil {
-		if !w.dial(start, false) {
+	var o proto.Outcome
+	var deadline, done time.Time
+	var lag time.Duration // of the first send, open loop
+	for resend := 0; ; resend++ {
+		if w.conn == nil {
+			if !w.dial(start, false) {
+				return false
+			}
+			if w.conn == nil { // the dial failed and was counted
+				if !open {
+					w.backoff = min(max(2*w.backoff, 10*time.Millisecond), time.Second)
+					time.Sleep(w.backoff)
+				}
+				return true
+			}
+			w.backoff = 0
+			if !e.cfg.NewConn {
+				start = time.Now() // connecting is not part of a kept-alive request
+			}
+		}
+		if e.cfg.Timeout > 0 {
+			deadline = start.Add(e.cfg.Timeout.D())
+		}
+		if resend == 0 && open {
+			lag = start.Sub(intended)
+		}
+		o = w.conn.Do(e.runCtx, deadline)
+		done = time.Now()
+		if e.aborted.Load() {
+			w.shard.aborted()
 			return false
 		}
-		if w.conn == nil { // the dial failed and was counted
-			if !open {
-				w.backoff = min(max(2*w.backoff, 10*time.Millisecond), time.Second)
-				time.Sleep(w.backoff)
-			}
-			return true
+		if !o.Unsent || resend == maxResends {
+			break
 		}
-		w.backoff = 0
-		if !e.cfg.NewConn {
-			start = time.Now() // connecting is not part of a kept-alive request
-		}
+		// The peer did not process it (its connection was going away):
+		// not a failure; send it again on a new connection, as a real
+		// client does.
+		w.dropConn()
+		start = done
 	}
 	if !open {
 		intended = start
 	}
 	measuring := !intended.Before(e.measure)
-	var deadline time.Time
-	if e.cfg.Timeout > 0 {
-		deadline = start.Add(e.cfg.Timeout.D())
-	}
-	o := w.conn.Do(e.runCtx, deadline)
-	done := time.Now()
-	if e.aborted.Load() {
-		w.shard.aborted()
-		return false
-	}
 	failed := o.Err != proto.None && o.Err != proto.Status
 	answeredLate := false
 	if !deadline.IsZero() && done.After(deadline) {
@@ -380,7 +400,7 @@ func (w *worker) step() bool {
 	}
 	if measuring {
 		if open {
-			w.shard.paced(start.Sub(intended))
+			w.shard.paced(lag)
 		}
 		if failed {
 			w.shard.failure(&o, done.Sub(intended), done.Sub(start))

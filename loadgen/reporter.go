@@ -298,8 +298,10 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 func (r *reporter) pacing(run *results.Run, finish time.Time, sent, late int64, maxLag time.Duration) {
 	e := r.e
 	p := &results.Pacing{Sent: sent, Late: late, MaxLag: results.Duration(maxLag)}
+	// The schedule's window is the planned one, unless the run was cut
+	// short (workers run out of schedule just before its end).
 	sendEnd := finish
-	if !e.end.IsZero() && e.end.Before(sendEnd) {
+	if !e.end.IsZero() && (e.end.Before(sendEnd) || !run.Interrupted) {
 		sendEnd = e.end
 	}
 	from, to := e.measure.Sub(e.start), sendEnd.Sub(e.start)

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -86,5 +87,30 @@ start itself, and reports latency to p99.99, errors and its own CPU cost.`,
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newSweepCmd(), newReportCmd(), newCompareCmd(), newSizeCmd(), newLabCmd(), newServeCmd(), newVersionCmd())
 	root.CompletionOptions.DisableDefaultCmd = true
+	strictGroups(root)
 	return root
+}
+
+// strictGroups makes every command that only groups others (loadgen serve)
+// print its help when called alone and refuse an unknown subcommand as a
+// usage error (exit status 2), where cobra would print help and exit 0.
+func strictGroups(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		strictGroups(sub)
+	}
+	if c.HasParent() && c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				var names []string
+				for _, sub := range cmd.Commands() {
+					if sub.IsAvailableCommand() {
+						names = append(names, sub.Name())
+					}
+				}
+				return fmt.Errorf("unknown command %q for %q: use one of %s", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+			}
+			return nil
+		}
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
 }

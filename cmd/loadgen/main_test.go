@@ -92,6 +92,9 @@ func TestBadInput(t *testing.T) {
 		{"body and body-file", []string{"run", "--body", "a", "--body-file", "b", url}, exitUsage, "use one"},
 		{"size over http", []string{"run", "--size", "100", url}, exitUsage, "--size"},
 		{"missing body file", []string{"run", "--body-file", "/nonexistent/x", url}, exitUsage, "--body-file"},
+		{"unknown subcommand", []string{"serve", "nosuchtarget"}, exitUsage, `unknown command "nosuchtarget" for "loadgen serve": use one of grpc, httpbin, tcp`},
+		{"new-conn with streams", []string{"run", "-p", "h2c", "--new-conn", "-m", "10", url}, exitUsage, "use one of them"},
+		{"netns with a host name", []string{"run", "--netns", "lab", "http://localhost:8080/"}, exitUsage, "IP address"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := cli(t, tc.args...)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -68,6 +69,9 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, err
 	if f.netns == "" {
 		return p(f, cfg, body)
 	}
+	if err := literalHost(cfg.Target); err != nil {
+		return nil, err
+	}
 	ns, err := netns.Open(f.netns)
 	if err != nil {
 		return nil, err
@@ -80,6 +84,25 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, err
 	}
 	cfg.NetNS = f.netns
 	return netns.Wrap(ns, d), nil
+}
+
+// literalHost refuses a target named by a host name for --netns: Go
+// resolves names (and races IPv4 against IPv6) on goroutines of its own,
+// outside the namespace, so the name would be resolved with the host's
+// resolver and routes, not the namespace's.
+func literalHost(target string) error {
+	host := target
+	if u, err := url.Parse(target); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if net.ParseIP(host) == nil {
+		return fmt.Errorf("--netns needs the target as an IP address, not %q: host names would be resolved outside the namespace (look it up inside with: ip netns exec NS getent hosts %s)", host, host)
+	}
+	return nil
 }
 
 // httpTarget checks an http(s) URL and fills the config's method and TLS.

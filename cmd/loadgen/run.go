@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 	"loadgen/loadgen"
 	"loadgen/loadgen/pace"
 	"loadgen/results"
+	"loadgen/results/cost"
 	"loadgen/results/report"
 	"loadgen/results/store"
 )
@@ -69,7 +71,7 @@ printed too. Requests that could not start on time are counted, never dropped.
 
 Threads, in Go terms: every connection (every stream, with -m) is its own
 goroutine. -t groups the connections into threads for wrk's "Thread Stats"
-and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs), so
+and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs, CPU quota), so
 -t 1 uses one core like wrk -t 1, and -c 128 -t 128 works on a 2-core machine.`,
 		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080 &
   loadgen run -c 50 -t 2 -d 10s http://127.0.0.1:8080/bytes/1024
@@ -86,7 +88,7 @@ and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs), so
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.IntVarP(&f.connections, "connections", "c", 10, "connections to keep open")
-	fl.IntVarP(&f.threads, "threads", "t", 2, "threads: groups of connections for stats; caps GOMAXPROCS at min(t, CPUs)")
+	fl.IntVarP(&f.threads, "threads", "t", 2, "threads: groups of connections for stats; caps GOMAXPROCS at min(t, CPUs, CPU quota)")
 	fl.StringVarP(&f.duration, "duration", "d", "10s", "duration of the measured window (10s, 2m, or plain seconds)")
 	fl.Int64VarP(&f.requests, "requests", "n", 0, "stop after this many requests (with -d: whichever comes first)")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable)")
@@ -106,10 +108,10 @@ and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs), so
 	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream: call this method of any server, pkg.Service/Method (types by server reflection or --protoset)")
 	fl.StringVar(&f.data, "data", "", "with --call: the request message as JSON (@FILE reads it from a file); default {}")
 	fl.StringVar(&f.protoset, "protoset", "", "with --call: a FileDescriptorSet (protoc --descriptor_set_out) instead of server reflection")
-	fl.BoolVar(&f.newConn, "new-conn", false, "open a new connection for every request (TLS handshakes/s)")
+	fl.BoolVar(&f.newConn, "new-conn", false, "open a new connection for every request (TLS handshakes/s); its latency then includes the connect and handshake, on purpose")
 	fl.StringVar(&f.client, "client", "loadgen", "the client library: loadgen (lean, allocation-free), or the reference x-net (h2, h2c) or grpc-go (grpc, grpc-stream)")
 	fl.StringVar(&f.netns, "netns", "", "send from this network namespace (a name from ip netns list; needs root)")
-	fl.IntVar(&f.cpus, "cpus", 0, "GOMAXPROCS for the generator (default min(-t, CPUs))")
+	fl.IntVar(&f.cpus, "cpus", 0, "GOMAXPROCS for the generator (default min(-t, CPUs, the cgroup's CPU quota))")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on a terminal")
 	f.tls.register(fl)
 	f.check.register(fl)
@@ -179,7 +181,9 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, er
 			return c, fmt.Errorf("-R: %w", err)
 		}
 		c.Pacer = p
-		c.Rate = p.Rate(0)
+	}
+	if f.newConn && f.streams > 1 {
+		return c, fmt.Errorf("--new-conn opens a connection (a TLS handshake) per request, and -m %d shares one connection between %d streams: use one of them", f.streams, f.streams)
 	}
 	return c, c.Validate()
 }
@@ -219,11 +223,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 	if err != nil {
 		return err
 	}
-	procs := f.threads
-	if f.cpus > 0 {
-		procs = f.cpus
-	}
-	prev := runtime.GOMAXPROCS(min(procs, runtime.NumCPU()))
+	prev := runtime.GOMAXPROCS(generatorProcs(f.threads, f.cpus))
 	defer runtime.GOMAXPROCS(prev)
 
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -277,6 +277,22 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 		return exitError{code: exitFail}
 	}
 	return nil
+}
+
+// generatorProcs is the GOMAXPROCS of a run: --cpus if given, else the
+// thread count, capped by the CPUs this process may run on and by its
+// cgroup's CPU quota (a pod's limits.cpu, rounded up): more OS threads than
+// the quota allows only get throttled.
+func generatorProcs(threads, cpus int) int {
+	n := threads
+	if cpus > 0 {
+		n = cpus
+	}
+	n = min(n, runtime.NumCPU())
+	if q, ok := cost.CPUQuota(); ok {
+		n = min(n, max(1, int(math.Ceil(q))))
+	}
+	return max(1, n)
 }
 
 func (f *runFlags) readBody() ([]byte, error) {

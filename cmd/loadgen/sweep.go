@@ -402,7 +402,7 @@ func buildStep(spec *sweep.Spec, p sweep.Path, st sweep.Step) (loadgen.Config, p
 	if err != nil {
 		return cfg, nil, err
 	}
-	runtime.GOMAXPROCS(min(st.Rung.Threads, runtime.NumCPU()))
+	runtime.GOMAXPROCS(generatorProcs(st.Rung.Threads, 0))
 	return cfg, d, nil
 }
 

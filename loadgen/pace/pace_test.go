@@ -123,3 +123,17 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A pacer's String is the spec Parse reads back, so a result records the
+// schedule as asked.
+func TestStringRoundTrip(t *testing.T) {
+	for _, spec := range []string{"2000", "0.5", "ramp:100-5000/30s", "ramp:0-400/1s", "step:1000+500/5s", "step:1000+500/5s,max=8000"} {
+		p, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.String(); got != spec {
+			t.Errorf("Parse(%q).String() = %q", spec, got)
+		}
+	}
+}

@@ -140,7 +140,7 @@ var flagTitles = map[string]string{
 	"F": "failed: a repeat has no result",
 	"I": "interrupted: stopped early",
 	"G": "generator saturated: loadgen used ≥90% of its CPUs",
-	"M": "machine saturated: generator and watched processes used ≥90% of the machine's CPUs; figures measure contention",
+	"M": "machine saturated: the machine's CPUs were ≥90% busy (every process, from /proc/stat); figures measure contention",
 }
 
 // percentile line styles of the latency chart.

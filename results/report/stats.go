@@ -99,18 +99,12 @@ func BaselineOf(cells []*Cell, baseline string) func(*Cell) *Cell {
 // GeneratorCores is the CPU the generator used during a run, in cores.
 func GeneratorCores(run *results.Run) float64 { return run.Generator.Utilization * run.Generator.CPUs }
 
-// MachineSaturated tells whether the generator and the watched processes
-// together used nearly every CPU of the machine during a step: then the
-// figures measure contention for CPU, not the path.
-func MachineSaturated(st *results.Step) bool {
-	if st.Run == nil || st.Run.Env.NumCPU <= 0 {
-		return false
-	}
-	used := GeneratorCores(st.Run)
-	for _, w := range st.Watched {
-		used += w.CPUMean
-	}
-	return used >= results.SaturatedAbove*float64(st.Run.Env.NumCPU)
+// MachineSaturated tells whether the whole machine's CPUs were nearly all
+// busy during a run's measured window (/proc/stat, every process: the
+// generator, the target, the proxies and anything else): then the figures
+// measure contention for CPU, not the path.
+func MachineSaturated(run *results.Run) bool {
+	return run != nil && run.Machine != nil && run.Machine.Saturated
 }
 
 // Block is the cells of one payload and rate: one table, one set of

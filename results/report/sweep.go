@@ -114,11 +114,7 @@ func (c *Cell) Flags() string {
 		if st.Run.Generator.Saturated {
 			add("G")
 		}
-		used := st.Run.Generator.Utilization * st.Run.Generator.CPUs
-		for _, w := range st.Watched {
-			used += w.CPUMean
-		}
-		if n := st.Run.Env.NumCPU; n > 0 && used >= results.SaturatedAbove*float64(n) {
+		if MachineSaturated(st.Run) {
 			add("M")
 		}
 	}

@@ -95,15 +95,25 @@ func extras(p *printer, run *results.Run) {
 	if s.Uncorrected != nil {
 		label = "Latency (corrected)"
 	}
-	p.f("  %-22s p50 %s  p90 %s  p99 %s  p99.9 %s  p99.99 %s  max %s\n", label+":",
-		Latency(l.P50), Latency(l.P90), Latency(l.P99), Latency(l.P999), Latency(l.P9999), Latency(l.Max))
+	spectrum(p, label+":", l)
 	if u := s.Uncorrected; u != nil {
-		p.f("  %-22s p50 %s  p90 %s  p99 %s  p99.9 %s  p99.99 %s  max %s\n", "Latency (uncorrected):",
-			Latency(u.P50), Latency(u.P90), Latency(u.P99), Latency(u.P999), Latency(u.P9999), Latency(u.Max))
+		spectrum(p, "Latency (uncorrected):", *u)
+	}
+	if f := s.Failed; f != nil && f.Count > 0 {
+		p.f("  Latency counts %d requests: %d answered, %d failed (%s), each when it failed (a timeout at its timeout)\n",
+			l.Count, l.Count-f.Count, f.Count, failureClasses(s.Errors))
+		if a := s.Succeeded; a != nil && a.Count > 0 {
+			p.f("  %-22s p50 %s  p99 %s  max %s;  failed: p50 %s  p99 %s  max %s\n", "Answered only:",
+				Latency(a.P50), Latency(a.P99), Latency(a.Max), Latency(f.P50), Latency(f.P99), Latency(f.Max))
+		}
 	}
 	if pc := s.Pacing; pc != nil {
-		p.f("  Rate: asked %.2f/s, achieved %.2f/s; %d sent, %d late (>%v), %d never sent, max lag %s\n",
-			pc.Asked, pc.Achieved, pc.Sent, pc.Late, results.LateAfter, pc.Unsent, Latency(pc.MaxLag))
+		asked := fmt.Sprintf("%.2f/s", pc.Asked)
+		if sch := run.Config.Schedule; sch != "" {
+			asked = fmt.Sprintf("%s (%.0f/s at the start, %.0f/s at the end, mean %.2f/s)", sch, pc.StartRate, pc.EndRate, pc.Asked)
+		}
+		p.f("  Rate: asked %s, achieved %.2f/s; %d sent, %d late (>%v), %d never sent, max lag %s\n",
+			asked, pc.Achieved, pc.Sent, pc.Late, results.LateAfter, pc.Unsent, Latency(pc.MaxLag))
 	}
 	c := s.Connections
 	p.f("  Connections: %d established, %d failed", c.Established, c.Failed)
@@ -157,6 +167,32 @@ func extras(p *printer, run *results.Run) {
 	for _, n := range run.Notes {
 		p.f("  WARNING: %s\n", n)
 	}
+}
+
+// spectrum prints a latency's percentiles on one line, or says there is
+// nothing to show: "—", never 0.00us for no request.
+func spectrum(p *printer, label string, l results.Latency) {
+	if l.Count == 0 {
+		p.f("  %-22s — (no request completed)\n", label)
+		return
+	}
+	p.f("  %-22s p50 %s  p90 %s  p99 %s  p99.9 %s  p99.99 %s  max %s\n", label,
+		Latency(l.P50), Latency(l.P90), Latency(l.P99), Latency(l.P999), Latency(l.P9999), Latency(l.Max))
+}
+
+// failureClasses names the classes of requests that got no answer, with
+// their counts: "timeout 120, read 3".
+func failureClasses(e results.Errors) string {
+	var parts []string
+	for _, c := range []struct {
+		name string
+		n    int64
+	}{{"timeout", e.Timeout}, {"read", e.Read}, {"write", e.Write}, {"protocol", e.Protocol}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c.name, c.n))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // grpcCodes are gRPC's status code names, by number.

@@ -374,8 +374,8 @@ func TestGoAway(t *testing.T) {
 			switch {
 			case o.Err == proto.None && o.Status == 200 && o.Bytes == wantBytes: // Done if the GOAWAY was read by then
 				ok++
-			case o.Err == proto.Read && o.Done:
-				refused++
+			case o.Err == proto.Read && o.Done && (o.Unsent || cl.name != "lean"):
+				refused++ // the lean client says the server did not process it
 			default:
 				t.Errorf("%+v", o)
 			}
@@ -383,8 +383,8 @@ func TestGoAway(t *testing.T) {
 		if ok != 1 || refused != 1 {
 			t.Errorf("%d answered and %d refused, want 1 and 1", ok, refused)
 		}
-		if o := c1.Do(context.Background(), soon()); !o.Done || o.Err != proto.Write {
-			t.Errorf("Do after GOAWAY: %+v, want Write (unsent) and Done", o)
+		if o := c1.Do(context.Background(), soon()); !o.Done || o.Err != proto.Write || (cl.name == "lean" && !o.Unsent) {
+			t.Errorf("Do after GOAWAY: %+v, want Write, Unsent and Done", o)
 		}
 		dialN(t, d, 1)[0].Close()
 		if d.Opened() != 2 {

@@ -25,9 +25,10 @@
 //     Done; a malformed response on a stream: Protocol, not Done;
 //   - connection lost: Read or Write, Done; the server breaking the protocol
 //     (bad frame, HPACK error, PUSH_PROMISE…): Protocol, Done;
-//   - GOAWAY: streams the server will not process end with Read and Done,
+//   - GOAWAY: streams the server will not process end with Read, Done and
+//     Unsent (the engine sends them again on a new connection),
 //     the others complete normally (Done once the GOAWAY has been read), and
-//     a Do on the connection afterwards returns Write and Done unsent;
+//     a Do on the connection afterwards returns Write, Done and Unsent;
 //   - aborted by Close: Read, Done.
 package http2
 

@@ -180,7 +180,7 @@ func (c *conn) frameLocked(fh h2wire.FrameHeader, p []byte) error {
 		c.broken.Store(true)
 		for _, s := range c.streams {
 			if s.id > last && !s.finished { // the server will not process it
-				s.errClass = proto.Read
+				s.errClass, s.unprocessed = proto.Read, true
 				c.finishLocked(s)
 			}
 		}

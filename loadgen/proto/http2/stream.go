@@ -27,15 +27,16 @@ type stream struct {
 	deadline time.Time // of the current wait
 
 	// the current request, guarded by c.mu
-	id         uint32 // 0 before the first request
-	finished   bool   // the response is complete, or the stream was reset
-	gotHeaders bool
-	status     int32
-	errClass   proto.ErrClass // a stream-level failure (RST_STREAM, malformed response)
-	bytes      int64
-	written    int64
-	sendWindow int64
-	recvUnack  int64
+	id          uint32 // 0 before the first request
+	finished    bool   // the response is complete, or the stream was reset
+	gotHeaders  bool
+	status      int32
+	errClass    proto.ErrClass // a stream-level failure (RST_STREAM, malformed response)
+	unprocessed bool           // above a GOAWAY's last stream: the server did not process it
+	bytes       int64
+	written     int64
+	sendWindow  int64
+	recvUnack   int64
 }
 
 var _ proto.Conn = (*stream)(nil)
@@ -50,7 +51,7 @@ func (s *stream) Do(ctx context.Context, deadline time.Time) proto.Outcome {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s.watchLocked(ctx)
-	s.gotHeaders, s.status, s.errClass = false, 0, proto.None
+	s.gotHeaders, s.status, s.errClass, s.unprocessed = false, 0, proto.None, false
 	s.bytes, s.written, s.recvUnack = 0, 0, 0
 	if o, ok := s.refuseLocked(deadline); ok {
 		return o
@@ -115,7 +116,7 @@ func (s *stream) refuseLocked(deadline time.Time) (proto.Outcome, bool) {
 	case c.dead || s.closed.Load():
 		return proto.Outcome{Err: s.stoppedLocked(deadline, true), Done: true}, true
 	case c.goaway || c.nextID > h2wire.MaxStreamID:
-		return proto.Outcome{Err: proto.Write, Done: true}, true // never sent: dial anew
+		return proto.Outcome{Err: proto.Write, Done: true, Unsent: true}, true // never sent: dial anew and send it there
 	case s.ctx != nil && s.ctx.Err() != nil:
 		return proto.Outcome{Err: proto.Timeout}, true
 	}
@@ -154,6 +155,7 @@ func (s *stream) outcomeLocked(class proto.ErrClass) proto.Outcome {
 		o.Err = proto.Status
 	}
 	o.Done = c.dead || c.goaway || c.nextID > h2wire.MaxStreamID || s.closed.Load()
+	o.Unsent = s.unprocessed
 	return o
 }
 

@@ -1,0 +1,293 @@
+package loadgen_test
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"loadgen/loadgen"
+	"loadgen/loadgen/pace"
+	"loadgen/loadgen/proto"
+	"loadgen/loadgen/proto/http1"
+	"loadgen/results"
+	"loadgen/results/hist"
+	"loadgen/targets/tlscert"
+)
+
+// A target that stalls: every 2 s it answers at once for 1 s, then holds
+// every response until the 2 s cycle ends. Open loop at 200/s with a 250 ms
+// timeout, over two whole cycles. Theory: requests arriving in the first
+// 750 ms of a hold would wait longer than the timeout, so 0.75/2 = 37.5% of
+// them time out; those in its last 250 ms are answered in 0–250 ms; the
+// other half are answered at once. Every request counts in the latency, a
+// timeout at its timeout, so the top 37.5% of the corrected latencies are
+// 250 ms: p90 (and p70) is the timeout. Counting answered requests only
+// (what the engine did before), p90 would be ≈ 125 ms and would improve as
+// the target got worse.
+func TestStallingTargetCountsTimeoutsInTheLatency(t *testing.T) {
+	const (
+		cycle   = 2 * time.Second
+		timeout = 250 * time.Millisecond
+	)
+	t0 := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if phase := time.Since(t0) % cycle; phase >= cycle/2 {
+			select {
+			case <-time.After(cycle - phase):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+
+	cfg := conf(100, 2*cycle) // enough connections for the ≈ 50 held at once
+	cfg.Rate = 200
+	cfg.Timeout = results.Duration(timeout)
+	cfg.Threads = 2
+	r := run(t, cfg, srv.URL)
+	s := r.Summary
+
+	sent := s.Pacing.Sent
+	if sent < 780 || sent > 801 {
+		t.Fatalf("%d requests sent, want ≈ 800", sent)
+	}
+	if s.Latency.Count != sent {
+		t.Errorf("the latency counts %d requests, %d were sent: every request sent must count", s.Latency.Count, sent)
+	}
+	if share := float64(s.Errors.Timeout) / float64(sent); share < 0.33 || share > 0.42 {
+		t.Errorf("%d of %d timed out (%.1f%%), theory 37.5%%", s.Errors.Timeout, sent, 100*share)
+	}
+	// The split: answered requests and failed ones, adding up.
+	if s.Failed == nil || s.Succeeded == nil {
+		t.Fatalf("no succeeded/failed split in the summary")
+	}
+	if s.Failed.Count != s.Errors.Timeout || s.Succeeded.Count != s.Requests || s.Failed.Count+s.Succeeded.Count != s.Latency.Count {
+		t.Errorf("split: %d failed + %d answered, %d timeouts, %d responses, %d counted",
+			s.Failed.Count, s.Succeeded.Count, s.Errors.Timeout, s.Requests, s.Latency.Count)
+	}
+	for name, enc := range map[string]string{"succeeded": r.Histograms.Succeeded, "failed": r.Histograms.Failed} {
+		if _, err := hist.Decode(enc); err != nil {
+			t.Errorf("the %s histogram is not in the JSON: %v", name, err)
+		}
+	}
+	// From theory: p90 is the timeout (plus at most the send's lag).
+	if p90 := s.Latency.P90.D(); p90 < timeout-5*time.Millisecond || p90 > timeout+20*time.Millisecond {
+		t.Errorf("corrected p90 %v, theory: the %v timeout", p90, timeout)
+	}
+	if u := s.Uncorrected; u == nil || u.Count != s.Latency.Count || u.P90.D() < timeout-5*time.Millisecond {
+		t.Errorf("uncorrected latency %+v: it must count the same requests, its p90 the timeout too", u)
+	}
+	// A timeout is counted at its timeout, however late the timer fired:
+	// from its send (uncorrected) exactly the timeout, from its intended
+	// start (corrected) no less.
+	if mx := s.Uncorrected.Max.D(); mx > timeout+time.Millisecond {
+		t.Errorf("uncorrected max %v: no request is counted past its %v timeout", mx, timeout)
+	}
+	if s.Failed.P50.D() < timeout-time.Millisecond {
+		t.Errorf("failed requests p50 %v: a timeout is counted at its timeout (%v)", s.Failed.P50, timeout)
+	}
+}
+
+// --timeout is a hard bound: against a target that always answers after
+// 2.5 ms, a 3 ms timeout must never report an answer that took longer, and
+// a 2 ms timeout makes every request a timeout counted at 2 ms.
+func TestTimeoutIsAHardBound(t *testing.T) {
+	srv := newServer(t, func(int64) time.Duration { return 2500 * time.Microsecond })
+	for _, timeout := range []time.Duration{2 * time.Millisecond, 3 * time.Millisecond} {
+		cfg := conf(2, 500*time.Millisecond)
+		cfg.Timeout = results.Duration(timeout)
+		r := run(t, cfg, srv.URL)
+		s := r.Summary
+		if s.Latency.Max.D() > timeout+time.Millisecond/100 {
+			t.Errorf("--timeout %v: a latency of %v was counted", timeout, s.Latency.Max)
+		}
+		if s.Succeeded != nil && s.Succeeded.Max.D() > timeout {
+			t.Errorf("--timeout %v: an answer after %v counted as a success", timeout, s.Succeeded.Max)
+		}
+		if s.Latency.Count != s.Requests+s.Errors.Timeout {
+			t.Errorf("--timeout %v: %d counted, %d answered + %d timeouts", timeout, s.Latency.Count, s.Requests, s.Errors.Timeout)
+		}
+		if timeout == 2*time.Millisecond && (s.Requests != 0 || s.Errors.Timeout == 0) {
+			t.Errorf("--timeout 2ms against 2.5 ms: %d answered, %d timeouts; want only timeouts", s.Requests, s.Errors.Timeout)
+		}
+	}
+}
+
+// A TLS target whose handshake takes 50 ms and which closes the connection
+// after every 20th response ("Connection: close"): the server answers in
+// well under a millisecond, and so must the request latency say. The
+// handshakes go to the connect histogram. Before, the first request on
+// every connection carried its handshake: 1 in 20 requests took 50 ms,
+// and p99 read 55 ms.
+func TestHandshakesAreNotRequestLatency(t *testing.T) {
+	const handshake = 50 * time.Millisecond
+	cert, err := tlscert.New(tlscert.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served atomic.Int64
+	type countKey struct{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		if n := r.Context().Value(countKey{}).(*atomic.Int64).Add(1); n%20 == 0 {
+			w.Header().Set("Connection", "close")
+		}
+		w.Write([]byte("ok"))
+	}))
+	srv.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, countKey{}, new(atomic.Int64))
+	}
+	srv.TLS = &tls.Config{
+		Certificates: []tls.Certificate{cert.TLS},
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			time.Sleep(handshake)
+			return nil, nil
+		},
+	}
+	srv.StartTLS()
+	defer srv.Close()
+
+	d, err := http1.NewDialer(http1.Config{URL: srv.URL, TLS: proto.TLS{Insecure: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := conf(4, 2*time.Second)
+	cfg.Threads, cfg.Target = 1, srv.URL
+	r, err := loadgen.Run(context.Background(), cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Summary
+	if s.Requests < 200 || s.Connections.Established < s.Requests/20 {
+		t.Fatalf("%d requests on %d connections: want a new connection every 20", s.Requests, s.Connections.Established)
+	}
+	if p99 := s.Latency.P99.D(); p99 > handshake/2 {
+		t.Errorf("request p99 %v: the %v handshakes are in the request latency", p99, handshake)
+	}
+	if s.Connect == nil || s.Connect.P50.D() < handshake {
+		t.Errorf("connect %+v: the handshakes belong there (≥ %v)", s.Connect, handshake)
+	}
+}
+
+// With a new connection per request the handshake is what is measured:
+// it stays in the latency.
+func TestNewConnKeepsTheHandshakeInTheLatency(t *testing.T) {
+	const dialDelay = 20 * time.Millisecond
+	srv := newServer(t, nil)
+	d := slowDialer{inner: dialer(t, srv.URL), delay: dialDelay}
+	cfg := conf(2, 500*time.Millisecond)
+	cfg.Threads, cfg.Target, cfg.NewConn = 1, srv.URL, true
+	r, err := loadgen.Run(context.Background(), cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p50 := r.Summary.Latency.P50.D(); p50 < dialDelay {
+		t.Errorf("--new-conn p50 %v: it must include the %v connect", p50, dialDelay)
+	}
+}
+
+type slowDialer struct {
+	inner proto.Dialer
+	delay time.Duration
+}
+
+func (d slowDialer) Dial(ctx context.Context) (proto.Conn, error) {
+	time.Sleep(d.delay)
+	return d.inner.Dial(ctx)
+}
+
+// Open loop: connections are opened before the clock starts, so the first
+// requests are not late for want of one. With a dialer that takes 200 ms,
+// lazy dials would make the first request of each of the 20 connections
+// ≥ 200 ms late.
+func TestOpenLoopPrefetchesConnections(t *testing.T) {
+	srv := newServer(t, nil)
+	d := slowDialer{inner: dialer(t, srv.URL), delay: 200 * time.Millisecond}
+	cfg := conf(20, 500*time.Millisecond)
+	cfg.Threads, cfg.Target, cfg.Rate = 2, srv.URL, 400
+	r, err := loadgen.Run(context.Background(), cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Summary.Pacing
+	if p.MaxLag.D() > 100*time.Millisecond {
+		t.Errorf("max lag %v: a request waited for a lazy dial", p.MaxLag)
+	}
+	if mx := r.Summary.Latency.Max.D(); mx > 100*time.Millisecond {
+		t.Errorf("corrected max %v: the first requests waited for their connections", mx)
+	}
+	if c := r.Summary.Connections; c.Established != 20 || c.Measured != 0 {
+		t.Errorf("connections %+v: want all 20 opened before the window", c)
+	}
+}
+
+// The engine's statistics cost memory per shard, not per connection: with
+// 4000 workers (histograms of about 150 KiB each, two to five per worker
+// before), the heap in use once every worker is ready stays under 2 KiB per
+// worker. Measured with a dialer whose connections weigh nothing.
+func TestStatisticsMemoryDoesNotGrowWithConnections(t *testing.T) {
+	const n = 4000
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	for _, rate := range []float64{0, 2000} {
+		var cfg loadgen.Config
+		cfg.Target, cfg.Connections, cfg.Threads = "weightless", n, 2
+		cfg.Duration, cfg.Rate = results.Duration(200*time.Millisecond), rate
+		var inUse uint64
+		cfg.Window = func(time.Time, time.Time) { inUse = heap() }
+		cfg.HistLog = io.Discard
+		before := heap()
+		if _, err := loadgen.Run(context.Background(), cfg, weightless{}); err != nil {
+			t.Fatal(err)
+		}
+		per := float64(inUse-before) / n
+		t.Logf("rate %v: %.0f bytes per worker", rate, per)
+		if per > 2<<10 {
+			t.Errorf("rate %v: %.0f bytes of heap per worker, want < 2 KiB: statistics must not be per connection", rate, per)
+		}
+	}
+}
+
+type weightless struct{}
+
+func (weightless) Dial(context.Context) (proto.Conn, error) { return instantConn{}, nil }
+
+// A ramp is recorded as asked: its spec, its mean rate over the measured
+// window (not its rate at t=0), its rates at the window's ends; one that
+// starts at 0/s is still an open-loop run.
+func TestRampIsRecordedAsAsked(t *testing.T) {
+	srv := newServer(t, nil)
+	p, err := pace.Parse("ramp:0-400/1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := conf(4, time.Second)
+	cfg.Pacer = p
+	r := run(t, cfg, srv.URL)
+	c, pc := r.Config, r.Summary.Pacing
+	if c.Schedule != "ramp:0-400/1s" || !c.OpenLoop() {
+		t.Errorf("schedule %q, open loop %v: want the spec, open loop", c.Schedule, c.OpenLoop())
+	}
+	if pc == nil || pc.Asked < 190 || pc.Asked > 210 || c.Rate != pc.Asked {
+		t.Fatalf("asked %+v (config rate %v): want the ramp's mean, 200/s", pc, c.Rate)
+	}
+	if pc.StartRate != 0 || pc.EndRate != 400 {
+		t.Errorf("start %v end %v, want 0 and 400", pc.StartRate, pc.EndRate)
+	}
+	if r.Summary.Uncorrected == nil {
+		t.Error("no uncorrected latency: the run was taken for closed loop")
+	}
+}
