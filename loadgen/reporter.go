@@ -305,10 +305,12 @@ func (r *reporter) pacing(run *results.Run, finish time.Time, sent, late int64, 
 		sendEnd = e.end
 	}
 	from, to := e.measure.Sub(e.start), sendEnd.Sub(e.start)
-	p.Asked = e.pacer.Rate(from)
+	p.Asked = e.pacer.Rate(from) // a constant rate: exactly as asked
 	if w := sendEnd.Sub(e.measure); w > 0 {
 		want := expected(e.pacer, from, to)
-		p.Asked = float64(want) / w.Seconds()
+		if run.Config.Schedule != "" {
+			p.Asked = float64(want) / w.Seconds()
+		}
 		p.Achieved = float64(sent) / w.Seconds()
 		if e.cfg.Requests > 0 {
 			want = min(want, e.cfg.Requests)
