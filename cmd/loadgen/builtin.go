@@ -30,9 +30,9 @@ func (b *builtinFlags) register(fl *pflag.FlagSet, name, ladder string, duration
 	fl.StringVarP(&b.out, "out", "o", "", "results directory (default "+name+"-YYYYMMDD-HHMMSS)")
 	fl.BoolVar(&b.resume, "resume", false, "continue the run in -o, skipping complete steps")
 	fl.StringVar(&b.ladder, "ladder", ladder, "connection/thread ladder")
-	fl.DurationVarP(&b.duration, "duration", "d", duration, "measured duration of each step")
-	fl.DurationVar(&b.warmup, "warmup", warmup, "warm-up before each step's measured window")
-	fl.IntVar(&b.repeats, "repeats", 1, "repeats of every step")
+	durationVarP(fl, &b.duration, "duration", "d", duration, "measured duration of each step (10s, 1m30s, or plain seconds)")
+	durationVarP(fl, &b.warmup, "warmup", "", warmup, "warm-up before each step's measured window")
+	countVarP(fl, &b.repeats, "repeats", "", 1, "repeats of every step")
 	fl.BoolVarP(&b.quiet, "quiet", "q", false, "no progress output")
 	b.check.registerSweep(fl)
 }

@@ -18,6 +18,7 @@ import (
 	"loadgen/loadgen/proto/http2"
 	"loadgen/loadgen/proto/netns"
 	"loadgen/loadgen/proto/tcp"
+	"loadgen/loadgen/sweep"
 )
 
 // protocol builds a Dialer for one -p value from the run's flags.
@@ -107,6 +108,7 @@ func literalHost(target string) error {
 
 // httpTarget checks an http(s) URL and fills the config's method and TLS.
 func httpTarget(f *runFlags, cfg *loadgen.Config, body []byte) (proto.TLS, error) {
+	cfg.Target = sweep.WithScheme(cfg.Target)
 	u, err := targetURL(cfg.Target)
 	if err != nil {
 		return proto.TLS{}, err

@@ -26,7 +26,7 @@ import (
 type runFlags struct {
 	connections int
 	threads     int
-	duration    string
+	duration    time.Duration
 	requests    int64
 	headers     []string
 	timeout     time.Duration
@@ -87,23 +87,23 @@ and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs, CPU quota)
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.IntVarP(&f.connections, "connections", "c", 10, "connections to keep open")
-	fl.IntVarP(&f.threads, "threads", "t", 2, "threads: groups of connections for stats; caps GOMAXPROCS at min(t, CPUs, CPU quota)")
-	fl.StringVarP(&f.duration, "duration", "d", "10s", "duration of the measured window (10s, 2m, or plain seconds)")
-	fl.Int64VarP(&f.requests, "requests", "n", 0, "stop after this many requests (with -d: whichever comes first)")
+	countVarP(fl, &f.connections, "connections", "c", 10, "connections to keep open (SI suffixes: 1k)")
+	countVarP(fl, &f.threads, "threads", "t", 2, "threads: groups of connections for stats; caps GOMAXPROCS at min(t, CPUs, CPU quota)")
+	durationVarP(fl, &f.duration, "duration", "d", 10*time.Second, "duration of the measured window (10s, 2m30s, or plain seconds)")
+	fl.VarP(count64Value{&f.requests}, "requests", "n", "stop after this many requests, e.g. 10k (with -d: whichever comes first)")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable)")
-	fl.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "per-request timeout; a timed-out request closes its connection")
+	durationVarP(fl, &f.timeout, "timeout", "", loadgen.DefaultTimeout, "per-request timeout, a hard bound; a timed-out request counts in the latency at its timeout and closes its connection")
 	fl.BoolVar(&f.latency, "latency", false, "print the latency distribution (as wrk --latency)")
 	fl.StringVarP(&f.method, "method", "m", "", "HTTP method (default GET, or POST with a body); a number means --streams (h2load's -m)")
-	fl.IntVar(&f.streams, "streams", 0, "concurrent streams per connection (h2, grpc)")
+	countVarP(fl, &f.streams, "streams", "", 0, "concurrent streams per connection (h2, grpc)")
 	fl.StringVar(&f.body, "body", "", "request body")
 	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file")
-	fl.DurationVar(&f.warmup, "warmup", 0, "load sent before the measured window, excluded from results")
-	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total (or ramp:100-5000/30s, step:1000+500/5s)")
+	durationVarP(fl, &f.warmup, "warmup", "", 0, "load sent before the measured window, excluded from results")
+	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k (or ramp:100-5k/30s, step:1k+500/5s)")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file (atomically)")
 	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file")
 	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol: "+strings.Join(protocolNames(), ", ")+" (default http1)")
-	fl.IntVar(&f.size, "size", 0, "payload bytes for grpc and tcp protocols")
+	bytesVar(fl, &f.size, "size", 0, "payload bytes for grpc and tcp protocols (100, 1KiB, 64k)")
 	fl.BoolVar(&f.health, "health", false, "-p grpc: call grpc.health.v1.Health/Check (any gRPC server) instead of loadgen's echo")
 	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream: call this method of any server, pkg.Service/Method (types by server reflection or --protoset)")
 	fl.StringVar(&f.data, "data", "", "with --call: the request message as JSON (@FILE reads it from a file); default {}")
@@ -133,10 +133,7 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, er
 	if f.threads > f.connections {
 		return c, fmt.Errorf("-t %d is more than -c %d: every thread needs at least one connection", f.threads, f.connections)
 	}
-	d, err := parseDuration(f.duration)
-	if err != nil {
-		return c, fmt.Errorf("-d: %w", err)
-	}
+	d := f.duration
 	if cmd.Flags().Changed("requests") && !cmd.Flags().Changed("duration") {
 		d = 0 // -n alone: run until n requests
 	}
@@ -186,25 +183,6 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, er
 		return c, fmt.Errorf("--new-conn opens a connection (a TLS handshake) per request, and -m %d shares one connection between %d streams: use one of them", f.streams, f.streams)
 	}
 	return c, c.Validate()
-}
-
-// parseDuration reads a Go duration ("10s", "2m") or plain seconds ("10"),
-// as wrk does.
-func parseDuration(s string) (time.Duration, error) {
-	if secs, err := strconv.ParseFloat(s, 64); err == nil {
-		if secs < 0 {
-			return 0, fmt.Errorf("%q is negative", s)
-		}
-		return time.Duration(secs * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration: use e.g. 10s, 1m30s or plain seconds", s)
-	}
-	if d < 0 {
-		return 0, fmt.Errorf("%q is negative", s)
-	}
-	return d, nil
 }
 
 func runLoad(cmd *cobra.Command, f *runFlags, target string) error {

@@ -134,10 +134,10 @@ Endpoints: /get, /post, /anything (echo method, headers, body), /bytes/{n},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "address to listen on")
-	fl.IntVar(&cfg.MaxBytes, "max-bytes", httpbin.DefaultMaxBytes, "largest n of /bytes/{n}")
-	fl.DurationVar(&cfg.MaxDelay, "max-delay", httpbin.DefaultMaxDelay, "largest d of /delay/{d}")
-	fl.IntVar(&cfg.MaxBody, "max-body", httpbin.DefaultMaxBody, "largest request body (413 beyond)")
-	fl.DurationVar(&runFor, "for", 0, "stop by itself after this long (default: until Ctrl-C)")
+	bytesVar(fl, &cfg.MaxBytes, "max-bytes", httpbin.DefaultMaxBytes, "largest n of /bytes/{n} (bytes: 10MiB)")
+	durationVarP(fl, &cfg.MaxDelay, "max-delay", "", httpbin.DefaultMaxDelay, "largest d of /delay/{d}")
+	bytesVar(fl, &cfg.MaxBody, "max-body", httpbin.DefaultMaxBody, "largest request body (413 beyond; bytes: 1MiB)")
+	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long (default: until Ctrl-C)")
 	st.register(fl)
 	return cmd
 }
@@ -183,8 +183,8 @@ tcp-stream sends: then it is a sink that reads and counts.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "address to listen on")
-	fl.IntVar(&cfg.MaxConns, "max-conns", 0, "refuse connections beyond this many at once (0: no limit)")
-	fl.DurationVar(&runFor, "for", 0, "stop by itself after this long (default: until Ctrl-C)")
+	countVarP(fl, &cfg.MaxConns, "max-conns", "", 0, "refuse connections beyond this many at once (0: no limit)")
+	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long (default: until Ctrl-C)")
 	return cmd
 }
 
@@ -232,9 +232,9 @@ fortio drive it too.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:9090", "address to listen on")
-	fl.IntVar(&cfg.MaxMessage, "max-message", grpcecho.DefaultMaxMessage, "largest message, bytes")
-	fl.DurationVar(&cfg.Delay, "delay", 0, "answer every call and message after this long (a slow backend)")
-	fl.DurationVar(&runFor, "for", 0, "stop by itself after this long (default: until Ctrl-C)")
+	bytesVar(fl, &cfg.MaxMessage, "max-message", grpcecho.DefaultMaxMessage, "largest message (bytes: 4MiB)")
+	durationVarP(fl, &cfg.Delay, "delay", "", 0, "answer every call and message after this long (a slow backend)")
+	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long (default: until Ctrl-C)")
 	st.register(fl)
 	return cmd
 }

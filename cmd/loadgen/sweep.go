@@ -114,11 +114,11 @@ A sweep file (YAML; every key may also be given as a flag):
 	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream: call this method of the target, pkg.Service/Method (see loadgen run --call)")
 	fl.StringVar(&f.data, "data", "", "with --call: the request message as JSON, or @FILE")
 	fl.StringVar(&f.protoset, "protoset", "", "with --call: a FileDescriptorSet instead of server reflection")
-	fl.DurationVarP(&f.duration, "duration", "d", 30*time.Second, "measured duration of each step")
-	fl.DurationVar(&f.warmup, "warmup", 0, "warm-up before each step's measured window")
-	fl.DurationVar(&f.timeout, "timeout", loadgen.DefaultTimeout, "per-request timeout")
-	fl.IntVar(&f.repeats, "repeats", 1, "repeats of every step")
-	fl.StringVarP(&f.rates, "rate", "R", "0", "open-loop rates, comma-separated (0 = closed loop)")
+	durationVarP(fl, &f.duration, "duration", "d", 30*time.Second, "measured duration of each step (30s, 1m30s, or plain seconds)")
+	durationVarP(fl, &f.warmup, "warmup", "", 0, "warm-up before each step's measured window")
+	durationVarP(fl, &f.timeout, "timeout", "", loadgen.DefaultTimeout, "per-request timeout, a hard bound")
+	countVarP(fl, &f.repeats, "repeats", "", 1, "repeats of every step")
+	fl.StringVarP(&f.rates, "rate", "R", "0", "open-loop rates, comma-separated, e.g. 0,1k,2.5k (0 = closed loop)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the sweep and print its plan, step by step, without sending any load")
 	f.check.registerSweep(fl)
@@ -147,80 +147,95 @@ func (f *sweepFlags) spec(cmd *cobra.Command) (*sweep.Spec, error) {
 		}
 		return &s, nil
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "paths:\n")
-	watch := map[string]string{}
+	// From flags the sweep is built as a value, so an error names the
+	// flag, never a line of a file the user did not write.
+	s := &sweep.Spec{
+		Protocol: f.protocol,
+		Duration: sweep.Duration(f.duration), Warmup: sweep.Duration(f.warmup), Timeout: sweep.Duration(f.timeout),
+		Repeats: f.repeats,
+		Call:    f.call, Data: f.data, Protoset: f.protoset,
+	}
+	watch := map[string]*sweep.Watch{}
 	for _, w := range f.watches {
 		name, sel, ok := strings.Cut(w, "=")
 		if !ok {
 			return nil, fmt.Errorf("--watch %q: want NAME=name:PROCESS, NAME=pid:N or NAME=cgroup:DIR", w)
 		}
-		watch[name] = sel
+		ws, err := parseWatch(sel)
+		if err != nil {
+			return nil, fmt.Errorf("--watch %s: %w", name, err)
+		}
+		watch[name] = ws
 	}
 	for _, p := range f.paths {
 		name, url, ok := strings.Cut(p, "=")
 		if !ok {
 			return nil, fmt.Errorf("--path %q: want NAME=URL", p)
 		}
-		fmt.Fprintf(&b, "  - name: %s\n    url: %s\n", strconv.Quote(name), strconv.Quote(url))
-		if sel, ok := watch[name]; ok {
-			w, err := watchYAML(sel)
-			if err != nil {
-				return nil, fmt.Errorf("--watch %s: %w", name, err)
-			}
-			fmt.Fprintf(&b, "    watch: %s\n", w)
-			delete(watch, name)
-		}
+		s.Paths = append(s.Paths, sweep.Path{Name: name, URL: url, Watch: watch[name]})
+		delete(watch, name)
 	}
 	for name := range watch {
 		return nil, fmt.Errorf("--watch %s: no --path named %s", name, name)
 	}
 	if f.target != "" {
-		w, err := watchYAML(f.target)
+		w, err := parseWatch(f.target)
 		if err != nil {
 			return nil, fmt.Errorf("--target-watch: %w", err)
 		}
-		fmt.Fprintf(&b, "target: %s\n", w)
+		s.Target = w
 	}
-	fmt.Fprintf(&b, "ladder: %s\nprotocol: %s\nduration: %s\nwarmup: %s\ntimeout: %s\nrepeats: %d\nrate: [%s]\n",
-		strconv.Quote(f.ladder), strconv.Quote(f.protocol), f.duration, f.warmup, f.timeout, f.repeats, f.rates)
+	ladder, err := sweep.ParseLadder(f.ladder)
+	if err != nil {
+		return nil, fmt.Errorf("--ladder: %w", err)
+	}
+	s.Ladder = ladder
+	for _, r := range strings.Split(f.rates, ",") {
+		v, err := sweep.ParseRate(r)
+		if err != nil {
+			return nil, fmt.Errorf("-R: %w", err)
+		}
+		s.Rates = append(s.Rates, v)
+	}
 	// Defaults that fit only some protocols are left to the spec's own.
 	if cmd.Flags().Changed("endpoint") {
-		fmt.Fprintf(&b, "endpoint: %s\n", strconv.Quote(f.endpoint))
+		s.Endpoint = f.endpoint
 	}
 	if f.call == "" || cmd.Flags().Changed("payloads") {
-		fmt.Fprintf(&b, "payloads: [%s]\n", f.payloads)
-	}
-	for _, kv := range [][2]string{{"call", f.call}, {"data", f.data}, {"protoset", f.protoset}} {
-		if kv[1] != "" {
-			fmt.Fprintf(&b, "%s: %s\n", kv[0], strconv.Quote(kv[1]))
+		for _, p := range strings.Split(f.payloads, ",") {
+			n, err := sweep.ParseSize(p)
+			if err != nil {
+				return nil, fmt.Errorf("--payloads: %w", err)
+			}
+			s.Payloads = append(s.Payloads, n)
 		}
 	}
-	s, err := sweep.Parse(strings.NewReader(b.String()))
-	if err != nil {
-		return nil, err
+	if err := s.Complete(); err != nil {
+		return nil, fmt.Errorf("the sweep from flags: %w", err)
 	}
-	return &s, nil
+	return s, nil
 }
 
-// watchYAML turns "name:nginx", "pid:12" or "cgroup:/x" into a YAML map.
-func watchYAML(sel string) (string, error) {
+// parseWatch reads "name:nginx", "pid:12", "cgroup:/x" or a bare process
+// name.
+func parseWatch(sel string) (*sweep.Watch, error) {
 	kind, v, ok := strings.Cut(sel, ":")
 	if !ok {
 		kind, v = "name", sel
 	}
 	switch kind {
 	case "name":
-		return "{process: " + strconv.Quote(v) + "}", nil
+		return &sweep.Watch{Process: v}, nil
 	case "pid":
-		if _, err := strconv.Atoi(v); err != nil {
-			return "", fmt.Errorf("pid %q is not a number", v)
+		pid, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("pid %q is not a number", v)
 		}
-		return "{pid: " + v + "}", nil
+		return &sweep.Watch{PID: pid}, nil
 	case "cgroup":
-		return "{cgroup: " + strconv.Quote(v) + "}", nil
+		return &sweep.Watch{Cgroup: v}, nil
 	}
-	return "", fmt.Errorf("%q: want name:PROCESS, pid:N or cgroup:DIR", sel)
+	return nil, fmt.Errorf("%q: want name:PROCESS, pid:N or cgroup:DIR", sel)
 }
 
 func runSweep(cmd *cobra.Command, f *sweepFlags) error {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"loadgen/internal/units"
 )
 
 // Pacer tells when the i-th request (from 0) is meant to start. ok is false
@@ -141,41 +143,58 @@ func (s Step) Rate(at time.Duration) float64 {
 	return s.level(int(at / s.Every))
 }
 
-// Parse reads a rate spec: "1000" (constant), "ramp:100-5000/30s",
-// "step:1000+500/5s" or "step:1000+500/5s,max=8000".
+// Parse reads a rate spec: "1000" or "1.5k" (constant), "ramp:100-5k/30s",
+// "step:1000+500/5s" or "step:1k+500/5s,max=8k". Rates take SI suffixes and
+// durations plain seconds, as everywhere in loadgen.
 func Parse(s string) (Pacer, error) {
-	var a, b float64
-	var d string
-	if n, _ := fmt.Sscanf(s, "ramp:%g-%g/%s", &a, &b, &d); n == 3 {
-		over, err := time.ParseDuration(d)
-		if err != nil || over <= 0 || a < 0 || b <= 0 {
+	t := strings.TrimSpace(s)
+	switch {
+	case strings.HasPrefix(t, "ramp:"):
+		rates, over, ok := cutDuration(strings.TrimPrefix(t, "ramp:"))
+		from, to, ok2 := strings.Cut(rates, "-")
+		a, err1 := units.ParseRate(from)
+		b, err2 := units.ParseRate(to)
+		if !ok || !ok2 || err1 != nil || err2 != nil || over <= 0 || b <= 0 {
 			return nil, fmt.Errorf("rate %q: want ramp:FROM-TO/DURATION with TO > 0, e.g. ramp:100-5000/30s", s)
 		}
 		return Ramp{From: a, To: b, Over: over}, nil
-	}
-	if n, _ := fmt.Sscanf(s, "step:%g+%g/%s", &a, &b, &d); n == 3 {
-		st := Step{Start: a, Step: b}
-		if i := strings.IndexByte(d, ','); i >= 0 {
-			if _, err := fmt.Sscanf(d[i+1:], "max=%g", &st.Max); err != nil {
-				return nil, fmt.Errorf("rate %q: after ',' want max=N", s)
-			}
-			d = d[:i]
-		}
-		every, err := time.ParseDuration(d)
-		if err != nil || every <= 0 || a <= 0 || b < 0 {
+	case strings.HasPrefix(t, "step:"):
+		body, maxPart, hasMax := strings.Cut(strings.TrimPrefix(t, "step:"), ",")
+		rates, every, ok := cutDuration(body)
+		start, step, ok2 := strings.Cut(rates, "+")
+		a, err1 := units.ParseRate(start)
+		b, err2 := units.ParseRate(step)
+		if !ok || !ok2 || err1 != nil || err2 != nil || every <= 0 || a <= 0 {
 			return nil, fmt.Errorf("rate %q: want step:START+STEP/EVERY, e.g. step:1000+500/5s", s)
 		}
-		st.Every = every
+		st := Step{Start: a, Step: b, Every: every}
+		if hasMax {
+			m, err := units.ParseRate(strings.TrimPrefix(maxPart, "max="))
+			if !strings.HasPrefix(maxPart, "max=") || err != nil || m <= 0 {
+				return nil, fmt.Errorf("rate %q: after ',' want max=N", s)
+			}
+			st.Max = m
+		}
 		return st, nil
 	}
-	r, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	r, err := units.ParseRate(t)
 	if err != nil {
-		return nil, fmt.Errorf("rate %q: want requests/s (e.g. 2000), ramp:FROM-TO/DUR or step:START+STEP/EVERY", s)
+		return nil, fmt.Errorf("rate %q: want requests/s (e.g. 2000 or 1.5k), ramp:FROM-TO/DUR or step:START+STEP/EVERY", s)
 	}
-	if r <= 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+	if r <= 0 {
 		return nil, fmt.Errorf("rate %q: must be a positive number of requests/s", s)
 	}
 	return Constant{PerSec: r}, nil
+}
+
+// cutDuration splits "RATES/DURATION".
+func cutDuration(s string) (string, time.Duration, bool) {
+	i := strings.LastIndexByte(s, '/')
+	if i < 0 {
+		return s, 0, false
+	}
+	d, err := units.ParseDuration(s[i+1:])
+	return s[:i], d, err == nil
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

@@ -137,3 +137,17 @@ func TestStringRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Rates take SI suffixes and durations plain seconds, as every flag does.
+func TestParseUnits(t *testing.T) {
+	for spec, want := range map[string]Pacer{
+		"1.5k":                  Constant{PerSec: 1500},
+		"ramp:1k-5k/30":         Ramp{From: 1000, To: 5000, Over: 30 * time.Second},
+		"step:1k+500/5s,max=8k": Step{Start: 1000, Step: 500, Every: 5 * time.Second, Max: 8000},
+	} {
+		got, err := Parse(spec)
+		if err != nil || got != want {
+			t.Errorf("Parse(%q) = %#v, %v; want %#v", spec, got, err, want)
+		}
+	}
+}

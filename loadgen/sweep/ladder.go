@@ -5,11 +5,12 @@ package sweep
 
 import (
 	"fmt"
-	"math"
 	"math/bits"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"loadgen/internal/units"
 )
 
 // Rung is one step of the connection/thread ladder: c connections over t
@@ -108,41 +109,18 @@ func doubling(a, b Rung, s string) ([]Rung, error) {
 }
 
 // ParseSize reads a payload size: "100", "100B", "1KiB", "1k", "1MiB",
-// "1MB" (binary: 1 KiB = 1 KB = 1024 bytes, as payload tables use).
+// "1MB" (binary: 1 KiB = 1 KB = 1024 bytes, as payload tables use), up to
+// 1 GiB.
 func ParseSize(s string) (int, error) {
-	t := strings.TrimSpace(s)
-	lower := strings.ToLower(t)
-	mult := 1.0
-	for _, u := range []struct {
-		suffix string
-		mult   float64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
-		if strings.HasSuffix(lower, u.suffix) {
-			lower, mult = strings.TrimSpace(strings.TrimSuffix(lower, u.suffix)), u.mult
-			break
-		}
+	n, err := units.ParseBytes(s)
+	if err != nil {
+		return 0, fmt.Errorf("payload %w", err)
 	}
-	v, err := strconv.ParseFloat(lower, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("payload %q: want bytes like 100, 1KiB or 1MiB", s)
-	}
-	n := v * mult
-	if n < 0 {
-		return 0, fmt.Errorf("payload %q: cannot be negative", s)
-	}
-	if n != math.Trunc(n) || n > 1<<30 {
-		return 0, fmt.Errorf("payload %q: want a whole number of bytes up to 1GiB", s)
+	if n > 1<<30 {
+		return 0, fmt.Errorf("payload %q: at most 1GiB", s)
 	}
 	return int(n), nil
 }
 
 // FormatSize prints a size the way ParseSize reads it: 100B, 1KiB, 1MiB.
-func FormatSize(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dMiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dKiB", n>>10)
-	}
-	return fmt.Sprintf("%dB", n)
-}
+func FormatSize(n int) string { return units.FormatBytes(int64(n)) }

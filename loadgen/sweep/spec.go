@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"loadgen/internal/units"
 )
 
 // Spec is a sweep: the same target reached through each path, across a
@@ -129,6 +132,28 @@ func Parse(r io.Reader) (Spec, error) {
 	return s, s.Validate()
 }
 
+// WithScheme gives an HTTP target typed as host:port[/path] — as wrk users
+// type it — the http:// it lacks; any other string is returned unchanged.
+func WithScheme(target string) string {
+	if strings.Contains(target, "://") {
+		return target
+	}
+	hp, _, _ := strings.Cut(target, "/")
+	if _, port, err := net.SplitHostPort(hp); err == nil {
+		if _, err := strconv.ParseUint(port, 10, 16); err == nil {
+			return "http://" + target
+		}
+	}
+	return target
+}
+
+// Complete fills the defaults of a sweep built as a value (from flags, say)
+// and checks it, as Parse does for a file.
+func (s *Spec) Complete() error {
+	s.setDefaults()
+	return s.Validate()
+}
+
 // cleanYAMLError turns yaml's "yaml: unmarshal errors:\n  line 3: …" into
 // one line.
 func cleanYAMLError(err error) error {
@@ -163,6 +188,11 @@ func (s *Spec) setDefaults() {
 	}
 	if s.Call != "" && len(s.Payloads) == 0 {
 		s.Payloads = Payloads{0} // the message is the call's data
+	}
+	for i, p := range s.Paths {
+		if isHTTP(s.Protocol) {
+			s.Paths[i].URL = WithScheme(p.URL)
+		}
 	}
 	if len(s.Paths) > 0 && s.BaselineIndex() < 0 {
 		for i := range s.Paths {
@@ -368,9 +398,9 @@ func (r *Rates) UnmarshalYAML(n *yaml.Node) error {
 	}
 	out := make(Rates, 0, len(nodes))
 	for _, c := range nodes {
-		v, err := strconv.ParseFloat(c.Value, 64)
-		if err != nil || v < 0 || v != v || v > 1e9 {
-			return fmt.Errorf("line %d: rate %q: want requests/s ≥ 0 (0 = closed loop)", c.Line, c.Value)
+		v, err := ParseRate(c.Value)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", c.Line, err)
 		}
 		out = append(out, v)
 	}
@@ -384,17 +414,22 @@ type Duration time.Duration
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(n.Value)
+	v, err := units.ParseDuration(n.Value)
 	if err != nil {
-		if secs, ferr := strconv.ParseFloat(n.Value, 64); ferr == nil {
-			v, err = time.Duration(secs*float64(time.Second)), nil
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration: use e.g. 30s or 1m", n.Line, n.Value)
+		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// ParseRate reads one open-loop rate of a sweep: requests/s ≥ 0 with an
+// optional SI suffix (1.5k); 0 is closed loop.
+func ParseRate(s string) (float64, error) {
+	v, err := units.ParseRate(s)
+	if err != nil || v > 1e9 {
+		return 0, fmt.Errorf("rate %q: want requests/s ≥ 0 (0 = closed loop), e.g. 2000 or 1.5k", s)
+	}
+	return v, nil
 }
 
 func (d Duration) MarshalJSON() ([]byte, error) {

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"loadgen/internal/units"
 	"loadgen/results"
 )
 
@@ -79,7 +80,7 @@ func WrkHeader(w io.Writer, c results.Config) {
 	if c.Duration == 0 && c.Requests > 0 { // -n alone: wrk has no such run
 		fmt.Fprintf(w, "Running %d requests test @ %s\n", c.Requests, c.Target)
 	} else {
-		fmt.Fprintf(w, "Running %s test @ %s\n", fmtTimeS(c.Duration.D().Seconds()), c.Target)
+		fmt.Fprintf(w, "Running %s test @ %s\n", units.FormatDuration(c.Duration.D()), c.Target) // as given: 10s, 2m30s
 	}
 	fmt.Fprintf(w, "  %d threads and %d connections\n", c.Threads, c.Connections)
 }
@@ -234,22 +235,22 @@ func (p *printer) units(n float64, format func(float64) string, width int) {
 	p.f("%*s%s", width, msg, "    "[:pad])
 }
 
-type units struct {
+type unitScale struct {
 	scale float64
 	base  string
 	names []string
 }
 
 var (
-	timeUS = units{1000, "us", []string{"ms", "s"}}
-	timeS  = units{60, "s", []string{"m", "h"}}
-	binary = units{1024, "", []string{"K", "M", "G", "T", "P"}}
-	metric = units{1000, "", []string{"k", "M", "G", "T", "P"}}
+	timeUS = unitScale{1000, "us", []string{"ms", "s"}}
+	timeS  = unitScale{60, "s", []string{"m", "h"}}
+	binary = unitScale{1024, "", []string{"K", "M", "G", "T", "P"}}
+	metric = unitScale{1000, "", []string{"k", "M", "G", "T", "P"}}
 )
 
 // format is wrk's format_units: divide while the amount is at least 85% of
 // the next unit, stopping one short of the last unit name.
-func (u units) format(n float64, prec int) string {
+func (u unitScale) format(n float64, prec int) string {
 	amt, unit := n, u.base
 	for i := 0; i+1 < len(u.names) && amt >= u.scale*0.85; i++ {
 		amt /= u.scale
@@ -265,7 +266,6 @@ func fmtTimeUS(n float64) string {
 	return timeUS.format(n, 2)
 }
 
-func fmtTimeS(n float64) string  { return timeS.format(n, 0) }
 func fmtBinary(n float64) string { return binary.format(n, 2) }
 func fmtMetric(n float64) string { return metric.format(n, 2) }
 
