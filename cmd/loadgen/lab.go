@@ -30,7 +30,10 @@ type labFlags struct {
 	streamSize string
 }
 
-var labProtocols = []string{"tcp-rr", "tcp-crr", "tcp-stream"}
+// labProtocols are the lab's protocols; the first three, netperf's, are the
+// default. grpc-stream (gRPC ping-pong, the VPC CNI study's) serves a gRPC
+// target on the paths' ports instead, so it runs alone.
+var labProtocols = []string{"tcp-rr", "tcp-crr", "tcp-stream", "grpc-stream"}
 
 func newLabCmd() *cobra.Command {
 	f := &labFlags{}
@@ -84,7 +87,7 @@ that resumes the lab. Exit status 1 when any step failed.`,
 	fl.StringVar(&f.modes, "modes", "", "CNI modes, comma-separated (default all: "+strings.Join(modeStrings(lab.Modes()), ",")+")")
 	fl.StringVar(&f.paths, "paths", "", "paths to measure in every mode, comma-separated (default all)")
 	fl.BoolVar(&f.cleanup, "cleanup", false, "only delete the namespaces of labs whose loadgen was killed, and exit")
-	fl.StringVar(&f.protocols, "protocols", strings.Join(labProtocols, ","), "protocols, comma-separated")
+	fl.StringVar(&f.protocols, "protocols", strings.Join(labProtocols[:3], ","), "protocols, comma-separated: tcp-rr, tcp-crr, tcp-stream, or grpc-stream alone")
 	fl.StringVar(&f.size, "size", "1KiB", "request and response size of tcp-rr and tcp-crr")
 	fl.StringVar(&f.streamSize, "stream-size", "64KiB", "write size of tcp-stream")
 	f.register(fl, "lab", "c1t1", 3*time.Second, 500*time.Millisecond) // netperf runs one connection
@@ -165,6 +168,9 @@ func (f *labFlags) plan() (*labPlan, error) {
 	if len(p.protocols) == 0 {
 		return nil, errors.New("--protocols is empty: give one or more of " + strings.Join(labProtocols, ", "))
 	}
+	if slices.Contains(p.protocols, "grpc-stream") && len(p.protocols) > 1 {
+		return nil, errors.New("--protocols: grpc-stream runs alone (its gRPC target takes the tcp target's port): run the lab once for it")
+	}
 	if p.size, err = sweep.ParseSize(f.size); err != nil {
 		return nil, fmt.Errorf("--size: %w", err)
 	}
@@ -237,7 +243,11 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	if len(labs) == 0 {
 		return failf("lab: no mode could be built here (%s)", strings.Join(skipped, "; "))
 	}
-	stops, err := startLabServers(ctx, stderr, labs, exe)
+	target := "tcp"
+	if p.protocols[0] == "grpc-stream" {
+		target = "grpc"
+	}
+	stops, err := startLabServers(ctx, stderr, labs, exe, target)
 	defer func() {
 		for _, stop := range stops {
 			stop()
@@ -288,9 +298,11 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		}
 		sweeps = append(sweeps, s)
 	}
-	fmt.Fprintf(stdout, "\nCNI path matrix (network namespaces on one machine; latency is the mean at %s)\n", p.ladder[0])
-	if err := report.CNITable(stdout, sweeps); err != nil {
-		return failf("%v", err)
+	if len(report.CNIMatrix(sweeps)) > 0 {
+		fmt.Fprintf(stdout, "\nCNI path matrix (network namespaces on one machine; latency is the mean at %s)\n", p.ladder[0])
+		if err := report.CNITable(stdout, sweeps); err != nil {
+			return failf("%v", err)
+		}
 	}
 	printNotApplicable(stdout, labs, skipped)
 	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
@@ -327,9 +339,9 @@ func startLabs(ctx context.Context, stderr io.Writer, p *labPlan, exe string) (l
 	return labs, skipped, nil
 }
 
-// startLabServers starts one tcp target per server namespace and address
-// of the applicable paths.
-func startLabServers(ctx context.Context, stderr io.Writer, labs []*lab.Lab, exe string) ([]func(), error) {
+// startLabServers starts one target (loadgen serve tcp or grpc) per server
+// namespace and address of the applicable paths.
+func startLabServers(ctx context.Context, stderr io.Writer, labs []*lab.Lab, exe, target string) ([]func(), error) {
 	var stops []func()
 	seen := map[string]bool{}
 	for _, l := range labs {
@@ -339,9 +351,9 @@ func startLabServers(ctx context.Context, stderr io.Writer, labs []*lab.Lab, exe
 				continue
 			}
 			seen[key] = true
-			_, _, stop, err := startChild(ctx, stderr, l.Command(ctx, p.ServerNS, exe, "serve", "tcp", "--addr", p.Listen, "--for", "24h"))
+			_, _, stop, err := startChild(ctx, stderr, l.Command(ctx, p.ServerNS, exe, "serve", target, "--addr", p.Listen, "--for", "24h"))
 			if err != nil {
-				return stops, failf("lab: tcp target in %s: %v", p.ServerNS, err)
+				return stops, failf("lab: %s target in %s: %v", target, p.ServerNS, err)
 			}
 			stops = append(stops, stop)
 		}

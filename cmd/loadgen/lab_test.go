@@ -59,7 +59,7 @@ func TestLab(t *testing.T) {
 	for re, what := range map[string]string{
 		`(?m)^\s*pod-pod-other-node\s+–\s+` + num + `\s+` + num + `\s+` + num + `\s+` + num + `\s*$`: "pod-pod-other-node in every mode",
 		`(?m)^\s*pod-service-remote\s+–\s+` + num + `\s+` + num + `\s+` + num + `\s+–\s*$`:           "pod-service-remote, not in macvlan",
-		`(?m)^\s*loopback\s+` + num + `\s+–\s+–\s+–\s+–\s*$`:                                          "loopback once",
+		`(?m)^\s*loopback\s+` + num + `\s+–\s+–\s+–\s+–\s*$`:                                         "loopback once",
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("no matrix row for %s:\n%s", what, out)
@@ -115,7 +115,13 @@ func TestLab(t *testing.T) {
 // own, as a user would, so it can be interrupted.
 func labProcess(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"lab"}, args...)...)
+	return cliProcess(t, append([]string{"lab"}, args...)...)
+}
+
+// cliProcess runs this test binary as `loadgen ARGS` in a process of its own.
+func cliProcess(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "LOADGEN_TEST_AS_CLI=1")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

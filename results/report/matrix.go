@@ -138,6 +138,16 @@ func Grid(rows []CNIRow) CNIGrid {
 // Cell is the row of path under mode, nil when there is none.
 func (g CNIGrid) Cell(path, mode string) *CNIRow { return g.cells[[2]string{path, mode}] }
 
+// Has tells whether any cell has a figure of metric m.
+func (g CNIGrid) Has(m CNIMetric) bool {
+	for _, r := range g.cells {
+		if _, ok := m.Value(*r); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // CNIMetric is one of the matrix's figures, for a table or chart per metric.
 type CNIMetric struct {
 	Name, Unit string
@@ -297,8 +307,12 @@ func SizingTable(w io.Writer, steps []*results.Step, cpuPrice float64) error {
 }
 
 func cniGridTable(w io.Writer, g CNIGrid) error {
-	for i, m := range CNIMetrics {
-		if i > 0 {
+	printed := 0
+	for _, m := range CNIMetrics {
+		if !g.Has(m) {
+			continue // no sweep drove this protocol
+		}
+		if printed++; printed > 1 {
 			fmt.Fprintln(w)
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
