@@ -55,3 +55,31 @@ func TestCNIGrid(t *testing.T) {
 	}
 	golden(t, "cni-modes.txt", buf.Bytes())
 }
+
+// The HTML report draws the matrix per metric, a bar per mode.
+func TestCNIBarCharts(t *testing.T) {
+	var buf bytes.Buffer
+	if err := HTML(&buf, fixtureCNIModes(t), Options{Title: "CNI"}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, id := range []string{"cni-tcp_stream", "cni-tcp_rr", "cni-tcp_crr"} {
+		if !strings.Contains(page, `<svg class="chart" id="`+id+`"`) {
+			t.Errorf("no bar chart %s", id)
+		}
+	}
+	// 3 metrics × (loopback + the path in two modes).
+	if n := strings.Count(page, `<rect class="bar"`); n != 9 {
+		t.Errorf("%d bars, want 9", n)
+	}
+	if !strings.Contains(page, "<title>vxlan pod-pod-other-node: ") {
+		t.Error("bars have no tooltips naming mode and path")
+	}
+	var plain bytes.Buffer
+	if err := HTML(&plain, fixtureCNI(t), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), `class="bar"`) {
+		t.Error("a lab without modes got per-mode bar charts")
+	}
+}
