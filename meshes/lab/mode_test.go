@@ -88,3 +88,24 @@ func FuzzParseTunnelArgs(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseModes(f *testing.F) {
+	f.Add("host-gw,vxlan")
+	f.Add(" ebpf , udp,")
+	f.Fuzz(func(t *testing.T, s string) {
+		ms, err := ParseModes(s)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("%q: a multi-line error", s)
+			}
+			return
+		}
+		seen := map[Mode]bool{}
+		for _, m := range ms {
+			if !m.Valid() || seen[m] {
+				t.Fatalf("%q: ParseModes gave %v", s, ms)
+			}
+			seen[m] = true
+		}
+	})
+}
