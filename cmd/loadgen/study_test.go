@@ -95,3 +95,16 @@ func TestStudyInterrupt(t *testing.T) {
 		t.Errorf("no %q in\n%s", want, stderr)
 	}
 }
+
+// A study says what it needs in one line, before building anything.
+func TestStudyNeeds(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no nginx
+	dir := filepath.Join(t.TempDir(), "sizing")
+	code, out, stderr := cli(t, "study", "nginx-sizing", "-d", "1s", "-o", dir)
+	if code != 1 || strings.TrimSpace(stderr) != "loadgen: study nginx-sizing needs nginx on PATH: install it (apt-get install nginx)" || out != "" {
+		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, stderr)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("the study created its results directory before saying what it needs")
+	}
+}
