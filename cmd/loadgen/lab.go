@@ -1,13 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"net"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +15,7 @@ import (
 
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/lab"
+	"loadgen/results"
 	"loadgen/results/report"
 	"loadgen/results/store"
 )
@@ -22,57 +23,193 @@ import (
 type labFlags struct {
 	builtinFlags
 	cleanup    bool
+	modes      string
 	paths      string
 	protocols  string
 	size       string
 	streamSize string
 }
 
-var labProtocols = []string{"tcp-rr", "tcp-crr", "tcp-stream"}
+// labProtocols are the lab's protocols; the first three, netperf's, are the
+// default. grpc-stream (gRPC ping-pong, the VPC CNI study's) serves a gRPC
+// target on the paths' ports instead, so it runs alone.
+var labProtocols = []string{"tcp-rr", "tcp-crr", "tcp-stream", "grpc-stream"}
 
 func newLabCmd() *cobra.Command {
 	f := &labFlags{}
 	cmd := &cobra.Command{
-		Use:   "lab [--paths a,b] [-o DIR]",
-		Short: "Measure the CNI paths of a Kubernetes node pair, built in network namespaces",
+		Use:   "lab [--modes a,b] [--paths a,b] [-o DIR]",
+		Short: "Measure the CNI paths of a Kubernetes node pair, built in network namespaces, per CNI mode",
 		Long: `Reproduce the CNI benchmark reports (Cilium/Calico/Macvlan, Flannel backends)
-on one machine: two "nodes" and their "pods" are network namespaces joined
-as a CNI would join them, and netperf-style TCP_RR, TCP_CRR and TCP_STREAM
-run over each path, from the client pod's namespace to a loadgen tcp target
-in the server's:
+on one machine: for each CNI mode, two "nodes" and three "pods" are network
+namespaces joined the way that CNI joins them, and netperf-style TCP_RR,
+TCP_CRR and TCP_STREAM run over the report's nine paths, from the client's
+namespace to a loadgen tcp target in the server's.
 
-  loopback            pod → itself (127.0.0.1): the floor
-  node-node           node → node over the underlay
-  pod-own-node        pod → its node, over its veth
-  pod-pod-same-node   pod → pod through the node's bridge
-  pod-pod-host-gw     pod → pod on the other node, routed (Flannel host-gw, Calico BGP)
-  pod-pod-vxlan       pod → pod on the other node, VXLAN overlay (Flannel vxlan)
-  pod-pod-macvlan     macvlan pod → macvlan pod on the underlay
-  pod-service         pod → a ClusterIP, kube-proxy-style iptables DNAT to a pod on the other node
+Modes (--modes, default all):
+` + modeHelp() + `
+Paths (--paths, default all), in every mode:
+  loopback             pod → itself (127.0.0.1): the floor, once for all modes
+  node-node            node → node over the underlay
+  pod-own-node         pod → its node (hostNetwork server)
+  pod-other-node       pod → the other node
+  pod-pod-same-node    pod → pod on the same node
+  pod-pod-other-node   pod → pod on the other node
+  node-service-local   node → ClusterIP, endpoint on this node
+  node-service-remote  node → ClusterIP, endpoint on the other node
+  pod-service-local    pod → ClusterIP, endpoint on the same node
+  pod-service-remote   pod → ClusterIP, endpoint on the other node
+A path a mode has not (macvlan has no Services and no pod → own node) is
+listed as not applicable, never measured some other way. A mode this kernel
+cannot build (no ipip or geneve module, say) is listed as skipped with the
+reason, and the others go on.
 
-Needs root, iproute2 and iptables. Every address is in 198.18.0.0/15 (the
-range RFC 2544 reserves for benchmarks) inside namespaces loadgen creates and
-deletes; nothing outside them is touched. A lab killed before it could clean
-up leaves namespaces named lgPID-…: loadgen lab --cleanup deletes them.
-Results are one sweep per protocol under -o; the CNI path matrix is printed
-at the end and is in loadgen report DIR.`,
-		Example: `  loadgen lab
-  loadgen lab --paths loopback,pod-pod-host-gw,pod-pod-vxlan -d 10s --repeats 3 -o results/cni
+Needs root and iproute2; iptables only for the Service paths (kube-proxy's
+iptables mode). Every address is in 198.18.0.0/15 (the range RFC 2544
+reserves for benchmarks) inside namespaces loadgen creates and deletes, with
+their devices, BPF programs, tunnel processes and iptables rules; nothing
+outside them is touched. A lab killed before it could clean up leaves
+namespaces named lgPID-…: loadgen lab --cleanup deletes them.
+
+Results are one sweep per protocol under -o, each path named MODE.PATH
+(vxlan.pod-pod-other-node); the path × mode matrix is printed at the end and
+is in loadgen report DIR. Ctrl-C keeps finished steps and prints the command
+that resumes the lab. Exit status 1 when any step failed.`,
+		Example: `  sudo loadgen lab
+  sudo loadgen lab --modes host-gw,vxlan,ebpf --paths pod-pod-other-node,pod-service-remote -d 10s -o results/cni
+  sudo loadgen lab -o results/cni --resume
   loadgen report results/cni --html cni.html`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLab(cmd, f) },
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVar(&f.paths, "paths", "", "paths to measure, comma-separated (default all)")
+	fl.StringVar(&f.modes, "modes", "", "CNI modes, comma-separated (default all: "+strings.Join(modeStrings(lab.Modes()), ",")+")")
+	fl.StringVar(&f.paths, "paths", "", "paths to measure in every mode, comma-separated (default all)")
 	fl.BoolVar(&f.cleanup, "cleanup", false, "only delete the namespaces of labs whose loadgen was killed, and exit")
-	fl.StringVar(&f.protocols, "protocols", strings.Join(labProtocols, ","), "protocols, comma-separated")
+	fl.StringVar(&f.protocols, "protocols", strings.Join(labProtocols[:3], ","), "protocols, comma-separated: tcp-rr, tcp-crr, tcp-stream, or grpc-stream alone")
 	fl.StringVar(&f.size, "size", "1KiB", "request and response size of tcp-rr and tcp-crr")
 	fl.StringVar(&f.streamSize, "stream-size", "64KiB", "write size of tcp-stream")
 	f.register(fl, "lab", "c1t1", 3*time.Second, 500*time.Millisecond) // netperf runs one connection
 	fl.Lookup("baseline").Usage = "an earlier lab's results directory: each protocol compares with its sweep there (exit status 1 on a regression)"
 	fl.Lookup("junit").Usage = "write the assertions (and baseline comparison) as JUnit XML, a file per protocol: FILE-tcp-rr.xml …"
+	cmd.AddCommand(newUDPTunnelCmd())
 	return cmd
+}
+
+func modeHelp() string {
+	var b strings.Builder
+	for _, m := range lab.Modes() {
+		fmt.Fprintf(&b, "  %-9s %s\n", m, m.Description())
+	}
+	return b.String()
+}
+
+func modeStrings(ms []lab.Mode) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = string(m)
+	}
+	return out
+}
+
+// newUDPTunnelCmd is the udp mode's tunnel process, run by the lab in each
+// node's namespace: Flannel's flanneld with the udp backend, in miniature.
+func newUDPTunnelCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "udp-tunnel DEV LISTEN PREFIX=PEER...",
+		Short:  "The lab's user-space UDP tunnel (started by loadgen lab --modes udp)",
+		Hidden: true,
+		Args:   cobra.MinimumNArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := lab.ParseTunnelArgs(args)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if err := lab.RunUDPTunnel(cmd.Context(), c, func() { fmt.Fprintln(out, lab.TunnelReady) }); err != nil {
+				return failf("udp tunnel: %v", err)
+			}
+			return nil
+		},
+	}
+}
+
+// labPlan is a lab run checked against the command line, before anything
+// is built.
+type labPlan struct {
+	modes      []lab.Mode
+	paths      []string // wanted path names, none for all
+	protocols  []string
+	size       int
+	streamSize int
+	ladder     sweep.Ladder
+	checks     map[string]*checkFlags
+}
+
+func (f *labFlags) plan() (*labPlan, error) {
+	// The baseline is an earlier lab's directory: a sweep per protocol,
+	// read per protocol below.
+	f.check.perSweep = true
+	ladder, err := f.parse("lab")
+	if err != nil {
+		return nil, err
+	}
+	p := &labPlan{ladder: ladder, checks: map[string]*checkFlags{}}
+	if p.modes, err = lab.ParseModes(f.modes); err != nil {
+		return nil, fmt.Errorf("--modes: %w", err)
+	}
+	p.protocols = splitList(f.protocols)
+	for _, proto := range p.protocols {
+		if !slices.Contains(labProtocols, proto) {
+			return nil, fmt.Errorf("--protocols: %q is not one of %s", proto, strings.Join(labProtocols, ", "))
+		}
+	}
+	if len(p.protocols) == 0 {
+		return nil, errors.New("--protocols is empty: give one or more of " + strings.Join(labProtocols, ", "))
+	}
+	if slices.Contains(p.protocols, "grpc-stream") && len(p.protocols) > 1 {
+		return nil, errors.New("--protocols: grpc-stream runs alone (its gRPC target takes the tcp target's port): run the lab once for it")
+	}
+	if p.size, err = sweep.ParseSize(f.size); err != nil {
+		return nil, fmt.Errorf("--size: %w", err)
+	}
+	if p.streamSize, err = sweep.ParseSize(f.streamSize); err != nil {
+		return nil, fmt.Errorf("--stream-size: %w", err)
+	}
+	if p.size < 1 || p.streamSize < 1 {
+		return nil, errors.New("--size and --stream-size must be at least 1 byte")
+	}
+	for _, proto := range p.protocols {
+		c, err := f.check.forSweep(proto)
+		if err != nil {
+			return nil, err
+		}
+		p.checks[proto] = c
+		if dir := filepath.Join(f.out, proto); stepsExist(dir) && !f.resume {
+			return nil, fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", dir)
+		}
+	}
+	if f.resume && !anySweep(f.out, p.protocols) {
+		return nil, fmt.Errorf("--resume: %s holds no lab (no %s/manifest.json): drop --resume to start one there", f.out, p.protocols[0])
+	}
+	p.paths = splitList(f.paths)
+	for _, name := range p.paths {
+		if !slices.Contains(lab.PathNames(), name) {
+			return nil, fmt.Errorf("--paths: no path %q: the lab has %s", name, strings.Join(lab.PathNames(), ", "))
+		}
+	}
+	return p, nil
+}
+
+// anySweep tells whether dir holds a sweep of one of the protocols.
+func anySweep(dir string, protocols []string) bool {
+	for _, p := range protocols {
+		if stepsExist(filepath.Join(dir, p)) {
+			return true
+		}
+	}
+	return false
 }
 
 func runLab(cmd *cobra.Command, f *labFlags) error {
@@ -86,118 +223,72 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		}
 		return nil
 	}
-	// The baseline is an earlier lab's directory: a sweep per protocol,
-	// read per protocol below.
-	f.check.perSweep = true
-	ladder, err := f.parse("lab")
+	p, err := f.plan()
 	if err != nil {
 		return err
 	}
-	checks := map[string]*checkFlags{}
-	protocols := splitList(f.protocols)
-	for _, p := range protocols {
-		if !slices.Contains(labProtocols, p) {
-			return fmt.Errorf("--protocols: %q is not one of %s", p, strings.Join(labProtocols, ", "))
-		}
-	}
-	if len(protocols) == 0 {
-		return errors.New("--protocols is empty: give one or more of " + strings.Join(labProtocols, ", "))
-	}
-	size, err := sweep.ParseSize(f.size)
-	if err != nil {
-		return fmt.Errorf("--size: %w", err)
-	}
-	streamSize, err := sweep.ParseSize(f.streamSize)
-	if err != nil {
-		return fmt.Errorf("--stream-size: %w", err)
-	}
-	if size < 1 || streamSize < 1 {
-		return errors.New("--size and --stream-size must be at least 1 byte")
-	}
-	for _, proto := range protocols {
-		c, err := f.check.forSweep(proto)
-		if err != nil {
-			return err
-		}
-		checks[proto] = c
-		if dir := filepath.Join(f.out, proto); stepsExist(dir) && !f.resume {
-			return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", dir)
-		}
-	}
-	wanted := splitList(f.paths)
-	for _, name := range wanted {
-		if !slices.Contains(lab.PathNames(), name) {
-			return fmt.Errorf("--paths: no path %q: the lab has %s", name, strings.Join(lab.PathNames(), ", "))
-		}
-	}
-	if err := lab.Available(); err != nil {
-		return failf("lab: %v", err)
-	}
-	l, err := lab.Start(ctx, lab.Config{})
-	if err != nil {
-		return failf("lab: %v", err)
-	}
-	defer l.Close()
-	paths := l.Paths()
-	if f.paths != "" {
-		var chosen []lab.Path
-		for _, name := range wanted {
-			i := slices.IndexFunc(paths, func(p lab.Path) bool { return p.Name == name })
-			chosen = append(chosen, paths[i])
-		}
-		paths = chosen
-	}
-
-	// One tcp target per server namespace and address.
 	exe, err := os.Executable()
 	if err != nil {
 		return failf("lab: %v", err)
 	}
-	servers := map[string]bool{}
-	for _, p := range paths {
-		key := p.ServerNS + " " + p.ListenAddr
-		if servers[key] {
-			continue
+	labs, skipped, err := startLabs(ctx, stderr, p, exe)
+	defer func() {
+		for _, l := range labs {
+			l.Close()
 		}
-		servers[key] = true
-		addr := net.JoinHostPort(p.ListenAddr, strconv.Itoa(lab.ServicePort))
-		_, _, stop, err := startChild(ctx, stderr, l.Command(ctx, p.ServerNS, exe, "serve", "tcp", "--addr", addr, "--for", "1h"))
-		if err != nil {
-			return failf("lab: tcp target in %s: %v", p.ServerNS, err)
+	}()
+	if err != nil {
+		return err
+	}
+	if len(labs) == 0 {
+		return failf("lab: no mode could be built here (%s)", strings.Join(skipped, "; "))
+	}
+	target := "tcp"
+	if p.protocols[0] == "grpc-stream" {
+		target = "grpc"
+	}
+	stops, err := startLabServers(ctx, stderr, labs, exe, target)
+	defer func() {
+		for _, stop := range stops {
+			stop()
 		}
-		defer stop()
+	}()
+	if err != nil {
+		return err
 	}
 
+	resume := "loadgen lab " + flagArgs(cmd, "modes", "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats", "assert", "baseline", "max-regression", "junit", "quiet") + "-o " + shellQuote(f.out) + " --resume"
 	var dirs []string
+	var failedSteps []string
 	checkFailed := false
-	for _, proto := range protocols {
-		spec := f.spec(ladder, proto, size)
+	for _, proto := range p.protocols {
+		spec := f.spec(p.ladder, proto, p.size)
 		if proto == "tcp-stream" {
-			spec.Payloads = sweep.Payloads{streamSize}
+			spec.Payloads = sweep.Payloads{p.streamSize}
 		}
-		for _, p := range paths {
-			spec.Paths = append(spec.Paths, sweep.Path{
-				Name: p.Name, URL: net.JoinHostPort(p.DialAddr, strconv.Itoa(lab.ServicePort)),
-				Baseline: p.Baseline, NetNS: p.ClientNS,
-			})
-		}
+		spec.Paths = sweepPaths(labs)
 		if err := spec.Validate(); err != nil {
 			return failf("lab: %v", err)
 		}
 		dir := filepath.Join(f.out, proto)
 		fmt.Fprintf(stdout, "\n== %s ==\n", proto)
-		job := f.job(spec, dir, "loadgen lab "+flagArgs(cmd, "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats"))
-		job.check = checks[proto]
-		if err := job.execute(ctx, stdout, stderr); err != nil {
+		job := f.job(spec, dir, "")
+		job.resumeCmd = resume
+		job.check = p.checks[proto]
+		err := job.execute(ctx, stdout, stderr)
+		dirs = append(dirs, dir)
+		if _, steps, rerr := store.ReadSweep(dir); rerr == nil {
+			failedSteps = append(failedSteps, stepFailures(proto, steps)...)
+		}
+		if err != nil {
 			// A failed check (an assertion, a regression) fails the lab
-			// run, after the other protocols ran.
+			// run, after the other protocols ran; Ctrl-C ends it here.
 			var ee exitError
 			if !errors.As(err, &ee) || ee.code != exitFail {
 				return err
 			}
 			checkFailed = true
 		}
-		dirs = append(dirs, dir)
 	}
 	var sweeps []*report.Sweep
 	for _, dir := range dirs {
@@ -207,15 +298,112 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		}
 		sweeps = append(sweeps, s)
 	}
-	fmt.Fprintf(stdout, "\nCNI path matrix (network namespaces on one machine; latency is the mean at %s)\n", ladder[0])
-	if err := report.CNITable(stdout, sweeps); err != nil {
-		return failf("%v", err)
+	if len(report.CNIMatrix(sweeps)) > 0 {
+		fmt.Fprintf(stdout, "\nCNI path matrix (network namespaces on one machine; latency is the mean at %s)\n", p.ladder[0])
+		if err := report.CNITable(stdout, sweeps); err != nil {
+			return failf("%v", err)
+		}
 	}
+	printNotApplicable(stdout, labs, skipped)
 	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
+	if len(failedSteps) > 0 {
+		fmt.Fprintf(stdout, "lab: %d steps failed: %s\n", len(failedSteps), strings.Join(failedSteps, ", "))
+		return exitError{code: exitFail}
+	}
 	if checkFailed {
 		return exitError{code: exitFail}
 	}
 	return nil
+}
+
+// startLabs builds a lab per mode, skipping (and naming) the modes this
+// kernel lacks. A lab that cannot run at all (no root, no ip) is an error.
+func startLabs(ctx context.Context, stderr io.Writer, p *labPlan, exe string) (labs []*lab.Lab, skipped []string, err error) {
+	for _, m := range p.modes {
+		cfg := lab.Config{Mode: m, Paths: p.paths, TunnelCommand: []string{exe, "lab", "udp-tunnel"}}
+		if err := lab.Available(cfg); err != nil {
+			var u *lab.Unavailable
+			if errors.As(err, &u) && u.ModeOnly {
+				fmt.Fprintf(stderr, "lab: mode %s skipped: %v\n", m, err)
+				skipped = append(skipped, fmt.Sprintf("%s: %v", m, err))
+				continue
+			}
+			return labs, skipped, failf("%v", err) // already says "lab: …"
+		}
+		l, err := lab.Start(ctx, cfg)
+		if err != nil {
+			return labs, skipped, failf("%v", err)
+		}
+		labs = append(labs, l)
+	}
+	return labs, skipped, nil
+}
+
+// startLabServers starts one target (loadgen serve tcp or grpc) per server
+// namespace and address of the applicable paths.
+func startLabServers(ctx context.Context, stderr io.Writer, labs []*lab.Lab, exe, target string) ([]func(), error) {
+	var stops []func()
+	seen := map[string]bool{}
+	for _, l := range labs {
+		for _, p := range l.Paths() {
+			key := p.ServerNS + " " + p.Listen
+			if p.NotApplicable != "" || seen[key] {
+				continue
+			}
+			seen[key] = true
+			_, _, stop, err := startChild(ctx, stderr, l.Command(ctx, p.ServerNS, exe, "serve", target, "--addr", p.Listen, "--for", "24h"))
+			if err != nil {
+				return stops, failf("lab: %s target in %s: %v", target, p.ServerNS, err)
+			}
+			stops = append(stops, stop)
+		}
+	}
+	return stops, nil
+}
+
+// sweepPaths are the labs' applicable paths as sweep paths named
+// MODE.PATH; the loopback baseline once, from the first lab.
+func sweepPaths(labs []*lab.Lab) []sweep.Path {
+	var out []sweep.Path
+	for i, l := range labs {
+		for _, p := range l.Paths() {
+			if p.NotApplicable != "" || (p.Baseline && i > 0) {
+				continue
+			}
+			name := string(p.Mode) + "." + p.Name
+			if p.Baseline {
+				name = p.Name
+			}
+			out = append(out, sweep.Path{Name: name, URL: p.Dial, Baseline: p.Baseline, NetNS: p.ClientNS})
+		}
+	}
+	return out
+}
+
+// printNotApplicable lists the paths the modes have not and the modes this
+// kernel could not build.
+func printNotApplicable(w io.Writer, labs []*lab.Lab, skipped []string) {
+	for _, l := range labs {
+		for _, p := range l.Paths() {
+			if p.NotApplicable != "" {
+				fmt.Fprintf(w, "not applicable: %s.%s: %s\n", p.Mode, p.Name, p.NotApplicable)
+			}
+		}
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(w, "skipped mode %s\n", s)
+	}
+}
+
+// stepFailures names the steps of a sweep that have no measurement.
+func stepFailures(proto string, steps []*results.Step) []string {
+	var out []string
+	for _, st := range steps {
+		if st.Run == nil {
+			out = append(out, fmt.Sprintf("%s %s %s", proto, st.Path, st.Rung))
+		}
+	}
+	return out
 }
 
 // stepsExist tells whether dir already holds a sweep.
@@ -235,13 +423,33 @@ func splitList(s string) []string {
 }
 
 // flagArgs repeats the flags given on the command line among names, for a
-// resume hint.
+// resume hint, quoted for a shell.
 func flagArgs(cmd *cobra.Command, names ...string) string {
 	var b strings.Builder
 	for _, n := range names {
-		if fl := cmd.Flags().Lookup(n); fl != nil && fl.Changed {
-			fmt.Fprintf(&b, "--%s %s ", n, fl.Value)
+		fl := cmd.Flags().Lookup(n)
+		if fl == nil || !fl.Changed {
+			continue
+		}
+		if fl.Value.Type() == "bool" {
+			fmt.Fprintf(&b, "--%s ", n)
+			continue
+		}
+		vals := []string{fl.Value.String()}
+		if sv, ok := fl.Value.(interface{ GetSlice() []string }); ok {
+			vals = sv.GetSlice()
+		}
+		for _, v := range vals {
+			fmt.Fprintf(&b, "--%s %s ", n, shellQuote(v))
 		}
 	}
 	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@%+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

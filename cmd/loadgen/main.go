@@ -86,6 +86,7 @@ start itself, and reports latency to p99.99, errors and its own CPU cost.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newSweepCmd(), newReportCmd(), newCompareCmd(), newSizeCmd(), newLabCmd(), newServeCmd(), newVersionCmd())
+	root.AddCommand(newStudyCmd())
 	root.CompletionOptions.DisableDefaultCmd = true
 	strictGroups(root)
 	return root

@@ -299,10 +299,13 @@ type sweepJob struct {
 	findMax bool
 	slo     sweep.SLO
 	sloText string
-	note    string                                 // printed under the table
-	again   string                                 // the command that continues it, less -o DIR --resume
-	extra   func(io.Writer, []*results.Step) error // more tables after the sweep's
-	dryRun  bool                                   // print the plan, send nothing
+	note    string // printed under the table
+	again   string // the command that continues it, less -o DIR --resume
+	// resumeCmd, when set, is the whole command that continues it, for a
+	// sweep that is one part of a bigger run (a lab's protocol).
+	resumeCmd string
+	extra     func(io.Writer, []*results.Step) error // more tables after the sweep's
+	dryRun    bool                                   // print the plan, send nothing
 }
 
 func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
@@ -370,7 +373,11 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "interrupted: finished steps are saved; continue with: %s-o %s --resume\n", j.again, j.out)
+			again := j.again + "-o " + j.out + " --resume"
+			if j.resumeCmd != "" {
+				again = j.resumeCmd
+			}
+			fmt.Fprintf(stderr, "interrupted: finished steps are saved; continue with: %s\n", again)
 			return exitError{code: 130}
 		}
 		return failf("%v", err)

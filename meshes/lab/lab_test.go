@@ -8,12 +8,14 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
-	"runtime"
+	"os/signal"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/cilium/ebpf"
 )
 
 // echoAddrEnv tells TestHelperEchoServer, run inside a namespace by
@@ -70,9 +72,9 @@ func TestHelperEchoServer(t *testing.T) {
 
 // requireLab skips the test where the lab cannot run, except in CI,
 // which must provide root, iproute2 and iptables.
-func requireLab(t *testing.T) {
+func requireLab(t *testing.T, cfg Config) {
 	t.Helper()
-	if err := Available(); err != nil {
+	if err := Available(cfg); err != nil {
 		if os.Getenv("CI") == "" {
 			t.Skip(err)
 		}
@@ -80,16 +82,52 @@ func requireLab(t *testing.T) {
 	}
 }
 
-// startLab starts a lab with a prefix unique to this process and test,
-// and closes it when the test ends.
-func startLab(t *testing.T, prefix string) *Lab {
+// tunnelEnv tells TestHelperUDPTunnel, run in a node by the udp mode, to
+// be the tunnel.
+const tunnelEnv = "LAB_TEST_UDP_TUNNEL"
+
+// TestHelperUDPTunnel is not a test: it is the udp mode's tunnel process
+// (Config.TunnelCommand), the arguments after "--" its configuration.
+func TestHelperUDPTunnel(t *testing.T) {
+	if os.Getenv(tunnelEnv) == "" {
+		return
+	}
+	c, err := ParseTunnelArgs(flag.Args())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "udp tunnel:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	err = RunUDPTunnel(ctx, c, func() { fmt.Println(TunnelReady) })
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "udp tunnel:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// testConfig is a lab of mode whose tunnel is this test binary.
+func testConfig(t *testing.T, mode Mode, prefix string) Config {
 	t.Helper()
-	if err := Cleanup(prefix); err != nil { // a crashed earlier run
+	exe, err := os.Executable()
+	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Setenv(tunnelEnv, "1") // inherited by `ip netns exec`
+	return Config{Mode: mode, Prefix: prefix,
+		TunnelCommand: []string{exe, "-test.run=^TestHelperUDPTunnel$", "-test.count=1", "--"}}
+}
+
+// startLab starts a lab of cfg and closes it when the test ends.
+func startLab(t *testing.T, cfg Config) *Lab {
+	t.Helper()
+	if err := Cleanup(cfg.Prefix); err != nil { // a crashed earlier run
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	l, err := Start(ctx, Config{Prefix: prefix})
+	l, err := Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,58 +205,22 @@ func startEcho(t *testing.T, l *Lab, ns, addr string) {
 }
 
 // dialIn connects to addr from inside the namespace ns. Only the socket
-// has to be created there: it stays in that namespace for its lifetime,
-// so the goroutine's thread goes back to the test's namespace at once.
+// has to be created there: it stays in that namespace for its lifetime.
 func dialIn(ns, addr string) (net.Conn, error) {
-	type result struct {
-		c   net.Conn
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		// setns changes the calling thread only: pin this goroutine to
-		// it. If we cannot switch back we return without unlocking, so
-		// the runtime ends the thread instead of reusing it in ns.
-		runtime.LockOSThread()
-		orig, err := os.Open("/proc/thread-self/ns/net")
-		if err != nil {
-			runtime.UnlockOSThread()
-			ch <- result{err: err}
-			return
-		}
-		defer orig.Close()
-		target, err := os.Open(NetnsFile(ns))
-		if err != nil {
-			runtime.UnlockOSThread()
-			ch <- result{err: err}
-			return
-		}
-		defer target.Close()
-		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			ch <- result{err: fmt.Errorf("setns %s: %w", ns, err)}
-			return
-		}
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if rerr := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); rerr != nil {
-			if c != nil {
-				c.Close()
-			}
-			ch <- result{err: fmt.Errorf("setns back: %w", rerr)}
-			return
-		}
-		runtime.UnlockOSThread()
-		ch <- result{c, err}
-	}()
-	r := <-ch
-	return r.c, r.err
+	var c net.Conn
+	err := inNetns(ns, func() error {
+		var err error
+		c, err = net.DialTimeout("tcp", addr, 5*time.Second)
+		return err
+	})
+	return c, err
 }
 
 // checkEcho sends a few KB over a connection dialed from the path's
 // client namespace and checks they come back unchanged.
 func checkEcho(t *testing.T, p Path) {
 	t.Helper()
-	addr := net.JoinHostPort(p.DialAddr, strconv.Itoa(ServicePort))
+	addr := p.Dial
 	c, err := dialIn(p.ClientNS, addr)
 	if err != nil {
 		t.Fatalf("%s: dial %s from %s: %v", p.Name, addr, p.ClientNS, err)
@@ -245,8 +247,8 @@ func checkEcho(t *testing.T, p Path) {
 	}
 }
 
-// txPackets reads a device's transmitted-packet counter from
-// /proc/net/dev inside ns.
+// counter reads a figure inside ns: a device's transmitted packets
+// (/proc/net/dev) or IP's forwarded datagrams (/proc/net/snmp).
 func txPackets(t *testing.T, ns, dev string) uint64 {
 	t.Helper()
 	out, err := run(context.Background(), "ip", "netns", "exec", ns, "cat", "/proc/net/dev")
@@ -274,25 +276,57 @@ func txPackets(t *testing.T, ns, dev string) uint64 {
 	return 0
 }
 
-// dnatPackets returns the packet counter of node1's Service DNAT rule.
-func dnatPackets(t *testing.T, l *Lab) uint64 {
+// forwarded is the node's count of IP datagrams it forwarded.
+func forwarded(t *testing.T, ns string) uint64 {
 	t.Helper()
-	out, err := run(context.Background(), "ip", "netns", "exec", l.ns(node1),
-		"iptables", "-w", "-t", "nat", "-L", "PREROUTING", "-v", "-n", "-x")
+	out, err := run(context.Background(), "ip", "netns", "exec", ns, "cat", "/proc/net/snmp")
 	if err != nil {
 		t.Fatal(err)
 	}
+	lines := strings.Split(out, "\n")
+	for i := 0; i+1 < len(lines); i += 2 {
+		head, vals := strings.Fields(lines[i]), strings.Fields(lines[i+1])
+		if len(head) == 0 || head[0] != "Ip:" || len(vals) != len(head) {
+			continue
+		}
+		for j, h := range head {
+			if h == "ForwDatagrams" {
+				n, err := strconv.ParseUint(vals[j], 10, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+		}
+	}
+	t.Fatalf("%s: no Ip ForwDatagrams in /proc/net/snmp:\n%s", ns, out)
+	return 0
+}
+
+// dnatPackets sums the packet counters of node1's Service DNAT rules.
+func dnatPackets(t *testing.T, l *Lab) uint64 {
+	t.Helper()
+	out, err := run(context.Background(), "ip", "netns", "exec", l.ns(node1),
+		"iptables", "-w", "-t", "nat", "-L", "KUBE-SERVICES", "-v", "-n", "-x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum uint64
+	rules := 0
 	for _, line := range strings.Split(out, "\n") {
-		if strings.Contains(line, "DNAT") && strings.Contains(line, clusterIP) {
+		if strings.Contains(line, "DNAT") {
 			n, err := strconv.ParseUint(strings.Fields(line)[0], 10, 64)
 			if err != nil {
 				t.Fatalf("DNAT rule line %q: %v", line, err)
 			}
-			return n
+			sum += n
+			rules++
 		}
 	}
-	t.Fatalf("no DNAT rule for %s in node1's PREROUTING:\n%s", clusterIP, out)
-	return 0
+	if rules != 2 {
+		t.Fatalf("node1's KUBE-SERVICES has %d DNAT rules, want 2:\n%s", rules, out)
+	}
+	return sum
 }
 
 // labNamespaces lists the existing namespaces whose names start with prefix.
@@ -312,153 +346,203 @@ func labNamespaces(t *testing.T, prefix string) []string {
 }
 
 // startServers starts one echo server per distinct (namespace, address)
-// of the paths: pod-pod-host-gw and pod-service share pod2a's.
+// of the applicable paths.
 func startServers(t *testing.T, l *Lab, paths []Path) {
 	t.Helper()
 	started := map[[2]string]bool{}
 	for _, p := range paths {
-		key := [2]string{p.ServerNS, p.ListenAddr}
-		if !started[key] {
+		key := [2]string{p.ServerNS, p.Listen}
+		if p.NotApplicable == "" && !started[key] {
 			started[key] = true
-			startEcho(t, l, p.ServerNS, net.JoinHostPort(p.ListenAddr, strconv.Itoa(ServicePort)))
+			startEcho(t, l, p.ServerNS, p.Listen)
 		}
 	}
 }
 
-func TestLab(t *testing.T) {
-	requireLab(t)
-	prefix := fmt.Sprintf("lgt%d-", os.Getpid())
-	l := startLab(t, prefix)
-
-	got := labNamespaces(t, prefix)
-	want := l.Namespaces()
-	slices.Sort(got)
-	slices.Sort(want)
-	if len(want) != len(shortNames) || !slices.Equal(got, want) {
-		t.Fatalf("namespaces: ip netns list has %v, lab reports %v", got, want)
+// hostState is what of the host (the test's own network namespace) a lab
+// must leave as it found it.
+func hostState(t *testing.T) map[string]string {
+	t.Helper()
+	state := map[string]string{}
+	for name, argv := range map[string][]string{
+		"routes":   {"ip", "route", "show", "table", "all"},
+		"rules":    {"ip", "rule", "show"},
+		"links":    {"ip", "-o", "link", "show"},
+		"addrs":    {"ip", "-o", "addr", "show"},
+		"iptables": {"iptables-save"},
+	} {
+		if _, err := exec.LookPath(argv[0]); err != nil {
+			continue
+		}
+		out, err := run(context.Background(), argv[0], argv[1:]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "iptables" {
+			// Counters and the "Generated by" comments change by themselves.
+			var keep []string
+			for _, line := range strings.Split(out, "\n") {
+				if !strings.HasPrefix(line, "#") {
+					keep = append(keep, counterRE.ReplaceAllString(line, "[]"))
+				}
+			}
+			out = strings.Join(keep, "\n")
+		}
+		state[name] = out
 	}
+	return state
+}
 
+var counterRE = regexp.MustCompile(`\[\d+:\d+\]`)
+
+// programsExist reports which of ids the kernel still has.
+func programsExist(ids []ebpf.ProgramID) []ebpf.ProgramID {
+	var left []ebpf.ProgramID
+	for id := ebpf.ProgramID(0); ; {
+		next, err := ebpf.ProgramGetNextID(id)
+		if err != nil {
+			return left
+		}
+		if slices.Contains(ids, next) {
+			left = append(left, next)
+		}
+		id = next
+	}
+}
+
+// requiredModes must build here (and in CI); the others are built where
+// the kernel has them.
+var requiredModes = []Mode{HostGW, VXLAN, Bridge, Macvlan, EBPF, UDP}
+
+// TestModes builds each mode, passes 16 KiB both ways over every path
+// that applies, checks that the mode's own mechanism carried it, and that
+// Close leaves the host exactly as it was.
+func TestModes(t *testing.T) {
+	requireLab(t, Config{})
+	for _, mode := range Modes() {
+		t.Run(string(mode), func(t *testing.T) {
+			cfg := testConfig(t, mode, fmt.Sprintf("lgt%d-%s-", os.Getpid(), mode))
+			if err := Available(cfg); err != nil {
+				var u *Unavailable
+				if !errors.As(err, &u) || !u.ModeOnly || slices.Contains(requiredModes, mode) {
+					t.Fatalf("%s: %v", mode, err)
+				}
+				// The kernel lacks it: Start must fail the same way and leave nothing.
+				t.Logf("not on this kernel: %v", err)
+				if l, err := Start(context.Background(), cfg); err == nil {
+					l.Close()
+					t.Fatalf("Start built %s although Available said: %v", mode, u)
+				}
+				if left := labNamespaces(t, cfg.Prefix); len(left) > 0 {
+					t.Errorf("a failed Start left %v", left)
+				}
+				return
+			}
+			before := hostState(t)
+			l := startLab(t, cfg)
+			testPaths(t, l)
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if left := labNamespaces(t, cfg.Prefix); len(left) > 0 {
+				t.Errorf("Close left namespaces %v", left)
+			}
+			after := hostState(t)
+			for k := range before {
+				if before[k] != after[k] {
+					t.Errorf("the host's %s changed:\nbefore:\n%s\nafter:\n%s", k, before[k], after[k])
+				}
+			}
+			// The kernel frees programs once their last reference is gone,
+			// shortly after.
+			ids := l.programIDs()
+			deadline := time.Now().Add(5 * time.Second)
+			for len(programsExist(ids)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if left := programsExist(ids); len(left) > 0 {
+				t.Errorf("BPF programs %v outlived Close", left)
+			}
+			if mode == EBPF && len(ids) != 2 {
+				t.Errorf("ebpf mode loaded %d programs, want one per node", len(ids))
+			}
+		})
+	}
+}
+
+// testPaths checks every path of a running lab.
+func testPaths(t *testing.T, l *Lab) {
+	t.Helper()
 	paths := l.Paths()
 	var names []string
 	for _, p := range paths {
 		names = append(names, p.Name)
 	}
-	wantNames := []string{"loopback", "node-node", "pod-own-node", "pod-pod-same-node",
-		"pod-pod-host-gw", "pod-pod-vxlan", "pod-pod-macvlan", "pod-service"}
-	if !slices.Equal(names, wantNames) {
-		t.Fatalf("paths %v, want %v", names, wantNames)
+	if !slices.Equal(names, PathNames()) {
+		t.Fatalf("paths %v, want %v", names, PathNames())
 	}
-	if !paths[0].Baseline {
-		t.Error("loopback is not marked Baseline")
-	}
-
 	startServers(t, l, paths)
+	n1, n2 := l.ns(node1), l.ns(node2)
 	for _, p := range paths {
 		t.Run(p.Name, func(t *testing.T) {
-			n1Before := txPackets(t, l.ns(node1), vxlanDev)
-			n2Before := txPackets(t, l.ns(node2), vxlanDev)
-			dnatBefore := dnatPackets(t, l)
+			if p.NotApplicable != "" {
+				if l.mode != Macvlan || !(IsServicePath(p.Name) || p.Name == PodOwnNode) {
+					t.Fatalf("%s is not applicable in %s: %s", p.Name, l.mode, p.NotApplicable)
+				}
+				t.Logf("not applicable: %s", p.NotApplicable)
+				return
+			}
+			fwd1, fwd2 := forwarded(t, n1), forwarded(t, n2)
+			var dnat uint64
+			if p.Service {
+				dnat = dnatPackets(t, l)
+			}
+			var tx1, tx2 uint64
+			overlay := map[Mode]string{VXLAN: vxlanDev, UDP: tunDev, Geneve: geneveDev, IPIP: ipipDev}[l.mode]
+			if overlay != "" {
+				tx1, tx2 = txPackets(t, n1, overlay), txPackets(t, n2, overlay)
+			}
 
 			checkEcho(t, p)
 
-			n1Sent := txPackets(t, l.ns(node1), vxlanDev) - n1Before
-			n2Sent := txPackets(t, l.ns(node2), vxlanDev) - n2Before
-			dnatHits := dnatPackets(t, l) - dnatBefore
-			t.Logf("%s → %s:%d: vxlan0 tx node1 +%d node2 +%d, DNAT +%d",
-				p.ClientNS, p.DialAddr, ServicePort, n1Sent, n2Sent, dnatHits)
-			switch p.Name {
-			case "pod-pod-vxlan":
+			fwd1, fwd2 = forwarded(t, n1)-fwd1, forwarded(t, n2)-fwd2
+			t.Logf("%s → %s: forwarded node1 +%d node2 +%d", p.ClientNS, p.Dial, fwd1, fwd2)
+			if p.Service {
+				if hits := dnatPackets(t, l) - dnat; hits == 0 {
+					t.Error("the Service's DNAT rules counted no packets")
+				}
+			}
+			if overlay != "" && p.Name == PodPodOtherNode {
 				// Both directions must be encapsulated: requests by node1,
 				// replies by node2.
-				if n1Sent == 0 || n2Sent == 0 {
-					t.Errorf("vxlan0 sent node1 +%d, node2 +%d packets: traffic bypassed the overlay", n1Sent, n2Sent)
+				s1, s2 := txPackets(t, n1, overlay)-tx1, txPackets(t, n2, overlay)-tx2
+				if s1 == 0 || s2 == 0 {
+					t.Errorf("%s sent node1 +%d, node2 +%d packets: traffic bypassed the overlay", overlay, s1, s2)
 				}
-			case "pod-pod-host-gw":
-				// The same nodes, but routed: the overlay must stay idle.
-				if n1Sent != 0 || n2Sent != 0 {
-					t.Errorf("host-gw traffic went through vxlan0 (node1 +%d, node2 +%d)", n1Sent, n2Sent)
+			}
+			switch {
+			case l.mode == EBPF && (p.Name == PodPodSameNode || p.Name == PodPodOtherNode):
+				// Redirected veth to veth and veth to uplink: the nodes'
+				// IP stacks never forwarded a packet of it.
+				if fwd1 != 0 || fwd2 != 0 {
+					t.Errorf("the nodes forwarded %d and %d packets: the tc programs did not redirect", fwd1, fwd2)
 				}
-			case "pod-service":
-				if dnatHits == 0 {
-					t.Error("the Service's DNAT rule counted no packets")
+			case l.mode == HostGW && p.Name == PodPodOtherNode, l.mode == Bridge && p.Name == PodPodOtherNode:
+				if fwd1 == 0 || fwd2 == 0 {
+					t.Errorf("routed between nodes, but node1 forwarded %d and node2 %d packets", fwd1, fwd2)
+				}
+			case l.mode == Macvlan:
+				// Macvlan frames never reach the nodes' IP stacks.
+				if fwd1 != 0 || fwd2 != 0 {
+					t.Errorf("macvlan traffic was forwarded by the nodes (%d, %d)", fwd1, fwd2)
 				}
 			}
 		})
 	}
 }
 
-func TestCloseRemovesEverything(t *testing.T) {
-	requireLab(t)
-	prefix := fmt.Sprintf("lgt%dc-", os.Getpid())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	l, err := Start(ctx, Config{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if left := labNamespaces(t, prefix); len(left) > 0 {
-		t.Fatalf("Close left namespaces %v", left)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatalf("second Close: %v", err)
-	}
-}
-
-// TestConcurrentLabs runs two labs at once: the same addresses and
-// device names, isolated by their namespaces.
-func TestConcurrentLabs(t *testing.T) {
-	requireLab(t)
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		labs []*Lab
-		errs []error
-	)
-	for _, suffix := range []string{"a", "b"} {
-		prefix := fmt.Sprintf("lgt%d%s-", os.Getpid(), suffix)
-		if err := Cleanup(prefix); err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			l, err := Start(ctx, Config{Prefix: prefix})
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, err)
-				return
-			}
-			labs = append(labs, l)
-		}()
-	}
-	wg.Wait()
-	for _, l := range labs {
-		t.Cleanup(func() { l.Close() })
-	}
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range labs {
-		for _, p := range l.Paths() {
-			if p.Name == "pod-pod-vxlan" || p.Name == "pod-service" {
-				startServers(t, l, []Path{p})
-				checkEcho(t, p)
-			}
-		}
-	}
-}
-
-// TestStartFailureCleansUp makes Start fail half way, on the last
-// namespace, and checks it removed the eight it had created but not the
-// one it did not own.
 func TestStartFailureCleansUp(t *testing.T) {
-	requireLab(t)
+	requireLab(t, Config{})
 	prefix := fmt.Sprintf("lgt%df-", os.Getpid())
 	if err := Cleanup(prefix); err != nil {
 		t.Fatal(err)
@@ -490,25 +574,70 @@ func TestStartFailureCleansUp(t *testing.T) {
 }
 
 // TestStartCanceled cancels Start part way: whatever it had built must
-// be gone.
+// be gone, tunnel processes and programs included.
 func TestStartCanceled(t *testing.T) {
-	requireLab(t)
-	prefix := fmt.Sprintf("lgt%dx-", os.Getpid())
-	if err := Cleanup(prefix); err != nil {
+	requireLab(t, Config{})
+	for _, mode := range []Mode{EBPF, UDP} {
+		cfg := testConfig(t, mode, fmt.Sprintf("lgt%dx-", os.Getpid()))
+		if err := Cleanup(cfg.Prefix); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		l, err := Start(ctx, cfg)
+		cancel()
+		if err == nil {
+			// A fast machine finished in time: Close must clean up instead.
+			l.Close()
+		} else {
+			t.Log(err)
+		}
+		if left := labNamespaces(t, cfg.Prefix); len(left) > 0 {
+			t.Errorf("%s: after a cancelled Start, namespaces %v remain", mode, left)
+		}
+	}
+}
+
+// TestConcurrentLabs runs two labs at once: the same addresses and
+// device names, isolated by their namespaces.
+func TestConcurrentLabs(t *testing.T) {
+	requireLab(t, Config{})
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		labs []*Lab
+		errs []error
+	)
+	for _, mode := range []Mode{VXLAN, VXLAN, EBPF} {
+		cfg := testConfig(t, mode, "")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			l, err := Start(ctx, cfg)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			labs = append(labs, l)
+		}()
+	}
+	wg.Wait()
+	for _, l := range labs {
+		t.Cleanup(func() { l.Close() })
+	}
+	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { Cleanup(prefix) })
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	l, err := Start(ctx, Config{Prefix: prefix})
-	if err == nil {
-		// A fast machine finished in time; nothing to check.
-		l.Close()
-		t.Skip("Start finished before its context expired")
-	}
-	t.Log(err)
-	if left := labNamespaces(t, prefix); len(left) > 0 {
-		t.Errorf("after a cancelled Start, namespaces %v remain", left)
+	for _, l := range labs {
+		for _, p := range l.Paths() {
+			if p.Name == PodPodOtherNode || p.Name == PodServiceRemote {
+				startServers(t, l, []Path{p})
+				checkEcho(t, p)
+			}
+		}
 	}
 }
 
@@ -521,28 +650,74 @@ func TestPrefix(t *testing.T) {
 	if err := Cleanup(""); err == nil {
 		t.Error("Cleanup(\"\") would delete every namespace, but returned nil")
 	}
-	first, err := Config{}.prefix()
+	first, err := Config{Mode: VXLAN}.prefix()
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := Config{}.prefix()
+	second, err := Config{Mode: VXLAN}.prefix()
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := fmt.Sprintf("lg%d-", os.Getpid())
+	pid := fmt.Sprintf("lg%d-vxlan-", os.Getpid())
 	if !strings.HasPrefix(first, pid) || !strings.HasPrefix(second, pid) || first == second {
 		t.Errorf("default prefixes %q, %q: want distinct, both starting %q", first, second, pid)
 	}
+	for _, mode := range Modes() {
+		p, err := Config{Mode: mode}.prefix()
+		if err != nil || len(p+"node1") > 40 {
+			t.Errorf("%s: prefix %q, %v", mode, p, err)
+		}
+	}
 	for _, short := range shortNames {
-		if host := "veth-" + short; len(host) > 15 {
+		if host := hostVeth(short); len(host) > 15 {
 			t.Errorf("interface name %q is longer than 15 bytes", host)
 		}
 	}
 }
 
+// TestIPTablesOnlyForServices: a lab without Service paths needs no
+// iptables and installs no rule.
+func TestIPTablesOnlyForServices(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want bool
+	}{
+		{Config{}, true},
+		{Config{Paths: []string{NodeNode, PodPodOtherNode}}, false},
+		{Config{Paths: []string{PodServiceLocal}}, true},
+		{Config{Mode: Macvlan}, false},
+		{Config{Mode: EBPF, Paths: []string{NodeServiceRemote}}, true},
+	} {
+		if got := c.cfg.NeedsIPTables(); got != c.want {
+			t.Errorf("%+v: NeedsIPTables %v, want %v", c.cfg, got, c.want)
+		}
+	}
+	requireLab(t, Config{})
+	cfg := Config{Prefix: fmt.Sprintf("lgt%di-", os.Getpid()), Paths: []string{PodPodOtherNode}}
+	t.Setenv("PATH", "/nonexistent") // no iptables; `ip` and sysctl found by their full paths below
+	ipPath, sysctlPath := "/usr/sbin/ip", "/usr/sbin/sysctl"
+	if _, err := os.Stat(ipPath); err != nil {
+		t.Skip("ip is not at /usr/sbin/ip")
+	}
+	dir := t.TempDir()
+	for _, p := range []string{ipPath, sysctlPath, "/usr/bin/cat"} {
+		if err := os.Symlink(p, dir+"/"+p[strings.LastIndexByte(p, '/')+1:]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", dir)
+	if err := tools(true); err == nil || !strings.Contains(err.Error(), "iptables") {
+		t.Fatalf("without iptables on PATH, tools(true) = %v", err)
+	}
+	l := startLab(t, cfg)
+	p := l.Paths()[0]
+	startServers(t, l, []Path{p})
+	checkEcho(t, p)
+}
+
 // TestCleanupStale removes the lab of a process that is gone, and only it.
 func TestCleanupStale(t *testing.T) {
-	requireLab(t)
+	requireLab(t, Config{})
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
@@ -555,7 +730,7 @@ func TestCleanupStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	live := startLab(t, fmt.Sprintf("lg%d-stale-", os.Getpid()))
+	live := startLab(t, Config{Prefix: fmt.Sprintf("lg%d-stale-", os.Getpid())})
 	removed, err := CleanupStale()
 	if err != nil {
 		t.Fatal(err)

@@ -96,7 +96,7 @@ func writeHTML(t *testing.T, sweeps []*Sweep, edit func(string) string) string {
 // there: LOADGEN_SCREENSHOT=$PWD/docs/report.png go test ./results/report
 // makes docs/report.png.
 func TestHTMLInBrowser(t *testing.T) {
-	for name, sweeps := range map[string][]*Sweep{"sweep": fixtureSweep(t), "run": fixtureRun(t), "cni": fixtureCNI(t)} {
+	for name, sweeps := range map[string][]*Sweep{"sweep": fixtureSweep(t), "run": fixtureRun(t), "cni": fixtureCNI(t), "cni-modes": fixtureCNIModes(t)} {
 		t.Run(name, func(t *testing.T) {
 			path := writeHTML(t, sweeps, nil)
 			src, _ := os.ReadFile(path)

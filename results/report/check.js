@@ -1,5 +1,5 @@
 // The report's only script: it proves the page rendered. It records any
-// script error, then checks that every chart drew a line or a point, and
+// script error, then checks that every chart drew a line, a point or a bar, and
 // writes the verdict into <html data-*> attributes for tests to read.
 (function () {
   var root = document.documentElement;
@@ -10,6 +10,11 @@
     var charts = document.querySelectorAll("svg.chart"), bad = [];
     for (var i = 0; i < charts.length; i++) {
       var svg = charts[i], drawn = svg.querySelectorAll("circle.mark").length;
+      var bars = svg.querySelectorAll("rect.bar");
+      for (var k = 0; k < bars.length; k++) {
+        var bb = bars[k].getBoundingClientRect();
+        if (bb.width > 0 && bb.height > 0) drawn++;
+      }
       var lines = svg.querySelectorAll("path.series");
       for (var j = 0; j < lines.length; j++) {
         if (lines[j].getAttribute("d") && lines[j].getTotalLength() > 0) drawn++;

@@ -50,20 +50,23 @@ func HTML(w io.Writer, sweeps []*Sweep, opt Options) error {
 }
 
 type page struct {
-	Title    string
-	Lead     string
-	Facts    []fact
-	TOC      []tocEntry
-	Glance   []glanceCard
-	CNI      []CNIRow
-	Sizing   []SizingRow
-	CPUPrice float64
-	Sections []*section
-	Envs     []envView
-	Legend   string // the flags legend, when there are sweep tables
-	Footer   string
-	CSS      template.CSS
-	Script   template.JS
+	Title  string
+	Lead   string
+	Facts  []fact
+	TOC    []tocEntry
+	Glance []glanceCard
+	CNI    []CNIRow
+	// CNICharts are the matrix per metric, a bar per mode, when the paths
+	// are named per CNI mode (loadgen lab's MODE.PATH).
+	CNICharts []chartView
+	Sizing    []SizingRow
+	CPUPrice  float64
+	Sections  []*section
+	Envs      []envView
+	Legend    string // the flags legend, when there are sweep tables
+	Footer    string
+	CSS       template.CSS
+	Script    template.JS
 }
 
 type fact struct{ Label, Value, Sub string }
@@ -194,6 +197,7 @@ func buildPage(sweeps []*Sweep, opt Options) *page {
 	}
 	pg.Facts = pageFacts(sweeps)
 	pg.CNI = CNIMatrix(sweeps)
+	pg.CNICharts = cniCharts(pg.CNI)
 	pg.Sizing = Sizing(sweeps)
 	pg.CPUPrice = opt.CPUPrice
 	var fl []string

@@ -17,7 +17,11 @@ import (
 // request/response on a kept connection (tcp-rr) and on a new connection
 // per request (tcp-crr).
 type CNIRow struct {
-	Path string
+	Path string // the sweep's path name: "vxlan.pod-pod-other-node" or "loopback"
+	// Mode and Base split a path named MODE.PATH (as loadgen lab names
+	// them, a path per CNI mode): "vxlan" and "pod-pod-other-node". A path
+	// without a dot has no Mode and Base is Path.
+	Mode, Base string
 
 	HasGbps bool
 	Gbps    float64 // tcp-stream: the best over the ladder and payloads (median over repeats)
@@ -39,7 +43,8 @@ func CNIMatrix(sweeps []*Sweep) []CNIRow {
 		if !ok {
 			i = len(rows)
 			at[path] = i
-			rows = append(rows, CNIRow{Path: path})
+			mode, base := SplitModePath(path)
+			rows = append(rows, CNIRow{Path: path, Mode: mode, Base: base})
 		}
 		return &rows[i]
 	}
@@ -96,12 +101,77 @@ func (r CNIRow) cells() (gbps, rr, crr string) {
 	return gbps, rr, crr
 }
 
+// SplitModePath splits a lab path name MODE.PATH into its CNI mode and
+// path; a name without a dot has no mode.
+func SplitModePath(name string) (mode, path string) {
+	if i := strings.IndexByte(name, '.'); i > 0 && i < len(name)-1 {
+		return name[:i], name[i+1:]
+	}
+	return "", name
+}
+
+// CNIGrid lays the matrix out as the CNI report does: a row per path, a
+// column per mode, in order of appearance; paths without a mode (the
+// loopback baseline) are in the column "". Cell is nil where a mode has
+// no figure for a path.
+type CNIGrid struct {
+	Paths, Modes []string
+	cells        map[[2]string]*CNIRow
+}
+
+// Grid builds the grid of rows.
+func Grid(rows []CNIRow) CNIGrid {
+	g := CNIGrid{cells: map[[2]string]*CNIRow{}}
+	for i := range rows {
+		r := &rows[i]
+		if !slices.Contains(g.Paths, r.Base) {
+			g.Paths = append(g.Paths, r.Base)
+		}
+		if !slices.Contains(g.Modes, r.Mode) {
+			g.Modes = append(g.Modes, r.Mode)
+		}
+		g.cells[[2]string{r.Base, r.Mode}] = r
+	}
+	return g
+}
+
+// Cell is the row of path under mode, nil when there is none.
+func (g CNIGrid) Cell(path, mode string) *CNIRow { return g.cells[[2]string{path, mode}] }
+
+// Has tells whether any cell has a figure of metric m.
+func (g CNIGrid) Has(m CNIMetric) bool {
+	for _, r := range g.cells {
+		if _, ok := m.Value(*r); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// CNIMetric is one of the matrix's figures, for a table or chart per metric.
+type CNIMetric struct {
+	Name, Unit string
+	Value      func(CNIRow) (float64, bool)
+}
+
+// CNIMetrics are the matrix's figures: throughput, then the RR and CRR
+// latencies in µs.
+var CNIMetrics = []CNIMetric{
+	{"TCP_STREAM", "Gbit/s", func(r CNIRow) (float64, bool) { return r.Gbps, r.HasGbps }},
+	{"TCP_RR", "µs", func(r CNIRow) (float64, bool) { return r.RR / 1e3, r.HasRR }},
+	{"TCP_CRR", "µs", func(r CNIRow) (float64, bool) { return r.CRR / 1e3, r.HasCRR }},
+}
+
 // CNITable prints the CNI path matrix of the sweeps as text, nothing when
-// they drove no raw TCP protocol.
+// they drove no raw TCP protocol. Paths named per mode (MODE.PATH) make a
+// path × mode table per metric.
 func CNITable(w io.Writer, sweeps []*Sweep) error {
 	rows := CNIMatrix(sweeps)
 	if len(rows) == 0 {
 		return nil
+	}
+	if g := Grid(rows); len(g.Modes) > 1 || g.Modes[0] != "" {
+		return cniGridTable(w, g)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "path\tGbit/s (tcp-stream)\tTCP_RR us\tTCP_CRR us\t\n")
@@ -234,4 +304,45 @@ func SizingTable(w io.Writer, steps []*results.Step, cpuPrice float64) error {
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+func cniGridTable(w io.Writer, g CNIGrid) error {
+	printed := 0
+	for _, m := range CNIMetrics {
+		if !g.Has(m) {
+			continue // no sweep drove this protocol
+		}
+		if printed++; printed > 1 {
+			fmt.Fprintln(w)
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "%s %s\t", m.Name, m.Unit)
+		for _, mode := range g.Modes {
+			if mode == "" {
+				mode = "no CNI"
+			}
+			fmt.Fprintf(tw, "%s\t", mode)
+		}
+		fmt.Fprintln(tw)
+		for _, p := range g.Paths {
+			fmt.Fprintf(tw, "%s\t", p)
+			for _, mode := range g.Modes {
+				cell := "–"
+				if r := g.Cell(p, mode); r != nil {
+					if v, ok := m.Value(*r); ok {
+						cell = fmt.Sprintf("%.1f", v)
+						if m.Unit == "Gbit/s" {
+							cell = fmt.Sprintf("%.2f", v)
+						}
+					}
+				}
+				fmt.Fprintf(tw, "%s\t", cell)
+			}
+			fmt.Fprintln(tw)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"loadgen/loadgen/study"
+)
+
+type studyFlags struct {
+	out      string
+	resume   bool
+	duration time.Duration
+	dryRun   bool
+	quiet    bool
+	asserts  []string
+	junit    string
+	cpuPrice float64
+	cpus     int
+}
+
+func newStudyCmd() *cobra.Command {
+	f := &studyFlags{}
+	cmd := &cobra.Command{
+		Use:   "study list | NAME [-o DIR] [--resume] [--dry-run]",
+		Short: "Rerun a published benchmark study, our figures beside the published ones",
+		Long: `Rerun one of the published studies loadgen was built from, as a fixed plan
+over loadgen's own commands (lab, size, sweep), into one results directory,
+and print the study's table: the published figure and ours for each row,
+both as a ratio to the study's own baseline row, and whether each ordering
+the study concluded holds here.
+
+Absolute figures from a study's testbed (10 GbE, bare metal) are not
+comparable with one machine's network namespaces; ratios and orderings are.
+
+  loadgen study list                 the studies and what each needs
+  loadgen study NAME --dry-run       the plan: the loadgen commands it runs
+
+A study that needs root, nginx or a cluster says so before building anything.
+Ctrl-C keeps finished steps and prints the command that resumes the study.
+Exit status 1 when a step failed or a check (--assert) did not hold.`,
+		Example: `  loadgen study list
+  sudo loadgen study flannel-backends -d 5s -o results/flannel
+  sudo loadgen study cni-matrix -o results/cni --resume
+  loadgen study nginx-sizing --cpu-price 25 -d 30s
+  loadgen report results/cni --html cni.html`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runStudy(cmd, f, args[0]) },
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.StringVarP(&f.out, "out", "o", "", "results directory (default study-NAME-YYYYMMDD-HHMMSS)")
+	fl.BoolVar(&f.resume, "resume", false, "continue the study in -o, skipping finished steps")
+	fl.DurationVarP(&f.duration, "duration", "d", 0, "measured duration of each step (default the study's own)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (the loadgen commands) without running anything")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
+	fl.StringArrayVar(&f.asserts, "assert", nil, "an assertion on every step, as loadgen sweep --assert (repeatable)")
+	fl.StringVar(&f.junit, "junit", "", "write each step's assertions as JUnit XML: FILE-STEP-PROTOCOL.xml …")
+	fl.Float64Var(&f.cpuPrice, "cpu-price", 0, "nginx-sizing: what one CPU costs a month, for the cost columns")
+	fl.IntVar(&f.cpus, "cpus", runtime.NumCPU(), "nginx-sizing: the most worker_processes to size")
+	return cmd
+}
+
+func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if name == "list" {
+		return listStudies(stdout)
+	}
+	s, err := study.Lookup(name)
+	if err != nil {
+		return err
+	}
+	if f.duration < 0 || f.cpus < 1 {
+		return errors.New("-d must not be negative and --cpus at least 1")
+	}
+	if f.out == "" {
+		if f.resume {
+			return errors.New("--resume needs -o: the directory of the study to continue")
+		}
+		f.out = "study-" + s.Name + "-" + time.Now().Format("20060102-150405")
+	}
+	plan := s.Plan(study.Options{Duration: f.duration, CPUs: f.cpus})
+	if f.resume && !f.dryRun {
+		if _, err := os.Stat(f.out); err != nil {
+			return fmt.Errorf("--resume: %s holds no study: drop --resume to start one there", f.out)
+		}
+	}
+	if !f.resume && !f.dryRun {
+		if entries, err := os.ReadDir(f.out); err == nil && len(entries) > 0 {
+			return fmt.Errorf("%s already holds results: add --resume to continue the study, or choose another -o", f.out)
+		}
+	}
+	if f.dryRun {
+		fmt.Fprintf(stdout, "study %s: %s\nneeds: %s\nmethod: %s\n", s.Name, s.Title, s.NeedsText(), s.Method)
+		if s.Later != "" {
+			fmt.Fprintf(stdout, "not yet: %s\n", s.Later)
+		}
+		for i, st := range plan {
+			fmt.Fprintf(stdout, "%d. %s\n   loadgen %s\n", i+1, st.Name, strings.Join(quoteAll(f.stepArgs(st, false)), " "))
+		}
+		return nil
+	}
+	if err := studyNeeds(s); err != nil {
+		return failf("study %s %v", s.Name, err)
+	}
+	if s.Later != "" {
+		fmt.Fprintf(stderr, "study %s: not yet: %s\n", s.Name, s.Later)
+	}
+	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, "duration", "assert", "junit", "cpu-price", "cpus", "quiet") + "-o " + shellQuote(f.out) + " --resume"
+	var failed []string
+	for i, st := range plan {
+		args := f.stepArgs(st, true)
+		fmt.Fprintf(stdout, "\n== study %s, step %d of %d: %s ==\n", s.Name, i+1, len(plan), st.Name)
+		code := execute(cmd.Context(), args, stdout, stderr)
+		switch code {
+		case exitOK:
+		case 130:
+			fmt.Fprintf(stderr, "interrupted: the study's finished steps are saved; continue with: %s\n", resume)
+			return exitError{code: 130}
+		case exitUsage:
+			return failf("study %s: step %d (loadgen %s) was refused: a bug in the study's plan", s.Name, i+1, strings.Join(args, " "))
+		default:
+			failed = append(failed, st.Name)
+		}
+		if cmd.Context().Err() != nil {
+			fmt.Fprintf(stderr, "interrupted: the study's finished steps are saved; continue with: %s\n", resume)
+			return exitError{code: 130}
+		}
+	}
+	if err := printStudy(stdout, s, f); err != nil {
+		return failf("study %s: %v", s.Name, err)
+	}
+	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
+	if len(failed) > 0 {
+		fmt.Fprintf(stdout, "study %s: %d of %d steps failed: %s\n", s.Name, len(failed), len(plan), strings.Join(failed, "; "))
+		return exitError{code: exitFail}
+	}
+	return nil
+}
+
+// stepArgs is a step's command line with the study's results directory,
+// resume and checks.
+func (f *studyFlags) stepArgs(st study.Step, run bool) []string {
+	dir := filepath.Join(f.out, st.Dir)
+	args := append(append([]string(nil), st.Args...), "-o", dir)
+	if run && f.resume && hasSweep(dir) {
+		args = append(args, "--resume")
+	}
+	if f.quiet {
+		args = append(args, "-q")
+	}
+	for _, a := range f.asserts {
+		args = append(args, "--assert", a)
+	}
+	if f.junit != "" {
+		ext := filepath.Ext(f.junit)
+		args = append(args, "--junit", strings.TrimSuffix(f.junit, ext)+"-"+st.Dir+ext)
+	}
+	return args
+}
+
+// hasSweep tells whether dir, or a directory in it, holds a sweep.
+func hasSweep(dir string) bool {
+	if stepsExist(dir) {
+		return true
+	}
+	subs, err := subSweeps(dir)
+	return err == nil && len(subs) > 0
+}
+
+func quoteAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = shellQuote(a)
+	}
+	return out
+}
+
+// studyNeeds checks what the study needs, in one line naming the first
+// thing missing.
+func studyNeeds(s study.Study) error {
+	for _, n := range s.Needs {
+		switch n {
+		case study.NeedRoot:
+			if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+				return errors.New("needs root on Linux (network namespaces): run it as root, e.g. sudo loadgen study " + s.Name)
+			}
+		case study.NeedNginx:
+			if _, err := exec.LookPath("nginx"); err != nil {
+				return errors.New("needs nginx on PATH: install it (apt-get install nginx)")
+			}
+		case study.NeedCluster:
+			return errors.New("needs a Kubernetes cluster, which this study cannot reach yet")
+		}
+	}
+	return nil
+}
+
+func listStudies(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "study\tneeds\tstudy's duration per step\twhat it reruns\n")
+	for _, s := range study.All() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.NeedsText(), s.Duration, s.Title)
+	}
+	return tw.Flush()
+}
+
+// printStudy prints the study's tables: published beside measured.
+func printStudy(w io.Writer, s study.Study, f *studyFlags) error {
+	m, err := study.ReadMeasured(f.out)
+	if err != nil {
+		return err
+	}
+	pub, ok, err := s.Published()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		fmt.Fprintf(w, "\nstudy %s: no published figures are in the repository yet: the tables above are ours alone\n", s.Name)
+		return nil
+	}
+	fmt.Fprintf(w, "\n== %s ==\npublished: %s\n", s.Title, pub.Source)
+	for _, t := range pub.Tables {
+		fmt.Fprintln(w)
+		if err := study.Compare(t, m).Write(w); err != nil {
+			return err
+		}
+	}
+	if s.Name == "nginx-sizing" && f.cpuPrice > 0 {
+		fmt.Fprintf(w, "\ncost at %.2f per CPU a month (ours):\n", f.cpuPrice)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "workers\tcost/month\tper 1k req/s\t\n")
+		for _, wk := range m.Workers() {
+			if r, ok := m.SizingRow(wk); ok {
+				c := r.CostCells(f.cpuPrice)
+				fmt.Fprintf(tw, "%d\t%s\t%s\t\n", wk, c[0], c[1])
+			}
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "\n%s.\n", study.Caveat)
+	return nil
+}

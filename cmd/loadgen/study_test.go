@@ -1,0 +1,110 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestStudyListAndPlans(t *testing.T) {
+	code, out, stderr := cli(t, "study", "list")
+	if code != 0 {
+		t.Fatalf("study list: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"cni-matrix  ", "flannel-backends", "vpc-cni-grpc", "nginx-sizing", "mesh-ladder", "root", "nginx"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("study list lacks %q:\n%s", want, out)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "s")
+	code, out, stderr = cli(t, "study", "flannel-backends", "--dry-run", "-d", "2s", "-o", dir, "--assert", "errors<1%", "--junit", "j.xml")
+	want := "loadgen lab --modes host-gw,vxlan,udp --paths node-node,pod-pod-other-node --protocols tcp-stream --stream-size 128KiB --ladder c1t1 -d 2s --warmup 1s -o " +
+		filepath.Join(dir, "lab") + " --assert 'errors<1%' --junit j-lab.xml"
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "needs: root") {
+		t.Errorf("dry run: exit %d, want the plan %q\n%s\n%s", code, want, out, stderr)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("a dry run created its results directory")
+	}
+	code, out, _ = cli(t, "study", "mesh-ladder", "--dry-run")
+	if code != 0 || !strings.Contains(out, "loadgen sweep --ladder c1t1..c128t128 --payloads 100,1MiB -d 30s") || !strings.Contains(out, "not yet: ") {
+		t.Errorf("mesh-ladder plan: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{{"study", "nosuch"}, {"study"}, {"study", "cni-matrix", "--resume"}, {"study", "cni-matrix", "-d", "-1s"}} {
+		if code, _, stderr := cli(t, args...); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
+			t.Errorf("%v: exit %d, want 2 with a short message\n%s", args, code, stderr)
+		}
+	}
+	code, _, stderr = cli(t, "study", "flannel-backends", "-o", t.TempDir(), "--resume", "--dry-run")
+	if code != 0 {
+		t.Errorf("dry run with --resume: exit %d\n%s", code, stderr)
+	}
+}
+
+// One short real study, end to end: the lab's three backends and direct,
+// the table beside Flannel's figures, and its orderings.
+func TestStudyFlannel(t *testing.T) {
+	needLab(t)
+	t.Setenv("LOADGEN_TEST_AS_CLI", "1")
+	dir := filepath.Join(t.TempDir(), "flannel")
+	code, out, stderr := cli(t, "study", "flannel-backends", "-d", "1s", "-o", dir, "-q")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	num := `\d+\.\d+`
+	for _, row := range []string{"direct", "host-gw", "vxlan", "udp"} {
+		re := regexp.MustCompile(`(?m)^\s*` + row + `\s+` + num + `\s+` + num + `\s+` + num + `\s+` + num + `\b`)
+		if !re.MatchString(out) {
+			t.Errorf("no row for %s with published, measured and both ratios:\n%s", row, out)
+		}
+	}
+	if n := len(regexp.MustCompile(`(?m)^(host-gw|vxlan|udp) below \S+ on .*: (holds|does not hold) \(`+num+` vs `+num+` published\)$`).FindAllString(out, -1)); n != 3 {
+		t.Errorf("%d orderings judged, want 3:\n%s", n, out)
+	}
+	if !strings.Contains(out, "not comparable") || !strings.Contains(out, "published: Flannel") {
+		t.Errorf("no caveat or source:\n%s", out)
+	}
+	// Resuming a finished study runs nothing again and prints the same table.
+	before := stepFiles(t, filepath.Join(dir, "lab", "tcp-stream"))
+	code, out2, stderr := cli(t, "study", "flannel-backends", "-d", "1s", "-o", dir, "-q", "--resume")
+	if code != 0 || !strings.Contains(out2, "direct") {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, out2, stderr)
+	}
+	for id, mt := range stepFiles(t, filepath.Join(dir, "lab", "tcp-stream")) {
+		if !mt.Equal(before[id]) {
+			t.Errorf("step %s ran again on resume", id)
+		}
+	}
+}
+
+// Ctrl-C in a study prints the command that resumes it.
+func TestStudyInterrupt(t *testing.T) {
+	needLab(t)
+	dir := filepath.Join(t.TempDir(), "vpc")
+	cmd, out, stderr := cliProcess(t, "study", "vpc-cni-grpc", "-d", "1s", "-o", dir, "-q")
+	waitSteps(t, filepath.Join(dir, "lab", "grpc-stream"), 1)
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := exitCode(cmd.Wait()); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s\n%s", code, out, stderr)
+	}
+	want := "continue with: loadgen study vpc-cni-grpc --duration 1s --quiet -o " + dir + " --resume"
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("no %q in\n%s", want, stderr)
+	}
+}
+
+// A study says what it needs in one line, before building anything.
+func TestStudyNeeds(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no nginx
+	dir := filepath.Join(t.TempDir(), "sizing")
+	code, out, stderr := cli(t, "study", "nginx-sizing", "-d", "1s", "-o", dir)
+	if code != 1 || strings.TrimSpace(stderr) != "loadgen: study nginx-sizing needs nginx on PATH: install it (apt-get install nginx)" || out != "" {
+		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, stderr)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Error("the study created its results directory before saying what it needs")
+	}
+}

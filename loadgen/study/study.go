@@ -1,0 +1,183 @@
+// Package study reruns published benchmark studies as fixed plans over
+// loadgen's own commands (lab, size, sweep), and sets what they measure
+// beside the figures the studies published.
+//
+// A Study is data: what it needs (root, nginx, a cluster), the loadgen
+// command lines of its steps, each writing one directory under the
+// study's results, and the published tables (published.json) it is read
+// against. The command line runs the steps; Compare reads the results.
+package study
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Need is something a study needs that a machine may lack.
+type Need string
+
+const (
+	NeedRoot    Need = "root"  // network namespaces: the lab
+	NeedNginx   Need = "nginx" // Debian's nginx on PATH
+	NeedCluster Need = "a Kubernetes cluster"
+)
+
+// Step is one loadgen command of a study's plan.
+type Step struct {
+	Name string   // what it measures, for progress lines
+	Dir  string   // its results directory, under the study's -o
+	Args []string // the command line, less -o, --resume, -q and the CI checks
+}
+
+// Options change a study's plan within its method.
+type Options struct {
+	// Duration is each step's measured duration; 0 is the study's own.
+	Duration time.Duration
+	// CPUs bounds nginx-sizing's worker counts (1, 2, 4 … up to CPUs).
+	CPUs int
+}
+
+// Study is one published study.
+type Study struct {
+	Name   string
+	Title  string
+	Method string // one paragraph: what the study did and what the plan does
+	Needs  []Need
+	// Duration is the study's own per-step duration.
+	Duration time.Duration
+	plan     func(d time.Duration, o Options) []Step
+	// Later is set for a study only partly planned yet: what is missing.
+	Later string
+}
+
+// Plan is the study's steps with these options.
+func (s Study) Plan(o Options) []Step {
+	d := s.Duration
+	if o.Duration > 0 {
+		d = o.Duration
+	}
+	return s.plan(d, o)
+}
+
+// Published returns the study's published figures, if the repository
+// holds any.
+func (s Study) Published() (Published, bool, error) { return PublishedFor(s.Name) }
+
+// All returns every study, in the order `loadgen study list` prints them.
+func All() []Study { return append([]Study(nil), studies...) }
+
+// Lookup finds a study by name.
+func Lookup(name string) (Study, error) {
+	for _, s := range studies {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	var names []string
+	for _, s := range studies {
+		names = append(names, s.Name)
+	}
+	return Study{}, fmt.Errorf("no study %q: there are %s (loadgen study list)", name, strings.Join(names, ", "))
+}
+
+// NeedsText lists what the study needs, "nothing but loadgen" when none.
+func (s Study) NeedsText() string {
+	if len(s.Needs) == 0 {
+		return "nothing but loadgen"
+	}
+	var parts []string
+	for _, n := range s.Needs {
+		parts = append(parts, string(n))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func dur(d time.Duration) string { return d.String() }
+
+// cniModes are the lab modes of the CNI report (and those the lab has
+// beyond it); the lab skips the ones this kernel lacks.
+var cniModes = "host-gw,vxlan,bridge,macvlan,ebpf,udp,ipip,geneve"
+
+var studies = []Study{
+	{
+		Name:  "cni-matrix",
+		Title: "Cilium / Calico / Macvlan / SR-IOV CNI report: nine paths × CNI modes",
+		Method: "netperf TCP_STREAM (-m 1024), TCP_RR and TCP_CRR (-r 1024), one connection, 60 s each, over the nine paths " +
+			"(node↔node, pod↔own node, pod↔other node, pod↔pod same/other node, node/pod→Service with the endpoint local/remote) " +
+			"for every CNI mode the lab builds here.",
+		Needs:    []Need{NeedRoot},
+		Duration: 60 * time.Second,
+		plan: func(d time.Duration, _ Options) []Step {
+			return []Step{{Name: "lab: every mode × nine paths, TCP_STREAM/RR/CRR", Dir: "lab", Args: []string{
+				"lab", "--modes", cniModes, "--protocols", "tcp-rr,tcp-crr,tcp-stream",
+				"--size", "1KiB", "--stream-size", "1KiB", "--ladder", "c1t1", "-d", dur(d), "--warmup", "1s"}}}
+		},
+	},
+	{
+		Name:     "flannel-backends",
+		Title:    "Flannel backends: pod-to-pod bandwidth of direct, host-gw, vxlan and udp",
+		Method:   "iperf-style TCP stream, one connection, pod to pod across the two nodes for Flannel's host-gw, vxlan and udp backends, and node to node (direct).",
+		Needs:    []Need{NeedRoot},
+		Duration: 10 * time.Second,
+		plan: func(d time.Duration, _ Options) []Step {
+			return []Step{{Name: "lab: host-gw, vxlan, udp; node-node and pod-pod-other-node, TCP stream", Dir: "lab", Args: []string{
+				"lab", "--modes", "host-gw,vxlan,udp", "--paths", "node-node,pod-pod-other-node", "--protocols", "tcp-stream",
+				"--stream-size", "128KiB", "--ladder", "c1t1", "-d", dur(d), "--warmup", "1s"}}}
+		},
+	},
+	{
+		Name:  "vpc-cni-grpc",
+		Title: "Amazon VPC CNI vs Calico vs Weave: gRPC ping-pong messages/s, one node and two",
+		Method: "gRPC streaming ping-pong, one message in flight (c1t1), messages/s counting both directions, pod to pod on one node and across two, " +
+			"for the modes that carry those CNIs' packets: host-gw (VPC CNI's routed veths), ipip (Calico), vxlan (Weave).",
+		Needs:    []Need{NeedRoot},
+		Duration: 30 * time.Second,
+		plan: func(d time.Duration, _ Options) []Step {
+			return []Step{{Name: "lab: gRPC ping-pong pod-pod same and other node", Dir: "lab", Args: []string{
+				"lab", "--modes", "host-gw,ipip,vxlan", "--paths", "pod-pod-same-node,pod-pod-other-node", "--protocols", "grpc-stream",
+				"--size", "1KiB", "--ladder", "c1t1", "-d", dur(d), "--warmup", "1s"}}}
+		},
+	},
+	{
+		Name:  "nginx-sizing",
+		Title: "NGINX Ingress sizing: RPS and SSL TPS per worker_processes, with cost",
+		Method: "wrk-style closed loop against a real nginx per worker_processes 1, 2, 4 … up to the CPUs: 1 KiB responses on kept connections (RPS) " +
+			"and RSA-2048 TLS with a new connection per request (SSL TPS), 180 s each.",
+		Needs:    []Need{NeedNginx},
+		Duration: 180 * time.Second,
+		plan: func(d time.Duration, o Options) []Step {
+			return []Step{{Name: "size: nginx per worker count", Dir: "size", Args: []string{
+				"size", "--workers", workerLadder(o.CPUs), "--payload", "1KiB", "--key-type", "rsa", "-d", dur(d)}}}
+		},
+	},
+	{
+		Name:  "mesh-ladder",
+		Title: "Istio vs App Mesh: the c1t1…c128t128 ladder × 100 B and 1 MB, baseline vs proxy",
+		Method: "wrk → httpbin over the ladder c1t1, c2t2 … c128t128 with 100 B and 1 MB bodies, latency, throughput, timeouts and the proxy's CPU and memory, " +
+			"baseline without a proxy beside each proxy path available: today the sweep's built-in paths (baseline, and nginx where installed).",
+		Duration: 30 * time.Second,
+		Later:    "the sidecar proxies (Envoy in Istio's and App Mesh's layouts) and --kubeconfig for the cluster meshes are not in this plan yet",
+		plan: func(d time.Duration, _ Options) []Step {
+			return []Step{{Name: "sweep: the built-in paths over the ladder", Dir: "sweep", Args: []string{
+				"sweep", "--ladder", "c1t1..c128t128", "--payloads", "100,1MiB", "-d", dur(d)}}}
+		},
+	},
+}
+
+// workerLadder is 1, 2, 4 … up to cpus, and cpus itself.
+func workerLadder(cpus int) string {
+	if cpus < 1 {
+		cpus = 1
+	}
+	var out []string
+	for w := 1; w <= cpus; w *= 2 {
+		out = append(out, strconv.Itoa(w))
+	}
+	if last := strconv.Itoa(cpus); !slices.Contains(out, last) {
+		out = append(out, last)
+	}
+	return strings.Join(out, ",")
+}
