@@ -99,7 +99,7 @@ func BenchmarkRecord(b *testing.B) {
 				sh := shards[int(next.Add(1)-1)%len(shards)] // a worker's shard
 				lat := 90 * time.Microsecond
 				for pb.Next() {
-					sh.response(&o, lat, lat)
+					sh.response(&o, time.Time{}, lat, lat)
 					lat += time.Microsecond
 					if lat > time.Millisecond {
 						lat = 90 * time.Microsecond

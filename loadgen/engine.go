@@ -405,7 +405,7 @@ func (w *worker) step() bool {
 		if failed {
 			w.shard.failure(&o, done.Sub(intended), done.Sub(start))
 		} else {
-			w.shard.response(&o, done.Sub(intended), done.Sub(start))
+			w.shard.response(&o, done, done.Sub(intended), done.Sub(start))
 			w.count.n.Add(1)
 		}
 	}

@@ -42,7 +42,8 @@ type shard struct {
 	sent              int64 // paced sends in the window
 	late              int64
 	maxLag            time.Duration
-	inFlight          int64 // aborted by a stop
+	inFlight          int64     // aborted by a stop
+	lastOK            time.Time // when the last request succeeded (answered, not an error status)
 
 	// Interval histograms for the log (every request), swapped by the
 	// reporter for the spare pair it keeps, so no interval allocates.
@@ -73,7 +74,7 @@ type counter struct {
 
 // response records one answered request (any status). latency is from the
 // intended (or actual) start, service from the actual start.
-func (s *shard) response(o *proto.Outcome, latency, service time.Duration) {
+func (s *shard) response(o *proto.Outcome, done time.Time, latency, service time.Duration) {
 	st := o.Status
 	if st < 0 || st >= maxStatus {
 		st = 0
@@ -84,6 +85,8 @@ func (s *shard) response(o *proto.Outcome, latency, service time.Duration) {
 	s.status[st]++
 	if o.Err != proto.None {
 		s.errs[o.Err]++
+	} else if done.After(s.lastOK) {
+		s.lastOK = done
 	}
 	s.bytesRead += o.Bytes
 	s.bytesWrite += o.Written

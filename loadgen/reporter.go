@@ -215,6 +215,9 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		s.InFlight += sh.inFlight
 		sent += sh.sent
 		late += sh.late
+		if d := sh.lastOK.Sub(e.measure); !sh.lastOK.IsZero() && d > s.LastOK.D() {
+			s.LastOK = results.Duration(d)
+		}
 		maxLag = max(maxLag, sh.maxLag)
 	}
 	never := 0 // workers that never had a connection

@@ -6,6 +6,8 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -111,7 +113,19 @@ type Summary struct {
 	Connections Connections   `json:"connections"`
 	Pacing      *Pacing       `json:"pacing,omitempty"` // open loop only
 	InFlight    int64         `json:"in_flight_at_stop,omitempty"`
+	// LastOK is when, from the window's start, the last request succeeded:
+	// well before the end, the target stopped answering.
+	LastOK Duration `json:"last_ok,omitempty"`
 }
+
+// OK counts the requests that were answered with a status that is not an
+// error (HTTP < 400, gRPC OK; every answer of raw TCP).
+func (s Summary) OK() int64 { return s.Requests - s.Errors.Status }
+
+// Attempts counts what was tried in the window: the answered requests, the
+// failed ones (every request sent counts in the latency) and the failed
+// connection attempts.
+func (s Summary) Attempts() int64 { return s.Requests + s.Errors.Total() - s.Errors.Status }
 
 // Latency is a latency distribution, reduced.
 type Latency struct {
@@ -152,6 +166,21 @@ type Errors struct {
 // Total is the number of failed requests and connection attempts.
 func (e Errors) Total() int64 {
 	return e.Connect + e.Read + e.Write + e.Timeout + e.Status + e.Protocol
+}
+
+// String lists the classes that occurred with their counts: "connect 3,
+// timeout 100"; "" when there were none.
+func (e Errors) String() string {
+	var parts []string
+	for _, c := range []struct {
+		name string
+		n    int64
+	}{{"connect", e.Connect}, {"read", e.Read}, {"write", e.Write}, {"timeout", e.Timeout}, {"status", e.Status}, {"protocol", e.Protocol}} {
+		if c.n > 0 {
+			parts = append(parts, c.name+" "+strconv.FormatInt(c.n, 10))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Socket is what wrk prints on its "Socket errors" line.

@@ -15,7 +15,6 @@ import (
 
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/lab"
-	"loadgen/results"
 	"loadgen/results/report"
 	"loadgen/results/store"
 )
@@ -259,7 +258,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 
 	resume := "loadgen lab " + flagArgs(cmd, "modes", "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats", "assert", "baseline", "max-regression", "junit", "quiet") + "-o " + shellQuote(f.out) + " --resume"
 	var dirs []string
-	var failedSteps []string
+	var failed []string
 	checkFailed := false
 	for _, proto := range p.protocols {
 		spec := f.spec(p.ladder, proto, p.size)
@@ -278,7 +277,9 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		err := job.execute(ctx, stdout, stderr)
 		dirs = append(dirs, dir)
 		if _, steps, rerr := store.ReadSweep(dir); rerr == nil {
-			failedSteps = append(failedSteps, stepFailures(proto, steps)...)
+			for _, id := range failedSteps(steps) {
+				failed = append(failed, proto+" "+id)
+			}
 		}
 		if err != nil {
 			// A failed check (an assertion, a regression) fails the lab
@@ -306,8 +307,8 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	}
 	printNotApplicable(stdout, labs, skipped)
 	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
-	if len(failedSteps) > 0 {
-		fmt.Fprintf(stdout, "lab: %d steps failed: %s\n", len(failedSteps), strings.Join(failedSteps, ", "))
+	if len(failed) > 0 {
+		fmt.Fprintf(stdout, "lab: %d steps failed: %s\n", len(failed), strings.Join(failed, ", "))
 		return exitError{code: exitFail}
 	}
 	if checkFailed {
@@ -393,17 +394,6 @@ func printNotApplicable(w io.Writer, labs []*lab.Lab, skipped []string) {
 	for _, s := range skipped {
 		fmt.Fprintf(w, "skipped mode %s\n", s)
 	}
-}
-
-// stepFailures names the steps of a sweep that have no measurement.
-func stepFailures(proto string, steps []*results.Step) []string {
-	var out []string
-	for _, st := range steps {
-		if st.Run == nil {
-			out = append(out, fmt.Sprintf("%s %s %s", proto, st.Path, st.Rung))
-		}
-	}
-	return out
 }
 
 // stepsExist tells whether dir already holds a sweep.

@@ -17,6 +17,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"loadgen/loadgen"
 )
 
 // Exit statuses.
@@ -87,7 +89,11 @@ start itself, and reports latency to p99.99, errors and its own CPU cost.`,
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newSweepCmd(), newReportCmd(), newCompareCmd(), newSizeCmd(), newLabCmd(), newServeCmd(), newVersionCmd())
 	root.AddCommand(newStudyCmd())
-	root.CompletionOptions.DisableDefaultCmd = true
+	// --version and -v, as users of other tools type them.
+	root.Version = loadgen.Version()
+	root.SetVersionTemplate(versionLine())
+	// loadgen completion bash|zsh|fish|powershell: cobra's scripts.
+	root.InitDefaultCompletionCmd()
 	strictGroups(root)
 	return root
 }

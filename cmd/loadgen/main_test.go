@@ -95,6 +95,10 @@ func TestBadInput(t *testing.T) {
 		{"unknown subcommand", []string{"serve", "nosuchtarget"}, exitUsage, `unknown command "nosuchtarget" for "loadgen serve": use one of grpc, httpbin, tcp`},
 		{"new-conn with streams", []string{"run", "-p", "h2c", "--new-conn", "-m", "10", url}, exitUsage, "use one of them"},
 		{"netns with a host name", []string{"run", "--netns", "lab", "http://localhost:8080/"}, exitUsage, "IP address"},
+		{"unwritable --json before any load", []string{"run", "-d", "1h", "--json", "/nonexistent/x.json", url}, exitUsage, "cannot write /nonexistent/x.json: directory /nonexistent does not exist"},
+		{"--resume of no sweep", []string{"sweep", "--resume", "-o", t.TempDir(), "--path", "baseline=" + url}, exitUsage, "holds no sweep"},
+		{"unknown completion shell", []string{"completion", "nosh"}, exitUsage, `unknown command "nosh" for "loadgen completion"`},
+		{"bad count", []string{"run", "-c", "1.5", url}, exitUsage, `"1.5" is not a whole number`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := cli(t, tc.args...)
@@ -231,5 +235,33 @@ func TestHelp(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("--help lacks %q", want)
 		}
+	}
+}
+
+// The conventions users of other tools expect: --version and -v, shell
+// completion, SI suffixes and plain seconds, a target without a scheme.
+func TestConventions(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"-v"}, {"version"}} {
+		if code, out, _ := cli(t, args...); code != 0 || !strings.HasPrefix(out, "loadgen ") {
+			t.Errorf("%v: exit %d, %q", args, code, out)
+		}
+	}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		if code, out, _ := cli(t, "completion", sh); code != 0 || !strings.Contains(out, "loadgen") {
+			t.Errorf("completion %s: exit %d", sh, code)
+		}
+	}
+	srv := startHTTPBinServer(t)
+	code, out, stderr := cli(t, "run", "-c", "1k", "-t", "1", "-n", "2k", "-d", "2m30s", srv.Addr()+"/get")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Running 2m30s test @ http://" + srv.Addr() + "/get", "1 threads and 1000 connections"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := srv.Served(); n != 2000 {
+		t.Errorf("-n 2k: httpbin served %d", n)
 	}
 }

@@ -47,6 +47,8 @@ type runFlags struct {
 	client      string
 	cpus        int
 	quiet       bool
+	maxErrors   string
+	budget      errorBudget
 	health      bool
 	call        string // -p grpc: any method, ghz's --call
 	data        string
@@ -113,6 +115,7 @@ and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs, CPU quota)
 	fl.StringVar(&f.netns, "netns", "", "send from this network namespace (a name from ip netns list; needs root)")
 	fl.IntVar(&f.cpus, "cpus", 0, "GOMAXPROCS for the generator (default min(-t, CPUs, the cgroup's CPU quota))")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on a terminal")
+	fl.StringVar(&f.maxErrors, "max-errors", defaultMaxErrors, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
 	f.tls.register(fl)
 	f.check.register(fl)
 	return cmd
@@ -193,6 +196,9 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 	if err := f.check.parse(); err != nil {
 		return err // a bad --assert fails before any load
 	}
+	if f.budget, err = parseErrorBudget(f.maxErrors); err != nil {
+		return err
+	}
 	body, err := f.readBody()
 	if err != nil {
 		return err
@@ -205,6 +211,11 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 	defer runtime.GOMAXPROCS(prev)
 
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if f.jsonOut != "" {
+		if err := store.CheckWritable(f.jsonOut); err != nil {
+			return fmt.Errorf("--json: %w", err) // before any load
+		}
+	}
 	var hlog *bufio.Writer
 	if f.hlog != "" {
 		hf, err := os.Create(f.hlog)
@@ -250,6 +261,10 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 	}
 	if run.Interrupted {
 		return exitError{code: 130}
+	}
+	if why := runVerdict(run, f.budget); why != "" {
+		fmt.Fprintf(stderr, "loadgen: the run failed: %s\n", why)
+		return exitError{code: exitFail}
 	}
 	if failed {
 		return exitError{code: exitFail}

@@ -277,6 +277,9 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		}
 		f.out = "sweep-" + time.Now().Format("20060102-150405")
 	}
+	if f.resume && !stepsExist(f.out) {
+		return fmt.Errorf("--resume: %s holds no sweep (no %s): drop --resume to start one there", f.out, sweep.ManifestFile)
+	}
 	job := sweepJob{
 		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check,
 		findMax: f.findMax, slo: slo, sloText: f.slo, dryRun: f.dryRun,
@@ -381,6 +384,10 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 			return exitError{code: 130}
 		}
 		return failf("%v", err)
+	}
+	if bad := failedSteps(steps); len(bad) > 0 {
+		fmt.Fprintf(stdout, "sweep: %d of %d steps failed: %s\n", len(bad), len(plan), strings.Join(bad, ", "))
+		return exitError{code: exitFail}
 	}
 	if failed {
 		return exitError{code: exitFail}

@@ -176,14 +176,15 @@ func TestSweepBadInput(t *testing.T) {
 	}
 }
 
-// An unreachable path fails its own steps; the others still run.
+// An unreachable path fails its own steps; the others still run, and the
+// sweep exits 1 naming the failed step.
 func TestSweepUnreachablePath(t *testing.T) {
 	url := startHTTPBin(t)
 	dir := filepath.Join(t.TempDir(), "s")
 	code, out, stderr := cli(t, "sweep", "--path", "baseline="+url, "--path", "dead=http://"+closedPort(t),
 		"--ladder", "c1t1", "--payloads", "100", "-d", "200ms", "-o", dir, "-q")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+	if code != exitFail || !strings.Contains(out, "sweep: 1 of 2 steps failed: dead_c1t1_100B_closed_r1") {
+		t.Fatalf("exit %d: %s%s", code, out, stderr)
 	}
 	if !strings.Contains(out, "failed: cannot connect") {
 		t.Errorf("the dead path's step is not reported as failed:\n%s", out)

@@ -9,13 +9,18 @@ import (
 	"loadgen/loadgen"
 )
 
+// versionLine is what `loadgen version`, --version and -v print.
+func versionLine() string {
+	return fmt.Sprintf("loadgen %s (%s, %s/%s)\n", loadgen.Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print loadgen's version",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "loadgen %s (%s, %s/%s)\n", loadgen.Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprint(cmd.OutOrStdout(), versionLine())
 		},
 	}
 }

@@ -102,7 +102,7 @@ func extras(p *printer, run *results.Run) {
 	}
 	if f := s.Failed; f != nil && f.Count > 0 {
 		p.f("  Latency counts %d requests: %d answered, %d failed (%s), each when it failed (a timeout at its timeout)\n",
-			l.Count, l.Count-f.Count, f.Count, failureClasses(s.Errors))
+			l.Count, l.Count-f.Count, f.Count, unanswered(s.Errors))
 		if a := s.Succeeded; a != nil && a.Count > 0 {
 			p.f("  %-22s p50 %s  p99 %s  max %s;  failed: p50 %s  p99 %s  max %s\n", "Answered only:",
 				Latency(a.P50), Latency(a.P99), Latency(a.Max), Latency(f.P50), Latency(f.P99), Latency(f.Max))
@@ -181,19 +181,10 @@ func spectrum(p *printer, label string, l results.Latency) {
 		Latency(l.P50), Latency(l.P90), Latency(l.P99), Latency(l.P999), Latency(l.P9999), Latency(l.Max))
 }
 
-// failureClasses names the classes of requests that got no answer, with
-// their counts: "timeout 120, read 3".
-func failureClasses(e results.Errors) string {
-	var parts []string
-	for _, c := range []struct {
-		name string
-		n    int64
-	}{{"timeout", e.Timeout}, {"read", e.Read}, {"write", e.Write}, {"protocol", e.Protocol}} {
-		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", c.name, c.n))
-		}
-	}
-	return strings.Join(parts, ", ")
+// unanswered keeps the classes of requests that got no answer.
+func unanswered(e results.Errors) results.Errors {
+	e.Connect, e.Status = 0, 0
+	return e
 }
 
 // grpcCodes are gRPC's status code names, by number.

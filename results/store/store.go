@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -27,17 +28,47 @@ func WriteJSON(path string, v any) error {
 	return WriteFile(path, append(b, '\n'))
 }
 
-// WriteFile writes data to path atomically.
+// CheckWritable tells, before any work, whether WriteFile could write
+// path: its directory exists and takes a new file. The error names path.
+func CheckWritable(path string) error {
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("cannot write %s: directory %s does not exist", path, dir)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("cannot write %s: it is a directory", path)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return namePath(path, err)
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
+}
+
+// namePath makes an error about the temporary file name the file the user
+// asked for.
+func namePath(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return &fs.PathError{Op: "write", Path: path, Err: pe.Err}
+	}
+	return fmt.Errorf("write %s: %w", path, err)
+}
+
+// WriteFile writes data to path atomically. Errors name path, not the
+// temporary file beside it.
 func WriteFile(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return err
+		return namePath(path, err)
 	}
 	defer func() {
 		if err != nil {
 			tmp.Close()
 			os.Remove(tmp.Name())
+			err = namePath(path, err)
 		}
 	}()
 	if _, err = tmp.Write(data); err != nil {

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"loadgen/results"
+)
+
+// A run that failed says so in its exit status, with one line saying why
+// under wrk's summary.
+func TestRunExitStatus(t *testing.T) {
+	srv := startHTTPBinServer(t)
+	base := "http://" + srv.Addr()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		why  string // in the last line of stderr
+	}{
+		{"answered", []string{"run", "-c", "2", "-d", "1s", base + "/get"}, exitOK, ""},
+		{"every request timed out", []string{"run", "-c", "5", "-d", "1s", "--timeout", "100ms", base + "/delay/200ms"}, exitFail, "no request succeeded"},
+		{"every answer an error status", []string{"run", "-c", "2", "-d", "1s", base + "/status/503"}, exitFail, "no request succeeded"},
+		{"--max-errors 100% still fails a run where nothing succeeded", []string{"run", "-c", "2", "-d", "1s", "--max-errors", "100%", base + "/status/503"}, exitFail, "no request succeeded"},
+		{"gRPC against an HTTP server", []string{"run", "-c", "2", "-d", "1s", "-p", "grpc", srv.Addr()}, exitFail, "no request succeeded"},
+		{"bad --max-errors", []string{"run", "-d", "1s", "--max-errors", "lots", base + "/get"}, exitUsage, "--max-errors"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := cli(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\n%s%s", code, tc.code, out, stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			line := lines[len(lines)-1]
+			if tc.code == exitUsage {
+				line = lines[0] // then comes the pointer to --help
+			}
+			if tc.why != "" && !strings.Contains(line, tc.why) {
+				t.Errorf("line %q, want one saying %q", line, tc.why)
+			}
+			if tc.code != exitUsage && !strings.Contains(out, "Requests/sec:") {
+				t.Errorf("wrk's summary is missing:\n%s", out)
+			}
+		})
+	}
+}
+
+// A target killed mid-run: the run exits 1 saying the target stopped
+// answering, although most of its requests succeeded before.
+func TestRunExitStatusTargetKilled(t *testing.T) {
+	srv := startHTTPBinServer(t)
+	url := "http://" + srv.Addr() + "/get"
+	time.AfterFunc(500*time.Millisecond, func() { srv.Close() })
+	code, out, stderr := cli(t, "run", "-c", "2", "-d", "2500ms", url)
+	if code != exitFail || !strings.Contains(stderr, "the target stopped answering") {
+		t.Errorf("exit %d, stderr %q, want 1 and 'the target stopped answering'\n%s", code, stderr, out)
+	}
+}
+
+func TestRunVerdict(t *testing.T) {
+	run := func(ok, timeouts, status int64) *results.Run {
+		r := &results.Run{}
+		r.Summary.Requests = ok + status
+		r.Summary.Errors.Timeout, r.Summary.Errors.Status = timeouts, status
+		r.Summary.Duration = results.Duration(10 * time.Second)
+		r.Summary.LastOK = results.Duration(10 * time.Second)
+		return r
+	}
+	mustBudget := func(s string) errorBudget {
+		b, err := parseErrorBudget(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name   string
+		run    *results.Run
+		budget string
+		fails  bool
+	}{
+		{"5% errors under the default", run(950, 50, 0), defaultMaxErrors, false},
+		{"15% errors over the default", run(850, 100, 50), defaultMaxErrors, true},
+		{"a count: 150 over 100", run(850, 150, 0), "100", true},
+		{"a count: 50 under 100", run(950, 50, 0), "100", false},
+		{"100% never fails for errors", run(100, 900, 0), "100%", false},
+		{"nothing succeeded", run(0, 10, 0), "100%", true},
+		{"nothing sent", run(0, 0, 0), defaultMaxErrors, true},
+	} {
+		why := runVerdict(tc.run, mustBudget(tc.budget))
+		if (why != "") != tc.fails {
+			t.Errorf("%s: verdict %q, want failed=%v", tc.name, why, tc.fails)
+		}
+	}
+	stopped := run(500, 0, 0)
+	stopped.Summary.Errors.Connect = 20
+	stopped.Summary.LastOK = results.Duration(3 * time.Second)
+	if why := runVerdict(stopped, mustBudget(defaultMaxErrors)); !strings.Contains(why, "stopped answering") {
+		t.Errorf("answers ended 7 s before the end with connect errors after: verdict %q", why)
+	}
+	for _, bad := range []string{"", "-1%", "101%", "lots", "x%"} {
+		if _, err := parseErrorBudget(bad); err == nil {
+			t.Errorf("--max-errors %q: no error", bad)
+		}
+	}
+}
+
+// A sweep whose steps failed exits 1, its last line naming them.
+func TestSweepExitStatus(t *testing.T) {
+	code, out, stderr := cli(t, "sweep", "-q", "--path", "baseline=http://"+closedPort(t), "--ladder", "c1t1..c2t2",
+		"--payloads", "100", "-d", "500ms", "-o", t.TempDir()+"/s")
+	if code != exitFail {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "sweep: 2 of 2 steps failed: baseline_c1t1_100B_closed_r1, baseline_c2t2_100B_closed_r1") {
+		t.Errorf("last line %q does not name the failed steps", last)
+	}
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"loadgen/internal/units"
+	"loadgen/results"
+)
+
+// errorBudget is --max-errors: how many failed requests a run may have and
+// still exit 0, as a share of what it tried (10%) or a count (100).
+type errorBudget struct {
+	share float64 // used when count < 0
+	count int64
+}
+
+// defaultMaxErrors fails a run where more than one request in ten failed.
+const defaultMaxErrors = "10%"
+
+func parseErrorBudget(s string) (errorBudget, error) {
+	t := strings.TrimSpace(s)
+	if pct, ok := strings.CutSuffix(t, "%"); ok {
+		v, err := strconv.ParseFloat(pct, 64)
+		if err != nil || v < 0 || v > 100 || v != v {
+			return errorBudget{}, fmt.Errorf("--max-errors %q: want a share from 0%% to 100%%, or a count", s)
+		}
+		return errorBudget{share: v / 100, count: -1}, nil
+	}
+	n, err := units.ParseCount(t)
+	if err != nil {
+		return errorBudget{}, fmt.Errorf("--max-errors %q: want a share like 10%% (100%%: never fail for errors) or a count like 100", s)
+	}
+	return errorBudget{count: n}, nil
+}
+
+// runVerdict says why a finished run failed, or "" if it did not: no
+// request succeeded, or more failed than the budget allows. Every failure
+// counts: timeouts, resets, error statuses, refused connections.
+func runVerdict(run *results.Run, b errorBudget) string {
+	s := run.Summary
+	tried, failed := s.Attempts(), s.Errors.Total()
+	if tried == 0 {
+		return "no request was sent"
+	}
+	if s.OK() == 0 {
+		return fmt.Sprintf("no request succeeded: %d of %d failed (%s)", failed, tried, s.Errors)
+	}
+	window := s.Duration.D()
+	if gap := window - s.LastOK.D(); failed > 0 && s.LastOK > 0 && gap > max(time.Second, window/10) {
+		return fmt.Sprintf("the target stopped answering: no request succeeded in the last %s of %s (%s)",
+			units.FormatDuration(gap.Round(100*time.Millisecond)), units.FormatDuration(window.Round(100*time.Millisecond)), s.Errors)
+	}
+	over := failed > b.count
+	limit := strconv.FormatInt(b.count, 10)
+	if b.count < 0 {
+		over = float64(failed) > b.share*float64(tried)
+		limit = strconv.FormatFloat(100*b.share, 'g', -1, 64) + "%"
+	}
+	if over {
+		return fmt.Sprintf("%d of %d requests failed (%.1f%%: %s), more than --max-errors %s",
+			failed, tried, 100*float64(failed)/float64(tried), s.Errors, limit)
+	}
+	return ""
+}
+
+// failedSteps names the steps of a sweep that failed: no run (the target
+// could not be reached, the step could not be built), or a run in which no
+// request succeeded.
+func failedSteps(steps []*results.Step) []string {
+	var out []string
+	for _, st := range steps {
+		switch {
+		case st.Run == nil:
+			out = append(out, st.ID)
+		case !st.Run.Interrupted && runVerdict(st.Run, errorBudget{share: 1, count: -1}) != "":
+			out = append(out, st.ID+" (no request succeeded)")
+		}
+	}
+	return out
+}
