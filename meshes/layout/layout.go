@@ -67,8 +67,12 @@ type MTLS struct {
 	Cert string // this workload's certificate (URI SAN: its SPIFFE ID)
 	Key  string // and its private key
 	// PeerID is the SPIFFE ID the outbound side requires of the server
-	// (spiffe://cluster.local/ns/NS/sa/SA).
+	// (spiffe://cluster.local/ns/NS/sa/SA): Envoy matches it; the other
+	// proxies cannot match a URI SAN and check PeerName instead.
 	PeerID string
+	// PeerName is the DNS name in the server's certificate
+	// (SA.NS.svc.cluster.local), sent as SNI and verified.
+	PeerName string
 }
 
 // Validate reports the first thing wrong with s, in one line.
@@ -113,7 +117,27 @@ func (m MTLS) Validate() error {
 			return fmt.Errorf("sidecar: mtls %s path %q: character %q is not allowed in a proxy config", f.name, f.v, []rune(f.v[i:])[0])
 		}
 	}
+	if !isHostname(m.PeerName) {
+		return fmt.Errorf("sidecar: mtls peer name %q: want a DNS name (letters, digits, '-', '.')", m.PeerName)
+	}
 	return CheckSPIFFEID(m.PeerID)
+}
+
+// isHostname checks RFC 1123 labels: 1-63 letters, digits or '-', not at
+// either end of a label.
+func isHostname(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' ||
+			strings.IndexFunc(label, func(r rune) bool {
+				return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-')
+			}) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckSPIFFEID accepts spiffe://TRUST-DOMAIN/PATH written with letters,

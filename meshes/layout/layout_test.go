@@ -8,7 +8,7 @@ import (
 
 func TestValidate(t *testing.T) {
 	ok := Pod(netip.MustParseAddr("198.18.0.2"), 8080, netip.MustParseAddrPort("198.18.0.3:8080"))
-	files := &MTLS{CA: "/tmp/x/ca.crt", Cert: "/tmp/x/w.crt", Key: "/tmp/x/w.key", PeerID: "spiffe://cluster.local/ns/default/sa/server"}
+	files := &MTLS{CA: "/tmp/x/ca.crt", Cert: "/tmp/x/w.crt", Key: "/tmp/x/w.key", PeerID: "spiffe://cluster.local/ns/default/sa/server", PeerName: "server.default.svc.cluster.local"}
 	with := func(f func(*Sidecar)) Sidecar {
 		s := ok
 		f(&s)
@@ -29,6 +29,8 @@ func TestValidate(t *testing.T) {
 		{"mtls empty", with(func(s *Sidecar) { m := *files; m.Key = ""; s.MTLS = &m }), "mtls key path is empty"},
 		{"mtls space", with(func(s *Sidecar) { m := *files; m.CA = "/tmp/my ca.crt"; s.MTLS = &m }), "character ' '"},
 		{"mtls quote", with(func(s *Sidecar) { m := *files; m.Cert = `a";x`; s.MTLS = &m }), `character '"'`},
+		{"peer name", with(func(s *Sidecar) { m := *files; m.PeerName = "a b"; s.MTLS = &m }), "mtls peer name"},
+		{"peer name empty", with(func(s *Sidecar) { m := *files; m.PeerName = ""; s.MTLS = &m }), "mtls peer name"},
 		{"peer id", with(func(s *Sidecar) { m := *files; m.PeerID = "https://x/y"; s.MTLS = &m }), "want a SPIFFE ID"},
 		{"peer id chars", with(func(s *Sidecar) { m := *files; m.PeerID = "spiffe://a/b c"; s.MTLS = &m }), "not allowed"},
 		{"peer id quote", with(func(s *Sidecar) { m := *files; m.PeerID = `spiffe://a/b"`; s.MTLS = &m }), "not allowed"},

@@ -39,6 +39,12 @@ func (w Workload) Validate() error {
 	return nil
 }
 
+// DNSName is the name of the workload's Service in cluster DNS, taken to
+// be the service account's: SA.NS.svc.cluster.local.
+func (w Workload) DNSName() string {
+	return w.ServiceAccount + "." + w.Namespace + ".svc." + TrustDomain
+}
+
 // ID is the workload's SPIFFE ID.
 func (w Workload) ID() *url.URL {
 	return &url.URL{Scheme: "spiffe", Host: TrustDomain, Path: "/ns/" + w.Namespace + "/sa/" + w.ServiceAccount}
@@ -71,6 +77,8 @@ func (ca *CA) RootFile() string { return filepath.Join(ca.dir, "root-cert.pem") 
 func (ca *CA) Root() *tlscert.Cert { return ca.root }
 
 // Issue makes w's certificate (RSA-2048, like Istio's default) and key,
+// named by its SPIFFE ID and, for proxies that verify a DNS name only, by
+// its DNSName,
 // writes them as dir/NS.SA.crt and dir/NS.SA.key (the key readable by its
 // owner only, chown it to the proxy's user), and returns the files for a
 // sidecar of w that talks to peer.
@@ -81,12 +89,12 @@ func (ca *CA) Issue(w, peer Workload) (*layout.MTLS, *tlscert.Cert, error) {
 	if err := peer.Validate(); err != nil {
 		return nil, nil, err
 	}
-	cert, err := ca.root.Issue(tlscert.RSA2048, w.ID())
+	cert, err := ca.root.Issue(tlscert.RSA2048, []*url.URL{w.ID()}, w.DNSName())
 	if err != nil {
 		return nil, nil, fmt.Errorf("mtls: %w", err)
 	}
 	base := filepath.Join(ca.dir, w.Namespace+"."+w.ServiceAccount)
-	files := &layout.MTLS{CA: ca.RootFile(), Cert: base + ".crt", Key: base + ".key", PeerID: peer.ID().String()}
+	files := &layout.MTLS{CA: ca.RootFile(), Cert: base + ".crt", Key: base + ".key", PeerID: peer.ID().String(), PeerName: peer.DNSName()}
 	if err := os.WriteFile(files.Cert, cert.CertPEM, 0o644); err != nil {
 		return nil, nil, fmt.Errorf("mtls: %w", err)
 	}

@@ -95,10 +95,11 @@ func NewCA(kt KeyType, org string) (*Cert, error) {
 	return create(tmpl, nil, key)
 }
 
-// Issue makes a certificate signed by c (made by NewCA) whose only names
-// are the given URI SANs, as Istio issues workload certificates (an empty
-// subject, spiffe://… URIs), for both ends of mutual TLS, valid one day.
-func (c *Cert) Issue(kt KeyType, uris ...*url.URL) (*Cert, error) {
+// Issue makes a certificate signed by c (made by NewCA) named by the given
+// URI SANs, as Istio issues workload certificates (an empty subject,
+// spiffe://… URIs), and DNS names if any, for both ends of mutual TLS,
+// valid one day.
+func (c *Cert) Issue(kt KeyType, uris []*url.URL, dnsNames ...string) (*Cert, error) {
 	if c.Leaf == nil || !c.Leaf.IsCA {
 		return nil, fmt.Errorf("issue: the signing certificate is not a CA")
 	}
@@ -114,6 +115,7 @@ func (c *Cert) Issue(kt KeyType, uris ...*url.URL) (*Cert, error) {
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		BasicConstraintsValid: true,
 		URIs:                  uris,
+		DNSNames:              dnsNames,
 	}
 	return create(tmpl, c, key)
 }

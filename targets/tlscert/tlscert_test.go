@@ -13,7 +13,7 @@ func TestIssueVerifiesAgainstCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := url.Parse("spiffe://cluster.local/ns/default/sa/server")
-	leaf, err := ca.Issue(RSA2048, id)
+	leaf, err := ca.Issue(RSA2048, []*url.URL{id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestIssueVerifiesAgainstCA(t *testing.T) {
 	if _, err := leaf.Leaf.Verify(x509.VerifyOptions{Roots: other.Pool()}); err == nil {
 		t.Error("the leaf verifies against another CA")
 	}
-	if _, err := leaf.Issue(ECDSAP256, id); err == nil {
+	if _, err := leaf.Issue(ECDSAP256, []*url.URL{id}); err == nil {
 		t.Error("a leaf issued a certificate")
 	}
 }
@@ -44,8 +44,8 @@ func TestIssueMutualTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server, _ := ca.Issue(ECDSAP256, &url.URL{Scheme: "spiffe", Host: "cluster.local", Path: "/ns/a/sa/server"})
-	client, _ := ca.Issue(ECDSAP256, &url.URL{Scheme: "spiffe", Host: "cluster.local", Path: "/ns/a/sa/client"})
+	server, _ := ca.Issue(ECDSAP256, []*url.URL{{Scheme: "spiffe", Host: "cluster.local", Path: "/ns/a/sa/server"}})
+	client, _ := ca.Issue(ECDSAP256, []*url.URL{{Scheme: "spiffe", Host: "cluster.local", Path: "/ns/a/sa/client"}})
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
 		Certificates: []tls.Certificate{server.TLS}, ClientCAs: ca.Pool(), ClientAuth: tls.RequireAndVerifyClientCert,
 	})
