@@ -1,57 +1,38 @@
 package haproxy
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"net/netip"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"loadgen/meshes/layout"
-	"loadgen/meshes/mtls"
+	"loadgen/meshes/proxytest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.cfg from Render")
-
-func pod() layout.Sidecar {
-	return layout.Pod(netip.MustParseAddr("198.18.0.2"), 8080, netip.MustParseAddrPort("198.18.0.3:8080"))
-}
 
 func renderCases() []struct {
 	name string
 	cfg  Config
 } {
-	withMTLS := pod()
+	withMTLS := proxytest.Pod()
 	withMTLS.Workers = 4
-	withMTLS.MTLS = &layout.MTLS{CA: "/etc/loadgen/mtls/root-cert.pem", Cert: "/etc/loadgen/mtls/default.loadgen.crt",
-		Key: "/etc/loadgen/mtls/default.loadgen.key", PeerID: "spiffe://cluster.local/ns/default/sa/httpbin",
-		PeerName: "httpbin.default.svc.cluster.local"}
+	withMTLS.MTLS = proxytest.GoldenMTLS()
 	return []struct {
 		name string
 		cfg  Config
 	}{
 		{"loopback", Config{Sidecar: layout.Loopback(15006, 8080, 15001, 8081, 15000)}},
-		{"pod", Config{Sidecar: pod(), NetNS: "ignored-by-render", Dir: "/ignored"}},
+		{"pod", Config{Sidecar: proxytest.Pod(), NetNS: "ignored-by-render", Dir: "/ignored"}},
 		{"mtls", Config{Sidecar: withMTLS}},
 	}
 }
 
-// needHaproxy returns the haproxy binary, or skips the test (fails it in CI).
-func needHaproxy(t *testing.T) string {
-	t.Helper()
-	bin, err := Available()
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%v: .ci/run must install it", err)
-		}
-		t.Skip(err)
-	}
-	return bin
-}
+func needHaproxy(t *testing.T) string { return proxytest.NeedBinary(t, Available) }
 
 func TestRenderGolden(t *testing.T) {
 	for _, tc := range renderCases() {
@@ -60,19 +41,7 @@ func TestRenderGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", tc.name+".cfg")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("Render() differs from %s (run with -update if intended):\n%s", golden, got)
-			}
+			proxytest.Golden(t, filepath.Join("testdata", tc.name+".cfg"), got, *update)
 		})
 	}
 }
@@ -86,15 +55,7 @@ func TestRenderHaproxyC(t *testing.T) {
 			dir := t.TempDir()
 			cfg := tc.cfg
 			if cfg.Sidecar.MTLS != nil {
-				ca, err := mtls.New(dir)
-				if err != nil {
-					t.Fatal(err)
-				}
-				files, _, err := ca.Issue(mtls.Workload{Namespace: "default", ServiceAccount: "loadgen"}, mtls.Workload{Namespace: "default", ServiceAccount: "httpbin"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				cfg.Sidecar.MTLS = files
+				cfg.Sidecar.MTLS = proxytest.IssueMTLS(t, dir)
 			}
 			cfg.Dir = dir
 			conf, err := cfg.Render()
@@ -115,7 +76,7 @@ func TestRenderHaproxyC(t *testing.T) {
 }
 
 func TestValidateRejects(t *testing.T) {
-	c := Config{Sidecar: pod()}
+	c := Config{Sidecar: proxytest.Pod()}
 	c.Sidecar.Upstream = netip.AddrPort{}
 	if _, err := c.Render(); err == nil || !strings.Contains(err.Error(), "upstream address") {
 		t.Errorf("Render() error %v, want the upstream named", err)
