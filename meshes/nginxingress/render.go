@@ -99,6 +99,9 @@ func (c Config) Render() ([]byte, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	if c.Sidecar != nil {
+		return c.renderSidecar()
+	}
 	v := confView{
 		Workers:   "auto",
 		Affinity:  affinity(c.workers(), c.CPUAffinity),

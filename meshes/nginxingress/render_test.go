@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"loadgen/meshes/layout"
+	"loadgen/meshes/proxytest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.conf from Render")
@@ -123,4 +126,105 @@ func TestAffinity(t *testing.T) {
 			t.Errorf("affinity(%d, %v) = %q, want %q", tt.workers, tt.cpus, got, tt.want)
 		}
 	}
+}
+
+// sidecarCases are the golden configs of the sidecar layout.
+func sidecarCases() []struct {
+	name string
+	cfg  Config
+} {
+	pod := proxytest.Pod()
+	withMTLS := proxytest.Pod()
+	withMTLS.Workers = 4
+	withMTLS.MTLS = proxytest.GoldenMTLS()
+	loopback := layout.Loopback(15006, 8080, 15001, 8081, 15000)
+	return []struct {
+		name string
+		cfg  Config
+	}{
+		{"sidecar-loopback", Config{Sidecar: &loopback}},
+		{"sidecar-pod", Config{Sidecar: &pod, NetNS: "ignored-by-render"}},
+		{"sidecar-mtls", Config{Sidecar: &withMTLS}},
+	}
+}
+
+func TestRenderSidecarGolden(t *testing.T) {
+	for _, tc := range sidecarCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.cfg.Render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			proxytest.Golden(t, filepath.Join("testdata", tc.name+".conf"), got, *update)
+		})
+	}
+}
+
+// TestRenderSidecarNginxT has nginx check every sidecar layout, the mTLS
+// one with real certificate files.
+func TestRenderSidecarNginxT(t *testing.T) {
+	bin := needNginx(t)
+	for _, tc := range sidecarCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := tc.cfg
+			if cfg.Sidecar.MTLS != nil {
+				s := *cfg.Sidecar
+				s.MTLS = proxytest.IssueMTLS(t, dir)
+				cfg.Sidecar = &s
+			}
+			conf, err := cfg.Render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "nginx.conf")
+			if err := os.WriteFile(path, conf, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.CommandContext(context.Background(), bin, "-t", "-p", dir+"/", "-c", path).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "test is successful") {
+				t.Fatalf("nginx -t: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+func TestValidateSidecarAlone(t *testing.T) {
+	s := layout.Loopback(1, 2, 3, 4, 5)
+	err := Config{Sidecar: &s, Listen: "127.0.0.1:80"}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "configured by Sidecar alone") {
+		t.Errorf("Validate() = %v", err)
+	}
+	s.Outbound = s.Inbound
+	if err := (Config{Sidecar: &s}).Validate(); err == nil {
+		t.Error("a bad layout: no error")
+	}
+}
+
+func TestSidecarConformance(t *testing.T) {
+	needNginx(t)
+	proxytest.Run(t, proxytest.Profile{
+		Name: "nginx",
+		Start: func(ctx context.Context, s layout.Sidecar) (proxytest.Proxy, error) {
+			return Start(ctx, Config{Sidecar: &s})
+		},
+		Hash: proxytest.SHA1,
+	})
+}
+
+func TestParseStubStatus(t *testing.T) {
+	n, err := parseStubStatus(strings.NewReader("Active connections: 1 \nserver accepts handled requests\n 7 7 12 \nReading: 0 Writing: 1 Waiting: 0 \n"))
+	if err != nil || n != 12 {
+		t.Errorf("parseStubStatus = %d, %v", n, err)
+	}
+	if _, err := parseStubStatus(strings.NewReader("server accepts handled requests\n 7 7\n")); err == nil {
+		t.Error("two numbers: no error")
+	}
+}
+
+func FuzzParseStubStatus(f *testing.F) {
+	f.Add("server accepts handled requests\n 7 7 12\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		parseStubStatus(strings.NewReader(s)) // must not panic
+	})
 }
