@@ -72,10 +72,10 @@ type Config struct {
 	Binary string
 }
 
-// Pod is the Config of a sidecar in a pod whose IP is podIP, its app on
-// appPort, forwarding outbound to upstream, in the given layout's ports.
-func Pod(l Layout, podIP netip.Addr, appPort uint16, upstream netip.AddrPort) Config {
-	s := layout.Pod(podIP, appPort, upstream)
+// Pod is the Config of the sidecar s (see layout.Pod) of the pod whose IP
+// is podIP, in the given layout: App Mesh's ports replace Istio's, and
+// the node is named as each mesh names it.
+func Pod(l Layout, podIP netip.Addr, s layout.Sidecar) Config {
 	c := Config{Layout: l, Sidecar: s,
 		NodeID:      "sidecar~" + podIP.String() + "~loadgen.default~default.svc.cluster.local",
 		NodeCluster: "loadgen.default",

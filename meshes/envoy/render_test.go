@@ -22,7 +22,7 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/* from Render")
 
 func pod(l Layout) Config {
-	return Pod(l, netip.MustParseAddr("198.18.0.2"), 8080, netip.MustParseAddrPort("198.18.0.3:8080"))
+	return Pod(l, netip.MustParseAddr("198.18.0.2"), proxytest.Pod())
 }
 
 func renderCases() []struct {
