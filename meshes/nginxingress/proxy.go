@@ -396,3 +396,9 @@ func oneLine(b []byte) string {
 	}
 	return s
 }
+
+// Done is closed when the nginx master has exited.
+func (p *Proxy) Done() <-chan struct{} { return p.done }
+
+// Tail is the last lines of nginx's error log.
+func (p *Proxy) Tail() string { return p.errorLogTail() }

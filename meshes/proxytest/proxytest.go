@@ -77,24 +77,18 @@ func testForward(t *testing.T, p Profile) {
 		t.Fatal(err)
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
+	sent := 0
 	for _, l := range []netip.AddrPort{s.Outbound, s.Inbound} {
-		for i := range requests {
-			path := "/bytes/1024"
-			if i == 0 {
-				path = "/bytes/1048576" // streams, not buffered to disk
-			}
-			Get(t, client, "http://"+l.String()+path)
-		}
+		Get(t, client, "http://"+l.String()+"/bytes/1048576") // streams, not buffered to disk
+		sent += 1 + Load(t, client, "http://"+l.String()+"/bytes/1024", requests, pids)
 	}
 	usage := sampler.Stop()
-	if got := app.Served(); got != 2*requests {
-		t.Errorf("the app served %d requests, the client sent %d", got, 2*requests)
+	if got := app.Served(); got != int64(sent) {
+		t.Errorf("the app served %d requests, the client sent %d", got, sent)
 	}
-	if n, err := px.Requests(); err != nil || n != 2*requests {
-		t.Errorf("the proxy counted %d requests (%v), the client sent %d", n, err, 2*requests)
-	}
-	if conns := app.Conns(); conns > int64(2*requests/10) {
-		t.Errorf("the app saw %d connections for %d requests: upstream keepalive is not working", conns, 2*requests)
+	WaitCount(t, "the proxy", px.Requests, uint64(sent))
+	if conns := app.Conns(); conns > int64(sent/10) {
+		t.Errorf("the app saw %d connections for %d requests: upstream keepalive is not working", conns, sent)
 	}
 	if usage.CPUSeconds <= 0 {
 		t.Errorf("the proxy's processes %v used no CPU (%+v)", pids, usage)
