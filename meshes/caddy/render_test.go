@@ -25,36 +25,22 @@ func pod() layout.Sidecar {
 	return s
 }
 
-func renderCases() []struct {
-	name string
-	cfg  Config
-} {
+func renderCases() []proxytest.Case[Config] {
 	withMTLS := pod()
 	withMTLS.Workers = 4
 	withMTLS.MTLS = proxytest.GoldenMTLS()
-	return []struct {
-		name string
-		cfg  Config
-	}{
-		{"loopback", Config{Sidecar: layout.Loopback(15006, 8080, 15001, 8081, 15000), Dir: "/run/loadgen-caddy"}},
-		{"pod", Config{Sidecar: pod(), NetNS: "ignored-by-render", Dir: "/run/loadgen-caddy"}},
-		{"mtls", Config{Sidecar: withMTLS, Dir: "/run/loadgen-caddy"}},
-		{"accesslog", Config{Sidecar: pod(), AccessLog: true, Dir: "/run/loadgen-caddy"}},
+	return []proxytest.Case[Config]{
+		{Name: "loopback", Cfg: Config{Sidecar: layout.Loopback(15006, 8080, 15001, 8081, 15000), Dir: "/run/loadgen-caddy"}},
+		{Name: "pod", Cfg: Config{Sidecar: pod(), NetNS: "ignored-by-render", Dir: "/run/loadgen-caddy"}},
+		{Name: "mtls", Cfg: Config{Sidecar: withMTLS, Dir: "/run/loadgen-caddy"}},
+		{Name: "accesslog", Cfg: Config{Sidecar: pod(), AccessLog: true, Dir: "/run/loadgen-caddy"}},
 	}
 }
 
 func needCaddy(t *testing.T) string { return proxytest.NeedBinary(t, Available) }
 
 func TestRenderGolden(t *testing.T) {
-	for _, tc := range renderCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.cfg.Render()
-			if err != nil {
-				t.Fatal(err)
-			}
-			proxytest.Golden(t, filepath.Join("testdata", tc.name+".json"), got, *update)
-		})
-	}
+	proxytest.GoldenCases(t, renderCases(), ".json", Config.Render, *update)
 }
 
 // TestRenderCaddyValidate has the installed caddy check every layout (it
@@ -62,8 +48,8 @@ func TestRenderGolden(t *testing.T) {
 func TestRenderCaddyValidate(t *testing.T) {
 	bin := needCaddy(t)
 	for _, tc := range renderCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := tc.cfg
+		t.Run(tc.Name, func(t *testing.T) {
+			cfg := tc.Cfg
 			cfg.Dir = t.TempDir()
 			if cfg.Sidecar.MTLS != nil {
 				cfg.Sidecar.MTLS = proxytest.IssueMTLS(t, cfg.Dir)

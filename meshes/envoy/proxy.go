@@ -3,7 +3,6 @@ package envoy
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -27,9 +26,8 @@ const (
 
 // Proxy is a running envoy.
 type Proxy struct {
-	cfg     Config
-	ownsDir bool
-	proc    *proxyproc.Process
+	*proxyproc.Run
+	cfg Config
 }
 
 // Args is envoy's command line for the bootstrap at path, as the meshes
@@ -52,7 +50,8 @@ func (c Config) Args(path string) []string {
 // Start writes envoy.yaml into the run directory, has `envoy --mode
 // validate` check it, and runs envoy inside cfg.NetNS as cfg.User; it
 // returns once every listener and the admin accept connections. Without
-// an envoy binary it says that one is needed.
+// an envoy binary it says that one is needed. Close stops it (SIGTERM,
+// then SIGKILL after 2s) and removes a run directory Start made.
 func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 	conf, err := cfg.Render(YAML)
 	if err != nil {
@@ -62,70 +61,48 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("envoy: %w", err)
 	}
-	dir, owned, err := proxyproc.RunDir(cfg.Dir, "loadgen-envoy-")
+	run, err := proxyproc.StartIn(ctx, "envoy", cfg.Dir, func(dir string) (proxyproc.Spec, error) {
+		cfg.Dir = dir
+		return prepare(ctx, bin, cfg, conf)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("envoy: %w", err)
-	}
-	cfg.Dir = dir
-	p, err := start(ctx, bin, cfg, conf)
-	if err != nil {
-		if owned {
-			os.RemoveAll(dir)
-		}
 		return nil, err
 	}
-	p.ownsDir = owned
-	return p, nil
+	return &Proxy{Run: run, cfg: cfg}, nil
 }
 
-func start(ctx context.Context, bin string, cfg Config, conf []byte) (*Proxy, error) {
+// prepare writes the bootstrap and has envoy --mode validate check it.
+func prepare(ctx context.Context, bin string, cfg Config, conf []byte) (proxyproc.Spec, error) {
 	path := filepath.Join(cfg.Dir, confFile)
 	if err := os.WriteFile(path, conf, 0o644); err != nil {
-		return nil, fmt.Errorf("envoy: %w", err)
+		return proxyproc.Spec{}, fmt.Errorf("envoy: %w", err)
 	}
 	if err := proxyproc.Chown(cfg.User, cfg.Dir, path); err != nil {
-		return nil, fmt.Errorf("envoy: %w", err)
+		return proxyproc.Spec{}, fmt.Errorf("envoy: %w", err)
 	}
 	check := exec.CommandContext(ctx, bin, "--mode", "validate", "-c", path)
 	check.Dir = cfg.Dir
 	check.SysProcAttr = proxyproc.SysProcAttr(cfg.User)
 	if out, err := check.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("envoy: envoy --mode validate rejected %s (%v): %s", path, err, strings.TrimSpace(string(out)))
+		return proxyproc.Spec{}, fmt.Errorf("envoy: envoy --mode validate rejected %s (%v): %s", path, err, strings.TrimSpace(string(out)))
 	}
 	s := cfg.Sidecar
 	ready := []string{s.Inbound.String(), s.Outbound.String(), s.Admin.String()}
 	if cfg.Stats.IsValid() {
 		ready = append(ready, cfg.Stats.String())
 	}
-	proc, err := proxyproc.Start(ctx, proxyproc.Spec{
+	return proxyproc.Spec{
 		Name:  "envoy",
 		Path:  bin,
 		Args:  cfg.Args(path),
-		Dir:   cfg.Dir,
 		Log:   logFile,
 		NetNS: cfg.NetNS,
 		User:  cfg.User,
 		Ready: ready,
 		Stop:  syscall.SIGTERM,
 		Grace: 2 * time.Second,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &Proxy{cfg: cfg, proc: proc}, nil
+	}, nil
 }
-
-// Dir is the run directory.
-func (p *Proxy) Dir() string { return p.cfg.Dir }
-
-// PIDs lists envoy's processes (one: --concurrency is its worker threads).
-func (p *Proxy) PIDs() ([]int, error) { return p.proc.PIDs() }
-
-// Done is closed when envoy has exited.
-func (p *Proxy) Done() <-chan struct{} { return p.proc.Done() }
-
-// Tail is the last lines envoy logged.
-func (p *Proxy) Tail() string { return p.proc.Tail() }
 
 // Requests is the HTTP requests the inbound and outbound listeners
 // received, by Envoy's own counters (http.PREFIX.downstream_rq_total on
@@ -169,16 +146,4 @@ func sumStats(r io.Reader, names ...string) (uint64, error) {
 		}
 	}
 	return total, sc.Err()
-}
-
-// Close stops envoy (SIGTERM, then SIGKILL after 2s), waits until it is
-// gone, and removes the run directory if Start made it.
-func (p *Proxy) Close() error {
-	err := p.proc.Close()
-	if p.ownsDir {
-		if rerr := os.RemoveAll(p.cfg.Dir); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("envoy: %w", rerr))
-		}
-	}
-	return err
 }

@@ -2,7 +2,6 @@ package haproxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,15 +14,16 @@ import (
 
 // Proxy is a running haproxy.
 type Proxy struct {
-	cfg     Config // as run: Dir absolute
-	ownsDir bool
-	proc    *proxyproc.Process
+	*proxyproc.Run
+	cfg Config // as run: Dir set
 }
 
 // Start writes haproxy.cfg (and, with mTLS, workload.pem) into the run
 // directory, has `haproxy -c` check it, and runs haproxy in the foreground
 // inside cfg.NetNS as cfg.User; it returns once the inbound, outbound and
-// admin listeners accept connections. ctx bounds the start only.
+// admin listeners accept connections. ctx bounds the start only. Close
+// stops it (SIGTERM, then SIGKILL after 2s) and removes a run directory
+// Start made; a haproxy that had died is reported with its last log lines.
 func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 	conf, err := cfg.Render()
 	if err != nil {
@@ -33,48 +33,38 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("haproxy: %w", err)
 	}
-	dir, owned, err := proxyproc.RunDir(cfg.Dir, "loadgen-haproxy-")
+	run, err := proxyproc.StartIn(ctx, "haproxy", cfg.Dir, func(dir string) (proxyproc.Spec, error) {
+		cfg.Dir = dir
+		return prepare(ctx, bin, cfg, conf)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("haproxy: %w", err)
-	}
-	cfg.Dir = dir
-	p, err := start(ctx, bin, cfg, conf)
-	if err != nil {
-		if owned {
-			os.RemoveAll(dir)
-		}
 		return nil, err
 	}
-	p.ownsDir = owned
-	return p, nil
+	return &Proxy{Run: run, cfg: cfg}, nil
 }
 
-func start(ctx context.Context, bin string, cfg Config, conf []byte) (*Proxy, error) {
+// prepare writes the files and has haproxy -c check them.
+func prepare(ctx context.Context, bin string, cfg Config, conf []byte) (proxyproc.Spec, error) {
 	if err := writeFiles(cfg, conf); err != nil {
-		return nil, fmt.Errorf("haproxy: %w", err)
+		return proxyproc.Spec{}, fmt.Errorf("haproxy: %w", err)
 	}
 	check := exec.CommandContext(ctx, bin, "-c", "-q", "-f", confFile)
 	check.Dir = cfg.Dir
 	if out, err := check.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("haproxy: haproxy -c rejected %s (%v): %s", filepath.Join(cfg.Dir, confFile), err, oneLine(out))
+		return proxyproc.Spec{}, fmt.Errorf("haproxy: haproxy -c rejected %s (%v): %s", filepath.Join(cfg.Dir, confFile), err, oneLine(out))
 	}
 	s := cfg.Sidecar
-	proc, err := proxyproc.Start(ctx, proxyproc.Spec{
+	return proxyproc.Spec{
 		Name:  "haproxy",
 		Path:  bin,
 		Args:  []string{"-db", "-f", confFile},
-		Dir:   cfg.Dir,
 		Log:   logFile,
 		NetNS: cfg.NetNS,
 		User:  cfg.User,
 		Ready: []string{s.Inbound.String(), s.Outbound.String(), s.Admin.String()},
 		Stop:  syscall.SIGTERM, // hard stop: a step is over
 		Grace: 2 * time.Second,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &Proxy{cfg: cfg, proc: proc}, nil
+	}, nil
 }
 
 // writeFiles writes the config and, with mTLS, the certificate and key in
@@ -100,29 +90,4 @@ func writeFiles(cfg Config, conf []byte) error {
 		paths = append(paths, pem)
 	}
 	return proxyproc.Chown(cfg.User, paths...)
-}
-
-// Dir is the run directory.
-func (p *Proxy) Dir() string { return p.cfg.Dir }
-
-// PIDs lists haproxy's processes (one: its threads are the workers).
-func (p *Proxy) PIDs() ([]int, error) { return p.proc.PIDs() }
-
-// Done is closed when haproxy has exited.
-func (p *Proxy) Done() <-chan struct{} { return p.proc.Done() }
-
-// Tail is the last lines haproxy logged.
-func (p *Proxy) Tail() string { return p.proc.Tail() }
-
-// Close stops haproxy (SIGTERM, then SIGKILL after 2s), waits until it is
-// gone, and removes the run directory if Start made it. It reports a
-// haproxy that had died before, with its last log lines.
-func (p *Proxy) Close() error {
-	err := p.proc.Close()
-	if p.ownsDir {
-		if rerr := os.RemoveAll(p.cfg.Dir); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("haproxy: %w", rerr))
-		}
-	}
-	return err
 }

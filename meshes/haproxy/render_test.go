@@ -5,7 +5,6 @@ import (
 	"flag"
 	"net/netip"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,35 +14,21 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.cfg from Render")
 
-func renderCases() []struct {
-	name string
-	cfg  Config
-} {
+func renderCases() []proxytest.Case[Config] {
 	withMTLS := proxytest.Pod()
 	withMTLS.Workers = 4
 	withMTLS.MTLS = proxytest.GoldenMTLS()
-	return []struct {
-		name string
-		cfg  Config
-	}{
-		{"loopback", Config{Sidecar: layout.Loopback(15006, 8080, 15001, 8081, 15000)}},
-		{"pod", Config{Sidecar: proxytest.Pod(), NetNS: "ignored-by-render", Dir: "/ignored"}},
-		{"mtls", Config{Sidecar: withMTLS}},
+	return []proxytest.Case[Config]{
+		{Name: "loopback", Cfg: Config{Sidecar: layout.Loopback(15006, 8080, 15001, 8081, 15000)}},
+		{Name: "pod", Cfg: Config{Sidecar: proxytest.Pod(), NetNS: "ignored-by-render", Dir: "/ignored"}},
+		{Name: "mtls", Cfg: Config{Sidecar: withMTLS}},
 	}
 }
 
 func needHaproxy(t *testing.T) string { return proxytest.NeedBinary(t, Available) }
 
 func TestRenderGolden(t *testing.T) {
-	for _, tc := range renderCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.cfg.Render()
-			if err != nil {
-				t.Fatal(err)
-			}
-			proxytest.Golden(t, filepath.Join("testdata", tc.name+".cfg"), got, *update)
-		})
-	}
+	proxytest.GoldenCases(t, renderCases(), ".cfg", Config.Render, *update)
 }
 
 // TestRenderHaproxyC has the installed haproxy check every layout, the
@@ -51,9 +36,9 @@ func TestRenderGolden(t *testing.T) {
 func TestRenderHaproxyC(t *testing.T) {
 	bin := needHaproxy(t)
 	for _, tc := range renderCases() {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.Name, func(t *testing.T) {
 			dir := t.TempDir()
-			cfg := tc.cfg
+			cfg := tc.Cfg
 			if cfg.Sidecar.MTLS != nil {
 				cfg.Sidecar.MTLS = proxytest.IssueMTLS(t, dir)
 			}

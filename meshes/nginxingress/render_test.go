@@ -80,21 +80,24 @@ func TestRenderNginxT(t *testing.T) {
 		if !tc.nginxT {
 			continue
 		}
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			conf, err := tc.cfg.Render()
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, "nginx.conf")
-			if err := os.WriteFile(path, conf, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out, err := exec.CommandContext(context.Background(), bin, "-t", "-p", dir+"/", "-c", path).CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "test is successful") {
-				t.Fatalf("nginx -t: %v\n%s", err, out)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { nginxT(t, bin, t.TempDir(), tc.cfg) })
+	}
+}
+
+// nginxT renders cfg into dir and has nginx -t check it.
+func nginxT(t *testing.T, bin, dir string, cfg Config) {
+	t.Helper()
+	conf, err := cfg.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(path, conf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(context.Background(), bin, "-t", "-p", dir+"/", "-c", path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "test is successful") {
+		t.Fatalf("nginx -t: %v\n%s", err, out)
 	}
 }
 
@@ -129,35 +132,21 @@ func TestAffinity(t *testing.T) {
 }
 
 // sidecarCases are the golden configs of the sidecar layout.
-func sidecarCases() []struct {
-	name string
-	cfg  Config
-} {
+func sidecarCases() []proxytest.Case[Config] {
 	pod := proxytest.Pod()
 	withMTLS := proxytest.Pod()
 	withMTLS.Workers = 4
 	withMTLS.MTLS = proxytest.GoldenMTLS()
 	loopback := layout.Loopback(15006, 8080, 15001, 8081, 15000)
-	return []struct {
-		name string
-		cfg  Config
-	}{
-		{"sidecar-loopback", Config{Sidecar: &loopback}},
-		{"sidecar-pod", Config{Sidecar: &pod, NetNS: "ignored-by-render"}},
-		{"sidecar-mtls", Config{Sidecar: &withMTLS}},
+	return []proxytest.Case[Config]{
+		{Name: "sidecar-loopback", Cfg: Config{Sidecar: &loopback}},
+		{Name: "sidecar-pod", Cfg: Config{Sidecar: &pod, NetNS: "ignored-by-render"}},
+		{Name: "sidecar-mtls", Cfg: Config{Sidecar: &withMTLS}},
 	}
 }
 
 func TestRenderSidecarGolden(t *testing.T) {
-	for _, tc := range sidecarCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.cfg.Render()
-			if err != nil {
-				t.Fatal(err)
-			}
-			proxytest.Golden(t, filepath.Join("testdata", tc.name+".conf"), got, *update)
-		})
-	}
+	proxytest.GoldenCases(t, sidecarCases(), ".conf", Config.Render, *update)
 }
 
 // TestRenderSidecarNginxT has nginx check every sidecar layout, the mTLS
@@ -165,26 +154,15 @@ func TestRenderSidecarGolden(t *testing.T) {
 func TestRenderSidecarNginxT(t *testing.T) {
 	bin := needNginx(t)
 	for _, tc := range sidecarCases() {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.Name, func(t *testing.T) {
 			dir := t.TempDir()
-			cfg := tc.cfg
+			cfg := tc.Cfg
 			if cfg.Sidecar.MTLS != nil {
 				s := *cfg.Sidecar
 				s.MTLS = proxytest.IssueMTLS(t, dir)
 				cfg.Sidecar = &s
 			}
-			conf, err := cfg.Render()
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, "nginx.conf")
-			if err := os.WriteFile(path, conf, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out, err := exec.CommandContext(context.Background(), bin, "-t", "-p", dir+"/", "-c", path).CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "test is successful") {
-				t.Fatalf("nginx -t: %v\n%s", err, out)
-			}
+			nginxT(t, bin, dir, cfg)
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"loadgen/meshes/layout"
@@ -70,4 +71,24 @@ func NeedBinary(t *testing.T, available func() (string, error)) string {
 		t.Skip(err)
 	}
 	return bin
+}
+
+// Case is one named config of a golden test.
+type Case[C any] struct {
+	Name string
+	Cfg  C
+}
+
+// GoldenCases renders each case's config and compares it with
+// testdata/NAME+ext, one subtest each.
+func GoldenCases[C any](t *testing.T, cases []Case[C], ext string, render func(C) ([]byte, error), update bool) {
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			got, err := render(tc.Cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			Golden(t, filepath.Join("testdata", tc.Name+ext), got, update)
+		})
+	}
 }
