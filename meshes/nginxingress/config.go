@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"loadgen/meshes/layout"
+	"loadgen/meshes/proxyproc"
 )
 
 // Defaults and bounds for Config.
@@ -75,6 +78,20 @@ type Config struct {
 	// Binary is the nginx executable; empty means nginx on PATH, then
 	// /usr/sbin/nginx (see Available).
 	Binary string
+
+	// Sidecar, when set, renders the sidecar layout instead (see
+	// meshes/layout: inbound listener to the local app, outbound listener
+	// to the upstream with keepalive, stub_status on the admin listener,
+	// mTLS between sidecars); Listen, Upstream and the other ingress
+	// fields must then be unset.
+	Sidecar *layout.Sidecar
+	// NetNS is the network namespace (a name under /var/run/netns) nginx
+	// runs in; empty: this process's.
+	NetNS string
+	// User runs nginx, master and workers, as that user (a sidecar in a
+	// pod with capture rules runs as layout.ProxyUID); nil: as this
+	// process (as root, the workers run as nobody).
+	User *proxyproc.User
 }
 
 // TLSFiles names the PEM certificate (chain) and private key nginx serves.
@@ -88,6 +105,9 @@ type TLSFiles struct {
 // that Render writes into nginx.conf is checked here, so a value cannot add
 // directives of its own (no ';', '{', quotes, spaces or newlines).
 func (c Config) Validate() error {
+	if c.Sidecar != nil {
+		return c.validateSidecar()
+	}
 	if err := checkListen(c.Listen); err != nil {
 		return err
 	}
@@ -211,6 +231,9 @@ func parsePort(s string, lowest int) (int, error) {
 
 // workers is the worker count nginx will run, or 0 for auto.
 func (c Config) workers() int {
+	if c.Sidecar != nil {
+		return c.Sidecar.Threads()
+	}
 	switch c.Workers {
 	case 0:
 		return DefaultWorkers

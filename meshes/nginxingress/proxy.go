@@ -9,13 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"loadgen/meshes/proxyproc"
 )
 
 // Bounds of starting and stopping nginx.
@@ -44,6 +46,8 @@ type Proxy struct {
 	exitErr error         // the master's exit; read only after done
 
 	quitGrace time.Duration // Close's wait after SIGQUIT; tests shorten it
+
+	statusReads atomic.Uint64 // stub_status requests made by Requests
 
 	closeOnce sync.Once
 	closeErr  error
@@ -78,8 +82,14 @@ func Start(ctx context.Context, cfg Config) (*Proxy, error) {
 		cfg.TLS = &tlsFiles
 	}
 	dir, owned, err := runDir(cfg.Dir)
+	if err == nil {
+		err = proxyproc.Chown(cfg.User, dir)
+	}
 	if err != nil {
-		return nil, err
+		if owned {
+			os.RemoveAll(dir)
+		}
+		return nil, fmt.Errorf("nginxingress: run directory: %w", err)
 	}
 	cfg.Dir = dir
 
@@ -126,8 +136,10 @@ func start(ctx context.Context, bin string, args []string, cfg Config) (p *Proxy
 	if err := os.WriteFile(confPath, conf, 0o644); err != nil {
 		return nil, false, fmt.Errorf("nginxingress: %w", err)
 	}
+	// nginx -t creates the temp paths: as the user that will use them.
 	test := exec.CommandContext(ctx, bin, append([]string{"-t", "-q"}, args...)...)
 	test.Dir = cfg.Dir
+	test.SysProcAttr = proxyproc.SysProcAttr(cfg.User)
 	if out, err := test.CombinedOutput(); err != nil {
 		return nil, false, fmt.Errorf("nginxingress: nginx -t rejected %s (%v): %s", confPath, err, oneLine(out))
 	}
@@ -141,7 +153,7 @@ func start(ctx context.Context, bin string, args []string, cfg Config) (p *Proxy
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = cfg.Dir
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = proxyproc.SysProcAttr(cfg.User)
 	p = &Proxy{cfg: cfg, cmd: cmd, quitGrace: quitGrace}
 	if err := p.launch(); err != nil {
 		return nil, false, fmt.Errorf("nginxingress: start %s: %w", bin, err)
@@ -154,24 +166,14 @@ func start(ctx context.Context, bin string, args []string, cfg Config) (p *Proxy
 	return p, false, nil
 }
 
-// launch starts nginx from a goroutine locked to its OS thread until nginx
-// exits: Pdeathsig fires when the thread that forked the child exits, and a
-// Go thread can exit while the process lives on.
+// launch starts nginx (in cfg.NetNS: see proxyproc.Launch); done is
+// closed when the master has exited.
 func (p *Proxy) launch() error {
-	started := make(chan error, 1)
 	p.done = make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := p.cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		p.exitErr = p.cmd.Wait()
+	return proxyproc.Launch(p.cmd, p.cfg.NetNS, func(err error) {
+		p.exitErr = err
 		close(p.done)
-	}()
-	return <-started
+	})
 }
 
 // waitReady polls until nginx's pid file names our master (written after
@@ -186,7 +188,7 @@ func (p *Proxy) waitReady(ctx context.Context) error {
 		case <-p.done:
 			return fmt.Errorf("nginx exited while starting (%v)", p.exitErr)
 		case <-ctx.Done():
-			return fmt.Errorf("nginx not ready on %s: %w", p.cfg.Listen, ctx.Err())
+			return fmt.Errorf("nginx not ready on %s: %w", strings.Join(p.cfg.listeners(), ", "), ctx.Err())
 		case <-tick.C:
 		}
 		if p.ready(want) {
@@ -203,11 +205,11 @@ func (p *Proxy) ready(wantWorkers int) bool {
 	if kids, err := children(p.MasterPID()); err != nil || len(kids) < wantWorkers {
 		return false
 	}
-	c, err := net.DialTimeout("tcp", p.cfg.Listen, 100*time.Millisecond)
-	if err != nil {
-		return false
+	for _, addr := range p.cfg.listeners() {
+		if !proxyproc.Reachable(p.cfg.NetNS, addr) {
+			return false
+		}
 	}
-	c.Close()
 	return true
 }
 
@@ -224,15 +226,20 @@ func (p *Proxy) startupText() string {
 }
 
 // Addr is the address nginx listens on (with the port picked, if Listen
-// had port 0).
-func (p *Proxy) Addr() string { return p.cfg.Listen }
+// had port 0); in the sidecar layout, the inbound listener's.
+func (p *Proxy) Addr() string {
+	if p.cfg.Sidecar != nil {
+		return p.cfg.Sidecar.Inbound.String()
+	}
+	return p.cfg.Listen
+}
 
 // URL is http://Addr, or https://Addr with TLS.
 func (p *Proxy) URL() string {
 	if p.cfg.TLS != nil {
-		return "https://" + p.cfg.Listen
+		return "https://" + p.Addr()
 	}
-	return "http://" + p.cfg.Listen
+	return "http://" + p.Addr()
 }
 
 // Dir is the run directory: nginx.conf, error.log, nginx.pid, temp paths.
@@ -389,3 +396,9 @@ func oneLine(b []byte) string {
 	}
 	return s
 }
+
+// Done is closed when the nginx master has exited.
+func (p *Proxy) Done() <-chan struct{} { return p.done }
+
+// Tail is the last lines of nginx's error log.
+func (p *Proxy) Tail() string { return p.errorLogTail() }

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/meshes/proxyproc"
 	"loadgen/targets/tlscert"
 )
 
@@ -191,8 +192,8 @@ func TestProxy(t *testing.T) {
 		}
 	}
 	for _, pid := range pids[1:] {
-		if st, _ := readStat(pid); st.ppid != p.MasterPID() {
-			t.Errorf("worker %d has parent %d, want the master %d", pid, st.ppid, p.MasterPID())
+		if st, _ := proxyproc.ReadStat(pid); st.PPID != p.MasterPID() {
+			t.Errorf("worker %d has parent %d, want the master %d", pid, st.PPID, p.MasterPID())
 		}
 	}
 

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"loadgen/meshes/layout"
+	"loadgen/meshes/proxytest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.conf from Render")
@@ -77,21 +80,24 @@ func TestRenderNginxT(t *testing.T) {
 		if !tc.nginxT {
 			continue
 		}
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			conf, err := tc.cfg.Render()
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(dir, "nginx.conf")
-			if err := os.WriteFile(path, conf, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out, err := exec.CommandContext(context.Background(), bin, "-t", "-p", dir+"/", "-c", path).CombinedOutput()
-			if err != nil || !strings.Contains(string(out), "test is successful") {
-				t.Fatalf("nginx -t: %v\n%s", err, out)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { nginxT(t, bin, t.TempDir(), tc.cfg) })
+	}
+}
+
+// nginxT renders cfg into dir and has nginx -t check it.
+func nginxT(t *testing.T, bin, dir string, cfg Config) {
+	t.Helper()
+	conf, err := cfg.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(path, conf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(context.Background(), bin, "-t", "-p", dir+"/", "-c", path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "test is successful") {
+		t.Fatalf("nginx -t: %v\n%s", err, out)
 	}
 }
 
@@ -123,4 +129,80 @@ func TestAffinity(t *testing.T) {
 			t.Errorf("affinity(%d, %v) = %q, want %q", tt.workers, tt.cpus, got, tt.want)
 		}
 	}
+}
+
+// sidecarCases are the golden configs of the sidecar layout.
+func sidecarCases() []proxytest.Case[Config] {
+	pod := proxytest.Pod()
+	withMTLS := proxytest.Pod()
+	withMTLS.Workers = 4
+	withMTLS.MTLS = proxytest.GoldenMTLS()
+	loopback := layout.Loopback(15006, 8080, 15001, 8081, 15000)
+	return []proxytest.Case[Config]{
+		{Name: "sidecar-loopback", Cfg: Config{Sidecar: &loopback}},
+		{Name: "sidecar-pod", Cfg: Config{Sidecar: &pod, NetNS: "ignored-by-render"}},
+		{Name: "sidecar-mtls", Cfg: Config{Sidecar: &withMTLS}},
+	}
+}
+
+func TestRenderSidecarGolden(t *testing.T) {
+	proxytest.GoldenCases(t, sidecarCases(), ".conf", Config.Render, *update)
+}
+
+// TestRenderSidecarNginxT has nginx check every sidecar layout, the mTLS
+// one with real certificate files.
+func TestRenderSidecarNginxT(t *testing.T) {
+	bin := needNginx(t)
+	for _, tc := range sidecarCases() {
+		t.Run(tc.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := tc.Cfg
+			if cfg.Sidecar.MTLS != nil {
+				s := *cfg.Sidecar
+				s.MTLS = proxytest.IssueMTLS(t, dir)
+				cfg.Sidecar = &s
+			}
+			nginxT(t, bin, dir, cfg)
+		})
+	}
+}
+
+func TestValidateSidecarAlone(t *testing.T) {
+	s := layout.Loopback(1, 2, 3, 4, 5)
+	err := Config{Sidecar: &s, Listen: "127.0.0.1:80"}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "configured by Sidecar alone") {
+		t.Errorf("Validate() = %v", err)
+	}
+	s.Outbound = s.Inbound
+	if err := (Config{Sidecar: &s}).Validate(); err == nil {
+		t.Error("a bad layout: no error")
+	}
+}
+
+func TestSidecarConformance(t *testing.T) {
+	needNginx(t)
+	proxytest.Run(t, proxytest.Profile{
+		Name: "nginx",
+		Start: func(ctx context.Context, s layout.Sidecar) (proxytest.Proxy, error) {
+			return Start(ctx, Config{Sidecar: &s})
+		},
+		Hash: proxytest.SHA1,
+	})
+}
+
+func TestParseStubStatus(t *testing.T) {
+	n, err := parseStubStatus(strings.NewReader("Active connections: 1 \nserver accepts handled requests\n 7 7 12 \nReading: 0 Writing: 1 Waiting: 0 \n"))
+	if err != nil || n != 12 {
+		t.Errorf("parseStubStatus = %d, %v", n, err)
+	}
+	if _, err := parseStubStatus(strings.NewReader("server accepts handled requests\n 7 7\n")); err == nil {
+		t.Error("two numbers: no error")
+	}
+}
+
+func FuzzParseStubStatus(f *testing.F) {
+	f.Add("server accepts handled requests\n 7 7 12\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		parseStubStatus(strings.NewReader(s)) // must not panic
+	})
 }

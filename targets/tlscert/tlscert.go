@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/url"
 	"time"
 )
 
@@ -49,26 +50,12 @@ type Cert struct {
 
 // New makes a self-signed certificate of the given key type.
 func New(kt KeyType, names ...string) (*Cert, error) {
-	var key crypto.Signer
-	var err error
-	switch kt {
-	case RSA2048, "":
-		key, err = rsa.GenerateKey(rand.Reader, 2048)
-	case ECDSAP256:
-		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	default:
-		return nil, fmt.Errorf("unknown key type %q", kt)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("generate key: %w", err)
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	key, err := newKey(kt)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: "loadgen target", Organization: []string{"loadgen"}},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(365 * 24 * time.Hour),
@@ -86,7 +73,87 @@ func New(kt KeyType, names ...string) (*Cert, error) {
 			tmpl.DNSNames = append(tmpl.DNSNames, n)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	return create(tmpl, nil, key)
+}
+
+// NewCA makes a self-signed root certificate that signs others (Issue),
+// as a mesh's CA does: subject O=org, valid ten years.
+func NewCA(kt KeyType, org string) (*Cert, error) {
+	key, err := newKey(kt)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		Subject:               pkix.Name{Organization: []string{org}},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	return create(tmpl, nil, key)
+}
+
+// Issue makes a certificate signed by c (made by NewCA) named by the given
+// URI SANs, as Istio issues workload certificates (an empty subject,
+// spiffe://… URIs), and DNS names if any, for both ends of mutual TLS,
+// valid one day.
+func (c *Cert) Issue(kt KeyType, uris []*url.URL, dnsNames ...string) (*Cert, error) {
+	if c.Leaf == nil || !c.Leaf.IsCA {
+		return nil, fmt.Errorf("issue: the signing certificate is not a CA")
+	}
+	key, err := newKey(kt)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		BasicConstraintsValid: true,
+		URIs:                  uris,
+		DNSNames:              dnsNames,
+	}
+	return create(tmpl, c, key)
+}
+
+func newKey(kt KeyType) (crypto.Signer, error) {
+	var key crypto.Signer
+	var err error
+	switch kt {
+	case RSA2048, "":
+		key, err = rsa.GenerateKey(rand.Reader, 2048)
+	case ECDSAP256:
+		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	default:
+		return nil, fmt.Errorf("unknown key type %q", kt)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("generate key: %w", err)
+	}
+	return key, nil
+}
+
+// create signs tmpl with parent's key (self-signed when parent is nil),
+// with a random serial number.
+func create(tmpl *x509.Certificate, parent *Cert, key crypto.Signer) (*Cert, error) {
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, err
+	}
+	tmpl.SerialNumber = serial
+	signer, parentCert := key, tmpl
+	if parent != nil {
+		var ok bool
+		if signer, ok = parent.TLS.PrivateKey.(crypto.Signer); !ok {
+			return nil, fmt.Errorf("issue: the CA has no private key")
+		}
+		parentCert = parent.Leaf
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parentCert, key.Public(), signer)
 	if err != nil {
 		return nil, fmt.Errorf("create certificate: %w", err)
 	}

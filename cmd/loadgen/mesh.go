@@ -1,0 +1,164 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"loadgen/meshes/caddy"
+	"loadgen/meshes/envoy"
+	"loadgen/meshes/haproxy"
+	"loadgen/meshes/layout"
+	"loadgen/meshes/mtls"
+	"loadgen/meshes/nginxingress"
+)
+
+func newMeshCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mesh",
+		Short: "Service-mesh sidecars: render the proxy configs loadgen runs",
+	}
+	cmd.AddCommand(newMeshRenderCmd())
+	return cmd
+}
+
+// meshRender holds the flags of `mesh render`.
+type meshRender struct {
+	layout        string
+	podIP         string
+	appPort       uint16
+	app           string
+	upstream      string
+	inboundSource string
+	workers       int
+	mtlsDir       string
+	ingress       bool
+	listen        string
+	out           string
+}
+
+func newMeshRenderCmd() *cobra.Command {
+	var r meshRender
+	cmd := &cobra.Command{
+		Use:   "render envoy|nginx|haproxy|caddy",
+		Short: "Print the config of a proxy in the sidecar layout, validated",
+		Long: `Render the configuration loadgen would run for one sidecar proxy, checked the
+way the proxy's own project checks it (Envoy: protoc-gen-validate's
+ValidateAll on the bootstrap and every typed_config; the others by the same
+typed Config that Start feeds to nginx -t, haproxy -c, caddy validate).
+
+The sidecar layout is Istio's: the inbound listener on 0.0.0.0:15006 forwards
+to the app on the pod IP (from 127.0.0.6), the outbound listener on
+0.0.0.0:15001 to the upstream, the admin on 127.0.0.1:15000. Envoy's
+--layout appmesh uses App Mesh's ports instead (ingress 15000, egress
+15001, admin 9901). --mtls-dir renders mutual TLS between sidecars with the
+files loadgen's CA writes there (root-cert.pem, default.loadgen.crt/.key;
+the server is default/httpbin).
+
+Envoy's format follows -o: .json writes JSON, anything else YAML.`,
+		Example: `  loadgen mesh render envoy --layout istio -o envoy.yaml
+  loadgen mesh render envoy --layout appmesh -o envoy.json
+  loadgen mesh render haproxy --upstream 198.18.0.3:8080 --mtls-dir /etc/loadgen/mtls
+  loadgen mesh render nginx --ingress --listen 0.0.0.0:8080 --upstream httpbin:8000`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			conf, err := r.render(args[0])
+			if err != nil {
+				return err
+			}
+			if r.out == "" {
+				_, err := cmd.OutOrStdout().Write(conf)
+				return err
+			}
+			if err := os.WriteFile(r.out, conf, 0o644); err != nil {
+				return failf("%v", err)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&r.layout, "layout", "istio", "envoy only: istio or appmesh")
+	fl.StringVar(&r.podIP, "pod-ip", "198.18.0.2", "the IP of the sidecar's pod")
+	fl.Uint16Var(&r.appPort, "app-port", 8080, "the port of the app in the pod")
+	fl.StringVar(&r.app, "app", "", "IP:PORT the inbound side forwards to (default: --pod-ip:--app-port)")
+	fl.StringVar(&r.upstream, "upstream", "198.18.0.3:8080", "IP:PORT the outbound side forwards to (with --ingress: HOST:PORT of nginx's upstream)")
+	fl.StringVar(&r.inboundSource, "inbound-source", layout.InboundSource, `source address of the inbound side's connections to the app ("none": not bound; caddy cannot bind)`)
+	fl.IntVar(&r.workers, "workers", 0, fmt.Sprintf("worker threads or processes (0: Istio's %d)", layout.DefaultWorkers))
+	fl.StringVar(&r.mtlsDir, "mtls-dir", "", "render mutual TLS with the certificate files in this directory")
+	fl.BoolVar(&r.ingress, "ingress", false, "nginx only: the ingress layout (--listen → --upstream) instead of a sidecar")
+	fl.StringVar(&r.listen, "listen", "0.0.0.0:8080", "with --ingress: the address nginx listens on")
+	fl.StringVarP(&r.out, "output", "o", "", "write the config to this file instead of standard output")
+	return cmd
+}
+
+func (r meshRender) render(proxy string) ([]byte, error) {
+	if r.ingress {
+		if proxy != "nginx" {
+			return nil, fmt.Errorf("--ingress is nginx's layout only")
+		}
+		return nginxingress.Config{Listen: r.listen, Upstream: r.upstream}.Render()
+	}
+	if proxy != "envoy" && r.layout != "istio" {
+		return nil, fmt.Errorf("--layout is envoy's only")
+	}
+	s, err := r.sidecar(proxy)
+	if err != nil {
+		return nil, err
+	}
+	switch proxy {
+	case "envoy":
+		l, err := envoy.ParseLayout(r.layout)
+		if err != nil {
+			return nil, err
+		}
+		return envoy.Pod(l, netip.MustParseAddr(r.podIP), s).Render(envoy.FormatOf(r.out))
+	case "nginx":
+		return nginxingress.Config{Sidecar: &s}.Render()
+	case "haproxy":
+		return haproxy.Config{Sidecar: s}.Render()
+	case "caddy":
+		return caddy.Config{Sidecar: s, Dir: "/var/lib/loadgen/caddy"}.Render()
+	}
+	return nil, fmt.Errorf("unknown proxy %q: use envoy, nginx, haproxy or caddy", proxy)
+}
+
+// sidecar is the layout the flags describe.
+func (r meshRender) sidecar(proxy string) (layout.Sidecar, error) {
+	podIP, err := netip.ParseAddr(r.podIP)
+	if err != nil {
+		return layout.Sidecar{}, fmt.Errorf("--pod-ip %q: not an IP address", r.podIP)
+	}
+	up, err := netip.ParseAddrPort(r.upstream)
+	if err != nil {
+		return layout.Sidecar{}, fmt.Errorf("--upstream %q: want IP:PORT", r.upstream)
+	}
+	s := layout.Pod(podIP, r.appPort, up)
+	if r.app != "" {
+		if s.App, err = netip.ParseAddrPort(r.app); err != nil {
+			return layout.Sidecar{}, fmt.Errorf("--app %q: want IP:PORT", r.app)
+		}
+	}
+	switch {
+	case r.inboundSource == "none" || proxy == "caddy" && r.inboundSource == layout.InboundSource:
+		// Caddy forwards inbound to 127.0.0.1:PORT (see meshes/caddy).
+		s.InboundSource = netip.Addr{}
+		if proxy == "caddy" && r.app == "" {
+			s.App = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), r.appPort)
+		}
+	default:
+		if s.InboundSource, err = netip.ParseAddr(r.inboundSource); err != nil {
+			return layout.Sidecar{}, fmt.Errorf("--inbound-source %q: not an IP address (or none)", r.inboundSource)
+		}
+	}
+	s.Workers = r.workers
+	if r.mtlsDir != "" {
+		client, server := mtls.Workload{Namespace: "default", ServiceAccount: "loadgen"}, mtls.Workload{Namespace: "default", ServiceAccount: "httpbin"}
+		base := filepath.Join(r.mtlsDir, client.Namespace+"."+client.ServiceAccount)
+		s.MTLS = &layout.MTLS{CA: filepath.Join(r.mtlsDir, "root-cert.pem"), Cert: base + ".crt", Key: base + ".key",
+			PeerID: server.ID().String(), PeerName: server.DNSName()}
+	}
+	return s, s.Validate()
+}

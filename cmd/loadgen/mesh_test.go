@@ -1,0 +1,86 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMeshRenderEnvoy: the CLI writes exactly the golden bootstraps of
+// meshes/envoy, YAML or JSON by the -o file's extension.
+func TestMeshRenderEnvoy(t *testing.T) {
+	for _, tc := range []struct{ layout, file, golden string }{
+		{"istio", "envoy.yaml", "istio.yaml"},
+		{"appmesh", "envoy.json", "appmesh.json"},
+	} {
+		out := filepath.Join(t.TempDir(), tc.file)
+		if code, _, stderr := cli(t, "mesh", "render", "envoy", "--layout", tc.layout, "-o", out); code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.layout, code, stderr)
+		}
+		got, _ := os.ReadFile(out)
+		want, err := os.ReadFile(filepath.Join("..", "..", "meshes", "envoy", "testdata", tc.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s: the rendered bootstrap differs from meshes/envoy/testdata/%s", tc.layout, tc.golden)
+		}
+	}
+}
+
+// TestMeshRenderProfiles: each proxy's sidecar layout, also with mTLS, is
+// what its package's golden file holds.
+func TestMeshRenderProfiles(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		golden string
+	}{
+		{[]string{"nginx"}, "nginxingress/testdata/sidecar-pod.conf"},
+		{[]string{"nginx", "--workers", "4", "--mtls-dir", "/etc/loadgen/mtls"}, "nginxingress/testdata/sidecar-mtls.conf"},
+		{[]string{"haproxy"}, "haproxy/testdata/pod.cfg"},
+		{[]string{"haproxy", "--workers", "4", "--mtls-dir", "/etc/loadgen/mtls"}, "haproxy/testdata/mtls.cfg"},
+		{[]string{"envoy", "--mtls-dir", "/etc/loadgen/mtls"}, "envoy/testdata/istio-mtls.yaml"},
+		{[]string{"nginx", "--ingress", "--listen", "127.0.0.1:8080", "--upstream", "127.0.0.1:8081"}, "nginxingress/testdata/default.conf"},
+	} {
+		code, out, stderr := cli(t, append([]string{"mesh", "render"}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.args, code, stderr)
+		}
+		want, err := os.ReadFile(filepath.Join("..", "..", "meshes", tc.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != string(want) {
+			t.Errorf("mesh render %s differs from meshes/%s:\n%s", strings.Join(tc.args, " "), tc.golden, out)
+		}
+	}
+	// Caddy forwards inbound to 127.0.0.1 (it cannot bind 127.0.0.6).
+	if code, out, _ := cli(t, "mesh", "render", "caddy"); code != 0 || !strings.Contains(out, `"dial": "127.0.0.1:8080"`) {
+		t.Errorf("caddy: exit %d:\n%s", code, out)
+	}
+}
+
+func TestMeshRenderBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"linkerd"}, `unknown proxy "linkerd"`},
+		{[]string{"envoy", "--layout", "consul"}, `unknown layout "consul"`},
+		{[]string{"haproxy", "--layout", "appmesh"}, "--layout is envoy's only"},
+		{[]string{"haproxy", "--upstream", "httpbin:8000"}, `--upstream "httpbin:8000": want IP:PORT`},
+		{[]string{"nginx", "--pod-ip", "x"}, `--pod-ip "x"`},
+		{[]string{"envoy", "--inbound-source", "y"}, `--inbound-source "y"`},
+		{[]string{"caddy", "--inbound-source", "127.0.0.7"}, "caddy: cannot bind"},
+		{[]string{"envoy", "--workers", "-1"}, "workers must be"},
+		{[]string{"haproxy", "--ingress"}, "--ingress is nginx's layout only"},
+		{[]string{"nginx", "--ingress", "--upstream", "a;b:1"}, "character ';'"},
+		{[]string{}, "accepts 1 arg"},
+	} {
+		code, _, stderr := cli(t, append([]string{"mesh", "render"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
+			t.Errorf("mesh render %q: exit %d, %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

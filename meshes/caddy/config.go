@@ -1,0 +1,58 @@
+// Package caddy is the Caddy sidecar profile, a proxy written in Go, for
+// contrast with the C ones: a real caddy (Debian package caddy) in the
+// sidecar layout of meshes/layout, its JSON config marshalled from typed
+// structs and checked by `caddy validate` before it runs. GOMAXPROCS is
+// Istio's concurrency.
+package caddy
+
+import (
+	"fmt"
+
+	"loadgen/meshes/layout"
+	"loadgen/meshes/proxyproc"
+)
+
+// Config is one caddy sidecar.
+type Config struct {
+	// Sidecar is the layout. Caddy cannot bind the source address of its
+	// upstream connections, so InboundSource must be unset: in a pod the
+	// inbound side forwards to 127.0.0.1:PORT (as Istio did before 1.10),
+	// which the capture rules let through, and the app listens there too.
+	Sidecar layout.Sidecar
+
+	// AccessLog logs every request (one JSON line) to access.log in the
+	// run directory, which is how Requests counts them: Caddy 2.6 keeps
+	// no request counter. It costs CPU; sweeps leave it off.
+	AccessLog bool
+
+	// NetNS is the network namespace (a name under /var/run/netns) caddy
+	// runs in; empty: this process's.
+	NetNS string
+	// User runs caddy as that user; nil: as this process.
+	User *proxyproc.User
+
+	// Dir is the run directory (config, logs, caddy's storage); empty
+	// means a new temporary directory, removed by Close.
+	Dir string
+	// Binary is the caddy executable; empty: caddy on PATH, then
+	// /usr/bin/caddy.
+	Binary string
+}
+
+// Validate reports the first thing wrong with c, in one line.
+func (c Config) Validate() error {
+	if err := c.Sidecar.Validate(); err != nil {
+		return err
+	}
+	if c.Sidecar.InboundSource.IsValid() {
+		return fmt.Errorf("caddy: cannot bind upstream connections to %s: leave InboundSource unset and forward the inbound side to 127.0.0.1:%d", c.Sidecar.InboundSource, c.Sidecar.App.Port())
+	}
+	return nil
+}
+
+// Available reports where caddy is; its error says how to install it.
+func Available() (string, error) { return Config{}.binary() }
+
+func (c Config) binary() (string, error) {
+	return proxyproc.Find(c.Binary, "caddy", "/usr/bin/caddy", "apt-get install caddy")
+}

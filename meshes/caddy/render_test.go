@@ -1,0 +1,112 @@
+package caddy
+
+import (
+	"context"
+	"flag"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"loadgen/meshes/layout"
+	"loadgen/meshes/proxytest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.json from Render")
+
+// pod is the golden pod layout as caddy runs it: the inbound side to the
+// app on 127.0.0.1, no source binding.
+func pod() layout.Sidecar {
+	s := proxytest.Pod()
+	s.App = netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), s.App.Port())
+	s.InboundSource = netip.Addr{}
+	return s
+}
+
+func renderCases() []proxytest.Case[Config] {
+	withMTLS := pod()
+	withMTLS.Workers = 4
+	withMTLS.MTLS = proxytest.GoldenMTLS()
+	return []proxytest.Case[Config]{
+		{Name: "loopback", Cfg: Config{Sidecar: layout.Loopback(15006, 8080, 15001, 8081, 15000), Dir: "/run/loadgen-caddy"}},
+		{Name: "pod", Cfg: Config{Sidecar: pod(), NetNS: "ignored-by-render", Dir: "/run/loadgen-caddy"}},
+		{Name: "mtls", Cfg: Config{Sidecar: withMTLS, Dir: "/run/loadgen-caddy"}},
+		{Name: "accesslog", Cfg: Config{Sidecar: pod(), AccessLog: true, Dir: "/run/loadgen-caddy"}},
+	}
+}
+
+func needCaddy(t *testing.T) string { return proxytest.NeedBinary(t, Available) }
+
+func TestRenderGolden(t *testing.T) {
+	proxytest.GoldenCases(t, renderCases(), ".json", Config.Render, *update)
+}
+
+// TestRenderCaddyValidate has the installed caddy check every layout (it
+// decodes strictly and loads the certificate files).
+func TestRenderCaddyValidate(t *testing.T) {
+	bin := needCaddy(t)
+	for _, tc := range renderCases() {
+		t.Run(tc.Name, func(t *testing.T) {
+			cfg := tc.Cfg
+			cfg.Dir = t.TempDir()
+			if cfg.Sidecar.MTLS != nil {
+				cfg.Sidecar.MTLS = proxytest.IssueMTLS(t, cfg.Dir)
+			}
+			conf, err := cfg.Render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(cfg.Dir, confFile), conf, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.CommandContext(context.Background(), bin, "validate", "--config", confFile)
+			cmd.Dir, cmd.Env = cfg.Dir, environ(cfg)
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "Valid configuration") {
+				t.Fatalf("caddy validate: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+func TestValidateRejectsInboundSource(t *testing.T) {
+	_, err := Config{Sidecar: proxytest.Pod()}.Render()
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:8080") {
+		t.Errorf("Render() error %v, want the advice to forward to 127.0.0.1:8080", err)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	needCaddy(t)
+	proxytest.Run(t, proxytest.Profile{
+		Name: "caddy",
+		Start: func(ctx context.Context, s layout.Sidecar) (proxytest.Proxy, error) {
+			return Start(ctx, Config{Sidecar: s, AccessLog: true})
+		},
+		Hash: proxytest.SHA256,
+	})
+}
+
+const accessText = `{"level":"info","logger":"http.log.access.sidecar","msg":"handled request","status":200}
+{"level":"info","logger":"http.log.access.sidecar","msg":"handled request","status":200}
+{"level":"info","logger":"tls","msg":"other"}
+{"level":"info","logger":"http.log.access.sidecar","msg":"handled req`
+
+func TestCountAccess(t *testing.T) {
+	n, err := countAccess(strings.NewReader(accessText))
+	if err != nil || n != 2 {
+		t.Errorf("countAccess = %d, %v; want 2 (the partial last line is not counted)", n, err)
+	}
+	if _, err := countAccess(strings.NewReader("not json\n")); err == nil {
+		t.Error("a bad line: no error")
+	}
+}
+
+func FuzzCountAccess(f *testing.F) {
+	f.Add(accessText)
+	f.Fuzz(func(t *testing.T, s string) {
+		countAccess(strings.NewReader(s)) // must not panic
+	})
+}

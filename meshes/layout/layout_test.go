@@ -1,0 +1,59 @@
+package layout
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	ok := Pod(netip.MustParseAddr("198.18.0.2"), 8080, netip.MustParseAddrPort("198.18.0.3:8080"))
+	files := &MTLS{CA: "/tmp/x/ca.crt", Cert: "/tmp/x/w.crt", Key: "/tmp/x/w.key", PeerID: "spiffe://cluster.local/ns/default/sa/server", PeerName: "server.default.svc.cluster.local"}
+	with := func(f func(*Sidecar)) Sidecar {
+		s := ok
+		f(&s)
+		return s
+	}
+	tests := []struct {
+		name string
+		s    Sidecar
+		want string
+	}{
+		{"pod", ok, ""},
+		{"loopback", Loopback(1, 2, 3, 4, 5), ""},
+		{"mtls", with(func(s *Sidecar) { s.MTLS = files }), ""},
+		{"no inbound", with(func(s *Sidecar) { s.Inbound = netip.AddrPort{} }), "inbound address"},
+		{"port 0", with(func(s *Sidecar) { s.App = netip.AddrPortFrom(s.App.Addr(), 0) }), "app address"},
+		{"same port", with(func(s *Sidecar) { s.Outbound = s.Inbound }), "must be three addresses"},
+		{"workers", with(func(s *Sidecar) { s.Workers = -1 }), "workers must be"},
+		{"mtls empty", with(func(s *Sidecar) { m := *files; m.Key = ""; s.MTLS = &m }), "mtls key path is empty"},
+		{"mtls space", with(func(s *Sidecar) { m := *files; m.CA = "/tmp/my ca.crt"; s.MTLS = &m }), "character ' '"},
+		{"mtls quote", with(func(s *Sidecar) { m := *files; m.Cert = `a";x`; s.MTLS = &m }), `character '"'`},
+		{"peer name", with(func(s *Sidecar) { m := *files; m.PeerName = "a b"; s.MTLS = &m }), "mtls peer name"},
+		{"peer name empty", with(func(s *Sidecar) { m := *files; m.PeerName = ""; s.MTLS = &m }), "mtls peer name"},
+		{"peer id", with(func(s *Sidecar) { m := *files; m.PeerID = "https://x/y"; s.MTLS = &m }), "want a SPIFFE ID"},
+		{"peer id chars", with(func(s *Sidecar) { m := *files; m.PeerID = "spiffe://a/b c"; s.MTLS = &m }), "not allowed"},
+		{"peer id quote", with(func(s *Sidecar) { m := *files; m.PeerID = `spiffe://a/b"`; s.MTLS = &m }), "not allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.s.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Validate() = %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("Validate() = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzCheckSPIFFEID(f *testing.F) {
+	f.Add("spiffe://cluster.local/ns/default/sa/default")
+	f.Add("spiffe://a/\n")
+	f.Fuzz(func(t *testing.T, id string) {
+		if CheckSPIFFEID(id) == nil && strings.ContainsAny(id, " \"'\n\t;{}$\\") {
+			t.Fatalf("accepted %q", id)
+		}
+	})
+}
