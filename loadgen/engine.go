@@ -65,7 +65,7 @@ type worker struct {
 // maxResends bounds how often one request is sent again after the peer
 // left it unprocessed (Outcome.Unsent): a server that sends GOAWAY at
 // once on every connection fails the request instead of looping.
-const maxResends = 2
+const maxResends = 5
 
 // prefetchAtOnce bounds the connections being opened at the same time
 // before a run, so a listen backlog is not overrun into SYN retries.

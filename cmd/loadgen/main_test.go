@@ -215,11 +215,21 @@ func TestInterruptedRunWritesResults(t *testing.T) {
 	}
 }
 
+// A result that cannot be written after the run (its directory vanished
+// meanwhile, a full disk) fails the run, naming the file, and the summary
+// is still printed. (A directory missing from the start is refused before
+// any load: see TestBadInput.)
 func TestJSONWriteFailureIsReported(t *testing.T) {
 	url := startHTTPBin(t) + "/get"
-	code, out, stderr := cli(t, "run", "-c", "1", "-d", "200ms", "--json", "/nonexistent-dir/out.json", url)
-	if code != exitFail || !strings.Contains(stderr, "--json") {
-		t.Errorf("exit %d, stderr %q: want exit 1 naming --json", code, stderr)
+	dir := filepath.Join(t.TempDir(), "gone")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(300*time.Millisecond, func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "out.json")
+	code, out, stderr := cli(t, "run", "-c", "1", "-d", "1s", "--json", path, url)
+	if code != exitFail || !strings.Contains(stderr, "--json") || !strings.Contains(stderr, path) {
+		t.Errorf("exit %d, stderr %q: want exit 1 naming --json and %s", code, stderr, path)
 	}
 	if !strings.Contains(out, "Requests/sec:") {
 		t.Errorf("the summary must still be printed:\n%s", out)
