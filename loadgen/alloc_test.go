@@ -10,8 +10,8 @@ import (
 	"loadgen/internal/race"
 
 	"loadgen/loadgen/pace"
-	"loadgen/loadgen/proto"
-	"loadgen/loadgen/proto/tcp"
+	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/tcp"
 	"loadgen/results"
 	"loadgen/targets/tcpecho"
 )
@@ -93,7 +93,7 @@ func BenchmarkRecord(b *testing.B) {
 				shards[i] = newShard(open, true)
 			}
 			var next atomic.Int64
-			o := proto.Outcome{Status: 200, Bytes: 100, Written: 40}
+			o := protocol.Outcome{Status: 200, Bytes: 100, Written: 40}
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				sh := shards[int(next.Add(1)-1)%len(shards)] // a worker's shard

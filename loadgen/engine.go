@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"loadgen/loadgen/pace"
-	"loadgen/loadgen/proto"
+	"loadgen/loadgen/protocol"
 	"loadgen/results"
 )
 
@@ -32,7 +32,7 @@ const sampleEvery = 100 * time.Millisecond
 
 type engine struct {
 	cfg    Config
-	dialer proto.Dialer
+	dialer protocol.Dialer
 	pacer  pace.Pacer
 
 	start   time.Time // run start (warm-up begins); set before begin closes
@@ -56,7 +56,7 @@ type worker struct {
 	count     *counter // its thread's
 	wait      *waiter
 	mu        sync.Mutex // guards conn against a concurrent abort
-	conn      proto.Conn
+	conn      protocol.Conn
 	closed    bool
 	connected bool          // it had a connection at some point
 	backoff   time.Duration // between failed dials, closed loop
@@ -82,7 +82,7 @@ const prefetchAtOnce = 512
 //
 // A Dialer that is also an io.Closer (one holding a network namespace open)
 // is closed when Run returns: a dialer serves one run.
-func Run(ctx context.Context, cfg Config, d proto.Dialer) (*results.Run, error) {
+func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, error) {
 	if c, ok := d.(io.Closer); ok {
 		defer c.Close()
 	}
@@ -340,7 +340,7 @@ func (w *worker) step() bool {
 	if !open && !e.end.IsZero() && !start.Before(e.end) {
 		return false
 	}
-	var o proto.Outcome
+	var o protocol.Outcome
 	var deadline, done time.Time
 	var lag time.Duration // of the first send, open loop
 	for resend := 0; ; resend++ {
@@ -385,16 +385,16 @@ func (w *worker) step() bool {
 		intended = start
 	}
 	measuring := !intended.Before(e.measure)
-	failed := o.Err != proto.None && o.Err != proto.Status
+	failed := o.Err != protocol.None && o.Err != protocol.Status
 	answeredLate := false
 	if !deadline.IsZero() && done.After(deadline) {
 		// The timeout is a hard bound: an answer that came after it is a
 		// timeout, however late the timer fired; and it is counted at its
 		// timeout.
 		if !failed {
-			o.Err, failed, answeredLate = proto.Timeout, true, true
+			o.Err, failed, answeredLate = protocol.Timeout, true, true
 		}
-		if o.Err == proto.Timeout {
+		if o.Err == protocol.Timeout {
 			done = deadline
 		}
 	}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"loadgen/loadgen"
-	"loadgen/loadgen/proto"
-	"loadgen/loadgen/proto/http1"
+	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/http1"
 	"loadgen/results"
 )
 
@@ -345,13 +345,13 @@ type stuckDialer struct{ n atomic.Int32 }
 
 type instantConn struct{}
 
-func (instantConn) Do(context.Context, time.Time) proto.Outcome {
+func (instantConn) Do(context.Context, time.Time) protocol.Outcome {
 	time.Sleep(time.Millisecond)
-	return proto.Outcome{Status: 200}
+	return protocol.Outcome{Status: 200}
 }
 func (instantConn) Close() error { return nil }
 
-func (d *stuckDialer) Dial(context.Context) (proto.Conn, error) {
+func (d *stuckDialer) Dial(context.Context) (protocol.Conn, error) {
 	if d.n.Add(1) == 1 {
 		return instantConn{}, nil
 	}

@@ -14,8 +14,8 @@ import (
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/pace"
-	"loadgen/loadgen/proto"
-	"loadgen/loadgen/proto/http1"
+	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/http1"
 	"loadgen/results"
 	"loadgen/results/hist"
 	"loadgen/targets/tlscert"
@@ -159,7 +159,7 @@ func TestHandshakesAreNotRequestLatency(t *testing.T) {
 	srv.StartTLS()
 	defer srv.Close()
 
-	d, err := http1.NewDialer(http1.Config{URL: srv.URL, TLS: proto.TLS{Insecure: true}})
+	d, err := http1.NewDialer(http1.Config{URL: srv.URL, TLS: protocol.TLS{Insecure: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,11 +199,11 @@ func TestNewConnKeepsTheHandshakeInTheLatency(t *testing.T) {
 }
 
 type slowDialer struct {
-	inner proto.Dialer
+	inner protocol.Dialer
 	delay time.Duration
 }
 
-func (d slowDialer) Dial(ctx context.Context) (proto.Conn, error) {
+func (d slowDialer) Dial(ctx context.Context) (protocol.Conn, error) {
 	time.Sleep(d.delay)
 	return d.inner.Dial(ctx)
 }
@@ -266,7 +266,7 @@ func TestStatisticsMemoryDoesNotGrowWithConnections(t *testing.T) {
 
 type weightless struct{}
 
-func (weightless) Dial(context.Context) (proto.Conn, error) { return instantConn{}, nil }
+func (weightless) Dial(context.Context) (protocol.Conn, error) { return instantConn{}, nil }
 
 // A ramp is recorded as asked: its spec, its mean rate over the measured
 // window (not its rate at t=0), its rates at the window's ends; one that

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"loadgen/loadgen/proto"
+	"loadgen/loadgen/protocol"
 	"loadgen/results"
 	"loadgen/results/hist"
 )
@@ -33,7 +33,7 @@ type shard struct {
 	uncorrected       *hist.Histogram // open loop only: every request, from its actual send
 	connect           *hist.Histogram
 	status            [maxStatus]int64
-	errs              [proto.NumErrClasses]int64
+	errs              [protocol.NumErrClasses]int64
 	bytesRead         int64
 	bytesWrite        int64
 	established       int64
@@ -74,7 +74,7 @@ type counter struct {
 
 // response records one answered request (any status). latency is from the
 // intended (or actual) start, service from the actual start.
-func (s *shard) response(o *proto.Outcome, done time.Time, latency, service time.Duration) {
+func (s *shard) response(o *protocol.Outcome, done time.Time, latency, service time.Duration) {
 	st := o.Status
 	if st < 0 || st >= maxStatus {
 		st = 0
@@ -83,7 +83,7 @@ func (s *shard) response(o *proto.Outcome, done time.Time, latency, service time
 	s.succeeded.Record(latency)
 	s.recordAll(latency, service)
 	s.status[st]++
-	if o.Err != proto.None {
+	if o.Err != protocol.None {
 		s.errs[o.Err]++
 	} else if done.After(s.lastOK) {
 		s.lastOK = done
@@ -96,7 +96,7 @@ func (s *shard) response(o *proto.Outcome, done time.Time, latency, service time
 // failure records a request that was sent and got no answer: it counts in
 // the latency at the time it failed, so the requests that suffered most are
 // never the ones left out.
-func (s *shard) failure(o *proto.Outcome, latency, service time.Duration) {
+func (s *shard) failure(o *protocol.Outcome, latency, service time.Duration) {
 	s.mu.Lock()
 	s.failed.Record(latency)
 	s.recordAll(latency, service)
@@ -136,7 +136,7 @@ func (s *shard) dialed(d time.Duration, err error, measuring bool) {
 	if err != nil {
 		s.failedDials++
 		if measuring {
-			s.errs[proto.Connect]++
+			s.errs[protocol.Connect]++
 		}
 	} else {
 		s.established++
@@ -167,7 +167,7 @@ func (s *shard) swapInterval(lat, unc *hist.Histogram) (*hist.Histogram, *hist.H
 func (s *shard) errors() int64 {
 	var n int64
 	s.mu.Lock()
-	for c := proto.Connect; c < proto.NumErrClasses; c++ {
+	for c := protocol.Connect; c < protocol.NumErrClasses; c++ {
 		n += s.errs[c]
 	}
 	s.mu.Unlock()

@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"loadgen/loadgen/proto"
+	"loadgen/loadgen/protocol"
 	"loadgen/results"
 	"loadgen/results/hist"
 )
@@ -201,12 +201,12 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 				s.Status[code] += n
 			}
 		}
-		s.Errors.Connect += sh.errs[proto.Connect]
-		s.Errors.Read += sh.errs[proto.Read]
-		s.Errors.Write += sh.errs[proto.Write]
-		s.Errors.Timeout += sh.errs[proto.Timeout]
-		s.Errors.Status += sh.errs[proto.Status]
-		s.Errors.Protocol += sh.errs[proto.Protocol]
+		s.Errors.Connect += sh.errs[protocol.Connect]
+		s.Errors.Read += sh.errs[protocol.Read]
+		s.Errors.Write += sh.errs[protocol.Write]
+		s.Errors.Timeout += sh.errs[protocol.Timeout]
+		s.Errors.Status += sh.errs[protocol.Status]
+		s.Errors.Protocol += sh.errs[protocol.Protocol]
 		s.BytesRead += sh.bytesRead
 		s.BytesWritten += sh.bytesWrite
 		s.Connections.Established += sh.established
@@ -226,7 +226,7 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 			never++
 		}
 	}
-	if cc, ok := e.dialer.(proto.ConnCounter); ok {
+	if cc, ok := e.dialer.(protocol.ConnCounter); ok {
 		s.Connections.Established = cc.Opened()
 	}
 	lat := succ.Clone()

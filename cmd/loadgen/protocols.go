@@ -12,19 +12,19 @@ import (
 	"strings"
 
 	"loadgen/loadgen"
-	"loadgen/loadgen/proto"
-	grpcproto "loadgen/loadgen/proto/grpc"
-	"loadgen/loadgen/proto/http1"
-	"loadgen/loadgen/proto/http2"
-	"loadgen/loadgen/proto/netns"
-	"loadgen/loadgen/proto/tcp"
+	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2"
+	"loadgen/loadgen/protocol/http1"
+	"loadgen/loadgen/protocol/netns"
+	"loadgen/loadgen/protocol/rpc"
+	"loadgen/loadgen/protocol/tcp"
 	"loadgen/loadgen/sweep"
 )
 
-// protocol builds a Dialer for one -p value from the run's flags.
-type protocol func(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error)
+// dialerFor builds a Dialer for one -p value from the run's flags.
+type dialerFor func(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, error)
 
-var protocols = map[string]protocol{
+var protocols = map[string]dialerFor{
 	"http1":       newHTTP1,
 	"h2":          newHTTP2,
 	"h2c":         newHTTP2,
@@ -44,7 +44,7 @@ func protocolNames() []string {
 	return names
 }
 
-func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error) {
+func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, error) {
 	name := f.protocol
 	if name == "" {
 		name = "http1"
@@ -107,17 +107,17 @@ func literalHost(target string) error {
 }
 
 // httpTarget checks an http(s) URL and fills the config's method and TLS.
-func httpTarget(f *runFlags, cfg *loadgen.Config, body []byte) (proto.TLS, error) {
+func httpTarget(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.TLS, error) {
 	cfg.Target = sweep.WithScheme(cfg.Target)
 	u, err := targetURL(cfg.Target)
 	if err != nil {
-		return proto.TLS{}, err
+		return protocol.TLS{}, err
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return proto.TLS{}, fmt.Errorf("unsupported scheme %q in %s: -p %s takes http:// or https:// URLs", u.Scheme, cfg.Target, cfg.Protocol)
+		return protocol.TLS{}, fmt.Errorf("unsupported scheme %q in %s: -p %s takes http:// or https:// URLs", u.Scheme, cfg.Target, cfg.Protocol)
 	}
 	if f.size != 0 || f.health {
-		return proto.TLS{}, fmt.Errorf("--size and --health apply to grpc and tcp: over HTTP ask httpbin for /bytes/N, or send --body")
+		return protocol.TLS{}, fmt.Errorf("--size and --health apply to grpc and tcp: over HTTP ask httpbin for /bytes/N, or send --body")
 	}
 	tlsOpt, err := f.tls.options(u.Scheme == "https")
 	if err != nil {
@@ -135,7 +135,7 @@ func httpTarget(f *runFlags, cfg *loadgen.Config, body []byte) (proto.TLS, error
 	return tlsOpt, nil
 }
 
-func newHTTP2(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error) {
+func newHTTP2(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, error) {
 	tlsOpt, err := httpTarget(f, cfg, body)
 	if err != nil {
 		return nil, err
@@ -149,17 +149,17 @@ func newHTTP2(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, erro
 	if cfg.Streams == 0 {
 		cfg.Streams = 1
 	}
-	c := http2.Config{
+	c := h2.Config{
 		URL: cfg.Target, Method: cfg.Method, Headers: cfg.Headers, Body: body, TLS: tlsOpt,
 		Cleartext: cfg.Protocol == "h2c", Streams: cfg.Streams, DialTimeout: cfg.Timeout.D(),
 	}
 	if cfg.Client == "x-net" {
-		return http2.NewLibraryDialer(c)
+		return h2.NewLibraryDialer(c)
 	}
-	return http2.NewDialer(c)
+	return h2.NewDialer(c)
 }
 
-func newHTTP1(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error) {
+func newHTTP1(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, error) {
 	if cfg.Streams > 1 {
 		return nil, fmt.Errorf("HTTP/1.1 has one request in flight per connection: --streams needs -p h2 or h2c")
 	}
@@ -192,7 +192,7 @@ func hostPort(target string) (string, error) {
 	return target, nil
 }
 
-func newTCP(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error) {
+func newTCP(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, error) {
 	addr, err := hostPort(cfg.Target)
 	if err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ func newTCP(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error)
 	return tcp.NewDialer(tcp.Config{Addr: addr, Mode: tcp.Mode(cfg.Protocol), Size: cfg.Size, DialTimeout: cfg.Timeout.D(), Enter: f.enter})
 }
 
-func newGRPC(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error) {
+func newGRPC(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, error) {
 	addr, err := hostPort(cfg.Target)
 	if err != nil {
 		return nil, err
@@ -234,8 +234,8 @@ func newGRPC(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error
 	if cfg.Streams == 0 {
 		cfg.Streams = 1
 	}
-	c := grpcproto.Config{
-		Target: addr, Mode: grpcproto.Mode(cfg.Protocol), Size: cfg.Size, Streams: cfg.Streams,
+	c := rpc.Config{
+		Target: addr, Mode: rpc.Mode(cfg.Protocol), Size: cfg.Size, Streams: cfg.Streams,
 		Connections: cfg.Connections, TLS: tlsOpt, Metadata: cfg.Headers, DialTimeout: cfg.Timeout.D(), Health: f.health,
 	}
 	if f.call != "" {
@@ -245,8 +245,8 @@ func newGRPC(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout.D())
 		defer cancel()
-		if c.Call, c.Message, err = grpcproto.ResolveCall(ctx, c, f.call, data, f.protoset); err != nil {
-			if errors.Is(err, grpcproto.ErrUnreachable) {
+		if c.Call, c.Message, err = rpc.ResolveCall(ctx, c, f.call, data, f.protoset); err != nil {
+			if errors.Is(err, rpc.ErrUnreachable) {
 				return nil, failf("cannot connect to %s: %v", cfg.Target, err)
 			}
 			return nil, err
@@ -254,9 +254,9 @@ func newGRPC(f *runFlags, cfg *loadgen.Config, body []byte) (proto.Dialer, error
 		cfg.Call = c.Call
 	}
 	if cfg.Client == "grpc-go" {
-		return grpcproto.NewLibraryDialer(c)
+		return rpc.NewLibraryDialer(c)
 	}
-	return grpcproto.NewDialer(c)
+	return rpc.NewDialer(c)
 }
 
 // referenceClients are the libraries --client can put under a protocol

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"loadgen/loadgen"
-	"loadgen/loadgen/proto"
+	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
 	"loadgen/results/compare"
@@ -331,7 +331,7 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	prog := newSweepProgress(stderr, len(plan), j.quiet)
 	r := &sweep.Runner{
 		Spec: spec, Dir: j.out, Resume: j.resume,
-		Build: func(ctx context.Context, p sweep.Path, st sweep.Step) (loadgen.Config, proto.Dialer, error) {
+		Build: func(ctx context.Context, p sweep.Path, st sweep.Step) (loadgen.Config, protocol.Dialer, error) {
 			return buildStep(spec, p, st)
 		},
 		Probes: costProbes{},
@@ -404,7 +404,7 @@ func fileArg(f *sweepFlags) string {
 
 // buildStep makes one step's engine configuration and dialer, with the
 // same protocol code as `loadgen run`.
-func buildStep(spec *sweep.Spec, p sweep.Path, st sweep.Step) (loadgen.Config, proto.Dialer, error) {
+func buildStep(spec *sweep.Spec, p sweep.Path, st sweep.Step) (loadgen.Config, protocol.Dialer, error) {
 	target := p.URL
 	size := 0
 	if spec.Endpoint != "" {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"loadgen/loadgen/proto"
+	"loadgen/loadgen/protocol"
 )
 
 // tlsFlags are the client's TLS flags, shared by every protocol.
@@ -33,8 +33,8 @@ func (t *tlsFlags) register(fl *pflag.FlagSet) {
 
 // options builds the protocol's TLS options; on is whether the target asks
 // for TLS (an https:// URL).
-func (t *tlsFlags) options(on bool) (proto.TLS, error) {
-	o := proto.TLS{
+func (t *tlsFlags) options(on bool) (protocol.TLS, error) {
+	o := protocol.TLS{
 		Enabled:    on || t.enable,
 		Insecure:   t.insecure,
 		CAFile:     t.caFile,
@@ -45,21 +45,21 @@ func (t *tlsFlags) options(on bool) (proto.TLS, error) {
 		return o, fmt.Errorf("TLS options given for a plaintext target: use an https:// URL or --tls")
 	}
 	if t.version != "" {
-		v, err := proto.ParseTLSVersion(t.version)
+		v, err := protocol.ParseTLSVersion(t.version)
 		if err != nil {
 			return o, fmt.Errorf("--tls-version: %w", err)
 		}
 		o.MinVersion, o.MaxVersion = v, v
 	}
 	if t.curves != "" {
-		c, err := proto.ParseCurves(t.curves)
+		c, err := protocol.ParseCurves(t.curves)
 		if err != nil {
 			return o, fmt.Errorf("--tls-curves: %w", err)
 		}
 		o.Curves = c
 	}
 	if t.ciphers != "" {
-		ids, err := proto.ParseCiphers(t.ciphers)
+		ids, err := protocol.ParseCiphers(t.ciphers)
 		if err != nil {
 			return o, fmt.Errorf("--cipher: %w", err)
 		}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"loadgen/loadgen"
-	"loadgen/loadgen/proto"
+	"loadgen/loadgen/protocol"
 	"loadgen/results"
 	"loadgen/results/store"
 )
@@ -25,7 +25,7 @@ type Probes interface {
 }
 
 // Build makes the engine's configuration and dialer for one step.
-type Build func(ctx context.Context, p Path, st Step) (loadgen.Config, proto.Dialer, error)
+type Build func(ctx context.Context, p Path, st Step) (loadgen.Config, protocol.Dialer, error)
 
 // Runner runs a sweep into a results directory.
 type Runner struct {

@@ -1,0 +1,598 @@
+package h2
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+
+	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2wire"
+)
+
+// peer is one connection of a scripted, frame-level HTTP/2 server.
+type peer struct {
+	t   testing.TB
+	c   net.Conn
+	fr  *http2.Framer
+	buf bytes.Buffer
+	enc *hpack.Encoder
+	mu  sync.Mutex // serializes writes
+}
+
+// startPeer serves each connection with serve after the preface and the
+// server's SETTINGS.
+func startPeer(t testing.TB, settings []http2.Setting, serve func(p *peer)) string {
+	return serveRaw(t, func(c net.Conn) {
+		p := &peer{t: t, c: c, fr: http2.NewFramer(c, c)}
+		p.enc = hpack.NewEncoder(&p.buf)
+		p.fr.ReadMetaHeaders = hpack.NewDecoder(h2wire.DefaultTableSize, nil)
+		preface := make([]byte, len(h2wire.ClientPreface))
+		if _, err := io.ReadFull(c, preface); err != nil || string(preface) != h2wire.ClientPreface {
+			return
+		}
+		p.fr.WriteSettings(settings...)
+		serve(p)
+	})
+}
+
+// next returns the next frame that is not a SETTINGS, PING or
+// WINDOW_UPDATE (those are acked, answered or ignored), or nil when the
+// connection ends.
+func (p *peer) next() http2.Frame {
+	for {
+		f, err := p.fr.ReadFrame()
+		if err != nil {
+			if err != io.EOF && !isClosed(err) && !strings.Contains(err.Error(), "reset") {
+				p.t.Errorf("server: %v", err)
+			}
+			return nil
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				p.mu.Lock()
+				p.fr.WriteSettingsAck()
+				p.mu.Unlock()
+			}
+		case *http2.PingFrame:
+			if !f.IsAck() { // x/net's client waits for the answer (the lean one sends none)
+				p.mu.Lock()
+				p.fr.WritePing(true, f.Data)
+				p.mu.Unlock()
+			}
+		case *http2.WindowUpdateFrame:
+		default:
+			return f
+		}
+	}
+}
+
+// request returns the next request's HEADERS, skipping other frames.
+func (p *peer) request() *http2.MetaHeadersFrame {
+	for {
+		f := p.next()
+		if f == nil {
+			return nil
+		}
+		if h, ok := f.(*http2.MetaHeadersFrame); ok {
+			return h
+		}
+	}
+}
+
+// block HPACK-encodes name, value pairs with the connection's encoder.
+func (p *peer) block(kv ...string) []byte {
+	p.buf.Reset()
+	for i := 0; i+1 < len(kv); i += 2 {
+		p.enc.WriteField(hpack.HeaderField{Name: kv[i], Value: kv[i+1]})
+	}
+	return bytes.Clone(p.buf.Bytes())
+}
+
+// raw writes one frame and returns its wire size.
+func (p *peer) raw(typ http2.FrameType, flags http2.Flags, id uint32, payload []byte) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rawLocked(typ, flags, id, payload)
+}
+
+func (p *peer) rawLocked(typ http2.FrameType, flags http2.Flags, id uint32, payload []byte) int64 {
+	if err := p.fr.WriteRawFrame(typ, flags, id, payload); err != nil && !isClosed(err) {
+		p.t.Errorf("server write: %v", err)
+	}
+	return int64(h2wire.FrameHeaderLen + len(payload))
+}
+
+// respond answers a stream with a status and a body of n bytes.
+// It may be called from several goroutines: blocks must be written in the
+// order they are encoded.
+func (p *peer) respond(id uint32, status string, n int) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sent := p.rawLocked(http2.FrameHeaders, http2.FlagHeadersEndHeaders, id, p.block(":status", status))
+	return sent + p.rawLocked(http2.FrameData, http2.FlagDataEndStream, id, make([]byte, n))
+}
+
+func fieldsOf(h *http2.MetaHeadersFrame) string {
+	var b strings.Builder
+	for _, f := range h.Fields {
+		fmt.Fprintf(&b, "%s=%s ", f.Name, f.Value)
+	}
+	return b.String()
+}
+
+func TestExactBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings []http2.Setting
+		header   string
+		literal  bool // every request must be sent as literals
+	}{
+		{name: "indexed"},
+		{name: "server table 0", settings: []http2.Setting{{ID: http2.SettingHeaderTableSize, Val: 0}}, literal: true},
+		{name: "header over the table", header: strings.Repeat("h", 5000), literal: true},
+		{name: "header over a frame", header: strings.Repeat("h", 40000), literal: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			type seen struct {
+				fields  string
+				written int64
+				first   byte
+			}
+			reqs := make(chan seen, 10)
+			addr := startPeer(t, tc.settings, func(p *peer) {
+				if len(tc.settings) > 0 && tc.settings[0].Val == 0 {
+					p.fr.ReadMetaHeaders.SetAllowedMaxDynamicTableSize(0)
+				}
+				for {
+					h := p.request()
+					if h == nil {
+						return
+					}
+					written := int64(h2wire.FrameHeaderLen) + int64(h.Length)
+					reqs <- seen{fieldsOf(h), written, 0}
+					p.raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders, h.StreamID, []byte{0x88}) // :status 200
+					p.raw(http2.FrameData, http2.FlagDataEndStream, h.StreamID, make([]byte, 100))
+				}
+			})
+			cfg := Config{URL: "http://" + addr + "/p?q=1", Cleartext: true}
+			if tc.header != "" {
+				cfg.Headers = []string{"X-Big: " + tc.header}
+			}
+			d, c := dial(t, cfg)
+			want := ":authority=" + addr + " :method=GET :path=/p?q=1 :scheme=http user-agent=loadgen "
+			if tc.header != "" {
+				want += "x-big=" + tc.header + " "
+			}
+			for i := 0; i < 3; i++ {
+				o := c.Do(context.Background(), soon())
+				if o.Err != protocol.None || o.Status != 200 || o.Done {
+					t.Fatalf("request %d: %+v", i, o)
+				}
+				if o.Bytes != 9+1+9+100 {
+					t.Errorf("request %d: Bytes = %d, want %d", i, o.Bytes, 9+1+9+100)
+				}
+				s := <-reqs
+				if got := sortFields(s.fields); got != sortFields(want) {
+					t.Fatalf("request %d: server decoded %q, want %q", i, got, want)
+				}
+				var block []byte
+				switch {
+				case tc.literal:
+					block = d.blocks.Literal
+				case i == 0:
+					block = d.blocks.First
+				default:
+					block = d.blocks.Steady
+				}
+				frames := int64(len(block)/h2wire.DefaultMaxFrame + 1)
+				wantWritten := frames*h2wire.FrameHeaderLen + int64(len(block))
+				if tc.settings != nil && i == 0 {
+					wantWritten++ // the table size update
+				}
+				if tc.header == "" && o.Written != wantWritten {
+					t.Errorf("request %d: Written = %d, want %d", i, o.Written, wantWritten)
+				}
+				if frames == 1 && o.Written != s.written {
+					t.Errorf("request %d: Written = %d, the server read %d", i, o.Written, s.written)
+				}
+			}
+		})
+	}
+}
+
+func sortFields(s string) string {
+	f := strings.Fields(s)
+	for i := range f {
+		for j := i + 1; j < len(f); j++ {
+			if f[j] < f[i] {
+				f[i], f[j] = f[j], f[i]
+			}
+		}
+	}
+	return strings.Join(f, " ")
+}
+
+// TestResponseFraming sends responses with every framing feature: 1xx,
+// padding, priority, CONTINUATION, :status from the dynamic table, empty
+// DATA, trailers.
+func TestResponseFraming(t *testing.T) {
+	sizes := make(chan int64, 10)
+	addr := startPeer(t, nil, func(p *peer) {
+		for i := 0; ; i++ {
+			h := p.request()
+			if h == nil {
+				return
+			}
+			id := h.StreamID
+			var n int64
+			n += p.raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders, id, p.block(":status", "103", "link", "</style.css>"))
+			block := p.block(":status", "201", "content-type", "text/plain", "x-long", strings.Repeat("z", 100))
+			a, b := len(block)/3, 2*len(block)/3
+			padded := append([]byte{3, 0, 0, 0, 0, 7}, block[:a]...) // pad length, priority
+			padded = append(padded, 0, 0, 0)
+			n += p.raw(http2.FrameHeaders, http2.FlagHeadersPadded|http2.FlagHeadersPriority, id, padded)
+			n += p.raw(http2.FrameContinuation, 0, id, block[a:b])
+			n += p.raw(http2.FrameContinuation, http2.FlagContinuationEndHeaders, id, block[b:])
+			n += p.raw(http2.FrameData, http2.FlagDataPadded, id, append([]byte{5}, make([]byte, 50+5)...))
+			n += p.raw(http2.FrameData, 0, id, nil)
+			n += p.raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, id, p.block("x-trailer", "t"))
+			sizes <- n
+		}
+	})
+	_, c := dial(t, Config{URL: "http://" + addr + "/", Cleartext: true})
+	for i := 0; i < 3; i++ {
+		o := c.Do(context.Background(), soon())
+		if o.Err != protocol.None || o.Status != 201 || o.Done {
+			t.Fatalf("request %d: %+v", i, o)
+		}
+		if n := <-sizes; o.Bytes != n {
+			t.Errorf("request %d: Bytes = %d, the server sent %d", i, o.Bytes, n)
+		}
+	}
+}
+
+func TestFlowControl(t *testing.T) {
+	const window, body = 1000, 200_000
+	var mu sync.Mutex
+	received := map[uint32]int{}
+	addr := startPeer(t, []http2.Setting{{ID: http2.SettingInitialWindowSize, Val: window}, {ID: http2.SettingMaxFrameSize, Val: 20000}}, func(p *peer) {
+		connWindow := int64(h2wire.DefaultWindow)
+		streamWindow := map[uint32]int64{}
+		for {
+			f := p.next()
+			switch f := f.(type) {
+			case nil:
+				return
+			case *http2.MetaHeadersFrame:
+				streamWindow[f.StreamID] = window
+			case *http2.DataFrame:
+				n := int64(f.Length)
+				if n > connWindow || n > streamWindow[f.StreamID] {
+					t.Errorf("stream %d: DATA of %d bytes, windows %d (connection) and %d (stream)", f.StreamID, n, connWindow, streamWindow[f.StreamID])
+				}
+				connWindow -= n
+				streamWindow[f.StreamID] -= n
+				mu.Lock()
+				received[f.StreamID] += len(f.Data())
+				mu.Unlock()
+				if f.StreamEnded() {
+					p.respond(f.StreamID, "200", 10)
+					continue
+				}
+				if n > 0 { // return the window in two steps
+					p.mu.Lock()
+					p.fr.WriteWindowUpdate(0, uint32(n))
+					p.fr.WriteWindowUpdate(f.StreamID, uint32(n/2))
+					p.fr.WriteWindowUpdate(f.StreamID, uint32(n-n/2))
+					p.mu.Unlock()
+					connWindow += n
+					streamWindow[f.StreamID] += n
+				}
+			}
+		}
+	})
+	d, err := NewDialer(Config{URL: "http://" + addr + "/", Cleartext: true, Method: "POST", Body: make([]byte, body), Streams: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		c, err := d.Dial(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 3; j++ {
+				o := c.Do(context.Background(), soon())
+				if o.Err != protocol.None || o.Status != 200 {
+					t.Errorf("%+v", o)
+					return
+				}
+				if min := int64(body + body/window*h2wire.FrameHeaderLen); o.Written < min {
+					t.Errorf("Written = %d, want at least %d", o.Written, min)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(received) != 9 {
+		t.Errorf("%d streams carried a body, want 9", len(received))
+	}
+	for id, n := range received {
+		if n != body {
+			t.Errorf("stream %d: %d body bytes, want %d", id, n, body)
+		}
+	}
+}
+
+func TestGoAway(t *testing.T) {
+	eachClient(t, func(t *testing.T, cl client) {
+		addr := startPeer(t, nil, func(p *peer) {
+			a, b := p.request(), p.request()
+			if a == nil || b == nil {
+				return
+			}
+			p.respond(a.StreamID, "200", 5)
+			p.mu.Lock()
+			p.fr.WriteGoAway(a.StreamID, http2.ErrCodeNo, nil)
+			p.mu.Unlock()
+			for p.next() != nil { // until the client closes
+			}
+		})
+		// The answered request's Bytes: its HEADERS (:status 200, indexed)
+		// and DATA frames, or its body for x/net's client.
+		wantBytes := int64(h2wire.FrameHeaderLen + 1 + h2wire.FrameHeaderLen + 5)
+		if cl.bodyBytes {
+			wantBytes = 5
+		}
+		d := cl.dialer(t, Config{URL: "http://" + addr + "/", Cleartext: true, Streams: 2})
+		cs := dialN(t, d, 2)
+		c1, c2 := cs[0], cs[1]
+		done := make(chan protocol.Outcome, 2)
+		go func() { done <- c1.Do(context.Background(), soon()) }()
+		time.Sleep(10 * time.Millisecond) // c1 takes stream 1
+		go func() { done <- c2.Do(context.Background(), soon()) }()
+		var ok, refused int
+		for i := 0; i < 2; i++ {
+			o := <-done
+			switch {
+			case o.Err == protocol.None && o.Status == 200 && o.Bytes == wantBytes: // Done if the GOAWAY was read by then
+				ok++
+			case o.Err == protocol.Read && o.Done && (o.Unsent || cl.name != "lean"):
+				refused++ // the lean client says the server did not process it
+			default:
+				t.Errorf("%+v", o)
+			}
+		}
+		if ok != 1 || refused != 1 {
+			t.Errorf("%d answered and %d refused, want 1 and 1", ok, refused)
+		}
+		if o := c1.Do(context.Background(), soon()); !o.Done || o.Err != protocol.Write || (cl.name == "lean" && !o.Unsent) {
+			t.Errorf("Do after GOAWAY: %+v, want Write, Unsent and Done", o)
+		}
+		dialN(t, d, 1)[0].Close()
+		if d.Opened() != 2 {
+			t.Errorf("Opened() = %d: a Dial after GOAWAY must open a new connection", d.Opened())
+		}
+	})
+}
+
+func TestStreamErrors(t *testing.T) {
+	addr := startPeer(t, nil, func(p *peer) {
+		for i := 0; ; i++ {
+			h := p.request()
+			if h == nil {
+				return
+			}
+			switch i {
+			case 0:
+				p.raw(http2.FrameRSTStream, 0, h.StreamID, []byte{0, 0, 0, byte(http2.ErrCodeRefusedStream)})
+			case 1:
+				p.raw(http2.FrameRSTStream, 0, h.StreamID, []byte{0, 0, 0, byte(http2.ErrCodeProtocol)})
+			case 2: // a response without :status
+				p.raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, h.StreamID, p.block("x", "y"))
+			case 3: // DATA before HEADERS
+				p.raw(http2.FrameData, http2.FlagDataEndStream, h.StreamID, []byte("x"))
+			default:
+				p.respond(h.StreamID, "200", 1)
+			}
+		}
+	})
+	_, c := dial(t, Config{URL: "http://" + addr + "/", Cleartext: true})
+	for i, want := range []protocol.ErrClass{protocol.Read, protocol.Protocol, protocol.Protocol, protocol.Protocol, protocol.None} {
+		if o := c.Do(context.Background(), soon()); o.Err != want || o.Done {
+			t.Errorf("request %d: %+v, want %v and not Done", i, o, want)
+		}
+	}
+}
+
+func TestConnectionErrors(t *testing.T) {
+	for name, send := range map[string]func(p *peer, id uint32){
+		"DATA on stream 0":  func(p *peer, id uint32) { p.raw(http2.FrameData, 0, 0, []byte("x")) },
+		"frame on stream 2": func(p *peer, id uint32) { p.raw(http2.FrameData, 0, 2, []byte("x")) },
+		"bad HPACK":         func(p *peer, id uint32) { p.raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders, id, []byte{0x80}) },
+		"PUSH_PROMISE": func(p *peer, id uint32) {
+			p.raw(http2.FramePushPromise, http2.FlagPushPromiseEndHeaders, id, []byte{0, 0, 0, 2, 0x82})
+		},
+		"oversized frame": func(p *peer, id uint32) { p.raw(http2.FrameData, 0, id, make([]byte, 20000)) },
+		"interleaved headers": func(p *peer, id uint32) {
+			p.raw(http2.FrameHeaders, 0, id, []byte{0x88})
+			p.raw(http2.FramePing, 0, 0, make([]byte, 8))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			addr := startPeer(t, nil, func(p *peer) {
+				if h := p.request(); h != nil {
+					send(p, h.StreamID)
+					p.next()
+				}
+			})
+			_, c := dial(t, Config{URL: "http://" + addr + "/", Cleartext: true})
+			if o := c.Do(context.Background(), soon()); o.Err != protocol.Protocol || !o.Done {
+				t.Errorf("%+v, want Protocol and Done", o)
+			}
+		})
+	}
+	t.Run("connection reset", func(t *testing.T) {
+		addr := startPeer(t, nil, func(p *peer) {
+			p.request()
+		})
+		_, c := dial(t, Config{URL: "http://" + addr + "/", Cleartext: true})
+		if o := c.Do(context.Background(), soon()); o.Err != protocol.Read || !o.Done {
+			t.Errorf("%+v, want Read and Done", o)
+		}
+	})
+}
+
+// TestPingAndSettings: the server waits for the acks of its PING and
+// SETTINGS before it answers, so the waiting client must send them.
+func TestPingAndSettings(t *testing.T) {
+	addr := startPeer(t, nil, func(p *peer) {
+		for {
+			h := p.request()
+			if h == nil {
+				return
+			}
+			p.mu.Lock()
+			p.fr.WritePing(false, [8]byte{1, 2, 3, 4, 5, 6, 7, 8})
+			p.fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 100})
+			p.mu.Unlock()
+			var ping, settings bool
+			for !ping || !settings {
+				f, err := p.fr.ReadFrame()
+				if err != nil {
+					return
+				}
+				switch f := f.(type) {
+				case *http2.PingFrame:
+					ping = f.IsAck() && f.Data == [8]byte{1, 2, 3, 4, 5, 6, 7, 8}
+				case *http2.SettingsFrame:
+					settings = f.IsAck()
+				}
+			}
+			p.respond(h.StreamID, "200", 1)
+		}
+	})
+	_, c := dial(t, Config{URL: "http://" + addr + "/", Cleartext: true})
+	for i := 0; i < 2; i++ {
+		if o := c.Do(context.Background(), soon()); o.Err != protocol.None {
+			t.Fatalf("%+v", o)
+		}
+	}
+}
+
+func TestMaxConcurrentStreams(t *testing.T) {
+	const limit = 2
+	var open, peak atomic.Int64
+	addr := startPeer(t, []http2.Setting{{ID: http2.SettingMaxConcurrentStreams, Val: limit}}, func(p *peer) {
+		for {
+			h := p.request()
+			if h == nil {
+				return
+			}
+			n := open.Add(1)
+			if n > peak.Load() {
+				peak.Store(n)
+			}
+			go func() {
+				time.Sleep(time.Millisecond)
+				open.Add(-1)
+				p.respond(h.StreamID, "200", 1)
+			}()
+		}
+	})
+	d, err := NewDialer(Config{URL: "http://" + addr + "/", Cleartext: true, Streams: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		c, err := d.Dial(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 10; j++ {
+				if o := c.Do(context.Background(), soon()); o.Err != protocol.None {
+					t.Errorf("%+v", o)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if p := peak.Load(); p > limit {
+		t.Errorf("%d streams open at once, the server allows %d", p, limit)
+	}
+}
+
+// TestDialCancelWhileJoining: a Dial waiting for the connection another
+// Dial is opening returns when its context ends; the connection still
+// serves the first.
+func TestDialCancelWhileJoining(t *testing.T) {
+	release := make(chan struct{})
+	addr := serveRaw(t, func(c net.Conn) {
+		<-release // hold back the server's SETTINGS
+		p := &peer{t: t, c: c, fr: http2.NewFramer(c, c)}
+		p.enc = hpack.NewEncoder(&p.buf)
+		p.fr.ReadMetaHeaders = hpack.NewDecoder(h2wire.DefaultTableSize, nil)
+		io.ReadFull(c, make([]byte, len(h2wire.ClientPreface)))
+		p.fr.WriteSettings()
+		for h := p.request(); h != nil; h = p.request() {
+			p.respond(h.StreamID, "200", 1)
+		}
+	})
+	d, err := NewDialer(Config{URL: "http://" + addr + "/", Cleartext: true, Streams: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan protocol.Conn)
+	go func() {
+		c, err := d.Dial(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		first <- c
+	}()
+	for dialing := false; !dialing; time.Sleep(time.Millisecond) {
+		d.conns.mu.Lock()
+		dialing = d.conns.group != nil
+		d.conns.mu.Unlock()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := d.Dial(ctx); err != context.DeadlineExceeded {
+		t.Errorf("Dial: %v, want the context's error", err)
+	}
+	close(release)
+	c := <-first
+	if c == nil {
+		t.FailNow()
+	}
+	defer c.Close()
+	if o := c.Do(context.Background(), soon()); o.Err != protocol.None {
+		t.Fatalf("%+v", o)
+	}
+	if d.Opened() != 1 {
+		t.Errorf("Opened() = %d", d.Opened())
+	}
+}

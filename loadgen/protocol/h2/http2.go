@@ -1,0 +1,219 @@
+// Package http2 is loadgen's HTTP/2 protocol, like h2load: h2 over TLS
+// (ALPN "h2") for https:// URLs and h2c with prior knowledge for http://
+// URLs. Config.Streams (-m) streams share each connection, so -c connections
+// × -m streams are c×m Conns over c TCP connections.
+//
+// The client is a lean one on HTTP/2 framing and HPACK: this package owns the
+// connections (no pool opens one behind the engine's back), and a request
+// allocates nothing. The Conns of a connection take turns reading it: the
+// first Do that waits becomes the reader, dispatches every stream's frames
+// and hands the role on when its own response is complete; the others
+// park. Requests issued together are written together (one write for all
+// streams that are ready), much as h2load's event loop does.
+//
+// Outcome.Bytes is exact: the wire size of the stream's HEADERS,
+// CONTINUATION and DATA frames, frame headers and padding included
+// (connection-level frames and TLS overhead are not counted). Outcome.Written
+// counts the request's frames the same way.
+//
+// Outcomes:
+//   - status ≥ 400: Status;
+//   - deadline passed: Timeout; the stream is reset (RST_STREAM CANCEL) and
+//     the connection kept, so Done only if the connection broke too;
+//   - the run's context ended: Timeout, not Done;
+//   - RST_STREAM from the server: Read (Protocol for PROTOCOL_ERROR), not
+//     Done; a malformed response on a stream: Protocol, not Done;
+//   - connection lost: Read or Write, Done; the server breaking the protocol
+//     (bad frame, HPACK error, PUSH_PROMISE…): Protocol, Done;
+//   - GOAWAY: streams the server will not process end with Read, Done and
+//     Unsent (the engine sends them again on a new connection),
+//     the others complete normally (Done once the GOAWAY has been read), and
+//     a Do on the connection afterwards returns Write, Done and Unsent;
+//   - aborted by Close: Read, Done.
+package h2
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2wire"
+)
+
+// Config is one HTTP/2 load target.
+type Config struct {
+	URL         string   // https:// for h2 over TLS, http:// for h2c (needs Cleartext)
+	Method      string   // default GET
+	Headers     []string // "Name: value"; "Host: x" sets :authority
+	Body        []byte   // sent with every request; content-length is added
+	TLS         protocol.TLS
+	Cleartext   bool          // h2c with prior knowledge, for http:// URLs
+	Streams     int           // -m: concurrent streams per connection, default 1
+	DialTimeout time.Duration // TCP connect + TLS handshake + SETTINGS exchange; default 10s
+}
+
+const (
+	defaultDialTimeout = 10 * time.Second
+	maxStreamsPerConn  = 1 << 16
+	userAgent          = "loadgen"
+)
+
+// connection-specific headers, which HTTP/2 forbids (RFC 9113 §8.2.2); they
+// are dropped, so one header list serves HTTP/1.1 and HTTP/2 runs alike.
+var droppedHeaders = map[string]bool{
+	"connection": true, "keep-alive": true, "proxy-connection": true,
+	"transfer-encoding": true, "upgrade": true,
+}
+
+// Validate checks the configuration; its errors are one line each.
+func (c Config) Validate() error {
+	_, err := c.request()
+	return err
+}
+
+// target is a validated Config.
+type target struct {
+	addr        string // host:port to dial
+	host        string // for SNI
+	tls         bool
+	fields      []h2wire.Field
+	body        []byte
+	streams     int
+	dialTimeout time.Duration
+}
+
+func (c Config) request() (*target, error) {
+	if c.URL == "" {
+		return nil, errors.New("http2: no URL")
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return nil, fmt.Errorf("http2: bad URL %q: %v", c.URL, errors.Unwrap(err))
+	}
+	t := &target{body: c.Body, streams: c.Streams, dialTimeout: c.DialTimeout}
+	port := u.Port()
+	switch u.Scheme {
+	case "https":
+		if c.Cleartext {
+			return nil, fmt.Errorf("http2: h2c (cleartext) needs an http:// URL, not %s", c.URL)
+		}
+		t.tls = true
+		if port == "" {
+			port = "443"
+		}
+	case "http":
+		if !c.Cleartext {
+			return nil, fmt.Errorf("http2: %s is cleartext: enable h2c (HTTP/2 with prior knowledge), or use https:// for h2 over TLS", c.URL)
+		}
+		if c.TLS.Enabled {
+			return nil, fmt.Errorf("http2: TLS options given for the cleartext URL %s: use https://", c.URL)
+		}
+		if port == "" {
+			port = "80"
+		}
+	default:
+		return nil, fmt.Errorf("http2: URL %q: scheme must be https (h2) or http (h2c)", c.URL)
+	}
+	t.host = u.Hostname()
+	if t.host == "" {
+		return nil, fmt.Errorf("http2: URL %q has no host", c.URL)
+	}
+	t.addr = net.JoinHostPort(t.host, port)
+	switch {
+	case c.Streams < 0:
+		return nil, fmt.Errorf("http2: streams per connection (-m) is %d: must be at least 1", c.Streams)
+	case c.Streams == 0:
+		t.streams = 1
+	case c.Streams > maxStreamsPerConn:
+		return nil, fmt.Errorf("http2: streams per connection (-m) is %d: at most %d", c.Streams, maxStreamsPerConn)
+	}
+	switch {
+	case c.DialTimeout < 0:
+		return nil, fmt.Errorf("http2: dial timeout %v is negative", c.DialTimeout)
+	case c.DialTimeout == 0:
+		t.dialTimeout = defaultDialTimeout
+	}
+
+	method := c.Method
+	if method == "" {
+		method = "GET"
+	}
+	if !isToken(method) {
+		return nil, fmt.Errorf("http2: bad method %q", method)
+	}
+	if method == "CONNECT" {
+		return nil, errors.New("http2: CONNECT is not supported")
+	}
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	if u.RawQuery != "" {
+		path += "?" + u.RawQuery
+	}
+	authority := u.Host
+	scheme := u.Scheme
+
+	var extra []h2wire.Field
+	hasUA, hasLength := false, false
+	for _, h := range c.Headers {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.ToLower(strings.TrimSpace(name))
+		value = strings.TrimSpace(value)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("http2: header %q: want \"Name: value\"", h)
+		case !isToken(name):
+			return nil, fmt.Errorf("http2: header %q: bad name", h)
+		case strings.ContainsAny(value, "\r\n\x00"):
+			return nil, fmt.Errorf("http2: header %q: value holds CR, LF or NUL", h)
+		case droppedHeaders[name]:
+			continue
+		case name == "te" && !strings.EqualFold(value, "trailers"):
+			continue // the only TE value HTTP/2 allows
+		case name == "host":
+			authority = value
+			continue
+		case name == "user-agent":
+			hasUA = true
+		case name == "content-length":
+			hasLength = true
+		}
+		extra = append(extra, h2wire.Field{Name: name, Value: value})
+	}
+	t.fields = []h2wire.Field{
+		{Name: ":method", Value: method},
+		{Name: ":scheme", Value: scheme},
+		{Name: ":authority", Value: authority},
+		{Name: ":path", Value: path},
+	}
+	if !hasUA {
+		t.fields = append(t.fields, h2wire.Field{Name: "user-agent", Value: userAgent})
+	}
+	if len(c.Body) > 0 && !hasLength {
+		t.fields = append(t.fields, h2wire.Field{Name: "content-length", Value: fmt.Sprint(len(c.Body))})
+	}
+	t.fields = append(t.fields, extra...)
+	return t, nil
+}
+
+// isToken reports whether s is an RFC 9110 token (method, header name).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

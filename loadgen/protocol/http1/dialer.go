@@ -1,0 +1,72 @@
+package http1
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"time"
+
+	"loadgen/loadgen/protocol"
+)
+
+// Dialer opens HTTP/1.1 connections to one target. It is safe for concurrent
+// use; everything it shares with its Conns (the request bytes, the TLS
+// configuration) is read-only after NewDialer.
+type Dialer struct {
+	addr    string
+	req     []byte
+	head    bool
+	tls     *tls.Config // nil for plain HTTP
+	timeout time.Duration
+}
+
+var _ protocol.Dialer = (*Dialer)(nil)
+
+// NewDialer validates cfg and builds the request once; every Conn sends
+// exactly those bytes.
+func NewDialer(cfg Config) (*Dialer, error) {
+	t, err := cfg.target()
+	if err != nil {
+		return nil, err
+	}
+	d := &Dialer{addr: t.addr, req: t.req, head: t.head, timeout: cfg.DialTimeout}
+	if t.tls {
+		tc := cfg.TLS
+		tc.Enabled = true
+		if d.tls, err = tc.Config(t.hostname, "http/1.1"); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// Dial connects (TCP, then the TLS handshake for https) within ctx and the
+// configured DialTimeout. Any error it returns is a connect error;
+// certificate errors say which flag fixes them.
+func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
+	if d.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.timeout)
+		defer cancel()
+	}
+	var nd net.Dialer // TCP_NODELAY is Go's default
+	raw, err := nd.DialContext(ctx, "tcp", d.addr)
+	if err != nil {
+		return nil, err
+	}
+	rw := raw
+	if d.tls != nil {
+		tc := tls.Client(raw, d.tls)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return nil, fmt.Errorf("TLS handshake with %s: %w", d.addr, protocol.ExplainTLS(err))
+		}
+		if p := tc.ConnectionState().NegotiatedProtocol; p != "" && p != "http/1.1" {
+			raw.Close()
+			return nil, fmt.Errorf("TLS handshake with %s: server chose ALPN protocol %q, not http/1.1", d.addr, p)
+		}
+		rw = tc
+	}
+	return newConn(raw, rw, d), nil
+}

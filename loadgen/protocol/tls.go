@@ -1,0 +1,166 @@
+package protocol
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+)
+
+// TLS holds the client's TLS options, shared by every protocol that speaks
+// TLS. The zero value means plaintext.
+type TLS struct {
+	Enabled    bool
+	Insecure   bool     // skip certificate verification (off by default)
+	CAFile     string   // PEM file of CAs to trust instead of the system pool
+	ServerName string   // SNI and the name verified; default: the target's host
+	MinVersion uint16   // tls.VersionTLS12 …; 0 means Go's default
+	MaxVersion uint16   // 0 means Go's default
+	Ciphers    []uint16 // TLS 1.2 cipher suites; nil means Go's default
+	Resume     bool     // allow session resumption (otherwise every handshake is full)
+	// Curves are the key exchanges offered, in order. Nil means
+	// DefaultCurves: classical ECDHE, as OpenSSL 3.0 clients (wrk, h2load)
+	// offer, so the client does not spend a post-quantum key generation on
+	// every handshake with a server that cannot use it.
+	Curves []tls.CurveID
+}
+
+// DefaultCurves are offered when TLS.Curves is nil (a new slice each call:
+// no shared mutable state).
+func DefaultCurves() []tls.CurveID { return []tls.CurveID{tls.X25519, tls.CurveP256} }
+
+// Config builds a fresh *tls.Config for a protocol. host is the target's
+// host (used for SNI when ServerName is empty); nextProtos is the ALPN list.
+// It returns nil, nil when TLS is not enabled.
+func (t TLS) Config(host string, nextProtos ...string) (*tls.Config, error) {
+	if !t.Enabled {
+		return nil, nil
+	}
+	c := &tls.Config{
+		InsecureSkipVerify: t.Insecure,
+		ServerName:         t.ServerName,
+		MinVersion:         t.MinVersion,
+		MaxVersion:         t.MaxVersion,
+		CipherSuites:       t.Ciphers,
+		NextProtos:         nextProtos,
+		CurvePreferences:   slices.Clone(t.Curves),
+	}
+	if c.CurvePreferences == nil {
+		c.CurvePreferences = DefaultCurves()
+	}
+	if c.ServerName == "" {
+		c.ServerName = host
+	}
+	if c.MinVersion == 0 {
+		c.MinVersion = tls.VersionTLS12
+	}
+	if t.Resume {
+		c.ClientSessionCache = tls.NewLRUClientSessionCache(1024)
+	} else {
+		c.SessionTicketsDisabled = true
+	}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--cacert: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--cacert %s: no PEM certificate found", t.CAFile)
+		}
+		c.RootCAs = pool
+	}
+	return c, nil
+}
+
+// ParseTLSVersion parses "1.0", "1.1", "1.2" or "1.3".
+func ParseTLSVersion(s string) (uint16, error) {
+	switch strings.TrimPrefix(strings.ToLower(s), "tls") {
+	case "1.0", "10":
+		return tls.VersionTLS10, nil
+	case "1.1", "11":
+		return tls.VersionTLS11, nil
+	case "1.2", "12":
+		return tls.VersionTLS12, nil
+	case "1.3", "13":
+		return tls.VersionTLS13, nil
+	}
+	return 0, fmt.Errorf("unknown TLS version %q: use 1.2 or 1.3", s)
+}
+
+// ParseCiphers parses a comma-separated list of cipher suite names as Go and
+// IANA spell them (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256). TLS 1.3 suites are
+// not configurable and are rejected.
+func ParseCiphers(s string) ([]uint16, error) {
+	byName := map[string]uint16{}
+	for _, c := range tls.CipherSuites() {
+		if !slices.Equal(c.SupportedVersions, []uint16{tls.VersionTLS13}) {
+			byName[c.Name] = c.ID
+		}
+	}
+	for _, c := range tls.InsecureCipherSuites() {
+		byName[c.Name] = c.ID
+	}
+	var ids []uint16
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		id, ok := byName[strings.ToUpper(name)]
+		if !ok {
+			return nil, fmt.Errorf("unknown cipher suite %q (TLS 1.3 suites cannot be chosen; see `openssl ciphers -stdname` for names)", name)
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("--cipher: empty list")
+	}
+	return ids, nil
+}
+
+// ExplainTLS adds what to do to a certificate verification error; other
+// errors are returned unchanged.
+func ExplainTLS(err error) error {
+	var unknown x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	switch {
+	case errors.As(err, &unknown), errors.As(err, &verify) && errors.As(verify.Err, &unknown):
+		return fmt.Errorf("%w (trust the target's CA with --cacert FILE, or skip verification with --insecure)", err)
+	case errors.As(err, &hostname):
+		return fmt.Errorf("%w (set the name to verify with --sni NAME, or skip verification with --insecure)", err)
+	case errors.As(err, &invalid):
+		return fmt.Errorf("%w (use a valid certificate, or skip verification with --insecure)", err)
+	}
+	return err
+}
+
+// ParseCurves parses a comma-separated list of key exchanges: X25519,
+// P256, P384, P521, X25519MLKEM768 (case-insensitive).
+func ParseCurves(s string) ([]tls.CurveID, error) {
+	names := map[string]tls.CurveID{
+		"x25519": tls.X25519, "p256": tls.CurveP256, "p-256": tls.CurveP256, "p384": tls.CurveP384,
+		"p-384": tls.CurveP384, "p521": tls.CurveP521, "p-521": tls.CurveP521, "x25519mlkem768": tls.X25519MLKEM768,
+	}
+	var ids []tls.CurveID
+	for _, name := range strings.Split(s, ",") {
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name == "" {
+			continue
+		}
+		id, ok := names[name]
+		if !ok {
+			return nil, fmt.Errorf("unknown key exchange %q: use X25519, P256, P384, P521 or X25519MLKEM768", name)
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("--tls-curves: empty list")
+	}
+	return ids, nil
+}
