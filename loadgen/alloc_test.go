@@ -14,6 +14,8 @@ import (
 	"loadgen/loadgen/protocol/tcp"
 	"loadgen/results"
 	"loadgen/targets/tcpecho"
+
+	"golang.org/x/sys/unix"
 )
 
 // One request through the engine's hot path — take the next request, wait
@@ -135,5 +137,117 @@ func TestSpreadAcc(t *testing.T) {
 	}
 	if len(a.res) != reservoirSize {
 		t.Errorf("reservoir grew to %d", len(a.res))
+	}
+}
+
+// The event loop's hot path — start the next request, wait, read, parse,
+// record — allocates nothing either, for HTTP/1.1 and raw TCP, closed and
+// open loop.
+func TestLoopAllocatesNothing(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are measured without -race (make test)")
+	}
+	srv, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	d, err := tcp.NewDialer(tcp.Config{Addr: srv.Addr(), Mode: tcp.RR, Size: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		pacer pace.Pacer
+	}{
+		{"closed loop", nil},
+		{"open loop", pace.Constant{PerSec: 50000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Pacer: tc.pacer}
+			cfg.Connections, cfg.Threads, cfg.Duration = 1, 1, results.Duration(time.Hour)
+			cfg.setDefaults()
+			e := &engine{cfg: cfg, dialer: d, pacer: tc.pacer, runCtx: context.Background(), begin: make(chan struct{})}
+			e.shards = []*shard{newShard(tc.pacer != nil, true)}
+			e.counts = make([]counter, 1)
+			drv, err := newLoops(e, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := drv.(*loops).ls[0]
+			defer l.closeFDs()
+			l.prefetch()
+			c := l.conns[0]
+			if c.fd < 0 {
+				t.Fatal("not connected")
+			}
+			e.start = time.Now()
+			e.measure = e.start
+			one := func() {
+				before := c.count.n.Load()
+				now := time.Now()
+				if tc.pacer == nil {
+					l.startReady(now) // c is ready: its last request ended
+				} else {
+					l.dispatch(now)
+				}
+				for c.count.n.Load() == before {
+					n, _ := unix.EpollWait(l.epfd, l.evs, 1000)
+					now := time.Now()
+					for i := 0; i < n; i++ {
+						l.event(&l.evs[i], now)
+					}
+					if tc.pacer != nil {
+						l.dispatch(now)
+					}
+				}
+			}
+			if tc.pacer != nil {
+				l.idle = append(l.idle, c)
+			} else {
+				l.ready = append(l.ready, c)
+			}
+			one() // grows what grows once
+			allocs := testing.AllocsPerRun(2000, one)
+			if allocs != 0 {
+				t.Errorf("%.2f allocations per request, want 0", allocs)
+			}
+		})
+	}
+}
+
+// The event loop keeps a few hundred bytes per connection: no goroutine,
+// no buffer of its own (the loop's read buffer is shared), a Session.
+func TestLoopMemoryPerConnection(t *testing.T) {
+	const n = 10000
+	d, err := tcp.NewDialer(tcp.Config{Addr: "127.0.0.1:9", Mode: tcp.RR, Size: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg Config
+	cfg.Connections, cfg.Threads, cfg.Duration = n, 2, results.Duration(time.Second)
+	cfg.setDefaults()
+	e := &engine{cfg: cfg, dialer: d, runCtx: context.Background(), begin: make(chan struct{})}
+	e.counts = make([]counter, cfg.Threads)
+	e.shards = []*shard{newShard(false, false), newShard(false, false)}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	before := heap()
+	drv, err := newLoops(e, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := float64(heap()-before) / n
+	drv.(*loops).closeFDs()
+	t.Logf("%.0f bytes per connection", per)
+	if per > 512 {
+		t.Errorf("%.0f bytes of heap per connection, want < 512", per)
 	}
 }

@@ -47,6 +47,14 @@ type Progress struct {
 	Errors   int64
 }
 
+// Drivers (Config.Driver): the event loop where the protocol allows it
+// (plain HTTP/1.1, raw TCP), else goroutines; or either, forced.
+const (
+	DriverAuto       = ""
+	DriverLoop       = "loop"
+	DriverGoroutines = "goroutines"
+)
+
 // Defaults the engine applies to zero fields.
 const (
 	DefaultTimeout  = 2 * time.Second // as wrk
@@ -83,6 +91,8 @@ func (c *Config) Validate() error {
 		return errors.New("streams (-m) cannot be negative")
 	case c.Connections*max(1, c.Streams) > MaxConnections:
 		return fmt.Errorf("connections × streams must be at most %d", MaxConnections)
+	case c.Driver != DriverAuto && c.Driver != DriverLoop && c.Driver != DriverGoroutines:
+		return fmt.Errorf("driver %q: use loop or goroutines (default: the loop where the protocol allows it)", c.Driver)
 	}
 	return nil
 }

@@ -1,10 +1,16 @@
 // Package loadgen is the engine: Run drives a protocol's connections closed
 // or open loop, owns the clock, records every request's latency into
-// histograms shared by a few workers each (memory does not grow with
+// histograms shared by a few connections each (memory does not grow with
 // connections), and returns a results.Run.
 //
-// Threads and connections, in Go terms: every connection is one goroutine
-// (a worker) that sends a request, waits for its answer and sends the next.
+// Two drivers send the requests. The event loop (loop_linux.go) drives
+// plain TCP protocols — HTTP/1.1 without TLS, tcp-rr, tcp-crr, tcp-stream —
+// as wrk does: a loop per thread, non-blocking sockets in one epoll set,
+// no goroutine switch per request. Goroutines (workers.go) drive every
+// protocol: a goroutine per connection (per stream with -m) sends a
+// request, waits for its answer, records it and sends the next. Both keep
+// the same rules and pass the same tests.
+//
 // A thread (-t) is a group of connections whose statistics are reported
 // together (wrk's "Thread Stats"); the command line also caps the number of
 // OS threads running Go code (GOMAXPROCS) at the thread count, so -t 1 uses
@@ -30,10 +36,20 @@ import (
 // sampleEvery is wrk's request-rate sampling interval for "Req/Sec".
 const sampleEvery = 100 * time.Millisecond
 
+// maxResends bounds how often one request is sent again after the peer
+// left it unprocessed (Outcome.Unsent): a server that sends GOAWAY at
+// once on every connection fails the request instead of looping.
+const maxResends = 5
+
+// prefetchAtOnce bounds the connections being opened at the same time
+// before a run, so a listen backlog is not overrun into SYN retries.
+const prefetchAtOnce = 512
+
 type engine struct {
 	cfg    Config
 	dialer protocol.Dialer
 	pacer  pace.Pacer
+	drv    driver
 
 	start   time.Time // run start (warm-up begins); set before begin closes
 	measure time.Time // measured window begins
@@ -45,31 +61,27 @@ type engine struct {
 	aborted  atomic.Bool   // in-flight requests are discarded
 	runCtx   context.Context
 
-	workers []*worker
-	shards  []*shard
-	counts  []counter // answered requests per thread (wrk's Thread Stats)
+	shards []*shard
+	counts []counter // answered requests per thread (wrk's Thread Stats)
 }
 
-type worker struct {
-	e         *engine
-	shard     *shard   // shared with other workers: statistics cost memory per shard, not per connection
-	count     *counter // its thread's
-	wait      *waiter
-	mu        sync.Mutex // guards conn against a concurrent abort
-	conn      protocol.Conn
-	closed    bool
-	connected bool          // it had a connection at some point
-	backoff   time.Duration // between failed dials, closed loop
+// driver sends the requests of a run: goroutines, or event loops.
+type driver interface {
+	// start opens the connections: each worker or loop signals ready once
+	// it tried them, then waits for begin before sending.
+	start(ready *sync.WaitGroup) (done <-chan struct{}, err error)
+	// interrupt wakes whatever waits for a request's time, so that a
+	// stopping run stops at once.
+	interrupt()
+	// abort discards the requests in flight.
+	abort()
+	// close closes every connection, once done is closed.
+	close()
+	// unconnected counts the connections that never came up.
+	unconnected() int
+	// name is recorded in the result: "loop" or "goroutines".
+	name() string
 }
-
-// maxResends bounds how often one request is sent again after the peer
-// left it unprocessed (Outcome.Unsent): a server that sends GOAWAY at
-// once on every connection fails the request instead of looping.
-const maxResends = 5
-
-// prefetchAtOnce bounds the connections being opened at the same time
-// before a run, so a listen backlog is not overrun into SYN retries.
-const prefetchAtOnce = 512
 
 // Run drives d according to cfg until the duration or request count is
 // reached or ctx is cancelled, and returns what it measured. A cancelled
@@ -90,14 +102,18 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 		return nil, err
 	}
 	cfg.setDefaults()
-	if err := checkFileLimit(cfg.Config, cfg.Pacer != nil, fileLimit()); err != nil {
+	sd, loop, err := chooseDriver(cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFileLimit(cfg.Config, cfg.Pacer != nil && !loop, fileLimit()); err != nil {
 		return nil, err
 	}
 	e := &engine{cfg: cfg, dialer: d, pacer: cfg.Pacer, begin: make(chan struct{})}
 
 	// Preflight: one connection before any load, so an unreachable target
-	// is one clear error instead of a run full of connect errors. It becomes
-	// the first worker's connection.
+	// is one clear error instead of a run full of connect errors. The
+	// goroutines keep it as the first worker's connection.
 	dctx, cancel := context.WithTimeout(ctx, cfg.Timeout.D())
 	t0 := time.Now()
 	first, err := d.Dial(dctx)
@@ -107,51 +123,34 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 		return nil, fmt.Errorf("cannot connect to %s: %w", cfg.Target, err)
 	}
 
-	intervals := cfg.HistLog != nil
-	open := e.pacer != nil
-	// A worker per stream: -c connections × -m streams (multiplexing
-	// protocols share a connection between m workers' Conns).
-	e.workers = make([]*worker, cfg.Connections*max(1, cfg.Streams))
-	e.shards = make([]*shard, min(len(e.workers), shardsPerProc*runtime.GOMAXPROCS(0)))
+	workers := cfg.Connections * max(1, cfg.Streams)
+	nshards := min(workers, shardsPerProc*runtime.GOMAXPROCS(0))
+	if loop {
+		nshards = loopCount(cfg)
+	}
+	e.shards = make([]*shard, nshards)
 	for i := range e.shards {
-		e.shards[i] = newShard(open, intervals)
+		e.shards[i] = newShard(e.pacer != nil, cfg.HistLog != nil)
 	}
 	e.counts = make([]counter, cfg.Threads)
-	for i := range e.workers {
-		w := &worker{e: e, shard: e.shards[i%len(e.shards)], count: &e.counts[i%cfg.Threads]}
-		if open {
-			if w.wait, err = newWaiter(); err != nil {
-				first.Close()
-				e.closeWaiters()
-				return nil, err
-			}
-		}
-		e.workers[i] = w
-	}
-	defer e.closeWaiters()
-	e.workers[0].conn, e.workers[0].connected = first, true
-	e.workers[0].shard.dialed(dialTime, nil, false)
-
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	e.runCtx = runCtx
+	if loop {
+		first.Close()
+		e.drv, err = newLoops(e, sd)
+	} else {
+		e.drv, err = newWorkers(e, first, dialTime)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.cfg.Driver = e.drv.name()
 
-	var wg, ready sync.WaitGroup
-	sem := make(chan struct{}, prefetchAtOnce)
-	for _, w := range e.workers {
-		wg.Add(1)
-		ready.Add(1)
-		go func() {
-			defer wg.Done()
-			if !cfg.NewConn && w.conn == nil {
-				sem <- struct{}{}
-				w.dial(time.Now(), true)
-				<-sem
-			}
-			ready.Done()
-			<-e.begin
-			w.run()
-		}()
+	var ready sync.WaitGroup
+	allDone, err := e.drv.start(&ready)
+	if err != nil {
+		return nil, err
 	}
 	e.prefetched(ctx, &ready)
 	// Opening thousands of connections leaves garbage (contexts, timers,
@@ -169,15 +168,13 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	}
 	rep := newReporter(e)
 	close(e.begin)
-	allDone := make(chan struct{})
-	go func() { wg.Wait(); close(allDone) }()
 
 	interrupted := rep.loop(ctx, allDone)
 
 	// Stop: no new requests; in-flight ones get until their deadline, then
 	// connections are closed. An interrupt discards them at once.
 	e.stopping.Store(true)
-	e.interruptWaits()
+	e.drv.interrupt()
 	if interrupted {
 		e.abort()
 	} else {
@@ -192,8 +189,24 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	}
 	<-allDone
 	finish := time.Now()
-	e.closeConns()
+	e.drv.close()
 	return rep.result(finish, interrupted), nil
+}
+
+// chooseDriver picks the event loop where the protocol allows it and the
+// configuration asks for it (the default), goroutines otherwise.
+func chooseDriver(cfg Config, d protocol.Dialer) (protocol.SessionDialer, bool, error) {
+	sd, ok := d.(protocol.SessionDialer)
+	can := ok && sd.Sessions() && loopSupported && cfg.Streams <= 1
+	switch cfg.Driver {
+	case DriverGoroutines:
+		return nil, false, nil
+	case DriverLoop:
+		if !can {
+			return nil, false, fmt.Errorf("the event loop drives plain HTTP/1.1 and raw TCP on Linux, one stream per connection: %s runs on goroutines (leave out --driver loop)", cfg.Protocol)
+		}
+	}
+	return sd, can, nil
 }
 
 // prefetched waits until every worker has tried its first connection, for
@@ -211,210 +224,12 @@ func (e *engine) prefetched(ctx context.Context, ready *sync.WaitGroup) {
 	}
 }
 
-func (e *engine) closeWaiters() {
-	for _, w := range e.workers {
-		if w != nil && w.wait != nil {
-			w.wait.close()
-		}
-	}
-}
-
-func (e *engine) interruptWaits() {
-	for _, w := range e.workers {
-		if w.wait != nil {
-			w.wait.interrupt()
-		}
-	}
-}
-
-// abort discards in-flight requests: closing a Conn makes its Do return.
+// abort discards in-flight requests.
 func (e *engine) abort() {
 	e.aborted.Store(true)
 	e.stopping.Store(true)
-	e.interruptWaits()
-	for _, w := range e.workers {
-		w.abortConn()
-	}
-}
-
-// closeConns closes every connection once all workers have returned.
-func (e *engine) closeConns() {
-	for _, w := range e.workers {
-		w.dropConn()
-	}
-}
-
-// abortConn closes the worker's connection from another goroutine, so that
-// a Do in progress returns, and keeps the worker from dialing again. Only
-// the worker itself writes w.conn.
-func (w *worker) abortConn() {
-	w.mu.Lock()
-	if w.conn != nil {
-		_ = w.conn.Close()
-	}
-	w.closed = true
-	w.mu.Unlock()
-}
-
-// dropConn closes the worker's connection (from the worker).
-func (w *worker) dropConn() {
-	w.mu.Lock()
-	if w.conn != nil {
-		_ = w.conn.Close()
-		w.conn = nil
-	}
-	w.mu.Unlock()
-}
-
-// dial opens the worker's connection; false when the run is over. A
-// prefetch dial (before the clock starts) is never part of the measured
-// window.
-func (w *worker) dial(now time.Time, prefetch bool) bool {
-	e := w.e
-	ctx, cancel := context.WithTimeout(e.runCtx, e.cfg.Timeout.D())
-	c, err := e.dialer.Dial(ctx)
-	cancel()
-	if e.aborted.Load() {
-		if c != nil {
-			c.Close()
-		}
-		return false
-	}
-	w.shard.dialed(time.Since(now), err, !prefetch && !now.Before(e.measure))
-	if err != nil {
-		return true
-	}
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		c.Close()
-		return false
-	}
-	w.conn, w.connected = c, true
-	w.mu.Unlock()
-	return true
-}
-
-// run is one connection's loop.
-func (w *worker) run() {
-	for w.step() {
-	}
-}
-
-// step takes the next request, waits for its intended start (open loop),
-// executes it and records it. It returns false when the worker is done.
-// It allocates nothing (see TestStepAllocatesNothing).
-//
-// What a latency counts: open loop, from the request's intended start,
-// whatever it waited for (a connection included: that is the correction);
-// closed loop, from when the request is sent, so a connection's TCP and TLS
-// handshake (at the start, or after a reconnect) is in the connect histogram,
-// not in its first request's latency — except with NewConn, where the
-// handshake is what is measured. Every request sent counts, a failed one
-// at the time it failed: a timeout at its timeout.
-func (w *worker) step() bool {
-	e := w.e
-	if e.stopping.Load() {
-		return false
-	}
-	i := e.next.Add(1) - 1
-	if n := uint64(e.cfg.Requests); n > 0 && i >= n {
-		return false
-	}
-	open := e.pacer != nil
-	var intended time.Time
-	if open {
-		off, ok := e.pacer.Intended(i)
-		if !ok {
-			return false
-		}
-		intended = e.start.Add(off)
-		if !e.end.IsZero() && !intended.Before(e.end) {
-			return false
-		}
-		if !w.wait.sleep(time.Until(intended)) || e.stopping.Load() {
-			return false
-		}
-	}
-	start := time.Now()
-	if !open && !e.end.IsZero() && !start.Before(e.end) {
-		return false
-	}
-	var o protocol.Outcome
-	var deadline, done time.Time
-	var lag time.Duration // of the first send, open loop
-	for resend := 0; ; resend++ {
-		if w.conn == nil {
-			if !w.dial(start, false) {
-				return false
-			}
-			if w.conn == nil { // the dial failed and was counted
-				if !open {
-					w.backoff = min(max(2*w.backoff, 10*time.Millisecond), time.Second)
-					time.Sleep(w.backoff)
-				}
-				return true
-			}
-			w.backoff = 0
-			if !e.cfg.NewConn {
-				start = time.Now() // connecting is not part of a kept-alive request
-			}
-		}
-		if e.cfg.Timeout > 0 {
-			deadline = start.Add(e.cfg.Timeout.D())
-		}
-		if resend == 0 && open {
-			lag = start.Sub(intended)
-		}
-		o = w.conn.Do(e.runCtx, deadline)
-		done = time.Now()
-		if e.aborted.Load() {
-			w.shard.aborted()
-			return false
-		}
-		if !o.Unsent || resend == maxResends {
-			break
-		}
-		// The peer did not process it (its connection was going away):
-		// not a failure; send it again on a new connection, as a real
-		// client does.
-		w.dropConn()
-		start = done
-	}
-	if !open {
-		intended = start
-	}
-	measuring := !intended.Before(e.measure)
-	failed := o.Err != protocol.None && o.Err != protocol.Status
-	answeredLate := false
-	if !deadline.IsZero() && done.After(deadline) {
-		// The timeout is a hard bound: an answer that came after it is a
-		// timeout, however late the timer fired; and it is counted at its
-		// timeout.
-		if !failed {
-			o.Err, failed, answeredLate = protocol.Timeout, true, true
-		}
-		if o.Err == protocol.Timeout {
-			done = deadline
-		}
-	}
-	if measuring {
-		if open {
-			w.shard.paced(lag)
-		}
-		if failed {
-			w.shard.failure(&o, done.Sub(intended), done.Sub(start))
-		} else {
-			w.shard.response(&o, done, done.Sub(intended), done.Sub(start))
-			w.count.n.Add(1)
-		}
-	}
-	// A request that failed leaves its connection in an unknown state; one
-	// answered in full after its timeout left it clean.
-	if o.Done || e.cfg.NewConn || (failed && !answeredLate) {
-		w.dropConn()
-	}
-	return true
+	e.drv.interrupt()
+	e.drv.abort()
 }
 
 // expected counts the requests the pacer meant to start in [from, to).

@@ -80,11 +80,30 @@ func run(t *testing.T, cfg loadgen.Config, url string) *results.Run {
 	if cfg.Threads == 0 {
 		cfg.Threads = 1
 	}
+	cfg.Driver = driver
 	r, err := loadgen.Run(context.Background(), cfg, dialer(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if driver != loadgen.DriverAuto && r.Config.Driver != driver {
+		t.Fatalf("run by %q, asked %q", r.Config.Driver, driver)
+	}
 	return r
+}
+
+// driver is the driver the tests of the moment run on (forDrivers).
+var driver = loadgen.DriverAuto
+
+// forDrivers runs a test on both drivers: the event loop and goroutines
+// must keep the same rules.
+func forDrivers(t *testing.T, test func(t *testing.T)) {
+	for _, d := range []string{loadgen.DriverLoop, loadgen.DriverGoroutines} {
+		t.Run(d, func(t *testing.T) {
+			driver = d
+			defer func() { driver = loadgen.DriverAuto }()
+			test(t)
+		})
+	}
 }
 
 func conf(c int, d time.Duration) loadgen.Config {
@@ -94,83 +113,93 @@ func conf(c int, d time.Duration) loadgen.Config {
 }
 
 func TestClosedLoopCountsMatchServer(t *testing.T) {
-	srv := newServer(t, nil)
-	r := run(t, conf(4, 500*time.Millisecond), srv.URL)
-	s := r.Summary
-	if s.Requests == 0 || s.Requests != srv.served.Load() {
-		t.Fatalf("generator counted %d requests, server served %d", s.Requests, srv.served.Load())
-	}
-	if s.Errors.Total() != 0 || s.Status[200] != s.Requests {
-		t.Errorf("errors %+v, status %v", s.Errors, s.Status)
-	}
-	if s.Connections.Established != 4 {
-		t.Errorf("%d connections established, want 4", s.Connections.Established)
-	}
-	if s.BytesRead <= 5*s.Requests {
-		t.Errorf("%d bytes read for %d responses of 5-byte bodies plus headers", s.BytesRead, s.Requests)
-	}
+	forDrivers(t, func(t *testing.T) {
+		srv := newServer(t, nil)
+		r := run(t, conf(4, 500*time.Millisecond), srv.URL)
+		s := r.Summary
+		if s.Requests == 0 || s.Requests != srv.served.Load() {
+			t.Fatalf("generator counted %d requests, server served %d", s.Requests, srv.served.Load())
+		}
+		if s.Errors.Total() != 0 || s.Status[200] != s.Requests {
+			t.Errorf("errors %+v, status %v", s.Errors, s.Status)
+		}
+		if s.Connections.Established != 4 {
+			t.Errorf("%d connections established, want 4", s.Connections.Established)
+		}
+		if s.BytesRead <= 5*s.Requests {
+			t.Errorf("%d bytes read for %d responses of 5-byte bodies plus headers", s.BytesRead, s.Requests)
+		}
+	})
 }
 
 func TestOpenLoopCountsMatchServer(t *testing.T) {
-	srv := newServer(t, nil)
-	cfg := conf(4, 500*time.Millisecond)
-	cfg.Rate = 400
-	r := run(t, cfg, srv.URL)
-	s := r.Summary
-	if s.Requests != srv.served.Load() {
-		t.Fatalf("generator counted %d requests, server served %d", s.Requests, srv.served.Load())
-	}
-	if s.Pacing == nil || s.Pacing.Sent != s.Requests || s.Uncorrected == nil {
-		t.Fatalf("open loop result lacks pacing or uncorrected latency: %+v", s)
-	}
+	forDrivers(t, func(t *testing.T) {
+		srv := newServer(t, nil)
+		cfg := conf(4, 500*time.Millisecond)
+		cfg.Rate = 400
+		r := run(t, cfg, srv.URL)
+		s := r.Summary
+		if s.Requests != srv.served.Load() {
+			t.Fatalf("generator counted %d requests, server served %d", s.Requests, srv.served.Load())
+		}
+		if s.Pacing == nil || s.Pacing.Sent != s.Requests || s.Uncorrected == nil {
+			t.Fatalf("open loop result lacks pacing or uncorrected latency: %+v", s)
+		}
+	})
 }
 
 func TestRequestCount(t *testing.T) {
-	srv := newServer(t, nil)
-	var cfg loadgen.Config
-	cfg.Connections, cfg.Requests = 3, 1000
-	r := run(t, cfg, srv.URL)
-	if r.Summary.Requests != 1000 || srv.served.Load() != 1000 {
-		t.Fatalf("-n 1000: generator %d, server %d", r.Summary.Requests, srv.served.Load())
-	}
+	forDrivers(t, func(t *testing.T) {
+		srv := newServer(t, nil)
+		var cfg loadgen.Config
+		cfg.Connections, cfg.Requests = 3, 1000
+		r := run(t, cfg, srv.URL)
+		if r.Summary.Requests != 1000 || srv.served.Load() != 1000 {
+			t.Fatalf("-n 1000: generator %d, server %d", r.Summary.Requests, srv.served.Load())
+		}
+	})
 }
 
 // At c10 against a 10 ms delay, the generator must agree with the target's
 // own timer: p50 in 10–11.5 ms, and RPS within 5% of connections ÷ mean.
 func TestDelayLatencyAndLittlesLaw(t *testing.T) {
-	srv := newServer(t, func(int64) time.Duration { return 10 * time.Millisecond })
-	r := run(t, conf(10, 2*time.Second), srv.URL)
-	s := r.Summary
-	// 10–11.5 ms where the server's timer wakes on time; on a loaded
-	// machine (CI runs packages side by side, -race slows everything) the
-	// server's own sleep runs long, and the generator must agree with the
-	// server, not with a round number: at most 1.5 ms over what it slept.
-	slept := srv.sleptP50()
-	if p50 := s.Latency.P50.D(); p50 < 10*time.Millisecond || p50 > max(11500*time.Microsecond, slept+1500*time.Microsecond) {
-		t.Errorf("p50 %v, want 10–11.5 ms, or within 1.5 ms of the server's own %v", p50, slept)
-	}
-	want := 10 / s.Latency.Mean.D().Seconds()
-	if dev := s.RPS/want - 1; dev < -0.05 || dev > 0.05 {
-		t.Errorf("RPS %.1f, connections/mean latency %.1f: off by %.1f%%", s.RPS, want, 100*dev)
-	}
+	forDrivers(t, func(t *testing.T) {
+		srv := newServer(t, func(int64) time.Duration { return 10 * time.Millisecond })
+		r := run(t, conf(10, 2*time.Second), srv.URL)
+		s := r.Summary
+		// 10–11.5 ms where the server's timer wakes on time; on a loaded
+		// machine (CI runs packages side by side, -race slows everything) the
+		// server's own sleep runs long, and the generator must agree with the
+		// server, not with a round number: at most 1.5 ms over what it slept.
+		slept := srv.sleptP50()
+		if p50 := s.Latency.P50.D(); p50 < 10*time.Millisecond || p50 > max(11500*time.Microsecond, slept+1500*time.Microsecond) {
+			t.Errorf("p50 %v, want 10–11.5 ms, or within 1.5 ms of the server's own %v", p50, slept)
+		}
+		want := 10 / s.Latency.Mean.D().Seconds()
+		if dev := s.RPS/want - 1; dev < -0.05 || dev > 0.05 {
+			t.Errorf("RPS %.1f, connections/mean latency %.1f: off by %.1f%%", s.RPS, want, 100*dev)
+		}
+	})
 }
 
 func TestTimeoutShorterThanDelay(t *testing.T) {
-	srv := newServer(t, func(int64) time.Duration { return 2 * time.Second })
-	cfg := conf(2, 600*time.Millisecond)
-	cfg.Timeout = results.Duration(100 * time.Millisecond)
-	r := run(t, cfg, srv.URL)
-	s := r.Summary
-	if s.Requests != 0 {
-		t.Errorf("%d responses, want none", s.Requests)
-	}
-	if s.Errors.Timeout == 0 || s.Errors.Total() != s.Errors.Timeout {
-		t.Errorf("errors %+v, want only timeouts", s.Errors)
-	}
-	// Each timed-out request closed its connection and a new one was opened.
-	if s.Connections.Established < s.Errors.Timeout {
-		t.Errorf("%d connections for %d timeouts: timed-out connections must be replaced", s.Connections.Established, s.Errors.Timeout)
-	}
+	forDrivers(t, func(t *testing.T) {
+		srv := newServer(t, func(int64) time.Duration { return 2 * time.Second })
+		cfg := conf(2, 600*time.Millisecond)
+		cfg.Timeout = results.Duration(100 * time.Millisecond)
+		r := run(t, cfg, srv.URL)
+		s := r.Summary
+		if s.Requests != 0 {
+			t.Errorf("%d responses, want none", s.Requests)
+		}
+		if s.Errors.Timeout == 0 || s.Errors.Total() != s.Errors.Timeout {
+			t.Errorf("errors %+v, want only timeouts", s.Errors)
+		}
+		// Each timed-out request closed its connection and a new one was opened.
+		if s.Connections.Established < s.Errors.Timeout {
+			t.Errorf("%d connections for %d timeouts: timed-out connections must be replaced", s.Connections.Established, s.Errors.Timeout)
+		}
+	})
 }
 
 // The test of the coordinated-omission correction. One connection, 200
@@ -181,72 +210,78 @@ func TestTimeoutShorterThanDelay(t *testing.T) {
 // (8) are all ≥ 460 ms, so the corrected p99 is ≈ 460 ms and ≈ 80 requests
 // are above 100 ms. Uncorrected, only one request was slow: p99 is tiny.
 func TestCoordinatedOmissionCorrection(t *testing.T) {
-	const stallAt = 200 // the 200th request, at ≈ 1 s
-	srv := newServer(t, func(n int64) time.Duration {
-		if n == stallAt {
-			return 500 * time.Millisecond
+	forDrivers(t, func(t *testing.T) {
+		const stallAt = 200 // the 200th request, at ≈ 1 s
+		srv := newServer(t, func(n int64) time.Duration {
+			if n == stallAt {
+				return 500 * time.Millisecond
+			}
+			return 0
+		})
+		cfg := conf(1, 4*time.Second)
+		cfg.Rate = 200
+		r := run(t, cfg, srv.URL)
+		s := r.Summary
+		if s.Requests < 780 || s.Requests > 801 {
+			t.Fatalf("%d requests, want ≈ 800", s.Requests)
 		}
-		return 0
+		if p99 := s.Latency.P99.D(); p99 < 420*time.Millisecond || p99 > 505*time.Millisecond {
+			t.Errorf("corrected p99 %v, theory ≈ 460 ms", p99)
+		}
+		if mx := s.Latency.Max.D(); mx < 500*time.Millisecond || mx > 600*time.Millisecond {
+			t.Errorf("corrected max %v, want ≈ 500 ms", mx)
+		}
+		if p99 := s.Uncorrected.P99.D(); p99 > 50*time.Millisecond {
+			t.Errorf("uncorrected p99 %v: only one request was slow", p99)
+		}
+		if mx := s.Uncorrected.Max.D(); mx < 500*time.Millisecond {
+			t.Errorf("uncorrected max %v, want the 500 ms stall", mx)
+		}
+		// ≈ 80 corrected latencies above 100 ms (from theory: 500 − 5k > 100).
+		above := float64(s.Requests) * (1 - quantileOf(t, r, 100*time.Millisecond))
+		if above < 70 || above > 90 {
+			t.Errorf("%.0f requests above 100 ms, theory ≈ 80", above)
+		}
+		if s.Pacing.Late < 90 {
+			t.Errorf("%d late sends, want the ≈ 99 queued behind the stall", s.Pacing.Late)
+		}
 	})
-	cfg := conf(1, 4*time.Second)
-	cfg.Rate = 200
-	r := run(t, cfg, srv.URL)
-	s := r.Summary
-	if s.Requests < 780 || s.Requests > 801 {
-		t.Fatalf("%d requests, want ≈ 800", s.Requests)
-	}
-	if p99 := s.Latency.P99.D(); p99 < 420*time.Millisecond || p99 > 505*time.Millisecond {
-		t.Errorf("corrected p99 %v, theory ≈ 460 ms", p99)
-	}
-	if mx := s.Latency.Max.D(); mx < 500*time.Millisecond || mx > 600*time.Millisecond {
-		t.Errorf("corrected max %v, want ≈ 500 ms", mx)
-	}
-	if p99 := s.Uncorrected.P99.D(); p99 > 50*time.Millisecond {
-		t.Errorf("uncorrected p99 %v: only one request was slow", p99)
-	}
-	if mx := s.Uncorrected.Max.D(); mx < 500*time.Millisecond {
-		t.Errorf("uncorrected max %v, want the 500 ms stall", mx)
-	}
-	// ≈ 80 corrected latencies above 100 ms (from theory: 500 − 5k > 100).
-	above := float64(s.Requests) * (1 - quantileOf(t, r, 100*time.Millisecond))
-	if above < 70 || above > 90 {
-		t.Errorf("%.0f requests above 100 ms, theory ≈ 80", above)
-	}
-	if s.Pacing.Late < 90 {
-		t.Errorf("%d late sends, want the ≈ 99 queued behind the stall", s.Pacing.Late)
-	}
 }
 
 func TestOpenLoopRate(t *testing.T) {
-	srv := newServer(t, nil)
-	cfg := conf(8, 3*time.Second)
-	cfg.Rate = 2000
-	r := run(t, cfg, srv.URL)
-	p := r.Summary.Pacing
-	if dev := p.Achieved/2000 - 1; dev < -0.02 || dev > 0.02 {
-		t.Errorf("achieved %.1f/s for 2000 asked (%.2f%%)", p.Achieved, 100*dev)
-	}
-	if n := r.Summary.Requests; n < 5880 || n > 6001 {
-		t.Errorf("%d requests in 3 s at 2000/s", n)
-	}
-	if p.Unsent != 0 {
-		t.Errorf("%d requests never sent against an idle target", p.Unsent)
-	}
+	forDrivers(t, func(t *testing.T) {
+		srv := newServer(t, nil)
+		cfg := conf(8, 3*time.Second)
+		cfg.Rate = 2000
+		r := run(t, cfg, srv.URL)
+		p := r.Summary.Pacing
+		if dev := p.Achieved/2000 - 1; dev < -0.02 || dev > 0.02 {
+			t.Errorf("achieved %.1f/s for 2000 asked (%.2f%%)", p.Achieved, 100*dev)
+		}
+		if n := r.Summary.Requests; n < 5880 || n > 6001 {
+			t.Errorf("%d requests in 3 s at 2000/s", n)
+		}
+		if p.Unsent != 0 {
+			t.Errorf("%d requests never sent against an idle target", p.Unsent)
+		}
+	})
 }
 
 func TestWarmupExcluded(t *testing.T) {
-	srv := newServer(t, nil)
-	var cfg loadgen.Config
-	cfg.Connections, cfg.Duration, cfg.Warmup = 2, results.Duration(300*time.Millisecond), results.Duration(300*time.Millisecond)
-	cfg.Rate = 100
-	r := run(t, cfg, srv.URL)
-	// 100/s: ≈ 30 in warm-up, ≈ 30 measured; the server saw both.
-	if n := r.Summary.Requests; n < 27 || n > 31 {
-		t.Errorf("%d measured requests, want ≈ 30", n)
-	}
-	if srv.served.Load() < r.Summary.Requests+25 {
-		t.Errorf("server served %d, generator measured %d: warm-up requests were not sent", srv.served.Load(), r.Summary.Requests)
-	}
+	forDrivers(t, func(t *testing.T) {
+		srv := newServer(t, nil)
+		var cfg loadgen.Config
+		cfg.Connections, cfg.Duration, cfg.Warmup = 2, results.Duration(300*time.Millisecond), results.Duration(300*time.Millisecond)
+		cfg.Rate = 100
+		r := run(t, cfg, srv.URL)
+		// 100/s: ≈ 30 in warm-up, ≈ 30 measured; the server saw both.
+		if n := r.Summary.Requests; n < 27 || n > 31 {
+			t.Errorf("%d measured requests, want ≈ 30", n)
+		}
+		if srv.served.Load() < r.Summary.Requests+25 {
+			t.Errorf("server served %d, generator measured %d: warm-up requests were not sent", srv.served.Load(), r.Summary.Requests)
+		}
+	})
 }
 
 // TestNewConnCountsTheWindow: with a new connection per request, the
@@ -254,38 +289,42 @@ func TestWarmupExcluded(t *testing.T) {
 // may have dialed one in warm-up for a request that starts after it), and
 // the warm-up's are counted as established but not as measured.
 func TestNewConnCountsTheWindow(t *testing.T) {
-	srv := newServer(t, nil)
-	var cfg loadgen.Config
-	cfg.Connections, cfg.Duration, cfg.Warmup = 2, results.Duration(300*time.Millisecond), results.Duration(300*time.Millisecond)
-	cfg.NewConn = true
-	r := run(t, cfg, srv.URL)
-	c, n := r.Summary.Connections, r.Summary.Requests
-	if n == 0 || c.Measured < n-2 || c.Measured > n+2 {
-		t.Errorf("%d connections opened in the window for %d requests", c.Measured, n)
-	}
-	if c.Established < c.Measured+n/4 {
-		t.Errorf("%d established in all, %d in the window: the warm-up's are missing", c.Established, c.Measured)
-	}
+	forDrivers(t, func(t *testing.T) {
+		srv := newServer(t, nil)
+		var cfg loadgen.Config
+		cfg.Connections, cfg.Duration, cfg.Warmup = 2, results.Duration(300*time.Millisecond), results.Duration(300*time.Millisecond)
+		cfg.NewConn = true
+		r := run(t, cfg, srv.URL)
+		c, n := r.Summary.Connections, r.Summary.Requests
+		if n == 0 || c.Measured < n-2 || c.Measured > n+2 {
+			t.Errorf("%d connections opened in the window for %d requests", c.Measured, n)
+		}
+		if c.Established < c.Measured+n/4 {
+			t.Errorf("%d established in all, %d in the window: the warm-up's are missing", c.Established, c.Measured)
+		}
+	})
 }
 
 func TestConnectionRefusedDuringRunIsCounted(t *testing.T) {
-	srv := newServer(t, nil)
-	ln := srv.Listener
-	cfg := conf(2, time.Second)
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		srv.CloseClientConnections()
-		ln.Close() // the port now refuses
-		srv.CloseClientConnections()
-	}()
-	r := run(t, cfg, srv.URL)
-	s := r.Summary
-	if s.Requests == 0 || s.Errors.Connect == 0 {
-		t.Errorf("requests %d, connect errors %d: want both", s.Requests, s.Errors.Connect)
-	}
-	if s.Connections.Failed == 0 {
-		t.Errorf("no failed connection counted")
-	}
+	forDrivers(t, func(t *testing.T) {
+		srv := newServer(t, nil)
+		ln := srv.Listener
+		cfg := conf(2, time.Second)
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			srv.CloseClientConnections()
+			ln.Close() // the port now refuses
+			srv.CloseClientConnections()
+		}()
+		r := run(t, cfg, srv.URL)
+		s := r.Summary
+		if s.Requests == 0 || s.Errors.Connect == 0 {
+			t.Errorf("requests %d, connect errors %d: want both", s.Requests, s.Errors.Connect)
+		}
+		if s.Connections.Failed == 0 {
+			t.Errorf("no failed connection counted")
+		}
+	})
 }
 
 func TestUnreachableTargetFailsBeforeLoad(t *testing.T) {
@@ -298,27 +337,30 @@ func TestUnreachableTargetFailsBeforeLoad(t *testing.T) {
 	cfg := conf(1, time.Second)
 	cfg.Target = url
 	cfg.Threads = 1
+	cfg.Driver = driver
 	if _, err := loadgen.Run(context.Background(), cfg, dialer(t, url)); err == nil {
 		t.Fatal("want an error for a closed port")
 	}
 }
 
 func TestInterruptKeepsResults(t *testing.T) {
-	srv := newServer(t, func(int64) time.Duration { return time.Millisecond })
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(400*time.Millisecond, cancel)
-	cfg := conf(2, time.Minute)
-	cfg.Target, cfg.Threads = srv.URL, 1
-	r, err := loadgen.Run(ctx, cfg, dialer(t, srv.URL))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !r.Interrupted || r.Summary.Requests == 0 {
-		t.Fatalf("interrupted %v with %d requests", r.Interrupted, r.Summary.Requests)
-	}
-	if d := r.Summary.Duration.D(); d > 10*time.Second {
-		t.Errorf("window %v: the run did not stop on cancel", d)
-	}
+	forDrivers(t, func(t *testing.T) {
+		srv := newServer(t, func(int64) time.Duration { return time.Millisecond })
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(400*time.Millisecond, cancel)
+		cfg := conf(2, time.Minute)
+		cfg.Target, cfg.Threads, cfg.Driver = srv.URL, 1, driver
+		r, err := loadgen.Run(ctx, cfg, dialer(t, srv.URL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Interrupted || r.Summary.Requests == 0 {
+			t.Fatalf("interrupted %v with %d requests", r.Interrupted, r.Summary.Requests)
+		}
+		if d := r.Summary.Duration.D(); d > 10*time.Second {
+			t.Errorf("window %v: the run did not stop on cancel", d)
+		}
+	})
 }
 
 func TestValidate(t *testing.T) {

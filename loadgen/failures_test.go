@@ -32,97 +32,101 @@ import (
 // (what the engine did before), p90 would be ≈ 125 ms and would improve as
 // the target got worse.
 func TestStallingTargetCountsTimeoutsInTheLatency(t *testing.T) {
-	const (
-		cycle   = 2 * time.Second
-		timeout = 250 * time.Millisecond
-	)
-	t0 := time.Now()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if phase := time.Since(t0) % cycle; phase >= cycle/2 {
-			select {
-			case <-time.After(cycle - phase):
-			case <-r.Context().Done():
-				return
+	forDrivers(t, func(t *testing.T) {
+		const (
+			cycle   = 2 * time.Second
+			timeout = 250 * time.Millisecond
+		)
+		t0 := time.Now()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if phase := time.Since(t0) % cycle; phase >= cycle/2 {
+				select {
+				case <-time.After(cycle - phase):
+				case <-r.Context().Done():
+					return
+				}
+			}
+			w.Write([]byte("ok"))
+		}))
+		defer srv.Close()
+
+		cfg := conf(100, 2*cycle) // enough connections for the ≈ 50 held at once
+		cfg.Rate = 200
+		cfg.Timeout = results.Duration(timeout)
+		cfg.Threads = 2
+		r := run(t, cfg, srv.URL)
+		s := r.Summary
+
+		sent := s.Pacing.Sent
+		if sent < 780 || sent > 801 {
+			t.Fatalf("%d requests sent, want ≈ 800", sent)
+		}
+		if s.Latency.Count != sent {
+			t.Errorf("the latency counts %d requests, %d were sent: every request sent must count", s.Latency.Count, sent)
+		}
+		if share := float64(s.Errors.Timeout) / float64(sent); share < 0.33 || share > 0.42 {
+			t.Errorf("%d of %d timed out (%.1f%%), theory 37.5%%", s.Errors.Timeout, sent, 100*share)
+		}
+		// The split: answered requests and failed ones, adding up.
+		if s.Failed == nil || s.Succeeded == nil {
+			t.Fatalf("no succeeded/failed split in the summary")
+		}
+		if s.Failed.Count != s.Errors.Timeout || s.Succeeded.Count != s.Requests || s.Failed.Count+s.Succeeded.Count != s.Latency.Count {
+			t.Errorf("split: %d failed + %d answered, %d timeouts, %d responses, %d counted",
+				s.Failed.Count, s.Succeeded.Count, s.Errors.Timeout, s.Requests, s.Latency.Count)
+		}
+		for name, enc := range map[string]string{"succeeded": r.Histograms.Succeeded, "failed": r.Histograms.Failed} {
+			if _, err := hist.Decode(enc); err != nil {
+				t.Errorf("the %s histogram is not in the JSON: %v", name, err)
 			}
 		}
-		w.Write([]byte("ok"))
-	}))
-	defer srv.Close()
-
-	cfg := conf(100, 2*cycle) // enough connections for the ≈ 50 held at once
-	cfg.Rate = 200
-	cfg.Timeout = results.Duration(timeout)
-	cfg.Threads = 2
-	r := run(t, cfg, srv.URL)
-	s := r.Summary
-
-	sent := s.Pacing.Sent
-	if sent < 780 || sent > 801 {
-		t.Fatalf("%d requests sent, want ≈ 800", sent)
-	}
-	if s.Latency.Count != sent {
-		t.Errorf("the latency counts %d requests, %d were sent: every request sent must count", s.Latency.Count, sent)
-	}
-	if share := float64(s.Errors.Timeout) / float64(sent); share < 0.33 || share > 0.42 {
-		t.Errorf("%d of %d timed out (%.1f%%), theory 37.5%%", s.Errors.Timeout, sent, 100*share)
-	}
-	// The split: answered requests and failed ones, adding up.
-	if s.Failed == nil || s.Succeeded == nil {
-		t.Fatalf("no succeeded/failed split in the summary")
-	}
-	if s.Failed.Count != s.Errors.Timeout || s.Succeeded.Count != s.Requests || s.Failed.Count+s.Succeeded.Count != s.Latency.Count {
-		t.Errorf("split: %d failed + %d answered, %d timeouts, %d responses, %d counted",
-			s.Failed.Count, s.Succeeded.Count, s.Errors.Timeout, s.Requests, s.Latency.Count)
-	}
-	for name, enc := range map[string]string{"succeeded": r.Histograms.Succeeded, "failed": r.Histograms.Failed} {
-		if _, err := hist.Decode(enc); err != nil {
-			t.Errorf("the %s histogram is not in the JSON: %v", name, err)
+		// From theory: p90 is the timeout (plus at most the send's lag).
+		if p90 := s.Latency.P90.D(); p90 < timeout-5*time.Millisecond || p90 > timeout+20*time.Millisecond {
+			t.Errorf("corrected p90 %v, theory: the %v timeout", p90, timeout)
 		}
-	}
-	// From theory: p90 is the timeout (plus at most the send's lag).
-	if p90 := s.Latency.P90.D(); p90 < timeout-5*time.Millisecond || p90 > timeout+20*time.Millisecond {
-		t.Errorf("corrected p90 %v, theory: the %v timeout", p90, timeout)
-	}
-	if u := s.Uncorrected; u == nil || u.Count != s.Latency.Count || u.P90.D() < timeout-5*time.Millisecond {
-		t.Errorf("uncorrected latency %+v: it must count the same requests, its p90 the timeout too", u)
-	}
-	// A timeout is counted at its timeout, however late the timer fired:
-	// from its send (uncorrected) exactly the timeout, from its intended
-	// start (corrected) no less.
-	if mx := s.Uncorrected.Max.D(); mx > timeout+time.Millisecond {
-		t.Errorf("uncorrected max %v: no request is counted past its %v timeout", mx, timeout)
-	}
-	if s.Failed.P50.D() < timeout-time.Millisecond {
-		t.Errorf("failed requests p50 %v: a timeout is counted at its timeout (%v)", s.Failed.P50, timeout)
-	}
+		if u := s.Uncorrected; u == nil || u.Count != s.Latency.Count || u.P90.D() < timeout-5*time.Millisecond {
+			t.Errorf("uncorrected latency %+v: it must count the same requests, its p90 the timeout too", u)
+		}
+		// A timeout is counted at its timeout, however late the timer fired:
+		// from its send (uncorrected) exactly the timeout, from its intended
+		// start (corrected) no less.
+		if mx := s.Uncorrected.Max.D(); mx > timeout+time.Millisecond {
+			t.Errorf("uncorrected max %v: no request is counted past its %v timeout", mx, timeout)
+		}
+		if s.Failed.P50.D() < timeout-time.Millisecond {
+			t.Errorf("failed requests p50 %v: a timeout is counted at its timeout (%v)", s.Failed.P50, timeout)
+		}
+	})
 }
 
 // --timeout is a hard bound: against a target that always answers after
 // 2.5 ms, a 3 ms timeout must never report an answer that took longer, and
 // a 2 ms timeout makes every request a timeout counted at 2 ms.
 func TestTimeoutIsAHardBound(t *testing.T) {
-	srv := newServer(t, func(int64) time.Duration { return 2500 * time.Microsecond })
-	for _, timeout := range []time.Duration{2 * time.Millisecond, 3 * time.Millisecond} {
-		cfg := conf(2, 500*time.Millisecond)
-		cfg.Timeout = results.Duration(timeout)
-		r := run(t, cfg, srv.URL)
-		s := r.Summary
-		// Histograms keep 3 significant digits: a value reads back at most
-		// 0.1% above what was recorded.
-		bound := timeout + timeout/1000
-		if s.Latency.Max.D() > bound {
-			t.Errorf("--timeout %v: a latency of %v was counted", timeout, s.Latency.Max)
+	forDrivers(t, func(t *testing.T) {
+		srv := newServer(t, func(int64) time.Duration { return 2500 * time.Microsecond })
+		for _, timeout := range []time.Duration{2 * time.Millisecond, 3 * time.Millisecond} {
+			cfg := conf(2, 500*time.Millisecond)
+			cfg.Timeout = results.Duration(timeout)
+			r := run(t, cfg, srv.URL)
+			s := r.Summary
+			// Histograms keep 3 significant digits: a value reads back at most
+			// 0.1% above what was recorded.
+			bound := timeout + timeout/1000
+			if s.Latency.Max.D() > bound {
+				t.Errorf("--timeout %v: a latency of %v was counted", timeout, s.Latency.Max)
+			}
+			if s.Succeeded != nil && s.Succeeded.Max.D() > bound {
+				t.Errorf("--timeout %v: an answer after %v counted as a success", timeout, s.Succeeded.Max)
+			}
+			if s.Latency.Count != s.Requests+s.Errors.Timeout {
+				t.Errorf("--timeout %v: %d counted, %d answered + %d timeouts", timeout, s.Latency.Count, s.Requests, s.Errors.Timeout)
+			}
+			if timeout == 2*time.Millisecond && (s.Requests != 0 || s.Errors.Timeout == 0) {
+				t.Errorf("--timeout 2ms against 2.5 ms: %d answered, %d timeouts; want only timeouts", s.Requests, s.Errors.Timeout)
+			}
 		}
-		if s.Succeeded != nil && s.Succeeded.Max.D() > bound {
-			t.Errorf("--timeout %v: an answer after %v counted as a success", timeout, s.Succeeded.Max)
-		}
-		if s.Latency.Count != s.Requests+s.Errors.Timeout {
-			t.Errorf("--timeout %v: %d counted, %d answered + %d timeouts", timeout, s.Latency.Count, s.Requests, s.Errors.Timeout)
-		}
-		if timeout == 2*time.Millisecond && (s.Requests != 0 || s.Errors.Timeout == 0) {
-			t.Errorf("--timeout 2ms against 2.5 ms: %d answered, %d timeouts; want only timeouts", s.Requests, s.Errors.Timeout)
-		}
-	}
+	})
 }
 
 // A TLS target whose handshake takes 50 ms and which closes the connection
@@ -272,25 +276,27 @@ func (weightless) Dial(context.Context) (protocol.Conn, error) { return instantC
 // window (not its rate at t=0), its rates at the window's ends; one that
 // starts at 0/s is still an open-loop run.
 func TestRampIsRecordedAsAsked(t *testing.T) {
-	srv := newServer(t, nil)
-	p, err := pace.Parse("ramp:0-400/1s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := conf(4, time.Second)
-	cfg.Pacer = p
-	r := run(t, cfg, srv.URL)
-	c, pc := r.Config, r.Summary.Pacing
-	if c.Schedule != "ramp:0-400/1s" || !c.OpenLoop() {
-		t.Errorf("schedule %q, open loop %v: want the spec, open loop", c.Schedule, c.OpenLoop())
-	}
-	if pc == nil || pc.Asked < 190 || pc.Asked > 210 || c.Rate != pc.Asked {
-		t.Fatalf("asked %+v (config rate %v): want the ramp's mean, 200/s", pc, c.Rate)
-	}
-	if pc.StartRate != 0 || pc.EndRate != 400 {
-		t.Errorf("start %v end %v, want 0 and 400", pc.StartRate, pc.EndRate)
-	}
-	if r.Summary.Uncorrected == nil {
-		t.Error("no uncorrected latency: the run was taken for closed loop")
-	}
+	forDrivers(t, func(t *testing.T) {
+		srv := newServer(t, nil)
+		p, err := pace.Parse("ramp:0-400/1s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := conf(4, time.Second)
+		cfg.Pacer = p
+		r := run(t, cfg, srv.URL)
+		c, pc := r.Config, r.Summary.Pacing
+		if c.Schedule != "ramp:0-400/1s" || !c.OpenLoop() {
+			t.Errorf("schedule %q, open loop %v: want the spec, open loop", c.Schedule, c.OpenLoop())
+		}
+		if pc == nil || pc.Asked < 190 || pc.Asked > 210 || c.Rate != pc.Asked {
+			t.Fatalf("asked %+v (config rate %v): want the ramp's mean, 200/s", pc, c.Rate)
+		}
+		if pc.StartRate != 0 || pc.EndRate != 400 {
+			t.Errorf("start %v end %v, want 0 and 400", pc.StartRate, pc.EndRate)
+		}
+		if r.Summary.Uncorrected == nil {
+			t.Error("no uncorrected latency: the run was taken for closed loop")
+		}
+	})
 }

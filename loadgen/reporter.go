@@ -220,13 +220,8 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		}
 		maxLag = max(maxLag, sh.maxLag)
 	}
-	never := 0 // workers that never had a connection
-	for _, w := range e.workers {
-		if !w.connected {
-			never++
-		}
-	}
-	if cc, ok := e.dialer.(protocol.ConnCounter); ok {
+	never := e.drv.unconnected()
+	if cc, ok := e.dialer.(protocol.ConnCounter); ok && e.cfg.Driver == DriverGoroutines {
 		s.Connections.Established = cc.Opened()
 	}
 	lat := succ.Clone()
@@ -290,7 +285,7 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 	if n := never; n > 0 && e.pacer == nil && e.cfg.Requests == 0 && !interrupted {
 		run.Notes = append(run.Notes, fmt.Sprintf(
 			"%d of %d workers never had a connection: the run ended before they were opened (too many for the generator or the target to open in time, or a file descriptor limit: ulimit -n)",
-			n, len(e.workers)))
+			n, e.cfg.Connections*max(1, e.cfg.Streams)))
 	}
 	return run
 }

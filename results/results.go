@@ -60,6 +60,9 @@ type Config struct {
 	Client   string `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for
 	Call     string `json:"call,omitempty"`   // the gRPC method of --call
 	TLS      bool   `json:"tls,omitempty"`
+	// Driver is what sent the requests: "loop" (event loops, as wrk) or
+	// "goroutines" (a goroutine per connection).
+	Driver string `json:"driver,omitempty"`
 }
 
 // OpenLoop tells whether the run was paced (a rate or a schedule was

@@ -46,6 +46,7 @@ type runFlags struct {
 	enter       func(func() error) error // set from netns: where tcp-crr connects
 	client      string
 	cpus        int
+	driver      string
 	quiet       bool
 	maxErrors   string
 	budget      errorBudget
@@ -114,6 +115,7 @@ and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs, CPU quota)
 	fl.StringVar(&f.client, "client", "loadgen", "the client library: loadgen (lean, allocation-free), or the reference x-net (h2, h2c) or grpc-go (grpc, grpc-stream)")
 	fl.StringVar(&f.netns, "netns", "", "send from this network namespace (a name from ip netns list; needs root)")
 	fl.IntVar(&f.cpus, "cpus", 0, "GOMAXPROCS for the generator (default min(-t, CPUs, the cgroup's CPU quota))")
+	fl.StringVar(&f.driver, "driver", "", "what sends the requests: loop (event loops, as wrk: plain HTTP/1.1 and raw TCP) or goroutines (any protocol); default the loop where it can")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on a terminal")
 	fl.StringVar(&f.maxErrors, "max-errors", defaultMaxErrors, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
 	f.tls.register(fl)
@@ -165,6 +167,7 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, er
 		return c, fmt.Errorf("--cpus must not be negative, got %d", f.cpus)
 	}
 	c.Target = target
+	c.Driver = f.driver
 	c.Connections = f.connections
 	c.Threads = f.threads
 	c.Duration = results.Duration(d)

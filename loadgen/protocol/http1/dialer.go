@@ -14,6 +14,7 @@ import (
 // use; everything it shares with its Conns (the request bytes, the TLS
 // configuration) is read-only after NewDialer.
 type Dialer struct {
+	target  protocol.Target // for the event loop's sockets
 	addr    string
 	req     []byte
 	head    bool
@@ -21,7 +22,7 @@ type Dialer struct {
 	timeout time.Duration
 }
 
-var _ protocol.Dialer = (*Dialer)(nil)
+var _ protocol.SessionDialer = (*Dialer)(nil)
 
 // NewDialer validates cfg and builds the request once; every Conn sends
 // exactly those bytes.
@@ -30,7 +31,7 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dialer{addr: t.addr, req: t.req, head: t.head, timeout: cfg.DialTimeout}
+	d := &Dialer{target: protocol.Target{Addr: t.addr}, addr: t.addr, req: t.req, head: t.head, timeout: cfg.DialTimeout}
 	if t.tls {
 		tc := cfg.TLS
 		tc.Enabled = true
@@ -70,3 +71,16 @@ func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
 	}
 	return newConn(raw, rw, d), nil
 }
+
+// Sessions tells whether an event loop can drive the connections: plain
+// HTTP only (TLS needs crypto/tls's own connection).
+func (d *Dialer) Sessions() bool { return d.tls == nil }
+
+// Socket starts a connection for an event loop (see protocol.Target).
+func (d *Dialer) Socket() (int, error) { return d.target.Socket() }
+
+// Session returns the state of one connection an event loop drives.
+func (d *Dialer) Session() protocol.Session { return &session{req: d.req, head: d.head} }
+
+// PerRequest is false: connections are kept alive.
+func (d *Dialer) PerRequest() bool { return false }

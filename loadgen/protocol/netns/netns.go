@@ -112,5 +112,24 @@ func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
 	return conn, err
 }
 
+// Sessions, Socket, Session and PerRequest make the wrapper drivable by an
+// event loop when Inner is: sockets are created inside the namespace.
+func (d *Dialer) Sessions() bool {
+	sd, ok := d.Inner.(protocol.SessionDialer)
+	return ok && sd.Sessions()
+}
+
+func (d *Dialer) Socket() (fd int, err error) {
+	err = d.NS.Do(func() error {
+		fd, err = d.Inner.(protocol.SessionDialer).Socket()
+		return err
+	})
+	return fd, err
+}
+
+func (d *Dialer) Session() protocol.Session { return d.Inner.(protocol.SessionDialer).Session() }
+
+func (d *Dialer) PerRequest() bool { return d.Inner.(protocol.SessionDialer).PerRequest() }
+
 // Close closes the namespace (the engine calls it when the run ends).
 func (d *Dialer) Close() error { return d.NS.Close() }

@@ -19,6 +19,7 @@ var (
 // is safe for concurrent use.
 type Dialer struct {
 	cfg     Config
+	target  protocol.Target // for the event loop's sockets
 	nd      net.Dialer
 	payload []byte // what each request writes; shared and never modified
 	opened  atomic.Int64
@@ -35,6 +36,7 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	}
 	return &Dialer{
 		cfg:     cfg,
+		target:  protocol.Target{Addr: cfg.Addr},
 		nd:      net.Dialer{Timeout: cfg.DialTimeout},
 		payload: fill(cfg.Size),
 	}, nil

@@ -1,0 +1,796 @@
+package loadgen
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"loadgen/loadgen/protocol"
+)
+
+// loopSupported: Linux has epoll.
+const loopSupported = true
+
+// loopCount is how many event loops a run has: one per thread, at most
+// one per processor running Go code (a loop never waits for another's).
+func loopCount(cfg Config) int { return max(1, min(cfg.Threads, runtime.GOMAXPROCS(0))) }
+
+// loops is the event-loop driver: as wrk does, each loop drives its share
+// of the connections itself — non-blocking sockets in one epoll set, its
+// own read buffer, deadlines in send order, the open loop's schedule on a
+// timerfd — with a system call to write a request, one to read its answer,
+// and a wait shared by every connection that is ready: no goroutine is
+// parked or woken per request. The protocol is a Session: it frames and
+// parses bytes; the loop owns the socket and the clock.
+type loops struct {
+	e  *engine
+	sd protocol.SessionDialer
+	ls []*loop
+}
+
+func newLoops(e *engine, sd protocol.SessionDialer) (driver, error) {
+	d := &loops{e: e, sd: sd, ls: make([]*loop, loopCount(e.cfg))}
+	for i := range d.ls {
+		l, err := newLoop(e, sd, e.shards[i])
+		if err != nil {
+			d.closeFDs()
+			return nil, err
+		}
+		d.ls[i] = l
+	}
+	for i := 0; i < e.cfg.Connections; i++ {
+		l := d.ls[i%len(d.ls)]
+		l.conns = append(l.conns, &lconn{l: l, fd: -1, index: int32(len(l.conns)), s: sd.Session(), count: &e.counts[i%e.cfg.Threads]})
+	}
+	return d, nil
+}
+
+func (d *loops) name() string { return DriverLoop }
+
+func (d *loops) start(ready *sync.WaitGroup) (<-chan struct{}, error) {
+	var wg sync.WaitGroup
+	for _, l := range d.ls {
+		wg.Add(1)
+		ready.Add(1)
+		go func() {
+			defer wg.Done()
+			defer l.closeFDs()
+			l.run(ready)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	return done, nil
+}
+
+func (d *loops) interrupt() {
+	for _, l := range d.ls {
+		l.wakeUp()
+	}
+}
+
+func (d *loops) abort() { d.interrupt() } // each loop sees e.aborted and drops what is in flight
+
+func (d *loops) close() {} // each loop closes its sockets as it ends
+
+func (d *loops) closeFDs() {
+	for _, l := range d.ls {
+		if l != nil {
+			l.closeFDs()
+		}
+	}
+}
+
+func (d *loops) unconnected() int {
+	n := 0
+	for _, l := range d.ls {
+		for _, c := range l.conns {
+			if !c.connected {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Special epoll events carry these in place of a connection's index.
+const (
+	evWake  = -1 // the eventfd: the engine says stop
+	evTimer = -2 // the timerfd: the open loop's next request is due
+)
+
+// A connection's state.
+const (
+	stIdle       = iota // connected (fd ≥ 0) or closed (fd < 0), no request
+	stConnecting        // waiting for the socket to be writable
+	stWriting           // the request partly written: waiting to write the rest
+	stReading           // the request written: waiting for the answer
+	stBackoff           // closed loop: a connect failed, waiting to retry
+)
+
+type loop struct {
+	e     *engine
+	sd    protocol.SessionDialer
+	shard *shard
+	epfd  int
+	wake  int // eventfd
+	timer int // timerfd (open loop)
+	conns []*lconn
+	buf   []byte
+	evs   []unix.EpollEvent
+
+	flightHead, flightTail *lconn // requests and connects by deadline (send order)
+	inFlight               int
+	backoffs               []*lconn // closed loop: waiting out a failed connect
+
+	ready     []*lconn // closed loop: connections whose next request is to start
+	idle      []*lconn // open loop: connections free for the next request
+	claimed   bool     // open loop: the next request is taken from the schedule
+	claimAt   time.Time
+	armedAt   time.Time // what the timerfd is armed for
+	exhausted bool      // no more requests will start (schedule, -n, end)
+	perReq    bool      // every request connects (tcp-crr)
+	newConn   bool      // a new connection per request (NewConn or perReq)
+}
+
+// lconn is one connection a loop drives.
+type lconn struct {
+	l         *loop
+	fd        int
+	index     int32
+	s         protocol.Session
+	count     *counter
+	state     uint8
+	forReq    bool // stConnecting: a request waits for this connect
+	prefetch  bool // stConnecting: opened before the clock
+	connected bool // it was connected at some point
+	events    uint32
+
+	req                 []byte
+	wrote               int
+	read                int64 // bytes of this answer read so far
+	intended, sent      time.Time
+	connStart, deadline time.Time
+	lag                 time.Duration
+	backoff             time.Duration
+	retryAt             time.Time
+	prev, next          *lconn // the flight list
+	inList              bool
+}
+
+func newLoop(e *engine, sd protocol.SessionDialer, sh *shard) (*loop, error) {
+	l := &loop{e: e, sd: sd, shard: sh, epfd: -1, wake: -1, timer: -1,
+		buf: make([]byte, 64<<10), evs: make([]unix.EpollEvent, 256)}
+	l.perReq = sd.PerRequest()
+	l.newConn = l.perReq || e.cfg.NewConn
+	var err error
+	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return nil, os.NewSyscallError("epoll_create1", err)
+	}
+	if l.wake, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		l.closeFDs()
+		return nil, os.NewSyscallError("eventfd", err)
+	}
+	if err := l.watch(l.wake, unix.EPOLLIN, evWake, unix.EPOLL_CTL_ADD); err != nil {
+		l.closeFDs()
+		return nil, err
+	}
+	if e.pacer != nil {
+		if l.timer, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
+			l.closeFDs()
+			return nil, os.NewSyscallError("timerfd_create", err)
+		}
+		if err := l.watch(l.timer, unix.EPOLLIN, evTimer, unix.EPOLL_CTL_ADD); err != nil {
+			l.closeFDs()
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+func (l *loop) watch(fd int, events uint32, index int32, op int) error {
+	ev := unix.EpollEvent{Events: events, Fd: int32(fd), Pad: index}
+	if err := unix.EpollCtl(l.epfd, op, fd, &ev); err != nil {
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	return nil
+}
+
+func (l *loop) closeFDs() {
+	for _, c := range l.conns {
+		if c.fd >= 0 {
+			unix.Close(c.fd)
+			c.fd = -1
+		}
+	}
+	for _, fd := range []*int{&l.timer, &l.wake, &l.epfd} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+}
+
+// wakeUp makes the loop look at the engine's flags at once. Any goroutine
+// may call it.
+func (l *loop) wakeUp() {
+	one := [8]byte{1}
+	unix.Write(l.wake, one[:])
+}
+
+// run opens the loop's connections, says it is ready, waits for the clock,
+// then drives requests until the run is over.
+func (l *loop) run(ready *sync.WaitGroup) {
+	e := l.e
+	if !l.newConn {
+		l.prefetch()
+	}
+	ready.Done()
+	<-e.begin
+	now := time.Now()
+	if e.pacer == nil {
+		for _, c := range l.conns {
+			if c.state == stIdle {
+				l.ready = append(l.ready, c)
+			}
+		}
+		l.startReady(now)
+	} else {
+		for _, c := range l.conns {
+			if c.state == stIdle {
+				l.idle = append(l.idle, c)
+			}
+		}
+		l.dispatch(now)
+	}
+	for !l.finished() {
+		if e.aborted.Load() {
+			l.abandon()
+			return
+		}
+		// What is ready now comes without a wait; only an empty set waits.
+		n, err := pollEvents(l.epfd, l.evs)
+		if err == nil && n == 0 {
+			n, err = unix.EpollWait(l.epfd, l.evs, l.waitMillis(now))
+		}
+		now = time.Now()
+		if err != nil && err != unix.EINTR {
+			l.abandon() // cannot happen with valid descriptors; do not spin
+			return
+		}
+		for i := 0; i < n; i++ {
+			l.event(&l.evs[i], now)
+		}
+		l.expire(now)
+		l.retry(now)
+		l.startReady(now)
+		if e.pacer != nil {
+			l.dispatch(now)
+		}
+	}
+}
+
+// startReady starts the next request of every connection whose last one
+// ended (closed loop). They are queued, not started from where the last
+// one ended, so that a protocol whose requests complete at once
+// (tcp-stream) loops here instead of recursing.
+func (l *loop) startReady(now time.Time) {
+	for i := 0; i < len(l.ready); i++ { // next may queue more
+		l.next(l.ready[i], now)
+		now = time.Now()
+	}
+	clear(l.ready)
+	l.ready = l.ready[:0]
+}
+
+// finished: no request will start, and none is in flight.
+func (l *loop) finished() bool {
+	if l.e.aborted.Load() {
+		return true
+	}
+	return (l.e.stopping.Load() || l.exhausted) && l.inFlight == 0
+}
+
+// waitMillis bounds the wait by the earliest deadline and backoff.
+func (l *loop) waitMillis(now time.Time) int {
+	next := time.Time{}
+	if c := l.flightHead; c != nil {
+		next = c.deadline
+	}
+	for _, c := range l.backoffs {
+		if next.IsZero() || c.retryAt.Before(next) {
+			next = c.retryAt
+		}
+	}
+	if next.IsZero() {
+		return -1
+	}
+	ms := (next.Sub(now) + time.Millisecond - 1) / time.Millisecond
+	return int(max(0, min(ms, 1000)))
+}
+
+// prefetch opens every connection before the clock starts, at most
+// prefetchAtOnce at a time, for at most one timeout.
+func (l *loop) prefetch() {
+	deadline := time.Now().Add(l.e.cfg.Timeout.D())
+	pending := 0
+	for i := 0; i < len(l.conns) || pending > 0; {
+		for ; i < len(l.conns) && pending < prefetchAtOnce; i++ {
+			c := l.conns[i]
+			c.prefetch = true
+			if l.connect(c, time.Now(), false) {
+				pending++
+			}
+		}
+		now := time.Now()
+		if !now.Before(deadline) || l.e.runCtx.Err() != nil {
+			break
+		}
+		n, err := unix.EpollWait(l.epfd, l.evs, int(deadline.Sub(now)/time.Millisecond)+1)
+		if err != nil && err != unix.EINTR {
+			return
+		}
+		for k := 0; k < n; k++ {
+			ev := &l.evs[k]
+			if ev.Pad < 0 {
+				if ev.Pad == evWake {
+					l.drainWake()
+				}
+				continue
+			}
+			c := l.conns[ev.Pad]
+			if c.state == stConnecting {
+				l.connected(c, time.Now())
+				pending--
+			}
+		}
+	}
+	// What did not connect in time is closed: its first request connects
+	// anew.
+	for _, c := range l.conns {
+		if c.state == stConnecting {
+			l.unflight(c)
+			l.drop(c)
+			c.state = stIdle
+		}
+	}
+}
+
+// connect starts a connection for c. forReq: a request waits for it. False
+// when the socket could not even be made (then counted as a failure).
+func (l *loop) connect(c *lconn, now time.Time, forReq bool) bool {
+	c.connStart, c.forReq = now, forReq
+	fd, err := l.sd.Socket()
+	if err == nil {
+		if err = l.watch(fd, unix.EPOLLOUT, c.index, unix.EPOLL_CTL_ADD); err != nil {
+			unix.Close(fd)
+		}
+	}
+	if err != nil {
+		l.connectFailed(c, now)
+		return false
+	}
+	c.fd, c.state, c.events = fd, stConnecting, unix.EPOLLOUT
+	c.deadline = now.Add(l.e.cfg.Timeout.D())
+	l.flight(c)
+	return true
+}
+
+// connected handles a connecting socket that became writable.
+func (l *loop) connected(c *lconn, now time.Time) {
+	l.unflight(c)
+	if err := protocol.SocketError(c.fd); err != nil {
+		l.drop(c)
+		l.connectFailed(c, now)
+		return
+	}
+	if err := l.watch(c.fd, unix.EPOLLIN, c.index, unix.EPOLL_CTL_MOD); err != nil {
+		l.drop(c)
+		l.connectFailed(c, now)
+		return
+	}
+	c.events = unix.EPOLLIN
+	c.connected = true
+	c.state = stIdle
+	measuring := !c.prefetch && !c.connStart.Before(l.e.measure)
+	l.shard.dialed(now.Sub(c.connStart), nil, measuring)
+	c.prefetch = false
+	if c.forReq {
+		c.forReq = false
+		start := c.sent // NewConn, per-request: the connect is part of the request
+		if !l.newConn {
+			start = now // a kept-alive request starts when it is sent
+		}
+		l.send(c, start, now)
+	}
+}
+
+// connectFailed counts a failed connect and decides what c does next.
+func (l *loop) connectFailed(c *lconn, now time.Time) {
+	e := l.e
+	c.state = stIdle
+	if c.prefetch {
+		c.prefetch = false
+		l.shard.dialed(0, errConnect, false)
+		return
+	}
+	forReq := c.forReq
+	c.forReq = false
+	if forReq && l.perReq {
+		// tcp-crr: the connect is the request's first part, so its failure
+		// fails the request.
+		o := protocol.Outcome{Err: protocol.Connect}
+		l.record(c, &o, now, true)
+		l.after(c, &o, true, false, now)
+		return
+	}
+	if forReq {
+		l.inFlight-- // the request is not sent
+	}
+	l.shard.dialed(now.Sub(c.connStart), errConnect, !c.connStart.Before(e.measure))
+	if e.pacer == nil {
+		c.backoff = min(max(2*c.backoff, 10*time.Millisecond), time.Second)
+		c.retryAt, c.state = now.Add(c.backoff), stBackoff
+		l.backoffs = append(l.backoffs, c)
+		return
+	}
+	l.freed(c, now) // open loop: the request is lost (never sent); the connection waits for the next
+}
+
+var errConnect = errors.New("connect failed")
+
+// next starts c's next request, closed loop.
+func (l *loop) next(c *lconn, now time.Time) {
+	e := l.e
+	if e.stopping.Load() || l.exhausted {
+		return
+	}
+	i := e.next.Add(1) - 1
+	if n := uint64(e.cfg.Requests); n > 0 && i >= n {
+		l.exhausted = true
+		return
+	}
+	if !e.end.IsZero() && !now.Before(e.end) {
+		l.exhausted = true
+		return
+	}
+	c.intended = now
+	l.begin(c, now)
+}
+
+// begin sends c's request now, connecting first where needed.
+func (l *loop) begin(c *lconn, now time.Time) {
+	l.inFlight++
+	if c.fd < 0 || l.newConn {
+		if c.fd >= 0 {
+			l.drop(c)
+		}
+		c.sent = now
+		l.connect(c, now, true)
+		return
+	}
+	l.send(c, now, now)
+}
+
+// send writes c's request; start is when its latency starts (closed loop:
+// now; with a connect per request: before the connect).
+func (l *loop) send(c *lconn, start, now time.Time) {
+	if l.e.pacer == nil {
+		c.intended = start
+	}
+	c.sent = start
+	if l.e.pacer != nil && c.lag < 0 {
+		c.lag = now.Sub(c.intended)
+	}
+	c.req, c.wrote, c.read = c.s.Request(), 0, 0
+	c.deadline = start.Add(l.e.cfg.Timeout.D())
+	l.flight(c)
+	c.state = stWriting
+	l.write(c, now)
+}
+
+// write writes what is left of c's request.
+func (l *loop) write(c *lconn, now time.Time) {
+	for c.wrote < len(c.req) {
+		n, err := rawWrite(c.fd, c.req[c.wrote:])
+		if n > 0 {
+			c.wrote += n
+		}
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			if c.events&unix.EPOLLOUT == 0 {
+				c.events = unix.EPOLLIN | unix.EPOLLOUT
+				l.watch(c.fd, c.events, c.index, unix.EPOLL_CTL_MOD)
+			}
+			return
+		case err != nil:
+			l.fail(c, protocol.Write, now)
+			return
+		}
+	}
+	if c.events&unix.EPOLLOUT != 0 {
+		c.events = unix.EPOLLIN
+		l.watch(c.fd, c.events, c.index, unix.EPOLL_CTL_MOD)
+	}
+	c.state = stReading
+	if _, done, o := c.s.Response(nil); done {
+		l.complete(c, &o, now)
+	}
+}
+
+// event handles one epoll event.
+func (l *loop) event(ev *unix.EpollEvent, now time.Time) {
+	switch ev.Pad {
+	case evWake:
+		l.drainWake()
+		return
+	case evTimer:
+		var b [8]byte
+		unix.Read(l.timer, b[:])
+		l.armedAt = time.Time{}
+		return
+	}
+	c := l.conns[ev.Pad]
+	switch c.state {
+	case stConnecting:
+		l.connected(c, now)
+	case stWriting:
+		if ev.Events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 && ev.Events&unix.EPOLLIN == 0 {
+			l.fail(c, protocol.Write, now)
+			return
+		}
+		l.write(c, now)
+	case stReading:
+		l.readable(c, now)
+	case stIdle:
+		l.idleEvent(c)
+	}
+}
+
+func (l *loop) drainWake() {
+	var b [8]byte
+	unix.Read(l.wake, b[:])
+}
+
+// readable reads c's answer: one read per event (epoll is level-triggered:
+// what is left is reported again), fed to the Session.
+func (l *loop) readable(c *lconn, now time.Time) {
+	n, err := rawRead(c.fd, l.buf)
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+		return
+	case err != nil:
+		l.fail(c, protocol.Read, now)
+		return
+	case n == 0:
+		o := c.s.Closed()
+		o.Bytes = max(o.Bytes, c.read)
+		l.complete(c, &o, now)
+		return
+	}
+	c.read += int64(n)
+	used, done, o := c.s.Response(l.buf[:n])
+	if !done {
+		return
+	}
+	if used < n { // more than one answer to one request
+		o.Err, o.Done = protocol.Protocol, true
+	}
+	l.complete(c, &o, now)
+}
+
+// idleEvent: a connection with no request in flight became readable: the
+// peer closed it (keep-alive timeout), or sent what nothing asked for.
+func (l *loop) idleEvent(c *lconn) {
+	n, err := unix.Read(c.fd, l.buf)
+	if err == unix.EAGAIN || err == unix.EINTR {
+		return
+	}
+	_ = n
+	l.drop(c) // the next request connects anew
+}
+
+// fail ends c's request with a socket error.
+func (l *loop) fail(c *lconn, class protocol.ErrClass, now time.Time) {
+	o := protocol.Outcome{Err: class, Done: true, Bytes: c.read, Written: int64(c.wrote)}
+	l.complete(c, &o, now)
+}
+
+// complete records c's request and sends its next one.
+func (l *loop) complete(c *lconn, o *protocol.Outcome, now time.Time) {
+	l.unflight(c)
+	done := now
+	failed := o.Err != protocol.None && o.Err != protocol.Status
+	answeredLate := false
+	if done.After(c.deadline) {
+		// The timeout is a hard bound: an answer that came after it is a
+		// timeout, counted at its timeout.
+		if !failed {
+			o.Err, failed, answeredLate = protocol.Timeout, true, true
+		}
+		if o.Err == protocol.Timeout {
+			done = c.deadline
+		}
+	}
+	l.record(c, o, done, failed)
+	l.after(c, o, failed, answeredLate, now)
+}
+
+// record adds c's request to the shard.
+func (l *loop) record(c *lconn, o *protocol.Outcome, done time.Time, failed bool) {
+	if c.intended.Before(l.e.measure) {
+		return
+	}
+	if l.e.pacer != nil {
+		l.shard.paced(c.lag)
+	}
+	if failed {
+		l.shard.failure(o, done.Sub(c.intended), done.Sub(c.sent))
+	} else {
+		l.shard.response(o, done, done.Sub(c.intended), done.Sub(c.sent))
+		c.count.n.Add(1)
+	}
+}
+
+// after decides what becomes of c once its request ended.
+func (l *loop) after(c *lconn, o *protocol.Outcome, failed, answeredLate bool, now time.Time) {
+	l.inFlight--
+	c.state = stIdle
+	if o.Done || l.newConn || (failed && !answeredLate) {
+		l.drop(c)
+	}
+	if l.e.pacer == nil {
+		l.ready = append(l.ready, c)
+		return
+	}
+	l.freed(c, now)
+}
+
+// freed returns c to the open loop's idle connections.
+func (l *loop) freed(c *lconn, now time.Time) {
+	c.state = stIdle
+	l.idle = append(l.idle, c)
+}
+
+// drop closes c's socket.
+func (l *loop) drop(c *lconn) {
+	if c.fd >= 0 {
+		unix.Close(c.fd) // leaves the epoll set with it
+		c.fd = -1
+	}
+}
+
+// expire times out what passed its deadline: requests (failed at their
+// timeout) and connects (connect errors, as a dial that timed out).
+func (l *loop) expire(now time.Time) {
+	for c := l.flightHead; c != nil && !now.Before(c.deadline); c = l.flightHead {
+		if c.state == stConnecting {
+			l.unflight(c)
+			l.drop(c)
+			l.connectFailed(c, now)
+			continue
+		}
+		o := protocol.Outcome{Err: protocol.Timeout, Done: true, Bytes: c.read, Written: int64(c.wrote)}
+		l.complete(c, &o, now)
+	}
+}
+
+// retry reconnects, closed loop, the connections whose backoff is over.
+func (l *loop) retry(now time.Time) {
+	kept := l.backoffs[:0]
+	for _, c := range l.backoffs {
+		if now.Before(c.retryAt) {
+			kept = append(kept, c)
+			continue
+		}
+		c.state = stIdle
+		l.ready = append(l.ready, c)
+	}
+	clear(l.backoffs[len(kept):])
+	l.backoffs = kept
+}
+
+// dispatch starts the open loop's requests that are due, each on an idle
+// connection; a request due when none is free waits for one (its latency,
+// counted from its intended start, includes the wait). The next request
+// in the future arms the timerfd.
+func (l *loop) dispatch(now time.Time) {
+	e := l.e
+	for !l.exhausted && !e.stopping.Load() {
+		if !l.claimed {
+			i := e.next.Add(1) - 1
+			if n := uint64(e.cfg.Requests); n > 0 && i >= n {
+				l.exhausted = true
+				return
+			}
+			off, ok := e.pacer.Intended(i)
+			if !ok {
+				l.exhausted = true
+				return
+			}
+			l.claimAt = e.start.Add(off)
+			if !e.end.IsZero() && !l.claimAt.Before(e.end) {
+				l.exhausted = true
+				return
+			}
+			l.claimed = true
+		}
+		if now.Before(l.claimAt) {
+			l.arm(l.claimAt)
+			return
+		}
+		if len(l.idle) == 0 {
+			return
+		}
+		c := l.idle[len(l.idle)-1]
+		l.idle = l.idle[:len(l.idle)-1]
+		l.claimed = false
+		c.intended, c.lag = l.claimAt, -1
+		l.begin(c, now)
+		now = time.Now()
+	}
+}
+
+// arm sets the timerfd for the next request's intended start.
+func (l *loop) arm(at time.Time) {
+	if at.Equal(l.armedAt) {
+		return
+	}
+	l.armedAt = at
+	d := time.Until(at)
+	if d <= 0 {
+		d = 1 // fire at once
+	}
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	unix.TimerfdSettime(l.timer, 0, &spec, nil)
+}
+
+// abandon ends the loop at once (Ctrl-C): requests in flight are
+// discarded, and counted as such.
+func (l *loop) abandon() {
+	for c := l.flightHead; c != nil; c = l.flightHead {
+		l.unflight(c)
+		if c.state != stConnecting || c.forReq {
+			l.shard.aborted()
+		}
+	}
+	l.inFlight = 0
+}
+
+// flight appends c to the flight list; the timeout is the same for every
+// request, so the list is in deadline order.
+func (l *loop) flight(c *lconn) {
+	if c.inList {
+		l.unflight(c)
+	}
+	c.prev, c.next, c.inList = l.flightTail, nil, true
+	if l.flightTail != nil {
+		l.flightTail.next = c
+	} else {
+		l.flightHead = c
+	}
+	l.flightTail = c
+}
+
+func (l *loop) unflight(c *lconn) {
+	if !c.inList {
+		return
+	}
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		l.flightHead = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		l.flightTail = c.prev
+	}
+	c.prev, c.next, c.inList = nil, nil, false
+}

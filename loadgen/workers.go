@@ -1,0 +1,294 @@
+package loadgen
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"loadgen/loadgen/protocol"
+)
+
+// workers is the goroutine driver: a goroutine per connection (per stream
+// with -m) that sends a request, waits for its answer, records it and
+// sends the next. It drives every protocol.
+type workers struct {
+	e  *engine
+	ws []*worker
+}
+
+type worker struct {
+	e         *engine
+	shard     *shard   // shared with other workers: statistics cost memory per shard, not per connection
+	count     *counter // its thread's
+	wait      *waiter
+	mu        sync.Mutex // guards conn against a concurrent abort
+	conn      protocol.Conn
+	closed    bool
+	connected bool          // it had a connection at some point
+	backoff   time.Duration // between failed dials, closed loop
+}
+
+// newWorkers makes a worker per stream: -c connections × -m streams
+// (multiplexing protocols share a connection between m workers' Conns).
+// The preflight's connection becomes the first worker's.
+func newWorkers(e *engine, first protocol.Conn, dialTime time.Duration) (*workers, error) {
+	cfg := e.cfg
+	d := &workers{e: e, ws: make([]*worker, cfg.Connections*max(1, cfg.Streams))}
+	for i := range d.ws {
+		w := &worker{e: e, shard: e.shards[i%len(e.shards)], count: &e.counts[i%cfg.Threads]}
+		if e.pacer != nil {
+			var err error
+			if w.wait, err = newWaiter(); err != nil {
+				first.Close()
+				d.closeWaiters()
+				return nil, err
+			}
+		}
+		d.ws[i] = w
+	}
+	d.ws[0].conn, d.ws[0].connected = first, true
+	d.ws[0].shard.dialed(dialTime, nil, false)
+	return d, nil
+}
+
+func (d *workers) name() string { return DriverGoroutines }
+
+// start runs every worker: it opens its connection (at most
+// prefetchAtOnce at a time), says it is ready, and waits for the clock.
+func (d *workers) start(ready *sync.WaitGroup) (<-chan struct{}, error) {
+	e := d.e
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, prefetchAtOnce)
+	for _, w := range d.ws {
+		wg.Add(1)
+		ready.Add(1)
+		go func() {
+			defer wg.Done()
+			if !e.cfg.NewConn && w.conn == nil {
+				sem <- struct{}{}
+				w.dial(time.Now(), true)
+				<-sem
+			}
+			ready.Done()
+			<-e.begin
+			w.run()
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	return done, nil
+}
+
+func (d *workers) unconnected() int {
+	n := 0
+	for _, w := range d.ws {
+		if !w.connected {
+			n++
+		}
+	}
+	return n
+}
+
+func (d *workers) closeWaiters() {
+	for _, w := range d.ws {
+		if w != nil && w.wait != nil {
+			w.wait.close()
+		}
+	}
+}
+
+func (d *workers) interrupt() {
+	for _, w := range d.ws {
+		if w.wait != nil {
+			w.wait.interrupt()
+		}
+	}
+}
+
+// abort closes every connection: closing a Conn makes its Do return.
+func (d *workers) abort() {
+	for _, w := range d.ws {
+		w.abortConn()
+	}
+}
+
+// close closes every connection once all workers have returned.
+func (d *workers) close() {
+	for _, w := range d.ws {
+		w.dropConn()
+	}
+	d.closeWaiters()
+}
+
+// abortConn closes the worker's connection from another goroutine, so that
+// a Do in progress returns, and keeps the worker from dialing again. Only
+// the worker itself writes w.conn.
+func (w *worker) abortConn() {
+	w.mu.Lock()
+	if w.conn != nil {
+		_ = w.conn.Close()
+	}
+	w.closed = true
+	w.mu.Unlock()
+}
+
+// dropConn closes the worker's connection (from the worker).
+func (w *worker) dropConn() {
+	w.mu.Lock()
+	if w.conn != nil {
+		_ = w.conn.Close()
+		w.conn = nil
+	}
+	w.mu.Unlock()
+}
+
+// dial opens the worker's connection; false when the run is over. A
+// prefetch dial (before the clock starts) is never part of the measured
+// window.
+func (w *worker) dial(now time.Time, prefetch bool) bool {
+	e := w.e
+	ctx, cancel := context.WithTimeout(e.runCtx, e.cfg.Timeout.D())
+	c, err := e.dialer.Dial(ctx)
+	cancel()
+	if e.aborted.Load() {
+		if c != nil {
+			c.Close()
+		}
+		return false
+	}
+	w.shard.dialed(time.Since(now), err, !prefetch && !now.Before(e.measure))
+	if err != nil {
+		return true
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		c.Close()
+		return false
+	}
+	w.conn, w.connected = c, true
+	w.mu.Unlock()
+	return true
+}
+
+// run is one connection's loop.
+func (w *worker) run() {
+	for w.step() {
+	}
+}
+
+// step takes the next request, waits for its intended start (open loop),
+// executes it and records it. It returns false when the worker is done.
+// It allocates nothing (see TestStepAllocatesNothing).
+//
+// What a latency counts: open loop, from the request's intended start,
+// whatever it waited for (a connection included: that is the correction);
+// closed loop, from when the request is sent, so a connection's TCP and TLS
+// handshake (at the start, or after a reconnect) is in the connect histogram,
+// not in its first request's latency — except with NewConn, where the
+// handshake is what is measured. Every request sent counts, a failed one
+// at the time it failed: a timeout at its timeout.
+func (w *worker) step() bool {
+	e := w.e
+	if e.stopping.Load() {
+		return false
+	}
+	i := e.next.Add(1) - 1
+	if n := uint64(e.cfg.Requests); n > 0 && i >= n {
+		return false
+	}
+	open := e.pacer != nil
+	var intended time.Time
+	if open {
+		off, ok := e.pacer.Intended(i)
+		if !ok {
+			return false
+		}
+		intended = e.start.Add(off)
+		if !e.end.IsZero() && !intended.Before(e.end) {
+			return false
+		}
+		if !w.wait.sleep(time.Until(intended)) || e.stopping.Load() {
+			return false
+		}
+	}
+	start := time.Now()
+	if !open && !e.end.IsZero() && !start.Before(e.end) {
+		return false
+	}
+	var o protocol.Outcome
+	var deadline, done time.Time
+	var lag time.Duration // of the first send, open loop
+	for resend := 0; ; resend++ {
+		if w.conn == nil {
+			if !w.dial(start, false) {
+				return false
+			}
+			if w.conn == nil { // the dial failed and was counted
+				if !open {
+					w.backoff = min(max(2*w.backoff, 10*time.Millisecond), time.Second)
+					time.Sleep(w.backoff)
+				}
+				return true
+			}
+			w.backoff = 0
+			if !e.cfg.NewConn {
+				start = time.Now() // connecting is not part of a kept-alive request
+			}
+		}
+		if e.cfg.Timeout > 0 {
+			deadline = start.Add(e.cfg.Timeout.D())
+		}
+		if resend == 0 && open {
+			lag = start.Sub(intended)
+		}
+		o = w.conn.Do(e.runCtx, deadline)
+		done = time.Now()
+		if e.aborted.Load() {
+			w.shard.aborted()
+			return false
+		}
+		if !o.Unsent || resend == maxResends {
+			break
+		}
+		// The peer did not process it (its connection was going away):
+		// not a failure; send it again on a new connection, as a real
+		// client does.
+		w.dropConn()
+		start = done
+	}
+	if !open {
+		intended = start
+	}
+	measuring := !intended.Before(e.measure)
+	failed := o.Err != protocol.None && o.Err != protocol.Status
+	answeredLate := false
+	if !deadline.IsZero() && done.After(deadline) {
+		// The timeout is a hard bound: an answer that came after it is a
+		// timeout, however late the timer fired; and it is counted at its
+		// timeout.
+		if !failed {
+			o.Err, failed, answeredLate = protocol.Timeout, true, true
+		}
+		if o.Err == protocol.Timeout {
+			done = deadline
+		}
+	}
+	if measuring {
+		if open {
+			w.shard.paced(lag)
+		}
+		if failed {
+			w.shard.failure(&o, done.Sub(intended), done.Sub(start))
+		} else {
+			w.shard.response(&o, done, done.Sub(intended), done.Sub(start))
+			w.count.n.Add(1)
+		}
+	}
+	// A request that failed leaves its connection in an unknown state; one
+	// answered in full after its timeout left it clean.
+	if o.Done || e.cfg.NewConn || (failed && !answeredLate) {
+		w.dropConn()
+	}
+	return true
+}
