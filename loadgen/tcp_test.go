@@ -1,0 +1,71 @@
+package loadgen_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"loadgen/loadgen"
+	"loadgen/loadgen/protocol/tcp"
+	"loadgen/targets/tcpecho"
+)
+
+// netperf's three measurements through the engine, on both drivers,
+// counted against what the target saw: tcp-rr's transactions are its
+// echoes, tcp-crr opens a connection per transaction, tcp-stream's bytes
+// are what the sink took.
+func TestTCPModes(t *testing.T) {
+	forDrivers(t, func(t *testing.T) {
+		for _, mode := range []tcp.Mode{tcp.RR, tcp.CRR, tcp.Stream} {
+			t.Run(string(mode), func(t *testing.T) {
+				srv, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := srv.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer srv.Close()
+				const size = 1024
+				d, err := tcp.NewDialer(tcp.Config{Addr: srv.Addr(), Mode: mode, Size: size})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := conf(2, 500*time.Millisecond)
+				cfg.Target, cfg.Protocol, cfg.Threads, cfg.Driver = srv.Addr(), string(mode), 1, driver
+				r, err := loadgen.Run(context.Background(), cfg, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Config.Driver != driver {
+					t.Fatalf("run by %q", r.Config.Driver)
+				}
+				s := r.Summary
+				if s.Requests < 100 || s.Errors.Total() != 0 {
+					t.Fatalf("%d requests, errors %+v", s.Requests, s.Errors)
+				}
+				if s.BytesWritten != s.Requests*size {
+					t.Errorf("%d bytes written for %d requests of %d", s.BytesWritten, s.Requests, size)
+				}
+				switch mode {
+				case tcp.RR:
+					if s.BytesRead != s.Requests*size {
+						t.Errorf("%d bytes read for %d transactions of %d", s.BytesRead, s.Requests, size)
+					}
+					if got := srv.Echoed(); got < uint64(s.BytesRead) {
+						t.Errorf("the target echoed %d bytes, the generator read %d", got, s.BytesRead)
+					}
+				case tcp.CRR:
+					if c := s.Connections.Established; c < s.Requests {
+						t.Errorf("%d connections opened for %d transactions", c, s.Requests)
+					}
+				case tcp.Stream:
+					time.Sleep(50 * time.Millisecond) // the sink reads what is in flight
+					if got := srv.Sunk(); got < uint64(s.BytesWritten) {
+						t.Errorf("the sink took %d bytes, the generator wrote %d", got, s.BytesWritten)
+					}
+				}
+			})
+		}
+	})
+}
