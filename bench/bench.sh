@@ -22,7 +22,7 @@ GEN_CPU=${GEN_CPU:-0}
 TGT_CPU=${TGT_CPU:-1}
 ONLY=${ONLY:-}
 H=127.0.0.1
-P_H1=18180 P_H2C=18182 P_TLS=18443 P_GRPC=18190
+P_H1=18180 P_H2C=18182 P_TLS=18443 P_GRPC=18190 P_SP=18300 P_TCP=18301 P_IPERF=18302
 LG=$W/loadgen
 OUT=$W/results-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$OUT" "$W/nginx/logs" "$W/nginx/tmp"
@@ -41,6 +41,8 @@ if [[ -z ${SKIP_INSTALL:-} ]]; then
   command -v h2load >/dev/null || need+=(nghttp2-client)
   command -v openssl >/dev/null || need+=(openssl)
   command -v jq >/dev/null || need+=(jq)
+  command -v sockperf >/dev/null || need+=(sockperf)
+  command -v iperf3 >/dev/null || need+=(iperf3)
   if ((${#need[@]})); then
     log "apt-get install ${need[*]}"
     apt-get update -q >"$OUT/install.log" 2>&1
@@ -118,6 +120,20 @@ parse() {
   fi
   if [[ $1 == *.ghz.* ]]; then
     jq -r '(.latencyDistribution // []) as $l | "\(.rps|floor) \(($l[]|select(.percentage==50)|.latency/1e6) // 0) \(($l[]|select(.percentage==99)|.latency/1e6) // 0) \(.statusCodeDistribution.OK // 0)"' "${1%.out}.json" 2>/dev/null || echo "0 0 0 0"
+    return
+  fi
+  if [[ $1 == *.sockperf.* ]]; then # one-way latency in usec: a round trip is twice it
+    awk '/\[Valid Duration\]/ { for (i=1;i<=NF;i++) { if ($i ~ /^RunTime=/) { split($i,a,"="); t=a[2]+0 } if ($i ~ /^ReceivedMessages=/) { split($i,b,"="); n=b[2]+0 } } }
+      /percentile 50.000/ {p50=$NF*2/1000} /percentile 99.000/ {p99=$NF*2/1000}
+      END { printf "%.0f %.3f %.3f %d\n", (t>0 ? n/t : 0), p50, p99, n }' "$1"
+    return
+  fi
+  if [[ $1 == *.iperf3.* ]]; then # Gbit/s in the rps column, Mbit sent as the count
+    jq -r '"\(.end.sum_sent.bits_per_second/1e9) 0 0 \(.end.sum_sent.bytes*8/1e6|floor)"' "$1" 2>/dev/null || echo "0 0 0 0"
+    return
+  fi
+  if [[ $1 == *tcpstream*.loadgen.* ]]; then
+    awk '/Throughput:/ {g=$2} /requests in/ {d=$4+0} END { printf "%.3f 0 0 %d\n", g, g*1000*d }' "$1"
     return
   fi
   awk 'function ms(v){ if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /s$/) return v*1000; return v }
@@ -218,6 +234,35 @@ case_httpbin() {
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 }
 case_httpbin
+
+# TCP_RR: one 1 KiB round trip at a time on one connection, each client
+# against its own server on TGT_CPU (sockperf's figure is one-way latency:
+# doubled); TCP_STREAM: Gbit/s per sender CPU-second, iperf3 against
+# loadgen with 128 KiB writes into a sink.
+case_tcp() {
+  [[ -n $ONLY && ! tcprr-c1 =~ $ONLY && ! tcpstream-c1 =~ $ONLY ]] && return 0
+  taskset -c "$TGT_CPU" sockperf server --tcp -i "$H" -p "$P_SP" >"$OUT/sockperf.srv" 2>&1 &
+  local sp=$!
+  taskset -c "$TGT_CPU" "$LG" serve tcp --addr "$H:$P_TCP" --for $((REPS * 4 * (DUR + 5) + 30))s >"$OUT/tcp.out" 2>&1 &
+  local lt=$!
+  for _ in $(seq 100); do ss -Hltn "( sport = :$P_TCP )" | grep -q . && ss -Hltn "( sport = :$P_SP )" | grep -q . && break; sleep 0.1; done
+  for ((r = 1; r <= REPS; r++)); do
+    [[ -z $ONLY || tcprr-c1 =~ $ONLY ]] && {
+      one tcprr-c1 sockperf "$r" sh -c "sockperf ping-pong --tcp -i $H -p $P_SP -m 1024 -t $DUR --mps max 2>&1"
+      one tcprr-c1 loadgen "$r" "$LG" run -p tcp-rr --size 1KiB -t1 -c1 -d"${DUR}s" --latency -q "$H:$P_TCP"
+    }
+    [[ -z $ONLY || tcpstream-c1 =~ $ONLY ]] && {
+      taskset -c "$TGT_CPU" iperf3 -s -1 -p "$P_IPERF" >"$OUT/iperf3.srv.r$r" 2>&1 &
+      local ip=$!
+      for _ in $(seq 50); do ss -Hltn "( sport = :$P_IPERF )" | grep -q . && break; sleep 0.1; done
+      one tcpstream-c1 iperf3 "$r" iperf3 -c "$H" -p "$P_IPERF" -t "$DUR" -l 128K -J
+      wait "$ip" 2>/dev/null
+      one tcpstream-c1 loadgen "$r" "$LG" run -p tcp-stream --size 128KiB -t1 -c1 -d"${DUR}s" -q "$H:$P_TCP"
+    }
+  done
+  kill "$sp" "$lt" 2>/dev/null; wait "$sp" "$lt" 2>/dev/null
+}
+case_tcp
 
 # ------------------------------------------------------------ summary
 log "done; raw output in $OUT"
