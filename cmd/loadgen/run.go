@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/url"
 	"os"
 	"runtime"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"loadgen/loadgen"
+	"loadgen/loadgen/client"
 	"loadgen/loadgen/pace"
 	"loadgen/results"
 	"loadgen/results/cost"
@@ -105,7 +105,7 @@ and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs, CPU quota)
 	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k (or ramp:100-5k/30s, step:1k+500/5s)")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file (atomically)")
 	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file")
-	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol: "+strings.Join(protocolNames(), ", ")+" (default http1)")
+	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol: "+strings.Join(client.Protocols(), ", ")+" (default http1)")
 	bytesVar(fl, &f.size, "size", 0, "payload bytes for grpc and tcp protocols (100, 1KiB, 64k)")
 	fl.BoolVar(&f.health, "health", false, "-p grpc: call grpc.health.v1.Health/Check (any gRPC server) instead of loadgen's echo")
 	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream: call this method of any server, pkg.Service/Method (types by server reflection or --protoset)")
@@ -324,16 +324,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// targetURL parses and checks an http(s) target URL.
-func targetURL(s string) (*url.URL, error) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("malformed URL %q: %v", s, err)
-	}
-	if u.Scheme == "" || u.Host == "" {
-		return nil, fmt.Errorf("malformed URL %q: want scheme://host:port/path, e.g. http://127.0.0.1:8080/get", s)
-	}
-	return u, nil
 }

@@ -402,37 +402,14 @@ func fileArg(f *sweepFlags) string {
 	return "-f " + f.file + " "
 }
 
-// buildStep makes one step's engine configuration and dialer, with the
-// same protocol code as `loadgen run`.
+// buildStep makes one step's configuration and dialer (sweep.BuildStep)
+// and sets the process's GOMAXPROCS for its threads.
 func buildStep(spec *sweep.Spec, p sweep.Path, st sweep.Step) (loadgen.Config, protocol.Dialer, error) {
-	target := p.URL
-	size := 0
-	if spec.Endpoint != "" {
-		target = strings.TrimRight(p.URL, "/") + strings.ReplaceAll(spec.Endpoint, "{size}", strconv.Itoa(st.Payload))
-	} else {
-		size = st.Payload
+	cfg, d, err := sweep.BuildStep(spec, p, st)
+	if err == nil {
+		runtime.GOMAXPROCS(generatorProcs(st.Rung.Threads, 0))
 	}
-	rf := &runFlags{protocol: spec.Protocol, size: size, connections: st.Rung.Connections, threads: st.Rung.Threads}
-	rf.tls.caFile, rf.tls.insecure = p.CACert, p.Insecure
-	rf.netns = p.NetNS
-	rf.call, rf.data, rf.protoset = spec.Call, spec.Data, spec.Protoset
-	var cfg loadgen.Config
-	cfg.NewConn = p.NewConn
-	cfg.Target = target
-	cfg.Connections, cfg.Threads = st.Rung.Connections, st.Rung.Threads
-	cfg.Duration, cfg.Warmup = results.Duration(spec.Duration), results.Duration(spec.Warmup)
-	cfg.Timeout = results.Duration(spec.Timeout)
-	if cfg.Timeout == 0 {
-		cfg.Timeout = results.Duration(loadgen.DefaultTimeout)
-	}
-	cfg.Rate = st.Rate
-	cfg.Size = size
-	d, err := newDialer(rf, &cfg, nil)
-	if err != nil {
-		return cfg, nil, err
-	}
-	runtime.GOMAXPROCS(generatorProcs(st.Rung.Threads, 0))
-	return cfg, d, nil
+	return cfg, d, err
 }
 
 // sweepProgress shows the sweep's progress: a bar on a terminal, a line per

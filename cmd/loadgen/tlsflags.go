@@ -31,18 +31,15 @@ func (t *tlsFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&t.curves, "tls-curves", "", "key exchanges offered, in order (default X25519,P256; add X25519MLKEM768 to offer post-quantum, as browsers do)")
 }
 
-// options builds the protocol's TLS options; on is whether the target asks
-// for TLS (an https:// URL).
-func (t *tlsFlags) options(on bool) (protocol.TLS, error) {
+// options builds the protocol's TLS options; an https:// target turns them
+// on (loadgen/client), --tls does for any other.
+func (t *tlsFlags) options() (protocol.TLS, error) {
 	o := protocol.TLS{
-		Enabled:    on || t.enable,
+		Enabled:    t.enable,
 		Insecure:   t.insecure,
 		CAFile:     t.caFile,
 		ServerName: t.sni,
 		Resume:     t.resume,
-	}
-	if !o.Enabled && (t.insecure || t.caFile != "" || t.sni != "" || t.version != "" || t.ciphers != "" || t.curves != "") {
-		return o, fmt.Errorf("TLS options given for a plaintext target: use an https:// URL or --tls")
 	}
 	if t.version != "" {
 		v, err := protocol.ParseTLSVersion(t.version)

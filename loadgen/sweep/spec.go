@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"loadgen/internal/units"
+	"loadgen/loadgen/client"
 )
 
 // Spec is a sweep: the same target reached through each path, across a
@@ -132,21 +132,6 @@ func Parse(r io.Reader) (Spec, error) {
 	return s, s.Validate()
 }
 
-// WithScheme gives an HTTP target typed as host:port[/path] — as wrk users
-// type it — the http:// it lacks; any other string is returned unchanged.
-func WithScheme(target string) string {
-	if strings.Contains(target, "://") {
-		return target
-	}
-	hp, _, _ := strings.Cut(target, "/")
-	if _, port, err := net.SplitHostPort(hp); err == nil {
-		if _, err := strconv.ParseUint(port, 10, 16); err == nil {
-			return "http://" + target
-		}
-	}
-	return target
-}
-
 // Complete fills the defaults of a sweep built as a value (from flags, say)
 // and checks it, as Parse does for a file.
 func (s *Spec) Complete() error {
@@ -191,7 +176,7 @@ func (s *Spec) setDefaults() {
 	}
 	for i, p := range s.Paths {
 		if isHTTP(s.Protocol) {
-			s.Paths[i].URL = WithScheme(p.URL)
+			s.Paths[i].URL = client.WithScheme(p.URL)
 		}
 	}
 	if len(s.Paths) > 0 && s.BaselineIndex() < 0 {

@@ -1,0 +1,358 @@
+// Package client builds the Dialer of a load target from a typed Spec: the
+// protocol, the target, the request and its options, as every front end
+// gives them — `loadgen run`'s flags, a sweep's step, the lab, a study, a
+// Kubernetes worker. It checks the combination first and says what to do
+// in one line; nothing of it is in the command line's code.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2"
+	"loadgen/loadgen/protocol/http1"
+	"loadgen/loadgen/protocol/netns"
+	"loadgen/loadgen/protocol/rpc"
+	"loadgen/loadgen/protocol/tcp"
+	"loadgen/results"
+)
+
+// Spec is one load target, as asked.
+type Spec struct {
+	Protocol string // http1 (default), h2, h2c, grpc, grpc-stream, tcp-rr, tcp-crr, tcp-stream
+	Target   string // http(s):// URL, or host:port for grpc and tcp; host:port/path is taken as http://
+	Method   string // HTTP; default GET, or POST with a body
+	Headers  []string
+	Body     []byte
+	Size     int // grpc and tcp payload bytes; tcp default 1024
+	Streams  int // concurrent streams per connection (h2, grpc)
+	// Connections is the run's connection count: gRPC groups its streams
+	// by it.
+	Connections int
+	// Timeout bounds a connect (and a --call's reflection lookup).
+	Timeout time.Duration
+	// TLS are the client's TLS options; an https:// target turns them on.
+	TLS protocol.TLS
+	// Client is "loadgen" (or ""), or the reference client under the
+	// protocol: x-net (h2, h2c) or grpc-go (grpc, grpc-stream).
+	Client string
+	// NetNS sends from this network namespace (needs root).
+	NetNS string
+	// Health calls grpc.health.v1.Health/Check (-p grpc).
+	Health bool
+	// Call, Data and Protoset load any gRPC method: pkg.Service/Method, its
+	// message as JSON (@FILE reads a file), types by reflection or from a
+	// FileDescriptorSet.
+	Call, Data, Protoset string
+}
+
+// ErrUnreachable wraps the error of a target that could not be reached
+// while the Dialer was built (a --call's reflection): a run failure, not
+// a mistake in the Spec.
+var ErrUnreachable = errors.New("unreachable")
+
+// Protocols lists the protocol names a Spec takes.
+func Protocols() []string {
+	names := make([]string, 0, len(builders))
+	for n := range builders {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// builder builds one protocol's Dialer from a normalized Spec.
+type builder func(s *Spec, enter func(func() error) error) (protocol.Dialer, error)
+
+var builders = map[string]builder{
+	"http1":       newHTTP1,
+	"h2":          newHTTP2,
+	"h2c":         newHTTP2,
+	"tcp-rr":      newTCP,
+	"tcp-crr":     newTCP,
+	"tcp-stream":  newTCP,
+	"grpc":        newGRPC,
+	"grpc-stream": newGRPC,
+}
+
+// New checks s, completes it with what it implies (the protocol's
+// defaults, the scheme, TLS from https://, the resolved --call), and
+// returns its Dialer. Record copies what a result keeps of it.
+func New(s *Spec) (protocol.Dialer, error) {
+	if s.Protocol == "" {
+		s.Protocol = "http1"
+	}
+	b, ok := builders[s.Protocol]
+	if !ok {
+		return nil, fmt.Errorf("unknown protocol %q: use one of %s", s.Protocol, strings.Join(Protocols(), ", "))
+	}
+	if err := checkClient(s.Protocol, s.Client); err != nil {
+		return nil, err
+	}
+	switch {
+	case s.Call != "" && s.Protocol != "grpc" && s.Protocol != "grpc-stream":
+		return nil, fmt.Errorf("--call names a gRPC method: use it with -p grpc or -p grpc-stream")
+	case s.Call == "" && (s.Data != "" || s.Protoset != ""):
+		return nil, fmt.Errorf("--data and --protoset describe a --call: give the method with --call pkg.Service/Method")
+	}
+	if s.Client == "loadgen" {
+		s.Client = ""
+	}
+	if s.NetNS == "" {
+		return b(s, nil)
+	}
+	if err := literalHost(s.Target); err != nil {
+		return nil, err
+	}
+	ns, err := netns.Open(s.NetNS)
+	if err != nil {
+		return nil, err
+	}
+	d, err := b(s, ns.Do)
+	if err != nil {
+		ns.Close()
+		return nil, err
+	}
+	return netns.Wrap(ns, d), nil
+}
+
+// Record copies into c what a result records of the Spec New completed.
+func (s *Spec) Record(c *results.Config) {
+	c.Target, c.Protocol, c.Method, c.Headers = s.Target, s.Protocol, s.Method, s.Headers
+	c.BodyBytes, c.Size, c.Streams = len(s.Body), s.Size, s.Streams
+	c.TLS, c.NetNS, c.Client, c.Call = s.TLS.Enabled, s.NetNS, s.Client, s.Call
+}
+
+// literalHost refuses a target named by a host name for --netns: Go
+// resolves names (and races IPv4 against IPv6) on goroutines of its own,
+// outside the namespace, so the name would be resolved with the host's
+// resolver and routes, not the namespace's.
+func literalHost(target string) error {
+	host := target
+	if u, err := url.Parse(target); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if net.ParseIP(host) == nil {
+		return fmt.Errorf("--netns needs the target as an IP address, not %q: host names would be resolved outside the namespace (look it up inside with: ip netns exec NS getent hosts %s)", host, host)
+	}
+	return nil
+}
+
+// WithScheme gives an HTTP target typed as host:port[/path] — as wrk users
+// type it — the http:// it lacks; any other string is returned unchanged.
+func WithScheme(target string) string {
+	if strings.Contains(target, "://") {
+		return target
+	}
+	hp, _, _ := strings.Cut(target, "/")
+	if _, port, err := net.SplitHostPort(hp); err == nil {
+		if _, err := strconv.ParseUint(port, 10, 16); err == nil {
+			return "http://" + target
+		}
+	}
+	return target
+}
+
+// TargetURL parses and checks an http(s) target URL.
+func TargetURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("malformed URL %q: %v", s, err)
+	}
+	if u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("malformed URL %q: want scheme://host:port/path, e.g. http://127.0.0.1:8080/get", s)
+	}
+	return u, nil
+}
+
+// tlsFor turns the TLS options on for an https:// target and refuses
+// options for a plaintext one.
+func tlsFor(s *Spec, https bool) error {
+	t := &s.TLS
+	t.Enabled = t.Enabled || https
+	if !t.Enabled && (t.Insecure || t.CAFile != "" || t.ServerName != "" || t.MinVersion != 0 || len(t.Ciphers) > 0 || len(t.Curves) > 0) {
+		return fmt.Errorf("TLS options given for a plaintext target: use an https:// URL or --tls")
+	}
+	return nil
+}
+
+// httpTarget checks an http(s) target and fills the method and TLS.
+func httpTarget(s *Spec) error {
+	s.Target = WithScheme(s.Target)
+	u, err := TargetURL(s.Target)
+	if err != nil {
+		return err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("unsupported scheme %q in %s: -p %s takes http:// or https:// URLs", u.Scheme, s.Target, s.Protocol)
+	}
+	if s.Size != 0 || s.Health {
+		return fmt.Errorf("--size and --health apply to grpc and tcp: over HTTP ask httpbin for /bytes/N, or send --body")
+	}
+	if err := tlsFor(s, u.Scheme == "https"); err != nil {
+		return err
+	}
+	if s.Method == "" {
+		s.Method = "GET"
+		if len(s.Body) > 0 {
+			s.Method = "POST"
+		}
+	}
+	s.Method = strings.ToUpper(s.Method)
+	return nil
+}
+
+func newHTTP1(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
+	if s.Streams > 1 {
+		return nil, fmt.Errorf("HTTP/1.1 has one request in flight per connection: --streams needs -p h2 or h2c")
+	}
+	if err := httpTarget(s); err != nil {
+		return nil, err
+	}
+	return http1.NewDialer(http1.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS, DialTimeout: s.Timeout})
+}
+
+func newHTTP2(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
+	if err := httpTarget(s); err != nil {
+		return nil, err
+	}
+	switch {
+	case s.Protocol == "h2" && !s.TLS.Enabled:
+		return nil, fmt.Errorf("-p h2 is HTTP/2 over TLS: use an https:// URL, or -p h2c for cleartext")
+	case s.Protocol == "h2c" && s.TLS.Enabled:
+		return nil, fmt.Errorf("-p h2c is cleartext HTTP/2: use an http:// URL, or -p h2 for TLS")
+	}
+	s.Streams = max(1, s.Streams)
+	c := h2.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS,
+		Cleartext: s.Protocol == "h2c", Streams: s.Streams, DialTimeout: s.Timeout}
+	if s.Client == "x-net" {
+		return h2.NewLibraryDialer(c)
+	}
+	return h2.NewDialer(c)
+}
+
+// hostPort accepts host:port or a URL with a host (tcp://host:port).
+func hostPort(target string) (string, error) {
+	if strings.Contains(target, "://") {
+		u, err := TargetURL(target)
+		if err != nil {
+			return "", err
+		}
+		return u.Host, nil
+	}
+	if _, _, err := net.SplitHostPort(target); err != nil {
+		return "", fmt.Errorf("target %q: want host:port, e.g. 127.0.0.1:9000", target)
+	}
+	return target, nil
+}
+
+func newTCP(s *Spec, enter func(func() error) error) (protocol.Dialer, error) {
+	addr, err := hostPort(s.Target)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Body) > 0 || s.Method != "" || len(s.Headers) > 0 {
+		return nil, fmt.Errorf("-p %s sends raw bytes: --body, -m and -H do not apply; use --size", s.Protocol)
+	}
+	if s.TLS.Enabled {
+		return nil, fmt.Errorf("-p %s is plaintext TCP: --tls does not apply", s.Protocol)
+	}
+	if err := tlsFor(s, false); err != nil {
+		return nil, err
+	}
+	if s.Size == 0 {
+		s.Size = tcp.DefaultSize
+	}
+	return tcp.NewDialer(tcp.Config{Addr: addr, Mode: tcp.Mode(s.Protocol), Size: s.Size, DialTimeout: s.Timeout, Enter: enter})
+}
+
+func newGRPC(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
+	addr, err := hostPort(s.Target)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(s.Body) > 0 || s.Method != "":
+		return nil, fmt.Errorf("-p %s sends --size bytes of payload: --body and -m METHOD do not apply", s.Protocol)
+	case s.Health && s.Protocol != "grpc":
+		return nil, fmt.Errorf("--health calls grpc.health.v1.Health/Check, a unary call: use -p grpc")
+	case s.Health && s.Size > 0:
+		return nil, fmt.Errorf("--health sends an empty health check: --size does not apply")
+	case s.Call != "" && (s.Health || s.Size > 0):
+		return nil, fmt.Errorf("--call sends the --data message: --health and --size apply to loadgen's echo target")
+	}
+	if err := tlsFor(s, strings.HasPrefix(s.Target, "https://")); err != nil {
+		return nil, err
+	}
+	s.Streams = max(1, s.Streams)
+	c := rpc.Config{
+		Target: addr, Mode: rpc.Mode(s.Protocol), Size: s.Size, Streams: s.Streams,
+		Connections: s.Connections, TLS: s.TLS, Metadata: s.Headers, DialTimeout: s.Timeout, Health: s.Health,
+	}
+	if s.Call != "" {
+		data, err := callData(s.Data)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.Timeout)
+		defer cancel()
+		if c.Call, c.Message, err = rpc.ResolveCall(ctx, c, s.Call, data, s.Protoset); err != nil {
+			if errors.Is(err, rpc.ErrUnreachable) {
+				return nil, fmt.Errorf("cannot connect to %s: %w: %w", s.Target, ErrUnreachable, err)
+			}
+			return nil, err
+		}
+		s.Call = c.Call
+	}
+	if s.Client == "grpc-go" {
+		return rpc.NewLibraryDialer(c)
+	}
+	return rpc.NewDialer(c)
+}
+
+// referenceClients are the libraries Spec.Client can put under a protocol
+// instead of loadgen's own client, to cross-check it.
+var referenceClients = map[string][]string{
+	"x-net":   {"h2", "h2c"},
+	"grpc-go": {"grpc", "grpc-stream"},
+}
+
+func checkClient(proto, client string) error {
+	if client == "" || client == "loadgen" {
+		return nil
+	}
+	protos, ok := referenceClients[client]
+	if !ok {
+		return fmt.Errorf("--client %q: use loadgen, x-net (for -p h2, h2c) or grpc-go (for -p grpc, grpc-stream)", client)
+	}
+	if !slices.Contains(protos, proto) {
+		return fmt.Errorf("--client %s drives -p %s, not -p %s", client, strings.Join(protos, " or "), proto)
+	}
+	return nil
+}
+
+// callData is --data: JSON, or @FILE to read it from a file.
+func callData(s string) (string, error) {
+	if name, ok := strings.CutPrefix(s, "@"); ok {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return "", fmt.Errorf("--data: %w", err)
+		}
+		return string(b), nil
+	}
+	return s, nil
+}

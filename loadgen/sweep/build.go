@@ -1,0 +1,42 @@
+package sweep
+
+import (
+	"strconv"
+	"strings"
+
+	"loadgen/loadgen"
+	"loadgen/loadgen/client"
+	"loadgen/loadgen/protocol"
+	"loadgen/results"
+)
+
+// BuildStep makes one step's engine configuration and Dialer: the path's
+// target (with the endpoint for the step's payload, over HTTP; the payload
+// as the message size otherwise), the rung's connections and threads, the
+// step's rate, the spec's timing — through the same client package as
+// `loadgen run`.
+func BuildStep(spec *Spec, p Path, st Step) (loadgen.Config, protocol.Dialer, error) {
+	cs := client.Spec{
+		Protocol: spec.Protocol, Target: p.URL, Connections: st.Rung.Connections,
+		Call: spec.Call, Data: spec.Data, Protoset: spec.Protoset, NetNS: p.NetNS,
+	}
+	cs.TLS.CAFile, cs.TLS.Insecure = p.CACert, p.Insecure
+	if spec.Endpoint != "" {
+		cs.Target = strings.TrimRight(p.URL, "/") + strings.ReplaceAll(spec.Endpoint, "{size}", strconv.Itoa(st.Payload))
+	} else {
+		cs.Size = st.Payload
+	}
+	var cfg loadgen.Config
+	cfg.NewConn = p.NewConn
+	cfg.Connections, cfg.Threads = st.Rung.Connections, st.Rung.Threads
+	cfg.Duration, cfg.Warmup = results.Duration(spec.Duration), results.Duration(spec.Warmup)
+	cfg.Timeout = results.Duration(spec.Timeout)
+	if cfg.Timeout == 0 {
+		cfg.Timeout = results.Duration(loadgen.DefaultTimeout)
+	}
+	cfg.Rate = st.Rate
+	cs.Timeout = cfg.Timeout.D()
+	d, err := client.New(&cs)
+	cs.Record(&cfg.Config)
+	return cfg, d, err
+}
