@@ -172,7 +172,14 @@ func (f *sweepFlags) spec(cmd *cobra.Command) (*sweep.Spec, error) {
 		if !ok {
 			return nil, fmt.Errorf("--path %q: want NAME=URL", p)
 		}
-		s.Paths = append(s.Paths, sweep.Path{Name: name, URL: url, Watch: watch[name]})
+		sc, isSidecar, err := parseSidecarURL(url)
+		if err != nil {
+			return nil, fmt.Errorf("--path %s: %w", name, err)
+		}
+		if isSidecar {
+			url = ""
+		}
+		s.Paths = append(s.Paths, sweep.Path{Name: name, URL: url, Watch: watch[name], Sidecar: sc})
 		delete(watch, name)
 	}
 	for name := range watch {
@@ -280,8 +287,16 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if f.resume && !stepsExist(f.out) {
 		return fmt.Errorf("--resume: %s holds no sweep (no %s): drop --resume to start one there", f.out, sweep.ManifestFile)
 	}
+	var cars *sidecarPaths
+	if hasSidecars(spec) && !f.dryRun {
+		var err error
+		if cars, err = startSidecarPaths(ctx, spec); err != nil {
+			return failf("%v", err)
+		}
+		defer cars.Close()
+	}
 	job := sweepJob{
-		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check,
+		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, sidecars: cars,
 		findMax: f.findMax, slo: slo, sloText: f.slo, dryRun: f.dryRun,
 		again: "loadgen sweep " + fileArg(f),
 	}
@@ -309,6 +324,7 @@ type sweepJob struct {
 	resumeCmd string
 	extra     func(io.Writer, []*results.Step) error // more tables after the sweep's
 	dryRun    bool                                   // print the plan, send nothing
+	sidecars  *sidecarPaths                          // the paths through local sidecars, running
 }
 
 func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
@@ -332,8 +348,12 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	r := &sweep.Runner{
 		Spec: spec, Dir: j.out, Resume: j.resume,
 		Build: func(ctx context.Context, p sweep.Path, st sweep.Step) (loadgen.Config, protocol.Dialer, error) {
+			if err := j.sidecars.check(p.Name); err != nil {
+				return loadgen.Config{}, nil, err
+			}
 			return buildStep(spec, p, st)
 		},
+		After:  func(p sweep.Path, _ sweep.Step) error { return j.sidecars.check(p.Name) },
 		Probes: costProbes{},
 		Events: prog.event,
 	}
@@ -400,6 +420,15 @@ func fileArg(f *sweepFlags) string {
 		return ""
 	}
 	return "-f " + f.file + " "
+}
+
+func hasSidecars(spec *sweep.Spec) bool {
+	for _, p := range spec.Paths {
+		if p.Sidecar != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // buildStep makes one step's configuration and dialer (sweep.BuildStep)

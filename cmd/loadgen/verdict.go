@@ -75,6 +75,8 @@ func failedSteps(steps []*results.Step) []string {
 		switch {
 		case st.Run == nil:
 			out = append(out, st.ID)
+		case st.Failed != "":
+			out = append(out, st.ID+" ("+st.Failed+")")
 		case !st.Run.Interrupted && runVerdict(st.Run, errorBudget{share: 1, count: -1}) != "":
 			out = append(out, st.ID+" (no request succeeded)")
 		}

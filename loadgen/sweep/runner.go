@@ -35,6 +35,10 @@ type Runner struct {
 	Build  Build
 	Probes Probes      // may be nil: nothing is watched
 	Events func(Event) // progress; called from Run's goroutine or the engine's reporter
+	// After, when set, is asked after each step's run whether the step
+	// stands: an error fails it (its result is kept), as when a path's
+	// proxy died during the step.
+	After func(p Path, st Step) error
 }
 
 // EventKind tells what an Event reports.
@@ -279,6 +283,11 @@ func (r *Runner) runStep(ctx context.Context, st Step, ev Event) *results.Step {
 		return res
 	}
 	res.Run = run
+	if r.After != nil {
+		if err := r.After(p, st); err != nil {
+			res.Failed = err.Error()
+		}
+	}
 	rps := run.Summary.RPS
 	for i := range watched {
 		if rps > 0 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,6 +65,40 @@ type Path struct {
 	// NetNS is the network namespace (a name under /var/run/netns, or a
 	// file) the load is sent from: a pod of the CNI lab. Empty: loadgen's own.
 	NetNS string `yaml:"netns,omitempty" json:"netns,omitempty"`
+	// Sidecar makes the path go through local sidecars as a mesh does:
+	// the sweep makes a pair of pods (network namespaces) for it, runs the
+	// target in the server pod and the proxies the placement names, sends
+	// the load from the client pod and watches the proxies. Its URL, netns
+	// and watch are the sweep's to fill.
+	Sidecar *Sidecar `yaml:"sidecar,omitempty" json:"sidecar,omitempty"`
+}
+
+// Sidecar is a path through local sidecars (needs root).
+type Sidecar struct {
+	Proxy     string `yaml:"proxy" json:"proxy"`         // nginx, haproxy, caddy, envoy
+	Placement string `yaml:"placement" json:"placement"` // none, serveronly, clientonly, both
+	MTLS      bool   `yaml:"mtls,omitempty" json:"mtls,omitempty"`
+	Workers   int    `yaml:"workers,omitempty" json:"workers,omitempty"` // per proxy; default Istio's 2
+}
+
+// The sidecar profiles and placements a path may name (meshes/sidecar's).
+var (
+	SidecarProxies    = []string{"nginx", "haproxy", "caddy", "envoy"}
+	SidecarPlacements = []string{"none", "serveronly", "clientonly", "both"}
+)
+
+func (c Sidecar) validate() error {
+	switch {
+	case !slices.Contains(SidecarPlacements, c.Placement):
+		return fmt.Errorf("placement %q: use %s", c.Placement, strings.Join(SidecarPlacements, ", "))
+	case c.Placement != "none" && !slices.Contains(SidecarProxies, c.Proxy):
+		return fmt.Errorf("proxy %q: use %s", c.Proxy, strings.Join(SidecarProxies, ", "))
+	case c.MTLS && c.Placement != "both":
+		return fmt.Errorf("mtls is between two sidecars: placement both, not %s", c.Placement)
+	case c.Workers < 0:
+		return fmt.Errorf("workers %d: want 1 or more", c.Workers)
+	}
+	return nil
 }
 
 // Watch names processes whose CPU and memory are recorded: exactly one of
@@ -72,7 +107,9 @@ type Path struct {
 type Watch struct {
 	Process string `yaml:"process,omitempty" json:"process,omitempty"`
 	PID     int    `yaml:"pid,omitempty" json:"pid,omitempty"`
-	Cgroup  string `yaml:"cgroup,omitempty" json:"cgroup,omitempty"`
+	// PIDs are several processes and their descendants (a path's sidecars).
+	PIDs   []int  `yaml:"pids,omitempty" json:"pids,omitempty"`
+	Cgroup string `yaml:"cgroup,omitempty" json:"cgroup,omitempty"`
 	// Name is what reports and assertions (cpu.NAME) call them; by
 	// default the process name, pidN or cgroup.
 	Name string `yaml:"name,omitempty" json:"name,omitempty"`
@@ -85,6 +122,12 @@ func (w Watch) Selector() string {
 		return "name:" + w.Process
 	case w.PID != 0:
 		return "tree:" + strconv.Itoa(w.PID)
+	case len(w.PIDs) > 0:
+		ids := make([]string, len(w.PIDs))
+		for i, p := range w.PIDs {
+			ids[i] = strconv.Itoa(p)
+		}
+		return "tree:" + strings.Join(ids, ",")
 	default:
 		return "cgroup:" + w.Cgroup
 	}
@@ -100,6 +143,8 @@ func (w Watch) Label() string {
 		return w.Process
 	case w.PID != 0:
 		return "pid" + strconv.Itoa(w.PID)
+	case len(w.PIDs) > 0:
+		return "pids"
 	default:
 		return "cgroup"
 	}
@@ -211,6 +256,17 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("%s: name %q used twice", where, p.Name)
 		}
 		seen[p.Name] = true
+		if p.Sidecar != nil {
+			if err := p.Sidecar.validate(); err != nil {
+				return fmt.Errorf("%s (%s): sidecar: %w", where, p.Name, err)
+			}
+			if !isHTTP(s.Protocol) || s.Protocol != "http1" {
+				return fmt.Errorf("%s (%s): sidecar paths carry HTTP/1.1: protocol %s is not", where, p.Name, s.Protocol)
+			}
+			if p.URL == "" {
+				continue // the sweep fills in the pods' address
+			}
+		}
 		if p.URL == "" {
 			return fmt.Errorf("%s (%s): url is missing", where, p.Name)
 		}
@@ -282,11 +338,14 @@ func (w Watch) validate() error {
 	if w.PID != 0 {
 		n++
 	}
+	if len(w.PIDs) > 0 {
+		n++
+	}
 	if w.Cgroup != "" {
 		n++
 	}
 	if n != 1 {
-		return errors.New("give exactly one of process, pid or cgroup")
+		return errors.New("give exactly one of process, pid, pids or cgroup")
 	}
 	if w.PID < 0 {
 		return fmt.Errorf("pid %d is negative", w.PID)

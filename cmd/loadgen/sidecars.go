@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+
+	"loadgen/loadgen/sweep"
+	"loadgen/meshes/proxyproc"
+	"loadgen/meshes/sidecar"
+	"loadgen/targets/httpbin"
+)
+
+// sidecarPort is where the target listens in a sidecar path's server pod.
+const sidecarPort = 8080
+
+// sidecarPaths are a sweep's paths through local sidecars, running: for
+// each its own pods, the target in the server pod, and the sidecars its
+// placement names.
+type sidecarPaths struct {
+	pods    []*sidecar.Pods
+	targets []*httpbin.Server
+	cars    map[string]*sidecar.Sidecar
+	failed  map[string]error // a path whose sidecars could not start: its steps fail with it
+}
+
+// startSidecarPaths builds every sidecar path of spec and points it at its
+// pods: the URL of the target in the server pod, the client pod to send
+// from, the sidecars' processes to watch. A path whose proxy cannot start
+// (not installed, no envoy binary) is not fatal: its steps fail with the
+// reason and the sweep goes on. Anything else (not root) is.
+func startSidecarPaths(ctx context.Context, spec *sweep.Spec) (*sidecarPaths, error) {
+	sp := &sidecarPaths{cars: map[string]*sidecar.Sidecar{}, failed: map[string]error{}}
+	n := 0
+	for i := range spec.Paths {
+		p := &spec.Paths[i]
+		if p.Sidecar == nil {
+			continue
+		}
+		pods, err := sidecar.NewPods(ctx, fmt.Sprintf("lg%dp%d", os.Getpid()%100000, n), uint8(220+n))
+		n++
+		if err != nil {
+			sp.Close()
+			return nil, err
+		}
+		sp.pods = append(sp.pods, pods)
+		srv, err := httpbin.New(httpbin.Config{Addr: fmt.Sprintf("0.0.0.0:%d", sidecarPort)})
+		if err == nil {
+			err = proxyproc.In(pods.Server, srv.Start)
+		}
+		if err != nil {
+			sp.Close()
+			return nil, fmt.Errorf("path %s: the target in its server pod: %w", p.Name, err)
+		}
+		sp.targets = append(sp.targets, srv)
+		server := netip.AddrPortFrom(pods.ServerIP, sidecarPort)
+		p.URL, p.NetNS = "http://"+server.String(), pods.Client
+		cfg := sidecar.Config{
+			Proxy: sidecar.Proxy(p.Sidecar.Proxy), Placement: sidecar.Placement(p.Sidecar.Placement),
+			ClientNS: pods.Client, ServerNS: pods.Server, ServerAddr: server, ClientIP: pods.ClientIP,
+			MTLS: p.Sidecar.MTLS, Workers: p.Sidecar.Workers,
+		}
+		car, err := sidecar.Start(ctx, cfg)
+		if err != nil {
+			sp.failed[p.Name] = err
+			continue
+		}
+		sp.cars[p.Name] = car
+		if pids, err := car.Pids(); err == nil && len(pids) > 0 {
+			p.Watch = &sweep.Watch{PIDs: pids, Name: p.Sidecar.Proxy}
+			p.Workers = max(p.Sidecar.Workers, 2)
+		}
+	}
+	return sp, nil
+}
+
+// check says why path cannot run a step now: its sidecars did not start,
+// or one of them died (with its last log lines).
+func (sp *sidecarPaths) check(path string) error {
+	if sp == nil {
+		return nil
+	}
+	if err := sp.failed[path]; err != nil {
+		return err
+	}
+	if car := sp.cars[path]; car != nil {
+		return car.Err()
+	}
+	return nil
+}
+
+// Close stops the sidecars, the targets and deletes the pods.
+func (sp *sidecarPaths) Close() error {
+	if sp == nil {
+		return nil
+	}
+	var errs []error
+	for _, car := range sp.cars {
+		if err := car.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, srv := range sp.targets {
+		srv.Close()
+	}
+	for _, p := range sp.pods {
+		if err := p.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	sp.cars, sp.targets, sp.pods = nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// parseSidecarURL reads a --path's "sidecar:PROXY,mode=PLACEMENT[,mtls][,workers=N]"
+// (mode none needs no proxy: sidecar:none).
+func parseSidecarURL(s string) (*sweep.Sidecar, bool, error) {
+	rest, ok := strings.CutPrefix(s, "sidecar:")
+	if !ok {
+		return nil, false, nil
+	}
+	parts := strings.Split(rest, ",")
+	sc := &sweep.Sidecar{Proxy: parts[0], Placement: "both"}
+	if parts[0] == "none" {
+		sc.Proxy, sc.Placement = "", "none"
+	}
+	for _, kv := range parts[1:] {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "mode", "placement":
+			sc.Placement = v
+		case "mtls":
+			sc.MTLS = true
+		case "workers":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, true, fmt.Errorf("sidecar %q: workers=%q is not a number", s, v)
+			}
+			sc.Workers = n
+		default:
+			return nil, true, fmt.Errorf("sidecar %q: unknown %q; want sidecar:PROXY,mode=PLACEMENT[,mtls][,workers=N]", s, kv)
+		}
+	}
+	return sc, true, nil
+}
