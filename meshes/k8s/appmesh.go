@@ -26,7 +26,8 @@ func (o Options) appMeshObjects() []runtime.Object {
 	host := fmt.Sprintf("%s.%s.svc.cluster.local", TargetName, o.Namespace)
 	ns := ptr.To(o.Namespace)
 	mesh := &appmesh.Mesh{
-		ObjectMeta: o.meta(AppMeshName, "", nil),
+		// Cluster-scoped: the namespace label lets cleanup -n find it.
+		ObjectMeta: o.meta(AppMeshName, "", map[string]string{LabelNamespace: o.Namespace}),
 		Spec: appmesh.MeshSpec{
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelAppMeshMesh: AppMeshName}},
 			EgressFilter:      &appmesh.EgressFilter{Type: "ALLOW_ALL"},

@@ -15,6 +15,8 @@ const (
 	// LabelCreated marks a namespace loadgen created itself: the only kind
 	// of namespace cleanup deletes.
 	LabelCreated = "loadgen.dev/created-namespace"
+	// LabelNamespace ties a cluster-scoped object to the run's namespace.
+	LabelNamespace = "loadgen.dev/namespace"
 )
 
 // Names of the objects every rendering holds.

@@ -104,12 +104,9 @@ func toUnstructured(s *runtime.Scheme, obj runtime.Object) (*unstructured.Unstru
 }
 
 // WriteYAML writes the objects as one multi-document YAML stream that
-// `kubectl apply -f` accepts, notes first as comments.
+// `kubectl apply -f` accepts. The notes are the caller's to show, once.
 func (r *Rendering) WriteYAML(w io.Writer) error {
 	var buf bytes.Buffer
-	for _, n := range r.Notes {
-		fmt.Fprintf(&buf, "# %s\n", n)
-	}
 	for i, u := range r.Objects {
 		b, err := yaml.Marshal(u.Object)
 		if err != nil {
@@ -131,4 +128,3 @@ func objectRef(u *unstructured.Unstructured) string {
 	}
 	return u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
 }
-
