@@ -85,6 +85,7 @@ start itself, and reports latency to p99.99, errors and its own CPU cost.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newSweepCmd(), newReportCmd(), newCompareCmd(), newSizeCmd(), newLabCmd(), newServeCmd(), newVersionCmd())
+	root.AddCommand(newMergeCmd(), newK8sCmd())
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }

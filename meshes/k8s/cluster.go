@@ -95,4 +95,3 @@ func oneLine(err error) string {
 	}
 	return s
 }
-

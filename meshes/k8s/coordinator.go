@@ -43,7 +43,7 @@ type Coordinator struct {
 	MaxLate time.Duration
 	// Watcher samples the mesh's containers during each step; nil: none.
 	Watcher Watcher
-	Poll    time.Duration                       // how often pods are looked at (default 1 s)
+	Poll    time.Duration                    // how often pods are looked at (default 1 s)
 	Events  func(format string, args ...any) // progress for people
 	// TargetWait bounds the wait for the target (and the ingress or
 	// gateway address) when the sweep loads it (default 5 min).
