@@ -74,6 +74,7 @@ gateway) and http://target:8081 (the same pods, outside sidecar capture).`,
 	fl.StringVar(&f.promCPU, "prom-cpu", "", "Prometheus query for cores ({namespace}, {container} are replaced; default cAdvisor's rate(container_cpu_usage_seconds_total))")
 	fl.StringVar(&f.promMem, "prom-mem", "", "Prometheus query for bytes (default cAdvisor's container_memory_working_set_bytes)")
 	fl.BoolVar(&f.noMetrics, "no-metrics", false, "record no proxy CPU and memory")
+	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
 	return cmd
 }
 

@@ -87,14 +87,22 @@ func testValidation(t *testing.T, c *cluster) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		own := 0
+		// Every rendered object with loadgen's label, and the client Job's
+		// pods, and nothing else.
+		want := map[string]bool{}
 		for _, u := range r.Objects {
 			if u.GetLabels()[k8s.LabelManagedBy] == k8s.ManagedBy {
-				own++
+				want[refOf(u)] = true
 			}
 		}
-		if len(deleted) != own {
-			t.Errorf("%s: cleanup deleted %d objects, want the %d rendered with loadgen's label: %v", o.Namespace, len(deleted), own, deleted)
+		for _, d := range deleted {
+			if !want[d] && !strings.HasPrefix(d, "Pod "+o.Namespace+"/"+k8s.ClientName+"-") {
+				t.Errorf("%s: cleanup deleted %s, which loadgen did not render", o.Namespace, d)
+			}
+			delete(want, d)
+		}
+		if len(want) > 0 {
+			t.Errorf("%s: cleanup left %v", o.Namespace, want)
 		}
 		noneLeft(t, c, o.Namespace, k8s.Selector(o.RunID))
 		t.Logf("%s %s: %d objects accepted (%v)", o.Mesh, o.Mode, len(r.Objects), sortedKeys(kinds))
@@ -112,6 +120,13 @@ func testValidation(t *testing.T, c *cluster) {
 	if err := kc.Apply(ctx, []*unstructured.Unstructured{bad}); err == nil || !strings.Contains(err.Error(), "listner") {
 		t.Errorf("a Gateway with an unknown field: %v, want a strict validation error", err)
 	}
+}
+
+func refOf(u *unstructured.Unstructured) string {
+	if u.GetNamespace() == "" {
+		return u.GetKind() + " " + u.GetName()
+	}
+	return u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
 }
 
 func sortedKeys(m map[string]bool) []string {

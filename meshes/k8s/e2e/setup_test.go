@@ -19,6 +19,7 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
@@ -145,11 +146,15 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 // of a real cluster has one.
 func writeKubeconfig(t *testing.T, c *cluster, server string) string {
 	t.Helper()
+	rc := restclient.CopyConfig(c.Config)
+	if err := restclient.LoadTLSFiles(rc); err != nil {
+		t.Fatal(err)
+	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: c.Config.CAData,
-		InsecureSkipTLSVerify: len(c.Config.CAData) == 0}
-	cfg.AuthInfos["e2e"] = &clientcmdapi.AuthInfo{Token: c.Config.BearerToken,
-		ClientCertificateData: c.Config.CertData, ClientKeyData: c.Config.KeyData}
+	// The loopback certificate names apiserver-loopback-client.
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: rc.CAData, TLSServerName: rc.ServerName}
+	cfg.AuthInfos["e2e"] = &clientcmdapi.AuthInfo{Token: rc.BearerToken,
+		ClientCertificateData: rc.CertData, ClientKeyData: rc.KeyData}
 	cfg.Contexts["e2e-context"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "e2e"}
 	cfg.CurrentContext = "e2e-context"
 	path := filepath.Join(t.TempDir(), "kubeconfig")
