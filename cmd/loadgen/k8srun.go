@@ -88,6 +88,9 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if f.workers < 1 {
 		return fmt.Errorf("--workers %d: want 1 or more", f.workers)
 	}
+	if err := f.opts.Validate(); err != nil {
+		return err
+	}
 	fh, err := os.Open(f.file)
 	if err != nil {
 		return err

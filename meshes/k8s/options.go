@@ -84,6 +84,12 @@ const (
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
+// Validate checks the options as Render would, before anything else runs.
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
+}
+
 // withDefaults fills what was left empty and checks the rest.
 func (o Options) withDefaults() (Options, error) {
 	if o.Namespace == "" {

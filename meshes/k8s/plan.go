@@ -43,8 +43,9 @@ type Step struct {
 const TargetHost = "target"
 
 // resolve turns a path URL into the address the workers load: host
-// "target" becomes the target's Service, the ingress controller or the
-// gateway (addr, when known); any other URL is used as given.
+// "target" becomes the target's Service, or for the mesh ports behind an
+// ingress or a gateway, their Service (addr, when known, is the address
+// their status reported); any other URL is used as given.
 func (o Options) resolve(raw, addr string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -57,20 +58,28 @@ func (o Options) resolve(raw, addr string) (string, error) {
 	if port == 0 {
 		port = PortHTTP
 	}
-	base := o.URL(port)
-	if addr != "" && (o.Mesh == MeshGateway || o.Mesh == MeshIngressNginx) && port != PortHTTPDirect {
-		b, _ := url.Parse(base)
-		if p := b.Port(); p != "" {
-			b.Host = net.JoinHostPort(addr, p)
-		} else {
-			b.Host = addr
+	host := fmt.Sprintf("%s.%s.svc.cluster.local", TargetName, o.Namespace)
+	if port != PortHTTPDirect {
+		switch o.Mesh {
+		case MeshIngressNginx:
+			host, port = fmt.Sprintf("%s.%s.svc.cluster.local", ingressControllerConfigMap, o.IngressNamespace), 80
+			if u.Scheme == "https" {
+				port = 443
+			}
+		case MeshGateway:
+			// Istio and NGINX Gateway Fabric name the Gateway's Service so.
+			gw := GatewayPortHTTP
+			if port == PortGRPC {
+				gw = GatewayPortGRPC
+			}
+			host, port = fmt.Sprintf("%s-%s.%s.svc.cluster.local", GatewayName, o.Class, o.Namespace), gw
 		}
-		base = b.String()
+		if addr != "" && (o.Mesh == MeshIngressNginx || o.Mesh == MeshGateway) {
+			host = addr
+		}
 	}
-	if port == PortHTTPDirect && (o.Mesh == MeshGateway || o.Mesh == MeshIngressNginx) {
-		base = fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", TargetName, o.Namespace, port)
-	}
-	return strings.TrimRight(base, "/") + u.EscapedPath(), nil
+	u.Host = net.JoinHostPort(host, strconv.Itoa(port))
+	return u.String(), nil
 }
 
 // runArgs are `loadgen run`'s flags for a step, less the shares the worker

@@ -28,4 +28,3 @@ func Decode(source string, b []byte) (Input, error) {
 	}
 	return Input{Source: source, Run: run}, nil
 }
-

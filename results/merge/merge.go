@@ -31,7 +31,7 @@ type Worker struct {
 	End         time.Time        `json:"end"`
 	Generator   results.Cost     `json:"generator"`
 	Hostname    string           `json:"hostname,omitempty"`
-	ClockOffset results.Duration `json:"clock_offset,omitempty"` // this worker's clock minus the reference's, when measured
+	ClockOffset results.Duration `json:"clock_offset,omitempty"` // the reference clock minus this worker's, when measured
 	OffsetError results.Duration `json:"clock_offset_error,omitempty"`
 	Late        results.Duration `json:"late,omitempty"` // how long after the agreed start it began
 }
