@@ -36,12 +36,15 @@ func TestKubernetes(t *testing.T) {
 	t.Cleanup(cancel)
 	// Worker 1 of the late run's first step starts 9 s after its pod was
 	// created: after the 5 s lead and past the 1 s limit.
-	kl := startKubelet(t, ctx, c, bin, map[string]time.Duration{"lg-late-0-": 9 * time.Second})
+	// Worker 1 of the stuck run's first step never starts.
+	kl := startKubelet(t, ctx, c, bin, map[string]time.Duration{"lg-late-0-": 9 * time.Second},
+		map[string]string{"lg-stuck-0-": "ImagePullBackOff"})
 	kubeconfig := writeKubeconfig(t, c, c.Config.Host)
 
 	t.Run("ServerSideValidation", func(t *testing.T) { testValidation(t, c) })
 	t.Run("RunMergeCleanup", func(t *testing.T) { testRun(t, c, kl, bin, kubeconfig, target) })
 	t.Run("LateWorker", func(t *testing.T) { testLate(t, c, bin, kubeconfig, target) })
+	t.Run("WorkerNeverStarts", func(t *testing.T) { testStuck(t, c, bin, kubeconfig, target) })
 	t.Run("Interrupt", func(t *testing.T) { testInterrupt(t, c, bin, kubeconfig, target) })
 	t.Run("MissingCRDs", func(t *testing.T) { testMissingCRDs(t, c, bin, kubeconfig) })
 	t.Run("Unreachable", func(t *testing.T) { testUnreachable(t, c, bin) })
@@ -327,6 +330,28 @@ func testLate(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 		t.Errorf("step 1 failed too: %s", steps[1].Failed)
 	}
 	noneLeft(t, c, "e2e-late", k8s.Selector(""))
+}
+
+// testStuck: a worker that never starts fails its step with the pod's
+// reason once the step's time is up; the sweep goes on, cleanup runs.
+func testStuck(t *testing.T, c *cluster, bin, kubeconfig, target string) {
+	dir := filepath.Join(t.TempDir(), "results")
+	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "-n", "e2e-stuck", "-f", writeSweep(t, target, "1s"),
+		"--workers", "2", "-o", dir, "--start-lead", "3s", "--no-metrics", "--run-id", "stuck")
+	if r.code != 1 {
+		t.Fatalf("k8s run with a worker that never starts: %v, want exit 1", r)
+	}
+	_, steps, err := store.ReadSweep(dir)
+	if err != nil || len(steps) != 2 {
+		t.Fatalf("%d steps (%v), want both", len(steps), err)
+	}
+	if f := steps[0].Failed; !strings.Contains(f, "worker 1") || !strings.Contains(f, "never finished") || !strings.Contains(f, "ImagePullBackOff") {
+		t.Errorf("step 0: failed %q, want worker 1's pod reason", f)
+	}
+	if steps[1].Run == nil {
+		t.Errorf("step 1: %s", steps[1].Failed)
+	}
+	noneLeft(t, c, "e2e-stuck", k8s.Selector(""))
 }
 
 // testInterrupt: Ctrl-C during a step still deletes every labelled object.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"net/http"
 	"os/exec"
@@ -32,6 +33,9 @@ type kubelet struct {
 	// delay holds back the start of chosen pods (name prefix → delay), to
 	// make a worker late.
 	delay map[string]time.Duration
+	// stuck never starts chosen pods (name prefix → waiting reason), as a
+	// kubelet that cannot pull the image.
+	stuck map[string]string
 
 	mu      sync.Mutex
 	logs    map[string]*bytes.Buffer // ns/pod/container
@@ -39,9 +43,9 @@ type kubelet struct {
 	procs   map[string]*exec.Cmd
 }
 
-func startKubelet(t *testing.T, ctx context.Context, c *cluster, binary string, delay map[string]time.Duration) *kubelet {
+func startKubelet(t *testing.T, ctx context.Context, c *cluster, binary string, delay map[string]time.Duration, stuck map[string]string) *kubelet {
 	t.Helper()
-	k := &kubelet{t: t, c: c, node: "e2e-node", binary: binary, delay: delay,
+	k := &kubelet{t: t, c: c, node: "e2e-node", binary: binary, delay: delay, stuck: stuck,
 		logs: map[string]*bytes.Buffer{}, started: map[string]bool{}, procs: map[string]*exec.Cmd{}}
 	port := k.serveLogs(ctx)
 	node := &corev1.Node{
@@ -164,6 +168,12 @@ func (k *kubelet) run(ctx context.Context, p *corev1.Pod) {
 		}
 	}
 	c := p.Spec.Containers[0]
+	for prefix, reason := range k.stuck {
+		if strings.HasPrefix(p.Name, prefix) && p.Annotations["batch.kubernetes.io/job-completion-index"] == "1" {
+			k.waiting(ctx, p, c.Name, reason)
+			return
+		}
+	}
 	key := p.Namespace + "/" + p.Name
 	logKey := key + "/" + c.Name
 	cmd := exec.Command(k.binary, c.Args...) // the image's entrypoint is /loadgen
@@ -244,6 +254,19 @@ func (k *kubelet) status(ctx context.Context, p *corev1.Pod, phase corev1.PodPha
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// waiting reports the container as waiting, for good.
+func (k *kubelet) waiting(ctx context.Context, p *corev1.Pod, container, reason string) {
+	cur, err := k.c.Client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+	if err != nil {
+		return
+	}
+	cur.Status.Phase = corev1.PodPending
+	cur.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: container, Image: p.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason,
+			Message: fmt.Sprintf("Back-off pulling image %q", p.Spec.Containers[0].Image)}}}}
+	_, _ = k.c.Client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 }
 
 func (k *kubelet) kill(key string) {
