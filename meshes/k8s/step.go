@@ -3,6 +3,8 @@ package k8s
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +22,9 @@ func (k *Coordinator) runStep(ctx context.Context, st Step, addr string, off Off
 	res := &results.Step{Schema: results.SchemaVersion, Tool: "loadgen", Index: st.Index, ID: st.ID, Path: st.Path,
 		Baseline: st.Baseline, Rung: fmt.Sprintf("c%dt%d", st.Connections, st.Threads), Connections: st.Connections,
 		Threads: st.Threads, Payload: st.Payload, Rate: st.Rate, Repeat: st.Repeat}
+	if o.Mesh == MeshIngressNginx && port(st.URL) != PortHTTPDirect {
+		res.Workers = o.Workers // the controller's worker-processes: the report's sizing table
+	}
 	for i := range k.Workers {
 		if _, err := ShareOf(st.Connections, st.Threads, st.Rate, k.Workers, i); err != nil {
 			res.Failed = err.Error()
@@ -91,6 +96,16 @@ func (k *Coordinator) runStep(ctx context.Context, st Step, addr string, off Off
 	}
 	res.Watched = watched
 	return res, workers
+}
+
+// port is a URL's port, 0 when it has none.
+func port(raw string) int {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return 0
+	}
+	p, _ := strconv.Atoi(u.Port())
+	return p
 }
 
 // sampleWindow records every watch from the window's start to its end,
