@@ -48,6 +48,8 @@ type Coordinator struct {
 	// TargetWait bounds the wait for the target (and the ingress or
 	// gateway address) when the sweep loads it (default 5 min).
 	TargetWait time.Duration
+
+	proxyWorkers int // the ingress controller's worker-processes, as read from the cluster
 }
 
 func (k *Coordinator) say(format string, args ...any) {
@@ -138,6 +140,7 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 	if err != nil {
 		return nil, err
 	}
+	k.ingressWorkers(ctx)
 	off, err := k.clockOffset(ctx)
 	if err != nil {
 		return nil, err

@@ -22,8 +22,8 @@ func (k *Coordinator) runStep(ctx context.Context, st Step, addr string, off Off
 	res := &results.Step{Schema: results.SchemaVersion, Tool: "loadgen", Index: st.Index, ID: st.ID, Path: st.Path,
 		Baseline: st.Baseline, Rung: fmt.Sprintf("c%dt%d", st.Connections, st.Threads), Connections: st.Connections,
 		Threads: st.Threads, Payload: st.Payload, Rate: st.Rate, Repeat: st.Repeat}
-	if o.Mesh == MeshIngressNginx && port(st.URL) != PortHTTPDirect {
-		res.Workers = o.Workers // the controller's worker-processes: the report's sizing table
+	if port(st.URL) != PortHTTPDirect {
+		res.Workers = k.proxyWorkers // the report's sizing table
 	}
 	for i := range k.Workers {
 		if _, err := ShareOf(st.Connections, st.Threads, st.Rate, k.Workers, i); err != nil {
@@ -96,6 +96,28 @@ func (k *Coordinator) runStep(ctx context.Context, st Step, addr string, off Off
 	}
 	res.Watched = watched
 	return res, workers
+}
+
+// ingressWorkers reads the worker-processes the ingress controller runs
+// with (its ConfigMap is read, never changed): what a step records is what
+// ran, not what was rendered.
+func (k *Coordinator) ingressWorkers(ctx context.Context) {
+	o := k.Options
+	if o.Mesh != MeshIngressNginx {
+		return
+	}
+	cm, err := k.Cluster.Client.CoreV1().ConfigMaps(o.IngressNamespace).Get(ctx, ingressControllerConfigMap, metav1.GetOptions{})
+	if err != nil {
+		k.say("ingress-nginx: cannot read ConfigMap %s/%s (%v): steps record no worker-processes", o.IngressNamespace, ingressControllerConfigMap, oneLine(err))
+		return
+	}
+	n, err := strconv.Atoi(cm.Data["worker-processes"])
+	if err != nil || n < 1 {
+		k.say("ingress-nginx: worker-processes is %q: \"auto\" counts the node's cores, not the pod's limit (ingress-nginx#2948); "+
+			"set it with the ConfigMap `loadgen k8s render --mesh ingress-nginx --worker-processes N` prints", cm.Data["worker-processes"])
+		return
+	}
+	k.proxyWorkers = n
 }
 
 // port is a URL's port, 0 when it has none.
