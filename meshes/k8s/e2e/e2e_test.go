@@ -43,6 +43,7 @@ func TestKubernetes(t *testing.T) {
 
 	t.Run("ServerSideValidation", func(t *testing.T) { testValidation(t, c) })
 	t.Run("RunMergeCleanup", func(t *testing.T) { testRun(t, c, kl, bin, kubeconfig, target) })
+	t.Run("IngressWorkerProcesses", func(t *testing.T) { testIngressWorkers(t, c, bin, kubeconfig, target) })
 	t.Run("LateWorker", func(t *testing.T) { testLate(t, c, bin, kubeconfig, target) })
 	t.Run("WorkerNeverStarts", func(t *testing.T) { testStuck(t, c, bin, kubeconfig, target) })
 	t.Run("Interrupt", func(t *testing.T) { testInterrupt(t, c, bin, kubeconfig, target) })
@@ -305,6 +306,34 @@ func served(t *testing.T, target string) int64 {
 	}
 	t.Fatalf("/stats has no request count: %s", b)
 	return 0
+}
+
+// testIngressWorkers: an ingress-nginx run records the controller's
+// worker-processes as its ConfigMap says (the validation test applied the
+// rendered one, with 4).
+func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string) {
+	dir := filepath.Join(t.TempDir(), "results")
+	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "--mesh", "ingress-nginx", "-n", "e2e-ing", "-f", writeSweep(t, target, "1s"),
+		"--workers", "3", "-o", dir, "--start-lead", "4s", "--no-metrics", "--run-id", "ing")
+	if r.code != 0 {
+		t.Fatalf("k8s run --mesh ingress-nginx: %v", r)
+	}
+	_, steps, err := store.ReadSweep(dir)
+	if err != nil || len(steps) != 2 {
+		t.Fatalf("%d steps, %v", len(steps), err)
+	}
+	for _, st := range steps {
+		if st.Workers != 4 || st.Run == nil {
+			t.Errorf("step %s: worker-processes %d (failed %q), want 4 from the controller's ConfigMap", st.ID, st.Workers, st.Failed)
+		}
+	}
+	if !strings.Contains(r.stderr, "not applied: ConfigMap ingress-nginx/ingress-nginx-controller") {
+		t.Errorf("the run did not say it leaves the controller's ConfigMap alone:\n%s", r.stderr)
+	}
+	noneLeft(t, c, "e2e-ing", k8s.Selector(""))
+	if _, err := c.Client.CoreV1().ConfigMaps("ingress-nginx").Get(context.Background(), "ingress-nginx-controller", metav1.GetOptions{}); err != nil {
+		t.Errorf("the run's cleanup touched the controller's ConfigMap: %v", err)
+	}
 }
 
 // testLate: a worker whose pod starts after the start instant refuses to
