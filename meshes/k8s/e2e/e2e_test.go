@@ -34,10 +34,11 @@ func TestKubernetes(t *testing.T) {
 	installCRDs(t, c)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	// Worker 1 of the late run's first step starts 9 s after its pod was
-	// created: after the 5 s lead and past the 1 s limit.
+	// Worker 1 of the late run's first step starts 14 s after its pod was
+	// created: after the 8 s lead and well past the 1 s limit. The leads
+	// are generous so that on-time workers stay on time on a loaded machine.
 	// Worker 1 of the stuck run's first step never starts.
-	kl := startKubelet(t, ctx, c, bin, map[string]time.Duration{"lg-late-0-": 9 * time.Second},
+	kl := startKubelet(t, ctx, c, bin, map[string]time.Duration{"lg-late-0-": 14 * time.Second},
 		map[string]string{"lg-stuck-0-": "ImagePullBackOff"})
 	kubeconfig := writeKubeconfig(t, c, c.Config.Host)
 
@@ -206,7 +207,7 @@ func testRun(t *testing.T, c *cluster, kl *kubelet, bin, kubeconfig, target stri
 	dir := filepath.Join(t.TempDir(), "results")
 	before := served(t, target)
 	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "--mesh", "none", "-n", "e2e-run", "-f", writeSweep(t, target, "2s"),
-		"--workers", "3", "-o", dir, "--start-lead", "6s", "--no-metrics", "--image", "loadgen:e2e", "--run-id", "e2erun")
+		"--workers", "3", "-o", dir, "--start-lead", "8s", "--no-metrics", "--image", "loadgen:e2e", "--run-id", "e2erun")
 	if r.code != 0 {
 		t.Fatalf("k8s run: %v", r)
 	}
@@ -314,7 +315,7 @@ func served(t *testing.T, target string) int64 {
 func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 	dir := filepath.Join(t.TempDir(), "results")
 	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "--mesh", "ingress-nginx", "-n", "e2e-ing", "-f", writeSweep(t, target, "1s"),
-		"--workers", "3", "-o", dir, "--start-lead", "4s", "--no-metrics", "--run-id", "ing")
+		"--workers", "3", "-o", dir, "--start-lead", "8s", "--no-metrics", "--run-id", "ing")
 	if r.code != 0 {
 		t.Fatalf("k8s run --mesh ingress-nginx: %v", r)
 	}
@@ -341,7 +342,7 @@ func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string
 func testLate(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 	dir := filepath.Join(t.TempDir(), "results")
 	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "-n", "e2e-late", "-f", writeSweep(t, target, "1s"),
-		"--workers", "3", "-o", dir, "--start-lead", "5s", "--max-late", "1s", "--no-metrics", "--run-id", "late")
+		"--workers", "3", "-o", dir, "--start-lead", "8s", "--max-late", "1s", "--no-metrics", "--run-id", "late")
 	if r.code != 1 {
 		t.Fatalf("k8s run with a late worker: %v, want exit 1", r)
 	}
@@ -366,7 +367,7 @@ func testLate(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 func testStuck(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 	dir := filepath.Join(t.TempDir(), "results")
 	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "-n", "e2e-stuck", "-f", writeSweep(t, target, "1s"),
-		"--workers", "2", "-o", dir, "--start-lead", "3s", "--no-metrics", "--run-id", "stuck")
+		"--workers", "2", "-o", dir, "--start-lead", "8s", "--no-metrics", "--run-id", "stuck")
 	if r.code != 1 {
 		t.Fatalf("k8s run with a worker that never starts: %v, want exit 1", r)
 	}
