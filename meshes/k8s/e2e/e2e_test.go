@@ -48,6 +48,7 @@ func TestKubernetes(t *testing.T) {
 	t.Run("LateWorker", func(t *testing.T) { testLate(t, c, bin, kubeconfig, target) })
 	t.Run("WorkerNeverStarts", func(t *testing.T) { testStuck(t, c, bin, kubeconfig, target) })
 	t.Run("Interrupt", func(t *testing.T) { testInterrupt(t, c, bin, kubeconfig, target) })
+	t.Run("CleanupAfterKill", func(t *testing.T) { testCleanupAfterKill(t, c, bin, kubeconfig, target) })
 	t.Run("MissingCRDs", func(t *testing.T) { testMissingCRDs(t, c, bin, kubeconfig) })
 	t.Run("Unreachable", func(t *testing.T) { testUnreachable(t, c, bin) })
 }
@@ -425,6 +426,65 @@ func testInterrupt(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 		t.Errorf("no cleanup after Ctrl-C:\n%s", out)
 	}
 	noneLeft(t, c, "e2e-int", k8s.Selector(""))
+}
+
+// testCleanupAfterKill: a run killed outright (no time to clean up)
+// leaves its objects; `loadgen k8s cleanup` deletes exactly those, and in a
+// namespace loadgen did not create, nothing.
+func testCleanupAfterKill(t *testing.T, c *cluster, bin, kubeconfig, target string) {
+	ctx := context.Background()
+	cmd := exec.Command(bin, "k8s", "run", "-n", "e2e-kill", "-f", writeSweep(t, target, "30s"), "--workers", "3",
+		"-o", filepath.Join(t.TempDir(), "results"), "--start-lead", "3s", "--no-metrics", "--run-id", "kill")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		pods, err := c.Client.CoreV1().Pods("e2e-kill").List(ctx, metav1.ListOptions{LabelSelector: k8s.Selector("kill")})
+		if err == nil && len(pods.Items) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("no workers appeared")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill() // SIGKILL: nothing is cleaned up
+	_ = cmd.Wait()
+	// Someone else's object in that namespace, and someone else's namespace.
+	mine := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "not-loadgens", Namespace: "e2e-kill"}}
+	if _, err := c.Client.CoreV1().ConfigMaps("e2e-kill").Create(ctx, mine, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-theirs"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if r := runLoadgen(t, bin, kubeconfig, time.Minute, "k8s", "cleanup", "-n", "e2e-theirs"); r.code != 0 || !strings.Contains(r.stdout, "nothing of loadgen's") {
+		t.Errorf("cleanup of a namespace loadgen did not create: %v", r)
+	}
+	if n, err := c.Client.CoreV1().Namespaces().Get(ctx, "e2e-theirs", metav1.GetOptions{}); err != nil || n.DeletionTimestamp != nil {
+		t.Errorf("cleanup deleted a namespace loadgen did not create")
+	}
+	r := runLoadgen(t, bin, kubeconfig, time.Minute, "k8s", "cleanup", "-n", "e2e-kill")
+	if r.code != 0 {
+		t.Fatalf("cleanup: %v", r)
+	}
+	for _, want := range []string{"deleted Job e2e-kill/lg-kill-0", "deleted Deployment e2e-kill/loadgen-target", "deleted Service e2e-kill/loadgen-target", "deleted Namespace e2e-kill"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("cleanup output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "not-loadgens") {
+		t.Errorf("cleanup deleted an object without loadgen's label:\n%s", r.stdout)
+	}
+	noneLeft(t, c, "e2e-kill", k8s.Selector(""))
+	// No namespace controller runs here, so the unlabelled ConfigMap is
+	// still readable: cleanup did not delete it itself.
+	if _, err := c.Client.CoreV1().ConfigMaps("e2e-kill").Get(ctx, "not-loadgens", metav1.GetOptions{}); err != nil {
+		t.Errorf("the unlabelled ConfigMap: %v", err)
+	}
 }
 
 // testMissingCRDs: App Mesh's kinds are not installed here: the run names
