@@ -4,7 +4,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X loadgen/loadgen.version=$(VERSION)
 
-.PHONY: build test race fuzz bench demo clean
+.PHONY: build test test-k8s race fuzz bench demo clean
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/loadgen ./cmd/loadgen
@@ -13,6 +13,13 @@ build:
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	$(MAKE) test-k8s
+
+# The Kubernetes end-to-end tests: a nested module (k8s.io/kubernetes' test
+# API server, Job controller and garbage collector in-process); a cold
+# build takes minutes, a warm one seconds.
+test-k8s:
+	cd meshes/k8s/e2e && $(GO) vet ./... && $(GO) test -count=1 -timeout 15m ./...
 
 race:
 	$(GO) test -race -count=1 ./...

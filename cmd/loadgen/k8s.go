@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"loadgen/meshes/k8s"
+)
+
+func newK8sCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "k8s",
+		Short: "Render mesh comparisons for Kubernetes and run sweeps there as Indexed Jobs",
+		Long: `Meet the meshes where they run. 'render' prints the objects of a comparison —
+the httpbin/gRPC/TCP target, its Service, a client Job and the mesh's or
+gateway's own objects — as YAML that kubectl applies. 'run' applies them, runs
+each sweep step as one Indexed Job of N workers started at one instant,
+collects every worker's result through the API server, merges the histograms
+exactly and cleans up. 'cleanup' removes what a killed run left.
+
+Meshes: ` + strings.Join(k8s.Meshes, ", ") + `.`,
+	}
+	cmd.AddCommand(newK8sRenderCmd(), newK8sRunCmd(), newK8sCleanupCmd(), newK8sWorkerCmd())
+	return cmd
+}
+
+// meshFlags are the rendering options every k8s command shares.
+func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
+	fl.StringVar(&o.Mesh, "mesh", k8s.MeshNone, "mesh or gateway: "+strings.Join(k8s.Meshes, ", "))
+	fl.StringVarP(&o.Namespace, "namespace", "n", k8s.DefaultNamespace, "namespace of the comparison (loadgen creates it)")
+	fl.StringVar(&o.Mode, "mode", k8s.ModeBoth, "sidecar placement for istio, linkerd and appmesh: "+strings.Join(k8s.Modes, ", "))
+	fl.StringVar(&o.Image, "image", k8s.DefaultImage, "the loadgen image (built from the repository's Dockerfile)")
+	fl.StringVar(&o.Revision, "revision", "", "istio: inject with istio.io/rev=REV instead of istio-injection=enabled")
+	fl.IntVar(&o.Concurrency, "concurrency", k8s.DefaultConcurrency, "istio: the sidecar's worker threads (proxy.istio.io/config concurrency)")
+	fl.StringVar(&o.ProxyCPU, "proxy-cpu", k8s.DefaultProxyCPU, "istio and appmesh: the sidecar's CPU request")
+	fl.StringVar(&o.ProxyMemory, "proxy-memory", k8s.DefaultProxyMemory, "istio and appmesh: the sidecar's memory request")
+	fl.BoolVar(&o.MTLS, "mtls", false, "istio: a STRICT PeerAuthentication for the namespace")
+	fl.StringVar(&o.Class, "class", "", "gateway: the GatewayClass (nginx, eg, istio, cilium, amazon-vpc-lattice…); ingress-nginx: the IngressClass (default nginx)")
+	fl.StringVar(&o.IngressNamespace, "ingress-namespace", k8s.DefaultIngressNS, "ingress-nginx: the controller's namespace")
+	fl.IntVar(&o.Workers, "worker-processes", k8s.DefaultWorkers, "ingress-nginx: the controller's worker-processes (never auto: it counts the node's cores)")
+	fl.BoolVar(&o.SameNodeOK, "same-node-ok", false, "let clients share the target's node when no other fits (a preference, not a rule)")
+}
+
+func newK8sRenderCmd() *cobra.Command {
+	var o k8s.Options
+	cmd := &cobra.Command{
+		Use:   "render",
+		Short: "Print the objects of a mesh comparison as kubectl-applicable YAML",
+		Long: `Print the namespace, the target (loadgen serve httpbin, grpc and tcp in one pod),
+its Service (ports http-*, grpc-*, tcp-*), the mesh's or gateway's objects and a
+client Job (two workers of 'loadgen run' against the mesh), every object
+labelled with the run id. Nothing is sent to a cluster.`,
+		Example: `  loadgen k8s render --mesh istio -n bench > bench.yaml && kubectl apply -f bench.yaml
+  loadgen k8s render --mesh istio --mode serveronly --mtls
+  loadgen k8s render --mesh istio-waypoint
+  loadgen k8s render --mesh gateway --class nginx
+  loadgen k8s render --mesh ingress-nginx --worker-processes 4`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := k8s.Render(o, nil)
+			if err != nil {
+				return err
+			}
+			for _, n := range r.Notes {
+				fmt.Fprintln(cmd.ErrOrStderr(), n)
+			}
+			return r.WriteYAML(cmd.OutOrStdout())
+		},
+	}
+	meshFlags(cmd.Flags(), &o)
+	return cmd
+}
+
+func newK8sCleanupCmd() *cobra.Command {
+	var (
+		ns, runID, kubeconfig, kctx string
+	)
+	cmd := &cobra.Command{
+		Use:   "cleanup -n NAMESPACE",
+		Short: "Delete what a killed 'k8s run' left: only objects with loadgen's label",
+		Long: `Delete, in the namespace, every object labelled app.kubernetes.io/managed-by=loadgen
+(of one run with --run-id), the cluster-scoped App Mesh Mesh tied to it, and the
+namespace itself only if loadgen created it. Nothing without loadgen's label is
+touched.`,
+		Example: `  loadgen k8s cleanup -n bench
+  loadgen k8s cleanup -n bench --run-id r1a2b3c4d`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if ns == "" {
+				return fmt.Errorf("-n: say which namespace to clean up")
+			}
+			c, err := k8s.Connect(cmd.Context(), kubeconfig, kctx)
+			if err != nil {
+				return failf("%v", err)
+			}
+			deleted, err := c.Cleanup(cmd.Context(), ns, runID)
+			for _, d := range deleted {
+				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", d)
+			}
+			if err != nil {
+				return failf("%v", err)
+			}
+			if len(deleted) == 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "nothing of loadgen's in namespace %s\n", ns)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&ns, "namespace", "n", "", "namespace to clean up")
+	fl.StringVar(&runID, "run-id", "", "only this run's objects (default: every loadgen run's)")
+	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&kctx, "context", "", "kubeconfig context (default the current one)")
+	return cmd
+}
+
+func newK8sWorkerCmd() *cobra.Command {
+	var (
+		cfg     k8s.WorkerConfig
+		startAt string
+	)
+	cmd := &cobra.Command{
+		Use:   "worker [flags] -- run [run flags] URL",
+		Short: "One worker of a distributed run (what 'k8s run' puts in its Jobs' pods)",
+		Long: `Wait for the start instant, measure this pod's clock against the API server's,
+run this worker's share of the load with 'loadgen run', and print the result as
+one log line for the coordinator. The share is 1/--workers of --connections,
+--threads and --rate, by JOB_COMPLETION_INDEX.`,
+		Example: `  loadgen k8s worker --workers 4 --connections 64 --threads 8 --start-at 2026-11-01T12:00:00Z -- run -d 30s http://target:8080/get`,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] != "run" {
+				return fmt.Errorf("after --: want 'run …', got %q", args[0])
+			}
+			cfg.RunArgs = args[1:]
+			if startAt != "" {
+				t, err := time.Parse(time.RFC3339Nano, startAt)
+				if err != nil {
+					return fmt.Errorf("--start-at: %v", err)
+				}
+				cfg.StartAt = t
+			}
+			if !cmd.Flags().Changed("index") {
+				if v := os.Getenv("JOB_COMPLETION_INDEX"); v != "" {
+					i, err := strconv.Atoi(v)
+					if err != nil {
+						return fmt.Errorf("JOB_COMPLETION_INDEX %q: %v", v, err)
+					}
+					cfg.Index = i
+				}
+			}
+			run := func(ctx context.Context, args []string, _ string) error {
+				// A worker's errors are judged on the merged run, by the
+				// coordinator: a share with a few is not a failed worker.
+				if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--max-errors") }) {
+					args = append([]string{"--max-errors", "100%"}, args...)
+				}
+				rc := newRunCmd()
+				rc.SetArgs(args)
+				rc.SetOut(cmd.OutOrStdout())
+				rc.SetErr(cmd.ErrOrStderr())
+				rc.SilenceUsage, rc.SilenceErrors = true, true
+				return rc.ExecuteContext(ctx)
+			}
+			if err := k8s.RunWorker(cmd.Context(), cfg, run, cmd.OutOrStdout()); err != nil {
+				return failf("%v", err)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&cfg.Workers, "workers", 1, "workers of the step")
+	fl.IntVar(&cfg.Index, "index", 0, "this worker (default $JOB_COMPLETION_INDEX)")
+	fl.IntVar(&cfg.Connections, "connections", 1, "connections of the step, in all")
+	fl.IntVar(&cfg.Threads, "threads", 1, "threads of the step, in all")
+	fl.Float64Var(&cfg.Rate, "rate", 0, "requests/s of the step, in all (0: closed loop)")
+	fl.StringVar(&startAt, "start-at", "", "the start instant on the API server's clock (RFC 3339); empty: at once")
+	fl.DurationVar(&cfg.MaxLate, "max-late", 2*time.Second, "refuse to run when reaching the start instant later than this")
+	fl.StringVar(&cfg.Clock, "clock", k8s.InClusterClock(), "URL whose Date header is the reference clock (default the API server's /version)")
+	fl.StringVar(&cfg.ClockCA, "clock-ca", k8s.ServiceAccountCA, "CA file for --clock")
+	return cmd
+}

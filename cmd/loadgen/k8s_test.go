@@ -1,0 +1,119 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"loadgen/meshes/k8s"
+	"loadgen/results/hist"
+	"loadgen/results/store"
+)
+
+func TestK8sRender(t *testing.T) {
+	code, out, errOut := cli(t, "k8s", "render", "--mesh", "istio", "-n", "bench", "--mode", "serveronly")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	objs, err := k8s.DecodeStrict([]byte(out))
+	if err != nil || len(objs) < 4 {
+		t.Fatalf("render output does not decode strictly: %d objects, %v", len(objs), err)
+	}
+	if !strings.Contains(out, "namespace: bench") || !strings.Contains(out, "sidecar.istio.io/inject") {
+		t.Errorf("render output lacks the namespace or the injection annotations:\n%s", out)
+	}
+	code, _, errOut = cli(t, "k8s", "render", "--mesh", "consul")
+	if code != exitUsage || !strings.Contains(errOut, strings.Join(k8s.Meshes, ", ")) {
+		t.Errorf("unknown mesh: exit %d, %s; want 2 and the list", code, errOut)
+	}
+	code, out, errOut = cli(t, "k8s", "render", "--mesh", "appmesh")
+	if code != 0 || strings.Count(errOut+out, "discontinued App Mesh") != 1 {
+		t.Errorf("appmesh: exit %d, the notice %d times, want once", code, strings.Count(errOut+out, "discontinued App Mesh"))
+	}
+	if code, _, errOut = cli(t, "k8s", "render", "--mesh", "gateway"); code != exitUsage || !strings.Contains(errOut, "--class") {
+		t.Errorf("gateway without --class: exit %d %s", code, errOut)
+	}
+}
+
+func TestK8sRunDryRunAndBadInput(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "sweep.yaml")
+	if err := os.WriteFile(sw, []byte("paths:\n  - {name: mesh, url: \"http://target:8080\"}\nladder: c4t4\npayloads: [100]\nduration: 5s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "k8s", "run", "--mesh", "linkerd", "-f", sw, "--workers", "2", "--dry-run", "--run-id", "dry")
+	if code != 0 {
+		t.Fatalf("dry run: exit %d %s", code, errOut)
+	}
+	for _, want := range []string{"Job lg-dry-0", "worker 1: -c 2 -t 2", "http://loadgen-target.loadgen.svc.cluster.local:8080/bytes/100", "kind: Job", "linkerd.io/inject"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errOut = cli(t, "k8s", "run", "-f", sw); code != exitUsage || !strings.Contains(errOut, "-o") {
+		t.Errorf("no -o: exit %d %s", code, errOut)
+	}
+	// No kubeconfig: one line that says what was tried.
+	t.Setenv("KUBECONFIG", filepath.Join(dir, "missing"))
+	t.Setenv("HOME", dir)
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	code, _, errOut = cli(t, "k8s", "cleanup", "-n", "bench")
+	if code != exitFail || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || !strings.Contains(errOut, "kubeconfig context") {
+		t.Errorf("no kubeconfig: exit %d %q", code, errOut)
+	}
+}
+
+// TestMergeCLI: two real runs against one httpbin merge into one whose
+// counts are the sums and whose histogram is the two merged.
+func TestMergeCLI(t *testing.T) {
+	url := startHTTPBin(t)
+	dir := t.TempDir()
+	var files []string
+	var total int64
+	merged := hist.New()
+	for i := range 2 {
+		f := filepath.Join(dir, "w"+itoa(int64(i))+".json")
+		if code, _, errOut := cli(t, "run", "-q", "-c", "2", "-t", "1", "-d", "300ms", "--json", f, url+"/get"); code != 0 {
+			t.Fatalf("run: %s", errOut)
+		}
+		r, err := store.ReadRun(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := hist.Decode(r.Histograms.Latency)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged.Merge(h)
+		total += r.Summary.Requests
+		files = append(files, f)
+	}
+	all := filepath.Join(dir, "all.json")
+	code, out, errOut := cli(t, append(append([]string{"merge"}, files...), "-o", all)...)
+	if code != 0 {
+		t.Fatalf("merge: exit %d %s", code, errOut)
+	}
+	r, err := store.ReadRun(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary.Requests != total || r.Summary.Latency.P99.D() != merged.Quantile(0.99) || r.Summary.Latency.Count != merged.Count() {
+		t.Errorf("merged %d requests p99 %v count %d, want %d, %v, %d", r.Summary.Requests, r.Summary.Latency.P99, r.Summary.Latency.Count, total, merged.Quantile(0.99), merged.Count())
+	}
+	if !strings.Contains(out, "merged 2 runs") {
+		t.Errorf("output: %s", out)
+	}
+	// Another load is refused, naming both files.
+	other := filepath.Join(dir, "other.json")
+	if code, _, errOut := cli(t, "run", "-q", "-c", "1", "-d", "200ms", "--json", other, url+"/bytes/10"); code != 0 {
+		t.Fatalf("run: %s", errOut)
+	}
+	code, _, errOut = cli(t, "merge", files[0], other, "-o", filepath.Join(dir, "x.json"))
+	if code != exitFail || !strings.Contains(errOut, "different loads") || !strings.Contains(errOut, "other.json") {
+		t.Errorf("different loads: exit %d %s", code, errOut)
+	}
+	if code, _, _ = cli(t, "merge", files[0]); code != exitUsage {
+		t.Errorf("merge without -o: exit %d, want 2", code)
+	}
+}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"loadgen/loadgen"
+	"loadgen/loadgen/sweep"
+	"loadgen/meshes/k8s"
+	"loadgen/results"
+)
+
+type k8sRunFlags struct {
+	opts       k8s.Options
+	file       string
+	out        string
+	workers    int
+	kubeconfig string
+	context    string
+	dryRun     bool
+	startLead  time.Duration
+	maxLate    time.Duration
+	prometheus string
+	promCPU    string
+	promMem    string
+	noMetrics  bool
+}
+
+func newK8sRunCmd() *cobra.Command {
+	f := &k8sRunFlags{}
+	cmd := &cobra.Command{
+		Use:   "run --mesh MESH -f sweep.yaml --workers N -o DIR",
+		Short: "Run a sweep on a cluster: each step one Indexed Job of N workers, merged exactly",
+		Long: `Apply the comparison's objects (as 'k8s render' prints them) in a namespace
+loadgen creates, then run each step of the sweep as one Indexed Job of N
+workers. Each worker takes 1/N of the connections and threads (closed loop)
+or of the rate (open loop); all start at one instant written into the Job,
+each measuring its clock against the API server's and refusing to run if it
+started late. Their results come back through the API server (pod logs) and
+merge exactly into DIR, the usual sweep results directory: 'loadgen report'
+reads it. The proxies' CPU and memory per step come from metrics.k8s.io
+(metrics-server) or from --prometheus. Everything created carries the run's
+label and is deleted at the end, after Ctrl-C or a failed step too.
+
+In the sweep file, host "target" means the comparison's target through the
+mesh: http://target:8080 (captured by sidecars, or behind the ingress or
+gateway) and http://target:8081 (the same pods, outside sidecar capture).`,
+		Example: `  loadgen k8s run --mesh istio -f sweep.yaml --workers 4 -o results/istio
+  loadgen k8s run --mesh none -f sweep.yaml --workers 4 -o results/baseline
+  loadgen k8s run --mesh istio --mode serveronly -f sweep.yaml --dry-run
+  loadgen report results/istio --baseline results/baseline --html istio.html`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runK8s(cmd, f) },
+	}
+	fl := cmd.Flags()
+	meshFlags(fl, &f.opts)
+	fl.StringVarP(&f.file, "file", "f", "", "sweep file (YAML, as 'loadgen sweep -f')")
+	fl.StringVarP(&f.out, "output", "o", "", "results directory")
+	fl.IntVar(&f.workers, "workers", 1, "workers per step (pods of the Indexed Job)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&f.context, "context", "", "kubeconfig context (default the current one)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the objects and the plan; touch no cluster")
+	fl.DurationVar(&f.startLead, "start-lead", 30*time.Second, "how far ahead each step's start instant is set: time to schedule and start the pods")
+	fl.DurationVar(&f.maxLate, "max-late", 2*time.Second, "a worker starting later than this fails the step")
+	fl.StringVar(&f.prometheus, "prometheus", "", "read the proxies' CPU and memory from this Prometheus (URL) instead of metrics.k8s.io")
+	fl.StringVar(&f.promCPU, "prom-cpu", "", "Prometheus query for cores ({namespace}, {container} are replaced; default cAdvisor's rate(container_cpu_usage_seconds_total))")
+	fl.StringVar(&f.promMem, "prom-mem", "", "Prometheus query for bytes (default cAdvisor's container_memory_working_set_bytes)")
+	fl.BoolVar(&f.noMetrics, "no-metrics", false, "record no proxy CPU and memory")
+	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
+	return cmd
+}
+
+func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
+	if f.file == "" {
+		return fmt.Errorf("-f: a sweep file is needed (see 'loadgen sweep --help' for its format)")
+	}
+	if f.out == "" && !f.dryRun {
+		return fmt.Errorf("-o: say where to write the results")
+	}
+	if f.workers < 1 {
+		return fmt.Errorf("--workers %d: want 1 or more", f.workers)
+	}
+	if err := f.opts.Validate(); err != nil {
+		return err
+	}
+	fh, err := os.Open(f.file)
+	if err != nil {
+		return err
+	}
+	spec, err := sweep.Parse(fh)
+	fh.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.file, err)
+	}
+	load, steps, err := k8sPlan(&spec)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.file, err)
+	}
+	if f.opts.RunID == "" {
+		f.opts.RunID = newRunID()
+	}
+	w := cmd.OutOrStdout()
+	co := &k8s.Coordinator{Options: f.opts, Load: load, Steps: steps, Workers: f.workers, Dir: f.out,
+		StartLead: f.startLead, MaxLate: f.maxLate,
+		Events: func(format string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...) }}
+	if f.dryRun {
+		return co.DryRun(w)
+	}
+	specJSON, _ := json.Marshal(&spec)
+	co.Manifest = results.Manifest{Spec: specJSON, Baseline: spec.BaselineName(), Env: loadgen.Environment()}
+	for _, p := range spec.Paths {
+		co.Manifest.Paths = append(co.Manifest.Paths, p.Name)
+	}
+	ctx := cmd.Context()
+	c, err := k8s.Connect(ctx, f.kubeconfig, f.context)
+	if err != nil {
+		return failf("%v", err)
+	}
+	co.Cluster = c
+	if co.Watcher, err = k8sWatcher(ctx, c, f); err != nil {
+		return failf("%v", err)
+	}
+	res, err := co.Run(ctx)
+	failed := 0
+	for _, st := range res {
+		if st.Failed != "" {
+			failed++
+		}
+	}
+	if err != nil {
+		return failf("%v", err)
+	}
+	fmt.Fprintf(w, "%d steps in %s (%d failed); read them with: loadgen report %s\n", len(res), f.out, failed, f.out)
+	if failed > 0 {
+		return failf("%d of %d steps failed", failed, len(res))
+	}
+	return nil
+}
+
+// k8sWatcher picks where the proxies' cost comes from.
+func k8sWatcher(ctx context.Context, c *k8s.Cluster, f *k8sRunFlags) (k8s.Watcher, error) {
+	switch {
+	case f.noMetrics:
+		return nil, nil
+	case f.prometheus != "":
+		return &k8s.Prometheus{URL: f.prometheus, CPU: f.promCPU, Memory: f.promMem}, nil
+	}
+	pm, err := c.NewPodMetrics()
+	if err != nil {
+		return nil, err
+	}
+	if err := pm.Check(ctx, f.opts.Namespace); err != nil {
+		return nil, fmt.Errorf("%v; or --no-metrics", err)
+	}
+	return pm, nil
+}
+
+// k8sPlan turns a sweep into the steps a cluster runs.
+func k8sPlan(s *sweep.Spec) (k8s.Load, []k8s.Step, error) {
+	if s.Protoset != "" {
+		return k8s.Load{}, nil, fmt.Errorf("protoset: a file on this machine is not in the workers' image; the workers use server reflection")
+	}
+	if strings.HasPrefix(s.Data, "@") {
+		return k8s.Load{}, nil, fmt.Errorf("data %s: a file on this machine is not in the workers' image; give the message inline", s.Data)
+	}
+	if s.Target != nil {
+		return k8s.Load{}, nil, fmt.Errorf("target: watches local processes; on a cluster loadgen watches the mesh's containers and the target pod itself")
+	}
+	for _, p := range s.Paths {
+		switch {
+		case p.Watch != nil:
+			return k8s.Load{}, nil, fmt.Errorf("path %s: watch selects local processes; on a cluster loadgen watches the mesh's containers", p.Name)
+		case p.CACert != "":
+			return k8s.Load{}, nil, fmt.Errorf("path %s: cacert is a file on this machine, not in the workers' image; use insecure", p.Name)
+		case p.NetNS != "":
+			return k8s.Load{}, nil, fmt.Errorf("path %s: netns is a namespace of this machine, not of the cluster's pods", p.Name)
+		}
+	}
+	load := k8s.Load{Protocol: s.Protocol, Endpoint: s.Endpoint, Duration: s.Duration.D(), Warmup: s.Warmup.D(),
+		Timeout: s.Timeout.D(), Call: s.Call, Data: s.Data}
+	var steps []k8s.Step
+	for _, st := range s.Plan() {
+		p, _ := s.PathByName(st.Path)
+		steps = append(steps, k8s.Step{Index: st.Index, ID: st.ID(), Path: st.Path, Baseline: p.Baseline, URL: p.URL,
+			NewConn: p.NewConn, Insecure: p.Insecure, Connections: st.Rung.Connections, Threads: st.Rung.Threads,
+			Payload: st.Payload, Rate: st.Rate, Repeat: st.Repeat})
+	}
+	return load, steps, nil
+}
+
+func newRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return "r" + hex.EncodeToString(b)
+}

@@ -1,0 +1,114 @@
+package k8s
+
+import (
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// JobSpec is one load of N workers: an Indexed Job whose pods each run
+// `loadgen k8s worker`, which waits for StartAt and then runs `loadgen
+// run` with its share of the connections, threads and rate.
+type JobSpec struct {
+	Name        string
+	Workers     int
+	StartAt     time.Time     // zero: start at once (a rendering applied by hand)
+	MaxLate     time.Duration // a worker that reaches StartAt later than this refuses to run
+	Connections int           // in all, split over the workers
+	Threads     int
+	Rate        float64  // requests/s in all; 0: closed loop
+	RunArgs     []string // `loadgen run`'s other flags and the URL, last
+	// Deadline bounds the Job (activeDeadlineSeconds): wait, warm-up,
+	// measurement and the time to start.
+	Deadline time.Duration
+	// Index is the sweep step the Job runs (a label, for people).
+	Index int
+}
+
+// ContainerWorker is the worker container's name: the coordinator waits for
+// it to terminate and reads its log, whatever sidecars the pod has.
+const ContainerWorker = "loadgen"
+
+// WorkerArgs is the worker container's command line (after the image's
+// entrypoint, /loadgen).
+func (s JobSpec) WorkerArgs() []string {
+	a := []string{"k8s", "worker",
+		"--workers", strconv.Itoa(s.Workers),
+		"--connections", strconv.Itoa(s.Connections),
+		"--threads", strconv.Itoa(s.Threads)}
+	if s.Rate > 0 {
+		a = append(a, "--rate", strconv.FormatFloat(s.Rate, 'f', -1, 64))
+	}
+	if !s.StartAt.IsZero() {
+		a = append(a, "--start-at", s.StartAt.UTC().Format(time.RFC3339Nano))
+	}
+	if s.MaxLate > 0 {
+		a = append(a, "--max-late", s.MaxLate.String())
+	}
+	a = append(a, "--", "run")
+	return append(a, s.RunArgs...)
+}
+
+// clientLabels select the client pods.
+func clientLabels() map[string]string { return map[string]string{LabelName: ClientName} }
+
+// Job renders the Indexed Job of spec.
+func (o Options) Job(s JobSpec) *batchv1.Job {
+	n := int32(max(1, s.Workers))
+	extra := clientLabels()
+	extra["loadgen.dev/step"] = strconv.Itoa(s.Index)
+	pod := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: o.labels(extra), Annotations: o.clientAnnotations()},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name:            ContainerWorker,
+				Image:           o.Image,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				Args:            s.WorkerArgs(),
+				SecurityContext: restricted(),
+				VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+			}},
+			Volumes:         []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532)},
+			Affinity:        o.awayFromTarget(),
+		},
+	}
+	job := &batchv1.Job{
+		ObjectMeta: o.meta(s.Name, o.Namespace, extra),
+		Spec: batchv1.JobSpec{
+			CompletionMode: ptr.To(batchv1.IndexedCompletion),
+			Completions:    ptr.To(n),
+			Parallelism:    ptr.To(n),
+			// A worker that failed is not retried: a retry would start
+			// late and measure another window.
+			BackoffLimit: ptr.To[int32](0),
+			Template:     pod,
+		},
+	}
+	if s.Deadline > 0 {
+		job.Spec.ActiveDeadlineSeconds = ptr.To(int64((s.Deadline + time.Second - 1) / time.Second))
+	}
+	return job
+}
+
+// awayFromTarget keeps client pods off the target's node, as istio/tools'
+// benchmarks do, so that the load crosses the network; SameNodeOK turns
+// the rule into a preference.
+func (o Options) awayFromTarget() *corev1.Affinity {
+	term := corev1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: targetLabels()},
+		TopologyKey:   "kubernetes.io/hostname",
+	}
+	anti := &corev1.PodAntiAffinity{}
+	if o.SameNodeOK {
+		anti.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: term}}
+	} else {
+		anti.RequiredDuringSchedulingIgnoredDuringExecution = []corev1.PodAffinityTerm{term}
+	}
+	return &corev1.Affinity{PodAntiAffinity: anti}
+}

@@ -1,0 +1,205 @@
+package k8s
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Labels and annotations the Job controller puts on its pods.
+const (
+	labelJobName    = "batch.kubernetes.io/job-name"
+	annotationIndex = "batch.kubernetes.io/job-completion-index"
+)
+
+// workerOutcome is what became of one worker: its report, or why not.
+type workerOutcome struct {
+	index  int
+	pod    string
+	report *Report
+	failed string
+}
+
+// collect waits until every worker's container has ended (or until
+// deadline) and reads each one's report from its log.
+func (c *Cluster) collect(ctx context.Context, job *batchv1.Job, workers int, deadline time.Time, poll time.Duration) []workerOutcome {
+	ns := job.Namespace
+	var pods []corev1.Pod
+	for {
+		list, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labelJobName + "=" + job.Name})
+		if err == nil {
+			pods = list.Items
+			if allEnded(pods, workers) {
+				break
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(poll):
+		}
+	}
+	byIndex := map[int]*corev1.Pod{}
+	for i := range pods {
+		p := &pods[i]
+		idx, err := strconv.Atoi(p.Annotations[annotationIndex])
+		if err != nil {
+			continue
+		}
+		// A later pod of the same index (a retry) replaces an earlier one.
+		if q, ok := byIndex[idx]; !ok || p.CreationTimestamp.After(q.CreationTimestamp.Time) {
+			byIndex[idx] = p
+		}
+	}
+	out := make([]workerOutcome, workers)
+	for i := range workers {
+		out[i] = c.outcome(ctx, job, i, byIndex[i])
+	}
+	return out
+}
+
+// allEnded tells whether every index has a pod whose worker ended.
+func allEnded(pods []corev1.Pod, workers int) bool {
+	ended := map[string]bool{}
+	for i := range pods {
+		if _, ok := workerExit(&pods[i]); ok {
+			ended[pods[i].Annotations[annotationIndex]] = true
+		}
+	}
+	return len(ended) >= workers
+}
+
+// workerExit is the worker container's termination, if it ended.
+func workerExit(p *corev1.Pod) (*corev1.ContainerStateTerminated, bool) {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == ContainerWorker && s.State.Terminated != nil {
+			return s.State.Terminated, true
+		}
+	}
+	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+		return nil, true
+	}
+	return nil, false
+}
+
+func (c *Cluster) outcome(ctx context.Context, job *batchv1.Job, i int, p *corev1.Pod) workerOutcome {
+	o := workerOutcome{index: i}
+	if p == nil {
+		o.failed = fmt.Sprintf("worker %d: no pod was created%s", i, jobConditions(ctx, c, job))
+		return o
+	}
+	o.pod = p.Name
+	term, ended := workerExit(p)
+	if !ended {
+		o.failed = fmt.Sprintf("worker %d (pod %s) never finished: %s", i, p.Name, podReason(p))
+		return o
+	}
+	if term == nil || term.ExitCode != 0 {
+		why := podReason(p)
+		if term != nil {
+			why = fmt.Sprintf("exit code %d", term.ExitCode)
+			if term.Reason != "" {
+				why += " (" + term.Reason + ")"
+			}
+			if term.Message != "" {
+				why += ": " + term.Message
+			}
+		}
+		o.failed = fmt.Sprintf("worker %d (pod %s) failed: %s%s", i, p.Name, why, c.lastLines(ctx, p, 5))
+		return o
+	}
+	log, err := c.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: ContainerWorker,
+		LimitBytes: ptrInt64(64 << 20)}).DoRaw(ctx)
+	if err != nil {
+		o.failed = fmt.Sprintf("worker %d (pod %s): reading its log: %v", i, p.Name, oneLine(err))
+		return o
+	}
+	r, err := ParseReport(log)
+	if err != nil {
+		o.failed = fmt.Sprintf("worker %d (pod %s): %v%s", i, p.Name, err, tail(log, 5))
+		return o
+	}
+	if r.Error != "" || r.Run == nil {
+		o.failed = fmt.Sprintf("worker %d (pod %s): %s", i, p.Name, r.Error)
+		return o
+	}
+	o.report = r
+	return o
+}
+
+func ptrInt64(v int64) *int64 { return &v }
+
+// podReason says why a pod is where it is: a container's waiting reason
+// (ImagePullBackOff…), an unschedulable condition, or its phase.
+func podReason(p *corev1.Pod) string {
+	for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+		if w := s.State.Waiting; w != nil && w.Reason != "" {
+			return fmt.Sprintf("%s: container %s %s %s", p.Status.Phase, s.Name, w.Reason, w.Message)
+		}
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Status == corev1.ConditionFalse && cond.Reason != "" {
+			return fmt.Sprintf("%s: %s %s: %s", p.Status.Phase, cond.Type, cond.Reason, cond.Message)
+		}
+	}
+	if p.Status.Reason != "" {
+		return fmt.Sprintf("%s: %s %s", p.Status.Phase, p.Status.Reason, p.Status.Message)
+	}
+	if p.Spec.NodeName == "" {
+		return fmt.Sprintf("%s: not scheduled to a node", p.Status.Phase)
+	}
+	return string(p.Status.Phase)
+}
+
+// lastLines are the worker's last log lines, for a failure message.
+func (c *Cluster) lastLines(ctx context.Context, p *corev1.Pod, n int64) string {
+	log, err := c.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: ContainerWorker, TailLines: &n}).DoRaw(ctx)
+	if err != nil {
+		return ""
+	}
+	return tail(log, int(n))
+}
+
+func tail(log []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(log), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	var keep []string
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, ReportMarker) {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) == 0 {
+		return ""
+	}
+	return "; last log lines: " + strings.Join(keep, " | ")
+}
+
+func jobConditions(ctx context.Context, c *Cluster, job *batchv1.Job) string {
+	j, err := c.Client.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	var cs []string
+	for _, cond := range j.Status.Conditions {
+		if cond.Status == corev1.ConditionTrue {
+			cs = append(cs, fmt.Sprintf("%s %s: %s", cond.Type, cond.Reason, cond.Message))
+		}
+	}
+	sort.Strings(cs)
+	if len(cs) == 0 {
+		return ""
+	}
+	return " (Job: " + strings.Join(cs, "; ") + ")"
+}

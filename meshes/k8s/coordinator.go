@@ -1,0 +1,239 @@
+package k8s
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"loadgen/results"
+	"loadgen/results/store"
+)
+
+// WorkersDir holds, beside a sweep's steps, each step's workers: their
+// shares, generator cost, clock offsets and lateness.
+const WorkersDir = "workers"
+
+// Coordinator runs a sweep on a cluster: it applies the comparison's
+// objects, runs each step as an Indexed Job, merges the workers' results
+// into a sweep results directory (loadgen/sweep's layout, so `loadgen
+// report` reads it) and deletes everything it created.
+type Coordinator struct {
+	Cluster *Cluster
+	Options Options // RunID names this run's label
+	Load    Load
+	Steps   []Step
+	Workers int
+	Dir     string
+	// Manifest is the results directory's manifest (the sweep as asked);
+	// Steps fills its step list.
+	Manifest results.Manifest
+	// StartLead is how far ahead of its creation a step's Job is told to
+	// start: the time to schedule and start N pods (default 30 s).
+	StartLead time.Duration
+	// MaxLate is how late a worker may start (default 2 s).
+	MaxLate time.Duration
+	// Watcher samples the mesh's containers during each step; nil: none.
+	Watcher Watcher
+	Poll    time.Duration                    // how often pods are looked at (default 1 s)
+	Events  func(format string, args ...any) // progress for people
+	// TargetWait bounds the wait for the target (and the ingress or
+	// gateway address) when the sweep loads it (default 5 min).
+	TargetWait time.Duration
+
+	proxyWorkers int // the ingress controller's worker-processes, as read from the cluster
+}
+
+func (k *Coordinator) say(format string, args ...any) {
+	if k.Events != nil {
+		k.Events(format, args...)
+	}
+}
+
+func (k *Coordinator) defaults() {
+	if k.StartLead == 0 {
+		k.StartLead = 30 * time.Second
+	}
+	if k.MaxLate == 0 {
+		k.MaxLate = 2 * time.Second
+	}
+	if k.Poll == 0 {
+		k.Poll = time.Second
+	}
+	if k.TargetWait == 0 {
+		k.TargetWait = 5 * time.Minute
+	}
+	if k.Workers == 0 {
+		k.Workers = 1
+	}
+}
+
+// Objects are what the run applies: the rendering without its client Job
+// and without what lives outside the run's namespace and is not loadgen's
+// (the ingress controller's ConfigMap).
+func (k *Coordinator) Objects() ([]*unstructured.Unstructured, []string, error) {
+	r, err := Render(k.Options, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*unstructured.Unstructured
+	notes := r.Notes
+	for _, u := range r.Objects[:len(r.Objects)-1] {
+		if u.GetLabels()[LabelManagedBy] != ManagedBy {
+			notes = append(notes, fmt.Sprintf("not applied: %s is the controller's; `loadgen k8s render` prints it for you to apply", objectRef(u)))
+			continue
+		}
+		out = append(out, u)
+	}
+	return out, notes, nil
+}
+
+// Run runs every step and returns them in plan order. A failed step is
+// recorded and the sweep goes on; Ctrl-C (ctx) stops after the current
+// step. Whatever happens, the objects it created are deleted.
+func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error) {
+	k.defaults()
+	o, err := k.Options.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	k.Options = o
+	objs, notes, err := k.Objects()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range notes {
+		k.say("%s", n)
+	}
+	if err := k.Cluster.CheckKinds(o.Mesh, objs); err != nil {
+		return nil, err
+	}
+	if err := k.checkNamespace(ctx); err != nil {
+		return nil, err
+	}
+	if err := k.prepareDir(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		// A fresh context: Ctrl-C must not stop the cleanup.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		deleted, cerr := k.Cluster.Cleanup(cctx, o.Namespace, o.RunID)
+		k.say("cleanup: deleted %d objects of run %s", len(deleted), o.RunID)
+		if cerr != nil {
+			err = errors.Join(err, fmt.Errorf("cleanup: %w (run `loadgen k8s cleanup -n %s`)", cerr, o.Namespace))
+		}
+	}()
+	if err := k.Cluster.Apply(ctx, objs); err != nil {
+		return nil, err
+	}
+	k.say("applied %d objects (run %s) in namespace %s", len(objs), o.RunID, o.Namespace)
+	addr, err := k.waitTarget(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k.ingressWorkers(ctx)
+	off, err := k.clockOffset(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range k.Steps {
+		if ctx.Err() != nil {
+			break
+		}
+		k.say("step %d/%d %s: %d workers", st.Index+1, len(k.Steps), st.ID, k.Workers)
+		res, workers := k.runStep(ctx, st, addr, off)
+		if err := store.WriteJSON(filepath.Join(k.Dir, store.StepsDir, st.ID+".json"), res); err != nil {
+			return append(steps, res), fmt.Errorf("step %s: %w", st.ID, err)
+		}
+		if workers != nil {
+			if err := store.WriteJSON(filepath.Join(k.Dir, WorkersDir, st.ID+".json"), workers); err != nil {
+				return append(steps, res), fmt.Errorf("step %s workers: %w", st.ID, err)
+			}
+		}
+		if res.Failed != "" {
+			k.say("step %s failed: %s", st.ID, res.Failed)
+		} else {
+			s := res.Run.Summary
+			k.say("step %s: %.1f req/s, p50 %v p99 %v (%d workers merged)", st.ID, s.RPS, s.Latency.P50, s.Latency.P99, k.Workers)
+		}
+		steps = append(steps, res)
+	}
+	return steps, ctx.Err()
+}
+
+// checkNamespace refuses a namespace loadgen did not create (it would
+// have to label it) and one a killed run left behind.
+func (k *Coordinator) checkNamespace(ctx context.Context) error {
+	ns, err := k.Cluster.Client.CoreV1().Namespaces().Get(ctx, k.Options.Namespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return k.Cluster.errorf("namespace %s: %v", k.Options.Namespace, oneLine(err))
+	}
+	if ownNamespace(ns.Labels, "") {
+		return fmt.Errorf("namespace %s holds objects of loadgen run %s: run `loadgen k8s cleanup -n %s` first",
+			ns.Name, ns.Labels[LabelRun], ns.Name)
+	}
+	return fmt.Errorf("namespace %s exists and loadgen did not create it: choose another -n (loadgen creates its own, to delete it afterwards)", ns.Name)
+}
+
+// prepareDir writes the results directory's manifest.
+func (k *Coordinator) prepareDir() error {
+	if _, err := os.Stat(filepath.Join(k.Dir, store.ManifestFile)); err == nil {
+		return fmt.Errorf("%s already holds a sweep: choose another -o", k.Dir)
+	}
+	for _, d := range []string{store.StepsDir, WorkersDir} {
+		if err := os.MkdirAll(filepath.Join(k.Dir, d), 0o755); err != nil {
+			return fmt.Errorf("results directory: %w", err)
+		}
+	}
+	m := k.Manifest
+	m.Schema, m.Tool, m.Kind = results.SchemaVersion, "loadgen", "sweep"
+	if m.Created.IsZero() {
+		m.Created = time.Now().UTC()
+	}
+	m.Steps = nil
+	for _, st := range k.Steps {
+		m.Steps = append(m.Steps, st.ID)
+	}
+	if m.Spec == nil {
+		m.Spec = json.RawMessage("{}")
+	}
+	return store.WriteJSON(filepath.Join(k.Dir, store.ManifestFile), m)
+}
+
+// usesTarget tells whether any step loads the comparison's target.
+func (k *Coordinator) usesTarget() bool {
+	for _, st := range k.Steps {
+		if strings.Contains(st.URL, "://"+TargetHost+":") || strings.HasSuffix(st.URL, "://"+TargetHost) ||
+			strings.Contains(st.URL, "://"+TargetHost+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// clockOffset measures the coordinator's clock against the API server's,
+// the reference every worker measures itself against too.
+func (k *Coordinator) clockOffset(ctx context.Context) (Offset, error) {
+	hc, err := k.Cluster.HTTPClient()
+	if err != nil {
+		return Offset{}, err
+	}
+	off, err := MeasureOffset(ctx, hc, strings.TrimRight(k.Cluster.Host, "/")+"/version")
+	if err != nil {
+		return Offset{}, k.Cluster.errorf("clock: %v", err)
+	}
+	k.say("coordinator clock: %v from the API server's (±%v)", off.Offset.Round(time.Millisecond), off.Error.Round(time.Millisecond))
+	return off, nil
+}

@@ -1,0 +1,23 @@
+package e2e
+
+import (
+	"flag"
+	"io"
+	"os"
+	"testing"
+
+	"k8s.io/klog/v2"
+)
+
+// TestMain quiets the API server's and controllers' logs: the tests' own
+// messages are what a reader needs.
+func TestMain(m *testing.M) {
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("v", "0")
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(io.Discard)
+	os.Exit(m.Run())
+}

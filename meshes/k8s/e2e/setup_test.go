@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	restclient "k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+)
+
+// goTool is the go command that runs these tests.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+// buildLoadgen builds the real loadgen binary from the main module.
+func buildLoadgen(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "loadgen")
+	cmd := exec.Command(goTool(), "build", "-o", out, "./cmd/loadgen")
+	cmd.Dir = filepath.Join("..", "..", "..")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build loadgen: %v\n%s", err, b)
+	}
+	return out
+}
+
+// startHTTPBin runs `loadgen serve httpbin` on loopback and returns its URL.
+func startHTTPBin(t *testing.T, bin string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "serve", "httpbin", "--addr", addr, "--for", "10m")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	url := "http://" + addr
+	for range 100 {
+		if resp, err := http.Get(url + "/healthz"); err == nil {
+			resp.Body.Close()
+			return url
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("httpbin on %s did not come up", addr)
+	return ""
+}
+
+// moduleDir is where the go command keeps a module of this build.
+func moduleDir(t *testing.T, mod string) string {
+	t.Helper()
+	b, err := exec.Command(goTool(), "list", "-m", "-f", "{{.Dir}}", mod).Output()
+	if err != nil || len(bytes.TrimSpace(b)) == 0 {
+		t.Fatalf("go list -m %s: %v", mod, err)
+	}
+	return string(bytes.TrimSpace(b))
+}
+
+// installCRDs installs the CRD manifests shipped in the Gateway API and
+// Istio modules, as their installers do, and waits until each is served.
+func installCRDs(t *testing.T, c *cluster) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(moduleDir(t, "sigs.k8s.io/gateway-api"), "config", "crd", "standard", "gateway.networking.k8s.io_*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("Gateway API CRDs: %v", err)
+	}
+	files = append(files, filepath.Join(moduleDir(t, "istio.io/api"), "kubernetes", "customresourcedefinitions.gen.yaml"))
+	ac := apiextensionsclient.NewForConfigOrDie(c.Config)
+	ctx := context.Background()
+	var names []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for {
+			doc, err := r.Read()
+			if err != nil {
+				break
+			}
+			var crd apiextensionsv1.CustomResourceDefinition
+			if err := yaml.Unmarshal(doc, &crd); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if crd.Kind != "CustomResourceDefinition" {
+				continue
+			}
+			if _, err := ac.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
+				t.Fatalf("install CRD %s: %v", crd.Name, err)
+			}
+			names = append(names, crd.Name)
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for _, n := range names {
+		for {
+			crd, err := ac.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n, metav1.GetOptions{})
+			if err == nil && established(crd) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("CRD %s not established", n)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	t.Logf("installed %d CRDs from the Gateway API and Istio modules", len(names))
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// writeKubeconfig writes a kubeconfig for the test API server, as a user
+// of a real cluster has one.
+func writeKubeconfig(t *testing.T, c *cluster, server string) string {
+	t.Helper()
+	rc := restclient.CopyConfig(c.Config)
+	if err := restclient.LoadTLSFiles(rc); err != nil {
+		t.Fatal(err)
+	}
+	cfg := clientcmdapi.NewConfig()
+	// The loopback certificate names apiserver-loopback-client.
+	cfg.Clusters["e2e"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: rc.CAData, TLSServerName: rc.ServerName}
+	cfg.AuthInfos["e2e"] = &clientcmdapi.AuthInfo{Token: rc.BearerToken,
+		ClientCertificateData: rc.CertData, ClientKeyData: rc.KeyData}
+	cfg.Contexts["e2e-context"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "e2e"}
+	cfg.CurrentContext = "e2e-context"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// result is a finished command.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// loadgen runs the CLI with a kubeconfig and a bound.
+func runLoadgen(t *testing.T, bin, kubeconfig string, timeout time.Duration, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("loadgen %s: %v", strings.Join(args, " "), err)
+	}
+	return r
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+}

@@ -1,0 +1,68 @@
+package k8s
+
+import (
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"loadgen/targets/tlscert"
+)
+
+// IngressHost is the name of the Ingress's TLS certificate.
+const IngressHost = "httpbin.loadgen.test"
+
+// ingressControllerConfigMap is the ingress-nginx controller's ConfigMap
+// as its Helm chart names it.
+const ingressControllerConfigMap = "ingress-nginx-controller"
+
+// ingressObjects are the Ingress (with its TLS secret) and the
+// controller's ConfigMap with worker-processes set explicitly: "auto"
+// counts the node's cores, not the pod's CPU limit (ingress-nginx#2948).
+// The ConfigMap lives in the controller's namespace: `k8s run` leaves it
+// to the user (it is the controller's, not loadgen's), `k8s render`
+// prints it.
+func (o Options) ingressObjects() ([]runtime.Object, error) {
+	cert, key := o.TLSCert, o.TLSKey
+	if len(cert) == 0 {
+		c, err := tlscert.New(tlscert.RSA2048, IngressHost)
+		if err != nil {
+			return nil, fmt.Errorf("ingress TLS certificate: %w", err)
+		}
+		cert, key = c.CertPEM, c.KeyPEM
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: o.meta("loadgen-tls", o.Namespace, nil),
+		Type:       corev1.SecretTypeTLS,
+		Data:       map[string][]byte{corev1.TLSCertKey: cert, corev1.TLSPrivateKeyKey: key},
+	}
+	backend := func(port int32) networkingv1.IngressBackend {
+		return networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+			Name: TargetName, Port: networkingv1.ServiceBackendPort{Number: port}}}
+	}
+	prefix := networkingv1.PathTypePrefix
+	ing := &networkingv1.Ingress{
+		ObjectMeta: o.meta(TargetName, o.Namespace, nil),
+		Spec: networkingv1.IngressSpec{
+			IngressClassName: ptr.To(o.Class),
+			TLS:              []networkingv1.IngressTLS{{Hosts: []string{IngressHost}, SecretName: secret.Name}},
+			// No host on the rule: workers reach it by the controller's
+			// address without a Host header; TLS serves IngressHost.
+			Rules: []networkingv1.IngressRule{{
+				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+					Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix, Backend: backend(PortHTTP)}},
+				}},
+			}},
+		},
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: ingressControllerConfigMap, Namespace: o.IngressNamespace,
+			Labels: map[string]string{"app.kubernetes.io/name": "ingress-nginx", "app.kubernetes.io/component": "controller"}},
+		Data: map[string]string{"worker-processes": strconv.Itoa(o.Workers), "keep-alive-requests": "10000"},
+	}
+	return []runtime.Object{secret, ing, cm}, nil
+}

@@ -1,0 +1,59 @@
+package k8s
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Every object loadgen creates carries these labels: cleanup finds its
+// objects by them and touches nothing else.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "loadgen"
+	LabelRun       = "loadgen.dev/run"
+	LabelName      = "app.kubernetes.io/name"
+	LabelComponent = "app.kubernetes.io/component"
+	// LabelCreated marks a namespace loadgen created itself: the only kind
+	// of namespace cleanup deletes.
+	LabelCreated = "loadgen.dev/created-namespace"
+	// LabelNamespace ties a cluster-scoped object to the run's namespace.
+	LabelNamespace = "loadgen.dev/namespace"
+)
+
+// Names of the objects every rendering holds.
+const (
+	TargetName = "loadgen-target"
+	ClientName = "loadgen-client"
+)
+
+// The target's ports. The direct port is left out of sidecar capture
+// (traffic.sidecar.istio.io/excludeInboundPorts), so a baseline runs
+// through the same pods as the mesh.
+const (
+	PortHTTP       = 8080
+	PortHTTPDirect = 8081
+	PortGRPC       = 9090
+	PortTCP        = 9000
+)
+
+// Selector is the label selector of everything a run created, or, with an
+// empty id, of everything loadgen created.
+func Selector(runID string) string {
+	s := LabelManagedBy + "=" + ManagedBy
+	if runID != "" {
+		s += "," + LabelRun + "=" + runID
+	}
+	return s
+}
+
+// meta returns object metadata with the run's labels and extra ones.
+func (o Options) meta(name, namespace string, extra map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: o.labels(extra)}
+}
+
+func (o Options) labels(extra map[string]string) map[string]string {
+	l := map[string]string{LabelManagedBy: ManagedBy, LabelRun: o.RunID}
+	for k, v := range extra {
+		l[k] = v
+	}
+	return l
+}

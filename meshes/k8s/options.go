@@ -1,0 +1,178 @@
+// Package k8s renders, from typed Go values, the Kubernetes objects of a
+// mesh comparison — the httpbin/gRPC/TCP target, its Service, the client
+// Job and each mesh's or gateway's own objects — and runs sweeps on a
+// cluster as Indexed Jobs whose workers' histograms merge exactly.
+package k8s
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The meshes and gateways loadgen renders.
+const (
+	MeshNone          = "none"
+	MeshIstio         = "istio"
+	MeshIstioAmbient  = "istio-ambient"
+	MeshIstioWaypoint = "istio-waypoint"
+	MeshLinkerd       = "linkerd"
+	MeshAppMesh       = "appmesh"
+	MeshIngressNginx  = "ingress-nginx"
+	MeshGateway       = "gateway"
+)
+
+// Meshes lists every valid --mesh, in the order --help shows them.
+var Meshes = []string{MeshNone, MeshIstio, MeshIstioAmbient, MeshIstioWaypoint, MeshLinkerd, MeshAppMesh, MeshIngressNginx, MeshGateway}
+
+// Sidecar placements (istio/tools' names): which pods get a proxy.
+const (
+	ModeBoth       = "both"
+	ModeServerOnly = "serveronly"
+	ModeClientOnly = "clientonly"
+)
+
+// Modes lists the sidecar placements.
+var Modes = []string{ModeBoth, ModeServerOnly, ModeClientOnly}
+
+// Options say what to render.
+type Options struct {
+	Namespace string // default "loadgen"
+	Mesh      string // one of Meshes
+	Mode      string // sidecar meshes: one of Modes (default both)
+	RunID     string // the value of LabelRun on every object (default "render")
+	Image     string // the loadgen image (default DefaultImage)
+
+	// Istio.
+	Revision    string // istio.io/rev=REV instead of istio-injection=enabled
+	Concurrency int    // proxy.istio.io/config concurrency (default 2)
+	ProxyCPU    string // sidecar.istio.io/proxyCPU and the App Mesh cpuRequest (default 1)
+	ProxyMemory string // sidecar.istio.io/proxyMemory and the App Mesh memoryRequest (default 512Mi)
+	MTLS        bool   // a STRICT PeerAuthentication for the namespace
+
+	// Class is the IngressClass (ingress-nginx, default nginx) or the
+	// GatewayClass (gateway, required).
+	Class string
+	// IngressNamespace is where the ingress-nginx controller runs (default
+	// ingress-nginx); its ConfigMap is rendered there.
+	IngressNamespace string
+	// Workers is the ingress controller's worker-processes (default 2): set
+	// explicitly, because "auto" counts the node's cores, not the pod's limit.
+	Workers int
+	// TLSCert and TLSKey (PEM) are the Ingress's TLS secret; empty: a new
+	// self-signed certificate.
+	TLSCert, TLSKey []byte
+
+	// SameNodeOK lets the scheduler put clients beside the target when no
+	// other node fits (preferred instead of required anti-affinity).
+	SameNodeOK bool
+}
+
+// Defaults.
+const (
+	DefaultNamespace   = "loadgen"
+	DefaultImage       = "loadgen:latest"
+	DefaultConcurrency = 2
+	DefaultProxyCPU    = "1"
+	DefaultProxyMemory = "512Mi"
+	DefaultIngressNS   = "ingress-nginx"
+	DefaultIngressCls  = "nginx"
+	DefaultWorkers     = 2
+	DefaultRunID       = "render"
+)
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// Validate checks the options as Render would, before anything else runs.
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
+}
+
+// withDefaults fills what was left empty and checks the rest.
+func (o Options) withDefaults() (Options, error) {
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.RunID == "" {
+		o.RunID = DefaultRunID
+	}
+	if o.Image == "" {
+		o.Image = DefaultImage
+	}
+	if o.Mesh == "" {
+		o.Mesh = MeshNone
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.ProxyCPU == "" {
+		o.ProxyCPU = DefaultProxyCPU
+	}
+	if o.ProxyMemory == "" {
+		o.ProxyMemory = DefaultProxyMemory
+	}
+	if o.IngressNamespace == "" {
+		o.IngressNamespace = DefaultIngressNS
+	}
+	if o.Workers == 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.Mode == "" {
+		o.Mode = ModeBoth
+	}
+	if o.Mesh == MeshIngressNginx && o.Class == "" {
+		o.Class = DefaultIngressCls
+	}
+	return o, o.validate()
+}
+
+func (o Options) validate() error {
+	if !slices.Contains(Meshes, o.Mesh) {
+		return fmt.Errorf("unknown mesh %q: want one of %s", o.Mesh, strings.Join(Meshes, ", "))
+	}
+	if !slices.Contains(Modes, o.Mode) {
+		return fmt.Errorf("unknown mode %q: want one of %s", o.Mode, strings.Join(Modes, ", "))
+	}
+	if o.Mode != ModeBoth && !o.sidecars() {
+		return fmt.Errorf("mode %s places sidecars: it applies to istio, linkerd and appmesh, not %s", o.Mode, o.Mesh)
+	}
+	for _, v := range []struct{ what, s string }{{"namespace", o.Namespace}, {"run id", o.RunID}, {"ingress namespace", o.IngressNamespace}} {
+		if len(v.s) > 63 || !dnsLabel.MatchString(v.s) {
+			return fmt.Errorf("%s %q: want a DNS label (lower-case letters, digits and '-', at most 63)", v.what, v.s)
+		}
+	}
+	if o.Mesh == MeshGateway && o.Class == "" {
+		return fmt.Errorf("mesh gateway needs --class: the GatewayClass of your implementation (e.g. nginx, eg, istio, cilium, amazon-vpc-lattice)")
+	}
+	if o.Class != "" && o.Mesh != MeshGateway && o.Mesh != MeshIngressNginx {
+		return fmt.Errorf("--class applies to --mesh gateway and ingress-nginx, not %s", o.Mesh)
+	}
+	if o.Revision != "" && !o.istio() {
+		return fmt.Errorf("--revision applies to the istio meshes, not %s", o.Mesh)
+	}
+	if o.MTLS && !o.istio() {
+		return fmt.Errorf("--mtls (a STRICT PeerAuthentication) applies to the istio meshes, not %s", o.Mesh)
+	}
+	if o.Concurrency < 0 || o.Workers < 0 {
+		return fmt.Errorf("concurrency and workers must be positive")
+	}
+	if (len(o.TLSCert) == 0) != (len(o.TLSKey) == 0) {
+		return fmt.Errorf("the TLS certificate and key go together")
+	}
+	return nil
+}
+
+// sidecars tells whether the mesh injects a proxy into pods.
+func (o Options) sidecars() bool {
+	return o.Mesh == MeshIstio || o.Mesh == MeshLinkerd || o.Mesh == MeshAppMesh
+}
+
+func (o Options) istio() bool {
+	return o.Mesh == MeshIstio || o.Mesh == MeshIstioAmbient || o.Mesh == MeshIstioWaypoint
+}
+
+// injectServer and injectClient tell which side gets a sidecar.
+func (o Options) injectServer() bool { return o.sidecars() && o.Mode != ModeClientOnly }
+func (o Options) injectClient() bool { return o.sidecars() && o.Mode != ModeServerOnly }

@@ -1,0 +1,123 @@
+package k8s
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Load is what every step of a sweep shares (loadgen/sweep's Spec, less
+// the plan).
+type Load struct {
+	Protocol string // empty: http1
+	Endpoint string // HTTP path, {size} becomes the payload; empty for grpc/tcp
+	Duration time.Duration
+	Warmup   time.Duration
+	Timeout  time.Duration
+	Call     string
+	Data     string
+}
+
+// Step is one step of the plan, as loadgen/sweep lays it out.
+type Step struct {
+	Index       int
+	ID          string
+	Path        string
+	Baseline    bool
+	URL         string // the path's URL; host "target" is the comparison's target through the mesh
+	NewConn     bool
+	Insecure    bool
+	Connections int
+	Threads     int
+	Payload     int
+	Rate        float64
+	Repeat      int
+}
+
+// TargetHost in a sweep path's URL stands for the comparison's target:
+// http://target:8080 goes through the mesh (the ingress or the gateway),
+// http://target:8081 to the same pods outside sidecar capture.
+const TargetHost = "target"
+
+// resolve turns a path URL into the address the workers load: host
+// "target" becomes the target's Service, or for the mesh ports behind an
+// ingress or a gateway, their Service (addr, when known, is the address
+// their status reported); any other URL is used as given.
+func (o Options) resolve(raw, addr string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("url %q: %v", raw, err)
+	}
+	if u.Hostname() != TargetHost {
+		return raw, nil
+	}
+	port, _ := strconv.Atoi(u.Port())
+	if port == 0 {
+		port = PortHTTP
+	}
+	host := fmt.Sprintf("%s.%s.svc.cluster.local", TargetName, o.Namespace)
+	if port != PortHTTPDirect {
+		switch o.Mesh {
+		case MeshIngressNginx:
+			host, port = fmt.Sprintf("%s.%s.svc.cluster.local", ingressControllerConfigMap, o.IngressNamespace), 80
+			if u.Scheme == "https" {
+				port = 443
+			}
+		case MeshGateway:
+			// Istio and NGINX Gateway Fabric name the Gateway's Service so.
+			gw := GatewayPortHTTP
+			if port == PortGRPC {
+				gw = GatewayPortGRPC
+			}
+			host, port = fmt.Sprintf("%s-%s.%s.svc.cluster.local", GatewayName, o.Class, o.Namespace), gw
+		}
+		if addr != "" && (o.Mesh == MeshIngressNginx || o.Mesh == MeshGateway) {
+			host = addr
+		}
+	}
+	u.Host = net.JoinHostPort(host, strconv.Itoa(port))
+	return u.String(), nil
+}
+
+// runArgs are `loadgen run`'s flags for a step, less the shares the worker
+// adds (-c, -t, -R), with the URL last.
+func (o Options) runArgs(l Load, st Step, addr string) ([]string, error) {
+	target, err := o.resolve(st.URL, addr)
+	if err != nil {
+		return nil, err
+	}
+	a := []string{"-q", "-d", l.Duration.String()}
+	if l.Protocol != "" {
+		a = append(a, "-p", l.Protocol)
+	}
+	if l.Warmup > 0 {
+		a = append(a, "--warmup", l.Warmup.String())
+	}
+	if l.Timeout > 0 {
+		a = append(a, "--timeout", l.Timeout.String())
+	}
+	if st.NewConn {
+		a = append(a, "--new-conn")
+	}
+	if st.Insecure {
+		a = append(a, "--insecure")
+	}
+	if l.Call != "" {
+		a = append(a, "--call", l.Call)
+		if l.Data != "" {
+			a = append(a, "--data", l.Data)
+		}
+	}
+	if l.Endpoint != "" {
+		target = strings.TrimRight(target, "/") + strings.ReplaceAll(l.Endpoint, "{size}", strconv.Itoa(st.Payload))
+	} else if l.Call == "" {
+		a = append(a, "--size", strconv.Itoa(st.Payload))
+	}
+	return append(a, target), nil
+}
+
+// JobName is the Job of step i of run id.
+func JobName(runID string, index int) string { return fmt.Sprintf("lg-%s-%d", runID, index) }

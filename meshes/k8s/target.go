@@ -1,0 +1,120 @@
+package k8s
+
+import (
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// namespace is the run's namespace, created by loadgen (LabelCreated) with
+// the mesh's labels and annotations added by the mesh renderers.
+func (o Options) namespace() *corev1.Namespace {
+	ns := &corev1.Namespace{ObjectMeta: o.meta(o.Namespace, "", map[string]string{LabelCreated: "true"})}
+	return ns
+}
+
+// targetPort is one server of the target pod: a container of its own, so
+// that each port is one `loadgen serve` process.
+type targetPort struct {
+	name string // the Service port's name: its prefix tells meshes the protocol
+	port int32
+	args []string
+}
+
+func targetPorts() []targetPort {
+	addr := func(p int) string { return "0.0.0.0:" + strconv.Itoa(p) }
+	return []targetPort{
+		{"http-httpbin", PortHTTP, []string{"serve", "httpbin", "--addr", addr(PortHTTP)}},
+		{"http-direct", PortHTTPDirect, []string{"serve", "httpbin", "--addr", addr(PortHTTPDirect)}},
+		{"grpc-echo", PortGRPC, []string{"serve", "grpc", "--addr", addr(PortGRPC)}},
+		{"tcp-echo", PortTCP, []string{"serve", "tcp", "--addr", addr(PortTCP)}},
+	}
+}
+
+// targetLabels select the target's pods.
+func targetLabels() map[string]string { return map[string]string{LabelName: TargetName} }
+
+// target is the httpbin + gRPC + TCP target: one Deployment of one pod.
+func (o Options) target() *appsv1.Deployment {
+	podLabels := o.labels(targetLabels())
+	var containers []corev1.Container
+	for _, p := range targetPorts() {
+		c := corev1.Container{
+			Name:            p.name,
+			Image:           o.Image,
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			Args:            p.args,
+			Ports:           []corev1.ContainerPort{{Name: shortPortName(p.name), ContainerPort: p.port, Protocol: corev1.ProtocolTCP}},
+			SecurityContext: restricted(),
+		}
+		if p.port == PortHTTP || p.port == PortHTTPDirect {
+			c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: "/healthz", Port: intstr.FromInt32(p.port)}}}
+		} else {
+			c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{
+				Port: intstr.FromInt32(p.port)}}}
+		}
+		containers = append(containers, c)
+	}
+	pod := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: o.serverAnnotations()},
+		Spec: corev1.PodSpec{
+			Containers:      containers,
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532)},
+		},
+	}
+	return &appsv1.Deployment{
+		ObjectMeta: o.meta(TargetName, o.Namespace, targetLabels()),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: targetLabels()},
+			Template: pod,
+		},
+	}
+}
+
+// shortPortName fits a container port name in its 15 characters.
+func shortPortName(s string) string {
+	if len(s) > 15 {
+		return s[:15]
+	}
+	return s
+}
+
+// service exposes the target's ports, named http-*, grpc-* and tcp-* so
+// that Istio and Linkerd pick the protocol without guessing.
+func (o Options) service() *corev1.Service {
+	var ports []corev1.ServicePort
+	for _, p := range targetPorts() {
+		ports = append(ports, corev1.ServicePort{Name: p.name, Port: p.port, TargetPort: intstr.FromInt32(p.port),
+			Protocol: corev1.ProtocolTCP, AppProtocol: appProtocol(p.name)})
+	}
+	return &corev1.Service{
+		ObjectMeta: o.meta(TargetName, o.Namespace, targetLabels()),
+		Spec:       corev1.ServiceSpec{Selector: targetLabels(), Ports: ports},
+	}
+}
+
+// appProtocol is the Service port's appProtocol for gRPC (h2c), which
+// gateways and meshes read before the name.
+func appProtocol(name string) *string {
+	if name == "grpc-echo" {
+		return ptr.To("kubernetes.io/h2c")
+	}
+	return nil
+}
+
+// restricted is a container security context that the "restricted" Pod
+// Security Standard accepts.
+func restricted() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}

@@ -1,0 +1,305 @@
+// Package merge adds up runs of one load recorded by several generators
+// (the workers of a distributed run, or machines run by hand) into the run
+// one generator would have recorded: every histogram merged exactly, the
+// counts summed, the summary rebuilt from the merged histograms over the
+// union of the measured windows.
+package merge
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"loadgen/results"
+	"loadgen/results/hist"
+)
+
+// Worker is what one input run contributed: its share of the load and its
+// own generator's cost, kept beside the merged run.
+type Worker struct {
+	Index       int              `json:"index"`
+	Source      string           `json:"source,omitempty"` // a file, a pod
+	Connections int              `json:"connections"`
+	Threads     int              `json:"threads"`
+	Rate        float64          `json:"rate,omitempty"`
+	Requests    int64            `json:"requests"`
+	RPS         float64          `json:"rps"`
+	Start       time.Time        `json:"start"`
+	End         time.Time        `json:"end"`
+	Generator   results.Cost     `json:"generator"`
+	Hostname    string           `json:"hostname,omitempty"`
+	ClockOffset results.Duration `json:"clock_offset,omitempty"` // the reference clock minus this worker's, when measured
+	OffsetError results.Duration `json:"clock_offset_error,omitempty"`
+	Late        results.Duration `json:"late,omitempty"` // how long after the agreed start it began
+}
+
+// Input is one run to merge and where it came from (for messages).
+type Input struct {
+	Source string
+	Run    *results.Run
+}
+
+// Runs merges the inputs, which must be runs of one load: the same
+// configuration but for each worker's share of connections, threads, rate
+// and request count. It returns the merged run and one Worker per input.
+func Runs(in []Input) (*results.Run, []Worker, error) {
+	if len(in) == 0 {
+		return nil, nil, errors.New("nothing to merge")
+	}
+	for _, x := range in {
+		if x.Run == nil {
+			return nil, nil, fmt.Errorf("%s: no run", x.Source)
+		}
+	}
+	if err := sameLoad(in); err != nil {
+		return nil, nil, err
+	}
+	hs, err := mergeHistograms(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	first := in[0].Run
+	out := &results.Run{Schema: first.Schema, Tool: "loadgen", Config: first.Config, Env: first.Env,
+		Start: first.Start, End: first.End}
+	out.Config.Connections, out.Config.Threads, out.Config.Rate, out.Config.Requests = 0, 0, 0, 0
+	var workers []Worker
+	var hosts []string
+	s := &out.Summary
+	for i, x := range in {
+		r := x.Run
+		c := r.Config
+		out.Config.Connections += c.Connections
+		out.Config.Threads += c.Threads
+		out.Config.Rate += c.Rate
+		out.Config.Requests += c.Requests
+		if r.Start.Before(out.Start) {
+			out.Start = r.Start
+		}
+		if r.End.After(out.End) {
+			out.End = r.End
+		}
+		addSummary(s, &r.Summary)
+		out.Interrupted = out.Interrupted || r.Interrupted
+		for _, n := range r.Notes {
+			out.Notes = append(out.Notes, fmt.Sprintf("worker %d: %s", i, n))
+		}
+		hosts = append(hosts, r.Env.Hostname)
+		workers = append(workers, Worker{Index: i, Source: x.Source, Connections: c.Connections, Threads: c.Threads,
+			Rate: c.Rate, Requests: r.Summary.Requests, RPS: r.Summary.RPS, Start: r.Start, End: r.End,
+			Generator: r.Generator, Hostname: r.Env.Hostname})
+	}
+	out.Env.Hostname = strings.Join(hosts, ",")
+	window := out.End.Sub(out.Start)
+	if window <= 0 { // runs without times (hand-made files): their longest window
+		for _, x := range in {
+			window = max(window, x.Run.Summary.Duration.D())
+		}
+	}
+	s.Duration = results.Duration(window)
+	if sec := window.Seconds(); sec > 0 {
+		s.RPS = float64(s.Requests) / sec
+		s.ReadPerSec = float64(s.BytesRead) / sec
+		s.WritePerSec = float64(s.BytesWritten) / sec
+		if s.Pacing != nil {
+			s.Pacing.Achieved = float64(s.Pacing.Sent) / sec
+		}
+	}
+	s.ThreadRPS = spreads(in)
+	out.Generator = generators(workers, window)
+	if err := hs.summarise(out); err != nil {
+		return nil, nil, err
+	}
+	out.Notes = append(out.Notes, fmt.Sprintf("merged from %d workers (histograms merged exactly; RPS over the union of their windows)", len(in)))
+	for _, w := range workers {
+		if w.Generator.Saturated {
+			out.Notes = append(out.Notes, fmt.Sprintf("worker %d (%s) was saturated: %.0f%% of its CPU; its share may measure the generator, not the target",
+				w.Index, w.Source, 100*w.Generator.Utilization))
+		}
+	}
+	return out, workers, nil
+}
+
+// addSummary adds the counts of b into a. Figures that are not sums
+// (latency, rates) are rebuilt afterwards.
+func addSummary(a, b *results.Summary) {
+	a.Requests += b.Requests
+	a.BytesRead += b.BytesRead
+	a.BytesWritten += b.BytesWritten
+	a.Non2xx3xx += b.Non2xx3xx
+	a.InFlight += b.InFlight
+	for code, n := range b.Status {
+		if a.Status == nil {
+			a.Status = map[int]int64{}
+		}
+		a.Status[code] += n
+	}
+	e, f := &a.Errors, b.Errors
+	e.Connect += f.Connect
+	e.Read += f.Read
+	e.Write += f.Write
+	e.Timeout += f.Timeout
+	e.Status += f.Status
+	e.Protocol += f.Protocol
+	a.Connections.Established += b.Connections.Established
+	a.Connections.Failed += b.Connections.Failed
+	a.Connections.Measured += b.Connections.Measured
+	if p := b.Pacing; p != nil {
+		if a.Pacing == nil {
+			a.Pacing = &results.Pacing{}
+		}
+		a.Pacing.Asked += p.Asked
+		a.Pacing.Sent += p.Sent
+		a.Pacing.Late += p.Late
+		a.Pacing.Unsent += p.Unsent
+		a.Pacing.MaxLag = max(a.Pacing.MaxLag, p.MaxLag)
+	}
+}
+
+// spreads pools the workers' per-thread RPS samples: count, mean, standard
+// deviation (sample, as the engine computes it) and max exactly. The share
+// within one standard deviation cannot be recovered from the workers'
+// figures: it is their mean weighted by samples, an estimate.
+func spreads(in []Input) results.Spread {
+	var out results.Spread
+	var sum float64
+	for _, x := range in {
+		t := x.Run.Summary.ThreadRPS
+		out.Samples += t.Samples
+		sum += float64(t.Samples) * t.Mean
+		out.Max = math.Max(out.Max, t.Max)
+	}
+	if out.Samples == 0 {
+		return out
+	}
+	n := float64(out.Samples)
+	out.Mean = sum / n
+	var m2, within float64
+	for _, x := range in {
+		t := x.Run.Summary.ThreadRPS
+		k := float64(t.Samples)
+		if t.Samples > 1 {
+			m2 += t.StdDev * t.StdDev * (k - 1)
+		}
+		d := t.Mean - out.Mean
+		m2 += k * d * d
+		within += k * t.WithinStdDev
+	}
+	if out.Samples > 1 {
+		out.StdDev = math.Sqrt(m2 / (n - 1))
+	}
+	out.WithinStdDev = within / n
+	return out
+}
+
+// generators adds up the workers' generator cost: CPU seconds and cores
+// summed, utilization over the union window, the largest worker's peak
+// RSS, saturated if any worker was.
+func generators(ws []Worker, window time.Duration) results.Cost {
+	var c results.Cost
+	for _, w := range ws {
+		g := w.Generator
+		c.CPUSeconds += g.CPUSeconds
+		c.UserSeconds += g.UserSeconds
+		c.SysSeconds += g.SysSeconds
+		c.CPUs += g.CPUs
+		c.PeakRSS = max(c.PeakRSS, g.PeakRSS)
+		c.Saturated = c.Saturated || g.Saturated
+	}
+	if c.CPUs > 0 && window > 0 {
+		c.Utilization = c.CPUSeconds / (c.CPUs * window.Seconds())
+	}
+	return c
+}
+
+// histograms are the merged histograms of every Encoded field; nil where
+// no input had one.
+type histograms struct {
+	latency, uncorrected, connect, succeeded, failed *hist.Histogram
+}
+
+// fields lists the Encoded fields with their merged histogram, so that
+// decoding, merging and encoding treat them all alike.
+func (h *histograms) fields(e *results.Encoded) []struct {
+	name string
+	enc  *string
+	h    **hist.Histogram
+} {
+	return []struct {
+		name string
+		enc  *string
+		h    **hist.Histogram
+	}{
+		{"latency", &e.Latency, &h.latency},
+		{"uncorrected", &e.Uncorrected, &h.uncorrected},
+		{"connect", &e.Connect, &h.connect},
+		{"succeeded", &e.Succeeded, &h.succeeded},
+		{"failed", &e.Failed, &h.failed},
+	}
+}
+
+func mergeHistograms(in []Input) (*histograms, error) {
+	out := &histograms{}
+	for _, x := range in {
+		enc := x.Run.Histograms
+		for _, f := range out.fields(&enc) {
+			if *f.enc == "" {
+				continue // absent: an empty histogram
+			}
+			h, err := hist.Decode(*f.enc)
+			if err != nil {
+				return nil, fmt.Errorf("%s: histograms.%s: %w", x.Source, f.name, err)
+			}
+			if *f.h == nil {
+				*f.h = hist.New()
+			}
+			(*f.h).Merge(h)
+		}
+	}
+	return out, nil
+}
+
+// summarise encodes the merged histograms into run and rebuilds the
+// latency figures from them.
+func (h *histograms) summarise(run *results.Run) error {
+	for _, f := range h.fields(&run.Histograms) {
+		if *f.h == nil {
+			continue
+		}
+		s, err := (*f.h).Encode()
+		if err != nil {
+			return err
+		}
+		*f.enc = s
+	}
+	s := &run.Summary
+	if h.latency != nil {
+		s.Latency = results.Reduce(h.latency)
+	}
+	reduce := func(x *hist.Histogram) *results.Latency {
+		if x == nil {
+			return nil
+		}
+		l := results.Reduce(x)
+		return &l
+	}
+	s.Uncorrected = reduce(h.uncorrected)
+	s.Connect = reduce(h.connect)
+	s.Succeeded = reduce(h.succeeded)
+	if h.failed != nil && h.failed.Count() > 0 {
+		s.Failed = reduce(h.failed)
+	}
+	return nil
+}
+
+// Sources lists the inputs' sources, sorted, for messages.
+func Sources(in []Input) []string {
+	var out []string
+	for _, x := range in {
+		out = append(out, x.Source)
+	}
+	sort.Strings(out)
+	return out
+}
