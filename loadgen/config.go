@@ -10,6 +10,7 @@ import (
 	"loadgen/loadgen/pace"
 	"loadgen/results"
 	"loadgen/results/cost"
+	"loadgen/results/hist"
 )
 
 // Config is one run of the engine. The embedded results.Config is both what
@@ -28,6 +29,9 @@ type Config struct {
 	// Progress, when set, is called every Interval from the engine's
 	// reporting goroutine (never from a worker).
 	Progress func(Progress)
+	// LiveLatency gives Progress the interval's latency histogram (live
+	// metrics): interval histograms are then cut even without HistLog.
+	LiveLatency bool
 	// Window, when set, is called once before the load starts with the
 	// planned measured window (end is zero for a run bounded by -n only),
 	// so resource samplers can cover exactly that window.
@@ -45,6 +49,9 @@ type Progress struct {
 	Requests int64         // responses so far in the measured window
 	RPS      float64       // over the last interval
 	Errors   int64
+	// Latency is the interval's latencies, every request (with
+	// Config.LiveLatency): valid only during the call.
+	Latency *hist.Histogram
 }
 
 // Drivers (Config.Driver): the event loop where the protocol allows it

@@ -130,7 +130,7 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	}
 	e.shards = make([]*shard, nshards)
 	for i := range e.shards {
-		e.shards[i] = newShard(e.pacer != nil, cfg.HistLog != nil)
+		e.shards[i] = newShard(e.pacer != nil, cfg.HistLog != nil || cfg.LiveLatency)
 	}
 	e.counts = make([]counter, cfg.Threads)
 	runCtx, stopRun := context.WithCancel(ctx)

@@ -40,6 +40,8 @@ func newReporter(e *engine) *reporter {
 	if e.cfg.HistLog != nil {
 		r.log, r.logErr = hist.NewLogWriter(e.cfg.HistLog, e.measure,
 			fmt.Sprintf("loadgen %s: %s, %d connections", Version(), e.cfg.Target, e.cfg.Connections))
+	}
+	if e.cfg.HistLog != nil || e.cfg.LiveLatency {
 		r.ivLat, r.spareLat = hist.New(), hist.New()
 		if e.pacer != nil {
 			r.ivUnc, r.spareUnc = hist.New(), hist.New()
@@ -117,7 +119,7 @@ func (r *reporter) sample(now time.Time) {
 // and reset to be the next spare: no interval allocates.
 func (r *reporter) interval(now time.Time) {
 	e := r.e
-	if r.log != nil && r.logErr == nil {
+	if r.ivLat != nil {
 		for _, sh := range e.shards {
 			lat, unc := sh.swapInterval(r.spareLat, r.spareUnc)
 			r.ivLat.Merge(lat)
@@ -128,12 +130,12 @@ func (r *reporter) interval(now time.Time) {
 			}
 			r.spareLat, r.spareUnc = lat, unc
 		}
-		r.logErr = r.log.Write(r.ivLat, r.ivFrom, now, "")
-		if r.ivUnc != nil && r.logErr == nil {
-			r.logErr = r.log.Write(r.ivUnc, r.ivFrom, now, "uncorrected")
-			r.ivUnc.Reset()
+		if r.log != nil && r.logErr == nil {
+			r.logErr = r.log.Write(r.ivLat, r.ivFrom, now, "")
+			if r.ivUnc != nil && r.logErr == nil {
+				r.logErr = r.log.Write(r.ivUnc, r.ivFrom, now, "uncorrected")
+			}
 		}
-		r.ivLat.Reset()
 	}
 	if e.cfg.Progress != nil {
 		n := r.answered()
@@ -141,8 +143,17 @@ func (r *reporter) interval(now time.Time) {
 		if dt := now.Sub(r.lastProg).Seconds(); dt > 0 {
 			p.RPS = float64(n-r.lastCount) / dt
 		}
+		if e.cfg.LiveLatency {
+			p.Latency = r.ivLat
+		}
 		r.lastProg, r.lastCount = now, n
 		e.cfg.Progress(p)
+	}
+	if r.ivLat != nil {
+		r.ivLat.Reset()
+		if r.ivUnc != nil {
+			r.ivUnc.Reset()
+		}
 	}
 	r.ivFrom = now
 }
@@ -159,7 +170,7 @@ func (r *reporter) errorsSoFar() int64 {
 // returned, so nothing is read concurrently.
 func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 	e := r.e
-	if r.log != nil && r.logErr == nil && finish.After(r.ivFrom) && !finish.Before(e.measure) {
+	if (r.log != nil && r.logErr == nil || e.cfg.LiveLatency) && finish.After(r.ivFrom) && !finish.Before(e.measure) {
 		r.interval(finish) // the last, partial interval
 	}
 	to := readUsage()

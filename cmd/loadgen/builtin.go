@@ -22,6 +22,8 @@ type builtinFlags struct {
 	repeats  int
 	quiet    bool
 	check    checkFlags
+	file     string // -f: an options file
+	dryRun   bool
 }
 
 // register adds the flags, with the command's defaults; name prefixes the
@@ -34,7 +36,17 @@ func (b *builtinFlags) register(fl *pflag.FlagSet, name, ladder string, duration
 	durationVarP(fl, &b.warmup, "warmup", "", warmup, "warm-up before each step's measured window")
 	countVarP(fl, &b.repeats, "repeats", "", 1, "repeats of every step")
 	fl.BoolVarP(&b.quiet, "quiet", "q", false, "no progress output")
+	fl.StringVarP(&b.file, "file", "f", "", "an options file: YAML whose keys are these long flags (the command line wins)")
+	fl.BoolVar(&b.dryRun, "dry-run", false, "check everything and print the plan, step by step, without building or sending anything")
 	b.check.registerSweep(fl)
+}
+
+// applyFile sets from -f the flags the command line did not.
+func (b *builtinFlags) applyFile(fl *pflag.FlagSet) error {
+	if b.file == "" {
+		return nil
+	}
+	return applyFlagFile(fl, b.file, "file")
 }
 
 // parse checks the flags, fills the default results directory and returns
@@ -69,5 +81,5 @@ func (b *builtinFlags) spec(ladder sweep.Ladder, protocol string, payload int) *
 
 // job runs spec into dir with these flags.
 func (b *builtinFlags) job(spec *sweep.Spec, dir, again string) sweepJob {
-	return sweepJob{spec: spec, out: dir, resume: b.resume, quiet: b.quiet, check: &b.check, again: again}
+	return sweepJob{spec: spec, out: dir, resume: b.resume, quiet: b.quiet, check: &b.check, again: again, dryRun: b.dryRun}
 }

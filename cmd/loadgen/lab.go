@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -222,9 +223,15 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		}
 		return nil
 	}
+	if err := f.applyFile(cmd.Flags()); err != nil {
+		return err
+	}
 	p, err := f.plan()
 	if err != nil {
 		return err
+	}
+	if f.dryRun {
+		return p.printPlan(stdout, f)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -364,6 +371,39 @@ func startLabServers(ctx context.Context, stderr io.Writer, labs []*lab.Lab, exe
 
 // sweepPaths are the labs' applicable paths as sweep paths named
 // MODE.PATH; the loopback baseline once, from the first lab.
+// printPlan is lab --dry-run: the steps, per protocol, that the lab would
+// run, with no namespace built. (A mode's not-applicable paths — macvlan's
+// Services — are left out when the lab is built.)
+func (p *labPlan) printPlan(w io.Writer, f *labFlags) error {
+	names := p.paths
+	if len(names) == 0 {
+		names = lab.PathNames()
+	}
+	for _, proto := range p.protocols {
+		spec := f.spec(p.ladder, proto, p.size)
+		if proto == "tcp-stream" {
+			spec.Payloads = sweep.Payloads{p.streamSize}
+		}
+		for _, m := range p.modes {
+			for _, n := range names {
+				spec.Paths = append(spec.Paths, sweep.Path{Name: string(m) + "." + n, URL: "lab " + string(m) + ": " + n})
+			}
+		}
+		fmt.Fprintf(w, "== %s: modes %s ==\n", proto, strings.Join(modeStrings(p.modes), ","))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "#\tstep\tpath\t\n")
+		for _, st := range spec.Plan() {
+			pp, _ := spec.PathByName(st.Path)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t\n", st.Index+1, st.ID(), pp.URL)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "dry run: nothing was built or sent")
+	return nil
+}
+
 func sweepPaths(labs []*lab.Lab) []sweep.Path {
 	var out []sweep.Path
 	for i, l := range labs {

@@ -15,6 +15,7 @@ import (
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/client"
+	"loadgen/loadgen/metrics"
 	"loadgen/loadgen/pace"
 	"loadgen/results"
 	"loadgen/results/cost"
@@ -47,6 +48,8 @@ type runFlags struct {
 	client      string
 	cpus        int
 	driver      string
+	prometheus  string
+	promHold    time.Duration
 	quiet       bool
 	maxErrors   string
 	budget      errorBudget
@@ -116,6 +119,8 @@ and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs, CPU quota)
 	fl.StringVar(&f.netns, "netns", "", "send from this network namespace (a name from ip netns list; needs root)")
 	fl.IntVar(&f.cpus, "cpus", 0, "GOMAXPROCS for the generator (default min(-t, CPUs, the cgroup's CPU quota))")
 	fl.StringVar(&f.driver, "driver", "", "what sends the requests: loop (event loops, as wrk: plain HTTP/1.1 and raw TCP) or goroutines (any protocol); default the loop where it can")
+	fl.StringVar(&f.prometheus, "prometheus", "", "serve live metrics in the Prometheus text format on ADDR/metrics while the load runs, e.g. 127.0.0.1:9464")
+	durationVarP(fl, &f.promHold, "prometheus-hold", "", 0, "with --prometheus: keep serving the final figures this long after the run, for a last scrape")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on a terminal")
 	fl.StringVar(&f.maxErrors, "max-errors", defaultMaxErrors, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
 	f.tls.register(fl)
@@ -232,6 +237,26 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 	if !f.quiet && isTerminal(stderr) {
 		cfg.Progress = progressLine(stderr)
 	}
+	var live *metrics.Exporter
+	if f.prometheus != "" {
+		x, stop, err := serveMetrics(f.prometheus, stderr)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			time.Sleep(f.promHold)
+			stop()
+		}()
+		live = x
+		line := cfg.Progress
+		cfg.LiveLatency = true
+		cfg.Progress = func(p loadgen.Progress) {
+			x.Progress(p)
+			if line != nil {
+				line(p)
+			}
+		}
+	}
 
 	report.WrkHeader(stdout, cfg.Config)
 	run, err := loadgen.Run(cmd.Context(), cfg, dialer)
@@ -240,6 +265,9 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 	}
 	if err != nil {
 		return runFailure{err}
+	}
+	if live != nil {
+		live.Finish(errorsByClass(run.Summary.Errors))
 	}
 	if err := report.WrkBody(stdout, run, report.WrkOptions{Latency: f.latency}); err != nil {
 		return runFailure{err}

@@ -102,6 +102,9 @@ func parseWorkers(s string) ([]int, error) {
 func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := f.applyFile(cmd.Flags()); err != nil {
+		return err
+	}
 	ladder, err := f.parse("size")
 	if err != nil {
 		return err
@@ -118,11 +121,21 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	if err != nil {
 		return fmt.Errorf("--key-type: %w", err)
 	}
+	spec := f.spec(ladder, "http1", payload)
+	spec.Endpoint = sweep.DefaultEndpoint
+	if f.dryRun {
+		for _, n := range workers {
+			for _, tls := range []string{"", "-tls"} {
+				spec.Paths = append(spec.Paths, sweep.Path{Name: fmt.Sprintf("nginx-w%d%s", n, tls),
+					URL: fmt.Sprintf("nginx, worker_processes %d%s, started by loadgen", n, map[string]string{"": "", "-tls": ", TLS with a new connection per request"}[tls])})
+			}
+		}
+		job := f.job(spec, f.out, "")
+		return job.execute(ctx, stdout, stderr)
+	}
 	if _, err := nginxingress.Available(); err != nil {
 		return failf("size needs nginx: %v (Debian: apt-get install nginx)", err)
 	}
-	spec := f.spec(ladder, "http1", payload)
-	spec.Endpoint = sweep.DefaultEndpoint
 	lab, err := startSizing(ctx, stderr, spec, workers, kt)
 	if err != nil {
 		return failf("size: %v", err)

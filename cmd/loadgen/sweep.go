@@ -18,6 +18,7 @@ import (
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/metrics"
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
 	"loadgen/results/compare"
@@ -48,6 +49,8 @@ type sweepFlags struct {
 	check    checkFlags
 	findMax  bool
 	slo      string
+	prom     string
+	promHold time.Duration
 }
 
 func newSweepCmd() *cobra.Command {
@@ -123,6 +126,8 @@ A sweep file (YAML; every key may also be given as a flag):
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the sweep and print its plan, step by step, without sending any load")
 	f.check.registerSweep(fl)
 	fl.BoolVar(&f.findMax, "find-max", false, "search each path's highest open-loop rate that holds --slo (instead of the ladder of rates)")
+	fl.StringVar(&f.prom, "prometheus", "", "serve live metrics in the Prometheus text format on ADDR/metrics while the sweep runs (requests, errors, latency, rate, CPU, the step running)")
+	durationVarP(fl, &f.promHold, "prometheus-hold", "", 0, "with --prometheus: keep serving the final figures this long after the sweep, for a last scrape")
 	fl.StringVar(&f.slo, "slo", "", "with --find-max: the objective, e.g. 'p99<10ms,errors<0.1%'")
 	return cmd
 }
@@ -295,8 +300,20 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		}
 		defer cars.Close()
 	}
+	var live *metrics.Exporter
+	if f.prom != "" && !f.dryRun {
+		x, stop, err := serveMetrics(f.prom, stderr)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			time.Sleep(f.promHold)
+			stop()
+		}()
+		live = x
+	}
 	job := sweepJob{
-		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, sidecars: cars,
+		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, sidecars: cars, live: live,
 		findMax: f.findMax, slo: slo, sloText: f.slo, dryRun: f.dryRun,
 		again: "loadgen sweep " + fileArg(f),
 	}
@@ -325,6 +342,7 @@ type sweepJob struct {
 	extra     func(io.Writer, []*results.Step) error // more tables after the sweep's
 	dryRun    bool                                   // print the plan, send nothing
 	sidecars  *sidecarPaths                          // the paths through local sidecars, running
+	live      *metrics.Exporter                      // --prometheus
 }
 
 func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
@@ -351,11 +369,13 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 			if err := j.sidecars.check(p.Name); err != nil {
 				return loadgen.Config{}, nil, err
 			}
-			return buildStep(spec, p, st)
+			cfg, d, err := buildStep(spec, p, st)
+			cfg.LiveLatency = j.live != nil
+			return cfg, d, err
 		},
 		After:  func(p sweep.Path, _ sweep.Step) error { return j.sidecars.check(p.Name) },
 		Probes: costProbes{},
-		Events: prog.event,
+		Events: j.liveEvents(prog.event),
 	}
 	if err := r.Check(); err != nil {
 		return err // before any load: the command line must change
@@ -365,7 +385,14 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "#\tstep\turl\t\n")
 		for _, st := range plan {
 			p, _ := spec.PathByName(st.Path)
-			fmt.Fprintf(tw, "%d\t%s\t%s\t\n", st.Index+1, st.ID(), p.URL)
+			where := p.URL
+			if sc := p.Sidecar; sc != nil && where == "" {
+				where = strings.TrimSpace(fmt.Sprintf("pods with sidecars: %s %s", sc.Proxy, sc.Placement))
+				if sc.MTLS {
+					where += " mtls"
+				}
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t\n", st.Index+1, st.ID(), where)
 		}
 		return tw.Flush()
 	}
@@ -420,6 +447,27 @@ func fileArg(f *sweepFlags) string {
 		return ""
 	}
 	return "-f " + f.file + " "
+}
+
+// liveEvents feeds --prometheus from the sweep's events, then passes them
+// on.
+func (j sweepJob) liveEvents(next func(sweep.Event)) func(sweep.Event) {
+	if j.live == nil {
+		return next
+	}
+	return func(ev sweep.Event) {
+		switch ev.Kind {
+		case sweep.StepStarted:
+			j.live.Step(ev.Step.ID(), ev.Step.Path)
+		case sweep.StepLive:
+			j.live.Progress(ev.Live)
+		case sweep.StepFinished:
+			if ev.Result != nil && ev.Result.Run != nil {
+				j.live.Finish(errorsByClass(ev.Result.Run.Summary.Errors))
+			}
+		}
+		next(ev)
+	}
 }
 
 func hasSidecars(spec *sweep.Spec) bool {

@@ -2,71 +2,16 @@ package k8s
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-// needPrometheus finds the prometheus server (Debian's package): CI
-// installs it, so there its absence is a failure, not a skip.
-func needPrometheus(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("prometheus is not installed (apt-get install prometheus); CI installs it")
-		}
-		t.Skip("prometheus is not installed (apt-get install prometheus)")
-	}
-	return p
-}
+	"loadgen/internal/promtest"
+)
 
 // startPrometheus runs a real Prometheus on loopback that scrapes itself
 // every second: its own /metrics is the exporter.
-func startPrometheus(t *testing.T) string {
-	t.Helper()
-	bin := needPrometheus(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	conf := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: self\n    static_configs:\n      - targets: [%q]\n", addr)
-	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
-	out := &strings.Builder{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	url := "http://" + addr
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if resp, err := http.Get(url + "/-/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus on %s not ready: %s", addr, out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
+func startPrometheus(t *testing.T) string { return promtest.Start(t) }
 
 // TestPrometheusSampler reads a real Prometheus's CPU and memory of a
 // real process (Prometheus itself, scraped every second) over a window.

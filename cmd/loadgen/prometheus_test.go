@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"testing"
+
+	"loadgen/internal/promtest"
+	"loadgen/loadgen/sweep"
+	"loadgen/results/store"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// --prometheus, scraped by a real Prometheus every second: its query API
+// returns what loadgen printed — the requests, every latency counted, the
+// generator's CPU — for a run and for each step of a sweep.
+func TestPrometheusLiveMetrics(t *testing.T) {
+	url := startHTTPBin(t) + "/get"
+	addr := freeAddr(t)
+	prom := promtest.Start(t, addr)
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, _, stderr := cli(t, "run", "-q", "-c", "2", "-d", "3s", "--prometheus", addr, "--prometheus-hold", "3s", "--json", out, url)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	run, err := store.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]float64{
+		"loadgen_requests_total":        float64(run.Summary.Requests),
+		"loadgen_latency_seconds_count": float64(run.Summary.Latency.Count),
+	} {
+		if got, ok := promtest.Query(t, prom, q); !ok || got != want {
+			t.Errorf("%s = %v (found %v), loadgen printed %v", q, got, ok, want)
+		}
+	}
+	if cpu, ok := promtest.Query(t, prom, "loadgen_generator_cpu_seconds_total"); !ok || cpu <= 0 {
+		t.Errorf("generator CPU %v", cpu)
+	}
+	if p99, ok := promtest.Query(t, prom, "histogram_quantile(0.99, loadgen_latency_seconds_bucket)"); !ok || p99 <= 0 || p99 > 0.5 {
+		t.Errorf("p99 from the histogram: %v", p99)
+	}
+
+	// A sweep: a series per step.
+	addr = freeAddr(t)
+	prom = promtest.Start(t, addr)
+	dir := filepath.Join(t.TempDir(), "s")
+	code, _, stderr = cli(t, "sweep", "-q", "--path", "baseline="+startHTTPBin(t), "--ladder", "c1t1..c2t2", "--payloads", "100",
+		"-d", "2s", "-o", dir, "--prometheus", addr, "--prometheus-hold", "3s")
+	if code != 0 {
+		t.Fatalf("sweep exit %d: %s", code, stderr)
+	}
+	for _, id := range []string{"baseline_c1t1_100B_closed_r1", "baseline_c2t2_100B_closed_r1"} {
+		st, err := store.ReadStep(filepath.Join(dir, sweep.StepsDir, id+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := fmt.Sprintf("loadgen_requests_total{step=%q}", id)
+		if got, ok := promtest.Query(t, prom, q); !ok || got != float64(st.Run.Summary.Requests) {
+			t.Errorf("%s = %v (found %v), the step counted %d", q, got, ok, st.Run.Summary.Requests)
+		}
+	}
+}
