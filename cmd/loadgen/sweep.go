@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"loadgen/loadgen"
-	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/metrics"
+	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
 	"loadgen/results/compare"
