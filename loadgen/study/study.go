@@ -10,6 +10,7 @@ package study
 
 import (
 	"fmt"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,16 +156,34 @@ var studies = []Study{
 	},
 	{
 		Name:  "mesh-ladder",
-		Title: "Istio vs App Mesh: the c1t1…c128t128 ladder × 100 B and 1 MB, baseline vs proxy",
-		Method: "wrk → httpbin over the ladder c1t1, c2t2 … c128t128 with 100 B and 1 MB bodies, latency, throughput, timeouts and the proxy's CPU and memory, " +
-			"baseline without a proxy beside each proxy path available: today the sweep's built-in paths (baseline, and nginx where installed).",
+		Title: "Istio vs App Mesh: the c1t1…c128t128 ladder × 100 B and 1 MB, baseline vs sidecars",
+		Method: "wrk → httpbin over the ladder c1t1, c2t2 … c128t128 with 100 B and 1 MB bodies, latency, throughput, timeouts and the sidecars' CPU and memory, " +
+			"baseline without a mesh: here the same pods without a sidecar (sidecar:none) beside every local sidecar profile on both sides, Istio-style " +
+			"(nginx, HAProxy, Caddy; Envoy where an envoy binary is installed).",
+		Needs:    []Need{NeedRoot, NeedNginx},
 		Duration: 30 * time.Second,
-		Later:    "the sidecar proxies (Envoy in Istio's and App Mesh's layouts) and --kubeconfig for the cluster meshes are not in this plan yet",
+		Later:    "--kubeconfig for the cluster meshes (loadgen k8s run) is not in this plan yet",
 		plan: func(d time.Duration, _ Options) []Step {
-			return []Step{{Name: "sweep: the built-in paths over the ladder", Dir: "sweep", Args: []string{
-				"sweep", "--ladder", "c1t1..c128t128", "--payloads", "100,1MiB", "-d", dur(d)}}}
+			args := []string{"sweep", "--ladder", "c1t1..c128t128", "--payloads", "100,1MiB", "-d", dur(d),
+				"--path", "baseline=sidecar:none"}
+			for _, p := range SidecarProfiles() {
+				args = append(args, "--path", p+"=sidecar:"+p+",mode=both")
+			}
+			return []Step{{Name: "sweep: baseline and each sidecar over the ladder", Dir: "sweep", Args: args}}
 		},
 	},
+}
+
+// SidecarProfiles are the local sidecar profiles a mesh study sweeps:
+// those whose proxy is installed (Envoy has no package here).
+func SidecarProfiles() []string {
+	var out []string
+	for _, p := range []string{"nginx", "haproxy", "caddy", "envoy"} {
+		if _, err := exec.LookPath(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // workerLadder is 1, 2, 4 … up to cpus, and cpus itself.

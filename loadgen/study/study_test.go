@@ -116,7 +116,7 @@ func TestPlans(t *testing.T) {
 		{"vpc-cni-grpc", map[string]string{"--modes": "host-gw,ipip,vxlan", "--paths": "pod-pod-same-node,pod-pod-other-node", "--protocols": "grpc-stream",
 			"--ladder": "c1t1", "-d": "30s"}, "lab"},
 		{"nginx-sizing", map[string]string{"--workers": "1,2,4,8,16,32,36", "--payload": "1KiB", "--key-type": "rsa", "-d": "3m0s"}, "size"},
-		{"mesh-ladder", map[string]string{"--ladder": "c1t1..c128t128", "--payloads": "100,1MiB", "-d": "30s"}, "sweep"},
+		{"mesh-ladder", map[string]string{"--ladder": "c1t1..c128t128", "--payloads": "100,1MiB", "-d": "30s", "--path": "baseline=sidecar:none"}, "sweep"},
 	} {
 		s, err := Lookup(c.study)
 		if err != nil {
