@@ -269,7 +269,7 @@ func (c *Conn) headersLocked(fh h2wire.FrameHeader, endStream bool, wire int64, 
 		}
 		s.block(BlockTrailers)
 	case err != nil || status == 0, // §8.3.2: every response has one :status
-		status == 101,                // §8.6: no 101 (Switching Protocols) in HTTP/2
+		status == 101,             // §8.6: no 101 (Switching Protocols) in HTTP/2
 		status < 200 && endStream: // §8.1: an interim response does not end the stream
 		c.malformedLocked(s)
 		return nil

@@ -15,7 +15,7 @@ import (
 // a new one per Request. Its fields past closed are guarded by c.mu.
 type Stream struct {
 	c      *Conn
-	h      Handler // nil: none
+	h      Handler       // nil: none
 	wake   chan struct{} // parked streams wait here; capacity 1
 	closed atomic.Bool
 
