@@ -72,7 +72,7 @@ func (d *Dialer) explain(err error) error {
 		return fmt.Errorf("http2: %s did not negotiate HTTP/2 (ALPN h2); it may speak only HTTP/1.1: use -p http1", addr)
 	case de.HTTP1():
 		return fmt.Errorf("http2: %s answered in HTTP/1.x to the HTTP/2 preface: it does not speak h2c with prior knowledge; use -p http1", addr)
-	case !d.t.tls:
+	case !d.t.tls && !de.Protocol:
 		why := fmt.Sprintf("first bytes % x", de.Head)
 		if de.Err != nil {
 			why = de.Err.Error()

@@ -162,7 +162,7 @@ func (c *Conn) handshake() *DialError {
 			return &DialError{Stage: StageSettings, Head: append([]byte(nil), c.rbuf[:min(c.rend, 64)]...)}
 		}
 		if err := c.processLocked(); err != nil {
-			return &DialError{Stage: StageSettings, Err: err}
+			return &DialError{Stage: StageSettings, Protocol: true, Err: err}
 		}
 		if c.gotSettings {
 			break
@@ -210,6 +210,13 @@ func (c *Conn) attach(h Handler) *Stream {
 // Usable reports that the connection takes more streams: it has not
 // broken, been closed, received GOAWAY or used up its stream IDs.
 func (c *Conn) Usable() bool { return !c.broken.Load() }
+
+// Err is why the connection failed, nil while it has not.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
 
 // SkipStreamIDs makes the connection's next stream use id (for tests of
 // a connection running out of stream IDs).

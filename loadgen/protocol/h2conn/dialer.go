@@ -102,12 +102,13 @@ const (
 // DialError is why a connection could not be opened, with what the layers
 // need to say it in their users' terms.
 type DialError struct {
-	Stage   Stage
-	Addr    string
-	ALPN    string // StageALPN: the protocol the server chose, "" for none
-	Head    []byte // StageSettings: the first bytes the server sent instead (at most 64)
-	Timeout bool   // the Dial's context ended first
-	Err     error  // the underlying error, if any
+	Stage    Stage
+	Addr     string
+	ALPN     string // StageALPN: the protocol the server chose, "" for none
+	Head     []byte // StageSettings: the first bytes the server sent instead (at most 64)
+	Timeout  bool   // the Dial's context ended first
+	Protocol bool   // StageSettings: the server's SETTINGS broke HTTP/2 (Err says how)
+	Err      error  // the underlying error, if any
 }
 
 func (e *DialError) Error() string {

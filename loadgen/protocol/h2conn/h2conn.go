@@ -55,9 +55,9 @@ type Handler interface {
 	// header block being decoded; value is valid only during the call.
 	Field(name int, value []byte)
 	// Block ends a header block whose fields Field was given: the final
-	// response's headers, trailers, or a block to forget (informational,
-	// or malformed: the stream is reset).
-	Block(kind BlockKind)
+	// response's headers (with their :status), trailers, or a block to
+	// forget (informational, or malformed: the stream is reset).
+	Block(kind BlockKind, status int32)
 	// Data is the content of a DATA frame (padding removed).
 	Data(p []byte)
 	// Ready reports that what WaitMessage waits for has come.

@@ -382,6 +382,19 @@ func (c *Conn) peerTableSizeLocked(v uint32) {
 	}
 }
 
+// blockLocked returns the header block of the next request, after
+// hpPrefix.
+func (c *Conn) blockLocked() []byte {
+	switch c.hp {
+	case hpFirst:
+		c.hp = hpSteady
+		return c.blocks.First
+	case hpLiteral:
+		return c.blocks.Literal
+	}
+	return c.blocks.Steady
+}
+
 func (c *Conn) goAwayLocked(fh h2wire.FrameHeader, p []byte) error {
 	if fh.StreamID != 0 { // §6.8
 		return connError{http2.ErrCodeProtocol, "GOAWAY on a stream"}

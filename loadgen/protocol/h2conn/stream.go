@@ -69,7 +69,7 @@ func (s *Stream) Request(ctx context.Context, deadline time.Time, body []byte, e
 	s.watchLocked(ctx)
 	s.read, s.written = 0, 0
 	if r, ok := s.refuseLocked(deadline, true); ok {
-		return r
+		return s.settleLocked(r)
 	}
 	// The server's SETTINGS_MAX_CONCURRENT_STREAMS (RFC 9113 §5.1.2).
 	for c.active >= c.peerMaxStreams {
@@ -77,7 +77,7 @@ func (s *Stream) Request(ctx context.Context, deadline time.Time, body []byte, e
 			return s.resultLocked(e)
 		}
 		if r, ok := s.refuseLocked(deadline, false); ok {
-			return r
+			return s.settleLocked(r)
 		}
 	}
 	s.id = c.nextID
@@ -86,16 +86,9 @@ func (s *Stream) Request(ctx context.Context, deadline time.Time, body []byte, e
 	s.finished, s.gotHeaders, s.status = false, false, 0
 	s.peerReset, s.code, s.malformed, s.unprocessed = false, 0, false, false
 	s.sendWindow, s.recvUnack = c.peerWindow, 0
-	block := c.blocks.Steady
-	switch c.hp {
-	case hpFirst:
-		block = c.blocks.First
-		c.hp = hpSteady
-	case hpLiteral:
-		block = c.blocks.Literal
-	}
 	n := len(c.wbuf)
-	c.wbuf = h2wire.AppendHeaders(c.wbuf, s.id, end && len(body) == 0, c.peerMaxFrame, c.hpPrefix, block)
+	prefix, block := c.hpPrefix, c.blockLocked()
+	c.wbuf = h2wire.AppendHeaders(c.wbuf, s.id, end && len(body) == 0, c.peerMaxFrame, prefix, block)
 	c.hpPrefix = c.hpPrefix[:0]
 	s.written += int64(len(c.wbuf) - n)
 	if c.nextID > h2wire.MaxStreamID {
@@ -114,7 +107,7 @@ func (s *Stream) Send(ctx context.Context, deadline time.Time, data []byte, end 
 	s.watchLocked(ctx)
 	s.read, s.written = 0, 0
 	if r, ok := s.refuseLocked(deadline, false); ok {
-		return r
+		return s.settleLocked(r)
 	}
 	if s.finished {
 		return s.resultLocked(Satisfied)
@@ -132,12 +125,15 @@ func (s *Stream) sendLocked(deadline time.Time, data []byte, end bool, w Wait) R
 	c := s.c
 	for len(data) > 0 {
 		k := int(min(int64(len(data)), int64(c.peerMaxFrame), s.sendWindow, c.sendWindow))
-		if k > 0 && len(c.wbuf) >= writeBatch {
+		if k > 0 && len(c.wbuf) >= writeBatch && !c.flushing {
 			k = 0 // write what is there first
 		}
 		if k <= 0 {
 			c.flushLocked(s, deadline, true)
-			if len(c.wbuf) == 0 && !c.dead && s.sendWindow > 0 && c.sendWindow > 0 {
+			if c.dead {
+				return s.resultLocked(s.stoppedLocked(deadline, true))
+			}
+			if len(c.wbuf) == 0 && s.sendWindow > 0 && c.sendWindow > 0 {
 				continue
 			}
 			if e := c.awaitLocked(s, waitWindow, deadline); e != Satisfied {
@@ -234,6 +230,11 @@ func (s *Stream) resultLocked(e End) Result {
 	if c.dead {
 		r.ConnErr = c.errClass
 	}
+	return s.settleLocked(r)
+}
+
+// settleLocked hands the Handler the Result of a wait.
+func (s *Stream) settleLocked(r Result) Result {
 	if s.h != nil {
 		s.h.Settle(r)
 	}
@@ -254,7 +255,7 @@ func (s *Stream) Cancel() {
 // block hands the end of a header block to the Handler.
 func (s *Stream) block(kind BlockKind) {
 	if s.h != nil {
-		s.h.Block(kind)
+		s.h.Block(kind, s.status)
 	}
 }
 

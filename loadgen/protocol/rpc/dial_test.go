@@ -18,6 +18,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2conn"
 	"loadgen/targets/grpcecho"
 	"loadgen/targets/grpcecho/echopb"
 	"loadgen/targets/tlscert"
@@ -71,7 +72,7 @@ func TestStreamsShareConnections(t *testing.T) {
 		if got := accepted.Load(); got != 2 {
 			t.Errorf("the server accepted %d connections, want 2", got)
 		}
-		shared := map[any]int{} // a *transport or a *libChannel: its Conns
+		shared := map[any]int{} // an *h2conn.Conn or a *libChannel: its Conns
 		for _, c := range conns {
 			shared[connOf(c)]++
 		}
@@ -94,8 +95,8 @@ func TestStreamsShareConnections(t *testing.T) {
 		}
 		for x := range shared {
 			switch x := x.(type) {
-			case *transport:
-				if x.usable() {
+			case *h2conn.Conn:
+				if x.Usable() {
 					t.Error("a connection is still usable after every Conn was closed")
 				}
 			case *libChannel:
