@@ -412,13 +412,15 @@ func TestStreamErrors(t *testing.T) {
 				p.raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, h.StreamID, p.block("x", "y"))
 			case 3: // DATA before HEADERS
 				p.raw(http2.FrameData, http2.FlagDataEndStream, h.StreamID, []byte("x"))
+			case 4: // a zero WINDOW_UPDATE: a stream error (RFC 9113 §6.9)
+				p.raw(http2.FrameWindowUpdate, 0, h.StreamID, []byte{0, 0, 0, 0})
 			default:
 				p.respond(h.StreamID, "200", 1)
 			}
 		}
 	})
 	_, c := dial(t, Config{URL: "http://" + addr + "/", Cleartext: true})
-	for i, want := range []protocol.ErrClass{protocol.Read, protocol.Protocol, protocol.Protocol, protocol.Protocol, protocol.None} {
+	for i, want := range []protocol.ErrClass{protocol.Read, protocol.Protocol, protocol.Protocol, protocol.Protocol, protocol.Protocol, protocol.None} {
 		if o := c.Do(context.Background(), soon()); o.Err != want || o.Done {
 			t.Errorf("request %d: %+v, want %v and not Done", i, o, want)
 		}
