@@ -106,7 +106,10 @@ type Result struct {
 
 	Reset     bool          // the server reset the stream (RST_STREAM) with Code
 	Code      http2.ErrCode //
-	Malformed bool          // the response broke HTTP/2's message rules: the client reset it (RFC 9113 §8.1.1)
+	// Malformed: the server broke HTTP/2 on the stream, and the client
+	// reset it (a stream error, RFC 9113 §5.4.2): a malformed response
+	// (§8.1.1), or a bad WINDOW_UPDATE (§6.9).
+	Malformed bool
 	// Unsent: the server did not process the request. Either the
 	// connection was going away (GOAWAY) or out of stream IDs before the
 	// request was sent (Written is then 0), or the server's GOAWAY named

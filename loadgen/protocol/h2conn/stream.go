@@ -48,13 +48,6 @@ func newStream(c *Conn, h Handler) *Stream {
 // Conn is the connection the Stream is on.
 func (s *Stream) Conn() *Conn { return s.c }
 
-// ID is the stream ID of the current or last request, 0 before the first.
-func (s *Stream) ID() uint32 {
-	s.c.mu.Lock()
-	defer s.c.mu.Unlock()
-	return s.id
-}
-
 // Request opens a new stream: HEADERS, then body as DATA within the
 // flow-control windows, END_STREAM on the last frame when end is set; then
 // waits for w. The request must be over by deadline (zero: none); ctx is
