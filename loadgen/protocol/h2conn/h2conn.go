@@ -104,8 +104,8 @@ type Result struct {
 	Finished bool  // the stream ended
 	Status   int32 // :status of the final response headers; 0 before they came
 
-	Reset     bool          // the server reset the stream (RST_STREAM) with Code
-	Code      http2.ErrCode //
+	Reset bool          // the server reset the stream (RST_STREAM) with Code
+	Code  http2.ErrCode //
 	// Malformed: the server broke HTTP/2 on the stream, and the client
 	// reset it (a stream error, RFC 9113 §5.4.2): a malformed response
 	// (§8.1.1), or a bad WINDOW_UPDATE (§6.9).
