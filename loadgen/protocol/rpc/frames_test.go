@@ -6,14 +6,17 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"loadgen/loadgen"
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2wire"
+	"loadgen/results"
 )
 
 // A scripted HTTP/2 peer for what the h2 package's frame tests check of
@@ -198,5 +201,57 @@ func TestGoAway(t *testing.T) {
 	dial(t, d)
 	if d.Opened() != 2 {
 		t.Errorf("Opened = %d: a Dial after GOAWAY must open a new connection", d.Opened())
+	}
+}
+
+// A server that ends every connection with a GOAWAY after N calls (as
+// nginx's keepalive_requests or Envoy's max_requests_per_connection): the
+// calls above its last stream are not processed. Through the engine every
+// call is answered, none is an error, the generator's count is the
+// server's, and there is a connection per N calls — the h2 package's
+// TestGoAwayEveryNRequests, on the gRPC client.
+func TestGoAwayEveryNRequests(t *testing.T) {
+	const perConn = 20
+	var served atomic.Int64
+	addr := startFramePeer(t, func(p *framePeer) {
+		for n := 1; ; n++ {
+			h := p.request()
+			if h == nil {
+				return
+			}
+			if n > perConn {
+				continue // above the GOAWAY's last stream: not processed
+			}
+			p.respond(h.StreamID)
+			served.Add(1)
+			if n == perConn {
+				p.mu.Lock()
+				p.fr.WriteGoAway(h.StreamID, http2.ErrCodeNo, nil)
+				p.mu.Unlock()
+			}
+		}
+	})
+	d := newDialer(t, Config{Target: addr, Health: true, Streams: 4})
+	var cfg loadgen.Config
+	cfg.Target, cfg.Protocol = addr, "grpc"
+	cfg.Connections, cfg.Streams, cfg.Threads = 2, 4, 1
+	cfg.Duration = results.Duration(time.Second)
+	r, err := loadgen.Run(context.Background(), cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Summary
+	t.Logf("%d calls, %d served, %d connections", s.Requests, served.Load(), s.Connections.Established)
+	if s.Requests < 10*perConn {
+		t.Fatalf("%d calls in a second: want many connections' worth", s.Requests)
+	}
+	if s.Errors.Total() != 0 {
+		t.Errorf("errors %+v: a call the server did not process must be sent again, not failed", s.Errors)
+	}
+	if got, srv := s.Requests, served.Load(); got > srv || srv > got+int64(cfg.Connections*cfg.Streams) {
+		t.Errorf("generator counted %d, server served %d", got, srv)
+	}
+	if want := s.Requests / perConn; s.Connections.Established < want {
+		t.Errorf("%d connections for %d calls at %d per connection", s.Connections.Established, s.Requests, perConn)
 	}
 }
