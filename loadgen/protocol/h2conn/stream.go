@@ -59,10 +59,8 @@ func (s *Stream) Request(ctx context.Context, deadline time.Time, body []byte, e
 	c := s.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s.watchLocked(ctx)
-	s.read, s.written = 0, 0
-	if r, ok := s.refuseLocked(deadline, true); ok {
-		return s.settleLocked(r)
+	if r, ok := s.startLocked(ctx, deadline, true); ok {
+		return r
 	}
 	// The server's SETTINGS_MAX_CONCURRENT_STREAMS (RFC 9113 §5.1.2).
 	for c.active >= c.peerMaxStreams {
@@ -97,10 +95,8 @@ func (s *Stream) Send(ctx context.Context, deadline time.Time, data []byte, end 
 	c := s.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s.watchLocked(ctx)
-	s.read, s.written = 0, 0
-	if r, ok := s.refuseLocked(deadline, false); ok {
-		return s.settleLocked(r)
+	if r, ok := s.startLocked(ctx, deadline, false); ok {
+		return r
 	}
 	if s.finished {
 		return s.resultLocked(Satisfied)
@@ -155,6 +151,18 @@ func (s *Stream) sendLocked(deadline time.Time, data []byte, end bool, w Wait) R
 		return s.resultLocked(e)
 	}
 	return s.resultLocked(c.awaitLocked(s, w, deadline))
+}
+
+// startLocked begins a Request or Send: ctx is watched, the byte counts
+// start anew, and a request that cannot start gets its Result (ok).
+func (s *Stream) startLocked(ctx context.Context, deadline time.Time, fresh bool) (Result, bool) {
+	s.watchLocked(ctx)
+	s.read, s.written = 0, 0
+	r, ok := s.refuseLocked(deadline, fresh)
+	if ok {
+		s.settleLocked(r)
+	}
+	return r, ok
 }
 
 // refuseLocked returns the Result of a request that cannot start. A
