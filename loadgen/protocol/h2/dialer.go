@@ -2,25 +2,19 @@ package h2
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
-	"sync/atomic"
-	"time"
 
 	"loadgen/loadgen/protocol"
-	"loadgen/loadgen/protocol/h2wire"
+	"loadgen/loadgen/protocol/h2conn"
 )
 
 // Dialer opens HTTP/2 connections and hands out streams on them: every
-// Streams consecutive Dials share one connection.
+// Streams consecutive Dials share one connection (h2conn does the
+// connection's work).
 type Dialer struct {
-	t       *target
-	tlsConf *tls.Config // nil for h2c
-	blocks  h2wire.RequestBlocks
-	opened  atomic.Int64
-	conns   sharer[*conn]
+	t    *target
+	core *h2conn.Dialer
 }
 
 var (
@@ -34,68 +28,56 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dialer{t: t, blocks: h2wire.EncodeRequest(t.fields, h2wire.DefaultTableSize)}
-	if d.tlsConf, err = cfg.tlsConfig(t); err != nil {
+	tlsConf, err := cfg.tlsConfig(t)
+	if err != nil {
 		return nil, err
 	}
-	d.conns = sharer[*conn]{addr: t.addr, streams: t.streams, connect: d.connect}
+	d := &Dialer{t: t, core: h2conn.NewDialer(h2conn.Config{
+		Name:        "http2",
+		Addr:        t.addr,
+		TLS:         tlsConf,
+		DialTimeout: t.dialTimeout,
+		Streams:     t.streams,
+		Fields:      t.fields,
+	})}
 	return d, nil
 }
 
-// Opened reports how many TCP connections were opened.
-func (d *Dialer) Opened() int64 { return d.opened.Load() }
+// Opened reports how many HTTP/2 connections were established.
+func (d *Dialer) Opened() int64 { return d.core.Opened() }
 
 // Dial returns a stream on the current connection, opening a connection
 // when the current one has its Streams streams or is unusable.
-func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) { return d.conns.dial(ctx) }
-
-// connect opens one connection: TCP, TLS with ALPN h2 (or nothing for h2c),
-// and the exchange of SETTINGS.
-func (d *Dialer) connect(ctx context.Context, pending *atomic.Int32) (*conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, d.t.dialTimeout)
-	defer cancel()
-	raw, err := d.t.dialTCP(ctx, &d.opened)
+func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
+	s, err := d.core.Dial(ctx, nil)
 	if err != nil {
-		return nil, err
+		return nil, d.explain(err)
 	}
-	fail := func(err error) (*conn, error) {
-		raw.Close()
-		return nil, err
-	}
-	nc, err := d.t.clientTLS(ctx, raw, d.tlsConf)
-	if err != nil {
-		return fail(err)
-	}
-
-	// The SETTINGS exchange is bounded by ctx too.
-	dl, _ := ctx.Deadline()
-	raw.SetDeadline(dl)
-	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(aLongTimeAgo) })
-	c := newConn(d, pending, raw, nc)
-	err = c.handshake()
-	if !stop() || ctx.Err() != nil {
-		if err == nil || isTimeout(err) {
-			err = ctx.Err()
-		}
-	}
-	if err != nil {
-		return fail(d.handshakeError(err))
-	}
-	raw.SetDeadline(time.Time{})
-	return c, nil
+	return &stream{s: s, body: d.t.body}, nil
 }
 
-func (d *Dialer) handshakeError(err error) error {
+// explain says why a connection could not be opened, in what to do.
+func (d *Dialer) explain(err error) error {
+	var de *h2conn.DialError
+	if !errors.As(err, &de) {
+		return err
+	}
+	addr := d.t.addr
 	switch {
-	case errors.Is(err, errNotHTTP2):
-		return fmt.Errorf("http2: %s answered in HTTP/1.x to the HTTP/2 preface: it does not speak h2c with prior knowledge; use -p http1", d.t.addr)
-	case d.tlsConf == nil && !errors.As(err, new(connError)):
-		return fmt.Errorf("http2: %s: no HTTP/2 SETTINGS from the server (%v): it may not speak h2c with prior knowledge; use -p http1", d.t.addr, err)
+	case de.Stage == h2conn.StageTCP:
+		return fmt.Errorf("http2: %w", de.Err)
+	case de.Stage == h2conn.StageTLS:
+		return fmt.Errorf("http2: TLS handshake with %s: %w", addr, protocol.ExplainTLS(de.Err))
+	case de.Stage == h2conn.StageALPN:
+		return fmt.Errorf("http2: %s did not negotiate HTTP/2 (ALPN h2); it may speak only HTTP/1.1: use -p http1", addr)
+	case de.HTTP1():
+		return fmt.Errorf("http2: %s answered in HTTP/1.x to the HTTP/2 preface: it does not speak h2c with prior knowledge; use -p http1", addr)
+	case !d.t.tls && !de.Protocol:
+		why := fmt.Sprintf("first bytes % x", de.Head)
+		if de.Err != nil {
+			why = de.Err.Error()
+		}
+		return fmt.Errorf("http2: %s: no HTTP/2 SETTINGS from the server (%s): it may not speak h2c with prior knowledge; use -p http1", addr, why)
 	}
-	return fmt.Errorf("http2: %s: HTTP/2 handshake: %w", d.t.addr, err)
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	return fmt.Errorf("http2: %s: HTTP/2 handshake: %w", addr, de)
 }

@@ -1,8 +1,8 @@
 package h2
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,115 +13,16 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2conn/h2peer"
 	"loadgen/loadgen/protocol/h2wire"
 )
 
-// peer is one connection of a scripted, frame-level HTTP/2 server.
-type peer struct {
-	t   testing.TB
-	c   net.Conn
-	fr  *http2.Framer
-	buf bytes.Buffer
-	enc *hpack.Encoder
-	mu  sync.Mutex // serializes writes
-}
+// The scripted, frame-level HTTP/2 server is h2peer's.
+type peer = h2peer.Peer
 
-// startPeer serves each connection with serve after the preface and the
-// server's SETTINGS.
-func startPeer(t testing.TB, settings []http2.Setting, serve func(p *peer)) string {
-	return serveRaw(t, func(c net.Conn) {
-		p := &peer{t: t, c: c, fr: http2.NewFramer(c, c)}
-		p.enc = hpack.NewEncoder(&p.buf)
-		p.fr.ReadMetaHeaders = hpack.NewDecoder(h2wire.DefaultTableSize, nil)
-		preface := make([]byte, len(h2wire.ClientPreface))
-		if _, err := io.ReadFull(c, preface); err != nil || string(preface) != h2wire.ClientPreface {
-			return
-		}
-		p.fr.WriteSettings(settings...)
-		serve(p)
-	})
-}
-
-// next returns the next frame that is not a SETTINGS, PING or
-// WINDOW_UPDATE (those are acked, answered or ignored), or nil when the
-// connection ends.
-func (p *peer) next() http2.Frame {
-	for {
-		f, err := p.fr.ReadFrame()
-		if err != nil {
-			if err != io.EOF && !isClosed(err) && !strings.Contains(err.Error(), "reset") {
-				p.t.Errorf("server: %v", err)
-			}
-			return nil
-		}
-		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if !f.IsAck() {
-				p.mu.Lock()
-				p.fr.WriteSettingsAck()
-				p.mu.Unlock()
-			}
-		case *http2.PingFrame:
-			if !f.IsAck() { // x/net's client waits for the answer (the lean one sends none)
-				p.mu.Lock()
-				p.fr.WritePing(true, f.Data)
-				p.mu.Unlock()
-			}
-		case *http2.WindowUpdateFrame:
-		default:
-			return f
-		}
-	}
-}
-
-// request returns the next request's HEADERS, skipping other frames.
-func (p *peer) request() *http2.MetaHeadersFrame {
-	for {
-		f := p.next()
-		if f == nil {
-			return nil
-		}
-		if h, ok := f.(*http2.MetaHeadersFrame); ok {
-			return h
-		}
-	}
-}
-
-// block HPACK-encodes name, value pairs with the connection's encoder.
-func (p *peer) block(kv ...string) []byte {
-	p.buf.Reset()
-	for i := 0; i+1 < len(kv); i += 2 {
-		p.enc.WriteField(hpack.HeaderField{Name: kv[i], Value: kv[i+1]})
-	}
-	return bytes.Clone(p.buf.Bytes())
-}
-
-// raw writes one frame and returns its wire size.
-func (p *peer) raw(typ http2.FrameType, flags http2.Flags, id uint32, payload []byte) int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.rawLocked(typ, flags, id, payload)
-}
-
-func (p *peer) rawLocked(typ http2.FrameType, flags http2.Flags, id uint32, payload []byte) int64 {
-	if err := p.fr.WriteRawFrame(typ, flags, id, payload); err != nil && !isClosed(err) {
-		p.t.Errorf("server write: %v", err)
-	}
-	return int64(h2wire.FrameHeaderLen + len(payload))
-}
-
-// respond answers a stream with a status and a body of n bytes.
-// It may be called from several goroutines: blocks must be written in the
-// order they are encoded.
-func (p *peer) respond(id uint32, status string, n int) int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	sent := p.rawLocked(http2.FrameHeaders, http2.FlagHeadersEndHeaders, id, p.block(":status", status))
-	return sent + p.rawLocked(http2.FrameData, http2.FlagDataEndStream, id, make([]byte, n))
-}
+var startPeer = h2peer.Start
 
 func fieldsOf(h *http2.MetaHeadersFrame) string {
 	var b strings.Builder
@@ -140,8 +41,10 @@ func TestExactBytes(t *testing.T) {
 	}{
 		{name: "indexed"},
 		{name: "server table 0", settings: []http2.Setting{{ID: http2.SettingHeaderTableSize, Val: 0}}, literal: true},
-		{name: "header over the table", header: strings.Repeat("h", 5000), literal: true},
-		{name: "header over a frame", header: strings.Repeat("h", 40000), literal: true},
+		// A field that does not fit the table is sent as a literal, the
+		// others indexed all the same.
+		{name: "header over the table", header: strings.Repeat("h", 5000)},
+		{name: "header over a frame", header: strings.Repeat("h", 40000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			type seen struct {
@@ -152,17 +55,17 @@ func TestExactBytes(t *testing.T) {
 			reqs := make(chan seen, 10)
 			addr := startPeer(t, tc.settings, func(p *peer) {
 				if len(tc.settings) > 0 && tc.settings[0].Val == 0 {
-					p.fr.ReadMetaHeaders.SetAllowedMaxDynamicTableSize(0)
+					p.Fr.ReadMetaHeaders.SetAllowedMaxDynamicTableSize(0)
 				}
 				for {
-					h := p.request()
+					h := p.Request()
 					if h == nil {
 						return
 					}
 					written := int64(h2wire.FrameHeaderLen) + int64(h.Length)
 					reqs <- seen{fieldsOf(h), written, 0}
-					p.raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders, h.StreamID, []byte{0x88}) // :status 200
-					p.raw(http2.FrameData, http2.FlagDataEndStream, h.StreamID, make([]byte, 100))
+					p.Raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders, h.StreamID, []byte{0x88}) // :status 200
+					p.Raw(http2.FrameData, http2.FlagDataEndStream, h.StreamID, make([]byte, 100))
 				}
 			})
 			cfg := Config{URL: "http://" + addr + "/p?q=1", Cleartext: true}
@@ -187,13 +90,13 @@ func TestExactBytes(t *testing.T) {
 					t.Fatalf("request %d: server decoded %q, want %q", i, got, want)
 				}
 				var block []byte
-				switch {
+				switch blocks := d.core.Blocks(); {
 				case tc.literal:
-					block = d.blocks.Literal
+					block = blocks.Literal
 				case i == 0:
-					block = d.blocks.First
+					block = blocks.First
 				default:
-					block = d.blocks.Steady
+					block = blocks.Steady
 				}
 				frames := int64(len(block)/h2wire.DefaultMaxFrame + 1)
 				wantWritten := frames*h2wire.FrameHeaderLen + int64(len(block))
@@ -230,23 +133,23 @@ func TestResponseFraming(t *testing.T) {
 	sizes := make(chan int64, 10)
 	addr := startPeer(t, nil, func(p *peer) {
 		for i := 0; ; i++ {
-			h := p.request()
+			h := p.Request()
 			if h == nil {
 				return
 			}
 			id := h.StreamID
 			var n int64
-			n += p.raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders, id, p.block(":status", "103", "link", "</style.css>"))
-			block := p.block(":status", "201", "content-type", "text/plain", "x-long", strings.Repeat("z", 100))
+			n += p.Raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders, id, p.Block(":status", "103", "link", "</style.css>"))
+			block := p.Block(":status", "201", "content-type", "text/plain", "x-long", strings.Repeat("z", 100))
 			a, b := len(block)/3, 2*len(block)/3
 			padded := append([]byte{3, 0, 0, 0, 0, 7}, block[:a]...) // pad length, priority
 			padded = append(padded, 0, 0, 0)
-			n += p.raw(http2.FrameHeaders, http2.FlagHeadersPadded|http2.FlagHeadersPriority, id, padded)
-			n += p.raw(http2.FrameContinuation, 0, id, block[a:b])
-			n += p.raw(http2.FrameContinuation, http2.FlagContinuationEndHeaders, id, block[b:])
-			n += p.raw(http2.FrameData, http2.FlagDataPadded, id, append([]byte{5}, make([]byte, 50+5)...))
-			n += p.raw(http2.FrameData, 0, id, nil)
-			n += p.raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, id, p.block("x-trailer", "t"))
+			n += p.Raw(http2.FrameHeaders, http2.FlagHeadersPadded|http2.FlagHeadersPriority, id, padded)
+			n += p.Raw(http2.FrameContinuation, 0, id, block[a:b])
+			n += p.Raw(http2.FrameContinuation, http2.FlagContinuationEndHeaders, id, block[b:])
+			n += p.Raw(http2.FrameData, http2.FlagDataPadded, id, append([]byte{5}, make([]byte, 50+5)...))
+			n += p.Raw(http2.FrameData, 0, id, nil)
+			n += p.Raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, id, p.Block("x-trailer", "t"))
 			sizes <- n
 		}
 	})
@@ -270,7 +173,7 @@ func TestFlowControl(t *testing.T) {
 		connWindow := int64(h2wire.DefaultWindow)
 		streamWindow := map[uint32]int64{}
 		for {
-			f := p.next()
+			f := p.Next()
 			switch f := f.(type) {
 			case nil:
 				return
@@ -287,15 +190,15 @@ func TestFlowControl(t *testing.T) {
 				received[f.StreamID] += len(f.Data())
 				mu.Unlock()
 				if f.StreamEnded() {
-					p.respond(f.StreamID, "200", 10)
+					p.Respond(f.StreamID, "200", 10)
 					continue
 				}
 				if n > 0 { // return the window in two steps
-					p.mu.Lock()
-					p.fr.WriteWindowUpdate(0, uint32(n))
-					p.fr.WriteWindowUpdate(f.StreamID, uint32(n/2))
-					p.fr.WriteWindowUpdate(f.StreamID, uint32(n-n/2))
-					p.mu.Unlock()
+					p.Mu.Lock()
+					p.Fr.WriteWindowUpdate(0, uint32(n))
+					p.Fr.WriteWindowUpdate(f.StreamID, uint32(n/2))
+					p.Fr.WriteWindowUpdate(f.StreamID, uint32(n-n/2))
+					p.Mu.Unlock()
 					connWindow += n
 					streamWindow[f.StreamID] += n
 				}
@@ -344,15 +247,15 @@ func TestFlowControl(t *testing.T) {
 func TestGoAway(t *testing.T) {
 	eachClient(t, func(t *testing.T, cl client) {
 		addr := startPeer(t, nil, func(p *peer) {
-			a, b := p.request(), p.request()
+			a, b := p.Request(), p.Request()
 			if a == nil || b == nil {
 				return
 			}
-			p.respond(a.StreamID, "200", 5)
-			p.mu.Lock()
-			p.fr.WriteGoAway(a.StreamID, http2.ErrCodeNo, nil)
-			p.mu.Unlock()
-			for p.next() != nil { // until the client closes
+			p.Respond(a.StreamID, "200", 5)
+			p.Mu.Lock()
+			p.Fr.WriteGoAway(a.StreamID, http2.ErrCodeNo, nil)
+			p.Mu.Unlock()
+			for p.Next() != nil { // until the client closes
 			}
 		})
 		// The answered request's Bytes: its HEADERS (:status 200, indexed)
@@ -396,26 +299,28 @@ func TestGoAway(t *testing.T) {
 func TestStreamErrors(t *testing.T) {
 	addr := startPeer(t, nil, func(p *peer) {
 		for i := 0; ; i++ {
-			h := p.request()
+			h := p.Request()
 			if h == nil {
 				return
 			}
 			switch i {
 			case 0:
-				p.raw(http2.FrameRSTStream, 0, h.StreamID, []byte{0, 0, 0, byte(http2.ErrCodeRefusedStream)})
+				p.Raw(http2.FrameRSTStream, 0, h.StreamID, []byte{0, 0, 0, byte(http2.ErrCodeRefusedStream)})
 			case 1:
-				p.raw(http2.FrameRSTStream, 0, h.StreamID, []byte{0, 0, 0, byte(http2.ErrCodeProtocol)})
+				p.Raw(http2.FrameRSTStream, 0, h.StreamID, []byte{0, 0, 0, byte(http2.ErrCodeProtocol)})
 			case 2: // a response without :status
-				p.raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, h.StreamID, p.block("x", "y"))
+				p.Raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, h.StreamID, p.Block("x", "y"))
 			case 3: // DATA before HEADERS
-				p.raw(http2.FrameData, http2.FlagDataEndStream, h.StreamID, []byte("x"))
+				p.Raw(http2.FrameData, http2.FlagDataEndStream, h.StreamID, []byte("x"))
+			case 4: // a zero WINDOW_UPDATE: a stream error (RFC 9113 §6.9)
+				p.Raw(http2.FrameWindowUpdate, 0, h.StreamID, []byte{0, 0, 0, 0})
 			default:
-				p.respond(h.StreamID, "200", 1)
+				p.Respond(h.StreamID, "200", 1)
 			}
 		}
 	})
 	_, c := dial(t, Config{URL: "http://" + addr + "/", Cleartext: true})
-	for i, want := range []protocol.ErrClass{protocol.Read, protocol.Protocol, protocol.Protocol, protocol.Protocol, protocol.None} {
+	for i, want := range []protocol.ErrClass{protocol.Read, protocol.Protocol, protocol.Protocol, protocol.Protocol, protocol.Protocol, protocol.None} {
 		if o := c.Do(context.Background(), soon()); o.Err != want || o.Done {
 			t.Errorf("request %d: %+v, want %v and not Done", i, o, want)
 		}
@@ -424,23 +329,23 @@ func TestStreamErrors(t *testing.T) {
 
 func TestConnectionErrors(t *testing.T) {
 	for name, send := range map[string]func(p *peer, id uint32){
-		"DATA on stream 0":  func(p *peer, id uint32) { p.raw(http2.FrameData, 0, 0, []byte("x")) },
-		"frame on stream 2": func(p *peer, id uint32) { p.raw(http2.FrameData, 0, 2, []byte("x")) },
-		"bad HPACK":         func(p *peer, id uint32) { p.raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders, id, []byte{0x80}) },
+		"DATA on stream 0":  func(p *peer, id uint32) { p.Raw(http2.FrameData, 0, 0, []byte("x")) },
+		"frame on stream 2": func(p *peer, id uint32) { p.Raw(http2.FrameData, 0, 2, []byte("x")) },
+		"bad HPACK":         func(p *peer, id uint32) { p.Raw(http2.FrameHeaders, http2.FlagHeadersEndHeaders, id, []byte{0x80}) },
 		"PUSH_PROMISE": func(p *peer, id uint32) {
-			p.raw(http2.FramePushPromise, http2.FlagPushPromiseEndHeaders, id, []byte{0, 0, 0, 2, 0x82})
+			p.Raw(http2.FramePushPromise, http2.FlagPushPromiseEndHeaders, id, []byte{0, 0, 0, 2, 0x82})
 		},
-		"oversized frame": func(p *peer, id uint32) { p.raw(http2.FrameData, 0, id, make([]byte, 20000)) },
+		"oversized frame": func(p *peer, id uint32) { p.Raw(http2.FrameData, 0, id, make([]byte, 20000)) },
 		"interleaved headers": func(p *peer, id uint32) {
-			p.raw(http2.FrameHeaders, 0, id, []byte{0x88})
-			p.raw(http2.FramePing, 0, 0, make([]byte, 8))
+			p.Raw(http2.FrameHeaders, 0, id, []byte{0x88})
+			p.Raw(http2.FramePing, 0, 0, make([]byte, 8))
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			addr := startPeer(t, nil, func(p *peer) {
-				if h := p.request(); h != nil {
+				if h := p.Request(); h != nil {
 					send(p, h.StreamID)
-					p.next()
+					p.Next()
 				}
 			})
 			_, c := dial(t, Config{URL: "http://" + addr + "/", Cleartext: true})
@@ -451,7 +356,7 @@ func TestConnectionErrors(t *testing.T) {
 	}
 	t.Run("connection reset", func(t *testing.T) {
 		addr := startPeer(t, nil, func(p *peer) {
-			p.request()
+			p.Request()
 		})
 		_, c := dial(t, Config{URL: "http://" + addr + "/", Cleartext: true})
 		if o := c.Do(context.Background(), soon()); o.Err != protocol.Read || !o.Done {
@@ -465,17 +370,17 @@ func TestConnectionErrors(t *testing.T) {
 func TestPingAndSettings(t *testing.T) {
 	addr := startPeer(t, nil, func(p *peer) {
 		for {
-			h := p.request()
+			h := p.Request()
 			if h == nil {
 				return
 			}
-			p.mu.Lock()
-			p.fr.WritePing(false, [8]byte{1, 2, 3, 4, 5, 6, 7, 8})
-			p.fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 100})
-			p.mu.Unlock()
+			p.Mu.Lock()
+			p.Fr.WritePing(false, [8]byte{1, 2, 3, 4, 5, 6, 7, 8})
+			p.Fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 100})
+			p.Mu.Unlock()
 			var ping, settings bool
 			for !ping || !settings {
-				f, err := p.fr.ReadFrame()
+				f, err := p.Fr.ReadFrame()
 				if err != nil {
 					return
 				}
@@ -486,7 +391,7 @@ func TestPingAndSettings(t *testing.T) {
 					settings = f.IsAck()
 				}
 			}
-			p.respond(h.StreamID, "200", 1)
+			p.Respond(h.StreamID, "200", 1)
 		}
 	})
 	_, c := dial(t, Config{URL: "http://" + addr + "/", Cleartext: true})
@@ -502,7 +407,7 @@ func TestMaxConcurrentStreams(t *testing.T) {
 	var open, peak atomic.Int64
 	addr := startPeer(t, []http2.Setting{{ID: http2.SettingMaxConcurrentStreams, Val: limit}}, func(p *peer) {
 		for {
-			h := p.request()
+			h := p.Request()
 			if h == nil {
 				return
 			}
@@ -513,7 +418,7 @@ func TestMaxConcurrentStreams(t *testing.T) {
 			go func() {
 				time.Sleep(time.Millisecond)
 				open.Add(-1)
-				p.respond(h.StreamID, "200", 1)
+				p.Respond(h.StreamID, "200", 1)
 			}()
 		}
 	})
@@ -552,13 +457,11 @@ func TestDialCancelWhileJoining(t *testing.T) {
 	release := make(chan struct{})
 	addr := serveRaw(t, func(c net.Conn) {
 		<-release // hold back the server's SETTINGS
-		p := &peer{t: t, c: c, fr: http2.NewFramer(c, c)}
-		p.enc = hpack.NewEncoder(&p.buf)
-		p.fr.ReadMetaHeaders = hpack.NewDecoder(h2wire.DefaultTableSize, nil)
+		p := h2peer.New(t, c)
 		io.ReadFull(c, make([]byte, len(h2wire.ClientPreface)))
-		p.fr.WriteSettings()
-		for h := p.request(); h != nil; h = p.request() {
-			p.respond(h.StreamID, "200", 1)
+		p.Fr.WriteSettings()
+		for h := p.Request(); h != nil; h = p.Request() {
+			p.Respond(h.StreamID, "200", 1)
 		}
 	})
 	d, err := NewDialer(Config{URL: "http://" + addr + "/", Cleartext: true, Streams: 2})
@@ -573,14 +476,12 @@ func TestDialCancelWhileJoining(t *testing.T) {
 		}
 		first <- c
 	}()
-	for dialing := false; !dialing; time.Sleep(time.Millisecond) {
-		d.conns.mu.Lock()
-		dialing = d.conns.group != nil
-		d.conns.mu.Unlock()
+	for d.core.Current() == nil {
+		time.Sleep(time.Millisecond)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := d.Dial(ctx); err != context.DeadlineExceeded {
+	if _, err := d.Dial(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Dial: %v, want the context's error", err)
 	}
 	close(release)

@@ -3,13 +3,14 @@
 // URLs. Config.Streams (-m) streams share each connection, so -c connections
 // × -m streams are c×m Conns over c TCP connections.
 //
-// The client is a lean one on HTTP/2 framing and HPACK: this package owns the
-// connections (no pool opens one behind the engine's back), and a request
-// allocates nothing. The Conns of a connection take turns reading it: the
-// first Do that waits becomes the reader, dispatches every stream's frames
-// and hands the role on when its own response is complete; the others
-// park. Requests issued together are written together (one write for all
-// streams that are ready), much as h2load's event loop does.
+// The client is a lean one: a thin layer over h2conn, loadgen's one HTTP/2
+// connection layer (the gRPC client's too), which owns the connections (no
+// pool opens one behind the engine's back); a request allocates nothing.
+// The Conns of a connection take turns reading it: the first Do that
+// waits becomes the reader, dispatches every stream's frames and hands the
+// role on when its own response is complete; the others park. Requests
+// issued together are written together (one write for all streams that
+// are ready), much as h2load's event loop does.
 //
 // Outcome.Bytes is exact: the wire size of the stream's HEADERS,
 // CONTINUATION and DATA frames, frame headers and padding included
@@ -22,13 +23,16 @@
 //     the connection kept, so Done only if the connection broke too;
 //   - the run's context ended: Timeout, not Done;
 //   - RST_STREAM from the server: Read (Protocol for PROTOCOL_ERROR), not
-//     Done; a malformed response on a stream: Protocol, not Done;
+//     Done; a malformed response on a stream (RFC 9113 §8.1.1: DATA before
+//     HEADERS, no :status…) or a bad WINDOW_UPDATE: the client resets the
+//     stream, Protocol, not Done;
 //   - connection lost: Read or Write, Done; the server breaking the protocol
 //     (bad frame, HPACK error, PUSH_PROMISE…): Protocol, Done;
 //   - GOAWAY: streams the server will not process end with Read, Done and
 //     Unsent (the engine sends them again on a new connection),
 //     the others complete normally (Done once the GOAWAY has been read), and
-//     a Do on the connection afterwards returns Write, Done and Unsent;
+//     a Do on the connection afterwards (or once its stream IDs are used
+//     up) returns Write, Done and Unsent, with nothing sent;
 //   - aborted by Close: Read, Done.
 package h2
 

@@ -335,8 +335,8 @@ func TestHTTP1OnlyServer(t *testing.T) {
 						t.Fatalf("Dial: %v, want a one-line error mentioning %q and -p http1", err, tc.want)
 					}
 				}
-				if d.Opened() != 1 {
-					t.Errorf("Opened() = %d, want 1", d.Opened())
+				if d.Opened() != 0 { // a connection that never spoke HTTP/2 is a failed Dial
+					t.Errorf("Opened() = %d, want 0", d.Opened())
 				}
 			})
 		}
@@ -424,8 +424,8 @@ func TestDialErrors(t *testing.T) {
 	if _, err := d.Dial(context.Background()); err == nil || !strings.Contains(err.Error(), "h2c") {
 		t.Fatalf("Dial: %v, want a SETTINGS timeout mentioning h2c", err)
 	}
-	if d.Opened() != 1 {
-		t.Errorf("Opened() = %d, want 1", d.Opened())
+	if d.Opened() != 0 { // no SETTINGS: not an HTTP/2 connection
+		t.Errorf("Opened() = %d, want 0", d.Opened())
 	}
 }
 

@@ -2,7 +2,6 @@ package h2
 
 import (
 	"crypto/tls"
-	"errors"
 	"io"
 	"log"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"loadgen/loadgen/protocol/h2conn/h2peer"
 	"loadgen/targets/tlscert"
 )
 
@@ -117,41 +117,5 @@ func tlsServer(t testing.TB, h http.Handler, alpn ...string) *testServer {
 
 // serveRaw accepts connections and runs serve on each, for frame-level
 // test servers. It returns the listener's address.
-func serveRaw(t testing.TB, serve func(net.Conn)) string {
-	t.Helper()
-	ln := listen(t)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				serve(c)
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String()
-}
-
-func isClosed(err error) bool {
-	return errors.Is(err, net.ErrClosed)
-}
+// serveRaw runs serve on each connection to a loopback listener.
+func serveRaw(t testing.TB, serve func(net.Conn)) string { return h2peer.Serve(t, serve) }

@@ -34,6 +34,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2conn"
 )
 
 // libDialer is NewLibraryDialer's Dialer. Like Dialer, every Streams
@@ -44,7 +45,7 @@ type libDialer struct {
 	tr      *http2.Transport
 	req     *http.Request // the request without context or body; never sent itself
 	opened  atomic.Int64
-	conns   sharer[*libConn]
+	conns   h2conn.Group[*libConn]
 }
 
 var (
@@ -93,7 +94,15 @@ func NewLibraryDialer(cfg Config) (protocol.Dialer, error) {
 	if d.req, err = libRequest(t, cfg.URL); err != nil {
 		return nil, err
 	}
-	d.conns = sharer[*libConn]{addr: t.addr, streams: t.streams, connect: d.connect}
+	d.conns = h2conn.Group[*libConn]{
+		Streams: t.streams,
+		Name:    "http2",
+		Target:  t.addr,
+		Open:    func() *libConn { return &libConn{d: d} },
+		Connect: d.connect,
+		Live:    (*libConn).usable,
+		Close:   (*libConn).close,
+	}
 	return d, nil
 }
 
@@ -121,54 +130,70 @@ func libRequest(t *target, rawURL string) (*http.Request, error) {
 	return req, nil
 }
 
-// Opened reports how many TCP connections were opened.
+// Opened reports how many HTTP/2 connections were established: their
+// server answered the Dial's PING.
 func (d *libDialer) Opened() int64 { return d.opened.Load() }
 
 // Dial returns a stream on the current connection, opening a connection
 // when the current one has its Streams streams or is unusable.
-func (d *libDialer) Dial(ctx context.Context) (protocol.Conn, error) { return d.conns.dial(ctx) }
-
-// connect opens one connection: TCP, TLS with ALPN h2 (or nothing for h2c),
-// x/net's ClientConn on it, and a PING answered, all within the dial timeout.
-func (d *libDialer) connect(ctx context.Context, pending *atomic.Int32) (*libConn, error) {
+func (d *libDialer) Dial(ctx context.Context) (protocol.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.t.dialTimeout)
 	defer cancel()
-	raw, err := d.t.dialTCP(ctx, &d.opened)
+	for try := 1; ; try++ {
+		c, err := d.conns.Attach(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if c.usable() {
+			return &libStream{c: c}, nil
+		}
+		// The connection broke between joining it and attaching to it:
+		// join the next one.
+		d.conns.Release(c, true)
+		if try == 3 || ctx.Err() != nil {
+			return nil, fmt.Errorf("http2: %s: connection closed before use", d.t.addr)
+		}
+	}
+}
+
+// connect opens c: TCP, TLS with ALPN h2 (or nothing for h2c), x/net's
+// ClientConn on it, and a PING answered, all within ctx (the Group's
+// Connect).
+func (d *libDialer) connect(ctx context.Context, c *libConn) error {
+	raw, err := d.t.dialTCP(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	wc := &watchedConn{Conn: raw}
 	nc, err := d.t.clientTLS(ctx, wc, d.tlsConf)
 	if err != nil {
 		raw.Close()
-		return nil, err
+		return err
 	}
 	cc, err := d.tr.NewClientConn(nc)
 	if err != nil {
 		raw.Close()
-		return nil, fmt.Errorf("http2: %s: HTTP/2 preface: %w", d.t.addr, err)
+		return fmt.Errorf("http2: %s: HTTP/2 preface: %w", d.t.addr, err)
 	}
 	if err := cc.Ping(ctx); err != nil {
 		cc.Close()
 		if d.tlsConf == nil {
-			return nil, fmt.Errorf("http2: %s: no HTTP/2 answer to the preface (%v): it may not speak h2c with prior knowledge (HTTP/1.1 only?); use -p http1", d.t.addr, err)
+			return fmt.Errorf("http2: %s: no HTTP/2 answer to the preface (%v): it may not speak h2c with prior knowledge (HTTP/1.1 only?); use -p http1", d.t.addr, err)
 		}
-		return nil, fmt.Errorf("http2: %s: HTTP/2 handshake: %w", d.t.addr, err)
+		return fmt.Errorf("http2: %s: HTTP/2 handshake: %w", d.t.addr, err)
 	}
-	return &libConn{d: d, cc: cc, nc: wc, pending: pending}, nil
+	c.cc, c.nc = cc, wc
+	d.opened.Add(1)
+	return nil
 }
 
 // libConn is one connection, x/net's ClientConn on it, shared by the
-// streams dialed onto it. The last stream to close it closes it.
+// streams dialed onto it (its Group closes it with the last).
 type libConn struct {
-	d       *libDialer
-	cc      *http2.ClientConn
-	nc      *watchedConn
-	pending *atomic.Int32 // the Dials that joined it and have not attached yet (see sharer)
-
-	mu     sync.Mutex
-	users  int  // attached streams not closed
-	closed bool // by release
+	h2conn.Member
+	d  *libDialer
+	cc *http2.ClientConn
+	nc *watchedConn
 }
 
 // usable reports whether the connection can take another request. With
@@ -185,43 +210,10 @@ func (c *libConn) usable() bool {
 	return !c.nc.lost() && c.cc.CanTakeNewRequest()
 }
 
-// attach adds a stream (a Conn) for a Dial that joined the connection.
-func (c *libConn) attach() (protocol.Conn, error) {
-	c.mu.Lock()
-	c.pending.Add(-1)
-	ok := !c.closed && c.usable()
-	if ok {
-		c.users++
-	}
-	c.mu.Unlock()
-	if !ok {
-		c.release(false)
-		return nil, errConnGone
-	}
-	return &libStream{c: c}, nil
-}
-
-// unusable reports that the connection can take no more requests.
-func (c *libConn) unusable() bool { return !c.usable() }
-
-// closeIfUnused closes the connection when no stream uses it or will.
-func (c *libConn) closeIfUnused() { c.release(false) }
-
-// release detaches a closed stream, if detach, and closes the connection
-// when no stream uses it or will.
-func (c *libConn) release(detach bool) {
-	c.mu.Lock()
-	if detach {
-		c.users--
-	}
-	last := !c.closed && c.users == 0 && c.pending.Load() == 0
-	if last {
-		c.closed = true
-	}
-	c.mu.Unlock()
-	if last {
-		// Outside mu: closing a TLS connection may wait for its peer
-		// (at most 250ms, x/net sees to it).
+// close closes the connection, with its last stream. Closing a TLS
+// connection may wait for its peer (at most 250ms, x/net sees to it).
+func (c *libConn) close() {
+	if c.cc != nil {
 		c.cc.Close()
 	}
 }
@@ -336,7 +328,7 @@ func (s *libStream) Close() error {
 		s.cancel()
 	}
 	s.mu.Unlock()
-	s.c.release(true)
+	s.c.d.conns.Release(s.c, false)
 	return nil
 }
 

@@ -16,15 +16,22 @@
 // One HTTP/2 connection carries Config.Streams Conns: c connections × m
 // streams are c*m Dials over c TCP connections.
 //
-// The client speaks gRPC over HTTP/2 itself (framing, HPACK, flow control,
-// SETTINGS, PING, GOAWAY) instead of through grpc-go, whose unary call
-// costs some 80 allocations and three goroutine hand-offs. Here the request
-// (message and header block) is encoded once; a call is one write of
-// prebuilt frames from the caller's goroutine, and one reader goroutine per
-// connection hands replies over. Replies are checked (framing, body length,
-// health status) without being decoded into messages. A Do allocates
-// nothing, deadline included, so a generator CPU-second makes several times
-// the calls of ghz or fortio.
+// The client speaks gRPC over loadgen's own HTTP/2 connection layer,
+// h2conn (framing, HPACK, flow control, SETTINGS, PING, GOAWAY: the h2
+// protocol's too), instead of through grpc-go, whose unary call costs some
+// 80 allocations and three goroutine hand-offs. Here the request (message
+// and header block) is encoded once; a call is one write of prebuilt
+// frames, and the Conns of a connection take turns reading it, with no
+// goroutine of the connection's own. Replies are checked (framing, body
+// length, health status) without being decoded into messages. A Do
+// allocates nothing, deadline included, so a generator CPU-second makes
+// several times the calls of ghz or fortio.
+//
+// A call the server did not process (above a GOAWAY's last stream), or
+// that its connection could no longer send (GOAWAY, stream IDs used up),
+// is Outcome.Unsent and Done: the engine sends it again on a new
+// connection, outside the call's latency. Malformed responses (RFC 9113
+// §8.1.1) are Internal (13) and Protocol at once, their stream reset.
 //
 // The target is loadgen/targets/grpcecho; any gRPC server answers health
 // checks, and a Call's replies are checked only for being well-formed

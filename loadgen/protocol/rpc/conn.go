@@ -2,246 +2,183 @@ package rpc
 
 import (
 	"context"
-	"math"
-	"sync"
-	"sync/atomic"
-	"time"
+	"errors"
 
 	"golang.org/x/net/http2"
 
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2conn"
 )
 
-// conn is what unary and stream Conns share: a reference on a connection,
-// the stream, and one way to abort whatever the Conn is doing. Close (from
-// any goroutine), the end of the run's context and the deadline timer all
-// cancel the Conn's own context, which every wait of a Do watches.
+// conn is what unary and stream Conns share: a stream on a connection and
+// the reply the connection hands it (as its h2conn.Handler).
 //
-// A Conn has one call in flight at most, so its own context serves as the
-// call's: a deadline costs a timer reset, not a context and a timer per
-// call. A call past its deadline is reset (RST_STREAM) and ends the Conn
-// (the engine drops a timed-out connection anyway). The deadline is not
-// sent to the server as grpc-timeout.
+// A call past its deadline is reset (RST_STREAM) and ends the Conn (the
+// engine drops a timed-out connection anyway). The deadline is not sent
+// to the server as grpc-timeout.
 type conn struct {
-	d       *Dialer
-	t       atomic.Pointer[transport] // only Do (rehome) changes it, under mu
-	st      stream
-	dead    context.Context // done when the Conn is aborted
-	kill    context.CancelFunc
-	timer   *time.Timer // aborts at a Do's deadline; stopped between Dos
-	expired atomic.Bool // the timer fired
-	sending atomic.Bool // a send is waiting for or holding the write lock
-	written int64       // request bytes per Do: prefix and message
-
-	runLink // its mu also guards changes of t against Close
+	d     *Dialer
+	s     *h2conn.Stream
+	reply reply
 }
 
-// runLink ties a Conn to the run's context, whose end aborts the Conn, and
-// marks the Conn closed. Both clients' Conns embed it.
-type runLink struct {
-	linked context.Context // the run context that aborts the Conn; only Do writes it
-	mu     sync.Mutex      // guards unlink against Close
-	unlink func() bool
-	closed atomic.Bool
-}
+var errGoingAway = errors.New("the connection is going away")
 
-// link makes the end of ctx (the run's context, the same for every Do)
-// call abort. It allocates once per Conn and run context.
-func (l *runLink) link(ctx context.Context, abort func()) {
-	l.linked = ctx
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.unlink != nil {
-		l.unlink()
-	}
-	if !l.closed.Load() {
-		l.unlink = context.AfterFunc(ctx, abort)
-	}
-}
-
-// unlinkLocked, under mu, when the Conn is closed: the run's context no
-// longer aborts it.
-func (l *runLink) unlinkLocked() {
-	if l.unlink != nil {
-		l.unlink()
-		l.unlink = nil
-	}
-}
-
-func (c *conn) init(d *Dialer, t *transport) {
+// init dials the Conn's stream.
+func (c *conn) init(ctx context.Context, d *Dialer, unary bool) error {
 	c.d = d
-	c.t.Store(t)
-	c.st.done = make(chan struct{}, 1)
-	c.st.check = d.check
-	c.dead, c.kill = context.WithCancel(context.Background())
-	c.written = int64(len(d.req))
-	c.timer = time.AfterFunc(math.MaxInt64, func() {
-		c.expired.Store(true)
-		c.abort()
-	})
-	c.timer.Stop()
-}
-
-// abort ends what the Conn is doing. A write stuck because the peer does
-// not read is cut by a past write deadline, which kills the connection.
-func (c *conn) abort() {
-	c.kill()
-	if c.sending.Load() {
-		c.t.Load().nc.SetWriteDeadline(time.Unix(1, 0))
+	c.reply = reply{check: d.check, unary: unary, written: int64(len(d.req))}
+	c.reply.reset()
+	s, err := d.core.Dial(ctx, &c.reply)
+	if err != nil {
+		return d.explain(err)
 	}
-}
-
-// start begins a Do: it links the run's context, checks the Conn is usable
-// and arms the deadline timer. ok false means return o.
-func (c *conn) start(ctx context.Context, deadline time.Time) (o protocol.Outcome, ok bool) {
-	if ctx != c.linked {
-		c.link(ctx, c.abort)
-	}
-	if c.dead.Err() != nil { // closed, timed out before, or the run is over
-		return protocol.Outcome{Err: protocol.Read, Done: true}, false
-	}
-	if !deadline.IsZero() {
-		d := time.Until(deadline)
-		if d <= 0 {
-			return protocol.Outcome{Err: protocol.Timeout}, false
-		}
-		c.timer.Reset(d)
-	}
-	return o, true
-}
-
-// stop disarms the deadline timer; fired reports it fired first.
-func (c *conn) stop(deadline time.Time) (fired bool) {
-	return !deadline.IsZero() && !c.timer.Stop()
-}
-
-// aborted is the outcome of a Do cut short: the stream is reset and the
-// Conn is done.
-func (c *conn) aborted() protocol.Outcome {
-	c.t.Load().cancel(&c.st)
-	if c.expired.Load() {
-		return protocol.Outcome{Err: protocol.Timeout, Done: true, Written: c.written}
-	}
-	return protocol.Outcome{Err: protocol.Read, Done: true, Written: c.written}
+	c.s = s
+	return nil
 }
 
 // Close aborts what the Conn is doing, resets its stream and releases the
 // connection, closing it with its last Conn. It is safe to call more than
 // once and from another goroutine than Do's.
-func (c *conn) Close() error {
-	if c.closed.Swap(true) {
-		return nil
-	}
-	c.abort()
-	c.timer.Stop()
-	c.mu.Lock()
-	c.unlinkLocked()
-	t := c.t.Load()
-	c.mu.Unlock()
-	t.cancel(&c.st)
-	c.d.conns.release(t, false)
-	return nil
+func (c *conn) Close() error { return c.s.Close() }
+
+// reply is a call's response as the connection hands it over (an
+// h2conn.Handler: its methods run under the connection's lock), and the
+// outcome Settle makes of it for Do.
+type reply struct {
+	check   replyCheck
+	unary   bool
+	written int64 // request bytes per Do: prefix and message
+
+	pending responseFields // the header block being decoded
+
+	headers    bool // the response headers came
+	httpStatus int
+	grpc       bool  // content-type application/grpc…
+	grpcStatus int32 // -1 until trailers (or a trailers-only response) say
+	mr         msgReader
+	msgs       int   // complete messages not taken yet
+	bytes      int64 // their bytes, prefixes included
+	verdict    verdict
+
+	o protocol.Outcome // Settle's, for Do
 }
 
-// rehome moves the Conn to a connection that takes new streams, when its
-// own is going away (GOAWAY): a request not sent yet is not failed for it,
-// as grpc-go retries such requests transparently. The dial is part of the
-// request's time, bounded by its deadline.
-func (c *conn) rehome(deadline time.Time) error {
-	ctx, cancel := context.WithTimeout(context.Background(), c.d.s.DialTimeout)
-	defer cancel()
-	if !deadline.IsZero() {
-		ctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-	}
-	stop := context.AfterFunc(c.dead, cancel)
-	defer stop()
-	t, err := c.d.conns.attach(ctx)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	if c.closed.Load() {
-		c.mu.Unlock()
-		c.d.conns.release(t, false)
-		return errAborted
-	}
-	old := c.t.Swap(t)
-	c.mu.Unlock()
-	c.d.conns.release(old, true)
-	return nil
+// reset readies the reply for a new stream.
+func (r *reply) reset() {
+	r.pending.reset()
+	r.headers, r.httpStatus, r.grpc, r.grpcStatus = false, 0, false, -1
+	r.mr.reset()
+	r.msgs, r.bytes, r.verdict = 0, 0, replyOK
 }
 
-// wait waits until the stream ended (unary) or has a message (ping-pong),
-// or the Conn is aborted (false).
-func (c *conn) wait(message bool) bool {
-	st, t := &c.st, c.t.Load()
-	for {
-		select {
-		case <-st.done:
-		case <-c.dead.Done():
-			return false
+func (r *reply) Field(name int, value []byte) { r.pending.add(name+1, value) }
+
+func (r *reply) Block(kind h2conn.BlockKind, status int32) {
+	f := &r.pending
+	switch kind {
+	case h2conn.BlockHeaders:
+		r.headers, r.httpStatus, r.grpc = true, int(status), f.grpc
+		if f.grpcStatus >= 0 { // trailers-only: the status is in these headers
+			r.grpcStatus = f.grpcStatus
 		}
-		t.mu.Lock()
-		ready := st.ended || (message && st.msgs > 0)
-		t.mu.Unlock()
-		if ready {
-			return true
+	case h2conn.BlockTrailers:
+		r.grpcStatus = f.grpcStatus
+	}
+	f.reset()
+}
+
+func (r *reply) Data(p []byte) {
+	if !r.headers || r.httpStatus != 200 || !r.grpc {
+		r.bytes += int64(len(p)) // not gRPC: only counted
+		return
+	}
+	for len(p) > 0 {
+		k, complete := r.mr.feed(p)
+		p = p[k:]
+		if complete {
+			m := &r.mr
+			v := replyBad
+			if !m.bad {
+				v = r.check.check(m.head[:m.nh], m.size)
+			}
+			r.msgs++
+			r.bytes += int64(prefixLen + m.size)
+			r.verdict = max(r.verdict, v)
 		}
 	}
 }
 
-// outcome reads the stream's result (under transport.mu): a message taken
-// (ping-pong), or how the stream ended.
-func (c *conn) outcome(unary bool) protocol.Outcome {
-	st := &c.st
-	o := protocol.Outcome{Written: c.written}
-	if !unary && st.msgs > 0 { // a reply: take it
-		if st.verdict != replyOK || st.msgs > 1 { // more replies than requests, too
+func (r *reply) Ready() bool { return r.msgs > 0 }
+
+// Settle makes the outcome of the request's wait.
+func (r *reply) Settle(res h2conn.Result) {
+	o := protocol.Outcome{Done: res.Done}
+	if res.Written > 0 {
+		o.Written = r.written
+	}
+	switch res.End {
+	case h2conn.Deadline:
+		o.Err, o.Done = protocol.Timeout, true
+	case h2conn.Canceled, h2conn.Closed: // the run is over, or Close
+		o.Err, o.Done = protocol.Read, true
+	case h2conn.Failed:
+		o.Status, o.Err, o.Done, o.Unsent = 14, res.ConnErr, true, res.Unsent // Unavailable
+	default:
+		o = r.outcome(res, o)
+	}
+	r.o = o
+}
+
+// outcome reads a satisfied wait: a message taken (ping-pong), or how the
+// stream ended.
+func (r *reply) outcome(res h2conn.Result, o protocol.Outcome) protocol.Outcome {
+	if !r.unary && r.msgs > 0 { // a reply: take it
+		if r.verdict != replyOK || r.msgs > 1 { // more replies than requests, too
 			o.Err = protocol.Protocol
 		}
-		st.msgs--
-		o.Bytes, st.bytes = st.bytes, 0
-		st.verdict = replyOK
+		r.msgs--
+		o.Bytes, r.bytes = r.bytes, 0
+		r.verdict = replyOK
+		o.Done = o.Done || res.Finished || o.Err != protocol.None
 		return o
 	}
-	o.Bytes = st.bytes
+	o.Bytes = r.bytes
 	o.Status = 14 // Unavailable, unless the peer said otherwise
+	o.Done = o.Done || !r.unary
 	switch {
-	case st.connErr != nil:
-		o.Err, o.Done = protocol.Read, true
-	case st.refused:
-		o.Err, o.Done = protocol.Read, true // GOAWAY: not processed, the connection is going
-	case st.rst:
-		o.Status = rstToCode(st.rstCode)
+	case res.Unsent:
+		o.Err, o.Done, o.Unsent = protocol.Read, true, true // GOAWAY: not processed (RFC 9113 §8.7)
+	case res.Reset:
+		o.Status = rstToCode(res.Code)
 		o.Err = protocol.Status
-		if st.rstCode == http2.ErrCodeProtocol || st.rstCode == http2.ErrCodeCompression || st.rstCode == http2.ErrCodeFlowControl {
+		if res.Code == http2.ErrCodeProtocol || res.Code == http2.ErrCodeCompression || res.Code == http2.ErrCodeFlowControl {
 			o.Err = protocol.Protocol
 		}
-	case !st.headers:
+	case res.Malformed, !r.headers: // not HTTP/2's message rules: the stream was reset (RFC 9113 §8.1.1)
 		o.Status = 13 // Internal
 		o.Err = protocol.Protocol
-	case st.httpStatus != 200 && st.grpcStatus < 0:
-		o.Status = httpToCode(st.httpStatus)
+	case r.httpStatus != 200 && r.grpcStatus < 0:
+		o.Status = httpToCode(r.httpStatus)
 		o.Err = protocol.Status // a proxy's error page
-	case !st.grpc || st.grpcStatus < 0:
+	case !r.grpc || r.grpcStatus < 0:
 		o.Status = 13
 		o.Err = protocol.Protocol // not a gRPC answer, or no trailers
-	case st.grpcStatus != 0:
-		o.Status = st.grpcStatus
+	case r.grpcStatus != 0:
+		o.Status = r.grpcStatus
 		o.Err = protocol.Status
 		if o.Status == 4 { // DeadlineExceeded, from the server or a proxy
 			o.Err = protocol.Timeout
 		}
-	case !unary:
+	case !r.unary:
 		o.Status = 0
 		o.Err = protocol.Read // the server ended the stream without a reply
-	case st.msgs != 1:
+	case r.msgs != 1:
 		o.Status = 0
 		o.Err = protocol.Protocol // a unary call answers one message
 	default:
 		o.Status = 0
-		switch st.verdict {
+		switch r.verdict {
 		case replyBad:
 			o.Err = protocol.Protocol
 		case replyNotServing:

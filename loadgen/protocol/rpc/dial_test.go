@@ -3,12 +3,12 @@ package rpc
 import (
 	"context"
 	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +18,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2conn"
+	"loadgen/loadgen/protocol/h2conn/h2peer"
 	"loadgen/targets/grpcecho"
 	"loadgen/targets/grpcecho/echopb"
 	"loadgen/targets/tlscert"
@@ -71,7 +73,7 @@ func TestStreamsShareConnections(t *testing.T) {
 		if got := accepted.Load(); got != 2 {
 			t.Errorf("the server accepted %d connections, want 2", got)
 		}
-		shared := map[any]int{} // a *transport or a *libChannel: its Conns
+		shared := map[any]int{} // an *h2conn.Conn or a *libChannel: its Conns
 		for _, c := range conns {
 			shared[connOf(c)]++
 		}
@@ -94,8 +96,8 @@ func TestStreamsShareConnections(t *testing.T) {
 		}
 		for x := range shared {
 			switch x := x.(type) {
-			case *transport:
-				if x.usable() {
+			case *h2conn.Conn:
+				if x.Usable() {
 					t.Error("a connection is still usable after every Conn was closed")
 				}
 			case *libChannel:
@@ -210,33 +212,9 @@ func TestDialErrors(t *testing.T) {
 // A target that accepts and then says nothing: the dial ends with the
 // DialTimeout, with an error.
 func TestDialSilentTarget(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var held []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range held {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-		}
-	}()
+	addr := h2peer.Serve(t, func(c net.Conn) { io.Copy(io.Discard, c) })
 	eachClient(t, func(t *testing.T, cl client) {
-		d := cl.dialer(t, Config{Target: ln.Addr().String(), DialTimeout: 200 * time.Millisecond})
+		d := cl.dialer(t, Config{Target: addr, DialTimeout: 200 * time.Millisecond})
 		want := pick(cl, "sent nothing before the dial deadline", "before it answered with HTTP/2 settings")
 		if _, err := d.Dial(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("Dial = %v, want it to say %q", err, want)

@@ -1,12 +1,16 @@
 package rpc
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
-	"sync/atomic"
+	"fmt"
+	"io"
+	"strings"
 
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2conn"
 	"loadgen/loadgen/protocol/h2wire"
 )
 
@@ -15,16 +19,15 @@ const maxMessage = MaxSize + 64
 
 // Dialer hands out Conns, Config.Streams of them per HTTP/2 connection:
 // Dials 1…m share the first connection, m+1…2m the second, and so on. A
-// connection is closed with its last Conn. It is safe for concurrent use.
+// connection is closed with its last Conn. h2conn does the connection's
+// work. It is safe for concurrent use.
 type Dialer struct {
 	s      settings
 	tls    *tls.Config // nil for plaintext
 	req    []byte      // the request as sent: prefix and message; shared, read-only
 	fields []h2wire.Field
 	check  replyCheck
-
-	opened atomic.Int64
-	conns  connGroup[*transport]
+	core   *h2conn.Dialer
 }
 
 var (
@@ -45,20 +48,21 @@ func NewDialer(cfg Config) (*Dialer, error) {
 		}
 	}
 	d.fields = requestFields(s, d.tls != nil, s.method())
-	d.conns = connGroup[*transport]{
-		streams: s.Streams,
-		target:  s.Target,
-		open:    func() *transport { return newTransport(d) },
-		connect: func(ctx context.Context, t *transport) error { return t.connect(ctx) },
-		live:    (*transport).usable,
-		close:   (*transport).close,
-	}
+	d.core = h2conn.NewDialer(h2conn.Config{
+		Name:        "grpc",
+		Addr:        s.Target,
+		TLS:         d.tls,
+		DialTimeout: s.DialTimeout,
+		Streams:     s.Streams,
+		Fields:      d.fields,
+		Want:        wantFields,
+	})
 	return d, nil
 }
 
 // Opened counts the HTTP/2 connections really established: those whose
 // target answered with HTTP/2 settings.
-func (d *Dialer) Opened() int64 { return d.opened.Load() }
+func (d *Dialer) Opened() int64 { return d.core.Opened() }
 
 // Dial returns a Conn on the current connection, opening a connection when
 // the current one has Streams Conns already or cannot take more, bounded by
@@ -66,26 +70,92 @@ func (d *Dialer) Opened() int64 { return d.opened.Load() }
 // ping-pong stream. Its errors are one line saying what is wrong: not a
 // gRPC server, TLS expected, certificate not trusted …
 func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, d.s.DialTimeout)
-	defer cancel()
-	t, err := d.conns.attach(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if d.s.Mode == Stream {
-		c, err := newStreamConn(ctx, d, t)
-		if errors.Is(err, errGoingAway) { // GOAWAY came meanwhile: once more, elsewhere
-			d.conns.release(t, true)
-			if t, err = d.conns.attach(ctx); err != nil {
-				return nil, err
-			}
-			c, err = newStreamConn(ctx, d, t)
-		}
-		if err != nil {
-			d.conns.release(t, true)
+	if d.s.Mode != Stream {
+		c := &unaryConn{}
+		if err := c.init(ctx, d, true); err != nil {
 			return nil, err
 		}
 		return c, nil
 	}
-	return newUnaryConn(d, t), nil
+	ctx, cancel := context.WithTimeout(ctx, d.s.DialTimeout)
+	defer cancel()
+	for try := 1; ; try++ {
+		c := &streamConn{}
+		if err := c.init(ctx, d, false); err != nil {
+			return nil, err
+		}
+		err := c.open(ctx)
+		if err == nil {
+			return c, nil
+		}
+		c.Close()
+		if err != errGoingAway || try == 2 { // GOAWAY came meanwhile: once more, elsewhere
+			return nil, fmt.Errorf("grpc: opening a ping-pong stream on %s: %w", d.s.Target, err)
+		}
+	}
+}
+
+// explain says why a connection could not be opened, in what to do.
+func (d *Dialer) explain(err error) error {
+	var de *h2conn.DialError
+	if !errors.As(err, &de) {
+		return err
+	}
+	target := d.s.Target
+	switch de.Stage {
+	case h2conn.StageTCP:
+		return fmt.Errorf("grpc: %w", de.Err)
+	case h2conn.StageTLS:
+		return explainHandshake(target, de.Err)
+	case h2conn.StageALPN:
+		if de.Err != nil {
+			return explainHandshake(target, de.Err)
+		}
+		p := de.ALPN
+		if p == "" {
+			p = "none"
+		}
+		return fmt.Errorf("grpc: %s does not offer HTTP/2 over TLS (ALPN h2; it chose %s): it is not a gRPC server, or serves only HTTP/1.1", target, p)
+	}
+	if de.Protocol {
+		return fmt.Errorf("grpc: %s: %w", target, de.Err) // the peer broke HTTP/2 in its settings
+	}
+	return d.notHTTP2(de)
+}
+
+// notHTTP2 explains what the target sent instead of HTTP/2 settings.
+func (d *Dialer) notHTTP2(de *h2conn.DialError) error {
+	target, head, err := d.s.Target, de.Head, de.Err
+	switch {
+	case bytes.HasPrefix(head, []byte("HTTP/")):
+		line, _, _ := bytes.Cut(head, []byte("\r\n"))
+		return fmt.Errorf("grpc: %s answered in HTTP/1 (%q), not HTTP/2: it is not a gRPC server (an HTTP/1.1-only server or proxy?)", target, line)
+	case len(head) >= 2 && head[0] == 0x15 && head[1] == 0x03:
+		return fmt.Errorf("grpc: %s answered with a TLS alert: it expects TLS, add --tls", target)
+	case len(head) == 0:
+		how := "closed the connection"
+		switch {
+		case de.Silent():
+			how = "accepted the connection but sent nothing before the dial deadline"
+		case err != nil && !errors.Is(err, io.EOF):
+			how = "reset the connection"
+		}
+		hint := " (does it expect TLS? add --tls)"
+		if d.tls != nil {
+			hint = ""
+		}
+		return fmt.Errorf("grpc: %s %s without an HTTP/2 answer: is it a gRPC server?%s", target, how, hint)
+	}
+	return fmt.Errorf("grpc: %s did not answer with HTTP/2 settings (first bytes % x): it is not a gRPC server", target, head)
+}
+
+// explainHandshake turns a TLS handshake error into what to do about it.
+func explainHandshake(target string, err error) error {
+	switch msg := err.Error(); {
+	case strings.Contains(msg, "first record does not look like a TLS handshake"):
+		return fmt.Errorf("grpc: TLS handshake with %s: %w (the target speaks plaintext: drop --tls)", target, err)
+	case strings.Contains(msg, "no application protocol"):
+		return fmt.Errorf("grpc: TLS handshake with %s: %w (it does not offer HTTP/2, ALPN h2: not a gRPC server, or HTTP/1.1 only)", target, err)
+	}
+	return fmt.Errorf("grpc: TLS handshake with %s: %w", target, protocol.ExplainTLS(err))
 }

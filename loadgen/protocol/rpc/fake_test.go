@@ -67,6 +67,10 @@ func startFakePing(t testing.TB, msg []byte, ping bool) string {
 	return ln.Addr().String()
 }
 
+// fakeWindow is the fake server's receive window, for the connection and
+// each stream.
+const fakeWindow = 1 << 30
+
 var (
 	fakeHeaders  = h2wire.EncodeRequest([]h2wire.Field{{Name: ":status", Value: "200"}, {Name: "content-type", Value: "application/grpc"}}, 0).Literal
 	fakeTrailers = h2wire.EncodeRequest([]h2wire.Field{{Name: "grpc-status", Value: "0"}}, 0).Literal
@@ -78,8 +82,8 @@ func (s *fakeServer) serve(c net.Conn) {
 	if _, err := io.ReadFull(br, make([]byte, len(h2wire.ClientPreface))); err != nil {
 		return
 	}
-	b := h2wire.AppendSettings(nil, http2.Setting{ID: http2.SettingInitialWindowSize, Val: recvWindow})
-	b = h2wire.AppendWindowUpdate(b, 0, recvWindow-h2wire.DefaultWindow)
+	b := h2wire.AppendSettings(nil, http2.Setting{ID: http2.SettingInitialWindowSize, Val: fakeWindow})
+	b = h2wire.AppendWindowUpdate(b, 0, fakeWindow-h2wire.DefaultWindow)
 	bw.Write(b)
 	bw.Flush()
 	started := map[uint32]bool{} // streams whose response headers went out
@@ -111,7 +115,7 @@ func (s *fakeServer) serve(c net.Conn) {
 			delete(started, id)
 		case http2.FrameData:
 			received += n
-			if received > recvWindow/2 {
+			if received > fakeWindow/2 {
 				b = h2wire.AppendWindowUpdate(b, 0, uint32(received))
 				received = 0
 			}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2conn"
 	"loadgen/targets/grpcecho"
 	"loadgen/targets/grpcecho/echopb"
 )
@@ -513,39 +514,33 @@ func TestMetadata(t *testing.T) {
 	})
 }
 
-func transportOf(c protocol.Conn) *transport {
+// connectionOf is the lean client's connection of a Conn.
+func connectionOf(c protocol.Conn) *h2conn.Conn {
 	switch c := c.(type) {
 	case *unaryConn:
-		return c.t.Load()
+		return c.s.Conn()
 	case *streamConn:
-		return c.t.Load()
+		return c.s.Conn()
 	}
 	panic(fmt.Sprintf("%T", c))
 }
 
-// connOf is the connection a Conn of either client is on: a *transport or
-// a *libChannel.
+// connOf is the connection a Conn of either client is on: an
+// *h2conn.Conn or a *libChannel.
 func connOf(c protocol.Conn) any {
 	if lc, ok := c.(*libConn); ok {
 		return lc.ch
 	}
-	return transportOf(c)
+	return connectionOf(c)
 }
 
 // takesConns reports whether new Conns may join c's connection: the lean
-// client's transport is usable, the library client's channel joinable.
+// client's connection is usable, the library client's channel joinable.
 func takesConns(c protocol.Conn) bool {
 	if lc, ok := c.(*libConn); ok {
-		return lc.d.conns.joinable(lc.ch)
+		return lc.d.conns.Joinable(lc.ch)
 	}
-	return transportOf(c).usable()
-}
-
-// current is the connection new Conns join, under the group's lock.
-func (g *connGroup[C]) current() C {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.cur
+	return connectionOf(c).Usable()
 }
 
 // hasCurrent reports whether either client's Dialer has a current
@@ -553,9 +548,9 @@ func (g *connGroup[C]) current() C {
 func hasCurrent(d protocol.Dialer) bool {
 	switch d := d.(type) {
 	case *Dialer:
-		return d.conns.current() != nil
+		return d.core.Current() != nil
 	case *libraryDialer:
-		return d.conns.current() != nil
+		return d.conns.Current() != nil
 	}
 	panic(fmt.Sprintf("%T", d))
 }

@@ -37,25 +37,6 @@ func requestFields(s settings, tls bool, method string) []h2wire.Field {
 	return f
 }
 
-// headerBlocks encodes the request headers twice for one connection: first
-// for its first request, adding each header to the peer's HPACK table (as
-// far as tableSize allows), and next for every later request, referring to
-// those entries. The blocks stay valid because this client sends no other
-// header block on the connection, and so never changes the table. used is
-// how much of the table they rely on.
-//
-// The table holds 4096 bytes until the encoder says otherwise; a peer that
-// allows less (SETTINGS_HEADER_TABLE_SIZE) is told the smaller size at the
-// start of the first block, and a peer that allows more is not used more.
-func headerBlocks(fields []h2wire.Field, tableSize uint32) (first, next []byte, used uint32) {
-	b := h2wire.EncodeRequest(fields, tableSize)
-	first = b.First
-	if tableSize < h2wire.DefaultTableSize {
-		first = append(h2wire.AppendTableSizeUpdate(nil, tableSize), b.First...)
-	}
-	return first, b.Steady, b.Size
-}
-
 // responseFields is what a response's header block says, as far as a
 // gRPC client cares.
 type responseFields struct {
@@ -76,6 +57,10 @@ var responseNames = [...]string{
 	fieldContentType: "content-type",
 	fieldGRPCStatus:  "grpc-status",
 }
+
+// wantFields are the fields the connection hands the reply (h2conn reads
+// :status itself): its Field's name n is responseNames[n+1].
+var wantFields = responseNames[fieldContentType:]
 
 func (r *responseFields) reset() {
 	*r = responseFields{grpcStatus: -1}

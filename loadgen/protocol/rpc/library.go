@@ -36,6 +36,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2conn"
 )
 
 // libraryDialer hands out Conns as Dialer does, Config.Streams of them per
@@ -55,7 +56,7 @@ type libraryDialer struct {
 	ctx     context.Context   // carries the metadata; every Conn's context derives from it
 
 	opened atomic.Int64
-	conns  connGroup[*libChannel]
+	conns  h2conn.Group[*libChannel]
 }
 
 var (
@@ -123,13 +124,14 @@ func NewLibraryDialer(cfg Config) (protocol.Dialer, error) {
 	if s.authority != "" {
 		d.opts = append(d.opts, grpc.WithAuthority(s.authority))
 	}
-	d.conns = connGroup[*libChannel]{
-		streams: s.Streams,
-		target:  s.Target,
-		open:    func() *libChannel { return new(libChannel) },
-		connect: d.connect,
-		live:    (*libChannel).live,
-		close:   (*libChannel).close,
+	d.conns = h2conn.Group[*libChannel]{
+		Streams: s.Streams,
+		Name:    "grpc",
+		Target:  s.Target,
+		Open:    func() *libChannel { return new(libChannel) },
+		Connect: d.connect,
+		Live:    (*libChannel).live,
+		Close:   (*libChannel).close,
 	}
 	return d, nil
 }
@@ -145,7 +147,7 @@ func (d *libraryDialer) Opened() int64 { return d.opened.Load() }
 func (d *libraryDialer) Dial(ctx context.Context) (protocol.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.s.DialTimeout)
 	defer cancel()
-	ch, err := d.conns.attach(ctx)
+	ch, err := d.conns.Attach(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +156,7 @@ func (d *libraryDialer) Dial(ctx context.Context) (protocol.Conn, error) {
 	if d.s.Mode == Stream {
 		if err := c.openStream(ctx); err != nil {
 			c.cancel()
-			d.conns.release(ch, true)
+			d.conns.Release(ch, true)
 			return nil, err
 		}
 	}
@@ -180,6 +182,9 @@ func (d *libraryDialer) connect(ctx context.Context, ch *libChannel) error {
 	for {
 		switch state := cc.GetState(); state {
 		case connectivity.Ready:
+			if err := ctx.Err(); err != nil { // it may be ready before grpc-go looks at ctx
+				return d.explain(ctx, ch, err)
+			}
 			d.opened.Add(1)
 			return nil
 		case connectivity.TransientFailure, connectivity.Shutdown:
@@ -221,7 +226,7 @@ func (d *libraryDialer) explain(ctx context.Context, ch *libChannel, ctxErr erro
 
 // libChannel is one ClientConn and its one TCP connection.
 type libChannel struct {
-	member // in its dialer's connGroup: connErr says why it did not connect
+	h2conn.Member // in its dialer's Group
 
 	cc *grpc.ClientConn
 
@@ -505,6 +510,38 @@ func (c *libConn) Close() error {
 	c.mu.Lock()
 	c.unlinkLocked()
 	c.mu.Unlock()
-	c.d.conns.release(c.ch, false)
+	c.d.conns.Release(c.ch, false)
 	return nil
+}
+
+// runLink ties a Conn to the run's context, whose end aborts the Conn, and
+// marks the Conn closed.
+type runLink struct {
+	linked context.Context // the run context that aborts the Conn; only Do writes it
+	mu     sync.Mutex      // guards unlink against Close
+	unlink func() bool
+	closed atomic.Bool
+}
+
+// link makes the end of ctx (the run's context, the same for every Do)
+// call abort. It allocates once per Conn and run context.
+func (l *runLink) link(ctx context.Context, abort func()) {
+	l.linked = ctx
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.unlink != nil {
+		l.unlink()
+	}
+	if !l.closed.Load() {
+		l.unlink = context.AfterFunc(ctx, abort)
+	}
+}
+
+// unlinkLocked, under mu, when the Conn is closed: the run's context no
+// longer aborts it.
+func (l *runLink) unlinkLocked() {
+	if l.unlink != nil {
+		l.unlink()
+		l.unlink = nil
+	}
 }

@@ -255,7 +255,7 @@ func (c *cursor) tag() (protowire.Number, protowire.Type, bool) {
 
 // msgReader splits a stream's DATA into gRPC messages: it keeps each
 // message's head for the check and counts the rest. Only the connection's
-// reader goroutine uses it.
+// reader uses it, under the connection's lock.
 type msgReader struct {
 	npre int
 	pre  [prefixLen]byte

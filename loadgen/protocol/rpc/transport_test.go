@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/h2c"
-	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/keepalive"
@@ -122,48 +120,72 @@ func TestMaxConcurrentStreams(t *testing.T) {
 }
 
 // A server that rotates connections (GOAWAY, as Envoy's max connection
-// duration or NGINX's keepalive_requests do): unary calls move to a new
-// connection and none fails for it.
+// duration or NGINX's keepalive_requests do): no call fails for it. A call
+// the server did not process is Unsent, and Done: sent again on a new
+// connection, as the engine does, outside the call (no dial inside Do).
 func TestGoAwayRehome(t *testing.T) {
 	addr := startPlain(t, &plainEcho{}, grpc.KeepaliveParams(keepalive.ServerParameters{
 		MaxConnectionAge: 30 * time.Millisecond, MaxConnectionAgeGrace: hangGuard,
 	}))
 	d := newDialer(t, Config{Target: addr, Streams: 2})
-	c1, c2 := dial(t, d), dial(t, d)
+	conns := []protocol.Conn{dial(t, d), dial(t, d)}
 	stop := time.Now().Add(hangGuard)
-	calls := 0
+	calls, unsent := 0, 0
 	for d.Opened() < 4 && time.Now().Before(stop) {
-		for _, c := range []protocol.Conn{c1, c2} {
-			if o := c.Do(context.Background(), time.Now().Add(hangGuard)); o.Err != protocol.None || o.Done {
+		for i, c := range conns {
+			o := c.Do(context.Background(), time.Now().Add(hangGuard))
+			switch {
+			case o.Unsent && o.Done:
+				unsent++ // sent again below, on the new Conn
+			case o.Err != protocol.None:
 				t.Fatalf("call %d on a rotating server: %+v", calls, o)
 			}
 			calls++
+			if o.Done {
+				c.Close()
+				conns[i] = dial(t, d)
+			}
 		}
 	}
 	if d.Opened() < 4 {
 		t.Fatalf("%d connections in %d calls: the server never rotated", d.Opened(), calls)
 	}
+	t.Logf("%d calls, %d sent again, on %d connections", calls, unsent, d.Opened())
 }
 
-// Stream IDs used up: the next call goes to a new connection.
+// Stream IDs used up: the call on the last stream ID is Done (RFC 9113
+// §5.1.1: new streams need a new connection), and the next goes to a new
+// connection, which the engine dials on Done.
 func TestStreamIDsUsedUp(t *testing.T) {
 	srv := startEcho(t, grpcecho.Config{})
 	d := newDialer(t, Config{Target: srv.Addr()})
 	c := dial(t, d)
-	tr := transportOf(c)
-	tr.wmu.Lock()
-	tr.nextID = h2wire.MaxStreamID
-	tr.wmu.Unlock()
+	tr := connectionOf(c)
+	tr.SkipStreamIDs(h2wire.MaxStreamID)
 	for i := range 3 {
-		if o := c.Do(context.Background(), time.Time{}); o.Err != protocol.None {
+		o := c.Do(context.Background(), time.Time{})
+		if o.Err != protocol.None {
 			t.Fatalf("call %d: %+v", i, o)
+		}
+		if i == 0 && !o.Done {
+			t.Fatalf("call %d on the last stream ID: %+v, want Done", i, o)
+		}
+		if o.Done {
+			c = dial(t, d)
 		}
 	}
 	if d.Opened() != 2 {
 		t.Errorf("Opened = %d, want 2", d.Opened())
 	}
-	if tr.usable() {
+	if tr.Usable() {
 		t.Error("the used-up connection is still usable")
+	}
+	// A Do on the used-up connection is not sent: Unsent, for the engine to
+	// send on a new connection.
+	c2 := dial(t, newDialer(t, Config{Target: srv.Addr()}))
+	connectionOf(c2).SkipStreamIDs(h2wire.MaxStreamID + 2)
+	if o := c2.Do(context.Background(), time.Time{}); !o.Unsent || !o.Done || o.Written != 0 {
+		t.Errorf("Do past the last stream ID: %+v, want Unsent, Done and nothing written", o)
 	}
 }
 
@@ -265,46 +287,6 @@ func TestDeadlineCutsStuckWrite(t *testing.T) {
 		}
 	case <-time.After(hangGuard):
 		t.Fatal("a stuck write ignored the deadline")
-	}
-}
-
-// The header blocks decode to the request headers, the first and every
-// later one, whatever room the peer's HPACK table has.
-func TestHeaderBlocks(t *testing.T) {
-	s, err := Config{Target: "127.0.0.1:50051", Metadata: []string{
-		"x-a: 1", "x-long: " + strings.Repeat("v", 3000), "host: echo.example",
-	}}.settings()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fields := requestFields(s, true, unaryMethod)
-	var want []string
-	for _, f := range fields {
-		want = append(want, f.Name+": "+f.Value)
-	}
-	for _, table := range []uint32{0, 64, 200, 4096, 65536} {
-		first, next, used := headerBlocks(fields, table)
-		if used > table || used > h2wire.DefaultTableSize {
-			t.Errorf("table %d: blocks use %d bytes of it", table, used)
-		}
-		dec := hpack.NewDecoder(4096, nil)
-		dec.SetAllowedMaxDynamicTableSize(table) // as an HTTP/2 server that said so does
-		for i, block := range [][]byte{first, next, next, next} {
-			hf, err := dec.DecodeFull(block)
-			if err != nil {
-				t.Fatalf("table %d, block %d: %v", table, i, err)
-			}
-			var got []string
-			for _, f := range hf {
-				got = append(got, f.Name+": "+f.Value)
-			}
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Fatalf("table %d, block %d decodes to\n%s\nwant\n%s", table, i, strings.Join(got, "\n"), strings.Join(want, "\n"))
-			}
-		}
-		if table == 4096 && len(next) >= len(first)/4 {
-			t.Errorf("later blocks are %d bytes, the first %d: not indexed", len(next), len(first))
-		}
 	}
 }
 

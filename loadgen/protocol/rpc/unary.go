@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2conn"
 )
 
 // unaryConn makes one unary call per Do, each on a new stream of its
@@ -13,57 +14,13 @@ type unaryConn struct {
 	conn
 }
 
-func newUnaryConn(d *Dialer, t *transport) *unaryConn {
-	c := &unaryConn{}
-	c.init(d, t)
-	return c
-}
-
 // Do makes one call with the prebuilt request: the headers and the message
 // in one write, then the wait for the reply and the trailers. A call the
-// server refused unprocessed because its connection is going away (GOAWAY)
-// is made again on another connection, once.
+// connection could not send (GOAWAY, stream IDs used up), or that the
+// server's GOAWAY says it did not process, is Unsent and Done: the engine
+// sends it again on a new connection, outside the call's time.
 func (c *unaryConn) Do(ctx context.Context, deadline time.Time) protocol.Outcome {
-	if o, ok := c.start(ctx, deadline); !ok {
-		return o
-	}
-	for attempt := 0; ; attempt++ {
-		t := c.t.Load()
-		err := t.send(&c.st, true, c.d.req, true, c.dead.Done(), &c.sending)
-		if err == nil && !c.wait(false) {
-			err = errAborted
-		}
-		var o protocol.Outcome
-		if err == nil {
-			t.mu.Lock()
-			o = c.outcome(true)
-			refused := c.st.refused
-			t.mu.Unlock()
-			if !refused {
-				if c.stop(deadline) { // the deadline came with the reply: the Conn is aborted
-					o.Done = true
-				}
-				return o
-			}
-			err = errGoingAway
-		}
-		if err == errGoingAway && attempt == 0 && c.dead.Err() == nil {
-			if err = c.rehome(deadline); err == nil {
-				continue
-			}
-			if err != errAborted && c.dead.Err() == nil {
-				c.stop(deadline)
-				if !deadline.IsZero() && !time.Now().Before(deadline) {
-					return protocol.Outcome{Err: protocol.Timeout, Done: true}
-				}
-				return protocol.Outcome{Err: protocol.Connect, Done: true} // no other connection
-			}
-		}
-		c.stop(deadline)
-		if err == errAborted || c.dead.Err() != nil {
-			return c.aborted()
-		}
-		// The connection failed, or is going away a second time.
-		return protocol.Outcome{Status: 14, Err: protocol.Read, Done: true, Written: c.written}
-	}
+	c.reply.reset()
+	c.s.Request(ctx, deadline, c.d.req, true, h2conn.WaitEnd)
+	return c.reply.o
 }

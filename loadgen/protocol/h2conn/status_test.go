@@ -1,4 +1,4 @@
-package h2
+package h2conn
 
 import (
 	"bytes"
@@ -7,16 +7,17 @@ import (
 	"loadgen/internal/race"
 
 	"golang.org/x/net/http2/hpack"
-
-	"loadgen/loadgen/protocol/h2wire"
 )
 
 // The decoder itself is tested in h2wire, against x/net's: here, what the
-// client makes of :status.
+// connection makes of :status.
 
-func newStatusDecoder() *h2wire.Decoder {
-	return h2wire.NewDecoder(h2wire.DefaultTableSize, ":status")
-}
+// statusDecoder decodes header blocks as a connection does, for no stream.
+type statusDecoder struct{ c *Conn }
+
+func newStatusDecoder() statusDecoder { return statusDecoder{newConn(NewDialer(Config{}))} }
+
+func decodeStatus(d statusDecoder, block []byte) (int32, error) { return d.c.decodeLocked(nil, block) }
 
 func TestDecodeStatus(t *testing.T) {
 	d := newStatusDecoder()

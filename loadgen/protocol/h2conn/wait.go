@@ -1,25 +1,20 @@
-package h2
+package h2conn
 
-import (
-	"time"
+import "time"
 
-	"loadgen/loadgen/protocol"
-)
-
-// waitFor is what a stream waits for in awaitLocked.
-type waitFor uint8
-
+// Waits of the connection's own, besides the Wait a Request ends with.
 const (
-	waitResponse waitFor = iota // its response is complete
-	waitWindow                  // flow-control window to send more of its body
+	waitWindow Wait = iota + 16 // flow-control window to send more of its body
 	waitSlot                    // the server's SETTINGS_MAX_CONCURRENT_STREAMS allows one more
 )
 
 // satisfiedLocked reports whether what s waits for has happened.
-func (c *conn) satisfiedLocked(s *stream, w waitFor) bool {
+func (c *Conn) satisfiedLocked(s *Stream, w Wait) bool {
 	switch w {
-	case waitResponse:
+	case WaitEnd:
 		return s.finished
+	case WaitMessage:
+		return s.finished || (s.h != nil && s.h.Ready())
 	case waitWindow:
 		return s.finished || (s.sendWindow > 0 && c.sendWindow > 0)
 	case waitSlot:
@@ -29,26 +24,29 @@ func (c *conn) satisfiedLocked(s *stream, w waitFor) bool {
 }
 
 // awaitLocked waits until what s waits for has happened, reading the
-// connection itself when no other stream does. It returns None or why it
-// gave up. mu is held on entry and on return.
-func (c *conn) awaitLocked(s *stream, w waitFor, deadline time.Time) protocol.ErrClass {
-	class := c.awaitLoopLocked(s, w, deadline)
+// connection itself when no other stream does. It returns Satisfied or
+// why it gave up. mu is held on entry and on return.
+func (c *Conn) awaitLocked(s *Stream, w Wait, deadline time.Time) End {
+	e := c.awaitLoopLocked(s, w, deadline)
 	if c.handoff == s {
 		c.handoff = nil
 	}
 	c.passReaderLocked()
-	return class
+	return e
 }
 
-func (c *conn) awaitLoopLocked(s *stream, w waitFor, deadline time.Time) protocol.ErrClass {
+func (c *Conn) awaitLoopLocked(s *Stream, w Wait, deadline time.Time) End {
 	s.deadline = deadline
 	for woke := false; ; woke = true {
+		if s.closed.Load() {
+			return Closed
+		}
 		if c.satisfiedLocked(s, w) {
-			return protocol.None
+			return Satisfied
 		}
 		// The clock is read only when a wait ended unsatisfied.
-		if class := s.stoppedLocked(deadline, woke); class != protocol.None {
-			return class
+		if e := s.stoppedLocked(deadline, woke); e != Satisfied {
+			return e
 		}
 		c.bindReadDeadlineLocked(deadline)
 		if !c.reading && (c.handoff == nil || c.handoff == s) {
@@ -78,7 +76,7 @@ func (c *conn) awaitLoopLocked(s *stream, w waitFor, deadline time.Time) protoco
 // deadline that fires early costs one spurious wake-up.)
 
 // bindReadDeadlineLocked makes the read deadline fire no later than d.
-func (c *conn) bindReadDeadlineLocked(d time.Time) {
+func (c *Conn) bindReadDeadlineLocked(d time.Time) {
 	switch {
 	case !c.rdlValid:
 		c.resetReadDeadlineLocked(d)
@@ -90,7 +88,7 @@ func (c *conn) bindReadDeadlineLocked(d time.Time) {
 
 // resetReadDeadlineLocked sets the read deadline to the earliest of d and
 // the deadlines of the waiting streams (none if none has one).
-func (c *conn) resetReadDeadlineLocked(d time.Time) {
+func (c *Conn) resetReadDeadlineLocked(d time.Time) {
 	for _, p := range c.streams {
 		if (p.parked || p == c.reader) && !p.deadline.IsZero() && (d.IsZero() || p.deadline.Before(d)) {
 			d = p.deadline
@@ -104,14 +102,14 @@ func (c *conn) resetReadDeadlineLocked(d time.Time) {
 }
 
 // interruptReadLocked makes the reader's read return at once.
-func (c *conn) interruptReadLocked() {
+func (c *Conn) interruptReadLocked() {
 	c.rdlValid = false
 	c.nc.SetReadDeadline(aLongTimeAgo)
 }
 
 // passReaderLocked wakes a parked stream that still waits to take the
 // reader role, unless someone reads or has been asked to.
-func (c *conn) passReaderLocked() {
+func (c *Conn) passReaderLocked() {
 	if c.reading || c.handoff != nil || c.dead {
 		return
 	}
@@ -128,7 +126,7 @@ func (c *conn) passReaderLocked() {
 // waits for has happened, s's wait is interrupted (deadline, Close, the
 // run's end) or the connection fails (the returned error). mu is held on
 // entry and on return, and released around each read.
-func (c *conn) readLocked(s *stream, w waitFor) error {
+func (c *Conn) readLocked(s *Stream, w Wait) error {
 	for {
 		if err := c.processLocked(); err != nil {
 			return err
@@ -141,7 +139,7 @@ func (c *conn) readLocked(s *stream, w waitFor) error {
 		if c.satisfiedLocked(s, w) {
 			return nil
 		}
-		if len(c.wbuf) > 0 { // control frames: SETTINGS and PING acks, WINDOW_UPDATE
+		if len(c.wbuf) > 0 { // control frames: SETTINGS and PING acks, WINDOW_UPDATE, RST_STREAM
 			c.flushLocked(s, s.deadline, false)
 			if c.dead {
 				return nil
