@@ -78,6 +78,10 @@ func (c *Conn) awaitLoopLocked(s *Stream, w Wait, deadline time.Time) End {
 // bindReadDeadlineLocked makes the read deadline fire no later than d.
 func (c *Conn) bindReadDeadlineLocked(d time.Time) {
 	switch {
+	case c.interrupted:
+		// The reader is being interrupted: moving the deadline now would
+		// undo it and leave the reader blocked (a stream that starts
+		// waiting just as another is closed).
 	case !c.rdlValid:
 		c.resetReadDeadlineLocked(d)
 	case !d.IsZero() && (c.rdeadline.IsZero() || d.Before(c.rdeadline)):
@@ -103,7 +107,7 @@ func (c *Conn) resetReadDeadlineLocked(d time.Time) {
 
 // interruptReadLocked makes the reader's read return at once.
 func (c *Conn) interruptReadLocked() {
-	c.rdlValid = false
+	c.rdlValid, c.interrupted = false, true
 	c.nc.SetReadDeadline(aLongTimeAgo)
 }
 
@@ -158,7 +162,7 @@ func (c *Conn) readLocked(s *Stream, w Wait) error {
 		}
 		// The read deadline fired: someone's deadline, or Close, or the
 		// run's end interrupting s.
-		c.rdlValid = false
+		c.rdlValid, c.interrupted = false, false
 		if s.closed.Load() || s.ctx != nil && s.ctx.Err() != nil {
 			return nil
 		}
