@@ -3,6 +3,7 @@ package loadgen_test
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -299,4 +300,48 @@ func TestRampIsRecordedAsAsked(t *testing.T) {
 			t.Error("no uncorrected latency: the run was taken for closed loop")
 		}
 	})
+}
+
+// flakyDialer fails every other Dial after the preflight.
+type flakyDialer struct {
+	inner protocol.Dialer
+	n     atomic.Int64
+}
+
+func (d *flakyDialer) Dial(ctx context.Context) (protocol.Conn, error) {
+	if d.n.Add(1)%2 == 0 {
+		return nil, errors.New("refused, for the test")
+	}
+	return d.inner.Dial(ctx)
+}
+
+// -n counts requests, not connect attempts: where connections close after
+// every answer and every other connect fails, a kept-alive run still sends
+// exactly -n requests (a failed connect is retried before a request is
+// taken), and with a new connection per request a failed connect is a
+// failed request of the -n (the handshake is part of the request).
+func TestRequestCountWithFailingConnects(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	for _, newConn := range []bool{false, true} {
+		var cfg loadgen.Config
+		cfg.Target, cfg.Connections, cfg.Threads, cfg.Requests, cfg.NewConn = srv.URL, 2, 1, 50, newConn
+		r, err := loadgen.Run(context.Background(), cfg, &flakyDialer{inner: dialer(t, srv.URL)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := r.Summary
+		if s.Connections.Failed == 0 {
+			t.Fatalf("new-conn %v: no connect failed", newConn)
+		}
+		if !newConn && (s.Requests != 50 || s.Latency.Count != 50) {
+			t.Errorf("kept-alive: %d answered, %d counted; want exactly 50", s.Requests, s.Latency.Count)
+		}
+		if newConn && (s.Latency.Count != 50 || s.Requests+s.Errors.Connect != 50 || s.Errors.Connect == 0) {
+			t.Errorf("new-conn: %d counted, %d answered, %d connect errors; want 50 = answered + failed", s.Latency.Count, s.Requests, s.Errors.Connect)
+		}
+	}
 }

@@ -146,6 +146,7 @@ type lconn struct {
 	count     *counter
 	state     uint8
 	forReq    bool // stConnecting: a request waits for this connect
+	thenNext  bool // stConnecting: closed loop, the next request is taken once connected
 	prefetch  bool // stConnecting: opened before the clock
 	connected bool // it was connected at some point
 	events    uint32
@@ -399,6 +400,13 @@ func (l *loop) connected(c *lconn, now time.Time) {
 	measuring := !c.prefetch && !c.connStart.Before(l.e.measure)
 	l.shard.dialed(now.Sub(c.connStart), nil, measuring)
 	c.prefetch = false
+	c.backoff = 0
+	if c.thenNext {
+		c.thenNext = false
+		l.inFlight--
+		l.ready = append(l.ready, c)
+		return
+	}
 	if c.forReq {
 		c.forReq = false
 		start := c.sent // NewConn, per-request: the connect is part of the request
@@ -420,16 +428,18 @@ func (l *loop) connectFailed(c *lconn, now time.Time) {
 	}
 	forReq := c.forReq
 	c.forReq = false
-	if forReq && l.perReq {
-		// tcp-crr: the connect is the request's first part, so its failure
-		// fails the request.
+	if forReq && l.newConn {
+		// tcp-crr, --new-conn: the connect is the request's first part, so
+		// its failure fails the request.
+		l.shard.dialed(now.Sub(c.connStart), errConnect, false)
 		o := protocol.Outcome{Err: protocol.Connect}
 		l.record(c, &o, now, true)
 		l.after(c, &o, true, false, now)
 		return
 	}
-	if forReq {
-		l.inFlight-- // the request is not sent
+	if forReq || c.thenNext {
+		l.inFlight-- // no request was sent
+		c.thenNext = false
 	}
 	l.shard.dialed(now.Sub(c.connStart), errConnect, !c.connStart.Before(e.measure))
 	if e.pacer == nil {
@@ -449,12 +459,21 @@ func (l *loop) next(c *lconn, now time.Time) {
 	if e.stopping.Load() || l.exhausted {
 		return
 	}
-	i := e.next.Add(1) - 1
-	if n := uint64(e.cfg.Requests); n > 0 && i >= n {
+	if !e.end.IsZero() && !now.Before(e.end) {
 		l.exhausted = true
 		return
 	}
-	if !e.end.IsZero() && !now.Before(e.end) {
+	if c.fd < 0 && !l.newConn {
+		// A kept-alive connection is opened before a request is taken: a
+		// connect that fails costs no request (-n stays exact) and is
+		// tried again after a backoff.
+		l.inFlight++
+		c.thenNext = true
+		l.connect(c, now, false)
+		return
+	}
+	i := e.next.Add(1) - 1
+	if n := uint64(e.cfg.Requests); n > 0 && i >= n {
 		l.exhausted = true
 		return
 	}

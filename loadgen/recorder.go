@@ -131,11 +131,18 @@ func (s *shard) paced(lag time.Duration) {
 	s.mu.Unlock()
 }
 
+// dialed counts a connect: established (measured when in the window) or
+// failed (a connect error of the window when measuring, unless the request
+// it was for counts the failure itself: countErr false).
 func (s *shard) dialed(d time.Duration, err error, measuring bool) {
+	s.dialedErr(d, err, measuring, measuring)
+}
+
+func (s *shard) dialedErr(d time.Duration, err error, measuring, countErr bool) {
 	s.mu.Lock()
 	if err != nil {
 		s.failedDials++
-		if measuring {
+		if countErr {
 			s.errs[protocol.Connect]++
 		}
 	} else {

@@ -144,7 +144,8 @@ func (w *worker) dropConn() {
 
 // dial opens the worker's connection; false when the run is over. A
 // prefetch dial (before the clock starts) is never part of the measured
-// window.
+// window. With NewConn a failed dial is not a connect error of its own:
+// the request it was for fails (and counts it).
 func (w *worker) dial(now time.Time, prefetch bool) bool {
 	e := w.e
 	ctx, cancel := context.WithTimeout(e.runCtx, e.cfg.Timeout.D())
@@ -156,7 +157,8 @@ func (w *worker) dial(now time.Time, prefetch bool) bool {
 		}
 		return false
 	}
-	w.shard.dialed(time.Since(now), err, !prefetch && !now.Before(e.measure))
+	inWindow := !prefetch && !now.Before(e.measure)
+	w.shard.dialedErr(time.Since(now), err, inWindow, inWindow && !e.cfg.NewConn)
 	if err != nil {
 		return true
 	}
@@ -193,11 +195,29 @@ func (w *worker) step() bool {
 	if e.stopping.Load() {
 		return false
 	}
+	open := e.pacer != nil
+	// Closed loop, a kept-alive connection is opened before a request is
+	// taken: a connect that fails costs no request (-n stays exact) and is
+	// tried again after a backoff.
+	if !open && !e.cfg.NewConn && w.conn == nil {
+		now := time.Now()
+		if !e.end.IsZero() && !now.Before(e.end) {
+			return false
+		}
+		if !w.dial(now, false) {
+			return false
+		}
+		if w.conn == nil {
+			w.backoff = min(max(2*w.backoff, 10*time.Millisecond), time.Second)
+			time.Sleep(w.backoff)
+			return true
+		}
+		w.backoff = 0
+	}
 	i := e.next.Add(1) - 1
 	if n := uint64(e.cfg.Requests); n > 0 && i >= n {
 		return false
 	}
-	open := e.pacer != nil
 	var intended time.Time
 	if open {
 		off, ok := e.pacer.Intended(i)
@@ -221,15 +241,27 @@ func (w *worker) step() bool {
 	var lag time.Duration // of the first send, open loop
 	for resend := 0; ; resend++ {
 		if w.conn == nil {
+			// Open loop, a new connection per request, or a resend.
 			if !w.dial(start, false) {
 				return false
 			}
-			if w.conn == nil { // the dial failed and was counted
-				if !open {
-					w.backoff = min(max(2*w.backoff, 10*time.Millisecond), time.Second)
-					time.Sleep(w.backoff)
+			if w.conn == nil {
+				if e.cfg.NewConn {
+					// The handshake is part of the request: its failure
+					// fails the request.
+					now := time.Now()
+					if !open {
+						intended = start
+					}
+					if !intended.Before(e.measure) {
+						if open {
+							w.shard.paced(start.Sub(intended))
+						}
+						o := protocol.Outcome{Err: protocol.Connect}
+						w.shard.failure(&o, now.Sub(intended), now.Sub(start))
+					}
 				}
-				return true
+				return true // open loop: the request is lost, counted as never sent
 			}
 			w.backoff = 0
 			if !e.cfg.NewConn {
