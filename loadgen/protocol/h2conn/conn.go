@@ -72,19 +72,19 @@ type Conn struct {
 	// read (Close, the run's end) until the reader has seen it; no other
 	// stream may move it meanwhile.
 	interrupted bool
-	rbuf      []byte
-	rpos      int
-	rend      int
-	hdec      *h2wire.Decoder
-	field     func(int, []byte) // onField, made once
-	hs        *Stream           // the stream whose header block is being decoded, if live
-	hstatus   int32             // the :status of that block
-	hbad      bool              // its :status was malformed, or repeated
-	hblock    []byte            // header block being assembled from CONTINUATION frames
-	hstream   uint32            // its stream, 0 when none
-	hend      bool              // its HEADERS frame ended the stream
-	hbytes    int64             // its wire bytes so far
-	recvUnack int64             // DATA bytes received and not yet returned by WINDOW_UPDATE
+	rbuf        []byte
+	rpos        int
+	rend        int
+	hdec        *h2wire.Decoder
+	field       func(int, []byte) // onField, made once
+	hs          *Stream           // the stream whose header block is being decoded, if live
+	hstatus     int32             // the :status of that block
+	hbad        bool              // its :status was malformed, or repeated
+	hblock      []byte            // header block being assembled from CONTINUATION frames
+	hstream     uint32            // its stream, 0 when none
+	hend        bool              // its HEADERS frame ended the stream
+	hbytes      int64             // its wire bytes so far
+	recvUnack   int64             // DATA bytes received and not yet returned by WINDOW_UPDATE
 
 	dead       bool
 	errClass   protocol.ErrClass
