@@ -15,38 +15,128 @@ type SLO func(run *results.Run) (ok bool, why string)
 
 // Probe is one run of the search for the maximum rate.
 type Probe struct {
-	Rate float64 `json:"rate"`
-	OK   bool    `json:"ok"`
-	Why  string  `json:"why,omitempty"`
-	ID   string  `json:"id"`
+	Rate    float64 `json:"rate"`
+	Attempt int     `json:"attempt"` // 1, or 2 and 3 when the rate was probed again to confirm a failure
+	OK      bool    `json:"ok"`
+	Why     string  `json:"why,omitempty"`
+	ID      string  `json:"id"`
+}
+
+// Verdict is what the probes at one rate concluded: it passes when its
+// first probe held the SLO, or two of three did; it fails when two probes
+// missed the SLO. One missed SLO is not believed on its own: on a shared
+// machine one short probe misses for reasons of its own.
+type Verdict struct {
+	Rate   float64 `json:"rate"`
+	OK     bool    `json:"ok"`
+	Probes int     `json:"probes"` // how many probes the verdict rests on
+	Passed int     `json:"passed"` // how many of them held the SLO
+	Why    string  `json:"why,omitempty"`
 }
 
 // Max is the highest open-loop rate that held the SLO on one path, rung and
-// payload, and how the search got there.
+// payload, the bracket the search ended with, and how it got there.
 type Max struct {
 	Path    string  `json:"path"`
 	Rung    string  `json:"rung"`
 	Payload int     `json:"payload"`
 	Rate    float64 `json:"max_rate"` // 0: even the lowest rate failed
 	P99     string  `json:"p99_at_max,omitempty"`
-	Probes  []Probe `json:"probes"`
+	// Pass and Fail bracket the maximum: the highest rate that passed and
+	// the lowest that failed (nil: none passed, or none failed up to the
+	// ceiling of 2,000,000/s).
+	Pass   *Verdict `json:"highest_passing,omitempty"`
+	Fail   *Verdict `json:"lowest_failing,omitempty"`
+	Probes []Probe  `json:"probes"`
 }
 
 // Search bounds.
 const (
 	findMaxStart   = 100.0 // requests/s, unless the spec gives a rate
 	findMaxCeiling = 2e6
-	findMaxBisect  = 6    // halvings of the bracket after the exponential phase
+	findMaxBisect  = 8    // at most this many bisections of the bracket
 	findMaxClose   = 0.05 // stop when the bracket is within 5%
 	maxUnsentShare = 0.01 // a run that could not send 1% of its schedule fails
+	confirmFails   = 2    // failing probes at one rate before it fails
 )
 
+// tryRate runs one probe at rate (attempt from 1) and judges it.
+type tryRate func(rate float64, attempt int) (ok bool, why string, err error)
+
+// verdict probes rate until the probes agree: a first probe that passes
+// is believed; a failure is probed again, and a tie a third time.
+func verdict(rate float64, try tryRate) (Verdict, error) {
+	v := Verdict{Rate: rate}
+	for {
+		ok, why, err := try(rate, v.Probes+1)
+		v.Probes++
+		if ok {
+			v.Passed++
+		} else {
+			v.Why = why
+		}
+		if err != nil {
+			return v, err
+		}
+		failed := v.Probes - v.Passed
+		switch {
+		case failed == 0, v.Passed == confirmFails:
+			v.OK = true
+			return v, nil
+		case failed == confirmFails:
+			return v, nil
+		}
+	}
+}
+
+// search finds the highest rate that holds: as Nighthawk's adaptive load
+// controller does, an exponential climb from start (doubling while the
+// rate holds; here also halving while it fails) until the maximum is
+// bracketed, then a bisection of the bracket until it is within 5%. Every
+// rate is a verdict, not a single probe. It returns the bracket: the
+// highest passing and the lowest failing verdicts (nil when there is none).
+func search(start float64, try tryRate) (pass, fail *Verdict, err error) {
+	probe := func(rate float64) (bool, error) {
+		v, err := verdict(rate, try)
+		switch {
+		case err != nil:
+		case v.OK && (pass == nil || rate > pass.Rate):
+			pass = &v
+		case !v.OK && (fail == nil || rate < fail.Rate):
+			fail = &v
+		}
+		return v.OK, err
+	}
+	for rate := math.Round(start); ; {
+		ok, err := probe(rate)
+		if err != nil {
+			return pass, fail, err
+		}
+		next := rate * 2
+		if !ok {
+			next = math.Round(rate / 2)
+		}
+		if (pass != nil && fail != nil) || next > findMaxCeiling || next < 1 {
+			break
+		}
+		rate = next
+	}
+	for i := 0; i < findMaxBisect && pass != nil && fail != nil && (fail.Rate-pass.Rate)/pass.Rate > findMaxClose; i++ {
+		mid := math.Round((pass.Rate + fail.Rate) / 2)
+		if mid <= pass.Rate || mid >= fail.Rate {
+			break
+		}
+		if _, err := probe(mid); err != nil {
+			return pass, fail, err
+		}
+	}
+	return pass, fail, nil
+}
+
 // FindMax searches, for every path × rung × payload, the highest open-loop
-// rate that holds slo: doubling from the start rate until a run fails, then
-// bisecting between the last good and the first bad rate, as Nighthawk's
-// adaptive load controller does. A run that could not keep its schedule
-// (more than 1% of requests never sent) fails too. Every probe is saved as a
-// step of the results directory; the summary goes to findmax.json.
+// rate that holds slo (see search). A run that could not keep its schedule
+// (more than 1% of requests never sent) fails too. Every probe is saved as
+// a step of the results directory; the summary goes to findmax.json.
 func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 	if err := r.prepare(nil); err != nil {
 		return nil, err
@@ -61,6 +151,11 @@ func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 			break
 		}
 	}
+	run := r.runProbe
+	if run == nil {
+		run = r.runStep
+	}
+	searches := len(r.Spec.Payloads) * len(r.Spec.Ladder) * len(r.Spec.Paths)
 	var out []Max
 	var ids []string
 	n := 0
@@ -68,59 +163,36 @@ func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 		for _, rung := range r.Spec.Ladder {
 			for _, p := range r.Spec.Paths {
 				m := Max{Path: p.Name, Rung: rung.String(), Payload: payload}
-				probe := func(rate float64) (bool, error) {
-					st := Step{Index: n, Path: p.Name, Rung: rung, Payload: payload, Rate: math.Round(rate), Repeat: 1}
+				p99 := map[float64]string{}
+				try := func(rate float64, attempt int) (bool, string, error) {
+					st := Step{Index: n, Path: p.Name, Rung: rung, Payload: payload, Rate: rate, Repeat: attempt}
+					ev := Event{Kind: StepStarted, Step: st, N: n, Search: len(out) + 1, Searches: searches}
 					n++
-					r.emit(Event{Kind: StepStarted, Step: st, N: n - 1})
-					res := r.runStep(ctx, st, Event{Kind: StepStarted, Step: st, N: n - 1})
+					r.emit(ev)
+					res := run(ctx, st, ev)
 					if err := store.WriteJSON(r.stepFile(st), res); err != nil {
-						return false, err
+						return false, "", err
 					}
 					ids = append(ids, st.ID())
-					r.emit(Event{Kind: StepFinished, Step: st, N: n - 1, Result: res})
 					ok, why := judge(res, slo)
-					m.Probes = append(m.Probes, Probe{Rate: st.Rate, OK: ok, Why: why, ID: st.ID()})
-					if ok && st.Rate > m.Rate {
-						m.Rate = st.Rate
-						m.P99 = res.Run.Summary.Latency.P99.String()
+					pr := Probe{Rate: rate, Attempt: attempt, OK: ok, Why: why, ID: st.ID()}
+					m.Probes = append(m.Probes, pr)
+					if ok && p99[rate] == "" {
+						p99[rate] = res.Run.Summary.Latency.P99.String()
 					}
-					return ok, ctx.Err()
+					ev.Kind, ev.Result, ev.Probe = StepFinished, res, &pr
+					r.emit(ev)
+					return ok, why, ctx.Err()
 				}
-				// Double while the SLO holds (halve while it fails) to
-				// bracket the maximum, then bisect the bracket.
-				good, bad := 0.0, 0.0
-				for rate := start; ; {
-					ok, err := probe(rate)
-					if err != nil {
-						return append(out, m), r.saveFindMax(ids, append(out, m), err)
-					}
-					if ok {
-						good = rate
-						if bad > 0 || rate*2 > findMaxCeiling {
-							break
-						}
-						rate *= 2
-					} else {
-						bad = rate
-						if good > 0 || rate/2 < 1 {
-							break
-						}
-						rate /= 2
-					}
-				}
-				for i := 0; i < findMaxBisect && good > 0 && bad > 0 && (bad-good)/good > findMaxClose; i++ {
-					mid := (good + bad) / 2
-					ok, err := probe(mid)
-					if err != nil {
-						return append(out, m), r.saveFindMax(ids, append(out, m), err)
-					}
-					if ok {
-						good = mid
-					} else {
-						bad = mid
-					}
+				pass, fail, err := search(start, try)
+				m.Pass, m.Fail = pass, fail
+				if pass != nil {
+					m.Rate, m.P99 = pass.Rate, p99[pass.Rate]
 				}
 				out = append(out, m)
+				if err != nil {
+					return out, r.saveFindMax(ids, out, err)
+				}
 			}
 		}
 	}

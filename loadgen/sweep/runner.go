@@ -35,6 +35,10 @@ type Runner struct {
 	Build  Build
 	Probes Probes      // may be nil: nothing is watched
 	Events func(Event) // progress; called from Run's goroutine or the engine's reporter
+
+	// runProbe runs one step of FindMax; nil is runStep. Tests replace it
+	// to make a probe noisy.
+	runProbe func(ctx context.Context, st Step, ev Event) *results.Step
 }
 
 // EventKind tells what an Event reports.
@@ -56,6 +60,12 @@ type Event struct {
 	ETA    time.Duration
 	Live   loadgen.Progress
 	Result *results.Step
+
+	// FindMax: Total is 0 (how many probes a search takes is not known
+	// up front); Search is which path × rung × payload is searched, of
+	// Searches, and Probe is a finished probe's verdict.
+	Search, Searches int
+	Probe            *Probe
 }
 
 // ManifestFile and StepsDir lay out a results directory.
