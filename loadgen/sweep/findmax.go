@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -48,6 +49,9 @@ type Max struct {
 	Pass   *Verdict `json:"highest_passing,omitempty"`
 	Fail   *Verdict `json:"lowest_failing,omitempty"`
 	Probes []Probe  `json:"probes"`
+	// Failed is why a probe had no run at all (the path cannot be
+	// reached): the search of this path stopped there.
+	Failed string `json:"failed,omitempty"`
 }
 
 // Search bounds.
@@ -59,6 +63,10 @@ const (
 	maxUnsentShare = 0.01 // a run that could not send 1% of its schedule fails
 	confirmFails   = 2    // failing probes at one rate before it fails
 )
+
+// errNoRun stops a search: a probe could not run at all (the path
+// cannot be reached), which probing again or lower will not change.
+var errNoRun = errors.New("the probe could not run")
 
 // tryRate runs one probe at rate (attempt from 1) and judges it.
 type tryRate func(rate float64, attempt int) (ok bool, why string, err error)
@@ -182,6 +190,10 @@ func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 					}
 					ev.Kind, ev.Result, ev.Probe = StepFinished, res, &pr
 					r.emit(ev)
+					if res.Run == nil && ctx.Err() == nil {
+						m.Failed = res.Failed
+						return false, why, errNoRun
+					}
 					return ok, why, ctx.Err()
 				}
 				pass, fail, err := search(start, try)
@@ -190,7 +202,7 @@ func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 					m.Rate, m.P99 = pass.Rate, p99[pass.Rate]
 				}
 				out = append(out, m)
-				if err != nil {
+				if err != nil && !errors.Is(err, errNoRun) {
 					return out, r.saveFindMax(ids, out, err)
 				}
 			}
