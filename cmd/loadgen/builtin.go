@@ -21,6 +21,7 @@ type builtinFlags struct {
 	warmup   time.Duration
 	repeats  int
 	quiet    bool
+	wide     bool
 	check    checkFlags
 }
 
@@ -34,6 +35,7 @@ func (b *builtinFlags) register(fl *pflag.FlagSet, name, ladder string, duration
 	fl.DurationVar(&b.warmup, "warmup", warmup, "warm-up before each step's measured window")
 	fl.IntVar(&b.repeats, "repeats", 1, "repeats of every step")
 	fl.BoolVarP(&b.quiet, "quiet", "q", false, "no progress output")
+	fl.BoolVar(&b.wide, "wide", false, wideUsage)
 	b.check.registerSweep(fl)
 }
 
@@ -69,5 +71,5 @@ func (b *builtinFlags) spec(ladder sweep.Ladder, protocol string, payload int) *
 
 // job runs spec into dir with these flags.
 func (b *builtinFlags) job(spec *sweep.Spec, dir, again string) sweepJob {
-	return sweepJob{spec: spec, out: dir, resume: b.resume, quiet: b.quiet, check: &b.check, again: again}
+	return sweepJob{spec: spec, out: dir, resume: b.resume, quiet: b.quiet, check: &b.check, again: again, wide: b.wide}
 }

@@ -47,6 +47,7 @@ type sweepFlags struct {
 	check    checkFlags
 	findMax  bool
 	slo      string
+	wide     bool
 }
 
 func newSweepCmd() *cobra.Command {
@@ -123,6 +124,7 @@ A sweep file (YAML; every key may also be given as a flag):
 	f.check.registerSweep(fl)
 	fl.BoolVar(&f.findMax, "find-max", false, "search each path's highest open-loop rate that holds --slo (instead of the ladder of rates)")
 	fl.StringVar(&f.slo, "slo", "", "with --find-max: the objective, e.g. 'p99<10ms,errors<0.1%'")
+	fl.BoolVar(&f.wide, "wide", false, wideUsage)
 	return cmd
 }
 
@@ -263,7 +265,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	}
 	job := sweepJob{
 		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check,
-		findMax: f.findMax, slo: slo, sloText: f.slo, dryRun: f.dryRun,
+		findMax: f.findMax, slo: slo, sloText: f.slo, dryRun: f.dryRun, wide: f.wide,
 		again: "loadgen sweep " + fileArg(f),
 	}
 	if demo != nil {
@@ -287,6 +289,7 @@ type sweepJob struct {
 	again   string                                 // the command that continues it, less -o DIR --resume
 	extra   func(io.Writer, []*results.Step) error // more tables after the sweep's
 	dryRun  bool                                   // print the plan, send nothing
+	wide    bool                                   // every column of the table, whatever the terminal's width
 }
 
 func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
@@ -338,7 +341,7 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	prog.finish()
 	if len(steps) > 0 {
 		fmt.Fprintln(stdout)
-		if terr := report.SweepTable(stdout, spec.BaselineName(), steps); terr != nil {
+		if terr := report.SweepTable(stdout, spec.BaselineName(), steps, tableOptions(stdout, j.wide)); terr != nil {
 			return failf("%v", terr)
 		}
 		if j.extra != nil {
