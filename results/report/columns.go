@@ -44,8 +44,12 @@ var columnPriority = []string{"+cpu", "p90", "p99.9", "proxy cpu", "timeouts", "
 // sweepColumns are every column of a sweep table in the protocol's units,
 // in the order they print. Step, path and flags are filled by the table.
 func sweepColumns(u unit) []column {
+	latGroup := "latency"
+	if u.micros {
+		latGroup = "latency, µs"
+	}
 	lat := func(key string, first bool, f func(CellStats) float64) column {
-		return column{key: key, head: key, group: "latency", first: first, get: func(s CellStats) string {
+		return column{key: key, head: key, group: latGroup, first: first, get: func(s CellStats) string {
 			switch {
 			case !s.Answered:
 				return "—" // nothing answered: there is no latency to show

@@ -79,7 +79,7 @@ func glance(s *Sweep, colors map[string]string, named bool) []glanceCard {
 				fact{"added p99", micro(delta(median(add99))), "median over steps"})
 		}
 		if len(addCPU) > 0 {
-			card.Rows = append(card.Rows, fact{"added CPU / 1k req/s", fmt.Sprintf("%+.3f cores", median(addCPU)), "watched processes, over the baseline's per request; median over steps"},
+			card.Rows = append(card.Rows, fact{"added CPU / 1k req/s", fmt.Sprintf("%+.3f cores", median(addCPU)), "watched processes, per request, over the baseline's; median over steps"},
 				fact{"added memory", fmt.Sprintf("%+.1f MiB", median(addMiB)), "watched processes, median over steps"})
 		}
 		if len(per1k) > 0 {
