@@ -23,10 +23,12 @@ type Probe struct {
 	ID      string  `json:"id"`
 }
 
-// Verdict is what the probes at one rate concluded: it passes when its
-// first probe held the SLO, or two of three did; it fails when two probes
-// missed the SLO. One missed SLO is not believed on its own: on a shared
+// Verdict is what the probes at one rate concluded. A probe that holds
+// the SLO is believed; a miss is probed again: the rate fails on two
+// misses in a row. One missed SLO is not believed on its own: on a shared
 // machine one short probe misses for reasons of its own.
+// Probes and Passed count every probe of the rate (a failing rate near the
+// maximum is judged twice, see search).
 type Verdict struct {
 	Rate   float64 `json:"rate"`
 	OK     bool    `json:"ok"`
@@ -61,7 +63,8 @@ const (
 	findMaxBisect  = 8    // at most this many bisections of the bracket
 	findMaxClose   = 0.05 // stop when the bracket is within 5%
 	maxUnsentShare = 0.01 // a run that could not send 1% of its schedule fails
-	confirmFails   = 2    // failing probes at one rate before it fails
+	confirmFails   = 2    // misses in a row at one rate before it fails
+	findMaxRecheck = 3    // how often the lowest failing rate may be judged again
 )
 
 // errNoRun stops a search: a probe could not run at all (the path
@@ -71,12 +74,12 @@ var errNoRun = errors.New("the probe could not run")
 // tryRate runs one probe at rate (attempt from 1) and judges it.
 type tryRate func(rate float64, attempt int) (ok bool, why string, err error)
 
-// verdict probes rate until the probes agree: a first probe that passes
-// is believed; a failure is probed again, and a tie a third time.
-func verdict(rate float64, try tryRate) (Verdict, error) {
+// verdict probes rate until the probes agree (see Verdict), numbering
+// its attempts after those of prior, whose counts it adds to.
+func verdict(rate float64, prior Verdict, try tryRate) (Verdict, error) {
 	v := Verdict{Rate: rate}
 	for {
-		ok, why, err := try(rate, v.Probes+1)
+		ok, why, err := try(rate, prior.Probes+v.Probes+1)
 		v.Probes++
 		if ok {
 			v.Passed++
@@ -86,59 +89,110 @@ func verdict(rate float64, try tryRate) (Verdict, error) {
 		if err != nil {
 			return v, err
 		}
-		failed := v.Probes - v.Passed
 		switch {
-		case failed == 0, v.Passed == confirmFails:
+		case ok:
 			v.OK = true
-			return v, nil
-		case failed == confirmFails:
-			return v, nil
+		case v.Probes-v.Passed < confirmFails:
+			continue
 		}
+		v.Probes, v.Passed = v.Probes+prior.Probes, v.Passed+prior.Passed
+		if !v.OK && v.Why == "" {
+			v.Why = prior.Why
+		}
+		return v, nil
 	}
 }
 
-// search finds the highest rate that holds: as Nighthawk's adaptive load
-// controller does, an exponential climb from start (doubling while the
-// rate holds; here also halving while it fails) until the maximum is
-// bracketed, then a bisection of the bracket until it is within 5%. Every
-// rate is a verdict, not a single probe. It returns the bracket: the
-// highest passing and the lowest failing verdicts (nil when there is none).
+// search finds the highest rate that holds, as Nighthawk's adaptive load
+// controller does: an exponential climb from start, doubling while the
+// rate holds (halving while nothing has held yet), until the maximum is
+// bracketed, then a bisection of the bracket to within 5%. Every rate is a
+// verdict, not one probe, and overload is monotonic, which noise is not:
+// in the climb a failing rate is believed only when twice that rate fails
+// too (a pass above a failure shows it was noise), and once bisected the
+// lowest failing rate is judged again (passing, it was noise, and the
+// bisection goes on above it). It returns the bracket: the highest passing
+// and the lowest failing verdicts (nil when there is none).
 func search(start float64, try tryRate) (pass, fail *Verdict, err error) {
-	probe := func(rate float64) (bool, error) {
-		v, err := verdict(rate, try)
-		switch {
-		case err != nil:
-		case v.OK && (pass == nil || rate > pass.Rate):
-			pass = &v
-		case !v.OK && (fail == nil || rate < fail.Rate):
-			fail = &v
-		}
-		return v.OK, err
-	}
-	for rate := math.Round(start); ; {
-		ok, err := probe(rate)
+	fails := map[float64]Verdict{} // failing verdicts not contradicted by a pass above them
+	probe := func(rate float64) (Verdict, error) {
+		v, err := verdict(rate, fails[rate], try)
 		if err != nil {
-			return pass, fail, err
+			return v, err
+		}
+		if v.OK {
+			if pass == nil || rate > pass.Rate {
+				pass = &v
+			}
+			for r := range fails {
+				if r <= rate {
+					delete(fails, r) // noise: a higher rate held
+				}
+			}
+		} else {
+			fails[rate] = v
+		}
+		return v, nil
+	}
+	lowest := func() *Verdict {
+		var low *Verdict
+		for _, v := range fails {
+			if low == nil || v.Rate < low.Rate {
+				low = &v
+			}
+		}
+		return low
+	}
+	defer func() { fail = lowest() }()
+
+	for rate := math.Round(start); ; {
+		v, err := probe(rate)
+		if err != nil {
+			return pass, nil, err
 		}
 		next := rate * 2
-		if !ok {
+		if !v.OK {
+			// Believed when twice the rate fails too; else climb on from there.
+			if up := rate * 2; up <= findMaxCeiling {
+				if _, known := fails[up]; !known {
+					u, err := probe(up)
+					if err != nil {
+						return pass, nil, err
+					}
+					if u.OK {
+						if next = up * 2; next > findMaxCeiling {
+							break
+						}
+						rate = next
+						continue
+					}
+				}
+			}
 			next = math.Round(rate / 2)
 		}
-		if (pass != nil && fail != nil) || next > findMaxCeiling || next < 1 {
+		if (pass != nil && lowest() != nil) || next > findMaxCeiling || next < 1 {
 			break
 		}
 		rate = next
 	}
-	for i := 0; i < findMaxBisect && pass != nil && fail != nil && (fail.Rate-pass.Rate)/pass.Rate > findMaxClose; i++ {
-		mid := math.Round((pass.Rate + fail.Rate) / 2)
-		if mid <= pass.Rate || mid >= fail.Rate {
-			break
+	rechecked := 0
+	for i := 0; i < findMaxBisect+findMaxRecheck && pass != nil && lowest() != nil; i++ {
+		f := lowest()
+		if (f.Rate-pass.Rate)/pass.Rate <= findMaxClose || f.Rate-pass.Rate <= 1 {
+			if rechecked == findMaxRecheck || f.Probes > confirmFails {
+				break // judged again, it failed again: believed
+			}
+			rechecked++
+			if _, err := probe(f.Rate); err != nil { // the boundary, judged again
+				return pass, nil, err
+			}
+			continue
 		}
-		if _, err := probe(mid); err != nil {
-			return pass, fail, err
+		if _, err := probe(math.Round((pass.Rate + f.Rate) / 2)); err != nil {
+			return pass, nil, err
 		}
 	}
-	return pass, fail, nil
+	return pass, nil, nil
 }
 
 // FindMax searches, for every path × rung × payload, the highest open-loop
