@@ -175,19 +175,25 @@ func search(start float64, try tryRate) (pass, fail *Verdict, err error) {
 		}
 		rate = next
 	}
-	rechecked := 0
-	for i := 0; i < findMaxBisect+findMaxRecheck && pass != nil && lowest() != nil; i++ {
+	// Bisect; each boundary judged again and refuted opens a new bracket
+	// above it, with its own bisections.
+	for rechecked, bisected := 0, 0; pass != nil && lowest() != nil; {
 		f := lowest()
-		if (f.Rate-pass.Rate)/pass.Rate <= findMaxClose || f.Rate-pass.Rate <= 1 {
+		if bisected == findMaxBisect || (f.Rate-pass.Rate)/pass.Rate <= findMaxClose || f.Rate-pass.Rate <= 1 {
 			if rechecked == findMaxRecheck || f.Probes > confirmFails {
 				break // judged again, it failed again: believed
 			}
 			rechecked++
-			if _, err := probe(f.Rate); err != nil { // the boundary, judged again
+			v, err := probe(f.Rate) // the boundary, judged again
+			if err != nil {
 				return pass, nil, err
+			}
+			if v.OK {
+				bisected = 0
 			}
 			continue
 		}
+		bisected++
 		if _, err := probe(math.Round((pass.Rate + f.Rate) / 2)); err != nil {
 			return pass, nil, err
 		}

@@ -59,6 +59,9 @@ func TestSearchBracketsCapacityDespiteNoise(t *testing.T) {
 		// In the bisection: the bracket closes on the noisy rate, which
 		// judged again holds, and the bisection goes on above it.
 		{"a burst of noise in the bisection", 3100, 100, nil, map[float64]int{2800: 2}},
+		// As measured here once: 25600/s missed twice in a row and its
+		// double missed too (above capacity), then 19200 in the bisection.
+		{"bursts in the climb and the bisection", 37000, 100, []int{5, 10}, map[float64]int{25600: 2, 19200: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sim := &simulated{capacity: tc.capacity, noisy: map[int]bool{}, noisyAt: tc.noisyAt}
