@@ -91,7 +91,14 @@ func stepLine(e sweep.Event, label string) string {
 	figures := "failed: " + st.Failed
 	if st.Run != nil {
 		s := st.Run.Summary
-		figures = fmt.Sprintf("%.0f req/s, p50 %v, p99 %v, errors %d", s.RPS, report.Latency(s.Latency.P50), report.Latency(s.Latency.P99), s.Errors.Total())
+		rate, lat := fmt.Sprintf("%.0f req/s", s.RPS), fmt.Sprintf(", p50 %v, p99 %v", report.Latency(s.Latency.P50), report.Latency(s.Latency.P99))
+		switch st.Run.Config.Protocol {
+		case "tcp-stream": // a write's latency is not a round trip's
+			rate, lat = fmt.Sprintf("%.2f Gbit/s", s.WritePerSec*8/1e9), ""
+		case "tcp-rr", "tcp-crr":
+			rate = fmt.Sprintf("%.0f trans/s", s.RPS)
+		}
+		figures = fmt.Sprintf("%s%s, errors %d", rate, lat, s.Errors.Total())
 		if s.Requests == 0 {
 			figures = fmt.Sprintf("no response, errors %d", s.Errors.Total())
 		}
