@@ -72,6 +72,10 @@ func findMaxTable(w io.Writer, maxes []sweep.Max) error {
 		default:
 			notes = append(notes, what+": interrupted before any verdict")
 		}
+		if m.Saturated > 0 {
+			notes = append(notes, fmt.Sprintf("%s: the machine's CPUs were saturated during %d of the %d probes (every process, /proc/stat): "+
+				"the verdicts may measure contention for CPU, other processes' included, not the path", what, m.Saturated, len(m.Probes)))
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", sweep.FormatSize(m.Payload), m.Rung, m.Path, rate, p99, held, fail, missed, len(m.Probes))
 	}
 	if err := tw.Flush(); err != nil {

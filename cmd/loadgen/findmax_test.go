@@ -17,7 +17,7 @@ func TestFindMaxTable(t *testing.T) {
 		{Path: "baseline", Rung: "c16t2", Payload: 100, Rate: 3100, P99: "1.2ms",
 			Pass:   &sweep.Verdict{Rate: 3100, OK: true, Probes: 3, Passed: 2},
 			Fail:   &sweep.Verdict{Rate: 3200, Probes: 2, Why: long},
-			Probes: make([]sweep.Probe, 14)},
+			Probes: make([]sweep.Probe, 14), Saturated: 5},
 		{Path: "nginx", Rung: "c16t2", Payload: 100, Failed: "cannot connect to http://127.0.0.1:1: connection refused", Probes: make([]sweep.Probe, 1)},
 		{Path: "fast", Rung: "c16t2", Payload: 100, Rate: 2e6, P99: "900us", Pass: &sweep.Verdict{Rate: 2e6, OK: true, Probes: 1, Passed: 1}, Probes: make([]sweep.Probe, 15)},
 	}
@@ -46,7 +46,8 @@ func TestFindMaxTable(t *testing.T) {
 	if got := strings.Join(fields("fast"), " "); got != "100B c16t2 fast 2000000 900us 1/1 — — 15" {
 		t.Errorf("fast row %q", got)
 	}
-	for _, want := range []string{"baseline c16t2 100B at 3200/s: " + long, "nginx c16t2 100B: failed: cannot connect", "fast c16t2 100B: held up to the search's ceiling"} {
+	for _, want := range []string{"baseline c16t2 100B at 3200/s: " + long, "nginx c16t2 100B: failed: cannot connect", "fast c16t2 100B: held up to the search's ceiling",
+		"baseline c16t2 100B: the machine's CPUs were saturated during 5 of the 14 probes"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no note %q", want)
 		}

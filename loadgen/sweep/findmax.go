@@ -54,6 +54,10 @@ type Max struct {
 	// Failed is why a probe had no run at all (the path cannot be
 	// reached): the search of this path stopped there.
 	Failed string `json:"failed,omitempty"`
+	// Saturated counts the probes during which the whole machine's CPUs
+	// were saturated (every process, /proc/stat): their verdicts may
+	// measure contention, other processes' included, not the path.
+	Saturated int `json:"machine_saturated_probes,omitempty"`
 }
 
 // Search bounds.
@@ -243,6 +247,9 @@ func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 					}
 					ids = append(ids, st.ID())
 					ok, why := judge(res, slo)
+					if res.Run != nil && res.Run.Machine != nil && res.Run.Machine.Saturated {
+						m.Saturated++
+					}
 					pr := Probe{Rate: rate, Attempt: attempt, OK: ok, Why: why, ID: st.ID()}
 					m.Probes = append(m.Probes, pr)
 					if ok && p99[rate] == "" {
