@@ -62,13 +62,13 @@ type Max struct {
 
 // Search bounds.
 const (
-	findMaxStart   = 100.0 // requests/s, unless the spec gives a rate
-	findMaxCeiling = 2e6
-	findMaxBisect  = 8    // at most this many bisections of the bracket
-	findMaxClose   = 0.05 // stop when the bracket is within 5%
-	maxUnsentShare = 0.01 // a run that could not send 1% of its schedule fails
-	confirmFails   = 2    // misses in a row at one rate before it fails
-	findMaxRecheck = 3    // how often the lowest failing rate may be judged again
+	findMaxStart    = 100.0 // requests/s, unless the spec gives a rate
+	findMaxCeiling  = 2e6
+	findMaxBisect   = 8    // at most this many bisections of the bracket
+	findMaxClose    = 0.05 // stop when the bracket is within 5%
+	maxUnsentShare  = 0.01 // a run that could not send 1% of its schedule fails
+	confirmFails    = 2    // misses in a row at one rate before it fails
+	findMaxVerdicts = 40   // at most this many steps of the search after the first climb
 )
 
 // errNoRun stops a search: a probe could not run at all (the path
@@ -115,8 +115,10 @@ func verdict(rate float64, prior Verdict, try tryRate) (Verdict, error) {
 // in the climb a failing rate is believed only when twice that rate fails
 // too (a pass above a failure shows it was noise), and once bisected the
 // lowest failing rate is judged again (passing, it was noise, and the
-// bisection goes on above it). It returns the bracket: the highest passing
-// and the lowest failing verdicts (nil when there is none).
+// bisection goes on above it; the climb, when no failing rate is left).
+// The lowest failing rate returned was judged failing twice (four misses in
+// a row) unless the search ran out of steps. It returns the bracket: the
+// highest passing and the lowest failing verdicts (nil when there is none).
 func search(start float64, try tryRate) (pass, fail *Verdict, err error) {
 	fails := map[float64]Verdict{} // failing verdicts not contradicted by a pass above them
 	probe := func(rate float64) (Verdict, error) {
@@ -149,45 +151,61 @@ func search(start float64, try tryRate) (pass, fail *Verdict, err error) {
 	}
 	defer func() { fail = lowest() }()
 
-	for rate := math.Round(start); ; {
-		v, err := probe(rate)
-		if err != nil {
-			return pass, nil, err
-		}
-		next := rate * 2
-		if !v.OK {
-			// Believed when twice the rate fails too; else climb on from there.
-			if up := rate * 2; up <= findMaxCeiling {
-				if _, known := fails[up]; !known {
-					u, err := probe(up)
-					if err != nil {
-						return pass, nil, err
-					}
-					if u.OK {
-						if next = up * 2; next > findMaxCeiling {
-							break
+	// climb probes from rate up (doubling) while rates hold, and down
+	// (halving) while nothing has held, until the maximum is bracketed.
+	climb := func(rate float64) error {
+		for {
+			v, err := probe(rate)
+			if err != nil {
+				return err
+			}
+			next := rate * 2
+			if !v.OK {
+				// Believed when twice the rate fails too; else climb on from there.
+				if up := rate * 2; up <= findMaxCeiling {
+					if _, known := fails[up]; !known {
+						u, err := probe(up)
+						if err != nil {
+							return err
 						}
-						rate = next
-						continue
+						if u.OK {
+							if next = up * 2; next > findMaxCeiling {
+								return nil
+							}
+							rate = next
+							continue
+						}
 					}
 				}
+				next = math.Round(rate / 2)
 			}
-			next = math.Round(rate / 2)
+			if (pass != nil && lowest() != nil) || next > findMaxCeiling || next < 1 {
+				return nil
+			}
+			rate = next
 		}
-		if (pass != nil && lowest() != nil) || next > findMaxCeiling || next < 1 {
-			break
-		}
-		rate = next
 	}
-	// Bisect; each boundary judged again and refuted opens a new bracket
-	// above it, with its own bisections.
-	for rechecked, bisected := 0, 0; pass != nil && lowest() != nil; {
+	if err := climb(math.Round(start)); err != nil {
+		return pass, nil, err
+	}
+	// Bisect; a boundary judged again and refuted opens a new bracket above
+	// it, with bisections of its own (or, when no failing rate is left,
+	// the climb goes on).
+	for bisected, n := 0, 0; pass != nil && n < findMaxVerdicts; n++ {
 		f := lowest()
-		if bisected == findMaxBisect || (f.Rate-pass.Rate)/pass.Rate <= findMaxClose || f.Rate-pass.Rate <= 1 {
-			if rechecked == findMaxRecheck || f.Probes > confirmFails {
-				break // judged again, it failed again: believed
+		switch {
+		case f == nil:
+			if pass.Rate*2 > findMaxCeiling {
+				return pass, nil, nil
 			}
-			rechecked++
+			if err := climb(pass.Rate * 2); err != nil {
+				return pass, nil, err
+			}
+			bisected = 0
+		case bisected == findMaxBisect || (f.Rate-pass.Rate)/pass.Rate <= findMaxClose || f.Rate-pass.Rate <= 1:
+			if f.Probes > confirmFails {
+				return pass, nil, nil // judged again, it failed again: believed
+			}
 			v, err := probe(f.Rate) // the boundary, judged again
 			if err != nil {
 				return pass, nil, err
@@ -195,11 +213,11 @@ func search(start float64, try tryRate) (pass, fail *Verdict, err error) {
 			if v.OK {
 				bisected = 0
 			}
-			continue
-		}
-		bisected++
-		if _, err := probe(math.Round((pass.Rate + f.Rate) / 2)); err != nil {
-			return pass, nil, err
+		default:
+			bisected++
+			if _, err := probe(math.Round((pass.Rate + f.Rate) / 2)); err != nil {
+				return pass, nil, err
+			}
 		}
 	}
 	return pass, nil, nil

@@ -62,6 +62,10 @@ func TestSearchBracketsCapacityDespiteNoise(t *testing.T) {
 		// As measured here once: 25600/s missed twice in a row and its
 		// double missed too (above capacity), then 19200 in the bisection.
 		{"bursts in the climb and the bisection", 37000, 100, []int{5, 10}, map[float64]int{25600: 2, 19200: 2}},
+		// As measured here once: the start and its double both missed
+		// twice; once both were refuted, no failing rate was left and the
+		// search must climb on, not report the last rate as the ceiling's.
+		{"a burst over the start and its double", 1450, 100, nil, map[float64]int{100: 2, 200: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sim := &simulated{capacity: tc.capacity, noisy: map[int]bool{}, noisyAt: tc.noisyAt}
