@@ -169,8 +169,13 @@ func legend(u unit, baseline string, shown []string) string {
 	if u.stream {
 		per = "per Gbit/s"
 	}
-	if has("+cpu") || has("+MiB") {
+	switch {
+	case has("+cpu") && has("+MiB"):
 		parts = append(parts, fmt.Sprintf("+cpu/%s, +MiB: the CPU cores %s and the memory of the watched processes, over %s's", u.per, per, b))
+	case has("+cpu"):
+		parts = append(parts, fmt.Sprintf("+cpu/%s: the CPU cores %s of the watched processes, over %s's", u.per, per, b))
+	case has("+MiB"):
+		parts = append(parts, fmt.Sprintf("+MiB: the memory of the watched processes, over %s's", b))
 	}
 	if has("cpu/unit") {
 		parts = append(parts, fmt.Sprintf("cpu/%s: the proxy's cores %s", u.per, per))
