@@ -154,7 +154,7 @@ func search(start float64, try tryRate) (pass, fail *Verdict, err error) {
 	// climb probes from rate up (doubling) while rates hold, and down
 	// (halving) while nothing has held, until the maximum is bracketed.
 	climb := func(rate float64) error {
-		for {
+		for range findMaxVerdicts {
 			v, err := probe(rate)
 			if err != nil {
 				return err
@@ -177,13 +177,14 @@ func search(start float64, try tryRate) (pass, fail *Verdict, err error) {
 						}
 					}
 				}
-				next = math.Round(rate / 2)
+				next = math.Floor(rate / 2)
 			}
 			if (pass != nil && lowest() != nil) || next > findMaxCeiling || next < 1 {
 				return nil
 			}
 			rate = next
 		}
+		return nil
 	}
 	if err := climb(math.Round(start)); err != nil {
 		return pass, nil, err

@@ -96,6 +96,16 @@ func TestSearchBracketsCapacityDespiteNoise(t *testing.T) {
 	}
 }
 
+// A target that holds at no rate: the search halves down to 1/s and
+// stops there, with nothing passing.
+func TestSearchNothingHolds(t *testing.T) {
+	sim := &simulated{capacity: 0}
+	pass, fail, err := search(100, sim.try)
+	if err != nil || pass != nil || fail == nil || fail.Rate != 1 || len(sim.probes) > 20 {
+		t.Errorf("pass %+v, fail %+v, err %v after probes %v", pass, fail, err, sim.probes)
+	}
+}
+
 // On a machine where any probe below capacity misses the SLO one time in
 // four, searches agree: nineteen in twenty end within 15% of the capacity
 // (and none above it: a probe above capacity always fails).
