@@ -75,3 +75,17 @@ func TestFindMaxUnreachablePath(t *testing.T) {
 		t.Errorf("output:\n%s\nstderr:\n%s", out, stderr)
 	}
 }
+
+// An SLO that no rate holds: the search halves down to 1/s, stops, and
+// says none held.
+func TestFindMaxNothingHolds(t *testing.T) {
+	url := startHTTPBin(t)
+	code, out, stderr := cli(t, "sweep", "--path", "baseline="+url, "--ladder", "c1t1", "--payloads", "100",
+		"-d", "100ms", "--find-max", "--slo", "p99<1ns", "-o", t.TempDir()+"/fm", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "baseline       none") || !strings.Contains(out, "baseline c1t1 100B at 1/s: p99") {
+		t.Errorf("output:\n%s", out)
+	}
+}
