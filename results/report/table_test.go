@@ -148,3 +148,21 @@ func TestSweepTableFailures(t *testing.T) {
 		t.Errorf("a zero latency, or no note on the interrupted step:\n%s", out)
 	}
 }
+
+// A lab's page opens with the CNI matrix: its raw TCP sweeps have no
+// per-path cards (the matrix is their summary), and next to an HTTP
+// sweep's cards the matrix still comes first.
+func TestHTMLOpensWithCNIMatrix(t *testing.T) {
+	page := func(sweeps []*Sweep) string {
+		return string(render(t, func(b *bytes.Buffer) error { return HTML(b, sweeps, Options{}) }))
+	}
+	lab := page(fixtureCNI(t))
+	if !strings.Contains(lab, `<section id="cni">`) || strings.Contains(lab, `class="glance"`) {
+		t.Error("a lab's page: want the matrix and no cards")
+	}
+	mixed := page(append(fixtureCNI(t), fixtureSweep(t)...))
+	cni, cards := strings.Index(mixed, `<section id="cni">`), strings.Index(mixed, `class="glance"`)
+	if cni < 0 || cards < 0 || cni > cards || strings.Count(mixed, `class="card"`) != 2 {
+		t.Errorf("matrix at %d, cards at %d, %d cards: want the matrix first and the HTTP sweep's two cards", cni, cards, strings.Count(mixed, `class="card"`))
+	}
+}
