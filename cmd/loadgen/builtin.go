@@ -21,6 +21,7 @@ type builtinFlags struct {
 	warmup   time.Duration
 	repeats  int
 	quiet    bool
+	wide     bool
 	check    checkFlags
 	file     string // -f: an options file
 	dryRun   bool
@@ -38,6 +39,7 @@ func (b *builtinFlags) register(fl *pflag.FlagSet, name, ladder string, duration
 	fl.BoolVarP(&b.quiet, "quiet", "q", false, "no progress output")
 	fl.StringVarP(&b.file, "file", "f", "", "an options file: YAML whose keys are these long flags (the command line wins)")
 	fl.BoolVar(&b.dryRun, "dry-run", false, "check everything and print the plan, step by step, without building or sending anything")
+	fl.BoolVar(&b.wide, "wide", false, wideUsage)
 	b.check.registerSweep(fl)
 }
 
@@ -81,5 +83,5 @@ func (b *builtinFlags) spec(ladder sweep.Ladder, protocol string, payload int) *
 
 // job runs spec into dir with these flags.
 func (b *builtinFlags) job(spec *sweep.Spec, dir, again string) sweepJob {
-	return sweepJob{spec: spec, out: dir, resume: b.resume, quiet: b.quiet, check: &b.check, again: again, dryRun: b.dryRun}
+	return sweepJob{spec: spec, out: dir, resume: b.resume, quiet: b.quiet, check: &b.check, again: again, dryRun: b.dryRun, wide: b.wide}
 }

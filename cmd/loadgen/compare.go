@@ -26,8 +26,10 @@ func newCompareCmd() *cobra.Command {
 		Short: "Compare two runs or two sweeps, telling real changes from noise",
 		Long: `Compare B with A: two run files (loadgen run --json) or two sweep results
 directories (loadgen sweep -o), step by step. For each step, RPS and latency
-p50, p90, p99 and p99.9, the ratio B/A of the medians over repeats, and a
-verdict:
+p50, p90, p99 and p99.9, and for each set of processes a sweep watched, its
+CPU cores per 1000 requests/s (cpu/1k.NAME: a B that serves fewer requests is
+not cheaper for it) and its memory (MiB.NAME); the ratio B/A of the medians
+over repeats, and a verdict:
 
   same (noise)  within the noise: with one repeat a side, B is within
                 --noise of A; with repeats, B's min..max overlaps A's
@@ -35,7 +37,8 @@ verdict:
   better        a real change for the better
   worse         a real change for the worse, within --max-regression
   REGRESSION    a real change for the worse beyond --max-regression (RPS down,
-                latency up), or a step that ran in A and failed in B
+                latency, CPU per request or memory up), or a step that ran in A
+                and failed in B
 
 Sweep steps match by path, rung, payload and rate. Directories that hold
 sweeps (loadgen lab's, one per protocol) compare sweep by sweep, by name. Exit status 1 when there is

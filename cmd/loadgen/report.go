@@ -26,6 +26,7 @@ type reportFlags struct {
 	smp         string
 	percentiles bool
 	title       string
+	wide        bool
 }
 
 func newReportCmd() *cobra.Command {
@@ -73,6 +74,7 @@ one file, atomically; "-" writes to stdout instead:
 	fl.BoolVar(&f.percentiles, "percentiles", false, "print the full latency percentile spectrum (.hgrm) to stdout")
 	fl.StringVar(&f.title, "title", "", "title of the HTML report (default from the results)")
 	fl.Float64Var(&f.cpuPrice, "cpu-price", 0, "what one CPU costs a month: adds monthly cost columns to the ingress sizing table")
+	fl.BoolVar(&f.wide, "wide", false, "every column in the Markdown sweep tables (by default the columns a reader needs first; HTML and CSV have all)")
 	return cmd
 }
 
@@ -99,7 +101,9 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 	add("html", f.html, func(w io.Writer) error {
 		return report.HTML(w, sweeps, report.Options{Title: f.title, Generated: time.Now(), CPUPrice: f.cpuPrice})
 	})
-	add("markdown", f.markdown, func(w io.Writer) error { return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice}) })
+	add("markdown", f.markdown, func(w io.Writer) error {
+		return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice, Wide: f.wide})
+	})
 	add("csv", f.csv, func(w io.Writer) error { return report.CSV(w, sweeps) })
 	add("json-fortio", f.fortio, func(w io.Writer) error { return report.Fortio(w, sweeps) })
 	add("json-smp", f.smp, func(w io.Writer) error { return report.SMP(w, sweeps) })
@@ -107,7 +111,9 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 		add("percentiles", "-", func(w io.Writer) error { return report.Percentiles(w, sweeps) })
 	}
 	if len(outs) == 0 {
-		add("markdown", "-", func(w io.Writer) error { return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice}) })
+		add("markdown", "-", func(w io.Writer) error {
+			return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice, Wide: f.wide})
+		})
 	}
 	var failures []string
 	for _, o := range outs {

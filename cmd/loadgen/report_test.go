@@ -180,3 +180,27 @@ func TestReportWriteFailure(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want exit 1 naming --csv", code, stderr)
 	}
 }
+
+// The Markdown sweep tables hold the columns a reader needs first; --wide
+// adds the others.
+func TestReportWide(t *testing.T) {
+	head := func(args ...string) string {
+		code, stdout, stderr := reportCLI(t, append([]string{fixture}, args...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		for _, l := range strings.Split(stdout, "\n") {
+			if strings.HasPrefix(l, "| step |") {
+				return l
+			}
+		}
+		t.Fatalf("no sweep table:\n%s", stdout)
+		return ""
+	}
+	if h := head(); h != "| step | path | req/s | p50 | p99 | errors | +p99 | cpu/1k |" {
+		t.Errorf("default columns %q", h)
+	}
+	if h := head("--wide"); !strings.Contains(h, "| p90 |") || !strings.Contains(h, "| +cpu/1k | +MiB | proxy cpu |") || !strings.Contains(h, "| gen cpu |") {
+		t.Errorf("--wide columns %q", h)
+	}
+}

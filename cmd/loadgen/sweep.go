@@ -13,7 +13,6 @@ import (
 
 	"text/tabwriter"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"loadgen/loadgen"
@@ -51,6 +50,7 @@ type sweepFlags struct {
 	slo      string
 	prom     string
 	promHold time.Duration
+	wide     bool
 }
 
 func newSweepCmd() *cobra.Command {
@@ -129,6 +129,7 @@ A sweep file (YAML; every key may also be given as a flag):
 	fl.StringVar(&f.prom, "prometheus", "", "serve live metrics in the Prometheus text format on ADDR/metrics while the sweep runs (requests, errors, latency, rate, CPU, the step running)")
 	durationVarP(fl, &f.promHold, "prometheus-hold", "", 0, "with --prometheus: keep serving the final figures this long after the sweep, for a last scrape")
 	fl.StringVar(&f.slo, "slo", "", "with --find-max: the objective, e.g. 'p99<10ms,errors<0.1%'")
+	fl.BoolVar(&f.wide, "wide", false, wideUsage)
 	return cmd
 }
 
@@ -314,7 +315,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	}
 	job := sweepJob{
 		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, sidecars: cars, live: live,
-		findMax: f.findMax, slo: slo, sloText: f.slo, dryRun: f.dryRun,
+		findMax: f.findMax, slo: slo, sloText: f.slo, dryRun: f.dryRun, wide: f.wide,
 		again: "loadgen sweep " + fileArg(f),
 	}
 	if demo != nil {
@@ -343,6 +344,7 @@ type sweepJob struct {
 	dryRun    bool                                   // print the plan, send nothing
 	sidecars  *sidecarPaths                          // the paths through local sidecars, running
 	live      *metrics.Exporter                      // --prometheus
+	wide      bool                                   // every column of the table, whatever the terminal's width
 }
 
 func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
@@ -362,7 +364,11 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 			(time.Duration(len(plan)) * per).Round(time.Second), where)
 	}
 
-	prog := newSweepProgress(stderr, len(plan), j.quiet)
+	total := len(plan)
+	if j.findMax {
+		total = 0 // a search's probes are not known up front
+	}
+	prog := newSweepProgress(stderr, total, j.quiet)
 	r := &sweep.Runner{
 		Spec: spec, Dir: j.out, Resume: j.resume,
 		Build: func(ctx context.Context, p sweep.Path, st sweep.Step) (loadgen.Config, protocol.Dialer, error) {
@@ -403,7 +409,7 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	prog.finish()
 	if len(steps) > 0 {
 		fmt.Fprintln(stdout)
-		if terr := report.SweepTable(stdout, spec.BaselineName(), steps); terr != nil {
+		if terr := report.SweepTable(stdout, spec.BaselineName(), steps, tableOptions(stdout, j.wide)); terr != nil {
 			return failf("%v", terr)
 		}
 		if j.extra != nil {
@@ -489,59 +495,6 @@ func buildStep(spec *sweep.Spec, p sweep.Path, st sweep.Step) (loadgen.Config, p
 	return cfg, d, err
 }
 
-// sweepProgress shows the sweep's progress: a bar on a terminal, a line per
-// step otherwise.
-type sweepProgress struct {
-	w     io.Writer
-	bar   *progressbar.ProgressBar
-	quiet bool
-}
-
-func newSweepProgress(w io.Writer, total int, quiet bool) *sweepProgress {
-	p := &sweepProgress{w: w, quiet: quiet}
-	if !quiet && isTerminal(w) {
-		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true), progressbar.OptionSetWidth(30), progressbar.OptionClearOnFinish())
-	}
-	return p
-}
-
-func (p *sweepProgress) event(e sweep.Event) {
-	if p.quiet {
-		return
-	}
-	label := fmt.Sprintf("%s %s %s", e.Step.Path, e.Step.Rung, sweep.FormatSize(e.Step.Payload))
-	if p.bar != nil {
-		switch e.Kind {
-		case sweep.StepStarted:
-			p.bar.Describe(label)
-		case sweep.StepLive:
-			p.bar.Describe(fmt.Sprintf("%s  %.0f req/s", label, e.Live.RPS))
-		case sweep.StepFinished, sweep.StepSkipped:
-			p.bar.Add(1)
-		}
-		return
-	}
-	switch e.Kind {
-	case sweep.StepFinished:
-		st := e.Result
-		line := "failed: " + st.Failed
-		if st.Run != nil {
-			s := st.Run.Summary
-			line = fmt.Sprintf("%.0f req/s, p50 %v, p99 %v, errors %d", s.RPS, report.Latency(s.Latency.P50), report.Latency(s.Latency.P99), s.Errors.Total())
-		}
-		fmt.Fprintf(p.w, "[%d/%d] %s: %s (ETA %s)\n", e.N+1, e.Total, label, line, e.ETA.Round(time.Second))
-	case sweep.StepSkipped:
-		fmt.Fprintf(p.w, "[%d/%d] %s: already done\n", e.N+1, e.Total, label)
-	}
-}
-
-func (p *sweepProgress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-	}
-}
-
 // parseSLO checks --find-max and --slo together and returns the judge.
 func parseSLO(f *sweepFlags) (sweep.SLO, error) {
 	switch {
@@ -564,38 +517,4 @@ func parseSLO(f *sweepFlags) (sweep.SLO, error) {
 		}
 		return true, ""
 	}, nil
-}
-
-func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string, stdout io.Writer, prog *sweepProgress) error {
-	maxes, err := r.FindMax(ctx, slo)
-	prog.finish()
-	fmt.Fprintf(stdout, "\nhighest open-loop rate holding %s:\n", expr)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "payload\tstep\tpath\tmax req/s\tp99 at max\tprobes\tfirst failure above it\t\n")
-	for _, m := range maxes {
-		why, lowest := "", 0.0
-		for _, p := range m.Probes {
-			if !p.OK && p.Rate > m.Rate && (lowest == 0 || p.Rate < lowest) {
-				lowest, why = p.Rate, fmt.Sprintf("%.0f/s: %s", p.Rate, p.Why)
-			}
-		}
-		rate := fmt.Sprintf("%.0f", m.Rate)
-		if m.Rate == 0 {
-			rate = "none"
-		}
-		p99 := m.P99
-		if d, err := time.ParseDuration(p99); err == nil {
-			p99 = report.Latency(results.Duration(d)) // as the other tables print it
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", sweep.FormatSize(m.Payload), m.Rung, m.Path, rate, p99, len(m.Probes), why)
-	}
-	tw.Flush()
-	fmt.Fprintf(stdout, "\nresults: %s (every probe is a step; summary in findmax.json)\n", r.Dir)
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return exitError{code: 130}
-		}
-		return failf("%v", err)
-	}
-	return nil
 }

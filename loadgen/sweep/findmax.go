@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -15,38 +16,218 @@ type SLO func(run *results.Run) (ok bool, why string)
 
 // Probe is one run of the search for the maximum rate.
 type Probe struct {
-	Rate float64 `json:"rate"`
-	OK   bool    `json:"ok"`
-	Why  string  `json:"why,omitempty"`
-	ID   string  `json:"id"`
+	Rate    float64 `json:"rate"`
+	Attempt int     `json:"attempt"` // 1, or 2 and 3 when the rate was probed again to confirm a failure
+	OK      bool    `json:"ok"`
+	Why     string  `json:"why,omitempty"`
+	ID      string  `json:"id"`
+}
+
+// Verdict is what the probes at one rate concluded. A probe that holds
+// the SLO is believed; a miss is probed again: the rate fails on two
+// misses in a row. One missed SLO is not believed on its own: on a shared
+// machine one short probe misses for reasons of its own.
+// Probes and Passed count every probe of the rate (a failing rate near the
+// maximum is judged twice, see search).
+type Verdict struct {
+	Rate   float64 `json:"rate"`
+	OK     bool    `json:"ok"`
+	Probes int     `json:"probes"` // how many probes the verdict rests on
+	Passed int     `json:"passed"` // how many of them held the SLO
+	Why    string  `json:"why,omitempty"`
 }
 
 // Max is the highest open-loop rate that held the SLO on one path, rung and
-// payload, and how the search got there.
+// payload, the bracket the search ended with, and how it got there.
 type Max struct {
 	Path    string  `json:"path"`
 	Rung    string  `json:"rung"`
 	Payload int     `json:"payload"`
 	Rate    float64 `json:"max_rate"` // 0: even the lowest rate failed
 	P99     string  `json:"p99_at_max,omitempty"`
-	Probes  []Probe `json:"probes"`
+	// Pass and Fail bracket the maximum: the highest rate that passed and
+	// the lowest that failed (nil: none passed, or none failed up to the
+	// ceiling of 2,000,000/s).
+	Pass   *Verdict `json:"highest_passing,omitempty"`
+	Fail   *Verdict `json:"lowest_failing,omitempty"`
+	Probes []Probe  `json:"probes"`
+	// Failed is why a probe had no run at all (the path cannot be
+	// reached): the search of this path stopped there.
+	Failed string `json:"failed,omitempty"`
+	// Saturated counts the probes during which the whole machine's CPUs
+	// were saturated (every process, /proc/stat): their verdicts may
+	// measure contention, other processes' included, not the path.
+	Saturated int `json:"machine_saturated_probes,omitempty"`
 }
 
 // Search bounds.
 const (
-	findMaxStart   = 100.0 // requests/s, unless the spec gives a rate
-	findMaxCeiling = 2e6
-	findMaxBisect  = 6    // halvings of the bracket after the exponential phase
-	findMaxClose   = 0.05 // stop when the bracket is within 5%
-	maxUnsentShare = 0.01 // a run that could not send 1% of its schedule fails
+	findMaxStart    = 100.0 // requests/s, unless the spec gives a rate
+	findMaxCeiling  = 2e6
+	findMaxBisect   = 8    // at most this many bisections of the bracket
+	findMaxClose    = 0.05 // stop when the bracket is within 5%
+	maxUnsentShare  = 0.01 // a run that could not send 1% of its schedule fails
+	confirmFails    = 2    // misses in a row at one rate before it fails
+	findMaxVerdicts = 40   // at most this many steps of the search after the first climb
 )
 
+// errNoRun stops a search: a probe could not run at all (the path
+// cannot be reached), which probing again or lower will not change.
+var errNoRun = errors.New("the probe could not run")
+
+// tryRate runs one probe at rate (attempt from 1) and judges it.
+type tryRate func(rate float64, attempt int) (ok bool, why string, err error)
+
+// verdict probes rate until the probes agree (see Verdict), numbering
+// its attempts after those of prior, whose counts it adds to.
+func verdict(rate float64, prior Verdict, try tryRate) (Verdict, error) {
+	v := Verdict{Rate: rate}
+	for {
+		ok, why, err := try(rate, prior.Probes+v.Probes+1)
+		v.Probes++
+		if ok {
+			v.Passed++
+		} else {
+			v.Why = why
+		}
+		if err != nil {
+			return v, err
+		}
+		switch {
+		case ok:
+			v.OK = true
+		case v.Probes-v.Passed < confirmFails:
+			continue
+		}
+		v.Probes, v.Passed = v.Probes+prior.Probes, v.Passed+prior.Passed
+		if !v.OK && v.Why == "" {
+			v.Why = prior.Why
+		}
+		return v, nil
+	}
+}
+
+// search finds the highest rate that holds, as Nighthawk's adaptive load
+// controller does: an exponential climb from start, doubling while the
+// rate holds (halving while nothing has held yet), until the maximum is
+// bracketed, then a bisection of the bracket to within 5%. Every rate is a
+// verdict, not one probe, and overload is monotonic, which noise is not:
+// in the climb a failing rate is believed only when twice that rate fails
+// too (a pass above a failure shows it was noise), and once bisected the
+// lowest failing rate is judged again (passing, it was noise, and the
+// bisection goes on above it; the climb, when no failing rate is left).
+// The lowest failing rate returned was judged failing twice (four misses in
+// a row) unless the search ran out of steps. It returns the bracket: the
+// highest passing and the lowest failing verdicts (nil when there is none).
+func search(start float64, try tryRate) (pass, fail *Verdict, err error) {
+	fails := map[float64]Verdict{} // failing verdicts not contradicted by a pass above them
+	probe := func(rate float64) (Verdict, error) {
+		v, err := verdict(rate, fails[rate], try)
+		if err != nil {
+			return v, err
+		}
+		if v.OK {
+			if pass == nil || rate > pass.Rate {
+				pass = &v
+			}
+			for r := range fails {
+				if r <= rate {
+					delete(fails, r) // noise: a higher rate held
+				}
+			}
+		} else {
+			fails[rate] = v
+		}
+		return v, nil
+	}
+	lowest := func() *Verdict {
+		var low *Verdict
+		for _, v := range fails {
+			if low == nil || v.Rate < low.Rate {
+				low = &v
+			}
+		}
+		return low
+	}
+	defer func() { fail = lowest() }()
+
+	// climb probes from rate up (doubling) while rates hold, and down
+	// (halving) while nothing has held, until the maximum is bracketed.
+	climb := func(rate float64) error {
+		for range findMaxVerdicts {
+			v, err := probe(rate)
+			if err != nil {
+				return err
+			}
+			next := rate * 2
+			if !v.OK {
+				// Believed when twice the rate fails too; else climb on from there.
+				if up := rate * 2; up <= findMaxCeiling {
+					if _, known := fails[up]; !known {
+						u, err := probe(up)
+						if err != nil {
+							return err
+						}
+						if u.OK {
+							if next = up * 2; next > findMaxCeiling {
+								return nil
+							}
+							rate = next
+							continue
+						}
+					}
+				}
+				next = math.Floor(rate / 2)
+			}
+			if (pass != nil && lowest() != nil) || next > findMaxCeiling || next < 1 {
+				return nil
+			}
+			rate = next
+		}
+		return nil
+	}
+	if err := climb(math.Round(start)); err != nil {
+		return pass, nil, err
+	}
+	// Bisect; a boundary judged again and refuted opens a new bracket above
+	// it, with bisections of its own (or, when no failing rate is left,
+	// the climb goes on).
+	for bisected, n := 0, 0; pass != nil && n < findMaxVerdicts; n++ {
+		f := lowest()
+		switch {
+		case f == nil:
+			if pass.Rate*2 > findMaxCeiling {
+				return pass, nil, nil
+			}
+			if err := climb(pass.Rate * 2); err != nil {
+				return pass, nil, err
+			}
+			bisected = 0
+		case bisected == findMaxBisect || (f.Rate-pass.Rate)/pass.Rate <= findMaxClose || f.Rate-pass.Rate <= 1:
+			if f.Probes > confirmFails {
+				return pass, nil, nil // judged again, it failed again: believed
+			}
+			v, err := probe(f.Rate) // the boundary, judged again
+			if err != nil {
+				return pass, nil, err
+			}
+			if v.OK {
+				bisected = 0
+			}
+		default:
+			bisected++
+			if _, err := probe(math.Round((pass.Rate + f.Rate) / 2)); err != nil {
+				return pass, nil, err
+			}
+		}
+	}
+	return pass, nil, nil
+}
+
 // FindMax searches, for every path × rung × payload, the highest open-loop
-// rate that holds slo: doubling from the start rate until a run fails, then
-// bisecting between the last good and the first bad rate, as Nighthawk's
-// adaptive load controller does. A run that could not keep its schedule
-// (more than 1% of requests never sent) fails too. Every probe is saved as a
-// step of the results directory; the summary goes to findmax.json.
+// rate that holds slo (see search). A run that could not keep its schedule
+// (more than 1% of requests never sent) fails too. Every probe is saved as
+// a step of the results directory; the summary goes to findmax.json.
 func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 	if err := r.prepare(nil); err != nil {
 		return nil, err
@@ -61,6 +242,11 @@ func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 			break
 		}
 	}
+	run := r.runProbe
+	if run == nil {
+		run = r.runStep
+	}
+	searches := len(r.Spec.Payloads) * len(r.Spec.Ladder) * len(r.Spec.Paths)
 	var out []Max
 	var ids []string
 	n := 0
@@ -68,59 +254,43 @@ func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 		for _, rung := range r.Spec.Ladder {
 			for _, p := range r.Spec.Paths {
 				m := Max{Path: p.Name, Rung: rung.String(), Payload: payload}
-				probe := func(rate float64) (bool, error) {
-					st := Step{Index: n, Path: p.Name, Rung: rung, Payload: payload, Rate: math.Round(rate), Repeat: 1}
+				p99 := map[float64]string{}
+				try := func(rate float64, attempt int) (bool, string, error) {
+					st := Step{Index: n, Path: p.Name, Rung: rung, Payload: payload, Rate: rate, Repeat: attempt}
+					ev := Event{Kind: StepStarted, Step: st, N: n, Search: len(out) + 1, Searches: searches}
 					n++
-					r.emit(Event{Kind: StepStarted, Step: st, N: n - 1})
-					res := r.runStep(ctx, st, Event{Kind: StepStarted, Step: st, N: n - 1})
+					r.emit(ev)
+					res := run(ctx, st, ev)
 					if err := store.WriteJSON(r.stepFile(st), res); err != nil {
-						return false, err
+						return false, "", err
 					}
 					ids = append(ids, st.ID())
-					r.emit(Event{Kind: StepFinished, Step: st, N: n - 1, Result: res})
 					ok, why := judge(res, slo)
-					m.Probes = append(m.Probes, Probe{Rate: st.Rate, OK: ok, Why: why, ID: st.ID()})
-					if ok && st.Rate > m.Rate {
-						m.Rate = st.Rate
-						m.P99 = res.Run.Summary.Latency.P99.String()
+					if res.Run != nil && res.Run.Machine != nil && res.Run.Machine.Saturated {
+						m.Saturated++
 					}
-					return ok, ctx.Err()
+					pr := Probe{Rate: rate, Attempt: attempt, OK: ok, Why: why, ID: st.ID()}
+					m.Probes = append(m.Probes, pr)
+					if ok && p99[rate] == "" {
+						p99[rate] = res.Run.Summary.Latency.P99.String()
+					}
+					ev.Kind, ev.Result, ev.Probe = StepFinished, res, &pr
+					r.emit(ev)
+					if res.Run == nil && ctx.Err() == nil {
+						m.Failed = res.Failed
+						return false, why, errNoRun
+					}
+					return ok, why, ctx.Err()
 				}
-				// Double while the SLO holds (halve while it fails) to
-				// bracket the maximum, then bisect the bracket.
-				good, bad := 0.0, 0.0
-				for rate := start; ; {
-					ok, err := probe(rate)
-					if err != nil {
-						return append(out, m), r.saveFindMax(ids, append(out, m), err)
-					}
-					if ok {
-						good = rate
-						if bad > 0 || rate*2 > findMaxCeiling {
-							break
-						}
-						rate *= 2
-					} else {
-						bad = rate
-						if good > 0 || rate/2 < 1 {
-							break
-						}
-						rate /= 2
-					}
-				}
-				for i := 0; i < findMaxBisect && good > 0 && bad > 0 && (bad-good)/good > findMaxClose; i++ {
-					mid := (good + bad) / 2
-					ok, err := probe(mid)
-					if err != nil {
-						return append(out, m), r.saveFindMax(ids, append(out, m), err)
-					}
-					if ok {
-						good = mid
-					} else {
-						bad = mid
-					}
+				pass, fail, err := search(start, try)
+				m.Pass, m.Fail = pass, fail
+				if pass != nil {
+					m.Rate, m.P99 = pass.Rate, p99[pass.Rate]
 				}
 				out = append(out, m)
+				if err != nil && !errors.Is(err, errNoRun) {
+					return out, r.saveFindMax(ids, out, err)
+				}
 			}
 		}
 	}

@@ -39,6 +39,10 @@ type Runner struct {
 	// stands: an error fails it (its result is kept), as when a path's
 	// proxy died during the step.
 	After func(p Path, st Step) error
+
+	// runProbe runs one step of FindMax; nil is runStep. Tests replace it
+	// to make a probe noisy.
+	runProbe func(ctx context.Context, st Step, ev Event) *results.Step
 }
 
 // EventKind tells what an Event reports.
@@ -60,6 +64,12 @@ type Event struct {
 	ETA    time.Duration
 	Live   loadgen.Progress
 	Result *results.Step
+
+	// FindMax: Total is 0 (how many probes a search takes is not known
+	// up front); Search is which path × rung × payload is searched, of
+	// Searches, and Probe is a finished probe's verdict.
+	Search, Searches int
+	Probe            *Probe
 }
 
 // ManifestFile and StepsDir lay out a results directory.

@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -70,9 +71,11 @@ func statOf(xs []float64) Stat {
 
 // Row is one figure of one step (or of a run), A against B.
 type Row struct {
-	Step    string  // "nginx c4t4 1KiB", or the run's target
-	Metric  string  // rps, p50, p90, p99, p999; "run" when a side has no run
-	A, B    Stat    // requests/s, or latency in nanoseconds
+	Step string // "nginx c4t4 1KiB", or the run's target
+	// Metric is rps, p50, p90, p99, p99.9, cpu/1k.NAME and MiB.NAME (the
+	// watched processes NAME of a sweep step), or "run" when a side has no run.
+	Metric  string
+	A, B    Stat    // requests/s, latency in nanoseconds, cores per 1000 requests/s, or MiB
 	Ratio   float64 // B/A of the medians
 	Verdict Verdict
 	Note    string // why a side has no figures: "failed in B: cannot connect"
@@ -88,8 +91,13 @@ func (r Row) Message() string {
 }
 
 func (r Row) format(v float64) string {
-	if r.Metric == "rps" {
+	switch {
+	case r.Metric == "rps":
 		return number(v) + "/s"
+	case strings.HasPrefix(r.Metric, "cpu/1k."):
+		return number(v) + " cores"
+	case strings.HasPrefix(r.Metric, "MiB."):
+		return byteSize(v * (1 << 20))
 	}
 	return duration(v)
 }
@@ -140,6 +148,16 @@ var compared = []metric{
 	latencyMetric("p99.9", func(l results.Latency) results.Duration { return l.P999 }),
 }
 
+// comparedFor are the figures compared for a protocol: a tcp-stream
+// write's "latency" is the time the kernel took a chunk, microseconds of
+// noise beside its figure, the throughput (rps is writes/s, bytes alike).
+func comparedFor(protocol string) []metric {
+	if protocol == "tcp-stream" {
+		return compared[:1]
+	}
+	return compared
+}
+
 // judge compares the repeats of one figure.
 func judge(m metric, a, b []*results.Run, opt Options) Row {
 	var xa, xb []float64
@@ -149,6 +167,12 @@ func judge(m metric, a, b []*results.Run, opt Options) Row {
 	for _, r := range b {
 		xb = append(xb, m.get(r))
 	}
+	return judgeValues(m.name, m.higher, xa, xb, opt)
+}
+
+// judgeValues compares the repeats xa and xb of the figure name.
+func judgeValues(name string, higher bool, xa, xb []float64, opt Options) Row {
+	m := metric{name: name, higher: higher}
 	row := Row{Metric: m.name, A: statOf(xa), B: statOf(xb)}
 	switch {
 	case row.A.Median != 0:
@@ -182,7 +206,7 @@ func Runs(a, b *results.Run, opt Options) Comparison {
 	if b.Config.Target != a.Config.Target {
 		label = a.Config.Target + " → " + b.Config.Target
 	}
-	for _, m := range compared {
+	for _, m := range comparedFor(a.Config.Protocol) {
 		row := judge(m, []*results.Run{a}, []*results.Run{b}, opt)
 		row.Step = label
 		c.Rows = append(c.Rows, row)
@@ -330,8 +354,12 @@ func Steps(a, b []*results.Step, opt Options) Comparison {
 		case len(ra) == 0:
 			c.Rows = append(c.Rows, Row{Step: x.label, Metric: "run", Verdict: Missing, Note: "failed in A: " + x.failure()})
 		default:
-			for _, m := range compared {
+			for _, m := range comparedFor(ra[0].Config.Protocol) {
 				row := judge(m, ra, rb, opt)
+				row.Step = x.label
+				c.Rows = append(c.Rows, row)
+			}
+			for _, row := range costRows(x.steps, y.steps, opt) {
 				row.Step = x.label
 				c.Rows = append(c.Rows, row)
 			}
@@ -371,4 +399,57 @@ func (c Comparison) Matched() bool {
 		}
 	}
 	return false
+}
+
+// costRows compare what the processes watched on both sides cost: CPU
+// cores per 1000 requests/s (a B that serves fewer requests is not cheaper
+// for it), and memory in MiB. Lower is better.
+func costRows(a, b []*results.Step, opt Options) []Row {
+	var rows []Row
+	for _, name := range watchedNames(a) {
+		cpuA, memA := costs(a, name)
+		cpuB, memB := costs(b, name)
+		if len(cpuA) > 0 && len(cpuB) > 0 {
+			rows = append(rows, judgeValues("cpu/1k."+name, false, cpuA, cpuB, opt))
+		}
+		if len(memA) > 0 && len(memB) > 0 {
+			rows = append(rows, judgeValues("MiB."+name, false, memA, memB, opt))
+		}
+	}
+	return rows
+}
+
+// watchedNames are the process sets watched in steps, in order.
+func watchedNames(steps []*results.Step) []string {
+	var out []string
+	for _, st := range steps {
+		for _, w := range st.Watched {
+			if !slices.Contains(out, w.Name) {
+				out = append(out, w.Name)
+			}
+		}
+	}
+	return out
+}
+
+// costs are, over the repeats that ran and watched name, its CPU cores
+// per 1000 requests/s and its memory in MiB.
+func costs(steps []*results.Step, name string) (cpuPer1k, mib []float64) {
+	for _, st := range steps {
+		if st.Run == nil {
+			continue
+		}
+		for _, w := range st.Watched {
+			if w.Name != name {
+				continue
+			}
+			if rps := st.Run.Summary.RPS; rps > 0 && w.Samples > 0 {
+				cpuPer1k = append(cpuPer1k, w.CPUMean/(rps/1000))
+			}
+			if w.Samples > 0 {
+				mib = append(mib, float64(w.MemMean)/(1<<20))
+			}
+		}
+	}
+	return cpuPer1k, mib
 }

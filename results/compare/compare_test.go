@@ -3,6 +3,7 @@ package compare
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -298,4 +299,38 @@ func ExampleWriteText() {
 	//   http://127.0.0.1:8080/get p90: 5ms → 6.5ms (×1.30, REGRESSION)
 	//   http://127.0.0.1:8080/get p99: 20ms → 26ms (×1.30, REGRESSION)
 	//   http://127.0.0.1:8080/get p99.9: 40ms → 52ms (×1.30, REGRESSION)
+}
+
+// What the watched processes cost is compared per request: B's proxy uses
+// fewer cores than A's, but serving half the requests with them it costs
+// more per request, a regression; its memory is the same.
+func TestSweepsCostPerRequest(t *testing.T) {
+	watched := func(st *results.Step, cores float64, mib int64) *results.Step {
+		st.Watched = []results.ProcessCost{{Name: "nginx", Role: "proxy", Samples: 10, CPUMean: cores, MemMean: mib << 20}}
+		return st
+	}
+	var a, b []*results.Step
+	for i, rep := range []int{1, 2, 3} {
+		a = append(a, watched(step("nginx", "c4t4", 100, rep, 3000, 20), []float64{0.30, 0.31, 0.29}[i], 12))
+		b = append(b, watched(step("nginx", "c4t4", 100, rep, 1500, 20), []float64{0.21, 0.22, 0.20}[i], 12))
+	}
+	c := Steps(a, b, Options{MaxRegression: 0.10})
+	got := map[string]Row{}
+	for _, r := range c.Rows {
+		got[r.Metric] = r
+	}
+	cpu, mem := got["cpu/1k.nginx"], got["MiB.nginx"]
+	if cpu.Verdict != Regression || math.Abs(cpu.A.Median-0.1) > 1e-9 || math.Abs(cpu.B.Median-0.14) > 1e-9 {
+		t.Errorf("cpu/1k: %+v, want 0.1 → 0.14 cores per 1000 req/s, a regression", cpu)
+	}
+	if mem.Verdict != Same || mem.A.Median != 12 {
+		t.Errorf("MiB: %+v, want 12 on both sides", mem)
+	}
+	var out bytes.Buffer
+	if err := WriteText(&out, c); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "cpu/1k.nginx  0.1 cores [0.0967..0.103 cores ×3]") || !strings.Contains(out.String(), "12MiB ×3") {
+		t.Errorf("text:\n%s", out.String())
+	}
 }

@@ -64,7 +64,11 @@ func (r Row) cell(s Stat) string {
 	case s.Min == s.Max:
 		return fmt.Sprintf("%s ×%d", r.format(s.Median), s.N)
 	}
-	return fmt.Sprintf("%s [%s..%s ×%d]", r.format(s.Median), strings.TrimSuffix(r.format(s.Min), "/s"), r.format(s.Max), s.N)
+	min := r.format(s.Min)
+	for _, unit := range []string{"/s", " cores"} {
+		min = strings.TrimSuffix(min, unit)
+	}
+	return fmt.Sprintf("%s [%s..%s ×%d]", r.format(s.Median), min, r.format(s.Max), s.N)
 }
 
 func plural(n int, s string) string {

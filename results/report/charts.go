@@ -10,7 +10,7 @@ import (
 )
 
 // blockCharts are the charts of one payload (and rate): x is the ladder.
-func blockCharts(id string, s *Sweep, b *Block, stats map[*Cell]CellStats, colors map[string]string) []chartView {
+func blockCharts(id string, s *Sweep, b *Block, stats map[*Cell]CellStats, colors map[string]string, u unit) []chartView {
 	rungs := b.Rungs()
 	var xt []tick
 	for i, r := range rungs {
@@ -70,32 +70,39 @@ func blockCharts(id string, s *Sweep, b *Block, stats map[*Cell]CellStats, color
 	}
 	xl := "connections × threads (ladder step)"
 
-	// Latency percentiles: colour is the path, dash the percentile.
-	lat := &lineChart{XPad: pad, Title: "Latency", Note: "p50, p90 and p99 per path, log scale", YLabel: "latency", XLabel: xl,
-		XTicks: xt, LogY: true, YFmt: latencyTick, Wide: true}
-	for _, p := range paths {
-		for _, ps := range pctStyles {
-			if se, ok := line(p, p+" "+ps.Name, ps.Dash, ps.Get, all, latencyTick); ok {
-				lat.Series = append(lat.Series, se)
+	if !u.stream { // a write's latency is not a round trip's
+		// Latency percentiles: colour is the path, dash the percentile.
+		lat := &lineChart{XPad: pad, Title: "Latency", Note: "p50, p90 and p99 per path, log scale", YLabel: "latency", XLabel: xl,
+			XTicks: xt, LogY: true, YFmt: latencyTick, Wide: true}
+		for _, p := range paths {
+			for _, ps := range pctStyles {
+				if se, ok := line(p, p+" "+ps.Name, ps.Dash, ps.Get, all, latencyTick); ok {
+					lat.Series = append(lat.Series, se)
+				}
 			}
 		}
+		leg := pathLegend(lat)
+		for i, ps := range pctStyles {
+			leg = append(leg, legendItem{Name: ps.Name, Color: "#6b7280", Dash: ps.Dash, Gap: i == 0})
+		}
+		add(lat, leg)
 	}
-	leg := pathLegend(lat)
-	for i, ps := range pctStyles {
-		leg = append(leg, legendItem{Name: ps.Name, Color: "#6b7280", Dash: ps.Dash, Gap: i == 0})
-	}
-	add(lat, leg)
 
-	rpsFmt := func(v float64) string { return thousands(v) + " req/s" }
-	rps := &lineChart{XPad: pad, Title: "Throughput", Note: "requests per second, median over repeats", YLabel: "req/s", XLabel: xl, XTicks: xt}
+	rpsFmt := func(v float64) string { return thousands(v) + " " + u.rate }
+	rps := &lineChart{XPad: pad, Title: "Throughput", Note: u.rate + ", median over repeats", YLabel: u.rate, XLabel: xl, XTicks: xt}
+	throughput := func(s CellStats) float64 { return s.RPS }
+	if u.stream {
+		throughput = func(s CellStats) float64 { return s.Gbps }
+		rpsFmt = func(v float64) string { return fmt.Sprintf("%.2f Gbit/s", v) }
+	}
 	for _, p := range paths {
-		if se, ok := line(p, p, "", func(s CellStats) float64 { return s.RPS }, all, rpsFmt); ok {
+		if se, ok := line(p, p, "", throughput, all, rpsFmt); ok {
 			rps.Series = append(rps.Series, se)
 		}
 	}
 	add(rps, pathLegend(rps))
 
-	if base := s.Baseline(); base != "" {
+	if base := s.Baseline(); base != "" && !u.stream {
 		added := &lineChart{XPad: pad, Title: "Latency added over " + base, Note: "p50 and p99, path minus baseline at the same step",
 			YLabel: "added latency", XLabel: xl, XTicks: xt, Zero: true, YFmt: latencyTick}
 		for _, p := range paths {
@@ -128,7 +135,7 @@ func blockCharts(id string, s *Sweep, b *Block, stats map[*Cell]CellStats, color
 	if noErrors(b, stats) {
 		errs.Note = "no failed requests and no timeouts at any step"
 	}
-	leg = pathLegend(errs)
+	leg := pathLegend(errs)
 	leg = append(leg, legendItem{Name: "errors", Color: "#6b7280", Gap: true}, legendItem{Name: "timeouts", Color: "#6b7280", Dash: "7 4"})
 	add(errs, leg)
 
@@ -142,13 +149,17 @@ func blockCharts(id string, s *Sweep, b *Block, stats map[*Cell]CellStats, color
 	if len(proxied) > 0 {
 		cores := func(v float64) string { return fmt.Sprintf("%.2f cores", v) }
 		cpu := &lineChart{XPad: pad, Title: "Proxy CPU", Note: "cores used by the proxy processes, mean over the step", YLabel: "CPU cores", XLabel: xl, XTicks: xt}
-		per := &lineChart{XPad: pad, Title: "Proxy CPU per 1000 req/s", Note: "the figure Istio publishes for its sidecar", YLabel: "cores per 1000 req/s", XLabel: xl, XTicks: xt}
+		perWhat := "per 1000 " + u.rate
+		if u.stream {
+			perWhat = "per Gbit/s"
+		}
+		per := &lineChart{XPad: pad, Title: "Proxy CPU " + perWhat, Note: "the figure Istio publishes for its sidecar", YLabel: "cores " + perWhat, XLabel: xl, XTicks: xt}
 		mem := &lineChart{XPad: pad, Title: "Proxy memory", Note: "resident memory of the proxy processes, mean over the step", YLabel: "MiB", XLabel: xl, XTicks: xt}
 		for _, p := range proxied {
 			if se, ok := line(p, p, "", func(s CellStats) float64 { return s.ProxyCPU }, proxy, cores); ok {
 				cpu.Series = append(cpu.Series, se)
 			}
-			if se, ok := line(p, p, "", func(s CellStats) float64 { return s.ProxyCPUPer1k }, proxy, func(v float64) string { return fmt.Sprintf("%.3f cores", v) }); ok {
+			if se, ok := line(p, p, "", func(s CellStats) float64 { return s.ProxyCPUPerUnit }, proxy, func(v float64) string { return fmt.Sprintf("%.3f cores", v) }); ok {
 				per.Series = append(per.Series, se)
 			}
 			if se, ok := line(p, p, "", func(s CellStats) float64 { return s.ProxyMiB }, proxy, func(v float64) string { return fmt.Sprintf("%.1f MiB", v) }); ok {

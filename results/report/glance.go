@@ -4,12 +4,16 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"loadgen/results"
 )
 
+// glance makes a sweep's "at a glance" cards, a card per path. The raw
+// TCP sweeps of a lab have none: the CNI path matrix, which the page
+// opens with, is their summary.
 func glance(s *Sweep, colors map[string]string, named bool) []glanceCard {
-	if s.Single() {
+	if s.Single() || strings.HasPrefix(s.Protocol(), "tcp-") {
 		return nil
 	}
 	cells := Cells(s.Steps)
@@ -18,8 +22,7 @@ func glance(s *Sweep, colors map[string]string, named bool) []glanceCard {
 	for _, p := range s.Paths() {
 		var peak float64
 		var peakAt string
-		var add50, add99, addCPU, per1k []float64
-		watched := false
+		var add50, add99, addCPU, addMiB, per1k []float64
 		var errs float64
 		var light CellStats
 		var lightAt string
@@ -37,14 +40,14 @@ func glance(s *Sweep, colors map[string]string, named bool) []glanceCard {
 			if st.RPS > peak {
 				peak, peakAt = st.RPS, c.Rung+" · "+sizeLabel(c.Payload)
 			}
-			if st.HasAdded {
-				add50, add99, addCPU = append(add50, st.AddP50), append(add99, st.AddP99), append(addCPU, st.AddCPU)
+			if st.HasAdded && st.Answered {
+				add50, add99 = append(add50, st.AddP50), append(add99, st.AddP99)
 			}
-			for _, x := range c.Steps {
-				watched = watched || len(x.Watched) > 0
+			if st.HasAddedCost {
+				addCPU, addMiB = append(addCPU, st.AddCPUPerUnit), append(addMiB, st.AddMiB)
 			}
 			if st.HasProxy {
-				per1k = append(per1k, st.ProxyCPUPer1k)
+				per1k = append(per1k, st.ProxyCPUPerUnit)
 			}
 			errs += st.Errors
 		}
@@ -74,9 +77,10 @@ func glance(s *Sweep, colors map[string]string, named bool) []glanceCard {
 		if len(add50) > 0 {
 			card.Rows = append(card.Rows, fact{"added p50", micro(delta(median(add50))), "median over steps"},
 				fact{"added p99", micro(delta(median(add99))), "median over steps"})
-			if watched {
-				card.Rows = append(card.Rows, fact{"added CPU", fmt.Sprintf("%+.2f cores", median(addCPU)), "watched processes, median over steps"})
-			}
+		}
+		if len(addCPU) > 0 {
+			card.Rows = append(card.Rows, fact{"added CPU / 1k req/s", fmt.Sprintf("%+.3f cores", median(addCPU)), "watched processes, per request, over the baseline's; median over steps"},
+				fact{"added memory", fmt.Sprintf("%+.1f MiB", median(addMiB)), "watched processes, median over steps"})
 		}
 		if len(per1k) > 0 {
 			card.Rows = append(card.Rows, fact{"proxy CPU / 1k req/s", fmt.Sprintf("%.3f cores", median(per1k)), "median over steps"})

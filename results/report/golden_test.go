@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,7 @@ func TestGolden(t *testing.T) {
 		write func(*bytes.Buffer) error
 	}{
 		{"sweep.md", func(b *bytes.Buffer) error { return Markdown(b, sweep, Options{}) }},
+		{"sweep-wide.md", func(b *bytes.Buffer) error { return Markdown(b, sweep, Options{Wide: true}) }},
 		{"run.md", func(b *bytes.Buffer) error { return Markdown(b, run, Options{}) }},
 		{"cni.md", func(b *bytes.Buffer) error { return Markdown(b, cni, Options{}) }},
 		{"sweep.csv", func(b *bytes.Buffer) error { return CSV(b, sweep) }},
@@ -80,14 +82,16 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+var rungRE = regexp.MustCompile(`^c\d+t\d+$`)
+
 // The Markdown table is SweepTable's, figure for figure.
 func TestMarkdownAgreesWithSweepTable(t *testing.T) {
 	s := fixtureSweep(t)[0]
 	var table bytes.Buffer
-	if err := SweepTable(&table, s.Baseline(), s.Steps); err != nil {
+	if err := SweepTable(&table, s.Baseline(), s.Steps, TableOptions{Wide: true}); err != nil {
 		t.Fatal(err)
 	}
-	md := string(render(t, func(b *bytes.Buffer) error { return Markdown(b, []*Sweep{s}, Options{}) }))
+	md := string(render(t, func(b *bytes.Buffer) error { return Markdown(b, []*Sweep{s}, Options{Wide: true}) }))
 	rows := map[string]bool{}
 	for _, line := range strings.Split(md, "\n") {
 		if strings.HasPrefix(line, "| c") {
@@ -103,7 +107,7 @@ func TestMarkdownAgreesWithSweepTable(t *testing.T) {
 	n := 0
 	for _, line := range strings.Split(table.String(), "\n") {
 		f := strings.Fields(line)
-		if len(f) < 10 || !strings.HasPrefix(f[0], "c") {
+		if len(f) < 10 || !rungRE.MatchString(f[0]) {
 			continue
 		}
 		n++

@@ -18,6 +18,9 @@ type Options struct {
 	// shows each worker count's monthly cost, and per 1000 requests/s, as
 	// NGINX's sizing study does. 0 leaves cost out.
 	CPUPrice float64
+	// Wide shows every column of the Markdown sweep tables, not only those
+	// a reader needs first (HTML and CSV always have every figure).
+	Wide bool
 }
 
 //go:embed html.tmpl
@@ -91,7 +94,18 @@ type section struct {
 type blockView struct {
 	ID, Title string
 	Charts    []chartView
+	Groups    []headGroup // the header's first row, between path and flags
+	Heads     []string    // its second row: the heads of grouped columns
+	Span      int         // the figure columns, which a failed row's reason spans
 	Rows      []tableRow
+}
+
+// headGroup is a header cell over Span columns ("latency"), or a single
+// column's head over both header rows.
+type headGroup struct {
+	Name   string
+	Span   int
+	Single bool
 }
 
 type chartView struct {
@@ -323,32 +337,55 @@ func buildSection(i int, s *Sweep, colors map[string]string) *section {
 	}
 	sec.Title = "Sweep " + s.Name
 	sec.Lead = strings.Join(s.describe(), " · ")
-	cells := Cells(s.Steps)
-	baseOf := BaselineOf(cells, s.Baseline())
-	for j, b := range Blocks(cells) {
-		bv := &blockView{ID: fmt.Sprintf("%s-b%d", sec.ID, j+1), Title: b.Title()}
-		stats := map[*Cell]CellStats{}
-		for _, c := range b.Cells {
-			stats[c] = c.Stats(baseOf(c))
+	t := newTable(s.Baseline(), s.Steps)
+	shown, _ := t.choose(0, true)
+	var figures []int // the columns between path and flags
+	for _, k := range shown {
+		if key := t.cols[k].key; key != "step" && key != "path" && key != "flags" {
+			figures = append(figures, k)
 		}
-		bv.Charts = blockCharts(bv.ID, s, b, stats, colors)
+	}
+	var groups []headGroup
+	var heads []string
+	for _, k := range figures {
+		col := t.cols[k]
+		if n := len(groups); col.group != "" && n > 0 && groups[n-1].Name == col.group {
+			groups[n-1].Span++
+		} else {
+			groups = append(groups, headGroup{Name: col.group, Span: 1, Single: col.group == ""})
+		}
+		if col.group == "" {
+			groups[len(groups)-1].Name = col.head
+		} else {
+			heads = append(heads, col.head)
+		}
+	}
+	for j, tb := range t.blocks {
+		b := tb.block
+		bv := &blockView{ID: fmt.Sprintf("%s-b%d", sec.ID, j+1), Title: b.Title(), Groups: groups, Heads: heads, Span: len(figures)}
+		stats := map[*Cell]CellStats{}
+		for k, c := range tb.cells {
+			stats[c] = tb.stats[k]
+		}
+		bv.Charts = blockCharts(bv.ID, s, b, stats, colors, t.unit)
 		prev := ""
-		for _, c := range b.Cells {
-			st := stats[c]
-			row := statsRow(c, st)
+		for k, c := range tb.cells {
+			st := tb.stats[k]
 			tr := tableRow{Rung: c.Rung, Path: c.Path, Color: colors[c.Path], Baseline: c.Path == s.Baseline(),
 				FirstOfRung: c.Rung != prev}
 			prev = c.Rung
-			if st.OK {
-				tr.Cells = row[2 : len(row)-1]
-				tr.Cells[0] = thousands(st.RPS)
-				for k := range tr.Cells {
-					tr.Cells[k] = micro(tr.Cells[k])
-				}
-			} else {
-				tr.Failed = oneLine(st.Failed, 200)
-				if tr.Failed == "" {
-					tr.Failed = "no result"
+			switch {
+			case !st.OK:
+				tr.Failed = "failed: " + orText(oneLine(st.Failed, 200), "no result")
+			case st.Unmeasured:
+				tr.Failed = "interrupted before it measured anything"
+			default:
+				for _, f := range figures {
+					v := micro(tb.rows[k][f])
+					if t.cols[f].key == "rate" && !t.unit.stream {
+						v = thousands(st.RPS)
+					}
+					tr.Cells = append(tr.Cells, v)
 				}
 			}
 			for _, f := range st.Flags {

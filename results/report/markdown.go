@@ -48,62 +48,57 @@ func Markdown(w io.Writer, sweeps []*Sweep, opt Options) error {
 		if s.Single() {
 			markdownRun(p, s)
 		} else {
-			markdownSweep(p, s)
+			markdownSweep(p, s, opt.Wide)
 		}
 	}
 	return p.err
 }
 
-func markdownSweep(p *printer, s *Sweep) {
+func markdownSweep(p *printer, s *Sweep, wide bool) {
 	p.f("\n## Sweep `%s`\n\n%s\n\n", s.Name, strings.Join(s.describe(), " · "))
 	if e := envLine(s.Env()); e != "" {
 		p.f("Environment: %s\n", e)
 	}
-	cells := Cells(s.Steps)
-	baseOf := BaselineOf(cells, s.Baseline())
-	for _, b := range Blocks(cells) {
-		p.f("\n### %s\n\n", b.Title())
-		mdRow(p, sweepCols...)
-		p.f("|:--|:--|%s:--|\n", strings.Repeat("--:|", len(sweepCols)-3))
-		for _, c := range b.Cells {
-			mdRow(p, statsRow(c, c.Stats(baseOf(c)))...)
+	t := newTable(s.Baseline(), s.Steps)
+	shown, hidden := t.choose(0, wide)
+	for _, b := range t.blocks {
+		p.f("\n### %s\n\n", b.title)
+		var heads, align []string
+		for _, i := range shown {
+			heads = append(heads, t.cols[i].head)
+			if t.cols[i].left {
+				align = append(align, ":--")
+			} else {
+				align = append(align, "--:")
+			}
+		}
+		mdRow(p, heads...)
+		p.f("|%s|\n", strings.Join(align, "|"))
+		for _, r := range b.rows {
+			var cells []string
+			for _, i := range shown {
+				cells = append(cells, r[i])
+			}
+			mdRow(p, cells...)
 		}
 	}
-	p.f("\nMedians over repeats; +pNN: latency added over %s; +cpu: watched CPU cores added over it; cpu in cores; "+
-		"flags: F failed, I interrupted, G generator saturated, M machine CPU saturated (figures measure contention).\n", orNone(s.Baseline()))
+	if len(t.notes) > 0 {
+		p.f("\n")
+	}
+	for _, n := range t.notes {
+		p.f("- %s\n", n)
+	}
+	if len(hidden) > 0 {
+		p.f("\nNot shown: %s (`--wide` shows every column; the CSV and HTML reports have every figure).\n", strings.Join(hidden, ", "))
+	}
+	p.f("\n%s.\n", upperFirst(legend(t.unit, s.Baseline(), t.keys(shown))))
 }
 
-// sweepCols are the columns of the sweep table, as SweepTable prints them.
-var sweepCols = []string{"step", "path", "req/s", "p50", "p90", "p99", "p99.9", "errors", "timeouts", "+p50", "+p90", "+p99", "+p99.9",
-	"+cpu", "proxy cpu", "cpu/1k rps", "proxy MiB", "target cpu", "gen cpu", "flags"}
-
-// statsRow is a cell's row of the sweep table, as text.
-func statsRow(c *Cell, s CellStats) []string {
-	row := []string{c.Rung, c.Path}
-	if !s.OK {
-		row = append(row, "failed: "+oneLine(s.Failed, 60))
-		for len(row) < len(sweepCols)-1 {
-			row = append(row, "")
-		}
-		return append(row, s.Flags)
+func upperFirst(s string) string {
+	if s == "" {
+		return s
 	}
-	row = append(row, fmt.Sprintf("%.0f", s.RPS), ms(s.P50), ms(s.P90), ms(s.P99), ms(s.P999),
-		fmt.Sprintf("%.0f", s.Errors), fmt.Sprintf("%.0f", s.Timeouts))
-	if s.HasAdded {
-		row = append(row, delta(s.AddP50), delta(s.AddP90), delta(s.AddP99), delta(s.AddP999), fmt.Sprintf("%+.2f", s.AddCPU))
-	} else {
-		row = append(row, "", "", "", "", "")
-	}
-	if s.HasProxy {
-		row = append(row, fmt.Sprintf("%.2f", s.ProxyCPU), fmt.Sprintf("%.3f", s.ProxyCPUPer1k), fmt.Sprintf("%.1f", s.ProxyMiB))
-	} else {
-		row = append(row, "", "", "")
-	}
-	tcpu := ""
-	if s.HasTarget {
-		tcpu = fmt.Sprintf("%.2f", s.TargetCPU)
-	}
-	return append(row, tcpu, fmt.Sprintf("%.2f", s.GenCPU), s.Flags)
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func markdownRun(p *printer, s *Sweep) {

@@ -7,25 +7,44 @@ import (
 )
 
 // CellStats are a cell's figures, medians over its repeats, as the sweep
-// tables and charts show them. Latencies are in nanoseconds.
+// tables and charts show them. Latencies are in nanoseconds. Costs "per
+// unit" are per 1000 requests/s (transactions/s, messages/s), or per
+// Gbit/s for tcp-stream (Stream), whose throughput is its figure.
 type CellStats struct {
 	OK     bool   // at least one repeat has a run
 	Failed string // why not, when !OK
+	// Unmeasured: every run was interrupted before it measured anything
+	// (no response, no error); its figures are not zeros but absent.
+	Unmeasured bool
+	// Answered: some run had a response; without one a cell has no
+	// latency to show (a failed request's latency is its failure's).
+	Answered bool
+	Stream   bool // tcp-stream: Gbps is the throughput, latencies are a write's
 
 	RPS                 float64
-	P50, P90, P99, P999 float64
+	Gbps                float64 // bytes written, in Gbit/s
+	P50, P90, P99, P999 float64 // over the runs that had a response
 	Errors, Timeouts    float64
 
 	HasAdded                        bool // the cell has a baseline to compare with
 	AddP50, AddP90, AddP99, AddP999 float64
-	AddCPU                          float64 // watched CPU cores over the baseline's (SweepTable's +cpu)
-	HasProxy                        bool    // a proxy was watched on this path
-	ProxyCPU, ProxyCPUPer1k         float64
-	ProxyMiB                        float64
-	HasTarget                       bool
-	TargetCPU                       float64
-	GenCPU                          float64 // cores the generator used
-	Flags                           string  // see Cell.Flags
+	AddGbps                         float64 // tcp-stream: throughput over the baseline's
+	// HasAddedCost: processes were watched on this path (AddCPUPerUnit
+	// and AddMiB then compare them with the baseline's own, per unit of
+	// throughput: a path serving fewer requests is not made cheap by it).
+	HasAddedCost  bool
+	AddCPUPerUnit float64 // watched CPU cores per unit over the baseline's
+	AddMiB        float64 // watched memory over the baseline's, MiB
+
+	HasProxy        bool // a proxy was watched on this path
+	ProxyCPU        float64
+	ProxyCPUPer1k   float64 // per 1000 requests/s, as recorded with the step
+	ProxyCPUPerUnit float64 // per unit: ProxyCPUPer1k, or per Gbit/s for tcp-stream
+	ProxyMiB        float64
+	HasTarget       bool
+	TargetCPU       float64
+	GenCPU          float64 // cores the generator used
+	Flags           string  // see Cell.Flags
 }
 
 // Stats reduces a cell to its figures; base is the baseline path's cell
@@ -44,24 +63,49 @@ func (c *Cell) Stats(base *Cell) CellStats {
 		return s
 	}
 	s.OK, s.RPS = true, rps
-	s.P50, _ = c.Median(latency(func(l results.Latency) results.Duration { return l.P50 }))
-	s.P90, _ = c.Median(latency(func(l results.Latency) results.Duration { return l.P90 }))
-	s.P99, _ = c.Median(latency(func(l results.Latency) results.Duration { return l.P99 }))
-	s.P999, _ = c.Median(latency(func(l results.Latency) results.Duration { return l.P999 }))
+	s.Stream = c.protocol() == "tcp-stream"
+	s.Unmeasured = true
+	for _, st := range c.Steps {
+		if r := st.Run; r != nil {
+			s.Answered = s.Answered || r.Summary.Requests > 0
+			s.Unmeasured = s.Unmeasured && r.Interrupted && r.Summary.Requests == 0 && r.Summary.Errors.Total() == 0
+		}
+	}
+	s.Gbps, _ = c.Median(gbps)
+	answered := func(st *results.Step) bool { return st.Run.Summary.Requests > 0 }
+	s.P50, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P50 }))
+	s.P90, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P90 }))
+	s.P99, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P99 }))
+	s.P999, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P999 }))
 	s.Errors, _ = c.Median(func(st *results.Step) float64 { return float64(st.Run.Summary.Errors.Total()) })
 	s.Timeouts, _ = c.Median(func(st *results.Step) float64 { return float64(st.Run.Summary.Errors.Timeout) })
+	perUnit := func(cost func(*results.Step) float64) func(*results.Step) float64 {
+		return func(st *results.Step) float64 { return cost(st) / throughputUnits(st, s.Stream) }
+	}
+	hasUnits := func(st *results.Step) bool { return throughputUnits(st, s.Stream) > 0 }
 	if base != nil && base != c {
-		if b := base.Stats(nil); b.OK {
+		if b := base.Stats(nil); b.OK && b.Answered == s.Answered {
 			s.HasAdded = true
 			s.AddP50, s.AddP90, s.AddP99, s.AddP999 = s.P50-b.P50, s.P90-b.P90, s.P99-b.P99, s.P999-b.P999
-			mine, _ := c.Median(watchedCPU)
-			theirs, _ := base.Median(watchedCPU)
-			s.AddCPU = mine - theirs
+			s.AddGbps = s.Gbps - b.Gbps
+		}
+		mine, ok1 := c.medianWhere(hasUnits, perUnit(watchedCPU))
+		theirs, ok2 := base.medianWhere(hasUnits, perUnit(watchedCPU))
+		if c.watched() && ok1 && ok2 {
+			s.HasAddedCost = true
+			s.AddCPUPerUnit = mine - theirs
+			m, _ := c.Median(watchedMem)
+			t, _ := base.Median(watchedMem)
+			s.AddMiB = (m - t) / (1 << 20)
 		}
 	}
 	if v, ok := c.Watched("proxy", func(p results.ProcessCost) float64 { return p.CPUMean }); ok {
 		s.HasProxy, s.ProxyCPU = true, v
 		s.ProxyCPUPer1k, _ = c.Watched("proxy", func(p results.ProcessCost) float64 { return p.CPUPer1kRPS })
+		s.ProxyCPUPerUnit = s.ProxyCPUPer1k
+		if s.Stream {
+			s.ProxyCPUPerUnit, _ = c.medianWhere(hasUnits, perUnit(func(st *results.Step) float64 { return roleCPU(st, "proxy") }))
+		}
 		m, _ := c.Watched("proxy", func(p results.ProcessCost) float64 { return float64(p.MemMean) })
 		s.ProxyMiB = m / (1 << 20)
 	}
@@ -70,6 +114,66 @@ func (c *Cell) Stats(base *Cell) CellStats {
 	}
 	s.GenCPU, _ = c.Median(func(st *results.Step) float64 { return GeneratorCores(st.Run) })
 	return s
+}
+
+// throughputUnits is a step's throughput in the units its costs are counted per:
+// thousands of requests/s, or Gbit/s for tcp-stream.
+func throughputUnits(st *results.Step, stream bool) float64 {
+	if stream {
+		return gbps(st)
+	}
+	return st.Run.Summary.RPS / 1000
+}
+
+func gbps(st *results.Step) float64 { return st.Run.Summary.WritePerSec * 8 / 1e9 }
+
+// watchedCPU is the CPU cores of every watched process of a step together:
+// on a proxy path minus on the baseline, the CPU the path added.
+func watchedCPU(st *results.Step) float64 {
+	var c float64
+	for _, w := range st.Watched {
+		c += w.CPUMean
+	}
+	return c
+}
+
+// watchedMem is the memory (bytes, mean) of every watched process of a step.
+func watchedMem(st *results.Step) float64 {
+	var m float64
+	for _, w := range st.Watched {
+		m += float64(w.MemMean)
+	}
+	return m
+}
+
+func roleCPU(st *results.Step, role string) float64 {
+	var c float64
+	for _, w := range st.Watched {
+		if w.Role == role {
+			c += w.CPUMean
+		}
+	}
+	return c
+}
+
+// watched tells whether any run of the cell watched processes.
+func (c *Cell) watched() bool {
+	for _, st := range c.Steps {
+		if len(st.Watched) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// protocol is the protocol of the cell's runs ("" when none ran).
+func (c *Cell) protocol() string {
+	for _, st := range c.Steps {
+		if st.Run != nil {
+			return st.Run.Config.Protocol
+		}
+	}
+	return ""
 }
 
 func latency(q func(results.Latency) results.Duration) func(*results.Step) float64 {

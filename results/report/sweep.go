@@ -5,8 +5,8 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"loadgen/results"
 )
@@ -58,9 +58,14 @@ func Cells(steps []*results.Step) []*Cell {
 
 // Median of a metric over a cell's runs (failed steps have none).
 func (c *Cell) Median(f func(*results.Step) float64) (float64, bool) {
+	return c.medianWhere(nil, f)
+}
+
+// medianWhere is the median over the runs that keep (nil: all).
+func (c *Cell) medianWhere(keep func(*results.Step) bool, f func(*results.Step) float64) (float64, bool) {
 	var xs []float64
 	for _, st := range c.Steps {
-		if st.Run != nil {
+		if st.Run != nil && (keep == nil || keep(st)) {
 			xs = append(xs, f(st))
 		}
 	}
@@ -128,105 +133,221 @@ func ms(d float64) string {
 	return Latency(results.Duration(time.Duration(d)))
 }
 
-// SweepTable writes the comparison table of a sweep: one block per payload
-// (and rate), a row per ladder step and path, medians over repeats, the
-// latency added over the baseline path, and the watched processes' cost.
-func SweepTable(w io.Writer, baseline string, steps []*results.Step) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+// TableOptions fit a text table to a terminal.
+type TableOptions struct {
+	Width int  // columns to fit in; 0 is DefaultWidth
+	Wide  bool // every column, whatever the width
+}
+
+// DefaultWidth is the width tables fit when the output is not a terminal.
+const DefaultWidth = 120
+
+// table is a sweep's table, every column of it: a block per payload (and
+// rate), a row per ladder step and path.
+type table struct {
+	unit   unit
+	cols   []column
+	blocks []tableBlock
+	notes  []string // why cells have no figures
+}
+
+type tableBlock struct {
+	block *Block
+	title string
+	cells []*Cell
+	stats []CellStats
+	rows  [][]string // a text per column
+}
+
+func newTable(baseline string, steps []*results.Step) *table {
 	cells := Cells(steps)
-	base := map[string]*Cell{}
+	t := &table{}
 	for _, c := range cells {
-		if c.Path == baseline {
-			base[fmt.Sprintf("%d|%g|%s", c.Payload, c.Rate, c.Rung)] = c
+		if p := c.protocol(); p != "" {
+			t.unit = unitOf(p)
+			break
 		}
 	}
-	lat := func(q func(results.Latency) results.Duration) func(*results.Step) float64 {
-		return func(st *results.Step) float64 { return float64(q(st.Run.Summary.Latency)) }
+	if t.unit.rate == "" {
+		t.unit = unitOf("")
 	}
-	p50 := lat(func(l results.Latency) results.Duration { return l.P50 })
-	p99 := lat(func(l results.Latency) results.Duration { return l.P99 })
-	p999 := lat(func(l results.Latency) results.Duration { return l.P999 })
-	block := ""
-	for _, c := range cells {
-		if b := fmt.Sprintf("%d|%g", c.Payload, c.Rate); b != block {
-			if block != "" {
-				fmt.Fprintln(tw)
+	t.cols = sweepColumns(t.unit)
+	baseOf := BaselineOf(cells, baseline)
+	type why struct{ path, reason string }
+	var order []why
+	where := map[why][]string{}
+	for _, b := range Blocks(cells) {
+		tb := tableBlock{block: b, title: b.Title()}
+		for _, c := range b.Cells {
+			st := c.Stats(baseOf(c))
+			row := make([]string, len(t.cols))
+			for i, col := range t.cols {
+				row[i] = col.text(c, st)
 			}
-			block = b
-			title := "payload " + sizeLabel(c.Payload)
-			if c.Rate > 0 {
-				title += fmt.Sprintf(", open loop %.0f req/s", c.Rate)
+			tb.cells, tb.stats, tb.rows = append(tb.cells, c), append(tb.stats, st), append(tb.rows, row)
+			var k why
+			switch {
+			case !st.OK:
+				k = why{c.Path, "failed: " + orText(oneLine(st.Failed, 1<<10), "no result")}
+			case st.Unmeasured:
+				k = why{c.Path, "interrupted before it measured anything (it runs again on resume)"}
+			default:
+				continue
 			}
-			fmt.Fprintf(tw, "%s\t\n", title)
-			fmt.Fprintf(tw, "step\tpath\treq/s\tp50\tp90\tp99\tp99.9\terrors\ttimeouts\t+p50\t+p90\t+p99\t+p99.9\t+cpu\tproxy cpu\tcpu/1k rps\tproxy MiB\ttarget cpu\tgen cpu\tflags\t\n")
+			if _, ok := where[k]; !ok {
+				order = append(order, k)
+			}
+			where[k] = append(where[k], c.Rung+" "+sizeLabel(c.Payload))
 		}
-		row := []string{c.Rung, c.Path}
-		if rps, ok := c.Median(func(st *results.Step) float64 { return st.Run.Summary.RPS }); ok {
-			p90, _ := c.Median(lat(func(l results.Latency) results.Duration { return l.P90 }))
-			v50, _ := c.Median(p50)
-			v99, _ := c.Median(p99)
-			v999, _ := c.Median(p999)
-			errs, _ := c.Median(func(st *results.Step) float64 { return float64(st.Run.Summary.Errors.Total()) })
-			tos, _ := c.Median(func(st *results.Step) float64 { return float64(st.Run.Summary.Errors.Timeout) })
-			row = append(row, fmt.Sprintf("%.0f", rps), ms(v50), ms(p90), ms(v99), ms(v999), fmt.Sprintf("%.0f", errs), fmt.Sprintf("%.0f", tos))
-			add50, add90, add99, add999, addCPU := "", "", "", "", ""
-			if b := base[fmt.Sprintf("%d|%g|%s", c.Payload, c.Rate, c.Rung)]; b != nil && c.Path != baseline {
-				if b50, ok := b.Median(p50); ok {
-					b90, _ := b.Median(lat(func(l results.Latency) results.Duration { return l.P90 }))
-					b99, _ := b.Median(p99)
-					b999, _ := b.Median(p999)
-					add50, add90, add99, add999 = delta(v50-b50), delta(p90-b90), delta(v99-b99), delta(v999-b999)
-					mine, _ := c.Median(watchedCPU)
-					theirs, _ := b.Median(watchedCPU)
-					addCPU = fmt.Sprintf("%+.2f", mine-theirs)
+		t.blocks = append(t.blocks, tb)
+	}
+	for _, k := range order {
+		t.notes = append(t.notes, fmt.Sprintf("%s at %s: %s", k.path, strings.Join(where[k], ", "), k.reason))
+	}
+	return t
+}
+
+// choose picks the columns to show: never one that is empty in every row;
+// with wide all the others; else the first columns, then the others in
+// columnPriority's order while the table fits width (0: no others). It
+// returns the indexes of the columns shown, in order, and the heads of
+// those left out.
+func (t *table) choose(width int, wide bool) (shown []int, hidden []string) {
+	widths := t.widths()
+	use := make([]bool, len(t.cols))
+	total := -2
+	for i, col := range t.cols {
+		if widths[i] >= 0 && (col.first || wide) {
+			use[i] = true
+			total += widths[i] + 2
+		}
+	}
+	for _, key := range columnPriority {
+		for i, col := range t.cols {
+			if col.key == key && widths[i] >= 0 && !use[i] && width > 0 && total+widths[i]+2 <= width {
+				use[i] = true
+				total += widths[i] + 2
+			}
+		}
+	}
+	for i, col := range t.cols {
+		switch {
+		case use[i]:
+			shown = append(shown, i)
+		case widths[i] >= 0:
+			hidden = append(hidden, col.head)
+		}
+	}
+	return shown, hidden
+}
+
+// keys are the keys of the columns at these indexes.
+func (t *table) keys(idx []int) []string {
+	var out []string
+	for _, i := range idx {
+		out = append(out, t.cols[i].key)
+	}
+	return out
+}
+
+// widths are each column's width in runes, -1 for a column empty in every row.
+func (t *table) widths() []int {
+	w := make([]int, len(t.cols))
+	for i := range t.cols {
+		w[i] = -1
+		for _, b := range t.blocks {
+			for _, r := range b.rows {
+				if n := utf8.RuneCountInString(r[i]); r[i] != "" && n > w[i] {
+					w[i] = n
 				}
 			}
-			row = append(row, add50, add90, add99, add999, addCPU)
-			cpu, mem, per, tcpu := "", "", "", ""
-			if v, ok := c.Watched("proxy", func(p results.ProcessCost) float64 { return p.CPUMean }); ok {
-				cpu = fmt.Sprintf("%.2f", v)
-				pk, _ := c.Watched("proxy", func(p results.ProcessCost) float64 { return p.CPUPer1kRPS })
-				per = fmt.Sprintf("%.3f", pk)
-				m, _ := c.Watched("proxy", func(p results.ProcessCost) float64 { return float64(p.MemMean) })
-				mem = fmt.Sprintf("%.1f", m/(1<<20))
+		}
+		if w[i] >= 0 {
+			w[i] = max(w[i], utf8.RuneCountInString(t.cols[i].head))
+		}
+	}
+	return w
+}
+
+// SweepTable writes the comparison table of a sweep: one block per payload
+// (and rate), a row per ladder step and path, medians over repeats, in the
+// units of the sweep's protocol. It fits opt.Width: the columns a reader
+// needs first, then others while they fit (all of them with opt.Wide).
+// Why a cell has no figures is a note under the table.
+func SweepTable(w io.Writer, baseline string, steps []*results.Step, opt TableOptions) error {
+	width := opt.Width
+	if width <= 0 {
+		width = DefaultWidth
+	}
+	t := newTable(baseline, steps)
+	shown, hidden := t.choose(width, opt.Wide)
+	widths := t.widths()
+	var b strings.Builder
+	line := func(cells func(i int) string) {
+		var cur strings.Builder
+		for k, i := range shown {
+			s := cells(i)
+			pad := strings.Repeat(" ", max(0, widths[i]-utf8.RuneCountInString(s)))
+			if k > 0 {
+				cur.WriteString("  ")
 			}
-			if v, ok := c.Watched("target", func(p results.ProcessCost) float64 { return p.CPUMean }); ok {
-				tcpu = fmt.Sprintf("%.2f", v)
-			}
-			g, _ := c.Median(func(st *results.Step) float64 { return st.Run.Generator.Utilization * st.Run.Generator.CPUs })
-			row = append(row, cpu, per, mem, tcpu, fmt.Sprintf("%.2f", g))
-		} else {
-			reason := ""
-			for _, st := range c.Steps {
-				if st.Failed != "" {
-					reason = st.Failed
-				}
-			}
-			row = append(row, "failed: "+oneLine(reason, 60))
-			for len(row) < 19 {
-				row = append(row, "")
+			if t.cols[i].left {
+				cur.WriteString(s + pad)
+			} else {
+				cur.WriteString(pad + s)
 			}
 		}
-		row = append(row, c.Flags())
-		fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
+		b.WriteString(strings.TrimRight(cur.String(), " ") + "\n")
 	}
-	fmt.Fprintln(tw)
-	if err := tw.Flush(); err != nil {
-		return err
+	for n, blk := range t.blocks {
+		if n > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(blk.title + "\n")
+		line(func(i int) string { return t.cols[i].head })
+		for _, r := range blk.rows {
+			line(func(i int) string { return r[i] })
+		}
 	}
-	_, err := fmt.Fprintf(w, "medians over repeats; +pNN: latency added over %s; +cpu: watched CPU cores added over it; cpu in cores; "+
-		"flags: F failed, I interrupted, G generator saturated, M machine CPU saturated (figures measure contention)\n", orNone(baseline))
+	b.WriteString("\n")
+	for _, n := range t.notes {
+		b.WriteString(wrap(n, width, "  "))
+	}
+	if len(hidden) > 0 {
+		b.WriteString(wrap(fmt.Sprintf("not shown to fit %d columns: %s (--wide shows them; the CSV and HTML reports have every figure)", width, strings.Join(hidden, ", ")), width, "  "))
+	}
+	b.WriteString(wrap(legend(t.unit, baseline, t.keys(shown)), width, "  "))
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// watchedCPU is the CPU cores of every watched process of a step together:
-// on a proxy path minus on the baseline, the CPU the path added.
-func watchedCPU(st *results.Step) float64 {
-	var c float64
-	for _, w := range st.Watched {
-		c += w.CPUMean
+// wrap breaks s into lines of at most width runes at spaces, the lines
+// after the first indented.
+func wrap(s string, width int, indent string) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(s) {
+		l := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case n+1+l > width:
+			b.WriteString("\n" + indent)
+			n = utf8.RuneCountInString(indent)
+		default:
+			b.WriteString(" ")
+			n++
+		}
+		b.WriteString(word)
+		n += l
 	}
-	return c
+	return b.String() + "\n"
+}
+
+func orText(s, instead string) string {
+	if s == "" {
+		return instead
+	}
+	return s
 }
 
 func delta(d float64) string {

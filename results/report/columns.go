@@ -1,0 +1,193 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// unit is how a protocol's figures read: its throughput (netperf's
+// transactions/s for tcp-rr and tcp-crr, messages/s for gRPC ping-pong,
+// Gbit/s for tcp-stream), what CPU is counted per, and its latencies.
+type unit struct {
+	rate   string // head of the throughput column
+	per    string // CPU is counted per 1000 of rate ("1k"), or per Gbit/s ("Gbit")
+	stream bool   // tcp-stream: throughput is the figure; a write's latency is not shown
+	micros bool   // tcp-rr, tcp-crr: latencies are µs figures, as netperf gives them
+}
+
+func unitOf(protocol string) unit {
+	switch protocol {
+	case "tcp-stream":
+		return unit{rate: "Gbit/s", per: "Gbit", stream: true}
+	case "tcp-rr", "tcp-crr":
+		return unit{rate: "trans/s", per: "1k", micros: true}
+	case "grpc-stream":
+		return unit{rate: "msgs/s", per: "1k"}
+	}
+	return unit{rate: "req/s", per: "1k"}
+}
+
+// column is one column of the sweep table.
+type column struct {
+	key   string // stable name, for columnPriority
+	head  string
+	group string // the HTML header's group: latency, added over baseline, proxy
+	first bool   // among the columns a reader needs first: always shown
+	left  bool
+	get   func(CellStats) string
+}
+
+// columnPriority is the order in which the other columns join the first
+// ones while the table still fits the width.
+var columnPriority = []string{"+cpu", "p90", "p99.9", "proxy cpu", "timeouts", "+MiB", "proxy MiB", "+p50", "target cpu", "gen cpu", "+p90", "+p99.9"}
+
+// sweepColumns are every column of a sweep table in the protocol's units,
+// in the order they print. Step, path and flags are filled by the table.
+func sweepColumns(u unit) []column {
+	latGroup := "latency"
+	if u.micros {
+		latGroup = "latency, µs"
+	}
+	lat := func(key string, first bool, f func(CellStats) float64) column {
+		return column{key: key, head: key, group: latGroup, first: first, get: func(s CellStats) string {
+			switch {
+			case !s.Answered:
+				return "—" // nothing answered: there is no latency to show
+			case u.micros:
+				return fmt.Sprintf("%.1f", f(s)/1e3)
+			}
+			return ms(f(s))
+		}}
+	}
+	added := func(key string, first bool, f func(CellStats) float64) column {
+		return column{key: key, head: key, group: "added over baseline", first: first, get: func(s CellStats) string {
+			switch {
+			case !s.Answered:
+				return "—"
+			case !s.HasAdded:
+				return ""
+			case u.micros:
+				return fmt.Sprintf("%+.1f", f(s)/1e3)
+			}
+			return delta(f(s))
+		}}
+	}
+	cost := func(key, head, group, format string, has func(CellStats) bool, f func(CellStats) float64) column {
+		return column{key: key, head: head, group: group, first: key == "cpu/unit", get: func(s CellStats) string {
+			if !has(s) {
+				return ""
+			}
+			return fmt.Sprintf(format, f(s))
+		}}
+	}
+	proxy := func(s CellStats) bool { return s.HasProxy }
+	addedCost := func(s CellStats) bool { return s.HasAddedCost }
+	cols := []column{{key: "step", head: "step", first: true, left: true}, {key: "path", head: "path", first: true, left: true}}
+	if u.stream {
+		cols = append(cols, column{key: "rate", head: u.rate, first: true, get: func(s CellStats) string { return fmt.Sprintf("%.2f", s.Gbps) }})
+	} else {
+		cols = append(cols, column{key: "rate", head: u.rate, first: true, get: func(s CellStats) string { return fmt.Sprintf("%.0f", s.RPS) }},
+			lat("p50", true, func(s CellStats) float64 { return s.P50 }),
+			lat("p90", false, func(s CellStats) float64 { return s.P90 }),
+			lat("p99", true, func(s CellStats) float64 { return s.P99 }),
+			lat("p99.9", false, func(s CellStats) float64 { return s.P999 }))
+	}
+	cols = append(cols,
+		column{key: "errors", head: "errors", first: true, get: func(s CellStats) string { return fmt.Sprintf("%.0f", s.Errors) }},
+		column{key: "timeouts", head: "timeouts", get: func(s CellStats) string { return fmt.Sprintf("%.0f", s.Timeouts) }})
+	if u.stream {
+		cols = append(cols, column{key: "+p99", head: "+Gbit/s", group: "added over baseline", first: true, get: func(s CellStats) string {
+			if !s.HasAdded {
+				return ""
+			}
+			return fmt.Sprintf("%+.2f", s.AddGbps)
+		}})
+	} else {
+		cols = append(cols,
+			added("+p50", false, func(s CellStats) float64 { return s.AddP50 }),
+			added("+p90", false, func(s CellStats) float64 { return s.AddP90 }),
+			added("+p99", true, func(s CellStats) float64 { return s.AddP99 }),
+			added("+p99.9", false, func(s CellStats) float64 { return s.AddP999 }))
+	}
+	return append(cols,
+		cost("+cpu", "+cpu/"+u.per, "added over baseline", "%+.3f", addedCost, func(s CellStats) float64 { return s.AddCPUPerUnit }),
+		cost("+MiB", "+MiB", "added over baseline", "%+.1f", addedCost, func(s CellStats) float64 { return s.AddMiB }),
+		cost("proxy cpu", "proxy cpu", "proxy", "%.2f", proxy, func(s CellStats) float64 { return s.ProxyCPU }),
+		cost("cpu/unit", "cpu/"+u.per, "proxy", "%.3f", proxy, func(s CellStats) float64 { return s.ProxyCPUPerUnit }),
+		cost("proxy MiB", "proxy MiB", "proxy", "%.1f", proxy, func(s CellStats) float64 { return s.ProxyMiB }),
+		cost("target cpu", "target cpu", "", "%.2f", func(s CellStats) bool { return s.HasTarget }, func(s CellStats) float64 { return s.TargetCPU }),
+		column{key: "gen cpu", head: "gen cpu", get: func(s CellStats) string { return fmt.Sprintf("%.2f", s.GenCPU) }},
+		column{key: "flags", head: "flags", first: true, left: true})
+}
+
+// cells is a cell's row: step, path, figures and flags. A cell without
+// figures says why in its throughput column ("failed", "interrupted")
+// and leaves the rest empty: the reason goes in a note, where its length
+// widens nothing.
+func (col column) text(c *Cell, s CellStats) string {
+	switch col.key {
+	case "step":
+		return c.Rung
+	case "path":
+		return c.Path
+	case "flags":
+		return s.Flags
+	}
+	switch {
+	case !s.OK && col.key == "rate":
+		return "failed"
+	case s.Unmeasured && col.key == "rate":
+		return "interrupted"
+	case !s.OK || s.Unmeasured:
+		return ""
+	}
+	return col.get(s)
+}
+
+// legend explains the columns shown (by key), for the lines under a table.
+func legend(u unit, baseline string, shown []string) string {
+	has := func(key string) bool {
+		for _, k := range shown {
+			if k == key {
+				return true
+			}
+		}
+		return false
+	}
+	b := orNone(baseline)
+	parts := []string{"medians over repeats"}
+	switch {
+	case u.stream && has("+p99"):
+		parts = append(parts, "+Gbit/s: throughput over "+b+" at the same step")
+	case has("+p99") || has("+p50"):
+		parts = append(parts, "+pNN: latency added over "+b+" at the same step")
+	}
+	if u.micros {
+		parts = append(parts, "latency in µs")
+	}
+	per := "per 1000 " + u.rate
+	if u.stream {
+		per = "per Gbit/s"
+	}
+	switch {
+	case has("+cpu") && has("+MiB"):
+		parts = append(parts, fmt.Sprintf("+cpu/%s, +MiB: the CPU cores %s and the memory of the watched processes, over %s's", u.per, per, b))
+	case has("+cpu"):
+		parts = append(parts, fmt.Sprintf("+cpu/%s: the CPU cores %s of the watched processes, over %s's", u.per, per, b))
+	case has("+MiB"):
+		parts = append(parts, fmt.Sprintf("+MiB: the memory of the watched processes, over %s's", b))
+	}
+	if has("cpu/unit") {
+		parts = append(parts, fmt.Sprintf("cpu/%s: the proxy's cores %s", u.per, per))
+	}
+	if has("+cpu") || has("proxy cpu") || has("cpu/unit") || has("target cpu") || has("gen cpu") {
+		parts = append(parts, "cpu in cores")
+	}
+	if !u.stream {
+		parts = append(parts, "— nothing answered to time")
+	}
+	if has("flags") {
+		parts = append(parts, "flags: F failed, I interrupted, G generator saturated, M machine CPU saturated (figures measure contention)")
+	}
+	return strings.Join(parts, "; ")
+}
