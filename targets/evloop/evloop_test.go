@@ -165,3 +165,40 @@ func TestWritev(t *testing.T) {
 		t.Fatalf("read %q", buf[:n])
 	}
 }
+
+// TestAcceptor: Next gives what is pending, then reports none.
+func TestAcceptor(t *testing.T) {
+	l, p := listen(t), poller(t)
+	a, err := NewAcceptor(l, p, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := a.Next(); ok {
+		t.Fatal("Next with nothing pending")
+	}
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got := 0
+	p.Run(time.Now().Add(time.Second), func(evs []unix.EpollEvent) bool {
+		for _, ev := range evs {
+			if ev.Pad != -1 {
+				t.Errorf("event tag %d, want -1", ev.Pad)
+			}
+			for {
+				fd, _, ok := a.Next()
+				if !ok {
+					break
+				}
+				Close(fd)
+				got++
+			}
+		}
+		return true
+	})
+	if got != 1 || !a.Due().IsZero() {
+		t.Fatalf("accepted %d, due %v; want 1 and watched", got, a.Due())
+	}
+}

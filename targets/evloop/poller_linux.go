@@ -14,7 +14,7 @@ import (
 
 // Poller is an epoll set waited for in the Go netpoller. One goroutine
 // runs it (Run); Add, Mod and Del are called from that goroutine; Close
-// from any.
+// from another.
 type Poller struct {
 	fd     int
 	file   *os.File // fd, as the netpoller knows it
@@ -111,7 +111,8 @@ func (p *Poller) runErr(err error) error {
 	return err
 }
 
-// Close makes Run return ErrClosed and closes the set once it has.
+// Close makes Run return ErrClosed and closes the set once it has. It is
+// for another goroutine than Run's: from handle it would wait for itself.
 func (p *Poller) Close() error {
 	p.closed.Store(true)
 	return p.file.Close() // wakes a waiting Run; the set is closed when Run lets go of it

@@ -39,14 +39,11 @@ const acceptBatch = 64
 type loop struct {
 	s     *Server
 	p     *evloop.Poller
-	ln    *evloop.Listener
+	acc   *evloop.Acceptor
 	conns []*conn // by index; a closed one (fd < 0) is reused
 	free  []int32 // indexes of closed conns
 	echo  []byte  // echoBufSize, shared by the loop's echo connections
 	sink  []byte  // sinkBufSize, made at the first sink
-
-	backoff     time.Duration // accept failing (out of descriptors): how long the listener rests
-	acceptAgain time.Time     // when it is watched again; zero when watched
 }
 
 type conn struct {
@@ -67,8 +64,9 @@ func startLoops(s *Server, ln net.Listener) (*loops, error) {
 	ev := &loops{ln: l}
 	for range runtime.GOMAXPROCS(0) {
 		p, err := evloop.NewPoller(256)
+		var acc *evloop.Acceptor
 		if err == nil {
-			if err = p.Add(l.FD(), unix.EPOLLIN, tagListener); err != nil {
+			if acc, err = evloop.NewAcceptor(l, p, tagListener); err != nil {
 				p.Close()
 			}
 		}
@@ -79,7 +77,7 @@ func startLoops(s *Server, ln net.Listener) (*loops, error) {
 			l.Close()
 			return nil, err
 		}
-		ev.ls = append(ev.ls, &loop{s: s, p: p, ln: l, echo: make([]byte, echoBufSize)})
+		ev.ls = append(ev.ls, &loop{s: s, p: p, acc: acc, echo: make([]byte, echoBufSize)})
 	}
 	for _, lp := range ev.ls {
 		ev.wg.Add(1)
@@ -104,15 +102,8 @@ func (ev *loops) close() error {
 func (l *loop) run() {
 	defer l.closeAll()
 	for {
-		err := l.p.Run(l.acceptAgain, l.handle)
-		if err != nil {
+		if l.p.Run(l.acc.Due(), l.handle) != nil || l.acc.Resume(time.Now()) != nil {
 			return // closed (or the set is unusable: nothing to serve with)
-		}
-		if !l.acceptAgain.IsZero() && !time.Now().Before(l.acceptAgain) {
-			l.acceptAgain = time.Time{}
-			if l.p.Add(l.ln.FD(), unix.EPOLLIN, tagListener) != nil {
-				return
-			}
 		}
 	}
 }
@@ -148,23 +139,10 @@ func (l *loop) handle(evs []unix.EpollEvent) bool {
 // took them all.
 func (l *loop) accept() bool {
 	for range acceptBatch {
-		fd, _, err := l.ln.Accept()
-		switch {
-		case err == nil:
-		case err == unix.EAGAIN:
-			l.backoff = 0
-			return true
-		case err == unix.EINTR || err == unix.ECONNABORTED:
-			continue
-		default:
-			// Out of descriptors or memory: let the listener rest, as
-			// accept.Loop does, rather than spin on it.
-			l.backoff = min(max(2*l.backoff, 5*time.Millisecond), time.Second)
-			l.acceptAgain = time.Now().Add(l.backoff)
-			l.p.Del(l.ln.FD())
+		fd, _, ok := l.acc.Next()
+		if !ok {
 			return true
 		}
-		l.backoff = 0
 		if !l.s.admit() {
 			evloop.Close(fd)
 			continue
