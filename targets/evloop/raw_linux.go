@@ -44,3 +44,16 @@ func Writev(fd int, a, b []byte) (int, error) {
 
 // Close closes fd; it leaves every epoll set with it.
 func Close(fd int) { unix.Close(fd) }
+
+// Readable is what a connection that is read from is watched for: bytes,
+// and its peer's end of writing, which a read that takes the last bytes
+// leaves unreported.
+const Readable = unix.EPOLLIN | unix.EPOLLRDHUP
+
+// Drained reports whether a read of n bytes into size, made on an event
+// of events, left the socket with nothing to report: it came back short,
+// and the event saw no end of writing, hang-up or error (those still make
+// the socket readable once its bytes are read).
+func Drained(n, size int, events uint32) bool {
+	return n < size && events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0
+}

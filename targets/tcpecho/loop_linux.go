@@ -127,9 +127,9 @@ func (l *loop) handle(evs []unix.EpollEvent) bool {
 		case len(c.pend) > 0:
 			drained = l.flush(c) && drained
 		case c.kind == isSink:
-			drained = l.drain(c) && drained
+			drained = l.drain(c, ev.Events) && drained
 		default:
-			drained = l.echoRead(c) && drained
+			drained = l.echoRead(c, ev.Events) && drained
 		}
 	}
 	return drained
@@ -148,7 +148,7 @@ func (l *loop) accept() bool {
 			continue
 		}
 		c := l.conn(fd)
-		if l.p.Add(fd, unix.EPOLLIN, c.index) != nil {
+		if l.p.Add(fd, evloop.Readable, c.index) != nil {
 			l.drop(c)
 		}
 	}
@@ -190,8 +190,8 @@ func (l *loop) closeAll() {
 
 // echoRead reads once and writes back what came; while still undecided,
 // the bytes so far go first, and the magic turns c into a sink. True when
-// c is drained: its read came back short, or it waits to be writable.
-func (l *loop) echoRead(c *conn) bool {
+// c is drained (see evloop.Drained), waits to be writable, or is gone.
+func (l *loop) echoRead(c *conn, events uint32) bool {
 	buf := l.echo
 	k := copy(buf, c.head[:c.nhead])
 	n, err := evloop.Read(c.fd, buf[k:])
@@ -204,21 +204,21 @@ func (l *loop) echoRead(c *conn) bool {
 		l.drop(c) // closed (a prefix of the magic left unanswered, as nothing asked for it)
 		return true
 	}
-	short := n < len(buf)-k
+	drained := evloop.Drained(n, len(buf)-k, events)
 	n += k
 	if c.kind == undecided {
 		switch sniff(buf[:n]) {
 		case undecided:
 			c.nhead = copy(c.head[:], buf[:n])
-			return short
+			return drained
 		case isSink:
 			c.kind = isSink
 			l.s.sunk.Add(uint64(n - len(SinkMagic)))
-			return short
+			return drained
 		}
 		c.kind, c.nhead = isEcho, 0
 	}
-	return l.write(c, buf[:n]) || short
+	return l.write(c, buf[:n]) || drained
 }
 
 // write echoes p, keeping on c what the socket does not take; true when
@@ -255,7 +255,7 @@ func (l *loop) flush(c *conn) bool {
 	switch {
 	case len(c.pend) == 0:
 		c.pend = nil
-		if l.p.Mod(c.fd, unix.EPOLLIN, c.index) != nil {
+		if l.p.Mod(c.fd, evloop.Readable, c.index) != nil {
 			l.drop(c)
 			return true
 		}
@@ -269,9 +269,10 @@ func (l *loop) flush(c *conn) bool {
 // sinkReads bounds the reads of one sink per event.
 const sinkReads = 8
 
-// drain reads a sink and counts what came, until a read comes back short
-// (the socket is empty) or sinkReads were made; true in the first case.
-func (l *loop) drain(c *conn) bool {
+// drain reads a sink and counts what came, until a read comes back drained
+// (the socket is drained, see evloop.Drained) or sinkReads were made;
+// true in the first case.
+func (l *loop) drain(c *conn, events uint32) bool {
 	if l.sink == nil {
 		l.sink = make([]byte, sinkBufSize)
 	}
@@ -288,7 +289,7 @@ func (l *loop) drain(c *conn) bool {
 		}
 		l.s.sunk.Add(uint64(n))
 		if n < len(l.sink) {
-			return true
+			return evloop.Drained(n, len(l.sink), events)
 		}
 	}
 	return false

@@ -159,6 +159,27 @@ func TestEchoBackpressure(t *testing.T) {
 	})
 }
 
+// TestEchoThenEOF: a client that sends and at once ends its writing gets
+// its bytes back, then the end: the server sees the end that came with
+// the last bytes, and lets the connection go.
+func TestEchoThenEOF(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := start(t, b, Config{})
+		for i := range 20 {
+			c := dial(t, s)
+			msg := strings.Repeat("m", 1+i*97)
+			c.Write([]byte(msg))
+			c.(*net.TCPConn).CloseWrite()
+			got, err := io.ReadAll(c)
+			if err != nil || string(got) != msg {
+				t.Fatalf("round %d: read %d bytes, %v; want %d and the end", i, len(got), err, len(msg))
+			}
+			c.Close()
+		}
+		eventually(t, "every connection to end", func() bool { return s.Active() == 0 })
+	})
+}
+
 func TestSink(t *testing.T) {
 	each(t, func(t *testing.T, b backend) {
 		s := start(t, b, Config{})
