@@ -37,46 +37,43 @@ type head struct {
 
 // parseHead parses the request at the start of b into h. parsed: the head
 // is b[:n]. The verdict of a prefix of b is needMore or that of b, so any
-// split of the bytes into reads leads to the same answer.
+// split of the bytes into reads leads to the same answer: each line is
+// judged once it is complete, and a line refused refuses the head.
 func parseHead(b []byte, h *head) (n int, v verdict) {
-	end := bytes.Index(b, crlfcrlf)
-	if end < 0 {
-		if len(b) >= maxHead || hasBareLF(b) {
-			return 0, foreign
+	hosts := 0
+	for off := 0; ; {
+		i := bytes.IndexByte(b[off:], '\n')
+		if i < 0 {
+			// An incomplete line: too long already, or a CR inside it
+			// (a line ends with CRLF), or more is needed.
+			if cr := bytes.IndexByte(b[off:], '\r'); len(b) >= maxHead || (cr >= 0 && cr < len(b)-off-1) {
+				return 0, foreign
+			}
+			return 0, needMore
 		}
-		if i := bytes.Index(b, crlf); i >= 0 && !h.requestLine(b[:i]) {
-			return 0, foreign // the request line is complete: no need to wait for the rest
+		line := b[off : off+i]
+		first := off == 0
+		off += i + 1
+		if off > maxHead || len(line) == 0 || line[len(line)-1] != '\r' {
+			return 0, foreign // too long, or a bare LF
 		}
-		return 0, needMore
-	}
-	n = end + len(crlfcrlf)
-	if n > maxHead {
-		return 0, foreign
-	}
-	i := bytes.Index(b, crlf)
-	if !h.requestLine(b[:i]) || !h.fields(b[i+len(crlf):n]) {
-		return 0, foreign
-	}
-	return n, parsed
-}
-
-var (
-	crlf     = []byte("\r\n")
-	crlfcrlf = []byte("\r\n\r\n")
-)
-
-// hasBareLF: a line ends without CR, or a CR is followed by anything but
-// LF. Both are for fasthttp's leniency to judge.
-func hasBareLF(b []byte) bool {
-	for i, c := range b {
+		line = line[:len(line)-1]
 		switch {
-		case c == '\n' && (i == 0 || b[i-1] != '\r'):
-			return true
-		case c == '\r' && i+1 < len(b) && b[i+1] != '\n':
-			return true
+		case first:
+			if !h.requestLine(line) {
+				return 0, foreign
+			}
+		case len(line) == 0: // the head's end
+			if hosts != 1 {
+				return 0, foreign
+			}
+			return off, parsed
+		default:
+			if !h.field(line, &hosts) {
+				return 0, foreign
+			}
 		}
 	}
-	return false
 }
 
 // requestLine parses "GET /path?query HTTP/1.1".
@@ -96,28 +93,34 @@ func (h *head) requestLine(line []byte) bool {
 	}
 	h.uri = line[:len(line)-len(proto)]
 	h.path = h.uri
-	q := bytes.IndexByte(h.uri, '?')
-	if q >= 0 {
-		h.path = h.uri[:q]
-		if !plainQuery(h.uri[q+1:]) {
-			return false
-		}
-	}
-	return plainPath(h.path)
-}
-
-// plainPath: an absolute path fasthttp's normalization leaves as it is —
-// no escapes to decode, no empty or dot segments to remove.
-func plainPath(p []byte) bool {
-	if len(p) == 0 || p[0] != '/' {
+	if !plainTarget(h.uri) {
 		return false
 	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if !isPathChar(c) {
+	if q := bytes.IndexByte(h.uri, '?'); q >= 0 {
+		h.path = h.uri[:q]
+	}
+	return true
+}
+
+// plainTarget: an absolute path fasthttp's normalization leaves as it is
+// — no escapes to decode, no empty or dot segments to remove — and maybe
+// a query of URI characters (its escapes are not decoded).
+func plainTarget(u []byte) bool {
+	if len(u) == 0 || u[0] != '/' {
+		return false
+	}
+	for i := 0; i < len(u); i++ {
+		switch c := u[i]; {
+		case c == '?':
+			for _, c := range u[i+1:] {
+				if !queryChars[c] {
+					return false
+				}
+			}
+			return true
+		case !pathChars[c]:
 			return false
-		}
-		if c == '/' && i+1 < len(p) && (p[i+1] == '/' || p[i+1] == '.') {
+		case c == '/' && i+1 < len(u) && (u[i+1] == '/' || u[i+1] == '.'):
 			return false
 		}
 	}
@@ -156,23 +159,20 @@ func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// plainQuery: a query of URI characters only (escapes left undecoded).
-func plainQuery(q []byte) bool {
-	for _, c := range q {
-		if !isPathChar(c) && c != '?' && c != '%' {
-			return false
-		}
-	}
-	return true
-}
-
-// isPathChar: RFC 3986 pchar without pct-encoded, or '/'.
-func isPathChar(c byte) bool { return pathChars[c] }
-
-// Character classes, by byte.
+// Character classes, by byte: the path's (RFC 3986 pchar without escapes,
+// and '/'), the query's, a token's (RFC 9110: a method or field name), a
+// field value's (visible ASCII, space and tab).
 var (
 	pathChars  = charClass("/-._~!$&'()*+,;=:@")
+	queryChars = charClass("/-._~!$&'()*+,;=:@?%")
 	tokenChars = charClass("!#$%&'*+-.^_`|~")
+	valueChars = func() (t [256]bool) {
+		for c := 0x20; c < 0x7f; c++ {
+			t[c] = true
+		}
+		t['\t'] = true
+		return t
+	}()
 )
 
 // charClass is the letters, the digits and the bytes of more.
@@ -186,32 +186,35 @@ func charClass(more string) (t [256]bool) {
 	return t
 }
 
-// fields parses the header fields, each "Name: value\r\n" (the head's
-// last CRLF included). It refuses what would make fasthttp answer
-// otherwise than the loop: a body (Content-Length, Transfer-Encoding),
-// Expect, Upgrade, a Connection other than close or keep-alive, no Host or
-// two, a folded line.
-func (h *head) fields(b []byte) bool {
-	hosts := 0
-	for len(b) > len(crlf) {
-		i := bytes.Index(b, crlf)
-		line := b[:i]
-		b = b[i+len(crlf):]
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 || len(h.header) == maxHeaders {
+// field parses a header field line, "Name: value". It refuses what would
+// make fasthttp answer otherwise than the loop: a body (Content-Length,
+// Transfer-Encoding), Expect, Upgrade, a Connection other than close or
+// keep-alive, a second Host or one fasthttp would not read as a plain
+// host; a folded line (its name would start with a space).
+func (h *head) field(line []byte, hosts *int) bool {
+	colon := 0
+	for colon < len(line) && tokenChars[line[colon]] {
+		colon++
+	}
+	if colon == 0 || colon == len(line) || line[colon] != ':' || len(h.header) == maxHeaders {
+		return false
+	}
+	name, value := line[:colon], trimOWS(line[colon+1:])
+	for _, c := range value {
+		if !valueChars[c] {
 			return false
 		}
-		name, value := line[:colon], trimOWS(line[colon+1:])
-		if !isToken(name) || !isFieldValue(value) {
-			return false
-		}
-		switch {
-		case equalFold(name, "Host"):
-			if hosts++; hosts > 1 || !plainHost(value) {
+	}
+	switch len(name) {
+	case 4:
+		if equalFold(name, "Host") {
+			if *hosts++; *hosts > 1 || !plainHost(value) {
 				return false
 			}
 			h.host = value
-		case equalFold(name, "Connection"):
+		}
+	case 10:
+		if equalFold(name, "Connection") {
 			switch {
 			case equalFold(value, "close"):
 				h.close = true
@@ -219,13 +222,15 @@ func (h *head) fields(b []byte) bool {
 			default:
 				return false
 			}
-		case equalFold(name, "Content-Length"), equalFold(name, "Transfer-Encoding"),
-			equalFold(name, "Expect"), equalFold(name, "Upgrade"):
+		}
+	case 14, 17, 6, 7:
+		if equalFold(name, "Content-Length") || equalFold(name, "Transfer-Encoding") ||
+			equalFold(name, "Expect") || equalFold(name, "Upgrade") {
 			return false
 		}
-		h.header = append(h.header, kv{name, value})
 	}
-	return hosts == 1
+	h.header = append(h.header, kv{name, value})
+	return true
 }
 
 // equalFold: b is s, ignoring ASCII case.
@@ -257,27 +262,4 @@ func trimOWS(v []byte) []byte {
 		v = v[:len(v)-1]
 	}
 	return v
-}
-
-// isToken: RFC 9110 token, as a method or field name.
-func isToken(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	for _, c := range b {
-		if !tokenChars[c] {
-			return false
-		}
-	}
-	return true
-}
-
-// isFieldValue: visible ASCII, spaces and tabs.
-func isFieldValue(b []byte) bool {
-	for _, c := range b {
-		if (c < 0x20 && c != '\t') || c >= 0x7f {
-			return false
-		}
-	}
-	return true
 }

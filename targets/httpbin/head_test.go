@@ -100,7 +100,7 @@ func FuzzParseHead(f *testing.F) {
 		if v != parsed {
 			return
 		}
-		if n > len(data) || !bytes.HasSuffix(data[:n], crlfcrlf) {
+		if n > len(data) || !bytes.HasSuffix(data[:n], []byte("\r\n\r\n")) {
 			t.Fatalf("head of %d bytes, of %d", n, len(data))
 		}
 		checkNetHTTP(t, data[:n], full)
@@ -186,5 +186,17 @@ func TestParseHeadAllocs(t *testing.T) {
 	var h head
 	if n := testing.AllocsPerRun(1000, func() { parseHead(b, &h) }); n != 0 {
 		t.Errorf("%v allocations per parse, want 0", n)
+	}
+}
+
+func BenchmarkParseHead(b *testing.B) {
+	req := []byte("GET /bytes/100 HTTP/1.1\r\nHost: 127.0.0.1:18181\r\nUser-Agent: loadgen/dev\r\n\r\n")
+	var h head
+	b.ReportAllocs()
+	b.SetBytes(int64(len(req)))
+	for b.Loop() {
+		if _, v := parseHead(req, &h); v != parsed {
+			b.Fatal(v)
+		}
 	}
 }
