@@ -9,6 +9,7 @@ import (
 	"net"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -45,7 +46,22 @@ func startPair(t testing.TB, cfg Config) pair {
 // side and returns all s answered until it closed the connection.
 func exchange(t testing.TB, s *Server, parts ...string) []byte {
 	t.Helper()
-	c, err := net.Dial("tcp", s.Addr())
+	return exchangeWith(t, &net.Dialer{}, s, 0, parts...)
+}
+
+// slowExchange is exchange by a client whose socket holds little and who
+// starts reading only after a while: the server's answers wait for room.
+func slowExchange(t testing.TB, s *Server, parts ...string) []byte {
+	t.Helper()
+	d := &net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	return exchangeWith(t, d, s, 100*time.Millisecond, parts...)
+}
+
+func exchangeWith(t testing.TB, d *net.Dialer, s *Server, wait time.Duration, parts ...string) []byte {
+	t.Helper()
+	c, err := d.Dial("tcp", s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +76,7 @@ func exchange(t testing.TB, s *Server, parts ...string) []byte {
 		}
 	}
 	c.(*net.TCPConn).CloseWrite()
+	time.Sleep(wait)
 	b, err := io.ReadAll(c)
 	if err != nil && !isReset(err) {
 		t.Fatalf("read: %v (after %d bytes)", err, len(b))
@@ -138,6 +155,47 @@ func TestLoopAnswersAsFasthttp(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { p.same(t, tc.handover, tc.parts...) })
 	}
+}
+
+// TestLoopSlowReader: answers the socket cannot take at once wait, in
+// order, behind them the requests read meanwhile, and the connection is
+// closed or handed over only once they are written.
+func TestLoopSlowReader(t *testing.T) {
+	p := startPair(t, Config{MaxBytes: 16 << 20})
+	const big = "GET /bytes/1048576 HTTP/1.1\r\nHost: x\r\n\r\n"
+	for _, tc := range []struct {
+		name     string
+		handover bool
+		req      string
+	}{
+		{"big, pipelined", false, strings.Repeat(big, 8) + get},
+		{"huge", false, "GET /bytes/16777216 HTTP/1.1\r\nHost: x\r\n\r\n" + get}, // more than a socket holds
+		{"small, many", false, strings.Repeat(get, 2000)},
+		{"big, then close", false, strings.Repeat(big, 6) + "GET /bytes/1048576 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" + get},
+		{"small, then close", false, strings.Repeat(get, 2000) + "GET /bytes/5 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" + get},
+		{"big, then an echo", true, strings.Repeat(big, 6) + "GET /get HTTP/1.1\r\nHost: x\r\n\r\n" + get},
+		{"small, then an echo", true, strings.Repeat(get, 2000) + "GET /get HTTP/1.1\r\nHost: x\r\n\r\n" + get},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := p.loops.adopted.Load()
+			got, want := undated(slowExchange(t, p.loops, tc.req)), undated(exchange(t, p.fast, tc.req))
+			if got != want {
+				t.Errorf("loops answered %d bytes, fasthttp %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+			}
+			if over := p.loops.adopted.Load() != before; over != tc.handover {
+				t.Errorf("handed over to fasthttp: %v, want %v", over, tc.handover)
+			}
+		})
+	}
+}
+
+func firstDiff(a, b string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
 
 // TestLoopStatusHeads: every status, answered to GET and HEAD, on one
