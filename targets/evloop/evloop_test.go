@@ -202,3 +202,54 @@ func TestAcceptor(t *testing.T) {
 		t.Fatalf("accepted %d, due %v; want 1 and watched", got, a.Due())
 	}
 }
+
+// TestRunAfterMod: a socket already writable when Mod starts watching it
+// for that is found, though the kernel wakes no one for it (it is still on
+// the ready list, put back there by a level-triggered event of the batch).
+// The stall it guards against needs the netpoller's readiness for the set
+// to have been taken already, which a test cannot order for certain: this
+// pins what Run must do, it does not always fail without Mod's rule.
+func TestRunAfterMod(t *testing.T) {
+	p := poller(t)
+	a, b, err := socketpair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Close(a)
+	defer Close(b)
+	chunk := make([]byte, 4096)
+	for {
+		if _, err := Write(a, chunk); err == unix.EAGAIN {
+			break // a's buffer is full: not writable
+		}
+	}
+	Write(b, []byte("x")) // a is readable
+	if err := p.Add(a, unix.EPOLLIN, 1); err != nil {
+		t.Fatal(err)
+	}
+	sawOut := false
+	p.Run(time.Now().Add(time.Second), func(evs []unix.EpollEvent) bool {
+		for _, ev := range evs {
+			if ev.Events&unix.EPOLLOUT != 0 {
+				sawOut = true
+				Read(a, chunk)            // take the "x": nothing is ready any more
+				p.Mod(a, unix.EPOLLIN, 1) // and Run waits for its deadline
+				continue
+			}
+			// Make a writable while it is watched for reading only,
+			// then watch it for writing.
+			for {
+				if _, err := Read(b, chunk); err != nil {
+					break
+				}
+			}
+			if err := p.Mod(a, unix.EPOLLOUT, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return true // claims drained: only Mod's rule takes the next batch
+	})
+	if !sawOut {
+		t.Fatal("the socket writable at Mod was never reported")
+	}
+}

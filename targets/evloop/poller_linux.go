@@ -21,6 +21,7 @@ type Poller struct {
 	rc     syscall.RawConn
 	evs    []unix.EpollEvent
 	closed atomic.Bool
+	modded bool // Mod was called while handling the batch
 }
 
 // NewPoller makes an empty set whose batches hold up to batch events.
@@ -48,7 +49,14 @@ func (p *Poller) Add(fd int, events uint32, tag int32) error {
 }
 
 // Mod changes what fd is watched for.
+//
+// A batch in which Mod was called is never taken as drained: when fd is
+// ready for its new events already and is still on the set's ready list
+// (where a level-triggered event of this batch put it back), the kernel
+// adds nothing and wakes no one, so only taking the next batch finds it.
+// (Add cannot meet this: a new fd is on no list.)
 func (p *Poller) Mod(fd int, events uint32, tag int32) error {
+	p.modded = true
 	return p.ctl(unix.EPOLL_CTL_MOD, fd, events, tag)
 }
 
@@ -75,8 +83,9 @@ var ErrClosed = errors.New("evloop: poller closed")
 // Events are level-triggered: what handle leaves unread is in the next
 // batch. handle reports whether it left every socket of the batch drained
 // (read until a short read or EAGAIN, accepted until EAGAIN, closed, or
-// waiting to be writable): then, the batch not being full, Run waits
-// at once, since whatever becomes ready from then on wakes the netpoller.
+// waiting to be writable): then, the batch not being full and Mod not
+// called, Run waits at once, since whatever becomes ready from then on
+// wakes the netpoller.
 // Otherwise it takes the next batch first, so that nothing ready is left
 // waiting for a wake-up that a level-triggered event does not send again.
 func (p *Poller) Run(deadline time.Time, handle func([]unix.EpollEvent) (drained bool)) error {
@@ -92,7 +101,8 @@ func (p *Poller) Run(deadline time.Time, handle func([]unix.EpollEvent) (drained
 			if n == 0 {
 				return false // wait for the set to be readable
 			}
-			if handle(p.evs[:n]) && n < len(p.evs) {
+			p.modded = false
+			if handle(p.evs[:n]) && n < len(p.evs) && !p.modded {
 				return false
 			}
 		}
