@@ -15,15 +15,20 @@
 // HTTP/1.1 client would wait for a final response that never comes.
 //
 // The router is chi on net/http, which serves TLS (h2 and http/1.1 by ALPN)
-// and h2c with prior knowledge. Plaintext HTTP/1.1, the hot path, is served
-// by fasthttp on the same port, from the same route table and endpoint
-// code: a connection is given to one or the other by its first bytes.
-// /bytes/{n} answers from one buffer filled in New, without allocating.
+// and h2c with prior knowledge. Plaintext HTTP/1.1 is served by fasthttp on
+// the same port, from the same route table and endpoint code: a connection
+// is given to one or the other by its first bytes. On Linux the hot path
+// comes first: event loops answer plain keep-alive requests to /bytes,
+// /status, /healthz and /stats themselves, with fasthttp's bytes, and hand
+// a connection to fasthttp (or net/http's h2c) at the first request they
+// do not answer (loop_linux.go). /bytes/{n} answers from one buffer filled
+// in New, without allocating.
 //
 // Every response served is counted, except those of /healthz and /stats.
 package httpbin
 
 import (
+	"fmt"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -39,6 +44,7 @@ import (
 // Server is an httpbin-style server: New, Start, Close.
 type Server struct {
 	cfg     Config
+	loops   bool   // plaintext: event loops first; otherwise a goroutine per connection
 	payload []byte // the /bytes buffer, MaxBytes long, never written after New
 	routes  routes
 	router  http.Handler
@@ -47,23 +53,29 @@ type Server struct {
 	done    chan struct{} // closed by Close
 
 	mu    sync.Mutex
-	state accept.State     // listener, started, closed: under mu
-	fast  *fasthttp.Server // plaintext HTTP/1.1, one ServeConn per connection
-	std   *http.Server     // TLS, or h2c on plaintext
-	h2    *chanListener    // plaintext: the h2c connections, for std
-	conns map[*sniffConn]struct{}
-	tick  atomic.Int64 // advanced by reap, from 1
-	wg    sync.WaitGroup
+	state accept.State            // listener, started, closed: under mu
+	fast  *fasthttp.Server        // plaintext HTTP/1.1, one ServeConn per connection
+	std   *http.Server            // TLS, or h2c on plaintext
+	h2    *chanListener           // plaintext: the h2c connections, for std
+	ev    *loops                  // plaintext with loops: set by Start
+	conns map[*sniffConn]struct{} // served by goroutines
+	tick  atomic.Int64            // advanced by reap, from 1
+	// adopted counts the connections event loops handed over.
+	adopted atomic.Uint64
+	wg      sync.WaitGroup
 }
 
 // New checks cfg and prepares a server; Start makes it listen.
-func New(cfg Config) (*Server, error) {
+func New(cfg Config) (*Server, error) { return newServer(cfg, loopSupported) }
+
+func newServer(cfg Config, loops bool) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:     cfg,
+		loops:   loops,
 		payload: make([]byte, cfg.MaxBytes),
 		routes:  newRoutes(),
 		done:    make(chan struct{}),
@@ -107,13 +119,21 @@ func (s *Server) Start() error {
 	s.std.Protocols.SetUnencryptedHTTP2(true)
 	s.fast = s.newFast()
 	s.h2 = newChanListener(ln.Addr())
-	s.wg.Add(3)
+	if s.loops {
+		if s.ev, err = startLoops(s, ln); err != nil {
+			ln.Close()
+			return fmt.Errorf("httpbin: %w", err)
+		}
+	} else {
+		s.wg.Add(1)
+		go s.acceptLoop(ln)
+	}
+	s.wg.Add(2)
 	go s.reap()
 	go func() {
 		defer s.wg.Done()
 		s.std.Serve(s.h2)
 	}()
-	go s.acceptLoop(ln)
 	return nil
 }
 
@@ -149,12 +169,20 @@ func (s *Server) Close() error {
 	if s.h2 != nil {
 		s.h2.Close()
 	}
+	ev := s.ev
+	s.mu.Unlock()
+
+	if ev != nil {
+		if cerr := ev.close(); err == nil {
+			err = cerr // no connection is handed over from here on
+		}
+	}
+	s.mu.Lock()
 	conns := make([]*sniffConn, 0, len(s.conns))
 	for c := range s.conns {
 		conns = append(conns, c)
 	}
 	s.mu.Unlock()
-
 	if s.std != nil {
 		s.std.Close()
 	}

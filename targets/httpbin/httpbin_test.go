@@ -32,7 +32,7 @@ func (c client) close() { c.http.CloseIdleConnections() }
 // start starts a server for the test; it is closed at the end.
 func start(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	s, err := New(cfg)
+	s, err := newServer(cfg, testLoops)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestStartTwice(t *testing.T) {
 // HTTP/1.1 and h2, TLS, a silent one, one inside a /delay.
 func TestCloseLeavesNothing(t *testing.T) {
 	round := func() {
-		plain, err := New(Config{MaxBytes: 1 << 10})
+		plain, err := newServer(Config{MaxBytes: 1 << 10}, testLoops)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,6 +53,12 @@ func (s *Server) sniff(c *sniffConn) {
 	}
 	c.peek = c.buf[:n]
 	c.SetReadDeadline(time.Time{})
+	s.serveSniffed(c, h2)
+}
+
+// serveSniffed serves c, whose first bytes are in c.peek, as HTTP/1.1
+// (fasthttp, in this goroutine) or hands it to net/http's h2c.
+func (s *Server) serveSniffed(c *sniffConn, h2 bool) {
 	if !h2 {
 		c.reaped = true
 		s.fast.ServeConn(c) // returns when c is done, having closed it
@@ -61,6 +67,24 @@ func (s *Server) sniff(c *sniffConn) {
 	if !s.h2.put(c) {
 		c.Close()
 	}
+}
+
+// adopt serves a connection an event loop hands over, with the bytes it
+// read already: the HTTP/2 preface (h2) or HTTP/1.x from a request the
+// loop does not answer itself on.
+func (s *Server) adopt(c net.Conn, read []byte, h2 bool) {
+	s.adopted.Add(1)
+	sc := &sniffConn{Conn: c, s: s}
+	if !s.track(sc) {
+		c.Close()
+		return
+	}
+	sc.peek = append([]byte(nil), read...)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.serveSniffed(sc, h2)
+	}()
 }
 
 // sniffConn is an accepted plaintext connection: it replays the sniffed

@@ -50,14 +50,26 @@ func (c Config) Validate() error {
 
 // Server is a TCP echo and sink server. Its counters are safe to read at
 // any time.
+//
+// On Linux it serves with event loops, one per GOMAXPROCS: non-blocking
+// sockets in an epoll set per loop, each read echoed with one write, no
+// goroutine per connection (loop_linux.go). Elsewhere it runs a goroutine
+// per connection (goroutines.go); both behave the same, and are tested by
+// the same tests.
 type Server struct {
-	cfg  Config
-	done chan struct{} // closed by Close
+	cfg   Config
+	loops bool // event loops; otherwise a goroutine per connection
 
 	mu    sync.Mutex
 	state accept.State // listener, started, closed: under mu
-	conns map[net.Conn]struct{}
 	wg    sync.WaitGroup
+
+	// A goroutine per connection.
+	done  chan struct{} // closed by Close
+	conns map[net.Conn]struct{}
+
+	// Event loops.
+	ev *loops // set by Start
 
 	accepted atomic.Uint64
 	rejected atomic.Uint64
@@ -67,14 +79,16 @@ type Server struct {
 }
 
 // New checks cfg and returns a server that is not listening yet.
-func New(cfg Config) (*Server, error) {
+func New(cfg Config) (*Server, error) { return newServer(cfg, loopSupported) }
+
+func newServer(cfg Config, loops bool) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
 	}
-	return &Server{cfg: cfg, done: make(chan struct{}), conns: map[net.Conn]struct{}{}}, nil
+	return &Server{cfg: cfg, loops: loops, done: make(chan struct{}), conns: map[net.Conn]struct{}{}}, nil
 }
 
 // Start listens on the configured address and serves in the background.
@@ -84,6 +98,13 @@ func (s *Server) Start() error {
 	ln, err := s.state.Listen("tcpecho", s.cfg.Addr)
 	if err != nil {
 		return err
+	}
+	if s.loops {
+		if s.ev, err = startLoops(s, ln); err != nil {
+			ln.Close()
+			return fmt.Errorf("tcpecho: %w", err)
+		}
+		return nil
 	}
 	s.wg.Add(1)
 	go s.acceptLoop(ln)
@@ -112,7 +133,13 @@ func (s *Server) Close() error {
 	for c := range s.conns {
 		c.Close()
 	}
+	ev := s.ev
 	s.mu.Unlock()
+	if ev != nil {
+		if cerr := ev.close(); err == nil {
+			err = cerr
+		}
+	}
 	s.wg.Wait()
 	return err
 }
@@ -132,39 +159,15 @@ func (s *Server) Sunk() uint64 { return s.sunk.Load() }
 // Active is the number of connections being served now.
 func (s *Server) Active() int64 { return s.active.Load() }
 
-func (s *Server) acceptLoop(ln net.Listener) {
-	defer s.wg.Done()
-	accept.Loop(ln, s.done, func(c net.Conn) {
-		s.accepted.Add(1)
-		if !s.track(c) {
-			c.Close()
-			return
-		}
-		go s.serve(c)
-	})
-}
-
-// track registers c, or reports false when the server is closed or full.
-func (s *Server) track(c net.Conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state.Closed {
-		return false
-	}
-	if s.cfg.MaxConns > 0 && len(s.conns) >= s.cfg.MaxConns {
+// admit counts an accepted connection and reports whether it may be
+// served: false when MaxConns are open already (then it is counted as
+// rejected, and is to be closed at once).
+func (s *Server) admit() bool {
+	s.accepted.Add(1)
+	if n := s.active.Add(1); s.cfg.MaxConns > 0 && n > int64(s.cfg.MaxConns) {
+		s.active.Add(-1)
 		s.rejected.Add(1)
 		return false
 	}
-	s.conns[c] = struct{}{}
-	s.active.Add(1)
-	s.wg.Add(1)
 	return true
-}
-
-func (s *Server) untrack(c net.Conn) {
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
-	s.active.Add(-1)
-	s.wg.Done()
 }

@@ -1,0 +1,18 @@
+// Package evloop is what the event loops of loadgen's targets share on
+// Linux: an epoll set whose readiness the Go runtime waits for (Poller),
+// the listening socket taken out of a net.Listener (Listener), and raw
+// system calls on sockets that never block.
+//
+// A target's loop is one goroutine per Poller. It is parked in the Go
+// netpoller, like any goroutine waiting for a socket, while its set has
+// nothing ready; once woken it takes every ready event with a system call
+// that does not block and handles them in turn, so a busy loop serves many
+// requests per wake-up and parks only when it runs dry. Waiting in the
+// netpoller rather than in epoll_wait keeps the runtime's view true: the
+// loop holds no thread and no P while it waits, so the scheduler's monitor
+// never hands a P off around a long wait, and every other goroutine of the
+// process runs as usual.
+//
+// Only Linux has it: the targets use it from files built for Linux and
+// keep a goroutine per connection elsewhere.
+package evloop

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package tcpecho
+
+import (
+	"errors"
+	"net"
+)
+
+// loopSupported: only Linux has the event loops.
+const loopSupported = false
+
+type loops struct{}
+
+func startLoops(*Server, net.Listener) (*loops, error) {
+	return nil, errors.New("event loops need Linux")
+}
+
+func (*loops) close() error { return nil }
