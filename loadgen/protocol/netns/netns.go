@@ -42,19 +42,23 @@ func Open(ns string) (*NS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("network namespace %s: %w (create it with ip netns add, as root)", ns, err)
 	}
-	// Every thread of the process lives in the process's namespace but
-	// while inside Do, so that is the one to come back to.
-	home, err := unix.Open("/proc/self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
+	if homeErr != nil {
 		unix.Close(target)
-		return nil, fmt.Errorf("this process's network namespace: %w", err)
+		return nil, fmt.Errorf("this process's network namespace: %w", homeErr)
 	}
 	return &NS{file: file, target: target, home: home}, nil
 }
 
-// Close releases the namespace's file descriptors.
+// home is the namespace the process started in, the one every unlocked
+// thread lives in, opened while only the main goroutine runs. Not
+// /proc/self/ns/net when Open is called: that is the main thread's, and
+// the main thread may be held in another namespace by then (a goroutine
+// that launches a proxy inside a pod's namespace keeps its thread there
+// while the proxy lives), and Do would "come back" to the pod.
+var home, homeErr = unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+
+// Close releases the namespace's file descriptor.
 func (n *NS) Close() error {
-	unix.Close(n.home)
 	return unix.Close(n.target)
 }
 
