@@ -268,7 +268,9 @@ case_tcp
 log "done; raw output in $OUT"
 echo
 echo "# medians over $REPS runs; req/cpu_s = requests per generator CPU-second"
-awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$6; per[k]=per[k]" "$8; cases[$1]=1; tools[$2]=1 }
+awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$6; per[k]=per[k]" "$8; cases[$1]=1; tools[$2]=1; rp[k" "$3]=$8; reps[$3]=1 }
+  # spread: the ratio of each alternating pair of runs (rep r of both), lowest to highest
+  function spread(a, b,   r, x, lo, hi, n) { n=0; for (r in reps) if (((a" "r) in rp) && ((b" "r) in rp) && rp[b" "r] > 0) { x=rp[a" "r]/rp[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }; return n ? sprintf("runs %.2f-%.2f", lo, hi) : "" }
   function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]<a[i]) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
   END {
     printf "%-14s %-8s %10s %9s %9s %10s\n", "case", "tool", "rps", "p50_ms", "p99_ms", "req/cpu_s"
@@ -276,7 +278,7 @@ awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$
     print ""
     for (c in cases) for (t in tools) { if (t == "loadgen" || t == "httpbin") continue
       a=c" loadgen"; b=c" "t; if ((a in per) && (b in per) && med(per[b]) > 0)
-      printf "%-14s loadgen/%s: req/cpu_s %.2f  rps %.2f  p50 %+.3f ms\n", c, t, med(per[a])/med(per[b]), med(rps[a])/med(rps[b]), med(p50[a])-med(p50[b]) }
+      printf "%-14s loadgen/%s: req/cpu_s %.2f (%s)  rps %.2f  p50 %+.3f ms\n", c, t, med(per[a])/med(per[b]), spread(a, b), med(rps[a])/med(rps[b]), med(p50[a])-med(p50[b]) }
     for (c in cases) { a=c" loadgen"; b=c" httpbin"; if ((a in per) && (b in per) && med(per[a]) > 0)
-      printf "%-14s httpbin/loadgen: req/cpu_s %.2f (the target must keep up: >= 1)\n", c, med(per[b])/med(per[a]) }
+      printf "%-14s httpbin/loadgen: req/cpu_s %.2f (%s; the target must keep up: >= 1.2)\n", c, med(per[b])/med(per[a]), spread(b, a) }
   }' "$OUT/table.txt" | tee "$OUT/summary.txt"
