@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"loadgen/loadgen/study"
 	"loadgen/results/report"
 	"loadgen/results/store"
 )
@@ -80,12 +81,18 @@ one file, atomically; "-" writes to stdout instead:
 
 func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 	var sweeps []*report.Sweep
+	var published []report.Published
 	for _, a := range args {
 		s, err := readResults(a)
 		if err != nil {
 			return err // the input is wrong: a usage error, naming the file
 		}
 		sweeps = append(sweeps, s...)
+		if tables, ok, err := study.Tables(a); err != nil {
+			return err
+		} else if ok {
+			published = append(published, tables...)
+		}
 	}
 	stdout := cmd.OutOrStdout()
 	type output struct {
@@ -99,10 +106,10 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 		}
 	}
 	add("html", f.html, func(w io.Writer) error {
-		return report.HTML(w, sweeps, report.Options{Title: f.title, Generated: time.Now(), CPUPrice: f.cpuPrice})
+		return report.HTML(w, sweeps, report.Options{Title: f.title, Generated: time.Now(), CPUPrice: f.cpuPrice, Published: published})
 	})
 	add("markdown", f.markdown, func(w io.Writer) error {
-		return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice, Wide: f.wide})
+		return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice, Wide: f.wide, Published: published})
 	})
 	add("csv", f.csv, func(w io.Writer) error { return report.CSV(w, sweeps) })
 	add("json-fortio", f.fortio, func(w io.Writer) error { return report.Fortio(w, sweeps) })
@@ -112,7 +119,7 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 	}
 	if len(outs) == 0 {
 		add("markdown", "-", func(w io.Writer) error {
-			return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice, Wide: f.wide})
+			return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice, Wide: f.wide, Published: published})
 		})
 	}
 	var failures []string
@@ -146,6 +153,9 @@ func readResults(path string) ([]*report.Sweep, error) {
 		return nil, err
 	}
 	if info.IsDir() {
+		if _, err := os.Stat(filepath.Join(path, study.Marker)); err == nil {
+			return study.ReadSweeps(path) // a study's: its steps' sweeps, at any depth
+		}
 		if subs, err := sweepSubdirs(path); err != nil || len(subs) > 0 {
 			return subs, err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"loadgen/loadgen/study"
+	"loadgen/results/store"
 )
 
 type studyFlags struct {
@@ -115,6 +117,9 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	}
 	if s.Later != "" {
 		fmt.Fprintf(stderr, "study %s: not yet: %s\n", s.Name, s.Later)
+	}
+	if err := writeStudyMarker(f.out, s.Name); err != nil {
+		return failf("study %s: %v", s.Name, err)
 	}
 	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, "duration", "assert", "junit", "cpu-price", "cpus", "quiet") + "-o " + shellQuote(f.out) + " --resume"
 	var failed []string
@@ -250,4 +255,17 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) error {
 	}
 	fmt.Fprintf(w, "\n%s.\n", study.Caveat)
 	return nil
+}
+
+// writeStudyMarker names the study at the top of its results directory,
+// for loadgen report.
+func writeStudyMarker(dir, name string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.Marshal(study.MarkerFile{Study: name})
+	if err != nil {
+		return err
+	}
+	return store.WriteFile(filepath.Join(dir, study.Marker), append(b, '\n'))
 }

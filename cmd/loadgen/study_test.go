@@ -67,6 +67,21 @@ func TestStudyFlannel(t *testing.T) {
 	if !strings.Contains(out, "not comparable") || !strings.Contains(out, "published: Flannel") {
 		t.Errorf("no caveat or source:\n%s", out)
 	}
+	// loadgen report renders the study as the study did: its figures
+	// beside ours, first, then the lab's own tables.
+	code, md, stderr := cli(t, "report", dir)
+	if code != 0 || !strings.Contains(md, "## Published beside measured: Flannel") ||
+		!regexp.MustCompile(`(?m)^\| vxlan \| 1\.71 \| `+num+` \| 0\.18 \| `+num+` \|`).MatchString(md) ||
+		!strings.Contains(md, "- udp below vxlan on ") || !strings.Contains(md, "## Sweep") {
+		t.Errorf("report: exit %d\n%s\n%s", code, md, stderr)
+	}
+	html := filepath.Join(t.TempDir(), "f.html")
+	if code, _, stderr := cli(t, "report", dir, "--html", html); code != 0 {
+		t.Fatalf("report --html: exit %d %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(html); !strings.Contains(string(b), `<section id="published">`) || !strings.Contains(string(b), "<li>vxlan below host-gw on ") {
+		t.Errorf("the HTML page has no published table with its orderings")
+	}
 	// Resuming a finished study runs nothing again and prints the same table.
 	before := stepFiles(t, filepath.Join(dir, "lab", "tcp-stream"))
 	code, out2, stderr := cli(t, "study", "flannel-backends", "-d", "1s", "-o", dir, "-q", "--resume")
@@ -106,5 +121,24 @@ func TestStudyNeeds(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); err == nil {
 		t.Error("the study created its results directory before saying what it needs")
+	}
+}
+
+// A study's directory is known by its marker: report shows the study's
+// published table even before anything was measured, with "–" for ours.
+func TestReportOfStudyMarker(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeStudyMarker(dir, "nginx-sizing"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := cli(t, "report", dir)
+	if code != 0 || !regexp.MustCompile(`(?m)^\| 1 \| 45000 \| – \| 1\.00 \| – \|`).MatchString(out) || !strings.Contains(out, "not comparable") {
+		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "study.json"), []byte(`{"study":"nosuch"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := cli(t, "report", dir); code == 0 || !strings.Contains(stderr, "nosuch") {
+		t.Errorf("a marker naming no study: exit %d %s", code, stderr)
 	}
 }

@@ -1,11 +1,18 @@
 package study
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"loadgen/results/report"
 )
 
 // Row is one line of a study's table: the published figure and ours, each
@@ -155,4 +162,61 @@ func note(s string) string {
 		return ""
 	}
 	return "  " + strings.TrimSpace(s)
+}
+
+// Report is the table for loadgen report's pages: every cell formatted as
+// Write prints it.
+func (t Table) Report(s Study, source string) report.Published {
+	out := report.Published{Study: s.Name, Title: s.Title, Source: source, Metric: t.Metric, Unit: t.Unit,
+		Baseline: t.Baseline, Caveat: Caveat}
+	for _, r := range t.Rows {
+		out.Rows = append(out.Rows, report.PublishedRow{Key: r.Key, Published: figure(r.Published, r.HasPub),
+			Measured: figure(r.Measured, r.HasMeas), PubRatio: ratio(r.PubRatio, r.HasPubRatio),
+			MeasRatio: ratio(r.MeasRatio, r.HasMRatio), Note: strings.TrimSpace(r.Note)})
+	}
+	for _, v := range t.Verdicts {
+		out.Verdicts = append(out.Verdicts, v.Line(t.Metric))
+	}
+	return out
+}
+
+// Marker is the file a study writes at the top of its results directory,
+// so that loadgen report knows the directory for that study's.
+const Marker = "study.json"
+
+// MarkerFile is Marker's content.
+type MarkerFile struct {
+	Study string `json:"study"`
+}
+
+// Tables reads a study's results directory: its published tables filled
+// with what the directory measured. ok is false when dir holds no study
+// or the repository no published figures for it.
+func Tables(dir string) (tables []report.Published, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, Marker))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	} else if err != nil {
+		return nil, false, err
+	}
+	var mk MarkerFile
+	if err := json.Unmarshal(b, &mk); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", filepath.Join(dir, Marker), err)
+	}
+	s, err := Lookup(mk.Study)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %w", filepath.Join(dir, Marker), err)
+	}
+	pub, ok, err := s.Published()
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	m, err := ReadMeasured(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, t := range pub.Tables {
+		tables = append(tables, Compare(t, m).Report(s, pub.Source))
+	}
+	return tables, true, nil
 }

@@ -23,7 +23,16 @@ type Measured struct {
 
 // ReadMeasured reads every sweep under dir (the study's results).
 func ReadMeasured(dir string) (*Measured, error) {
-	m := &Measured{cni: map[string]report.CNIRow{}, msgs: map[string]float64{}, sizing: map[string]report.SizingRow{}}
+	sweeps, err := ReadSweeps(dir)
+	if err != nil {
+		return nil, err
+	}
+	return measuredFrom(sweeps), nil
+}
+
+// ReadSweeps reads every sweep under dir, at any depth, in path order:
+// a study's steps write theirs in directories of their own (lab/tcp-rr).
+func ReadSweeps(dir string) ([]*report.Sweep, error) {
 	var sweeps []*report.Sweep
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -45,9 +54,11 @@ func ReadMeasured(dir string) (*Measured, error) {
 		sweeps = append(sweeps, &report.Sweep{Name: path, Manifest: man, Steps: steps})
 		return fs.SkipDir
 	})
-	if err != nil {
-		return nil, err
-	}
+	return sweeps, err
+}
+
+func measuredFrom(sweeps []*report.Sweep) *Measured {
+	m := &Measured{cni: map[string]report.CNIRow{}, msgs: map[string]float64{}, sizing: map[string]report.SizingRow{}}
 	for _, r := range report.CNIMatrix(sweeps) {
 		m.cni[r.Path] = r
 	}
@@ -73,7 +84,7 @@ func ReadMeasured(dir string) (*Measured, error) {
 		m.workers = append(m.workers, r.Workers)
 	}
 	slices.Sort(m.workers)
-	return m, nil
+	return m
 }
 
 // Value is the measured figure of kind for what a published row measures.

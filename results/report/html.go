@@ -21,6 +21,9 @@ type Options struct {
 	// Wide shows every column of the Markdown sweep tables, not only those
 	// a reader needs first (HTML and CSV always have every figure).
 	Wide bool
+	// Published are a study's published figures beside ours (loadgen
+	// study's results): shown first, before the tables they come from.
+	Published []Published
 }
 
 //go:embed html.tmpl
@@ -63,6 +66,7 @@ type page struct {
 	// are named per CNI mode (loadgen lab's MODE.PATH).
 	CNICharts []chartView
 	Sizing    []SizingRow
+	Published []Published
 	CPUPrice  float64
 	Sections  []*section
 	Envs      []envView
@@ -213,6 +217,10 @@ func buildPage(sweeps []*Sweep, opt Options) *page {
 	pg.CNI = CNIMatrix(sweeps)
 	pg.CNICharts = cniCharts(pg.CNI)
 	pg.Sizing = Sizing(sweeps)
+	pg.Published = opt.Published
+	if len(opt.Published) > 0 && opt.Title == "" {
+		pg.Title = opt.Published[0].Title
+	}
 	pg.CPUPrice = opt.CPUPrice
 	var fl []string
 	for _, k := range []string{"F", "I", "G", "M"} {
