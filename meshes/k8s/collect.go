@@ -28,15 +28,18 @@ type workerOutcome struct {
 }
 
 // collect waits until every worker's container has ended (or until
-// deadline) and reads each one's report from its log.
+// deadline) and reads each one's report from its log. Each index's pod is
+// remembered as last seen: when the Job passes its deadline, the Job
+// controller deletes its active pods, and a stuck worker's reason
+// (ImagePullBackOff, Pending) must not go with them.
 func (c *Cluster) collect(ctx context.Context, job *batchv1.Job, workers int, deadline time.Time, poll time.Duration) []workerOutcome {
 	ns := job.Namespace
-	var pods []corev1.Pod
+	byIndex := map[int]*corev1.Pod{}
 	for {
 		list, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labelJobName + "=" + job.Name})
 		if err == nil {
-			pods = list.Items
-			if allEnded(pods, workers) {
+			remember(byIndex, list.Items)
+			if allEnded(byIndex, workers) {
 				break
 			}
 		}
@@ -48,18 +51,6 @@ func (c *Cluster) collect(ctx context.Context, job *batchv1.Job, workers int, de
 		case <-time.After(poll):
 		}
 	}
-	byIndex := map[int]*corev1.Pod{}
-	for i := range pods {
-		p := &pods[i]
-		idx, err := strconv.Atoi(p.Annotations[annotationIndex])
-		if err != nil {
-			continue
-		}
-		// A later pod of the same index (a retry) replaces an earlier one.
-		if q, ok := byIndex[idx]; !ok || p.CreationTimestamp.After(q.CreationTimestamp.Time) {
-			byIndex[idx] = p
-		}
-	}
 	out := make([]workerOutcome, workers)
 	for i := range workers {
 		out[i] = c.outcome(ctx, job, i, byIndex[i])
@@ -67,15 +58,32 @@ func (c *Cluster) collect(ctx context.Context, job *batchv1.Job, workers int, de
 	return out
 }
 
-// allEnded tells whether every index has a pod whose worker ended.
-func allEnded(pods []corev1.Pod, workers int) bool {
-	ended := map[string]bool{}
+// remember keeps the newest pod of each completion index: a later pod of
+// the same index (a retry) replaces an earlier one, the same pod's newer
+// state replaces its older, and a pod no longer listed stays as last seen.
+func remember(byIndex map[int]*corev1.Pod, pods []corev1.Pod) {
 	for i := range pods {
-		if _, ok := workerExit(&pods[i]); ok {
-			ended[pods[i].Annotations[annotationIndex]] = true
+		p := &pods[i]
+		idx, err := strconv.Atoi(p.Annotations[annotationIndex])
+		if err != nil {
+			continue
+		}
+		if q, ok := byIndex[idx]; !ok || q.UID == p.UID || p.CreationTimestamp.After(q.CreationTimestamp.Time) {
+			byIndex[idx] = p
 		}
 	}
-	return len(ended) >= workers
+}
+
+// allEnded tells whether every index has a pod whose worker ended.
+func allEnded(byIndex map[int]*corev1.Pod, workers int) bool {
+	for i := range workers {
+		if p, ok := byIndex[i]; !ok {
+			return false
+		} else if _, ended := workerExit(p); !ended {
+			return false
+		}
+	}
+	return true
 }
 
 // workerExit is the worker container's termination, if it ended.
