@@ -32,6 +32,8 @@ type k8sRunFlags struct {
 	promCPU    string
 	promMem    string
 	noMetrics  bool
+	quiet      bool
+	check      checkFlags
 }
 
 func newK8sRunCmd() *cobra.Command {
@@ -75,6 +77,8 @@ gateway) and http://target:8081 (the same pods, outside sidecar capture).`,
 	fl.StringVar(&f.promMem, "prom-mem", "", "Prometheus query for bytes (default cAdvisor's container_memory_working_set_bytes)")
 	fl.BoolVar(&f.noMetrics, "no-metrics", false, "record no proxy CPU and memory")
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines (what is applied, each step's Job)")
+	f.check.registerSweep(fl)
 	return cmd
 }
 
@@ -89,6 +93,9 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 		return fmt.Errorf("--workers %d: want 1 or more", f.workers)
 	}
 	if err := f.opts.Validate(); err != nil {
+		return err
+	}
+	if err := f.check.parse(); err != nil {
 		return err
 	}
 	fh, err := os.Open(f.file)
@@ -110,7 +117,11 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	w := cmd.OutOrStdout()
 	co := &k8s.Coordinator{Options: f.opts, Load: load, Steps: steps, Workers: f.workers, Dir: f.out,
 		StartLead: f.startLead, MaxLate: f.maxLate,
-		Events: func(format string, a ...any) { fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...) }}
+		Events: func(format string, a ...any) {
+			if !f.quiet {
+				fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...)
+			}
+		}}
 	if f.dryRun {
 		return co.DryRun(w)
 	}
@@ -139,8 +150,15 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 		return failf("%v", err)
 	}
 	fmt.Fprintf(w, "%d steps in %s (%d failed); read them with: loadgen report %s\n", len(res), f.out, failed, f.out)
+	checkFailed, err := f.check.checkSteps(w, res)
+	if err != nil {
+		return failf("%v", err)
+	}
 	if failed > 0 {
 		return failf("%d of %d steps failed", failed, len(res))
+	}
+	if checkFailed {
+		return exitError{code: exitFail}
 	}
 	return nil
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"loadgen/loadgen/study"
+	"loadgen/meshes/k8s"
 	"loadgen/results/store"
 )
 
@@ -29,6 +32,7 @@ type studyFlags struct {
 	junit    string
 	cpuPrice float64
 	cpus     int
+	cluster  study.Options // mesh-ladder on a cluster: kubeconfig, context, meshes, workers
 }
 
 func newStudyCmd() *cobra.Command {
@@ -70,6 +74,10 @@ Exit status 1 when a step failed or a check (--assert) did not hold.`,
 	fl.StringVar(&f.junit, "junit", "", "write each step's assertions as JUnit XML: FILE-STEP-PROTOCOL.xml …")
 	fl.Float64Var(&f.cpuPrice, "cpu-price", 0, "nginx-sizing: what one CPU costs a month, for the cost columns")
 	fl.IntVar(&f.cpus, "cpus", runtime.NumCPU(), "nginx-sizing: the most worker_processes to size")
+	fl.StringVar(&f.cluster.Kubeconfig, "kubeconfig", "", "mesh-ladder: run on this cluster (loadgen k8s run) instead of local sidecars")
+	fl.StringVar(&f.cluster.Context, "context", "", "mesh-ladder: the kubeconfig context (default the current one; implies the cluster)")
+	fl.StringSliceVar(&f.cluster.Meshes, "meshes", nil, "mesh-ladder on a cluster: the meshes, each a k8s run (default istio): "+strings.Join(k8s.Meshes, ", "))
+	fl.IntVar(&f.cluster.Workers, "workers", 1, "mesh-ladder on a cluster: worker pods per step")
 	return cmd
 }
 
@@ -91,7 +99,12 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		}
 		f.out = "study-" + s.Name + "-" + time.Now().Format("20060102-150405")
 	}
-	plan := s.Plan(study.Options{Duration: f.duration, CPUs: f.cpus})
+	opts := f.cluster
+	opts.Duration, opts.CPUs = f.duration, f.cpus
+	if err := checkClusterOptions(s, opts); err != nil {
+		return err
+	}
+	plan := s.Plan(opts)
 	if f.resume && !f.dryRun {
 		if _, err := os.Stat(f.out); err != nil {
 			return fmt.Errorf("--resume: %s holds no study: drop --resume to start one there", f.out)
@@ -103,16 +116,19 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		}
 	}
 	if f.dryRun {
-		fmt.Fprintf(stdout, "study %s: %s\nneeds: %s\nmethod: %s\n", s.Name, s.Title, s.NeedsText(), s.Method)
+		fmt.Fprintf(stdout, "study %s: %s\nneeds: %s\nmethod: %s\n", s.Name, s.Title, s.NeedsTextFor(opts), s.Method)
 		if s.Later != "" {
 			fmt.Fprintf(stdout, "not yet: %s\n", s.Later)
 		}
 		for i, st := range plan {
 			fmt.Fprintf(stdout, "%d. %s\n   loadgen %s\n", i+1, st.Name, strings.Join(quoteAll(f.stepArgs(st, false)), " "))
+			for _, name := range slices.Sorted(maps.Keys(st.Files)) {
+				fmt.Fprintf(stdout, "   %s:\n%s", filepath.Join(f.out, name), indent(st.Files[name], "     "))
+			}
 		}
 		return nil
 	}
-	if err := studyNeeds(s); err != nil {
+	if err := studyNeeds(s.NeedsFor(opts), s.Name); err != nil {
 		return failf("study %s %v", s.Name, err)
 	}
 	if s.Later != "" {
@@ -121,11 +137,20 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	if err := writeStudyMarker(f.out, s.Name); err != nil {
 		return failf("study %s: %v", s.Name, err)
 	}
-	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, "duration", "assert", "junit", "cpu-price", "cpus", "quiet") + "-o " + shellQuote(f.out) + " --resume"
+	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, "duration", "assert", "junit", "cpu-price", "cpus", "kubeconfig", "context", "meshes", "workers", "quiet") + "-o " + shellQuote(f.out) + " --resume"
 	var failed []string
 	for i, st := range plan {
 		args := f.stepArgs(st, true)
 		fmt.Fprintf(stdout, "\n== study %s, step %d of %d: %s ==\n", s.Name, i+1, len(plan), st.Name)
+		if st.Whole && f.resume && hasResults(filepath.Join(f.out, st.Dir)) {
+			fmt.Fprintf(stdout, "kept: %s holds this step's results\n", filepath.Join(f.out, st.Dir))
+			continue
+		}
+		for name, content := range st.Files {
+			if err := store.WriteFile(filepath.Join(f.out, name), []byte(content)); err != nil {
+				return failf("study %s: %v", s.Name, err)
+			}
+		}
 		code := execute(cmd.Context(), args, stdout, stderr)
 		switch code {
 		case exitOK:
@@ -157,8 +182,12 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 // resume and checks.
 func (f *studyFlags) stepArgs(st study.Step, run bool) []string {
 	dir := filepath.Join(f.out, st.Dir)
-	args := append(append([]string(nil), st.Args...), "-o", dir)
-	if run && f.resume && hasSweep(dir) {
+	var args []string
+	for _, a := range st.Args {
+		args = append(args, strings.ReplaceAll(a, study.OutDir, f.out))
+	}
+	args = append(args, "-o", dir)
+	if run && f.resume && !st.Whole && hasSweep(dir) {
 		args = append(args, "--resume")
 	}
 	if f.quiet {
@@ -191,21 +220,60 @@ func quoteAll(args []string) []string {
 	return out
 }
 
+// hasResults tells whether dir holds anything.
+func hasResults(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) > 0
+}
+
+func indent(s, pre string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(s, "\n") {
+		if line != "" {
+			b.WriteString(pre + line)
+		}
+	}
+	return b.String()
+}
+
+// checkClusterOptions refuses cluster options a study cannot use, and
+// meshes k8s run does not know, before anything runs.
+func checkClusterOptions(s study.Study, o study.Options) error {
+	if !o.OnCluster() {
+		if len(o.Meshes) > 0 {
+			return errors.New("--meshes is for a cluster: add --kubeconfig (or --context)")
+		}
+		return nil
+	}
+	if !s.Cluster {
+		return fmt.Errorf("study %s runs on this machine only: drop --kubeconfig and --context", s.Name)
+	}
+	for _, m := range o.Meshes {
+		if !slices.Contains(k8s.Meshes, m) || m == k8s.MeshNone {
+			return fmt.Errorf("--meshes %s: want some of %s (each is measured beside the same pods uncaptured)", m, strings.Join(k8s.Meshes[1:], ", "))
+		}
+	}
+	if o.Workers < 1 {
+		return fmt.Errorf("--workers %d: want 1 or more", o.Workers)
+	}
+	return nil
+}
+
 // studyNeeds checks what the study needs, in one line naming the first
 // thing missing.
-func studyNeeds(s study.Study) error {
-	for _, n := range s.Needs {
+func studyNeeds(needs []study.Need, name string) error {
+	for _, n := range needs {
 		switch n {
 		case study.NeedRoot:
 			if runtime.GOOS != "linux" || os.Geteuid() != 0 {
-				return errors.New("needs root on Linux (network namespaces): run it as root, e.g. sudo loadgen study " + s.Name)
+				return errors.New("needs root on Linux (network namespaces): run it as root, e.g. sudo loadgen study " + name)
 			}
 		case study.NeedNginx:
 			if _, err := exec.LookPath("nginx"); err != nil {
 				return errors.New("needs nginx on PATH: install it (apt-get install nginx)")
 			}
 		case study.NeedCluster:
-			return errors.New("needs a Kubernetes cluster, which this study cannot reach yet")
+			// loadgen k8s run says in one line which context and server it cannot reach.
 		}
 	}
 	return nil

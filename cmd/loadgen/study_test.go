@@ -142,3 +142,50 @@ func TestReportOfStudyMarker(t *testing.T) {
 		t.Errorf("a marker naming no study: exit %d %s", code, stderr)
 	}
 }
+
+// mesh-ladder on a cluster: a loadgen k8s run per mesh over the study's
+// ladder, from a sweep file the study writes; options it cannot use are
+// refused before anything runs.
+func TestStudyMeshLadderOnCluster(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ml")
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	code, out, stderr := cli(t, "study", "mesh-ladder", "--dry-run", "--kubeconfig", kc, "--meshes", "istio,linkerd", "--workers", "3", "-d", "20s", "-o", dir)
+	for _, want := range []string{
+		"needs: a Kubernetes cluster\n",
+		"loadgen k8s run --mesh istio -f " + dir + "/mesh-ladder.yaml --workers 3 -n loadgen-istio --kubeconfig " + kc + " -o " + filepath.Join(dir, "k8s-istio"),
+		"loadgen k8s run --mesh linkerd -f " + dir + "/mesh-ladder.yaml --workers 3 -n loadgen-linkerd",
+		`{name: direct, url: "http://target:8081", baseline: true}`, "ladder: c1t1..c128t128", "payloads: [100, 1MiB]", "duration: 20s",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("dry run: exit %d, no %q in\n%s%s", code, want, out, stderr)
+		}
+	}
+	for _, args := range [][]string{
+		{"study", "mesh-ladder", "--meshes", "istio", "--dry-run"},
+		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "nosuch", "--dry-run"},
+		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "none", "--dry-run"},
+		{"study", "flannel-backends", "--kubeconfig", kc, "--dry-run"},
+	} {
+		if code, _, stderr := cli(t, args...); code != exitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
+			t.Errorf("%v: exit %d, want 2 and a short message\n%s", args, code, stderr)
+		}
+	}
+	// A cluster nobody can reach: the step fails with k8s run's own line,
+	// the study exits 1, and the sweep file it wrote is there.
+	if err := os.WriteFile(kc, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+users: [{name: u, user: {token: t}}]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = cli(t, "study", "mesh-ladder", "--kubeconfig", kc, "-d", "1s", "-o", dir, "-q")
+	if code != exitFail || !strings.Contains(stderr, "127.0.0.1:1") || !strings.Contains(out, "1 of 1 steps failed") {
+		t.Errorf("unreachable cluster: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "mesh-ladder.yaml")); err != nil || !strings.Contains(string(b), "target:8080") {
+		t.Errorf("the study's sweep file: %v %s", err, b)
+	}
+}

@@ -28,10 +28,21 @@ const (
 
 // Step is one loadgen command of a study's plan.
 type Step struct {
-	Name string   // what it measures, for progress lines
-	Dir  string   // its results directory, under the study's -o
-	Args []string // the command line, less -o, --resume, -q and the CI checks
+	Name string // what it measures, for progress lines
+	Dir  string // its results directory, under the study's -o
+	// Args is the command line, less -o, --resume, -q and the CI checks;
+	// OutDir in an argument stands for the study's -o.
+	Args []string
+	// Files are written under the study's -o before the step runs (a
+	// sweep file for loadgen k8s run): name → content.
+	Files map[string]string
+	// Whole marks a command without --resume of its own (k8s run): on
+	// resume, a step whose directory holds results is kept, not rerun.
+	Whole bool
 }
+
+// OutDir stands for the study's results directory in a step's Args.
+const OutDir = "{study-dir}"
 
 // Options change a study's plan within its method.
 type Options struct {
@@ -39,7 +50,18 @@ type Options struct {
 	Duration time.Duration
 	// CPUs bounds nginx-sizing's worker counts (1, 2, 4 … up to CPUs).
 	CPUs int
+	// Kubeconfig (or Context) runs mesh-ladder on a cluster, through
+	// loadgen k8s run, instead of local sidecars.
+	Kubeconfig, Context string
+	// Meshes are mesh-ladder's cluster meshes (default istio), each beside
+	// the same pods' uncaptured port as its baseline.
+	Meshes []string
+	// Workers are the pods of each cluster step's Indexed Job.
+	Workers int
 }
+
+// OnCluster tells whether the options run the study on a cluster.
+func (o Options) OnCluster() bool { return o.Kubeconfig != "" || o.Context != "" }
 
 // Study is one published study.
 type Study struct {
@@ -52,6 +74,17 @@ type Study struct {
 	plan     func(d time.Duration, o Options) []Step
 	// Later is set for a study only partly planned yet: what is missing.
 	Later string
+	// Cluster marks a study that can run on a cluster (Options.OnCluster):
+	// it then needs the cluster instead of Needs.
+	Cluster bool
+}
+
+// NeedsFor is what the study needs with these options.
+func (s Study) NeedsFor(o Options) []Need {
+	if s.Cluster && o.OnCluster() {
+		return []Need{NeedCluster}
+	}
+	return s.Needs
 }
 
 // Plan is the study's steps with these options.
@@ -85,13 +118,21 @@ func Lookup(name string) (Study, error) {
 }
 
 // NeedsText lists what the study needs, "nothing but loadgen" when none.
-func (s Study) NeedsText() string {
-	if len(s.Needs) == 0 {
+func (s Study) NeedsText() string { return needsText(s.Needs, s.Cluster) }
+
+// NeedsTextFor is NeedsFor in words.
+func (s Study) NeedsTextFor(o Options) string { return needsText(s.NeedsFor(o), false) }
+
+func needsText(needs []Need, cluster bool) string {
+	if len(needs) == 0 {
 		return "nothing but loadgen"
 	}
 	var parts []string
-	for _, n := range s.Needs {
+	for _, n := range needs {
 		parts = append(parts, string(n))
+	}
+	if cluster {
+		return strings.Join(parts, ", ") + " (or a cluster: --kubeconfig)"
 	}
 	return strings.Join(parts, ", ")
 }
@@ -159,11 +200,15 @@ var studies = []Study{
 		Title: "Istio vs App Mesh: the c1t1…c128t128 ladder × 100 B and 1 MB, baseline vs sidecars",
 		Method: "wrk → httpbin over the ladder c1t1, c2t2 … c128t128 with 100 B and 1 MB bodies, latency, throughput, timeouts and the sidecars' CPU and memory, " +
 			"baseline without a mesh: here the same pods without a sidecar (sidecar:none) beside every local sidecar profile on both sides, Istio-style " +
-			"(nginx, HAProxy, Caddy; Envoy where an envoy binary is installed).",
+			"(nginx, HAProxy, Caddy; Envoy where an envoy binary is installed); with --kubeconfig, on the cluster: loadgen k8s run per mesh " +
+			"(--meshes, default istio), each through the mesh beside the same pods' uncaptured port.",
 		Needs:    []Need{NeedRoot, NeedNginx},
 		Duration: 30 * time.Second,
-		Later:    "--kubeconfig for the cluster meshes (loadgen k8s run) is not in this plan yet",
-		plan: func(d time.Duration, _ Options) []Step {
+		Cluster:  true,
+		plan: func(d time.Duration, o Options) []Step {
+			if o.OnCluster() {
+				return clusterLadder(d, o)
+			}
 			args := []string{"sweep", "--ladder", "c1t1..c128t128", "--payloads", "100,1MiB", "-d", dur(d),
 				"--path", "baseline=sidecar:none"}
 			for _, p := range SidecarProfiles() {
@@ -172,6 +217,43 @@ var studies = []Study{
 			return []Step{{Name: "sweep: baseline and each sidecar over the ladder", Dir: "sweep", Args: args}}
 		},
 	},
+}
+
+// ladderFile is mesh-ladder's sweep on a cluster: through the mesh (the
+// target's captured port) and beside it the same pods' uncaptured port,
+// the baseline, over the study's ladder and payloads.
+func ladderFile(d time.Duration) string {
+	return fmt.Sprintf(`# mesh-ladder on a cluster (loadgen study): the mesh beside the same pods uncaptured
+paths:
+  - {name: mesh,   url: "http://target:8080"}
+  - {name: direct, url: "http://target:8081", baseline: true}
+ladder: c1t1..c128t128
+payloads: [100, 1MiB]
+duration: %s
+`, dur(d))
+}
+
+// clusterLadder is a loadgen k8s run per mesh, the same sweep file each.
+func clusterLadder(d time.Duration, o Options) []Step {
+	meshes := o.Meshes
+	if len(meshes) == 0 {
+		meshes = []string{"istio"}
+	}
+	workers := max(o.Workers, 1)
+	file := OutDir + "/mesh-ladder.yaml"
+	var steps []Step
+	for _, m := range meshes {
+		args := []string{"k8s", "run", "--mesh", m, "-f", file, "--workers", strconv.Itoa(workers), "-n", "loadgen-" + m}
+		if o.Kubeconfig != "" {
+			args = append(args, "--kubeconfig", o.Kubeconfig)
+		}
+		if o.Context != "" {
+			args = append(args, "--context", o.Context)
+		}
+		steps = append(steps, Step{Name: "k8s run: " + m + " beside the same pods uncaptured, over the ladder", Dir: "k8s-" + m,
+			Args: args, Files: map[string]string{"mesh-ladder.yaml": ladderFile(d)}, Whole: true})
+	}
+	return steps
 }
 
 // SidecarProfiles are the local sidecar profiles a mesh study sweeps:

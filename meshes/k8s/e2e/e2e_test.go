@@ -206,13 +206,19 @@ func writeSweep(t *testing.T, target string, duration string) string {
 // exact merge → results directory → cleanup.
 func testRun(t *testing.T, c *cluster, kl *kubelet, bin, kubeconfig, target string) {
 	dir := filepath.Join(t.TempDir(), "results")
+	junit := filepath.Join(t.TempDir(), "j.xml")
 	before := served(t, target)
 	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "--mesh", "none", "-n", "e2e-run", "-f", writeSweep(t, target, "2s"),
-		"--workers", "3", "-o", dir, "--start-lead", "8s", "--no-metrics", "--image", "loadgen:e2e", "--run-id", "e2erun")
+		"--workers", "3", "-o", dir, "--start-lead", "8s", "--no-metrics", "--image", "loadgen:e2e", "--run-id", "e2erun",
+		"--assert", "errors<1%", "--junit", junit)
 	if r.code != 0 {
 		t.Fatalf("k8s run: %v", r)
 	}
 	t.Logf("k8s run:\n%s", r.stderr)
+	// The CI checks hold for every merged step, as for a local sweep.
+	if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), "<testcase") || !strings.Contains(r.stdout, "errors<1%") {
+		t.Errorf("the checks: %v\n%s\nstdout:\n%s", err, b, r.stdout)
+	}
 	_, steps, err := store.ReadSweep(dir)
 	if err != nil {
 		t.Fatal(err)
