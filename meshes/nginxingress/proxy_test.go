@@ -301,9 +301,17 @@ func TestProxyCPUAffinity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]bool{}
-	for _, pid := range pids[1:] {
-		got[cpusAllowedList(t, pid)] = true
+	// A worker pins itself as it starts, which may be after the listening
+	// socket (the master's) already takes connections: wait for it.
+	var got map[string]bool
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got = map[string]bool{}
+		for _, pid := range pids[1:] {
+			got[cpusAllowedList(t, pid)] = true
+		}
+		if (got[strconv.Itoa(cpus[0])] && got[strconv.Itoa(cpus[1])]) || time.Now().After(deadline) {
+			break
+		}
 	}
 	for _, cpu := range cpus[:2] {
 		if !got[strconv.Itoa(cpu)] {
