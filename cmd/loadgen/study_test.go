@@ -79,8 +79,9 @@ func TestStudyFlannel(t *testing.T) {
 	if code, _, stderr := cli(t, "report", dir, "--html", html); code != 0 {
 		t.Fatalf("report --html: exit %d %s", code, stderr)
 	}
-	if b, _ := os.ReadFile(html); !strings.Contains(string(b), `<section id="published">`) || !strings.Contains(string(b), "<li>vxlan below host-gw on ") {
-		t.Errorf("the HTML page has no published table with its orderings")
+	if b, _ := os.ReadFile(html); !strings.Contains(string(b), `<section id="published">`) || !strings.Contains(string(b), "<li>vxlan below host-gw on ") ||
+		!strings.Contains(string(b), `<svg class="chart" id="published-0"`) || !strings.Contains(string(b), "<title>published vxlan: 0.18 ratio to direct</title>") {
+		t.Errorf("the HTML page has no published table with its orderings and bars")
 	}
 	// Resuming a finished study runs nothing again and prints the same table.
 	before := stepFiles(t, filepath.Join(dir, "lab", "tcp-stream"))

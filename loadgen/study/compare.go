@@ -172,7 +172,8 @@ func (t Table) Report(s Study, source string) report.Published {
 	for _, r := range t.Rows {
 		out.Rows = append(out.Rows, report.PublishedRow{Key: r.Key, Published: figure(r.Published, r.HasPub),
 			Measured: figure(r.Measured, r.HasMeas), PubRatio: ratio(r.PubRatio, r.HasPubRatio),
-			MeasRatio: ratio(r.MeasRatio, r.HasMRatio), Note: strings.TrimSpace(r.Note)})
+			MeasRatio: ratio(r.MeasRatio, r.HasMRatio), Note: strings.TrimSpace(r.Note),
+			PubRatioV: r.PubRatio, HasPubRatio: r.HasPubRatio, MeasRatioV: r.MeasRatio, HasMeasRatio: r.HasMRatio})
 	}
 	for _, v := range t.Verdicts {
 		out.Verdicts = append(out.Verdicts, v.Line(t.Metric))

@@ -217,7 +217,10 @@ func buildPage(sweeps []*Sweep, opt Options) *page {
 	pg.CNI = CNIMatrix(sweeps)
 	pg.CNICharts = cniCharts(pg.CNI)
 	pg.Sizing = Sizing(sweeps)
-	pg.Published = opt.Published
+	for i, t := range opt.Published {
+		t.Chart = publishedChart(i, t)
+		pg.Published = append(pg.Published, t)
+	}
 	if len(opt.Published) > 0 && opt.Title == "" {
 		pg.Title = opt.Published[0].Title
 	}

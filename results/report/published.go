@@ -1,5 +1,10 @@
 package report
 
+import (
+	"fmt"
+	"html/template"
+)
+
 // Published is one table of a published study beside what was measured
 // here (loadgen study): a row per CNI, backend or CPU count, each figure
 // and its ratio to the study's baseline row, and whether each of the
@@ -12,12 +17,37 @@ type Published struct {
 	Rows                 []PublishedRow
 	Verdicts             []string
 	Caveat               string
+	Chart                chartView // set by the HTML page
 }
 
 // PublishedRow is one row: the published figure, ours, and both as a
 // ratio to the baseline row.
 type PublishedRow struct {
 	Key, Published, Measured, PubRatio, MeasRatio, Note string
+	// The ratios as numbers, for the chart; Has* false when missing.
+	PubRatioV, MeasRatioV     float64
+	HasPubRatio, HasMeasRatio bool
+}
+
+// publishedChart is the study's bars: a group per row, its published
+// ratio to the baseline row beside ours, as Flannel's and the CNI report's
+// bar charts compare their rows.
+func publishedChart(i int, t Published) chartView {
+	keys := make([]string, len(t.Rows))
+	for k, r := range t.Rows {
+		keys[k] = r.Key
+	}
+	colors := []string{"#9ca3af", palette[0]}
+	svg := groupedBarSVG(fmt.Sprintf("published-%d", i), t.Metric, "ratio to "+t.Baseline, keys, []string{"published", "measured"}, colors,
+		func(g, s int) (float64, bool) {
+			r := t.Rows[g]
+			if s == 0 {
+				return r.PubRatioV, r.HasPubRatio
+			}
+			return r.MeasRatioV, r.HasMeasRatio
+		})
+	return chartView{Title: t.Metric + ", as a ratio to " + t.Baseline, Note: "published beside measured: absolute figures differ by testbed, the ratios compare",
+		Wide: true, SVG: template.HTML(svg), Legend: []legendItem{{Name: "published", Color: colors[0]}, {Name: "measured here", Color: colors[1]}}}
 }
 
 func markdownPublished(p *printer, tables []Published) {
