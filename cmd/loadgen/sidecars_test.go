@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"loadgen/loadgen/sweep"
@@ -65,4 +67,60 @@ func TestSweepThroughSidecars(t *testing.T) {
 	if nat, _ := exec.Command("iptables-save", "-t", "nat").Output(); strings.Contains(string(nat), "ISTIO") {
 		t.Errorf("capture rules on the host:\n%s", nat)
 	}
+}
+
+// A sidecar killed mid-sweep: the steps after its death fail with the
+// proxy's own words, the sweep goes on to the end and exits 1, and neither
+// a process nor a namespace is left.
+func TestSweepSidecarDies(t *testing.T) {
+	needRoot(t)
+	if _, err := exec.LookPath("haproxy"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI installs haproxy")
+		}
+		t.Skip("needs haproxy")
+	}
+	dir := filepath.Join(t.TempDir(), "s")
+	cmd, out, stderr := cliProcess(t, "sweep", "-q", "--path", "haproxy=sidecar:haproxy,mode=serveronly",
+		"--ladder", "c1t1,c2t2,c4t4", "--payloads", "100", "-d", "1s", "-o", dir)
+	waitSteps(t, dir, 1)
+	pod := fmt.Sprintf("/var/run/netns/lg%dp0s", cmd.Process.Pid%100000)
+	killed := killIn(t, pod, "haproxy")
+	if killed == 0 {
+		t.Fatalf("no haproxy found in %s", pod)
+	}
+	if code := exitCode(cmd.Wait()); code != exitFail {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, stderr)
+	}
+	if !strings.Contains(out.String(), "haproxy died") {
+		t.Errorf("no step says the sidecar died:\n%s", out)
+	}
+	if st, err := store.ReadStep(filepath.Join(dir, sweep.StepsDir, "haproxy_c4t4_100B_closed_r1.json")); err != nil || !strings.Contains(st.Failed, "died") {
+		t.Errorf("the last step: %v %+v", err, st)
+	}
+	list, _ := exec.Command("ip", "netns", "list").Output()
+	if strings.Contains(string(list), fmt.Sprintf("lg%dp", cmd.Process.Pid%100000)) {
+		t.Errorf("namespaces left behind:\n%s", list)
+	}
+}
+
+// killIn SIGKILLs every process named name whose network namespace is
+// the one at nsFile, and says how many.
+func killIn(t *testing.T, nsFile, name string) int {
+	t.Helper()
+	var want syscall.Stat_t
+	if err := syscall.Stat(nsFile, &want); err != nil {
+		t.Fatalf("%s: %v", nsFile, err)
+	}
+	pids, _ := exec.Command("pgrep", "-x", name).Output()
+	n := 0
+	for _, f := range strings.Fields(string(pids)) {
+		var st syscall.Stat_t
+		if syscall.Stat("/proc/"+f+"/ns/net", &st) == nil && st.Ino == want.Ino && st.Dev == want.Dev {
+			if pid, err := strconv.Atoi(f); err == nil && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				n++
+			}
+		}
+	}
+	return n
 }
