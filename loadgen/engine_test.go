@@ -238,8 +238,11 @@ func TestCoordinatedOmissionCorrection(t *testing.T) {
 			t.Errorf("uncorrected max %v, want the 500 ms stall", mx)
 		}
 		// ≈ 80 corrected latencies above 100 ms (from theory: 500 − 5k > 100).
+		// A busy machine's own stalls (a CI neighbour) can only add to
+		// them, by a few dozen; a correction from the wrong origin would
+		// put hundreds there.
 		above := float64(s.Requests) * (1 - quantileOf(t, r, 100*time.Millisecond))
-		if above < 70 || above > 90 {
+		if above < 70 || above > 120 {
 			t.Errorf("%.0f requests above 100 ms, theory ≈ 80", above)
 		}
 		if s.Pacing.Late < 90 {
