@@ -118,10 +118,14 @@ type loop struct {
 	shard *shard
 	epfd  int
 	wake  int // eventfd
-	timer int // timerfd (open loop)
-	conns []*lconn
-	buf   []byte
-	evs   []unix.EpollEvent
+	// wakeMu orders wakeUp (any goroutine) against the loop closing wake as
+	// it ends: a write to a closed, maybe reused, descriptor number would
+	// land in somebody else's file.
+	wakeMu sync.Mutex
+	timer  int // timerfd (open loop)
+	conns  []*lconn
+	buf    []byte
+	evs    []unix.EpollEvent
 
 	flightHead, flightTail *lconn // requests and connects by deadline (send order)
 	inFlight               int
@@ -208,6 +212,8 @@ func (l *loop) closeFDs() {
 			c.fd = -1
 		}
 	}
+	l.wakeMu.Lock()
+	defer l.wakeMu.Unlock()
 	for _, fd := range []*int{&l.timer, &l.wake, &l.epfd} {
 		if *fd >= 0 {
 			unix.Close(*fd)
@@ -220,7 +226,11 @@ func (l *loop) closeFDs() {
 // may call it.
 func (l *loop) wakeUp() {
 	one := [8]byte{1}
-	unix.Write(l.wake, one[:])
+	l.wakeMu.Lock()
+	defer l.wakeMu.Unlock()
+	if l.wake >= 0 {
+		unix.Write(l.wake, one[:])
+	}
 }
 
 // run opens the loop's connections, says it is ready, waits for the clock,

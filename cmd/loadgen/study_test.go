@@ -108,7 +108,24 @@ func TestStudyInterrupt(t *testing.T) {
 	}
 	want := "continue with: loadgen study vpc-cni-grpc --duration 1s --quiet -o " + dir + " --resume"
 	if !strings.Contains(stderr.String(), want) {
-		t.Errorf("no %q in\n%s", want, stderr)
+		t.Fatalf("no %q in\n%s", want, stderr)
+	}
+	// That command resumes the study: the steps finished before Ctrl-C
+	// stay as they were, the rest run, and the study's table is printed.
+	labDir := filepath.Join(dir, "lab", "grpc-stream")
+	before := stepFiles(t, labDir)
+	code, out2, stderr2 := cli(t, strings.Fields(strings.TrimPrefix(want, "continue with: loadgen "))...)
+	if code != 0 || !strings.Contains(out2, "msgs/s") {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, out2, stderr2)
+	}
+	after := stepFiles(t, labDir)
+	for id, mt := range before {
+		if !after[id].Equal(mt) {
+			t.Errorf("step %s ran again on resume", id)
+		}
+	}
+	if len(after) <= len(before) {
+		t.Errorf("%d steps after resume, %d before: nothing ran", len(after), len(before))
 	}
 }
 
