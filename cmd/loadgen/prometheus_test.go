@@ -5,6 +5,7 @@ import (
 	"net"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"loadgen/internal/promtest"
 	"loadgen/loadgen/sweep"
@@ -41,7 +42,7 @@ func TestPrometheusLiveMetrics(t *testing.T) {
 		"loadgen_requests_total":        float64(run.Summary.Requests),
 		"loadgen_latency_seconds_count": float64(run.Summary.Latency.Count),
 	} {
-		if got, ok := promtest.Query(t, prom, q); !ok || got != want {
+		if got, ok := queryEventually(t, prom, q, want); !ok || got != want {
 			t.Errorf("%s = %v (found %v), loadgen printed %v", q, got, ok, want)
 		}
 	}
@@ -57,7 +58,7 @@ func TestPrometheusLiveMetrics(t *testing.T) {
 	prom = promtest.Start(t, addr)
 	dir := filepath.Join(t.TempDir(), "s")
 	code, _, stderr = cli(t, "sweep", "-q", "--path", "baseline="+startHTTPBin(t), "--ladder", "c1t1..c2t2", "--payloads", "100",
-		"-d", "2s", "-o", dir, "--prometheus", addr, "--prometheus-hold", "3s")
+		"-d", "2s", "-o", dir, "--prometheus", addr, "--prometheus-hold", "5s")
 	if code != 0 {
 		t.Fatalf("sweep exit %d: %s", code, stderr)
 	}
@@ -67,8 +68,23 @@ func TestPrometheusLiveMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 		q := fmt.Sprintf("loadgen_requests_total{step=%q}", id)
-		if got, ok := promtest.Query(t, prom, q); !ok || got != float64(st.Run.Summary.Requests) {
+		if got, ok := queryEventually(t, prom, q, float64(st.Run.Summary.Requests)); !ok || got != float64(st.Run.Summary.Requests) {
 			t.Errorf("%s = %v (found %v), the step counted %d", q, got, ok, st.Run.Summary.Requests)
 		}
+	}
+}
+
+// queryEventually asks until Prometheus answers want or 10 s have passed:
+// on a slow machine (the race pass) the last scrape may still be on its
+// way into storage when the command returns.
+func queryEventually(t *testing.T, prom, q string, want float64) (float64, bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, ok := promtest.Query(t, prom, q)
+		if (ok && got == want) || time.Now().After(deadline) {
+			return got, ok
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
