@@ -4,7 +4,6 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -27,9 +26,8 @@ const loopSupported = true
 // then on as they serve any connection.
 
 type loops struct {
-	ln *evloop.Listener
+	g  *evloop.Group
 	ls []*loop
-	wg sync.WaitGroup
 }
 
 // tagListener tags the listening socket's events; a connection's carry
@@ -74,49 +72,24 @@ type hconn struct {
 }
 
 func startLoops(s *Server, ln net.Listener) (*loops, error) {
-	l, err := evloop.Take(ln)
+	g, err := evloop.NewGroup(ln, runtime.GOMAXPROCS(0), 256, tagListener)
 	if err != nil {
 		return nil, err
 	}
-	ev := &loops{ln: l}
+	ev := &loops{g: g}
 	tickLen := max(s.cfg.IdleTimeout/idleTicks, time.Millisecond)
-	for range runtime.GOMAXPROCS(0) {
-		p, err := evloop.NewPoller(256)
-		var acc *evloop.Acceptor
-		if err == nil {
-			if acc, err = evloop.NewAcceptor(l, p, tagListener); err != nil {
-				p.Close()
-			}
-		}
-		if err != nil {
-			for _, lp := range ev.ls {
-				lp.p.Close()
-			}
-			l.Close()
-			return nil, err
-		}
+	for i := range g.Len() {
+		p, acc := g.Loop(i)
 		ev.ls = append(ev.ls, &loop{s: s, p: p, acc: acc, in: make([]byte, readBufSize),
 			tickLen: tickLen, sweepAt: time.Now().Add(tickLen)})
 	}
-	for _, lp := range ev.ls {
-		ev.wg.Add(1)
-		go func() {
-			defer ev.wg.Done()
-			lp.run()
-		}()
-	}
+	g.Go(func(i int) { ev.ls[i].run() })
 	return ev, nil
 }
 
 // close stops the loops, which close their connections, then the
 // listening socket. Connections handed over are the server's to close.
-func (ev *loops) close() error {
-	for _, lp := range ev.ls {
-		lp.p.Close()
-	}
-	ev.wg.Wait()
-	return ev.ln.Close()
-}
+func (ev *loops) close() error { return ev.g.Close() }
 
 func (l *loop) run() {
 	defer l.closeAll()
