@@ -1,0 +1,339 @@
+package loadgen
+
+import (
+	"errors"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"loadgen/loadgen/protocol"
+)
+
+// A connection's life on its loop: connect, send, read what is ready into
+// its Session, complete or fail the request, and what comes next (the
+// next request, a reconnect, a backoff). The loop itself (loop_linux.go)
+// waits, dispatches events here and keeps the clock.
+
+// connect starts a connection for c. forReq: a request waits for it. False
+// when the socket could not even be made (then counted as a failure).
+func (l *loop) connect(c *lconn, now time.Time, forReq bool) bool {
+	c.connStart, c.forReq = now, forReq
+	fd, err := l.sd.Socket()
+	if err == nil {
+		if err = l.watch(fd, unix.EPOLLOUT, c.index, unix.EPOLL_CTL_ADD); err != nil {
+			unix.Close(fd)
+		}
+	}
+	if err != nil {
+		l.connectFailed(c, now)
+		return false
+	}
+	c.fd, c.state, c.events = fd, stConnecting, unix.EPOLLOUT
+	c.deadline = now.Add(l.e.cfg.Timeout.D())
+	l.flight(c)
+	return true
+}
+
+// connected handles a connecting socket that became writable.
+func (l *loop) connected(c *lconn, now time.Time) {
+	l.unflight(c)
+	if err := protocol.SocketError(c.fd); err != nil {
+		l.drop(c)
+		l.connectFailed(c, now)
+		return
+	}
+	if err := l.watch(c.fd, unix.EPOLLIN, c.index, unix.EPOLL_CTL_MOD); err != nil {
+		l.drop(c)
+		l.connectFailed(c, now)
+		return
+	}
+	c.events = unix.EPOLLIN
+	c.connected = true
+	c.state = stIdle
+	measuring := !c.prefetch && !c.connStart.Before(l.e.measure)
+	l.shard.dialed(now.Sub(c.connStart), nil, measuring)
+	c.prefetch = false
+	c.backoff = 0
+	if c.thenNext {
+		c.thenNext = false
+		l.inFlight--
+		l.ready = append(l.ready, c)
+		return
+	}
+	if c.forReq {
+		c.forReq = false
+		start := c.sent // NewConn, per-request: the connect is part of the request
+		if !l.newConn {
+			start = now // a kept-alive request starts when it is sent
+		}
+		l.send(c, start, now)
+	}
+}
+
+// connectFailed counts a failed connect and decides what c does next.
+func (l *loop) connectFailed(c *lconn, now time.Time) {
+	e := l.e
+	c.state = stIdle
+	if c.prefetch {
+		c.prefetch = false
+		l.shard.dialed(0, errConnect, false)
+		return
+	}
+	forReq := c.forReq
+	c.forReq = false
+	if forReq && l.newConn {
+		// tcp-crr, --new-conn: the connect is the request's first part, so
+		// its failure fails the request.
+		l.shard.dialed(now.Sub(c.connStart), errConnect, false)
+		o := protocol.Outcome{Err: protocol.Connect}
+		l.record(c, &o, now, true)
+		l.after(c, &o, true, false, now)
+		return
+	}
+	if forReq || c.thenNext {
+		l.inFlight-- // no request was sent
+		c.thenNext = false
+	}
+	l.shard.dialed(now.Sub(c.connStart), errConnect, !c.connStart.Before(e.measure))
+	if e.pacer == nil {
+		c.backoff = min(max(2*c.backoff, 10*time.Millisecond), time.Second)
+		c.retryAt, c.state = now.Add(c.backoff), stBackoff
+		l.backoffs = append(l.backoffs, c)
+		return
+	}
+	l.freed(c, now) // open loop: the request is lost (never sent); the connection waits for the next
+}
+
+var errConnect = errors.New("connect failed")
+
+// next starts c's next request, closed loop.
+func (l *loop) next(c *lconn, now time.Time) {
+	e := l.e
+	if e.stopping.Load() || l.exhausted {
+		return
+	}
+	if !e.end.IsZero() && !now.Before(e.end) {
+		l.exhausted = true
+		return
+	}
+	if c.fd < 0 && !l.newConn {
+		// A kept-alive connection is opened before a request is taken: a
+		// connect that fails costs no request (-n stays exact) and is
+		// tried again after a backoff.
+		l.inFlight++
+		c.thenNext = true
+		l.connect(c, now, false)
+		return
+	}
+	i := e.next.Add(1) - 1
+	if n := uint64(e.cfg.Requests); n > 0 && i >= n {
+		l.exhausted = true
+		return
+	}
+	c.intended = now
+	l.begin(c, now)
+}
+
+// begin sends c's request now, connecting first where needed.
+func (l *loop) begin(c *lconn, now time.Time) {
+	l.inFlight++
+	if c.fd < 0 || l.newConn {
+		if c.fd >= 0 {
+			l.drop(c)
+		}
+		c.sent = now
+		l.connect(c, now, true)
+		return
+	}
+	l.send(c, now, now)
+}
+
+// send writes c's request; start is when its latency starts (closed loop:
+// now; with a connect per request: before the connect).
+func (l *loop) send(c *lconn, start, now time.Time) {
+	if l.e.pacer == nil {
+		c.intended = start
+	}
+	c.sent = start
+	if l.e.pacer != nil && c.lag < 0 {
+		c.lag = now.Sub(c.intended)
+	}
+	c.req, c.wrote, c.read = c.s.Request(), 0, 0
+	c.deadline = start.Add(l.e.cfg.Timeout.D())
+	l.flight(c)
+	c.state = stWriting
+	l.write(c, now)
+}
+
+// write writes what is left of c's request.
+func (l *loop) write(c *lconn, now time.Time) {
+	for c.wrote < len(c.req) {
+		n, err := rawWrite(c.fd, c.req[c.wrote:])
+		if n > 0 {
+			c.wrote += n
+		}
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			if c.events&unix.EPOLLOUT == 0 {
+				c.events = unix.EPOLLIN | unix.EPOLLOUT
+				l.watch(c.fd, c.events, c.index, unix.EPOLL_CTL_MOD)
+			}
+			return
+		case err != nil:
+			l.fail(c, protocol.Write, now)
+			return
+		}
+	}
+	if c.events&unix.EPOLLOUT != 0 {
+		c.events = unix.EPOLLIN
+		l.watch(c.fd, c.events, c.index, unix.EPOLL_CTL_MOD)
+	}
+	c.state = stReading
+	if _, done, o := c.s.Response(nil); done {
+		l.complete(c, &o, now)
+	}
+}
+
+// event handles one epoll event.
+func (l *loop) event(ev *unix.EpollEvent, now time.Time) {
+	switch ev.Pad {
+	case evWake:
+		l.drainWake()
+		return
+	case evTimer:
+		var b [8]byte
+		unix.Read(l.timer, b[:])
+		l.armedAt = time.Time{}
+		return
+	}
+	c := l.conns[ev.Pad]
+	switch c.state {
+	case stConnecting:
+		l.connected(c, now)
+	case stWriting:
+		if ev.Events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 && ev.Events&unix.EPOLLIN == 0 {
+			l.fail(c, protocol.Write, now)
+			return
+		}
+		l.write(c, now)
+	case stReading:
+		l.readable(c, now)
+	case stIdle:
+		l.idleEvent(c)
+	}
+}
+
+func (l *loop) drainWake() {
+	var b [8]byte
+	unix.Read(l.wake, b[:])
+}
+
+// readable reads c's answer: one read per event (epoll is level-triggered:
+// what is left is reported again), fed to the Session.
+func (l *loop) readable(c *lconn, now time.Time) {
+	n, err := rawRead(c.fd, l.buf)
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+		return
+	case err != nil:
+		l.fail(c, protocol.Read, now)
+		return
+	case n == 0:
+		o := c.s.Closed()
+		o.Bytes = max(o.Bytes, c.read)
+		l.complete(c, &o, now)
+		return
+	}
+	c.read += int64(n)
+	used, done, o := c.s.Response(l.buf[:n])
+	if !done {
+		return
+	}
+	if used < n { // more than one answer to one request
+		o.Err, o.Done = protocol.Protocol, true
+	}
+	l.complete(c, &o, now)
+}
+
+// idleEvent: a connection with no request in flight became readable: the
+// peer closed it (keep-alive timeout), or sent what nothing asked for.
+func (l *loop) idleEvent(c *lconn) {
+	n, err := unix.Read(c.fd, l.buf)
+	if err == unix.EAGAIN || err == unix.EINTR {
+		return
+	}
+	_ = n
+	l.drop(c) // the next request connects anew
+}
+
+// fail ends c's request with a socket error.
+func (l *loop) fail(c *lconn, class protocol.ErrClass, now time.Time) {
+	o := protocol.Outcome{Err: class, Done: true, Bytes: c.read, Written: int64(c.wrote)}
+	l.complete(c, &o, now)
+}
+
+// complete records c's request and sends its next one.
+func (l *loop) complete(c *lconn, o *protocol.Outcome, now time.Time) {
+	l.unflight(c)
+	done := now
+	failed := o.Err != protocol.None && o.Err != protocol.Status
+	answeredLate := false
+	if done.After(c.deadline) {
+		// The timeout is a hard bound: an answer that came after it is a
+		// timeout, counted at its timeout.
+		if !failed {
+			o.Err, failed, answeredLate = protocol.Timeout, true, true
+		}
+		if o.Err == protocol.Timeout {
+			done = c.deadline
+		}
+	}
+	l.record(c, o, done, failed)
+	l.after(c, o, failed, answeredLate, now)
+}
+
+// record adds c's request to the shard.
+func (l *loop) record(c *lconn, o *protocol.Outcome, done time.Time, failed bool) {
+	if c.intended.Before(l.e.measure) {
+		return
+	}
+	if l.e.pacer != nil {
+		l.shard.paced(c.lag)
+	}
+	if failed {
+		l.shard.failure(o, done.Sub(c.intended), done.Sub(c.sent))
+	} else {
+		l.shard.response(o, done, done.Sub(c.intended), done.Sub(c.sent))
+		c.count.n.Add(1)
+	}
+}
+
+// after decides what becomes of c once its request ended.
+func (l *loop) after(c *lconn, o *protocol.Outcome, failed, answeredLate bool, now time.Time) {
+	l.inFlight--
+	c.state = stIdle
+	if o.Done || l.newConn || (failed && !answeredLate) {
+		l.drop(c)
+	}
+	if l.e.pacer == nil {
+		l.ready = append(l.ready, c)
+		return
+	}
+	l.freed(c, now)
+}
+
+// freed returns c to the open loop's idle connections.
+func (l *loop) freed(c *lconn, now time.Time) {
+	c.state = stIdle
+	l.idle = append(l.idle, c)
+}
+
+// drop closes c's socket.
+func (l *loop) drop(c *lconn) {
+	if c.fd >= 0 {
+		unix.Close(c.fd) // leaves the epoll set with it
+		c.fd = -1
+	}
+}
