@@ -101,7 +101,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	}
 	opts := f.cluster
 	opts.Duration, opts.CPUs = f.duration, f.cpus
-	if err := checkClusterOptions(s, opts); err != nil {
+	if err := checkClusterOptions(s, opts, cmd.Flags().Changed("workers")); err != nil {
 		return err
 	}
 	plan := s.Plan(opts)
@@ -143,7 +143,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		args := f.stepArgs(st, true)
 		fmt.Fprintf(stdout, "\n== study %s, step %d of %d: %s ==\n", s.Name, i+1, len(plan), st.Name)
 		if st.Whole && f.resume && hasResults(filepath.Join(f.out, st.Dir)) {
-			fmt.Fprintf(stdout, "kept: %s holds this step's results\n", filepath.Join(f.out, st.Dir))
+			fmt.Fprintf(stdout, "kept: %s holds this step's results (k8s run cannot resume a run: delete the directory to run the step again)\n", filepath.Join(f.out, st.Dir))
 			continue
 		}
 		for name, content := range st.Files {
@@ -238,10 +238,10 @@ func indent(s, pre string) string {
 
 // checkClusterOptions refuses cluster options a study cannot use, and
 // meshes k8s run does not know, before anything runs.
-func checkClusterOptions(s study.Study, o study.Options) error {
+func checkClusterOptions(s study.Study, o study.Options, workersSet bool) error {
 	if !o.OnCluster() {
-		if len(o.Meshes) > 0 {
-			return errors.New("--meshes is for a cluster: add --kubeconfig (or --context)")
+		if len(o.Meshes) > 0 || workersSet {
+			return errors.New("--meshes and --workers are for a cluster: add --kubeconfig (or --context)")
 		}
 		return nil
 	}

@@ -193,6 +193,7 @@ func TestStudyMeshLadderOnCluster(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"study", "mesh-ladder", "--meshes", "istio", "--dry-run"},
+		{"study", "mesh-ladder", "--workers", "3", "--dry-run"},
 		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "nosuch", "--dry-run"},
 		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "none", "--dry-run"},
 		{"study", "flannel-backends", "--kubeconfig", kc, "--dry-run"},
