@@ -21,7 +21,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"sync"
@@ -124,7 +123,7 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	}
 
 	workers := cfg.Connections * max(1, cfg.Streams)
-	nshards := min(workers, shardsPerProc*runtime.GOMAXPROCS(0))
+	nshards := min(workers, shardsPerProc*baseProcs())
 	if loop {
 		nshards = loopCount(cfg)
 	}
@@ -138,6 +137,7 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	e.runCtx = runCtx
 	if loop {
 		first.Close()
+		defer addSpareP()() // before the loops start: see spare.go
 		e.drv, err = newLoops(e, sd)
 	} else {
 		e.drv, err = newWorkers(e, first, dialTime)

@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"os"
-	"runtime"
 	"sync"
 	"time"
 
@@ -16,7 +15,7 @@ const loopSupported = true
 
 // loopCount is how many event loops a run has: one per thread, at most
 // one per processor running Go code (a loop never waits for another's).
-func loopCount(cfg Config) int { return max(1, min(cfg.Threads, runtime.GOMAXPROCS(0))) }
+func loopCount(cfg Config) int { return max(1, min(cfg.Threads, baseProcs())) }
 
 // loops is the event-loop driver: as wrk does, each loop drives its share
 // of the connections itself — non-blocking sockets in one epoll set, its
@@ -265,7 +264,7 @@ func (l *loop) run(ready *sync.WaitGroup) {
 		// What is ready now comes without a wait; only an empty set waits.
 		n, err := pollEvents(l.epfd, l.evs)
 		if err == nil && n == 0 {
-			n, err = unix.EpollWait(l.epfd, l.evs, l.waitMillis(now))
+			n, err = waitEvents(l.epfd, l.evs, l.waitMillis(now))
 		}
 		now = time.Now()
 		if err != nil && err != unix.EINTR {

@@ -37,11 +37,12 @@ func readMachine() (cost.MachineCPU, bool) {
 	return m, err == nil
 }
 
-// allowedCPUs is what the generator may use: GOMAXPROCS, capped by the CPUs
+// allowedCPUs is what the generator may use: GOMAXPROCS (less a loop run's
+// idle spare P), capped by the CPUs
 // it may run on (runtime.NumCPU honours the affinity mask) and by its
 // cgroup's CPU quota.
 func allowedCPUs(quota float64) float64 {
-	c := float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
+	c := float64(min(baseProcs(), runtime.NumCPU()))
 	if quota > 0 && quota < c {
 		c = quota
 	}
@@ -110,7 +111,7 @@ func Environment() results.Env {
 		OS:         runtime.GOOS,
 		Arch:       runtime.GOARCH,
 		NumCPU:     runtime.NumCPU(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		GOMAXPROCS: baseProcs(),
 		GoVersion:  runtime.Version(),
 		Version:    Version(),
 	}
