@@ -261,11 +261,8 @@ func (l *loop) run(ready *sync.WaitGroup) {
 			l.abandon()
 			return
 		}
-		// What is ready now comes without a wait; only an empty set waits.
-		n, err := pollEvents(l.epfd, l.evs)
-		if err == nil && n == 0 {
-			n, err = waitEvents(l.epfd, l.evs, l.waitMillis(now))
-		}
+		// One call: what is ready returns at once, an empty set waits.
+		n, err := waitEvents(l.epfd, l.evs, l.waitMillis(now))
 		now = time.Now()
 		if err != nil && err != unix.EINTR {
 			l.abandon() // cannot happen with valid descriptors; do not spin

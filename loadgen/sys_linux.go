@@ -28,15 +28,6 @@ func rawWrite(fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
-// pollEvents returns the events ready now, without waiting.
-func pollEvents(epfd int, evs []unix.EpollEvent) (int, error) {
-	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(unsafe.SliceData(evs))), uintptr(len(evs)), 0, 0, 0)
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
-}
-
 // waitEvents waits up to ms milliseconds (-1: until an event) for events
 // as a raw system call, keeping the loop's P while it blocks.
 //
