@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"time"
 
 	"loadgen/loadgen/pace"
@@ -40,6 +41,22 @@ type Config struct {
 	// saturation is judged: 0 reads this process's cgroup quota (a pod's
 	// limits.cpu), a negative value means none.
 	CPUQuota float64
+	// Procs is how many processors (Ps) the generator's threads may use:
+	// its event loops (one per thread, at most one per P) and the CPUs its
+	// cost is judged against are counted in it. 0: GOMAXPROCS. A caller
+	// that runs an event-loop run (SpareP) with GOMAXPROCS one above Procs
+	// lets each loop wait for events holding its P, the cheaper wait at
+	// one request in flight (see waitEvents), while the rest of the
+	// process keeps a P.
+	Procs int
+}
+
+// procs is the run's Procs, GOMAXPROCS unless set.
+func (c *Config) procs() int {
+	if c.Procs > 0 {
+		return c.Procs
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // Progress is a live view of a run, for progress bars.

@@ -123,7 +123,7 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	}
 
 	workers := cfg.Connections * max(1, cfg.Streams)
-	nshards := min(workers, shardsPerProc*baseProcs())
+	nshards := min(workers, shardsPerProc*cfg.procs())
 	if loop {
 		nshards = loopCount(cfg)
 	}
@@ -137,7 +137,6 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	e.runCtx = runCtx
 	if loop {
 		first.Close()
-		defer addSpareP()() // before the loops start: see spare.go
 		e.drv, err = newLoops(e, sd)
 	} else {
 		e.drv, err = newWorkers(e, first, dialTime)
@@ -191,6 +190,13 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	finish := time.Now()
 	e.drv.close()
 	return rep.result(finish, interrupted), nil
+}
+
+// SpareP reports whether Run drives cfg on event loops: GOMAXPROCS one
+// above cfg.Procs then lets them wait for events holding their Ps.
+func SpareP(cfg Config, d protocol.Dialer) bool {
+	_, loop, err := chooseDriver(cfg, d)
+	return loop && err == nil
 }
 
 // chooseDriver picks the event loop where the protocol allows it and the

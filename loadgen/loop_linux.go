@@ -2,7 +2,9 @@ package loadgen
 
 import (
 	"os"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -15,7 +17,7 @@ const loopSupported = true
 
 // loopCount is how many event loops a run has: one per thread, at most
 // one per processor running Go code (a loop never waits for another's).
-func loopCount(cfg Config) int { return max(1, min(cfg.Threads, baseProcs())) }
+func loopCount(cfg Config) int { return max(1, min(cfg.Threads, cfg.procs())) }
 
 // loops is the event-loop driver: as wrk does, each loop drives its share
 // of the connections itself — non-blocking sockets in one epoll set, its
@@ -51,7 +53,9 @@ func (d *loops) name() string { return DriverLoop }
 
 func (d *loops) start(ready *sync.WaitGroup) (<-chan struct{}, error) {
 	var wg sync.WaitGroup
+	hold := holdPs(len(d.ls))
 	for _, l := range d.ls {
+		l.holdP = hold
 		wg.Add(1)
 		ready.Add(1)
 		go func() {
@@ -61,8 +65,33 @@ func (d *loops) start(ready *sync.WaitGroup) (<-chan struct{}, error) {
 		}()
 	}
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() {
+		wg.Wait()
+		if hold {
+			heldPs.Add(-int32(len(d.ls)))
+		}
+		close(done)
+	}()
 	return done, nil
+}
+
+// heldPs counts the Ps held by the process's event loops in their waits.
+var heldPs atomic.Int32
+
+// holdPs reports whether n more loops may wait holding their Ps — whether
+// a P is left then for the rest of the process — and counts them if so.
+// Otherwise they wait as any system call does, and the runtime lends their
+// Ps out meanwhile.
+func holdPs(n int) bool {
+	for {
+		h := heldPs.Load()
+		if int(h)+n >= runtime.GOMAXPROCS(0) {
+			return false
+		}
+		if heldPs.CompareAndSwap(h, h+int32(n)) {
+			return true
+		}
+	}
 }
 
 func (d *loops) interrupt() {
@@ -120,7 +149,8 @@ type loop struct {
 	// it ends: a write to a closed, maybe reused, descriptor number would
 	// land in somebody else's file.
 	wakeMu sync.Mutex
-	timer  int // timerfd (open loop)
+	timer  int  // timerfd (open loop)
+	holdP  bool // waits for events holding its P (holdPs)
 	conns  []*lconn
 	buf    []byte
 	evs    []unix.EpollEvent
@@ -262,7 +292,7 @@ func (l *loop) run(ready *sync.WaitGroup) {
 			return
 		}
 		// One call: what is ready returns at once, an empty set waits.
-		n, err := waitEvents(l.epfd, l.evs, l.waitMillis(now))
+		n, err := l.wait(l.waitMillis(now))
 		now = time.Now()
 		if err != nil && err != unix.EINTR {
 			l.abandon() // cannot happen with valid descriptors; do not spin
@@ -278,6 +308,19 @@ func (l *loop) run(ready *sync.WaitGroup) {
 			l.dispatch(now)
 		}
 	}
+}
+
+// wait waits for events up to ms milliseconds, holding the loop's P or
+// not (holdPs). Not holding it, what is ready now is taken without the
+// runtime's bookkeeping, and only an empty set waits through it.
+func (l *loop) wait(ms int) (int, error) {
+	if l.holdP {
+		return waitEvents(l.epfd, l.evs, ms)
+	}
+	if n, err := waitEvents(l.epfd, l.evs, 0); err != nil || n > 0 {
+		return n, err
+	}
+	return unix.EpollWait(l.epfd, l.evs, ms)
 }
 
 // startReady starts the next request of every connection whose last one

@@ -181,10 +181,11 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		Env:         Environment(),
 		Start:       e.measure,
 		End:         finish,
-		Generator:   generatorCost(r.usageFrom, to, max(0, e.cfg.CPUQuota), r.memory.peak()),
+		Generator:   generatorCost(r.usageFrom, to, e.cfg.procs(), max(0, e.cfg.CPUQuota), r.memory.peak()),
 		Machine:     machineCost(r.usageFrom, to),
 		Interrupted: interrupted,
 	}
+	run.Env.GOMAXPROCS = e.cfg.procs() // the generator's; a loop run's spare P is not
 	window := finish.Sub(e.measure)
 	if window < 0 {
 		window = 0

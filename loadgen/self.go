@@ -37,12 +37,11 @@ func readMachine() (cost.MachineCPU, bool) {
 	return m, err == nil
 }
 
-// allowedCPUs is what the generator may use: GOMAXPROCS (less a loop run's
-// idle spare P), capped by the CPUs
+// allowedCPUs is what the generator may use: its Procs, capped by the CPUs
 // it may run on (runtime.NumCPU honours the affinity mask) and by its
 // cgroup's CPU quota.
-func allowedCPUs(quota float64) float64 {
-	c := float64(min(baseProcs(), runtime.NumCPU()))
+func allowedCPUs(procs int, quota float64) float64 {
+	c := float64(min(procs, runtime.NumCPU()))
 	if quota > 0 && quota < c {
 		c = quota
 	}
@@ -51,12 +50,12 @@ func allowedCPUs(quota float64) float64 {
 
 // generatorCost is what the generator spent between two readings, against
 // the CPUs it was allowed.
-func generatorCost(from, to usage, quota float64, peakRSS int64) results.Cost {
+func generatorCost(from, to usage, procs int, quota float64, peakRSS int64) results.Cost {
 	c := results.Cost{
 		UserSeconds: (to.user - from.user).Seconds(),
 		SysSeconds:  (to.sys - from.sys).Seconds(),
 		PeakRSS:     peakRSS,
-		CPUs:        allowedCPUs(quota),
+		CPUs:        allowedCPUs(procs, quota),
 		Quota:       quota,
 	}
 	c.CPUSeconds = c.UserSeconds + c.SysSeconds
@@ -111,7 +110,7 @@ func Environment() results.Env {
 		OS:         runtime.GOOS,
 		Arch:       runtime.GOARCH,
 		NumCPU:     runtime.NumCPU(),
-		GOMAXPROCS: baseProcs(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
 		GoVersion:  runtime.Version(),
 		Version:    Version(),
 	}

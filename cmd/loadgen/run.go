@@ -17,6 +17,7 @@ import (
 	"loadgen/loadgen/client"
 	"loadgen/loadgen/metrics"
 	"loadgen/loadgen/pace"
+	"loadgen/loadgen/protocol"
 	"loadgen/results"
 	"loadgen/results/cost"
 	"loadgen/results/report"
@@ -78,7 +79,9 @@ printed too. Requests that could not start on time are counted, never dropped.
 Threads, in Go terms: every connection (every stream, with -m) is its own
 goroutine. -t groups the connections into threads for wrk's "Thread Stats"
 and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs, CPU quota), so
--t 1 uses one core like wrk -t 1, and -c 128 -t 128 works on a 2-core machine.`,
+-t 1 uses one core like wrk -t 1, and -c 128 -t 128 works on a 2-core machine.
+A run on event loops has one P more, idle but for the reporter and signals:
+each loop waits for events holding its own, as wrk's thread does.`,
 		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080 &
   loadgen run -c 50 -t 2 -d 10s http://127.0.0.1:8080/bytes/1024
   loadgen run -c 50 -t 2 -d 30s -R 20000 --latency --json out.json http://127.0.0.1:8080/get
@@ -117,7 +120,7 @@ and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs, CPU quota)
 	fl.BoolVar(&f.newConn, "new-conn", false, "open a new connection for every request (TLS handshakes/s); its latency then includes the connect and handshake, on purpose")
 	fl.StringVar(&f.client, "client", "loadgen", "the client library: loadgen (lean, allocation-free), or the reference x-net (h2, h2c) or grpc-go (grpc, grpc-stream)")
 	fl.StringVar(&f.netns, "netns", "", "send from this network namespace (a name from ip netns list; needs root)")
-	fl.IntVar(&f.cpus, "cpus", 0, "GOMAXPROCS for the generator (default min(-t, CPUs, the cgroup's CPU quota))")
+	fl.IntVar(&f.cpus, "cpus", 0, "processors (GOMAXPROCS) for the generator's threads (default min(-t, CPUs, the cgroup's CPU quota)); a run on event loops adds one spare")
 	fl.StringVar(&f.driver, "driver", "", "what sends the requests: loop (event loops, as wrk: plain HTTP/1.1 and raw TCP) or goroutines (any protocol); default the loop where it can")
 	fl.StringVar(&f.prometheus, "prometheus", "", "serve live metrics in the Prometheus text format on ADDR/metrics while the load runs, e.g. 127.0.0.1:9464")
 	durationVarP(fl, &f.promHold, "prometheus-hold", "", 0, "with --prometheus: keep serving the final figures this long after the run, for a last scrape")
@@ -215,8 +218,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 	if err != nil {
 		return err
 	}
-	prev := runtime.GOMAXPROCS(generatorProcs(f.threads, f.cpus))
-	defer runtime.GOMAXPROCS(prev)
+	defer runtime.GOMAXPROCS(setProcs(&cfg, dialer, f.threads, f.cpus))
 
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if f.jsonOut != "" {
@@ -303,7 +305,21 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 	return nil
 }
 
-// generatorProcs is the GOMAXPROCS of a run: --cpus if given, else the
+// setProcs gives a run its processors: cfg.Procs from generatorProcs, and
+// GOMAXPROCS at that, or one above for a run on event loops, whose loops
+// then wait for events holding their Ps while the rest of the process
+// (reporter, signals, an in-process target) keeps the spare one. It
+// returns the GOMAXPROCS before.
+func setProcs(cfg *loadgen.Config, d protocol.Dialer, threads, cpus int) (prev int) {
+	cfg.Procs = generatorProcs(threads, cpus)
+	n := cfg.Procs
+	if loadgen.SpareP(*cfg, d) {
+		n++
+	}
+	return runtime.GOMAXPROCS(n)
+}
+
+// generatorProcs is the processors of a run (Config.Procs): --cpus if given, else the
 // thread count, capped by the CPUs this process may run on and by its
 // cgroup's CPU quota (a pod's limits.cpu, rounded up): more OS threads than
 // the quota allows only get throttled.

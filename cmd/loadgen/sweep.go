@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -486,11 +485,11 @@ func hasSidecars(spec *sweep.Spec) bool {
 }
 
 // buildStep makes one step's configuration and dialer (sweep.BuildStep)
-// and sets the process's GOMAXPROCS for its threads.
+// and sets the process's GOMAXPROCS for its threads (setProcs).
 func buildStep(spec *sweep.Spec, p sweep.Path, st sweep.Step) (loadgen.Config, protocol.Dialer, error) {
 	cfg, d, err := sweep.BuildStep(spec, p, st)
 	if err == nil {
-		runtime.GOMAXPROCS(generatorProcs(st.Rung.Threads, 0))
+		setProcs(&cfg, d, st.Rung.Threads, 0)
 	}
 	return cfg, d, err
 }

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"runtime"
+	"testing"
+
+	"loadgen/loadgen"
+	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2"
+	"loadgen/loadgen/protocol/tcp"
+)
+
+// A run on event loops gets one P above its processors, so that its loops
+// may wait holding theirs; a run on goroutines gets exactly its processors.
+// Config.Procs is the processors either way.
+func TestSetProcsSparePForLoops(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	rr, err := tcp.NewDialer(tcp.Config{Addr: "127.0.0.1:9", Mode: tcp.RR, Size: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2c, err := h2.NewDialer(h2.Config{URL: "http://127.0.0.1:9/", Cleartext: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		d    protocol.Dialer
+		want int
+	}{{"tcp-rr (loops)", rr, 2}, {"h2c (goroutines)", h2c, 1}} {
+		var cfg loadgen.Config
+		cfg.Connections, cfg.Threads = 1, 1
+		setProcs(&cfg, tc.d, 1, 0)
+		if cfg.Procs != 1 || runtime.GOMAXPROCS(0) != tc.want {
+			t.Errorf("%s at -t 1: Procs %d, GOMAXPROCS %d; want 1 and %d", tc.name, cfg.Procs, runtime.GOMAXPROCS(0), tc.want)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package loadgen
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"loadgen/loadgen/protocol/tcp"
+	"loadgen/results"
+	"loadgen/targets/tcpecho"
+)
+
+// Loops hold their Ps only while one is left for the rest of the process.
+func TestHoldPsLeavesAP(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	if !holdPs(2) {
+		t.Fatal("2 loops with 3 Ps: want them to hold their Ps")
+	}
+	if holdPs(1) {
+		t.Fatal("a third loop with 3 Ps would leave none for the rest: want it not to hold")
+	}
+	heldPs.Add(-2)
+	if holdPs(3) {
+		t.Fatal("3 loops with 3 Ps: want them not to hold")
+	}
+	if n := heldPs.Load(); n != 0 {
+		t.Fatalf("%d Ps counted as held after every loop let go", n)
+	}
+}
+
+// A run given one P above its Procs (as the CLI does for a loop run) holds
+// its loop's P while it waits, counts what the target echoed, records its
+// Procs (not the spare P) as its GOMAXPROCS and its allowed CPUs, and lets go
+// of the P at its end. With GOMAXPROCS at Procs, it does not hold.
+func TestRunHoldsItsPWithASpareOne(t *testing.T) {
+	srv, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, tc := range []struct {
+		gomaxprocs int
+		hold       bool
+	}{{2, true}, {1, false}} {
+		d, err := tcp.NewDialer(tcp.Config{Addr: srv.Addr(), Mode: tcp.RR, Size: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{Procs: 1}
+		cfg.Connections, cfg.Threads, cfg.Duration = 2, 1, results.Duration(300*time.Millisecond)
+		cfg.Protocol = "tcp-rr"
+		if !SpareP(cfg, d) {
+			t.Fatal("tcp-rr runs on event loops: SpareP must say so")
+		}
+		prev := runtime.GOMAXPROCS(tc.gomaxprocs)
+		held := make(chan bool, 1)
+		go func() { // read while the run is on: its loop counted as holding or not
+			time.Sleep(150 * time.Millisecond)
+			held <- heldPs.Load() == 1
+		}()
+		before := srv.Echoed()
+		r, err := Run(context.Background(), cfg, d)
+		runtime.GOMAXPROCS(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := <-held; h != tc.hold {
+			t.Errorf("GOMAXPROCS %d, Procs 1: loop held its P %v, want %v", tc.gomaxprocs, h, tc.hold)
+		}
+		if heldPs.Load() != 0 {
+			t.Errorf("GOMAXPROCS %d: %d Ps still counted as held after the run", tc.gomaxprocs, heldPs.Load())
+		}
+		s := r.Summary
+		if s.Requests == 0 || s.Errors.Total() != 0 {
+			t.Fatalf("GOMAXPROCS %d: %d requests, errors %+v", tc.gomaxprocs, s.Requests, s.Errors)
+		}
+		if got, want := srv.Echoed()-before, uint64(s.Requests)*64; got < want {
+			t.Errorf("GOMAXPROCS %d: target echoed %d bytes for %d round trips of 64", tc.gomaxprocs, got, s.Requests)
+		}
+		if r.Env.GOMAXPROCS != 1 || r.Generator.CPUs > 1 {
+			t.Errorf("GOMAXPROCS %d: recorded GOMAXPROCS %d and allowed CPUs %v, want Procs (1) and at most 1", tc.gomaxprocs, r.Env.GOMAXPROCS, r.Generator.CPUs)
+		}
+	}
+}
