@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -95,12 +96,27 @@ func run(t *testing.T, cfg loadgen.Config, url string) *results.Run {
 var driver = loadgen.DriverAuto
 
 // forDrivers runs a test on both drivers: the event loop and goroutines
-// must keep the same rules.
+// must keep the same rules. The loop runs twice: with a P to spare, so that
+// a one-thread run's loop waits holding its P (as in the CLI), and with
+// GOMAXPROCS 1, where it waits the runtime's way.
 func forDrivers(t *testing.T, test func(t *testing.T)) {
-	for _, d := range []string{loadgen.DriverLoop, loadgen.DriverGoroutines} {
-		t.Run(d, func(t *testing.T) {
-			driver = d
+	for _, v := range []struct {
+		name, driver string
+		procs        int // GOMAXPROCS at least (0: as it is)
+	}{
+		{loadgen.DriverLoop, loadgen.DriverLoop, 2},
+		{loadgen.DriverLoop + "/runtime-wait", loadgen.DriverLoop, 1},
+		{loadgen.DriverGoroutines, loadgen.DriverGoroutines, 0},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			driver = v.driver
 			defer func() { driver = loadgen.DriverAuto }()
+			switch prev := runtime.GOMAXPROCS(0); {
+			case v.procs == 1:
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			case prev < v.procs:
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(v.procs))
+			}
 			test(t)
 		})
 	}
