@@ -97,25 +97,25 @@ var driver = loadgen.DriverAuto
 
 // forDrivers runs a test on both drivers: the event loop and goroutines
 // must keep the same rules. The loop runs twice: with a P to spare, so that
-// a one-thread run's loop waits holding its P (as in the CLI), and with
-// GOMAXPROCS 1, where it waits the runtime's way.
+// a one-thread run's loop waits holding its P (as in the CLI), and waiting
+// the runtime's way, as when no P is left to spare.
 func forDrivers(t *testing.T, test func(t *testing.T)) {
 	for _, v := range []struct {
 		name, driver string
-		procs        int // GOMAXPROCS at least (0: as it is)
+		hold         bool
 	}{
-		{loadgen.DriverLoop, loadgen.DriverLoop, 2},
-		{loadgen.DriverLoop + "/runtime-wait", loadgen.DriverLoop, 1},
-		{loadgen.DriverGoroutines, loadgen.DriverGoroutines, 0},
+		{loadgen.DriverLoop, loadgen.DriverLoop, true},
+		{loadgen.DriverLoop + "/runtime-wait", loadgen.DriverLoop, false},
+		{loadgen.DriverGoroutines, loadgen.DriverGoroutines, false},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			driver = v.driver
 			defer func() { driver = loadgen.DriverAuto }()
-			switch prev := runtime.GOMAXPROCS(0); {
-			case v.procs == 1:
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-			case prev < v.procs:
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(v.procs))
+			switch {
+			case v.hold && runtime.GOMAXPROCS(0) < 2:
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+			case !v.hold && v.driver == loadgen.DriverLoop:
+				defer loadgen.WithoutHeldPs()()
 			}
 			test(t)
 		})
