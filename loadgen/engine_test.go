@@ -77,6 +77,15 @@ func dialer(t *testing.T, url string) *http1.Dialer {
 
 func run(t *testing.T, cfg loadgen.Config, url string) *results.Run {
 	t.Helper()
+	r, err := tryRun(t, cfg, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func tryRun(t *testing.T, cfg loadgen.Config, url string) (*results.Run, error) {
+	t.Helper()
 	cfg.Target = url
 	if cfg.Threads == 0 {
 		cfg.Threads = 1
@@ -84,12 +93,12 @@ func run(t *testing.T, cfg loadgen.Config, url string) *results.Run {
 	cfg.Driver = driver
 	r, err := loadgen.Run(context.Background(), cfg, dialer(t, url))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if driver != loadgen.DriverAuto && r.Config.Driver != driver {
 		t.Fatalf("run by %q, asked %q", r.Config.Driver, driver)
 	}
-	return r
+	return r, nil
 }
 
 // driver is the driver the tests of the moment run on (forDrivers).

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,7 +110,16 @@ func TestTimeoutIsAHardBound(t *testing.T) {
 		for _, timeout := range []time.Duration{2 * time.Millisecond, 3 * time.Millisecond} {
 			cfg := conf(2, 500*time.Millisecond)
 			cfg.Timeout = results.Duration(timeout)
-			r := run(t, cfg, srv.URL)
+			// The timeout bounds the first connect too, and a loopback
+			// connect can take 2 ms on a busy machine: that run says
+			// nothing of the requests, so it is run again.
+			r, err := tryRun(t, cfg, srv.URL)
+			for try := 1; err != nil && strings.Contains(err.Error(), "cannot connect") && try < 5; try++ {
+				r, err = tryRun(t, cfg, srv.URL)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 			s := r.Summary
 			// Histograms keep 3 significant digits: a value reads back at most
 			// 0.1% above what was recorded.
