@@ -18,6 +18,30 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// echoServer is the in-process echo target, closed when the test ends.
+func echoServer(t *testing.T) *tcpecho.Server {
+	t.Helper()
+	srv, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// rrDialer dials addr for 64-byte TCP_RR round trips.
+func rrDialer(t *testing.T, addr string) *tcp.Dialer {
+	t.Helper()
+	d, err := tcp.NewDialer(tcp.Config{Addr: addr, Mode: tcp.RR, Size: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // One request through the engine's hot path — take the next request, wait
 // for its time (open loop), execute it, record it — allocates nothing.
 // Raw TCP RR against the in-process echo target: neither side allocates per
@@ -26,18 +50,7 @@ func TestStepAllocatesNothing(t *testing.T) {
 	if race.Enabled {
 		t.Skip("allocation counts are measured without -race (make test)")
 	}
-	srv, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	d, err := tcp.NewDialer(tcp.Config{Addr: srv.Addr(), Mode: tcp.RR, Size: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := rrDialer(t, echoServer(t).Addr())
 	for _, tc := range []struct {
 		name  string
 		pacer pace.Pacer
@@ -55,6 +68,7 @@ func TestStepAllocatesNothing(t *testing.T) {
 			e.counts = make([]counter, 1)
 			w := &worker{e: e, shard: newShard(tc.pacer != nil, true), count: &e.counts[0]}
 			if tc.pacer != nil {
+				var err error
 				if w.wait, err = newWaiter(); err != nil {
 					t.Fatal(err)
 				}
@@ -147,18 +161,7 @@ func TestLoopAllocatesNothing(t *testing.T) {
 	if race.Enabled {
 		t.Skip("allocation counts are measured without -race (make test)")
 	}
-	srv, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	d, err := tcp.NewDialer(tcp.Config{Addr: srv.Addr(), Mode: tcp.RR, Size: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := rrDialer(t, echoServer(t).Addr())
 	for _, tc := range []struct {
 		name  string
 		pacer pace.Pacer

@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"loadgen/loadgen/protocol/tcp"
 	"loadgen/results"
-	"loadgen/targets/tcpecho"
 )
 
 // Loops hold their Ps only while one is left for the rest of the process.
@@ -34,42 +32,29 @@ func TestHoldPsLeavesAP(t *testing.T) {
 // Procs (not the spare P) as its GOMAXPROCS and its allowed CPUs, and lets go
 // of the P at its end. With GOMAXPROCS at Procs, it does not hold.
 func TestRunHoldsItsPWithASpareOne(t *testing.T) {
-	srv, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := echoServer(t)
 	for _, tc := range []struct {
 		gomaxprocs int
 		hold       bool
 	}{{2, true}, {1, false}} {
-		d, err := tcp.NewDialer(tcp.Config{Addr: srv.Addr(), Mode: tcp.RR, Size: 64})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := Config{Procs: 1}
+		d := rrDialer(t, srv.Addr())
+		var held bool
+		// Window is called once the loops run, before the load starts.
+		cfg := Config{Procs: 1, Window: func(time.Time, time.Time) { held = heldPs.Load() == 1 }}
 		cfg.Connections, cfg.Threads, cfg.Duration = 2, 1, results.Duration(300*time.Millisecond)
 		cfg.Protocol = "tcp-rr"
 		if !SpareP(cfg, d) {
 			t.Fatal("tcp-rr runs on event loops: SpareP must say so")
 		}
 		prev := runtime.GOMAXPROCS(tc.gomaxprocs)
-		held := make(chan bool, 1)
-		go func() { // read while the run is on: its loop counted as holding or not
-			time.Sleep(150 * time.Millisecond)
-			held <- heldPs.Load() == 1
-		}()
 		before := srv.Echoed()
 		r, err := Run(context.Background(), cfg, d)
 		runtime.GOMAXPROCS(prev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h := <-held; h != tc.hold {
-			t.Errorf("GOMAXPROCS %d, Procs 1: loop held its P %v, want %v", tc.gomaxprocs, h, tc.hold)
+		if held != tc.hold {
+			t.Errorf("GOMAXPROCS %d, Procs 1: loop held its P %v, want %v", tc.gomaxprocs, held, tc.hold)
 		}
 		if heldPs.Load() != 0 {
 			t.Errorf("GOMAXPROCS %d: %d Ps still counted as held after the run", tc.gomaxprocs, heldPs.Load())
