@@ -11,6 +11,8 @@ import (
 
 	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2"
+	"loadgen/loadgen/protocol/h2conn/h2peer"
 	"loadgen/loadgen/protocol/tcp"
 	"loadgen/results"
 	"loadgen/targets/tcpecho"
@@ -155,36 +157,54 @@ func TestSpreadAcc(t *testing.T) {
 }
 
 // The event loop's hot path — start the next request, wait, read, parse,
-// record — allocates nothing either, for HTTP/1.1 and raw TCP, closed and
-// open loop.
+// record — allocates nothing either, for raw TCP and h2c (one stream per
+// connection and four), closed and open loop. (HTTP/1.1's Session is
+// measured in its package.)
 func TestLoopAllocatesNothing(t *testing.T) {
 	if race.Enabled {
 		t.Skip("allocation counts are measured without -race (make test)")
 	}
-	d := rrDialer(t, echoServer(t).Addr())
+	rr := loopDialer{sd: rrDialer(t, echoServer(t).Addr())}
+	canned := h2peer.Canned(t, 100, nil)
+	h2c := func(streams int) loopDialer {
+		d, err := h2.NewDialer(h2.Config{URL: "http://" + canned + "/", Cleartext: true, Streams: streams})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return loopDialer{md: d}
+	}
 	for _, tc := range []struct {
-		name  string
-		pacer pace.Pacer
+		name    string
+		d       loopDialer
+		streams int
+		pacer   pace.Pacer
 	}{
-		{"closed loop", nil},
-		{"open loop", pace.Constant{PerSec: 50000}},
+		{"tcp-rr/closed loop", rr, 1, nil},
+		{"tcp-rr/open loop", rr, 1, pace.Constant{PerSec: 50000}},
+		{"h2c/closed loop", h2c(1), 1, nil},
+		{"h2c/open loop", h2c(1), 1, pace.Constant{PerSec: 50000}},
+		{"h2c m4/closed loop", h2c(4), 4, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{Pacer: tc.pacer}
-			cfg.Connections, cfg.Threads, cfg.Duration = 1, 1, results.Duration(time.Hour)
+			cfg.Connections, cfg.Threads, cfg.Duration, cfg.Streams = 1, 1, results.Duration(time.Hour), tc.streams
 			cfg.setDefaults()
-			e := &engine{cfg: cfg, dialer: d, pacer: tc.pacer, runCtx: context.Background(), begin: make(chan struct{})}
+			e := &engine{cfg: cfg, pacer: tc.pacer, runCtx: context.Background(), begin: make(chan struct{})}
 			e.shards = []*shard{newShard(tc.pacer != nil, true)}
 			e.counts = make([]counter, 1)
-			drv, err := newLoops(e, d)
+			drv, err := newLoops(e, tc.d)
 			if err != nil {
 				t.Fatal(err)
 			}
 			l := drv.(*loops).ls[0]
 			defer l.closeFDs()
-			l.prefetch()
 			c := l.conns[0]
-			if c.fd < 0 {
+			if tc.d.md != nil {
+				l.muxPrefetch()
+				if s := l.groups[0].cur; s == nil || s.state != msReady {
+					t.Fatal("not connected")
+				}
+			} else if l.prefetch(); c.fd < 0 {
 				t.Fatal("not connected")
 			}
 			e.start = time.Now()
@@ -197,6 +217,7 @@ func TestLoopAllocatesNothing(t *testing.T) {
 				} else {
 					l.dispatch(now)
 				}
+				l.flushDirty(now)
 				for c.count.n.Load() == before {
 					n, _ := unix.EpollWait(l.epfd, l.evs, 1000)
 					now := time.Now()
@@ -206,12 +227,14 @@ func TestLoopAllocatesNothing(t *testing.T) {
 					if tc.pacer != nil {
 						l.dispatch(now)
 					}
+					l.startReady(now) // m4: the other streams go on
+					l.flushDirty(now)
 				}
 			}
 			if tc.pacer != nil {
-				l.idle = append(l.idle, c)
+				l.idle = append(l.idle, l.conns...)
 			} else {
-				l.ready = append(l.ready, c)
+				l.ready = append(l.ready, l.conns...)
 			}
 			one() // grows what grows once
 			allocs := testing.AllocsPerRun(2000, one)
@@ -243,7 +266,7 @@ func TestLoopMemoryPerConnection(t *testing.T) {
 		return m.HeapInuse
 	}
 	before := heap()
-	drv, err := newLoops(e, d)
+	drv, err := newLoops(e, loopDialer{sd: d})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 		return nil, err
 	}
 	cfg.setDefaults()
-	sd, loop, err := chooseDriver(cfg, d)
+	ld, loop, err := chooseDriver(cfg, d)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	e.runCtx = runCtx
 	if loop {
 		first.Close()
-		e.drv, err = newLoops(e, sd)
+		e.drv, err = newLoops(e, ld)
 	} else {
 		e.drv, err = newWorkers(e, first, dialTime)
 	}
@@ -199,20 +199,33 @@ func SpareP(cfg Config, d protocol.Dialer) bool {
 	return loop && err == nil
 }
 
+// loopDialer is what an event loop connects with: a SessionDialer (a
+// request at a time per connection) or a MuxDialer (Streams at once).
+type loopDialer struct {
+	sd protocol.SessionDialer
+	md protocol.MuxDialer
+}
+
 // chooseDriver picks the event loop where the protocol allows it and the
 // configuration asks for it (the default), goroutines otherwise.
-func chooseDriver(cfg Config, d protocol.Dialer) (protocol.SessionDialer, bool, error) {
-	sd, ok := d.(protocol.SessionDialer)
-	can := ok && sd.Sessions() && loopSupported && cfg.Streams <= 1
+func chooseDriver(cfg Config, d protocol.Dialer) (loopDialer, bool, error) {
+	var ld loopDialer
+	can := false
+	if md, ok := d.(protocol.MuxDialer); ok && md.Sessions() && !cfg.NewConn {
+		ld.md, can = md, true
+	} else if sd, ok := d.(protocol.SessionDialer); ok && sd.Sessions() && cfg.Streams <= 1 {
+		ld.sd, can = sd, true
+	}
+	can = can && loopSupported
 	switch cfg.Driver {
 	case DriverGoroutines:
-		return nil, false, nil
+		return loopDialer{}, false, nil
 	case DriverLoop:
 		if !can {
-			return nil, false, fmt.Errorf("the event loop drives plain HTTP/1.1 and raw TCP on Linux, one stream per connection: %s runs on goroutines (leave out --driver loop)", cfg.Protocol)
+			return loopDialer{}, false, fmt.Errorf("the event loop drives plain HTTP/1.1, h2c and raw TCP on Linux (h2c without --new-conn, the others one stream per connection): %s runs on goroutines (leave out --driver loop)", cfg.Protocol)
 		}
 	}
-	return sd, can, nil
+	return ld, can, nil
 }
 
 // prefetched waits until every worker has tried its first connection, for

@@ -16,6 +16,7 @@ import (
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2"
 	"loadgen/loadgen/protocol/http1"
 	"loadgen/results"
 )
@@ -46,7 +47,7 @@ func (s *countingServer) sleptP50() time.Duration {
 func newServer(t *testing.T, delay func(n int64) time.Duration) *countingServer {
 	t.Helper()
 	s := &countingServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := s.served.Add(1)
 		if delay != nil {
 			if d := delay(n); d > 0 {
@@ -62,12 +63,31 @@ func newServer(t *testing.T, delay func(n int64) time.Duration) *countingServer 
 		}
 		w.Write([]byte("hello"))
 	}))
+	startBoth(s.Server)
 	t.Cleanup(s.Close)
 	return s
 }
 
-func dialer(t *testing.T, url string) *http1.Dialer {
+// startBoth starts s serving HTTP/1.1 and h2c with prior knowledge on the
+// same port (for the h2c variants of forDrivers).
+func startBoth(s *httptest.Server) {
+	s.Config.Protocols = new(http.Protocols)
+	s.Config.Protocols.SetHTTP1(true)
+	s.Config.Protocols.SetUnencryptedHTTP2(true)
+	s.Start()
+}
+
+// dialer is the protocol of the tests of the moment: HTTP/1.1, or h2c
+// (forDrivers).
+func dialer(t *testing.T, url string) protocol.Dialer {
 	t.Helper()
+	if h2c {
+		d, err := h2.NewDialer(h2.Config{URL: url, Cleartext: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
 	d, err := http1.NewDialer(http1.Config{URL: url})
 	if err != nil {
 		t.Fatal(err)
@@ -101,25 +121,47 @@ func tryRun(t *testing.T, cfg loadgen.Config, url string) (*results.Run, error) 
 	return r, nil
 }
 
-// driver is the driver the tests of the moment run on (forDrivers).
-var driver = loadgen.DriverAuto
+// driver is the driver the tests of the moment run on, and h2c whether
+// they speak h2c rather than HTTP/1.1 (forDrivers).
+var (
+	driver = loadgen.DriverAuto
+	h2c    bool
+)
 
 // forDrivers runs a test on both drivers: the event loop and goroutines
 // must keep the same rules. The loop runs twice: with a P to spare, so that
 // a one-thread run's loop waits holding its P (as in the CLI), and waiting
 // the runtime's way, as when no P is left to spare.
+//
+// Then both drivers run it in h2c (one stream per connection: the tests of
+// package h2 run the engine with many), where the loop drives the
+// connections as multiplexed ones: the same rules for every protocol.
+// forDriversH1 leaves h2c out, for tests of what only HTTP/1.1 does.
 func forDrivers(t *testing.T, test func(t *testing.T)) {
+	forVariants(t, true, test)
+}
+
+func forDriversH1(t *testing.T, test func(t *testing.T)) {
+	forVariants(t, false, test)
+}
+
+func forVariants(t *testing.T, withH2C bool, test func(t *testing.T)) {
 	for _, v := range []struct {
 		name, driver string
-		hold         bool
+		hold, h2c    bool
 	}{
-		{loadgen.DriverLoop, loadgen.DriverLoop, true},
-		{loadgen.DriverLoop + "/runtime-wait", loadgen.DriverLoop, false},
-		{loadgen.DriverGoroutines, loadgen.DriverGoroutines, false},
+		{loadgen.DriverLoop, loadgen.DriverLoop, true, false},
+		{loadgen.DriverLoop + "/runtime-wait", loadgen.DriverLoop, false, false},
+		{loadgen.DriverGoroutines, loadgen.DriverGoroutines, false, false},
+		{"h2c/" + loadgen.DriverLoop, loadgen.DriverLoop, true, true},
+		{"h2c/" + loadgen.DriverGoroutines, loadgen.DriverGoroutines, false, true},
 	} {
+		if v.h2c && !withH2C {
+			continue
+		}
 		t.Run(v.name, func(t *testing.T) {
-			driver = v.driver
-			defer func() { driver = loadgen.DriverAuto }()
+			driver, h2c = v.driver, v.h2c
+			defer func() { driver, h2c = loadgen.DriverAuto, false }()
 			switch {
 			case v.hold && runtime.GOMAXPROCS(0) < 2:
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
@@ -220,9 +262,16 @@ func TestTimeoutShorterThanDelay(t *testing.T) {
 		if s.Errors.Timeout == 0 || s.Errors.Total() != s.Errors.Timeout {
 			t.Errorf("errors %+v, want only timeouts", s.Errors)
 		}
-		// Each timed-out request closed its connection and a new one was opened.
-		if s.Connections.Established < s.Errors.Timeout {
+		// HTTP/1.1: each timed-out request closed its connection (its
+		// state is unknown) and a new one was opened. h2c: the stream is
+		// reset, the connection is sound (the loop keeps it; goroutines
+		// close a connection with its last stream).
+		if !h2c && s.Connections.Established < s.Errors.Timeout {
 			t.Errorf("%d connections for %d timeouts: timed-out connections must be replaced", s.Connections.Established, s.Errors.Timeout)
+		}
+		// Either way the server was told, and stopped working on them.
+		if slept := srv.sleptP50(); slept > time.Second {
+			t.Errorf("the server's handlers waited %v (median): the timed-out requests were not cancelled", slept)
 		}
 	})
 }
@@ -328,7 +377,7 @@ func TestWarmupExcluded(t *testing.T) {
 // may have dialed one in warm-up for a request that starts after it), and
 // the warm-up's are counted as established but not as measured.
 func TestNewConnCountsTheWindow(t *testing.T) {
-	forDrivers(t, func(t *testing.T) {
+	forDriversH1(t, func(t *testing.T) {
 		srv := newServer(t, nil)
 		var cfg loadgen.Config
 		cfg.Connections, cfg.Duration, cfg.Warmup = 2, results.Duration(300*time.Millisecond), results.Duration(300*time.Millisecond)

@@ -40,7 +40,7 @@ func TestStallingTargetCountsTimeoutsInTheLatency(t *testing.T) {
 			timeout = 250 * time.Millisecond
 		)
 		t0 := time.Now()
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if phase := time.Since(t0) % cycle; phase >= cycle/2 {
 				select {
 				case <-time.After(cycle - phase):
@@ -50,6 +50,7 @@ func TestStallingTargetCountsTimeoutsInTheLatency(t *testing.T) {
 			}
 			w.Write([]byte("ok"))
 		}))
+		startBoth(srv)
 		defer srv.Close()
 
 		cfg := conf(100, 2*cycle) // enough connections for the ≈ 50 held at once

@@ -116,6 +116,10 @@ func (l *loop) next(c *lconn, now time.Time) {
 		l.exhausted = true
 		return
 	}
+	if c.g != nil {
+		l.muxNext(c, now)
+		return
+	}
 	if c.fd < 0 && !l.newConn {
 		// A kept-alive connection is opened before a request is taken: a
 		// connect that fails costs no request (-n stays exact) and is
@@ -137,6 +141,10 @@ func (l *loop) next(c *lconn, now time.Time) {
 // begin sends c's request now, connecting first where needed.
 func (l *loop) begin(c *lconn, now time.Time) {
 	l.inFlight++
+	if c.g != nil {
+		l.muxBegin(c, now)
+		return
+	}
 	if c.fd < 0 || l.newConn {
 		if c.fd >= 0 {
 			l.drop(c)
@@ -206,6 +214,12 @@ func (l *loop) event(ev *unix.EpollEvent, now time.Time) {
 		var b [8]byte
 		unix.Read(l.timer, b[:])
 		l.armedAt = time.Time{}
+		return
+	}
+	if ev.Pad <= evSock0 {
+		if s := l.socks[evSock0-ev.Pad]; s != nil {
+			l.sockEvent(s, ev.Events, now)
+		}
 		return
 	}
 	c := l.conns[ev.Pad]
@@ -314,7 +328,10 @@ func (l *loop) record(c *lconn, o *protocol.Outcome, done time.Time, failed bool
 func (l *loop) after(c *lconn, o *protocol.Outcome, failed, answeredLate bool, now time.Time) {
 	l.inFlight--
 	c.state = stIdle
-	if o.Done || l.newConn || (failed && !answeredLate) {
+	switch {
+	case c.g != nil:
+		l.muxAfter(c, o)
+	case o.Done || l.newConn || (failed && !answeredLate):
 		l.drop(c)
 	}
 	if l.e.pacer == nil {

@@ -28,23 +28,36 @@ func loopCount(cfg Config) int { return max(1, min(cfg.Threads, cfg.procs())) }
 // parses bytes; the loop owns the socket and the clock.
 type loops struct {
 	e  *engine
-	sd protocol.SessionDialer
 	ls []*loop
 }
 
-func newLoops(e *engine, sd protocol.SessionDialer) (driver, error) {
-	d := &loops{e: e, sd: sd, ls: make([]*loop, loopCount(e.cfg))}
+func newLoops(e *engine, ld loopDialer) (driver, error) {
+	d := &loops{e: e, ls: make([]*loop, loopCount(e.cfg))}
 	for i := range d.ls {
-		l, err := newLoop(e, sd, e.shards[i])
+		l, err := newLoop(e, ld, e.shards[i])
 		if err != nil {
 			d.closeFDs()
 			return nil, err
 		}
 		d.ls[i] = l
 	}
+	if ld.md != nil {
+		// Each connection's streams are a group on one loop, as wide as
+		// -m: worker i of the goroutine driver is stream i%m of
+		// connection i/m.
+		streams := max(1, e.cfg.Streams)
+		for i := 0; i < e.cfg.Connections*streams; i++ {
+			l := d.ls[(i/streams)%len(d.ls)]
+			l.conns = append(l.conns, &lconn{l: l, fd: -1, index: int32(len(l.conns)), count: &e.counts[i%e.cfg.Threads]})
+		}
+		for _, l := range d.ls {
+			l.newGroups(streams)
+		}
+		return d, nil
+	}
 	for i := 0; i < e.cfg.Connections; i++ {
 		l := d.ls[i%len(d.ls)]
-		l.conns = append(l.conns, &lconn{l: l, fd: -1, index: int32(len(l.conns)), s: sd.Session(), count: &e.counts[i%e.cfg.Threads]})
+		l.conns = append(l.conns, &lconn{l: l, fd: -1, index: int32(len(l.conns)), s: ld.sd.Session(), count: &e.counts[i%e.cfg.Threads]})
 	}
 	return d, nil
 }
@@ -141,7 +154,8 @@ const (
 
 type loop struct {
 	e     *engine
-	sd    protocol.SessionDialer
+	sd    protocol.SessionDialer // one request at a time per connection, or
+	md    protocol.MuxDialer     // multiplexed connections (loop_mux_linux.go)
 	shard *shard
 	epfd  int
 	wake  int // eventfd
@@ -167,6 +181,14 @@ type loop struct {
 	exhausted bool      // no more requests will start (schedule, -n, end)
 	perReq    bool      // every request connects (tcp-crr)
 	newConn   bool      // a new connection per request (NewConn or perReq)
+
+	// multiplexed connections
+	groups      []*mgroup
+	socks       []*msock // by index; nil when closed
+	freeSocks   []int32
+	closedSocks []int32  // closed this turn: free from the next
+	opening     []*msock // connecting or in their handshake, with deadlines
+	dirty       []*msock // to write at the end of the turn
 }
 
 // lconn is one connection a loop drives.
@@ -193,13 +215,20 @@ type lconn struct {
 	retryAt             time.Time
 	prev, next          *lconn // the flight list
 	inList              bool
+
+	g       *mgroup // multiplexed: its group, slot and the socket its request is on
+	slot    int32
+	ms      *msock
+	resends uint8 // of the request: the peer did not process it
 }
 
-func newLoop(e *engine, sd protocol.SessionDialer, sh *shard) (*loop, error) {
-	l := &loop{e: e, sd: sd, shard: sh, epfd: -1, wake: -1, timer: -1,
+func newLoop(e *engine, ld loopDialer, sh *shard) (*loop, error) {
+	l := &loop{e: e, sd: ld.sd, md: ld.md, shard: sh, epfd: -1, wake: -1, timer: -1,
 		buf: make([]byte, 64<<10), evs: make([]unix.EpollEvent, 256)}
-	l.perReq = sd.PerRequest()
-	l.newConn = l.perReq || e.cfg.NewConn
+	if l.md == nil {
+		l.perReq = l.sd.PerRequest()
+		l.newConn = l.perReq || e.cfg.NewConn
+	}
 	var err error
 	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
@@ -234,6 +263,7 @@ func (l *loop) watch(fd int, events uint32, index int32, op int) error {
 }
 
 func (l *loop) closeFDs() {
+	l.closeSocks()
 	for _, c := range l.conns {
 		if c.fd >= 0 {
 			unix.Close(c.fd)
@@ -265,7 +295,10 @@ func (l *loop) wakeUp() {
 // then drives requests until the run is over.
 func (l *loop) run(ready *sync.WaitGroup) {
 	e := l.e
-	if !l.newConn {
+	switch {
+	case l.md != nil:
+		l.muxPrefetch()
+	case !l.newConn:
 		l.prefetch()
 	}
 	ready.Done()
@@ -291,6 +324,7 @@ func (l *loop) run(ready *sync.WaitGroup) {
 			l.abandon()
 			return
 		}
+		l.freeSocks, l.closedSocks = append(l.freeSocks, l.closedSocks...), l.closedSocks[:0]
 		// One call: what is ready returns at once, an empty set waits.
 		n, err := l.wait(l.waitMillis(now))
 		now = time.Now()
@@ -306,6 +340,9 @@ func (l *loop) run(ready *sync.WaitGroup) {
 		l.startReady(now)
 		if e.pacer != nil {
 			l.dispatch(now)
+		}
+		if len(l.dirty) > 0 {
+			l.flushDirty(now)
 		}
 	}
 }
@@ -353,6 +390,11 @@ func (l *loop) waitMillis(now time.Time) int {
 	for _, c := range l.backoffs {
 		if next.IsZero() || c.retryAt.Before(next) {
 			next = c.retryAt
+		}
+	}
+	for _, s := range l.opening {
+		if next.IsZero() || s.deadline.Before(next) {
+			next = s.deadline
 		}
 	}
 	if next.IsZero() {
@@ -412,7 +454,14 @@ func (l *loop) prefetch() {
 // expire times out what passed its deadline: requests (failed at their
 // timeout) and connects (connect errors, as a dial that timed out).
 func (l *loop) expire(now time.Time) {
+	if len(l.opening) > 0 {
+		l.expireOpening(now)
+	}
 	for c := l.flightHead; c != nil && !now.Before(c.deadline); c = l.flightHead {
+		if c.g != nil {
+			l.muxExpire(c, now)
+			continue
+		}
 		if c.state == stConnecting {
 			l.unflight(c)
 			l.drop(c)
@@ -497,6 +546,7 @@ func (l *loop) arm(at time.Time) {
 // abandon ends the loop at once (Ctrl-C): requests in flight are
 // discarded, and counted as such.
 func (l *loop) abandon() {
+	l.muxAbandon()
 	for c := l.flightHead; c != nil; c = l.flightHead {
 		l.unflight(c)
 		if c.state != stConnecting || c.forReq {

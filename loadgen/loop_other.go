@@ -5,7 +5,6 @@ package loadgen
 import (
 	"errors"
 
-	"loadgen/loadgen/protocol"
 )
 
 // loopSupported: the event loop needs Linux's epoll.
@@ -13,6 +12,6 @@ const loopSupported = false
 
 func loopCount(Config) int { return 1 }
 
-func newLoops(*engine, protocol.SessionDialer) (driver, error) {
+func newLoops(*engine, loopDialer) (driver, error) {
 	return nil, errors.New("the event loop needs Linux")
 }

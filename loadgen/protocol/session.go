@@ -43,3 +43,54 @@ type SessionDialer interface {
 	// (tcp-crr): the connect is part of each request's latency.
 	PerRequest() bool
 }
+
+// MuxDialer is a Dialer whose connections carry several requests at once
+// (HTTP/2's streams) and that an event loop can drive itself: Streams of
+// the engine's connections share one of its connections, each on a slot.
+type MuxDialer interface {
+	Dialer
+	// Sessions tells whether an event loop can drive the connections
+	// (not over TLS, say).
+	Sessions() bool
+	// Socket is as SessionDialer's.
+	Socket() (fd int, err error)
+	// Mux returns the protocol state of one new connection carrying up to
+	// slots requests at once.
+	Mux(slots int) Mux
+}
+
+// Mux is one multiplexed connection's protocol as an event loop drives
+// it: the loop owns the socket and the clock, writes Output, reads into
+// ReadBuf and hands what it read to Filled; the protocol frames and
+// parses. Until Ready (its handshake), the connection is still opening.
+// A Mux is used by one loop and must not allocate per request.
+type Mux interface {
+	Output() []byte // to be written now
+	Wrote(n int)    // n bytes of Output were written
+	ReadBuf() []byte
+	// Filled takes n bytes read into ReadBuf and returns the slots whose
+	// request ended (Outcome says how), valid until the next call.
+	Filled(n int) []int32
+	// Fail ends the connection (a socket error or the peer's close, of
+	// class Read or Write) and returns the slots whose request it ended.
+	Fail(class ErrClass) []int32
+	Ready() bool  // the handshake is over: requests may start
+	Usable() bool // it takes new requests (no GOAWAY, not failed)
+	Dead() bool   // it failed: close it once Output is written
+	// Start sends slot k's next request: MuxStarted, MuxLater (the peer's
+	// stream limit: start it once another request ends), or MuxRefused
+	// (the connection takes no new request: the Outcome says why, Unsent
+	// when the peer is going away and a new connection should carry it).
+	Start(k int) (int, Outcome)
+	Outcome(k int) Outcome // of a request Filled or Fail said ended
+	// Cancel ends slot k's request at its deadline (the connection stays)
+	// and returns its Outcome, Err Timeout.
+	Cancel(k int) Outcome
+}
+
+// Mux.Start results.
+const (
+	MuxStarted = iota
+	MuxLater
+	MuxRefused
+)

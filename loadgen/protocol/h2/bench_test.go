@@ -1,7 +1,6 @@
 package h2
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -17,65 +16,16 @@ import (
 	"golang.org/x/net/http2"
 
 	"loadgen/loadgen/protocol"
-	"loadgen/loadgen/protocol/h2wire"
+	"loadgen/loadgen/protocol/h2conn/h2peer"
 )
 
-// cannedServer is a minimal HTTP/2 server that answers every request with
-// the same 200 response and a body of n bytes, allocating nothing per
-// request, so that allocation counts and CPU profiles show the client. It
-// does not decode requests. With useTLS it serves h2 over TLS.
+// cannedServer is h2peer.Canned: with useTLS, over TLS.
 func cannedServer(t testing.TB, n int, useTLS bool) string {
-	resp := h2wire.AppendFrameHeader(nil, 1, http2.FrameHeaders, http2.FlagHeadersEndHeaders, 0)
-	resp = append(resp, 0x88) // :status 200
-	resp = h2wire.AppendFrameHeader(resp, n, http2.FrameData, http2.FlagDataEndStream, 0)
-	resp = append(resp, make([]byte, n)...)
-	dataAt := h2wire.FrameHeaderLen + 1
 	var cfg *tls.Config
 	if useTLS {
 		cfg = &tls.Config{Certificates: []tls.Certificate{testCert(t).TLS}, NextProtos: []string{"h2"}}
 	}
-	return serveRaw(t, func(c net.Conn) {
-		var rw io.ReadWriter = c
-		if cfg != nil {
-			rw = tls.Server(c, cfg)
-		}
-		r := bufio.NewReaderSize(rw, 64<<10)
-		preface := make([]byte, len(h2wire.ClientPreface))
-		if _, err := io.ReadFull(r, preface); err != nil {
-			return
-		}
-		out := h2wire.AppendSettings(make([]byte, 0, 64<<10))
-		hdr := make([]byte, h2wire.FrameHeaderLen)
-		for {
-			if len(out) > 0 && r.Buffered() < h2wire.FrameHeaderLen {
-				if _, err := rw.Write(out); err != nil {
-					return
-				}
-				out = out[:0]
-			}
-			if _, err := io.ReadFull(r, hdr); err != nil {
-				return
-			}
-			fh := h2wire.ParseFrameHeader(hdr)
-			if _, err := r.Discard(int(fh.Length)); err != nil {
-				return
-			}
-			if fh.Type == http2.FrameData && fh.Length > 0 {
-				out = h2wire.AppendWindowUpdate(out, 0, fh.Length)
-			}
-			switch {
-			case fh.Type == http2.FrameSettings && !fh.Flags.Has(http2.FlagSettingsAck):
-				out = h2wire.AppendSettingsAck(out)
-			case fh.Type == http2.FrameHeaders && fh.Flags.Has(http2.FlagHeadersEndStream),
-				fh.Type == http2.FrameData && fh.Flags.Has(http2.FlagDataEndStream):
-				at := len(out)
-				out = append(out, resp...)
-				id := out[at+5 : at+9]
-				id[0], id[1], id[2], id[3] = byte(fh.StreamID>>24), byte(fh.StreamID>>16), byte(fh.StreamID>>8), byte(fh.StreamID)
-				copy(out[at+dataAt+5:at+dataAt+9], id)
-			}
-		}
-	})
+	return h2peer.Canned(t, n, cfg)
 }
 
 func cannedConfig(t testing.TB, useTLS bool, streams int) Config {

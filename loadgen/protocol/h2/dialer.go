@@ -15,6 +15,7 @@ import (
 type Dialer struct {
 	t    *target
 	core *h2conn.Dialer
+	sock protocol.Target // for the event loop's sockets (h2c)
 }
 
 var (
@@ -32,7 +33,7 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dialer{t: t, core: h2conn.NewDialer(h2conn.Config{
+	d := &Dialer{t: t, sock: protocol.Target{Addr: t.addr}, core: h2conn.NewDialer(h2conn.Config{
 		Name:        "http2",
 		Addr:        t.addr,
 		TLS:         tlsConf,

@@ -34,6 +34,7 @@ type Conn struct {
 	raw    net.Conn // the TCP connection: closing it stops everything
 	nc     net.Conn // raw, or the TLS connection over it
 	shared bool     // more than one stream per connection
+	fed    bool     // an event loop owns the socket (Fed): no I/O here
 	broken atomic.Bool
 
 	mu sync.Mutex
@@ -250,6 +251,10 @@ func (c *Conn) goodbyeLocked(code http2.ErrCode) {
 	if c.dead || c.flushing {
 		return
 	}
+	if c.fed { // the loop writes what is left before it closes the socket
+		c.wbuf = h2wire.AppendGoAway(c.wbuf, 0, code)
+		return
+	}
 	c.nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 	c.nc.Write(h2wire.AppendGoAway(c.spare[:0], 0, code))
 }
@@ -269,7 +274,9 @@ func (c *Conn) failLocked(class protocol.ErrClass, err error) {
 	c.dead = true
 	c.broken.Store(true)
 	c.errClass, c.err = class, err
-	c.raw.Close()
+	if c.raw != nil {
+		c.raw.Close()
+	}
 	for _, p := range c.streams {
 		p.signalLocked()
 	}

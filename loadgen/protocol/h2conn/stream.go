@@ -71,6 +71,13 @@ func (s *Stream) Request(ctx context.Context, deadline time.Time, body []byte, e
 			return s.settleLocked(r)
 		}
 	}
+	c.openLocked(s, end && len(body) == 0)
+	return s.sendLocked(deadline, body, end, w)
+}
+
+// openLocked opens a new stream for s: its HEADERS go to wbuf, with
+// END_STREAM when end is set.
+func (c *Conn) openLocked(s *Stream, end bool) {
 	s.id = c.nextID
 	c.nextID += 2
 	c.active++
@@ -79,13 +86,12 @@ func (s *Stream) Request(ctx context.Context, deadline time.Time, body []byte, e
 	s.sendWindow, s.recvUnack = c.peerWindow, 0
 	n := len(c.wbuf)
 	prefix, block := c.hpPrefix, c.blockLocked()
-	c.wbuf = h2wire.AppendHeaders(c.wbuf, s.id, end && len(body) == 0, c.peerMaxFrame, prefix, block)
+	c.wbuf = h2wire.AppendHeaders(c.wbuf, s.id, end, c.peerMaxFrame, prefix, block)
 	c.hpPrefix = c.hpPrefix[:0]
 	s.written += int64(len(c.wbuf) - n)
 	if c.nextID > h2wire.MaxStreamID {
 		c.broken.Store(true) // the last stream ID: new streams need a new connection (§5.1.1)
 	}
-	return s.sendLocked(deadline, body, end, w)
 }
 
 // Send sends data on the stream the last Request opened, END_STREAM after

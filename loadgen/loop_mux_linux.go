@@ -1,0 +1,557 @@
+package loadgen
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"loadgen/loadgen/protocol"
+)
+
+// Multiplexed connections on a loop (h2c): Streams of the loop's
+// connections (lconns) form a group that shares one socket, each on a
+// slot of its protocol.Mux, as the goroutine driver's Dials share an
+// HTTP/2 connection. A request is still an lconn's: in the flight list by
+// deadline, recorded and followed by the next as on any connection. The
+// socket is the group's: opened when a member first needs it (its
+// handshake before the member's request starts, as a Dial's is), read
+// when readable, written once per turn with what every member started
+// (one write for all the streams ready at once), replaced when it stops
+// taking requests (GOAWAY, a failure) and closed once its last request
+// ended.
+
+// msock states.
+const (
+	msConnecting = iota // the TCP connect
+	msHandshake         // the protocol's handshake (SETTINGS)
+	msReady
+	msClosed
+)
+
+// Epoll tags of sockets: evSock0 - index in loop.socks.
+const evSock0 = -3
+
+// mgroup is the lconns that share a socket.
+type mgroup struct {
+	members []*lconn // slot k is members[k]
+	cur     *msock   // the socket new requests go to; nil: open one
+	backoff time.Duration
+}
+
+type msock struct {
+	g         *mgroup
+	index     int32
+	fd        int
+	m         protocol.Mux
+	state     uint8
+	events    uint32
+	prefetch  bool
+	dirty     bool // has Output to write this turn
+	inFlight  int  // requests started on it and not ended
+	connStart time.Time
+	deadline  time.Time // of the connect and handshake
+	waiting   []*lconn  // members waiting for it to be Ready, or for a stream
+}
+
+// muxSocket opens a new socket for g (the current one is unusable).
+func (l *loop) muxSocket(g *mgroup, now time.Time) *msock {
+	s := &msock{g: g, fd: -1, connStart: now, deadline: now.Add(l.e.cfg.Timeout.D())}
+	if n := len(l.freeSocks); n > 0 {
+		s.index = l.freeSocks[n-1]
+		l.freeSocks = l.freeSocks[:n-1]
+		l.socks[s.index] = s
+	} else {
+		s.index = int32(len(l.socks))
+		l.socks = append(l.socks, s)
+	}
+	g.cur = s
+	fd, err := l.md.Socket()
+	if err == nil {
+		if err = l.watch(fd, unix.EPOLLOUT, evSock0-s.index, unix.EPOLL_CTL_ADD); err != nil {
+			unix.Close(fd)
+		}
+	}
+	s.state = msConnecting
+	l.opening = append(l.opening, s)
+	if err != nil {
+		s.deadline = now // fails at the next expire, as a connect that timed out
+		return s
+	}
+	s.fd, s.events = fd, unix.EPOLLOUT
+	s.m = l.md.Mux(len(g.members))
+	return s
+}
+
+// muxNext is next (closed loop) for a member: the request is taken once
+// the group's socket is Ready, so that a connect that fails costs no
+// request.
+func (l *loop) muxNext(c *lconn, now time.Time) {
+	s := l.muxCurrent(c.g, now)
+	if s.state != msReady {
+		l.inFlight++
+		c.thenNext = true
+		s.waiting = append(s.waiting, c)
+		return
+	}
+	e := l.e
+	i := e.next.Add(1) - 1
+	if n := uint64(e.cfg.Requests); n > 0 && i >= n {
+		l.exhausted = true
+		return
+	}
+	c.intended = now
+	l.inFlight++
+	l.muxStart(s, c, now)
+}
+
+// muxBegin is begin for a member: the request goes on the group's socket
+// once it is Ready (open loop; a resend).
+func (l *loop) muxBegin(c *lconn, now time.Time) {
+	s := l.muxCurrent(c.g, now)
+	if s.state != msReady {
+		s.waiting = append(s.waiting, c)
+		return
+	}
+	l.muxStart(s, c, now)
+}
+
+// muxCurrent is g's socket for a new request, opened if need be.
+func (l *loop) muxCurrent(g *mgroup, now time.Time) *msock {
+	s := g.cur
+	if s == nil || s.state == msClosed || (s.state == msReady && !s.m.Usable()) {
+		if s != nil && s.state != msClosed && s.inFlight == 0 {
+			l.sockClose(s)
+		}
+		s = l.muxSocket(g, now)
+	}
+	return s
+}
+
+// muxStart starts c's request on s (Ready).
+func (l *loop) muxStart(s *msock, c *lconn, now time.Time) {
+	how, o := s.m.Start(int(c.slot))
+	switch how {
+	case protocol.MuxLater:
+		s.waiting = append(s.waiting, c)
+		return
+	case protocol.MuxRefused:
+		c.sent = now
+		if l.e.pacer != nil && c.lag < 0 {
+			c.lag = now.Sub(c.intended)
+		}
+		c.deadline = now.Add(l.e.cfg.Timeout.D())
+		l.muxEnded(c, &o, now)
+		return
+	}
+	if l.e.pacer == nil {
+		c.intended = now
+	}
+	if l.e.pacer != nil && c.lag < 0 {
+		c.lag = now.Sub(c.intended)
+	}
+	c.sent = now
+	c.ms = s
+	s.inFlight++
+	c.deadline = now.Add(l.e.cfg.Timeout.D())
+	c.state = stReading
+	l.flight(c)
+	l.markDirty(s)
+}
+
+func (l *loop) markDirty(s *msock) {
+	if !s.dirty {
+		s.dirty = true
+		l.dirty = append(l.dirty, s)
+	}
+}
+
+// flushDirty writes, once per turn, what each socket has to write.
+func (l *loop) flushDirty(now time.Time) {
+	for i := 0; i < len(l.dirty); i++ {
+		s := l.dirty[i]
+		s.dirty = false
+		if s.state == msHandshake || s.state == msReady {
+			l.sockWrite(s, now)
+		}
+	}
+	clear(l.dirty)
+	l.dirty = l.dirty[:0]
+}
+
+// sockWrite writes s's Output until it is written or the socket is full.
+func (l *loop) sockWrite(s *msock, now time.Time) {
+	for out := s.m.Output(); len(out) > 0; out = s.m.Output() {
+		n, err := rawWrite(s.fd, out)
+		if n > 0 {
+			s.m.Wrote(n)
+		}
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			if s.events&unix.EPOLLOUT == 0 {
+				s.events = unix.EPOLLIN | unix.EPOLLOUT
+				l.watch(s.fd, s.events, evSock0-s.index, unix.EPOLL_CTL_MOD)
+			}
+			return
+		case err != nil:
+			l.sockFailed(s, protocol.Write, now)
+			return
+		}
+	}
+	if s.events&unix.EPOLLOUT != 0 {
+		s.events = unix.EPOLLIN
+		l.watch(s.fd, s.events, evSock0-s.index, unix.EPOLL_CTL_MOD)
+	}
+}
+
+// sockEvent handles an epoll event of a socket.
+func (l *loop) sockEvent(s *msock, ev uint32, now time.Time) {
+	switch s.state {
+	case msConnecting:
+		l.sockConnected(s, now)
+	case msHandshake, msReady:
+		if ev&unix.EPOLLOUT != 0 && ev&unix.EPOLLIN == 0 {
+			l.sockWrite(s, now)
+			return
+		}
+		l.sockRead(s, now)
+		if s.state != msClosed && ev&unix.EPOLLOUT != 0 {
+			l.sockWrite(s, now)
+		}
+	}
+}
+
+// sockConnected: the TCP connect is over; the handshake's first bytes go.
+func (l *loop) sockConnected(s *msock, now time.Time) {
+	if protocol.SocketError(s.fd) != nil {
+		l.sockConnectFailed(s, now)
+		return
+	}
+	s.state, s.events = msHandshake, unix.EPOLLIN
+	if err := l.watch(s.fd, s.events, evSock0-s.index, unix.EPOLL_CTL_MOD); err != nil {
+		l.sockConnectFailed(s, now)
+		return
+	}
+	l.sockWrite(s, now)
+}
+
+// sockRead reads what s has (one read per event: epoll is level-triggered)
+// and ends the requests it completes.
+func (l *loop) sockRead(s *msock, now time.Time) {
+	n, err := rawRead(s.fd, s.m.ReadBuf())
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+		return
+	case err != nil:
+		l.sockFailed(s, protocol.Read, now)
+		return
+	case n == 0:
+		l.sockFailed(s, protocol.Read, now)
+		return
+	}
+	done := s.m.Filled(n)
+	if s.state == msHandshake {
+		if s.m.Dead() {
+			l.sockConnectFailed(s, now)
+			return
+		}
+		if s.m.Ready() {
+			l.sockReady(s, now)
+		}
+	}
+	for _, k := range done {
+		c := s.g.members[k]
+		o := s.m.Outcome(int(k))
+		l.muxEnded(c, &o, now)
+	}
+	if s.state == msClosed {
+		return
+	}
+	if s.m.Dead() {
+		l.sockWrite(s, now) // its GOAWAY, if the socket takes it
+		l.sockGone(s, now)
+		return
+	}
+	if len(s.m.Output()) > 0 {
+		l.markDirty(s) // acks, window updates
+	}
+	l.startWaiting(s, now)
+}
+
+// sockReady: the handshake is over; the members waiting start.
+func (l *loop) sockReady(s *msock, now time.Time) {
+	l.unopening(s)
+	s.state = msReady
+	measuring := !s.prefetch && !s.connStart.Before(l.e.measure)
+	l.shard.dialed(now.Sub(s.connStart), nil, measuring)
+	s.prefetch = false
+	s.g.backoff = 0
+	for _, c := range s.g.members {
+		c.connected = true
+	}
+	l.startWaiting(s, now)
+}
+
+// startWaiting starts the requests waiting for s, while it takes them.
+func (l *loop) startWaiting(s *msock, now time.Time) {
+	if s.state != msReady || len(s.waiting) == 0 {
+		return
+	}
+	w := s.waiting
+	s.waiting = nil
+	for i, c := range w {
+		if c.thenNext {
+			c.thenNext = false
+			l.inFlight--
+			l.ready = append(l.ready, c)
+			continue
+		}
+		if s.state != msReady || !s.m.Usable() {
+			// Gone or going away meanwhile: the rest go to a new socket.
+			for _, c := range w[i:] {
+				if c.thenNext {
+					c.thenNext = false
+					l.inFlight--
+					l.ready = append(l.ready, c)
+				} else {
+					l.muxBegin(c, now)
+				}
+			}
+			return
+		}
+		l.muxStart(s, c, now)
+	}
+}
+
+// muxEnded ends c's request: resent when the peer did not process it,
+// recorded otherwise.
+func (l *loop) muxEnded(c *lconn, o *protocol.Outcome, now time.Time) {
+	if s := c.ms; s != nil {
+		c.ms = nil
+		s.inFlight--
+		if s != s.g.cur && s.inFlight == 0 && s.state != msClosed {
+			defer l.sockClose(s)
+		}
+	}
+	c.state = stIdle
+	if o.Unsent && c.resends < maxResends && !l.e.stopping.Load() {
+		// Not processed (GOAWAY): sent again on a new connection, as a
+		// real client does; closed loop, its latency starts anew.
+		l.unflight(c)
+		c.resends++
+		if l.e.pacer == nil {
+			c.intended = now
+		}
+		l.muxBegin(c, now)
+		return
+	}
+	c.resends = 0
+	l.complete(c, o, now)
+}
+
+// muxAfter is after's part for a member: the socket stays (a stream's
+// failure does not break it); a request that says the connection takes
+// no more makes the next one open a new socket.
+func (l *loop) muxAfter(c *lconn, o *protocol.Outcome) {
+	if o.Done {
+		if s := c.g.cur; s != nil && s.state == msReady && !s.m.Usable() {
+			c.g.cur = nil
+			if s.inFlight == 0 {
+				l.sockClose(s)
+			}
+		}
+	}
+}
+
+// muxExpire times out a member's request in flight: its stream is reset.
+func (l *loop) muxExpire(c *lconn, now time.Time) {
+	s := c.ms
+	o := s.m.Cancel(int(c.slot))
+	l.markDirty(s)
+	c.resends = 0
+	c.ms = nil
+	s.inFlight--
+	if s != s.g.cur && s.inFlight == 0 {
+		defer l.sockClose(s)
+	}
+	l.complete(c, &o, now)
+}
+
+// sockFailed: a socket error, or the peer closed it.
+func (l *loop) sockFailed(s *msock, class protocol.ErrClass, now time.Time) {
+	if s.state != msReady {
+		l.sockConnectFailed(s, now)
+		return
+	}
+	for _, k := range s.m.Fail(class) {
+		c := s.g.members[k]
+		o := s.m.Outcome(int(k))
+		l.muxEnded(c, &o, now)
+	}
+	l.sockGone(s, now)
+}
+
+// sockGone closes a Ready socket that failed; who waited for a stream on
+// it goes to a new one.
+func (l *loop) sockGone(s *msock, now time.Time) {
+	if s.g.cur == s {
+		s.g.cur = nil
+	}
+	w := s.waiting
+	s.waiting = nil
+	l.sockClose(s)
+	for _, c := range w {
+		l.muxBegin(c, now)
+	}
+}
+
+// sockConnectFailed: the connect, or the handshake, failed or timed out.
+func (l *loop) sockConnectFailed(s *msock, now time.Time) {
+	g := s.g
+	if g.cur == s {
+		g.cur = nil
+	}
+	prefetch := s.prefetch
+	w := s.waiting
+	s.waiting = nil
+	l.sockClose(s)
+	if prefetch {
+		l.shard.dialed(0, errConnect, false)
+	} else {
+		l.shard.dialed(now.Sub(s.connStart), errConnect, !s.connStart.Before(l.e.measure))
+	}
+	if len(w) == 0 {
+		return
+	}
+	g.backoff = min(max(2*g.backoff, 10*time.Millisecond), time.Second)
+	for _, c := range w {
+		// No request was sent: closed loop, the member tries again after
+		// a backoff; open loop, the request is lost (never sent).
+		c.thenNext = false
+		l.inFlight--
+		if l.e.pacer == nil {
+			c.retryAt, c.state = now.Add(g.backoff), stBackoff
+			l.backoffs = append(l.backoffs, c)
+			continue
+		}
+		l.freed(c, now)
+	}
+}
+
+// sockClose closes s; its requests ended.
+func (l *loop) sockClose(s *msock) {
+	if s.state == msClosed {
+		return
+	}
+	l.unopening(s)
+	s.state = msClosed
+	if s.fd >= 0 {
+		unix.Close(s.fd)
+		s.fd = -1
+	}
+	if s.g.cur == s {
+		s.g.cur = nil
+	}
+	l.socks[s.index] = nil
+	// Reused from the next turn on: an event of this turn for it must not
+	// reach another socket.
+	l.closedSocks = append(l.closedSocks, s.index)
+}
+
+func (l *loop) unopening(s *msock) {
+	for i, o := range l.opening {
+		if o == s {
+			l.opening = append(l.opening[:i], l.opening[i+1:]...)
+			return
+		}
+	}
+}
+
+// expireOpening fails the sockets whose connect or handshake took longer
+// than the timeout.
+func (l *loop) expireOpening(now time.Time) {
+	for i := 0; i < len(l.opening); {
+		s := l.opening[i]
+		if now.Before(s.deadline) {
+			i++
+			continue
+		}
+		l.sockConnectFailed(s, now) // removes it from opening
+	}
+}
+
+// muxPrefetch opens every group's socket before the clock, for at most
+// one timeout.
+func (l *loop) muxPrefetch() {
+	now := time.Now()
+	for _, g := range l.groups {
+		s := l.muxSocket(g, now)
+		s.prefetch = true
+	}
+	deadline := now.Add(l.e.cfg.Timeout.D())
+	for len(l.opening) > 0 {
+		now = time.Now()
+		if !now.Before(deadline) || l.e.runCtx.Err() != nil {
+			break
+		}
+		n, err := unix.EpollWait(l.epfd, l.evs, int(deadline.Sub(now)/time.Millisecond)+1)
+		if err != nil && err != unix.EINTR {
+			return
+		}
+		now = time.Now()
+		for k := 0; k < n; k++ {
+			ev := &l.evs[k]
+			switch {
+			case ev.Pad == evWake:
+				l.drainWake()
+			case ev.Pad <= evSock0:
+				if s := l.socks[evSock0-ev.Pad]; s != nil {
+					l.sockEvent(s, ev.Events, now)
+				}
+			}
+		}
+		l.expireOpening(now)
+	}
+	for len(l.opening) > 0 { // not open in time: the first request opens anew
+		s := l.opening[0]
+		l.sockClose(s)
+		l.shard.dialed(0, errConnect, false)
+	}
+}
+
+// muxAbandon counts the members waiting for a socket with a request
+// (not those waiting to take one) as discarded.
+func (l *loop) muxAbandon() {
+	for _, s := range l.socks {
+		if s == nil {
+			continue
+		}
+		for _, c := range s.waiting {
+			if !c.thenNext {
+				l.shard.aborted()
+			}
+		}
+	}
+}
+
+// newGroups makes the loop's connections into groups of streams sharing
+// a socket, slot k of a group being its k-th connection.
+func (l *loop) newGroups(streams int) {
+	for i := 0; i < len(l.conns); i += streams {
+		g := &mgroup{members: l.conns[i:min(i+streams, len(l.conns))]}
+		for k, c := range g.members {
+			c.g, c.slot = g, int32(k)
+		}
+		l.groups = append(l.groups, g)
+	}
+}
+
+func (l *loop) closeSocks() {
+	for _, s := range l.socks {
+		if s != nil && s.fd >= 0 {
+			unix.Close(s.fd)
+			s.fd = -1
+		}
+	}
+}

@@ -1,0 +1,257 @@
+package h2
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"loadgen/loadgen"
+	"loadgen/loadgen/protocol/h2conn/h2peer"
+	"loadgen/results"
+)
+
+// The engine's runs of h2c, on both drivers: the event loop drives each
+// connection as a multiplexed one (its streams on one socket, every
+// stream's request in the flight list), goroutines a stream each. Both
+// must keep the same rules.
+
+var engineDrivers = []string{loadgen.DriverLoop, loadgen.DriverGoroutines}
+
+// runEngine runs the engine against url with -c conns -m streams.
+func runEngine(t *testing.T, driver string, cfg Config, lc loadgen.Config) *results.Run {
+	t.Helper()
+	cfg.Cleartext = true
+	d, err := NewDialer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc.Target, lc.Protocol, lc.Driver = cfg.URL, "h2c", driver
+	lc.Streams = cfg.Streams
+	if lc.Threads == 0 {
+		lc.Threads = 1
+	}
+	r, err := loadgen.Run(context.Background(), lc, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Config.Driver != driver {
+		t.Fatalf("run by %q, asked %q", r.Config.Driver, driver)
+	}
+	return r
+}
+
+func engineConf(conns int, d time.Duration) loadgen.Config {
+	var c loadgen.Config
+	c.Connections, c.Duration = conns, results.Duration(d)
+	return c
+}
+
+// Every stream of a connection is in flight at once (the server holds
+// each request until -m are, and answers 503 if they never are), the
+// generator counts what the server served, on -c connections.
+func TestEngineMultiplexes(t *testing.T) {
+	for _, drv := range engineDrivers {
+		t.Run(drv, func(t *testing.T) {
+			const conns, streams = 2, 8
+			h := &inFlight{want: streams, n: map[string]int{}, max: map[string]int{}}
+			h.cond = sync.NewCond(&h.mu)
+			var served atomic.Int64
+			s := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				h.ServeHTTP(w, r)
+				served.Add(1)
+			}), false, true)
+			r := runEngine(t, drv, Config{URL: s.URL, Streams: streams}, engineConf(conns, 500*time.Millisecond))
+			sm := r.Summary
+			if sm.Requests < 100 || sm.Requests != served.Load() {
+				t.Fatalf("generator counted %d, server served %d", sm.Requests, served.Load())
+			}
+			if sm.Errors.Total() != 0 || sm.Status[200] != sm.Requests {
+				t.Errorf("errors %+v, status %v (503: the streams of a connection were not in flight at once)", sm.Errors, sm.Status)
+			}
+			if sm.Connections.Established != conns {
+				t.Errorf("%d connections established, want %d", sm.Connections.Established, conns)
+			}
+			// The preflight's connection, then -c: closed before the run on
+			// the loop, kept as the first worker's on goroutines.
+			if got := s.ln.accepted.Load(); got < conns || got > conns+1 {
+				t.Errorf("server accepted %d connections for -c %d", got, conns)
+			}
+			h.mu.Lock()
+			for addr, m := range h.max {
+				if m > streams {
+					t.Errorf("%s: %d requests in flight, above -m %d", addr, m, streams)
+				}
+			}
+			h.mu.Unlock()
+		})
+	}
+}
+
+// A server that allows fewer streams than -m (SETTINGS_MAX_CONCURRENT_STREAMS):
+// the requests wait for a stream, none fails, none goes above the limit.
+func TestEngineStreamLimit(t *testing.T) {
+	for _, drv := range engineDrivers {
+		t.Run(drv, func(t *testing.T) {
+			const limit = 2
+			var mu sync.Mutex
+			n, most := 0, 0
+			var served atomic.Int64
+			s := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				n++
+				most = max(most, n)
+				mu.Unlock()
+				time.Sleep(time.Millisecond)
+				mu.Lock()
+				n--
+				mu.Unlock()
+				served.Add(1)
+			}), false, true)
+			s.srv.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: limit}
+			r := runEngine(t, drv, Config{URL: s.URL, Streams: 8}, engineConf(1, 500*time.Millisecond))
+			sm := r.Summary
+			if sm.Requests < 50 || sm.Requests != served.Load() || sm.Errors.Total() != 0 {
+				t.Fatalf("%d requests (server %d), errors %+v", sm.Requests, served.Load(), sm.Errors)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if most > limit {
+				t.Errorf("%d requests in flight on a connection that allows %d", most, limit)
+			}
+		})
+	}
+}
+
+// Requests past their timeout are timeouts, counted at it; their streams
+// are reset (the server's handler sees its request cancelled), and the
+// requests around them on the same connection are answered.
+func TestEngineStreamTimeouts(t *testing.T) {
+	for _, drv := range engineDrivers {
+		t.Run(drv, func(t *testing.T) {
+			var seen, cancelled, served atomic.Int64
+			s := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if seen.Add(1)%5 == 0 {
+					select {
+					case <-r.Context().Done():
+						cancelled.Add(1)
+						return
+					case <-time.After(5 * time.Second):
+					}
+				}
+				served.Add(1)
+			}), false, true)
+			lc := engineConf(1, 600*time.Millisecond)
+			lc.Timeout = results.Duration(50 * time.Millisecond)
+			r := runEngine(t, drv, Config{URL: s.URL, Streams: 4}, lc)
+			sm := r.Summary
+			if sm.Requests < 20 || sm.Errors.Timeout < 5 || sm.Errors.Total() != sm.Errors.Timeout {
+				t.Fatalf("%d answered, errors %+v: want answers and timeouts only", sm.Requests, sm.Errors)
+			}
+			if mx := sm.Latency.Max.D(); mx < 50*time.Millisecond || mx > 60*time.Millisecond {
+				t.Errorf("max %v: a timeout is counted at the 50 ms timeout", mx)
+			}
+			eventually(t, "the server to see the timed-out requests cancelled", func() bool {
+				return cancelled.Load() >= sm.Errors.Timeout
+			})
+			if drv == loadgen.DriverLoop && s.ln.accepted.Load() != 2 { // the preflight's, and the run's
+				t.Errorf("%d connections: a reset stream must not cost its connection", s.ln.accepted.Load())
+			}
+		})
+	}
+}
+
+// A request body larger than the server's flow-control windows goes out
+// as the server's WINDOW_UPDATEs allow, whole, on every stream.
+func TestEngineBodyFlowControl(t *testing.T) {
+	body := make([]byte, 200<<10) // > the default 64 KiB windows
+	for i := range body {
+		body[i] = byte(i)
+	}
+	for _, drv := range engineDrivers {
+		t.Run(drv, func(t *testing.T) {
+			var whole, short atomic.Int64
+			s := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n, _ := io.Copy(io.Discard, r.Body)
+				if n == int64(len(body)) {
+					whole.Add(1)
+				} else {
+					short.Add(1)
+				}
+			}), false, true)
+			r := runEngine(t, drv, Config{URL: s.URL, Streams: 4, Method: "POST", Body: body}, engineConf(1, 500*time.Millisecond))
+			sm := r.Summary
+			if sm.Requests < 20 || sm.Errors.Total() != 0 || sm.Requests != whole.Load() || short.Load() != 0 {
+				t.Fatalf("%d requests, errors %+v; server got %d whole bodies, %d short", sm.Requests, sm.Errors, whole.Load(), short.Load())
+			}
+			if min := sm.Requests * int64(len(body)); sm.BytesWritten < min {
+				t.Errorf("%d bytes written for %d bodies of %d", sm.BytesWritten, sm.Requests, len(body))
+			}
+		})
+	}
+}
+
+// A server that goes away mid-run: the requests in flight fail, the
+// connects that follow fail, each is counted, and the run ends on time.
+func TestEngineServerGone(t *testing.T) {
+	for _, drv := range engineDrivers {
+		t.Run(drv, func(t *testing.T) {
+			s := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				time.Sleep(time.Millisecond)
+			}), false, true)
+			time.AfterFunc(300*time.Millisecond, func() { s.srv.Close() })
+			t0 := time.Now()
+			r := runEngine(t, drv, Config{URL: s.URL, Streams: 4}, engineConf(2, time.Second))
+			sm := r.Summary
+			if el := time.Since(t0); el > 3*time.Second {
+				t.Errorf("the run took %v for -d 1s", el)
+			}
+			if sm.Requests == 0 || sm.Errors.Connect == 0 || sm.Connections.Failed == 0 {
+				t.Errorf("%d answered, errors %+v, %d connects failed: want answers, then connect errors", sm.Requests, sm.Errors, sm.Connections.Failed)
+			}
+		})
+	}
+}
+
+// Rate-paced (open loop) over multiplexed connections: the rate is held,
+// every request is answered.
+func TestEngineOpenLoop(t *testing.T) {
+	for _, drv := range engineDrivers {
+		t.Run(drv, func(t *testing.T) {
+			var served atomic.Int64
+			s := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }), false, true)
+			lc := engineConf(2, time.Second)
+			lc.Rate = 1000
+			r := runEngine(t, drv, Config{URL: s.URL, Streams: 4}, lc)
+			sm := r.Summary
+			if sm.Requests < 980 || sm.Requests > 1001 || sm.Requests != served.Load() || sm.Errors.Total() != 0 {
+				t.Errorf("%d requests (server %d) at 1000/s for 1 s, errors %+v", sm.Requests, served.Load(), sm.Errors)
+			}
+			if p := sm.Pacing; p == nil || p.Achieved < 980 {
+				t.Errorf("pacing %+v", p)
+			}
+		})
+	}
+}
+
+// A server that ends every connection with a GOAWAY after N requests, as
+// nginx does at keepalive_requests (default 1000) and Envoy at
+// max_requests_per_connection: the streams in flight above the GOAWAY's
+// last stream are not processed. A real client sends those, and the
+// requests after the GOAWAY, on a new connection: through the engine,
+// every request is answered, none is an error, the generator's count is
+// the server's, and there is a connection per N requests.
+func TestEngineGoAwayEveryNRequests(t *testing.T) {
+	for _, drv := range engineDrivers {
+		t.Run(drv, func(t *testing.T) {
+			srv := &h2peer.EveryN{PerConn: 20, Respond: func(p *peer, id uint32) { p.Respond(id, "200", 5) }}
+			addr := startPeer(t, nil, srv.Serve)
+			lc := engineConf(2, time.Second)
+			r := runEngine(t, drv, Config{URL: "http://" + addr + "/", Streams: 4}, lc)
+			srv.Check(t, r.Summary, lc.Connections*4)
+		})
+	}
+}

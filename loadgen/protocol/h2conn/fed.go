@@ -1,0 +1,243 @@
+package h2conn
+
+import (
+	"errors"
+
+	"golang.org/x/net/http2"
+
+	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2wire"
+)
+
+// Fed is a connection an event loop drives: the loop owns the socket and
+// the clock, writes what Output holds, reads into ReadBuf and hands what
+// it read to Filled. It is the same Conn as a Dial's — framing, HPACK,
+// flow control, SETTINGS, PING, GOAWAY, the server's stream limit, the
+// checks RFC 9113 asks for — without its goroutine-facing half: no lock
+// taken, no goroutine parked, no system call made. Its requests are the
+// Dialer's, on Slots streams at once; slot k carries one request at a
+// time. One goroutine uses a Fed.
+type Fed struct {
+	c     *Conn
+	slots []*Stream
+	body  []byte   // the request's body, the same for every request
+	busy  []bool   // slot k has a request in flight
+	pend  [][]byte // slot k's body not yet sent: the windows were shut
+	npend int      // slots with pend
+	done  []int32  // the slots whose request ended in the last call
+	wpos  int      // Output is c.wbuf[wpos:]
+	ready bool     // the server's SETTINGS came
+}
+
+// Fed makes the state of a connection an event loop drives, for slots
+// requests at once, each with body. Its preface and SETTINGS are the first
+// Output.
+func (d *Dialer) Fed(slots int, body []byte) *Fed {
+	c := newConn(d)
+	c.fed, c.shared = true, slots > 1
+	f := &Fed{c: c, body: body, busy: make([]bool, slots), pend: make([][]byte, slots), done: make([]int32, 0, slots)}
+	for range slots {
+		s := newStream(c, nil)
+		c.streams = append(c.streams, s)
+		f.slots = append(f.slots, s)
+	}
+	return f
+}
+
+// Output is what the connection has to write: the loop writes it and
+// says how much with Wrote.
+func (f *Fed) Output() []byte { return f.c.wbuf[f.wpos:] }
+
+// Wrote consumes n bytes of Output.
+func (f *Fed) Wrote(n int) {
+	f.wpos += n
+	if f.wpos >= len(f.c.wbuf) {
+		f.c.wbuf, f.wpos = f.c.wbuf[:0], 0
+	}
+}
+
+// ReadBuf is where the loop reads into next; Filled says how much it read.
+func (f *Fed) ReadBuf() []byte {
+	c := f.c
+	c.compact()
+	return c.rbuf[c.rend:]
+}
+
+// Ready reports that the handshake is over: the server's SETTINGS came,
+// and requests may start.
+func (f *Fed) Ready() bool { return f.ready }
+
+// Usable reports that the connection takes new requests: it has not
+// failed, received GOAWAY or used up its stream IDs.
+func (f *Fed) Usable() bool { return !f.c.broken.Load() }
+
+// Dead reports that the connection failed (the socket must be closed once
+// Output is written, if it can be), with the class of its failure.
+func (f *Fed) Dead() (bool, protocol.ErrClass) { return f.c.dead, f.c.errClass }
+
+// InFlight is the number of requests in flight.
+func (f *Fed) InFlight() int {
+	n := 0
+	for _, b := range f.busy {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrNotHTTP2 is a server whose first bytes are not a SETTINGS frame.
+var ErrNotHTTP2 = errors.New("no HTTP/2 SETTINGS from the server")
+
+// Filled processes the n bytes the loop read into ReadBuf and returns the
+// slots whose request ended (Result says how): answered, reset, or failed
+// with the connection when what came broke HTTP/2. The slice is valid
+// until the next call.
+func (f *Fed) Filled(n int) []int32 {
+	c := f.c
+	c.rend += n
+	f.done = f.done[:0]
+	if !f.ready && c.rend >= h2wire.FrameHeaderLen && !isSettings(c.rbuf[c.rpos:c.rend]) && !c.gotSettings {
+		c.failLocked(protocol.Protocol, ErrNotHTTP2)
+		return f.failed()
+	}
+	if err := c.processLocked(); err != nil {
+		c.failLocked(readErrClass(err), err)
+		return f.failed()
+	}
+	if c.gotSettings && !f.ready {
+		f.ready = true
+		c.d.opened.Add(1)
+	}
+	if f.npend > 0 {
+		f.push()
+	}
+	for k, b := range f.busy {
+		if b && f.slots[k].finished {
+			f.end(k)
+		}
+	}
+	return f.done
+}
+
+// Fail breaks the connection: the socket failed (class Read or Write), or
+// the peer closed it. It returns the slots whose request it ended.
+func (f *Fed) Fail(class protocol.ErrClass, err error) []int32 {
+	f.done = f.done[:0]
+	f.c.failLocked(class, err)
+	return f.failed()
+}
+
+func (f *Fed) failed() []int32 {
+	for k, b := range f.busy {
+		if b {
+			f.end(k)
+		}
+	}
+	return f.done
+}
+
+func (f *Fed) end(k int) {
+	f.busy[k] = false
+	f.done = append(f.done, int32(k))
+	if f.pend[k] != nil {
+		f.pend[k] = nil
+		f.npend--
+		s := f.slots[k]
+		if !f.c.dead && !s.peerReset {
+			// The server answered before it took the whole body.
+			f.c.wbuf = h2wire.AppendRSTStream(f.c.wbuf, s.id, http2.ErrCodeCancel)
+		}
+	}
+}
+
+// Start outcomes.
+const (
+	Started = iota // the request's frames are in Output
+	Later          // the server's stream limit: start it once a request ends
+	Refused        // the connection takes no new request: Result says why
+)
+
+// Start opens slot k's next request: its HEADERS, and as much of the body
+// as the flow-control windows allow, go to Output (the rest once the
+// server's WINDOW_UPDATE comes). The connection must be Ready. A request
+// Refused gets its Result here.
+func (f *Fed) Start(k int) (int, Result) {
+	c, s := f.c, f.slots[k]
+	s.read, s.written = 0, 0
+	switch {
+	case c.dead:
+		return Refused, Result{End: Failed, ConnErr: c.errClass, Done: true}
+	case c.goaway || c.nextID > h2wire.MaxStreamID:
+		// GOAWAY (§6.8) or no stream ID left (§5.1.1): never sent, to be
+		// sent on a new connection.
+		return Refused, Result{End: Failed, ConnErr: protocol.Write, Unsent: true, Done: true}
+	case c.active >= c.peerMaxStreams:
+		return Later, Result{}
+	}
+	c.openLocked(s, len(f.body) == 0)
+	f.busy[k] = true
+	if len(f.body) > 0 {
+		f.pend[k] = f.body
+		f.npend++
+		f.push()
+	}
+	return Started, Result{}
+}
+
+// push sends what the windows allow of the bodies not yet sent.
+func (f *Fed) push() {
+	c := f.c
+	for k, rest := range f.pend {
+		if rest == nil {
+			continue
+		}
+		s := f.slots[k]
+		for len(rest) > 0 {
+			n := int(min(int64(len(rest)), int64(c.peerMaxFrame), s.sendWindow, c.sendWindow))
+			if n <= 0 {
+				break
+			}
+			c.wbuf = h2wire.AppendData(c.wbuf, s.id, n == len(rest), c.peerMaxFrame, rest[:n])
+			s.written += int64(h2wire.FrameHeaderLen + n)
+			s.sendWindow -= int64(n)
+			c.sendWindow -= int64(n)
+			rest = rest[n:]
+		}
+		if len(rest) == 0 {
+			f.pend[k] = nil
+			f.npend--
+		} else {
+			f.pend[k] = rest
+		}
+	}
+}
+
+// Result is what became of slot k's request, once Filled or Fail said it
+// ended.
+func (f *Fed) Result(k int) Result {
+	s := f.slots[k]
+	e := Satisfied
+	if !s.finished { // the connection failed first
+		e = Failed
+	}
+	return s.resultLocked(e)
+}
+
+// Cancel ends slot k's request at its deadline: the stream is reset
+// (RST_STREAM CANCEL, in Output); the connection stays.
+func (f *Fed) Cancel(k int) Result {
+	c, s := f.c, f.slots[k]
+	if !f.busy[k] {
+		return Result{End: Deadline}
+	}
+	if !c.dead {
+		c.resetLocked(s, http2.ErrCodeCancel)
+	}
+	f.busy[k] = false
+	if f.pend[k] != nil {
+		f.pend[k] = nil
+		f.npend--
+	}
+	return s.resultLocked(Deadline)
+}
