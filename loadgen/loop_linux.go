@@ -216,9 +216,10 @@ type lconn struct {
 	prev, next          *lconn // the flight list
 	inList              bool
 
-	g       *mgroup // multiplexed: its group, slot and the socket its request is on
+	g       *mgroup // multiplexed: its group, slot, the socket its request is on,
 	slot    int32
 	ms      *msock
+	wait    *msock // or the one it waits for (to be Ready, or for a stream)
 	resends uint8 // of the request: the peer did not process it
 }
 

@@ -90,7 +90,7 @@ func (l *loop) muxNext(c *lconn, now time.Time) {
 	if s.state != msReady {
 		l.inFlight++
 		c.thenNext = true
-		s.waiting = append(s.waiting, c)
+		l.waitOn(s, c)
 		return
 	}
 	e := l.e
@@ -109,10 +109,26 @@ func (l *loop) muxNext(c *lconn, now time.Time) {
 func (l *loop) muxBegin(c *lconn, now time.Time) {
 	s := l.muxCurrent(c.g, now)
 	if s.state != msReady {
-		s.waiting = append(s.waiting, c)
+		l.waitOn(s, c)
 		return
 	}
 	l.muxStart(s, c, now)
+}
+
+// waitOn makes c wait for s: to be Ready, or for a stream.
+func (l *loop) waitOn(s *msock, c *lconn) {
+	c.wait = s
+	s.waiting = append(s.waiting, c)
+}
+
+// takeWaiting empties s's waiting list and returns it.
+func (l *loop) takeWaiting(s *msock) []*lconn {
+	w := s.waiting
+	s.waiting = nil
+	for _, c := range w {
+		c.wait = nil
+	}
+	return w
 }
 
 // muxCurrent is g's socket for a new request, opened if need be.
@@ -127,34 +143,32 @@ func (l *loop) muxCurrent(g *mgroup, now time.Time) *msock {
 	return s
 }
 
-// muxStart starts c's request on s (Ready).
+// muxStart starts c's request on s (Ready). Its clock starts at its first
+// try (a wait for a stream is part of its latency, within its timeout, as
+// on goroutines).
 func (l *loop) muxStart(s *msock, c *lconn, now time.Time) {
+	if !c.inList {
+		if l.e.pacer == nil {
+			c.intended = now
+		} else if c.lag < 0 {
+			c.lag = now.Sub(c.intended)
+		}
+		c.sent = now
+		c.deadline = now.Add(l.e.cfg.Timeout.D())
+		l.flight(c)
+	}
 	how, o := s.m.Start(int(c.slot))
 	switch how {
 	case protocol.MuxLater:
-		s.waiting = append(s.waiting, c)
+		l.waitOn(s, c)
 		return
 	case protocol.MuxRefused:
-		c.sent = now
-		if l.e.pacer != nil && c.lag < 0 {
-			c.lag = now.Sub(c.intended)
-		}
-		c.deadline = now.Add(l.e.cfg.Timeout.D())
 		l.muxEnded(c, &o, now)
 		return
 	}
-	if l.e.pacer == nil {
-		c.intended = now
-	}
-	if l.e.pacer != nil && c.lag < 0 {
-		c.lag = now.Sub(c.intended)
-	}
-	c.sent = now
 	c.ms = s
 	s.inFlight++
-	c.deadline = now.Add(l.e.cfg.Timeout.D())
 	c.state = stReading
-	l.flight(c)
 	l.markDirty(s)
 }
 
@@ -298,8 +312,7 @@ func (l *loop) startWaiting(s *msock, now time.Time) {
 	if s.state != msReady || len(s.waiting) == 0 {
 		return
 	}
-	w := s.waiting
-	s.waiting = nil
+	w := l.takeWaiting(s)
 	for i, c := range w {
 		if c.thenNext {
 			c.thenNext = false
@@ -335,9 +348,10 @@ func (l *loop) muxEnded(c *lconn, o *protocol.Outcome, now time.Time) {
 		}
 	}
 	c.state = stIdle
-	if o.Unsent && c.resends < maxResends && !l.e.stopping.Load() {
+	if o.Unsent && c.resends < maxResends {
 		// Not processed (GOAWAY): sent again on a new connection, as a
-		// real client does; closed loop, its latency starts anew.
+		// real client does (at the run's end too: it was taken); closed
+		// loop, its latency starts anew.
 		l.unflight(c)
 		c.resends++
 		if l.e.pacer == nil {
@@ -364,12 +378,25 @@ func (l *loop) muxAfter(c *lconn, o *protocol.Outcome) {
 	}
 }
 
-// muxExpire times out a member's request in flight: its stream is reset.
+// muxExpire times out a member's request: in flight, its stream is reset;
+// waiting for a stream, it leaves the queue.
 func (l *loop) muxExpire(c *lconn, now time.Time) {
+	c.resends = 0
+	if s := c.wait; s != nil {
+		for i, w := range s.waiting {
+			if w == c {
+				s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
+				break
+			}
+		}
+		c.wait = nil
+		o := protocol.Outcome{Err: protocol.Timeout}
+		l.complete(c, &o, now)
+		return
+	}
 	s := c.ms
 	o := s.m.Cancel(int(c.slot))
 	l.markDirty(s)
-	c.resends = 0
 	c.ms = nil
 	s.inFlight--
 	if s != s.g.cur && s.inFlight == 0 {
@@ -398,8 +425,7 @@ func (l *loop) sockGone(s *msock, now time.Time) {
 	if s.g.cur == s {
 		s.g.cur = nil
 	}
-	w := s.waiting
-	s.waiting = nil
+	w := l.takeWaiting(s)
 	l.sockClose(s)
 	for _, c := range w {
 		l.muxBegin(c, now)
@@ -413,8 +439,7 @@ func (l *loop) sockConnectFailed(s *msock, now time.Time) {
 		g.cur = nil
 	}
 	prefetch := s.prefetch
-	w := s.waiting
-	s.waiting = nil
+	w := l.takeWaiting(s)
 	l.sockClose(s)
 	if prefetch {
 		l.shard.dialed(0, errConnect, false)
@@ -430,6 +455,7 @@ func (l *loop) sockConnectFailed(s *msock, now time.Time) {
 		// a backoff; open loop, the request is lost (never sent).
 		c.thenNext = false
 		l.inFlight--
+		l.unflight(c) // one that waited for a stream, then for a new socket
 		if l.e.pacer == nil {
 			c.retryAt, c.state = now.Add(g.backoff), stBackoff
 			l.backoffs = append(l.backoffs, c)
@@ -512,6 +538,7 @@ func (l *loop) muxPrefetch() {
 			}
 		}
 		l.expireOpening(now)
+		l.flushDirty(now) // SETTINGS acks
 	}
 	for len(l.opening) > 0 { // not open in time: the first request opens anew
 		s := l.opening[0]
@@ -528,7 +555,7 @@ func (l *loop) muxAbandon() {
 			continue
 		}
 		for _, c := range s.waiting {
-			if !c.thenNext {
+			if !c.thenNext && !c.inList { // those in the flight list are counted with it
 				l.shard.aborted()
 			}
 		}

@@ -23,11 +23,15 @@ func TestSetProcsSparePForLoops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h2tls, err := h2.NewDialer(h2.Config{URL: "https://127.0.0.1:9/"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		d    protocol.Dialer
 		want int
-	}{{"tcp-rr (loops)", rr, 2}, {"h2c (goroutines)", h2c, 1}} {
+	}{{"tcp-rr (loops)", rr, 2}, {"h2c (loops)", h2c, 2}, {"h2 over TLS (goroutines)", h2tls, 1}} {
 		var cfg loadgen.Config
 		cfg.Connections, cfg.Threads = 1, 1
 		setProcs(&cfg, tc.d, 1, 0)
