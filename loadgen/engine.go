@@ -4,9 +4,10 @@
 // connections), and returns a results.Run.
 //
 // Two drivers send the requests. The event loop (loop_linux.go) drives
-// plain TCP protocols — HTTP/1.1 without TLS, tcp-rr, tcp-crr, tcp-stream —
-// as wrk does: a loop per thread, non-blocking sockets in one epoll set,
-// no goroutine switch per request. Goroutines (workers.go) drive every
+// plain TCP protocols — HTTP/1.1 without TLS, h2c (its streams sharing a
+// socket: loop_mux_linux.go), tcp-rr, tcp-crr, tcp-stream — as wrk and
+// h2load do: a loop per thread, non-blocking sockets in one epoll set, no
+// goroutine switch per request. Goroutines (workers.go) drive every
 // protocol: a goroutine per connection (per stream with -m) sends a
 // request, waits for its answer, records it and sends the next. Both keep
 // the same rules and pass the same tests.

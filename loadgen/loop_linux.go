@@ -220,7 +220,7 @@ type lconn struct {
 	slot    int32
 	ms      *msock
 	wait    *msock // or the one it waits for (to be Ready, or for a stream)
-	resends uint8 // of the request: the peer did not process it
+	resends uint8  // of the request: the peer did not process it
 }
 
 func newLoop(e *engine, ld loopDialer, sh *shard) (*loop, error) {

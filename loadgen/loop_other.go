@@ -4,7 +4,6 @@ package loadgen
 
 import (
 	"errors"
-
 )
 
 // loopSupported: the event loop needs Linux's epoll.
