@@ -330,7 +330,7 @@ func (l *loop) after(c *lconn, o *protocol.Outcome, failed, answeredLate bool, n
 	c.state = stIdle
 	switch {
 	case c.g != nil:
-		l.muxAfter(c, o)
+		l.muxAfter(c, o, now)
 	case o.Done || l.newConn || (failed && !answeredLate):
 		l.drop(c)
 	}

@@ -136,7 +136,10 @@ func (l *loop) muxCurrent(g *mgroup, now time.Time) *msock {
 	s := g.cur
 	if s == nil || s.state == msClosed || (s.state == msReady && !s.m.Usable()) {
 		if s != nil && s.state != msClosed && s.inFlight == 0 {
-			l.sockClose(s)
+			l.sockClose(s, now)
+			if c := g.cur; c != nil && c != s {
+				return c // opened for a request that waited on s
+			}
 		}
 		s = l.muxSocket(g, now)
 	}
@@ -284,7 +287,7 @@ func (l *loop) sockRead(s *msock, now time.Time) {
 	}
 	if s.m.Dead() {
 		l.sockWrite(s, now) // its GOAWAY, if the socket takes it
-		l.sockGone(s, now)
+		l.sockGone(s, protocol.Protocol, now)
 		return
 	}
 	if len(s.m.Output()) > 0 {
@@ -323,13 +326,7 @@ func (l *loop) startWaiting(s *msock, now time.Time) {
 		if s.state != msReady || !s.m.Usable() {
 			// Gone or going away meanwhile: the rest go to a new socket.
 			for _, c := range w[i:] {
-				if c.thenNext {
-					c.thenNext = false
-					l.inFlight--
-					l.ready = append(l.ready, c)
-				} else {
-					l.muxBegin(c, now)
-				}
+				l.rewait(c, now)
 			}
 			return
 		}
@@ -344,7 +341,7 @@ func (l *loop) muxEnded(c *lconn, o *protocol.Outcome, now time.Time) {
 		c.ms = nil
 		s.inFlight--
 		if s != s.g.cur && s.inFlight == 0 && s.state != msClosed {
-			defer l.sockClose(s)
+			defer l.sockClose(s, now)
 		}
 	}
 	c.state = stIdle
@@ -367,12 +364,12 @@ func (l *loop) muxEnded(c *lconn, o *protocol.Outcome, now time.Time) {
 // muxAfter is after's part for a member: the socket stays (a stream's
 // failure does not break it); a request that says the connection takes
 // no more makes the next one open a new socket.
-func (l *loop) muxAfter(c *lconn, o *protocol.Outcome) {
+func (l *loop) muxAfter(c *lconn, o *protocol.Outcome, now time.Time) {
 	if o.Done {
 		if s := c.g.cur; s != nil && s.state == msReady && !s.m.Usable() {
 			c.g.cur = nil
 			if s.inFlight == 0 {
-				l.sockClose(s)
+				l.sockClose(s, now)
 			}
 		}
 	}
@@ -399,10 +396,14 @@ func (l *loop) muxExpire(c *lconn, now time.Time) {
 	l.markDirty(s)
 	c.ms = nil
 	s.inFlight--
-	if s != s.g.cur && s.inFlight == 0 {
-		defer l.sockClose(s)
-	}
 	l.complete(c, &o, now)
+	switch {
+	case s.state == msClosed:
+	case s != s.g.cur && s.inFlight == 0:
+		l.sockClose(s, now)
+	default:
+		l.startWaiting(s, now) // the stream it freed
+	}
 }
 
 // sockFailed: a socket error, or the peer closed it.
@@ -416,19 +417,25 @@ func (l *loop) sockFailed(s *msock, class protocol.ErrClass, now time.Time) {
 		o := s.m.Outcome(int(k))
 		l.muxEnded(c, &o, now)
 	}
-	l.sockGone(s, now)
+	l.sockGone(s, class, now)
 }
 
-// sockGone closes a Ready socket that failed; who waited for a stream on
-// it goes to a new one.
-func (l *loop) sockGone(s *msock, now time.Time) {
+// sockGone closes a Ready socket that failed. A request that waited for a
+// stream on it fails with it, as on goroutines.
+func (l *loop) sockGone(s *msock, class protocol.ErrClass, now time.Time) {
 	if s.g.cur == s {
 		s.g.cur = nil
 	}
 	w := l.takeWaiting(s)
-	l.sockClose(s)
+	l.sockClose(s, now)
 	for _, c := range w {
-		l.muxBegin(c, now)
+		if !c.inList {
+			l.rewait(c, now)
+			continue
+		}
+		o := protocol.Outcome{Err: class, Done: true}
+		c.resends = 0
+		l.complete(c, &o, now)
 	}
 }
 
@@ -440,7 +447,7 @@ func (l *loop) sockConnectFailed(s *msock, now time.Time) {
 	}
 	prefetch := s.prefetch
 	w := l.takeWaiting(s)
-	l.sockClose(s)
+	l.sockClose(s, now)
 	if prefetch {
 		l.shard.dialed(0, errConnect, false)
 	} else {
@@ -453,7 +460,7 @@ func (l *loop) sockConnectFailed(s *msock, now time.Time) {
 	for _, c := range w {
 		// No request was sent: closed loop, the member tries again after
 		// a backoff; open loop, the request is lost (never sent).
-		c.thenNext = false
+		c.thenNext, c.resends = false, 0
 		l.inFlight--
 		l.unflight(c) // one that waited for a stream, then for a new socket
 		if l.e.pacer == nil {
@@ -465,10 +472,14 @@ func (l *loop) sockConnectFailed(s *msock, now time.Time) {
 	}
 }
 
-// sockClose closes s; its requests ended.
-func (l *loop) sockClose(s *msock) {
+// sockClose closes s, saying goodbye first if it was Ready; its requests
+// ended. Who still waited on it goes to the group's next socket.
+func (l *loop) sockClose(s *msock, now time.Time) {
 	if s.state == msClosed {
 		return
+	}
+	if s.state == msReady && s.fd >= 0 && !s.m.Dead() {
+		rawWrite(s.fd, s.m.Goodbye()) // if the socket takes it now
 	}
 	l.unopening(s)
 	s.state = msClosed
@@ -483,6 +494,21 @@ func (l *loop) sockClose(s *msock) {
 	// Reused from the next turn on: an event of this turn for it must not
 	// reach another socket.
 	l.closedSocks = append(l.closedSocks, s.index)
+	for _, c := range l.takeWaiting(s) {
+		l.rewait(c, now)
+	}
+}
+
+// rewait sends c, which waited on a socket that closed, to the next:
+// one that waited to take a request takes it once Ready.
+func (l *loop) rewait(c *lconn, now time.Time) {
+	if c.thenNext {
+		c.thenNext = false
+		l.inFlight--
+		l.ready = append(l.ready, c)
+		return
+	}
+	l.muxBegin(c, now)
 }
 
 func (l *loop) unopening(s *msock) {
@@ -542,7 +568,7 @@ func (l *loop) muxPrefetch() {
 	}
 	for len(l.opening) > 0 { // not open in time: the first request opens anew
 		s := l.opening[0]
-		l.sockClose(s)
+		l.sockClose(s, now)
 		l.shard.dialed(0, errConnect, false)
 	}
 }

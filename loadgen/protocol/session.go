@@ -77,6 +77,9 @@ type Mux interface {
 	Ready() bool  // the handshake is over: requests may start
 	Usable() bool // it takes new requests (no GOAWAY, not failed)
 	Dead() bool   // it failed: close it once Output is written
+	// Goodbye is what to write, if the socket takes it, before an orderly
+	// close (HTTP/2's GOAWAY).
+	Goodbye() []byte
 	// Start sends slot k's next request: MuxStarted, MuxLater (the peer's
 	// stream limit: start it once another request ends), or MuxRefused
 	// (the connection takes no new request: the Outcome says why, Unsent

@@ -2,6 +2,7 @@ package h2
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -9,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+
 	"loadgen/loadgen"
 	"loadgen/loadgen/protocol/h2conn/h2peer"
+	"loadgen/loadgen/protocol/h2wire"
 	"loadgen/results"
 )
 
@@ -244,14 +248,81 @@ func TestEngineOpenLoop(t *testing.T) {
 // requests after the GOAWAY, on a new connection: through the engine,
 // every request is answered, none is an error, the generator's count is
 // the server's, and there is a connection per N requests.
+//
+// With a stream limit below -m too (SETTINGS_MAX_CONCURRENT_STREAMS 2 for
+// -m 4): the requests waiting for a stream when the GOAWAY comes go on the
+// next connection, none waits out its timeout on the old one.
 func TestEngineGoAwayEveryNRequests(t *testing.T) {
+	for _, limit := range []uint32{0, 2} {
+		for _, drv := range engineDrivers {
+			t.Run(fmt.Sprintf("limit=%d/%s", limit, drv), func(t *testing.T) {
+				var settings []http2.Setting
+				if limit > 0 {
+					settings = []http2.Setting{{ID: http2.SettingMaxConcurrentStreams, Val: limit}}
+				}
+				srv := &h2peer.EveryN{PerConn: 20, Respond: func(p *peer, id uint32) { p.Respond(id, "200", 5) }}
+				addr := startPeer(t, settings, srv.Serve)
+				lc := engineConf(2, time.Second)
+				lc.Timeout = results.Duration(2 * time.Second)
+				r := runEngine(t, drv, Config{URL: "http://" + addr + "/", Streams: 4}, lc)
+				srv.Check(t, r.Summary, lc.Connections*4)
+			})
+		}
+	}
+}
+
+// A server that answers a POST before taking its whole body (RFC 9113
+// §8.1: a 413, say), with a WINDOW_UPDATE in the same write: the client
+// stops sending that body (no DATA on a stream that ended), resets the
+// stream, and the next request goes on.
+func TestEngineAnswerBeforeTheBody(t *testing.T) {
+	body := make([]byte, 200<<10)
 	for _, drv := range engineDrivers {
 		t.Run(drv, func(t *testing.T) {
-			srv := &h2peer.EveryN{PerConn: 20, Respond: func(p *peer, id uint32) { p.Respond(id, "200", 5) }}
-			addr := startPeer(t, nil, srv.Serve)
-			lc := engineConf(2, time.Second)
-			r := runEngine(t, drv, Config{URL: "http://" + addr + "/", Streams: 4}, lc)
-			srv.Check(t, r.Summary, lc.Connections*4)
+			var answered atomic.Int64
+			addr := startPeer(t, nil, func(p *peer) {
+				ended := map[uint32]bool{}
+				got := map[uint32]int{}
+				for {
+					f := p.Next()
+					if f == nil {
+						return
+					}
+					switch f := f.(type) {
+					case *http2.MetaHeadersFrame:
+						if f.StreamEnded() {
+							t.Errorf("stream %d: a POST without its body", f.StreamID)
+						}
+					case *http2.DataFrame:
+						id := f.StreamID
+						if ended[id] {
+							t.Errorf("DATA on stream %d after its response ended it", id)
+							continue
+						}
+						if got[id] += len(f.Data()); got[id] < 1<<16-1 {
+							continue // the whole initial window first
+						}
+						ended[id] = true
+						// One write: windows opened, then the answer.
+						b := h2wire.AppendWindowUpdate(nil, 0, 1<<20)
+						b = h2wire.AppendWindowUpdate(b, id, 1<<20)
+						hb := p.Block(":status", "413")
+						b = h2wire.AppendFrameHeader(b, len(hb), http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, id)
+						b = append(b, hb...)
+						p.Mu.Lock()
+						p.C.Write(b)
+						p.Mu.Unlock()
+						answered.Add(1)
+					}
+				}
+			})
+			lc := engineConf(1, 0)
+			lc.Requests = 5
+			r := runEngine(t, drv, Config{URL: "http://" + addr + "/", Method: "POST", Body: body}, lc)
+			sm := r.Summary
+			if sm.Latency.Count != 5 || sm.Status[413] != 5 || answered.Load() != 5 {
+				t.Errorf("%d requests counted, status %v, server answered %d: want five 413s", sm.Latency.Count, sm.Status, answered.Load())
+			}
 		})
 	}
 }

@@ -35,6 +35,7 @@ func (m *mux) Filled(n int) []int32 { return m.f.Filled(n) }
 func (m *mux) Ready() bool          { return m.f.Ready() }
 func (m *mux) Usable() bool         { return m.f.Usable() }
 func (m *mux) Dead() bool           { dead, _ := m.f.Dead(); return dead }
+func (m *mux) Goodbye() []byte      { return m.f.Goodbye() }
 
 func (m *mux) Fail(class protocol.ErrClass) []int32 { return m.f.Fail(class, errPeerClosed) }
 

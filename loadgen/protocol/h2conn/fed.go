@@ -51,8 +51,15 @@ func (f *Fed) Output() []byte { return f.c.wbuf[f.wpos:] }
 // Wrote consumes n bytes of Output.
 func (f *Fed) Wrote(n int) {
 	f.wpos += n
-	if f.wpos >= len(f.c.wbuf) {
+	switch {
+	case f.wpos >= len(f.c.wbuf):
 		f.c.wbuf, f.wpos = f.c.wbuf[:0], 0
+	case f.wpos >= writeBatch:
+		// A socket that takes part of what is there at every turn: the
+		// rest moves to the front, so that the buffer does not grow with
+		// everything ever written.
+		f.c.wbuf = f.c.wbuf[:copy(f.c.wbuf, f.c.wbuf[f.wpos:])]
+		f.wpos = 0
 	}
 }
 
@@ -109,13 +116,13 @@ func (f *Fed) Filled(n int) []int32 {
 		f.ready = true
 		c.d.opened.Add(1)
 	}
-	if f.npend > 0 {
-		f.push()
-	}
 	for k, b := range f.busy {
 		if b && f.slots[k].finished {
 			f.end(k)
 		}
+	}
+	if f.npend > 0 { // the windows may have opened: on the streams that live on
+		f.push()
 	}
 	return f.done
 }
@@ -144,8 +151,10 @@ func (f *Fed) end(k int) {
 		f.pend[k] = nil
 		f.npend--
 		s := f.slots[k]
-		if !f.c.dead && !s.peerReset {
-			// The server answered before it took the whole body.
+		if !f.c.dead && !s.peerReset && !s.malformed && !s.unprocessed {
+			// The server answered before it took the whole body (a
+			// stream reset by either side, or not processed, is over
+			// already).
 			f.c.wbuf = h2wire.AppendRSTStream(f.c.wbuf, s.id, http2.ErrCodeCancel)
 		}
 	}
@@ -222,6 +231,13 @@ func (f *Fed) Result(k int) Result {
 		e = Failed
 	}
 	return s.resultLocked(e)
+}
+
+// Goodbye says the client is closing the connection (GOAWAY, RFC 9113
+// §6.8) and returns what is left to write, the GOAWAY last.
+func (f *Fed) Goodbye() []byte {
+	f.c.goodbyeLocked(http2.ErrCodeNo)
+	return f.Output()
 }
 
 // Cancel ends slot k's request at its deadline: the stream is reset

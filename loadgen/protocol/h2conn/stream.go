@@ -67,7 +67,8 @@ func (s *Stream) Request(ctx context.Context, deadline time.Time, body []byte, e
 		if e := c.awaitLocked(s, waitSlot, deadline); e != Satisfied {
 			return s.resultLocked(e)
 		}
-		if r, ok := s.refuseLocked(deadline, false); ok {
+		// Still fresh: a GOAWAY that ended the wait refuses it unsent.
+		if r, ok := s.refuseLocked(deadline, true); ok {
 			return s.settleLocked(r)
 		}
 	}
