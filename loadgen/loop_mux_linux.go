@@ -533,16 +533,17 @@ func (l *loop) expireOpening(now time.Time) {
 	}
 }
 
-// muxPrefetch opens every group's socket before the clock, for at most
-// one timeout.
+// muxPrefetch opens every group's socket before the clock, at most
+// prefetchAtOnce at a time, for at most one timeout.
 func (l *loop) muxPrefetch() {
 	now := time.Now()
-	for _, g := range l.groups {
-		s := l.muxSocket(g, now)
-		s.prefetch = true
-	}
 	deadline := now.Add(l.e.cfg.Timeout.D())
-	for len(l.opening) > 0 {
+	next := 0
+	for next < len(l.groups) || len(l.opening) > 0 {
+		for ; next < len(l.groups) && len(l.opening) < prefetchAtOnce; next++ {
+			s := l.muxSocket(l.groups[next], time.Now())
+			s.prefetch = true
+		}
 		now = time.Now()
 		if !now.Before(deadline) || l.e.runCtx.Err() != nil {
 			break
