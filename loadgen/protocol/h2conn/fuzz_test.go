@@ -240,3 +240,125 @@ func state(s *Stream) string {
 	return fmt.Sprintf("{id %d finished %v headers %v status %d reset %v (%v) malformed %v unprocessed %v}",
 		s.id, s.finished, s.gotHeaders, s.status, s.peerReset, s.code, s.malformed, s.unprocessed)
 }
+
+// FuzzFed is FuzzFrames for the connection an event loop drives: after
+// the server's SETTINGS, three slots carry POSTs whose bodies wait for
+// the windows, whatever the server sends is fed in reads of any size, and
+// every slot whose request ends starts the next. It must not panic, and
+// the books stay straight: a slot is in flight exactly while its stream
+// is, each ended request is reported once, a connection that failed ends
+// them all, and what is to be written is whole frames.
+func FuzzFed(f *testing.F) {
+	f.Add(uint8(7), seedOK())
+	f.Add(uint8(5), seedMixed())
+	f.Add(uint8(1), seedGoAway())
+	f.Add(uint8(3), frame(nil, http2.FrameWindowUpdate, 0, 0, []byte{0, 1, 0, 0}))
+
+	f.Fuzz(func(t *testing.T, cut uint8, in []byte) { feedFed(t, cut, in) })
+}
+
+func feedFed(t *testing.T, cut uint8, in []byte) *Fed {
+	d := NewDialer(Config{Streams: 3, Fields: []h2wire.Field{{Name: ":method", Value: "POST"}}})
+	fd := d.Fed(3, make([]byte, 100<<10)) // more than the default windows
+	fill := func(b []byte) []int32 {
+		buf := fd.ReadBuf()
+		if len(buf) < len(b) {
+			t.Fatalf("no room in the read buffer for %d bytes", len(b))
+		}
+		return fd.Filled(copy(buf, b))
+	}
+	// What the socket takes: it must be whole frames (the preface first).
+	drain := func() {
+		for b := fd.Output(); len(b) > 0; {
+			if len(b) < h2wire.FrameHeaderLen {
+				t.Fatalf("%d bytes to write that are not a frame", len(b))
+			}
+			n := h2wire.FrameHeaderLen + int(h2wire.ParseFrameHeader(b).Length)
+			if n > len(b) {
+				t.Fatalf("a frame of %d bytes in %d", n, len(b))
+			}
+			b = b[n:]
+		}
+		fd.Wrote(len(fd.Output()))
+	}
+	fd.Wrote(len(h2wire.ClientPreface))
+	drain()
+	if fill(seedSettings()); !fd.Ready() {
+		t.Fatal("not Ready after the server's SETTINGS")
+	}
+	busy := make([]bool, 3)
+	start := func() {
+		for k := range busy {
+			if busy[k] {
+				continue
+			}
+			how, r := fd.Start(k)
+			busy[k] = how == Started
+			if how == Refused && !r.Done {
+				t.Fatalf("slot %d refused, yet the connection takes more: %+v", k, r)
+			}
+		}
+	}
+	start()
+	step := int(cut)%64 + 1
+	for len(in) > 0 {
+		n := min(step, len(in))
+		done := fill(in[:n])
+		in = in[n:]
+		for _, k := range done {
+			if !busy[k] {
+				t.Fatalf("slot %d reported ended twice", k)
+			}
+			busy[k] = false
+			r := fd.Result(int(k))
+			if r.End == Satisfied && !r.Finished {
+				t.Fatalf("slot %d satisfied, not finished: %+v", k, r)
+			}
+		}
+		if dead, _ := fd.Dead(); dead {
+			for k, b := range busy {
+				if b {
+					t.Fatalf("slot %d still in flight on a dead connection", k)
+				}
+			}
+			break
+		}
+		start()
+		drain()
+	}
+	c := fd.c
+	live := 0
+	for k, s := range fd.slots {
+		if busy[k] != fd.busy[k] || (busy[k] && s.finished) {
+			t.Fatalf("slot %d: in flight %v, the Fed says %v, stream finished %v", k, busy[k], fd.busy[k], s.finished)
+		}
+		if !s.finished && s.id != 0 {
+			live++
+		}
+		if s.sendWindow > h2wire.MaxWindow {
+			t.Fatalf("stream %d: send window %d", s.id, s.sendWindow)
+		}
+	}
+	if !c.dead && live != c.active {
+		t.Fatalf("%d streams in flight, %d counted", live, c.active)
+	}
+	drain()
+	return fd
+}
+
+// The Fed's seeds do what they say: a gRPC-like response ends slot 0 and
+// its next request starts (stream 7); the GOAWAY ends every slot's
+// request, those above stream 3 unprocessed, and refuses new ones.
+func TestFeedFed(t *testing.T) {
+	fd := feedFed(t, 7, seedOK())
+	if s := fd.slots[0]; s.id != 7 || !fd.busy[0] {
+		t.Errorf("slot 0 after its answer: stream %d, in flight %v; want the next request on stream 7", s.id, fd.busy[0])
+	}
+	fd = feedFed(t, 1, seedGoAway())
+	if fd.Usable() || fd.InFlight() != 0 || !fd.slots[2].unprocessed {
+		t.Errorf("after GOAWAY: usable %v, %d in flight, stream 5 %s", fd.Usable(), fd.InFlight(), state(fd.slots[2]))
+	}
+	if how, r := fd.Start(0); how != Refused || !r.Unsent {
+		t.Errorf("a request after GOAWAY: %d %+v, want refused unsent", how, r)
+	}
+}
