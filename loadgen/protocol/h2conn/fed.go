@@ -30,14 +30,19 @@ type Fed struct {
 }
 
 // Fed makes the state of a connection an event loop drives, for slots
-// requests at once, each with body. Its preface and SETTINGS are the first
-// Output.
-func (d *Dialer) Fed(slots int, body []byte) *Fed {
+// requests at once, each with body; hs, if any, are the slots' Handlers
+// (a layer's part of each stream, as a Dial's). Its preface and SETTINGS
+// are the first Output.
+func (d *Dialer) Fed(slots int, body []byte, hs ...Handler) *Fed {
 	c := newConn(d)
 	c.fed, c.shared = true, slots > 1
 	f := &Fed{c: c, body: body, busy: make([]bool, slots), pend: make([][]byte, slots), done: make([]int32, 0, slots)}
-	for range slots {
-		s := newStream(c, nil)
+	for k := range slots {
+		var h Handler
+		if k < len(hs) {
+			h = hs[k]
+		}
+		s := newStream(c, h)
 		c.streams = append(c.streams, s)
 		f.slots = append(f.slots, s)
 	}
@@ -223,7 +228,7 @@ func (f *Fed) push() {
 }
 
 // Result is what became of slot k's request, once Filled or Fail said it
-// ended.
+// ended; the slot's Handler settles it.
 func (f *Fed) Result(k int) Result {
 	s := f.slots[k]
 	e := Satisfied

@@ -28,6 +28,7 @@ type Dialer struct {
 	fields []h2wire.Field
 	check  replyCheck
 	core   *h2conn.Dialer
+	sock   protocol.Target // for the event loop's sockets (plaintext unary)
 }
 
 var (
@@ -41,7 +42,7 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dialer{s: s, req: newRequest(s), check: s.replyCheck()}
+	d := &Dialer{s: s, req: newRequest(s), check: s.replyCheck(), sock: protocol.Target{Addr: s.Target}}
 	if s.TLS.Enabled {
 		if d.tls, err = s.TLS.Config(s.host, "h2"); err != nil {
 			return nil, err

@@ -113,17 +113,22 @@ func TestGoAway(t *testing.T) {
 // call is answered, none is an error, the generator's count is the
 // server's, and there is a connection per N calls — the h2 package's
 // TestGoAwayEveryNRequests, on the gRPC client.
+// On both drivers: the event loop drives plaintext unary calls itself.
 func TestGoAwayEveryNRequests(t *testing.T) {
-	srv := &h2peer.EveryN{PerConn: 20, Respond: respond}
-	addr := h2peer.Start(t, nil, srv.Serve)
-	d := newDialer(t, Config{Target: addr, Health: true, Streams: 4})
-	var cfg loadgen.Config
-	cfg.Target, cfg.Protocol = addr, "grpc"
-	cfg.Connections, cfg.Streams, cfg.Threads = 2, 4, 1
-	cfg.Duration = results.Duration(time.Second)
-	r, err := loadgen.Run(context.Background(), cfg, d)
-	if err != nil {
-		t.Fatal(err)
+	for _, drv := range []string{loadgen.DriverLoop, loadgen.DriverGoroutines} {
+		t.Run(drv, func(t *testing.T) {
+			srv := &h2peer.EveryN{PerConn: 20, Respond: respond}
+			addr := h2peer.Start(t, nil, srv.Serve)
+			d := newDialer(t, Config{Target: addr, Health: true, Streams: 4})
+			var cfg loadgen.Config
+			cfg.Target, cfg.Protocol, cfg.Driver = addr, "grpc", drv
+			cfg.Connections, cfg.Streams, cfg.Threads = 2, 4, 1
+			cfg.Duration = results.Duration(time.Second)
+			r, err := loadgen.Run(context.Background(), cfg, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.Check(t, r.Summary, cfg.Connections*cfg.Streams)
+		})
 	}
-	srv.Check(t, r.Summary, cfg.Connections*cfg.Streams)
 }
