@@ -13,6 +13,7 @@ import (
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2"
 	"loadgen/loadgen/protocol/h2conn/h2peer"
+	"loadgen/loadgen/protocol/rpc"
 	"loadgen/loadgen/protocol/tcp"
 	"loadgen/results"
 	"loadgen/targets/tcpecho"
@@ -157,8 +158,8 @@ func TestSpreadAcc(t *testing.T) {
 }
 
 // The event loop's hot path — start the next request, wait, read, parse,
-// record — allocates nothing either, for raw TCP and h2c (one stream per
-// connection and four), closed and open loop. (HTTP/1.1's Session is
+// record — allocates nothing either, for raw TCP, h2c (one stream per
+// connection and four) and gRPC unary calls, closed and open loop. (HTTP/1.1's Session is
 // measured in its package.)
 func TestLoopAllocatesNothing(t *testing.T) {
 	if race.Enabled {
@@ -173,6 +174,11 @@ func TestLoopAllocatesNothing(t *testing.T) {
 		}
 		return loopDialer{md: d}
 	}
+	grpcCanned := h2peer.CannedGRPC(t)
+	grpc, err := rpc.NewDialer(rpc.Config{Target: grpcCanned, Health: true, Streams: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name    string
 		d       loopDialer
@@ -184,6 +190,7 @@ func TestLoopAllocatesNothing(t *testing.T) {
 		{"h2c/closed loop", h2c(1), 1, nil},
 		{"h2c/open loop", h2c(1), 1, pace.Constant{PerSec: 50000}},
 		{"h2c m4/closed loop", h2c(4), 4, nil},
+		{"grpc m4/closed loop", loopDialer{md: grpc}, 4, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{Pacer: tc.pacer}
@@ -218,7 +225,11 @@ func TestLoopAllocatesNothing(t *testing.T) {
 					l.dispatch(now)
 				}
 				l.flushDirty(now)
+				stuck := now.Add(5 * time.Second) // a request that fails never counts: do not spin
 				for c.count.n.Load() == before {
+					if time.Now().After(stuck) {
+						t.Fatalf("no answer counted in 5 s (errors %d)", l.shard.errors())
+					}
 					n, _ := unix.EpollWait(l.epfd, l.evs, 1000)
 					now := time.Now()
 					for i := 0; i < n; i++ {

@@ -22,7 +22,33 @@ func Canned(t testing.TB, n int, cfg *tls.Config) string {
 	resp = append(resp, 0x88) // :status 200
 	resp = h2wire.AppendFrameHeader(resp, n, http2.FrameData, http2.FlagDataEndStream, 0)
 	resp = append(resp, make([]byte, n)...)
-	dataAt := h2wire.FrameHeaderLen + 1
+	return CannedFrames(t, resp, cfg)
+}
+
+// CannedGRPC is Canned for gRPC: every call gets the reply of a health
+// check that says SERVING, and grpc-status 0 in its trailers.
+func CannedGRPC(t testing.TB) string {
+	hb := []byte{0x88, 0x0f, 0x10, 16} // :status 200; content-type, literal, not indexed, 16 bytes
+	hb = append(hb, "application/grpc"...)
+	resp := h2wire.AppendFrameHeader(nil, len(hb), http2.FrameHeaders, http2.FlagHeadersEndHeaders, 0)
+	resp = append(resp, hb...)
+	msg := []byte{0, 0, 0, 0, 2, 0x08, 0x01} // HealthCheckResponse{status: SERVING}
+	resp = h2wire.AppendFrameHeader(resp, len(msg), http2.FrameData, 0, 0)
+	resp = append(resp, msg...)
+	tb := append([]byte{0x00, 11}, "grpc-status"...)
+	tb = append(tb, 1, '0')
+	resp = h2wire.AppendFrameHeader(resp, len(tb), http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, 0)
+	resp = append(resp, tb...)
+	return CannedFrames(t, resp, nil)
+}
+
+// CannedFrames is a server that answers every request with the frames of
+// resp (written for stream 0: each frame gets the request's stream ID).
+func CannedFrames(t testing.TB, resp []byte, cfg *tls.Config) string {
+	var ids []int // where each frame's stream ID is
+	for at := 0; at < len(resp); at += h2wire.FrameHeaderLen + int(h2wire.ParseFrameHeader(resp[at:]).Length) {
+		ids = append(ids, at+5)
+	}
 	return Serve(t, func(c net.Conn) {
 		var rw io.ReadWriter = c
 		if cfg != nil {
@@ -59,9 +85,10 @@ func Canned(t testing.TB, n int, cfg *tls.Config) string {
 				fh.Type == http2.FrameData && fh.Flags.Has(http2.FlagDataEndStream):
 				at := len(out)
 				out = append(out, resp...)
-				id := out[at+5 : at+9]
-				id[0], id[1], id[2], id[3] = byte(fh.StreamID>>24), byte(fh.StreamID>>16), byte(fh.StreamID>>8), byte(fh.StreamID)
-				copy(out[at+dataAt+5:at+dataAt+9], id)
+				for _, i := range ids {
+					id := out[at+i : at+i+4]
+					id[0], id[1], id[2], id[3] = byte(fh.StreamID>>24), byte(fh.StreamID>>16), byte(fh.StreamID>>8), byte(fh.StreamID)
+				}
 			}
 		}
 	})
