@@ -22,25 +22,17 @@ func (d *Dialer) Socket() (int, error) { return d.sock.Socket() }
 
 // Mux returns the state of one connection an event loop drives, for slots
 // requests at once.
-func (d *Dialer) Mux(slots int) protocol.Mux { return &mux{f: d.core.Fed(slots, d.t.body)} }
+func (d *Dialer) Mux(slots int) protocol.Mux { return &mux{d.core.Fed(slots, d.t.body)} }
 
-type mux struct{ f *h2conn.Fed }
+// mux is the Fed in the engine's terms: its results as Outcomes.
+type mux struct{ *h2conn.Fed }
 
 var errPeerClosed = errors.New("connection closed by the server")
 
-func (m *mux) Output() []byte       { return m.f.Output() }
-func (m *mux) Wrote(n int)          { m.f.Wrote(n) }
-func (m *mux) ReadBuf() []byte      { return m.f.ReadBuf() }
-func (m *mux) Filled(n int) []int32 { return m.f.Filled(n) }
-func (m *mux) Ready() bool          { return m.f.Ready() }
-func (m *mux) Usable() bool         { return m.f.Usable() }
-func (m *mux) Dead() bool           { dead, _ := m.f.Dead(); return dead }
-func (m *mux) Goodbye() []byte      { return m.f.Goodbye() }
-
-func (m *mux) Fail(class protocol.ErrClass) []int32 { return m.f.Fail(class, errPeerClosed) }
+func (m *mux) Fail(class protocol.ErrClass) []int32 { return m.Fed.Fail(class, errPeerClosed) }
 
 func (m *mux) Start(k int) (int, protocol.Outcome) {
-	switch how, r := m.f.Start(k); how {
+	switch how, r := m.Fed.Start(k); how {
 	case h2conn.Started:
 		return protocol.MuxStarted, protocol.Outcome{}
 	case h2conn.Later:
@@ -50,10 +42,10 @@ func (m *mux) Start(k int) (int, protocol.Outcome) {
 	}
 }
 
-func (m *mux) Outcome(k int) protocol.Outcome { return outcome(m.f.Result(k)) }
+func (m *mux) Outcome(k int) protocol.Outcome { return outcome(m.Fed.Result(k)) }
 
 func (m *mux) Cancel(k int) protocol.Outcome {
-	o := outcome(m.f.Cancel(k))
+	o := outcome(m.Fed.Cancel(k))
 	o.Err = protocol.Timeout
 	return o
 }

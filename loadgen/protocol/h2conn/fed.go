@@ -16,7 +16,8 @@ import (
 // checks RFC 9113 asks for — without its goroutine-facing half: no lock
 // taken, no goroutine parked, no system call made. Its requests are the
 // Dialer's, on Slots streams at once; slot k carries one request at a
-// time. One goroutine uses a Fed.
+// time. One goroutine uses a Fed. A layer's protocol.Mux embeds it and
+// adds Start, Fail, Outcome and Cancel in its own terms.
 type Fed struct {
 	c     *Conn
 	slots []*Stream
@@ -83,9 +84,9 @@ func (f *Fed) Ready() bool { return f.ready }
 // failed, received GOAWAY or used up its stream IDs.
 func (f *Fed) Usable() bool { return !f.c.broken.Load() }
 
-// Dead reports that the connection failed (the socket must be closed once
-// Output is written, if it can be), with the class of its failure.
-func (f *Fed) Dead() (bool, protocol.ErrClass) { return f.c.dead, f.c.errClass }
+// Dead reports that the connection failed: the socket must be closed once
+// Output is written, if it can be.
+func (f *Fed) Dead() bool { return f.c.dead }
 
 // InFlight is the number of requests in flight.
 func (f *Fed) InFlight() int {

@@ -187,17 +187,23 @@ func feedFrames(t *testing.T, cut uint8, in []byte) (*Conn, error) {
 	if c.sendWindow > h2wire.MaxWindow || c.rpos > c.rend || c.rend > len(c.rbuf) {
 		t.Fatalf("window %d, rpos %d, rend %d", c.sendWindow, c.rpos, c.rend)
 	}
-	for b := c.wbuf; len(b) > 0; {
+	wholeFrames(t, c.wbuf)
+	return c, err
+}
+
+// wholeFrames checks that what the client is to write is whole frames.
+func wholeFrames(t *testing.T, b []byte) {
+	t.Helper()
+	for len(b) > 0 {
 		if len(b) < h2wire.FrameHeaderLen {
-			t.Fatalf("%d bytes written that are not a frame", len(b))
+			t.Fatalf("%d bytes to write that are not a frame", len(b))
 		}
 		n := h2wire.FrameHeaderLen + int(h2wire.ParseFrameHeader(b).Length)
 		if n > len(b) {
-			t.Fatalf("a frame of %d bytes written in %d", n, len(b))
+			t.Fatalf("a frame of %d bytes in %d", n, len(b))
 		}
 		b = b[n:]
 	}
-	return c, err
 }
 
 // The seeds do what they say: the harness reaches the states the fuzzer
@@ -269,16 +275,7 @@ func feedFed(t *testing.T, cut uint8, in []byte) *Fed {
 	}
 	// What the socket takes: it must be whole frames (the preface first).
 	drain := func() {
-		for b := fd.Output(); len(b) > 0; {
-			if len(b) < h2wire.FrameHeaderLen {
-				t.Fatalf("%d bytes to write that are not a frame", len(b))
-			}
-			n := h2wire.FrameHeaderLen + int(h2wire.ParseFrameHeader(b).Length)
-			if n > len(b) {
-				t.Fatalf("a frame of %d bytes in %d", n, len(b))
-			}
-			b = b[n:]
-		}
+		wholeFrames(t, fd.Output())
 		fd.Wrote(len(fd.Output()))
 	}
 	fd.Wrote(len(h2wire.ClientPreface))
@@ -315,7 +312,7 @@ func feedFed(t *testing.T, cut uint8, in []byte) *Fed {
 				t.Fatalf("slot %d satisfied, not finished: %+v", k, r)
 			}
 		}
-		if dead, _ := fd.Dead(); dead {
+		if fd.Dead() {
 			for k, b := range busy {
 				if b {
 					t.Fatalf("slot %d still in flight on a dead connection", k)

@@ -30,32 +30,25 @@ func (d *Dialer) Mux(slots int) protocol.Mux {
 		m.replies[k] = reply{check: d.check, unary: true, written: int64(len(d.req))}
 		hs[k] = &m.replies[k]
 	}
-	m.f = d.core.Fed(slots, d.req, hs...)
+	m.Fed = d.core.Fed(slots, d.req, hs...)
 	return m
 }
 
+// mux is the Fed in the engine's terms: each slot's reply makes its
+// Outcome.
 type mux struct {
-	f       *h2conn.Fed
+	*h2conn.Fed
 	replies []reply
 }
 
 var errPeerClosed = errors.New("connection closed by the server")
 
-func (m *mux) Output() []byte       { return m.f.Output() }
-func (m *mux) Wrote(n int)          { m.f.Wrote(n) }
-func (m *mux) ReadBuf() []byte      { return m.f.ReadBuf() }
-func (m *mux) Filled(n int) []int32 { return m.f.Filled(n) }
-func (m *mux) Ready() bool          { return m.f.Ready() }
-func (m *mux) Usable() bool         { return m.f.Usable() }
-func (m *mux) Dead() bool           { dead, _ := m.f.Dead(); return dead }
-func (m *mux) Goodbye() []byte      { return m.f.Goodbye() }
-
-func (m *mux) Fail(class protocol.ErrClass) []int32 { return m.f.Fail(class, errPeerClosed) }
+func (m *mux) Fail(class protocol.ErrClass) []int32 { return m.Fed.Fail(class, errPeerClosed) }
 
 func (m *mux) Start(k int) (int, protocol.Outcome) {
 	r := &m.replies[k]
 	r.reset()
-	switch how, res := m.f.Start(k); how {
+	switch how, res := m.Fed.Start(k); how {
 	case h2conn.Started:
 		return protocol.MuxStarted, protocol.Outcome{}
 	case h2conn.Later:
@@ -67,12 +60,12 @@ func (m *mux) Start(k int) (int, protocol.Outcome) {
 }
 
 func (m *mux) Outcome(k int) protocol.Outcome {
-	m.f.Result(k) // settles the slot's reply
+	m.Fed.Result(k) // settles the slot's reply
 	return m.replies[k].o
 }
 
 func (m *mux) Cancel(k int) protocol.Outcome {
-	m.f.Cancel(k)
+	m.Fed.Cancel(k)
 	o := m.replies[k].o
 	o.Err = protocol.Timeout
 	return o
