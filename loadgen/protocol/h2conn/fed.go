@@ -88,17 +88,6 @@ func (f *Fed) Usable() bool { return !f.c.broken.Load() }
 // Output is written, if it can be.
 func (f *Fed) Dead() bool { return f.c.dead }
 
-// InFlight is the number of requests in flight.
-func (f *Fed) InFlight() int {
-	n := 0
-	for _, b := range f.busy {
-		if b {
-			n++
-		}
-	}
-	return n
-}
-
 // ErrNotHTTP2 is a server whose first bytes are not a SETTINGS frame.
 var ErrNotHTTP2 = errors.New("no HTTP/2 SETTINGS from the server")
 

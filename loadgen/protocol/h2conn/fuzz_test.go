@@ -352,8 +352,8 @@ func TestFeedFed(t *testing.T) {
 		t.Errorf("slot 0 after its answer: stream %d, in flight %v; want the next request on stream 7", s.id, fd.busy[0])
 	}
 	fd = feedFed(t, 1, seedGoAway())
-	if fd.Usable() || fd.InFlight() != 0 || !fd.slots[2].unprocessed {
-		t.Errorf("after GOAWAY: usable %v, %d in flight, stream 5 %s", fd.Usable(), fd.InFlight(), state(fd.slots[2]))
+	if fd.Usable() || fd.c.active != 0 || !fd.slots[2].unprocessed {
+		t.Errorf("after GOAWAY: usable %v, %d in flight, stream 5 %s", fd.Usable(), fd.c.active, state(fd.slots[2]))
 	}
 	if how, r := fd.Start(0); how != Refused || !r.Unsent {
 		t.Errorf("a request after GOAWAY: %d %+v, want refused unsent", how, r)
