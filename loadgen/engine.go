@@ -4,10 +4,12 @@
 // connections), and returns a results.Run.
 //
 // Two drivers send the requests. The event loop (loop_linux.go) drives
-// plain TCP protocols — HTTP/1.1 without TLS, h2c and gRPC unary calls
-// (their streams sharing a socket: loop_mux_linux.go), tcp-rr, tcp-crr,
-// tcp-stream — as wrk and h2load do: a loop per thread, non-blocking
-// sockets in one epoll set, no goroutine switch per request. Goroutines (workers.go) drive every
+// HTTP/1.1 without TLS, HTTP/2 and gRPC unary calls with or without TLS
+// (their streams sharing a socket: loop_mux_linux.go; over TLS the
+// connection opened in a goroutine, then its records sealed and opened in
+// memory), tcp-rr, tcp-crr, tcp-stream — as wrk and h2load do: a loop per
+// thread, non-blocking sockets in one epoll set, no goroutine switch per
+// request. Goroutines (workers.go) drive every
 // protocol: a goroutine per connection (per stream with -m) sends a
 // request, waits for its answer, records it and sends the next. Both keep
 // the same rules and pass the same tests.
@@ -223,7 +225,7 @@ func chooseDriver(cfg Config, d protocol.Dialer) (loopDialer, bool, error) {
 		return loopDialer{}, false, nil
 	case DriverLoop:
 		if !can {
-			return loopDialer{}, false, fmt.Errorf("the event loop drives plain HTTP/1.1, h2c, gRPC unary without TLS and raw TCP on Linux (h2c and gRPC without --new-conn, the others one stream per connection): %s runs on goroutines (leave out --driver loop)", cfg.Protocol)
+			return loopDialer{}, false, fmt.Errorf("the event loop drives plain HTTP/1.1, HTTP/2 and gRPC unary calls (with or without TLS) and raw TCP on Linux (HTTP/2 and gRPC without --new-conn, the others one stream per connection): %s runs on goroutines (leave out --driver loop)", cfg.Protocol)
 		}
 	}
 	return ld, can, nil

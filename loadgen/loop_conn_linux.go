@@ -209,6 +209,9 @@ func (l *loop) event(ev *unix.EpollEvent, now time.Time) {
 	switch ev.Pad {
 	case evWake:
 		l.drainWake()
+		if l.opener != nil {
+			l.takeOpened(now)
+		}
 		return
 	case evTimer:
 		var b [8]byte

@@ -189,6 +189,12 @@ type loop struct {
 	closedSocks []int32  // closed this turn: free from the next
 	opening     []*msock // connecting or in their handshake, with deadlines
 	dirty       []*msock // to write at the end of the turn
+	// connections opened in goroutines (TLS), handed over under openMu
+	opener    protocol.MuxOpener
+	openMu    sync.Mutex
+	handed    []opened
+	spare     []opened
+	openEnded bool
 }
 
 // lconn is one connection a loop drives.
@@ -226,6 +232,9 @@ type lconn struct {
 func newLoop(e *engine, ld loopDialer, sh *shard) (*loop, error) {
 	l := &loop{e: e, sd: ld.sd, md: ld.md, shard: sh, epfd: -1, wake: -1, timer: -1,
 		buf: make([]byte, 64<<10), evs: make([]unix.EpollEvent, 256)}
+	if op, ok := l.md.(protocol.MuxOpener); ok && op.Opens() {
+		l.opener = op
+	}
 	if l.md == nil {
 		l.perReq = l.sd.PerRequest()
 		l.newConn = l.perReq || e.cfg.NewConn

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"context"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -15,7 +16,8 @@ import (
 
 // msock states.
 const (
-	msConnecting = iota // the TCP connect
+	msOpening    = iota // opened by a goroutine (protocol.MuxOpener: TLS)
+	msConnecting        // the TCP connect
 	msHandshake         // the protocol's handshake (SETTINGS)
 	msReady
 	msClosed
@@ -51,6 +53,12 @@ func (l *loop) muxSocket(g *mgroup, now time.Time) *msock {
 		l.socks = append(l.socks, s)
 	}
 	g.cur = s
+	if l.opener != nil {
+		s.state = msOpening
+		l.opening = append(l.opening, s)
+		go l.open(s, len(g.members))
+		return s
+	}
 	fd, err := l.md.Socket()
 	if err == nil {
 		if err = l.watch(fd, unix.EPOLLOUT, evSock0-s.index, unix.EPOLL_CTL_ADD); err != nil {
@@ -132,6 +140,80 @@ func (l *loop) sockEvent(s *msock, ev uint32, now time.Time) {
 	}
 }
 
+// opened is a connection a goroutine opened for the loop.
+type opened struct {
+	s   *msock
+	fd  int
+	m   protocol.Mux
+	err error
+}
+
+// open opens s's connection in a goroutine (TCP and TLS), within s's
+// deadline, and hands it to the loop.
+func (l *loop) open(s *msock, slots int) {
+	ctx, cancel := context.WithDeadline(l.e.runCtx, s.deadline)
+	fd, m, err := l.opener.Open(ctx, slots)
+	cancel()
+	l.openMu.Lock()
+	if l.openEnded {
+		l.openMu.Unlock()
+		if err == nil {
+			unix.Close(fd)
+		}
+		return
+	}
+	l.handed = append(l.handed, opened{s, fd, m, err})
+	l.openMu.Unlock()
+	l.wakeUp()
+}
+
+// takeOpened takes the connections the goroutines opened: each goes on
+// to the protocol's handshake on the loop, as a socket just connected.
+func (l *loop) takeOpened(now time.Time) {
+	l.openMu.Lock()
+	h := l.handed
+	l.handed = l.spare[:0]
+	l.openMu.Unlock()
+	for i := range h {
+		o := &h[i]
+		s := o.s
+		switch {
+		case s.state != msOpening: // timed out, or the run ended
+			if o.err == nil {
+				unix.Close(o.fd)
+			}
+		case o.err != nil:
+			l.sockConnectFailed(s, now)
+		default:
+			s.fd, s.m = o.fd, o.m
+			s.state, s.events = msHandshake, unix.EPOLLIN
+			if err := l.watch(s.fd, s.events, evSock0-s.index, unix.EPOLL_CTL_ADD); err != nil {
+				l.sockConnectFailed(s, now)
+				continue
+			}
+			l.sockWrite(s, now)
+			// What the handshake read beyond its own records.
+			l.sockFilled(s, 0, now)
+		}
+		h[i] = opened{}
+	}
+	l.spare = h[:0]
+}
+
+// endOpens makes the goroutines still opening close what they open: the
+// loop is over.
+func (l *loop) endOpens() {
+	l.openMu.Lock()
+	defer l.openMu.Unlock()
+	l.openEnded = true
+	for _, o := range l.handed {
+		if o.err == nil {
+			unix.Close(o.fd)
+		}
+	}
+	l.handed = nil
+}
+
 // sockConnected: the TCP connect is over; the handshake's first bytes go.
 func (l *loop) sockConnected(s *msock, now time.Time) {
 	if protocol.SocketError(s.fd) != nil {
@@ -160,6 +242,12 @@ func (l *loop) sockRead(s *msock, now time.Time) {
 		l.sockFailed(s, protocol.Read, now)
 		return
 	}
+	l.sockFilled(s, n, now)
+}
+
+// sockFilled hands the n bytes read to the protocol and ends the requests
+// they complete.
+func (l *loop) sockFilled(s *msock, n int, now time.Time) {
 	done := s.m.Filled(n)
 	if s.state == msHandshake {
 		if s.m.Dead() {
@@ -343,6 +431,9 @@ func (l *loop) muxPrefetch() {
 			switch {
 			case ev.Pad == evWake:
 				l.drainWake()
+				if l.opener != nil {
+					l.takeOpened(now)
+				}
 			case ev.Pad <= evSock0:
 				if s := l.socks[evSock0-ev.Pad]; s != nil {
 					l.sockEvent(s, ev.Events, now)
@@ -360,6 +451,7 @@ func (l *loop) muxPrefetch() {
 }
 
 func (l *loop) closeSocks() {
+	l.endOpens()
 	for _, s := range l.socks {
 		if s != nil && s.fd >= 0 {
 			unix.Close(s.fd)

@@ -7,6 +7,7 @@ import (
 	"loadgen/loadgen"
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2"
+	"loadgen/loadgen/protocol/http1"
 	"loadgen/loadgen/protocol/tcp"
 )
 
@@ -27,11 +28,15 @@ func TestSetProcsSparePForLoops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h1tls, err := http1.NewDialer(http1.Config{URL: "https://127.0.0.1:9/"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		d    protocol.Dialer
 		want int
-	}{{"tcp-rr (loops)", rr, 2}, {"h2c (loops)", h2c, 2}, {"h2 over TLS (goroutines)", h2tls, 1}} {
+	}{{"tcp-rr (loops)", rr, 2}, {"h2c (loops)", h2c, 2}, {"h2 over TLS (loops)", h2tls, 2}, {"HTTP/1.1 over TLS (goroutines)", h1tls, 1}} {
 		var cfg loadgen.Config
 		cfg.Connections, cfg.Threads = 1, 1
 		setProcs(&cfg, tc.d, 1, 0)

@@ -1,5 +1,7 @@
 package protocol
 
+import "context"
+
 // Session is one connection's protocol as an event loop drives it: the
 // protocol frames requests and parses responses from bytes; the loop owns
 // the socket, the waiting and the clock. This is how loadgen drives plain
@@ -57,6 +59,21 @@ type MuxDialer interface {
 	// Mux returns the protocol state of one new connection carrying up to
 	// slots requests at once.
 	Mux(slots int) Mux
+}
+
+// MuxOpener is a MuxDialer whose connections, over TLS, an event loop
+// does not open itself: crypto/tls owns the handshake. They are opened
+// in a goroutine, as a Dial's, and handed to the loop once up.
+type MuxOpener interface {
+	MuxDialer
+	// Opens tells whether connections are opened by Open, not Socket.
+	Opens() bool
+	// Open connects, blocking, within ctx: TCP and TLS, whose handshake
+	// counts in the connect time, as the protocol's own handshake on the
+	// loop does. It returns the socket (non-blocking, the caller's to
+	// close) and the protocol state of the connection over it, for slots
+	// requests at once, its handshake still to do.
+	Open(ctx context.Context, slots int) (fd int, m Mux, err error)
 }
 
 // Mux is one multiplexed connection's protocol as an event loop drives

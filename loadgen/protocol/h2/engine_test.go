@@ -2,9 +2,12 @@ package h2
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,22 +21,64 @@ import (
 	"loadgen/results"
 )
 
-// The engine's runs of h2c, on both drivers: the event loop drives each
-// connection as a multiplexed one (its streams on one socket, every
-// stream's request in the flight list), goroutines a stream each. Both
-// must keep the same rules.
+// The engine's runs of HTTP/2, h2c and over TLS, on both drivers: the
+// event loop drives each connection as a multiplexed one (its streams on
+// one socket, every stream's request in the flight list; over TLS, the
+// connection opened in a goroutine, then its records through memory),
+// goroutines a stream each. All must keep the same rules.
 
-var engineDrivers = []string{loadgen.DriverLoop, loadgen.DriverGoroutines}
+// variant is a driver and a transport.
+type variant struct {
+	driver string
+	tls    bool
+}
 
-// runEngine runs the engine against url with -c conns -m streams.
-func runEngine(t *testing.T, driver string, cfg Config, lc loadgen.Config) *results.Run {
+var engineVariants = []variant{
+	{loadgen.DriverLoop, false}, {loadgen.DriverGoroutines, false},
+	{loadgen.DriverLoop, true}, {loadgen.DriverGoroutines, true},
+}
+
+func (v variant) String() string {
+	if v.tls {
+		return "h2/" + v.driver
+	}
+	return "h2c/" + v.driver
+}
+
+// server is a net/http server of v's transport.
+func (v variant) server(t *testing.T, h http.Handler) *testServer {
+	if v.tls {
+		return tlsServer(t, h, "h2")
+	}
+	return h2cServer(t, h, false, true)
+}
+
+// peer is a frame-level server of v's transport (h2peer.Start); it
+// returns the URL to load.
+func (v variant) peer(t *testing.T, settings []http2.Setting, serve func(p *peer)) string {
+	if v.tls {
+		cfg := &tls.Config{Certificates: []tls.Certificate{testCert(t).TLS}}
+		return "https://" + h2peer.StartTLS(t, cfg, settings, serve) + "/"
+	}
+	return "http://" + startPeer(t, settings, serve) + "/"
+}
+
+// runEngine runs the engine against cfg.URL with -c lc.Connections -m
+// cfg.Streams.
+func runEngine(t *testing.T, v variant, cfg Config, lc loadgen.Config) *results.Run {
 	t.Helper()
-	cfg.Cleartext = true
+	lc.Protocol = "h2c"
+	if v.tls {
+		cfg.TLS.Insecure = true
+		lc.Protocol = "h2"
+	} else {
+		cfg.Cleartext = true
+	}
 	d, err := NewDialer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lc.Target, lc.Protocol, lc.Driver = cfg.URL, "h2c", driver
+	lc.Target, lc.Driver = cfg.URL, v.driver
 	lc.Streams = cfg.Streams
 	if lc.Threads == 0 {
 		lc.Threads = 1
@@ -42,8 +87,8 @@ func runEngine(t *testing.T, driver string, cfg Config, lc loadgen.Config) *resu
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Config.Driver != driver {
-		t.Fatalf("run by %q, asked %q", r.Config.Driver, driver)
+	if r.Config.Driver != v.driver {
+		t.Fatalf("run by %q, asked %q", r.Config.Driver, v.driver)
 	}
 	return r
 }
@@ -58,17 +103,17 @@ func engineConf(conns int, d time.Duration) loadgen.Config {
 // each request until -m are, and answers 503 if they never are), the
 // generator counts what the server served, on -c connections.
 func TestEngineMultiplexes(t *testing.T) {
-	for _, drv := range engineDrivers {
-		t.Run(drv, func(t *testing.T) {
+	for _, v := range engineVariants {
+		t.Run(v.String(), func(t *testing.T) {
 			const conns, streams = 2, 8
 			h := &inFlight{want: streams, n: map[string]int{}, max: map[string]int{}}
 			h.cond = sync.NewCond(&h.mu)
 			var served atomic.Int64
-			s := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s := v.server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				h.ServeHTTP(w, r)
 				served.Add(1)
-			}), false, true)
-			r := runEngine(t, drv, Config{URL: s.URL, Streams: streams}, engineConf(conns, 500*time.Millisecond))
+			}))
+			r := runEngine(t, v, Config{URL: s.URL, Streams: streams}, engineConf(conns, 500*time.Millisecond))
 			sm := r.Summary
 			if sm.Requests < 100 || sm.Requests != served.Load() {
 				t.Fatalf("generator counted %d, server served %d", sm.Requests, served.Load())
@@ -98,13 +143,13 @@ func TestEngineMultiplexes(t *testing.T) {
 // A server that allows fewer streams than -m (SETTINGS_MAX_CONCURRENT_STREAMS):
 // the requests wait for a stream, none fails, none goes above the limit.
 func TestEngineStreamLimit(t *testing.T) {
-	for _, drv := range engineDrivers {
-		t.Run(drv, func(t *testing.T) {
+	for _, v := range engineVariants {
+		t.Run(v.String(), func(t *testing.T) {
 			const limit = 2
 			var mu sync.Mutex
 			n, most := 0, 0
 			var served atomic.Int64
-			s := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s := v.server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				mu.Lock()
 				n++
 				most = max(most, n)
@@ -114,9 +159,9 @@ func TestEngineStreamLimit(t *testing.T) {
 				n--
 				mu.Unlock()
 				served.Add(1)
-			}), false, true)
+			}))
 			s.srv.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: limit}
-			r := runEngine(t, drv, Config{URL: s.URL, Streams: 8}, engineConf(1, 500*time.Millisecond))
+			r := runEngine(t, v, Config{URL: s.URL, Streams: 8}, engineConf(1, 500*time.Millisecond))
 			sm := r.Summary
 			if sm.Requests < 50 || sm.Requests != served.Load() || sm.Errors.Total() != 0 {
 				t.Fatalf("%d requests (server %d), errors %+v", sm.Requests, served.Load(), sm.Errors)
@@ -134,10 +179,10 @@ func TestEngineStreamLimit(t *testing.T) {
 // are reset (the server's handler sees its request cancelled), and the
 // requests around them on the same connection are answered.
 func TestEngineStreamTimeouts(t *testing.T) {
-	for _, drv := range engineDrivers {
-		t.Run(drv, func(t *testing.T) {
+	for _, v := range engineVariants {
+		t.Run(v.String(), func(t *testing.T) {
 			var seen, cancelled, served atomic.Int64
-			s := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s := v.server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if seen.Add(1)%5 == 0 {
 					select {
 					case <-r.Context().Done():
@@ -147,10 +192,10 @@ func TestEngineStreamTimeouts(t *testing.T) {
 					}
 				}
 				served.Add(1)
-			}), false, true)
+			}))
 			lc := engineConf(1, 600*time.Millisecond)
 			lc.Timeout = results.Duration(50 * time.Millisecond)
-			r := runEngine(t, drv, Config{URL: s.URL, Streams: 4}, lc)
+			r := runEngine(t, v, Config{URL: s.URL, Streams: 4}, lc)
 			sm := r.Summary
 			if sm.Requests < 20 || sm.Errors.Timeout < 5 || sm.Errors.Total() != sm.Errors.Timeout {
 				t.Fatalf("%d answered, errors %+v: want answers and timeouts only", sm.Requests, sm.Errors)
@@ -161,7 +206,7 @@ func TestEngineStreamTimeouts(t *testing.T) {
 			eventually(t, "the server to see the timed-out requests cancelled", func() bool {
 				return cancelled.Load() >= sm.Errors.Timeout
 			})
-			if drv == loadgen.DriverLoop && s.ln.accepted.Load() != 2 { // the preflight's, and the run's
+			if v.driver == loadgen.DriverLoop && s.ln.accepted.Load() != 2 { // the preflight's, and the run's
 				t.Errorf("%d connections: a reset stream must not cost its connection", s.ln.accepted.Load())
 			}
 		})
@@ -175,18 +220,18 @@ func TestEngineBodyFlowControl(t *testing.T) {
 	for i := range body {
 		body[i] = byte(i)
 	}
-	for _, drv := range engineDrivers {
-		t.Run(drv, func(t *testing.T) {
+	for _, v := range engineVariants {
+		t.Run(v.String(), func(t *testing.T) {
 			var whole, short atomic.Int64
-			s := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s := v.server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				n, _ := io.Copy(io.Discard, r.Body)
 				if n == int64(len(body)) {
 					whole.Add(1)
 				} else {
 					short.Add(1)
 				}
-			}), false, true)
-			r := runEngine(t, drv, Config{URL: s.URL, Streams: 4, Method: "POST", Body: body}, engineConf(1, 500*time.Millisecond))
+			}))
+			r := runEngine(t, v, Config{URL: s.URL, Streams: 4, Method: "POST", Body: body}, engineConf(1, 500*time.Millisecond))
 			sm := r.Summary
 			if sm.Requests < 20 || sm.Errors.Total() != 0 || sm.Requests != whole.Load() || short.Load() != 0 {
 				t.Fatalf("%d requests, errors %+v; server got %d whole bodies, %d short", sm.Requests, sm.Errors, whole.Load(), short.Load())
@@ -201,14 +246,14 @@ func TestEngineBodyFlowControl(t *testing.T) {
 // A server that goes away mid-run: the requests in flight fail, the
 // connects that follow fail, each is counted, and the run ends on time.
 func TestEngineServerGone(t *testing.T) {
-	for _, drv := range engineDrivers {
-		t.Run(drv, func(t *testing.T) {
-			s := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	for _, v := range engineVariants {
+		t.Run(v.String(), func(t *testing.T) {
+			s := v.server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				time.Sleep(time.Millisecond)
-			}), false, true)
+			}))
 			time.AfterFunc(300*time.Millisecond, func() { s.srv.Close() })
 			t0 := time.Now()
-			r := runEngine(t, drv, Config{URL: s.URL, Streams: 4}, engineConf(2, time.Second))
+			r := runEngine(t, v, Config{URL: s.URL, Streams: 4}, engineConf(2, time.Second))
 			sm := r.Summary
 			if el := time.Since(t0); el > 3*time.Second {
 				t.Errorf("the run took %v for -d 1s", el)
@@ -223,13 +268,13 @@ func TestEngineServerGone(t *testing.T) {
 // Rate-paced (open loop) over multiplexed connections: the rate is held,
 // every request is answered.
 func TestEngineOpenLoop(t *testing.T) {
-	for _, drv := range engineDrivers {
-		t.Run(drv, func(t *testing.T) {
+	for _, v := range engineVariants {
+		t.Run(v.String(), func(t *testing.T) {
 			var served atomic.Int64
-			s := h2cServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }), false, true)
+			s := v.server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served.Add(1) }))
 			lc := engineConf(2, time.Second)
 			lc.Rate = 1000
-			r := runEngine(t, drv, Config{URL: s.URL, Streams: 4}, lc)
+			r := runEngine(t, v, Config{URL: s.URL, Streams: 4}, lc)
 			sm := r.Summary
 			if sm.Requests < 980 || sm.Requests > 1001 || sm.Requests != served.Load() || sm.Errors.Total() != 0 {
 				t.Errorf("%d requests (server %d) at 1000/s for 1 s, errors %+v", sm.Requests, served.Load(), sm.Errors)
@@ -254,17 +299,17 @@ func TestEngineOpenLoop(t *testing.T) {
 // next connection, none waits out its timeout on the old one.
 func TestEngineGoAwayEveryNRequests(t *testing.T) {
 	for _, limit := range []uint32{0, 2} {
-		for _, drv := range engineDrivers {
-			t.Run(fmt.Sprintf("limit=%d/%s", limit, drv), func(t *testing.T) {
+		for _, v := range engineVariants {
+			t.Run(fmt.Sprintf("limit=%d/%s", limit, v), func(t *testing.T) {
 				var settings []http2.Setting
 				if limit > 0 {
 					settings = []http2.Setting{{ID: http2.SettingMaxConcurrentStreams, Val: limit}}
 				}
 				srv := &h2peer.EveryN{PerConn: 20, Respond: func(p *peer, id uint32) { p.Respond(id, "200", 5) }}
-				addr := startPeer(t, settings, srv.Serve)
+				url := v.peer(t, settings, srv.Serve)
 				lc := engineConf(2, time.Second)
 				lc.Timeout = results.Duration(2 * time.Second)
-				r := runEngine(t, drv, Config{URL: "http://" + addr + "/", Streams: 4}, lc)
+				r := runEngine(t, v, Config{URL: url, Streams: 4}, lc)
 				srv.Check(t, r.Summary, lc.Connections*4)
 			})
 		}
@@ -277,10 +322,10 @@ func TestEngineGoAwayEveryNRequests(t *testing.T) {
 // stream, and the next request goes on.
 func TestEngineAnswerBeforeTheBody(t *testing.T) {
 	body := make([]byte, 200<<10)
-	for _, drv := range engineDrivers {
-		t.Run(drv, func(t *testing.T) {
+	for _, v := range engineVariants {
+		t.Run(v.String(), func(t *testing.T) {
 			var answered atomic.Int64
-			addr := startPeer(t, nil, func(p *peer) {
+			url := v.peer(t, nil, func(p *peer) {
 				ended := map[uint32]bool{}
 				got := map[uint32]int{}
 				for {
@@ -318,11 +363,110 @@ func TestEngineAnswerBeforeTheBody(t *testing.T) {
 			})
 			lc := engineConf(1, 0)
 			lc.Requests = 5
-			r := runEngine(t, drv, Config{URL: "http://" + addr + "/", Method: "POST", Body: body}, lc)
+			r := runEngine(t, v, Config{URL: url, Method: "POST", Body: body}, lc)
 			sm := r.Summary
 			if sm.Latency.Count != 5 || sm.Status[413] != 5 || answered.Load() != 5 {
 				t.Errorf("%d requests counted, status %v, server answered %d: want five 413s", sm.Latency.Count, sm.Status, answered.Load())
 			}
 		})
+	}
+}
+
+// serveTLS serves each connection's TLS handshake (ALPN h2), then the
+// HTTP/2 preface and SETTINGS, and hands serve the raw connection too.
+func serveTLS(t *testing.T, serve func(raw net.Conn, p *peer)) string {
+	cfg := &tls.Config{Certificates: []tls.Certificate{testCert(t).TLS}, NextProtos: []string{"h2"}}
+	return "https://" + serveRaw(t, func(raw net.Conn) {
+		tc := tls.Server(raw, cfg)
+		if tc.Handshake() != nil {
+			return
+		}
+		p := h2peer.New(t, tc)
+		preface := make([]byte, len(h2wire.ClientPreface))
+		if _, err := io.ReadFull(tc, preface); err != nil {
+			return
+		}
+		p.Fr.WriteSettings()
+		serve(raw, p)
+	}) + "/"
+}
+
+// openFDs counts the process's open descriptors.
+func openFDs(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	return len(ents)
+}
+
+// Over TLS on the loop, a connection's handshake is a goroutine's; one
+// that never ends (the server takes the connection and says nothing) is
+// a connect error at the timeout, the run ends on time, and what the
+// goroutines opened is closed, the late ones' too.
+func TestEngineTLSHandshakeStalls(t *testing.T) {
+	var first atomic.Bool
+	cfg := &tls.Config{Certificates: []tls.Certificate{testCert(t).TLS}, NextProtos: []string{"h2"}}
+	release := make(chan struct{})
+	url := "https://" + serveRaw(t, func(raw net.Conn) {
+		if !first.CompareAndSwap(false, true) {
+			select { // silent, past the client's timeout
+			case <-release:
+			case <-time.After(300 * time.Millisecond):
+			}
+			return
+		}
+		tc := tls.Server(raw, cfg) // the preflight's connection
+		if tc.Handshake() != nil {
+			return
+		}
+		h2peer.New(t, tc).Fr.WriteSettings()
+		io.Copy(io.Discard, tc)
+	}) + "/"
+	defer close(release)
+	before := openFDs(t)
+	lc := engineConf(2, 600*time.Millisecond)
+	lc.Timeout = results.Duration(150 * time.Millisecond)
+	t0 := time.Now()
+	r := runEngine(t, variant{loadgen.DriverLoop, true}, Config{URL: url, Streams: 2}, lc)
+	if el := time.Since(t0); el > 2*time.Second {
+		t.Errorf("the run took %v for -d 600ms", el)
+	}
+	sm := r.Summary
+	if sm.Requests != 0 || sm.Errors.Connect == 0 || sm.Errors.Total() != sm.Errors.Connect {
+		t.Errorf("%d answered, errors %+v: want connect errors only", sm.Requests, sm.Errors)
+	}
+	eventually(t, "the descriptors of the stalled handshakes to be closed", func() bool {
+		return openFDs(t) <= before+1 // the preflight's, on the server
+	})
+}
+
+// A record that breaks TLS mid-run (bytes written around the TLS layer)
+// fails its connection's requests as read errors; the loop opens a new
+// connection and goes on.
+func TestEngineTLSBrokenRecord(t *testing.T) {
+	var conns atomic.Int64
+	url := serveTLS(t, func(raw net.Conn, p *peer) {
+		conns.Add(1)
+		for n := 0; ; n++ {
+			h := p.Request()
+			if h == nil {
+				return
+			}
+			if n == 20 {
+				raw.Write([]byte{23, 3, 3, 0, 20, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
+				return
+			}
+			p.Respond(h.StreamID, "200", 10)
+		}
+	})
+	lc := engineConf(1, 600*time.Millisecond)
+	r := runEngine(t, variant{loadgen.DriverLoop, true}, Config{URL: url, Streams: 2}, lc)
+	sm := r.Summary
+	if sm.Requests < 40 || sm.Errors.Read == 0 || sm.Errors.Total() != sm.Errors.Read {
+		t.Errorf("%d answered, errors %+v: want answers and read errors only", sm.Requests, sm.Errors)
+	}
+	if sm.Connections.Established < 2 || conns.Load() < 3 {
+		t.Errorf("%d connections established (%d served): a broken one must be replaced", sm.Connections.Established, conns.Load())
 	}
 }

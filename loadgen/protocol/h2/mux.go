@@ -1,24 +1,39 @@
 package h2
 
 import (
+	"context"
 	"errors"
 
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2conn"
 )
 
-// The event loop's side of h2c: a connection the loop drives as a
+// The event loop's side of HTTP/2: a connection the loop drives as a
 // protocol.Mux, on the one HTTP/2 connection layer (h2conn.Fed). Over TLS
-// the connections stay goroutine-driven (crypto/tls owns the socket).
+// the connection is opened in a goroutine (crypto/tls owns the handshake)
+// and its records then go through memory (protocol.TLSMux).
 
-var _ protocol.MuxDialer = (*Dialer)(nil)
+var _ protocol.MuxOpener = (*Dialer)(nil)
 
-// Sessions tells whether an event loop can drive the connections: h2c
-// only.
-func (d *Dialer) Sessions() bool { return !d.t.tls }
+// Sessions tells that an event loop can drive the connections, h2c and
+// h2 over TLS.
+func (d *Dialer) Sessions() bool { return true }
 
-// Socket starts a connection for an event loop (see protocol.Target).
+// Socket starts an h2c connection for an event loop (see
+// protocol.Target).
 func (d *Dialer) Socket() (int, error) { return d.sock.Socket() }
+
+// Opens tells that connections over TLS are opened by Open.
+func (d *Dialer) Opens() bool { return d.t.tls }
+
+// Open opens a connection over TLS for an event loop.
+func (d *Dialer) Open(ctx context.Context, slots int) (int, protocol.Mux, error) {
+	fd, lt, err := d.core.OpenTLS(ctx)
+	if err != nil {
+		return -1, nil, d.explain(err)
+	}
+	return fd, protocol.TLSMux(d.Mux(slots), lt), nil
+}
 
 // Mux returns the state of one connection an event loop drives, for slots
 // requests at once.

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2wire"
 )
 
@@ -157,14 +158,8 @@ func (c *Conn) connect(ctx context.Context) error {
 	nc := raw
 	if cfg.TLS != nil {
 		tc := tls.Client(raw, cfg.TLS)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			if strings.Contains(err.Error(), "no application protocol") {
-				return fail(&DialError{Stage: StageALPN, Err: err})
-			}
-			return fail(&DialError{Stage: StageTLS, Err: err})
-		}
-		if p := tc.ConnectionState().NegotiatedProtocol; p != "h2" {
-			return fail(&DialError{Stage: StageALPN, ALPN: p})
+		if derr := handshakeTLS(ctx, tc); derr != nil {
+			return fail(derr)
 		}
 		nc = tc
 	}
@@ -183,6 +178,48 @@ func (c *Conn) connect(ctx context.Context) error {
 	raw.SetDeadline(time.Time{})
 	c.d.opened.Add(1)
 	return nil
+}
+
+// handshakeTLS does tc's handshake within ctx and checks that it chose h2.
+func handshakeTLS(ctx context.Context, tc *tls.Conn) *DialError {
+	if err := tc.HandshakeContext(ctx); err != nil {
+		if strings.Contains(err.Error(), "no application protocol") {
+			return &DialError{Stage: StageALPN, Err: err}
+		}
+		return &DialError{Stage: StageTLS, Err: err}
+	}
+	if p := tc.ConnectionState().NegotiatedProtocol; p != "h2" {
+		return &DialError{Stage: StageALPN, ALPN: p}
+	}
+	return nil
+}
+
+// OpenTLS opens a connection over TLS for an event loop, within ctx and
+// the DialTimeout: the TCP connect and the TLS handshake, as a Dial's,
+// then the socket is handed over (the caller's to close), with the
+// tls.Conn that goes on over memory. The HTTP/2 handshake is the loop's,
+// on a Fed. Its error is a *DialError.
+func (d *Dialer) OpenTLS(ctx context.Context) (int, *protocol.LoopTLS, error) {
+	cfg := &d.cfg
+	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	var nd net.Dialer
+	raw, err := nd.DialContext(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return -1, nil, &DialError{Stage: StageTCP, Addr: cfg.Addr, Err: err, Timeout: ctx.Err() != nil}
+	}
+	lt := protocol.LoopTLSClient(raw, cfg.TLS)
+	if derr := handshakeTLS(ctx, lt.Conn); derr != nil {
+		raw.Close()
+		derr.Addr, derr.Timeout = cfg.Addr, ctx.Err() != nil
+		return -1, nil, derr
+	}
+	fd, err := lt.Handoff()
+	if err != nil {
+		raw.Close()
+		return -1, nil, &DialError{Stage: StageTCP, Addr: cfg.Addr, Err: err}
+	}
+	return fd, lt, nil
 }
 
 func isTimeout(err error) bool {

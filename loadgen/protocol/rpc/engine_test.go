@@ -2,28 +2,67 @@ package rpc
 
 import (
 	"context"
+	"crypto/tls"
 	"testing"
 	"time"
 
 	"loadgen/loadgen"
+	"loadgen/loadgen/protocol"
 	"loadgen/results"
 	"loadgen/targets/grpcecho"
+	"loadgen/targets/tlscert"
 )
 
-// Unary calls through the engine on both drivers, against the grpc-go
-// target: the event loop drives plaintext calls itself (their streams
-// sharing the connection's socket), goroutines a stream each.
-func runCalls(t *testing.T, drv string, cfg Config, lc loadgen.Config) results.Summary {
+// Unary calls through the engine on both drivers, plaintext and over
+// TLS, against the grpc-go target: the event loop drives the calls itself
+// (their streams sharing the connection's socket; over TLS, the
+// connection opened in a goroutine, then its records through memory),
+// goroutines a stream each.
+
+// variant is a driver and a transport.
+type variant struct {
+	driver string
+	tls    bool
+}
+
+var engineVariants = []variant{
+	{loadgen.DriverLoop, false}, {loadgen.DriverGoroutines, false},
+	{loadgen.DriverLoop, true}, {loadgen.DriverGoroutines, true},
+}
+
+func (v variant) String() string {
+	if v.tls {
+		return "tls/" + v.driver
+	}
+	return "plaintext/" + v.driver
+}
+
+// echo starts the grpc-go target, over TLS for v.tls.
+func (v variant) echo(t *testing.T, cfg grpcecho.Config) *grpcecho.Server {
+	if v.tls {
+		cert, err := tlscert.New(tlscert.ECDSAP256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert.TLS}}
+	}
+	return startEcho(t, cfg)
+}
+
+func runCalls(t *testing.T, v variant, cfg Config, lc loadgen.Config) results.Summary {
 	t.Helper()
+	if v.tls {
+		cfg.TLS = protocol.TLS{Enabled: true, Insecure: true}
+	}
 	d := newDialer(t, cfg)
-	lc.Target, lc.Protocol, lc.Driver, lc.Streams = cfg.Target, "grpc", drv, cfg.Streams
+	lc.Target, lc.Protocol, lc.Driver, lc.Streams = cfg.Target, "grpc", v.driver, cfg.Streams
 	lc.Threads = 1
 	r, err := loadgen.Run(context.Background(), lc, d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Config.Driver != drv {
-		t.Fatalf("run by %q, asked %q", r.Config.Driver, drv)
+	if r.Config.Driver != v.driver {
+		t.Fatalf("run by %q, asked %q", r.Config.Driver, v.driver)
 	}
 	return r.Summary
 }
@@ -31,12 +70,12 @@ func runCalls(t *testing.T, drv string, cfg Config, lc loadgen.Config) results.S
 // Every call answered is one the server made, none failed, on -c
 // connections.
 func TestEngineCalls(t *testing.T) {
-	for _, drv := range []string{loadgen.DriverLoop, loadgen.DriverGoroutines} {
-		t.Run(drv, func(t *testing.T) {
-			srv := startEcho(t, grpcecho.Config{})
+	for _, v := range engineVariants {
+		t.Run(v.String(), func(t *testing.T) {
+			srv := v.echo(t, grpcecho.Config{})
 			var lc loadgen.Config
 			lc.Connections, lc.Duration = 2, results.Duration(500*time.Millisecond)
-			s := runCalls(t, drv, Config{Target: srv.Addr(), Streams: 4}, lc)
+			s := runCalls(t, v, Config{Target: srv.Addr(), Streams: 4}, lc)
 			if s.Requests < 100 || uint64(s.Requests) != srv.Calls() || s.Errors.Total() != 0 {
 				t.Fatalf("%d calls answered, the server made %d, errors %+v", s.Requests, srv.Calls(), s.Errors)
 			}
@@ -53,12 +92,12 @@ func TestEngineCalls(t *testing.T) {
 // Calls slower than the timeout are timeouts, counted at it; the server
 // sees them cancelled (their streams reset) and stops working on them.
 func TestEngineCallTimeouts(t *testing.T) {
-	for _, drv := range []string{loadgen.DriverLoop, loadgen.DriverGoroutines} {
-		t.Run(drv, func(t *testing.T) {
-			srv := startEcho(t, grpcecho.Config{Delay: time.Second})
+	for _, v := range engineVariants {
+		t.Run(v.String(), func(t *testing.T) {
+			srv := v.echo(t, grpcecho.Config{Delay: time.Second})
 			var lc loadgen.Config
 			lc.Connections, lc.Duration, lc.Timeout = 1, results.Duration(500*time.Millisecond), results.Duration(50*time.Millisecond)
-			s := runCalls(t, drv, Config{Target: srv.Addr(), Streams: 2}, lc)
+			s := runCalls(t, v, Config{Target: srv.Addr(), Streams: 2}, lc)
 			if s.Requests != 0 || s.Errors.Timeout < 10 || s.Errors.Total() != s.Errors.Timeout {
 				t.Fatalf("%d answered, errors %+v: want timeouts only", s.Requests, s.Errors)
 			}

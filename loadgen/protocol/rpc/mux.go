@@ -1,25 +1,39 @@
 package rpc
 
 import (
+	"context"
 	"errors"
 
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2conn"
 )
 
-// The event loop's side of gRPC: unary calls over plaintext HTTP/2 on a
-// connection the loop drives (h2conn.Fed), each slot's reply read by the
-// same reply as a Dial's. Over TLS, and for ping-pong streams, the calls
-// stay goroutine-driven.
+// The event loop's side of gRPC: unary calls over HTTP/2 on a connection
+// the loop drives (h2conn.Fed), each slot's reply read by the same reply
+// as a Dial's. Over TLS the connection is opened in a goroutine
+// (crypto/tls owns the handshake) and its records then go through memory
+// (protocol.TLSMux). Ping-pong streams stay goroutine-driven.
 
-var _ protocol.MuxDialer = (*Dialer)(nil)
+var _ protocol.MuxOpener = (*Dialer)(nil)
 
-// Sessions tells whether an event loop can drive the calls: unary ones
-// without TLS.
-func (d *Dialer) Sessions() bool { return d.tls == nil && d.s.Mode != Stream }
+// Sessions tells whether an event loop can drive the calls: unary ones.
+func (d *Dialer) Sessions() bool { return d.s.Mode != Stream }
 
-// Socket starts a connection for an event loop (see protocol.Target).
+// Socket starts a plaintext connection for an event loop (see
+// protocol.Target).
 func (d *Dialer) Socket() (int, error) { return d.sock.Socket() }
+
+// Opens tells that connections over TLS are opened by Open.
+func (d *Dialer) Opens() bool { return d.tls != nil }
+
+// Open opens a connection over TLS for an event loop.
+func (d *Dialer) Open(ctx context.Context, slots int) (int, protocol.Mux, error) {
+	fd, lt, err := d.core.OpenTLS(ctx)
+	if err != nil {
+		return -1, nil, d.explain(err)
+	}
+	return fd, protocol.TLSMux(d.Mux(slots), lt), nil
+}
 
 // Mux returns the state of one connection an event loop drives, for slots
 // calls at once.

@@ -5,6 +5,7 @@ package h2peer
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -82,15 +83,30 @@ func New(t testing.TB, c net.Conn) *Peer {
 // Start serves each connection with serve after the client's preface and
 // the server's SETTINGS.
 func Start(t testing.TB, settings []http2.Setting, serve func(p *Peer)) string {
+	return Serve(t, func(c net.Conn) { start(t, c, settings, serve) })
+}
+
+// StartTLS is Start over TLS with cfg (its certificate; ALPN h2 is set).
+func StartTLS(t testing.TB, cfg *tls.Config, settings []http2.Setting, serve func(p *Peer)) string {
+	cfg = cfg.Clone()
+	cfg.NextProtos = []string{"h2"}
 	return Serve(t, func(c net.Conn) {
-		p := New(t, c)
-		preface := make([]byte, len(h2wire.ClientPreface))
-		if _, err := io.ReadFull(c, preface); err != nil || string(preface) != h2wire.ClientPreface {
+		tc := tls.Server(c, cfg)
+		if tc.Handshake() != nil {
 			return
 		}
-		p.Fr.WriteSettings(settings...)
-		serve(p)
+		start(t, tc, settings, serve)
 	})
+}
+
+func start(t testing.TB, c net.Conn, settings []http2.Setting, serve func(p *Peer)) {
+	p := New(t, c)
+	preface := make([]byte, len(h2wire.ClientPreface))
+	if _, err := io.ReadFull(c, preface); err != nil || string(preface) != h2wire.ClientPreface {
+		return
+	}
+	p.Fr.WriteSettings(settings...)
+	serve(p)
 }
 
 // Next returns the next frame that is not a SETTINGS, PING or

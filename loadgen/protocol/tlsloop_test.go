@@ -1,0 +1,267 @@
+package protocol
+
+import (
+	"bytes"
+	"crypto/tls"
+	"io"
+	"math/rand/v2"
+	"net"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"loadgen/targets/tlscert"
+)
+
+// plainMux is a Mux of plaintext for the TLS layer's tests: it keeps
+// what it is fed and has out to write.
+type plainMux struct {
+	got  []byte
+	rbuf [64 << 10]byte
+	out  []byte
+	fail int
+}
+
+func (m *plainMux) Output() []byte           { return m.out }
+func (m *plainMux) Wrote(n int)              { m.out = m.out[n:] }
+func (m *plainMux) ReadBuf() []byte          { return m.rbuf[:] }
+func (m *plainMux) Filled(n int) []int32     { m.got = append(m.got, m.rbuf[:n]...); return nil }
+func (m *plainMux) Fail(ErrClass) []int32    { m.fail++; return nil }
+func (m *plainMux) Ready() bool              { return true }
+func (m *plainMux) Usable() bool             { return true }
+func (m *plainMux) Dead() bool               { return false }
+func (m *plainMux) Goodbye() []byte          { return nil }
+func (m *plainMux) Start(int) (int, Outcome) { return MuxStarted, Outcome{} }
+func (m *plainMux) Outcome(int) Outcome      { return Outcome{} }
+func (m *plainMux) Cancel(int) Outcome       { return Outcome{} }
+
+// handedOff dials a TLS server that runs serve on its side, does the
+// handshake and hands the connection off: the socket and the Mux.
+func handedOff(t *testing.T, serve func(*tls.Conn)) (int, Mux, *plainMux) {
+	t.Helper()
+	cert, err := tlscert.New(tlscert.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		tc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert.TLS}})
+		if tc.Handshake() == nil {
+			serve(tc)
+		}
+	}()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := LoopTLSClient(raw, &tls.Config{InsecureSkipVerify: true})
+	if err := lt.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := lt.Handoff()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	inner := &plainMux{}
+	return fd, TLSMux(inner, lt), inner
+}
+
+// readAll reads fd into m, as a loop does, until want bytes of plaintext
+// came or m failed, for at most 10 s; each read takes at most chunk bytes
+// (0: what ReadBuf offers).
+func readAll(t *testing.T, fd int, m Mux, inner *plainMux, want, chunk int) {
+	t.Helper()
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for end := time.Now().Add(10 * time.Second); len(inner.got) < want && !m.Dead(); {
+		if time.Now().After(end) {
+			t.Fatalf("%d of %d bytes in 10 s", len(inner.got), want)
+		}
+		unix.Poll(fds, 100)
+		b := m.ReadBuf()
+		if chunk > 0 && len(b) > chunk {
+			b = b[:chunk]
+		}
+		n, err := unix.Read(fd, b)
+		if err == unix.EAGAIN {
+			continue
+		}
+		if err != nil || n == 0 {
+			m.Fail(Read)
+			return
+		}
+		m.Filled(n)
+	}
+}
+
+// Records of every size, read in pieces of every size: the plaintext
+// comes out whole and in order, and what the client writes reaches the
+// server.
+func TestTLSMuxRecords(t *testing.T) {
+	sent := make([]byte, 0, 1<<20)
+	r := rand.New(rand.NewPCG(1, 2))
+	sizes := []int{1, 5, 16 << 10, 16<<10 + 1, 100, 40 << 10}
+	for len(sent) < 1<<20 {
+		n := sizes[len(sent)%len(sizes)] + r.IntN(300)
+		for range n {
+			sent = append(sent, byte(r.Uint32()))
+		}
+	}
+	echoed := make(chan []byte, 1)
+	fd, m, inner := handedOff(t, func(tc *tls.Conn) {
+		for at := 0; at < len(sent); {
+			n := min(len(sent)-at, sizes[at%len(sizes)])
+			if _, err := tc.Write(sent[at : at+n]); err != nil {
+				return
+			}
+			at += n
+		}
+		b := make([]byte, 11)
+		io.ReadFull(tc, b)
+		echoed <- b
+	})
+	q := len(sent) / 4
+	for _, r := range []struct{ upTo, chunk int }{{q, 0}, {q + 8<<10, 1}, {2 * q, 7}, {len(sent), 4096}} {
+		readAll(t, fd, m, inner, r.upTo, r.chunk)
+	}
+	if !bytes.Equal(inner.got, sent) {
+		t.Fatalf("%d bytes of plaintext, not the %d the server sent", len(inner.got), len(sent))
+	}
+	if m.Dead() || inner.fail != 0 {
+		t.Fatal("the connection failed")
+	}
+	inner.out = []byte("from client")
+	for out := m.Output(); len(out) > 0; out = m.Output() {
+		n, err := unix.Write(fd, out)
+		if err != nil && err != unix.EAGAIN {
+			t.Fatal(err)
+		}
+		m.Wrote(max(n, 0))
+	}
+	select {
+	case b := <-echoed:
+		if string(b) != "from client" {
+			t.Errorf("the server read %q", b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server read nothing")
+	}
+}
+
+// A record that is not TLS's (bytes written around the TLS layer) fails
+// the connection, as a read error of the Mux's requests.
+func TestTLSMuxBadRecord(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    []byte
+	}{
+		{"bad MAC", []byte{23, 3, 3, 0, 20, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}},
+		{"too long", []byte{23, 3, 3, 0xff, 0xff, 1, 2, 3}},
+		{"not TLS", []byte("HTTP/1.1 400 Bad Request\r\n\r\n")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fd, m, inner := handedOff(t, func(c *tls.Conn) {
+				c.Write([]byte("hello"))
+				c.NetConn().Write(tc.b)
+				time.Sleep(time.Second)
+			})
+			readAll(t, fd, m, inner, 1<<20, 0)
+			if !m.Dead() || inner.fail != 1 || string(inner.got) != "hello" {
+				t.Errorf("dead %v, %d failures, read %q: want the connection failed after hello", m.Dead(), inner.fail, inner.got)
+			}
+		})
+	}
+}
+
+// The server's close_notify ends the connection: a read error, no
+// request left waiting.
+func TestTLSMuxCloseNotify(t *testing.T) {
+	fd, m, inner := handedOff(t, func(c *tls.Conn) {
+		c.Write([]byte("bye"))
+		c.CloseWrite()
+		time.Sleep(time.Second)
+	})
+	readAll(t, fd, m, inner, 1<<20, 0)
+	if !m.Dead() || inner.fail != 1 || string(inner.got) != "bye" {
+		t.Errorf("dead %v, %d failures, read %q", m.Dead(), inner.fail, inner.got)
+	}
+}
+
+// The pipe hands the tls.Conn a record at a time, whatever the pieces the
+// bytes come in and the buffers it is read into: what it hands is the
+// input, in order, no Read crosses a record's end, and a Read with
+// nothing whole to hand waits (it never hands half a header).
+func FuzzTLSPipe(f *testing.F) {
+	f.Add([]byte{23, 3, 3, 0, 2, 'h', 'i', 23, 3, 3, 0, 0, 21, 3, 3, 0, 1, 9}, []byte{3, 1, 9})
+	f.Add([]byte{23, 3, 3, 0xff, 0xff, 1}, []byte{1})
+	f.Fuzz(func(t *testing.T, data, cuts []byte) {
+		p := &tlsPipe{loop: true, in: make([]byte, 0, loopTLSRead)}
+		var ends []int // where each record of data ends
+		for at := 0; at+recordHeader <= len(data); {
+			n := recordLen(data[at:])
+			if n > maxRecord {
+				ends = append(ends, at+n) // handed as its header and what follows
+				break
+			}
+			at += n
+			ends = append(ends, at)
+		}
+		var got []byte
+		fed, k := 0, 0
+		cut := func() int {
+			if len(cuts) == 0 {
+				return 64
+			}
+			k++
+			return int(cuts[k%len(cuts)]) + 1
+		}
+		for steps := 0; fed < len(data) || p.ready(); steps++ {
+			if steps > 4*len(data)+100 {
+				t.Fatal("the pipe does not advance")
+			}
+			if fed < len(data) {
+				room := p.in[len(p.in):cap(p.in)]
+				n := copy(room, data[fed:min(len(data), fed+cut())])
+				if n == 0 && !p.ready() {
+					return // a record longer than the buffer: the tls.Conn rejects its header
+				}
+				p.in = p.in[:len(p.in)+n]
+				fed += n
+			}
+			for p.ready() {
+				b := make([]byte, cut())
+				n, err := p.Read(b)
+				if err != nil || n == 0 {
+					t.Fatalf("Read with a record ready: %d, %v", n, err)
+				}
+				from := len(got)
+				got = append(got, b[:n]...)
+				for _, e := range ends {
+					if from < e && len(got) > e {
+						t.Fatalf("a Read of [%d, %d) crosses the record end at %d", from, len(got), e)
+					}
+				}
+			}
+			if n, err := p.Read(make([]byte, 16)); n != 0 || err != errWouldBlock {
+				t.Fatalf("Read with nothing ready: %d, %v", n, err)
+			}
+			p.compact()
+		}
+		if !bytes.Equal(got, data[:len(got)]) {
+			t.Fatal("the pipe handed bytes that are not its input, in order")
+		}
+		if whole := len(ends) > 0 && ends[len(ends)-1] <= len(data); whole && len(got) < ends[len(ends)-1] {
+			t.Fatalf("%d bytes handed of %d in whole records", len(got), ends[len(ends)-1])
+		}
+	})
+}
