@@ -307,7 +307,7 @@ func loopAllocs(n int, f func()) (tlsReads, other int64, where string) {
 		if d <= 0 {
 			continue
 		}
-		onLoop, inTLS, top := false, false, ""
+		onLoop, inServer, inTLS, top := false, false, false, ""
 		frames := runtime.CallersFrames(stk[:])
 		for {
 			fr, more := frames.Next()
@@ -315,11 +315,15 @@ func loopAllocs(n int, f func()) (tlsReads, other int64, where string) {
 				top = fmt.Sprintf("%s (%s:%d)", fr.Function, fr.File, fr.Line)
 			}
 			onLoop = onLoop || strings.HasPrefix(fr.Function, "loadgen/loadgen.(*loop).")
+			inServer = inServer || strings.HasPrefix(fr.Function, "loadgen/loadgen/protocol/h2conn/h2peer.")
 			inTLS = inTLS || strings.HasPrefix(fr.Function, "crypto/tls.")
 			if !more {
 				break
 			}
 		}
+		// A stack cut at its 32 frames may have lost the loop's: count it
+		// unless it is the server's.
+		onLoop = onLoop || (stk[len(stk)-1] != 0 && !inServer)
 		switch {
 		case !onLoop:
 		case inTLS:

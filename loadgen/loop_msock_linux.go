@@ -175,7 +175,8 @@ func (l *loop) takeOpened(now time.Time) {
 	l.handed = l.spare[:0]
 	l.openMu.Unlock()
 	for i := range h {
-		o := &h[i]
+		o := h[i]
+		h[i] = opened{}
 		s := o.s
 		switch {
 		case s.state != msOpening: // timed out, or the run ended
@@ -192,10 +193,9 @@ func (l *loop) takeOpened(now time.Time) {
 				continue
 			}
 			l.sockWrite(s, now)
-			// What the handshake read beyond its own records.
-			l.sockFilled(s, 0, now)
+			// Nothing was read past the handshake's records (the
+			// protocol's handshake comes by reads): see protocol.LoopTLS.
 		}
-		h[i] = opened{}
 	}
 	l.spare = h[:0]
 }

@@ -254,13 +254,19 @@ func (m *tlsMux) ReadBuf() []byte {
 }
 
 // Filled decrypts what came, a record at a time, for inner; a record
-// partly read waits for the rest.
+// partly read waits for the rest, and so does plaintext inner has no room
+// for yet.
 func (m *tlsMux) Filled(n int) []int32 {
 	p := m.t.p
 	p.in = p.in[:len(p.in)+n]
 	m.done = m.done[:0]
-	for m.err == nil && !m.Mux.Dead() && p.ready() {
-		k, err := m.t.Read(m.Mux.ReadBuf())
+	// A Read that filled inner's buffer may have left the rest of its
+	// record's plaintext in the tls.Conn: read again then too.
+	full := false
+	for m.err == nil && !m.Mux.Dead() && (full || p.ready()) {
+		buf := m.Mux.ReadBuf()
+		k, err := m.t.Read(buf)
+		full = k > 0 && k == len(buf)
 		if k > 0 {
 			m.done = append(m.done, m.Mux.Filled(k)...)
 		}
