@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"loadgen/loadgen"
+	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2conn/h2peer"
 	"loadgen/loadgen/protocol/h2wire"
 	"loadgen/results"
@@ -400,30 +401,37 @@ func openFDs(t *testing.T) int {
 	return len(ents)
 }
 
-// Over TLS on the loop, a connection's handshake is a goroutine's; one
-// that never ends (the server takes the connection and says nothing) is
-// a connect error at the timeout, the run ends on time, and what the
-// goroutines opened is closed, the late ones' too.
-func TestEngineTLSHandshakeStalls(t *testing.T) {
+// stallingTLS serves the first connection (the preflight's) over TLS
+// with HTTP/2's SETTINGS, and takes every later one without a word until
+// hold passed or release is closed.
+func stallingTLS(t *testing.T, hold time.Duration, release <-chan struct{}) string {
 	var first atomic.Bool
 	cfg := &tls.Config{Certificates: []tls.Certificate{testCert(t).TLS}, NextProtos: []string{"h2"}}
-	release := make(chan struct{})
-	url := "https://" + serveRaw(t, func(raw net.Conn) {
+	return "https://" + serveRaw(t, func(raw net.Conn) {
 		if !first.CompareAndSwap(false, true) {
-			select { // silent, past the client's timeout
+			select {
 			case <-release:
-			case <-time.After(300 * time.Millisecond):
+			case <-time.After(hold):
 			}
 			return
 		}
-		tc := tls.Server(raw, cfg) // the preflight's connection
+		tc := tls.Server(raw, cfg)
 		if tc.Handshake() != nil {
 			return
 		}
 		h2peer.New(t, tc).Fr.WriteSettings()
 		io.Copy(io.Discard, tc)
 	}) + "/"
+}
+
+// Over TLS on the loop, a connection's handshake is a goroutine's; one
+// that never ends (the server takes the connection and says nothing) is
+// a connect error at the timeout, the run ends on time, and what the
+// goroutines opened is closed, the late ones' too.
+func TestEngineTLSHandshakeStalls(t *testing.T) {
+	release := make(chan struct{})
 	defer close(release)
+	url := stallingTLS(t, 300*time.Millisecond, release) // past the client's timeout
 	before := openFDs(t)
 	lc := engineConf(2, 600*time.Millisecond)
 	lc.Timeout = results.Duration(150 * time.Millisecond)
@@ -437,6 +445,38 @@ func TestEngineTLSHandshakeStalls(t *testing.T) {
 		t.Errorf("%d answered, errors %+v: want connect errors only", sm.Requests, sm.Errors)
 	}
 	eventually(t, "the descriptors of the stalled handshakes to be closed", func() bool {
+		return openFDs(t) <= before+1 // the preflight's, on the server
+	})
+}
+
+// Ctrl-C while the loop's connections are still in their handshakes: the
+// run stops at once, says it was interrupted, and leaves no descriptor.
+func TestEngineTLSInterruptWhileOpening(t *testing.T) {
+	release := make(chan struct{})
+	url := stallingTLS(t, time.Minute, release)
+	before := openFDs(t)
+	d, err := NewDialer(Config{URL: url, TLS: protocol.TLS{Insecure: true}, Streams: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := engineConf(4, 10*time.Second)
+	lc.Timeout = results.Duration(5 * time.Second)
+	lc.Target, lc.Protocol, lc.Driver, lc.Streams, lc.Threads = url, "h2", loadgen.DriverLoop, 2, 1
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	t0 := time.Now()
+	r, err := loadgen.Run(ctx, lc, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(t0); el > 2*time.Second {
+		t.Errorf("the run took %v to stop after Ctrl-C at 300 ms", el)
+	}
+	if !r.Interrupted || r.Summary.Requests != 0 {
+		t.Errorf("interrupted %v, %d requests: want an interrupted run, nothing answered", r.Interrupted, r.Summary.Requests)
+	}
+	close(release) // the server lets go of what it holds
+	eventually(t, "the descriptors of the interrupted handshakes to be closed", func() bool {
 		return openFDs(t) <= before+1 // the preflight's, on the server
 	})
 }
