@@ -181,6 +181,8 @@ cmp() {
 U=$H:$P_H2C/100b T=$H:$P_TLS/100b
 cmp h2c-c50m10 h2load "h2load -D $DUR -c 50 -m 10 -t 1 http://$U" "$LG run -p h2c -t1 -c50 -m10 -d${DUR}s --latency -q http://$U"
 cmp h2tls-c50m1 h2load "h2load -D $DUR -c 50 -m 1 -t 1 https://$T" "$LG run -p h2 -k -t1 -c50 -d${DUR}s --latency -q https://$T"
+# HTTP/1.1 over TLS, kept alive (nginx offers h2 too: both ask http/1.1).
+cmp h1tls-c50 wrk "wrk -t1 -c50 -d${DUR}s --latency https://$T" "$LG run -k -t1 -c50 -d${DUR}s --latency -q https://$T"
 # TLS handshakes/s: a new connection (full RSA-2048 handshake) per request.
 cmp tlshs-c50 wrk "wrk -t1 -c50 -d${DUR}s --latency -H 'Connection: close' https://$T" \
   "$LG run -k --new-conn -t1 -c50 -d${DUR}s --latency -q https://$T"

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2"
 	"loadgen/loadgen/protocol/h2conn/h2peer"
+	"loadgen/loadgen/protocol/http1"
 	"loadgen/loadgen/protocol/rpc"
 	"loadgen/loadgen/protocol/tcp"
 	"loadgen/results"
@@ -163,8 +166,8 @@ func TestSpreadAcc(t *testing.T) {
 
 // The event loop's hot path — start the next request, wait, read, parse,
 // record — allocates nothing either, for raw TCP, h2c (one stream per
-// connection and four), h2 over TLS and gRPC unary calls, closed and open
-// loop. (HTTP/1.1's Session is
+// connection and four), h2 and HTTP/1.1 over TLS and gRPC unary calls,
+// closed and open loop. (HTTP/1.1's Session is
 // measured in its package.)
 func TestLoopAllocatesNothing(t *testing.T) {
 	if race.Enabled {
@@ -188,6 +191,13 @@ func TestLoopAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h1srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(make([]byte, 100)) }))
+	h1srv.StartTLS()
+	defer h1srv.Close()
+	h1tls, err := http1.NewDialer(http1.Config{URL: h1srv.URL, TLS: protocol.TLS{Insecure: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	grpcCanned := h2peer.CannedGRPC(t)
 	grpc, err := rpc.NewDialer(rpc.Config{Target: grpcCanned, Health: true, Streams: 4})
 	if err != nil {
@@ -206,6 +216,7 @@ func TestLoopAllocatesNothing(t *testing.T) {
 		{"h2c/open loop", h2c(1), 1, pace.Constant{PerSec: 50000}, false},
 		{"h2c m4/closed loop", h2c(4), 4, nil, false},
 		{"h2 over TLS m4/closed loop", loopDialer{md: h2tls}, 4, nil, true},
+		{"http1 over TLS/closed loop", loopDialer{md: h1tls}, 1, nil, true},
 		{"grpc m4/closed loop", loopDialer{md: grpc}, 4, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -315,7 +326,7 @@ func loopAllocs(n int, f func()) (tlsReads, other int64, where string) {
 				top = fmt.Sprintf("%s (%s:%d)", fr.Function, fr.File, fr.Line)
 			}
 			onLoop = onLoop || strings.HasPrefix(fr.Function, "loadgen/loadgen.(*loop).")
-			inServer = inServer || strings.HasPrefix(fr.Function, "loadgen/loadgen/protocol/h2conn/h2peer.")
+			inServer = inServer || strings.HasPrefix(fr.Function, "loadgen/loadgen/protocol/h2conn/h2peer.") || strings.HasPrefix(fr.Function, "net/http.")
 			inTLS = inTLS || strings.HasPrefix(fr.Function, "crypto/tls.")
 			if !more {
 				break

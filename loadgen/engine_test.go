@@ -71,9 +71,14 @@ func newServer(t *testing.T, delay func(n int64) time.Duration) *countingServer 
 
 // startBoth starts s serving HTTP/1.1 and h2c with prior knowledge on the
 // same port (for the h2c variants of forDrivers).
+// Over TLS (the tls variants) it serves HTTP/1.1 only.
 func startBoth(s *httptest.Server) {
 	s.Config.Protocols = new(http.Protocols)
 	s.Config.Protocols.SetHTTP1(true)
+	if overTLS {
+		s.StartTLS()
+		return
+	}
 	s.Config.Protocols.SetUnencryptedHTTP2(true)
 	s.Start()
 }
@@ -89,7 +94,11 @@ func dialer(t *testing.T, url string) protocol.Dialer {
 		}
 		return d
 	}
-	d, err := http1.NewDialer(http1.Config{URL: url})
+	var tc protocol.TLS
+	if overTLS {
+		tc.Insecure = true
+	}
+	d, err := http1.NewDialer(http1.Config{URL: url, TLS: tc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +121,9 @@ func tryRun(t *testing.T, cfg loadgen.Config, url string) (*results.Run, error) 
 		cfg.Threads = 1
 	}
 	cfg.Driver = driver
+	if overTLS && cfg.NewConn && driver == loadgen.DriverLoop {
+		t.Skip("--new-conn over TLS runs on goroutines: the tls/goroutines variant runs it")
+	}
 	r, err := loadgen.Run(context.Background(), cfg, dialer(t, url))
 	if err != nil {
 		return nil, err
@@ -122,11 +134,13 @@ func tryRun(t *testing.T, cfg loadgen.Config, url string) (*results.Run, error) 
 	return r, nil
 }
 
-// driver is the driver the tests of the moment run on, and h2c whether
-// they speak h2c rather than HTTP/1.1 (forDrivers).
+// driver is the driver the tests of the moment run on, h2c whether they
+// speak h2c rather than HTTP/1.1, overTLS whether HTTP/1.1 over TLS
+// (forDrivers).
 var (
-	driver = loadgen.DriverAuto
-	h2c    bool
+	driver  = loadgen.DriverAuto
+	h2c     bool
+	overTLS bool // HTTP/1.1 over TLS
 )
 
 // forDrivers runs a test on both drivers: the event loop and goroutines
@@ -137,34 +151,45 @@ var (
 // Then both drivers run it in h2c (one stream per connection: the tests of
 // package h2 run the engine with many), where the loop drives the
 // connections as multiplexed ones: the same rules for every protocol.
-// forDriversH1 leaves h2c out, for tests of what only HTTP/1.1 does.
+// And in HTTP/1.1 over TLS, which the loop drives as a one-stream
+// multiplexed connection opened in a goroutine (its handshake is
+// crypto/tls's). forDriversH1 leaves h2c out, for tests of what only
+// HTTP/1.1 does.
 func forDrivers(t *testing.T, test func(t *testing.T)) {
-	forVariants(t, true, test)
+	forVariants(t, true, true, test)
 }
 
 func forDriversH1(t *testing.T, test func(t *testing.T)) {
-	forVariants(t, false, test)
+	forVariants(t, false, true, test)
 }
 
-func forVariants(t *testing.T, withH2C bool, test func(t *testing.T)) {
+// forDriversPlain leaves TLS out, for tests whose timeouts are shorter
+// than a TLS handshake (the timeout bounds the connect too).
+func forDriversPlain(t *testing.T, test func(t *testing.T)) {
+	forVariants(t, true, false, test)
+}
+
+func forVariants(t *testing.T, withH2C, withTLS bool, test func(t *testing.T)) {
 	for _, v := range []struct {
-		name, driver string
-		hold, h2c    bool
+		name, driver   string
+		hold, h2c, tls bool
 	}{
-		{loadgen.DriverLoop, loadgen.DriverLoop, true, false},
-		{loadgen.DriverLoop + "/runtime-wait", loadgen.DriverLoop, false, false},
-		{loadgen.DriverGoroutines, loadgen.DriverGoroutines, false, false},
-		{"h2c/" + loadgen.DriverLoop, loadgen.DriverLoop, true, true},
-		{"h2c/" + loadgen.DriverGoroutines, loadgen.DriverGoroutines, false, true},
+		{loadgen.DriverLoop, loadgen.DriverLoop, true, false, false},
+		{loadgen.DriverLoop + "/runtime-wait", loadgen.DriverLoop, false, false, false},
+		{loadgen.DriverGoroutines, loadgen.DriverGoroutines, false, false, false},
+		{"h2c/" + loadgen.DriverLoop, loadgen.DriverLoop, true, true, false},
+		{"h2c/" + loadgen.DriverGoroutines, loadgen.DriverGoroutines, false, true, false},
+		{"tls/" + loadgen.DriverLoop, loadgen.DriverLoop, true, false, true},
+		{"tls/" + loadgen.DriverGoroutines, loadgen.DriverGoroutines, false, false, true},
 	} {
-		if v.h2c && !withH2C {
+		if v.h2c && !withH2C || v.tls && !withTLS {
 			continue
 		}
 		t.Run(v.name, func(t *testing.T) {
-			driver, h2c = v.driver, v.h2c
-			defer func() { driver, h2c = loadgen.DriverAuto, false }()
+			driver, h2c, overTLS = v.driver, v.h2c, v.tls
+			defer func() { driver, h2c, overTLS = loadgen.DriverAuto, false, false }()
 			switch {
-			case v.hold && v.h2c:
+			case v.hold && (v.h2c || v.tls):
 				// As the CLI gives a loop a P of its own: holding one of
 				// two would leave the in-process HTTP/2 server one, too
 				// few under -race to answer on time.

@@ -193,8 +193,12 @@ func (l *loop) takeOpened(now time.Time) {
 				continue
 			}
 			l.sockWrite(s, now)
-			// Nothing was read past the handshake's records (the
-			// protocol's handshake comes by reads): see protocol.LoopTLS.
+			// Nothing was read past the TLS handshake's records (see
+			// protocol.LoopTLS): the protocol's own handshake, if it has
+			// one, comes by reads; without one, it is Ready now.
+			if s.state == msHandshake && s.m.Ready() {
+				l.sockReady(s, now)
+			}
 		}
 	}
 	l.spare = h[:0]

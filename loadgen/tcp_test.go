@@ -15,7 +15,7 @@ import (
 // echoes, tcp-crr opens a connection per transaction, tcp-stream's bytes
 // are what the sink took.
 func TestTCPModes(t *testing.T) {
-	forDriversH1(t, func(t *testing.T) {
+	forVariants(t, false, false, func(t *testing.T) {
 		for _, mode := range []tcp.Mode{tcp.RR, tcp.CRR, tcp.Stream} {
 			t.Run(string(mode), func(t *testing.T) {
 				srv, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})

@@ -33,12 +33,16 @@ func TestSetProcsSparePForLoops(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name string
-		d    protocol.Dialer
-		want int
-	}{{"tcp-rr (loops)", rr, 2}, {"h2c (loops)", h2c, 2}, {"h2 over TLS (loops)", h2tls, 2}, {"HTTP/1.1 over TLS (goroutines)", h1tls, 1}} {
+		name    string
+		d       protocol.Dialer
+		newConn bool
+		want    int
+	}{
+		{"tcp-rr (loops)", rr, false, 2}, {"h2c (loops)", h2c, false, 2}, {"h2 over TLS (loops)", h2tls, false, 2},
+		{"HTTP/1.1 over TLS (loops)", h1tls, false, 2}, {"HTTP/1.1 over TLS --new-conn (goroutines)", h1tls, true, 1},
+	} {
 		var cfg loadgen.Config
-		cfg.Connections, cfg.Threads = 1, 1
+		cfg.Connections, cfg.Threads, cfg.NewConn = 1, 1, tc.newConn
 		setProcs(&cfg, tc.d, 1, 0)
 		if cfg.Procs != 1 || runtime.GOMAXPROCS(0) != tc.want {
 			t.Errorf("%s at -t 1: Procs %d, GOMAXPROCS %d; want 1 and %d", tc.name, cfg.Procs, runtime.GOMAXPROCS(0), tc.want)

@@ -121,7 +121,7 @@ each loop waits for events holding its own, as wrk's thread does.`,
 	fl.StringVar(&f.client, "client", "loadgen", "the client library: loadgen (lean, allocation-free), or the reference x-net (h2, h2c) or grpc-go (grpc, grpc-stream)")
 	fl.StringVar(&f.netns, "netns", "", "send from this network namespace (a name from ip netns list; needs root)")
 	fl.IntVar(&f.cpus, "cpus", 0, "processors (GOMAXPROCS) for the generator's threads (default min(-t, CPUs, the cgroup's CPU quota)); a run on event loops adds one spare")
-	fl.StringVar(&f.driver, "driver", "", "what sends the requests: loop (event loops, as wrk and h2load: plain HTTP/1.1, HTTP/2 and gRPC unary calls with or without TLS, raw TCP) or goroutines (any protocol); default the loop where it can")
+	fl.StringVar(&f.driver, "driver", "", "what sends the requests: loop (event loops, as wrk and h2load: HTTP/1.1, HTTP/2 and gRPC unary calls with or without TLS, raw TCP) or goroutines (any protocol); default the loop where it can")
 	fl.StringVar(&f.prometheus, "prometheus", "", "serve live metrics in the Prometheus text format on ADDR/metrics while the load runs, e.g. 127.0.0.1:9464")
 	durationVarP(fl, &f.promHold, "prometheus-hold", "", 0, "with --prometheus: keep serving the final figures this long after the run, for a last scrape")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on a terminal")

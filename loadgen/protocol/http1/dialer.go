@@ -59,21 +59,29 @@ func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
 	rw := raw
 	if d.tls != nil {
 		tc := tls.Client(raw, d.tls)
-		if err := tc.HandshakeContext(ctx); err != nil {
+		if err := d.handshake(ctx, tc); err != nil {
 			raw.Close()
-			return nil, fmt.Errorf("TLS handshake with %s: %w", d.addr, protocol.ExplainTLS(err))
-		}
-		if p := tc.ConnectionState().NegotiatedProtocol; p != "" && p != "http/1.1" {
-			raw.Close()
-			return nil, fmt.Errorf("TLS handshake with %s: server chose ALPN protocol %q, not http/1.1", d.addr, p)
+			return nil, err
 		}
 		rw = tc
 	}
 	return newConn(raw, rw, d), nil
 }
 
-// Sessions tells whether an event loop can drive the connections: plain
-// HTTP only (TLS needs crypto/tls's own connection).
+// handshake runs tc's TLS handshake within ctx and checks that the server
+// speaks HTTP/1.1.
+func (d *Dialer) handshake(ctx context.Context, tc *tls.Conn) error {
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return fmt.Errorf("TLS handshake with %s: %w", d.addr, protocol.ExplainTLS(err))
+	}
+	if p := tc.ConnectionState().NegotiatedProtocol; p != "" && p != "http/1.1" {
+		return fmt.Errorf("TLS handshake with %s: server chose ALPN protocol %q, not http/1.1", d.addr, p)
+	}
+	return nil
+}
+
+// Sessions tells whether an event loop can drive the connections as
+// Sessions: plain HTTP. Over TLS a loop drives them as a Mux (Open).
 func (d *Dialer) Sessions() bool { return d.tls == nil }
 
 // Socket starts a connection for an event loop (see protocol.Target).

@@ -23,8 +23,9 @@ func (d *Dialer) Sessions() bool { return d.s.Mode != Stream }
 // protocol.Target).
 func (d *Dialer) Socket() (int, error) { return d.sock.Socket() }
 
-// Opens tells that connections over TLS are opened by Open.
-func (d *Dialer) Opens() bool { return d.tls != nil }
+// Opens tells that connections over TLS, for unary calls, are opened by
+// Open.
+func (d *Dialer) Opens() bool { return d.tls != nil && d.s.Mode != Stream }
 
 // Open opens a connection over TLS for an event loop.
 func (d *Dialer) Open(ctx context.Context, slots int) (int, protocol.Mux, error) {
