@@ -92,7 +92,7 @@ func (m *mux) Outcome(int) protocol.Outcome { return m.o }
 func (m *mux) Filled(n int) []int32 {
 	m.done = m.done[:0]
 	if !m.busy {
-		m.dead = n > 0
+		m.dead = m.dead || n > 0
 		return m.done
 	}
 	m.read += int64(n)
