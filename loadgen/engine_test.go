@@ -164,7 +164,9 @@ func forDriversH1(t *testing.T, test func(t *testing.T)) {
 }
 
 // forDriversPlain leaves TLS out, for tests whose timeouts are shorter
-// than a TLS handshake (the timeout bounds the connect too).
+// than a TLS handshake (the timeout bounds the connect too), or whose
+// timeouts would each cost one (a timed-out HTTP/1.1 request takes its
+// connection).
 func forDriversPlain(t *testing.T, test func(t *testing.T)) {
 	forVariants(t, true, false, test)
 }
@@ -183,6 +185,12 @@ func forVariants(t *testing.T, withH2C, withTLS bool, test func(t *testing.T)) {
 		{"tls/" + loadgen.DriverGoroutines, loadgen.DriverGoroutines, false, false, true},
 	} {
 		if v.h2c && !withH2C || v.tls && !withTLS {
+			continue
+		}
+		if v.tls && testing.Short() {
+			// A handshake per connection: the full run (make test) has
+			// them; the short one under -race leaves them to the race
+			// tests of the TLS layer (packages protocol, h2, rpc).
 			continue
 		}
 		t.Run(v.name, func(t *testing.T) {
