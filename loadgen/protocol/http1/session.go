@@ -114,6 +114,15 @@ type response struct {
 // arrives in pieces. It returns the bytes of p it used and whether the
 // header is complete (then r.state says what follows).
 func (r *response) header(p []byte, head bool) (int, bool) {
+	if len(r.hdr) == 0 {
+		// Most headers come whole in one read: one pass finds the lines
+		// and parses them.
+		if end, ok := r.parse(p, head); end >= 0 {
+			r.bytes += int64(end)
+			r.err = !ok
+			return end, ok
+		}
+	}
 	buf, from := p, 0
 	if len(r.hdr) > 0 {
 		from = max(0, len(r.hdr)-3) // the blank line may straddle the reads
@@ -133,7 +142,7 @@ func (r *response) header(p []byte, head bool) (int, bool) {
 	}
 	used := end - (len(buf) - len(p)) // of p
 	r.bytes += int64(end)
-	ok := r.parse(buf[:end], head)
+	_, ok := r.parse(buf[:end], head)
 	r.hdr = r.hdr[:0]
 	if !ok {
 		r.err = true
@@ -160,46 +169,55 @@ func headerEnd(b []byte, from int) int {
 	}
 }
 
-// parse reads a complete header and sets what follows it.
-func (r *response) parse(h []byte, head bool) bool {
-	line, rest := cutLine(h)
+// parse reads the header at the start of h and sets what follows it. It
+// returns the header's length (through its blank line) and whether it is
+// well formed; the length is -1, and nothing is set, when h does not hold
+// the whole header yet. A malformed header is judged once it is whole,
+// as if it had come in pieces.
+func (r *response) parse(h []byte, head bool) (int, bool) {
+	line, i := nextLine(h, 0)
+	if i < 0 {
+		return -1, false
+	}
 	// HTTP/1.x SSS[ reason]
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' || (len(line) > 12 && line[12] != ' ') {
-		return false
+		return headerEnd(h, 0), false
 	}
 	status := 0
 	for _, c := range line[9:12] {
 		if c < '0' || c > '9' {
-			return false
+			return headerEnd(h, 0), false
 		}
 		status = status*10 + int(c-'0')
 	}
 	if status < 100 {
-		return false
+		return headerEnd(h, 0), false
 	}
-	r.status = status
 	keepAlive := line[7] == '1' // HTTP/1.1 keeps the connection unless told
 	length, chunked := int64(-1), false
-	for len(rest) > 0 {
-		line, rest = cutLine(rest)
+	for {
+		from := i
+		if line, i = nextLine(h, i); i < 0 {
+			return -1, false
+		}
 		if len(line) == 0 {
 			break
 		}
-		name, value, ok := bytes.Cut(line, []byte(":"))
-		if !ok || len(name) == 0 || bytes.ContainsAny(name, " \t") {
-			return false
-		}
-		value = bytes.Trim(value, " \t")
+		name, value, ok := cutField(line)
 		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
+		case !ok:
+			return r.malformed(h, from, status)
+		// By length first: most of a response's fields are none of these.
+		case len(name) != len("Content-Length") && len(name) != len("Transfer-Encoding") && len(name) != len("Connection"):
+		case isField(name, "Content-Length"):
 			n, ok := parseLength(value)
 			if !ok || (length >= 0 && n != length) {
-				return false
+				return r.malformed(h, from, status)
 			}
 			length = n
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+		case isField(name, "Transfer-Encoding"):
 			chunked = lastToken(value, "chunked")
-		case bytes.EqualFold(name, []byte("Connection")):
+		case isField(name, "Connection"):
 			if hasToken(value, "close") {
 				keepAlive = false
 			} else if hasToken(value, "keep-alive") {
@@ -207,6 +225,7 @@ func (r *response) parse(h []byte, head bool) bool {
 			}
 		}
 	}
+	r.status = status
 	r.close = r.close || !keepAlive
 	switch {
 	case status == 101:
@@ -214,32 +233,46 @@ func (r *response) parse(h []byte, head bool) bool {
 		r.state = inLength
 	case status < 200:
 		r.state = inHeader // an interim response: the real one follows
-		return true
+		return i, true
 	case head || status == 204 || status == 304:
 		r.state = inLength
 	case chunked:
 		r.state = inChunked
 		r.chunk = chunker{}
-		return true
+		return i, true
 	case length >= 0:
 		r.state, r.remain = inLength, length
-		return true
+		return i, true
 	default:
 		r.state = inClose
-		return true
+		return i, true
 	}
 	r.remain = 0
-	return true
+	return i, true
 }
 
-// cutLine splits off the first line of b, without its CRLF or LF.
-func cutLine(b []byte) (line, rest []byte) {
-	i := bytes.IndexByte(b, '\n')
-	if i < 0 {
-		return b, nil
+// malformed: a field line at from is bad. Once the header is whole, its
+// status stands for the outcome, as a well-formed status line had it.
+func (r *response) malformed(h []byte, from, status int) (int, bool) {
+	end := headerEnd(h, from)
+	if end >= 0 {
+		r.status = status
 	}
-	line, rest = b[:i], b[i+1:]
-	return bytes.TrimSuffix(line, []byte("\r")), rest
+	return end, false
+}
+
+// nextLine is the line of h at from, without its CRLF or LF, and where the
+// next one starts; -1 when the line has no end in h yet.
+func nextLine(h []byte, from int) ([]byte, int) {
+	j := bytes.IndexByte(h[from:], '\n')
+	if j < 0 {
+		return nil, -1
+	}
+	line := h[from : from+j]
+	if j > 0 && line[j-1] == '\r' {
+		line = line[:j-1]
+	}
+	return line, from + j + 1
 }
 
 func parseLength(v []byte) (int64, bool) {
@@ -256,12 +289,48 @@ func parseLength(v []byte) (int64, bool) {
 	return n, true
 }
 
+// cutField splits a field line at its colon, in one pass over the name:
+// a name is not empty and holds no space or tab (RFC 9112 5.1). The value
+// comes without the spaces and tabs around it.
+func cutField(line []byte) (name, value []byte, ok bool) {
+	for i, c := range line {
+		switch c {
+		case ':':
+			return line[:i], trimOWS(line[i+1:]), i > 0
+		case ' ', '\t':
+			return nil, nil, false
+		}
+	}
+	return nil, nil, false
+}
+
+// isField: name is want, in the case servers send it or in another.
+func isField(name []byte, want string) bool {
+	return string(name) == want || bytes.EqualFold(name, []byte(want))
+}
+
+// trimOWS cuts the spaces and tabs around a field value (RFC 9110 5.5);
+// bytes.Trim with a cutset costs a set built per call.
+func trimOWS(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
+}
+
 // hasToken tells whether a comma-separated header value holds tok.
 func hasToken(v []byte, tok string) bool {
 	for len(v) > 0 {
-		var t []byte
-		t, v, _ = bytes.Cut(v, []byte(","))
-		if bytes.EqualFold(bytes.Trim(t, " \t"), []byte(tok)) {
+		t := v
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			t, v = v[:i], v[i+1:]
+		} else {
+			v = nil
+		}
+		if t = trimOWS(t); string(t) == tok || bytes.EqualFold(t, []byte(tok)) {
 			return true
 		}
 	}
@@ -273,7 +342,7 @@ func lastToken(v []byte, tok string) bool {
 	if i := bytes.LastIndexByte(v, ','); i >= 0 {
 		v = v[i+1:]
 	}
-	return bytes.EqualFold(bytes.Trim(v, " \t"), []byte(tok))
+	return bytes.EqualFold(trimOWS(v), []byte(tok))
 }
 
 // chunker walks a chunked body (RFC 9112 7.1) without keeping it:

@@ -81,7 +81,7 @@ func TestSessionResponses(t *testing.T) {
 				if !done {
 					t.Fatalf("not complete after %d bytes", used)
 				}
-				if o.Err != tc.err || o.Done != tc.done || (tc.err != protocol.Protocol && o.Status != tc.status) {
+				if o.Err != tc.err || o.Done != tc.done || o.Status != tc.status {
 					t.Errorf("outcome %+v, want status %d, err %v, done %v", o, tc.status, tc.err, tc.done)
 				}
 				if tc.err == protocol.None && !tc.open && (used != len(tc.resp) || o.Bytes != int64(len(tc.resp))) {
