@@ -256,6 +256,17 @@ func (e *engine) prefetched(ctx context.Context, ready *sync.WaitGroup) {
 	}
 }
 
+// endedOnTime: the run stopped because its window ended, not cut short.
+// A request of the open loop due before the end, that a free worker or
+// connection holds when it gets to it, is then still sent: it is part of
+// the schedule, and its latency counts how late it went. (Without this a
+// generator a few milliseconds late at the end — a busy machine — would
+// report the schedule's last requests as never started.) Requests due
+// when no connection is free stay unsent, as they would have been.
+func (e *engine) endedOnTime(now time.Time) bool {
+	return !e.aborted.Load() && !e.end.IsZero() && !now.Before(e.end)
+}
+
 // abort discards in-flight requests.
 func (e *engine) abort() {
 	e.aborted.Store(true)

@@ -392,9 +392,11 @@ func TestOpenLoopRate(t *testing.T) {
 		if n := r.Summary.Requests; n < 5880 || n > 6001 {
 			t.Errorf("%d requests in 3 s at 2000/s", n)
 		}
-		// None should be left, but a busy machine (CI runs packages side by
-		// side on two CPUs) may hold a worker past the window's end for a
-		// request or two due in its last milliseconds: 0.1% at most.
+		// None should be left. A generator late at the window's end (a busy
+		// machine: CI runs packages side by side on two CPUs) still sends
+		// what was due to the connections free then (8 here), so only a
+		// stall of more than 8 intervals at the very end leaves any: 0.1%
+		// at most.
 		if p.Unsent > 6 {
 			t.Errorf("%d requests never sent against an idle target", p.Unsent)
 		}

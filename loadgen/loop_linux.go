@@ -329,7 +329,16 @@ func (l *loop) run(ready *sync.WaitGroup) {
 		}
 		l.dispatch(now)
 	}
-	for !l.finished() {
+	for {
+		if e.pacer != nil && !l.exhausted && e.stopping.Load() {
+			l.dispatch(time.Now()) // the last call, whether or not this turn made it
+			if len(l.dirty) > 0 {
+				l.flushDirty(time.Now())
+			}
+		}
+		if l.finished() {
+			break
+		}
 		if e.aborted.Load() {
 			l.abandon()
 			return
@@ -502,9 +511,18 @@ func (l *loop) retry(now time.Time) {
 // connection; a request due when none is free waits for one (its latency,
 // counted from its intended start, includes the wait). The next request
 // in the future arms the timerfd.
+//
+// Once the run stops, a last call sends the requests already due to the
+// connections free then, if the window ended (engine.endedOnTime), and no
+// more: the loop is exhausted.
 func (l *loop) dispatch(now time.Time) {
 	e := l.e
-	for !l.exhausted && !e.stopping.Load() {
+	last := e.stopping.Load()
+	if last && !e.endedOnTime(now) {
+		l.exhausted = true
+		return
+	}
+	for !l.exhausted {
 		if !l.claimed {
 			i := e.next.Add(1) - 1
 			if n := uint64(e.cfg.Requests); n > 0 && i >= n {
@@ -523,11 +541,12 @@ func (l *loop) dispatch(now time.Time) {
 			}
 			l.claimed = true
 		}
-		if now.Before(l.claimAt) {
-			l.arm(l.claimAt)
-			return
-		}
-		if len(l.idle) == 0 {
+		if now.Before(l.claimAt) || len(l.idle) == 0 {
+			if last {
+				l.exhausted = true
+			} else if now.Before(l.claimAt) {
+				l.arm(l.claimAt)
+			}
 			return
 		}
 		c := l.idle[len(l.idle)-1]

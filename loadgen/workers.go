@@ -228,7 +228,8 @@ func (w *worker) step() bool {
 		if !e.end.IsZero() && !intended.Before(e.end) {
 			return false
 		}
-		if !w.wait.sleep(time.Until(intended)) || e.stopping.Load() {
+		slept := w.wait.sleep(time.Until(intended))
+		if (!slept || e.stopping.Load()) && !e.endedOnTime(time.Now()) {
 			return false
 		}
 	}
