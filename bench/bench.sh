@@ -157,12 +157,31 @@ one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
   printf '%-14s %-8s %3s %10s %9s %9s %7s %10s\n' "$c" "$t" "$r" "$rps" "$p50" "$p99" "$cpu" "$per" | tee -a "$OUT/table.txt" >&2
 }
 
+# A target's CPU seconds so far (user+sys, in clock ticks).
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+# target_row CASE TARGET REP T0 T1: the target's requests per CPU-second
+# over the run CASE.loadgen.rREP (ticks T0 to T1).
+target_row() {
+  local n
+  n=$(awk '/requests in/ {print $1}' "$OUT/$1.loadgen.r$3.out")
+  awk -v n="$n" -v t=$(($5 - $4)) -v hz="$(getconf CLK_TCK)" -v c="$1" -v tg="$2" -v r="$3" \
+    'BEGIN{ printf "%-14s %-8s %3s %10s %9s %9s %7.2f %10.0f\n", c, tg, r, "-", "-", "-", t/hz, (t>0 ? n/(t/hz) : 0) }' |
+    tee -a "$OUT/table.txt" >&2
+}
+
 case_h1() { # name conns
   local name=$1 c=$2 url=http://$H:$P_H1/100b
   [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
+  # nginx's own cost per request, over loadgen's runs at c50: what a C
+  # server pays on this kernel, the bar for loadgen's httpbin below.
+  local worker t0 t1
+  worker=$(pgrep -P "$NGINX_PID" | head -1)
   for ((r = 1; r <= REPS; r++)); do
     one "$name" wrk "$r" wrk -t1 -c"$c" -d"${DUR}s" --latency "$url"
+    t0=$(ticks "$worker")
     one "$name" loadgen "$r" "$LG" run -t1 -c"$c" -d"${DUR}s" --latency -q "$url"
+    t1=$(ticks "$worker")
+    ((c > 1)) && target_row "$name" nginx "$r" "$t0" "$t1"
   done
 }
 
@@ -222,16 +241,12 @@ case_httpbin() {
   taskset -c "$TGT_CPU" "$LG" serve httpbin --addr "$H:$port" --for $((REPS * (DUR + 5) + 30))s >"$OUT/httpbin.out" 2>&1 &
   local pid=$!
   for _ in $(seq 100); do ss -Hltn "( sport = :$port )" | grep -q . && break; sleep 0.1; done
+  local t0 t1
   for ((r = 1; r <= REPS; r++)); do
-    local t0 t1
-    t0=$(awk '{print $14+$15}' /proc/$pid/stat)
+    t0=$(ticks "$pid")
     one "$name" loadgen "$r" "$LG" run -t1 -c50 -d"${DUR}s" --latency -q "http://$H:$port/bytes/100"
-    t1=$(awk '{print $14+$15}' /proc/$pid/stat)
-    local n
-    n=$(awk '/requests in/ {print $1}' "$OUT/$name.loadgen.r$r.out")
-    awk -v n="$n" -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v c="$name" -v r="$r" \
-      'BEGIN{ printf "%-14s %-8s %3s %10s %9s %9s %7.2f %10.0f\n", c, "httpbin", r, "-", "-", "-", t/hz, (t>0 ? n/(t/hz) : 0) }' |
-      tee -a "$OUT/table.txt" >&2
+    t1=$(ticks "$pid")
+    target_row "$name" httpbin "$r" "$t0" "$t1"
   done
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 }
@@ -278,9 +293,13 @@ awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$
     printf "%-14s %-8s %10s %9s %9s %10s\n", "case", "tool", "rps", "p50_ms", "p99_ms", "req/cpu_s"
     for (c in cases) for (t in tools) { k=c" "t; if (k in rps) printf "%-14s %-8s %10.0f %9.3f %9.3f %10.0f\n", c, t, med(rps[k]), med(p50[k]), med(p99[k]), med(per[k]) }
     print ""
-    for (c in cases) for (t in tools) { if (t == "loadgen" || t == "httpbin") continue
+    for (c in cases) for (t in tools) { if (t == "loadgen" || t == "httpbin" || t == "nginx") continue
       a=c" loadgen"; b=c" "t; if ((a in per) && (b in per) && med(per[b]) > 0)
       printf "%-14s loadgen/%s: req/cpu_s %.2f (%s)  rps %.2f  p50 %+.3f ms\n", c, t, med(per[a])/med(per[b]), spread(a, b), med(rps[a])/med(rps[b]), med(p50[a])-med(p50[b]) }
     for (c in cases) { a=c" loadgen"; b=c" httpbin"; if ((a in per) && (b in per) && med(per[a]) > 0)
       printf "%-14s httpbin/loadgen: req/cpu_s %.2f (%s; the target must keep up: >= 1.2)\n", c, med(per[b])/med(per[a]), spread(b, a) }
+    for (c in cases) { a=c" loadgen"; b=c" nginx"; if ((a in per) && (b in per) && med(per[a]) > 0)
+      printf "%-14s nginx/loadgen: req/cpu_s %.2f (%s; a C server on the same kernel path)\n", c, med(per[b])/med(per[a]), spread(b, a) }
+    if (("httpbin-c50 httpbin" in per) && ("h1-c50 nginx" in per) && med(per["h1-c50 nginx"]) > 0)
+      printf "%-14s httpbin/nginx: req/cpu_s %.2f (each serving loadgen at c50, /bytes/100 and nginx return 200)\n", "httpbin-c50", med(per["httpbin-c50 httpbin"])/med(per["h1-c50 nginx"])
   }' "$OUT/table.txt" | tee "$OUT/summary.txt"
