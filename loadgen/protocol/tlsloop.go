@@ -66,13 +66,16 @@ func (t *LoopTLS) Handoff() (int, error) {
 		defer unix.Close(fd2)
 		return -1, errors.New("tls handoff: a record half read")
 	}
-	t.p.in = make([]byte, 0, loopTLSRead)
 	return fd, nil
 }
 
 // loopTLSRead is the room for ciphertext: two records of the largest
 // size.
 const loopTLSRead = 2 * maxRecord
+
+// records lends the loop's connections their room for ciphertext: a
+// connection holds it only while a record it read is partly handed.
+var records = NewBuffers(loopTLSRead)
 
 // errWouldBlock is a temporary error, which crypto/tls does not keep as
 // the connection's: a record partly read stays buffered for the next Read.
@@ -95,7 +98,7 @@ type tlsPipe struct {
 	loop   bool
 	left   int // bytes of the record being handed not yet handed
 	hdr    [recordHeader]byte
-	in     []byte // ciphertext the loop read, from inOff on not yet handed
+	in     []byte // ciphertext the loop read, from inOff on not yet handed; borrowed (records), nil when none is left
 	inOff  int
 	out    []byte // ciphertext for the loop to write, from outOff on
 	outOff int
@@ -250,6 +253,9 @@ func (m *tlsMux) Wrote(n int) {
 
 func (m *tlsMux) ReadBuf() []byte {
 	p := m.t.p
+	if p.in == nil {
+		p.in = records.Get()
+	}
 	return p.in[len(p.in):cap(p.in)]
 }
 
@@ -276,12 +282,25 @@ func (m *tlsMux) Filled(n int) []int32 {
 		}
 	}
 	p.compact()
+	p.giveBack()
 	return m.done
+}
+
+// giveBack returns the room for ciphertext once all of it is handed.
+func (p *tlsPipe) giveBack() {
+	if p.in != nil && p.inOff == len(p.in) {
+		records.Put(p.in)
+		p.in, p.inOff = nil, 0
+	}
 }
 
 func (m *tlsMux) Fail(class ErrClass) []int32 {
 	if m.err == nil {
 		m.err = net.ErrClosed
+	}
+	if p := m.t.p; p.in != nil { // nothing more is read
+		records.Put(p.in)
+		p.in, p.inOff = nil, 0
 	}
 	return m.Mux.Fail(class)
 }

@@ -140,6 +140,9 @@ func TestTLSMuxRecords(t *testing.T) {
 	if m.Dead() || inner.fail != 0 {
 		t.Fatal("the connection failed")
 	}
+	if m.(*tlsMux).t.p.in != nil {
+		t.Error("every record is handed, yet the connection keeps its room for ciphertext")
+	}
 	inner.out = []byte("from client")
 	for out := m.Output(); len(out) > 0; out = m.Output() {
 		n, err := unix.Write(fd, out)

@@ -128,8 +128,11 @@ type connError struct {
 
 func (e connError) Error() string { return fmt.Sprintf("protocol error (%v): %s", e.code, e.reason) }
 
-func newConn(d *Dialer) *Conn {
+// newConn makes a connection's state: a Dial's (reading into its own
+// buffer), or a Fed's (borrowing one per read, frames).
+func newConn(d *Dialer, fed bool) *Conn {
 	c := &Conn{
+		fed:            fed,
 		d:              d,
 		shared:         d.cfg.Streams > 1,
 		nextID:         1,
@@ -139,10 +142,15 @@ func newConn(d *Dialer) *Conn {
 		peerWindow:     h2wire.DefaultWindow,
 		peerMaxStreams: 1 << 30,
 		sendWindow:     h2wire.DefaultWindow,
-		rbuf:           make([]byte, readBufSize),
 		hdec:           h2wire.NewDecoder(h2wire.DefaultTableSize, append([]string{":status"}, d.cfg.Want...)...),
-		wbuf:           make([]byte, 0, 4096),
-		spare:          make([]byte, 0, 4096),
+	}
+	if fed {
+		// A Fed's output is written at the end of each turn: a few frames,
+		// grown to what a turn needs. It has no writer to swap with.
+		c.wbuf = make([]byte, 0, 512)
+	} else {
+		c.rbuf = make([]byte, readBufSize)
+		c.wbuf, c.spare = make([]byte, 0, 4096), make([]byte, 0, 4096)
 	}
 	c.field = c.onField
 	c.wbuf = h2wire.AppendPreface(c.wbuf, OurWindow)

@@ -42,7 +42,7 @@ func NewDialer(cfg Config) *Dialer {
 		Streams: cfg.Streams,
 		Name:    cfg.Name,
 		Target:  cfg.Addr,
-		Open:    func() *Conn { return newConn(d) },
+		Open:    func() *Conn { return newConn(d, false) },
 		Connect: func(ctx context.Context, c *Conn) error { return c.connect(ctx) },
 		Live:    (*Conn).Usable,
 		Close:   (*Conn).close,

@@ -35,8 +35,8 @@ type Fed struct {
 // (a layer's part of each stream, as a Dial's). Its preface and SETTINGS
 // are the first Output.
 func (d *Dialer) Fed(slots int, body []byte, hs ...Handler) *Fed {
-	c := newConn(d)
-	c.fed, c.shared = true, slots > 1
+	c := newConn(d, true)
+	c.shared = slots > 1
 	f := &Fed{c: c, body: body, busy: make([]bool, slots), pend: make([][]byte, slots), done: make([]int32, 0, slots)}
 	for k := range slots {
 		var h Handler
@@ -70,10 +70,26 @@ func (f *Fed) Wrote(n int) {
 }
 
 // ReadBuf is where the loop reads into next; Filled says how much it read.
+// The buffer is lent (frames) until Filled has parsed every frame in it.
 func (f *Fed) ReadBuf() []byte {
 	c := f.c
 	c.compact()
+	if c.rbuf == nil {
+		c.rbuf = frames.Get()[:readBufSize]
+	}
 	return c.rbuf[c.rend:]
+}
+
+// frames lends Feds their read buffers: a connection waiting for its
+// answers holds none, only one with a frame partly read.
+var frames = protocol.NewBuffers(readBufSize)
+
+// giveBack returns the read buffer once no partial frame is left in it.
+func (f *Fed) giveBack() {
+	if c := f.c; c.rbuf != nil && (c.rpos == c.rend || c.dead) {
+		frames.Put(c.rbuf)
+		c.rbuf, c.rpos, c.rend = nil, 0, 0
+	}
 }
 
 // Ready reports that the handshake is over: the server's SETTINGS came,
@@ -96,6 +112,7 @@ var ErrNotHTTP2 = errors.New("no HTTP/2 SETTINGS from the server")
 // with the connection when what came broke HTTP/2. The slice is valid
 // until the next call.
 func (f *Fed) Filled(n int) []int32 {
+	defer f.giveBack()
 	c := f.c
 	c.rend += n
 	f.done = f.done[:0]
@@ -125,6 +142,7 @@ func (f *Fed) Filled(n int) []int32 {
 // Fail breaks the connection: the socket failed (class Read or Write), or
 // the peer closed it. It returns the slots whose request it ended.
 func (f *Fed) Fail(class protocol.ErrClass, err error) []int32 {
+	defer f.giveBack()
 	f.done = f.done[:0]
 	f.c.failLocked(class, err)
 	return f.failed()

@@ -141,7 +141,7 @@ func FuzzFrames(f *testing.F) {
 // the connection and the error that stopped the reader, if any.
 func feedFrames(t *testing.T, cut uint8, in []byte) (*Conn, error) {
 	d := NewDialer(Config{Streams: 3, Fields: []h2wire.Field{{Name: ":method", Value: "GET"}}, Want: []string{"content-type", "grpc-status"}})
-	c := newConn(d)
+	c := newConn(d, false)
 	c.raw, c.nc = discardConn{}, discardConn{}
 	c.wbuf = c.wbuf[:0]
 	for i := range 3 {
@@ -302,6 +302,9 @@ func feedFed(t *testing.T, cut uint8, in []byte) *Fed {
 		n := min(step, len(in))
 		done := fill(in[:n])
 		in = in[n:]
+		if c := fd.c; c.rbuf != nil && c.rpos == c.rend {
+			t.Fatal("the Fed keeps a read buffer with no partial frame in it")
+		}
 		for _, k := range done {
 			if !busy[k] {
 				t.Fatalf("slot %d reported ended twice", k)
@@ -350,6 +353,9 @@ func TestFeedFed(t *testing.T) {
 	fd := feedFed(t, 7, seedOK())
 	if s := fd.slots[0]; s.id != 7 || !fd.busy[0] {
 		t.Errorf("slot 0 after its answer: stream %d, in flight %v; want the next request on stream 7", s.id, fd.busy[0])
+	}
+	if fd.c.rbuf != nil {
+		t.Error("the Fed holds its read buffer while it waits: it must lend it back")
 	}
 	fd = feedFed(t, 1, seedGoAway())
 	if fd.Usable() || fd.c.active != 0 || !fd.slots[2].unprocessed {

@@ -30,7 +30,7 @@ func TestHeaderBlocks(t *testing.T) {
 	}
 	d := NewDialer(Config{Fields: fields})
 	for _, table := range []uint32{0, 64, 200, 4096, 65536} {
-		c := newConn(d)
+		c := newConn(d, false)
 		c.peerTableSizeLocked(table) // as the server's first SETTINGS does
 		if used := c.blocks.Size; used > table || used > h2wire.DefaultTableSize {
 			t.Errorf("table %d: blocks use %d bytes of it", table, used)
@@ -67,7 +67,7 @@ func TestHeaderBlocks(t *testing.T) {
 // says so first, and what no longer fits goes as literals.
 func TestHeaderTableShrinks(t *testing.T) {
 	fields := []h2wire.Field{{Name: ":method", Value: "GET"}, {Name: ":path", Value: "/x"}, {Name: "x-a", Value: strings.Repeat("a", 100)}}
-	c := newConn(NewDialer(Config{Fields: fields}))
+	c := newConn(NewDialer(Config{Fields: fields}), false)
 	dec := hpack.NewDecoder(4096, nil)
 	for i, table := range []uint32{4096, 4096, 64, 64, 4096, 0, 0} {
 		c.peerTableSizeLocked(table)

@@ -15,7 +15,7 @@ import (
 // statusDecoder decodes header blocks as a connection does, for no stream.
 type statusDecoder struct{ c *Conn }
 
-func newStatusDecoder() statusDecoder { return statusDecoder{newConn(NewDialer(Config{}))} }
+func newStatusDecoder() statusDecoder { return statusDecoder{newConn(NewDialer(Config{}), false)} }
 
 func decodeStatus(d statusDecoder, block []byte) (int32, error) { return d.c.decodeLocked(nil, block) }
 

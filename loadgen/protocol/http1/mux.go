@@ -46,7 +46,7 @@ func (d *Dialer) Open(ctx context.Context, _ int) (int, protocol.Mux, error) {
 // Mux returns the state of one connection a loop drives over TLS: one
 // request at a time.
 func (d *Dialer) Mux(int) protocol.Mux {
-	m := &mux{s: d.Session(), rbuf: make([]byte, muxReadSize)}
+	m := &mux{s: d.Session()}
 	m.done = m.slot[:0]
 	return m
 }
@@ -55,10 +55,14 @@ func (d *Dialer) Mux(int) protocol.Mux {
 // keeps what it needs of a header cut between reads).
 const muxReadSize = 16 << 10
 
+// plaintext lends a connection its read buffer from ReadBuf to Filled,
+// so that one waiting for its answer holds none.
+var plaintext = protocol.NewBuffers(muxReadSize)
+
 // mux is a Session as a one-slot protocol.Mux.
 type mux struct {
 	s       protocol.Session
-	rbuf    []byte
+	rbuf    []byte // borrowed (plaintext) from ReadBuf to Filled
 	req     []byte
 	wrote   int
 	read    int64
@@ -78,7 +82,20 @@ func (m *mux) Output() []byte {
 }
 
 func (m *mux) Wrote(n int)     { m.wrote += n }
-func (m *mux) ReadBuf() []byte { return m.rbuf }
+func (m *mux) ReadBuf() []byte {
+	if m.rbuf == nil {
+		m.rbuf = plaintext.Get()[:muxReadSize]
+	}
+	return m.rbuf
+}
+
+// giveBack returns the read buffer: what was read is parsed.
+func (m *mux) giveBack() {
+	if m.rbuf != nil {
+		plaintext.Put(m.rbuf)
+		m.rbuf = nil
+	}
+}
 func (m *mux) Ready() bool     { return true }
 func (m *mux) Usable() bool    { return !m.dead && !m.closing }
 func (m *mux) Dead() bool      { return m.dead }
@@ -90,6 +107,7 @@ func (m *mux) Outcome(int) protocol.Outcome { return m.o }
 // past it, or with no request in flight, break the connection (HTTP/1.1
 // sends one response per request).
 func (m *mux) Filled(n int) []int32 {
+	defer m.giveBack()
 	m.done = m.done[:0]
 	if !m.busy {
 		m.dead = m.dead || n > 0
@@ -109,6 +127,7 @@ func (m *mux) Filled(n int) []int32 {
 // Fail ends the request in flight: the peer's close completes a response
 // delimited by it (Session.Closed), a socket error fails it.
 func (m *mux) Fail(class protocol.ErrClass) []int32 {
+	m.giveBack()
 	m.done = m.done[:0]
 	m.dead = true
 	if !m.busy {

@@ -45,6 +45,9 @@ func TestMuxOneRequestAtATime(t *testing.T) {
 			if o := m.Outcome(0); o.Err != protocol.None || o.Status != 200 || o.Done || !m.Usable() {
 				t.Fatalf("outcome %+v, usable %v", o, m.Usable())
 			}
+			if m.(*mux).rbuf != nil {
+				t.Fatal("the connection keeps its read buffer between reads")
+			}
 		}
 	})
 	t.Run("Connection: close", func(t *testing.T) {
