@@ -82,6 +82,12 @@ func (m *mux) Output() []byte {
 }
 
 func (m *mux) Wrote(n int)     { m.wrote += n }
+func (m *mux) Ready() bool     { return true }
+func (m *mux) Usable() bool    { return !m.dead && !m.closing }
+func (m *mux) Dead() bool      { return m.dead }
+func (m *mux) Goodbye() []byte { return nil }
+
+// ReadBuf lends the connection a buffer until Filled or Fail.
 func (m *mux) ReadBuf() []byte {
 	if m.rbuf == nil {
 		m.rbuf = plaintext.Get()[:muxReadSize]
@@ -96,10 +102,6 @@ func (m *mux) giveBack() {
 		m.rbuf = nil
 	}
 }
-func (m *mux) Ready() bool     { return true }
-func (m *mux) Usable() bool    { return !m.dead && !m.closing }
-func (m *mux) Dead() bool      { return m.dead }
-func (m *mux) Goodbye() []byte { return nil }
 
 func (m *mux) Outcome(int) protocol.Outcome { return m.o }
 
