@@ -61,6 +61,7 @@ type engine struct {
 
 	next     atomic.Uint64 // next request index (pacing and -n)
 	stopping atomic.Bool   // no new requests
+	ended    atomic.Bool   // set before stopping when the window ran out (or every worker finished), not cut short
 	aborted  atomic.Bool   // in-flight requests are discarded
 	runCtx   context.Context
 
@@ -175,7 +176,13 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	interrupted := rep.loop(ctx, allDone)
 
 	// Stop: no new requests; in-flight ones get until their deadline, then
-	// connections are closed. An interrupt discards them at once.
+	// connections are closed. An interrupt discards them at once: it is
+	// marked before anything is woken, so that nothing woken sends.
+	if interrupted {
+		e.aborted.Store(true)
+	} else {
+		e.ended.Store(true)
+	}
 	e.stopping.Store(true)
 	e.drv.interrupt()
 	if interrupted {
@@ -263,8 +270,8 @@ func (e *engine) prefetched(ctx context.Context, ready *sync.WaitGroup) {
 // generator a few milliseconds late at the end — a busy machine — would
 // report the schedule's last requests as never started.) Requests due
 // when no connection is free stay unsent, as they would have been.
-func (e *engine) endedOnTime(now time.Time) bool {
-	return !e.aborted.Load() && !e.end.IsZero() && !now.Before(e.end)
+func (e *engine) endedOnTime() bool {
+	return e.ended.Load() && !e.aborted.Load()
 }
 
 // abort discards in-flight requests.

@@ -518,7 +518,7 @@ func (l *loop) retry(now time.Time) {
 func (l *loop) dispatch(now time.Time) {
 	e := l.e
 	last := e.stopping.Load()
-	if last && !e.endedOnTime(now) {
+	if last && !e.endedOnTime() {
 		l.exhausted = true
 		return
 	}

@@ -229,7 +229,7 @@ func (w *worker) step() bool {
 			return false
 		}
 		slept := w.wait.sleep(time.Until(intended))
-		if (!slept || e.stopping.Load()) && !e.endedOnTime(time.Now()) {
+		if (!slept || e.stopping.Load()) && !e.endedOnTime() {
 			return false
 		}
 	}

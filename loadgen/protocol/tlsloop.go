@@ -273,9 +273,9 @@ func (m *tlsMux) Filled(n int) []int32 {
 		buf := m.Mux.ReadBuf()
 		k, err := m.t.Read(buf)
 		full = k > 0 && k == len(buf)
-		if k > 0 {
-			m.done = append(m.done, m.Mux.Filled(k)...)
-		}
+		// Filled(0) when a record held no plaintext (a session ticket, a
+		// KeyUpdate): inner hands back the buffer it lent.
+		m.done = append(m.done, m.Mux.Filled(k)...)
 		if err != nil && err != errWouldBlock {
 			m.err = err
 			m.done = append(m.done, m.Mux.Fail(Read)...)
