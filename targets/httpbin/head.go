@@ -1,6 +1,10 @@
 package httpbin
 
-import "bytes"
+import (
+	"bytes"
+
+	"loadgen/internal/httpsyntax"
+)
 
 // The event loop's request parser: a strict subset of HTTP/1.1, fed the
 // bytes a connection sent so far. What it accepts the loop answers itself;
@@ -199,7 +203,7 @@ func (h *head) field(line []byte, hosts *int) bool {
 	if colon == 0 || colon == len(line) || line[colon] != ':' || len(h.header) == maxHeaders {
 		return false
 	}
-	name, value := line[:colon], trimOWS(line[colon+1:])
+	name, value := line[:colon], httpsyntax.TrimOWS(line[colon+1:])
 	for _, c := range value {
 		if !valueChars[c] {
 			return false
@@ -251,15 +255,4 @@ func lower(c byte) byte {
 		return c + 'a' - 'A'
 	}
 	return c
-}
-
-// trimOWS trims spaces and tabs around a field value.
-func trimOWS(v []byte) []byte {
-	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
-		v = v[1:]
-	}
-	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
-		v = v[:len(v)-1]
-	}
-	return v
 }

@@ -3,6 +3,7 @@ package http1
 import (
 	"bytes"
 
+	"loadgen/internal/httpsyntax"
 	"loadgen/loadgen/protocol"
 )
 
@@ -296,7 +297,7 @@ func cutField(line []byte) (name, value []byte, ok bool) {
 	for i, c := range line {
 		switch c {
 		case ':':
-			return line[:i], trimOWS(line[i+1:]), i > 0
+			return line[:i], httpsyntax.TrimOWS(line[i+1:]), i > 0
 		case ' ', '\t':
 			return nil, nil, false
 		}
@@ -309,18 +310,6 @@ func isField(name []byte, want string) bool {
 	return string(name) == want || bytes.EqualFold(name, []byte(want))
 }
 
-// trimOWS cuts the spaces and tabs around a field value (RFC 9110 5.5);
-// bytes.Trim with a cutset costs a set built per call.
-func trimOWS(v []byte) []byte {
-	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
-		v = v[1:]
-	}
-	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
-		v = v[:len(v)-1]
-	}
-	return v
-}
-
 // hasToken tells whether a comma-separated header value holds tok.
 func hasToken(v []byte, tok string) bool {
 	for len(v) > 0 {
@@ -330,7 +319,7 @@ func hasToken(v []byte, tok string) bool {
 		} else {
 			v = nil
 		}
-		if t = trimOWS(t); string(t) == tok || bytes.EqualFold(t, []byte(tok)) {
+		if t = httpsyntax.TrimOWS(t); string(t) == tok || bytes.EqualFold(t, []byte(tok)) {
 			return true
 		}
 	}
@@ -342,7 +331,7 @@ func lastToken(v []byte, tok string) bool {
 	if i := bytes.LastIndexByte(v, ','); i >= 0 {
 		v = v[i+1:]
 	}
-	return bytes.EqualFold(trimOWS(v), []byte(tok))
+	return bytes.EqualFold(httpsyntax.TrimOWS(v), []byte(tok))
 }
 
 // chunker walks a chunked body (RFC 9112 7.1) without keeping it:
