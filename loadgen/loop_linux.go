@@ -400,29 +400,6 @@ func (l *loop) finished() bool {
 	return (l.e.stopping.Load() || l.exhausted) && l.inFlight == 0
 }
 
-// waitMillis bounds the wait by the earliest deadline and backoff.
-func (l *loop) waitMillis(now time.Time) int {
-	next := time.Time{}
-	if c := l.flightHead; c != nil {
-		next = c.deadline
-	}
-	for _, c := range l.backoffs {
-		if next.IsZero() || c.retryAt.Before(next) {
-			next = c.retryAt
-		}
-	}
-	for _, s := range l.opening {
-		if next.IsZero() || s.deadline.Before(next) {
-			next = s.deadline
-		}
-	}
-	if next.IsZero() {
-		return -1
-	}
-	ms := (next.Sub(now) + time.Millisecond - 1) / time.Millisecond
-	return int(max(0, min(ms, 1000)))
-}
-
 // prefetch opens every connection before the clock starts, at most
 // prefetchAtOnce at a time, for at most one timeout.
 func (l *loop) prefetch() {
@@ -470,108 +447,6 @@ func (l *loop) prefetch() {
 	}
 }
 
-// expire times out what passed its deadline: requests (failed at their
-// timeout) and connects (connect errors, as a dial that timed out).
-func (l *loop) expire(now time.Time) {
-	if len(l.opening) > 0 {
-		l.expireOpening(now)
-	}
-	for c := l.flightHead; c != nil && !now.Before(c.deadline); c = l.flightHead {
-		if c.g != nil {
-			l.muxExpire(c, now)
-			continue
-		}
-		if c.state == stConnecting {
-			l.unflight(c)
-			l.drop(c)
-			l.connectFailed(c, now)
-			continue
-		}
-		o := protocol.Outcome{Err: protocol.Timeout, Done: true, Bytes: c.read, Written: int64(c.wrote)}
-		l.complete(c, &o, now)
-	}
-}
-
-// retry reconnects, closed loop, the connections whose backoff is over.
-func (l *loop) retry(now time.Time) {
-	kept := l.backoffs[:0]
-	for _, c := range l.backoffs {
-		if now.Before(c.retryAt) {
-			kept = append(kept, c)
-			continue
-		}
-		c.state = stIdle
-		l.ready = append(l.ready, c)
-	}
-	clear(l.backoffs[len(kept):])
-	l.backoffs = kept
-}
-
-// dispatch starts the open loop's requests that are due, each on an idle
-// connection; a request due when none is free waits for one (its latency,
-// counted from its intended start, includes the wait). The next request
-// in the future arms the timerfd.
-//
-// Once the run stops, a last call sends the requests already due to the
-// connections free then, if the window ended (engine.endedOnTime), and no
-// more: the loop is exhausted.
-func (l *loop) dispatch(now time.Time) {
-	e := l.e
-	last := e.stopping.Load()
-	if last && !e.endedOnTime() {
-		l.exhausted = true
-		return
-	}
-	for !l.exhausted {
-		if !l.claimed {
-			i := e.next.Add(1) - 1
-			if n := uint64(e.cfg.Requests); n > 0 && i >= n {
-				l.exhausted = true
-				return
-			}
-			off, ok := e.pacer.Intended(i)
-			if !ok {
-				l.exhausted = true
-				return
-			}
-			l.claimAt = e.start.Add(off)
-			if !e.end.IsZero() && !l.claimAt.Before(e.end) {
-				l.exhausted = true
-				return
-			}
-			l.claimed = true
-		}
-		if now.Before(l.claimAt) || len(l.idle) == 0 {
-			if last {
-				l.exhausted = true
-			} else if now.Before(l.claimAt) {
-				l.arm(l.claimAt)
-			}
-			return
-		}
-		c := l.idle[len(l.idle)-1]
-		l.idle = l.idle[:len(l.idle)-1]
-		l.claimed = false
-		c.intended, c.lag = l.claimAt, -1
-		l.begin(c, now)
-		now = time.Now()
-	}
-}
-
-// arm sets the timerfd for the next request's intended start.
-func (l *loop) arm(at time.Time) {
-	if at.Equal(l.armedAt) {
-		return
-	}
-	l.armedAt = at
-	d := time.Until(at)
-	if d <= 0 {
-		d = 1 // fire at once
-	}
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
-	unix.TimerfdSettime(l.timer, 0, &spec, nil)
-}
-
 // abandon ends the loop at once (Ctrl-C): requests in flight are
 // discarded, and counted as such.
 func (l *loop) abandon() {
@@ -583,36 +458,4 @@ func (l *loop) abandon() {
 		}
 	}
 	l.inFlight = 0
-}
-
-// flight appends c to the flight list; the timeout is the same for every
-// request, so the list is in deadline order.
-func (l *loop) flight(c *lconn) {
-	if c.inList {
-		l.unflight(c)
-	}
-	c.prev, c.next, c.inList = l.flightTail, nil, true
-	if l.flightTail != nil {
-		l.flightTail.next = c
-	} else {
-		l.flightHead = c
-	}
-	l.flightTail = c
-}
-
-func (l *loop) unflight(c *lconn) {
-	if !c.inList {
-		return
-	}
-	if c.prev != nil {
-		c.prev.next = c.next
-	} else {
-		l.flightHead = c.next
-	}
-	if c.next != nil {
-		c.next.prev = c.prev
-	} else {
-		l.flightTail = c.prev
-	}
-	c.prev, c.next, c.inList = nil, nil, false
 }
