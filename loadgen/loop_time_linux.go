@@ -84,9 +84,12 @@ func (l *loop) retry(now time.Time) {
 func (l *loop) dispatch(now time.Time) {
 	e := l.e
 	last := e.stopping.Load()
-	if last && !e.endedOnTime() {
-		l.exhausted = true
-		return
+	if last {
+		if !e.endedOnTime() {
+			l.exhausted = true
+			return
+		}
+		now = time.Now() // a turn's now may be from before the end
 	}
 	for !l.exhausted {
 		if !l.claimed {
