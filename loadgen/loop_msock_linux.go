@@ -193,10 +193,13 @@ func (l *loop) takeOpened(now time.Time) {
 				continue
 			}
 			l.sockWrite(s, now)
-			// Nothing was read past the TLS handshake's records (see
-			// protocol.LoopTLS): the protocol's own handshake, if it has
-			// one, comes by reads; without one, it is Ready now.
-			if s.state == msHandshake && s.m.Ready() {
+			// What came with the TLS handshake's last record (see
+			// protocol.LoopTLS) is fed as if just read; the protocol's own
+			// handshake, if it has one, comes by reads; without one, it is
+			// Ready now.
+			if b, ok := s.m.(interface{ Buffered() bool }); ok && b.Buffered() && s.state == msHandshake {
+				l.sockFilled(s, 0, now)
+			} else if s.state == msHandshake && s.m.Ready() {
 				l.sockReady(s, now)
 			}
 		}

@@ -18,7 +18,11 @@ import (
 // tls.Conn goes on over memory: what the loop reads from the socket is fed
 // to it, what it writes is taken for the loop to write. The records are
 // crypto/tls's — no TLS is written here — and the loop makes the system
-// calls, one read and one write per turn as without TLS.
+// calls, one read and one write per turn as without TLS. The handshake
+// reads greedily too (a server's flight of six records in one read, not
+// two reads a record): what came past its last record (a TLS 1.3 session
+// ticket, a server's first HTTP/2 frames) is the loop's to feed at the
+// handoff (Buffered).
 
 // LoopTLS is a client TLS connection that an event loop drives once its
 // handshake is over (Handoff).
@@ -66,7 +70,28 @@ func (t *LoopTLS) Handoff() (int, error) {
 		defer unix.Close(fd2)
 		return -1, errors.New("tls handoff: a record half read")
 	}
+	// What came past the handshake moves to the loop's room for
+	// ciphertext, which takes a record of any size.
+	if p := t.p; p.in != nil {
+		if rest := p.in[p.inOff:]; len(rest) > 0 {
+			flights.Put(p.in)
+			p.in, p.inOff = append(records.Get(), rest...), 0
+		} else {
+			flights.Put(p.in)
+			p.in, p.inOff = nil, 0
+		}
+	}
 	return fd, nil
+}
+
+// Release hands back what a connection that failed before its handoff
+// borrowed (Handoff does for one handed off).
+func (t *LoopTLS) Release() {
+	if t.p.in != nil {
+		flights.Put(t.p.in) // the one Put that matches its size keeps it
+		records.Put(t.p.in)
+		t.p.in, t.p.inOff = nil, 0
+	}
 }
 
 // loopTLSRead is the room for ciphertext: two records of the largest
@@ -76,6 +101,11 @@ const loopTLSRead = 2 * maxRecord
 // records lends the loop's connections their room for ciphertext: a
 // connection holds it only while a record it read is partly handed.
 var records = NewBuffers(loopTLSRead)
+
+// flights lends a handshake its room: a server's flight (some 1.5-5 KiB:
+// hello, certificates, Finished) in one read, or a larger one in pieces
+// — 512 handshakes at once hold 2 MiB.
+var flights = NewBuffers(4 << 10)
 
 // errWouldBlock is a temporary error, which crypto/tls does not keep as
 // the connection's: a record partly read stays buffered for the next Read.
@@ -88,17 +118,17 @@ func (wouldBlock) Timeout() bool   { return false }
 func (wouldBlock) Temporary() bool { return true }
 
 // tlsPipe is the tls.Conn's transport: raw until Handoff, then memory.
-// It hands the tls.Conn a record at a time — never the bytes of the next
-// — so that it knows what the tls.Conn holds: at the handoff nothing, and
-// on the loop only the record it is reading. Filled then reads from the
-// tls.Conn exactly while a whole record waits (a Read that found nothing
-// would cost crypto/tls an allocation, as every record does).
+// Both read into in, as much as came, and hand the tls.Conn a record at
+// a time — never the bytes of the next — so that it knows what the
+// tls.Conn holds: at the handoff nothing, and on the loop only the record
+// it is reading. Filled then reads from the tls.Conn exactly while a whole
+// record waits (a Read that found nothing would cost crypto/tls an
+// allocation, as every record does).
 type tlsPipe struct {
 	net.Conn
 	loop   bool
-	left   int // bytes of the record being handed not yet handed
-	hdr    [recordHeader]byte
-	in     []byte // ciphertext the loop read, from inOff on not yet handed; borrowed (records), nil when none is left
+	left   int    // bytes of the record being handed not yet handed
+	in     []byte // ciphertext read, from inOff on not yet handed; borrowed (records), nil when none is left
 	inOff  int
 	out    []byte // ciphertext for the loop to write, from outOff on
 	outOff int
@@ -110,9 +140,10 @@ func recordLen(h []byte) int { return recordHeader + (int(h[3])<<8 | int(h[4])) 
 
 func (p *tlsPipe) Read(b []byte) (int, error) {
 	if !p.loop {
-		return p.readRaw(b)
-	}
-	if !p.ready() {
+		if err := p.readRaw(); err != nil {
+			return 0, err
+		}
+	} else if !p.ready() {
 		return 0, errWouldBlock
 	}
 	if p.left == 0 {
@@ -155,24 +186,31 @@ func (p *tlsPipe) compact() {
 	}
 }
 
-// readRaw reads from raw (the handshake), never past the record being
-// read.
-func (p *tlsPipe) readRaw(b []byte) (int, error) {
-	if p.left == 0 {
-		if _, err := io.ReadFull(p.Conn, p.hdr[:]); err != nil {
-			return 0, err
+// readRaw reads what raw has (the handshake's blocking reads) into in
+// until there is something to hand: the rest of the record being read, or
+// the next one's header. Blocking, the tls.Conn may take a record in
+// pieces.
+func (p *tlsPipe) readRaw() error {
+	for {
+		b := p.in[p.inOff:]
+		if p.left > 0 && len(b) > 0 || len(b) >= recordHeader {
+			return nil
 		}
-		p.left = recordLen(p.hdr[:])
-		n := copy(b, p.hdr[:])
-		if n < recordHeader { // tls.Conn reads into at least bytes.MinRead
-			return 0, errors.New("tls handoff: short read buffer")
+		if p.in == nil {
+			p.in = flights.Get()
 		}
-		p.left -= n
-		return n, nil
+		if p.inOff > 0 { // less than a header is left
+			p.in, p.inOff = p.in[:copy(p.in[:cap(p.in)], b)], 0
+		}
+		n, err := p.Conn.Read(p.in[len(p.in):cap(p.in)])
+		p.in = p.in[:len(p.in)+n]
+		if n == 0 {
+			if err == nil {
+				err = io.ErrNoProgress
+			}
+			return err
+		}
 	}
-	n, err := p.Conn.Read(b[:min(len(b), p.left)])
-	p.left -= n
-	return n, err
 }
 
 func (p *tlsPipe) Write(b []byte) (int, error) {
@@ -304,6 +342,10 @@ func (m *tlsMux) Fail(class ErrClass) []int32 {
 	}
 	return m.Mux.Fail(class)
 }
+
+// Buffered reports that records came with the handshake's last: the
+// loop feeds them (Filled(0)) as if just read.
+func (m *tlsMux) Buffered() bool { return m.t.p.ready() }
 
 func (m *tlsMux) Usable() bool { return m.err == nil && m.Mux.Usable() }
 func (m *tlsMux) Dead() bool   { return m.err != nil || m.Mux.Dead() }

@@ -40,9 +40,20 @@ func (m *plainMux) Cancel(int) Outcome       { return Outcome{} }
 // handshake and hands the connection off: the socket and the Mux.
 func handedOff(t *testing.T, serve func(*tls.Conn)) (int, Mux, *plainMux) {
 	t.Helper()
+	return handedOffWith(t, &tls.Config{InsecureSkipVerify: true}, 1, func(c net.Conn) net.Conn { return c }, serve)
+}
+
+// handedOffWith is handedOff with the client's config, a server that
+// sends its certificate copies times over (a chain of that length), and
+// the server's socket seen through wrap.
+func handedOffWith(t *testing.T, cfg *tls.Config, copies int, wrap func(net.Conn) net.Conn, serve func(*tls.Conn)) (int, Mux, *plainMux) {
+	t.Helper()
 	cert, err := tlscert.New(tlscert.ECDSAP256)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for range copies - 1 {
+		cert.TLS.Certificate = append(cert.TLS.Certificate, cert.TLS.Certificate[0])
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -55,7 +66,7 @@ func handedOff(t *testing.T, serve func(*tls.Conn)) (int, Mux, *plainMux) {
 			return
 		}
 		defer c.Close()
-		tc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert.TLS}})
+		tc := tls.Server(wrap(c), &tls.Config{Certificates: []tls.Certificate{cert.TLS}})
 		if tc.Handshake() == nil {
 			serve(tc)
 		}
@@ -64,7 +75,7 @@ func handedOff(t *testing.T, serve func(*tls.Conn)) (int, Mux, *plainMux) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lt := LoopTLSClient(raw, &tls.Config{InsecureSkipVerify: true})
+	lt := LoopTLSClient(raw, cfg)
 	if err := lt.Handshake(); err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +169,59 @@ func TestTLSMuxRecords(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server read nothing")
+	}
+}
+
+// flushOnRead holds what a server writes until it reads: its flight
+// reaches the client in one piece.
+type flushOnRead struct {
+	net.Conn
+	held []byte
+}
+
+func (c *flushOnRead) Write(b []byte) (int, error) { c.held = append(c.held, b...); return len(b), nil }
+
+func (c *flushOnRead) Read(b []byte) (int, error) {
+	if len(c.held) > 0 {
+		if _, err := c.Conn.Write(c.held); err != nil {
+			return 0, err
+		}
+		c.held = c.held[:0]
+	}
+	return c.Conn.Read(b)
+}
+
+// The handshake reads greedily: a TLS 1.3 server's session ticket, sent
+// with its Finished, is read with it, waits in the pipe at the handoff
+// (Buffered), and is fed as if just read. The connection goes on: the
+// server's data comes out whole. A flight larger than the handshake's
+// room (a long chain of certificates) is read in pieces.
+func TestTLSHandoffBuffered(t *testing.T) {
+	for _, copies := range []int{1, 40} {
+		cfg := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13, ClientSessionCache: tls.NewLRUClientSessionCache(1)}
+		fd, m, inner := handedOffWith(t, cfg, copies, func(c net.Conn) net.Conn { return &flushOnRead{Conn: c} }, func(tc *tls.Conn) {
+			tc.Write([]byte("after the ticket"))
+			tc.NetConn().(*flushOnRead).Read(nil) // flush
+			time.Sleep(time.Second)
+		})
+		p := m.(*tlsMux).t.p
+		if n := len(m.(*tlsMux).t.ConnectionState().PeerCertificates); n != copies {
+			t.Fatalf("%d certificates, not %d", n, copies)
+		}
+		if !m.(*tlsMux).Buffered() || p.in == nil {
+			t.Fatal("the server's ticket came with its Finished, yet nothing is buffered at the handoff")
+		}
+		m.Filled(0)
+		if m.Dead() || inner.fail != 0 || len(inner.got) != 0 {
+			t.Fatalf("feeding the ticket: dead %v, %d failures, %q read", m.Dead(), inner.fail, inner.got)
+		}
+		if p.in != nil {
+			t.Error("the ticket is handed, yet the connection keeps its room for ciphertext")
+		}
+		readAll(t, fd, m, inner, len("after the ticket"), 0)
+		if string(inner.got) != "after the ticket" {
+			t.Errorf("read %q", inner.got)
+		}
 	}
 }
 

@@ -211,12 +211,14 @@ func (d *Dialer) OpenTLS(ctx context.Context) (int, *protocol.LoopTLS, error) {
 	lt := protocol.LoopTLSClient(raw, cfg.TLS)
 	if derr := handshakeTLS(ctx, lt.Conn); derr != nil {
 		raw.Close()
+		lt.Release()
 		derr.Addr, derr.Timeout = cfg.Addr, ctx.Err() != nil
 		return -1, nil, derr
 	}
 	fd, err := lt.Handoff()
 	if err != nil {
 		raw.Close()
+		lt.Release()
 		return -1, nil, &DialError{Stage: StageTCP, Addr: cfg.Addr, Err: err}
 	}
 	return fd, lt, nil

@@ -33,11 +33,13 @@ func (d *Dialer) Open(ctx context.Context, _ int) (int, protocol.Mux, error) {
 	lt := protocol.LoopTLSClient(raw, d.tls)
 	if err := d.handshake(ctx, lt.Conn); err != nil {
 		raw.Close()
+		lt.Release()
 		return -1, nil, err
 	}
 	fd, err := lt.Handoff()
 	if err != nil {
 		raw.Close()
+		lt.Release()
 		return -1, nil, err
 	}
 	return fd, protocol.TLSMux(d.Mux(1), lt), nil
