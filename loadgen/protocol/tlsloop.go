@@ -73,13 +73,12 @@ func (t *LoopTLS) Handoff() (int, error) {
 	// What came past the handshake moves to the loop's room for
 	// ciphertext, which takes a record of any size.
 	if p := t.p; p.in != nil {
+		var in []byte
 		if rest := p.in[p.inOff:]; len(rest) > 0 {
-			flights.Put(p.in)
-			p.in, p.inOff = append(records.Get(), rest...), 0
-		} else {
-			flights.Put(p.in)
-			p.in, p.inOff = nil, 0
+			in = append(records.Get(), rest...)
 		}
+		flights.Put(p.in)
+		p.in, p.inOff = in, 0
 	}
 	return fd, nil
 }
@@ -128,7 +127,7 @@ type tlsPipe struct {
 	net.Conn
 	loop   bool
 	left   int    // bytes of the record being handed not yet handed
-	in     []byte // ciphertext read, from inOff on not yet handed; borrowed (records), nil when none is left
+	in     []byte // ciphertext read, from inOff on not yet handed; borrowed (flights in the handshake, then records), nil when none is left
 	inOff  int
 	out    []byte // ciphertext for the loop to write, from outOff on
 	outOff int
