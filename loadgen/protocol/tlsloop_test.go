@@ -332,3 +332,95 @@ func FuzzTLSPipe(f *testing.F) {
 		}
 	})
 }
+
+// cutConn gives what it holds in reads of the sizes cut says, then EOF.
+type cutConn struct {
+	net.Conn
+	data []byte
+	cut  func() int
+}
+
+func (c *cutConn) Read(b []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(b[:min(len(b), c.cut())], c.data)
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// In the handshake the pipe reads what came, in pieces of any size, and
+// hands the tls.Conn its input in order, no Read crossing a record's end;
+// stopped after any whole record (the handshake's last), what it read past
+// it waits in the pipe, so that with what is still unread it is the rest
+// of the input: nothing is lost at the handoff.
+func FuzzTLSPipeHandshake(f *testing.F) {
+	f.Add([]byte{22, 3, 3, 0, 2, 'h', 'i', 20, 3, 3, 0, 1, 1, 23, 3, 3, 0, 1, 9}, []byte{3, 1, 9}, uint8(2))
+	f.Add([]byte{23, 3, 3, 0xff, 0xff, 1}, []byte{1}, uint8(1))
+	f.Fuzz(func(t *testing.T, data, cuts []byte, stop uint8) {
+		var ends []int // where each record of data ends
+		for at := 0; at+recordHeader <= len(data); {
+			n := recordLen(data[at:])
+			at += n
+			ends = append(ends, at)
+			if n > maxRecord {
+				break // handed as its header and what follows
+			}
+		}
+		k := 0
+		cut := func() int {
+			if len(cuts) == 0 {
+				return 64
+			}
+			k++
+			return int(cuts[k%len(cuts)]) + 1
+		}
+		c := &cutConn{data: data, cut: cut}
+		p := &tlsPipe{Conn: c}
+		defer func() {
+			if p.in != nil {
+				flights.Put(p.in)
+			}
+		}()
+		until := len(data) // read all, or up to the end of record stop
+		if s := int(stop) % (len(ends) + 1); s > 0 && ends[s-1] <= len(data) {
+			until = ends[s-1]
+		}
+		var got []byte
+		for len(got) < until {
+			b := make([]byte, cut())
+			n, err := p.Read(b)
+			if err != nil {
+				break
+			}
+			if n == 0 {
+				t.Fatal("a Read handed nothing, and no error")
+			}
+			from := len(got)
+			got = append(got, b[:n]...)
+			for _, e := range ends {
+				if from < e && len(got) > e {
+					t.Fatalf("a Read of [%d, %d) crosses the record end at %d", from, len(got), e)
+				}
+			}
+		}
+		if !bytes.Equal(got, data[:len(got)]) {
+			t.Fatal("the pipe handed bytes that are not its input, in order")
+		}
+		if until < len(data) {
+			if len(got) != until || p.left != 0 {
+				t.Fatalf("stopped after the record ending at %d: handed %d, %d of the record left", until, len(got), p.left)
+			}
+			rest := append(append([]byte(nil), p.in[p.inOff:]...), c.data...)
+			if !bytes.Equal(rest, data[until:]) {
+				t.Fatalf("at the handoff %d bytes are kept and %d unread: not the %d past the last record", len(p.in)-p.inOff, len(c.data), len(data)-until)
+			}
+			return
+		}
+		// Read to the end: all of it is handed but a header cut short
+		// where a record would start.
+		if short := len(data) - len(got); short != 0 && (short >= recordHeader || p.left != 0) {
+			t.Fatalf("%d bytes of %d handed", len(got), len(data))
+		}
+	})
+}
