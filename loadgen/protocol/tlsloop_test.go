@@ -208,19 +208,28 @@ func TestTLSHandoffBuffered(t *testing.T) {
 		if n := len(m.(*tlsMux).t.ConnectionState().PeerCertificates); n != copies {
 			t.Fatalf("%d certificates, not %d", n, copies)
 		}
-		if !m.(*tlsMux).Buffered() || p.in == nil {
+		// One certificate: the flight (1.2 KiB) comes in one read, ticket
+		// and all. Forty: it is read in pieces of the handshake's room, and
+		// the ticket may be cut between the last of them and the loop's
+		// first read.
+		switch buffered := m.(*tlsMux).Buffered(); {
+		case buffered:
+			m.Filled(0)
+			if m.Dead() || inner.fail != 0 || len(inner.got) != 0 {
+				t.Fatalf("feeding the ticket: dead %v, %d failures, %q read", m.Dead(), inner.fail, inner.got)
+			}
+			if p.in != nil {
+				t.Error("the ticket is handed, yet the connection keeps its room for ciphertext")
+			}
+		case copies == 1:
 			t.Fatal("the server's ticket came with its Finished, yet nothing is buffered at the handoff")
 		}
-		m.Filled(0)
-		if m.Dead() || inner.fail != 0 || len(inner.got) != 0 {
-			t.Fatalf("feeding the ticket: dead %v, %d failures, %q read", m.Dead(), inner.fail, inner.got)
+		readAll(t, fd, m, inner, len("after the ticket"), 0)
+		if string(inner.got) != "after the ticket" || m.Dead() {
+			t.Errorf("read %q, dead %v", inner.got, m.Dead())
 		}
 		if p.in != nil {
-			t.Error("the ticket is handed, yet the connection keeps its room for ciphertext")
-		}
-		readAll(t, fd, m, inner, len("after the ticket"), 0)
-		if string(inner.got) != "after the ticket" {
-			t.Errorf("read %q", inner.got)
+			t.Error("every record is handed, yet the connection keeps its room for ciphertext")
 		}
 	}
 }
