@@ -195,7 +195,6 @@ type loop struct {
 	handed    []opened
 	spare     []opened
 	openEnded bool
-	spawned   bool // this turn started goroutines (open)
 }
 
 // lconn is one connection a loop drives.
@@ -345,15 +344,6 @@ func (l *loop) run(ready *sync.WaitGroup) {
 			return
 		}
 		l.freeSocks, l.closedSocks = append(l.freeSocks, l.closedSocks...), l.closedSocks[:0]
-		if l.spawned {
-			// The goroutines this turn started (TLS opens) wait in the
-			// run queue of the P the loop is about to hold in its wait:
-			// another thread would have to steal them (a futex wake, and
-			// the runtime's sleep before it steals from a running P).
-			// Yielding runs them here until their connects block.
-			l.spawned = false
-			runtime.Gosched()
-		}
 		// One call: what is ready returns at once, an empty set waits.
 		n, err := l.wait(l.waitMillis(now))
 		now = time.Now()

@@ -57,7 +57,6 @@ func (l *loop) muxSocket(g *mgroup, now time.Time) *msock {
 		s.state = msOpening
 		l.opening = append(l.opening, s)
 		go l.open(s, len(g.members))
-		l.spawned = true
 		return s
 	}
 	fd, err := l.md.Socket()
