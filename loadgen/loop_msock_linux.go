@@ -192,7 +192,9 @@ func (l *loop) takeOpened(now time.Time) {
 				l.sockConnectFailed(s, now)
 				continue
 			}
-			l.sockWrite(s, now)
+			// What the handshake left to write (TLS 1.3's Finished) goes
+			// at the end of the turn, with the first request.
+			l.markDirty(s)
 			// What came with the TLS handshake's last record (see
 			// protocol.LoopTLS) is fed as if just read; the protocol's own
 			// handshake, if it has one, comes by reads; without one, it is

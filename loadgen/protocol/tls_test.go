@@ -2,9 +2,14 @@ package protocol
 
 import (
 	"crypto/tls"
+	"errors"
+	"io"
+	"net"
 	"reflect"
 	"strings"
 	"testing"
+
+	"loadgen/targets/tlscert"
 )
 
 func TestTLSConfigDefaults(t *testing.T) {
@@ -46,5 +51,106 @@ func TestParsers(t *testing.T) {
 	}
 	if _, err := ParseCiphers("TLS_AES_128_GCM_SHA256"); err == nil || !strings.Contains(err.Error(), "TLS 1.3") {
 		t.Errorf("a TLS 1.3 suite must be refused with a reason, got %v", err)
+	}
+}
+
+// countingConn counts the writes that reach the socket, and fails them
+// once fail is set.
+type countingConn struct {
+	net.Conn
+	writes int
+	fail   error
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	c.writes++
+	if c.fail != nil {
+		return 0, c.fail
+	}
+	return c.Conn.Write(b)
+}
+
+// flightClient handshakes, in TLS version v, with a server that echoes
+// what it reads, through a FlightConn over a countingConn.
+func flightClient(t *testing.T, v uint16) (*tls.Conn, *FlightConn, *countingConn) {
+	t.Helper()
+	cert, err := tlscert.New(tlscert.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		sc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert.TLS}})
+		io.Copy(sc, sc) //nolint:errcheck // echoes until the client goes
+	}()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	cc := &countingConn{Conn: raw}
+	fc := &FlightConn{Conn: cc}
+	tc := tls.Client(fc, &tls.Config{InsecureSkipVerify: true, MinVersion: v, MaxVersion: v})
+	if err := tc.Handshake(); err != nil {
+		t.Fatal(err)
+	}
+	fc.Handshaken()
+	return tc, fc, cc
+}
+
+// Through a FlightConn, TLS 1.3's Finished waits for the first request
+// and leaves with it, in one write; TLS 1.2's went with the handshake's
+// last read. After that first exchange writes go straight through.
+func TestFlightConn(t *testing.T) {
+	for _, tt := range []struct {
+		v            uint16
+		writesShaken int // writes that reached the socket in the handshake
+	}{{tls.VersionTLS13, 1}, {tls.VersionTLS12, 2}} {
+		tc, _, cc := flightClient(t, tt.v)
+		name := tls.VersionName(tt.v)
+		if cc.writes != tt.writesShaken {
+			t.Fatalf("%s: %d writes in the handshake, want %d", name, cc.writes, tt.writesShaken)
+		}
+		b := make([]byte, 7)
+		for i, want := range []int{tt.writesShaken, tt.writesShaken + 2} {
+			if _, err := tc.Write([]byte("request")); err != nil {
+				t.Fatal(err)
+			}
+			if cc.writes != want {
+				t.Fatalf("%s: request %d written: %d writes reached the socket, want %d", name, i+1, cc.writes, want)
+			}
+			if _, err := io.ReadFull(tc, b); err != nil || string(b) != "request" {
+				t.Fatalf("%s: echo %q, %v", name, b, err)
+			}
+			if cc.writes != tt.writesShaken+1+i {
+				t.Fatalf("%s: request %d answered: %d writes, want %d", name, i+1, cc.writes, tt.writesShaken+1+i)
+			}
+		}
+	}
+}
+
+// What was held and failed to leave fails the read that sent it, and is
+// told apart (WriteErr): the request did not leave.
+func TestFlightConnWriteError(t *testing.T) {
+	tc, fc, cc := flightClient(t, tls.VersionTLS13)
+	broken := errors.New("broken pipe")
+	cc.fail = broken
+	if _, err := tc.Write([]byte("request")); err != nil {
+		t.Fatalf("held write: %v", err)
+	}
+	if _, err := tc.Read(make([]byte, 7)); !errors.Is(err, broken) {
+		t.Fatalf("read after a failed held write: %v", err)
+	}
+	if !errors.Is(fc.WriteErr, broken) {
+		t.Fatalf("WriteErr %v", fc.WriteErr)
 	}
 }

@@ -22,7 +22,10 @@ import (
 // reads greedily too (a server's flight of six records in one read, not
 // two reads a record): what came past its last record (a TLS 1.3 session
 // ticket, a server's first HTTP/2 frames) is the loop's to feed at the
-// handoff (Buffered).
+// handoff (Buffered). What the handshake writes waits for its next read,
+// so its last flight, which no read follows (TLS 1.3's Finished), is in
+// the Output at the handoff: the loop writes it with the first request,
+// in one write and one segment.
 
 // LoopTLS is a client TLS connection that an event loop drives once its
 // handshake is over (Handoff).
@@ -139,6 +142,9 @@ func recordLen(h []byte) int { return recordHeader + (int(h[3])<<8 | int(h[4])) 
 
 func (p *tlsPipe) Read(b []byte) (int, error) {
 	if !p.loop {
+		if err := p.flush(); err != nil {
+			return 0, err
+		}
 		if err := p.readRaw(); err != nil {
 			return 0, err
 		}
@@ -212,12 +218,23 @@ func (p *tlsPipe) readRaw() error {
 	}
 }
 
+// Write keeps what the tls.Conn writes: on the loop for the loop to
+// write, and in the handshake until its next read (flush), so that the
+// flight no read follows — TLS 1.3's Finished — waits in out for the
+// loop, which writes it with the first request.
 func (p *tlsPipe) Write(b []byte) (int, error) {
-	if !p.loop {
-		return p.Conn.Write(b)
-	}
 	p.out = append(p.out, b...)
 	return len(b), nil
+}
+
+// flush writes what the handshake wrote before it reads.
+func (p *tlsPipe) flush() error {
+	if len(p.out) == 0 {
+		return nil
+	}
+	_, err := p.Conn.Write(p.out)
+	p.out = p.out[:0]
+	return err
 }
 
 // After the handoff the loop owns the socket and its deadlines.

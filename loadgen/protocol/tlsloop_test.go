@@ -45,8 +45,23 @@ func handedOff(t *testing.T, serve func(*tls.Conn)) (int, Mux, *plainMux) {
 
 // handedOffWith is handedOff with the client's config, a server that
 // sends its certificate copies times over (a chain of that length), and
-// the server's socket seen through wrap.
+// the server's socket seen through wrap. What the handshake left to write
+// is written, as a loop does at the end of its turn.
 func handedOffWith(t *testing.T, cfg *tls.Config, copies int, wrap func(net.Conn) net.Conn, serve func(*tls.Conn)) (int, Mux, *plainMux) {
+	t.Helper()
+	fd, m, inner := handOff(t, cfg, copies, wrap, serve)
+	if out := m.Output(); len(out) > 0 {
+		if n, err := unix.Write(fd, out); err != nil || n != len(out) {
+			t.Fatalf("writing the handshake's last %d bytes: %d, %v", len(out), n, err)
+		}
+		m.Wrote(len(out))
+	}
+	return fd, m, inner
+}
+
+// handOff is handedOffWith leaving what the handshake left to write in
+// the Mux's Output.
+func handOff(t *testing.T, cfg *tls.Config, copies int, wrap func(net.Conn) net.Conn, serve func(*tls.Conn)) (int, Mux, *plainMux) {
 	t.Helper()
 	cert, err := tlscert.New(tlscert.ECDSAP256)
 	if err != nil {
@@ -172,25 +187,6 @@ func TestTLSMuxRecords(t *testing.T) {
 	}
 }
 
-// flushOnRead holds what a server writes until it reads: its flight
-// reaches the client in one piece.
-type flushOnRead struct {
-	net.Conn
-	held []byte
-}
-
-func (c *flushOnRead) Write(b []byte) (int, error) { c.held = append(c.held, b...); return len(b), nil }
-
-func (c *flushOnRead) Read(b []byte) (int, error) {
-	if len(c.held) > 0 {
-		if _, err := c.Conn.Write(c.held); err != nil {
-			return 0, err
-		}
-		c.held = c.held[:0]
-	}
-	return c.Conn.Read(b)
-}
-
 // The handshake reads greedily: a TLS 1.3 server's session ticket, sent
 // with its Finished, is read with it, waits in the pipe at the handoff
 // (Buffered), and is fed as if just read. The connection goes on: the
@@ -199,9 +195,11 @@ func (c *flushOnRead) Read(b []byte) (int, error) {
 func TestTLSHandoffBuffered(t *testing.T) {
 	for _, copies := range []int{1, 40} {
 		cfg := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13, ClientSessionCache: tls.NewLRUClientSessionCache(1)}
-		fd, m, inner := handedOffWith(t, cfg, copies, func(c net.Conn) net.Conn { return &flushOnRead{Conn: c} }, func(tc *tls.Conn) {
+		// The server's writes wait for its reads (a FlightConn never
+		// handshaken): its flight reaches the client in one piece.
+		fd, m, inner := handedOffWith(t, cfg, copies, func(c net.Conn) net.Conn { return &FlightConn{Conn: c} }, func(tc *tls.Conn) {
 			tc.Write([]byte("after the ticket"))
-			tc.NetConn().(*flushOnRead).Read(nil) // flush
+			tc.NetConn().(*FlightConn).Read(nil) // flush
 			time.Sleep(time.Second)
 		})
 		p := m.(*tlsMux).t.p
@@ -230,6 +228,52 @@ func TestTLSHandoffBuffered(t *testing.T) {
 		}
 		if p.in != nil {
 			t.Error("every record is handed, yet the connection keeps its room for ciphertext")
+		}
+	}
+}
+
+// The handshake's last flight waits for the loop: TLS 1.3's Finished,
+// which no read of the client's follows, is in the Output at the handoff —
+// the server's handshake is not over until the loop writes it, with the
+// first request, in one write. A TLS 1.2 handshake ends on the client's
+// read of the server's Finished, which sent the client's: nothing waits.
+func TestTLSHandoffHoldsFinished(t *testing.T) {
+	for _, v := range []uint16{tls.VersionTLS13, tls.VersionTLS12} {
+		shaken := make(chan struct{})
+		cfg := &tls.Config{InsecureSkipVerify: true, MinVersion: v, MaxVersion: v}
+		fd, m, inner := handOff(t, cfg, 1, func(c net.Conn) net.Conn { return c }, func(tc *tls.Conn) {
+			close(shaken)
+			b := make([]byte, 7)
+			if _, err := io.ReadFull(tc, b); err == nil {
+				tc.Write(append(b, " echoed"...))
+			}
+		})
+		held := len(m.Output())
+		select {
+		case <-shaken:
+			if v == tls.VersionTLS13 {
+				t.Fatal("TLS 1.3: the server's handshake ended before the client's Finished was written")
+			}
+		case <-time.After(200 * time.Millisecond):
+			if v == tls.VersionTLS12 {
+				t.Fatal("TLS 1.2: the server's handshake did not end with the client's")
+			}
+		}
+		if (held > 0) != (v == tls.VersionTLS13) {
+			t.Fatalf("%s: %d bytes of the handshake wait at the handoff", tls.VersionName(v), held)
+		}
+		inner.out = []byte("request")
+		out := m.Output()
+		if len(out) <= held {
+			t.Fatalf("%s: the request is not in the Output (%d bytes, %d of them the handshake's)", tls.VersionName(v), len(out), held)
+		}
+		if n, err := unix.Write(fd, out); err != nil || n != len(out) {
+			t.Fatalf("one write of %d bytes: %d, %v", len(out), n, err)
+		}
+		m.Wrote(len(out))
+		readAll(t, fd, m, inner, len("request echoed"), 0)
+		if string(inner.got) != "request echoed" || m.Dead() {
+			t.Errorf("%s: read %q, dead %v", tls.VersionName(v), inner.got, m.Dead())
 		}
 	}
 }

@@ -43,9 +43,10 @@ var (
 // by the conn and reused, or borrowed from a pool and given back, so a
 // request on an established connection allocates nothing.
 type conn struct {
-	raw    net.Conn // the TCP connection; closing it aborts any Do in progress
-	rw     net.Conn // what requests go through: raw, or a *tls.Conn over it
-	req    []byte   // the request, shared read-only with the Dialer
+	raw    net.Conn             // the TCP connection; closing it aborts any Do in progress
+	rw     net.Conn             // what requests go through: raw, or a *tls.Conn over it
+	fc     *protocol.FlightConn // under the *tls.Conn: the first request's write waits for its read
+	req    []byte               // the request, shared read-only with the Dialer
 	head   bool
 	cr     countingReader
 	br     *bufio.Reader // borrowed while a response is read
@@ -125,6 +126,9 @@ func (c *conn) Do(_ context.Context, deadline time.Time) protocol.Outcome {
 	case err != nil:
 		o.Err = c.class(err, protocol.Protocol)
 		o.Done = true
+		if o.Err == protocol.Write { // held for the read, it did not leave
+			o.Written = 0
+		}
 	case status >= 400:
 		o.Err = protocol.Status
 	}
@@ -219,6 +223,9 @@ func (c *conn) discard(n int) error {
 func (c *conn) class(err error, def protocol.ErrClass) protocol.ErrClass {
 	if isTimeout(err) || isTimeout(c.cr.err) {
 		return protocol.Timeout
+	}
+	if c.fc != nil && c.fc.WriteErr != nil {
+		return protocol.Write // the request, held for the read, did not leave
 	}
 	if c.cr.err != nil {
 		return protocol.Read

@@ -57,15 +57,20 @@ func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
 		return nil, err
 	}
 	rw := raw
+	var fc *protocol.FlightConn
 	if d.tls != nil {
-		tc := tls.Client(raw, d.tls)
+		fc = &protocol.FlightConn{Conn: raw}
+		tc := tls.Client(fc, d.tls)
 		if err := d.handshake(ctx, tc); err != nil {
 			raw.Close()
 			return nil, err
 		}
+		fc.Handshaken()
 		rw = tc
 	}
-	return newConn(raw, rw, d), nil
+	c := newConn(raw, rw, d)
+	c.fc = fc
+	return c, nil
 }
 
 // handshake runs tc's TLS handshake within ctx and checks that the server

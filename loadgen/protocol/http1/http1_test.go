@@ -372,10 +372,24 @@ func TestTLS(t *testing.T) {
 		}
 		check(t, Config{URL: url, TLS: protocol.TLS{CAFile: ca}})
 	})
+	// The first request waits under the tls.Conn for its read (with the
+	// handshake's Finished): if it cannot leave then, it is a write error.
+	t.Run("first request not sent", func(t *testing.T) {
+		_, c := dial(t, Config{URL: url, TLS: protocol.TLS{Insecure: true}})
+		c.fc.Conn = failWrites{c.fc.Conn}
+		if o := c.Do(context.Background(), soon()); o.Err != protocol.Write || !o.Done || o.Written != 0 {
+			t.Fatalf("outcome %+v, want a write error", o)
+		}
+	})
 	t.Run("--tls on an http URL", func(t *testing.T) {
 		check(t, Config{URL: "http://" + fs.addr + "/hello", TLS: protocol.TLS{Enabled: true, Insecure: true}})
 	})
 }
+
+// failWrites is a connection whose writes fail.
+type failWrites struct{ net.Conn }
+
+func (failWrites) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
 
 func TestDialContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
