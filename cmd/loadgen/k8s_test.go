@@ -72,11 +72,26 @@ func TestMergeCLI(t *testing.T) {
 	var files []string
 	var total int64
 	merged := hist.New()
+	// Two generators of one load run at the same time: merge refuses runs
+	// whose windows do not overlap.
+	errs := make(chan string, 2)
 	for i := range 2 {
 		f := filepath.Join(dir, "w"+itoa(int64(i))+".json")
-		if code, _, errOut := cli(t, "run", "-q", "-c", "2", "-t", "1", "-d", "300ms", "--json", f, url+"/get"); code != 0 {
+		files = append(files, f)
+		go func() {
+			if code, _, errOut := cli(t, "run", "-q", "-c", "2", "-t", "1", "-d", "300ms", "--json", f, url+"/get"); code != 0 {
+				errs <- "exit " + itoa(int64(code)) + ": " + errOut
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range 2 {
+		if errOut := <-errs; errOut != "" {
 			t.Fatalf("run: %s", errOut)
 		}
+	}
+	for _, f := range files {
 		r, err := store.ReadRun(f)
 		if err != nil {
 			t.Fatal(err)
@@ -87,7 +102,6 @@ func TestMergeCLI(t *testing.T) {
 		}
 		merged.Merge(h)
 		total += r.Summary.Requests
-		files = append(files, f)
 	}
 	all := filepath.Join(dir, "all.json")
 	code, out, errOut := cli(t, append(append([]string{"merge"}, files...), "-o", all)...)

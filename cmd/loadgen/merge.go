@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -22,8 +23,12 @@ RPS are rebuilt over the union of the measured windows, so the result is what
 one generator would have recorded. Each worker's own generator cost is kept in
 the notes; the result is flagged saturated if any worker was.
 
-Runs of different loads (another target, protocol, duration…) are refused;
-each worker's share of connections, threads, rate and requests may differ.`,
+A sweep's step file (steps/*.json) counts as the run it holds. Runs of
+different loads (another target, protocol, duration, closed vs open loop…)
+are refused, as are the same run given twice and runs that were not
+measured at the same time (windows that do not overlap); each worker's
+share of connections, threads, rate and requests may differ. Input that
+cannot be read exits 2, runs that do not merge 1.`,
 		Example: `  loadgen merge w0.json w1.json w2.json -o all.json
   loadgen report all.json`,
 		Args: cobra.MinimumNArgs(1),
@@ -31,17 +36,14 @@ each worker's share of connections, threads, rate and requests may differ.`,
 			if out == "" {
 				return fmt.Errorf("-o: say where to write the merged run")
 			}
-			var in []merge.Input
-			for _, path := range args {
-				b, err := os.ReadFile(path)
-				if err != nil {
-					return failf("%v", err)
-				}
-				x, err := merge.Decode(path, b)
-				if err != nil {
-					return failf("%v", err)
-				}
-				in = append(in, x)
+			if err := store.CheckWritable(out); err != nil {
+				return fmt.Errorf("-o: %w", err) // before reading anything
+			}
+			// Input that cannot be read is a bad command line (exit status 2),
+			// as for report and compare; runs that do not merge fail (1).
+			in, err := readMergeInputs(args)
+			if err != nil {
+				return err
 			}
 			run, workers, err := merge.Runs(in)
 			if err != nil {
@@ -67,4 +69,39 @@ each worker's share of connections, threads, rate and requests may differ.`,
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the merged run here (JSON, as 'loadgen run --json')")
 	return cmd
+}
+
+// readMergeInputs reads every run to merge, refusing a path given twice
+// (or two names of one file): it would count its requests twice.
+func readMergeInputs(paths []string) ([]merge.Input, error) {
+	var in []merge.Input
+	var seen []os.FileInfo
+	for _, path := range paths {
+		fi, err := os.Stat(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s does not exist", path)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if fi.IsDir() {
+			return nil, fmt.Errorf("%s is a directory: merge takes run files (loadgen run --json) or a sweep's steps/*.json", path)
+		}
+		for j, prev := range seen {
+			if os.SameFile(prev, fi) {
+				return nil, fmt.Errorf("%s and %s are the same file: give each generator's run once", paths[j], path)
+			}
+		}
+		seen = append(seen, fi)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		x, err := merge.Decode(path, b)
+		if err != nil {
+			return nil, err
+		}
+		in = append(in, x)
+	}
+	return in, nil
 }

@@ -1,18 +1,39 @@
 package merge
 
 import (
+	"encoding/json"
 	"fmt"
 
+	"loadgen/results"
 	"loadgen/results/hist"
 	"loadgen/results/store"
 )
 
 // Decode reads one run to merge from a result file's bytes: a loadgen run
-// of a schema this build reads, with every encoded histogram decodable.
+// (loadgen run --json) or a sweep's step file, whose run is taken, of a
+// schema this build reads, with every encoded histogram decodable.
 func Decode(source string, b []byte) (Input, error) {
-	run, err := store.DecodeRun(b)
+	run, err := store.DecodeRun(b) // checks the file's schema and tool, a run's or a step's
 	if err != nil {
 		return Input{}, fmt.Errorf("%s: %w", source, err)
+	}
+	var head struct {
+		Kind   string          `json:"kind"`
+		Rung   *string         `json:"rung"`
+		Run    json.RawMessage `json:"run"`
+		Failed string          `json:"failed"`
+	}
+	_ = json.Unmarshal(b, &head) // DecodeRun parsed it
+	switch {
+	case head.Kind != "":
+		return Input{}, fmt.Errorf("%s is a %s's manifest, not a run: merge run files (loadgen run --json) or a sweep's steps/*.json", source, head.Kind)
+	case head.Rung != nil || len(head.Run) > 0 || head.Failed != "":
+		if run, err = stepRun(head.Run, head.Failed); err != nil {
+			return Input{}, fmt.Errorf("%s: %w", source, err)
+		}
+	}
+	if empty(run) {
+		return Input{}, fmt.Errorf("%s: not a loadgen run (no config, summary or histogram): merge run files (loadgen run --json) or a sweep's steps/*.json", source)
 	}
 	if run.Histograms.Latency == "" && run.Summary.Requests > 0 {
 		return Input{}, fmt.Errorf("%s: the run has no encoded latency histogram: it cannot be merged exactly", source)
@@ -27,4 +48,36 @@ func Decode(source string, b []byte) (Input, error) {
 		}
 	}
 	return Input{Source: source, Run: run}, nil
+}
+
+// stepRun is the run a sweep's step file wraps (results.Step), read with
+// the run's own schema check, as loadgen report and compare read it.
+func stepRun(raw json.RawMessage, failed string) (*results.Run, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		if failed == "" {
+			failed = "no reason recorded"
+		}
+		return nil, fmt.Errorf("the step failed (%s): it has no run to merge", oneLine(failed))
+	}
+	run, err := store.DecodeRun(raw)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	return run, nil
+}
+
+// empty tells a loadgen document that holds no run (a bare header, another
+// kind of file) from a run, as loadgen report does.
+func empty(r *results.Run) bool {
+	return r.Config.Target == "" && r.Config.Protocol == "" && r.Summary.Requests == 0 && r.Histograms.Latency == ""
+}
+
+// oneLine keeps the first line of a recorded failure, for a one-line error.
+func oneLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i] + " …"
+		}
+	}
+	return s
 }

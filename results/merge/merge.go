@@ -43,8 +43,10 @@ type Input struct {
 }
 
 // Runs merges the inputs, which must be runs of one load: the same
-// configuration but for each worker's share of connections, threads, rate
-// and request count. It returns the merged run and one Worker per input.
+// configuration and load model (closed or open loop) but for each worker's
+// share of connections, threads, rate and request count, each run once,
+// measured at the same time. It returns the merged run and one Worker per
+// input.
 func Runs(in []Input) (*results.Run, []Worker, error) {
 	if len(in) == 0 {
 		return nil, nil, errors.New("nothing to merge")
@@ -54,8 +56,10 @@ func Runs(in []Input) (*results.Run, []Worker, error) {
 			return nil, nil, fmt.Errorf("%s: no run", x.Source)
 		}
 	}
-	if err := sameLoad(in); err != nil {
-		return nil, nil, err
+	for _, check := range []func([]Input) error{sameLoad, distinct, sameTime} {
+		if err := check(in); err != nil {
+			return nil, nil, err
+		}
 	}
 	hs, err := mergeHistograms(in)
 	if err != nil {
