@@ -130,6 +130,25 @@ func (s Summary) OK() int64 { return s.Requests - s.Errors.Status }
 // connection attempts.
 func (s Summary) Attempts() int64 { return s.Requests + s.Errors.Total() - s.Errors.Status }
 
+// OKPerSec is the rate of requests answered without error over the
+// window: what a comparison or an rps assertion judges (RPS, as wrk's
+// Requests/sec, counts error statuses too: a proxy answering 503 at once
+// is not faster).
+func (s Summary) OKPerSec() float64 {
+	if s.Requests <= 0 {
+		return 0
+	}
+	return s.RPS * float64(s.OK()) / float64(s.Requests)
+}
+
+// ErrorShare is the share of what was tried that failed, 0 to 1.
+func (s Summary) ErrorShare() float64 {
+	if n := s.Attempts(); n > 0 {
+		return float64(s.Errors.Total()) / float64(n)
+	}
+	return 0
+}
+
 // Latency is a latency distribution, reduced.
 type Latency struct {
 	Count        int64    `json:"count"`
@@ -300,6 +319,42 @@ type Step struct {
 	Run     *Run          `json:"run,omitempty"`
 	Failed  string        `json:"failed,omitempty"` // why there is no run
 	Watched []ProcessCost `json:"watched,omitempty"`
+}
+
+// Failure says why the step failed, or "" if it did not: it has no run
+// (Failed, or "no result"), or its run, not interrupted, sent nothing or
+// had no request succeed — a path answering 503 to everything, fast, has
+// figures of failures only.
+func (st *Step) Failure() string {
+	if st.Run == nil {
+		if st.Failed != "" {
+			return st.Failed
+		}
+		return "no result"
+	}
+	s := st.Run.Summary
+	switch {
+	case st.Run.Interrupted:
+		return ""
+	case s.Attempts() == 0:
+		return "no request was sent"
+	case s.OK() == 0:
+		return fmt.Sprintf("no request succeeded: %d of %d failed (%s)", s.Errors.Total(), s.Attempts(), s.Errors)
+	}
+	if gap, ok := s.Stalled(); ok {
+		return fmt.Sprintf("the target stopped answering: no request succeeded in the last %s of %s (%s)",
+			gap.Round(100*time.Millisecond), s.Duration.D().Round(100*time.Millisecond), s.Errors)
+	}
+	return ""
+}
+
+// Stalled tells whether the target stopped answering before the window's
+// end — requests failed and none succeeded in the last second and tenth
+// of the window or more — and for how long.
+func (s Summary) Stalled() (time.Duration, bool) {
+	window := s.Duration.D()
+	gap := window - s.LastOK.D()
+	return gap, s.Errors.Total() > 0 && s.LastOK > 0 && gap > max(time.Second, window/10)
 }
 
 // ProcessCost is what a watched set of processes spent during a step's

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -50,11 +51,11 @@ func (c *checkFlags) registerSweep(fl *pflag.FlagSet) {
 
 func (c *checkFlags) add(fl *pflag.FlagSet, baseline string) {
 	c.fl = fl
-	what := "the run"
+	what, eg := "the run", "'cpu<1'"
 	if c.sweep {
-		what = "every step"
+		what, eg = "every step", "'cpu.nginx<2'"
 	}
-	fl.StringArrayVar(&c.asserts, "assert", nil, "an assertion on "+what+", e.g. 'p99<20ms', 'errors<0.1%', 'rps>1000', 'cpu.nginx<2' (repeatable; exit status 1 if one fails)")
+	fl.StringArrayVar(&c.asserts, "assert", nil, "an assertion on "+what+", e.g. 'p99<20ms', 'errors<0.1%', 'rps>1000', "+eg+" (repeatable, or several split by commas; exit status 1 if one fails)")
 	fl.StringVar(&c.junit, "junit", "", "write the assertions (and baseline comparison) as a JUnit XML report to this file")
 	fl.StringVar(&c.baseline, "baseline", "", baseline)
 	fl.StringVar(&c.maxRegression, "max-regression", "10%", "with --baseline: how much worse a real change may be before it is a regression")
@@ -83,11 +84,20 @@ func (c *checkFlags) forSweep(name string) (*checkFlags, error) {
 // parse checks the flags and reads the baseline. Its errors are usage
 // errors: call it before the load.
 func (c *checkFlags) parse() error {
-	as, err := compare.ParseAll(c.asserts)
+	var exprs []string
+	for _, a := range c.asserts {
+		exprs = append(exprs, strings.Split(a, ",")...) // 'p99<20ms,errors<1%', as --slo
+	}
+	as, err := compare.ParseAll(exprs)
 	if err != nil {
 		return fmt.Errorf("--assert: %w", err)
 	}
 	c.parsed = as
+	if !c.sweep {
+		if err := watchedIn(as, nil, false); err != nil {
+			return err
+		}
+	}
 	if c.fl != nil && c.fl.Changed("max-regression") && c.baseline == "" {
 		return errors.New("--max-regression needs --baseline: the results to compare with")
 	}
@@ -147,16 +157,18 @@ func (c *checkFlags) active() bool {
 }
 
 // checkRun judges a run: one line per assertion, the comparison with the
-// baseline, and the JUnit report. failed tells whether an assertion did
-// not hold or the run regressed; err is a failure to write the report.
-func (c *checkFlags) checkRun(stdout io.Writer, run *results.Run) (failed bool, err error) {
+// baseline, and the JUnit report, whose "run" case fails with verdict
+// (why the run itself failed, "" if it did not). failed tells whether an
+// assertion did not hold or the run regressed; err is a failure to write
+// the report.
+func (c *checkFlags) checkRun(stdout io.Writer, run *results.Run, verdict string) (failed bool, err error) {
 	if !c.active() {
 		return false, nil
 	}
 	class := run.Config.Target
 	res := compare.EvalAll(c.parsed, run, nil)
 	failed = printAssertions(stdout, []string{""}, [][]compare.Result{res})
-	var cases []compare.Case
+	cases := []compare.Case{compare.RunCase(class, verdict)}
 	for _, r := range res {
 		cases = append(cases, compare.AssertCase(class, r))
 	}
@@ -171,8 +183,36 @@ func (c *checkFlags) checkRun(stdout io.Writer, run *results.Run) (failed bool, 
 	return failed, c.writeJUnit(suite)
 }
 
+// watchedIn checks, before any load, that every cpu.NAME and mem.NAME of
+// as names a watched process: one of a sweep's names (sweep), or none, as
+// a run watches none.
+func watchedIn(as []compare.Assertion, names []string, sweep bool) error {
+	flag := "--assert"
+	for _, a := range as {
+		p := a.Process()
+		if p == "" || slices.Contains(names, p) {
+			continue
+		}
+		if !sweep {
+			return fmt.Errorf("%s %s: %s is a watched process's, and loadgen run watches none: assert it in loadgen sweep, whose paths watch processes (watch:, --watch), or assert cpu, the generator's", flag, a, a.Metric)
+		}
+		watched := "none"
+		if len(names) > 0 {
+			watched = strings.Join(names, ", ")
+		}
+		return fmt.Errorf("%s %s: no process is watched as %q (watched: %s): watch it on a path (watch:, --watch), or drop the assertion", flag, a, p, watched)
+	}
+	return nil
+}
+
+// noRun writes the JUnit report of a run that could not run at all (the
+// target unreachable from the start): its "run" case fails with err.
+func (c *checkFlags) noRun(target string, err error) error {
+	return c.writeJUnit(compare.Suite{Name: "loadgen run " + target, Cases: []compare.Case{compare.RunCase(target, err.Error())}})
+}
+
 // checkSteps judges every step of a sweep as checkRun judges a run; a
-// failed step fails every assertion.
+// failed step fails its "run" case and every assertion.
 func (c *checkFlags) checkSteps(stdout io.Writer, steps []*results.Step) (failed bool, err error) {
 	if !c.active() {
 		return false, nil
@@ -203,6 +243,7 @@ func (c *checkFlags) checkSteps(stdout io.Writer, steps []*results.Step) (failed
 		}
 		ids = append(ids, st.ID)
 		all = append(all, res)
+		cases = append(cases, compare.RunCase(st.ID, st.Failure()))
 		for _, r := range res {
 			cases = append(cases, compare.AssertCase(st.ID, r))
 		}
@@ -228,7 +269,9 @@ func watches(st *results.Step, name string) bool {
 }
 
 // compareBaseline prints the comparison and adds its figures to the JUnit
-// cases; it tells whether anything regressed.
+// cases; it tells whether anything regressed, or nothing could be compared
+// (no step in common, or no request succeeded on a side): a gate that
+// compared nothing must not pass.
 func (c *checkFlags) compareBaseline(stdout io.Writer, cmp compare.Comparison, cases *[]compare.Case) bool {
 	fmt.Fprintln(stdout)
 	compare.WriteText(stdout, cmp)
@@ -236,6 +279,12 @@ func (c *checkFlags) compareBaseline(stdout io.Writer, cmp compare.Comparison, c
 		if r.Verdict != compare.Missing {
 			*cases = append(*cases, compare.RowCase(r))
 		}
+	}
+	if !cmp.Matched() {
+		msg := "nothing was compared with the baseline " + c.baseline + ": no step ran on both sides with a request answered (steps match by path, rung, payload and rate)"
+		fmt.Fprintln(stdout, "baseline: "+msg)
+		*cases = append(*cases, compare.Case{Class: c.baseline, Name: "compared with the baseline", Failure: msg})
+		return true
 	}
 	return len(cmp.Regressions()) > 0
 }

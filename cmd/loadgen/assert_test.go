@@ -78,6 +78,7 @@ func TestCheckFlagsParseErrors(t *testing.T) {
 	}{
 		{"bad operator", false, []string{"--assert", "p99<20ms", "--assert", "p99<<3"}, `--assert: assertion "p99<<3": operator "<<"`},
 		{"unknown metric", false, []string{"--assert", "p98<1ms"}, `unknown metric "p98"`},
+		{"a watched process in a run", false, []string{"--assert", "cpu.nginx<1"}, "loadgen run watches none"},
 		{"not a number", false, []string{"--assert", "errors<abc"}, `value "abc" is not a number`},
 		{"no unit", false, []string{"--assert", "p99<20"}, "add a time unit"},
 		{"max-regression alone", false, []string{"--max-regression", "5%"}, "--max-regression needs --baseline"},
@@ -102,7 +103,7 @@ func TestCheckRunNothingAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	failed, err := c.checkRun(&out, cmpRun(1000, 10))
+	failed, err := c.checkRun(&out, cmpRun(1000, 10), "")
 	if failed || err != nil || out.Len() != 0 {
 		t.Errorf("failed %v err %v output %q", failed, err, out.String())
 	}
@@ -113,12 +114,12 @@ func TestCheckRun(t *testing.T) {
 	junit := filepath.Join(dir, "junit.xml")
 	run := cmpRun(1000, 23.4)
 	c, err := chkFlags(t, false, "--assert", "p99<20ms", "--assert", "p99 < 30 ms", "--assert", "errors<0.1%",
-		"--assert", "rps>=1000", "--assert", "cpu.nginx<1", "--junit", junit)
+		"--assert", "rps>=1000", "--junit", junit)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	failed, err := c.checkRun(&out, run)
+	failed, err := c.checkRun(&out, run, "")
 	if err != nil || !failed {
 		t.Fatalf("failed %v, err %v", failed, err)
 	}
@@ -127,27 +128,36 @@ func TestCheckRun(t *testing.T) {
 		"assert p99<30ms:    23.4ms ok",
 		"assert errors<0.1%: 0%     ok",
 		"assert rps>=1000:   1000   ok",
-		`assert cpu.nginx<1:        FAILED (no process "nginx" was watched`,
-		"assertions: 2 of 5 failed",
+		"assertions: 1 of 4 failed",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
 	r := chkReadJUnit(t, junit)
-	if r.Tests != 5 || r.Failures != 1 || r.Errors != 1 || len(r.Suites) != 1 {
+	if r.Tests != 5 || r.Failures != 1 || r.Errors != 0 || len(r.Suites) != 1 {
 		t.Fatalf("junit: %+v", r)
 	}
 	s := r.Suites[0]
-	if s.Name != "loadgen run http://127.0.0.1:8080/get" || s.Cases[0].Class != "http://127.0.0.1:8080/get" ||
-		s.Cases[0].Name != "p99<20ms" || s.Cases[0].Failure == nil || s.Cases[0].Failure.Message != "p99 23.4ms is not < 20ms" {
+	if s.Name != "loadgen run http://127.0.0.1:8080/get" || s.Cases[0].Name != "run" || s.Cases[0].Failure != nil ||
+		s.Cases[1].Class != "http://127.0.0.1:8080/get" ||
+		s.Cases[1].Name != "p99<20ms" || s.Cases[1].Failure == nil || s.Cases[1].Failure.Message != "p99 23.4ms is not < 20ms" {
 		t.Errorf("junit suite: %+v", s)
 	}
+	// The run itself failed (its verdict): its case fails, whatever the
+	// assertions say.
+	if _, err := c.checkRun(&out, cmpRun(1000, 5), "no request succeeded: 10 of 10 failed (status 10)"); err != nil {
+		t.Fatal(err)
+	}
+	if r := chkReadJUnit(t, junit); r.Suites[0].Cases[0].Name != "run" || r.Suites[0].Cases[0].Failure == nil ||
+		!strings.Contains(r.Suites[0].Cases[0].Failure.Message, "no request succeeded") {
+		t.Errorf("a failed run's case: %+v", r.Suites[0].Cases[0])
+	}
 
-	// All holding: not failed.
-	c, _ = chkFlags(t, false, "--assert", "p99<30ms", "--assert", "timeouts<=0")
+	// All holding: not failed. Several in one flag, split by commas.
+	c, _ = chkFlags(t, false, "--assert", "p99<30ms,timeouts<=0")
 	out.Reset()
-	if failed, err := c.checkRun(&out, run); failed || err != nil || !strings.Contains(out.String(), "assertions: all 2 held") {
+	if failed, err := c.checkRun(&out, run, ""); failed || err != nil || !strings.Contains(out.String(), "assertions: all 2 held") {
 		t.Errorf("failed %v err %v\n%s", failed, err, out.String())
 	}
 }
@@ -173,7 +183,7 @@ func TestCheckRunBaseline(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			failed, err := c.checkRun(&out, tc.run)
+			failed, err := c.checkRun(&out, tc.run, "")
 			if err != nil || failed != tc.failed || !strings.Contains(out.String(), tc.out) {
 				t.Errorf("failed %v (want %v), err %v; output lacks %q?\n%s", failed, tc.failed, err, tc.out, out.String())
 			}
@@ -181,10 +191,10 @@ func TestCheckRunBaseline(t *testing.T) {
 				t.Errorf("the baseline is not named:\n%s", out.String())
 			}
 			r := chkReadJUnit(t, junit)
-			if r.Tests != 5 || (r.Failures > 0) != tc.failed {
+			if r.Tests != 7 || (r.Failures > 0) != tc.failed { // run, rps, errors, p50 … p99.9
 				t.Errorf("junit %+v", r)
 			}
-			if c := r.Suites[0].Cases[3]; c.Name != "p99 vs baseline" || (c.Failure != nil) != tc.failed {
+			if c := r.Suites[0].Cases[5]; c.Name != "p99 vs baseline" || (c.Failure != nil) != tc.failed {
 				t.Errorf("junit case %+v", c)
 			}
 		})
@@ -231,17 +241,20 @@ func TestCheckSteps(t *testing.T) {
 		}
 	}
 	r := chkReadJUnit(t, junit)
-	if r.Tests != 6 || r.Failures != 1 || r.Errors != 2 {
+	if r.Tests != 9 || r.Failures != 2 || r.Errors != 2 { // a run case per step: the dead one's fails
 		t.Errorf("junit %+v", r)
 	}
 	classes := map[string]int{}
 	for _, cs := range r.Suites[0].Cases {
 		classes[cs.Class]++
 	}
-	if classes["nginx_c4t4_100B_closed_r1"] != 2 || classes["dead_c4t4_100B_closed_r1"] != 2 {
+	if classes["nginx_c4t4_100B_closed_r1"] != 3 || classes["dead_c4t4_100B_closed_r1"] != 3 {
 		t.Errorf("classnames %v", classes)
 	}
-	if c := r.Suites[0].Cases[1]; c.Skipped == nil || c.Name != "mem.nginx<64MiB" {
+	if c := r.Suites[0].Cases[6]; c.Name != "run" || c.Failure == nil || !strings.Contains(c.Failure.Message, "cannot connect") {
+		t.Errorf("the dead step's run case: %+v", c)
+	}
+	if c := r.Suites[0].Cases[2]; c.Skipped == nil || c.Name != "mem.nginx<64MiB" {
 		t.Errorf("the case of a process not watched on the step's path: %+v", c)
 	}
 
@@ -290,8 +303,19 @@ func TestRunAssertCLI(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "assertions: all 3 held") {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	if r := chkReadJUnit(t, junit); r.Tests != 3 || r.Failures != 0 {
+	if r := chkReadJUnit(t, junit); r.Tests != 4 || r.Failures != 0 {
 		t.Errorf("junit %+v", r)
+	}
+	// A target that answers nothing but errors: the run fails, and so does
+	// its JUnit report, though the latency bound holds. A dead one: the
+	// report is written all the same, with its run case failed.
+	for _, tc := range []struct{ name, url string }{{"errors only", startHTTPBin(t) + "/status/500"}, {"dead", "http://" + closedPort(t) + "/get"}} {
+		os.Remove(junit)
+		code, out, stderr := cli(t, "run", "-c", "2", "-t", "1", "-d", "300ms", "-q", "--assert", "p99<10s", "--max-errors", "100%", "--junit", junit, tc.url)
+		r := chkReadJUnit(t, junit)
+		if code != exitFail || r.Failures != 1 || r.Suites[0].Cases[0].Name != "run" || r.Suites[0].Cases[0].Failure == nil {
+			t.Errorf("%s: exit %d, junit %+v\n%s%s", tc.name, code, r, out, stderr)
+		}
 	}
 	code, out, stderr = cli(t, "run", "-c", "2", "-t", "1", "-d", "300ms", "-q", "--assert", "p50<1ns", url)
 	if code != exitFail || !strings.Contains(out, "FAILED (not < 1ns)") {
@@ -331,7 +355,7 @@ func TestSweepAssertCLI(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	r := chkReadJUnit(t, junit)
-	if r.Tests != 2 || r.Failures != 0 || r.Suites[0].Cases[0].Class != "baseline_c1t1_100B_closed_r1" {
+	if r.Tests != 3 || r.Failures != 0 || r.Suites[0].Cases[0].Class != "baseline_c1t1_100B_closed_r1" {
 		t.Errorf("junit %+v", r)
 	}
 	// The same sweep against itself as the baseline, with an impossible bound.
@@ -341,5 +365,43 @@ func TestSweepAssertCLI(t *testing.T) {
 		"--assert", "p50<1ns", "--baseline", out, "--max-regression", "100000%", "-o", filepath.Join(dir, "again"))
 	if code != exitFail || !strings.Contains(stdout, "FAILED (not < 1ns)") || !strings.Contains(stdout, "no regression beyond 100000%") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// A baseline with no step in common with the sweep gates nothing: the
+// check fails and says so, in the output and the JUnit report.
+func TestCheckStepsBaselineNothingInCommon(t *testing.T) {
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	base := cmpSweep(t, map[string][]float64{"other": {5}})
+	c, err := chkFlags(t, true, "--baseline", base, "--junit", junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	failed, err := c.checkSteps(&out, chkSweepSteps()[:2])
+	if err != nil || !failed || !strings.Contains(out.String(), "nothing was compared with the baseline") {
+		t.Fatalf("failed %v, err %v:\n%s", failed, err, out.String())
+	}
+	if r := chkReadJUnit(t, junit); r.Failures != 1 {
+		t.Errorf("junit %+v", r)
+	}
+}
+
+// A process no path watches, in --assert or --slo, is refused before any
+// load: the sweep would run every step to fail them all.
+func TestSweepAssertUnwatched(t *testing.T) {
+	for _, args := range [][]string{
+		{"--assert", "cpu.hbx<1"},
+		{"--watch", "baseline=pid:1", "--assert", "mem.nginx<1GiB"},
+		{"--find-max", "--slo", "p99<10ms,cpu.nginx<1"},
+	} {
+		out := filepath.Join(t.TempDir(), "s")
+		code, _, stderr := cli(t, append([]string{"sweep", "--path", "baseline=http://" + closedPort(t), "--ladder", "c1t1", "--payloads", "100", "-d", "1s", "-q", "-o", out}, args...)...)
+		if code != exitUsage || !strings.Contains(stderr, "watched") {
+			t.Errorf("%v: exit %d, %s", args, code, stderr)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: the sweep started", args)
+		}
 	}
 }

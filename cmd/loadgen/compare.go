@@ -25,8 +25,10 @@ func newCompareCmd() *cobra.Command {
 		Use:   "compare [flags] A B",
 		Short: "Compare two runs or two sweeps, telling real changes from noise",
 		Long: `Compare B with A: two run files (loadgen run --json) or two sweep results
-directories (loadgen sweep -o), step by step. For each step, RPS and latency
-p50, p90, p99 and p99.9, and for each set of processes a sweep watched, its
+directories (loadgen sweep -o), step by step. For each step, RPS (requests
+answered without error per second: a B failing fast is not faster), the
+share of requests that failed (errors), latency p50, p90, p99 and p99.9, and
+for each set of processes a sweep watched, its
 CPU cores per 1000 requests/s (cpu/1k.NAME: a B that serves fewer requests is
 not cheaper for it) and its memory (MiB.NAME); the ratio B/A of the medians
 over repeats, and a verdict:
@@ -37,8 +39,9 @@ over repeats, and a verdict:
   better        a real change for the better
   worse         a real change for the worse, within --max-regression
   REGRESSION    a real change for the worse beyond --max-regression (RPS down,
-                latency, CPU per request or memory up), or a step that ran in A
-                and failed in B
+                latency, CPU per request or memory up); errors up by more than
+                0.1 percentage point beyond the spread; or a step that ran in A
+                and failed in B, or in which no request of B succeeded
 
 Sweep steps match by path, rung, payload and rate. Directories that hold
 sweeps (loadgen lab's, one per protocol) compare sweep by sweep, by name. Exit status 1 when there is

@@ -266,6 +266,9 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if err != nil {
+		if jerr := f.check.noRun(cfg.Target, err); jerr != nil {
+			fmt.Fprintf(stderr, "loadgen: %v\n", jerr)
+		}
 		return runFailure{err}
 	}
 	if live != nil {
@@ -285,7 +288,11 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 			failures = append(failures, "--json: "+err.Error())
 		}
 	}
-	failed, err := f.check.checkRun(stdout, run)
+	why := "interrupted before the end of its window"
+	if !run.Interrupted {
+		why = runVerdict(run, f.budget)
+	}
+	failed, err := f.check.checkRun(stdout, run, why)
 	if err != nil {
 		failures = append(failures, err.Error())
 	}
@@ -295,7 +302,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 	if run.Interrupted {
 		return exitError{code: 130}
 	}
-	if why := runVerdict(run, f.budget); why != "" {
+	if why != "" {
 		fmt.Fprintf(stderr, "loadgen: the run failed: %s\n", why)
 		return exitError{code: exitFail}
 	}

@@ -283,6 +283,9 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		}
 		spec = s
 	}
+	if err := watchedIn(f.check.parsed, spec.WatchNames(), true); err != nil {
+		return err // before any load
+	}
 	if f.out == "" {
 		if f.resume {
 			return errors.New("--resume needs -o: the directory of the sweep to continue")
@@ -507,6 +510,11 @@ func parseSLO(f *sweepFlags) (sweep.SLO, error) {
 	as, err := compare.ParseAll(strings.Split(f.slo, ","))
 	if err != nil {
 		return nil, fmt.Errorf("--slo: %w", err)
+	}
+	for _, a := range as {
+		if a.Process() != "" {
+			return nil, fmt.Errorf("--slo %s: a probe judges the load's own figures; what watched processes cost is not measured per probe", a)
+		}
 	}
 	return func(run *results.Run) (bool, string) {
 		for _, a := range as {

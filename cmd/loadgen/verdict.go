@@ -48,10 +48,9 @@ func runVerdict(run *results.Run, b errorBudget) string {
 	if s.OK() == 0 {
 		return fmt.Sprintf("no request succeeded: %d of %d failed (%s)", failed, tried, s.Errors)
 	}
-	window := s.Duration.D()
-	if gap := window - s.LastOK.D(); failed > 0 && s.LastOK > 0 && gap > max(time.Second, window/10) {
+	if gap, ok := s.Stalled(); ok {
 		return fmt.Sprintf("the target stopped answering: no request succeeded in the last %s of %s (%s)",
-			units.FormatDuration(gap.Round(100*time.Millisecond)), units.FormatDuration(window.Round(100*time.Millisecond)), s.Errors)
+			units.FormatDuration(gap.Round(100*time.Millisecond)), units.FormatDuration(s.Duration.D().Round(100*time.Millisecond)), s.Errors)
 	}
 	over := failed > b.count
 	limit := strconv.FormatInt(b.count, 10)
@@ -66,19 +65,18 @@ func runVerdict(run *results.Run, b errorBudget) string {
 	return ""
 }
 
-// failedSteps names the steps of a sweep that failed: no run (the target
-// could not be reached, the step could not be built), or a run in which no
-// request succeeded.
+// failedSteps names the steps of a sweep that failed (Step.Failure): no
+// run (the target could not be reached, the step could not be built), or
+// a run in which no request succeeded, or none after a point.
 func failedSteps(steps []*results.Step) []string {
 	var out []string
 	for _, st := range steps {
-		switch {
-		case st.Run == nil:
+		switch why := st.Failure(); {
+		case why == "":
+		case st.Run == nil: // why is printed with the step
 			out = append(out, st.ID)
-		case st.Failed != "":
-			out = append(out, st.ID+" ("+st.Failed+")")
-		case !st.Run.Interrupted && runVerdict(st.Run, errorBudget{share: 1, count: -1}) != "":
-			out = append(out, st.ID+" (no request succeeded)")
+		default:
+			out = append(out, st.ID+" ("+why+")")
 		}
 	}
 	return out

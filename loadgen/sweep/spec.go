@@ -356,6 +356,24 @@ func (w Watch) validate() error {
 	return nil
 }
 
+// WatchNames are what assertions call the processes the sweep watches
+// (cpu.NAME, mem.NAME): each path's watch or sidecar proxy, and "target".
+func (s *Spec) WatchNames() []string {
+	var out []string
+	if s.Target != nil {
+		out = append(out, "target")
+	}
+	for _, p := range s.Paths {
+		switch {
+		case p.Watch != nil:
+			out = append(out, p.Watch.Label())
+		case p.Sidecar != nil:
+			out = append(out, p.Sidecar.Proxy)
+		}
+	}
+	return out
+}
+
 // BaselineName is the name of the baseline path, or "".
 func (s *Spec) BaselineName() string {
 	if i := s.BaselineIndex(); i >= 0 {

@@ -60,6 +60,9 @@ const metricList = "rps, p50, p75, p90, p99, p999, p9999, max, mean, errors, tim
 var timeUnits = map[string]float64{"ns": 1, "us": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9}
 var byteUnits = map[string]float64{"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 
+// siRate are the multipliers a rate may carry, as -R takes them.
+var siRate = map[string]float64{"k": 1e3, "K": 1e3, "M": 1e6}
+
 // Parse reads an assertion such as "p99<20ms" or "errors < 0.1 %". Its
 // error is one line naming the expression and what is wrong with it.
 func Parse(expr string) (Assertion, error) {
@@ -168,6 +171,10 @@ func (a *Assertion) setUnit(k kind, unit, num string) error {
 			unit = "us"
 		}
 	case kindRate, kindProcCPU:
+		if m, ok := siRate[unit]; ok && k == kindRate { // rps>20k, as rates are written
+			a.Value *= m
+			unit = ""
+		}
 		if unit != "" {
 			what := "requests/s"
 			if k == kindProcCPU {
@@ -182,6 +189,9 @@ func (a *Assertion) setUnit(k kind, unit, num string) error {
 				what = "CPU cores"
 			}
 			return fmt.Errorf("unit %q: %s takes %s or a percentage (%%)", unit, a.Metric, what)
+		}
+		if unit == "%" && k == kindCount && a.Value > 100 {
+			return fmt.Errorf("%s%%: a share of the requests is at most 100%%", num)
 		}
 	case kindProcMem:
 		if unit == "" {

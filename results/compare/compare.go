@@ -15,6 +15,7 @@ import (
 const (
 	DefaultNoise         = 0.05 // ±5%: what one run differs from the next on a quiet machine
 	DefaultMaxRegression = 0.10
+	DefaultErrorRise     = 0.001 // 0.1 percentage point: one request in a thousand
 )
 
 // Options tune what counts as a change.
@@ -27,6 +28,18 @@ type Options struct {
 	// change may be before it is a regression. Zero: any real change for the
 	// worse is one.
 	MaxRegression float64
+	// ErrorRise is how far (a fraction of the requests tried: 0.001 is 0.1
+	// percentage point) B's share of failed requests may exceed A's, beyond
+	// the spread of the repeats, before it is a regression: more failures
+	// are never merely "worse". Zero means DefaultErrorRise.
+	ErrorRise float64
+}
+
+func (o Options) errorRise() float64 {
+	if o.ErrorRise <= 0 {
+		return DefaultErrorRise
+	}
+	return o.ErrorRise
 }
 
 func (o Options) noise() float64 {
@@ -72,10 +85,12 @@ func statOf(xs []float64) Stat {
 // Row is one figure of one step (or of a run), A against B.
 type Row struct {
 	Step string // "nginx c4t4 1KiB", or the run's target
-	// Metric is rps, p50, p90, p99, p99.9, cpu/1k.NAME and MiB.NAME (the
-	// watched processes NAME of a sweep step), or "run" when a side has no run.
+	// Metric is rps (requests answered without error per second), errors
+	// (the share of requests tried that failed), p50, p90, p99, p99.9,
+	// cpu/1k.NAME and MiB.NAME (the watched processes NAME of a sweep
+	// step), or "run" when a side has no run or no request succeeded in it.
 	Metric  string
-	A, B    Stat    // requests/s, latency in nanoseconds, cores per 1000 requests/s, or MiB
+	A, B    Stat    // requests/s, a share (0..1), latency in nanoseconds, cores per 1000 requests/s, or MiB
 	Ratio   float64 // B/A of the medians
 	Verdict Verdict
 	Note    string // why a side has no figures: "failed in B: cannot connect"
@@ -94,6 +109,8 @@ func (r Row) format(v float64) string {
 	switch {
 	case r.Metric == "rps":
 		return number(v) + "/s"
+	case r.Metric == "errors":
+		return percent(100 * v)
 	case strings.HasPrefix(r.Metric, "cpu/1k."):
 		return number(v) + " cores"
 	case strings.HasPrefix(r.Metric, "MiB."):
@@ -139,9 +156,10 @@ func latencyMetric(name string, q func(results.Latency) results.Duration) metric
 	return metric{name: name, get: func(r *results.Run) float64 { return float64(q(r.Summary.Latency)) }}
 }
 
-// compared are the figures a comparison looks at.
+// compared are the figures a comparison looks at. rps counts what was
+// answered without error, so that a B failing fast is not faster.
 var compared = []metric{
-	{name: "rps", higher: true, get: func(r *results.Run) float64 { return r.Summary.RPS }},
+	{name: "rps", higher: true, get: func(r *results.Run) float64 { return r.Summary.OKPerSec() }},
 	latencyMetric("p50", func(l results.Latency) results.Duration { return l.P50 }),
 	latencyMetric("p90", func(l results.Latency) results.Duration { return l.P90 }),
 	latencyMetric("p99", func(l results.Latency) results.Duration { return l.P99 }),
@@ -198,19 +216,91 @@ func judgeValues(name string, higher bool, xa, xb []float64, opt Options) Row {
 	return row
 }
 
+// judgeErrors compares the shares of failed requests over the repeats:
+// B's rise beyond A's spread and opt's ErrorRise is a regression, and a
+// fall as far is better.
+func judgeErrors(a, b []*results.Run, opt Options) Row {
+	var xa, xb []float64
+	for _, r := range a {
+		xa = append(xa, r.Summary.ErrorShare())
+	}
+	for _, r := range b {
+		xb = append(xb, r.Summary.ErrorShare())
+	}
+	row := Row{Metric: "errors", A: statOf(xa), B: statOf(xb), Verdict: Same}
+	row.Ratio = 1
+	if row.A.Median > 0 {
+		row.Ratio = row.B.Median / row.A.Median
+	} else if row.B.Median > 0 {
+		row.Ratio = math.Inf(1)
+	}
+	rise := opt.errorRise()
+	switch {
+	case row.B.Min > row.A.Max+rise:
+		row.Verdict = Regression
+	case row.B.Max < row.A.Min-rise:
+		row.Verdict = Better
+	}
+	return row
+}
+
+// answered tells whether some request succeeded in one of runs.
+func answered(runs []*results.Run) bool {
+	for _, r := range runs {
+		if r.Summary.OK() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// judgeRuns compares the repeats of one step (or two runs), labelled
+// label: every figure, or, when no request succeeded on a side, one row
+// that says so — a regression when A's requests succeeded — since
+// figures of failures compare nothing.
+func judgeRuns(label string, ra, rb []*results.Run, opt Options) []Row {
+	okA, okB := answered(ra), answered(rb)
+	switch {
+	case !okA && !okB:
+		return []Row{{Step: label, Metric: "run", Verdict: Missing, Note: "no request succeeded in A or B"}}
+	case !okB:
+		return []Row{{Step: label, Metric: "run", Verdict: Regression, Note: "no request succeeded in B: " + failures(rb)}}
+	case !okA:
+		return []Row{{Step: label, Metric: "run", Verdict: Missing, Note: "no request succeeded in A: " + failures(ra)}}
+	}
+	var rows []Row
+	for i, m := range comparedFor(ra[0].Config.Protocol) {
+		rows = append(rows, judge(m, ra, rb, opt))
+		if i == 0 {
+			rows = append(rows, judgeErrors(ra, rb, opt))
+		}
+	}
+	for i := range rows {
+		rows[i].Step = label
+	}
+	return rows
+}
+
+// failures names what failed in runs (the first's error classes).
+func failures(runs []*results.Run) string {
+	for _, r := range runs {
+		if r.Summary.Errors.Total() > 0 {
+			return fmt.Sprintf("%d failed (%s)", r.Summary.Errors.Total(), r.Summary.Errors)
+		}
+	}
+	return "nothing was answered"
+}
+
 // Runs compares run b with run a (the baseline).
 func Runs(a, b *results.Run, opt Options) Comparison {
 	c := Comparison{Options: opt}
 	c.Options.Noise = opt.noise()
+	c.Options.ErrorRise = opt.errorRise()
 	label := a.Config.Target
 	if b.Config.Target != a.Config.Target {
 		label = a.Config.Target + " → " + b.Config.Target
 	}
-	for _, m := range comparedFor(a.Config.Protocol) {
-		row := judge(m, []*results.Run{a}, []*results.Run{b}, opt)
-		row.Step = label
-		c.Rows = append(c.Rows, row)
-	}
+	c.Rows = judgeRuns(label, []*results.Run{a}, []*results.Run{b}, opt)
 	if d := configDiff(a.Config, b.Config); d != "" {
 		c.Notes = append(c.Notes, "A and B were asked different things: "+d)
 	}
@@ -335,6 +425,7 @@ func sizeLabel(n int) string {
 func Steps(a, b []*results.Step, opt Options) Comparison {
 	c := Comparison{Options: opt}
 	c.Options.Noise = opt.noise()
+	c.Options.ErrorRise = opt.errorRise()
 	ca, orderA := cells(a)
 	cb, orderB := cells(b)
 	var allA, allB []*results.Run
@@ -354,10 +445,10 @@ func Steps(a, b []*results.Step, opt Options) Comparison {
 		case len(ra) == 0:
 			c.Rows = append(c.Rows, Row{Step: x.label, Metric: "run", Verdict: Missing, Note: "failed in A: " + x.failure()})
 		default:
-			for _, m := range comparedFor(ra[0].Config.Protocol) {
-				row := judge(m, ra, rb, opt)
-				row.Step = x.label
-				c.Rows = append(c.Rows, row)
+			rows := judgeRuns(x.label, ra, rb, opt)
+			c.Rows = append(c.Rows, rows...)
+			if rows[0].Metric == "run" {
+				continue // no figures to compare, nor costs per request
 			}
 			for _, row := range costRows(x.steps, y.steps, opt) {
 				row.Step = x.label

@@ -253,9 +253,9 @@ func TestWriteText(t *testing.T) {
 		"A: " + aDir, "noise band ±5%, regression beyond 10%",
 		"step", "metric", "B/A", "verdict",
 		"nginx c4t4 100B", "20.2ms [20ms..20.4ms ×3]", "1.30", "REGRESSION", "same (noise)",
-		"REGRESSION: failed in B: cannot connect", "missing: not in B", "1000/s ×3",
+		"REGRESSION: failed in B: cannot connect", "missing: not in B", "999/s ×3", "errors  0.2% ×3",
 		"6 regressions beyond 10%",
-		"nginx c4t4 100B rps: 3000/s → 2120/s (×0.71, REGRESSION)",
+		"nginx c4t4 100B rps: 2997/s → 2118/s (×0.71, REGRESSION)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
@@ -286,15 +286,16 @@ func ExampleWriteText() {
 	// Output:
 	// noise band ±5%, regression beyond 10%
 	//
-	// step                       metric  A        B       B/A   verdict
-	// http://127.0.0.1:8080/get  rps     10000/s  7000/s  0.70  REGRESSION
-	//                            p50     2ms      2.6ms   1.30  REGRESSION
-	//                            p90     5ms      6.5ms   1.30  REGRESSION
-	//                            p99     20ms     26ms    1.30  REGRESSION
-	//                            p99.9   40ms     52ms    1.30  REGRESSION
+	// step                       metric  A       B       B/A   verdict
+	// http://127.0.0.1:8080/get  rps     9990/s  6993/s  0.70  REGRESSION
+	//                            errors  0.2%    0.2%    1.00  same (noise)
+	//                            p50     2ms     2.6ms   1.30  REGRESSION
+	//                            p90     5ms     6.5ms   1.30  REGRESSION
+	//                            p99     20ms    26ms    1.30  REGRESSION
+	//                            p99.9   40ms    52ms    1.30  REGRESSION
 	//
-	// 5 regressions beyond 10% (0 worse within 10%, 0 better, 0 same within noise):
-	//   http://127.0.0.1:8080/get rps: 10000/s → 7000/s (×0.70, REGRESSION)
+	// 5 regressions beyond 10% (0 worse within 10%, 0 better, 1 same within noise):
+	//   http://127.0.0.1:8080/get rps: 9990/s → 6993/s (×0.70, REGRESSION)
 	//   http://127.0.0.1:8080/get p50: 2ms → 2.6ms (×1.30, REGRESSION)
 	//   http://127.0.0.1:8080/get p90: 5ms → 6.5ms (×1.30, REGRESSION)
 	//   http://127.0.0.1:8080/get p99: 20ms → 26ms (×1.30, REGRESSION)
@@ -332,5 +333,65 @@ func TestSweepsCostPerRequest(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "cpu/1k.nginx  0.1 cores [0.0967..0.103 cores ×3]") || !strings.Contains(out.String(), "12MiB ×3") {
 		t.Errorf("text:\n%s", out.String())
+	}
+}
+
+// failing is runOf with a share of its requests answered with an error
+// status (fail of the Requests).
+func failing(rps, p99 float64, fail float64) *results.Run {
+	r := runOf(rps, p99)
+	s := &r.Summary
+	s.Errors = results.Errors{}
+	s.Errors.Status = int64(fail * float64(s.Requests))
+	return r
+}
+
+// Failures are never better: B answering errors faster is a regression of
+// errors and of the requests answered without one; a B in which nothing
+// succeeded is one row, a regression, with no figures of failures; a
+// rise within the tolerance is noise.
+func TestRunsErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		a, b      *results.Run
+		rps, errs Verdict
+	}{
+		{"503s in 5% of B, answered fast", failing(10000, 20, 0), failing(10400, 10, 0.05), Same, Regression},
+		{"503s in 30% of B, answered fast", failing(10000, 20, 0), failing(20000, 5, 0.30), Better, Regression},
+		{"half of the requests failed", failing(10000, 20, 0), failing(10000, 20, 0.5), Regression, Regression},
+		{"a rise within 0.1 point", failing(10000, 20, 0.001), failing(10000, 20, 0.0015), Same, Same},
+		{"fewer failures", failing(10000, 20, 0.05), failing(10000, 20, 0), Better, Better},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := verdicts(Runs(tc.a, tc.b, Options{MaxRegression: 0.10}))
+			if v["rps"] != tc.rps || v["errors"] != tc.errs {
+				t.Errorf("rps %s, errors %s; want %s, %s", v["rps"], v["errors"], tc.rps, tc.errs)
+			}
+		})
+	}
+	c := Runs(failing(10000, 20, 0), failing(90000, 1, 1), Options{})
+	if len(c.Rows) != 1 || c.Rows[0].Verdict != Regression || !strings.Contains(c.Rows[0].Note, "no request succeeded in B") {
+		t.Fatalf("every request of B failed: %+v", c.Rows)
+	}
+	if len(c.Regressions()) != 1 {
+		t.Errorf("regressions %+v", c.Regressions())
+	}
+	if c := Runs(failing(10000, 20, 1), failing(10000, 20, 1), Options{}); len(c.Rows) != 1 || c.Rows[0].Verdict != Missing || c.Matched() {
+		t.Errorf("nothing succeeded on either side: %+v", c.Rows)
+	}
+}
+
+// In a sweep, a step whose every repeat answered nothing but errors in B
+// is a regression, and its proxy's cost per request is not compared.
+func TestStepsNothingSucceeded(t *testing.T) {
+	var a, b []*results.Step
+	for rep := 1; rep <= 2; rep++ {
+		sa, sb := step("nginx", "c4t4", 100, rep, 1000, 2), step("nginx", "c4t4", 100, rep, 3000, 1)
+		sb.Run.Summary.Errors = results.Errors{Status: sb.Run.Summary.Requests}
+		a, b = append(a, sa), append(b, sb)
+	}
+	c := Steps(a, b, Options{})
+	if len(c.Rows) != 1 || c.Rows[0].Verdict != Regression || !strings.Contains(c.Rows[0].Note, "no request succeeded in B") {
+		t.Fatalf("rows %+v", c.Rows)
 	}
 }

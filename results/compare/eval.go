@@ -62,8 +62,9 @@ func (a Assertion) Eval(run *results.Run, watched []results.ProcessCost) Result 
 func (a Assertion) measure(run *results.Run, watched []results.ProcessCost) (float64, string, string) {
 	s := &run.Summary
 	switch k := a.kind(); k {
-	case kindRate:
-		return s.RPS, number(s.RPS), ""
+	case kindRate: // what was answered without error: failing fast is not throughput
+		v := s.OKPerSec()
+		return v, number(v), ""
 	case kindLatency:
 		if s.Latency.Count == 0 {
 			return 0, "", "no responses, so no latency was measured"

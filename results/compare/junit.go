@@ -39,6 +39,19 @@ func AssertCase(class string, r Result) Case {
 	return c
 }
 
+// RunCase is the test case of the run (or sweep step) itself, named
+// "run": it fails with why the run failed (no request succeeded, more
+// failed than --max-errors allows, the target stopped answering, nothing
+// could be sent), so that a CI report shows a failed run even where every
+// assertion held or none was asked.
+func RunCase(class, failed string) Case {
+	c := Case{Class: class, Name: "run", Output: "the run ended as it should"}
+	if failed != "" {
+		c.Failure, c.Output = failed, failed
+	}
+	return c
+}
+
 // RowCase is the test case of one figure compared with a baseline: it
 // fails when the figure regressed.
 func RowCase(r Row) Case {

@@ -91,7 +91,7 @@ func csvRow(s *Sweep, st *results.Step, names []string) []string {
 		row = append(row, fnum(p.CPUMean), fnum(p.CPUMax), i64(p.MemMean), i64(p.MemMax))
 	}
 	return append(row, fnum(GeneratorCores(run)), strconv.FormatBool(run.Generator.Saturated),
-		strconv.FormatBool(MachineSaturated(run)), workers(st), strconv.FormatBool(run.Config.TLS), strconv.FormatBool(run.Config.NewConn), "")
+		strconv.FormatBool(MachineSaturated(run)), workers(st), strconv.FormatBool(run.Config.TLS), strconv.FormatBool(run.Config.NewConn), oneLine(st.Failure(), 1<<16))
 }
 
 // workers is the step's proxy worker count (ingress sizing), empty when

@@ -158,7 +158,7 @@ var palette = []string{"#2563eb", "#ea580c", "#16a34a", "#c026d3", "#dc2626", "#
 const baselineColor = "#475569"
 
 var flagTitles = map[string]string{
-	"F": "failed: a repeat has no result",
+	"F": "failed: a repeat has no result, or no request of it succeeded",
 	"I": "interrupted: stopped early",
 	"G": "generator saturated: loadgen used ≥90% of its CPUs",
 	"M": "machine saturated: the machine's CPUs were ≥90% busy (every process, from /proc/stat); figures measure contention",

@@ -47,6 +47,22 @@ type CellStats struct {
 	Flags           string  // see Cell.Flags
 }
 
+// failure is why every repeat of the cell failed (Step.Failure: a path
+// whose every answer was an error has figures of failures only), or "".
+func (c *Cell) failure() string {
+	why := ""
+	for _, st := range c.Steps {
+		f := st.Failure()
+		if f == "" {
+			return ""
+		}
+		if why == "" || st.Failed != "" {
+			why = f
+		}
+	}
+	return why
+}
+
 // Stats reduces a cell to its figures; base is the baseline path's cell
 // of the same payload, rate and rung (nil when there is none, or when c
 // is the baseline).
@@ -54,12 +70,8 @@ func (c *Cell) Stats(base *Cell) CellStats {
 	var s CellStats
 	s.Flags = c.Flags()
 	rps, ok := c.Median(func(st *results.Step) float64 { return st.Run.Summary.RPS })
-	if !ok {
-		for _, st := range c.Steps {
-			if st.Failed != "" {
-				s.Failed = st.Failed
-			}
-		}
+	if failed := c.failure(); !ok || failed != "" {
+		s.Failed = failed
 		return s
 	}
 	s.OK, s.RPS = true, rps

@@ -96,7 +96,8 @@ func (c *Cell) Watched(role string, f func(results.ProcessCost) float64) (float6
 	return v, ok && found
 }
 
-// Flags marks what makes a cell's figures doubtful: F failed, I
+// Flags marks what makes a cell's figures doubtful: F failed (a repeat
+// has no result, or no request of it succeeded: Step.Failure), I
 // interrupted, G generator saturated, M machine saturated.
 func (c *Cell) Flags() string {
 	var f []string
@@ -109,9 +110,11 @@ func (c *Cell) Flags() string {
 		f = append(f, s)
 	}
 	for _, st := range c.Steps {
+		if st.Failure() != "" {
+			add("F")
+		}
 		switch {
 		case st.Run == nil:
-			add("F")
 			continue
 		case st.Run.Interrupted:
 			add("I")

@@ -141,8 +141,12 @@ func TestSweepTableFailures(t *testing.T) {
 	if r := row("payload 100 B", "c64t64", "baseline"); r["fields"] != "c64t64 baseline interrupted I" {
 		t.Errorf("interrupted row %q", r["fields"])
 	}
-	if r := row("payload 100 B", "c16t16", "nginx"); r["req/s"] != "0" || r["p50"] != "—" || r["p99"] != "—" || r["errors"] != "512" || r["+p99"] != "—" {
-		t.Errorf("unanswered row %v: want 0 req/s, no latency, 512 errors", r)
+	// Nothing answered: the step failed, whatever figures its failures have.
+	if r := row("payload 100 B", "c16t16", "nginx"); r["fields"] != "c16t16 nginx failed F" {
+		t.Errorf("unanswered row %v: want it failed", r)
+	}
+	if !strings.Contains(out, "nginx at c16t16 100 B: failed: no request succeeded: 512 of 512 failed") {
+		t.Errorf("no note on the unanswered step:\n%s", out)
 	}
 	if strings.Contains(out, "0.00us") || !strings.Contains(out, "interrupted before it measured anything") {
 		t.Errorf("a zero latency, or no note on the interrupted step:\n%s", out)
