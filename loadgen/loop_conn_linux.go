@@ -230,7 +230,15 @@ func (l *loop) event(ev *unix.EpollEvent, now time.Time) {
 	case stConnecting:
 		l.connected(c, now)
 	case stWriting:
-		if ev.Events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 && ev.Events&unix.EPOLLIN == 0 {
+		if ev.Events&unix.EPOLLIN != 0 {
+			// The answer began before the request was all written (the
+			// echo of a payload larger than the socket buffers): read it,
+			// or each side waits for the other to read.
+			l.readable(c, now)
+			if c.state != stWriting {
+				return
+			}
+		} else if ev.Events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
 			l.fail(c, protocol.Write, now)
 			return
 		}
@@ -270,6 +278,9 @@ func (l *loop) readable(c *lconn, now time.Time) {
 	}
 	if used < n { // more than one answer to one request
 		o.Err, o.Done = protocol.Protocol, true
+	}
+	if c.wrote < len(c.req) { // answered before it was all sent: the rest cannot follow
+		o.Done = true
 	}
 	l.complete(c, &o, now)
 }

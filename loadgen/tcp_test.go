@@ -69,3 +69,34 @@ func TestTCPModes(t *testing.T) {
 		}
 	})
 }
+
+// A payload larger than both sides' socket buffers: the echo comes back
+// while the request is still being written, and must be read meanwhile,
+// or each side waits for the other to read (the loop then spun on a full
+// send buffer until every request timed out).
+func TestTCPRRLargerThanBuffers(t *testing.T) {
+	forVariants(t, false, false, func(t *testing.T) {
+		srv, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		const size = 16 << 20
+		d, err := tcp.NewDialer(tcp.Config{Addr: srv.Addr(), Mode: tcp.RR, Size: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := conf(1, 500*time.Millisecond)
+		cfg.Target, cfg.Protocol, cfg.Threads, cfg.Driver = srv.Addr(), string(tcp.RR), 1, driver
+		r, err := loadgen.Run(context.Background(), cfg, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := r.Summary; s.Requests < 2 || s.Errors.Total() != 0 || s.BytesRead != s.Requests*size {
+			t.Fatalf("%d transactions of 16 MiB, %d bytes read, errors %+v", s.Requests, s.BytesRead, s.Errors)
+		}
+	})
+}
