@@ -359,3 +359,55 @@ func TestRequestCountWithFailingConnects(t *testing.T) {
 		}
 	}
 }
+
+// A target down for a second and a half in the middle of a closed-loop
+// run costs few errors (failed connects back off), yet the run records the
+// outage — the stretch with nothing answered and requests failing — and
+// its place in the window, so that the verdict can fail the run.
+func TestOutageInTheMiddleIsRecorded(t *testing.T) {
+	forVariants(t, false, false, func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) })
+		first := &http.Server{Handler: ok}
+		go first.Serve(ln)
+		var second atomic.Pointer[http.Server]
+		down := time.AfterFunc(700*time.Millisecond, func() {
+			first.Close() // the listener and every connection
+			time.AfterFunc(1500*time.Millisecond, func() {
+				ln, err := net.Listen("tcp", addr)
+				if err != nil {
+					return
+				}
+				s := &http.Server{Handler: ok}
+				second.Store(s)
+				go s.Serve(ln)
+			})
+		})
+		defer func() {
+			down.Stop()
+			first.Close()
+			if s := second.Load(); s != nil {
+				s.Close()
+			}
+		}()
+		cfg := conf(4, 3500*time.Millisecond)
+		cfg.Threads = 1
+		r := run(t, cfg, "http://"+addr+"/")
+		s := r.Summary
+		if s.Requests == 0 || s.Errors.Total() == 0 {
+			t.Fatalf("%d answered, errors %+v: want answers before and after the outage, and failures in it", s.Requests, s.Errors)
+		}
+		// 1.5 s down, and until the connects' backoff (at most 1 s) retries.
+		if s.Outage.D() < 1200*time.Millisecond || s.Outage.D() > 2800*time.Millisecond ||
+			s.OutageAt.D() < 400*time.Millisecond || s.OutageAt.D() > 1000*time.Millisecond {
+			t.Errorf("outage %v at %v, want 1.5 to 2.5 s at 0.7 s", s.Outage, s.OutageAt)
+		}
+		if !s.Outed() || !strings.Contains(s.OutageText(), "stopped answering for") {
+			t.Errorf("not judged an outage: %q", s.OutageText())
+		}
+	})
+}

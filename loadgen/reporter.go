@@ -24,6 +24,15 @@ type reporter struct {
 	prevAt time.Time // time of the last sample
 	rps    spreadAcc // every thread's every sample
 
+	// The longest stretch of samples in which nothing was answered and
+	// requests failed: an outage, which in closed loop costs few errors
+	// (failed connects back off) and must not hide behind their share.
+	lastAnswered, lastErrors int64
+	quietFrom                time.Time // start of the current stretch with nothing answered; zero when answers come
+	quietErrors              int64     // failures in it
+	outage                   time.Duration
+	outageAt                 time.Time
+
 	log       *hist.LogWriter
 	logErr    error
 	ivFrom    time.Time
@@ -102,16 +111,41 @@ func (r *reporter) sample(now time.Time) {
 		r.memory.sample()
 	}
 	if dt := now.Sub(r.prevAt); dt >= sampleEvery/2 {
+		var answered int64
 		for t := range e.counts {
 			n := e.counts[t].n.Load()
 			r.rps.add(float64(n-r.prev[t]) / dt.Seconds())
 			r.prev[t] = n
+			answered += n
 		}
+		r.quiet(r.prevAt, now, answered)
 		r.prevAt = now
 	}
 	if now.Sub(r.ivFrom) >= e.cfg.Interval {
 		r.interval(now)
 	}
+}
+
+// quiet follows the stretches with nothing answered between samples (from
+// the sample at prev to now), keeping the longest in which requests
+// failed.
+func (r *reporter) quiet(prev, now time.Time, answered int64) {
+	var errs int64
+	for _, sh := range r.e.shards {
+		errs += sh.errors()
+	}
+	if answered != r.lastAnswered {
+		r.quietFrom, r.quietErrors = time.Time{}, 0
+	} else {
+		if r.quietFrom.IsZero() {
+			r.quietFrom = prev
+		}
+		r.quietErrors += errs - r.lastErrors
+		if d := now.Sub(r.quietFrom); r.quietErrors > 0 && d > r.outage {
+			r.outage, r.outageAt = d, r.quietFrom
+		}
+	}
+	r.lastAnswered, r.lastErrors = answered, errs
 }
 
 // interval writes the interval histograms to the log and reports progress.
@@ -260,6 +294,9 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		s.Connect = &c
 	}
 	s.ThreadRPS = r.rps.spread()
+	if r.outage > 0 {
+		s.Outage, s.OutageAt = results.Duration(r.outage), results.Duration(max(0, r.outageAt.Sub(e.measure)))
+	}
 
 	if e.pacer != nil {
 		r.pacing(run, finish, sent, late, maxLag)

@@ -119,6 +119,12 @@ type Summary struct {
 	// LastOK is when, from the window's start, the last request succeeded:
 	// well before the end, the target stopped answering.
 	LastOK Duration `json:"last_ok,omitempty"`
+	// Outage is the longest stretch of the window (to 100 ms) in which
+	// nothing was answered and requests failed, starting OutageAt from the
+	// window's start: in closed loop, failed connects back off, so a
+	// target down for seconds costs few errors.
+	Outage   Duration `json:"outage,omitempty"`
+	OutageAt Duration `json:"outage_at,omitempty"`
 }
 
 // OK counts the requests that were answered with a status that is not an
@@ -345,7 +351,24 @@ func (st *Step) Failure() string {
 		return fmt.Sprintf("the target stopped answering: no request succeeded in the last %s of %s (%s)",
 			gap.Round(100*time.Millisecond), s.Duration.D().Round(100*time.Millisecond), s.Errors)
 	}
+	if s.Outed() {
+		return s.OutageText()
+	}
 	return ""
+}
+
+// Outed tells whether the window had an outage long enough to fail the
+// run, by the measure Stalled uses: more than a second and a tenth of the
+// window.
+func (s Summary) Outed() bool {
+	return s.Outage.D() > max(time.Second, s.Duration.D()/10)
+}
+
+// OutageText describes the outage for a verdict.
+func (s Summary) OutageText() string {
+	at := s.OutageAt.D().Round(100 * time.Millisecond)
+	return fmt.Sprintf("the target stopped answering for %s, from %s to %s of %s (%s)", s.Outage.D().Round(100*time.Millisecond),
+		at, at+s.Outage.D().Round(100*time.Millisecond), s.Duration.D().Round(100*time.Millisecond), s.Errors)
 }
 
 // Stalled tells whether the target stopped answering before the window's

@@ -99,6 +99,18 @@ func TestRunVerdict(t *testing.T) {
 	if why := runVerdict(stopped, mustBudget(defaultMaxErrors)); !strings.Contains(why, "stopped answering") {
 		t.Errorf("answers ended 7 s before the end with connect errors after: verdict %q", why)
 	}
+	// Down 3 s in the middle: few errors (connects back off), still a failed run.
+	out := run(5000, 0, 0)
+	out.Summary.Errors.Connect = 90
+	out.Summary.LastOK = out.Summary.Duration
+	out.Summary.Outage, out.Summary.OutageAt = results.Duration(3*time.Second), results.Duration(2*time.Second)
+	if why := runVerdict(out, mustBudget(defaultMaxErrors)); !strings.Contains(why, "stopped answering for 3s, from 2s to 5s") {
+		t.Errorf("an outage of 3 s in 10: verdict %q", why)
+	}
+	out.Summary.Outage = results.Duration(900 * time.Millisecond)
+	if why := runVerdict(out, mustBudget(defaultMaxErrors)); why != "" {
+		t.Errorf("0.9 s without answers in 10 s: verdict %q", why)
+	}
 	for _, bad := range []string{"", "-1%", "101%", "lots", "x%"} {
 		if _, err := parseErrorBudget(bad); err == nil {
 			t.Errorf("--max-errors %q: no error", bad)

@@ -52,6 +52,9 @@ func runVerdict(run *results.Run, b errorBudget) string {
 		return fmt.Sprintf("the target stopped answering: no request succeeded in the last %s of %s (%s)",
 			units.FormatDuration(gap.Round(100*time.Millisecond)), units.FormatDuration(s.Duration.D().Round(100*time.Millisecond)), s.Errors)
 	}
+	if s.Outed() {
+		return s.OutageText()
+	}
 	over := failed > b.count
 	limit := strconv.FormatInt(b.count, 10)
 	if b.count < 0 {

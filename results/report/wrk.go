@@ -102,7 +102,7 @@ func extras(p *printer, run *results.Run) {
 	}
 	if f := s.Failed; f != nil && f.Count > 0 {
 		p.f("  Latency counts %d requests: %d answered, %d failed (%s), each when it failed (a timeout at its timeout)\n",
-			l.Count, l.Count-f.Count, f.Count, unanswered(s.Errors))
+			l.Count, l.Count-f.Count, f.Count, unanswered(s.Errors, f.Count))
 		if a := s.Succeeded; a != nil && a.Count > 0 {
 			p.f("  %-22s p50 %s  p99 %s  max %s;  failed: p50 %s  p99 %s  max %s\n", "Answered only:",
 				Latency(a.P50), Latency(a.P99), Latency(a.Max), Latency(f.P50), Latency(f.P99), Latency(f.Max))
@@ -115,6 +115,9 @@ func extras(p *printer, run *results.Run) {
 		}
 		p.f("  Rate: asked %s, achieved %.2f/s; %d sent, %d late (>%v), %d never sent, max lag %s\n",
 			asked, pc.Achieved, pc.Sent, pc.Late, results.LateAfter, pc.Unsent, Latency(pc.MaxLag))
+	}
+	if s.Outed() {
+		p.f("  Outage: %s\n", s.OutageText())
 	}
 	c := s.Connections
 	p.f("  Connections: %d established, %d failed", c.Established, c.Failed)
@@ -182,8 +185,15 @@ func spectrum(p *printer, label string, l results.Latency) {
 }
 
 // unanswered keeps the classes of requests that got no answer.
-func unanswered(e results.Errors) results.Errors {
+// unanswered are the error classes of the failed requests, of failed in
+// all: connects that failed count when they were requests' own (a
+// connection per request), not when they were reconnects between them.
+func unanswered(e results.Errors, failed int64) results.Errors {
+	connect := e.Connect
 	e.Connect, e.Status = 0, 0
+	if rest := failed - e.Total(); rest > 0 {
+		e.Connect = min(connect, rest)
+	}
 	return e
 }
 

@@ -82,3 +82,16 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
+
+// The failed requests' classes add up to the failed count: connects that
+// failed are named when they were requests' own (a connection per
+// request), not when they were reconnects between requests.
+func TestUnansweredClasses(t *testing.T) {
+	e := results.Errors{Connect: 290057, Read: 6, Status: 4}
+	if got := unanswered(e, 290063); got.Connect != 290057 || got.Read != 6 || got.Status != 0 {
+		t.Errorf("a connection per request: %+v", got)
+	}
+	if got := unanswered(results.Errors{Connect: 90, Read: 10}, 10); got.Connect != 0 || got.Read != 10 {
+		t.Errorf("reconnects between requests: %+v", got)
+	}
+}
