@@ -411,3 +411,32 @@ func TestOutageInTheMiddleIsRecorded(t *testing.T) {
 		}
 	})
 }
+
+// Ctrl-C discards the requests in flight and counts them, on every driver:
+// against a server that never answers, every connection has one.
+func TestInterruptCountsInFlight(t *testing.T) {
+	forVariants(t, false, false, func(t *testing.T) {
+		hold := make(chan struct{})
+		defer close(hold)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+			}
+		}))
+		defer srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+		defer cancel()
+		cfg := conf(4, 5*time.Second)
+		cfg.Threads, cfg.Target = 1, srv.URL
+		cfg.Timeout = results.Duration(4 * time.Second)
+		r, err := loadgen.Run(ctx, cfg, dialer(t, srv.URL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Interrupted || r.Summary.InFlight != 4 || r.Summary.Latency.Count != 0 {
+			t.Errorf("interrupted %v, %d in flight discarded, %d counted; want 4 discarded, none counted",
+				r.Interrupted, r.Summary.InFlight, r.Summary.Latency.Count)
+		}
+	})
+}

@@ -330,6 +330,10 @@ func (l *loop) run(ready *sync.WaitGroup) {
 		l.dispatch(now)
 	}
 	for {
+		if e.aborted.Load() { // Ctrl-C: what is in flight is discarded, and counted
+			l.abandon()
+			return
+		}
 		if e.pacer != nil && !l.exhausted && e.stopping.Load() {
 			l.dispatch(time.Now()) // the last call, whether or not this turn made it
 			if len(l.dirty) > 0 {
@@ -338,10 +342,6 @@ func (l *loop) run(ready *sync.WaitGroup) {
 		}
 		if l.finished() {
 			break
-		}
-		if e.aborted.Load() {
-			l.abandon()
-			return
 		}
 		l.freeSocks, l.closedSocks = append(l.freeSocks, l.closedSocks...), l.closedSocks[:0]
 		// One call: what is ready returns at once, an empty set waits.
@@ -394,9 +394,6 @@ func (l *loop) startReady(now time.Time) {
 
 // finished: no request will start, and none is in flight.
 func (l *loop) finished() bool {
-	if l.e.aborted.Load() {
-		return true
-	}
 	return (l.e.stopping.Load() || l.exhausted) && l.inFlight == 0
 }
 

@@ -370,9 +370,14 @@ func (r *reporter) pacing(run *results.Run, finish time.Time, sent, late int64, 
 	run.Config.Rate = p.Asked
 	run.Summary.Pacing = p
 	if p.Unsent > 0 || p.Late > 0 {
-		run.Notes = append(run.Notes, fmt.Sprintf(
+		note := fmt.Sprintf(
 			"the schedule slipped: %d of %d requests started more than %v late, %d never started; latency counts the wait (coordinated omission corrected)",
-			p.Late, p.Sent, results.LateAfter, p.Unsent))
+			p.Late, p.Sent, results.LateAfter, p.Unsent)
+		if c := run.Summary.Errors.Connect; c > 0 && p.Unsent > 0 {
+			// Not the generator's doing: requests wait for a connection.
+			note += fmt.Sprintf("; %d connects to the target failed meanwhile, and a request that finds no connection is not sent: the target's failures, counted as connect errors", c)
+		}
+		run.Notes = append(run.Notes, note)
 	}
 }
 
