@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"time"
 
 	"loadgen/loadgen"
@@ -163,6 +164,9 @@ func (r *Runner) prepare(plan []Step) error {
 		if plan != nil && !reflect.DeepEqual(m.Steps, ids) {
 			return fmt.Errorf("%s: the sweep there has another plan than this one: resume it with the same file and flags, or choose another -o", r.Dir)
 		}
+		if d := settingsDiff(m.Spec, r.Spec); d != "" {
+			return fmt.Errorf("%s: the sweep there was run with other settings (%s): its steps and the ones to come would not compare; resume it with the same file and flags, or choose another -o", r.Dir, d)
+		}
 		return nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -171,6 +175,46 @@ func (r *Runner) prepare(plan []Step) error {
 		return fmt.Errorf("results directory: %w", err)
 	}
 	return r.writeManifest(ids)
+}
+
+// settingsDiff names the settings in which the spec a sweep was started
+// with (the manifest's, JSON) differs from spec: what a step measures —
+// duration, warm-up, timeout, protocol, endpoint, rates, each path's
+// options — but not where the paths are (URLs, network namespaces,
+// watches and sidecars' workers), which the built-in demo and local
+// sidecars choose anew on every run. Empty when they agree or the stored
+// spec cannot be read (an older manifest).
+func settingsDiff(stored json.RawMessage, spec *Spec) string {
+	var was Spec
+	if len(stored) == 0 || json.Unmarshal(stored, &was) != nil {
+		return ""
+	}
+	a, b := settingsOf(was), settingsOf(*spec)
+	var d []string
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	for i := range va.NumField() {
+		f := va.Type().Field(i)
+		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			d = append(d, name)
+		}
+	}
+	return strings.Join(d, ", ")
+}
+
+// settingsOf is s without where its paths are.
+func settingsOf(s Spec) Spec {
+	s.Target = nil
+	paths := make([]Path, len(s.Paths))
+	for i, p := range s.Paths {
+		p.URL, p.Watch, p.NetNS = "", nil, ""
+		if p.Sidecar != nil {
+			p.Workers = 0
+		}
+		paths[i] = p
+	}
+	s.Paths = paths
+	return s
 }
 
 // writeManifest writes the manifest with these step IDs.
