@@ -39,10 +39,36 @@ func (f runFailure) Unwrap() error { return f.err }
 func failf(format string, a ...any) error { return runFailure{fmt.Errorf(format, a...)} }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptContext()
 	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// interruptContext is cancelled by the first Ctrl-C (SIGINT) or SIGTERM, so
+// that a command stops and prints and writes what it measured. A second
+// one exits at once with status 130, whatever the command still waits for
+// (signal.NotifyContext would swallow it, leaving no way out but kill -9).
+func interruptContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		cancel()
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "\nloadgen: interrupted again: exiting now")
+		os.Exit(130)
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(sigs) // no signal is sent on it after Stop: ends the goroutine
+		cancel()
+	}
 }
 
 // execute runs the command line and returns the exit status.

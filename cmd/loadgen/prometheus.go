@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,24 @@ func serveMetrics(addr string, stderr io.Writer) (*metrics.Exporter, func(), err
 	}()
 	fmt.Fprintf(stderr, "metrics on http://%s/metrics\n", ln.Addr())
 	return x, func() { srv.Close() }, nil
+}
+
+// holdMetrics keeps the final figures served for d after the load, for a
+// last scrape, and tells whether it held them the whole time: Ctrl-C
+// (ctx done) ends the hold, as it ends a run, and the command then exits
+// 130 with what it printed and wrote kept.
+func holdMetrics(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // errorsByClass names a run's error counts for the exporter.

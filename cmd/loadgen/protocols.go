@@ -1,7 +1,14 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"runtime"
+	"strings"
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/client"
@@ -14,6 +21,11 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 	tlsOpt, err := f.tls.options()
 	if err != nil {
 		return nil, err
+	}
+	if tlsOpt.MinVersion != 0 && tlsOpt.MinVersion < tls.VersionTLS12 {
+		// Parsed for the sake of a clear message, but no client of
+		// loadgen's completes a handshake below 1.2.
+		return nil, fmt.Errorf("--tls-version %s: loadgen's clients speak TLS 1.2 and 1.3 only: use 1.2 or 1.3", f.tls.version)
 	}
 	s := client.Spec{
 		Protocol: f.protocol, Target: cfg.Target, Method: f.method, Headers: cfg.Headers, Body: body,
@@ -30,4 +42,66 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 	}
 	s.Record(&cfg.Config)
 	return d, nil
+}
+
+// runTarget checks an HTTP target as typed, before its Dialer is built:
+// host:port/path with a numeric port gets its http:// even when the port
+// is out of range, so that the port is what the error names (not a URL
+// parse error about a colon), and a URL without a host name
+// (http://:8080/) is refused instead of dialed on this machine.
+func runTarget(proto, target string) (string, error) {
+	switch proto {
+	case "", "http1", "h2", "h2c":
+	default:
+		return target, nil // host:port, checked by the protocol
+	}
+	if !strings.Contains(target, "://") {
+		hp, _, _ := strings.Cut(target, "/")
+		if _, port, err := net.SplitHostPort(hp); err == nil && port != "" && strings.Trim(port, "0123456789") == "" {
+			target = "http://" + target
+		}
+	}
+	if u, err := url.Parse(target); err == nil && u.Host != "" && u.Hostname() == "" {
+		return "", fmt.Errorf("URL %q has no host name: give one, e.g. %s://127.0.0.1%s/", target, u.Scheme, u.Host)
+	}
+	return target, nil
+}
+
+// loopCannot is the usage error of --driver loop for a run the event loop
+// cannot drive (loadgen.SpareP false), naming what it cannot drive.
+func loopCannot(f *runFlags, cfg loadgen.Config) error {
+	proto := cfg.Protocol
+	var what string
+	switch {
+	case runtime.GOOS != "linux":
+		what = "anything on " + runtime.GOOS + " (it needs Linux's epoll)"
+	case cfg.Client != "":
+		what = "--client " + cfg.Client + " (the reference library opens and drives its own connections)"
+	case proto == "grpc-stream":
+		what = "gRPC ping-pong streams (-p grpc-stream)"
+	case f.newConn:
+		over := "TLS"
+		switch {
+		case proto == "h2" || proto == "h2c":
+			over = "HTTP/2"
+		case proto == "grpc":
+			over = "gRPC"
+		}
+		what = "--new-conn over " + over + " (the loop opens a connection per request only for plaintext HTTP/1.1 and TCP)"
+	case cfg.NetNS != "":
+		what = "-p " + proto + " from --netns (in a namespace the loop drives only plaintext HTTP/1.1 and TCP)"
+	case cfg.Streams > 1:
+		what = fmt.Sprintf("%d streams per connection over -p %s", cfg.Streams, proto)
+	default:
+		what = "-p " + proto + " with these options"
+	}
+	return fmt.Errorf("--driver loop cannot drive %s: use --driver goroutines, or leave out --driver to take the loop where it can", what)
+}
+
+// closeDialer releases a Dialer that no run will take (Run closes the one
+// it runs): a --netns Dialer holds its namespace open.
+func closeDialer(d protocol.Dialer) {
+	if c, ok := d.(io.Closer); ok {
+		c.Close()
+	}
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -199,7 +201,11 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, er
 	return c, c.Validate()
 }
 
-func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
+func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
+	ctx := cmd.Context()
+	if target, err = runTarget(f.protocol, target); err != nil {
+		return err
+	}
 	cfg, err := f.config(cmd, target)
 	if err != nil {
 		return err
@@ -214,40 +220,51 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 	if err != nil {
 		return err
 	}
+	if err := f.checkOutputs(); err != nil {
+		return err // before any load, and before a --call's reflection
+	}
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	dialer, err := newDialer(f, &cfg, body)
 	if err != nil {
+		if _, unreachable := err.(runFailure); unreachable && ctx.Err() != nil {
+			return f.interruptedBeforeStart(stderr, cfg.Target)
+		}
 		return err
+	}
+	if cfg.Driver == loadgen.DriverLoop && !loadgen.SpareP(cfg, dialer) {
+		closeDialer(dialer)
+		return loopCannot(f, cfg) // before the header: Run would refuse it after
 	}
 	defer runtime.GOMAXPROCS(setProcs(&cfg, dialer, f.threads, f.cpus))
 
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if f.jsonOut != "" {
-		if err := store.CheckWritable(f.jsonOut); err != nil {
-			return fmt.Errorf("--json: %w", err) // before any load
-		}
-	}
-	var hlog *bufio.Writer
+	var hlog *hlogFile
 	if f.hlog != "" {
-		hf, err := os.Create(f.hlog)
-		if err != nil {
+		if hlog, err = createHlog(f.hlog); err != nil {
+			closeDialer(dialer)
 			return fmt.Errorf("--hlog: %w", err)
 		}
-		defer hf.Close()
-		hlog = bufio.NewWriter(hf)
-		cfg.HistLog = hlog
+		defer hlog.discard() // unless committed: an existing file stays as it was
+		cfg.HistLog = hlog.w
 	}
-	if !f.quiet && isTerminal(stderr) {
+	onTerminal := !f.quiet && isTerminal(stderr)
+	if onTerminal {
 		cfg.Progress = progressLine(stderr)
 	}
 	var live *metrics.Exporter
+	ran := false // there are final figures to hold for --prometheus-hold
 	if f.prometheus != "" {
-		x, stop, err := serveMetrics(f.prometheus, stderr)
-		if err != nil {
-			return err
+		x, stop, serr := serveMetrics(f.prometheus, stderr)
+		if serr != nil {
+			closeDialer(dialer)
+			return serr
 		}
+		defer stop()
 		defer func() {
-			time.Sleep(f.promHold)
-			stop()
+			// Ctrl-C before or during the hold ends it: exit 130, unless a
+			// result could not be written (exit 1 says so first).
+			if _, failed := err.(runFailure); ran && !holdMetrics(ctx, f.promHold) && !failed {
+				err = exitError{code: 130}
+			}
 		}()
 		live = x
 		line := cfg.Progress
@@ -261,16 +278,22 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 	}
 
 	report.WrkHeader(stdout, cfg.Config)
-	run, err := loadgen.Run(cmd.Context(), cfg, dialer)
-	if cfg.Progress != nil {
-		fmt.Fprint(stderr, "\r\033[K")
+	run, err := loadgen.Run(ctx, cfg, dialer)
+	if onTerminal {
+		fmt.Fprint(stderr, "\r\033[K") // the progress line, not --prometheus's hook
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			// Ctrl-C while connecting: the dial's error is the interrupt's,
+			// not the target's.
+			return f.interruptedBeforeStart(stderr, cfg.Target)
+		}
 		if jerr := f.check.noRun(cfg.Target, err); jerr != nil {
 			fmt.Fprintf(stderr, "loadgen: %v\n", jerr)
 		}
 		return runFailure{err}
 	}
+	ran = true
 	if live != nil {
 		live.Finish(errorsByClass(run.Summary.Errors))
 	}
@@ -279,7 +302,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 	}
 	var failures []string
 	if hlog != nil {
-		if err := hlog.Flush(); err != nil {
+		if err := hlog.commit(); err != nil {
 			failures = append(failures, "--hlog: "+err.Error())
 		}
 	}
@@ -310,6 +333,103 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) error {
 		return exitError{code: exitFail}
 	}
 	return nil
+}
+
+// interruptedBeforeStart ends a run that Ctrl-C stopped before its load
+// started (while it connected): status 130 and a line saying so, since the
+// error the connect returned blames a target that did nothing wrong. A
+// --junit report says the same.
+func (f *runFlags) interruptedBeforeStart(stderr io.Writer, target string) error {
+	why := "interrupted before the load started, while connecting to " + target + ": nothing was measured"
+	if jerr := f.check.noRun(target, errors.New(why)); jerr != nil {
+		fmt.Fprintf(stderr, "loadgen: %v\n", jerr)
+	}
+	fmt.Fprintf(stderr, "loadgen: %s\n", why)
+	return exitError{code: 130}
+}
+
+// checkOutputs checks, before any load, that every output file can be
+// written and that no two name the same file (one would overwrite the
+// other).
+func (f *runFlags) checkOutputs() error {
+	outs := []struct{ flag, path string }{{"--json", f.jsonOut}, {"--hlog", f.hlog}, {"--junit", f.check.junit}}
+	for i, o := range outs {
+		if o.path == "" {
+			continue
+		}
+		if err := store.CheckWritable(o.path); err != nil {
+			return fmt.Errorf("%s: %w", o.flag, err)
+		}
+		for _, p := range outs[:i] {
+			if p.path != "" && sameFile(p.path, o.path) {
+				return fmt.Errorf("%s and %s both name %s: give each its own file", p.flag, o.flag, o.path)
+			}
+		}
+	}
+	return nil
+}
+
+// sameFile tells whether two paths name one file: the same path once
+// made absolute, or one existing file (a link).
+func sameFile(a, b string) bool {
+	if aa, err := filepath.Abs(a); err == nil {
+		if bb, err := filepath.Abs(b); err == nil && aa == bb {
+			return true
+		}
+	}
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}
+
+// hlogFile is --hlog's file, created (or emptied) at the log's first
+// write, once the clock has started: a run that fails before its start
+// leaves an existing file as it was, and a run killed midway leaves the
+// intervals written so far, as it always did.
+type hlogFile struct {
+	path string
+	f    *os.File
+	err  error
+	w    *bufio.Writer
+}
+
+func createHlog(path string) (*hlogFile, error) {
+	h := &hlogFile{path: path}
+	h.w = bufio.NewWriter(h)
+	return h, nil
+}
+
+func (h *hlogFile) Write(p []byte) (int, error) {
+	if h.f == nil && h.err == nil {
+		h.f, h.err = os.Create(h.path)
+	}
+	if h.err != nil {
+		return 0, h.err
+	}
+	return h.f.Write(p)
+}
+
+// commit writes what is buffered and closes the file.
+func (h *hlogFile) commit() error {
+	err := h.w.Flush()
+	if h.f != nil {
+		if cerr := h.f.Close(); err == nil {
+			err = cerr
+		}
+		h.f = nil
+	}
+	return err
+}
+
+// discard closes the file, if the log began, without the buffered rest.
+func (h *hlogFile) discard() {
+	if h.f != nil {
+		h.f.Close()
+		h.f = nil
+	}
 }
 
 // setProcs gives a run its processors: cfg.Procs from generatorProcs, and

@@ -310,7 +310,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 			return err
 		}
 		defer func() {
-			time.Sleep(f.promHold)
+			holdMetrics(ctx, f.promHold) // Ctrl-C ends it: the sweep already says it was interrupted
 			stop()
 		}()
 		live = x
