@@ -7,7 +7,6 @@ import (
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/protocol/tcp"
-	"loadgen/targets/tcpecho"
 )
 
 // netperf's three measurements through the engine, on both drivers,
@@ -18,14 +17,7 @@ func TestTCPModes(t *testing.T) {
 	forVariants(t, false, false, func(t *testing.T) {
 		for _, mode := range []tcp.Mode{tcp.RR, tcp.CRR, tcp.Stream} {
 			t.Run(string(mode), func(t *testing.T) {
-				srv, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := srv.Start(); err != nil {
-					t.Fatal(err)
-				}
-				defer srv.Close()
+				srv := echoTarget(t)
 				const size = 1024
 				d, err := tcp.NewDialer(tcp.Config{Addr: srv.Addr(), Mode: mode, Size: size})
 				if err != nil {
@@ -76,14 +68,7 @@ func TestTCPModes(t *testing.T) {
 // send buffer until every request timed out).
 func TestTCPRRLargerThanBuffers(t *testing.T) {
 	forVariants(t, false, false, func(t *testing.T) {
-		srv, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := srv.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
+		srv := echoTarget(t)
 		const size = 16 << 20
 		d, err := tcp.NewDialer(tcp.Config{Addr: srv.Addr(), Mode: tcp.RR, Size: size})
 		if err != nil {

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 // with -m) that sends a request, waits for its answer, records it and
 // sends the next. It drives every protocol.
 type workers struct {
-	e  *engine
-	ws []*worker
+	e        *engine
+	ws       []*worker
+	stop     chan struct{} // closed by interrupt: wakes the workers waiting out a backoff
+	stopOnce sync.Once
 }
 
 type worker struct {
@@ -24,18 +27,35 @@ type worker struct {
 	mu        sync.Mutex // guards conn against a concurrent abort
 	conn      protocol.Conn
 	closed    bool
-	connected bool          // it had a connection at some point
-	backoff   time.Duration // between failed dials, closed loop
+	connected bool            // it had a connection at some point
+	backoff   time.Duration   // between failed dials, closed loop
+	pause     *time.Timer     // times the backoff; made at the first one
+	stop      <-chan struct{} // workers.stop
+	// perReq is conn when it connects inside every Do (tcp-crr): that
+	// connect is counted as one, and its Dial, which opened nothing, is not.
+	perReq perRequestConn
 }
+
+// perRequestConn is a Conn that opens a connection inside every Do, as
+// tcp-crr's does. The event loop times such a connect itself; goroutines
+// learn of it from LastConnect, which reports the last Do's: tried is
+// false when Do made none (the Conn was closed), at is when the connection
+// was up, zero when the connect failed. Called by the worker, after Do.
+type perRequestConn interface {
+	LastConnect() (at time.Time, tried bool)
+}
+
+// errPerRequestConnect marks a failed connect inside a Do.
+var errPerRequestConnect = errors.New("connect failed")
 
 // newWorkers makes a worker per stream: -c connections × -m streams
 // (multiplexing protocols share a connection between m workers' Conns).
 // The preflight's connection becomes the first worker's.
 func newWorkers(e *engine, first protocol.Conn, dialTime time.Duration) (*workers, error) {
 	cfg := e.cfg
-	d := &workers{e: e, ws: make([]*worker, cfg.Connections*max(1, cfg.Streams))}
+	d := &workers{e: e, ws: make([]*worker, cfg.Connections*max(1, cfg.Streams)), stop: make(chan struct{})}
 	for i := range d.ws {
-		w := &worker{e: e, shard: e.shards[i%len(e.shards)], count: &e.counts[i%cfg.Threads]}
+		w := &worker{e: e, shard: e.shards[i%len(e.shards)], count: &e.counts[i%cfg.Threads], stop: d.stop}
 		if e.pacer != nil {
 			var err error
 			if w.wait, err = newWaiter(); err != nil {
@@ -47,7 +67,11 @@ func newWorkers(e *engine, first protocol.Conn, dialTime time.Duration) (*worker
 		d.ws[i] = w
 	}
 	d.ws[0].conn, d.ws[0].connected = first, true
-	d.ws[0].shard.dialed(dialTime, nil, false)
+	if d.ws[0].perReq, _ = first.(perRequestConn); d.ws[0].perReq == nil {
+		// A per-request Conn's preflight only checked the target: the
+		// event loop does not count it as a connection either.
+		d.ws[0].shard.dialed(dialTime, nil, false)
+	}
 	return d, nil
 }
 
@@ -97,7 +121,10 @@ func (d *workers) closeWaiters() {
 	}
 }
 
+// interrupt wakes every worker that waits: for its request's time (open
+// loop) or out a backoff (closed loop), so a stopping run stops at once.
 func (d *workers) interrupt() {
+	d.stopOnce.Do(func() { close(d.stop) })
 	for _, w := range d.ws {
 		if w.wait != nil {
 			w.wait.interrupt()
@@ -158,7 +185,10 @@ func (w *worker) dial(now time.Time, prefetch bool) bool {
 		return false
 	}
 	inWindow := !prefetch && !now.Before(e.measure)
-	w.shard.dialedErr(time.Since(now), err, inWindow, inWindow && !e.cfg.NewConn)
+	perReq, _ := c.(perRequestConn)
+	if perReq == nil {
+		w.shard.dialedErr(time.Since(now), err, inWindow, inWindow && !e.cfg.NewConn)
+	}
 	if err != nil {
 		return true
 	}
@@ -168,9 +198,39 @@ func (w *worker) dial(now time.Time, prefetch bool) bool {
 		c.Close()
 		return false
 	}
-	w.conn, w.connected = c, true
+	w.conn, w.connected, w.perReq = c, true, perReq
 	w.mu.Unlock()
 	return true
+}
+
+// waitBackoff waits out the backoff after a failed connect, or less: it
+// ends at the window's end, when the run stops and when it is interrupted,
+// so that a dead target keeps no worker, and so not the run, past its
+// window. False when the run is over.
+func (w *worker) waitBackoff(d time.Duration) bool {
+	e := w.e
+	if !e.end.IsZero() {
+		left := time.Until(e.end)
+		if left <= 0 {
+			return false
+		}
+		d = min(d, left)
+	}
+	if w.pause == nil {
+		w.pause = time.NewTimer(d)
+	} else {
+		w.pause.Reset(d)
+	}
+	// Not on runCtx: the reporter must see an interrupt first, to mark
+	// the run interrupted, rather than every worker ending on its own;
+	// it then stops the workers (interrupt closes stop).
+	select {
+	case <-w.pause.C:
+		return !e.stopping.Load()
+	case <-w.stop:
+	}
+	w.pause.Stop()
+	return false
 }
 
 // run is one connection's loop.
@@ -209,8 +269,7 @@ func (w *worker) step() bool {
 		}
 		if w.conn == nil {
 			w.backoff = min(max(2*w.backoff, 10*time.Millisecond), time.Second)
-			time.Sleep(w.backoff)
-			return true
+			return w.waitBackoff(w.backoff)
 		}
 		w.backoff = 0
 	}
@@ -275,11 +334,18 @@ func (w *worker) step() bool {
 		if resend == 0 && open {
 			lag = start.Sub(intended)
 		}
+		var connStart time.Time
+		if w.perReq != nil {
+			connStart = time.Now()
+		}
 		o = w.conn.Do(e.runCtx, deadline)
 		done = time.Now()
 		if e.aborted.Load() {
 			w.shard.aborted()
 			return false
+		}
+		if w.perReq != nil {
+			w.perRequestConnect(connStart)
 		}
 		if !o.Unsent || resend == maxResends {
 			break
@@ -319,9 +385,26 @@ func (w *worker) step() bool {
 		}
 	}
 	// A request that failed leaves its connection in an unknown state; one
-	// answered in full after its timeout left it clean.
-	if o.Done || e.cfg.NewConn || (failed && !answeredLate) {
+	// answered in full after its timeout left it clean. A per-request Conn
+	// keeps no connection between requests: it stays, unless Done.
+	if o.Done || e.cfg.NewConn || (failed && !answeredLate && w.perReq == nil) {
 		w.dropConn()
 	}
 	return true
+}
+
+// perRequestConnect counts the connect the last Do made, as the event
+// loop counts its own for tcp-crr: established (measured when it started
+// in the window) with its connect time, or failed. A failed one is not a
+// connect error of its own: the request it was part of failed, and
+// counts it.
+func (w *worker) perRequestConnect(start time.Time) {
+	at, tried := w.perReq.LastConnect()
+	switch {
+	case !tried:
+	case at.IsZero():
+		w.shard.dialedErr(0, errPerRequestConnect, false, false)
+	default:
+		w.shard.dialedErr(at.Sub(start), nil, !start.Before(w.e.measure), false)
+	}
 }

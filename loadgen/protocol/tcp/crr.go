@@ -16,6 +16,10 @@ type crrConn struct {
 	d   *Dialer
 	buf []byte
 
+	// The last Do's connect, for LastConnect; only Do writes them.
+	tried       bool
+	connectedAt time.Time
+
 	mu     sync.Mutex // guards the fields below against Close
 	cancel context.CancelFunc
 	sock   net.Conn
@@ -29,12 +33,14 @@ func newCRRConn(d *Dialer) *crrConn {
 // Do makes one connection and one request/response on it. Failures do not
 // make the Conn Done: the next Do connects afresh anyway.
 func (c *crrConn) Do(ctx context.Context, deadline time.Time) protocol.Outcome {
+	c.tried, c.connectedAt = false, time.Time{}
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if !c.enter(cancel) {
 		return protocol.Outcome{Err: protocol.Connect, Done: true}
 	}
 	nc, err := c.d.connect(dctx, deadline)
+	c.tried = true
 	if err != nil {
 		class := protocol.Connect
 		if ctx.Err() != nil || isTimeout(err) && !deadline.IsZero() && !time.Now().Before(deadline) {
@@ -42,6 +48,7 @@ func (c *crrConn) Do(ctx context.Context, deadline time.Time) protocol.Outcome {
 		}
 		return protocol.Outcome{Err: class, Done: c.leave(nil)}
 	}
+	c.connectedAt = time.Now()
 	if c.leave(nc) {
 		nc.Close()
 		return protocol.Outcome{Err: protocol.Connect, Done: true}
@@ -53,6 +60,16 @@ func (c *crrConn) Do(ctx context.Context, deadline time.Time) protocol.Outcome {
 	c.mu.Unlock()
 	nc.Close()
 	return out
+}
+
+// LastConnect reports the connect the last Do made: tried is false when it
+// made none (the Conn was closed); at is when the connection was up, zero
+// when the connect failed. The connect is part of each request, so the
+// engine cannot see it the way it sees a Dial: its goroutines count it from
+// here, as the event loop counts the connects it makes itself. Not safe
+// for use concurrently with Do.
+func (c *crrConn) LastConnect() (at time.Time, tried bool) {
+	return c.connectedAt, c.tried
 }
 
 // enter records how Close may abort the connect about to start; it reports
