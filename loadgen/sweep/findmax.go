@@ -260,9 +260,15 @@ func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 					ev := Event{Kind: StepStarted, Step: st, N: n, Search: len(out) + 1, Searches: searches}
 					n++
 					r.emit(ev)
-					res := run(ctx, st, ev)
-					if err := store.WriteJSON(r.stepFile(st), res); err != nil {
-						return false, "", err
+					// Resuming, a probe saved whole is taken as it was: the
+					// search, which depends only on the verdicts, retraces
+					// its steps to where it was stopped.
+					res := r.complete(st)
+					if res == nil {
+						res = run(ctx, st, ev)
+						if err := store.WriteJSON(r.stepFile(st), res); err != nil {
+							return false, "", err
+						}
 					}
 					ids = append(ids, st.ID())
 					ok, why := judge(res, slo)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -237,5 +238,66 @@ func TestFindMaxLittlesLaw(t *testing.T) {
 	}
 	if m.Fail.Probes-m.Fail.Passed < confirmFails {
 		t.Errorf("the lowest failing rate rests on %+v", m.Fail)
+	}
+}
+
+// A search stopped midway and resumed takes the probes saved whole as
+// they were and runs only the rest: it makes the probes an uninterrupted
+// search makes, and runs each once.
+func TestFindMaxResumes(t *testing.T) {
+	const capacity = 700.0
+	fake := func(ctx context.Context, st Step, _ Event) *results.Step {
+		p99 := time.Millisecond
+		if st.Rate > capacity {
+			p99 = time.Second
+		}
+		run := &results.Run{Schema: results.SchemaVersion, Tool: "loadgen", Interrupted: ctx.Err() != nil}
+		run.Summary.Requests, run.Summary.Latency.P99, run.Summary.Latency.Count = 100, results.Duration(p99), 100
+		return &results.Step{Schema: results.SchemaVersion, Tool: "loadgen", ID: st.ID(), Path: st.Path, Rung: st.Rung.String(),
+			Payload: st.Payload, Rate: st.Rate, Repeat: st.Repeat, Run: run}
+	}
+	slo := func(run *results.Run) (bool, string) {
+		return run.Summary.Latency.P99.D() < 10*time.Millisecond, "p99"
+	}
+	spec := func() *Spec {
+		return &Spec{Paths: []Path{{Name: "baseline", URL: "http://127.0.0.1:1"}}, Ladder: Ladder{{Connections: 1, Threads: 1}},
+			Payloads: Payloads{100}, Protocol: "http1", Duration: Duration(time.Second), Repeats: 1}
+	}
+	probesOf := func(m Max) []string {
+		var ids []string
+		for _, p := range m.Probes {
+			ids = append(ids, p.ID)
+		}
+		return ids
+	}
+	whole := &Runner{Spec: spec(), Dir: t.TempDir(), runProbe: fake}
+	want, err := whole.FindMax(context.Background(), slo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := 0
+	first := &Runner{Spec: spec(), Dir: dir, runProbe: func(c context.Context, st Step, ev Event) *results.Step {
+		if ran++; ran == 4 {
+			cancel() // the fourth is interrupted
+		}
+		return fake(c, st, ev)
+	}}
+	first.FindMax(ctx, slo)
+	ran = 0
+	again := &Runner{Spec: spec(), Dir: dir, Resume: true, runProbe: func(c context.Context, st Step, ev Event) *results.Step {
+		ran++
+		return fake(c, st, ev)
+	}}
+	got, err := again.FindMax(context.Background(), slo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := probesOf(got[0]), probesOf(want[0]); strings.Join(g, " ") != strings.Join(w, " ") || got[0].Rate != want[0].Rate {
+		t.Fatalf("resumed: %v, max %g; whole: %v, max %g", g, got[0].Rate, w, want[0].Rate)
+	}
+	if n := len(want[0].Probes); ran != n-3 {
+		t.Errorf("resuming ran %d probes of %d; want all but the 3 saved whole", ran, n)
 	}
 }
