@@ -56,7 +56,11 @@ func WrkBody(w io.Writer, run *results.Run, opt WrkOptions) error {
 			p.f("\n")
 		}
 	}
-	p.f("  %d requests in %s, %sB read\n", s.Requests, fmtTimeUS(us(s.Duration)), fmtBinary(float64(s.BytesRead)))
+	moved, how := s.BytesRead, "read"
+	if run.Config.Protocol == "tcp-stream" { // a sink answers nothing: what was sent
+		moved, how = s.BytesWritten, "written"
+	}
+	p.f("  %d requests in %s, %sB %s\n", s.Requests, fmtTimeUS(us(s.Duration)), fmtBinary(float64(moved)), how)
 	e := s.Errors
 	if e.Socket() > 0 {
 		p.f("  Socket errors: connect %d, read %d, write %d, timeout %d\n", e.Connect, e.Read, e.Write, e.Timeout)
