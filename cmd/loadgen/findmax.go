@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,7 +21,7 @@ func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string
 	maxes, err := r.FindMax(ctx, slo)
 	prog.finish()
 	fmt.Fprintf(stdout, "\nhighest open-loop rate holding %s:\n", expr)
-	if werr := findMaxTable(stdout, maxes); werr != nil {
+	if werr := findMaxTable(stdout, maxes, errors.Is(err, context.Canceled)); werr != nil {
 		return failf("%v", werr)
 	}
 	fmt.Fprintf(stdout, "\nresults: %s (every probe is a step; summary in findmax.json)\n", r.Dir)
@@ -43,8 +46,9 @@ func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string
 // findMaxTable prints each search's bracket: the highest rate that held
 // the SLO and the lowest that missed it, each with the probes its verdict
 // rests on ("2/3": two of three probes held); why the lowest failing rate
-// failed goes in a note under the table.
-func findMaxTable(w io.Writer, maxes []sweep.Max) error {
+// failed goes in a note under the table. interrupted: the search was
+// stopped (a search with no failing rate did not reach its ceiling).
+func findMaxTable(w io.Writer, maxes []sweep.Max, interrupted bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "payload\tstep\tpath\tmax req/s\tp99 at max\theld\tlowest failing\tmissed\tprobes\t\n")
 	var notes []string
@@ -67,6 +71,8 @@ func findMaxTable(w io.Writer, maxes []sweep.Max) error {
 		case v != nil:
 			fail, missed = fmt.Sprintf("%.0f", v.Rate), fmt.Sprintf("%d/%d", v.Probes-v.Passed, v.Probes)
 			notes = append(notes, fmt.Sprintf("%s at %.0f/s: %s", what, v.Rate, v.Why))
+		case m.Pass != nil && interrupted:
+			notes = append(notes, fmt.Sprintf("%s: interrupted with %.0f/s held and no rate missed yet; --resume continues the search", what, m.Pass.Rate))
 		case m.Pass != nil:
 			notes = append(notes, what+": held up to the search's ceiling; the maximum is higher")
 		default:
@@ -84,6 +90,34 @@ func findMaxTable(w io.Writer, maxes []sweep.Max) error {
 	fmt.Fprintln(w, "held, missed: probes of that rate that held or missed the SLO (a miss is probed again before it is believed)")
 	for _, n := range notes {
 		fmt.Fprintf(w, "  %s\n", n)
+	}
+	return nil
+}
+
+// findMaxSummaries writes, for each results directory of a find-max search
+// (its findmax.json), the bracket the search found, as the sweep printed
+// it: the per-rate tables that follow are its probes.
+func findMaxSummaries(w io.Writer, sweeps []*report.Sweep) error {
+	for _, s := range sweeps {
+		if s.Manifest == nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(s.Name, "findmax.json"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		var maxes []sweep.Max
+		if err := json.Unmarshal(b, &maxes); err != nil {
+			return fmt.Errorf("%s: %v", filepath.Join(s.Name, "findmax.json"), err)
+		}
+		fmt.Fprintf(w, "## %s: the highest open-loop rate holding the SLO\n\nEach probe is a step of the tables below.\n\n```\n", s.Name)
+		if err := findMaxTable(w, maxes, false); err != nil {
+			return err
+		}
+		fmt.Fprint(w, "```\n\n")
 	}
 	return nil
 }

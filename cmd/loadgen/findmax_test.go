@@ -22,8 +22,12 @@ func TestFindMaxTable(t *testing.T) {
 		{Path: "fast", Rung: "c16t2", Payload: 100, Rate: 2e6, P99: "900us", Pass: &sweep.Verdict{Rate: 2e6, OK: true, Probes: 1, Passed: 1}, Probes: make([]sweep.Probe, 15)},
 	}
 	var b bytes.Buffer
-	if err := findMaxTable(&b, maxes); err != nil {
+	if err := findMaxTable(&b, maxes, false); err != nil {
 		t.Fatal(err)
+	}
+	var stopped bytes.Buffer
+	if err := findMaxTable(&stopped, maxes[2:], true); err != nil || !strings.Contains(stopped.String(), "interrupted with 2000000/s held") {
+		t.Errorf("an interrupted search: %v\n%s", err, stopped.String())
 	}
 	out := b.String()
 	t.Log("\n" + out)
@@ -80,12 +84,18 @@ func TestFindMaxUnreachablePath(t *testing.T) {
 // says none held.
 func TestFindMaxNothingHolds(t *testing.T) {
 	url := startHTTPBin(t)
+	dir := t.TempDir() + "/fm"
 	code, out, stderr := cli(t, "sweep", "--path", "baseline="+url, "--ladder", "c1t1", "--payloads", "100",
-		"-d", "100ms", "--find-max", "--slo", "p99<1ns", "-o", t.TempDir()+"/fm", "-q")
+		"-d", "100ms", "--find-max", "--slo", "p99<1ns", "-o", dir, "-q")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(out, "baseline       none") || !strings.Contains(out, "baseline c1t1 100B at 1/s: p99") {
 		t.Errorf("output:\n%s", out)
+	}
+	// Its report begins with what the search found, as the sweep said it.
+	code, md, stderr := cli(t, "report", dir)
+	if code != 0 || !strings.Contains(md, "the highest open-loop rate holding the SLO") || !strings.Contains(md, "baseline       none") {
+		t.Errorf("report: exit %d, %s\n%s", code, stderr, md)
 	}
 }

@@ -111,9 +111,13 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 	add("html", f.html, func(w io.Writer) error {
 		return report.HTML(w, sweeps, report.Options{Title: f.title, Generated: time.Now(), CPUPrice: f.cpuPrice, Published: published})
 	})
-	add("markdown", f.markdown, func(w io.Writer) error {
+	markdown := func(w io.Writer) error {
+		if err := findMaxSummaries(w, sweeps); err != nil {
+			return err
+		}
 		return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice, Wide: f.wide, Published: published})
-	})
+	}
+	add("markdown", f.markdown, markdown)
 	add("csv", f.csv, func(w io.Writer) error { return report.CSV(w, sweeps) })
 	add("json-fortio", f.fortio, func(w io.Writer) error { return report.Fortio(w, sweeps) })
 	add("json-smp", f.smp, func(w io.Writer) error { return report.SMP(w, sweeps) })
@@ -121,9 +125,7 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 		add("percentiles", "-", func(w io.Writer) error { return report.Percentiles(w, sweeps) })
 	}
 	if len(outs) == 0 {
-		add("markdown", "-", func(w io.Writer) error {
-			return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice, Wide: f.wide, Published: published})
-		})
+		add("markdown", "-", markdown)
 	}
 	var failures []string
 	for _, o := range outs {
