@@ -156,7 +156,7 @@ func (r *Runner) prepare(plan []Step) error {
 		}
 		var m results.Manifest
 		if err := json.Unmarshal(b, &m); err != nil {
-			return fmt.Errorf("%s: %v", mpath, err)
+			return fmt.Errorf("%s cannot be read (%v), so the sweep there cannot be resumed: its steps are in %s; choose another -o", mpath, err, filepath.Join(r.Dir, StepsDir))
 		}
 		if m.Schema > results.SchemaVersion {
 			return fmt.Errorf("%s: schema %d is newer than this loadgen understands: upgrade loadgen", mpath, m.Schema)
