@@ -317,6 +317,7 @@ func configDiff(a, b results.Config) string {
 			d = append(d, fmt.Sprintf("%s %v vs %v", name, x, y))
 		}
 	}
+	diff("target", a.Target, b.Target)
 	diff("protocol", a.Protocol, b.Protocol)
 	diff("connections", a.Connections, b.Connections)
 	diff("threads", a.Threads, b.Threads)
