@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -42,8 +43,14 @@ func main() {
 	ctx, stop := interruptContext()
 	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	if code == 130 && terminated.Load() {
+		code = 143 // 128 + SIGTERM, as a shell reports it: a stop, not Ctrl-C
+	}
 	os.Exit(code)
 }
+
+// terminated: the signal that stopped the command was SIGTERM.
+var terminated atomic.Bool
 
 // interruptContext is cancelled by the first Ctrl-C (SIGINT) or SIGTERM, so
 // that a command stops and prints and writes what it measured. A second
@@ -54,9 +61,11 @@ func interruptContext() (context.Context, func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		if _, ok := <-sigs; !ok {
+		sig, ok := <-sigs
+		if !ok {
 			return
 		}
+		terminated.Store(sig == syscall.SIGTERM)
 		cancel()
 		if _, ok := <-sigs; !ok {
 			return

@@ -311,3 +311,24 @@ func TestRunSecondInterruptExits(t *testing.T) {
 		t.Fatalf("still running 10 s after two Ctrl-C")
 	}
 }
+
+// SIGTERM (a pod deleted, a CI job cancelled) stops a run as Ctrl-C does,
+// with what was measured printed, and exits 143 as a shell reports it.
+func TestRunSIGTERMExits143(t *testing.T) {
+	url := startHTTPBin(t) + "/get"
+	cmd, out, errb := cliProcess(t, "run", "-c", "2", "-t", "1", "-d", "30s", url)
+	time.Sleep(700 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if code := exitCode(err); code != 143 || !strings.Contains(out.String(), "Requests/sec:") {
+			t.Errorf("exit %d, want 143 with the summary; stdout %s stderr %s", code, out.String(), errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatal("still running 10 s after SIGTERM")
+	}
+}
