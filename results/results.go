@@ -359,9 +359,15 @@ func (st *Step) Failure() string {
 
 // Outed tells whether the window had an outage long enough to fail the
 // run, by the measure Stalled uses: more than a second and a tenth of the
-// window.
+// window — and more than twice the p99 of the answered requests, since
+// where every answer takes seconds (a slow endpoint at -c 1) a quiet
+// stretch with a timeout in it is the load's pace, not an outage.
 func (s Summary) Outed() bool {
-	return s.Outage.D() > max(time.Second, s.Duration.D()/10)
+	slow := s.Latency.P99
+	if s.Succeeded != nil {
+		slow = s.Succeeded.P99
+	}
+	return s.Outage.D() > max(time.Second, s.Duration.D()/10, 2*slow.D())
 }
 
 // OutageText describes the outage for a verdict.

@@ -111,6 +111,12 @@ func TestRunVerdict(t *testing.T) {
 	if why := runVerdict(out, mustBudget(defaultMaxErrors)); why != "" {
 		t.Errorf("0.9 s without answers in 10 s: verdict %q", why)
 	}
+	// Answers that take 1.5 s each: 2 s with none is the load's pace.
+	out.Summary.Outage = results.Duration(2 * time.Second)
+	out.Summary.Succeeded = &results.Latency{P99: results.Duration(1500 * time.Millisecond)}
+	if why := runVerdict(out, mustBudget(defaultMaxErrors)); why != "" {
+		t.Errorf("2 s without answers where they take 1.5 s: verdict %q", why)
+	}
 	for _, bad := range []string{"", "-1%", "101%", "lots", "x%"} {
 		if _, err := parseErrorBudget(bad); err == nil {
 			t.Errorf("--max-errors %q: no error", bad)
