@@ -78,25 +78,9 @@ func flightClient(t *testing.T, v uint16) (*tls.Conn, *FlightConn, *countingConn
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		sc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{cert.TLS}})
+	raw := serveTLSOnce(t, cert.TLS, func(c net.Conn) net.Conn { return c }, func(sc *tls.Conn) {
 		io.Copy(sc, sc) //nolint:errcheck // echoes until the client goes
-	}()
-	raw, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
+	})
 	cc := &countingConn{Conn: raw}
 	fc := &FlightConn{Conn: cc}
 	tc := tls.Client(fc, &tls.Config{InsecureSkipVerify: true, MinVersion: v, MaxVersion: v})

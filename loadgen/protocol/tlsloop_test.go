@@ -70,26 +70,11 @@ func handOff(t *testing.T, cfg *tls.Config, copies int, wrap func(net.Conn) net.
 	for range copies - 1 {
 		cert.TLS.Certificate = append(cert.TLS.Certificate, cert.TLS.Certificate[0])
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		tc := tls.Server(wrap(c), &tls.Config{Certificates: []tls.Certificate{cert.TLS}})
+	raw := serveTLSOnce(t, cert.TLS, wrap, func(tc *tls.Conn) {
 		if tc.Handshake() == nil {
 			serve(tc)
 		}
-	}()
-	raw, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	lt := LoopTLSClient(raw, cfg)
 	if err := lt.Handshake(); err != nil {
 		t.Fatal(err)
@@ -101,6 +86,32 @@ func handOff(t *testing.T, cfg *tls.Config, copies int, wrap func(net.Conn) net.
 	t.Cleanup(func() { unix.Close(fd) })
 	inner := &plainMux{}
 	return fd, TLSMux(inner, lt), inner
+}
+
+// serveTLSOnce listens on loopback, serves one TLS connection with cert
+// (its socket seen through wrap) and returns the client's TCP connection
+// to it; both go when the test ends.
+func serveTLSOnce(t *testing.T, cert tls.Certificate, wrap func(net.Conn) net.Conn, serve func(*tls.Conn)) net.Conn {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		serve(tls.Server(wrap(c), &tls.Config{Certificates: []tls.Certificate{cert}}))
+	}()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	return raw
 }
 
 // readAll reads fd into m, as a loop does, until want bytes of plaintext
