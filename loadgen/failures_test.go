@@ -409,6 +409,9 @@ func TestOutageInTheMiddleIsRecorded(t *testing.T) {
 		if !s.Outed() || !strings.Contains(s.OutageText(), "stopped answering for") {
 			t.Errorf("not judged an outage: %q", s.OutageText())
 		}
+		if c := s.Connections; c.FailedMeasured != s.Errors.Connect || c.FailedMeasured > c.Failed {
+			t.Errorf("%d connects failed in the window, %d in all, %d connect errors: the window's are the errors", c.FailedMeasured, c.Failed, s.Errors.Connect)
+		}
 	})
 }
 

@@ -84,7 +84,7 @@ func (l *loop) connectFailed(c *lconn, now time.Time) {
 	if forReq && l.newConn {
 		// tcp-crr, --new-conn: the connect is the request's first part, so
 		// its failure fails the request.
-		l.shard.dialed(now.Sub(c.connStart), errConnect, false)
+		l.shard.dialedErr(now.Sub(c.connStart), errConnect, !c.connStart.Before(e.measure), false)
 		o := protocol.Outcome{Err: protocol.Connect}
 		l.record(c, &o, now, true)
 		l.after(c, &o, true, false, now)

@@ -39,6 +39,7 @@ type shard struct {
 	established       int64
 	measured          int64 // established in the measured window
 	failedDials       int64
+	failedMeasured    int64 // failed in the measured window
 	sent              int64 // paced sends in the window
 	late              int64
 	maxLag            time.Duration
@@ -142,6 +143,9 @@ func (s *shard) dialedErr(d time.Duration, err error, measuring, countErr bool) 
 	s.mu.Lock()
 	if err != nil {
 		s.failedDials++
+		if measuring {
+			s.failedMeasured++
+		}
 		if countErr {
 			s.errs[protocol.Connect]++
 		}

@@ -258,6 +258,7 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		s.Connections.Established += sh.established
 		s.Connections.Measured += sh.measured
 		s.Connections.Failed += sh.failedDials
+		s.Connections.FailedMeasured += sh.failedMeasured
 		s.InFlight += sh.inFlight
 		sent += sh.sent
 		late += sh.late

@@ -403,7 +403,7 @@ func (w *worker) perRequestConnect(start time.Time) {
 	switch {
 	case !tried:
 	case at.IsZero():
-		w.shard.dialedErr(0, errPerRequestConnect, false, false)
+		w.shard.dialedErr(0, errPerRequestConnect, !start.Before(w.e.measure), false)
 	default:
 		w.shard.dialedErr(at.Sub(start), nil, !start.Before(w.e.measure), false)
 	}

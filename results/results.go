@@ -222,6 +222,9 @@ type Connections struct {
 	// a new connection per request, the connections (TLS handshakes) per
 	// second are Measured over the window.
 	Measured int64 `json:"measured"`
+	// FailedMeasured is how many of the failed ones were tried in the
+	// measured window, where they count as connect errors.
+	FailedMeasured int64 `json:"failed_measured"`
 }
 
 // Pacing reports how well the open loop kept its schedule.

@@ -150,6 +150,7 @@ func addSummary(a, b *results.Summary) {
 	a.Connections.Established += b.Connections.Established
 	a.Connections.Failed += b.Connections.Failed
 	a.Connections.Measured += b.Connections.Measured
+	a.Connections.FailedMeasured += b.Connections.FailedMeasured
 	if p := b.Pacing; p != nil {
 		if a.Pacing == nil {
 			a.Pacing = &results.Pacing{}

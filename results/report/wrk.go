@@ -125,6 +125,9 @@ func extras(p *printer, run *results.Run) {
 	}
 	c := s.Connections
 	p.f("  Connections: %d established, %d failed", c.Established, c.Failed)
+	if before := c.Failed - c.FailedMeasured; before > 0 && c.FailedMeasured > 0 {
+		p.f(" (%d before the window, not connect errors)", before)
+	}
 	if cn := s.Connect; cn != nil {
 		p.f("; connect p50 %s p99 %s max %s", Latency(cn.P50), Latency(cn.P99), Latency(cn.Max))
 	}

@@ -95,3 +95,18 @@ func TestUnansweredClasses(t *testing.T) {
 		t.Errorf("reconnects between requests: %+v", got)
 	}
 }
+
+// Connects that failed before the window (in the warm-up) are told apart
+// from the window's, which are its connect errors.
+func TestConnectionsBeforeTheWindow(t *testing.T) {
+	run := &results.Run{Config: results.Config{Target: "http://127.0.0.1:1/", Connections: 1, Threads: 1}}
+	run.Summary.Connections = results.Connections{Failed: 100, FailedMeasured: 30}
+	run.Summary.Errors.Connect = 30
+	var b bytes.Buffer
+	if err := WrkBody(&b, run, WrkOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b.Bytes(), []byte("100 failed (70 before the window, not connect errors)")) {
+		t.Errorf("connections line:\n%s", b.String())
+	}
+}
