@@ -95,7 +95,8 @@ func TestFindMaxNothingHolds(t *testing.T) {
 	}
 	// Its report begins with what the search found, as the sweep said it.
 	code, md, stderr := cli(t, "report", dir)
-	if code != 0 || !strings.Contains(md, "the highest open-loop rate holding the SLO") || !strings.Contains(md, "baseline       none") {
+	if code != 0 || !strings.Contains(md, "the highest open-loop rate holding the SLO") || !strings.Contains(md, "baseline       none") ||
+		strings.Contains(md, "closed loop") || !strings.Contains(md, "open loop at the rates a find-max search probed") {
 		t.Errorf("report: exit %d, %s\n%s", code, stderr, md)
 	}
 }

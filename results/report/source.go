@@ -194,9 +194,12 @@ func (s *Sweep) describe() []string {
 		}
 		parts = append(parts, "payloads "+strings.Join(ps, ", "))
 	}
-	if open := openRates(sp.Rates); open != "" {
+	switch open := openRates(sp.Rates); {
+	case open != "":
 		parts = append(parts, open)
-	} else {
+	case s.probed():
+		parts = append(parts, "open loop at the rates a find-max search probed")
+	default:
 		parts = append(parts, "closed loop")
 	}
 	if sp.Duration != "" {
@@ -210,6 +213,17 @@ func (s *Sweep) describe() []string {
 		parts = append(parts, plural(sp.Repeats, "repeat"))
 	}
 	return parts
+}
+
+// probed tells a find-max search's steps (open-loop probes, their rates
+// not in the spec) from a closed-loop sweep's.
+func (s *Sweep) probed() bool {
+	for _, st := range s.Steps {
+		if st.Rate > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func openRates(rates []float64) string {
