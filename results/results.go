@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"loadgen/internal/units"
 )
 
 // SchemaVersion is the version of the Run format. Readers refuse newer ones.
@@ -341,24 +343,40 @@ func (st *Step) Failure() string {
 		}
 		return "no result"
 	}
-	s := st.Run.Summary
-	switch {
-	case st.Run.Interrupted:
+	if st.Run.Interrupted {
 		return ""
+	}
+	return st.Run.Summary.Verdict()
+}
+
+// Verdict says why a finished run failed, whatever its error budget, or
+// "" if it did not: nothing was sent, no request succeeded, the target
+// stopped answering before the end (Stalled) or for a stretch in the
+// middle (Outed).
+func (s Summary) Verdict() string {
+	switch gap, stalled := s.Stalled(); {
 	case s.Attempts() == 0:
 		return "no request was sent"
 	case s.OK() == 0:
 		return fmt.Sprintf("no request succeeded: %d of %d failed (%s)", s.Errors.Total(), s.Attempts(), s.Errors)
-	}
-	if gap, ok := s.Stalled(); ok {
+	case stalled:
 		return fmt.Sprintf("the target stopped answering: no request succeeded in the last %s of %s (%s)",
-			gap.Round(100*time.Millisecond), s.Duration.D().Round(100*time.Millisecond), s.Errors)
-	}
-	if s.Outed() {
+			round(gap), round(s.Duration.D()), s.Errors)
+	case s.Outed():
 		return s.OutageText()
 	}
 	return ""
 }
+
+// OutageText describes the outage (Outage, OutageAt).
+func (s Summary) OutageText() string {
+	at, d := s.OutageAt.D(), s.Outage.D()
+	return fmt.Sprintf("the target stopped answering for %s, from %s to %s of %s (%s)",
+		round(d), round(at), round(at+d), round(s.Duration.D()), s.Errors)
+}
+
+// round prints a duration to 100 ms, as a user would type it.
+func round(d time.Duration) string { return units.FormatDuration(d.Round(100 * time.Millisecond)) }
 
 // Outed tells whether the window had an outage long enough to fail the
 // run, by the measure Stalled uses: more than a second and a tenth of the
@@ -371,13 +389,6 @@ func (s Summary) Outed() bool {
 		slow = s.Succeeded.P99
 	}
 	return s.Outage.D() > max(time.Second, s.Duration.D()/10, 2*slow.D())
-}
-
-// OutageText describes the outage for a verdict.
-func (s Summary) OutageText() string {
-	at := s.OutageAt.D().Round(100 * time.Millisecond)
-	return fmt.Sprintf("the target stopped answering for %s, from %s to %s of %s (%s)", s.Outage.D().Round(100*time.Millisecond),
-		at, at+s.Outage.D().Round(100*time.Millisecond), s.Duration.D().Round(100*time.Millisecond), s.Errors)
 }
 
 // Stalled tells whether the target stopped answering before the window's

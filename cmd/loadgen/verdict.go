@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"loadgen/internal/units"
 	"loadgen/results"
@@ -41,20 +40,10 @@ func parseErrorBudget(s string) (errorBudget, error) {
 // counts: timeouts, resets, error statuses, refused connections.
 func runVerdict(run *results.Run, b errorBudget) string {
 	s := run.Summary
+	if why := s.Verdict(); why != "" {
+		return why
+	}
 	tried, failed := s.Attempts(), s.Errors.Total()
-	if tried == 0 {
-		return "no request was sent"
-	}
-	if s.OK() == 0 {
-		return fmt.Sprintf("no request succeeded: %d of %d failed (%s)", failed, tried, s.Errors)
-	}
-	if gap, ok := s.Stalled(); ok {
-		return fmt.Sprintf("the target stopped answering: no request succeeded in the last %s of %s (%s)",
-			units.FormatDuration(gap.Round(100*time.Millisecond)), units.FormatDuration(s.Duration.D().Round(100*time.Millisecond)), s.Errors)
-	}
-	if s.Outed() {
-		return s.OutageText()
-	}
 	over := failed > b.count
 	limit := strconv.FormatInt(b.count, 10)
 	if b.count < 0 {

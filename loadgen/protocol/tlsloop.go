@@ -44,7 +44,8 @@ func LoopTLSClient(raw net.Conn, cfg *tls.Config) *LoopTLS {
 // Handoff ends the connection's life on raw: it returns the socket
 // (non-blocking, the caller's to close) and from then on the TLS records
 // go through memory (TLSMux). Call it once the handshake is over, with no
-// call on the connection in progress.
+// call on the connection in progress. The Mux's Output may then hold the
+// handshake's last flight: the caller writes it (with its first request).
 func (t *LoopTLS) Handoff() (int, error) {
 	sc, ok := t.p.Conn.(syscall.Conn)
 	if !ok {
