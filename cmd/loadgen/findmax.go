@@ -43,15 +43,32 @@ func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string
 	return nil
 }
 
-// findMaxTable prints each search's bracket: the highest rate that held
-// the SLO and the lowest that missed it, each with the probes its verdict
-// rests on ("2/3": two of three probes held); why the lowest failing rate
-// failed goes in a note under the table. interrupted: the search was
-// stopped (a search with no failing rate did not reach its ceiling).
+// findMaxTable prints each search's bracket (findMaxBracket) as a table
+// with its notes under it. interrupted: the search was stopped.
 func findMaxTable(w io.Writer, maxes []sweep.Max, interrupted bool) error {
+	fm := findMaxBracket(maxes, interrupted)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "payload\tstep\tpath\tmax req/s\tp99 at max\theld\tlowest failing\tmissed\tprobes\t\n")
-	var notes []string
+	fmt.Fprintf(tw, "%s\t\n", strings.Join(report.FindMaxColumns, "\t"))
+	for _, r := range fm.Rows {
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(r.Cells(), "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, report.FindMaxLegend)
+	for _, n := range fm.Notes {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
+	return nil
+}
+
+// findMaxBracket is each search's bracket: the highest rate that held the
+// SLO and the lowest that missed it, each with the probes its verdict
+// rests on ("2/3": two of three probes held); why the lowest failing rate
+// failed goes in a note. interrupted: the search was stopped (a search
+// with no failing rate did not reach its ceiling).
+func findMaxBracket(maxes []sweep.Max, interrupted bool) report.FindMax {
+	var fm report.FindMax
 	for _, m := range maxes {
 		rate, p99, held := "none", "—", "—"
 		if v := m.Pass; v != nil {
@@ -67,57 +84,52 @@ func findMaxTable(w io.Writer, maxes []sweep.Max, interrupted bool) error {
 			if m.Pass == nil {
 				rate = "failed"
 			}
-			notes = append(notes, fmt.Sprintf("%s: failed: %s", what, oneLineErr(m.Failed)))
+			fm.Notes = append(fm.Notes, fmt.Sprintf("%s: failed: %s", what, oneLineErr(m.Failed)))
 		case v != nil:
 			fail, missed = fmt.Sprintf("%.0f", v.Rate), fmt.Sprintf("%d/%d", v.Probes-v.Passed, v.Probes)
-			notes = append(notes, fmt.Sprintf("%s at %.0f/s: %s", what, v.Rate, v.Why))
+			fm.Notes = append(fm.Notes, fmt.Sprintf("%s at %.0f/s: %s", what, v.Rate, v.Why))
 		case m.Pass != nil && interrupted:
-			notes = append(notes, fmt.Sprintf("%s: interrupted with %.0f/s held and no rate missed yet; --resume continues the search", what, m.Pass.Rate))
+			fm.Notes = append(fm.Notes, fmt.Sprintf("%s: interrupted with %.0f/s held and no rate missed yet; --resume continues the search", what, m.Pass.Rate))
 		case m.Pass != nil:
-			notes = append(notes, what+": held up to the search's ceiling; the maximum is higher")
+			fm.Notes = append(fm.Notes, what+": held up to the search's ceiling; the maximum is higher")
 		default:
-			notes = append(notes, what+": interrupted before any verdict")
+			fm.Notes = append(fm.Notes, what+": interrupted before any verdict")
 		}
 		if m.Saturated > 0 {
-			notes = append(notes, fmt.Sprintf("%s: the machine's CPUs were saturated during %d of the %d probes (every process, /proc/stat): "+
+			fm.Notes = append(fm.Notes, fmt.Sprintf("%s: the machine's CPUs were saturated during %d of the %d probes (every process, /proc/stat): "+
 				"the verdicts may measure contention for CPU, other processes' included, not the path", what, m.Saturated, len(m.Probes)))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", sweep.FormatSize(m.Payload), m.Rung, m.Path, rate, p99, held, fail, missed, len(m.Probes))
+		fm.Rows = append(fm.Rows, report.FindMaxRow{Payload: sweep.FormatSize(m.Payload), Step: m.Rung, Path: m.Path, Max: rate, P99: p99,
+			Held: held, LowestFailing: fail, Missed: missed, Probes: fmt.Sprint(len(m.Probes))})
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "held, missed: probes of that rate that held or missed the SLO (a miss is probed again before it is believed)")
-	for _, n := range notes {
-		fmt.Fprintf(w, "  %s\n", n)
-	}
-	return nil
+	return fm
 }
 
-// findMaxSummaries writes, for each results directory of a find-max search
-// (its findmax.json), the bracket the search found, as the sweep printed
-// it: the per-rate tables that follow are its probes.
-func findMaxSummaries(w io.Writer, sweeps []*report.Sweep) error {
+// findMaxSummaries reads, for each results directory of a find-max
+// search (its findmax.json), the bracket the search found, as the sweep
+// printed it: the report shows it before the per-rate tables of its
+// probes.
+func findMaxSummaries(sweeps []*report.Sweep) ([]report.FindMax, error) {
+	var out []report.FindMax
 	for _, s := range sweeps {
 		if s.Manifest == nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(s.Name, "findmax.json"))
+		file := filepath.Join(s.Name, "findmax.json")
+		b, err := os.ReadFile(file)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var maxes []sweep.Max
 		if err := json.Unmarshal(b, &maxes); err != nil {
-			return fmt.Errorf("%s: %v", filepath.Join(s.Name, "findmax.json"), err)
+			return nil, fmt.Errorf("%s: %v", file, err)
 		}
-		fmt.Fprintf(w, "## %s: the highest open-loop rate holding the SLO\n\nEach probe is a step of the tables below.\n\n```\n", s.Name)
-		if err := findMaxTable(w, maxes, false); err != nil {
-			return err
-		}
-		fmt.Fprint(w, "```\n\n")
+		fm := findMaxBracket(maxes, false)
+		fm.Dir = s.Name
+		out = append(out, fm)
 	}
-	return nil
+	return out, nil
 }

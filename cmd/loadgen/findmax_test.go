@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -95,8 +96,24 @@ func TestFindMaxNothingHolds(t *testing.T) {
 	}
 	// Its report begins with what the search found, as the sweep said it.
 	code, md, stderr := cli(t, "report", dir)
-	if code != 0 || !strings.Contains(md, "the highest open-loop rate holding the SLO") || !strings.Contains(md, "baseline       none") ||
+	if code != 0 || !strings.Contains(md, "the highest open-loop rate holding the SLO") || !strings.Contains(md, "| 100B | c1t1 | baseline | none |") ||
+		!strings.Contains(md, "- baseline c1t1 100B at 1/s: p99") ||
 		strings.Contains(md, "closed loop") || !strings.Contains(md, "open loop at the rates a find-max search probed") {
 		t.Errorf("report: exit %d, %s\n%s", code, stderr, md)
+	}
+	// The HTML report begins with the same bracket.
+	html := t.TempDir() + "/r.html"
+	if code, _, stderr := cli(t, "report", dir, "--html", html); code != 0 {
+		t.Fatalf("report --html: exit %d: %s", code, stderr)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(page)
+	at := strings.Index(body, `<section id="findmax-0">`)
+	if at < 0 || !strings.Contains(body, "<td>none</td>") || !strings.Contains(body, "baseline c1t1 100B at 1/s: p99") ||
+		at > strings.Index(body, "<section id=\"") {
+		t.Errorf("HTML report has no find-max bracket first:\n%s", body)
 	}
 }

@@ -108,14 +108,15 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 			outs = append(outs, output{flag, path, write})
 		}
 	}
+	maxes, err := findMaxSummaries(sweeps)
+	if err != nil {
+		return err // a find-max directory's summary is unreadable: the input is wrong
+	}
 	add("html", f.html, func(w io.Writer) error {
-		return report.HTML(w, sweeps, report.Options{Title: f.title, Generated: time.Now(), CPUPrice: f.cpuPrice, Published: published})
+		return report.HTML(w, sweeps, report.Options{Title: f.title, Generated: time.Now(), CPUPrice: f.cpuPrice, Published: published, FindMax: maxes})
 	})
 	markdown := func(w io.Writer) error {
-		if err := findMaxSummaries(w, sweeps); err != nil {
-			return err
-		}
-		return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice, Wide: f.wide, Published: published})
+		return report.Markdown(w, sweeps, report.Options{CPUPrice: f.cpuPrice, Wide: f.wide, Published: published, FindMax: maxes})
 	}
 	add("markdown", f.markdown, markdown)
 	add("csv", f.csv, func(w io.Writer) error { return report.CSV(w, sweeps) })

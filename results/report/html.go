@@ -24,6 +24,9 @@ type Options struct {
 	// Published are a study's published figures beside ours (loadgen
 	// study's results): shown first, before the tables they come from.
 	Published []Published
+	// FindMax are the brackets of find-max searches (their directories'
+	// findmax.json): shown first, before the probes' tables.
+	FindMax []FindMax
 }
 
 //go:embed html.tmpl
@@ -64,16 +67,19 @@ type page struct {
 	CNI    []CNIRow
 	// CNICharts are the matrix per metric, a bar per mode, when the paths
 	// are named per CNI mode (loadgen lab's MODE.PATH).
-	CNICharts []chartView
-	Sizing    []SizingRow
-	Published []Published
-	CPUPrice  float64
-	Sections  []*section
-	Envs      []envView
-	Legend    string // the flags legend, when there are sweep tables
-	Footer    string
-	CSS       template.CSS
-	Script    template.JS
+	CNICharts      []chartView
+	Sizing         []SizingRow
+	Published      []Published
+	FindMax        []FindMax
+	FindMaxColumns []string
+	FindMaxLegend  string
+	CPUPrice       float64
+	Sections       []*section
+	Envs           []envView
+	Legend         string // the flags legend, when there are sweep tables
+	Footer         string
+	CSS            template.CSS
+	Script         template.JS
 }
 
 type fact struct{ Label, Value, Sub string }
@@ -224,6 +230,7 @@ func buildPage(sweeps []*Sweep, opt Options) *page {
 	if len(opt.Published) > 0 && opt.Title == "" {
 		pg.Title = opt.Published[0].Title
 	}
+	pg.FindMax, pg.FindMaxColumns, pg.FindMaxLegend = opt.FindMax, FindMaxColumns, FindMaxLegend
 	pg.CPUPrice = opt.CPUPrice
 	var fl []string
 	for _, k := range []string{"F", "I", "G", "M"} {

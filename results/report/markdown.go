@@ -12,6 +12,7 @@ import (
 func Markdown(w io.Writer, sweeps []*Sweep, opt Options) error {
 	p := &printer{w: w}
 	p.f("# loadgen report\n")
+	markdownFindMax(p, opt.FindMax)
 	markdownPublished(p, opt.Published)
 	if rows := CNIMatrix(sweeps); len(rows) > 0 {
 		p.f("\n## CNI path matrix\n\n")
