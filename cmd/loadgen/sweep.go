@@ -153,7 +153,14 @@ func (f *sweepFlags) spec(cmd *cobra.Command) (*sweep.Spec, error) {
 		return &s, nil
 	}
 	// From flags the sweep is built as a value, so an error names the
-	// flag, never a line of a file the user did not write.
+	// flag, never a line of a file the user did not write. A zero the
+	// value would take for "default" is refused here.
+	switch {
+	case f.repeats < 1:
+		return nil, fmt.Errorf("--repeats must be at least 1, got %d", f.repeats)
+	case f.duration <= 0:
+		return nil, fmt.Errorf("--duration must be positive, got %s", f.duration)
+	}
 	s := &sweep.Spec{
 		Protocol: f.protocol,
 		Duration: sweep.Duration(f.duration), Warmup: sweep.Duration(f.warmup), Timeout: sweep.Duration(f.timeout),

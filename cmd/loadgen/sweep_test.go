@@ -166,6 +166,8 @@ func TestSweepBadInput(t *testing.T) {
 		{"watch of nothing", []string{"sweep", "--path", "a=" + url, "--watch", "a=name:no-such-process-xyz", "-o", filepath.Join(dir, "y")}, "no-such-process-xyz"},
 		{"file and flags", []string{"sweep", "-f", bad, "--ladder", "c1t1"}, "both describe"},
 		{"missing file", []string{"sweep", "-f", filepath.Join(dir, "nope.yaml")}, "nope.yaml"},
+		{"zero repeats", []string{"sweep", "--path", "a=" + url, "--repeats", "0", "-o", filepath.Join(dir, "z")}, "--repeats must be at least 1"},
+		{"zero duration", []string{"sweep", "--path", "a=" + url, "-d", "0", "-o", filepath.Join(dir, "z")}, "--duration must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := cli(t, tc.args...)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"regexp"
 	"slices"
@@ -160,7 +161,9 @@ const (
 // Parse reads a sweep file strictly: an unknown key, a bad ladder or a
 // negative payload is an error naming its line.
 func Parse(r io.Reader) (Spec, error) {
-	var s Spec
+	// Keys a file leaves out take their defaults; a key it gives as 0 is
+	// checked as written (repeats: 0 is an error, not one repeat).
+	s := Spec{Repeats: unset, Duration: unset}
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return s, err
@@ -172,6 +175,18 @@ func Parse(r io.Reader) (Spec, error) {
 			return s, errors.New("empty sweep file")
 		}
 		return s, cleanYAMLError(err)
+	}
+	switch {
+	case s.Repeats == 0:
+		return s, errors.New("repeats must be at least 1, got 0 (leave it out for 1)")
+	case s.Duration == 0:
+		return s, errors.New("duration must be positive, got 0 (leave it out for 30s)")
+	}
+	if s.Repeats == unset {
+		s.Repeats = 0 // the default
+	}
+	if s.Duration == unset {
+		s.Duration = 0
 	}
 	s.setDefaults()
 	return s, s.Validate()
@@ -200,6 +215,10 @@ func cleanYAMLError(err error) error {
 	return errors.New(msg)
 }
 
+// unset marks, while a file is read, a key it did not give.
+const unset = math.MinInt32
+
+// setDefaults fills the zero fields.
 func (s *Spec) setDefaults() {
 	if s.Protocol == "" {
 		s.Protocol = "http1"

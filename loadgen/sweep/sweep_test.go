@@ -108,6 +108,8 @@ func TestParseSpecErrors(t *testing.T) {
 		"negative payload": {func(s string) string { return strings.Replace(s, "[100, 1KiB]", "[100, -5]", 1) }, []string{"line 8", "-5"}},
 		"no url":           {func(s string) string { return strings.Replace(s, "    url: http://127.0.0.1:8081\n", "", 1) }, []string{"paths[1]", "nginx", "url is missing"}},
 		"bad duration":     {func(s string) string { return strings.Replace(s, "2s", "soon", 1) }, []string{"line 9", "soon"}},
+		"zero duration":    {func(s string) string { return strings.Replace(s, "2s", "0s", 1) }, []string{"duration", "got 0"}},
+		"zero repeats":     {func(s string) string { return strings.Replace(s, "repeats: 2", "repeats: 0", 1) }, []string{"repeats", "at least 1"}},
 		"two watches":      {func(s string) string { return strings.Replace(s, "{process: nginx}", "{process: nginx, pid: 3}", 1) }, []string{"watch", "exactly one"}},
 		"dup name":         {func(s string) string { return strings.Replace(s, "name: nginx", "name: baseline", 1) }, []string{"used twice"}},
 		"not yaml":         {func(string) string { return "paths: [" }, []string{"line"}},
