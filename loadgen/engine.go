@@ -67,6 +67,9 @@ type engine struct {
 
 	shards []*shard
 	counts []counter // answered requests per thread (wrk's Thread Stats)
+	// preflightOpened is what the dialer's ConnCounter counted for a
+	// preflight the run did not keep: Established leaves it out.
+	preflightOpened int64
 }
 
 // driver sends the requests of a run: goroutines, or event loops.
@@ -140,6 +143,9 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	e.runCtx = runCtx
+	if cc, ok := d.(protocol.ConnCounter); ok && (loop || cfg.NewConn || isPerRequest(first)) {
+		e.preflightOpened = cc.Opened()
+	}
 	if loop {
 		first.Close()
 		e.drv, err = newLoops(e, ld)

@@ -444,6 +444,27 @@ func TestNewConnCountsTheWindow(t *testing.T) {
 	})
 }
 
+// TestNewConnEveryRequestConnects: with no warm-up, every request of a
+// --new-conn run opened its own connection in the window, the first one
+// too (the preflight's connection is not reused: its handshake would be
+// missing from that request's latency), on either driver.
+func TestNewConnEveryRequestConnects(t *testing.T) {
+	forDriversH1(t, func(t *testing.T) {
+		srv := newServer(t, nil)
+		var cfg loadgen.Config
+		cfg.Connections, cfg.Duration = 2, results.Duration(300*time.Millisecond)
+		cfg.NewConn = true
+		r := run(t, cfg, srv.URL)
+		c, n := r.Summary.Connections, r.Summary.Requests
+		if n == 0 || c.Measured != n || c.Established != n || c.Failed != 0 {
+			t.Errorf("connections %+v for %d requests: want one opened in the window per request", c, n)
+		}
+		if r.Summary.Connect == nil || r.Summary.Connect.Count != n {
+			t.Errorf("connect histogram %+v for %d requests", r.Summary.Connect, n)
+		}
+	})
+}
+
 func TestConnectionRefusedDuringRunIsCounted(t *testing.T) {
 	forDrivers(t, func(t *testing.T) {
 		srv := newServer(t, nil)

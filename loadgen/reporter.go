@@ -269,7 +269,7 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 	}
 	never := e.drv.unconnected()
 	if cc, ok := e.dialer.(protocol.ConnCounter); ok && e.cfg.Driver == DriverGoroutines {
-		s.Connections.Established = cc.Opened()
+		s.Connections.Established = cc.Opened() - e.preflightOpened
 	}
 	lat := succ.Clone()
 	lat.Merge(fail)

@@ -66,13 +66,27 @@ func newWorkers(e *engine, first protocol.Conn, dialTime time.Duration) (*worker
 		}
 		d.ws[i] = w
 	}
-	d.ws[0].conn, d.ws[0].connected = first, true
-	if d.ws[0].perReq, _ = first.(perRequestConn); d.ws[0].perReq == nil {
+	switch {
+	case isPerRequest(first):
 		// A per-request Conn's preflight only checked the target: the
 		// event loop does not count it as a connection either.
+		d.ws[0].conn, d.ws[0].connected = first, true
+		d.ws[0].perReq = first.(perRequestConn)
+	case cfg.NewConn:
+		// Every request opens its own connection, handshake included in
+		// its latency: the first one too, as on the event loop.
+		first.Close()
+	default:
+		d.ws[0].conn, d.ws[0].connected = first, true
 		d.ws[0].shard.dialed(dialTime, nil, false)
 	}
 	return d, nil
+}
+
+// isPerRequest tells a Conn that connects inside every Do (tcp-crr).
+func isPerRequest(c protocol.Conn) bool {
+	_, ok := c.(perRequestConn)
+	return ok
 }
 
 func (d *workers) name() string { return DriverGoroutines }

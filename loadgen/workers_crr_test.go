@@ -64,6 +64,11 @@ func TestCRRConnectsAreCounted(t *testing.T) {
 				if conns.Measured < s.Requests-c || conns.Measured > s.Requests+c || conns.Failed != 0 {
 					t.Errorf("connections %+v for %d requests: want one connect per request", conns, s.Requests)
 				}
+				// No warm-up: what was opened is what the window opened
+				// (the preflight, which only checked the target, is not one).
+				if conns.Established != conns.Measured {
+					t.Errorf("connections %+v: %d established, %d measured, with no warm-up", conns, conns.Established, conns.Measured)
+				}
 				if s.Connect == nil || s.Connect.Count < s.Requests-c || s.Connect.Count > s.Requests+c {
 					t.Fatalf("connect histogram %+v for %d requests: it must hold every request's connect", s.Connect, s.Requests)
 				}
