@@ -30,11 +30,25 @@ func echoTarget(t *testing.T) *tcpecho.Server {
 // runCRR runs tcp-crr against addr on the driver of the moment.
 func runCRR(t *testing.T, addr string, c int, newConn bool) results.Summary {
 	t.Helper()
+	return runCRRConfig(t, addr, c, newConn, 0)
+}
+
+// runCRRTimeout runs tcp-crr for 1 s with a request timeout.
+func runCRRTimeout(t *testing.T, addr string, c int, timeout time.Duration) results.Summary {
+	t.Helper()
+	return runCRRConfig(t, addr, c, false, timeout)
+}
+
+func runCRRConfig(t *testing.T, addr string, c int, newConn bool, timeout time.Duration) results.Summary {
+	t.Helper()
 	d, err := tcp.NewDialer(tcp.Config{Addr: addr, Mode: tcp.CRR, Size: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := conf(c, 500*time.Millisecond)
+	if timeout > 0 {
+		cfg.Duration, cfg.Timeout = results.Duration(time.Second), results.Duration(timeout)
+	}
 	cfg.Target, cfg.Protocol, cfg.Threads, cfg.Driver, cfg.NewConn = addr, string(tcp.CRR), 1, driver, newConn
 	r, err := loadgen.Run(context.Background(), cfg, d)
 	if err != nil {

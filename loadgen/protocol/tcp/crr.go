@@ -39,11 +39,16 @@ func (c *crrConn) Do(ctx context.Context, deadline time.Time) protocol.Outcome {
 	if !c.enter(cancel) {
 		return protocol.Outcome{Err: protocol.Connect, Done: true}
 	}
+	start := time.Now()
 	nc, err := c.d.connect(dctx, deadline)
 	c.tried = true
 	if err != nil {
+		// A connect that ran out of the request's time is a connect
+		// error, as the event loop counts it: the request failed because
+		// it could not connect. A request the run's end (ctx) or a
+		// deadline passed before the connect began cut short is a timeout.
 		class := protocol.Connect
-		if ctx.Err() != nil || isTimeout(err) && !deadline.IsZero() && !time.Now().Before(deadline) {
+		if ctx.Err() != nil || !deadline.IsZero() && !start.Before(deadline) {
 			class = protocol.Timeout
 		}
 		return protocol.Outcome{Err: class, Done: c.leave(nil)}
