@@ -70,6 +70,7 @@ type engine struct {
 	// preflightOpened is what the dialer's ConnCounter counted for a
 	// preflight the run did not keep: Established leaves it out.
 	preflightOpened int64
+	backoffCap      time.Duration // closed loop, between failed connects (backoff.go)
 }
 
 // driver sends the requests of a run: goroutines, or event loops.
@@ -116,7 +117,7 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	if err := checkFileLimit(cfg.Config, cfg.Pacer != nil && !loop, fileLimit()); err != nil {
 		return nil, err
 	}
-	e := &engine{cfg: cfg, dialer: d, pacer: cfg.Pacer, begin: make(chan struct{})}
+	e := &engine{cfg: cfg, dialer: d, pacer: cfg.Pacer, begin: make(chan struct{}), backoffCap: backoffCap(cfg.Connections)}
 
 	// Preflight: one connection before any load, so an unreachable target
 	// is one clear error instead of a run full of connect errors. The

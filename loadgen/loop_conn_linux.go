@@ -96,8 +96,9 @@ func (l *loop) connectFailed(c *lconn, now time.Time) {
 	}
 	l.shard.dialed(now.Sub(c.connStart), errConnect, !c.connStart.Before(e.measure))
 	if e.pacer == nil {
-		c.backoff = min(max(2*c.backoff, 10*time.Millisecond), time.Second)
-		c.retryAt, c.state = now.Add(c.backoff), stBackoff
+		var wait time.Duration
+		c.backoff, wait = e.nextBackoff(c.backoff)
+		c.retryAt, c.state = now.Add(wait), stBackoff
 		l.backoffs = append(l.backoffs, c)
 		return
 	}

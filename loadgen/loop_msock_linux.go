@@ -350,7 +350,8 @@ func (l *loop) sockConnectFailed(s *msock, now time.Time) {
 	if len(w) == 0 {
 		return
 	}
-	g.backoff = min(max(2*g.backoff, 10*time.Millisecond), time.Second)
+	var wait time.Duration
+	g.backoff, wait = l.e.nextBackoff(g.backoff)
 	for _, c := range w {
 		// No request was sent: closed loop, the member tries again after
 		// a backoff; open loop, the request is lost (never sent).
@@ -358,7 +359,7 @@ func (l *loop) sockConnectFailed(s *msock, now time.Time) {
 		l.inFlight--
 		l.unflight(c) // one that waited for a stream, then for a new socket
 		if l.e.pacer == nil {
-			c.retryAt, c.state = now.Add(g.backoff), stBackoff
+			c.retryAt, c.state = now.Add(wait), stBackoff
 			l.backoffs = append(l.backoffs, c)
 			continue
 		}

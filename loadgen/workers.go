@@ -282,8 +282,9 @@ func (w *worker) step() bool {
 			return false
 		}
 		if w.conn == nil {
-			w.backoff = min(max(2*w.backoff, 10*time.Millisecond), time.Second)
-			return w.waitBackoff(w.backoff)
+			var wait time.Duration
+			w.backoff, wait = e.nextBackoff(w.backoff)
+			return w.waitBackoff(wait)
 		}
 		w.backoff = 0
 	}
