@@ -46,7 +46,7 @@ type Config struct {
 	// cost is judged against are counted in it. 0: GOMAXPROCS. A caller
 	// that runs an event-loop run (SpareP) with GOMAXPROCS one above Procs
 	// lets each loop wait for events holding its P, the cheaper wait at
-	// one request in flight (see waitEvents), while the rest of the
+	// one request in flight (see package heldp), while the rest of the
 	// process keeps a P.
 	Procs int
 }

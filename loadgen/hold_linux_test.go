@@ -6,26 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/heldp"
 	"loadgen/results"
 )
-
-// Loops hold their Ps only while one is left for the rest of the process.
-func TestHoldPsLeavesAP(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
-	if !holdPs(2) {
-		t.Fatal("2 loops with 3 Ps: want them to hold their Ps")
-	}
-	if holdPs(1) {
-		t.Fatal("a third loop with 3 Ps would leave none for the rest: want it not to hold")
-	}
-	heldPs.Add(-2)
-	if holdPs(3) {
-		t.Fatal("3 loops with 3 Ps: want them not to hold")
-	}
-	if n := heldPs.Load(); n != 0 {
-		t.Fatalf("%d Ps counted as held after every loop let go", n)
-	}
-}
 
 // A run given one P above its Procs (as the CLI does for a loop run) holds
 // its loop's P while it waits, counts what the target echoed, records its
@@ -40,7 +23,7 @@ func TestRunHoldsItsPWithASpareOne(t *testing.T) {
 		d := rrDialer(t, srv.Addr())
 		var held bool
 		// Window is called once the loops run, before the load starts.
-		cfg := Config{Procs: 1, Window: func(time.Time, time.Time) { held = heldPs.Load() == 1 }}
+		cfg := Config{Procs: 1, Window: func(time.Time, time.Time) { held = heldp.Held() == 1 }}
 		cfg.Connections, cfg.Threads, cfg.Duration = 2, 1, results.Duration(300*time.Millisecond)
 		cfg.Protocol = "tcp-rr"
 		if !SpareP(cfg, d) {
@@ -56,8 +39,8 @@ func TestRunHoldsItsPWithASpareOne(t *testing.T) {
 		if held != tc.hold {
 			t.Errorf("GOMAXPROCS %d, Procs 1: loop held its P %v, want %v", tc.gomaxprocs, held, tc.hold)
 		}
-		if heldPs.Load() != 0 {
-			t.Errorf("GOMAXPROCS %d: %d Ps still counted as held after the run", tc.gomaxprocs, heldPs.Load())
+		if heldp.Held() != 0 {
+			t.Errorf("GOMAXPROCS %d: %d Ps still counted as held after the run", tc.gomaxprocs, heldp.Held())
 		}
 		s := r.Summary
 		if s.Requests == 0 || s.Errors.Total() != 0 {

@@ -2,13 +2,12 @@ package loadgen
 
 import (
 	"os"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"loadgen/internal/heldp"
 	"loadgen/loadgen/protocol"
 )
 
@@ -66,7 +65,7 @@ func (d *loops) name() string { return DriverLoop }
 
 func (d *loops) start(ready *sync.WaitGroup) (<-chan struct{}, error) {
 	var wg sync.WaitGroup
-	hold := holdPs(len(d.ls))
+	hold := heldp.Take(len(d.ls))
 	for _, l := range d.ls {
 		l.holdP = hold
 		wg.Add(1)
@@ -81,30 +80,11 @@ func (d *loops) start(ready *sync.WaitGroup) (<-chan struct{}, error) {
 	go func() {
 		wg.Wait()
 		if hold {
-			heldPs.Add(-int32(len(d.ls)))
+			heldp.Give(len(d.ls))
 		}
 		close(done)
 	}()
 	return done, nil
-}
-
-// heldPs counts the Ps held by the process's event loops in their waits.
-var heldPs atomic.Int32
-
-// holdPs reports whether n more loops may wait holding their Ps — whether
-// a P is left then for the rest of the process — and counts them if so.
-// Otherwise they wait as any system call does, and the runtime lends their
-// Ps out meanwhile.
-func holdPs(n int) bool {
-	for {
-		h := heldPs.Load()
-		if int(h)+n >= runtime.GOMAXPROCS(0) {
-			return false
-		}
-		if heldPs.CompareAndSwap(h, h+int32(n)) {
-			return true
-		}
-	}
 }
 
 func (d *loops) interrupt() {
@@ -164,7 +144,7 @@ type loop struct {
 	// land in somebody else's file.
 	wakeMu sync.Mutex
 	timer  int  // timerfd (open loop)
-	holdP  bool // waits for events holding its P (holdPs)
+	holdP  bool // waits for events holding its P (heldp.Take)
 	conns  []*lconn
 	buf    []byte
 	evs    []unix.EpollEvent
@@ -367,13 +347,13 @@ func (l *loop) run(ready *sync.WaitGroup) {
 }
 
 // wait waits for events up to ms milliseconds, holding the loop's P or
-// not (holdPs). Not holding it, what is ready now is taken without the
+// not (heldp.Take). Not holding it, what is ready now is taken without the
 // runtime's bookkeeping, and only an empty set waits through it.
 func (l *loop) wait(ms int) (int, error) {
 	if l.holdP {
-		return waitEvents(l.epfd, l.evs, ms)
+		return heldp.Wait(l.epfd, l.evs, ms)
 	}
-	if n, err := waitEvents(l.epfd, l.evs, 0); err != nil || n > 0 {
+	if n, err := heldp.Wait(l.epfd, l.evs, 0); err != nil || n > 0 {
 		return n, err
 	}
 	return unix.EpollWait(l.epfd, l.evs, ms)

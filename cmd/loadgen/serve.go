@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -166,6 +167,11 @@ tcp-stream sends: then it is a sink that reads and counts.`,
   loadgen run -p tcp-rr --size 1024 -d 10s 127.0.0.1:9000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// A loop per processor, and one P more for the rest of the
+			// process, so that the loops wait keeping theirs (as a run's
+			// loops do): no trip through the netpoller per round trip.
+			cfg.Loops = runtime.GOMAXPROCS(0)
+			runtime.GOMAXPROCS(cfg.Loops + 1)
 			srv, err := tcpecho.New(cfg)
 			if err != nil {
 				return err

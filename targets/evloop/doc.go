@@ -13,6 +13,12 @@
 // never hands a P off around a long wait, and every other goroutine of the
 // process runs as usual.
 //
+// A target whose every connection stays on its loops (tcpecho) may have
+// them keep their Ps instead (Group.KeepPs), when a P is left beside them
+// for the rest of the process: each loop then waits in epoll_pwait itself,
+// as the generator's loops do (package heldp), one system call per wait
+// instead of the netpoller's wait, its wake-up and a poll of the set.
+//
 // Only Linux has it: the targets use it from files built for Linux and
 // keep a goroutine per connection elsewhere.
 package evloop

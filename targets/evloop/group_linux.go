@@ -3,6 +3,10 @@ package evloop
 import (
 	"net"
 	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"loadgen/internal/heldp"
 )
 
 // Group is a listening socket served by event loops: each loop an epoll
@@ -13,6 +17,7 @@ type Group struct {
 	ps   []*Poller
 	accs []*Acceptor
 	wg   sync.WaitGroup
+	kept bool // the loops keep their Ps (KeepPs)
 }
 
 // NewGroup takes ln (see Take) and makes n loops whose batches hold up to
@@ -50,6 +55,29 @@ func (g *Group) Len() int { return len(g.ps) }
 // Loop is loop i's epoll set and acceptor.
 func (g *Group) Loop(i int) (*Poller, *Acceptor) { return g.ps[i], g.accs[i] }
 
+// KeepPs makes the loops wait in epoll_pwait keeping their Ps, as the
+// generator's loops do (package heldp), when a P is left then for the rest
+// of the process; it reports whether they will. For a target whose every
+// connection stays on its loops: a connection handed to goroutines would
+// have the one spare P for them all. Call it before Go.
+func (g *Group) KeepPs() bool {
+	if !heldp.Take(len(g.ps)) {
+		return false
+	}
+	for i, p := range g.ps {
+		if p.keepP() != nil {
+			for _, p := range g.ps[:i] {
+				p.kept = false
+				unix.Close(p.wake) // which takes it out of the set
+			}
+			heldp.Give(len(g.ps))
+			return false
+		}
+	}
+	g.kept = true
+	return true
+}
+
 // Go runs run(i) for every loop i, each on a goroutine of its own; run
 // returns once loop i's Poller is closed.
 func (g *Group) Go(run func(i int)) {
@@ -69,5 +97,9 @@ func (g *Group) Close() error {
 		p.Close()
 	}
 	g.wg.Wait()
+	if g.kept {
+		heldp.Give(len(g.ps))
+		g.kept = false
+	}
 	return g.ln.Close()
 }

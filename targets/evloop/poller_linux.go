@@ -3,18 +3,22 @@ package evloop
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"loadgen/internal/heldp"
 )
 
-// Poller is an epoll set waited for in the Go netpoller. One goroutine
-// runs it (Run); Add, Mod and Del are called from that goroutine; Close
-// from another.
+// Poller is an epoll set waited for in the Go netpoller, or, once told to
+// keep its P (keepP), in epoll_pwait itself. One goroutine runs it (Run);
+// Add, Mod and Del are called from that goroutine; Close from another.
 type Poller struct {
 	fd     int
 	file   *os.File // fd, as the netpoller knows it
@@ -22,6 +26,32 @@ type Poller struct {
 	evs    []unix.EpollEvent
 	closed atomic.Bool
 	modded bool // Mod was called while handling the batch
+
+	// Kept: Run waits in epoll_pwait keeping its P (package heldp), and
+	// Close wakes it through wake, an eventfd in the set. mu orders Close
+	// against Run: the set and wake are closed by whichever comes last.
+	kept     bool
+	wake     int
+	mu       sync.Mutex
+	running  bool
+	released bool
+}
+
+// wakeTag tags the eventfd's events; targets tag theirs from -1 up.
+const wakeTag = math.MinInt32
+
+// keepP makes Run wait keeping its P: the caller took one (heldp.Take).
+func (p *Poller) keepP() error {
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return os.NewSyscallError("eventfd", err)
+	}
+	if err := p.ctl(unix.EPOLL_CTL_ADD, fd, unix.EPOLLIN, wakeTag); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	p.kept, p.wake = true, fd
+	return nil
 }
 
 // NewPoller makes an empty set whose batches hold up to batch events.
@@ -89,6 +119,9 @@ var ErrClosed = errors.New("evloop: poller closed")
 // Otherwise it takes the next batch first, so that nothing ready is left
 // waiting for a wake-up that a level-triggered event does not send again.
 func (p *Poller) Run(deadline time.Time, handle func([]unix.EpollEvent) (drained bool)) error {
+	if p.kept {
+		return p.runKept(deadline, handle)
+	}
 	if err := p.file.SetReadDeadline(deadline); err != nil {
 		return p.runErr(err)
 	}
@@ -121,9 +154,80 @@ func (p *Poller) runErr(err error) error {
 	return err
 }
 
+// runKept is Run keeping the P: every wait is epoll_pwait's own, so what
+// is ready is always in the next batch, drained or not.
+func (p *Poller) runKept(deadline time.Time, handle func([]unix.EpollEvent) bool) error {
+	p.mu.Lock()
+	if p.closed.Load() {
+		p.mu.Unlock()
+		return ErrClosed
+	}
+	p.running = true
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.running = false
+		if p.closed.Load() {
+			p.release()
+		}
+		p.mu.Unlock()
+	}()
+	for !p.closed.Load() {
+		ms := -1
+		if !deadline.IsZero() {
+			d := time.Until(deadline)
+			if d <= 0 {
+				return nil
+			}
+			ms = int((d + time.Millisecond - 1) / time.Millisecond)
+		}
+		n, err := heldp.Wait(p.fd, p.evs, ms)
+		if err != nil {
+			if err == unix.EINTR {
+				continue // a preemption or a stop of the world: Go code runs, then the wait goes on
+			}
+			panic(fmt.Sprintf("evloop: epoll_pwait on a valid set: %v", err))
+		}
+		evs := p.evs[:n]
+		for i := 0; i < len(evs); i++ {
+			if evs[i].Pad == wakeTag { // Close: the loop above ends
+				evs[i] = evs[len(evs)-1]
+				evs = evs[:len(evs)-1]
+				i--
+			}
+		}
+		if len(evs) > 0 {
+			handle(evs)
+		}
+	}
+	return ErrClosed
+}
+
+// release closes the set and wake; p.mu is held.
+func (p *Poller) release() {
+	if p.released {
+		return
+	}
+	p.released = true
+	unix.Close(p.wake)
+	p.file.Close()
+}
+
 // Close makes Run return ErrClosed and closes the set once it has. It is
 // for another goroutine than Run's: from handle it would wait for itself.
 func (p *Poller) Close() error {
+	if p.kept {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.closed.Store(true)
+		if !p.running {
+			p.release()
+			return nil
+		}
+		one := [8]byte{1}
+		_, err := unix.Write(p.wake, one[:]) // ends the wait; Run closes the set as it returns
+		return err
+	}
 	p.closed.Store(true)
 	return p.file.Close() // wakes a waiting Run; the set is closed when Run lets go of it
 }

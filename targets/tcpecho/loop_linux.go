@@ -22,8 +22,9 @@ const loopSupported = true
 // blocking write would.
 
 type loops struct {
-	g  *evloop.Group
-	ls []*loop
+	g    *evloop.Group
+	ls   []*loop
+	kept bool // the loops keep their Ps while they wait (evloop.Group.KeepPs)
 }
 
 // tagListener tags the listening socket's events; a connection's events
@@ -55,11 +56,17 @@ type conn struct {
 }
 
 func startLoops(s *Server, ln net.Listener) (*loops, error) {
-	g, err := evloop.NewGroup(ln, runtime.GOMAXPROCS(0), 256, tagListener)
+	n := s.cfg.Loops
+	if n == 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	g, err := evloop.NewGroup(ln, n, 256, tagListener)
 	if err != nil {
 		return nil, err
 	}
-	ev := &loops{g: g}
+	// Every connection stays on its loop (echo and sink alike), so the
+	// loops may keep their Ps.
+	ev := &loops{g: g, kept: g.KeepPs()}
 	for i := range g.Len() {
 		p, acc := g.Loop(i)
 		ev.ls = append(ev.ls, &loop{s: s, p: p, acc: acc, echo: make([]byte, echoBufSize)})

@@ -10,7 +10,7 @@ import (
 // loopSupported: only Linux has the event loops.
 const loopSupported = false
 
-type loops struct{}
+type loops struct{ kept bool }
 
 func startLoops(*Server, net.Listener) (*loops, error) {
 	return nil, errors.New("event loops need Linux")

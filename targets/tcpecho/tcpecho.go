@@ -33,12 +33,20 @@ const DefaultAddr = "127.0.0.1:0"
 type Config struct {
 	Addr     string // host:port to listen on; empty means DefaultAddr
 	MaxConns int    // most connections served at once; 0 means no limit. Beyond it a new connection is closed at once.
+	// Loops is how many event loops serve (Linux); 0 means GOMAXPROCS.
+	// Given fewer than GOMAXPROCS, so that a P is left for the rest of
+	// the process, the loops wait for events keeping their Ps, as the
+	// generator's do: no trip through the netpoller per request.
+	Loops int
 }
 
 // Validate reports the first thing wrong with c, in one line.
 func (c Config) Validate() error {
 	if c.MaxConns < 0 {
 		return fmt.Errorf("tcpecho: max connections must be 0 (no limit) or more, not %d", c.MaxConns)
+	}
+	if c.Loops < 0 {
+		return fmt.Errorf("tcpecho: loops must be 0 (GOMAXPROCS) or more, not %d", c.Loops)
 	}
 	if c.Addr != "" {
 		if _, _, err := net.SplitHostPort(c.Addr); err != nil {
@@ -51,7 +59,8 @@ func (c Config) Validate() error {
 // Server is a TCP echo and sink server. Its counters are safe to read at
 // any time.
 //
-// On Linux it serves with event loops, one per GOMAXPROCS: non-blocking
+// On Linux it serves with event loops, one per GOMAXPROCS unless told
+// (Config.Loops): non-blocking
 // sockets in an epoll set per loop, each read echoed with one write, no
 // goroutine per connection (loop_linux.go). Elsewhere it runs a goroutine
 // per connection (goroutines.go); both behave the same, and are tested by

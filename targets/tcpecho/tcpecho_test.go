@@ -15,12 +15,13 @@ import (
 type backend struct {
 	name  string
 	loops bool
+	kept  bool // one loop, keeping its P (a P is left beside it)
 }
 
 func backends() []backend {
-	bs := []backend{{"goroutines", false}}
+	bs := []backend{{"goroutines", false, false}}
 	if loopSupported {
-		bs = append(bs, backend{"loops", true})
+		bs = append(bs, backend{"loops", true, false}, backend{"loops-kept", true, true})
 	}
 	return bs
 }
@@ -34,6 +35,13 @@ func each(t *testing.T, f func(t *testing.T, b backend)) {
 
 func start(t *testing.T, b backend, cfg Config) *Server {
 	t.Helper()
+	if b.kept {
+		if runtime.GOMAXPROCS(0) < 2 {
+			prev := runtime.GOMAXPROCS(2)
+			t.Cleanup(func() { runtime.GOMAXPROCS(prev) })
+		}
+		cfg.Loops = 1
+	}
 	s, err := newServer(cfg, b.loops)
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +50,9 @@ func start(t *testing.T, b backend, cfg Config) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	if b.loops && s.ev.kept != b.kept {
+		t.Fatalf("loops keep their Ps: %v, want %v", s.ev.kept, b.kept)
+	}
 	return s
 }
 
