@@ -171,7 +171,7 @@ tcp-stream sends: then it is a sink that reads and counts.`,
 			// process, so that the loops wait keeping theirs (as a run's
 			// loops do): no trip through the netpoller per round trip.
 			cfg.Loops = runtime.GOMAXPROCS(0)
-			runtime.GOMAXPROCS(cfg.Loops + 1)
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Loops + 1))
 			srv, err := tcpecho.New(cfg)
 			if err != nil {
 				return err
