@@ -162,6 +162,13 @@ type loop struct {
 	perReq    bool      // every request connects (tcp-crr)
 	newConn   bool      // a new connection per request (NewConn or perReq)
 
+	// A loop that drives one kept-alive connection, closed loop, reads its
+	// answers blocking (readSolo), as sockperf's and netperf's clients do,
+	// instead of a wait for events and a read: soloOK says it may, solo is
+	// that connection while it is open in blocking mode.
+	soloOK bool
+	solo   *lconn
+
 	// multiplexed connections
 	groups      []*mgroup
 	socks       []*msock // by index; nil when closed
@@ -285,6 +292,7 @@ func (l *loop) wakeUp() {
 // then drives requests until the run is over.
 func (l *loop) run(ready *sync.WaitGroup) {
 	e := l.e
+	l.soloOK = l.holdP && l.md == nil && !l.newConn && e.pacer == nil && len(l.conns) == 1
 	switch {
 	case l.md != nil:
 		l.muxPrefetch()
@@ -324,8 +332,14 @@ func (l *loop) run(ready *sync.WaitGroup) {
 			break
 		}
 		l.freeSocks, l.closedSocks = append(l.freeSocks, l.closedSocks...), l.closedSocks[:0]
-		// One call: what is ready returns at once, an empty set waits.
-		n, err := l.wait(l.waitMillis(now))
+		// One call: what is ready returns at once, an empty set waits; the
+		// solo connection's answer is read without a wait when it comes
+		// soon enough.
+		var n int
+		var err error
+		if c := l.solo; c == nil || c.state != stReading || !l.readSolo(c) {
+			n, err = l.wait(l.waitMillis(now))
+		}
 		now = time.Now()
 		if err != nil && err != unix.EINTR {
 			l.abandon() // cannot happen with valid descriptors; do not spin
@@ -358,6 +372,11 @@ func (l *loop) wait(ms int) (int, error) {
 	}
 	return unix.EpollWait(l.epfd, l.evs, ms)
 }
+
+// soloSlice is how long a solo connection's blocking read waits before
+// the loop waits for events instead (its SO_RCVTIMEO): what bounds how
+// late the loop sees Ctrl-C while an answer is slow to come.
+func (l *loop) soloSlice() time.Duration { return min(5*time.Millisecond, l.e.cfg.Timeout.D()) }
 
 // startReady starts the next request of every connection whose last one
 // ended (closed loop). They are queued, not started from where the last

@@ -6,22 +6,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The event loop's system calls on its non-blocking sockets never block,
-// so they go in as raw system calls: without the runtime's bookkeeping
-// for a call that might (entersyscall/exitsyscall), which costs as much as
-// the call itself on loopback. The wait for events, which blocks, goes in
-// raw too when the loop may keep its P: see package heldp.
+// The event loop's system calls on its sockets never block (MSG_DONTWAIT,
+// whatever the socket's mode), so they go in as raw system calls: without
+// the runtime's bookkeeping for a call that might (entersyscall/
+// exitsyscall), which costs as much as the call itself on loopback. They
+// are recvfrom and sendto without an address, which skip the file layer a
+// read or write goes through. The wait for events, which blocks, goes in
+// raw too when the loop may keep its P: see package heldp; so does a solo
+// connection's blocking read (heldp.Recv).
 
 func rawRead(fd int, p []byte) (int, error) {
-	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	n, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), unix.MSG_DONTWAIT, 0, 0)
 	if e != 0 {
 		return 0, e
 	}
 	return int(n), nil
 }
 
+// rawWrite: MSG_NOSIGNAL, so that a peer gone is EPIPE, not a signal.
 func rawWrite(fd int, p []byte) (int, error) {
-	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, 0, 0)
 	if e != 0 {
 		return 0, e
 	}

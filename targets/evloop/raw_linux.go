@@ -6,7 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// System calls on non-blocking sockets never block, so they go in as raw
+// These system calls never block (MSG_DONTWAIT, on a non-blocking socket
+// or one a loop reads blocking with heldp.Recv), so they go in as raw
 // system calls: without the runtime's entersyscall/exitsyscall, which on
 // loopback costs about as much as the call itself.
 
@@ -14,7 +15,7 @@ import (
 // It is recvfrom without an address, which skips the file layer a read
 // goes through (a few per cent of a loopback round trip).
 func Read(fd int, p []byte) (int, error) {
-	n, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), 0, 0, 0)
+	n, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), unix.MSG_DONTWAIT, 0, 0)
 	if e != 0 {
 		return 0, e
 	}
@@ -26,7 +27,7 @@ func Read(fd int, p []byte) (int, error) {
 // an address, as Read is recvfrom; MSG_NOSIGNAL: a peer gone is EPIPE,
 // not a signal.
 func Write(fd int, p []byte) (int, error) {
-	n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), unix.MSG_NOSIGNAL, 0, 0)
+	n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, 0, 0)
 	if e != 0 {
 		return 0, e
 	}
@@ -41,7 +42,7 @@ func Writev(fd int, a, b []byte) (int, error) {
 	iov[1].SetLen(len(b))
 	msg := unix.Msghdr{Iov: &iov[0]}
 	msg.SetIovlen(len(iov))
-	n, _, e := unix.RawSyscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), unix.MSG_NOSIGNAL)
+	n, _, e := unix.RawSyscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
 	if e != 0 {
 		return 0, e
 	}

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"loadgen/internal/heldp"
 	"loadgen/targets/evloop"
 )
 
@@ -39,8 +40,10 @@ type loop struct {
 	s     *Server
 	p     *evloop.Poller
 	acc   *evloop.Acceptor
+	kept  bool    // the loop keeps its P while it waits: it may read solo
 	conns []*conn // by index; a closed one (fd < 0) is reused
 	free  []int32 // indexes of closed conns
+	open  int     // conns open
 	echo  []byte  // echoBufSize, shared by the loop's echo connections
 	sink  []byte  // sinkBufSize, made at the first sink
 }
@@ -53,7 +56,27 @@ type conn struct {
 	nhead int
 	pend  []byte // echo bytes the socket did not take yet
 	buf   []byte // pend's storage, kept for the connection's next one
+	// echoes counts the messages echoed; blocking, that the socket is in
+	// blocking mode for solo reads (heldp.Blocking).
+	echoes   uint32
+	blocking bool
 }
+
+// A loop whose one connection is an echo that goes on (TCP_RR) reads its
+// next message blocking (heldp.Recv) instead of waiting for events and
+// then reading: a system call fewer per round trip, as sockperf's and
+// netperf's servers make. soloSlice bounds each blocking read (the
+// socket's receive timeout) and soloRounds the messages echoed so before
+// the loop looks at its other events again: together they bound how late
+// a new connection is accepted, or Close seen, while one connection is
+// served solo. A connection turns solo at its soloAfter-th message, so
+// that one that carries a single message (TCP_CRR) costs no change of
+// mode.
+const (
+	soloSlice  = time.Millisecond
+	soloRounds = 64
+	soloAfter  = 2
+)
 
 func startLoops(s *Server, ln net.Listener) (*loops, error) {
 	n := s.cfg.Loops
@@ -69,7 +92,7 @@ func startLoops(s *Server, ln net.Listener) (*loops, error) {
 	ev := &loops{g: g, kept: g.KeepPs()}
 	for i := range g.Len() {
 		p, acc := g.Loop(i)
-		ev.ls = append(ev.ls, &loop{s: s, p: p, acc: acc, echo: make([]byte, echoBufSize)})
+		ev.ls = append(ev.ls, &loop{s: s, p: p, acc: acc, kept: ev.kept, echo: make([]byte, echoBufSize)})
 	}
 	g.Go(func(i int) { ev.ls[i].run() })
 	return ev, nil
@@ -92,6 +115,7 @@ func (l *loop) run() {
 // was left drained (see evloop.Poller.Run).
 func (l *loop) handle(evs []unix.EpollEvent) bool {
 	drained := true
+	last := len(evs) - 1
 	for i := range evs {
 		ev := &evs[i]
 		if ev.Pad == tagListener {
@@ -110,6 +134,9 @@ func (l *loop) handle(evs []unix.EpollEvent) bool {
 			drained = l.drain(c, ev.Events) && drained
 		default:
 			drained = l.echoRead(c, ev.Events) && drained
+			if i == last && l.open == 1 && l.kept && c.fd >= 0 && c.kind == isEcho && len(c.pend) == 0 {
+				l.solo(c)
+			}
 		}
 	}
 	return drained
@@ -146,6 +173,8 @@ func (l *loop) conn(fd int) *conn {
 		l.conns = append(l.conns, c)
 	}
 	c.fd, c.kind, c.nhead, c.pend = fd, undecided, 0, nil
+	c.echoes, c.blocking = 0, false
+	l.open++
 	return c
 }
 
@@ -157,6 +186,7 @@ func (l *loop) drop(c *conn) {
 		c.buf = nil
 	}
 	l.free = append(l.free, c.index)
+	l.open--
 	l.s.active.Add(-1)
 }
 
@@ -201,6 +231,31 @@ func (l *loop) echoRead(c *conn, events uint32) bool {
 	return l.write(c, buf[:n]) || drained
 }
 
+// solo serves c, the loop's one connection, with blocking reads, each
+// echoed, until one finds nothing within soloSlice, a signal comes, c
+// ends or waits to be writable, or soloRounds messages were echoed.
+func (l *loop) solo(c *conn) {
+	if !c.blocking {
+		if c.echoes < soloAfter || heldp.Blocking(c.fd, soloSlice) != nil {
+			return
+		}
+		c.blocking = true
+	}
+	for range soloRounds {
+		n, err := heldp.Recv(c.fd, l.echo)
+		switch {
+		case err == unix.EAGAIN || err == unix.EINTR:
+			return
+		case err != nil || n == 0:
+			l.drop(c)
+			return
+		}
+		if l.write(c, l.echo[:n]) {
+			return
+		}
+	}
+}
+
 // write echoes p, keeping on c what the socket does not take; true when
 // c now waits to be writable (or was closed).
 func (l *loop) write(c *conn, p []byte) bool {
@@ -210,6 +265,7 @@ func (l *loop) write(c *conn, p []byte) bool {
 	}
 	switch {
 	case n == len(p):
+		c.echoes++
 		return false
 	case err != nil && err != unix.EAGAIN && err != unix.EINTR:
 		l.drop(c)
