@@ -167,8 +167,8 @@ func TestSpreadAcc(t *testing.T) {
 // The event loop's hot path — start the next request, wait, read, parse,
 // record — allocates nothing either, for raw TCP, h2c (one stream per
 // connection and four), h2 and HTTP/1.1 over TLS and gRPC unary calls,
-// closed and open loop. (HTTP/1.1's Session is
-// measured in its package.)
+// closed and open loop, and a solo connection's blocking reads. (HTTP/1.1's
+// Session is measured in its package.)
 func TestLoopAllocatesNothing(t *testing.T) {
 	if race.Enabled {
 		t.Skip("allocation counts are measured without -race (make test)")
@@ -209,15 +209,17 @@ func TestLoopAllocatesNothing(t *testing.T) {
 		streams int
 		pacer   pace.Pacer
 		tls     bool
+		solo    bool
 	}{
-		{"tcp-rr/closed loop", rr, 1, nil, false},
-		{"tcp-rr/open loop", rr, 1, pace.Constant{PerSec: 50000}, false},
-		{"h2c/closed loop", h2c(1), 1, nil, false},
-		{"h2c/open loop", h2c(1), 1, pace.Constant{PerSec: 50000}, false},
-		{"h2c m4/closed loop", h2c(4), 4, nil, false},
-		{"h2 over TLS m4/closed loop", loopDialer{md: h2tls}, 4, nil, true},
-		{"http1 over TLS/closed loop", loopDialer{md: h1tls}, 1, nil, true},
-		{"grpc m4/closed loop", loopDialer{md: grpc}, 4, nil, false},
+		{"tcp-rr/closed loop", rr, 1, nil, false, false},
+		{"tcp-rr/solo", rr, 1, nil, false, true},
+		{"tcp-rr/open loop", rr, 1, pace.Constant{PerSec: 50000}, false, false},
+		{"h2c/closed loop", h2c(1), 1, nil, false, false},
+		{"h2c/open loop", h2c(1), 1, pace.Constant{PerSec: 50000}, false, false},
+		{"h2c m4/closed loop", h2c(4), 4, nil, false, false},
+		{"h2 over TLS m4/closed loop", loopDialer{md: h2tls}, 4, nil, true, false},
+		{"http1 over TLS/closed loop", loopDialer{md: h1tls}, 1, nil, true, false},
+		{"grpc m4/closed loop", loopDialer{md: grpc}, 4, nil, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{Pacer: tc.pacer}
@@ -233,6 +235,8 @@ func TestLoopAllocatesNothing(t *testing.T) {
 			l := drv.(*loops).ls[0]
 			defer l.closeFDs()
 			c := l.conns[0]
+			l.holdP, l.soloOK = tc.solo, tc.solo // as run decides for one connection
+			solos := 0
 			if tc.d.md != nil {
 				l.muxPrefetch()
 				if s := l.groups[0].cur; s == nil || s.state != msReady {
@@ -240,6 +244,14 @@ func TestLoopAllocatesNothing(t *testing.T) {
 				}
 			} else if l.prefetch(); c.fd < 0 {
 				t.Fatal("not connected")
+			}
+			if tc.solo {
+				if l.solo != c {
+					t.Fatal("one connection, closed loop, kept P: want it solo")
+				}
+				if fl, err := unix.FcntlInt(uintptr(c.fd), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK != 0 {
+					t.Fatalf("a solo connection's socket must block (flags %#x, %v)", fl, err)
+				}
 			}
 			e.start = time.Now()
 			e.measure = e.start
@@ -256,6 +268,10 @@ func TestLoopAllocatesNothing(t *testing.T) {
 				for c.count.n.Load() == before {
 					if time.Now().After(stuck) {
 						t.Fatalf("no answer counted in 5 s (errors %d)", l.shard.errors())
+					}
+					if l.solo == c && c.state == stReading && l.readSolo(c) {
+						solos++
+						continue
 					}
 					n, _ := unix.EpollWait(l.epfd, l.evs, 1000)
 					now := time.Now()
@@ -289,12 +305,36 @@ func TestLoopAllocatesNothing(t *testing.T) {
 				t.Logf("crypto/tls: %.3f allocations per request", float64(reads)/n)
 				return
 			}
-			allocs := testing.AllocsPerRun(2000, one)
+			count := testing.AllocsPerRun
+			if tc.solo {
+				// AllocsPerRun runs on one P, which the solo read would
+				// keep from the in-process target: count on two.
+				if runtime.GOMAXPROCS(0) < 2 {
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+				}
+				count = allocsOnEveryP
+			}
+			allocs := count(2000, one)
 			if allocs != 0 {
 				t.Errorf("%.2f allocations per request, want 0", allocs)
 			}
+			if tc.solo && solos < 1900 {
+				t.Errorf("%d of 2000 answers read blocking, want (nearly) all", solos)
+			}
 		})
 	}
+}
+
+// allocsOnEveryP is testing.AllocsPerRun without setting GOMAXPROCS to 1.
+func allocsOnEveryP(runs int, f func()) float64 {
+	f()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return float64((after.Mallocs - before.Mallocs) / uint64(runs)) // as AllocsPerRun: whole allocations per run
 }
 
 // loopAllocs runs f n times and counts the allocations made through the

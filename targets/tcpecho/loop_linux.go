@@ -44,6 +44,7 @@ type loop struct {
 	conns []*conn // by index; a closed one (fd < 0) is reused
 	free  []int32 // indexes of closed conns
 	open  int     // conns open
+	solos uint64  // messages echoed solo (read by tests once the loop ended)
 	echo  []byte  // echoBufSize, shared by the loop's echo connections
 	sink  []byte  // sinkBufSize, made at the first sink
 }
@@ -250,6 +251,7 @@ func (l *loop) solo(c *conn) {
 			l.drop(c)
 			return
 		}
+		l.solos++
 		if l.write(c, l.echo[:n]) {
 			return
 		}

@@ -384,3 +384,128 @@ func BenchmarkEcho1K(b *testing.B) {
 		})
 	}
 }
+
+// pingPong makes n round trips of a 1 KiB message on c, each echo checked.
+func pingPong(t *testing.T, c net.Conn, n int) error {
+	msg := bytes.Repeat([]byte("0123456789abcdef"), 64)
+	got := make([]byte, len(msg))
+	for i := range n {
+		msg[0] = byte(i)
+		if _, err := c.Write(msg); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(c, got); err != nil {
+			return err
+		}
+		if !bytes.Equal(got, msg) {
+			t.Errorf("round trip %d: echo differs", i)
+			return io.ErrUnexpectedEOF
+		}
+	}
+	return nil
+}
+
+// solos is how many messages the loops echoed solo; the server must be
+// closed (its loops ended).
+func solos(s *Server) uint64 {
+	var n uint64
+	if s.ev != nil {
+		for _, l := range s.ev.ls {
+			n += l.solos
+		}
+	}
+	return n
+}
+
+// A loop whose one connection goes on echoing (TCP_RR) reads it blocking:
+// every echo is right, and on a loop that keeps its P most of them are
+// served so (all but the first soloAfter and one in soloRounds+1).
+func TestSoloEcho(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := start(t, b, Config{})
+		c := dial(t, s)
+		const n = 650
+		if err := pingPong(t, c, n); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		s.Close()
+		if got := solos(s); b.kept && got < n*9/10 {
+			t.Errorf("%d of %d messages echoed solo, want most", got, n)
+		} else if !b.kept && got != 0 {
+			t.Errorf("%d messages echoed solo by loops that do not keep their Ps", got)
+		}
+	})
+}
+
+// While one connection is served solo, a new one is still accepted and
+// answered: the solo reads give the loop back its other events within
+// soloRounds messages.
+func TestSoloStillAccepts(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := start(t, b, Config{})
+		a := dial(t, s)
+		if err := pingPong(t, a, 10); err != nil { // a is solo from here
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		running := make(chan error, 1)
+		go func() {
+			for {
+				select {
+				case <-stop:
+					running <- nil
+					return
+				default:
+				}
+				if err := pingPong(t, a, 1); err != nil {
+					running <- err
+					return
+				}
+			}
+		}()
+		n := dial(t, s)
+		if _, err := n.Write([]byte("hi")); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, 2)
+		_, err := io.ReadFull(n, got)
+		select {
+		case aerr := <-running:
+			t.Fatalf("the solo connection stopped (%v) before the new one was answered", aerr)
+		default:
+		}
+		close(stop)
+		if err != nil || string(got) != "hi" {
+			t.Fatalf("new connection: %q, %v", got, err)
+		}
+		if aerr := <-running; aerr != nil {
+			t.Fatalf("solo connection: %v", aerr)
+		}
+	})
+}
+
+// Close ends a loop whose one connection waits solo for its next message.
+func TestSoloClose(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		s := start(t, b, Config{})
+		c := dial(t, s)
+		if err := pingPong(t, c, 10); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // idle: the loop waits, solo or not
+		done := make(chan error, 1)
+		go func() { done <- s.Close() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Close did not return in 5 s")
+		}
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Fatal("the connection survived Close")
+		}
+	})
+}

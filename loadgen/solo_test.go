@@ -1,0 +1,115 @@
+package loadgen_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"loadgen/loadgen"
+	"loadgen/results"
+)
+
+// One connection, closed loop: on the event loop that keeps its P, the
+// connection's answers are read blocking (a solo connection), which the
+// tests below hold to the rules every driver keeps: every request counts,
+// an answer slower than the blocking read's slice (5 ms) is still read
+// and timed from its send, a timeout is a hard bound and replaces the
+// connection, and Ctrl-C ends the run at once with what was in flight
+// discarded.
+
+func TestOneConnectionSlowAnswersCount(t *testing.T) {
+	forDrivers(t, func(t *testing.T) {
+		const every, slow = 25, 20 * time.Millisecond
+		srv := newServer(t, func(n int64) time.Duration {
+			if n%every == 0 {
+				return slow
+			}
+			return 0
+		})
+		r := run(t, conf(1, 700*time.Millisecond), srv.URL)
+		s := r.Summary
+		if s.Requests < every || s.Requests != srv.served.Load() || s.Errors.Total() != 0 {
+			t.Fatalf("%d requests counted, %d served, errors %+v", s.Requests, srv.served.Load(), s.Errors)
+		}
+		// Each slow answer is one latency of at least its delay, timed
+		// from its send: not from a later wait, not lost.
+		slowOnes := s.Requests / every
+		atLeast := float64(s.Requests) * (1 - quantileOf(t, r, slow-time.Millisecond))
+		if int64(atLeast+0.5) < slowOnes || int64(atLeast+0.5) > slowOnes+slowOnes/2+3 {
+			t.Errorf("%.0f latencies of ≥ %v, want the %d slow answers", atLeast, slow, slowOnes)
+		}
+		if mx := s.Latency.Max.D(); mx < slow || mx > slow+200*time.Millisecond {
+			t.Errorf("max latency %v, want about %v", mx, slow)
+		}
+	})
+}
+
+func TestOneConnectionTimeout(t *testing.T) {
+	forDriversPlain(t, func(t *testing.T) {
+		const stallAt = 10
+		srv := newServer(t, func(n int64) time.Duration {
+			if n == stallAt {
+				return 2 * time.Second
+			}
+			return 0
+		})
+		cfg := conf(1, 600*time.Millisecond)
+		cfg.Timeout = results.Duration(100 * time.Millisecond)
+		r := run(t, cfg, srv.URL)
+		s := r.Summary
+		if s.Errors.Timeout != 1 || s.Errors.Total() != 1 {
+			t.Fatalf("errors %+v, want the one stalled request's timeout", s.Errors)
+		}
+		if s.Requests < 2*stallAt {
+			t.Errorf("%d answered: the run must go on after the timeout", s.Requests)
+		}
+		// Counted at its timeout, not when the loop next looked.
+		if s.Failed == nil {
+			t.Fatal("no failed request's latency")
+		}
+		if mx := s.Failed.Max.D(); mx < 100*time.Millisecond || mx > 110*time.Millisecond {
+			t.Errorf("the timed-out request's latency %v, want its 100 ms timeout", mx)
+		}
+		// HTTP/1.1: the timed-out connection's state is unknown: replaced.
+		if !h2c && s.Connections.Established < 2 {
+			t.Errorf("%d connections established: the timed-out one must be replaced", s.Connections.Established)
+		}
+	})
+}
+
+func TestOneConnectionInterrupt(t *testing.T) {
+	forVariants(t, false, false, func(t *testing.T) {
+		hold := make(chan struct{})
+		defer close(hold)
+		var served atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if served.Add(1) > 5 {
+				select {
+				case <-hold:
+				case <-r.Context().Done():
+				}
+			}
+		}))
+		defer srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+		defer cancel()
+		cfg := conf(1, 5*time.Second)
+		cfg.Threads, cfg.Target = 1, srv.URL
+		cfg.Timeout = results.Duration(4 * time.Second)
+		t0 := time.Now()
+		r, err := loadgen.Run(ctx, cfg, dialer(t, srv.URL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(t0); took > 2*time.Second {
+			t.Errorf("the run took %v after Ctrl-C at 400 ms", took)
+		}
+		if !r.Interrupted || r.Summary.InFlight != 1 || r.Summary.Requests != 5 {
+			t.Errorf("interrupted %v, %d in flight discarded, %d answered; want 1 discarded, 5 answered",
+				r.Interrupted, r.Summary.InFlight, r.Summary.Requests)
+		}
+	})
+}
