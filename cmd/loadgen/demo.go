@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"loadgen/loadgen/sweep"
@@ -105,7 +104,7 @@ func startHTTPBinChild(ctx context.Context, log io.Writer) (addr string, pid int
 // startChild starts a `loadgen serve` command, killed with us, and waits
 // for the address it says it listens on.
 func startChild(ctx context.Context, log io.Writer, target *exec.Cmd) (addr string, pid int, stop func(), err error) {
-	target.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	target.SysProcAttr = killedWithUs()
 	out, err := target.StdoutPipe()
 	if err != nil {
 		return "", 0, nil, err

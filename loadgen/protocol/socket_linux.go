@@ -2,23 +2,10 @@ package protocol
 
 import (
 	"fmt"
-	"net"
-	"net/netip"
 	"os"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
-
-// Target is a host:port that Sessions' sockets connect to, resolved once:
-// a name is looked up at the first Socket, never on the hot path.
-type Target struct {
-	Addr string // host:port
-
-	once sync.Once
-	ap   netip.AddrPort
-	err  error
-}
 
 // Socket creates a non-blocking TCP socket (TCP_NODELAY, as Go's dialer
 // sets it) and starts connecting it to the target. The connection is up
@@ -45,20 +32,6 @@ func (t *Target) Socket() (int, error) {
 		return -1, fmt.Errorf("dial tcp %s: %w", t.Addr, os.NewSyscallError("connect", err))
 	}
 	return fd, nil
-}
-
-func (t *Target) resolve() {
-	a, err := net.ResolveTCPAddr("tcp", t.Addr)
-	if err != nil {
-		t.err = err
-		return
-	}
-	ip, ok := netip.AddrFromSlice(a.IP)
-	if !ok {
-		t.err = fmt.Errorf("dial tcp %s: no address", t.Addr)
-		return
-	}
-	t.ap = netip.AddrPortFrom(ip, uint16(a.Port))
 }
 
 // SocketError is the outcome of a non-blocking connect once its socket is

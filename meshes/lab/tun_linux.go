@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -123,3 +124,6 @@ func openTUN(name string) (io.ReadWriteCloser, error) {
 	}
 	return f, nil
 }
+
+// diesWithParent: a killed loadgen takes its tunnels with it.
+func diesWithParent() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }

@@ -9,7 +9,6 @@ import (
 	"net/netip"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -94,8 +93,7 @@ func startTunnel(ctx context.Context, l *Lab, ns string, tc TunnelConfig) (*exec
 	argv := append(append([]string(nil), l.cfg.TunnelCommand...), tc.Args()...)
 	// Not CommandContext: ctx bounds the setup, the tunnel lives until Close.
 	cmd := l.Command(context.Background(), ns, argv[0], argv[1:]...)
-	// A killed loadgen takes its tunnels with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = diesWithParent()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -405,39 +405,6 @@ func pingPong(t *testing.T, c net.Conn, n int) error {
 	return nil
 }
 
-// solos is how many messages the loops echoed solo; the server must be
-// closed (its loops ended).
-func solos(s *Server) uint64 {
-	var n uint64
-	if s.ev != nil {
-		for _, l := range s.ev.ls {
-			n += l.solos
-		}
-	}
-	return n
-}
-
-// A loop whose one connection goes on echoing (TCP_RR) reads it blocking:
-// every echo is right, and on a loop that keeps its P most of them are
-// served so (all but the first soloAfter and one in soloRounds+1).
-func TestSoloEcho(t *testing.T) {
-	each(t, func(t *testing.T, b backend) {
-		s := start(t, b, Config{})
-		c := dial(t, s)
-		const n = 650
-		if err := pingPong(t, c, n); err != nil {
-			t.Fatal(err)
-		}
-		c.Close()
-		s.Close()
-		if got := solos(s); b.kept && got < n*9/10 {
-			t.Errorf("%d of %d messages echoed solo, want most", got, n)
-		} else if !b.kept && got != 0 {
-			t.Errorf("%d messages echoed solo by loops that do not keep their Ps", got)
-		}
-	})
-}
-
 // While one connection is served solo, a new one is still accepted and
 // answered: the solo reads give the loop back its other events within
 // soloRounds messages.
