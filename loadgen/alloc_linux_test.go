@@ -107,13 +107,8 @@ func TestLoopAllocatesNothing(t *testing.T) {
 			} else if l.prefetch(); c.fd < 0 {
 				t.Fatal("not connected")
 			}
-			if tc.solo {
-				if l.solo != c {
-					t.Fatal("one connection, closed loop, kept P: want it solo")
-				}
-				if fl, err := unix.FcntlInt(uintptr(c.fd), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK != 0 {
-					t.Fatalf("a solo connection's socket must block (flags %#x, %v)", fl, err)
-				}
+			if l.solo != nil {
+				t.Fatal("a connection went solo before a request of its ended")
 			}
 			e.start = time.Now()
 			e.measure = e.start
@@ -153,6 +148,14 @@ func TestLoopAllocatesNothing(t *testing.T) {
 				l.ready = append(l.ready, l.conns...)
 			}
 			one() // grows what grows once
+			if tc.solo {
+				if l.solo != c {
+					t.Fatal("one connection, closed loop, kept P, a request done: want it solo")
+				}
+				if fl, err := unix.FcntlInt(uintptr(c.fd), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK != 0 {
+					t.Fatalf("a solo connection's socket must block (flags %#x, %v)", fl, err)
+				}
+			}
 			if tc.tls {
 				// The server's crypto/tls, in this process, allocates
 				// too: count the loop's own, by where they are made.

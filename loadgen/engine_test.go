@@ -141,6 +141,7 @@ var (
 	driver  = loadgen.DriverAuto
 	h2c     bool
 	overTLS bool // HTTP/1.1 over TLS
+	keepsP  bool // the loop keeps its P while it waits (not the runtime-wait variant)
 )
 
 // forDrivers runs a test on both drivers: the event loop and goroutines
@@ -194,8 +195,8 @@ func forVariants(t *testing.T, withH2C, withTLS bool, test func(t *testing.T)) {
 			continue
 		}
 		t.Run(v.name, func(t *testing.T) {
-			driver, h2c, overTLS = v.driver, v.h2c, v.tls
-			defer func() { driver, h2c, overTLS = loadgen.DriverAuto, false, false }()
+			driver, h2c, overTLS, keepsP = v.driver, v.h2c, v.tls, v.hold
+			defer func() { driver, h2c, overTLS, keepsP = loadgen.DriverAuto, false, false, false }()
 			switch {
 			case v.hold && (v.h2c || v.tls):
 				// As the CLI gives a loop a P of its own: holding one of

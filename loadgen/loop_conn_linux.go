@@ -51,9 +51,6 @@ func (l *loop) connected(c *lconn, now time.Time) {
 	}
 	c.events = unix.EPOLLIN
 	c.connected = true
-	if l.soloOK && heldp.Blocking(c.fd, l.soloSlice()) == nil {
-		l.solo = c
-	}
 	c.state = stIdle
 	measuring := !c.prefetch && !c.connStart.Before(l.e.measure)
 	l.shard.dialed(now.Sub(c.connStart), nil, measuring)
@@ -372,6 +369,8 @@ func (l *loop) after(c *lconn, o *protocol.Outcome, failed, answeredLate bool, n
 		l.muxAfter(c, o, now)
 	case o.Done || l.newConn || (failed && !answeredLate):
 		l.drop(c)
+	case l.soloOK && l.solo == nil:
+		l.goSolo(c)
 	}
 	if l.e.pacer == nil {
 		l.ready = append(l.ready, c)

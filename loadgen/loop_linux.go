@@ -292,7 +292,7 @@ func (l *loop) wakeUp() {
 // then drives requests until the run is over.
 func (l *loop) run(ready *sync.WaitGroup) {
 	e := l.e
-	l.soloOK = l.holdP && l.md == nil && !l.newConn && e.pacer == nil && len(l.conns) == 1
+	l.soloOK = l.soloAllowed()
 	switch {
 	case l.md != nil:
 		l.muxPrefetch()
@@ -337,7 +337,13 @@ func (l *loop) run(ready *sync.WaitGroup) {
 		// soon enough.
 		var n int
 		var err error
-		if c := l.solo; c == nil || c.state != stReading || !l.readSolo(c) {
+		read := false
+		if c := l.solo; c != nil && c.state == stReading && c.deadline.Sub(now) > soloGuard {
+			if read = l.readSolo(c); !read {
+				now = time.Now() // the wait is bounded from now, not from before the read
+			}
+		}
+		if !read {
 			n, err = l.wait(l.waitMillis(now))
 		}
 		now = time.Now()
@@ -373,10 +379,32 @@ func (l *loop) wait(ms int) (int, error) {
 	return unix.EpollWait(l.epfd, l.evs, ms)
 }
 
-// soloSlice is how long a solo connection's blocking read waits before
-// the loop waits for events instead (its SO_RCVTIMEO): what bounds how
-// late the loop sees Ctrl-C while an answer is slow to come.
-func (l *loop) soloSlice() time.Duration { return min(5*time.Millisecond, l.e.cfg.Timeout.D()) }
+// A solo connection's blocking read waits soloSlice at most (its
+// SO_RCVTIMEO, which the kernel counts in its ticks: one or two of them,
+// 1 to 20 ms by its HZ) before the loop waits for events instead; that
+// bounds how late the loop sees Ctrl-C while an answer is slow to come.
+// It reads so only while its request's deadline is further than
+// soloGuard, so that the wait sees the deadline to the millisecond, as on
+// any connection.
+const (
+	soloSlice = time.Millisecond
+	soloGuard = 25 * time.Millisecond
+)
+
+// soloAllowed: the loop drives one kept-alive connection, closed loop,
+// keeping its P (a blocking read keeps it, as the loop's wait does).
+func (l *loop) soloAllowed() bool {
+	return l.holdP && l.md == nil && !l.newConn && l.e.pacer == nil && len(l.conns) == 1
+}
+
+// goSolo makes c solo once a request of its ended and it stays open: a
+// connection that carries one request (a server that closes each) costs
+// no change of mode.
+func (l *loop) goSolo(c *lconn) {
+	if l.soloOK && l.solo == nil && c.fd >= 0 && heldp.Blocking(c.fd, soloSlice) == nil {
+		l.solo = c
+	}
+}
 
 // startReady starts the next request of every connection whose last one
 // ended (closed loop). They are queued, not started from where the last

@@ -14,7 +14,9 @@
 package heldp
 
 import (
+	"os"
 	"runtime"
+	"strings"
 	"sync/atomic"
 )
 
@@ -25,6 +27,9 @@ var held atomic.Int32
 // if so; Give gives them back. Otherwise the loops wait as any system
 // call does, and the runtime lends their Ps out meanwhile.
 func Take(n int) bool {
+	if !preemptible {
+		return false
+	}
 	for {
 		h := held.Load()
 		if int(h)+n >= runtime.GOMAXPROCS(0) {
@@ -48,4 +53,23 @@ func Refuse() (restore func()) {
 	const all = 1 << 20
 	held.Add(all)
 	return func() { held.Add(-all) }
+}
+
+// preemptible: the runtime stops a goroutine that runs too long, or for a
+// stop of the world, with a signal, which ends a kept P's wait with EINTR.
+// GODEBUG=asyncpreemptoff=1 turns the signal off: then a stop of the
+// world would wait for the wait to end (forever, for an idle loop), so no
+// loop keeps its P.
+var preemptible = asyncPreempt(os.Getenv("GODEBUG"))
+
+// asyncPreempt reads GODEBUG as the runtime does: the last setting of
+// asyncpreemptoff counts.
+func asyncPreempt(godebug string) bool {
+	on := true
+	for _, kv := range strings.Split(godebug, ",") {
+		if v, ok := strings.CutPrefix(kv, "asyncpreemptoff="); ok {
+			on = v != "1"
+		}
+	}
+	return on
 }

@@ -27,3 +27,20 @@ func TestTakeLeavesAP(t *testing.T) {
 		t.Fatalf("%d Ps counted as kept after every loop let go", n)
 	}
 }
+
+// Without the runtime's preemption signal no loop may keep its P: a stop
+// of the world would wait for its wait.
+func TestAsyncPreempt(t *testing.T) {
+	for godebug, want := range map[string]bool{
+		"":                                    true,
+		"asyncpreemptoff=0":                   true,
+		"asyncpreemptoff=1":                   false,
+		"gctrace=1,asyncpreemptoff=1":         false,
+		"asyncpreemptoff=1,asyncpreemptoff=0": true,
+		"xasyncpreemptoff=1":                  true,
+	} {
+		if got := asyncPreempt(godebug); got != want {
+			t.Errorf("GODEBUG=%q: preemptible %v, want %v", godebug, got, want)
+		}
+	}
+}

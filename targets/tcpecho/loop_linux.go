@@ -67,16 +67,17 @@ type conn struct {
 // next message blocking (heldp.Recv) instead of waiting for events and
 // then reading: a system call fewer per round trip, as sockperf's and
 // netperf's servers make. soloSlice bounds each blocking read (the
-// socket's receive timeout) and soloRounds the messages echoed so before
+// socket's receive timeout, which the kernel counts in its ticks: one or
+// two, 1 to 20 ms by its HZ) and soloFor the time spent echoing so before
 // the loop looks at its other events again: together they bound how late
 // a new connection is accepted, or Close seen, while one connection is
 // served solo. A connection turns solo at its soloAfter-th message, so
 // that one that carries a single message (TCP_CRR) costs no change of
 // mode.
 const (
-	soloSlice  = time.Millisecond
-	soloRounds = 64
-	soloAfter  = 2
+	soloSlice = time.Millisecond
+	soloFor   = time.Millisecond
+	soloAfter = 2
 )
 
 func startLoops(s *Server, ln net.Listener) (*loops, error) {
@@ -234,7 +235,7 @@ func (l *loop) echoRead(c *conn, events uint32) bool {
 
 // solo serves c, the loop's one connection, with blocking reads, each
 // echoed, until one finds nothing within soloSlice, a signal comes, c
-// ends or waits to be writable, or soloRounds messages were echoed.
+// ends or waits to be writable, or soloFor has passed.
 func (l *loop) solo(c *conn) {
 	if !c.blocking {
 		if c.echoes < soloAfter || heldp.Blocking(c.fd, soloSlice) != nil {
@@ -242,7 +243,7 @@ func (l *loop) solo(c *conn) {
 		}
 		c.blocking = true
 	}
-	for range soloRounds {
+	for until := time.Now().Add(soloFor); time.Now().Before(until); {
 		n, err := heldp.Recv(c.fd, l.echo)
 		switch {
 		case err == unix.EAGAIN || err == unix.EINTR:

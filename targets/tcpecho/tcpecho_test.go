@@ -452,15 +452,18 @@ func TestSoloStillAccepts(t *testing.T) {
 	})
 }
 
-// Close ends a loop whose one connection waits solo for its next message.
+// Close ends a loop that serves one connection solo, while that
+// connection goes on echoing.
 func TestSoloClose(t *testing.T) {
 	each(t, func(t *testing.T, b backend) {
 		s := start(t, b, Config{})
 		c := dial(t, s)
-		if err := pingPong(t, c, 10); err != nil {
+		if err := pingPong(t, c, 10); err != nil { // solo from here
 			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond) // idle: the loop waits, solo or not
+		ended := make(chan error, 1)
+		go func() { ended <- pingPong(t, c, 1<<30) }() // until Close ends it
+		time.Sleep(20 * time.Millisecond)
 		done := make(chan error, 1)
 		go func() { done <- s.Close() }()
 		select {
@@ -471,7 +474,7 @@ func TestSoloClose(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("Close did not return in 5 s")
 		}
-		if _, err := c.Read(make([]byte, 1)); err == nil {
+		if err := <-ended; err == nil {
 			t.Fatal("the connection survived Close")
 		}
 	})
