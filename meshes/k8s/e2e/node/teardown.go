@@ -1,0 +1,505 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// Down takes down the node whose state is in dir, whether this process
+// started it or another one did (and crashed): pods first, through the
+// container runtime, so that the CNI plugins release their addresses and
+// network namespaces; then every process; then what is left on the host.
+// It returns an error naming whatever could not be put back.
+func Down(dir string, log io.Writer) error {
+	st, err := loadState(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		st = nil
+	} else if err != nil {
+		return err
+	}
+	say := func(format string, a ...any) {
+		if log != nil {
+			fmt.Fprintf(log, "node down: "+format+"\n", a...)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	p := pathsOf(dir)
+	var errs []error
+	if st != nil {
+		say("stopping %d components of %s", len(st.Procs), dir)
+		// The kubelet first: it would start what is removed below again.
+		for i := range st.Procs {
+			if st.Procs[i].Name == "kubelet" {
+				st.Procs[i].stop(10 * time.Second)
+			}
+		}
+		if err := removePods(ctx, p, st); err != nil {
+			errs = append(errs, err)
+		}
+		for i := len(st.Procs) - 1; i >= 0; i-- {
+			st.Procs[i].stop(10 * time.Second)
+		}
+	}
+	// Whatever still runs: containerd's shims (they name its socket), and
+	// the containers in the kubelet's cgroups.
+	killMatching(dir)
+	killCgroups()
+	if st != nil && st.Bins != "" {
+		if err := cleanupKubeProxy(ctx, st.Bins); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := removeChains(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	var since time.Time
+	if st != nil {
+		since = st.Started
+	}
+	if err := unmountUnder(dir, since); err != nil {
+		errs = append(errs, err)
+	}
+	if err := removeCgroups(); err != nil {
+		errs = append(errs, err)
+	}
+	addr := DefaultAddresses
+	if st != nil {
+		addr = st.Addr
+	}
+	if linkExists(addr.Bridge) {
+		if _, err := run(ctx, "ip", "link", "del", addr.Bridge); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if st != nil && st.AddedAddr && addressOnLo(addr.NodeIP) {
+		if _, err := run(ctx, "ip", "addr", "del", addr.NodeIP+"/32", "dev", "lo"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if st != nil {
+		for k, v := range st.Sysctls {
+			if now, ok := readSysctl(k); ok && now != v {
+				if err := os.WriteFile(sysctlPath(k), []byte(v), 0o644); err != nil {
+					errs = append(errs, fmt.Errorf("sysctl %s back to %s: %w", k, v, err))
+				}
+			}
+		}
+	}
+	// The node's files, but its logs (for whoever wants to read why).
+	if ents, err := os.ReadDir(dir); err == nil {
+		for _, e := range ents {
+			if e.Name() == "logs" {
+				continue
+			}
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if left := Leftovers(dir, st); len(left) > 0 {
+		errs = append(errs, fmt.Errorf("left on the machine: %s", strings.Join(left, "; ")))
+	}
+	if st != nil && len(errs) == 0 {
+		say("nothing left of %s", dir)
+	}
+	return errors.Join(errs...)
+}
+
+// removePods stops and removes every pod sandbox through the CRI, as the
+// kubelet does when a pod goes: its containers die and the CNI plugins
+// release its address, veth and network namespace. A containerd that is
+// no longer running (a crashed node) is started again for it.
+func removePods(ctx context.Context, p paths, st *state) error {
+	if _, err := os.Stat(p.containerdConf); err != nil {
+		return nil
+	}
+	sock := p.containerdSock
+	if _, err := run(ctx, "ctr", "--address", sock, "version"); err != nil {
+		tmp, err := startProc(p.dir, "containerd-down", "containerd", []string{"--config", p.containerdConf, "--log-level", "warn"}, nil)
+		if err != nil {
+			return err
+		}
+		defer tmp.stop(10 * time.Second)
+		if err := tmp.waitFor(ctx, 30*time.Second, func(ctx context.Context) error {
+			_, err := run(ctx, "ctr", "--address", sock, "version")
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	rc := runtimeapi.NewRuntimeServiceClient(conn)
+	list, err := rc.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
+	if err != nil {
+		return fmt.Errorf("CRI ListPodSandbox: %w", err)
+	}
+	var errs []error
+	for _, s := range list.Items {
+		if _, err := rc.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.Id}); err != nil {
+			errs = append(errs, fmt.Errorf("stop pod %s/%s: %w", s.Metadata.GetNamespace(), s.Metadata.GetName(), err))
+			continue
+		}
+		if _, err := rc.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: s.Id}); err != nil {
+			errs = append(errs, fmt.Errorf("remove pod %s/%s: %w", s.Metadata.GetNamespace(), s.Metadata.GetName(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cleanupKubeProxy removes kube-proxy's rules of every mode
+// (`kube-proxy --cleanup`, as its documentation says to switch modes).
+func cleanupKubeProxy(ctx context.Context, bins string) error {
+	bin := filepath.Join(bins, "kube-proxy")
+	if _, err := os.Stat(bin); err != nil {
+		return nil
+	}
+	_, err := run(ctx, bin, "--cleanup", "--v=0")
+	return err
+}
+
+// procs lists the machine's pids.
+func procs() []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid != os.Getpid() {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// matching are the processes whose command line names dir.
+func matching(dir string) []int {
+	var out []int
+	for _, pid := range procs() {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err == nil && strings.Contains(string(b), dir+"/") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func killMatching(dir string) {
+	for range 3 {
+		pids := matching(dir)
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// cgroupDirs are the node's cgroup directories in every controller,
+// deepest first.
+func cgroupDirs() []string {
+	var out []string
+	for _, c := range cgroupControllers() {
+		root := filepath.Join("/sys/fs/cgroup", c, CgroupRoot)
+		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				out = append(out, path)
+			}
+			return nil
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return strings.Count(out[i], "/") > strings.Count(out[j], "/") })
+	return out
+}
+
+// cgroupPids are the processes in the node's cgroups.
+func cgroupPids() []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, d := range cgroupDirs() {
+		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
+				seen[pid] = true
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+func killCgroups() {
+	for range 5 {
+		pids := cgroupPids()
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func removeCgroups() error {
+	var errs []error
+	for _, d := range cgroupDirs() {
+		var err error
+		for range 20 { // a cgroup whose last process just died is busy a moment
+			if err = syscall.Rmdir(d); err == nil || errors.Is(err, syscall.ENOENT) {
+				err = nil
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cgroup %s: %w", d, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mounts are the mount points under dir, and the pod network namespaces
+// (/run/netns/cni-*) made since the node started, deepest first.
+func mounts(dir string, since time.Time) []string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) < 5 {
+			continue
+		}
+		mp := unescapeMount(fs[4])
+		switch {
+		case strings.HasPrefix(mp, dir+"/"):
+			out = append(out, mp)
+		case !since.IsZero() && isPodNetns(mp, since):
+			out = append(out, mp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// isPodNetns tells a network namespace containerd made for a pod of this
+// node: /run/netns/cni-*, made after the node started.
+func isPodNetns(mp string, since time.Time) bool {
+	for _, d := range []string{"/run/netns/", "/var/run/netns/"} {
+		if strings.HasPrefix(mp, d+"cni-") {
+			fi, err := os.Stat(mp)
+			return err == nil && !fi.ModTime().Before(since.Add(-time.Second))
+		}
+	}
+	return false
+}
+
+func unescapeMount(s string) string {
+	return strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(s)
+}
+
+func unmountUnder(dir string, since time.Time) error {
+	var errs []error
+	for range 3 {
+		mps := mounts(dir, since)
+		if len(mps) == 0 {
+			return nil
+		}
+		errs = errs[:0]
+		for _, mp := range mps {
+			if err := syscall.Unmount(mp, 0); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+				if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) {
+					errs = append(errs, fmt.Errorf("unmount %s: %w", mp, err))
+				}
+			}
+			if strings.Contains(mp, "/netns/cni-") {
+				_ = os.Remove(mp)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// The iptables tables and chain prefixes the node's components use:
+// kube-proxy's and the kubelet's KUBE-*, the CNI plugins' CNI-*.
+var (
+	chainTables   = []string{"filter", "nat", "mangle"}
+	chainPrefixes = []string{"KUBE-", "CNI-"}
+)
+
+func ours(chain string) bool {
+	for _, p := range chainPrefixes {
+		if strings.HasPrefix(chain, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// chains lists the node's chains left in iptables and ip6tables, and the
+// nft tables of kube-proxy's nftables mode.
+func chains(ctx context.Context) []string {
+	var out []string
+	for _, cmd := range []string{"iptables", "ip6tables"} {
+		for _, t := range chainTables {
+			s, err := run(ctx, cmd+"-save", "-t", t)
+			if err != nil {
+				continue
+			}
+			for _, l := range strings.Split(s, "\n") {
+				if strings.HasPrefix(l, ":") {
+					if name := strings.Fields(l[1:])[0]; ours(name) {
+						out = append(out, fmt.Sprintf("%s -t %s chain %s", cmd, t, name))
+					}
+				}
+			}
+		}
+	}
+	if s, err := run(ctx, "nft", "list", "tables"); err == nil {
+		for _, l := range strings.Split(s, "\n") {
+			if f := strings.Fields(l); len(f) == 3 && f[0] == "table" && f[2] == "kube-proxy" {
+				out = append(out, "nft table "+f[1]+" kube-proxy")
+			}
+		}
+	}
+	return out
+}
+
+// removeChains deletes what kube-proxy --cleanup leaves: the kubelet's
+// canary chains, CNI chains of pods removed without the runtime, and
+// kube-proxy's nft tables.
+func removeChains(ctx context.Context) error {
+	var errs []error
+	for _, cmd := range []string{"iptables", "ip6tables"} {
+		for _, t := range chainTables {
+			s, err := run(ctx, cmd+"-save", "-t", t)
+			if err != nil {
+				continue
+			}
+			var mine []string
+			for _, l := range strings.Split(s, "\n") {
+				switch {
+				case strings.HasPrefix(l, ":"):
+					if name := strings.Fields(l[1:])[0]; ours(name) {
+						mine = append(mine, name)
+					}
+				case strings.HasPrefix(l, "-A "):
+					// A rule of a chain not ours that jumps to one of ours.
+					f := strings.Fields(l)
+					if len(f) > 1 && !ours(f[1]) && jumpsToOurs(f) {
+						if _, err := run(ctx, cmd, append([]string{"-w", "-t", t, "-D"}, f[1:]...)...); err != nil {
+							errs = append(errs, err)
+						}
+					}
+				}
+			}
+			for _, c := range mine {
+				_, _ = run(ctx, cmd, "-w", "-t", t, "-F", c)
+			}
+			for _, c := range mine {
+				if _, err := run(ctx, cmd, "-w", "-t", t, "-X", c); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	for _, fam := range []string{"ip", "ip6"} {
+		if _, err := run(ctx, "nft", "list", "table", fam, "kube-proxy"); err == nil {
+			if _, err := run(ctx, "nft", "delete", "table", fam, "kube-proxy"); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func jumpsToOurs(f []string) bool {
+	for i := 0; i+1 < len(f); i++ {
+		if (f[i] == "-j" || f[i] == "-g") && ours(f[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+func linkExists(name string) bool {
+	_, err := os.Stat(filepath.Join("/sys/class/net", name))
+	return err == nil
+}
+
+func addressOnLo(ip string) bool {
+	out, err := run(context.Background(), "ip", "-4", "-o", "addr", "show", "dev", "lo")
+	return err == nil && strings.Contains(out, " "+ip+"/")
+}
+
+// Leftovers lists what of a node is still on the machine: processes
+// naming its directory or in its cgroups, mounts, cgroups, the bridge,
+// the address, iptables chains and nft tables, changed sysctls. Empty
+// after a clean Down.
+func Leftovers(dir string, st *state) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out []string
+	for _, pid := range matching(dir) {
+		out = append(out, fmt.Sprintf("process %d (%s)", pid, cmdline(pid)))
+	}
+	for _, pid := range cgroupPids() {
+		out = append(out, fmt.Sprintf("process %d in the node's cgroups (%s)", pid, cmdline(pid)))
+	}
+	var since time.Time
+	addr := DefaultAddresses
+	if st != nil {
+		since, addr = st.Started, st.Addr
+	}
+	for _, m := range mounts(dir, since) {
+		out = append(out, "mount "+m)
+	}
+	for _, d := range cgroupDirs() {
+		out = append(out, "cgroup "+d)
+	}
+	if linkExists(addr.Bridge) {
+		out = append(out, "bridge "+addr.Bridge)
+	}
+	if st != nil && st.AddedAddr && addressOnLo(addr.NodeIP) {
+		out = append(out, "address "+addr.NodeIP+" on lo")
+	}
+	out = append(out, chains(ctx)...)
+	if st != nil {
+		for k, v := range st.Sysctls {
+			if now, ok := readSysctl(k); ok && now != v {
+				out = append(out, fmt.Sprintf("sysctl %s = %s (was %s)", k, now, v))
+			}
+		}
+	}
+	return out
+}
+
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+}
