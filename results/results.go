@@ -415,6 +415,14 @@ type ProcessCost struct {
 	MemMax      int64   `json:"mem_bytes_max"`
 	CPUPer1kRPS float64 `json:"cpu_cores_per_1k_rps"` // the figure Istio publishes for its sidecar
 	MiBPer1kRPS float64 `json:"mib_per_1k_rps"`
+	// Covered is the time the CPU figure spans, in seconds, when it is
+	// read from a source that measures over windows of its own (a
+	// cluster's metrics-server or cAdvisor): part of the step's load.
+	Covered float64 `json:"covered_seconds,omitempty"`
+	// Unmeasured says why there is no figure (the source's resolution is
+	// coarser than the step, a pod had no samples): the figures are then 0
+	// and mean nothing.
+	Unmeasured string `json:"unmeasured,omitempty"`
 }
 
 // Manifest describes a sweep's results directory: its plan and where it

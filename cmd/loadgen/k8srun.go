@@ -28,6 +28,7 @@ type k8sRunFlags struct {
 	dryRun     bool
 	startLead  time.Duration
 	maxLate    time.Duration
+	targetWait time.Duration
 	prometheus string
 	promCPU    string
 	promMem    string
@@ -72,9 +73,10 @@ gateway) and http://target:8081 (the same pods, outside sidecar capture).`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the objects and the plan; touch no cluster")
 	fl.DurationVar(&f.startLead, "start-lead", 30*time.Second, "how far ahead each step's start instant is set: time to schedule and start the pods")
 	fl.DurationVar(&f.maxLate, "max-late", 2*time.Second, "a worker starting later than this fails the step")
+	fl.DurationVar(&f.targetWait, "target-wait", 5*time.Minute, "how long to wait for the target (and an ingress's or gateway's address); past it, the steps that load the target fail with its pods' reason")
 	fl.StringVar(&f.prometheus, "prometheus", "", "read the proxies' CPU and memory from this Prometheus (URL) instead of metrics.k8s.io")
-	fl.StringVar(&f.promCPU, "prom-cpu", "", "Prometheus query for cores ({namespace}, {container} are replaced; default cAdvisor's rate(container_cpu_usage_seconds_total))")
-	fl.StringVar(&f.promMem, "prom-mem", "", "Prometheus query for bytes (default cAdvisor's container_memory_working_set_bytes)")
+	fl.StringVar(&f.promCPU, "prom-cpu", "", "Prometheus series selector of a cumulative CPU-seconds counter; {namespace}, {pods} (the watched pods' names) and {container} are replaced (default cAdvisor's container_cpu_usage_seconds_total)")
+	fl.StringVar(&f.promMem, "prom-mem", "", "Prometheus series selector of a bytes gauge, as --prom-cpu (default cAdvisor's container_memory_working_set_bytes)")
 	fl.BoolVar(&f.noMetrics, "no-metrics", false, "record no proxy CPU and memory")
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines (what is applied, each step's Job)")
@@ -98,6 +100,12 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err := f.check.parse(); err != nil {
 		return err
 	}
+	if err := k8s.CheckSelector("--prom-cpu", f.promCPU); err != nil {
+		return err
+	}
+	if err := k8s.CheckSelector("--prom-mem", f.promMem); err != nil {
+		return err
+	}
 	fh, err := os.Open(f.file)
 	if err != nil {
 		return err
@@ -116,7 +124,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	}
 	w := cmd.OutOrStdout()
 	co := &k8s.Coordinator{Options: f.opts, Load: load, Steps: steps, Workers: f.workers, Dir: f.out,
-		StartLead: f.startLead, MaxLate: f.maxLate,
+		StartLead: f.startLead, MaxLate: f.maxLate, TargetWait: f.targetWait,
 		Events: func(format string, a ...any) {
 			if !f.quiet {
 				fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...)
@@ -169,7 +177,7 @@ func k8sWatcher(ctx context.Context, c *k8s.Cluster, f *k8sRunFlags) (k8s.Watche
 	case f.noMetrics:
 		return nil, nil
 	case f.prometheus != "":
-		return &k8s.Prometheus{URL: f.prometheus, CPU: f.promCPU, Memory: f.promMem}, nil
+		return &k8s.Prometheus{URL: f.prometheus, CPU: f.promCPU, Memory: f.promMem, Pods: c.PodNames}, nil
 	}
 	pm, err := c.NewPodMetrics()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -94,4 +95,18 @@ func oneLine(err error) string {
 		}
 	}
 	return s
+}
+
+// PodNames lists the names of a namespace's pods that match a label
+// selector (a watch's), for sources that know pods by name (cAdvisor).
+func (c *Cluster) PodNames(ctx context.Context, namespace, selector string) ([]string, error) {
+	l, err := c.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(l.Items))
+	for _, p := range l.Items {
+		out = append(out, p.Name)
+	}
+	return out, nil
 }

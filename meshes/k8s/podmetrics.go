@@ -3,21 +3,24 @@ package k8s
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"loadgen/results"
 )
 
 // PodMetrics samples metrics.k8s.io (metrics-server): each pod's
-// container usage as the kubelet last measured it. metrics-server
-// refreshes about every 15 s, so samples with the same timestamp count
-// once.
+// containers' usage as metrics-server last computed it, the mean over a
+// window of its own (Window, about its --metric-resolution: 15 s by
+// default) that ends at Timestamp. Only the samples whose window lies
+// wholly within the step's load count, each once.
 type PodMetrics struct {
 	Client metricsclient.Interface
-	Every  time.Duration // default 5 s
+	Every  time.Duration // how often to list (default 5 s)
 }
 
 // NewPodMetrics is a PodMetrics sampler for the cluster.
@@ -38,54 +41,113 @@ func (p *PodMetrics) Check(ctx context.Context, namespace string) error {
 	return nil
 }
 
-// Start implements Watcher.
-func (p *PodMetrics) Start(ctx context.Context, w Watch) (func() (results.ProcessCost, error), error) {
+// podSample is one of metrics-server's measurements of a pod.
+type podSample struct {
+	at     time.Time
+	window time.Duration
+	cores  float64
+	bytes  int64
+}
+
+// Start implements Watcher: it lists the watch's PodMetrics every Every
+// until stop, keeping each pod's samples by their timestamps.
+func (p *PodMetrics) Start(ctx context.Context, w Watch, win Window) (func() (results.ProcessCost, error), error) {
 	every := p.Every
 	if every == 0 {
 		every = 5 * time.Second
 	}
-	seen := map[string]time.Time{} // pod → the timestamp last counted
-	sample := func(ctx context.Context) (usage, bool, error) {
-		list, err := p.Client.MetricsV1beta1().PodMetricses(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.Selector})
+	seen := map[string]map[time.Time]podSample{} // pod → timestamp → sample
+	var lastErr error
+	list := func(ctx context.Context) {
+		l, err := p.Client.MetricsV1beta1().PodMetricses(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.Selector})
 		if err != nil {
-			return usage{}, false, fmt.Errorf("%s: metrics.k8s.io: %v", w.Name, oneLine(err))
+			lastErr = fmt.Errorf("%s: metrics.k8s.io: %v", w.Name, oneLine(err))
+			return
 		}
-		u := usage{at: time.Now()}
-		fresh := false
-		for _, pm := range list.Items {
-			if t := pm.Timestamp.Time; !t.Equal(seen[pm.Name]) {
-				seen[pm.Name] = t
-				fresh = true
+		lastErr = nil
+		for i := range l.Items {
+			pm := &l.Items[i]
+			s, ok := sampleOf(pm, w.Container)
+			if !ok {
+				continue
 			}
-			counted := false
-			for _, c := range pm.Containers {
-				if w.Container != "" && c.Name != w.Container {
-					continue
-				}
-				u.cores += c.Usage.Cpu().AsApproximateFloat64()
-				u.bytes += c.Usage.Memory().Value()
-				counted = true
+			if seen[pm.Name] == nil {
+				seen[pm.Name] = map[time.Time]podSample{}
 			}
-			if counted {
-				u.pods++
-			}
+			seen[pm.Name][s.at] = s
 		}
-		return u, fresh && u.pods > 0, nil
 	}
 	stopc := make(chan struct{})
-	type res struct {
-		s   []usage
-		err error
-	}
-	done := make(chan res, 1)
-	start := time.Now()
+	done := make(chan struct{})
 	go func() {
-		s, err := sampleLoop(ctx, every, sample, stopc)
-		done <- res{s, err}
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			list(ctx)
+			select {
+			case <-stopc:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
 	}()
 	return func() (results.ProcessCost, error) {
 		close(stopc)
-		r := <-done
-		return reduce(w, r.s, time.Since(start)), r.err
+		<-done
+		list(ctx) // what metrics-server published since the last list
+		c := podMetricsCost(w, win, seen)
+		if len(seen) == 0 && lastErr != nil {
+			return c, lastErr
+		}
+		return c, nil
 	}, nil
+}
+
+// sampleOf sums a PodMetrics' containers (or the watch's one container).
+func sampleOf(pm *metricsv1beta1.PodMetrics, container string) (podSample, bool) {
+	s := podSample{at: pm.Timestamp.Time, window: pm.Window.Duration}
+	found := false
+	for _, c := range pm.Containers {
+		if container != "" && c.Name != container {
+			continue
+		}
+		s.cores += c.Usage.Cpu().AsApproximateFloat64()
+		s.bytes += c.Usage.Memory().Value()
+		found = true
+	}
+	return s, found && s.window > 0
+}
+
+// podMetricsCost is the watch's cost from the samples whose window lies
+// within the step's load: per pod, the mean over its samples weighted by
+// their windows; the pods summed.
+func podMetricsCost(w Watch, win Window, seen map[string]map[time.Time]podSample) results.ProcessCost {
+	per := map[string]*measured{}
+	var pods []string
+	var window time.Duration
+	for pod, samples := range seen {
+		pods = append(pods, pod)
+		m := &measured{}
+		for _, s := range samples {
+			window = max(window, s.window)
+			if s.at.Add(-s.window).Before(win.From) || s.at.After(win.To) {
+				continue
+			}
+			m.addCPU(s.cores, s.window)
+			m.addMem(s.bytes)
+		}
+		per[pod] = m
+	}
+	sort.Strings(pods)
+	load := win.To.Sub(win.From).Round(time.Second)
+	return total(w, w.String(), win, per, pods, func(pod string) string {
+		if window == 0 {
+			window = 15 * time.Second
+		}
+		return fmt.Sprintf("not measurable at this step length: metrics.k8s.io measures pod %s over %v windows, and none lay within the step's %v of load (make the step longer than twice that, or use --prometheus)",
+			pod, window.Round(time.Second), load)
+	})
 }

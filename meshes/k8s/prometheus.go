@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
-	"slices"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,75 +17,260 @@ import (
 	"loadgen/results"
 )
 
-// Prometheus reads a watch's CPU and memory from a Prometheus server over
-// the measured window, with one range query each. The default queries are
-// the cAdvisor ones istio/tools' benchmarks use; {namespace}, {selector}
-// and {container} in a query are replaced by the watch's.
+// Prometheus reads a watch's CPU and memory from a Prometheus that
+// scrapes the kubelets' cAdvisor metrics (/metrics/cadvisor), as
+// istio/tools' benchmarks and kube-prometheus do. It reads the raw
+// samples within the step's load, not a rate() over a fixed range
+// (which would reach into the step before): CPU is the increase of the
+// cumulative counter between a series' first and last sample in the
+// window over the time between them, memory the mean of the working set's
+// samples. The pods are the watch's, resolved through the API server
+// (cAdvisor's series carry pod names, not pod labels).
 type Prometheus struct {
-	URL    string // e.g. http://prometheus.monitoring:9090
-	CPU    string // cores; default DefaultPromCPU
-	Memory string // bytes; default DefaultPromMemory
-	Step   time.Duration
+	URL string // e.g. http://prometheus.monitoring:9090
+	// CPU is a series selector of a cumulative CPU-seconds counter, Memory
+	// one of a bytes gauge; {namespace}, {pods} (a regular expression of
+	// the watch's pod names) and {container} are replaced. Defaults:
+	// DefaultPromCPU, DefaultPromMemory.
+	CPU, Memory string
+	// Pods lists the pods of a watch (namespace, label selector).
+	Pods   func(ctx context.Context, namespace, selector string) ([]string, error)
 	Client *http.Client
 }
 
-// The default queries: cAdvisor's container metrics, as kubelets export them.
+// The default selectors: cAdvisor's container metrics as the kubelet
+// exports them. A watch of whole pods (no container) reads cAdvisor's pod
+// cgroup series (container="", without an image: not the sandbox).
 const (
-	DefaultPromCPU    = `sum(rate(container_cpu_usage_seconds_total{namespace="{namespace}",container="{container}"}[1m]))`
-	DefaultPromMemory = `sum(container_memory_working_set_bytes{namespace="{namespace}",container="{container}"})`
+	DefaultPromCPU    = `container_cpu_usage_seconds_total{namespace="{namespace}",pod=~"{pods}",container="{container}"}`
+	DefaultPromMemory = `container_memory_working_set_bytes{namespace="{namespace}",pod=~"{pods}",container="{container}"}`
 )
 
-// Start implements Watcher: it notes the window's start; stop queries it.
-func (p *Prometheus) Start(ctx context.Context, w Watch) (func() (results.ProcessCost, error), error) {
-	from := time.Now()
+// CheckSelector refuses a query that is not a series selector: loadgen
+// takes the increase over the window itself.
+func CheckSelector(flag, q string) error {
+	if q == "" {
+		return nil
+	}
+	if strings.ContainsAny(q, "()[]") {
+		return fmt.Errorf("%s %q: give a series selector (metric{labels}), not an expression: loadgen reads its raw samples within each step's load itself, as rate() over a fixed range would reach into the step before", flag, q)
+	}
+	if !strings.Contains(q, "{pods}") {
+		return fmt.Errorf("%s %q: the selector must select the watched pods, pod=~\"{pods}\": without it every pod of the namespace (the workers too) is counted", flag, q)
+	}
+	return nil
+}
+
+// Start implements Watcher: it notes the watch's pods; stop reads the
+// window's samples (after the load, so that Prometheus has scraped what
+// cAdvisor measured last).
+func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (results.ProcessCost, error), error) {
+	first, err := p.pods(ctx, w)
+	if err != nil {
+		return nil, err
+	}
 	return func() (results.ProcessCost, error) {
-		to := time.Now()
-		c := results.ProcessCost{Name: w.Name, Selector: "prometheus:" + w.String(), Role: w.Role}
-		cpu, err := p.Range(ctx, p.query(p.CPU, DefaultPromCPU, w), from, to)
+		sel := "prometheus:" + w.String()
+		then, err := p.pods(ctx, w)
 		if err != nil {
-			return c, err
+			return results.ProcessCost{Name: w.Name, Selector: sel, Role: w.Role}, err
 		}
-		mem, err := p.Range(ctx, p.query(p.Memory, DefaultPromMemory, w), from, to)
+		pods := union(first, then)
+		if len(pods) == 0 {
+			return total(w, sel, win, nil, nil, nil), nil
+		}
+		cpu, err := p.Samples(ctx, p.selector(p.CPU, DefaultPromCPU, w, pods), win.From, win.To)
 		if err != nil {
-			return c, err
+			return results.ProcessCost{Name: w.Name, Selector: sel, Role: w.Role}, err
 		}
-		samples := make([]usage, 0, max(len(cpu), len(mem)))
-		for i := range max(len(cpu), len(mem)) {
-			var u usage
-			if i < len(cpu) {
-				u.cores = cpu[i]
-			}
-			if i < len(mem) {
-				u.bytes = int64(mem[i])
-			}
-			u.pods = 1
-			samples = append(samples, u)
+		mem, err := p.Samples(ctx, p.selector(p.Memory, DefaultPromMemory, w, pods), win.From, win.To)
+		if err != nil {
+			return results.ProcessCost{Name: w.Name, Selector: sel, Role: w.Role}, err
 		}
-		c2 := reduce(w, samples, to.Sub(from))
-		c2.Selector = c.Selector
-		c2.Processes = 0 // Prometheus sums series: the pod count is not known
-		return c2, nil
+		per := map[string]*measured{}
+		seen := map[string]int{} // pod → the most samples a series of it has in the window
+		for _, s := range dedupe(cpu) {
+			seen[s.pod] = max(seen[s.pod], len(s.points))
+			if inc, span, ok := s.increase(); ok {
+				m := per[s.pod]
+				if m == nil {
+					m = &measured{}
+					per[s.pod] = m
+				}
+				m.addCPU(inc/span.Seconds(), span)
+			}
+		}
+		for _, s := range dedupe(mem) {
+			if m := per[s.pod]; m != nil {
+				for _, pt := range s.points {
+					m.addMem(int64(pt.v))
+				}
+			}
+		}
+		load := win.To.Sub(win.From).Round(time.Second)
+		return total(w, sel, win, per, pods, func(pod string) string {
+			if _, ok := seen[pod]; !ok {
+				return fmt.Sprintf("Prometheus has no CPU series of pod %s/%s (is the kubelet's /metrics/cadvisor of its node scraped?)", w.Namespace, pod)
+			}
+			return fmt.Sprintf("not measurable at this step length: Prometheus holds %d sample(s) of pod %s's CPU within the step's %v of load, and a figure needs two (cAdvisor measures every 10 to 15 s)",
+				seen[pod], pod, load)
+		}), nil
 	}, nil
 }
 
-func (p *Prometheus) query(q, def string, w Watch) string {
-	if q == "" {
-		q = def
+func (p *Prometheus) pods(ctx context.Context, w Watch) ([]string, error) {
+	if p.Pods == nil {
+		return nil, fmt.Errorf("%s: no way to list its pods", w.Name)
 	}
-	return strings.NewReplacer("{namespace}", w.Namespace, "{selector}", w.Selector, "{container}", w.Container).Replace(q)
+	ps, err := p.Pods(ctx, w.Namespace, w.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("%s: pods of %s: %v", w.Name, w.Selector, oneLine(err))
+	}
+	return ps, nil
 }
 
-// Range runs a range query over [from, to] and returns the values of its
-// series, summed per timestamp, in time order.
-func (p *Prometheus) Range(ctx context.Context, query string, from, to time.Time) ([]float64, error) {
-	step := p.Step
-	if step == 0 {
-		step = 5 * time.Second
+func union(a, b []string) []string {
+	set := map[string]bool{}
+	for _, x := range append(append([]string(nil), a...), b...) {
+		set[x] = true
 	}
-	v := url.Values{"query": {query}, "start": {ts(from)}, "end": {ts(to)}, "step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(p.URL, "/")+"/api/v1/query_range", strings.NewReader(v.Encode()))
-	if err != nil {
+	out := make([]string, 0, len(set))
+	for x := range set {
+		out = append(out, x)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// selector fills a selector's placeholders. A watch of whole pods reads
+// the pod cgroup's series: container="" and no image (the sandbox's
+// series has the pause image).
+func (p *Prometheus) selector(q, def string, w Watch, pods []string) string {
+	if q == "" {
+		q = def
+		if w.Container == "" {
+			q = strings.Replace(q, `container="{container}"}`, `container="",image=""}`, 1)
+		}
+	}
+	quoted := make([]string, len(pods))
+	for i, pod := range pods {
+		// RE2 inside a PromQL string: each backslash doubled.
+		quoted[i] = strings.ReplaceAll(regexp.QuoteMeta(pod), `\`, `\\`)
+	}
+	return strings.NewReplacer("{namespace}", w.Namespace, "{pods}", strings.Join(quoted, "|"), "{container}", w.Container).Replace(q)
+}
+
+// series is one time series' raw samples, in time order.
+type series struct {
+	pod, container string
+	labels         map[string]string
+	points         []point
+}
+
+type point struct {
+	t time.Time
+	v float64
+}
+
+// increase is a counter's increase from its first sample to its last and
+// the time between them; a drop (a restarted container) counts from zero,
+// as Prometheus' increase() does.
+func (s series) increase() (float64, time.Duration, bool) {
+	if len(s.points) < 2 {
+		return 0, 0, false
+	}
+	var inc float64
+	for i := 1; i < len(s.points); i++ {
+		d := s.points[i].v - s.points[i-1].v
+		if d < 0 {
+			d = s.points[i].v
+		}
+		inc += d
+	}
+	span := s.points[len(s.points)-1].t.Sub(s.points[0].t)
+	return inc, span, span > 0
+}
+
+// dedupe keeps one series per pod and container: a Prometheus that
+// scrapes both the kubelet's /metrics/cadvisor and /metrics/resource has
+// the same metric twice. The one with the most samples is kept.
+func dedupe(ss []series) []series {
+	best := map[string]int{}
+	var out []series
+	for _, s := range ss {
+		k := s.pod + "\x00" + s.container
+		if i, ok := best[k]; ok {
+			if len(s.points) > len(out[i].points) {
+				out[i] = s
+			}
+			continue
+		}
+		best[k] = len(out)
+		out = append(out, s)
+	}
+	return out
+}
+
+// Samples returns the raw samples of a selector's series with
+// timestamps within [from, to]: an instant query of the range vector
+// selector[to-from] at to.
+func (p *Prometheus) Samples(ctx context.Context, selector string, from, to time.Time) ([]series, error) {
+	rng := int(math.Ceil(to.Sub(from).Seconds()))
+	if rng < 1 {
+		rng = 1
+	}
+	q := fmt.Sprintf("%s[%ds]", selector, rng)
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string    `json:"metric"`
+				Values [][2]json.RawMessage `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := p.get(ctx, "/api/v1/query", url.Values{"query": {q}, "time": {ts(to)}}, &r); err != nil {
 		return nil, err
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("prometheus: query %q: %s", q, r.Error)
+	}
+	var out []series
+	for _, res := range r.Data.Result {
+		s := series{pod: res.Metric["pod"], container: res.Metric["container"], labels: res.Metric}
+		for _, pair := range res.Values {
+			pt, err := parsePoint(pair)
+			if err != nil {
+				return nil, fmt.Errorf("prometheus: query %q: %v", q, err)
+			}
+			if !pt.t.Before(from) && !pt.t.After(to) {
+				s.points = append(s.points, pt)
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func parsePoint(pair [2]json.RawMessage) (point, error) {
+	var t float64
+	var vs string
+	if json.Unmarshal(pair[0], &t) != nil || json.Unmarshal(pair[1], &vs) != nil {
+		return point{}, fmt.Errorf("a sample is not [time, \"value\"]")
+	}
+	v, err := strconv.ParseFloat(vs, 64)
+	if err != nil {
+		return point{}, fmt.Errorf("value %q: %v", vs, err)
+	}
+	return point{t: time.Unix(0, int64(t*1e9)), v: v}, nil
+}
+
+// get POSTs a query form and decodes Prometheus' JSON answer into out.
+func (p *Prometheus) get(ctx context.Context, path string, form url.Values, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(p.URL, "/")+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	hc := p.Client
@@ -92,54 +279,17 @@ func (p *Prometheus) Range(ctx context.Context, query string, from, to time.Time
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus: %v", err)
+		return fmt.Errorf("prometheus: %v", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
 	if err != nil {
-		return nil, fmt.Errorf("prometheus: %v", err)
+		return fmt.Errorf("prometheus: %v", err)
 	}
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Values [][2]json.RawMessage `json:"values"`
-			} `json:"result"`
-		} `json:"data"`
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("prometheus: %s: not a query answer (%v)", resp.Status, err)
 	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("prometheus: %s: not a query answer (%v)", resp.Status, err)
-	}
-	if r.Status != "success" {
-		return nil, fmt.Errorf("prometheus: query %q: %s", query, r.Error)
-	}
-	sums := map[float64]float64{}
-	var times []float64
-	for _, s := range r.Data.Result {
-		for _, pair := range s.Values {
-			var t float64
-			var vs string
-			if json.Unmarshal(pair[0], &t) != nil || json.Unmarshal(pair[1], &vs) != nil {
-				return nil, fmt.Errorf("prometheus: query %q: a sample is not [time, \"value\"]", query)
-			}
-			x, err := strconv.ParseFloat(vs, 64)
-			if err != nil {
-				return nil, fmt.Errorf("prometheus: query %q: value %q: %v", query, vs, err)
-			}
-			if _, ok := sums[t]; !ok {
-				times = append(times, t)
-			}
-			sums[t] += x
-		}
-	}
-	slices.Sort(times)
-	out := make([]float64, len(times))
-	for i, t := range times {
-		out[i] = sums[t]
-	}
-	return out, nil
+	return nil
 }
 
 func ts(t time.Time) string {

@@ -2,70 +2,138 @@ package k8s
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"loadgen/internal/promtest"
 )
 
-// startPrometheus runs a real Prometheus on loopback that scrapes itself
-// every second: its own /metrics is the exporter.
-func startPrometheus(t *testing.T) string { return promtest.Start(t) }
+// exporter serves cAdvisor-shaped series whose counters grow at known
+// rates, for a real Prometheus to scrape.
+type exporter struct {
+	mu    sync.Mutex
+	start time.Time
+	lines func(elapsed float64) []string
+}
 
-// TestPrometheusSampler reads a real Prometheus's CPU and memory of a
-// real process (Prometheus itself, scraped every second) over a window.
-func TestPrometheusSampler(t *testing.T) {
-	url := startPrometheus(t)
-	time.Sleep(3 * time.Second) // a few scrapes before the window
-	p := &Prometheus{URL: url, Step: time.Second,
-		CPU:    `sum(rate(process_cpu_seconds_total{job="{container}"}[10s]))`,
-		Memory: `sum(process_resident_memory_bytes{job="{container}"})`}
-	w := Watch{Name: "prometheus", Role: "proxy", Namespace: "monitoring", Container: "self"}
-	ctx := context.Background()
-	stop, err := p.Start(ctx, w)
+func (e *exporter) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, l := range e.lines(time.Since(e.start).Seconds()) {
+		fmt.Fprintln(w, l)
+	}
+}
+
+func serveExporter(t *testing.T, e *exporter) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(6 * time.Second)
+	srv := &http.Server{Handler: e}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+// TestPrometheusReadsTheWatchedPods: a real Prometheus scrapes two
+// exporters (as a Prometheus that scrapes both the kubelet's cadvisor and
+// resource endpoints has each series twice), one watched pod using 0.5
+// cores and 40 MiB and an unwatched worker using 1.5 cores in the same
+// namespace. The figure is the watched pod's, from the raw samples within
+// the window: the worker is not in it, and neither is the pod's earlier
+// idle time.
+func TestPrometheusReadsTheWatchedPods(t *testing.T) {
+	series := func(el float64) []string {
+		target := 0.5 * max(0, el-3) // idle for 3 s, then 0.5 cores
+		return []string{
+			fmt.Sprintf(`container_cpu_usage_seconds_total{namespace="bench",pod="loadgen-target-abc",container="",image=""} %f`, target),
+			fmt.Sprintf(`container_cpu_usage_seconds_total{namespace="bench",pod="lg-run-0-0-xyz",container="",image=""} %f`, 1.5*el),
+			// The sandbox's series: the pause image, not the pod's cgroup.
+			fmt.Sprintf(`container_cpu_usage_seconds_total{namespace="bench",pod="loadgen-target-abc",container="",image="pause"} %f`, 10*el),
+			`container_memory_working_set_bytes{namespace="bench",pod="loadgen-target-abc",container="",image=""} 41943040`,
+			`container_memory_working_set_bytes{namespace="bench",pod="lg-run-0-0-xyz",container="",image=""} 104857600`,
+		}
+	}
+	start := time.Now()
+	a := serveExporter(t, &exporter{start: start, lines: series})
+	b := serveExporter(t, &exporter{start: start, lines: series})
+	url := promtest.Start(t, a, b)
+	p := &Prometheus{URL: url, Pods: func(_ context.Context, ns, sel string) ([]string, error) {
+		if ns != "bench" || sel != "app.kubernetes.io/name=loadgen-target" {
+			return nil, fmt.Errorf("pods of %s %s", ns, sel)
+		}
+		return []string{"loadgen-target-abc"}, nil
+	}}
+	w := Watch{Name: "target", Role: "target", Namespace: "bench", Selector: "app.kubernetes.io/name=loadgen-target"}
+	time.Sleep(time.Until(start.Add(4 * time.Second)))
+	win := Window{From: time.Now(), To: time.Now().Add(4 * time.Second), Measured: 4 * time.Second}
+	ctx := context.Background()
+	stop, err := p.Start(ctx, w, win)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(win.To.Add(1500 * time.Millisecond))) // the last scrape of the window lands
 	c, err := stop()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Samples < 4 {
-		t.Errorf("%d samples over 6 s at a 1 s step", c.Samples)
+	if c.Unmeasured != "" {
+		t.Fatalf("unmeasured: %s", c.Unmeasured)
 	}
-	if c.MemMean < 4<<20 || c.MemMax < c.MemMean {
-		t.Errorf("memory mean %d max %d: want Prometheus's resident set (MiBs)", c.MemMean, c.MemMax)
+	if c.CPUMean < 0.45 || c.CPUMean > 0.55 {
+		t.Errorf("cpu %.3f cores, want the watched pod's 0.5 (the worker's 1.5, the sandbox's and the idle start left out): %+v", c.CPUMean, c)
 	}
-	if c.CPUMax <= 0 || c.CPUMean < 0 || c.CPUSeconds < 0 {
-		t.Errorf("cpu mean %v max %v: want Prometheus's own CPU use", c.CPUMean, c.CPUMax)
+	if c.MemMean != 40<<20 || c.Processes != 1 || c.Covered < 2 || c.Covered > 4.01 {
+		t.Errorf("cost %+v: want 40 MiB of one pod, covering 2 to 4 s of the window", c)
 	}
-	if c.Name != "prometheus" || !strings.HasPrefix(c.Selector, "prometheus:") {
-		t.Errorf("cost %+v", c)
+	if d := c.CPUSeconds - c.CPUMean*4; d > 1e-9 || d < -1e-9 {
+		t.Errorf("cpu seconds %v for %v cores over 4 s", c.CPUSeconds, c.CPUMean)
 	}
-	// What Prometheus itself says the process's memory is, now, is of the
-	// same order as the window's mean.
-	vals, err := p.Range(ctx, `process_resident_memory_bytes{job="self"}`, time.Now().Add(-2*time.Second), time.Now())
-	if err != nil || len(vals) == 0 {
-		t.Fatalf("range: %v %v", vals, err)
+	// A window too short for two samples is not measurable, and says so.
+	short := Window{From: time.Now().Add(-300 * time.Millisecond), To: time.Now(), Measured: 300 * time.Millisecond}
+	stop, err = p.Start(ctx, w, short)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if r := vals[len(vals)-1] / float64(c.MemMean); r < 0.5 || r > 2 {
-		t.Errorf("memory now %v vs window mean %d", vals[len(vals)-1], c.MemMean)
-	}
-	// A query Prometheus refuses is an error that says why.
-	if _, err := p.Range(ctx, `rate(`, time.Now().Add(-time.Second), time.Now()); err == nil || !strings.Contains(err.Error(), "rate(") {
-		t.Errorf("bad query: %v", err)
+	if c, err := stop(); err != nil || !strings.Contains(c.Unmeasured, "not measurable at this step length") || c.CPUMean != 0 {
+		t.Errorf("a 300 ms window: %+v %v", c, err)
 	}
 }
 
-func TestPrometheusDefaultQueries(t *testing.T) {
+func TestPrometheusSelectors(t *testing.T) {
 	p := &Prometheus{}
 	w := Watch{Namespace: "bench", Container: "istio-proxy"}
-	if q := p.query(p.CPU, DefaultPromCPU, w); q != `sum(rate(container_cpu_usage_seconds_total{namespace="bench",container="istio-proxy"}[1m]))` {
-		t.Errorf("cpu query %s", q)
+	if q := p.selector(p.CPU, DefaultPromCPU, w, []string{"a-1", "b.2"}); q != `container_cpu_usage_seconds_total{namespace="bench",pod=~"a-1|b\\.2",container="istio-proxy"}` {
+		t.Errorf("cpu selector %s", q)
 	}
-	if q := p.query(p.Memory, DefaultPromMemory, w); q != `sum(container_memory_working_set_bytes{namespace="bench",container="istio-proxy"})` {
-		t.Errorf("memory query %s", q)
+	w.Container = ""
+	if q := p.selector(p.Memory, DefaultPromMemory, w, []string{"a"}); q != `container_memory_working_set_bytes{namespace="bench",pod=~"a",container="",image=""}` {
+		t.Errorf("whole-pod memory selector %s", q)
+	}
+	for _, bad := range []string{`sum(rate(x[1m]))`, `container_cpu_usage_seconds_total{namespace="{namespace}"}`} {
+		if err := CheckSelector("--prom-cpu", bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	if err := CheckSelector("--prom-cpu", `x{pod=~"{pods}"}`); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCounterIncrease(t *testing.T) {
+	at := func(s float64) time.Time { return time.Unix(1000, 0).Add(time.Duration(s * float64(time.Second))) }
+	s := series{points: []point{{at(0), 10}, {at(2), 12}, {at(4), 1}, {at(6), 3}}} // restarted between 2 and 4
+	inc, span, ok := s.increase()
+	if !ok || inc != 2+1+2 || span != 6*time.Second {
+		t.Errorf("increase %v over %v (%v), want 5 over 6s", inc, span, ok)
+	}
+	if _, _, ok := (series{points: []point{{at(0), 1}}}).increase(); ok {
+		t.Error("one sample has no increase")
 	}
 }

@@ -19,9 +19,7 @@ import (
 // runStep runs one step as an Indexed Job and merges its workers.
 func (k *Coordinator) runStep(ctx context.Context, st Step, addr string, off Offset) (*results.Step, []merge.Worker) {
 	o := k.Options
-	res := &results.Step{Schema: results.SchemaVersion, Tool: "loadgen", Index: st.Index, ID: st.ID, Path: st.Path,
-		Baseline: st.Baseline, Rung: fmt.Sprintf("c%dt%d", st.Connections, st.Threads), Connections: st.Connections,
-		Threads: st.Threads, Payload: st.Payload, Rate: st.Rate, Repeat: st.Repeat}
+	res := newStep(st)
 	if port(st.URL) != PortHTTPDirect {
 		res.Workers = k.proxyWorkers // the report's sizing table
 	}
@@ -54,8 +52,13 @@ func (k *Coordinator) runStep(ctx context.Context, st Step, addr string, off Off
 	defer k.deleteJob(ctx, created.Name)
 
 	costs := make(chan []results.ProcessCost, 1)
-	go func() { costs <- k.sampleWindow(ctx, localStart.Add(k.Load.Warmup), localStart.Add(measured)) }()
-	outcomes := k.Cluster.collect(ctx, created, k.Workers, localStart.Add(measured+grace), k.Poll)
+	collected := make(chan struct{})
+	go func() { costs <- k.sampleWindow(ctx, localStart, loadWindow(localStart, k.Load), collected) }()
+	// A worker not running 10 s after the start instant (the kubelet's
+	// status takes a moment to reach the API server) can only be late.
+	startBy := localStart.Add(k.MaxLate + 10*time.Second)
+	outcomes := k.Cluster.collectBy(ctx, created, k.Workers, startBy, localStart.Add(measured+grace), k.Poll)
+	close(collected)
 	watched := <-costs
 
 	var fails []string
@@ -90,12 +93,22 @@ func (k *Coordinator) runStep(ctx context.Context, st Step, addr string, off Off
 	res.Run = run
 	if rps := run.Summary.RPS; rps > 0 {
 		for i := range watched {
+			if watched[i].Unmeasured != "" {
+				continue
+			}
 			watched[i].CPUPer1kRPS = watched[i].CPUMean / (rps / 1000)
 			watched[i].MiBPer1kRPS = float64(watched[i].MemMean) / (1 << 20) / (rps / 1000)
 		}
 	}
 	res.Watched = watched
 	return res, workers
+}
+
+// newStep is a step's record, before it has run.
+func newStep(st Step) *results.Step {
+	return &results.Step{Schema: results.SchemaVersion, Tool: "loadgen", Index: st.Index, ID: st.ID, Path: st.Path,
+		Baseline: st.Baseline, Rung: fmt.Sprintf("c%dt%d", st.Connections, st.Threads), Connections: st.Connections,
+		Threads: st.Threads, Payload: st.Payload, Rate: st.Rate, Repeat: st.Repeat}
 }
 
 // ingressWorkers reads the worker-processes the ingress controller runs
@@ -130,13 +143,14 @@ func port(raw string) int {
 	return p
 }
 
-// sampleWindow records every watch from the window's start to its end,
-// less the last second (as local sweeps do).
-func (k *Coordinator) sampleWindow(ctx context.Context, from, to time.Time) []results.ProcessCost {
+// sampleWindow records every watch over the step's load: each watcher
+// starts when the load does and stops once the workers are collected (a
+// source publishes its last measurement of the load a little after it).
+func (k *Coordinator) sampleWindow(ctx context.Context, start time.Time, win Window, collected <-chan struct{}) []results.ProcessCost {
 	if k.Watcher == nil {
 		return nil
 	}
-	if !sleepCtx(ctx, time.Until(from)) {
+	if !sleepCtx(ctx, time.Until(start)) {
 		return nil
 	}
 	type running struct {
@@ -145,15 +159,18 @@ func (k *Coordinator) sampleWindow(ctx context.Context, from, to time.Time) []re
 	}
 	var rs []running
 	for _, w := range k.Options.Watches() {
-		stop, err := k.Watcher.Start(ctx, w)
+		stop, err := k.Watcher.Start(ctx, w, win)
 		if err != nil {
 			k.say("watch %s: %v", w.Name, err)
 			continue
 		}
 		rs = append(rs, running{w, stop})
 	}
-	trim := min(time.Second, to.Sub(from)/4)
-	sleepCtx(ctx, time.Until(to.Add(-trim)))
+	sleepCtx(ctx, time.Until(win.To))
+	select {
+	case <-collected:
+	case <-ctx.Done():
+	}
 	var out []results.ProcessCost
 	for _, r := range rs {
 		c, err := r.stop()
@@ -161,9 +178,20 @@ func (k *Coordinator) sampleWindow(ctx context.Context, from, to time.Time) []re
 			k.say("watch %s: %v", r.w.Name, err)
 			continue
 		}
+		if c.Unmeasured != "" {
+			k.say("watch %s: %s", r.w.Name, c.Unmeasured)
+		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// loadWindow is the part of a step's load its cost figures are made of:
+// from a second after the load began (the workers connected before it)
+// to its end.
+func loadWindow(start time.Time, l Load) Window {
+	load := l.Warmup + l.Duration
+	return Window{From: start.Add(min(time.Second, load/4)), To: start.Add(load), Measured: l.Duration}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
@@ -203,8 +231,8 @@ func (k *Coordinator) waitTarget(ctx context.Context) (string, error) {
 			break
 		}
 		if !sleepCtx(ctx, 2*time.Second) {
-			return "", fmt.Errorf("the target (Deployment %s/%s) was not ready within %v: see `kubectl -n %s describe pod -l %s=%s`",
-				o.Namespace, TargetName, k.TargetWait, o.Namespace, LabelName, TargetName)
+			return "", fmt.Errorf("the target (Deployment %s/%s) was not ready within %v%s",
+				o.Namespace, TargetName, k.TargetWait, k.targetReason(context.WithoutCancel(ctx)))
 		}
 	}
 	var gvk schema.GroupVersionKind
@@ -226,6 +254,24 @@ func (k *Coordinator) waitTarget(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("%s %s/%s got no address within %v: is its controller running (class %s)?", gvk.Kind, o.Namespace, name, k.TargetWait, o.Class)
 		}
 	}
+}
+
+// targetReason says why the target's pods are not ready: each pod's
+// state and its latest warnings (a failed readiness probe, a failed pull).
+func (k *Coordinator) targetReason(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	o := k.Options
+	l, err := k.Cluster.Client.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelName + "=" + TargetName})
+	if err != nil || len(l.Items) == 0 {
+		return fmt.Sprintf(": no pod of it exists (see `kubectl -n %s describe deployment %s`)", o.Namespace, TargetName)
+	}
+	var out []string
+	for i := range l.Items {
+		p := &l.Items[i]
+		out = append(out, fmt.Sprintf("pod %s: %s%s", p.Name, podReason(p), k.Cluster.podEvents(ctx, p)))
+	}
+	return ": " + strings.Join(out, "; ")
 }
 
 func ready(d *appsv1.Deployment) bool {

@@ -27,10 +27,24 @@ func (w Watch) String() string {
 	return s
 }
 
-// Watcher samples a watch over a measured window: Start at its beginning,
-// the returned stop at its end.
+// Window is when a step's load ran. A cluster's sources measure over
+// windows of their own (metrics-server's 15 s, cAdvisor's housekeeping,
+// 10 to 15 s): a figure is made only of what they measured wholly within
+// [From, To] — the load from a second after it began (its warm-up
+// included: the same load, already connected) to its end — so that no
+// idle time before the load, nor the step before, is in it.
+type Window struct {
+	From, To time.Time
+	// Measured is the step's measured duration: CPUSeconds is the mean
+	// cores over it.
+	Measured time.Duration
+}
+
+// Watcher samples a watch over a step's load: Start when the load
+// begins, the returned stop once it has ended (a source may publish what
+// it measured a little later).
 type Watcher interface {
-	Start(ctx context.Context, w Watch) (stop func() (results.ProcessCost, error), err error)
+	Start(ctx context.Context, w Watch, win Window) (stop func() (results.ProcessCost, error), err error)
 }
 
 // Watches are the containers whose cost a mesh's steps record.
@@ -61,59 +75,63 @@ func (o Options) Watches() []Watch {
 	return append(ws, target)
 }
 
-// usage is one sample of a watch: cores and bytes, summed over its pods.
-type usage struct {
-	at    time.Time
-	cores float64
-	bytes int64
-	pods  int
+// measured is what a source measured of one pod (or one of its
+// containers) within a window: the mean of its samples, weighted by the
+// time each spans.
+type measured struct {
+	cpuTime  time.Duration // the time the CPU samples span
+	cpuSum   float64       // Σ cores × seconds
+	cpuMax   float64
+	memSum   float64 // Σ bytes, over memSamples
+	memN     int
+	memMax   int64
+	samples  int
 }
 
-// reduce turns samples into a ProcessCost over the window.
-func reduce(w Watch, samples []usage, window time.Duration) results.ProcessCost {
-	c := results.ProcessCost{Name: w.Name, Selector: w.String(), Role: w.Role, Samples: len(samples)}
-	if len(samples) == 0 {
+func (m *measured) addCPU(cores float64, span time.Duration) {
+	m.cpuTime += span
+	m.cpuSum += cores * span.Seconds()
+	m.cpuMax = max(m.cpuMax, cores)
+	m.samples++
+}
+
+func (m *measured) addMem(bytes int64) {
+	m.memSum += float64(bytes)
+	m.memN++
+	m.memMax = max(m.memMax, bytes)
+}
+
+// total adds up the watch's pods (or series) into its cost over the
+// window. A pod the source measured no whole window of makes the figure
+// unmeasurable (why says what the source's resolution is): a sum without
+// it would be too low.
+func total(w Watch, selector string, win Window, per map[string]*measured, want []string, why func(key string) string) results.ProcessCost {
+	c := results.ProcessCost{Name: w.Name, Selector: selector, Role: w.Role}
+	if len(want) == 0 {
+		c.Unmeasured = fmt.Sprintf("no pod matches %s in namespace %s", w.Selector, w.Namespace)
 		return c
 	}
-	var cpu float64
-	var mem int64
-	for _, s := range samples {
-		cpu += s.cores
-		mem += s.bytes
-		c.CPUMax = max(c.CPUMax, s.cores)
-		c.MemMax = max(c.MemMax, s.bytes)
-		c.Processes = max(c.Processes, s.pods)
+	covered := time.Duration(-1)
+	for _, k := range want {
+		m := per[k]
+		if m == nil || m.cpuTime <= 0 {
+			c.Unmeasured = why(k)
+			return results.ProcessCost{Name: c.Name, Selector: c.Selector, Role: c.Role, Unmeasured: c.Unmeasured}
+		}
+		cores := m.cpuSum / m.cpuTime.Seconds()
+		c.CPUMean += cores
+		c.CPUMax += m.cpuMax
+		if m.memN > 0 {
+			c.MemMean += int64(m.memSum / float64(m.memN))
+			c.MemMax += m.memMax
+		}
+		c.Samples += m.samples
+		c.Processes++
+		if covered < 0 || m.cpuTime < covered {
+			covered = m.cpuTime
+		}
 	}
-	c.CPUMean = cpu / float64(len(samples))
-	c.MemMean = mem / int64(len(samples))
-	c.CPUSeconds = c.CPUMean * window.Seconds()
+	c.Covered = covered.Seconds()
+	c.CPUSeconds = c.CPUMean * win.Measured.Seconds()
 	return c
-}
-
-// sampleLoop calls sample every period until stop closes, keeping what
-// succeeded; the first error is returned if nothing ever did.
-func sampleLoop(ctx context.Context, period time.Duration, sample func(context.Context) (usage, bool, error), stop <-chan struct{}) ([]usage, error) {
-	var out []usage
-	var first error
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		u, ok, err := sample(ctx)
-		switch {
-		case err != nil && first == nil:
-			first = err
-		case ok:
-			out = append(out, u)
-		}
-		select {
-		case <-stop:
-			if len(out) == 0 && first != nil {
-				return nil, first
-			}
-			return out, nil
-		case <-ctx.Done():
-			return out, ctx.Err()
-		case <-t.C:
-		}
-	}
 }

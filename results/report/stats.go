@@ -168,14 +168,19 @@ func roleCPU(st *results.Step, role string) float64 {
 	return c
 }
 
-// watched tells whether any run of the cell watched processes.
+// watched tells whether the cell's runs watched processes and every
+// figure of them was measured (a sum short of one would read as a saving).
 func (c *Cell) watched() bool {
+	any := false
 	for _, st := range c.Steps {
-		if len(st.Watched) > 0 {
-			return true
+		for _, w := range st.Watched {
+			if w.Unmeasured != "" {
+				return false
+			}
+			any = true
 		}
 	}
-	return false
+	return any
 }
 
 // protocol is the protocol of the cell's runs ("" when none ran).

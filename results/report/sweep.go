@@ -86,7 +86,7 @@ func (c *Cell) Watched(role string, f func(results.ProcessCost) float64) (float6
 	found := false
 	v, ok := c.Median(func(st *results.Step) float64 {
 		for _, w := range st.Watched {
-			if w.Role == role {
+			if w.Role == role && w.Unmeasured == "" {
 				found = true
 				return f(w)
 			}
@@ -94,6 +94,19 @@ func (c *Cell) Watched(role string, f func(results.ProcessCost) float64) (float6
 		return 0
 	})
 	return v, ok && found
+}
+
+// costNote is why a watched process of the cell has no figure (its
+// source measures over windows longer than the step), or "".
+func (c *Cell) costNote() string {
+	for _, st := range c.Steps {
+		for _, w := range st.Watched {
+			if w.Unmeasured != "" {
+				return fmt.Sprintf("%s's CPU and memory %s", w.Name, w.Unmeasured)
+			}
+		}
+	}
+	return ""
 }
 
 // Flags marks what makes a cell's figures doubtful: F failed (a repeat
@@ -188,6 +201,13 @@ func newTable(baseline string, steps []*results.Step) *table {
 				row[i] = col.text(c, st)
 			}
 			tb.cells, tb.stats, tb.rows = append(tb.cells, c), append(tb.stats, st), append(tb.rows, row)
+			if n := c.costNote(); n != "" && st.OK {
+				k := why{c.Path, n}
+				if _, ok := where[k]; !ok {
+					order = append(order, k)
+				}
+				where[k] = append(where[k], c.Rung+" "+sizeLabel(c.Payload))
+			}
 			var k why
 			switch {
 			case !st.OK:
