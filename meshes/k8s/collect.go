@@ -11,6 +11,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Labels and annotations the Job controller puts on its pods.
@@ -31,16 +32,34 @@ type workerOutcome struct {
 // deadline) and reads each one's report from its log. Each index's pod is
 // remembered as last seen: when the Job passes its deadline, the Job
 // controller deletes its active pods, and a stuck worker's reason
-// (ImagePullBackOff, Pending) must not go with them.
-func (c *Cluster) collect(ctx context.Context, job *batchv1.Job, workers int, deadline time.Time, poll time.Duration) []workerOutcome {
+// (ImagePullBackOff, Pending) must not go with them. A pod that is gone
+// (deleted, or the Job's failure took it) has ended. Once startBy has
+// passed, a worker that has not started (its image cannot be pulled, it
+// cannot be scheduled) can only be late: the step fails at once, with the
+// pod's reason, instead of at the deadline.
+func (c *Cluster) collectBy(ctx context.Context, job *batchv1.Job, workers int, startBy, deadline time.Time, poll time.Duration) []workerOutcome {
 	ns := job.Namespace
 	byIndex := map[int]*corev1.Pod{}
+	gone := map[int]bool{}
+	var notStarted map[int]bool
 	for {
 		list, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labelJobName + "=" + job.Name})
 		if err == nil {
 			remember(byIndex, list.Items)
-			if allEnded(byIndex, workers) {
+			listed := map[types.UID]bool{}
+			for i := range list.Items {
+				listed[list.Items[i].UID] = true
+			}
+			for i, p := range byIndex {
+				gone[i] = !listed[p.UID]
+			}
+			if allEnded(byIndex, gone, workers) {
 				break
+			}
+			if !startBy.IsZero() && time.Now().After(startBy) {
+				if notStarted = unstarted(byIndex, gone, workers); len(notStarted) > 0 {
+					break
+				}
 			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
@@ -53,9 +72,32 @@ func (c *Cluster) collect(ctx context.Context, job *batchv1.Job, workers int, de
 	}
 	out := make([]workerOutcome, workers)
 	for i := range workers {
-		out[i] = c.outcome(ctx, job, i, byIndex[i])
+		switch {
+		case notStarted[i]:
+			o := workerOutcome{index: i, failed: fmt.Sprintf("worker %d: no pod was created by the start instant%s", i, jobConditions(ctx, c, job))}
+			if p := byIndex[i]; p != nil {
+				o.pod = p.Name
+				o.failed = fmt.Sprintf("worker %d (pod %s) had not started by the start instant: %s%s", i, p.Name, podReason(p), c.podEvents(ctx, p))
+			}
+			out[i] = o
+		case gone[i]:
+			if _, ended := workerExit(byIndex[i]); !ended {
+				out[i] = workerOutcome{index: i, pod: byIndex[i].Name,
+					failed: fmt.Sprintf("worker %d (pod %s) was deleted while it ran (last seen %s)", i, byIndex[i].Name, podReason(byIndex[i]))}
+				continue
+			}
+			out[i] = c.outcome(ctx, job, i, byIndex[i])
+		default:
+			out[i] = c.outcome(ctx, job, i, byIndex[i])
+		}
 	}
 	return out
+}
+
+// collect is collectBy without a start instant: workers that have not
+// started are waited for until the deadline.
+func (c *Cluster) collect(ctx context.Context, job *batchv1.Job, workers int, deadline time.Time, poll time.Duration) []workerOutcome {
+	return c.collectBy(ctx, job, workers, time.Time{}, deadline, poll)
 }
 
 // remember keeps the newest pod of each completion index: a later pod of
@@ -74,16 +116,46 @@ func remember(byIndex map[int]*corev1.Pod, pods []corev1.Pod) {
 	}
 }
 
-// allEnded tells whether every index has a pod whose worker ended.
-func allEnded(byIndex map[int]*corev1.Pod, workers int) bool {
+// allEnded tells whether every index has a pod whose worker ended, or
+// whose pod is gone.
+func allEnded(byIndex map[int]*corev1.Pod, gone map[int]bool, workers int) bool {
 	for i := range workers {
 		if p, ok := byIndex[i]; !ok {
 			return false
-		} else if _, ended := workerExit(p); !ended {
+		} else if _, ended := workerExit(p); !ended && !gone[i] {
 			return false
 		}
 	}
 	return true
+}
+
+// unstarted are the indexes whose worker container has not started: no
+// pod yet, or a pod whose worker still waits (image pull, scheduling).
+func unstarted(byIndex map[int]*corev1.Pod, gone map[int]bool, workers int) map[int]bool {
+	out := map[int]bool{}
+	for i := range workers {
+		p, ok := byIndex[i]
+		if !ok {
+			out[i] = true
+			continue
+		}
+		if gone[i] {
+			continue
+		}
+		if _, ended := workerExit(p); ended {
+			continue
+		}
+		running := false
+		for _, s := range p.Status.ContainerStatuses {
+			if s.Name == ContainerWorker && s.State.Running != nil {
+				running = true
+			}
+		}
+		if !running {
+			out[i] = true
+		}
+	}
+	return out
 }
 
 // workerExit is the worker container's termination, if it ended.
@@ -192,6 +264,32 @@ func tail(log []byte, n int) string {
 		return ""
 	}
 	return "; last log lines: " + strings.Join(keep, " | ")
+}
+
+// podEvents are the pod's latest warnings (a failed pull, a failed
+// probe), which its status does not hold.
+func (c *Cluster) podEvents(ctx context.Context, p *corev1.Pod) string {
+	l, err := c.Client.CoreV1().Events(p.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.name=" + p.Name + ",type=Warning"})
+	if err != nil || len(l.Items) == 0 {
+		return ""
+	}
+	sort.Slice(l.Items, func(i, j int) bool { return eventTime(l.Items[i]).Before(eventTime(l.Items[j])) })
+	var out []string
+	for _, e := range l.Items[max(0, len(l.Items)-2):] {
+		out = append(out, fmt.Sprintf("%s: %s", e.Reason, strings.TrimSpace(e.Message)))
+	}
+	return "; events: " + strings.Join(out, " | ")
+}
+
+func eventTime(e corev1.Event) time.Time {
+	if !e.LastTimestamp.IsZero() {
+		return e.LastTimestamp.Time
+	}
+	if !e.EventTime.IsZero() {
+		return e.EventTime.Time
+	}
+	return e.CreationTimestamp.Time
 }
 
 func jobConditions(ctx context.Context, c *Cluster, job *batchv1.Job) string {

@@ -38,7 +38,20 @@ func TestRememberPods(t *testing.T) {
 	if byIndex[1].UID != "d" {
 		t.Errorf("index 1 is pod %s, want the retry d", byIndex[1].UID)
 	}
-	if allEnded(byIndex, 2) {
+	if allEnded(byIndex, map[int]bool{}, 2) {
 		t.Error("pending workers taken as ended")
+	}
+	// A pod that is gone has ended; a worker still waiting has not started.
+	if !allEnded(byIndex, map[int]bool{0: true, 1: true}, 2) {
+		t.Error("deleted pods not taken as ended")
+	}
+	if u := unstarted(byIndex, map[int]bool{0: true}, 3); !u[1] || !u[2] || u[0] {
+		t.Errorf("unstarted %v: want 1 (waiting) and 2 (no pod), not 0 (gone)", u)
+	}
+	running := workerPod("e", "1", t0.Add(2*time.Minute), "")
+	running.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	remember(byIndex, []corev1.Pod{running})
+	if u := unstarted(byIndex, map[int]bool{}, 2); u[1] || !u[0] {
+		t.Errorf("unstarted %v: a running worker has started", u)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"loadgen/results"
+	"loadgen/results/merge"
 	"loadgen/results/store"
 )
 
@@ -136,9 +137,14 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 		return nil, err
 	}
 	k.say("applied %d objects (run %s) in namespace %s", len(objs), o.RunID, o.Namespace)
-	addr, err := k.waitTarget(ctx)
-	if err != nil {
-		return nil, err
+	// A target that never gets ready fails the steps that load it, with
+	// its pods' reason; the sweep's other steps still run.
+	addr, terr := k.waitTarget(ctx)
+	if terr != nil {
+		if ctx.Err() != nil {
+			return nil, terr
+		}
+		k.say("%v", terr)
 	}
 	k.ingressWorkers(ctx)
 	off, err := k.clockOffset(ctx)
@@ -149,8 +155,15 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 		if ctx.Err() != nil {
 			break
 		}
-		k.say("step %d/%d %s: %d workers", st.Index+1, len(k.Steps), st.ID, k.Workers)
-		res, workers := k.runStep(ctx, st, addr, off)
+		var res *results.Step
+		var workers []merge.Worker
+		if terr != nil && stepUsesTarget(st) {
+			res = newStep(st)
+			res.Failed = terr.Error()
+		} else {
+			k.say("step %d/%d %s: %d workers", st.Index+1, len(k.Steps), st.ID, k.Workers)
+			res, workers = k.runStep(ctx, st, addr, off)
+		}
 		if err := store.WriteJSON(filepath.Join(k.Dir, store.StepsDir, st.ID+".json"), res); err != nil {
 			return append(steps, res), fmt.Errorf("step %s: %w", st.ID, err)
 		}
@@ -215,12 +228,17 @@ func (k *Coordinator) prepareDir() error {
 // usesTarget tells whether any step loads the comparison's target.
 func (k *Coordinator) usesTarget() bool {
 	for _, st := range k.Steps {
-		if strings.Contains(st.URL, "://"+TargetHost+":") || strings.HasSuffix(st.URL, "://"+TargetHost) ||
-			strings.Contains(st.URL, "://"+TargetHost+"/") {
+		if stepUsesTarget(st) {
 			return true
 		}
 	}
 	return false
+}
+
+// stepUsesTarget tells whether a step loads the comparison's target.
+func stepUsesTarget(st Step) bool {
+	return strings.Contains(st.URL, "://"+TargetHost+":") || strings.HasSuffix(st.URL, "://"+TargetHost) ||
+		strings.Contains(st.URL, "://"+TargetHost+"/")
 }
 
 // clockOffset measures the coordinator's clock against the API server's,
