@@ -382,7 +382,7 @@ func testStuck(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 	if err != nil || len(steps) != 2 {
 		t.Fatalf("%d steps (%v), want both", len(steps), err)
 	}
-	if f := steps[0].Failed; !strings.Contains(f, "worker 1") || !strings.Contains(f, "never finished") || !strings.Contains(f, "ImagePullBackOff") {
+	if f := steps[0].Failed; !strings.Contains(f, "worker 1") || !strings.Contains(f, "had not started by the start instant") || !strings.Contains(f, "ImagePullBackOff") {
 		t.Errorf("step 0: failed %q, want worker 1's pod reason", f)
 	}
 	if steps[1].Run == nil {

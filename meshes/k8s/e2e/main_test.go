@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"testing"
@@ -19,5 +20,10 @@ func TestMain(m *testing.M) {
 	_ = fs.Set("alsologtostderr", "false")
 	_ = fs.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(io.Discard)
-	os.Exit(m.Run())
+	code := m.Run()
+	if err := stopNode(); err != nil {
+		fmt.Fprintf(os.Stderr, "the node's teardown: %v\n", err)
+		code = 1
+	}
+	os.Exit(code)
 }

@@ -35,13 +35,16 @@ const (
 	PauseRepo   = "loadgen.local/pause"
 )
 
+// loadgenUser is the loadgen image's user, as the Dockerfile's.
+const loadgenUser = "65532:65532"
+
 // images writes both images' OCI archives under dir.
 func (b *Bins) images(dir string) (nodeImages, error) {
 	var out nodeImages
 	var err error
 	// The target pods and workers run as 65532 with a read-only root,
 	// as the Dockerfile's image does.
-	if out.loadgen, err = writeImage(dir, LoadgenRepo, b.Loadgen, "/loadgen", "65532:65532"); err != nil {
+	if out.loadgen, err = writeImage(dir, LoadgenRepo, b.Loadgen, "/loadgen", loadgenUser); err != nil {
 		return out, err
 	}
 	if out.pause, err = writeImage(dir, PauseRepo, b.Pause, "/pause", "65535:65535"); err != nil {

@@ -229,7 +229,57 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err := n.waitServiceAccount(ctx, "default"); err != nil {
 		return nil, err
 	}
+	n.mu.Lock()
+	n.st.Image, n.st.Pause = n.Image, n.PauseImage
+	err = n.st.save()
+	n.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	n.say("up in %v: kubeconfig %s", time.Since(started).Round(100*time.Millisecond), n.Kubeconfig)
+	return n, nil
+}
+
+// ImportLoadgen puts the loadgen image of bins into the node's containerd
+// (a node attached to was started with an older build) and makes it the
+// node's Image.
+func (n *Node) ImportLoadgen(ctx context.Context, bins *Bins) error {
+	im, err := writeImage(n.Dir, LoadgenRepo, bins.Loadgen, "/loadgen", loadgenUser)
+	if err != nil {
+		return err
+	}
+	if _, err := run(ctx, "ctr", "--address", n.paths.containerdSock, "-n", "k8s.io", "images", "import", im.archive); err != nil {
+		return err
+	}
+	n.Image = im.ref
+	return nil
+}
+
+// Attach returns the node that is up in dir (started by another process,
+// `make cluster-up`), to run tests on it without starting one. Its Stop
+// takes it down; a caller that attached leaves it up.
+func Attach(ctx context.Context, dir string, log io.Writer) (*Node, error) {
+	st, err := loadState(dir)
+	if err != nil {
+		return nil, fmt.Errorf("no node is up in %s: %w", dir, err)
+	}
+	n := &Node{Config: Config{Dir: st.Dir, Bins: &Bins{Dir: st.Bins}, ProxyMode: st.ProxyMode, Log: log},
+		Addr: st.Addr, paths: pathsOf(st.Dir), st: st, Image: st.Image, PauseImage: st.Pause,
+		Kubeconfig: filepath.Join(st.Dir, "admin.kubeconfig"), PrometheusURL: "http://" + net.JoinHostPort(st.Addr.NodeIP, strconv.Itoa(PortPrometheus))}
+	n.pki = &pki{dir: filepath.Join(st.Dir, "pki")}
+	if dead := n.Dead(); len(dead) > 0 {
+		return nil, fmt.Errorf("the node in %s is not whole: %s exited (take it down and up again)", dir, strings.Join(dead, ", "))
+	}
+	if n.RESTConfig, err = clientcmd.BuildConfigFromFlags("", n.Kubeconfig); err != nil {
+		return nil, err
+	}
+	n.RESTConfig.QPS, n.RESTConfig.Burst = 100, 200
+	if n.Client, err = kubernetes.NewForConfig(n.RESTConfig); err != nil {
+		return nil, err
+	}
+	if err := n.nodeReady(ctx); err != nil {
+		return nil, err
+	}
 	return n, nil
 }
 
@@ -498,6 +548,9 @@ func (n *Node) SetProxyMode(ctx context.Context, mode string) error {
 	if mode != ProxyIPTables && mode != ProxyNFTables {
 		return fmt.Errorf("kube-proxy mode %q: want %s or %s", mode, ProxyIPTables, ProxyNFTables)
 	}
+	if p := n.proc("kube-proxy"); p != nil && p.alive() && n.ProxyMode == mode {
+		return nil
+	}
 	if p := n.proc("kube-proxy"); p != nil {
 		p.stop(10 * time.Second)
 		if err := n.forget("kube-proxy"); err != nil {
@@ -599,6 +652,8 @@ type state struct {
 	Procs     []Proc            `json:"procs"`
 	Sysctls   map[string]string `json:"sysctls"` // as they were before
 	AddedAddr bool              `json:"added_address"`
+	Image     string            `json:"image,omitempty"`
+	Pause     string            `json:"pause_image,omitempty"`
 }
 
 func statePath(dir string) string { return filepath.Join(dir, "state.json") }

@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"loadgen/meshes/k8s/e2e/node"
+)
+
+// The real node the node tests share: started by the first test that
+// asks for it, taken down after the last one (TestMain), so that a test
+// binary starts one node, not one per test.
+//
+// LOADGEN_NODE_DIR=DIR makes the tests use the node that is up in DIR
+// (`make cluster-up`) and leave it up: quicker when trying things.
+var shared struct {
+	once     sync.Once
+	n        *node.Node
+	err      error
+	attached bool
+}
+
+// testNode is the running node. A machine that cannot run one (not root,
+// packages missing) skips the test, saying why; under CI=1, where
+// .ci/run installs what the node needs, it fails with the component's
+// own error instead.
+func testNode(t *testing.T) *node.Node {
+	t.Helper()
+	shared.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+		defer cancel()
+		if err := node.Preflight(); err != nil {
+			shared.err = err
+			return
+		}
+		bins, err := node.Build(ctx, node.BuildOptions{Module: ".", Log: os.Stderr})
+		if err != nil {
+			shared.err = fmt.Errorf("building the node: %w", err)
+			return
+		}
+		if dir := os.Getenv("LOADGEN_NODE_DIR"); dir != "" {
+			shared.attached = true
+			if shared.n, shared.err = node.Attach(ctx, dir, os.Stderr); shared.err == nil {
+				shared.err = shared.n.ImportLoadgen(ctx, bins) // this build's loadgen, not the one it started with
+			}
+			return
+		}
+		shared.n, shared.err = node.Start(ctx, node.Config{Dir: nodeDir, Bins: bins, Log: os.Stderr})
+	})
+	if shared.err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the node cannot start: %v", shared.err)
+		}
+		t.Skipf("no node on this machine: %v", shared.err)
+	}
+	if dead := shared.n.Dead(); len(dead) > 0 {
+		t.Fatalf("node components died: %v\n%s", dead, shared.n.Logs(30))
+	}
+	return shared.n
+}
+
+// nodeDir is where the tests' node lives: not node.DefaultDir, which is
+// `make cluster-up`'s.
+const nodeDir = "/var/tmp/loadgen-node-e2e"
+
+// stopNode takes the tests' node down and checks that nothing of it is
+// left on the machine; it returns what went wrong.
+func stopNode() error {
+	if shared.n == nil || shared.attached {
+		return nil
+	}
+	return shared.n.Stop()
+}

@@ -1,0 +1,236 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/e2e/node"
+	"loadgen/results/merge"
+	"loadgen/results/store"
+)
+
+// TestNodeRun: `loadgen k8s run --mesh none` on the real node, in both
+// kube-proxy modes: the target Deployment and each step's Indexed Job
+// scheduled by the real scheduler and started by the real kubelet from
+// the local image; the workers reach the target by its Service name
+// (CoreDNS, then kube-proxy's ClusterIP rules); their results read
+// through pods/log and merged exactly; nothing labelled left.
+func TestNodeRun(t *testing.T) {
+	n := testNode(t)
+	bin := buildLoadgen(t)
+	ctx := context.Background()
+	t.Cleanup(func() {
+		if err := n.SetProxyMode(ctx, node.ProxyIPTables); err != nil {
+			t.Errorf("kube-proxy back to iptables: %v", err)
+		}
+	})
+	for _, mode := range []string{node.ProxyIPTables, node.ProxyNFTables} {
+		t.Run(mode, func(t *testing.T) {
+			if n.ProxyMode != mode {
+				if err := n.SetProxyMode(ctx, mode); err != nil {
+					t.Fatalf("kube-proxy %s: %v\n%s", mode, err, n.Logs(20))
+				}
+			}
+			if got, err := n.ProxyModeRunning(ctx); err != nil || got != mode {
+				t.Fatalf("kube-proxy says it runs %q (%v), want %s", got, err, mode)
+			}
+			ns := "node-run-" + mode
+			logs := catchWorkerLogs(t, n.Client, ns)
+			dir := filepath.Join(t.TempDir(), "results")
+			sweep := writeNodeSweep(t, "ladder: c4t2,c6t2", "duration: 3s", "warmup: 500ms",
+				`paths: [{name: mesh, url: "http://target:8080"}, {name: direct, url: "http://target:8081", baseline: true}]`)
+			r := runLoadgen(t, bin, n.Kubeconfig, 5*time.Minute, "k8s", "run", "--mesh", "none", "-n", ns, "-f", sweep,
+				"--workers", "2", "-o", dir, "--image", n.Image, "--same-node-ok", "--start-lead", "8s", "--target-wait", "90s", "--no-metrics", "--run-id", "run"+mode[:2])
+			if r.code != 0 {
+				t.Fatalf("k8s run: %v\n%s", r, n.Logs(10))
+			}
+			_, steps, err := store.ReadSweep(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(steps) != 4 {
+				t.Fatalf("%d steps, want 4 (2 paths × 2 rungs)", len(steps))
+			}
+			got := logs.all()
+			for i, st := range steps {
+				if st.Run == nil {
+					t.Fatalf("step %s failed: %s", st.ID, st.Failed)
+				}
+				var in []merge.Input
+				prefix := k8s.JobName("run"+mode[:2], i) + "-"
+				for pod, log := range got {
+					if !strings.HasPrefix(pod, prefix) {
+						continue
+					}
+					rep, err := k8s.ParseReport([]byte(log))
+					if err != nil {
+						t.Fatalf("%s: %v\n%s", pod, err, log)
+					}
+					in = append(in, merge.Input{Source: pod, Run: rep.Run})
+					if !rep.ClockChecked {
+						t.Errorf("%s: the worker did not measure its clock against the API server (through the kubernetes Service)", pod)
+					}
+				}
+				if len(in) != 2 {
+					t.Fatalf("step %d: %d worker logs caught, want 2 (%v)", i, len(in), sortedNames(got))
+				}
+				sort.Slice(in, func(a, b int) bool { return in[a].Source < in[b].Source })
+				want, _, err := merge.Runs(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Run.Summary.Requests != want.Summary.Requests || st.Run.Histograms.Latency != want.Histograms.Latency || st.Run.Summary.Latency != want.Summary.Latency {
+					t.Errorf("step %d: the stored merge is not the merge of what the workers printed", i)
+				}
+				if st.Run.Summary.Requests == 0 || st.Run.Summary.Status[200] != st.Run.Summary.Requests || st.Run.Summary.Errors.Total() != 0 {
+					t.Errorf("step %d: %d requests, status %v, errors %+v", i, st.Run.Summary.Requests, st.Run.Summary.Status, st.Run.Summary.Errors)
+				}
+				// The workers loaded the target by its Service name.
+				if u := st.Run.Config.Target; !strings.Contains(u, k8s.TargetName+"."+ns+".svc.cluster.local:") {
+					t.Errorf("step %d loaded %s, not the target's Service name", i, u)
+				}
+			}
+			noneLeftOn(t, n.Client, ns)
+			t.Logf("%s: %s", mode, lastLines(r.stderr, 6))
+		})
+	}
+}
+
+// workerLogs are the worker containers' logs, caught as each one ends:
+// the coordinator deletes a step's Job (and its pods) once it has read
+// them, so the test reads them first, straight from the kubelet through
+// the API server, to merge them again itself.
+type workerLogs struct {
+	mu   sync.Mutex
+	logs map[string]string
+}
+
+func (w *workerLogs) all() map[string]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]string{}
+	for k, v := range w.logs {
+		out[k] = v
+	}
+	return out
+}
+
+func catchWorkerLogs(t *testing.T, c kubernetes.Interface, ns string) *workerLogs {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w := &workerLogs{logs: map[string]string{}}
+	go func() {
+		for ctx.Err() == nil {
+			pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: k8s.LabelName + "=" + k8s.ClientName})
+			if err == nil {
+				for _, p := range pods.Items {
+					w.mu.Lock()
+					_, have := w.logs[p.Name]
+					w.mu.Unlock()
+					if have || !workerEnded(&p) {
+						continue
+					}
+					b, err := c.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: k8s.ContainerWorker}).DoRaw(ctx)
+					if err == nil {
+						w.mu.Lock()
+						w.logs[p.Name] = string(b)
+						w.mu.Unlock()
+					}
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return w
+}
+
+func workerEnded(p *corev1.Pod) bool {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == k8s.ContainerWorker && s.State.Terminated != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedNames(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// writeNodeSweep writes a sweep file of 100 B requests with the lines given.
+func writeNodeSweep(t *testing.T, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "sweep.yaml")
+	s := "payloads: [100]\nendpoint: /bytes/{size}\n" + strings.Join(lines, "\n") + "\n"
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// noneLeftOn waits until nothing labelled by loadgen is left in ns, pods
+// included (the kubelet has stopped them), and the namespace is gone.
+func noneLeftOn(t *testing.T, c kubernetes.Interface, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	opts := metav1.ListOptions{LabelSelector: k8s.Selector("")}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		var left []string
+		if l, err := c.BatchV1().Jobs(ns).List(ctx, opts); err == nil {
+			for _, x := range l.Items {
+				left = append(left, "Job "+x.Name)
+			}
+		}
+		if l, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
+			for _, x := range l.Items {
+				left = append(left, "Pod "+x.Name)
+			}
+		}
+		if l, err := c.AppsV1().Deployments(ns).List(ctx, opts); err == nil {
+			for _, x := range l.Items {
+				left = append(left, "Deployment "+x.Name)
+			}
+		}
+		if l, err := c.CoreV1().Services(ns).List(ctx, opts); err == nil {
+			for _, x := range l.Items {
+				left = append(left, "Service "+x.Name)
+			}
+		}
+		if _, err := c.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err == nil {
+			left = append(left, "Namespace "+ns)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("left in %s: %v", ns, left)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
