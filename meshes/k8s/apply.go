@@ -94,11 +94,13 @@ func (c *Cluster) Apply(ctx context.Context, objs []*unstructured.Unstructured) 
 func ptrTrue() *bool { t := true; return &t }
 
 // cleanupKinds are the kinds loadgen creates in a namespace, deleted by
-// label; kinds the cluster does not serve are skipped.
+// label, in this order (controllers before their pods: a ReplicaSet
+// whose pod is deleted first makes a new one); kinds the cluster does not
+// serve are skipped.
 var cleanupKinds = []schema.GroupVersionKind{
 	{Group: "batch", Version: "v1", Kind: "Job"},
-	{Version: "v1", Kind: "Pod"},
 	{Group: "apps", Version: "v1", Kind: "Deployment"},
+	{Version: "v1", Kind: "Pod"},
 	{Version: "v1", Kind: "Service"},
 	{Version: "v1", Kind: "Secret"},
 	{Version: "v1", Kind: "ConfigMap"},
@@ -121,8 +123,14 @@ func (c *Cluster) Cleanup(ctx context.Context, namespace, runID string) ([]strin
 	c.Mapper.Reset()
 	var deleted []string
 	sel := Selector(runID)
-	bg := metav1.DeletePropagationBackground
+	bg, fg := metav1.DeletePropagationBackground, metav1.DeletePropagationForeground
 	for _, gvk := range cleanupKinds {
+		// A Deployment goes in the foreground: its ReplicaSet is marked
+		// for deletion at once, and makes no new pod meanwhile.
+		policy := &bg
+		if gvk.Kind == "Deployment" {
+			policy = &fg
+		}
 		ri, m, err := c.resource(gvk, namespace)
 		if meta.IsNoMatchError(err) {
 			continue
@@ -142,7 +150,7 @@ func (c *Cluster) Cleanup(ctx context.Context, namespace, runID string) ([]strin
 			return deleted, c.errorf("list %s: %v", m.Resource.Resource, oneLine(err))
 		}
 		for _, it := range list.Items {
-			err := ri.Delete(ctx, it.GetName(), metav1.DeleteOptions{PropagationPolicy: &bg})
+			err := ri.Delete(ctx, it.GetName(), metav1.DeleteOptions{PropagationPolicy: policy})
 			if err != nil && !apierrors.IsNotFound(err) {
 				return deleted, c.errorf("delete %s: %v", objectRef(&it), oneLine(err))
 			}
