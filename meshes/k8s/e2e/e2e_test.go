@@ -31,7 +31,7 @@ func TestKubernetes(t *testing.T) {
 	bin := buildLoadgen(t)
 	target := startHTTPBin(t, bin)
 	c := startCluster(t)
-	installCRDs(t, c)
+	installCRDs(t, c.Config)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	// Worker 1 of the late run's first step starts 14 s after its pod was

@@ -57,6 +57,9 @@ func testNode(t *testing.T) *node.Node {
 		}
 		t.Skipf("no node on this machine: %v", shared.err)
 	}
+	if shared.n.Image == "" || shared.n.PauseImage == "" {
+		t.Fatalf("the node in %s records no images (started by an older build): take it down and up again", shared.n.Dir)
+	}
 	if dead := shared.n.Dead(); len(dead) > 0 {
 		t.Fatalf("node components died: %v\n%s", dead, shared.n.Logs(30))
 	}

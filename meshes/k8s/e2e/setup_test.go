@@ -17,6 +17,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	restclient "k8s.io/client-go/rest"
@@ -83,14 +84,14 @@ func moduleDir(t *testing.T, mod string) string {
 
 // installCRDs installs the CRD manifests shipped in the Gateway API and
 // Istio modules, as their installers do, and waits until each is served.
-func installCRDs(t *testing.T, c *cluster) {
+func installCRDs(t *testing.T, config *restclient.Config) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(moduleDir(t, "sigs.k8s.io/gateway-api"), "config", "crd", "standard", "gateway.networking.k8s.io_*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("Gateway API CRDs: %v", err)
 	}
 	files = append(files, filepath.Join(moduleDir(t, "istio.io/api"), "kubernetes", "customresourcedefinitions.gen.yaml"))
-	ac := apiextensionsclient.NewForConfigOrDie(c.Config)
+	ac := apiextensionsclient.NewForConfigOrDie(config)
 	ctx := context.Background()
 	var names []string
 	for _, f := range files {
@@ -111,7 +112,7 @@ func installCRDs(t *testing.T, c *cluster) {
 			if crd.Kind != "CustomResourceDefinition" {
 				continue
 			}
-			if _, err := ac.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
+			if _, err := ac.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 				t.Fatalf("install CRD %s: %v", crd.Name, err)
 			}
 			names = append(names, crd.Name)

@@ -451,7 +451,10 @@ func (n *Node) startContainerd(ctx context.Context) error {
 	if err := writeFile(filepath.Join(n.paths.cniConfDir, "10-loadgen-node.conflist"), []byte(cniConfig(n.paths, n.Addr))); err != nil {
 		return err
 	}
-	p, err := n.launch("containerd", "containerd", []string{"--config", n.paths.containerdConf, "--log-level", "warn"})
+	// No image is ever pulled: every registry request goes to a proxy on
+	// loopback that refuses it, so not even the registry's name is looked
+	// up (a pod whose image is missing fails with ErrImagePull at once).
+	p, err := n.launch("containerd", "containerd", []string{"--config", n.paths.containerdConf, "--log-level", "warn"}, noPulls...)
 	if err != nil {
 		return err
 	}
@@ -610,6 +613,11 @@ func (n *Node) startAddons(ctx context.Context) error {
 	}
 	return ms.waitFor(ctx, 60*time.Second, httpCheck("https://"+n.hostPort(PortMetricsServer)+"/readyz"))
 }
+
+// noPulls is containerd's environment: a proxy for every registry that
+// refuses (127.0.0.1:1), but for loopback itself.
+var noPulls = []string{"HTTP_PROXY=http://127.0.0.1:1", "HTTPS_PROXY=http://127.0.0.1:1", "NO_PROXY=127.0.0.1,localhost",
+	"http_proxy=http://127.0.0.1:1", "https_proxy=http://127.0.0.1:1", "no_proxy=127.0.0.1,localhost"}
 
 // MetricsResolution is metrics-server's --metric-resolution: how often it
 // scrapes the kubelet (its default, 15 s).

@@ -130,7 +130,7 @@ func removePods(ctx context.Context, p paths, st *state) error {
 	}
 	sock := p.containerdSock
 	if _, err := run(ctx, "ctr", "--address", sock, "version"); err != nil {
-		tmp, err := startProc(p.dir, "containerd-down", "containerd", []string{"--config", p.containerdConf, "--log-level", "warn"}, nil)
+		tmp, err := startProc(p.dir, "containerd-down", "containerd", []string{"--config", p.containerdConf, "--log-level", "warn"}, noPulls)
 		if err != nil {
 			return err
 		}
