@@ -28,7 +28,7 @@ exactly and cleans up. 'cleanup' removes what a killed run left.
 
 Meshes: ` + strings.Join(k8s.Meshes, ", ") + `.`,
 	}
-	cmd.AddCommand(newK8sRenderCmd(), newK8sRunCmd(), newK8sCleanupCmd(), newK8sWorkerCmd())
+	cmd.AddCommand(newK8sRenderCmd(), newK8sRunCmd(), newK8sPathsCmd(), newK8sCleanupCmd(), newK8sWorkerCmd())
 	return cmd
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"loadgen/loadgen/study"
 	"loadgen/meshes/k8s"
+	"loadgen/results/compare"
 	"loadgen/results/store"
 )
 
@@ -59,6 +60,7 @@ Exit status 1 when a step failed or a check (--assert) did not hold.`,
   sudo loadgen study flannel-backends -d 5s -o results/flannel
   sudo loadgen study cni-matrix -o results/cni --resume
   loadgen study nginx-sizing --cpu-price 25 -d 30s
+  loadgen study k8s-paths --kubeconfig ~/.kube/config -d 10s --repeats 3 --tolerance 10%
   loadgen report results/cni --html cni.html`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runStudy(cmd, f, args[0]) },
@@ -74,10 +76,13 @@ Exit status 1 when a step failed or a check (--assert) did not hold.`,
 	fl.StringVar(&f.junit, "junit", "", "write each step's assertions as JUnit XML: FILE-STEP-PROTOCOL.xml …")
 	fl.Float64Var(&f.cpuPrice, "cpu-price", 0, "nginx-sizing: what one CPU costs a month, for the cost columns")
 	fl.IntVar(&f.cpus, "cpus", runtime.NumCPU(), "nginx-sizing: the most worker_processes to size")
-	fl.StringVar(&f.cluster.Kubeconfig, "kubeconfig", "", "mesh-ladder: run on this cluster (loadgen k8s run) instead of local sidecars")
-	fl.StringVar(&f.cluster.Context, "context", "", "mesh-ladder: the kubeconfig context (default the current one; implies the cluster)")
+	fl.StringVar(&f.cluster.Kubeconfig, "kubeconfig", "", "mesh-ladder: run on this cluster (loadgen k8s run) instead of local sidecars; k8s-paths: its cluster (default $KUBECONFIG)")
+	fl.StringVar(&f.cluster.Context, "context", "", "mesh-ladder, k8s-paths: the kubeconfig context (default the current one; implies the cluster)")
 	fl.StringSliceVar(&f.cluster.Meshes, "meshes", nil, "mesh-ladder on a cluster: the meshes, each a k8s run (default istio): "+strings.Join(k8s.Meshes, ", "))
 	fl.IntVar(&f.cluster.Workers, "workers", 1, "mesh-ladder on a cluster: worker pods per step")
+	fl.StringVar(&f.cluster.Image, "image", "", "on a cluster: the loadgen image (k8s run's and k8s paths' --image)")
+	fl.IntVar(&f.cluster.Repeats, "repeats", 3, "k8s-paths: samples of each path × test (k8s-netperf's 3)")
+	fl.StringVar(&f.cluster.Tolerance, "tolerance", "10%", "k8s-paths: how far below hostNetwork a pod path may fall (k8s-netperf's --tcp-tolerance)")
 	return cmd
 }
 
@@ -102,6 +107,9 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	opts := f.cluster
 	opts.Duration, opts.CPUs = f.duration, f.cpus
 	if err := checkClusterOptions(s, opts, cmd.Flags().Changed("workers")); err != nil {
+		return err
+	}
+	if err := checkPathsOptions(s, f, cmd.Flags().Changed); err != nil {
 		return err
 	}
 	plan := s.Plan(opts)
@@ -137,7 +145,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	if err := writeStudyMarker(f.out, s.Name); err != nil {
 		return failf("study %s: %v", s.Name, err)
 	}
-	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, "duration", "assert", "junit", "cpu-price", "cpus", "kubeconfig", "context", "meshes", "workers", "quiet") + "-o " + shellQuote(f.out) + " --resume"
+	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, "duration", "assert", "junit", "cpu-price", "cpus", "kubeconfig", "context", "meshes", "workers", "image", "repeats", "tolerance", "quiet") + "-o " + shellQuote(f.out) + " --resume"
 	var failed []string
 	for i, st := range plan {
 		args := f.stepArgs(st, true)
@@ -259,6 +267,32 @@ func checkClusterOptions(s study.Study, o study.Options, workersSet bool) error 
 	return nil
 }
 
+// checkPathsOptions refuses k8s-paths' options for the other studies,
+// and what k8s paths cannot take, before anything runs.
+func checkPathsOptions(s study.Study, f *studyFlags, changed func(string) bool) error {
+	if s.Name != "k8s-paths" {
+		if changed("repeats") || changed("tolerance") {
+			return fmt.Errorf("--repeats and --tolerance are k8s-paths' (study %s has its own plan)", s.Name)
+		}
+		if changed("image") && !f.cluster.OnCluster() {
+			return errors.New("--image is for a cluster: add --kubeconfig (or --context)")
+		}
+		return nil
+	}
+	switch {
+	case len(f.cluster.Meshes) > 0 || changed("workers"):
+		return errors.New("--meshes and --workers are mesh-ladder's: k8s-paths runs one client pod per measurement, without a mesh")
+	case len(f.asserts) > 0 || f.junit != "":
+		return errors.New("--assert and --junit do not apply to k8s-paths: its check is --tolerance, against hostNetwork")
+	case f.cluster.Repeats < 1:
+		return fmt.Errorf("--repeats %d: want 1 or more", f.cluster.Repeats)
+	}
+	if _, err := compare.ParsePercent(f.cluster.Tolerance); err != nil {
+		return fmt.Errorf("--tolerance: %w", err)
+	}
+	return nil
+}
+
 // studyNeeds checks what the study needs, in one line naming the first
 // thing missing.
 func studyNeeds(needs []study.Need, name string) error {
@@ -298,6 +332,9 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) error {
 	if err != nil {
 		return err
 	}
+	if s.Name == "k8s-paths" {
+		return printPathsStudy(w, s, f)
+	}
 	if !ok {
 		fmt.Fprintf(w, "\nstudy %s: no published figures are in the repository yet: the tables above are ours alone\n", s.Name)
 		return nil
@@ -322,6 +359,27 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) error {
 		tw.Flush()
 	}
 	fmt.Fprintf(w, "\n%s.\n", study.Caveat)
+	return nil
+}
+
+// printPathsStudy prints k8s-paths' table, from its step's paths.json:
+// there are no published figures to set it beside.
+func printPathsStudy(w io.Writer, s study.Study, f *studyFlags) error {
+	plan := s.Plan(f.cluster)
+	dir := filepath.Join(f.out, plan[0].Dir)
+	t, err := k8s.ReadPathsTable(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(w, "\nstudy %s: %s holds no %s: nothing was measured\n", s.Name, dir, k8s.PathsFile)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n== %s ==\n", s.Title)
+	if err := t.WriteText(w); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%s.\n", s.Ours)
 	return nil
 }
 

@@ -58,6 +58,14 @@ type Options struct {
 	Meshes []string
 	// Workers are the pods of each cluster step's Indexed Job.
 	Workers int
+	// Image is the loadgen image of a cluster step (k8s run's and k8s
+	// paths' --image); empty: theirs.
+	Image string
+	// Repeats (default 3) and Tolerance (default 10%) are k8s-paths':
+	// samples of each path × test, and how far below hostNetwork a pod
+	// path may fall.
+	Repeats   int
+	Tolerance string
 }
 
 // OnCluster tells whether the options run the study on a cluster.
@@ -77,6 +85,9 @@ type Study struct {
 	// Cluster marks a study that can run on a cluster (Options.OnCluster):
 	// it then needs the cluster instead of Needs.
 	Cluster bool
+	// Ours says, for a study that published a method and no figures, that
+	// the table printed is ours alone.
+	Ours string
 }
 
 // NeedsFor is what the study needs with these options.
@@ -131,7 +142,7 @@ func needsText(needs []Need, cluster bool) string {
 	for _, n := range needs {
 		parts = append(parts, string(n))
 	}
-	if cluster {
+	if cluster && !slices.Contains(needs, NeedCluster) {
 		return strings.Join(parts, ", ") + " (or a cluster: --kubeconfig)"
 	}
 	return strings.Join(parts, ", ")
@@ -217,6 +228,50 @@ var studies = []Study{
 			return []Step{{Name: "sweep: baseline and each sidecar over the ladder", Dir: "sweep", Args: args}}
 		},
 	},
+	{
+		Name:  "k8s-paths",
+		Title: "k8s-netperf's paths: hostNetwork, pod, ClusterIP, NodePort and across nodes, each against hostNetwork",
+		Method: "k8s-netperf (cloud-bulldozer/k8s-netperf): netperf TCP_STREAM, TCP_RR and TCP_CRR, 1024-byte messages, one connection, " +
+			"10 s per sample and 3 samples, between hostNetwork pods (the baseline), pod to pod on one node and across two, pod to a " +
+			"ClusterIP Service and to a NodePort, failing a run whose pod path falls further below hostNetwork than --tcp-tolerance (10%). " +
+			"Here: loadgen k8s paths, loadgen's own client and servers in pods, and HTTP/1.1 beside the three; the kube-proxy mode is recorded.",
+		Needs:    []Need{NeedCluster},
+		Duration: 10 * time.Second,
+		Cluster:  true,
+		Ours:     "k8s-netperf publishes a method, not figures: the table is ours alone, each pod path as a ratio to hostNetwork on this cluster",
+		plan:     func(d time.Duration, o Options) []Step { return []Step{pathsStep(d, o)} },
+	},
+}
+
+// pathsStep is k8s-paths' one step: loadgen k8s paths with the study's
+// duration, repeats and tolerance.
+func pathsStep(d time.Duration, o Options) Step {
+	repeats, tol := o.Repeats, o.Tolerance
+	if repeats < 1 {
+		repeats = 3
+	}
+	if tol == "" {
+		tol = "10%"
+	}
+	args := []string{"k8s", "paths", "-n", "loadgen-paths", "-d", dur(d), "--repeats", strconv.Itoa(repeats), "--tolerance", tol}
+	args = append(args, clusterArgs(o)...)
+	return Step{Name: "k8s paths: every path × TCP_STREAM, TCP_RR, TCP_CRR and HTTP/1.1, as a ratio to hostNetwork", Dir: "k8s-paths",
+		Args: args, Whole: true}
+}
+
+// clusterArgs are the cluster options a cluster step passes on.
+func clusterArgs(o Options) []string {
+	var a []string
+	if o.Kubeconfig != "" {
+		a = append(a, "--kubeconfig", o.Kubeconfig)
+	}
+	if o.Context != "" {
+		a = append(a, "--context", o.Context)
+	}
+	if o.Image != "" {
+		a = append(a, "--image", o.Image)
+	}
+	return a
 }
 
 // ladderFile is mesh-ladder's sweep on a cluster: through the mesh (the
@@ -244,12 +299,7 @@ func clusterLadder(d time.Duration, o Options) []Step {
 	var steps []Step
 	for _, m := range meshes {
 		args := []string{"k8s", "run", "--mesh", m, "-f", file, "--workers", strconv.Itoa(workers), "-n", "loadgen-" + m}
-		if o.Kubeconfig != "" {
-			args = append(args, "--kubeconfig", o.Kubeconfig)
-		}
-		if o.Context != "" {
-			args = append(args, "--context", o.Context)
-		}
+		args = append(args, clusterArgs(o)...)
 		steps = append(steps, Step{Name: "k8s run: " + m + " beside the same pods uncaptured, over the ladder", Dir: "k8s-" + m,
 			Args: args, Files: map[string]string{"mesh-ladder.yaml": ladderFile(d)}, Whole: true})
 	}

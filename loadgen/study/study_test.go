@@ -206,3 +206,39 @@ func TestCompare(t *testing.T) {
 		t.Errorf("verdict %+v: %s", v, v.Line("x"))
 	}
 }
+
+// k8s-paths: one step of loadgen k8s paths, k8s-netperf's defaults, the
+// cluster options passed on; it needs a cluster whatever the options.
+func TestPlanK8sPaths(t *testing.T) {
+	s, err := Lookup("k8s-paths")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Cluster || s.NeedsText() != "a Kubernetes cluster" || s.NeedsTextFor(Options{}) != "a Kubernetes cluster" || s.Ours == "" {
+		t.Errorf("needs %q, cluster %v, ours %q", s.NeedsText(), s.Cluster, s.Ours)
+	}
+	plan := s.Plan(Options{})
+	if len(plan) != 1 || !plan[0].Whole || plan[0].Dir != "k8s-paths" {
+		t.Fatalf("plan %+v", plan)
+	}
+	if got := strings.Join(plan[0].Args, " "); got != "k8s paths -n loadgen-paths -d 10s --repeats 3 --tolerance 10%" {
+		t.Errorf("default args %q", got)
+	}
+	args := s.Plan(Options{Duration: 2 * time.Second, Repeats: 2, Tolerance: "25%", Kubeconfig: "/k", Context: "c", Image: "i:1"})[0].Args
+	for fl, want := range map[string]string{"-d": "2s", "--repeats": "2", "--tolerance": "25%", "--kubeconfig": "/k", "--context": "c", "--image": "i:1"} {
+		if got := argValue(args, fl); got != want {
+			t.Errorf("%s %q, want %q (%v)", fl, got, want, args)
+		}
+	}
+	if p, ok, err := s.Published(); ok || err != nil {
+		t.Errorf("k8s-paths has published figures? %+v %v", p, err)
+	}
+	// mesh-ladder keeps its text, and passes --image on to k8s run.
+	ml, _ := Lookup("mesh-ladder")
+	if ml.NeedsText() != "root, nginx (or a cluster: --kubeconfig)" {
+		t.Errorf("mesh-ladder needs %q", ml.NeedsText())
+	}
+	if a := ml.Plan(Options{Kubeconfig: "/k", Image: "i:1"})[0].Args; argValue(a, "--image") != "i:1" || argValue(a, "--kubeconfig") != "/k" {
+		t.Errorf("mesh-ladder on a cluster: %v", a)
+	}
+}

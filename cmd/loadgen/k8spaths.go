@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"loadgen/loadgen"
+	"loadgen/meshes/k8s"
+	"loadgen/results/compare"
+)
+
+type k8sPathsFlags struct {
+	opts       k8s.PathsOptions
+	tolerance  string
+	out        string
+	kubeconfig string
+	context    string
+	dryRun     bool
+	quiet      bool
+}
+
+func newK8sPathsCmd() *cobra.Command {
+	f := &k8sPathsFlags{}
+	cmd := &cobra.Command{
+		Use:   "paths [-d 10s] [--repeats 3] [--tolerance 10%] [-o DIR]",
+		Short: "Measure the paths k8s-netperf measures — hostNetwork, pod, ClusterIP, NodePort, across nodes — against hostNetwork",
+		Long: `Measure a cluster's network paths as k8s-netperf does, with loadgen's own client
+and servers in pods:
+
+  host-host             hostNetwork client → hostNetwork server, one node (the node's IP): the baseline
+  pod-pod-same-node     pod → the server pod's IP, one node
+  pod-clusterip         pod → a ClusterIP Service whose endpoint is the server pod
+  pod-nodeport          pod → the server's node IP and the Service's nodePort
+  host-host-other-node  hostNetwork ↔ hostNetwork across nodes: the baseline of the next row
+  pod-pod-other-node    pod → the server pod's IP from another node
+
+each × TCP_STREAM, TCP_RR and TCP_CRR (-p tcp-stream|tcp-rr|tcp-crr, 1024-byte
+messages, one connection, against loadgen serve tcp) and HTTP/1.1 (GET
+/bytes/1024, closed loop, 4 connections, against loadgen serve httpbin). Nodes
+are read from the cluster: servers and same-node clients run on the first
+schedulable node (not cordoned, not tainted NoSchedule), cross-node clients on
+the second; with one schedulable node the cross-node rows say they are not
+measurable here.
+
+Each measurement is one Job of one 'loadgen k8s worker' pod, one at a time;
+each repeat is a full pass over tests and paths. A path's figure is the median
+of its repeats, with their spread, and its ratio to the hostNetwork row of the
+same test. --tolerance is k8s-netperf's --tcp-tolerance: exit status 1 when a
+pod path falls further below hostNetwork than it (every figure here is higher
+is better), or when a measurement failed. kube-proxy's mode is recorded: what
+kube-proxy says (/proxyMode through the API server's node proxy), else the
+ConfigMap kube-system/kube-proxy, else "unknown" and why.
+
+DIR gets paths.json (the table, the nodes, the kube-proxy mode and its source)
+and one results directory per test, which 'loadgen report DIR' reads. The
+namespace is created by loadgen and deleted at the end with everything in it,
+after Ctrl-C too; 'loadgen k8s cleanup -n NS' removes what a killed run left.
+The hostNetwork server listens on the node's IP, ports 18080 and 19000.`,
+		Example: `  loadgen k8s paths -o results/paths
+  loadgen k8s paths -d 2s --repeats 2 --tolerance 20% --image registry.example/loadgen:v1 -o results/quick
+  loadgen k8s paths --dry-run
+  loadgen report results/paths`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runK8sPaths(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.opts.Namespace, "namespace", "n", k8s.DefaultPathsNamespace, "namespace of the run (loadgen creates it, and deletes it at the end)")
+	fl.StringVar(&f.opts.Image, "image", k8s.DefaultImage, "the loadgen image (built from the repository's Dockerfile)")
+	fl.DurationVarP(&f.opts.Duration, "duration", "d", k8s.DefaultPathsDuration, "each sample's measured duration (k8s-netperf's 10s)")
+	fl.IntVar(&f.opts.Repeats, "repeats", k8s.DefaultPathsRepeats, "samples of each path × test (k8s-netperf's 3)")
+	fl.StringVar(&f.tolerance, "tolerance", "10%", "how far below hostNetwork a pod path may fall before the exit status is 1")
+	fl.StringVarP(&f.out, "output", "o", "", "results directory (default k8s-paths-YYYYMMDD-HHMMSS)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&f.context, "context", "", "kubeconfig context (default the current one)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and the objects; touch no cluster")
+	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines (the table is printed still)")
+	return cmd
+}
+
+func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
+	tol, err := compare.ParsePercent(f.tolerance)
+	if err != nil {
+		return fmt.Errorf("--tolerance: %w", err)
+	}
+	f.opts.Tolerance = tol
+	if f.opts.Duration <= 0 {
+		return errors.New("-d: want a positive duration, 1s or more")
+	}
+	if f.opts.Repeats < 1 {
+		return fmt.Errorf("--repeats %d: want 1 or more", f.opts.Repeats)
+	}
+	if f.opts.RunID == "" {
+		f.opts.RunID = newRunID()
+	}
+	if err := f.opts.Validate(); err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if f.dryRun {
+		return k8s.PathsDryRun(w, f.opts)
+	}
+	if f.out == "" {
+		f.out = "k8s-paths-" + time.Now().Format("20060102-150405")
+	}
+	ctx := cmd.Context()
+	c, err := k8s.Connect(ctx, f.kubeconfig, f.context)
+	if err != nil {
+		return failf("%v", err)
+	}
+	run := &k8s.PathsRun{Cluster: c, Options: f.opts, Dir: f.out, Env: loadgen.Environment(),
+		Events: func(format string, a ...any) {
+			if !f.quiet {
+				fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...)
+			}
+		}}
+	table, err := run.Run(ctx)
+	if table != nil && table.Rows != nil {
+		fmt.Fprintln(w)
+		if werr := table.WriteText(w); werr != nil {
+			return failf("%v", werr)
+		}
+		fmt.Fprintf(w, "\nresults: %s (%s; loadgen report %s)\n", f.out, k8s.PathsFile, f.out)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "interrupted: the measurements made are saved, and the run's objects deleted")
+		if err != nil && !errors.Is(err, ctx.Err()) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "loadgen: %v\n", err)
+		}
+		return exitError{code: 130}
+	}
+	if err != nil {
+		return failf("%v", err)
+	}
+	if !table.Passed {
+		return exitError{code: exitFail}
+	}
+	return nil
+}

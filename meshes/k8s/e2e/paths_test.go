@@ -1,0 +1,206 @@
+package e2e
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/e2e/node"
+	"loadgen/results/store"
+)
+
+// TestNodePaths: `loadgen study k8s-paths` on the real node, in both
+// kube-proxy modes: the hostNetwork and pod servers and every client Job
+// placed on the one schedulable node by the real scheduler, the pods
+// reaching each other by the node's IP, the pod IP, the ClusterIP and the
+// NodePort through the kube-proxy mode that runs; every path × test has
+// figures, the cross-node rows say they cannot be measured on one node,
+// the recorded kube-proxy mode is the one running, the ratios are to the
+// host row, the exit status follows the tolerance, nothing labelled is
+// left.
+func TestNodePaths(t *testing.T) {
+	n := testNode(t)
+	bin := buildLoadgen(t)
+	ctx := context.Background()
+	t.Cleanup(func() {
+		if err := n.SetProxyMode(ctx, node.ProxyIPTables); err != nil {
+			t.Errorf("kube-proxy back to iptables: %v", err)
+		}
+	})
+	recorded := map[string]string{}
+	// 10% fails the run wherever a pod path is slower than host by more;
+	// 99% passes any path that measured anything (a ratio of 0.01 up).
+	for _, c := range []struct{ mode, tolerance string }{{node.ProxyIPTables, "10%"}, {node.ProxyNFTables, "99%"}} {
+		t.Run(c.mode, func(t *testing.T) {
+			if running, _ := n.ProxyModeRunning(ctx); running != c.mode {
+				if err := n.SetProxyMode(ctx, c.mode); err != nil {
+					t.Fatalf("kube-proxy %s: %v\n%s", c.mode, err, n.Logs(20))
+				}
+			}
+			running, err := n.ProxyModeRunning(ctx)
+			if err != nil || running != c.mode {
+				t.Fatalf("kube-proxy says it runs %q (%v), want %s", running, err, c.mode)
+			}
+			dir := filepath.Join(t.TempDir(), "study")
+			r := runLoadgen(t, bin, n.Kubeconfig, 8*time.Minute, "study", "k8s-paths", "--kubeconfig", n.Kubeconfig,
+				"--image", n.Image, "-d", "2s", "--repeats", "2", "--tolerance", c.tolerance, "-o", dir, "-q")
+			t.Logf("loadgen study k8s-paths (kube-proxy %s, tolerance %s): exit %d\n%s", c.mode, c.tolerance, r.code, r.stdout)
+			tab, err := k8s.ReadPathsTable(filepath.Join(dir, "k8s-paths"))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, r)
+			}
+			checkPathsTable(t, tab, running, c.tolerance, r)
+			recorded[c.mode] = tab.KubeProxy.Mode
+			for _, want := range []string{"not measurable here: one schedulable node", "publishes a method, not figures", "kube-proxy: " + running} {
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("the study's printout lacks %q", want)
+				}
+			}
+			// Each test's results directory holds every measurement's run.
+			for _, test := range k8s.PathsTests {
+				man, steps, err := store.ReadSweep(filepath.Join(dir, "k8s-paths", test.Name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(man.Paths) != 4 || len(steps) != 4*2 || man.Baseline != k8s.PathHostHost {
+					t.Errorf("%s: paths %v, %d steps, baseline %q; want 4 paths × 2 repeats", test.Name, man.Paths, len(steps), man.Baseline)
+				}
+				for _, st := range steps {
+					if st.Run == nil || st.Run.Config.Protocol != test.Protocol || st.Run.Config.Connections != test.Connections {
+						t.Errorf("%s %s: %+v", test.Name, st.ID, st.Failed)
+					}
+				}
+			}
+			if rep := runLoadgen(t, bin, n.Kubeconfig, time.Minute, "report", dir); rep.code != 0 || !strings.Contains(rep.stdout, "CNI path matrix") {
+				t.Errorf("loadgen report: %v", rep)
+			}
+			assertNothingLeft(t, n.Client, tab.Namespace, tab.RunID)
+		})
+	}
+	if recorded[node.ProxyIPTables] != node.ProxyIPTables || recorded[node.ProxyNFTables] != node.ProxyNFTables {
+		t.Errorf("recorded kube-proxy modes %v: want iptables, then nftables", recorded)
+	}
+}
+
+// checkPathsTable checks a one-node table against what was run: figures
+// for every path × test, the cross-node rows not measurable, the mode
+// kube-proxy says it runs, the ratios to the host row, the verdicts and
+// the exit status by the tolerance.
+func checkPathsTable(t *testing.T, tab *k8s.PathsTable, running, tolerance string, r result) {
+	t.Helper()
+	if tab.KubeProxy.Mode != running || !strings.Contains(tab.KubeProxy.Source, "/api/v1/nodes/"+node.NodeName+":10249/proxy/proxyMode") {
+		t.Errorf("kube-proxy %+v, want %s read from kube-proxy", tab.KubeProxy, running)
+	}
+	if tab.Nodes.Server != node.NodeName || tab.Nodes.Other != "" || len(tab.Nodes.Schedulable) != 1 {
+		t.Errorf("nodes %+v", tab.Nodes)
+	}
+	tol := map[string]float64{"10%": 0.10, "99%": 0.99}[tolerance]
+	if tab.Tolerance != tol || tab.Repeats != 2 || tab.DurationSeconds != 2 {
+		t.Errorf("tolerance %g, repeats %d, duration %gs", tab.Tolerance, tab.Repeats, tab.DurationSeconds)
+	}
+	if len(tab.Rows) != 6*4 {
+		t.Fatalf("%d rows, want 6 paths × 4 tests", len(tab.Rows))
+	}
+	host := map[string]float64{}
+	for _, row := range tab.Rows {
+		if row.Path == k8s.PathHostHost && row.Median != nil {
+			host[row.Test] = *row.Median
+		}
+	}
+	below := false
+	for _, row := range tab.Rows {
+		name := row.Path + " " + row.Test
+		if row.Path == k8s.PathHostHostOther || row.Path == k8s.PathPodPodOtherNode {
+			if row.Verdict != k8s.VerdictNotMeasurable || row.Note != k8s.NotMeasurableOneNode || len(row.Figures) != 0 {
+				t.Errorf("%s: %s %q, want not measurable on one node", name, row.Verdict, row.Note)
+			}
+			continue
+		}
+		if len(row.Figures) != 2 || len(row.Failures) > 0 || row.Median == nil {
+			t.Errorf("%s: figures %v, failures %v", name, row.Figures, row.Failures)
+			continue
+		}
+		for _, f := range row.Figures {
+			if !(f > 0) {
+				t.Errorf("%s: figure %g", name, f)
+			}
+		}
+		if row.Path == k8s.PathHostHost {
+			if row.Verdict != k8s.VerdictBaseline || row.Ratio != nil {
+				t.Errorf("%s: %s, ratio %v: want the baseline", name, row.Verdict, row.Ratio)
+			}
+			continue
+		}
+		want := *row.Median / host[row.Test]
+		if row.Baseline != k8s.PathHostHost || row.Ratio == nil || math.Abs(*row.Ratio-want) > 1e-9*want {
+			t.Errorf("%s: ratio %v to %s, want %g (its median over host-host's)", name, row.Ratio, row.Baseline, want)
+			continue
+		}
+		wantVerdict := k8s.VerdictOK
+		if want < 1-tol-1e-12 {
+			wantVerdict, below = k8s.VerdictBelow, true
+		}
+		if row.Verdict != wantVerdict {
+			t.Errorf("%s: ratio %.3f, verdict %s, want %s at %s", name, want, row.Verdict, wantVerdict, tolerance)
+		}
+	}
+	wantCode := 0
+	if below {
+		wantCode = 1
+	}
+	if r.code != wantCode || tab.Passed != !below {
+		t.Errorf("exit %d, passed %v; want exit %d (a pod row below the tolerance: %v)\n%s", r.code, tab.Passed, wantCode, below, r.stderr)
+	}
+	if tolerance == "99%" && r.code != 0 {
+		t.Errorf("at 99%% every measured path passes; exit %d", r.code)
+	}
+}
+
+// assertNothingLeft: the run's namespace is gone and no object carries
+// its label, anywhere.
+func assertNothingLeft(t *testing.T, c kubernetes.Interface, ns, runID string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("namespace %s: %v, want it gone", ns, err)
+	}
+	sel := metav1.ListOptions{LabelSelector: k8s.Selector(runID)}
+	var left []string
+	add := func(kind string, names []metav1.ObjectMeta, err error) {
+		if err != nil {
+			t.Errorf("list %s: %v", kind, err)
+		}
+		for _, m := range names {
+			left = append(left, kind+" "+m.Namespace+"/"+m.Name)
+		}
+	}
+	nss, err := c.CoreV1().Namespaces().List(ctx, sel)
+	add("Namespace", metas(nss.Items, func(x corev1.Namespace) metav1.ObjectMeta { return x.ObjectMeta }), err)
+	pods, err := c.CoreV1().Pods("").List(ctx, sel)
+	add("Pod", metas(pods.Items, func(x corev1.Pod) metav1.ObjectMeta { return x.ObjectMeta }), err)
+	svcs, err := c.CoreV1().Services("").List(ctx, sel)
+	add("Service", metas(svcs.Items, func(x corev1.Service) metav1.ObjectMeta { return x.ObjectMeta }), err)
+	jobs, err := c.BatchV1().Jobs("").List(ctx, sel)
+	add("Job", metas(jobs.Items, func(x batchv1.Job) metav1.ObjectMeta { return x.ObjectMeta }), err)
+	if len(left) > 0 {
+		t.Errorf("left after the run: %v", left)
+	}
+}
+
+func metas[T any](items []T, meta func(T) metav1.ObjectMeta) []metav1.ObjectMeta {
+	var out []metav1.ObjectMeta
+	for _, x := range items {
+		out = append(out, meta(x))
+	}
+	return out
+}
