@@ -161,7 +161,7 @@ func TestPathsPlacementAndTargets(t *testing.T) {
 		t.Errorf("NodePort service %+v", svc.Spec)
 	}
 
-	ep := Endpoints{NodeIP: "198.18.64.1", PodIP: "198.18.65.7", ClusterIP: "198.18.96.20", NodePortTCP: 30900, NodePortHTTP: 30080}
+	ep := Endpoints{NodeIP: "198.18.64.1", PodIP: "198.18.65.7", ClusterIP: "198.18.112.20", NodePortTCP: 30900, NodePortHTTP: 30080}
 	want := map[string]struct {
 		node      string
 		host      bool
@@ -169,7 +169,7 @@ func TestPathsPlacementAndTargets(t *testing.T) {
 	}{
 		PathHostHost:        {"a", true, "198.18.64.1:19000", "http://198.18.64.1:18080/bytes/1024"},
 		PathPodPodSameNode:  {"a", false, "198.18.65.7:9000", "http://198.18.65.7:8080/bytes/1024"},
-		PathPodClusterIP:    {"a", false, "198.18.96.20:9000", "http://198.18.96.20:8080/bytes/1024"},
+		PathPodClusterIP:    {"a", false, "198.18.112.20:9000", "http://198.18.112.20:8080/bytes/1024"},
 		PathPodNodePort:     {"a", false, "198.18.64.1:30900", "http://198.18.64.1:30080/bytes/1024"},
 		PathHostHostOther:   {"b", true, "198.18.64.1:19000", "http://198.18.64.1:18080/bytes/1024"},
 		PathPodPodOtherNode: {"b", false, "198.18.65.7:9000", "http://198.18.65.7:8080/bytes/1024"},

@@ -106,8 +106,9 @@ const CNIBinDir = "/usr/lib/cni"
 
 // cniConfig is the pod network: Debian's bridge plugin on the node's own
 // bridge, host-local addresses from the pod range, portmap for hostPort.
-// Pods get a route to the node range only (node, pods, services): there
-// is no default route, so nothing a pod sends can leave the machine.
+// Pods get routes to the node's address and the Services only (their own
+// subnet is on the bridge): there is no default route, so nothing a pod
+// sends can leave the machine, nor reach the lab's addresses.
 func cniConfig(p paths, a Addresses) string {
 	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
@@ -123,13 +124,13 @@ func cniConfig(p paths, a Addresses) string {
         "type": "host-local",
         "dataDir": %q,
         "ranges": [[{"subnet": %q, "gateway": %q}]],
-        "routes": [{"dst": %q}]
+        "routes": [{"dst": %q}, {"dst": %q}]
       }
     },
     {"type": "portmap", "capabilities": {"portMappings": true}}
   ]
 }
-`, a.Bridge, p.cniIPAM, a.PodCIDR, a.PodGateway, a.NodeRange)
+`, a.Bridge, p.cniIPAM, a.PodCIDR, a.PodGateway, a.NodeIP+"/32", a.ServiceCIDR)
 }
 
 // kubeletConfig is the KubeletConfiguration: cgroup v1 allowed (kubelet

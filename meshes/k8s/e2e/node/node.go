@@ -63,12 +63,12 @@ const (
 	PortPrometheus       = 9090
 )
 
-// Addresses are the node's, all in 198.18.64.0/18 (RFC 2544's benchmark
-// range, apart from what the lab and the sidecar tests use), so that the
-// lab's tests and a node can run at once.
+// Addresses are the node's, in RFC 2544's benchmark range 198.18.0.0/15
+// but apart from what the lab and the sidecar tests use (198.18.0-5.x,
+// 198.18.100.x, 198.18.210.x, 198.19.0.0/16), so that the lab's tests and
+// a node can run at once.
 type Addresses struct {
 	NodeIP       string // on lo: the API server, the kubelet, every component
-	NodeRange    string // node, pods and services: the one route pods get
 	PodCIDR      string
 	PodGateway   string // the bridge's address
 	ServiceCIDR  string
@@ -80,12 +80,11 @@ type Addresses struct {
 // DefaultAddresses are the one node's.
 var DefaultAddresses = Addresses{
 	NodeIP:       "198.18.64.1",
-	NodeRange:    "198.18.64.0/18",
 	PodCIDR:      "198.18.65.0/24",
 	PodGateway:   "198.18.65.1",
-	ServiceCIDR:  "198.18.96.0/20",
-	APIServiceIP: "198.18.96.1",
-	DNSServiceIP: "198.18.96.10",
+	ServiceCIDR:  "198.18.112.0/20",
+	APIServiceIP: "198.18.112.1",
+	DNSServiceIP: "198.18.112.10",
 	Bridge:       "lgnode0",
 }
 

@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+
+	"loadgen/meshes/k8s"
+)
+
+// TestNodeRenderings applies every mesh's rendering on the real node —
+// the Gateway API and Istio CRDs installed from their modules — and
+// checks that the target is scheduled by the real scheduler, started by
+// the kubelet and Ready: the meshes' annotations and labels stop no pod
+// where no mesh runs. (App Mesh is left out: its CRDs are in no module
+// here, and `k8s run` refuses it before applying when they are missing.)
+// No mesh controller runs here, so no sidecar is injected: that a run
+// must then refuse to call the path a mesh path is the issue of mesh
+// comparisons, not of scheduling.
+func TestNodeRenderings(t *testing.T) {
+	n := testNode(t)
+	installCRDs(t, n.RESTConfig)
+	ctx := context.Background()
+	kc, err := k8s.ConnectConfig(ctx, n.RESTConfig, "node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []k8s.Options{
+		{Mesh: k8s.MeshNone}, {Mesh: k8s.MeshIstio}, {Mesh: k8s.MeshIstio, Mode: k8s.ModeServerOnly},
+		{Mesh: k8s.MeshIstio, Mode: k8s.ModeClientOnly, MTLS: true, Revision: "1-32"},
+		{Mesh: k8s.MeshIstioAmbient}, {Mesh: k8s.MeshIstioWaypoint, MTLS: true},
+		{Mesh: k8s.MeshLinkerd}, {Mesh: k8s.MeshIngressNginx, Workers: 4}, {Mesh: k8s.MeshGateway, Class: "traefik"},
+	}
+	for i, o := range cases {
+		o.Namespace = fmt.Sprintf("node-r%d-%s", i, o.Mesh)
+		o.RunID = fmt.Sprintf("r%d", i)
+		o.Image = n.Image
+		o.SameNodeOK = true
+		t.Run(o.Namespace, func(t *testing.T) {
+			r, err := k8s.Render(o, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// As k8s run applies them: without the client Job, and only
+			// loadgen's own objects (not the ingress controller's ConfigMap).
+			var objs []*unstructured.Unstructured
+			for _, u := range r.Objects[:len(r.Objects)-1] {
+				if u.GetLabels()[k8s.LabelManagedBy] == k8s.ManagedBy {
+					objs = append(objs, u)
+				}
+			}
+			if err := kc.CheckKinds(o.Mesh, objs); err != nil {
+				t.Fatal(err)
+			}
+			if err := kc.Apply(ctx, objs); err != nil {
+				t.Fatalf("the API server refused a rendered object: %v", err)
+			}
+			pod := waitTargetReady(t, n.Client, o.Namespace)
+			if pod.Spec.NodeName == "" || pod.Status.PodIP == "" {
+				t.Errorf("target pod %s: node %q, IP %q", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
+			}
+			if len(pod.Spec.Containers) != 4 {
+				t.Errorf("target pod %s has %d containers: something injected into it", pod.Name, len(pod.Spec.Containers))
+			}
+			if _, err := kc.Cleanup(ctx, o.Namespace, o.RunID); err != nil {
+				t.Fatal(err)
+			}
+			noneLeftOn(t, n.Client, o.Namespace)
+		})
+	}
+}
+
+// waitTargetReady waits for the target's pod to be Ready on a node.
+func waitTargetReady(t *testing.T, c kubernetes.Interface, ns string) corev1.Pod {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	last := "no pod yet"
+	for time.Now().Before(deadline) {
+		l, err := c.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: k8s.LabelName + "=" + k8s.TargetName})
+		if err == nil {
+			for _, p := range l.Items {
+				for _, cond := range p.Status.Conditions {
+					if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+						return p
+					}
+				}
+				last = fmt.Sprintf("%s %s %v", p.Name, p.Status.Phase, p.Status.Conditions)
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	t.Fatalf("the target in %s never got Ready: %s", ns, strings.TrimSpace(last))
+	return corev1.Pod{}
+}
