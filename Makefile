@@ -4,7 +4,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X loadgen/loadgen.version=$(VERSION)
 
-.PHONY: build test test-k8s cross tidy race fuzz bench demo clean
+.PHONY: build test test-k8s test-cluster cluster-up cluster-down node-build cross tidy race fuzz bench demo clean
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/loadgen ./cmd/loadgen
@@ -15,6 +15,7 @@ test:
 	$(MAKE) cross
 	$(GO) test -count=1 ./...
 	$(MAKE) test-k8s
+	$(MAKE) test-cluster
 
 # loadgen runs off Linux too (goroutines drive the load; event loops,
 # network namespaces and the lab are Linux's): it and its tests must build.
@@ -22,11 +23,31 @@ cross:
 	GOOS=darwin $(GO) vet ./...
 	GOOS=freebsd $(GO) vet ./...
 
-# The Kubernetes end-to-end tests: a nested module (k8s.io/kubernetes' test
-# API server, Job controller and garbage collector in-process); a cold
-# build takes minutes, a warm one seconds.
+# The Kubernetes end-to-end tests against k8s.io/kubernetes' test API
+# server, Job controller and garbage collector in-process: a nested
+# module; a cold build takes minutes, a warm one seconds.
+E2E := meshes/k8s/e2e
 test-k8s:
-	cd meshes/k8s/e2e && $(GO) vet ./... && $(GO) test -count=1 -timeout 15m ./...
+	cd $(E2E) && $(GO) vet ./... && $(GO) test -count=1 -timeout 15m -skip '^TestNode' ./...
+
+# The tests on a real node (root; Debian's containerd, runc, CNI plugins,
+# iptables, nftables, conntrack and prometheus): the node's components are
+# built once into ~/.cache/loadgen-node (a cold build takes 10 to 20
+# minutes, then seconds), the node starts, the tests run on it, and its
+# teardown leaves nothing on the machine. LOADGEN_NODE_DIR=/var/tmp/loadgen-node
+# runs them on the node `make cluster-up` started instead.
+test-cluster: node-build
+	cd $(E2E) && $(GO) test -count=1 -timeout 45m -run '^TestNode' ./...
+
+node-build:
+	cd $(E2E) && $(GO) run ./cmd/node build
+
+# A node to try things on by hand: KUBECONFIG=/var/tmp/loadgen-node/admin.kubeconfig.
+cluster-up:
+	cd $(E2E) && $(GO) run ./cmd/node up
+
+cluster-down:
+	cd $(E2E) && $(GO) run ./cmd/node down
 
 # Both modules: the nested one requires the main one, so a dependency of
 # the main module changes its go.sum too (test-k8s fails until tidied).
