@@ -234,28 +234,11 @@ func testRun(t *testing.T, c *cluster, kl *kubelet, bin, kubeconfig, target stri
 		}
 		// Merge again what the workers printed, read straight from the
 		// kubelet: the directory must hold exactly that merge.
-		var in []merge.Input
-		prefix := k8s.JobName("e2erun", i) + "-"
-		for pod, log := range logs {
-			if !strings.HasPrefix(pod, prefix) {
-				continue
-			}
-			rep, err := k8s.ParseReport([]byte(log))
-			if err != nil {
-				t.Fatalf("%s: %v\n%s", pod, err, log)
-			}
-			in = append(in, merge.Input{Source: pod, Run: rep.Run})
+		want, reps := remerge(t, logs, k8s.JobName("e2erun", i)+"-", 3)
+		for _, rep := range reps {
 			if !rep.ClockChecked || time.Duration(rep.ClockOffset).Abs() > time.Second {
-				t.Errorf("%s: clock offset %v (checked %v): want one measured against the API server, near 0 here", pod, rep.ClockOffset, rep.ClockChecked)
+				t.Errorf("worker %d: clock offset %v (checked %v): want one measured against the API server, near 0 here", rep.Index, rep.ClockOffset, rep.ClockChecked)
 			}
-		}
-		if len(in) != 3 {
-			t.Fatalf("step %d: %d worker logs, want 3", i, len(in))
-		}
-		sort.Slice(in, func(a, b int) bool { return in[a].Source < in[b].Source })
-		want, _, err := merge.Runs(in)
-		if err != nil {
-			t.Fatal(err)
 		}
 		got := st.Run
 		if got.Summary.Latency != want.Summary.Latency || got.Summary.Requests != want.Summary.Requests || got.Histograms.Latency != want.Histograms.Latency {

@@ -3,7 +3,13 @@ package e2e
 import (
 	"net"
 	"net/url"
+	"sort"
+	"strings"
 	"testing"
+
+	"loadgen/meshes/k8s"
+	"loadgen/results"
+	"loadgen/results/merge"
 )
 
 func hostPort(t *testing.T, host string) (string, string) {
@@ -17,4 +23,33 @@ func hostPort(t *testing.T, host string) (string, string) {
 		t.Fatal(err)
 	}
 	return h, p
+}
+
+// remerge merges again what the workers of one step printed (their logs,
+// by pod name; the step's pods are those named with prefix), as the
+// coordinator must have: want is how many workers there were.
+func remerge(t *testing.T, logs map[string]string, prefix string, want int) (*results.Run, []*k8s.Report) {
+	t.Helper()
+	var in []merge.Input
+	var reps []*k8s.Report
+	for pod, log := range logs {
+		if !strings.HasPrefix(pod, prefix) {
+			continue
+		}
+		rep, err := k8s.ParseReport([]byte(log))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", pod, err, log)
+		}
+		in = append(in, merge.Input{Source: pod, Run: rep.Run})
+		reps = append(reps, rep)
+	}
+	if len(in) != want {
+		t.Fatalf("%d worker logs of %s*, want %d", len(in), prefix, want)
+	}
+	sort.Slice(in, func(a, b int) bool { return in[a].Source < in[b].Source })
+	run, _, err := merge.Runs(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run, reps
 }

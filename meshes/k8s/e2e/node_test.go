@@ -78,3 +78,26 @@ func stopNode() error {
 	}
 	return shared.n.Stop()
 }
+
+// useProxyMode runs kube-proxy in mode for the test (restarted with its
+// old rules cleaned up, when it ran in another), and checks that it says so.
+func useProxyMode(t *testing.T, n *node.Node, mode string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := n.SetProxyMode(ctx, mode); err != nil {
+		t.Fatalf("kube-proxy %s: %v\n%s", mode, err, n.Logs(20))
+	}
+	if got, err := n.ProxyModeRunning(ctx); err != nil || got != mode {
+		t.Fatalf("kube-proxy says it runs %q (%v), want %s", got, err, mode)
+	}
+}
+
+// iptablesAfter puts kube-proxy back in iptables mode, the node's
+// default, when the test ends.
+func iptablesAfter(t *testing.T, n *node.Node) {
+	t.Cleanup(func() {
+		if err := n.SetProxyMode(context.Background(), node.ProxyIPTables); err != nil {
+			t.Errorf("kube-proxy back to iptables: %v", err)
+		}
+	})
+}

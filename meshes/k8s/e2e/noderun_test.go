@@ -16,7 +16,6 @@ import (
 
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/e2e/node"
-	"loadgen/results/merge"
 	"loadgen/results/store"
 )
 
@@ -29,22 +28,10 @@ import (
 func TestNodeRun(t *testing.T) {
 	n := testNode(t)
 	bin := buildLoadgen(t)
-	ctx := context.Background()
-	t.Cleanup(func() {
-		if err := n.SetProxyMode(ctx, node.ProxyIPTables); err != nil {
-			t.Errorf("kube-proxy back to iptables: %v", err)
-		}
-	})
+	iptablesAfter(t, n)
 	for _, mode := range []string{node.ProxyIPTables, node.ProxyNFTables} {
 		t.Run(mode, func(t *testing.T) {
-			if n.ProxyMode != mode {
-				if err := n.SetProxyMode(ctx, mode); err != nil {
-					t.Fatalf("kube-proxy %s: %v\n%s", mode, err, n.Logs(20))
-				}
-			}
-			if got, err := n.ProxyModeRunning(ctx); err != nil || got != mode {
-				t.Fatalf("kube-proxy says it runs %q (%v), want %s", got, err, mode)
-			}
+			useProxyMode(t, n, mode)
 			ns := "node-run-" + mode
 			logs := catchWorkerLogs(t, n.Client, ns)
 			dir := filepath.Join(t.TempDir(), "results")
@@ -67,28 +54,11 @@ func TestNodeRun(t *testing.T) {
 				if st.Run == nil {
 					t.Fatalf("step %s failed: %s", st.ID, st.Failed)
 				}
-				var in []merge.Input
-				prefix := k8s.JobName("run"+mode[:2], i) + "-"
-				for pod, log := range got {
-					if !strings.HasPrefix(pod, prefix) {
-						continue
-					}
-					rep, err := k8s.ParseReport([]byte(log))
-					if err != nil {
-						t.Fatalf("%s: %v\n%s", pod, err, log)
-					}
-					in = append(in, merge.Input{Source: pod, Run: rep.Run})
+				want, reps := remerge(t, got, k8s.JobName("run"+mode[:2], i)+"-", 2)
+				for _, rep := range reps {
 					if !rep.ClockChecked {
-						t.Errorf("%s: the worker did not measure its clock against the API server (through the kubernetes Service)", pod)
+						t.Errorf("worker %d: it did not measure its clock against the API server (through the kubernetes Service)", rep.Index)
 					}
-				}
-				if len(in) != 2 {
-					t.Fatalf("step %d: %d worker logs caught, want 2 (%v)", i, len(in), sortedNames(got))
-				}
-				sort.Slice(in, func(a, b int) bool { return in[a].Source < in[b].Source })
-				want, _, err := merge.Runs(in)
-				if err != nil {
-					t.Fatal(err)
 				}
 				if st.Run.Summary.Requests != want.Summary.Requests || st.Run.Histograms.Latency != want.Histograms.Latency || st.Run.Summary.Latency != want.Summary.Latency {
 					t.Errorf("step %d: the stored merge is not the merge of what the workers printed", i)

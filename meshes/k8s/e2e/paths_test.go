@@ -31,26 +31,14 @@ import (
 func TestNodePaths(t *testing.T) {
 	n := testNode(t)
 	bin := buildLoadgen(t)
-	ctx := context.Background()
-	t.Cleanup(func() {
-		if err := n.SetProxyMode(ctx, node.ProxyIPTables); err != nil {
-			t.Errorf("kube-proxy back to iptables: %v", err)
-		}
-	})
+	iptablesAfter(t, n)
 	recorded := map[string]string{}
 	// 10% fails the run wherever a pod path is slower than host by more;
 	// 99% passes any path that measured anything (a ratio of 0.01 up).
 	for _, c := range []struct{ mode, tolerance string }{{node.ProxyIPTables, "10%"}, {node.ProxyNFTables, "99%"}} {
 		t.Run(c.mode, func(t *testing.T) {
-			if running, _ := n.ProxyModeRunning(ctx); running != c.mode {
-				if err := n.SetProxyMode(ctx, c.mode); err != nil {
-					t.Fatalf("kube-proxy %s: %v\n%s", c.mode, err, n.Logs(20))
-				}
-			}
-			running, err := n.ProxyModeRunning(ctx)
-			if err != nil || running != c.mode {
-				t.Fatalf("kube-proxy says it runs %q (%v), want %s", running, err, c.mode)
-			}
+			useProxyMode(t, n, c.mode)
+			running := c.mode
 			dir := filepath.Join(t.TempDir(), "study")
 			r := runLoadgen(t, bin, n.Kubeconfig, 8*time.Minute, "study", "k8s-paths", "--kubeconfig", n.Kubeconfig,
 				"--image", n.Image, "-d", "2s", "--repeats", "2", "--tolerance", c.tolerance, "-o", dir, "-q")
