@@ -21,6 +21,10 @@ import (
 type PodMetrics struct {
 	Client metricsclient.Interface
 	Every  time.Duration // how often to list (default 5 s)
+	// Pods lists the pods of a watch (namespace, label selector), so that
+	// a pod metrics-server has not measured yet is told from no pod; nil:
+	// the pods are those metrics-server lists.
+	Pods func(ctx context.Context, namespace, selector string) ([]string, error)
 }
 
 // NewPodMetrics is a PodMetrics sampler for the cluster.
@@ -29,7 +33,7 @@ func (c *Cluster) NewPodMetrics() (*PodMetrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PodMetrics{Client: mc}, nil
+	return &PodMetrics{Client: mc, Pods: c.PodNames}, nil
 }
 
 // Check tells whether the cluster serves metrics.k8s.io.
@@ -77,6 +81,21 @@ func (p *PodMetrics) Start(ctx context.Context, w Watch, win Window) (func() (re
 			seen[pm.Name][s.at] = s
 		}
 	}
+	var pods []string
+	addPods := func(ctx context.Context) error {
+		if p.Pods == nil {
+			return nil
+		}
+		ps, err := p.Pods(ctx, w.Namespace, w.Selector)
+		if err != nil {
+			return fmt.Errorf("%s: pods of %s: %v", w.Name, w.Selector, oneLine(err))
+		}
+		pods = union(pods, ps)
+		return nil
+	}
+	if err := addPods(ctx); err != nil {
+		return nil, err
+	}
 	stopc := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -98,7 +117,10 @@ func (p *PodMetrics) Start(ctx context.Context, w Watch, win Window) (func() (re
 		close(stopc)
 		<-done
 		list(ctx) // what metrics-server published since the last list
-		c := podMetricsCost(w, win, seen)
+		if err := addPods(ctx); err != nil {
+			return results.ProcessCost{Name: w.Name, Selector: w.String(), Role: w.Role}, err
+		}
+		c := podMetricsCost(w, win, seen, pods)
 		if len(seen) == 0 && lastErr != nil {
 			return c, lastErr
 		}
@@ -124,12 +146,16 @@ func sampleOf(pm *metricsv1beta1.PodMetrics, container string) (podSample, bool)
 // podMetricsCost is the watch's cost from the samples whose window lies
 // within the step's load: per pod, the mean over its samples weighted by
 // their windows; the pods summed.
-func podMetricsCost(w Watch, win Window, seen map[string]map[time.Time]podSample) results.ProcessCost {
+// The pods are the watch's as the API server lists them (nil: those
+// metrics-server lists).
+func podMetricsCost(w Watch, win Window, seen map[string]map[time.Time]podSample, pods []string) results.ProcessCost {
 	per := map[string]*measured{}
-	var pods []string
+	listed := pods == nil
 	var window time.Duration
 	for pod, samples := range seen {
-		pods = append(pods, pod)
+		if listed {
+			pods = append(pods, pod)
+		}
 		m := &measured{}
 		for _, s := range samples {
 			window = max(window, s.window)
@@ -146,6 +172,10 @@ func podMetricsCost(w Watch, win Window, seen map[string]map[time.Time]podSample
 	return total(w, w.String(), win, per, pods, func(pod string) string {
 		if window == 0 {
 			window = 15 * time.Second
+		}
+		if len(seen[pod]) == 0 {
+			return fmt.Sprintf("not measurable at this step length: metrics.k8s.io had no sample of pod %s yet (metrics-server measures over %v windows, from its second scrape of a new pod; the step's load lasted %v)",
+				pod, window.Round(time.Second), load)
 		}
 		return fmt.Sprintf("not measurable at this step length: metrics.k8s.io measures pod %s over %v windows, and none lay within the step's %v of load (make the step longer than twice that, or use --prometheus)",
 			pod, window.Round(time.Second), load)

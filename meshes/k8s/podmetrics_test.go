@@ -86,4 +86,16 @@ func TestPodMetricsWindows(t *testing.T) {
 	if err != nil || !strings.Contains(c.Unmeasured, "not measurable at this step length") || !strings.Contains(c.Unmeasured, "15s windows") || c.CPUMean != 0 {
 		t.Errorf("a 9 s step: %+v %v", c, err)
 	}
+
+	// A pod the API server lists and metrics-server has not measured yet
+	// (a new pod, a short step) makes the figure unmeasurable, by name.
+	p.Pods = func(_ context.Context, ns, sel string) ([]string, error) { return []string{"a", "b", "c"}, nil }
+	stop, err = p.Start(ctx, w, win)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err = stop()
+	if err != nil || !strings.Contains(c.Unmeasured, "no sample of pod c yet") || c.CPUMean != 0 {
+		t.Errorf("a pod without samples: %+v %v", c, err)
+	}
 }

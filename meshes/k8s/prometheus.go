@@ -108,7 +108,20 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 			}
 		}
 		load := win.To.Sub(win.From).Round(time.Second)
+		// A pod with no series in the window: too new for cAdvisor to have
+		// measured it within the load, or is the metric not scraped at all?
+		scraped := -1
 		return total(w, sel, win, per, pods, func(pod string) string {
+			if _, ok := seen[pod]; !ok && scraped < 0 {
+				scraped = 0
+				if p.scraped(ctx, p.selector(p.CPU, DefaultPromCPU, w, pods)) {
+					scraped = 1
+				}
+			}
+			if _, ok := seen[pod]; !ok && scraped == 1 {
+				return fmt.Sprintf("not measurable at this step length: Prometheus has no sample of pod %s's CPU within the step's %v of load (cAdvisor measures every 10 to 15 s, a new pod from its first housekeeping)",
+					pod, load)
+			}
 			if _, ok := seen[pod]; !ok {
 				return fmt.Sprintf("Prometheus has no CPU series of pod %s/%s (is the kubelet's /metrics/cadvisor of its node scraped?)", w.Namespace, pod)
 			}
@@ -116,6 +129,23 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 				seen[pod], pod, load)
 		}), nil
 	}, nil
+}
+
+// scraped tells whether Prometheus holds the selector's metric at all
+// (any series of its name in the last 5 minutes).
+func (p *Prometheus) scraped(ctx context.Context, selector string) bool {
+	name, _, _ := strings.Cut(selector, "{")
+	var r struct {
+		Status string `json:"status"`
+		Data   struct {
+			Result []json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	q := fmt.Sprintf("count(last_over_time(%s[5m]))", strings.TrimSpace(name))
+	if err := p.get(ctx, "/api/v1/query", url.Values{"query": {q}}, &r); err != nil {
+		return false
+	}
+	return r.Status == "success" && len(r.Data.Result) > 0
 }
 
 func (p *Prometheus) pods(ctx context.Context, w Watch) ([]string, error) {

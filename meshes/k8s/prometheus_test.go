@@ -95,6 +95,25 @@ func TestPrometheusReadsTheWatchedPods(t *testing.T) {
 	if d := c.CPUSeconds - c.CPUMean*4; d > 1e-9 || d < -1e-9 {
 		t.Errorf("cpu seconds %v for %v cores over 4 s", c.CPUSeconds, c.CPUMean)
 	}
+	// A pod of the watch with no sample in the window (a new one) makes the
+	// figure unmeasurable, by name; a metric Prometheus does not have at all
+	// says it is not scraped.
+	p2 := *p
+	p2.Pods = func(context.Context, string, string) ([]string, error) {
+		return []string{"loadgen-target-abc", "loadgen-target-new"}, nil
+	}
+	if stop, err := p2.Start(ctx, w, win); err != nil {
+		t.Fatal(err)
+	} else if c, err := stop(); err != nil || !strings.Contains(c.Unmeasured, "no sample of pod loadgen-target-new") {
+		t.Errorf("a pod without samples: %+v %v", c, err)
+	}
+	p2.CPU = `nosuch_cpu_seconds_total{namespace="{namespace}",pod=~"{pods}"}`
+	if stop, err := p2.Start(ctx, w, win); err != nil {
+		t.Fatal(err)
+	} else if c, err := stop(); err != nil || !strings.Contains(c.Unmeasured, "is the kubelet's /metrics/cadvisor of its node scraped?") {
+		t.Errorf("a metric not scraped: %+v %v", c, err)
+	}
+
 	// A window too short for two samples is not measurable, and says so.
 	short := Window{From: time.Now().Add(-300 * time.Millisecond), To: time.Now(), Measured: 300 * time.Millisecond}
 	stop, err = p.Start(ctx, w, short)

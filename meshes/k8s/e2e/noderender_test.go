@@ -38,30 +38,34 @@ func TestNodeRenderings(t *testing.T) {
 		{Mesh: k8s.MeshIstioAmbient}, {Mesh: k8s.MeshIstioWaypoint, MTLS: true},
 		{Mesh: k8s.MeshLinkerd}, {Mesh: k8s.MeshIngressNginx, Workers: 4}, {Mesh: k8s.MeshGateway, Class: "traefik"},
 	}
-	for i, o := range cases {
+	// All at once (the pods start side by side), then each one's checks.
+	for i := range cases {
+		o := &cases[i]
 		o.Namespace = fmt.Sprintf("node-r%d-%s", i, o.Mesh)
 		o.RunID = fmt.Sprintf("r%d", i)
 		o.Image = n.Image
 		o.SameNodeOK = true
+		r, err := k8s.Render(*o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// As k8s run applies them: without the client Job, and only
+		// loadgen's own objects (not the ingress controller's ConfigMap).
+		var objs []*unstructured.Unstructured
+		for _, u := range r.Objects[:len(r.Objects)-1] {
+			if u.GetLabels()[k8s.LabelManagedBy] == k8s.ManagedBy {
+				objs = append(objs, u)
+			}
+		}
+		if err := kc.CheckKinds(o.Mesh, objs); err != nil {
+			t.Fatal(err)
+		}
+		if err := kc.Apply(ctx, objs); err != nil {
+			t.Fatalf("%s: the API server refused a rendered object: %v", o.Namespace, err)
+		}
+	}
+	for _, o := range cases {
 		t.Run(o.Namespace, func(t *testing.T) {
-			r, err := k8s.Render(o, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// As k8s run applies them: without the client Job, and only
-			// loadgen's own objects (not the ingress controller's ConfigMap).
-			var objs []*unstructured.Unstructured
-			for _, u := range r.Objects[:len(r.Objects)-1] {
-				if u.GetLabels()[k8s.LabelManagedBy] == k8s.ManagedBy {
-					objs = append(objs, u)
-				}
-			}
-			if err := kc.CheckKinds(o.Mesh, objs); err != nil {
-				t.Fatal(err)
-			}
-			if err := kc.Apply(ctx, objs); err != nil {
-				t.Fatalf("the API server refused a rendered object: %v", err)
-			}
 			pod := waitTargetReady(t, n.Client, o.Namespace)
 			if pod.Spec.NodeName == "" || pod.Status.PodIP == "" {
 				t.Errorf("target pod %s: node %q, IP %q", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
@@ -69,11 +73,15 @@ func TestNodeRenderings(t *testing.T) {
 			if len(pod.Spec.Containers) != 4 {
 				t.Errorf("target pod %s has %d containers: something injected into it", pod.Name, len(pod.Spec.Containers))
 			}
-			if _, err := kc.Cleanup(ctx, o.Namespace, o.RunID); err != nil {
-				t.Fatal(err)
-			}
-			noneLeftOn(t, n.Client, o.Namespace)
 		})
+	}
+	for _, o := range cases {
+		if _, err := kc.Cleanup(ctx, o.Namespace, o.RunID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range cases {
+		noneLeftOn(t, n.Client, o.Namespace)
 	}
 }
 

@@ -19,8 +19,9 @@ import (
 	"loadgen/results/store"
 )
 
-// TestNodePaths: `loadgen study k8s-paths` on the real node, in both
-// kube-proxy modes: the hostNetwork and pod servers and every client Job
+// TestNodePaths: `loadgen study k8s-paths` on the real node, with
+// kube-proxy in nftables mode (not the node's default, so a mode recorded
+// is read, not assumed; TestNodeRun has both modes): the hostNetwork and pod servers and every client Job
 // placed on the one schedulable node by the real scheduler, the pods
 // reaching each other by the node's IP, the pod IP, the ClusterIP and the
 // NodePort through the kube-proxy mode that runs; every path × test has
@@ -33,9 +34,9 @@ func TestNodePaths(t *testing.T) {
 	bin := buildLoadgen(t)
 	iptablesAfter(t, n)
 	recorded := map[string]string{}
-	// 10% fails the run wherever a pod path is slower than host by more;
-	// 99% passes any path that measured anything (a ratio of 0.01 up).
-	for _, c := range []struct{ mode, tolerance string }{{node.ProxyIPTables, "10%"}, {node.ProxyNFTables, "99%"}} {
+	// 10% fails the run wherever a pod path is slower than host by more
+	// (the exit status must follow the verdicts either way).
+	for _, c := range []struct{ mode, tolerance string }{{node.ProxyNFTables, "10%"}} {
 		t.Run(c.mode, func(t *testing.T) {
 			useProxyMode(t, n, c.mode)
 			running := c.mode
@@ -75,8 +76,8 @@ func TestNodePaths(t *testing.T) {
 			assertNothingLeft(t, n.Client, tab.Namespace, tab.RunID)
 		})
 	}
-	if recorded[node.ProxyIPTables] != node.ProxyIPTables || recorded[node.ProxyNFTables] != node.ProxyNFTables {
-		t.Errorf("recorded kube-proxy modes %v: want iptables, then nftables", recorded)
+	if recorded[node.ProxyNFTables] != node.ProxyNFTables {
+		t.Errorf("recorded kube-proxy mode %v: want nftables", recorded)
 	}
 }
 

@@ -9,18 +9,16 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 )
 
-// The versions of the parts built from modules other than this one's.
-const (
-	CoreDNSModule       = "github.com/coredns/coredns@v1.15.0"
-	MetricsServerModule = "sigs.k8s.io/metrics-server/cmd/metrics-server@v0.8.0"
-)
+// MetricsServerModule is metrics-server at the version built, from its
+// own module. CoreDNS is built from its module too, at the version
+// node/coredns/go.mod names, with the plugins the node uses.
+const MetricsServerModule = "sigs.k8s.io/metrics-server/cmd/metrics-server@v0.8.0"
 
 // KubernetesVersion is the k8s.io/kubernetes this module requires.
 const KubernetesVersion = "v1.35.4"
@@ -122,18 +120,19 @@ func Build(ctx context.Context, o BuildOptions) (*Bins, error) {
 			return nil, err
 		}
 		say("Kubernetes %s components and etcd built in %v", KubernetesVersion, time.Since(t0).Round(time.Second))
-		for _, m := range []string{CoreDNSModule, MetricsServerModule} {
-			if _, err := os.Stat(b.path(path.Base(strings.Split(m, "@")[0]))); err == nil {
-				continue
-			}
-			t0 := time.Now()
-			// go install of a module at a version builds it with its own
-			// go.mod, outside this one's.
-			if err := goTool(ctx, os.TempDir(), []string{"GOBIN=" + b.Dir, "CGO_ENABLED=0", "GOFLAGS=-buildvcs=false"}, "install", m); err != nil {
-				return nil, err
-			}
-			say("%s built in %v", m, time.Since(t0).Round(time.Second))
+		t0 = time.Now()
+		if err := goTool(ctx, filepath.Join(mod, "node", "coredns"), []string{"CGO_ENABLED=0"}, "build", "-ldflags", "-s -w", "-o", b.path("coredns"), "."); err != nil {
+			return nil, err
 		}
+		say("CoreDNS built in %v", time.Since(t0).Round(time.Second))
+		t0 = time.Now()
+		// go install of a module at a version builds it with its own
+		// go.mod, outside this one's; metrics-server's default build links
+		// cgo, which a static binary does without.
+		if err := goTool(ctx, os.TempDir(), []string{"GOBIN=" + b.Dir, "CGO_ENABLED=0"}, "install", "-ldflags", "-s -w", MetricsServerModule); err != nil {
+			return nil, err
+		}
+		say("%s built in %v", MetricsServerModule, time.Since(t0).Round(time.Second))
 		if err := os.WriteFile(stamp, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
 			return nil, err
 		}
@@ -182,11 +181,11 @@ func moduleDir(given string) (string, error) {
 	}
 }
 
-// buildKey names a build by what decides it: go.mod, go.sum, the Go
-// version and the other modules' versions.
+// buildKey names a build by what decides it: this module's go.mod and
+// go.sum, CoreDNS's, the Go version and metrics-server's version.
 func buildKey(mod string) (string, error) {
 	h := sha256.New()
-	for _, f := range []string{"go.mod", "go.sum"} {
+	for _, f := range []string{"go.mod", "go.sum", "node/coredns/go.sum", "node/coredns/main.go"} {
 		b, err := os.ReadFile(filepath.Join(mod, f))
 		if err != nil {
 			return "", err
@@ -197,7 +196,7 @@ func buildKey(mod string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("go env GOVERSION: %w", err)
 	}
-	fmt.Fprintf(h, "%s\n%s\n%s\n", strings.TrimSpace(string(v)), CoreDNSModule, MetricsServerModule)
+	fmt.Fprintf(h, "%s\n%s\n", strings.TrimSpace(string(v)), MetricsServerModule)
 	return strings.TrimSpace(string(v)) + "-" + hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
