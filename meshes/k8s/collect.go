@@ -37,11 +37,15 @@ type workerOutcome struct {
 // passed, a worker that has not started (its image cannot be pulled, it
 // cannot be scheduled) can only be late: the step fails at once, with the
 // pod's reason, instead of at the deadline.
-func (c *Cluster) collectBy(ctx context.Context, job *batchv1.Job, workers int, startBy, deadline time.Time, poll time.Duration) []workerOutcome {
+//
+// With sidecar set (a mesh that injects the workers' pods), a worker pod
+// without that container fails at once: the mesh did not inject it.
+func (c *Cluster) collectBy(ctx context.Context, job *batchv1.Job, workers int, startBy, deadline time.Time, poll time.Duration, sidecar, hint string) []workerOutcome {
 	ns := job.Namespace
 	byIndex := map[int]*corev1.Pod{}
 	gone := map[int]bool{}
 	var notStarted map[int]bool
+	bare := map[int]bool{}
 	for {
 		list, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labelJobName + "=" + job.Name})
 		if err == nil {
@@ -52,6 +56,12 @@ func (c *Cluster) collectBy(ctx context.Context, job *batchv1.Job, workers int, 
 			}
 			for i, p := range byIndex {
 				gone[i] = !listed[p.UID]
+				if sidecar != "" && !hasContainer(p, sidecar) {
+					bare[i] = true
+				}
+			}
+			if len(bare) > 0 {
+				break
 			}
 			if allEnded(byIndex, gone, workers) {
 				break
@@ -73,6 +83,10 @@ func (c *Cluster) collectBy(ctx context.Context, job *batchv1.Job, workers int, 
 	out := make([]workerOutcome, workers)
 	for i := range workers {
 		switch {
+		case len(bare) > 0 && !bare[i]:
+			out[i] = workerOutcome{index: i, failed: fmt.Sprintf("worker %d: stopped with the step", i)}
+		case bare[i]:
+			out[i] = workerOutcome{index: i, pod: byIndex[i].Name, failed: fmt.Sprintf("worker %d (pod %s) has no %s container, nothing injected it (%s)", i, byIndex[i].Name, sidecar, hint)}
 		case notStarted[i]:
 			o := workerOutcome{index: i, failed: fmt.Sprintf("worker %d: no pod was created by the start instant%s", i, jobConditions(ctx, c, job))}
 			if p := byIndex[i]; p != nil {
@@ -97,7 +111,7 @@ func (c *Cluster) collectBy(ctx context.Context, job *batchv1.Job, workers int, 
 // collect is collectBy without a start instant: workers that have not
 // started are waited for until the deadline.
 func (c *Cluster) collect(ctx context.Context, job *batchv1.Job, workers int, deadline time.Time, poll time.Duration) []workerOutcome {
-	return c.collectBy(ctx, job, workers, time.Time{}, deadline, poll)
+	return c.collectBy(ctx, job, workers, time.Time{}, deadline, poll, "", "")
 }
 
 // remember keeps the newest pod of each completion index: a later pod of

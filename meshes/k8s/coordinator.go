@@ -137,6 +137,9 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 		return nil, err
 	}
 	k.say("applied %d objects (run %s) in namespace %s", len(objs), o.RunID, o.Namespace)
+	if err := k.checkClass(ctx); err != nil {
+		return nil, err
+	}
 	// A target that never gets ready fails the steps that load it, with
 	// its pods' reason; the sweep's other steps still run.
 	addr, terr := k.waitTarget(ctx)
@@ -145,6 +148,10 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 			return nil, terr
 		}
 		k.say("%v", terr)
+	} else if k.usesTarget() {
+		if err := k.checkMesh(ctx); err != nil {
+			return nil, err
+		}
 	}
 	k.ingressWorkers(ctx)
 	off, err := k.clockOffset(ctx)

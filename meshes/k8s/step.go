@@ -57,7 +57,11 @@ func (k *Coordinator) runStep(ctx context.Context, st Step, addr string, off Off
 	// A worker not running 10 s after the start instant (the kubelet's
 	// status takes a moment to reach the API server) can only be late.
 	startBy := localStart.Add(k.MaxLate + 10*time.Second)
-	outcomes := k.Cluster.collectBy(ctx, created, k.Workers, startBy, localStart.Add(measured+grace), k.Poll)
+	sidecar := ""
+	if o.injectClient() {
+		sidecar = sidecarContainer(o.Mesh)
+	}
+	outcomes := k.Cluster.collectBy(ctx, created, k.Workers, startBy, localStart.Add(measured+grace), k.Poll, sidecar, o.injectorHint())
 	close(collected)
 	watched := <-costs
 
