@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -303,6 +304,14 @@ func served(t *testing.T, target string) int64 {
 // worker-processes as its ConfigMap says (the validation test applied the
 // rendered one, with 4).
 func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string) {
+	// The class ingress-nginx's controller creates when it is installed;
+	// without it k8s run says the controller is missing (TestNodeMeshMissing).
+	class := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"},
+		Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}
+	if _, err := c.Client.NetworkingV1().IngressClasses().Create(context.Background(), class, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("IngressClass nginx: %v", err)
+	}
+	defer c.Client.NetworkingV1().IngressClasses().Delete(context.Background(), "nginx", metav1.DeleteOptions{})
 	dir := filepath.Join(t.TempDir(), "results")
 	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "--mesh", "ingress-nginx", "-n", "e2e-ing", "-f", writeSweep(t, target, "1s"),
 		"--workers", "3", "-o", dir, "--start-lead", "8s", "--no-metrics", "--run-id", "ing")
