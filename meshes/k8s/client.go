@@ -27,6 +27,9 @@ type JobSpec struct {
 	Deadline time.Duration
 	// Index is the sweep step the Job runs (a label, for people).
 	Index int
+	// Direct: the Job loads the direct path (the baseline), and in an
+	// ambient mesh its pods are left out of the mesh.
+	Direct bool
 }
 
 // ContainerWorker is the worker container's name: the coordinator waits for
@@ -61,8 +64,13 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 	n := int32(max(1, s.Workers))
 	extra := clientLabels()
 	extra["loadgen.dev/step"] = strconv.Itoa(s.Index)
+	podLabels := o.labels(extra)
+	meshLabels, annotations := o.clientPod(s.Direct)
+	for k, v := range meshLabels {
+		podLabels[k] = v
+	}
 	pod := corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: o.labels(extra), Annotations: o.clientAnnotations()},
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},
 		Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{
@@ -101,8 +109,9 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 // the rule into a preference.
 func (o Options) awayFromTarget() *corev1.Affinity {
 	term := corev1.PodAffinityTerm{
-		LabelSelector: &metav1.LabelSelector{MatchLabels: targetLabels()},
-		TopologyKey:   "kubernetes.io/hostname",
+		LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: LabelName, Operator: metav1.LabelSelectorOpIn, Values: o.targetNames()}}},
+		TopologyKey: "kubernetes.io/hostname",
 	}
 	anti := &corev1.PodAntiAffinity{}
 	if o.SameNodeOK {

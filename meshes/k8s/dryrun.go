@@ -43,7 +43,7 @@ func (k *Coordinator) DryRun(w io.Writer) error {
 		}
 		if i == 0 {
 			spec := JobSpec{Name: JobName(o.RunID, st.Index), Workers: k.Workers, StartAt: time.Time{}, MaxLate: k.MaxLate,
-				Connections: st.Connections, Threads: st.Threads, Rate: st.Rate, RunArgs: args, Index: st.Index,
+				Connections: st.Connections, Threads: st.Threads, Rate: st.Rate, RunArgs: args, Index: st.Index, Direct: directURL(st.URL),
 				Deadline: k.StartLead + k.Load.Warmup + k.Load.Duration + k.Load.Timeout + 30*time.Second}
 			s, err := NewScheme()
 			if err != nil {

@@ -25,9 +25,9 @@ const (
 	ClientName = "loadgen-client"
 )
 
-// The target's ports. The direct port is left out of sidecar capture
-// (traffic.sidecar.istio.io/excludeInboundPorts), so a baseline runs
-// through the same pods as the mesh.
+// The target's ports. The direct port is left out of every proxy's
+// capture, inbound and outbound (sidecar.go), so the baseline crosses no
+// proxy; in an ambient mesh it is served by a target out of the mesh.
 const (
 	PortHTTP       = 8080
 	PortHTTPDirect = 8081

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -52,7 +54,7 @@ func (o Options) injectorHint() string {
 		if o.Revision != "" {
 			return fmt.Sprintf("is Istio revision %s installed, its injector watching namespaces labelled %s=%s?", o.Revision, labelIstioRev, o.Revision)
 		}
-		return fmt.Sprintf("is Istio installed, its injector watching namespaces labelled %s=enabled?", labelIstioInject)
+		return fmt.Sprintf("is Istio installed, its injector watching namespaces labelled %s=enabled?", labelIstioNSInject)
 	case MeshLinkerd:
 		return "is Linkerd installed (linkerd check), its proxy injector running?"
 	case MeshAppMesh:
@@ -66,7 +68,7 @@ func (o Options) injectorHint() string {
 // ambient mesh without a ztunnel on the target's node.
 func (k *Coordinator) checkMesh(ctx context.Context) error {
 	o := k.Options
-	pods, err := k.Cluster.Client.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelName + "=" + TargetName})
+	pods, err := k.Cluster.Client.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: o.targetSelector()})
 	if err != nil {
 		return k.Cluster.errorf("target pods: %v", oneLine(err))
 	}
@@ -79,13 +81,74 @@ func (k *Coordinator) checkMesh(ctx context.Context) error {
 			return fmt.Errorf("%w: mesh %s: the target pod %s has no %s container, nothing injected it (%s); "+
 				"measured so, the mesh's path would be as direct as the baseline", ErrMeshMissing, o.Mesh, p.Name, c, o.injectorHint())
 		}
-		if o.Mesh == MeshIstioAmbient || o.Mesh == MeshIstioWaypoint {
+		if o.directTarget() {
 			if err := k.checkZtunnel(ctx, p.Spec.NodeName); err != nil {
+				return err
+			}
+			if err := checkEnrolled(o.Mesh, p); err != nil {
 				return err
 			}
 		}
 	}
+	if o.Mesh == MeshIstioWaypoint {
+		return k.checkWaypoint(ctx)
+	}
 	return nil
+}
+
+// checkEnrolled wants the ambient mesh's target pod enrolled (istio-cni
+// marks the pod it redirects to ztunnel) and the direct path's target
+// not: ztunnel would carry the baseline too.
+func checkEnrolled(mesh string, p *corev1.Pod) error {
+	enrolled := p.Annotations[annAmbientRedirection] == "enabled"
+	switch direct := p.Labels[LabelName] == TargetDirectName; {
+	case !direct && !enrolled:
+		return fmt.Errorf("%w: mesh %s: the target pod %s is not enrolled in the ambient mesh (no %s=enabled annotation): "+
+			"is istio-cni running on its node, the namespace labelled %s=ambient? measured so, the mesh's path would be as direct as the baseline",
+			ErrMeshMissing, mesh, p.Name, annAmbientRedirection, labelDataplaneMode)
+	case direct && enrolled:
+		return fmt.Errorf("%w: mesh %s: the direct path's target pod %s was enrolled in the ambient mesh despite its %s=none label: "+
+			"the baseline would cross ztunnel (is this Istio older than 1.22?)", ErrMeshMissing, mesh, p.Name, labelDataplaneMode)
+	}
+	return nil
+}
+
+// checkWaypoint wants the waypoint programmed: until then its
+// namespace's traffic skips it.
+func (k *Coordinator) checkWaypoint(ctx context.Context) error {
+	gvk := schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"}
+	ri, _, err := k.Cluster.resource(gvk, k.Options.Namespace)
+	if err != nil {
+		return k.Cluster.errorf("waypoint: %v", oneLine(err))
+	}
+	deadline := time.Now().Add(k.TargetWait)
+	for {
+		u, err := ri.Get(ctx, WaypointName, metav1.GetOptions{})
+		if err == nil && conditionTrue(u.Object, "Programmed") {
+			return nil
+		}
+		if time.Now().After(deadline) || !sleepCtx(ctx, 2*time.Second) {
+			why := "it has no Programmed=True condition"
+			if err != nil {
+				why = oneLine(err)
+			}
+			return fmt.Errorf("%w: mesh %s: the waypoint (Gateway %s/%s, class istio-waypoint) was not programmed within %v: %s; "+
+				"is Istio installed in ambient mode with its waypoint class?", ErrMeshMissing, k.Options.Mesh, k.Options.Namespace, WaypointName, k.TargetWait, why)
+		}
+	}
+}
+
+// conditionTrue tells whether an object's status has the condition of
+// that type with status True.
+func conditionTrue(obj map[string]any, typ string) bool {
+	conds, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if ok && m["type"] == typ && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkZtunnel wants a running ztunnel on the node (Istio's ambient mode
@@ -123,8 +186,12 @@ func (k *Coordinator) checkClass(ctx context.Context) error {
 	if err != nil {
 		return k.Cluster.errorf("%s: %v", gvk.Kind, oneLine(err))
 	}
-	_, err = ri.Get(ctx, o.Class, metav1.GetOptions{})
+	cls, err := ri.Get(ctx, o.Class, metav1.GetOptions{})
 	switch {
+	case err == nil && o.Mesh == MeshGateway && !conditionTrue(cls.Object, "Accepted"):
+		ctl, _, _ := unstructured.NestedString(cls.Object, "spec", "controllerName")
+		return fmt.Errorf("%w: GatewayClass %s is not accepted by its controller %s (no Accepted=True condition): "+
+			"is the implementation running?", ErrMeshMissing, o.Class, ctl)
 	case apierrors.IsNotFound(err):
 		var names []string
 		if l, lerr := ri.List(ctx, metav1.ListOptions{}); lerr == nil {

@@ -23,6 +23,25 @@ func targetPod(containers, inits []string) *corev1.Pod {
 	return p
 }
 
+func enrolled(p *corev1.Pod) *corev1.Pod {
+	p.Annotations = map[string]string{annAmbientRedirection: "enabled"}
+	return p
+}
+
+func directPod(isEnrolled bool) *corev1.Pod {
+	p := targetPod([]string{"http-direct"}, nil)
+	p.Name, p.Labels = "loadgen-target-direct-1", map[string]string{LabelName: TargetDirectName, labelDataplaneMode: "none"}
+	if isEnrolled {
+		return enrolled(p)
+	}
+	return p
+}
+
+func ztunnel() *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ztunnel-x", Namespace: "istio-system", Labels: map[string]string{"app": "ztunnel"}},
+		Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+}
+
 // A sidecar mesh whose proxy is not in the target pod, or an ambient mesh
 // without a ztunnel on its node, is refused; a proxy as an app container
 // or as a native sidecar is the mesh at work.
@@ -41,9 +60,11 @@ func TestCheckMesh(t *testing.T) {
 		{"clientonly leaves the target alone", Options{Mesh: MeshIstio, Mode: ModeClientOnly}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil)}, ""},
 		{"linkerd missing", Options{Mesh: MeshLinkerd}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil)}, "linkerd-proxy"},
 		{"ambient without ztunnel", Options{Mesh: MeshIstioAmbient}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil)}, "no ztunnel runs on node n1"},
-		{"ambient", Options{Mesh: MeshIstioAmbient}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil), {
-			ObjectMeta: metav1.ObjectMeta{Name: "ztunnel-x", Namespace: "istio-system", Labels: map[string]string{"app": "ztunnel"}},
-			Spec:       corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}}, ""},
+		{"ambient", Options{Mesh: MeshIstioAmbient}, []*corev1.Pod{enrolled(targetPod([]string{"http-httpbin"}, nil)), directPod(false), ztunnel()}, ""},
+		{"ambient, the target not enrolled", Options{Mesh: MeshIstioAmbient}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil), directPod(false), ztunnel()},
+			"the target pod loadgen-target-1 is not enrolled in the ambient mesh"},
+		{"ambient, the direct target enrolled", Options{Mesh: MeshIstioAmbient}, []*corev1.Pod{enrolled(targetPod([]string{"http-httpbin"}, nil)), directPod(true), ztunnel()},
+			"the baseline would cross ztunnel"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -59,6 +59,9 @@ func (o Options) resolve(raw, addr string) (string, error) {
 		port = PortHTTP
 	}
 	host := fmt.Sprintf("%s.%s.svc.cluster.local", TargetName, o.Namespace)
+	if port == PortHTTPDirect && o.directTarget() {
+		host = fmt.Sprintf("%s.%s.svc.cluster.local", TargetDirectName, o.Namespace)
+	}
 	if port != PortHTTPDirect {
 		switch o.Mesh {
 		case MeshIngressNginx:
@@ -80,6 +83,13 @@ func (o Options) resolve(raw, addr string) (string, error) {
 	}
 	u.Host = net.JoinHostPort(host, strconv.Itoa(port))
 	return u.String(), nil
+}
+
+// directURL tells whether a path's URL is the comparison's direct path
+// (host "target", port 8081): the baseline, which crosses no proxy.
+func directURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Hostname() == TargetHost && u.Port() == strconv.Itoa(PortHTTPDirect)
 }
 
 // runArgs are `loadgen run`'s flags for a step, less the shares the worker

@@ -77,6 +77,9 @@ func (o Options) objects() ([]runtime.Object, error) {
 		extra = o.gatewayObjects()
 	}
 	out = append(out, o.target(), o.service())
+	if o.directTarget() {
+		out = append(out, o.targetDirect(), o.targetService(TargetDirectName))
+	}
 	return append(out, extra...), nil
 }
 

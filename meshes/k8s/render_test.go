@@ -32,6 +32,7 @@ var renderCases = []struct {
 	{"linkerd-clientonly", Options{Mesh: MeshLinkerd, Mode: ModeClientOnly}},
 	{"appmesh-both", Options{Mesh: MeshAppMesh}},
 	{"appmesh-serveronly", Options{Mesh: MeshAppMesh, Mode: ModeServerOnly}},
+	{"appmesh-clientonly", Options{Mesh: MeshAppMesh, Mode: ModeClientOnly}},
 	{"ingress-nginx", Options{Mesh: MeshIngressNginx, Workers: 4}},
 	{"gateway-nginx", Options{Mesh: MeshGateway, Class: "nginx"}},
 	{"gateway-vpc-lattice", Options{Mesh: MeshGateway, Class: "amazon-vpc-lattice", Namespace: "bench"}},

@@ -5,80 +5,122 @@ import (
 	"strconv"
 )
 
-// Istio's and Linkerd's pod annotations.
+// The meshes' pod and namespace labels and annotations, as each mesh's
+// documentation names them.
 const (
-	annIstioInject     = "sidecar.istio.io/inject"
-	annIstioProxyCfg   = "proxy.istio.io/config"
-	annIstioProxyCPU   = "sidecar.istio.io/proxyCPU"
-	annIstioProxyMem   = "sidecar.istio.io/proxyMemory"
-	annIstioNative     = "sidecar.istio.io/nativeSidecar"
-	annIstioExcludeIn  = "traffic.sidecar.istio.io/excludeInboundPorts"
-	annLinkerdInject   = "linkerd.io/inject"
-	annLinkerdNative   = "config.alpha.linkerd.io/proxy-enable-native-sidecar"
-	annLinkerdSkipIn   = "config.linkerd.io/skip-inbound-ports"
-	annAppMeshInject   = "appmesh.k8s.aws/sidecarInjectorWebhook"
-	annAppMeshCPU      = "appmesh.k8s.aws/cpuRequest"
-	annAppMeshMem      = "appmesh.k8s.aws/memoryRequest"
-	annAppMeshNode     = "appmesh.k8s.aws/virtualNode"
-	labelIstioInject   = "istio-injection"
-	labelIstioRev      = "istio.io/rev"
-	labelDataplaneMode = "istio.io/dataplane-mode"
-	labelUseWaypoint   = "istio.io/use-waypoint"
-	labelAppMeshMesh   = "mesh"
+	labelIstioInject      = "sidecar.istio.io/inject" // a pod label since Istio 1.x deprecated the annotation
+	annIstioProxyCfg      = "proxy.istio.io/config"
+	annIstioProxyCPU      = "sidecar.istio.io/proxyCPU"
+	annIstioProxyMem      = "sidecar.istio.io/proxyMemory"
+	annIstioNative        = "sidecar.istio.io/nativeSidecar"
+	annIstioExcludeIn     = "traffic.sidecar.istio.io/excludeInboundPorts"
+	annIstioExcludeOut    = "traffic.sidecar.istio.io/excludeOutboundPorts"
+	annLinkerdInject      = "linkerd.io/inject"
+	annLinkerdNative      = "config.alpha.linkerd.io/proxy-enable-native-sidecar"
+	annLinkerdSkipIn      = "config.linkerd.io/skip-inbound-ports"
+	annLinkerdSkipOut     = "config.linkerd.io/skip-outbound-ports"
+	annAppMeshInject      = "appmesh.k8s.aws/sidecarInjectorWebhook"
+	annAppMeshCPU         = "appmesh.k8s.aws/cpuRequest"
+	annAppMeshMem         = "appmesh.k8s.aws/memoryRequest"
+	annAppMeshNode        = "appmesh.k8s.aws/virtualNode"
+	annAppMeshPorts       = "appmesh.k8s.aws/ports"              // the inbound ports the proxy captures
+	annAppMeshEgressIgn   = "appmesh.k8s.aws/egressIgnoredPorts" // replaces the controller's default, 22
+	labelIstioNSInject    = "istio-injection"
+	labelIstioRev         = "istio.io/rev"
+	labelDataplaneMode    = "istio.io/dataplane-mode"
+	labelUseWaypoint      = "istio.io/use-waypoint"
+	labelAppMeshMesh      = "mesh"
+	annAmbientRedirection = "ambient.istio.io/redirection" // istio-cni sets it "enabled" on a pod it enrolled
 )
 
-// serverAnnotations are the target pod's, per mesh and mode.
-func (o Options) serverAnnotations() map[string]string {
-	return o.podAnnotations(o.injectServer(), true)
+// appMeshEgressIgnored keeps the App Mesh controller's default (22) and
+// adds the direct port.
+var appMeshEgressIgnored = "22," + strconv.Itoa(PortHTTPDirect)
+
+// appMeshAppPorts are the target's mesh ports (its VirtualNode's
+// listeners): the direct port is not among them.
+var appMeshAppPorts = fmt.Sprintf("%d,%d,%d", PortHTTP, PortGRPC, PortTCP)
+
+// A pod's mesh decoration: which side it is and whether it carries the
+// direct path's load or serves it outside the mesh.
+type podSide struct {
+	server bool
+	direct bool // ambient: the direct path's pods, outside the mesh
 }
 
-// clientAnnotations are the worker pods'. A worker with a sidecar runs it as
-// a native sidecar (an init container that ends with the pod), or the Job
-// would never complete.
-func (o Options) clientAnnotations() map[string]string {
-	return o.podAnnotations(o.injectClient(), false)
+// serverPod and clientPod are the target's and the workers' pod labels
+// and annotations, per mesh and mode.
+func (o Options) serverPod() (labels, annotations map[string]string) {
+	return o.podMeta(podSide{server: true})
 }
 
-func (o Options) podAnnotations(inject, server bool) map[string]string {
+// clientPod: a worker with a sidecar runs it as a native sidecar (an init
+// container that ends with the pod), or the Job would never complete. A
+// worker of the direct path in an ambient mesh is left out of it.
+func (o Options) clientPod(direct bool) (labels, annotations map[string]string) {
+	return o.podMeta(podSide{direct: direct})
+}
+
+// podMeta: the mesh path crosses the proxies the mode places; the direct
+// port (8081) is left out of every capture, inbound on the server and
+// outbound on the client, so the baseline crosses none (a client sidecar
+// that captured it would, with Istio's auto-mTLS, send mTLS to a port no
+// proxy terminates). Ambient meshes capture every port of an enrolled pod:
+// their direct path runs between pods labelled out of the mesh.
+func (o Options) podMeta(side podSide) (labels, annotations map[string]string) {
 	direct := strconv.Itoa(PortHTTPDirect)
+	inject := o.injectClient()
+	if side.server {
+		inject = o.injectServer()
+	}
 	switch o.Mesh {
 	case MeshIstio:
 		if !inject {
-			return map[string]string{annIstioInject: "false"}
+			return map[string]string{labelIstioInject: "false"}, nil
 		}
 		cfg := fmt.Sprintf("concurrency: %d", o.Concurrency)
-		a := map[string]string{annIstioInject: "true", annIstioProxyCPU: o.ProxyCPU, annIstioProxyMem: o.ProxyMemory}
-		if server {
+		a := map[string]string{annIstioProxyCPU: o.ProxyCPU, annIstioProxyMem: o.ProxyMemory}
+		if side.server {
 			a[annIstioExcludeIn] = direct
 		} else {
+			a[annIstioExcludeOut] = direct
 			cfg += "\nholdApplicationUntilProxyStarts: true"
 			a[annIstioNative] = "true"
 		}
 		a[annIstioProxyCfg] = cfg
-		return a
+		return map[string]string{labelIstioInject: "true"}, a
+	case MeshIstioAmbient, MeshIstioWaypoint:
+		if side.direct {
+			return map[string]string{labelDataplaneMode: "none"}, nil
+		}
+		return nil, nil
 	case MeshLinkerd:
 		if !inject {
-			return map[string]string{annLinkerdInject: "disabled"}
+			return nil, map[string]string{annLinkerdInject: "disabled"}
 		}
 		a := map[string]string{annLinkerdInject: "enabled"}
-		if server {
+		if side.server {
 			a[annLinkerdSkipIn] = direct
 		} else {
+			a[annLinkerdSkipOut] = direct
 			a[annLinkerdNative] = "true"
 		}
-		return a
+		return nil, a
 	case MeshAppMesh:
 		if !inject {
-			return map[string]string{annAppMeshInject: "disabled"}
+			return nil, map[string]string{annAppMeshInject: "disabled"}
 		}
-		node := ClientName
-		if server {
-			node = TargetName
+		a := map[string]string{annAppMeshInject: "enabled", annAppMeshCPU: o.ProxyCPU, annAppMeshMem: o.ProxyMemory}
+		if side.server {
+			a[annAppMeshNode] = TargetName + "_" + o.Namespace
+			a[annAppMeshPorts] = appMeshAppPorts
+		} else {
+			a[annAppMeshNode] = ClientName + "_" + o.Namespace
+			a[annAppMeshEgressIgn] = appMeshEgressIgnored
 		}
-		return map[string]string{annAppMeshInject: "enabled", annAppMeshCPU: o.ProxyCPU, annAppMeshMem: o.ProxyMemory,
-			annAppMeshNode: node + "_" + o.Namespace}
+		return nil, a
 	}
-	return nil
+	return nil, nil
 }
 
 // decorateNamespace adds the mesh's namespace labels and annotations.
@@ -88,7 +130,7 @@ func (o Options) decorateNamespace(l, a map[string]string) {
 		if o.Revision != "" {
 			l[labelIstioRev] = o.Revision
 		} else {
-			l[labelIstioInject] = "enabled"
+			l[labelIstioNSInject] = "enabled"
 		}
 	case MeshIstioAmbient, MeshIstioWaypoint:
 		l[labelDataplaneMode] = "ambient"

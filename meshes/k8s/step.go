@@ -41,7 +41,7 @@ func (k *Coordinator) runStep(ctx context.Context, st Step, addr string, off Off
 	measured := k.Load.Warmup + k.Load.Duration
 	grace := k.Load.Timeout + 30*time.Second
 	spec := JobSpec{Name: JobName(o.RunID, st.Index), Workers: k.Workers, StartAt: startAt, MaxLate: k.MaxLate,
-		Connections: st.Connections, Threads: st.Threads, Rate: st.Rate, RunArgs: args, Index: st.Index,
+		Connections: st.Connections, Threads: st.Threads, Rate: st.Rate, RunArgs: args, Index: st.Index, Direct: directURL(st.URL),
 		Deadline: k.StartLead + measured + grace}
 	job := o.Job(spec)
 	created, err := k.Cluster.Client.BatchV1().Jobs(o.Namespace).Create(ctx, job, metav1.CreateOptions{FieldValidation: "Strict"})
@@ -229,14 +229,16 @@ func (k *Coordinator) waitTarget(ctx context.Context) (string, error) {
 	o := k.Options
 	ctx, cancel := context.WithTimeout(ctx, k.TargetWait)
 	defer cancel()
-	for {
-		d, err := k.Cluster.Client.AppsV1().Deployments(o.Namespace).Get(ctx, TargetName, metav1.GetOptions{})
-		if err == nil && ready(d) {
-			break
-		}
-		if !sleepCtx(ctx, 2*time.Second) {
-			return "", fmt.Errorf("the target (Deployment %s/%s) was not ready within %v%s",
-				o.Namespace, TargetName, k.TargetWait, k.targetReason(context.WithoutCancel(ctx)))
+	for _, name := range o.targetNames() {
+		for {
+			d, err := k.Cluster.Client.AppsV1().Deployments(o.Namespace).Get(ctx, name, metav1.GetOptions{})
+			if err == nil && ready(d) {
+				break
+			}
+			if !sleepCtx(ctx, 2*time.Second) {
+				return "", fmt.Errorf("the target (Deployment %s/%s) was not ready within %v%s",
+					o.Namespace, name, k.TargetWait, k.targetReason(context.WithoutCancel(ctx)))
+			}
 		}
 	}
 	var gvk schema.GroupVersionKind
@@ -266,7 +268,7 @@ func (k *Coordinator) targetReason(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	o := k.Options
-	l, err := k.Cluster.Client.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: LabelName + "=" + TargetName})
+	l, err := k.Cluster.Client.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: o.targetSelector()})
 	if err != nil || len(l.Items) == 0 {
 		return fmt.Sprintf(": no pod of it exists (see `kubectl -n %s describe deployment %s`)", o.Namespace, TargetName)
 	}

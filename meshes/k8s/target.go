@@ -38,9 +38,52 @@ func targetPorts() []targetPort {
 // targetLabels select the target's pods.
 func targetLabels() map[string]string { return map[string]string{LabelName: TargetName} }
 
+// TargetDirectName is, in an ambient mesh, the second target the direct
+// path loads: the same servers in a pod out of the mesh
+// (istio.io/dataplane-mode=none), since ztunnel captures every port of an
+// enrolled pod and no port can be left out.
+const TargetDirectName = "loadgen-target-direct"
+
+// directTarget tells whether the rendering has a target of its own for
+// the direct path.
+func (o Options) directTarget() bool {
+	return o.Mesh == MeshIstioAmbient || o.Mesh == MeshIstioWaypoint
+}
+
+// targetNames are the target Deployments (and Services) of the rendering.
+func (o Options) targetNames() []string {
+	if o.directTarget() {
+		return []string{TargetName, TargetDirectName}
+	}
+	return []string{TargetName}
+}
+
+// targetSelector selects every target pod of the rendering.
+func (o Options) targetSelector() string {
+	if o.directTarget() {
+		return LabelName + " in (" + TargetName + "," + TargetDirectName + ")"
+	}
+	return LabelName + "=" + TargetName
+}
+
 // target is the httpbin + gRPC + TCP target: one Deployment of one pod.
 func (o Options) target() *appsv1.Deployment {
-	podLabels := o.labels(targetLabels())
+	l, a := o.serverPod()
+	return o.targetDeployment(TargetName, l, a)
+}
+
+// targetDirect is the direct path's target of an ambient mesh.
+func (o Options) targetDirect() *appsv1.Deployment {
+	l, a := o.podMeta(podSide{server: true, direct: true})
+	return o.targetDeployment(TargetDirectName, l, a)
+}
+
+func (o Options) targetDeployment(name string, meshLabels, annotations map[string]string) *appsv1.Deployment {
+	sel := map[string]string{LabelName: name}
+	podLabels := o.labels(sel)
+	for k, v := range meshLabels {
+		podLabels[k] = v
+	}
 	var containers []corev1.Container
 	for _, p := range targetPorts() {
 		c := corev1.Container{
@@ -61,17 +104,17 @@ func (o Options) target() *appsv1.Deployment {
 		containers = append(containers, c)
 	}
 	pod := corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: o.serverAnnotations()},
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},
 		Spec: corev1.PodSpec{
 			Containers:      containers,
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532)},
 		},
 	}
 	return &appsv1.Deployment{
-		ObjectMeta: o.meta(TargetName, o.Namespace, targetLabels()),
+		ObjectMeta: o.meta(name, o.Namespace, sel),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: targetLabels()},
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
 			Template: pod,
 		},
 	}
@@ -87,15 +130,18 @@ func shortPortName(s string) string {
 
 // service exposes the target's ports, named http-*, grpc-* and tcp-* so
 // that Istio and Linkerd pick the protocol without guessing.
-func (o Options) service() *corev1.Service {
+func (o Options) service() *corev1.Service { return o.targetService(TargetName) }
+
+func (o Options) targetService(name string) *corev1.Service {
+	sel := map[string]string{LabelName: name}
 	var ports []corev1.ServicePort
 	for _, p := range targetPorts() {
 		ports = append(ports, corev1.ServicePort{Name: p.name, Port: p.port, TargetPort: intstr.FromInt32(p.port),
 			Protocol: corev1.ProtocolTCP, AppProtocol: appProtocol(p.name)})
 	}
 	return &corev1.Service{
-		ObjectMeta: o.meta(TargetName, o.Namespace, targetLabels()),
-		Spec:       corev1.ServiceSpec{Selector: targetLabels(), Ports: ports},
+		ObjectMeta: o.meta(name, o.Namespace, sel),
+		Spec:       corev1.ServiceSpec{Selector: sel, Ports: ports},
 	}
 }
 

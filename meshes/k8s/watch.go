@@ -50,7 +50,7 @@ type Watcher interface {
 // Watches are the containers whose cost a mesh's steps record.
 func (o Options) Watches() []Watch {
 	own := Selector("")
-	target := Watch{Name: "target", Role: "target", Namespace: o.Namespace, Selector: LabelName + "=" + TargetName}
+	target := Watch{Name: "target", Role: "target", Namespace: o.Namespace, Selector: o.targetSelector()}
 	var ws []Watch
 	switch o.Mesh {
 	case MeshIstio:
@@ -79,13 +79,13 @@ func (o Options) Watches() []Watch {
 // containers) within a window: the mean of its samples, weighted by the
 // time each spans.
 type measured struct {
-	cpuTime  time.Duration // the time the CPU samples span
-	cpuSum   float64       // Σ cores × seconds
-	cpuMax   float64
-	memSum   float64 // Σ bytes, over memSamples
-	memN     int
-	memMax   int64
-	samples  int
+	cpuTime time.Duration // the time the CPU samples span
+	cpuSum  float64       // Σ cores × seconds
+	cpuMax  float64
+	memSum  float64 // Σ bytes, over memSamples
+	memN    int
+	memMax  int64
+	samples int
 }
 
 func (m *measured) addCPU(cores float64, span time.Duration) {

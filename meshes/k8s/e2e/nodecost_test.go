@@ -111,8 +111,8 @@ func TestNodeCost(t *testing.T) {
 type costRun struct {
 	ns         string
 	step       *results.Step
-	truthCores float64 // over the step's measured window
-	truthMem   float64 // working set, mean over the window
+	truthCores float64  // over the step's measured window
+	truthMem   float64  // working set, mean over the window
 	pods       []string // the namespace's pods that ran
 	targetPods []string
 	// wrongPodMetrics is metrics.k8s.io read for the namespace's pods
@@ -124,7 +124,9 @@ func (c *costRun) window() k8s.Window {
 	return k8s.Window{From: c.step.Run.Start.Add(-c.step.Run.Config.Warmup.D()).Add(time.Second), To: c.step.Run.End, Measured: c.step.Run.Config.Duration.D()}
 }
 
-func (c *costRun) within(cores float64) bool { return math.Abs(cores-c.truthCores) <= 0.15*c.truthCores }
+func (c *costRun) within(cores float64) bool {
+	return math.Abs(cores-c.truthCores) <= 0.15*c.truthCores
+}
 
 func (c *costRun) target(t *testing.T) results.ProcessCost {
 	t.Helper()

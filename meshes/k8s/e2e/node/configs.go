@@ -165,9 +165,9 @@ func kubeletConfig(p paths, a Addresses, caFile string) ([]byte, error) {
 			"webhook":   map[string]any{"enabled": true},
 			"x509":      map[string]any{"clientCAFile": caFile},
 		},
-		"authorization":        map[string]any{"mode": "Webhook"},
-		"enforceNodeAllocatable": []string{"pods"},
-		"shutdownGracePeriod":  "0s",
+		"authorization":             map[string]any{"mode": "Webhook"},
+		"enforceNodeAllocatable":    []string{"pods"},
+		"shutdownGracePeriod":       "0s",
 		"nodeStatusReportFrequency": "10s",
 	}
 	return yaml.Marshal(c)

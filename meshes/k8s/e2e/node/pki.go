@@ -105,11 +105,11 @@ func serial() *big.Int {
 type pki struct {
 	dir string
 	// The files, by role.
-	CA, CAKey            string
-	FrontProxyCA         string
-	APIServer, APIServerKey string
+	CA, CAKey                 string
+	FrontProxyCA              string
+	APIServer, APIServerKey   string
 	FrontProxy, FrontProxyKey string
-	SAKey, SAPub         string
+	SAKey, SAPub              string
 }
 
 // user is a client identity with its kubeconfig.
