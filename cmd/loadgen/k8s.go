@@ -45,7 +45,8 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.BoolVar(&o.MTLS, "mtls", false, "istio: a STRICT PeerAuthentication for the namespace")
 	fl.StringVar(&o.Class, "class", "", "gateway: the GatewayClass (nginx, eg, istio, cilium, amazon-vpc-lattice…); ingress-nginx: the IngressClass (default nginx)")
 	fl.StringVar(&o.IngressNamespace, "ingress-namespace", k8s.DefaultIngressNS, "ingress-nginx: the controller's namespace")
-	fl.IntVar(&o.Workers, "worker-processes", k8s.DefaultWorkers, "ingress-nginx: the controller's worker-processes (never auto: it counts the node's cores)")
+	fl.BoolVar(&o.ConfigureController, "configure-controller", false, "ingress-nginx: set the controller's shared ConfigMap (worker-processes, keep-alive-requests) for the run; k8s run and k8s cleanup put it back")
+	fl.IntVar(&o.Workers, "worker-processes", 0, "ingress-nginx, with --configure-controller: the controller's worker-processes (default 2; never auto: it counts the node's cores)")
 	fl.BoolVar(&o.SameNodeOK, "same-node-ok", false, "let clients share the target's node when no other fits (a preference, not a rule)")
 }
 
@@ -62,7 +63,8 @@ labelled with the run id. Nothing is sent to a cluster.`,
   loadgen k8s render --mesh istio --mode serveronly --mtls
   loadgen k8s render --mesh istio-waypoint
   loadgen k8s render --mesh gateway --class nginx
-  loadgen k8s render --mesh ingress-nginx --worker-processes 4`,
+  loadgen k8s render --mesh ingress-nginx
+  loadgen k8s render --mesh ingress-nginx --configure-controller --worker-processes 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := k8s.Render(o, nil)
@@ -71,6 +73,11 @@ labelled with the run id. Nothing is sent to a cluster.`,
 			}
 			for _, n := range r.Notes {
 				fmt.Fprintln(cmd.ErrOrStderr(), n)
+			}
+			if o.ConfigureController {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: the ConfigMap %s/ingress-nginx-controller is the controller's, shared by every Ingress; "+
+					"apply it with `kubectl apply --server-side --field-manager=loadgen` and put its keys back yourself ("+
+					"`loadgen k8s run --configure-controller` does both)\n", o.IngressNamespace)
 			}
 			return r.WriteYAML(cmd.OutOrStdout())
 		},
@@ -89,7 +96,8 @@ func newK8sCleanupCmd() *cobra.Command {
 		Long: `Delete, in the namespace, every object labelled app.kubernetes.io/managed-by=loadgen
 (of one run with --run-id), the cluster-scoped App Mesh Mesh tied to it, and the
 namespace itself only if loadgen created it. Nothing without loadgen's label is
-touched.`,
+touched. An ingress controller ConfigMap that a run of the namespace changed
+(--configure-controller) gets its previous values back.`,
 		Example: `  loadgen k8s cleanup -n bench
   loadgen k8s cleanup -n bench --run-id r1a2b3c4d`,
 		Args: cobra.NoArgs,
@@ -101,6 +109,13 @@ touched.`,
 			if err != nil {
 				return failf("%v", err)
 			}
+			restored, err := c.RestoreControllers(cmd.Context(), ns, runID, k8s.DefaultIngressNS)
+			for _, r := range restored {
+				fmt.Fprintf(cmd.OutOrStdout(), "restored %s\n", r)
+			}
+			if err != nil {
+				return failf("%v", err)
+			}
 			deleted, err := c.Cleanup(cmd.Context(), ns, runID)
 			for _, d := range deleted {
 				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", d)
@@ -108,7 +123,7 @@ touched.`,
 			if err != nil {
 				return failf("%v", err)
 			}
-			if len(deleted) == 0 {
+			if len(deleted) == 0 && len(restored) == 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "nothing of loadgen's in namespace %s\n", ns)
 			}
 			return nil

@@ -200,7 +200,7 @@ func TestBaselineCrossesNoProxy(t *testing.T) {
 				url  string
 				want []string
 			}{{"http://target:8080/get", c.mesh}, {"http://target:8081/get", nil}} {
-				resolved, err := o.resolve(p.url, "")
+				resolved, err := o.resolve(p.url, Addresses{HTTP: "gw.example", GRPC: "gw.example"})
 				if err != nil {
 					t.Fatal(err)
 				}

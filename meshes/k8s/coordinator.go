@@ -50,13 +50,26 @@ type Coordinator struct {
 	// gateway address) when the sweep loads it (default 5 min).
 	TargetWait time.Duration
 
-	proxyWorkers int // the ingress controller's worker-processes, as read from the cluster
+	said map[string]bool // what sayOnce said
 }
 
 func (k *Coordinator) say(format string, args ...any) {
 	if k.Events != nil {
 		k.Events(format, args...)
 	}
+}
+
+// sayOnce says a message once per run.
+func (k *Coordinator) sayOnce(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if k.said[msg] {
+		return
+	}
+	if k.said == nil {
+		k.said = map[string]bool{}
+	}
+	k.said[msg] = true
+	k.say("%s", msg)
 }
 
 func (k *Coordinator) defaults() {
@@ -78,8 +91,8 @@ func (k *Coordinator) defaults() {
 }
 
 // Objects are what the run applies: the rendering without its client Job
-// and without what lives outside the run's namespace and is not loadgen's
-// (the ingress controller's ConfigMap).
+// and without what is not loadgen's (the ingress controller's ConfigMap,
+// which --configure-controller changes and puts back).
 func (k *Coordinator) Objects() ([]*unstructured.Unstructured, []string, error) {
 	r, err := Render(k.Options, nil)
 	if err != nil {
@@ -87,10 +100,9 @@ func (k *Coordinator) Objects() ([]*unstructured.Unstructured, []string, error) 
 	}
 	var out []*unstructured.Unstructured
 	notes := r.Notes
-	for _, u := range r.Objects[:len(r.Objects)-1] {
+	for _, u := range r.WithoutClient() {
 		if u.GetLabels()[LabelManagedBy] != ManagedBy {
-			notes = append(notes, fmt.Sprintf("not applied: %s is the controller's; `loadgen k8s render` prints it for you to apply", objectRef(u)))
-			continue
+			continue // the controller's ConfigMap: configureController's, put back at the end
 		}
 		out = append(out, u)
 	}
@@ -123,10 +135,24 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 	if err := k.prepareDir(); err != nil {
 		return nil, err
 	}
+	var changed *ControllerChange
 	defer func() {
 		// A fresh context: Ctrl-C must not stop the cleanup.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
+		if changed != nil {
+			restored, rerr := k.Cluster.RestoreControllers(cctx, o.Namespace, o.RunID, o.IngressNamespace)
+			changed.Restored = rerr == nil && len(restored) > 0
+			if rerr != nil {
+				changed.RestoreError = rerr.Error()
+				err = errors.Join(err, fmt.Errorf("%w (run `loadgen k8s cleanup -n %s`)", rerr, o.Namespace))
+			} else {
+				k.say("restored %s", strings.Join(restored, ", "))
+			}
+			if werr := k.writeController(changed); werr != nil {
+				err = errors.Join(err, werr)
+			}
+		}
 		deleted, cerr := k.Cluster.Cleanup(cctx, o.Namespace, o.RunID)
 		k.say("cleanup: deleted %d objects of run %s", len(deleted), o.RunID)
 		if cerr != nil {
@@ -139,6 +165,11 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 	k.say("applied %d objects (run %s) in namespace %s", len(objs), o.RunID, o.Namespace)
 	if err := k.checkClass(ctx); err != nil {
 		return nil, err
+	}
+	if o.ConfigureController {
+		if changed, err = k.configureController(ctx); err != nil {
+			return nil, err
+		}
 	}
 	// A target that never gets ready fails the steps that load it, with
 	// its pods' reason; the sweep's other steps still run.
@@ -153,7 +184,6 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 			return nil, err
 		}
 	}
-	k.ingressWorkers(ctx)
 	off, err := k.clockOffset(ctx)
 	if err != nil {
 		return nil, err

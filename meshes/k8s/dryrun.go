@@ -24,7 +24,7 @@ func (k *Coordinator) DryRun(w io.Writer) error {
 		fmt.Fprintf(w, "# %s\n", n)
 	}
 	for i, st := range k.Steps {
-		args, err := o.runArgs(k.Load, st, "")
+		args, err := o.runArgs(k.Load, st, Addresses{})
 		if err != nil {
 			return fmt.Errorf("step %s: %w", st.ID, err)
 		}

@@ -20,12 +20,11 @@ const IngressHost = "httpbin.loadgen.test"
 // as its Helm chart names it.
 const ingressControllerConfigMap = "ingress-nginx-controller"
 
-// ingressObjects are the Ingress (with its TLS secret) and the
-// controller's ConfigMap with worker-processes set explicitly: "auto"
-// counts the node's cores, not the pod's CPU limit (ingress-nginx#2948).
-// The ConfigMap lives in the controller's namespace: `k8s run` leaves it
-// to the user (it is the controller's, not loadgen's), `k8s render`
-// prints it.
+// ingressObjects are the Ingress, with its TLS secret, in the run's
+// namespace, and with ConfigureController the controller's ConfigMap:
+// worker-processes set explicitly ("auto" counts the node's cores, not the
+// pod's CPU limit, ingress-nginx#2948). That ConfigMap is the controller's,
+// shared by every Ingress: without the flag it is only read.
 func (o Options) ingressObjects() ([]runtime.Object, error) {
 	cert, key := o.TLSCert, o.TLSKey
 	if len(cert) == 0 {
@@ -50,19 +49,28 @@ func (o Options) ingressObjects() ([]runtime.Object, error) {
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: ptr.To(o.Class),
 			TLS:              []networkingv1.IngressTLS{{Hosts: []string{IngressHost}, SecretName: secret.Name}},
-			// No host on the rule: workers reach it by the controller's
-			// address without a Host header; TLS serves IngressHost.
+			// The rule's host is the TLS host: ingress-nginx serves a TLS
+			// host's certificate only for the rules of that host. Workers
+			// send it (Host, SNI) to the controller's address.
 			Rules: []networkingv1.IngressRule{{
+				Host: IngressHost,
 				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
 					Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: &prefix, Backend: backend(PortHTTP)}},
 				}},
 			}},
 		},
 	}
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: ingressControllerConfigMap, Namespace: o.IngressNamespace,
-			Labels: map[string]string{"app.kubernetes.io/name": "ingress-nginx", "app.kubernetes.io/component": "controller"}},
-		Data: map[string]string{"worker-processes": strconv.Itoa(o.Workers), "keep-alive-requests": "10000"},
+	if !o.ConfigureController {
+		return []runtime.Object{secret, ing}, nil
 	}
-	return []runtime.Object{secret, ing, cm}, nil
+	return []runtime.Object{secret, ing, o.controllerConfig()}, nil
+}
+
+// controllerConfig is what ConfigureController sets in the controller's
+// ConfigMap: these keys only, by server-side apply.
+func (o Options) controllerConfig() *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: ingressControllerConfigMap, Namespace: o.IngressNamespace},
+		Data:       map[string]string{"worker-processes": strconv.Itoa(o.Workers), "keep-alive-requests": "10000"},
+	}
 }

@@ -57,8 +57,15 @@ type Options struct {
 	// IngressNamespace is where the ingress-nginx controller runs (default
 	// ingress-nginx); its ConfigMap is rendered there.
 	IngressNamespace string
-	// Workers is the ingress controller's worker-processes (default 2): set
-	// explicitly, because "auto" counts the node's cores, not the pod's limit.
+	// ConfigureController lets a run change the ingress-nginx
+	// controller's ConfigMap (shared by every Ingress of the cluster):
+	// server-side applied as loadgen, its previous values recorded and put
+	// back at the end. Without it nothing outside the run's namespace is
+	// rendered or changed.
+	ConfigureController bool
+	// Workers is the worker-processes ConfigureController sets (default
+	// 2): explicit, because "auto" counts the node's cores, not the pod's
+	// limit.
 	Workers int
 	// TLSCert and TLSKey (PEM) are the Ingress's TLS secret; empty: a new
 	// self-signed certificate.
@@ -116,7 +123,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.IngressNamespace == "" {
 		o.IngressNamespace = DefaultIngressNS
 	}
-	if o.Workers == 0 {
+	if o.Workers == 0 && o.ConfigureController {
 		o.Workers = DefaultWorkers
 	}
 	if o.Mode == "" {
@@ -154,6 +161,13 @@ func (o Options) validate() error {
 	}
 	if o.MTLS && !o.istio() {
 		return fmt.Errorf("--mtls (a STRICT PeerAuthentication) applies to the istio meshes, not %s", o.Mesh)
+	}
+	if o.ConfigureController && o.Mesh != MeshIngressNginx {
+		return fmt.Errorf("--configure-controller applies to --mesh ingress-nginx, not %s", o.Mesh)
+	}
+	if o.Workers != 0 && !o.ConfigureController {
+		return fmt.Errorf("--worker-processes changes the ingress controller's ConfigMap, which every Ingress of the cluster shares: " +
+			"add --configure-controller (k8s run puts the previous values back at the end)")
 	}
 	if o.Concurrency < 0 || o.Workers < 0 {
 		return fmt.Errorf("concurrency and workers must be positive")

@@ -44,9 +44,10 @@ const TargetHost = "target"
 
 // resolve turns a path URL into the address the workers load: host
 // "target" becomes the target's Service, or for the mesh ports behind an
-// ingress or a gateway, their Service (addr, when known, is the address
-// their status reported); any other URL is used as given.
-func (o Options) resolve(raw, addr string) (string, error) {
+// ingress or a gateway, the address the cluster published (addr) or,
+// without it, the Service the implementation is documented to create;
+// any other URL is used as given.
+func (o Options) resolve(raw string, addr Addresses) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "", fmt.Errorf("url %q: %v", raw, err)
@@ -63,22 +64,33 @@ func (o Options) resolve(raw, addr string) (string, error) {
 		host = fmt.Sprintf("%s.%s.svc.cluster.local", TargetDirectName, o.Namespace)
 	}
 	if port != PortHTTPDirect {
+		published := addr.HTTP
+		if port == PortGRPC {
+			published = addr.GRPC
+		}
 		switch o.Mesh {
 		case MeshIngressNginx:
 			host, port = fmt.Sprintf("%s.%s.svc.cluster.local", ingressControllerConfigMap, o.IngressNamespace), 80
 			if u.Scheme == "https" {
 				port = 443
 			}
+			if published != "" {
+				host = published
+			}
 		case MeshGateway:
-			// Istio and NGINX Gateway Fabric name the Gateway's Service so.
 			gw := GatewayPortHTTP
 			if port == PortGRPC {
 				gw = GatewayPortGRPC
 			}
-			host, port = fmt.Sprintf("%s-%s.%s.svc.cluster.local", GatewayName, o.Class, o.Namespace), gw
-		}
-		if addr != "" && (o.Mesh == MeshIngressNginx || o.Mesh == MeshGateway) {
-			host = addr
+			port = gw
+			switch svc, ok := o.gatewayService(); {
+			case published != "":
+				host = published
+			case ok:
+				host = svc
+			default:
+				return "", errNoAddress{o}
+			}
 		}
 	}
 	u.Host = net.JoinHostPort(host, strconv.Itoa(port))
@@ -94,7 +106,7 @@ func directURL(raw string) bool {
 
 // runArgs are `loadgen run`'s flags for a step, less the shares the worker
 // adds (-c, -t, -R), with the URL last.
-func (o Options) runArgs(l Load, st Step, addr string) ([]string, error) {
+func (o Options) runArgs(l Load, st Step, addr Addresses) ([]string, error) {
 	target, err := o.resolve(st.URL, addr)
 	if err != nil {
 		return nil, err
@@ -111,6 +123,13 @@ func (o Options) runArgs(l Load, st Step, addr string) ([]string, error) {
 	}
 	if st.NewConn {
 		a = append(a, "--new-conn")
+	}
+	if o.Mesh == MeshIngressNginx && !directURL(st.URL) && stepUsesTarget(st) {
+		// The Ingress's rule and certificate are for IngressHost.
+		a = append(a, "-H", "Host: "+IngressHost)
+		if strings.HasPrefix(st.URL, "https:") {
+			a = append(a, "--sni", IngressHost)
+		}
 	}
 	if st.Insecure {
 		a = append(a, "--insecure")

@@ -9,22 +9,55 @@ import (
 func TestResolveTarget(t *testing.T) {
 	for _, tc := range []struct {
 		o         Options
-		url, addr string
-		want      string
+		url  string
+		addr Addresses
+		want string
 	}{
-		{Options{Mesh: MeshIstio, Namespace: "bench"}, "http://target:8080", "", "http://loadgen-target.bench.svc.cluster.local:8080"},
-		{Options{Mesh: MeshIstio, Namespace: "bench"}, "http://target:8081/x", "", "http://loadgen-target.bench.svc.cluster.local:8081/x"},
-		{Options{Mesh: MeshNone, Namespace: "bench"}, "tcp://target:9000", "", "tcp://loadgen-target.bench.svc.cluster.local:9000"},
-		{Options{Mesh: MeshIngressNginx, Namespace: "b", IngressNamespace: "ingress-nginx"}, "https://target:8080", "", "https://ingress-nginx-controller.ingress-nginx.svc.cluster.local:443"},
-		{Options{Mesh: MeshIngressNginx, Namespace: "b", IngressNamespace: "ingress-nginx"}, "http://target:8080", "198.18.0.7", "http://198.18.0.7:80"},
-		{Options{Mesh: MeshGateway, Class: "nginx", Namespace: "b"}, "http://target:9090", "", "http://loadgen-gateway-nginx.b.svc.cluster.local:9090"},
-		{Options{Mesh: MeshGateway, Class: "nginx", Namespace: "b"}, "http://target:8080", "gw.example", "http://gw.example:80"},
-		{Options{Mesh: MeshGateway, Class: "nginx", Namespace: "b"}, "http://target:8081", "gw.example", "http://loadgen-target.b.svc.cluster.local:8081"},
-		{Options{Mesh: MeshIstio, Namespace: "b"}, "http://10.0.0.1:80/get", "", "http://10.0.0.1:80/get"},
+		{Options{Mesh: MeshIstio, Namespace: "bench"}, "http://target:8080", Addresses{}, "http://loadgen-target.bench.svc.cluster.local:8080"},
+		{Options{Mesh: MeshIstio, Namespace: "bench"}, "http://target:8081/x", Addresses{}, "http://loadgen-target.bench.svc.cluster.local:8081/x"},
+		{Options{Mesh: MeshIstioAmbient, Namespace: "bench"}, "http://target:8081/x", Addresses{}, "http://loadgen-target-direct.bench.svc.cluster.local:8081/x"},
+		{Options{Mesh: MeshNone, Namespace: "bench"}, "tcp://target:9000", Addresses{}, "tcp://loadgen-target.bench.svc.cluster.local:9000"},
+		{Options{Mesh: MeshIngressNginx, Namespace: "b", IngressNamespace: "ingress-nginx"}, "https://target:8080", Addresses{}, "https://ingress-nginx-controller.ingress-nginx.svc.cluster.local:443"},
+		{Options{Mesh: MeshIngressNginx, Namespace: "b", IngressNamespace: "ingress-nginx"}, "http://target:8080", both("198.18.0.7"), "http://198.18.0.7:80"},
+		{Options{Mesh: MeshGateway, Class: "nginx", Namespace: "b"}, "http://target:9090", Addresses{}, "http://loadgen-gateway-nginx.b.svc.cluster.local:9090"},
+		{Options{Mesh: MeshGateway, Class: "istio", Namespace: "b"}, "http://target:8080", Addresses{}, "http://loadgen-gateway-istio.b.svc.cluster.local:80"},
+		{Options{Mesh: MeshGateway, Class: "cilium", Namespace: "b"}, "http://target:8080", Addresses{}, "http://cilium-gateway-loadgen-gateway.b.svc.cluster.local:80"},
+		{Options{Mesh: MeshGateway, Class: "eg", Namespace: "b"}, "http://target:8080", both("198.18.0.9"), "http://198.18.0.9:80"},
+		{Options{Mesh: MeshGateway, Class: "nginx", Namespace: "b"}, "http://target:8080", both("gw.example"), "http://gw.example:80"},
+		{Options{Mesh: MeshGateway, Class: ClassLattice, Namespace: "b"}, "http://target:8080", Addresses{HTTP: "h.lattice", GRPC: "g.lattice"}, "http://h.lattice:80"},
+		{Options{Mesh: MeshGateway, Class: ClassLattice, Namespace: "b"}, "http://target:9090", Addresses{HTTP: "h.lattice", GRPC: "g.lattice"}, "http://g.lattice:9090"},
+		{Options{Mesh: MeshGateway, Class: "nginx", Namespace: "b"}, "http://target:8081", both("gw.example"), "http://loadgen-target.b.svc.cluster.local:8081"},
+		{Options{Mesh: MeshIstio, Namespace: "b"}, "http://10.0.0.1:80/get", Addresses{}, "http://10.0.0.1:80/get"},
 	} {
 		got, err := tc.o.resolve(tc.url, tc.addr)
 		if err != nil || got != tc.want {
 			t.Errorf("%s %s: %q %v, want %q", tc.o.Mesh, tc.url, got, err, tc.want)
+		}
+	}
+	// Envoy Gateway, Traefik and Lattice publish their address only in the
+	// cluster: no Service name is guessed.
+	for _, class := range []string{"eg", "traefik", ClassLattice} {
+		o := Options{Mesh: MeshGateway, Class: class, Namespace: "b"}
+		if got, err := o.resolve("http://target:8080", Addresses{}); err == nil {
+			t.Errorf("class %s without its address: %q, want an error", class, got)
+		}
+	}
+}
+
+// TestRunArgsIngressHost: through ingress-nginx the workers send the
+// Ingress rule's host (and SNI over TLS); the direct path does not.
+func TestRunArgsIngressHost(t *testing.T) {
+	o := Options{Mesh: MeshIngressNginx, Namespace: "b", IngressNamespace: "ingress-nginx"}
+	l := Load{Duration: time.Second}
+	for _, tc := range []struct{ url, want, not string }{
+		{"http://target:8080", "-H Host: " + IngressHost, "--sni"},
+		{"https://target:8080", "-H Host: " + IngressHost + " --sni " + IngressHost, ""},
+		{"http://target:8081", "", "Host:"},
+	} {
+		a, err := o.runArgs(l, Step{URL: tc.url}, Addresses{})
+		got := strings.Join(a, " ")
+		if err != nil || !strings.Contains(got, tc.want) || (tc.not != "" && strings.Contains(got, tc.not)) {
+			t.Errorf("%s: %q %v, want %q and not %q", tc.url, got, err, tc.want, tc.not)
 		}
 	}
 }
@@ -32,14 +65,14 @@ func TestResolveTarget(t *testing.T) {
 func TestRunArgs(t *testing.T) {
 	o := Options{Mesh: MeshNone, Namespace: "b"}
 	l := Load{Protocol: "h2c", Endpoint: "/bytes/{size}", Duration: 30 * time.Second, Warmup: 5 * time.Second, Timeout: 2 * time.Second}
-	a, err := o.runArgs(l, Step{URL: "http://target:8080", Payload: 1024, NewConn: true}, "")
+	a, err := o.runArgs(l, Step{URL: "http://target:8080", Payload: 1024, NewConn: true}, Addresses{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(a, " "); got != "-q -d 30s -p h2c --warmup 5s --timeout 2s --new-conn http://loadgen-target.b.svc.cluster.local:8080/bytes/1024" {
 		t.Errorf("run args: %s", got)
 	}
-	a, _ = o.runArgs(Load{Protocol: "tcp-rr", Duration: time.Second}, Step{URL: "tcp://target:9000", Payload: 64}, "")
+	a, _ = o.runArgs(Load{Protocol: "tcp-rr", Duration: time.Second}, Step{URL: "tcp://target:9000", Payload: 64}, Addresses{})
 	if got := strings.Join(a, " "); !strings.Contains(got, "--size 64") {
 		t.Errorf("tcp run args: %s", got)
 	}

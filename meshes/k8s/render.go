@@ -30,12 +30,22 @@ func Render(o Options, client *JobSpec) (*Rendering, error) {
 	if err != nil {
 		return nil, err
 	}
-	if client == nil {
-		client = &JobSpec{Name: ClientName, Workers: 2, Connections: 8, Threads: 2,
-			RunArgs: []string{"-d", "30s", o.URL(PortHTTP) + "/get"}}
-	}
-	objs = append(objs, o.Job(*client))
 	r := &Rendering{}
+	if client == nil {
+		args := []string{"-d", "30s"}
+		if o.Mesh == MeshIngressNginx {
+			args = append(args, "-H", "Host: "+IngressHost) // the Ingress rule's host
+		}
+		switch u, err := o.URL(PortHTTP); {
+		case err != nil:
+			r.Notes = append(r.Notes, fmt.Sprintf("note: no client Job: %v; run the sweep with `loadgen k8s run`, or aim `loadgen run` at that address", err))
+		default:
+			client = &JobSpec{Name: ClientName, Workers: 2, Connections: 8, Threads: 2, RunArgs: append(args, u+"/get")}
+		}
+	}
+	if client != nil {
+		objs = append(objs, o.Job(*client))
+	}
 	if o.Mesh == MeshAppMesh {
 		r.Notes = append(r.Notes, AppMeshNotice)
 	}
@@ -81,6 +91,19 @@ func (o Options) objects() ([]runtime.Object, error) {
 		out = append(out, o.targetDirect(), o.targetService(TargetDirectName))
 	}
 	return append(out, extra...), nil
+}
+
+// WithoutClient is the rendering less its client Job: what a run applies
+// before it makes a Job per step.
+func (r *Rendering) WithoutClient() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, u := range r.Objects {
+		if u.GetKind() == "Job" && u.GetName() == ClientName {
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
 }
 
 // toUnstructured sets the object's kind from the scheme and drops the

@@ -33,7 +33,8 @@ var renderCases = []struct {
 	{"appmesh-both", Options{Mesh: MeshAppMesh}},
 	{"appmesh-serveronly", Options{Mesh: MeshAppMesh, Mode: ModeServerOnly}},
 	{"appmesh-clientonly", Options{Mesh: MeshAppMesh, Mode: ModeClientOnly}},
-	{"ingress-nginx", Options{Mesh: MeshIngressNginx, Workers: 4}},
+	{"ingress-nginx", Options{Mesh: MeshIngressNginx}},
+	{"ingress-nginx-configure", Options{Mesh: MeshIngressNginx, ConfigureController: true, Workers: 4}},
 	{"gateway-nginx", Options{Mesh: MeshGateway, Class: "nginx"}},
 	{"gateway-vpc-lattice", Options{Mesh: MeshGateway, Class: "amazon-vpc-lattice", Namespace: "bench"}},
 }

@@ -10,18 +10,17 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"loadgen/results"
 	"loadgen/results/merge"
 )
 
 // runStep runs one step as an Indexed Job and merges its workers.
-func (k *Coordinator) runStep(ctx context.Context, st Step, addr string, off Offset) (*results.Step, []merge.Worker) {
+func (k *Coordinator) runStep(ctx context.Context, st Step, addr Addresses, off Offset) (*results.Step, []merge.Worker) {
 	o := k.Options
 	res := newStep(st)
 	if port(st.URL) != PortHTTPDirect {
-		res.Workers = k.proxyWorkers // the report's sizing table
+		res.Workers = k.ingressWorkers(ctx) // the report's sizing table
 	}
 	for i := range k.Workers {
 		if _, err := ShareOf(st.Connections, st.Threads, st.Rate, k.Workers, i); err != nil {
@@ -115,26 +114,26 @@ func newStep(st Step) *results.Step {
 		Threads: st.Threads, Payload: st.Payload, Rate: st.Rate, Repeat: st.Repeat}
 }
 
-// ingressWorkers reads the worker-processes the ingress controller runs
-// with (its ConfigMap is read, never changed): what a step records is what
-// ran, not what was rendered.
-func (k *Coordinator) ingressWorkers(ctx context.Context) {
+// ingressWorkers reads, at each step, the worker-processes the ingress
+// controller runs with: what a step records is what ran, not what was
+// rendered (0: not known, said once).
+func (k *Coordinator) ingressWorkers(ctx context.Context) int {
 	o := k.Options
 	if o.Mesh != MeshIngressNginx {
-		return
+		return 0
 	}
 	cm, err := k.Cluster.Client.CoreV1().ConfigMaps(o.IngressNamespace).Get(ctx, ingressControllerConfigMap, metav1.GetOptions{})
 	if err != nil {
-		k.say("ingress-nginx: cannot read ConfigMap %s/%s (%v): steps record no worker-processes", o.IngressNamespace, ingressControllerConfigMap, oneLine(err))
-		return
+		k.sayOnce("ingress-nginx: cannot read ConfigMap %s/%s (%v): steps record no worker-processes", o.IngressNamespace, ingressControllerConfigMap, oneLine(err))
+		return 0
 	}
 	n, err := strconv.Atoi(cm.Data["worker-processes"])
 	if err != nil || n < 1 {
-		k.say("ingress-nginx: worker-processes is %q: \"auto\" counts the node's cores, not the pod's limit (ingress-nginx#2948); "+
-			"set it with the ConfigMap `loadgen k8s render --mesh ingress-nginx --worker-processes N` prints", cm.Data["worker-processes"])
-		return
+		k.sayOnce("ingress-nginx: worker-processes is %q: \"auto\" counts the node's cores, not the pod's limit (ingress-nginx#2948); "+
+			"--configure-controller --worker-processes N sets it for the run and puts it back", cm.Data["worker-processes"])
+		return 0
 	}
-	k.proxyWorkers = n
+	return n
 }
 
 // port is a URL's port, 0 when it has none.
@@ -222,9 +221,9 @@ func (k *Coordinator) deleteJob(ctx context.Context, name string) {
 
 // waitTarget waits for the target to be ready and, behind an ingress or a
 // gateway, for its address — when a step loads the target at all.
-func (k *Coordinator) waitTarget(ctx context.Context) (string, error) {
+func (k *Coordinator) waitTarget(ctx context.Context) (Addresses, error) {
 	if !k.usesTarget() {
-		return "", nil
+		return Addresses{}, nil
 	}
 	o := k.Options
 	ctx, cancel := context.WithTimeout(ctx, k.TargetWait)
@@ -236,30 +235,15 @@ func (k *Coordinator) waitTarget(ctx context.Context) (string, error) {
 				break
 			}
 			if !sleepCtx(ctx, 2*time.Second) {
-				return "", fmt.Errorf("the target (Deployment %s/%s) was not ready within %v%s",
+				return Addresses{}, fmt.Errorf("the target (Deployment %s/%s) was not ready within %v%s",
 					o.Namespace, name, k.TargetWait, k.targetReason(context.WithoutCancel(ctx)))
 			}
 		}
 	}
-	var gvk schema.GroupVersionKind
-	var name string
-	switch o.Mesh {
-	case MeshGateway:
-		gvk, name = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"}, GatewayName
-	case MeshIngressNginx:
-		gvk, name = schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}, TargetName
-	default:
-		return "", nil
+	if o.Mesh != MeshGateway && o.Mesh != MeshIngressNginx {
+		return Addresses{}, nil
 	}
-	for {
-		if addr := k.address(ctx, gvk, name); addr != "" {
-			k.say("%s %s answers at %s", gvk.Kind, name, addr)
-			return addr, nil
-		}
-		if !sleepCtx(ctx, 2*time.Second) {
-			return "", fmt.Errorf("%s %s/%s got no address within %v: is its controller running (class %s)?", gvk.Kind, o.Namespace, name, k.TargetWait, o.Class)
-		}
-	}
+	return k.waitAddresses(ctx)
 }
 
 // targetReason says why the target's pods are not ready: each pod's
@@ -284,38 +268,3 @@ func ready(d *appsv1.Deployment) bool {
 	return d.Status.ReadyReplicas >= 1 && d.Status.ObservedGeneration >= d.Generation
 }
 
-// address reads a Gateway's status.addresses or an Ingress's load balancer.
-func (k *Coordinator) address(ctx context.Context, gvk schema.GroupVersionKind, name string) string {
-	ri, _, err := k.Cluster.resource(gvk, k.Options.Namespace)
-	if err != nil {
-		return ""
-	}
-	u, err := ri.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return ""
-	}
-	st, _ := u.Object["status"].(map[string]any)
-	if gvk.Kind == "Gateway" {
-		as, _ := st["addresses"].([]any)
-		for _, a := range as {
-			if m, ok := a.(map[string]any); ok {
-				if v, ok := m["value"].(string); ok && v != "" {
-					return v
-				}
-			}
-		}
-		return ""
-	}
-	lb, _ := st["loadBalancer"].(map[string]any)
-	ings, _ := lb["ingress"].([]any)
-	for _, i := range ings {
-		if m, ok := i.(map[string]any); ok {
-			for _, key := range []string{"ip", "hostname"} {
-				if v, ok := m[key].(string); ok && v != "" {
-					return v
-				}
-			}
-		}
-	}
-	return ""
-}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -71,7 +73,7 @@ func testValidation(t *testing.T, c *cluster) {
 		{Mesh: k8s.MeshIstio, Mode: k8s.ModeClientOnly, MTLS: true, Revision: "1-32"},
 		{Mesh: k8s.MeshIstioAmbient}, {Mesh: k8s.MeshIstioWaypoint, MTLS: true},
 		{Mesh: k8s.MeshLinkerd}, {Mesh: k8s.MeshLinkerd, Mode: k8s.ModeServerOnly},
-		{Mesh: k8s.MeshIngressNginx, Workers: 4}, {Mesh: k8s.MeshGateway, Class: "nginx"},
+		{Mesh: k8s.MeshIngressNginx}, {Mesh: k8s.MeshGateway, Class: "nginx"},
 	}
 	for i, o := range cases {
 		o.Namespace = fmt.Sprintf("v%d-%s", i, o.Mesh)
@@ -300,39 +302,120 @@ func served(t *testing.T, target string) int64 {
 	return 0
 }
 
-// testIngressWorkers: an ingress-nginx run records the controller's
-// worker-processes as its ConfigMap says (the validation test applied the
-// rendered one, with 4).
+// testIngressWorkers: the ingress-nginx controller's ConfigMap is shared
+// by every Ingress of the cluster. Without --configure-controller a run
+// only reads it (each step records the worker-processes that ran) and
+// leaves it as it was; with the flag the run sets it, records what it
+// held, and puts it back at the end, after Ctrl-C, and through `k8s
+// cleanup` after a kill.
 func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string) {
-	// The class ingress-nginx's controller creates when it is installed;
-	// without it k8s run says the controller is missing (TestNodeMeshMissing).
+	ctx := context.Background()
+	// The class and the ConfigMap ingress-nginx's chart creates; without
+	// the class k8s run says the controller is missing (TestNodeMeshMissing).
 	class := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"},
 		Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}
-	if _, err := c.Client.NetworkingV1().IngressClasses().Create(context.Background(), class, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.NetworkingV1().IngressClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("IngressClass nginx: %v", err)
 	}
-	defer c.Client.NetworkingV1().IngressClasses().Delete(context.Background(), "nginx", metav1.DeleteOptions{})
-	dir := filepath.Join(t.TempDir(), "results")
-	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "--mesh", "ingress-nginx", "-n", "e2e-ing", "-f", writeSweep(t, target, "1s"),
-		"--workers", "3", "-o", dir, "--start-lead", "8s", "--no-metrics", "--run-id", "ing")
-	if r.code != 0 {
-		t.Fatalf("k8s run --mesh ingress-nginx: %v", r)
+	defer c.Client.NetworkingV1().IngressClasses().Delete(ctx, "nginx", metav1.DeleteOptions{})
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ingress-nginx"}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
 	}
-	_, steps, err := store.ReadSweep(dir)
-	if err != nil || len(steps) != 2 {
-		t.Fatalf("%d steps, %v", len(steps), err)
+	chart := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ingress-nginx-controller", Namespace: "ingress-nginx",
+		Labels: map[string]string{"app.kubernetes.io/name": "ingress-nginx"}},
+		Data: map[string]string{"worker-processes": "3", "allow-snippet-annotations": "false"}}
+	if _, err := c.Client.CoreV1().ConfigMaps("ingress-nginx").Create(ctx, chart, metav1.CreateOptions{FieldManager: "helm"}); err != nil {
+		t.Fatal(err)
 	}
-	for _, st := range steps {
-		if st.Workers != 4 || st.Run == nil {
-			t.Errorf("step %s: worker-processes %d (failed %q), want 4 from the controller's ConfigMap", st.ID, st.Workers, st.Failed)
+	defer c.Client.CoreV1().ConfigMaps("ingress-nginx").Delete(ctx, chart.Name, metav1.DeleteOptions{})
+	asBefore := func(when string) {
+		t.Helper()
+		cm, err := c.Client.CoreV1().ConfigMaps("ingress-nginx").Get(ctx, chart.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if !reflect.DeepEqual(cm.Data, chart.Data) || !reflect.DeepEqual(cm.Labels, chart.Labels) || len(cm.Annotations) != 0 {
+			t.Errorf("%s: the controller's ConfigMap is data %v labels %v annotations %v, want it as it was: %v %v",
+				when, cm.Data, cm.Labels, cm.Annotations, chart.Data, chart.Labels)
 		}
 	}
-	if !strings.Contains(r.stderr, "not applied: ConfigMap ingress-nginx/ingress-nginx-controller") {
-		t.Errorf("the run did not say it leaves the controller's ConfigMap alone:\n%s", r.stderr)
+	steps := func(dir string, want int) {
+		t.Helper()
+		_, steps, err := store.ReadSweep(dir)
+		if err != nil || len(steps) != 2 {
+			t.Fatalf("%d steps, %v", len(steps), err)
+		}
+		for _, st := range steps {
+			if st.Workers != want || st.Run == nil {
+				t.Errorf("step %s: worker-processes %d (failed %q), want %d", st.ID, st.Workers, st.Failed, want)
+			}
+		}
 	}
-	noneLeft(t, c, "e2e-ing", k8s.Selector(""))
-	if _, err := c.Client.CoreV1().ConfigMaps("ingress-nginx").Get(context.Background(), "ingress-nginx-controller", metav1.GetOptions{}); err != nil {
-		t.Errorf("the run's cleanup touched the controller's ConfigMap: %v", err)
+	run := func(id, duration string, extra ...string) (args []string, dir string) {
+		dir = filepath.Join(t.TempDir(), "results")
+		return append([]string{"k8s", "run", "--mesh", "ingress-nginx", "-n", "e2e-ing-" + id, "-f", writeSweep(t, target, duration),
+			"--workers", "3", "-o", dir, "--start-lead", "8s", "--no-metrics", "--run-id", id}, extra...), dir
+	}
+
+	// Without the flag: read, recorded per step, left alone.
+	args, dir := run("ro", "1s")
+	if r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, args...); r.code != 0 {
+		t.Fatalf("k8s run --mesh ingress-nginx: %v", r)
+	}
+	steps(dir, 3)
+	asBefore("after a run without --configure-controller")
+	if r := runLoadgen(t, bin, kubeconfig, time.Minute, "k8s", "run", "--mesh", "ingress-nginx", "-n", "e2e-ing-x", "-f", writeSweep(t, target, "1s"),
+		"--worker-processes", "4", "--no-metrics"); r.code != 2 || !strings.Contains(r.stderr, "add --configure-controller") {
+		t.Errorf("--worker-processes without --configure-controller: %v", r)
+	}
+	noneLeft(t, c, "e2e-ing-ro", k8s.Selector(""))
+
+	// With it: set for the run, then put back, as recorded.
+	args, dir = run("rw", "1s", "--configure-controller", "--worker-processes", "4")
+	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, args...)
+	if r.code != 0 || !strings.Contains(r.stderr, "restored ConfigMap ingress-nginx/ingress-nginx-controller") {
+		t.Fatalf("k8s run --configure-controller: %v", r)
+	}
+	steps(dir, 4)
+	asBefore("after a run with --configure-controller")
+	var ch k8s.ControllerChange
+	if b, err := os.ReadFile(filepath.Join(dir, k8s.ControllerFile)); err != nil || json.Unmarshal(b, &ch) != nil {
+		t.Fatalf("%s: %v", k8s.ControllerFile, err)
+	}
+	if !ch.Restored || ch.Previous["worker-processes"] == nil || *ch.Previous["worker-processes"] != "3" ||
+		ch.Previous["keep-alive-requests"] != nil || ch.Set["worker-processes"] != "4" {
+		t.Errorf("the results record %+v, want worker-processes 3 → 4, keep-alive-requests absent before, restored", ch)
+	}
+
+	// Ctrl-C and a kill, once the run has changed it.
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		id := map[syscall.Signal]string{syscall.SIGINT: "int", syscall.SIGKILL: "kill"}[sig]
+		args, _ := run(id, "30s", "--configure-controller", "--worker-processes", "5")
+		cmd, out := startLoadgen(t, bin, kubeconfig, args...)
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			cm, err := c.Client.CoreV1().ConfigMaps("ingress-nginx").Get(ctx, chart.Name, metav1.GetOptions{})
+			if err == nil && cm.Data["worker-processes"] == "5" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the run never set worker-processes: %s", id, out)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		waitExit(t, cmd, out, 90*time.Second)
+		if sig == syscall.SIGKILL {
+			r := runLoadgen(t, bin, kubeconfig, time.Minute, "k8s", "cleanup", "-n", "e2e-ing-kill")
+			if r.code != 0 || !strings.Contains(r.stdout, "restored ConfigMap ingress-nginx/ingress-nginx-controller") {
+				t.Errorf("k8s cleanup after a kill: %v", r)
+			}
+		}
+		asBefore("after " + sig.String())
+		noneLeft(t, c, "e2e-ing-"+id, k8s.Selector(""))
 	}
 }
 

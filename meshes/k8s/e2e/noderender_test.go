@@ -36,7 +36,7 @@ func TestNodeRenderings(t *testing.T) {
 		{Mesh: k8s.MeshNone}, {Mesh: k8s.MeshIstio}, {Mesh: k8s.MeshIstio, Mode: k8s.ModeServerOnly},
 		{Mesh: k8s.MeshIstio, Mode: k8s.ModeClientOnly, MTLS: true, Revision: "1-32"},
 		{Mesh: k8s.MeshIstioAmbient}, {Mesh: k8s.MeshIstioWaypoint, MTLS: true},
-		{Mesh: k8s.MeshLinkerd}, {Mesh: k8s.MeshIngressNginx, Workers: 4}, {Mesh: k8s.MeshGateway, Class: "traefik"},
+		{Mesh: k8s.MeshLinkerd}, {Mesh: k8s.MeshIngressNginx}, {Mesh: k8s.MeshGateway, Class: "traefik"},
 	}
 	// All at once (the pods start side by side), then each one's checks.
 	for i := range cases {
@@ -52,7 +52,7 @@ func TestNodeRenderings(t *testing.T) {
 		// As k8s run applies them: without the client Job, and only
 		// loadgen's own objects (not the ingress controller's ConfigMap).
 		var objs []*unstructured.Unstructured
-		for _, u := range r.Objects[:len(r.Objects)-1] {
+		for _, u := range r.WithoutClient() {
 			if u.GetLabels()[k8s.LabelManagedBy] == k8s.ManagedBy {
 				objs = append(objs, u)
 			}
