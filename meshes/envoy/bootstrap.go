@@ -2,6 +2,7 @@ package envoy
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"time"
 
@@ -79,6 +80,15 @@ func (c Config) Bootstrap() (*bootstrapv3.Bootstrap, error) {
 		}
 	}
 	clusters := []*clusterv3.Cluster{app, up}
+	if c.Layout == Istio {
+		// Istio sets every threshold to the maximum (its
+		// getDefaultCircuitBreakerThresholds): with Envoy's own defaults
+		// (1024 connections, pending and active requests, 3 retries) a load
+		// above them would be answered 503 where Istio's proxy serves it.
+		for _, cl := range clusters {
+			cl.CircuitBreakers = istioCircuitBreakers()
+		}
+	}
 	if c.Layout == Istio {
 		stats, err := statsListener(c.Stats)
 		if err != nil {
@@ -210,6 +220,14 @@ func statsListener(addr netip.AddrPort) (*listenerv3.Listener, error) {
 			Name: "envoy.filters.network.http_connection_manager", ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: hcm},
 		}}}},
 	}, nil
+}
+
+// istioCircuitBreakers are Istio's default thresholds, all at the maximum.
+func istioCircuitBreakers() *clusterv3.CircuitBreakers {
+	most := wrapperspb.UInt32(math.MaxUint32)
+	return &clusterv3.CircuitBreakers{Thresholds: []*clusterv3.CircuitBreakers_Thresholds{{
+		MaxConnections: most, MaxPendingRequests: most, MaxRequests: most, MaxRetries: most,
+	}}}
 }
 
 // cluster is a static cluster of one endpoint.

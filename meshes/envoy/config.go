@@ -86,6 +86,11 @@ func Pod(l Layout, podIP netip.Addr, s layout.Sidecar) Config {
 		c.Sidecar.Inbound = netip.AddrPortFrom(any4, AppMeshIngressPort)
 		c.Sidecar.Outbound = netip.AddrPortFrom(any4, AppMeshEgressPort)
 		c.Sidecar.Admin = netip.AddrPortFrom(any4, AppMeshAdminPort)
+		// App Mesh's Envoy sends inbound traffic to the app on 127.0.0.1
+		// (its local app cluster), from the proxy's own user, which its
+		// iptables rules leave uncaptured: no bound source address.
+		c.Sidecar.App = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), s.App.Port())
+		c.Sidecar.InboundSource = netip.Addr{}
 		c.NodeID = "mesh/loadgen/virtualNode/loadgen"
 		c.NodeCluster = "mesh/loadgen/virtualNode/loadgen"
 	default:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
 	"net/netip"
 	"path/filepath"
 	"strings"
@@ -113,6 +114,40 @@ func TestLayouts(t *testing.T) {
 	}
 	if strings.Contains(string(appmesh), "15090") {
 		t.Error("appmesh bootstrap has Istio's stats listener")
+	}
+	// Istio's circuit breakers are at the maximum on every cluster (Envoy's
+	// defaults would answer 503 above 1024 connections or requests); App
+	// Mesh keeps Envoy's.
+	ib, err := pod(Istio).Bootstrap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cl := range ib.StaticResources.Clusters {
+		if cl.Name == "prometheus_stats" { // the bootstrap's own, to the admin
+			continue
+		}
+		th := cl.GetCircuitBreakers().GetThresholds()
+		if len(th) != 1 || th[0].GetMaxConnections().GetValue() != math.MaxUint32 || th[0].GetMaxPendingRequests().GetValue() != math.MaxUint32 ||
+			th[0].GetMaxRequests().GetValue() != math.MaxUint32 || th[0].GetMaxRetries().GetValue() != math.MaxUint32 {
+			t.Errorf("istio cluster %s: circuit breakers %v, want Istio's (all at %d)", cl.Name, th, uint32(math.MaxUint32))
+		}
+	}
+	ab, err := pod(AppMesh).Bootstrap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cl := range ab.StaticResources.Clusters {
+		if cl.CircuitBreakers != nil {
+			t.Errorf("appmesh cluster %s has circuit breakers", cl.Name)
+		}
+		if !strings.Contains(cl.Name, "ingress") {
+			continue
+		}
+		// App Mesh's Envoy reaches the app on 127.0.0.1, not the pod's IP.
+		a := cl.LoadAssignment.Endpoints[0].LbEndpoints[0].GetEndpoint().Address.GetSocketAddress()
+		if a.Address != "127.0.0.1" || cl.UpstreamBindConfig != nil {
+			t.Errorf("appmesh local app cluster %s: to %s, bound %v; want 127.0.0.1, unbound", cl.Name, a.Address, cl.UpstreamBindConfig)
+		}
 	}
 }
 
