@@ -177,7 +177,7 @@ func k8sWatcher(ctx context.Context, c *k8s.Cluster, f *k8sRunFlags) (k8s.Watche
 	case f.noMetrics:
 		return nil, nil
 	case f.prometheus != "":
-		return &k8s.Prometheus{URL: f.prometheus, CPU: f.promCPU, Memory: f.promMem, Pods: c.PodNames}, nil
+		return &k8s.Prometheus{URL: f.prometheus, CPU: f.promCPU, Memory: f.promMem, Pods: c.WatchedPods}, nil
 	}
 	pm, err := c.NewPodMetrics()
 	if err != nil {

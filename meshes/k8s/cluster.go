@@ -97,15 +97,33 @@ func oneLine(err error) string {
 	return s
 }
 
-// PodNames lists the names of a namespace's pods that match a label
-// selector (a watch's), for sources that know pods by name (cAdvisor).
-func (c *Cluster) PodNames(ctx context.Context, namespace, selector string) ([]string, error) {
-	l, err := c.Client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+// WatchedPods lists the names of a watch's pods: those of its namespace
+// that match its selector, and with NodesOf, only those on a node where a
+// pod NodesOf selects runs (the ztunnels serving the run's pods, not every
+// node's).
+func (c *Cluster) WatchedPods(ctx context.Context, w Watch) ([]string, error) {
+	l, err := c.Client.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.Selector})
 	if err != nil {
 		return nil, err
 	}
+	var nodes map[string]bool
+	if w.NodesOf != nil {
+		of, err := c.Client.CoreV1().Pods(w.NodesOf.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.NodesOf.Selector})
+		if err != nil {
+			return nil, err
+		}
+		nodes = map[string]bool{}
+		for _, p := range of.Items {
+			if p.Spec.NodeName != "" {
+				nodes[p.Spec.NodeName] = true
+			}
+		}
+	}
 	out := make([]string, 0, len(l.Items))
 	for _, p := range l.Items {
+		if nodes != nil && !nodes[p.Spec.NodeName] {
+			continue
+		}
 		out = append(out, p.Name)
 	}
 	return out, nil

@@ -3,6 +3,8 @@ package k8s
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -88,5 +90,40 @@ func TestCheckMesh(t *testing.T) {
 				t.Errorf("%v, want ErrMeshMissing saying %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestWatchedPodsOnTheRunsNodes: ztunnel's figure is the ztunnels on the
+// nodes of the run's pods, not every node's.
+func TestWatchedPodsOnTheRunsNodes(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewSimpleClientset()
+	pod := func(name, ns, node string, labels map[string]string) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}, Spec: corev1.PodSpec{NodeName: node}}
+		if _, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, _ := Options{Mesh: MeshIstioAmbient, Namespace: "bench", RunID: "r1"}.withDefaults()
+	run := o.labels(nil)
+	pod("loadgen-target-1", "bench", "n1", run)
+	pod("lg-r1-0-abc", "bench", "n2", run)
+	pod("other-run", "bench", "n4", map[string]string{LabelManagedBy: ManagedBy, LabelRun: "r2"})
+	for i, n := range []string{"n1", "n2", "n3", "n4"} {
+		pod(fmt.Sprintf("ztunnel-%d", i), "istio-system", n, map[string]string{"app": "ztunnel"})
+	}
+	var zt Watch
+	for _, w := range o.Watches() {
+		if w.Name == "ztunnel" {
+			zt = w
+		}
+	}
+	got, err := (&Cluster{Client: client}).WatchedPods(ctx, zt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	if strings.Join(got, ",") != "ztunnel-0,ztunnel-1" {
+		t.Errorf("ztunnel pods %v, want those of nodes n1 and n2", got)
 	}
 }

@@ -24,7 +24,7 @@ type PodMetrics struct {
 	// Pods lists the pods of a watch (namespace, label selector), so that
 	// a pod metrics-server has not measured yet is told from no pod; nil:
 	// the pods are those metrics-server lists.
-	Pods func(ctx context.Context, namespace, selector string) ([]string, error)
+	Pods func(ctx context.Context, w Watch) ([]string, error)
 }
 
 // NewPodMetrics is a PodMetrics sampler for the cluster.
@@ -33,7 +33,7 @@ func (c *Cluster) NewPodMetrics() (*PodMetrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PodMetrics{Client: mc, Pods: c.PodNames}, nil
+	return &PodMetrics{Client: mc, Pods: c.WatchedPods}, nil
 }
 
 // Check tells whether the cluster serves metrics.k8s.io.
@@ -86,7 +86,7 @@ func (p *PodMetrics) Start(ctx context.Context, w Watch, win Window) (func() (re
 		if p.Pods == nil {
 			return nil
 		}
-		ps, err := p.Pods(ctx, w.Namespace, w.Selector)
+		ps, err := p.Pods(ctx, w)
 		if err != nil {
 			return fmt.Errorf("%s: pods of %s: %v", w.Name, w.Selector, oneLine(err))
 		}

@@ -89,7 +89,7 @@ func TestPodMetricsWindows(t *testing.T) {
 
 	// A pod the API server lists and metrics-server has not measured yet
 	// (a new pod, a short step) makes the figure unmeasurable, by name.
-	p.Pods = func(_ context.Context, ns, sel string) ([]string, error) { return []string{"a", "b", "c"}, nil }
+	p.Pods = func(context.Context, Watch) ([]string, error) { return []string{"a", "b", "c"}, nil }
 	stop, err = p.Start(ctx, w, win)
 	if err != nil {
 		t.Fatal(err)

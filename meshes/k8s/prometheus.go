@@ -34,7 +34,7 @@ type Prometheus struct {
 	// DefaultPromCPU, DefaultPromMemory.
 	CPU, Memory string
 	// Pods lists the pods of a watch (namespace, label selector).
-	Pods   func(ctx context.Context, namespace, selector string) ([]string, error)
+	Pods   func(ctx context.Context, w Watch) ([]string, error)
 	Client *http.Client
 }
 
@@ -152,7 +152,7 @@ func (p *Prometheus) pods(ctx context.Context, w Watch) ([]string, error) {
 	if p.Pods == nil {
 		return nil, fmt.Errorf("%s: no way to list its pods", w.Name)
 	}
-	ps, err := p.Pods(ctx, w.Namespace, w.Selector)
+	ps, err := p.Pods(ctx, w)
 	if err != nil {
 		return nil, fmt.Errorf("%s: pods of %s: %v", w.Name, w.Selector, oneLine(err))
 	}

@@ -64,9 +64,9 @@ func TestPrometheusReadsTheWatchedPods(t *testing.T) {
 	a := serveExporter(t, &exporter{start: start, lines: series})
 	b := serveExporter(t, &exporter{start: start, lines: series})
 	url := promtest.Start(t, a, b)
-	p := &Prometheus{URL: url, Pods: func(_ context.Context, ns, sel string) ([]string, error) {
-		if ns != "bench" || sel != "app.kubernetes.io/name=loadgen-target" {
-			return nil, fmt.Errorf("pods of %s %s", ns, sel)
+	p := &Prometheus{URL: url, Pods: func(_ context.Context, w Watch) ([]string, error) {
+		if w.Namespace != "bench" || w.Selector != "app.kubernetes.io/name=loadgen-target" {
+			return nil, fmt.Errorf("pods of %s %s", w.Namespace, w.Selector)
 		}
 		return []string{"loadgen-target-abc"}, nil
 	}}
@@ -99,7 +99,7 @@ func TestPrometheusReadsTheWatchedPods(t *testing.T) {
 	// figure unmeasurable, by name; a metric Prometheus does not have at all
 	// says it is not scraped.
 	p2 := *p
-	p2.Pods = func(context.Context, string, string) ([]string, error) {
+	p2.Pods = func(context.Context, Watch) ([]string, error) {
 		return []string{"loadgen-target-abc", "loadgen-target-new"}, nil
 	}
 	if stop, err := p2.Start(ctx, w, win); err != nil {

@@ -16,6 +16,14 @@ type Watch struct {
 	Namespace string
 	Selector  string // label selector of the pods
 	Container string // empty: every container of the pods
+	// NodesOf, when set, keeps only the pods on the nodes of these pods:
+	// a node agent (ztunnel) serving the run's pods.
+	NodesOf *PodSet `json:"nodes_of,omitempty"`
+}
+
+// PodSet is a namespace's pods that match a label selector.
+type PodSet struct {
+	Namespace, Selector string
 }
 
 // Selector is the watch in a result's selector field.
@@ -56,7 +64,8 @@ func (o Options) Watches() []Watch {
 	case MeshIstio:
 		ws = append(ws, Watch{Name: "istio-proxy", Role: "proxy", Namespace: o.Namespace, Selector: own, Container: "istio-proxy"})
 	case MeshIstioAmbient, MeshIstioWaypoint:
-		ws = append(ws, Watch{Name: "ztunnel", Role: "proxy", Namespace: "istio-system", Selector: "app=ztunnel"})
+		ws = append(ws, Watch{Name: "ztunnel", Role: "proxy", Namespace: "istio-system", Selector: "app=ztunnel",
+			NodesOf: &PodSet{Namespace: o.Namespace, Selector: Selector(o.RunID)}})
 		if o.Mesh == MeshIstioWaypoint {
 			ws = append(ws, Watch{Name: "waypoint", Role: "proxy", Namespace: o.Namespace,
 				Selector: "gateway.networking.k8s.io/gateway-name=" + WaypointName})

@@ -56,7 +56,7 @@ func TestNodeCost(t *testing.T) {
 	})
 	t.Run("prometheus", func(t *testing.T) {
 		read := func(w k8s.Watch, pods []string) results.ProcessCost {
-			p := &k8s.Prometheus{URL: n.PrometheusURL, Pods: func(context.Context, string, string) ([]string, error) { return pods, nil }}
+			p := &k8s.Prometheus{URL: n.PrometheusURL, Pods: func(context.Context, k8s.Watch) ([]string, error) { return pods, nil }}
 			stop, err := p.Start(context.Background(), w, c.window())
 			if err != nil {
 				t.Fatal(err)
