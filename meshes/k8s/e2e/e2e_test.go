@@ -74,7 +74,12 @@ func testValidation(t *testing.T, c *cluster) {
 		{Mesh: k8s.MeshIstioAmbient}, {Mesh: k8s.MeshIstioWaypoint, MTLS: true},
 		{Mesh: k8s.MeshLinkerd}, {Mesh: k8s.MeshLinkerd, Mode: k8s.ModeServerOnly},
 		{Mesh: k8s.MeshIngressNginx}, {Mesh: k8s.MeshGateway, Class: "nginx"},
+		// Checked against the App Mesh controller's own CRD schemas.
+		{Mesh: k8s.MeshAppMesh}, {Mesh: k8s.MeshAppMesh, Mode: k8s.ModeServerOnly}, {Mesh: k8s.MeshAppMesh, Mode: k8s.ModeClientOnly},
 	}
+	// The App Mesh CRDs only for this test: MissingCRDs wants a cluster
+	// without them.
+	defer installAppMeshCRDs(t, c.Config)()
 	for i, o := range cases {
 		o.Namespace = fmt.Sprintf("v%d-%s", i, o.Mesh)
 		o.RunID = fmt.Sprintf("v%d", i)
@@ -116,9 +121,10 @@ func testValidation(t *testing.T, c *cluster) {
 		noneLeft(t, c, o.Namespace, k8s.Selector(o.RunID))
 		t.Logf("%s %s: %d objects accepted (%v)", o.Mesh, o.Mode, len(r.Objects), sortedKeys(kinds))
 	}
-	// The controller's ConfigMap, not loadgen's, is still there.
-	if _, err := c.Client.CoreV1().ConfigMaps("ingress-nginx").Get(ctx, "ingress-nginx-controller", metav1.GetOptions{}); err != nil {
-		t.Errorf("cleanup touched the ingress controller's ConfigMap: %v", err)
+	// Without --configure-controller nothing outside the run's namespace is
+	// rendered: the ingress controller's ConfigMap was never made.
+	if _, err := c.Client.CoreV1().ConfigMaps("ingress-nginx").Get(ctx, "ingress-nginx-controller", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the ingress-nginx rendering reached the controller's namespace: ConfigMap ingress-nginx-controller: %v", err)
 	}
 	// Strictness is the server's: an unknown field in a Gateway is refused.
 	bad := &unstructured.Unstructured{Object: map[string]any{

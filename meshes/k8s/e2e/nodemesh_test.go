@@ -35,6 +35,7 @@ func TestNodeMeshMissing(t *testing.T) {
 		{"ambient", []string{"--mesh", "istio-ambient"}, "no ztunnel runs on node loadgen-node", false},
 		{"ingress", []string{"--mesh", "ingress-nginx"}, "IngressClass nginx does not exist", false},
 		{"gateway", []string{"--mesh", "gateway", "--class", "traefik"}, "GatewayClass traefik does not exist", false},
+		{"appmesh", []string{"--mesh", "appmesh"}, "needs kinds this cluster does not serve: Mesh (appmesh.k8s.aws/v1beta2)", false},
 	}
 	// Side by side: each waits for its target, then is refused.
 	results := make([]result, len(cases))

@@ -91,6 +91,47 @@ func installCRDs(t *testing.T, config *restclient.Config) {
 		t.Fatalf("Gateway API CRDs: %v", err)
 	}
 	files = append(files, filepath.Join(moduleDir(t, "istio.io/api"), "kubernetes", "customresourcedefinitions.gen.yaml"))
+	names := installCRDFiles(t, config, files)
+	t.Logf("installed %d CRDs from the Gateway API and Istio modules", len(names))
+}
+
+// installAppMeshCRDs installs the App Mesh controller's CRDs (testdata,
+// with their source) and returns a func that removes them again, so that
+// the tests of a cluster without App Mesh still see one.
+func installAppMeshCRDs(t *testing.T, config *restclient.Config) (remove func()) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "appmesh-crds", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("App Mesh CRDs: %v", err)
+	}
+	names := installCRDFiles(t, config, files)
+	return func() {
+		ac := apiextensionsclient.NewForConfigOrDie(config)
+		ctx := context.Background()
+		for _, n := range names {
+			if err := ac.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("remove CRD %s: %v", n, err)
+			}
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for _, n := range names {
+			for {
+				if _, err := ac.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("CRD %s not removed", n)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
+	}
+}
+
+// installCRDFiles creates the CRDs of the YAML files and waits until each
+// is established.
+func installCRDFiles(t *testing.T, config *restclient.Config, files []string) []string {
+	t.Helper()
 	ac := apiextensionsclient.NewForConfigOrDie(config)
 	ctx := context.Background()
 	var names []string
@@ -131,7 +172,7 @@ func installCRDs(t *testing.T, config *restclient.Config) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	t.Logf("installed %d CRDs from the Gateway API and Istio modules", len(names))
+	return names
 }
 
 func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
