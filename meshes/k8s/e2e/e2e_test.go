@@ -371,7 +371,7 @@ func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string
 	steps(dir, 3)
 	asBefore("after a run without --configure-controller")
 	if r := runLoadgen(t, bin, kubeconfig, time.Minute, "k8s", "run", "--mesh", "ingress-nginx", "-n", "e2e-ing-x", "-f", writeSweep(t, target, "1s"),
-		"--worker-processes", "4", "--no-metrics"); r.code != 2 || !strings.Contains(r.stderr, "add --configure-controller") {
+		"-o", filepath.Join(t.TempDir(), "x"), "--worker-processes", "4", "--no-metrics"); r.code != 2 || !strings.Contains(r.stderr, "add --configure-controller") {
 		t.Errorf("--worker-processes without --configure-controller: %v", r)
 	}
 	noneLeft(t, c, "e2e-ing-ro", k8s.Selector(""))
