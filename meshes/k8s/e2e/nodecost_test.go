@@ -32,7 +32,7 @@ import (
 func TestNodeCost(t *testing.T) {
 	n := testNode(t)
 	bin := buildLoadgen(t)
-	sweep := writeNodeSweep(t, "ladder: c8t2", "duration: 25s", "warmup: 5s",
+	sweep := writeNodeSweep(t, "ladder: c8t2", "duration: 30s", "warmup: 5s",
 		`paths: [{name: direct, url: "http://target:8081", baseline: true}]`)
 
 	// One run, its cost from metrics.k8s.io (k8s run's default); the test
