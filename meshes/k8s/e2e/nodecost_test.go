@@ -32,7 +32,7 @@ import (
 func TestNodeCost(t *testing.T) {
 	n := testNode(t)
 	bin := buildLoadgen(t)
-	sweep := writeNodeSweep(t, "ladder: c8t2", "duration: 30s", "warmup: 5s",
+	sweep := writeNodeSweep(t, "ladder: c8t2", "duration: "+costDuration.String(), "warmup: "+costWarmup.String(),
 		`paths: [{name: direct, url: "http://target:8081", baseline: true}]`)
 
 	// One run, its cost from metrics.k8s.io (k8s run's default); the test
@@ -106,6 +106,13 @@ func TestNodeCost(t *testing.T) {
 		noneLeftOn(t, n.Client, "node-cost-short")
 	})
 }
+
+// The cost step's load: 35 s, so that metrics-server (15 s windows, a new
+// pod's first one late) measures every pod of it, the workers included.
+const (
+	costWarmup   = 5 * time.Second
+	costDuration = 30 * time.Second
+)
 
 // costRun is a finished run and what the target's cgroup accounted.
 type costRun struct {
@@ -226,7 +233,7 @@ loop:
 		// The namespace's pods from metrics.k8s.io, over the load.
 		if len(extra) == 0 && wrong == nil {
 			if job, err := n.Client.BatchV1().Jobs(ns).Get(ctx, k8s.JobName("cost", 0), metav1.GetOptions{}); err == nil {
-				wrong = startWrongPodMetrics(t, n, ns, job, 5*time.Second, 25*time.Second)
+				wrong = startWrongPodMetrics(t, n, ns, job, costWarmup, costDuration)
 			}
 		}
 	}
