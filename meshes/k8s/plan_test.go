@@ -8,7 +8,7 @@ import (
 
 func TestResolveTarget(t *testing.T) {
 	for _, tc := range []struct {
-		o         Options
+		o    Options
 		url  string
 		addr Addresses
 		want string

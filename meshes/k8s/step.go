@@ -267,4 +267,3 @@ func (k *Coordinator) targetReason(ctx context.Context) string {
 func ready(d *appsv1.Deployment) bool {
 	return d.Status.ReadyReplicas >= 1 && d.Status.ObservedGeneration >= d.Generation
 }
-
