@@ -19,14 +19,15 @@ import (
 // the Gateway API and Istio CRDs installed from their modules — and
 // checks that the target is scheduled by the real scheduler, started by
 // the kubelet and Ready: the meshes' annotations and labels stop no pod
-// where no mesh runs. (App Mesh is left out: its CRDs are in no module
-// here, and `k8s run` refuses it before applying when they are missing.)
+// where no mesh runs (App Mesh's CRDs from the controller's published
+// files in testdata, removed again afterwards).
 // No mesh controller runs here, so no sidecar is injected: that a run
 // must then refuse to call the path a mesh path is the issue of mesh
 // comparisons, not of scheduling.
 func TestNodeRenderings(t *testing.T) {
 	n := testNode(t)
 	installCRDs(t, n.RESTConfig)
+	defer installAppMeshCRDs(t, n.RESTConfig)()
 	ctx := context.Background()
 	kc, err := k8s.ConnectConfig(ctx, n.RESTConfig, "node")
 	if err != nil {
@@ -37,6 +38,7 @@ func TestNodeRenderings(t *testing.T) {
 		{Mesh: k8s.MeshIstio, Mode: k8s.ModeClientOnly, MTLS: true, Revision: "1-32"},
 		{Mesh: k8s.MeshIstioAmbient}, {Mesh: k8s.MeshIstioWaypoint, MTLS: true},
 		{Mesh: k8s.MeshLinkerd}, {Mesh: k8s.MeshIngressNginx}, {Mesh: k8s.MeshGateway, Class: "traefik"},
+		{Mesh: k8s.MeshAppMesh},
 	}
 	// All at once (the pods start side by side), then each one's checks.
 	for i := range cases {
@@ -66,12 +68,18 @@ func TestNodeRenderings(t *testing.T) {
 	}
 	for _, o := range cases {
 		t.Run(o.Namespace, func(t *testing.T) {
-			pod := waitTargetReady(t, n.Client, o.Namespace)
-			if pod.Spec.NodeName == "" || pod.Status.PodIP == "" {
-				t.Errorf("target pod %s: node %q, IP %q", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
+			targets := []string{k8s.TargetName}
+			if o.Mesh == k8s.MeshIstioAmbient || o.Mesh == k8s.MeshIstioWaypoint {
+				targets = append(targets, k8s.TargetDirectName) // the direct path's, out of the mesh
 			}
-			if len(pod.Spec.Containers) != 4 {
-				t.Errorf("target pod %s has %d containers: something injected into it", pod.Name, len(pod.Spec.Containers))
+			for _, name := range targets {
+				pod := waitTargetReady(t, n.Client, o.Namespace, name)
+				if pod.Spec.NodeName == "" || pod.Status.PodIP == "" {
+					t.Errorf("target pod %s: node %q, IP %q", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
+				}
+				if len(pod.Spec.Containers) != 4 {
+					t.Errorf("target pod %s has %d containers: something injected into it", pod.Name, len(pod.Spec.Containers))
+				}
 			}
 		})
 	}
@@ -85,13 +93,13 @@ func TestNodeRenderings(t *testing.T) {
 	}
 }
 
-// waitTargetReady waits for the target's pod to be Ready on a node.
-func waitTargetReady(t *testing.T, c kubernetes.Interface, ns string) corev1.Pod {
+// waitTargetReady waits for a target's pod (Deployment name) to be Ready on a node.
+func waitTargetReady(t *testing.T, c kubernetes.Interface, ns, name string) corev1.Pod {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	last := "no pod yet"
 	for time.Now().Before(deadline) {
-		l, err := c.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: k8s.LabelName + "=" + k8s.TargetName})
+		l, err := c.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: k8s.LabelName + "=" + name})
 		if err == nil {
 			for _, p := range l.Items {
 				for _, cond := range p.Status.Conditions {
