@@ -16,7 +16,11 @@ func solos(s *Server) uint64 {
 
 // A loop whose one connection goes on echoing (TCP_RR) reads it blocking:
 // every echo is right, and on a loop that keeps its P most of them are
-// served so (all but the first soloAfter and one in soloRounds+1).
+// served so: on a quiet machine all but the first soloAfter and one in
+// soloRounds+1; a client descheduled past the solo slice (1 ms) sends its
+// next message to the loop's epoll wait instead, which on a busy CI machine
+// running every package at once happened to 13% of them. Half is the floor:
+// a loop that never went solo, or left solo after each echo, falls far below.
 func TestSoloEcho(t *testing.T) {
 	each(t, func(t *testing.T, b backend) {
 		s := start(t, b, Config{})
@@ -27,8 +31,8 @@ func TestSoloEcho(t *testing.T) {
 		}
 		c.Close()
 		s.Close()
-		if got := solos(s); b.kept && got < n*9/10 {
-			t.Errorf("%d of %d messages echoed solo, want most", got, n)
+		if got := solos(s); b.kept && got < n/2 {
+			t.Errorf("%d of %d messages echoed solo, want at least half", got, n)
 		} else if !b.kept && got != 0 {
 			t.Errorf("%d messages echoed solo by loops that do not keep their Ps", got)
 		}
