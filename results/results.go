@@ -13,12 +13,22 @@ import (
 	"loadgen/internal/units"
 )
 
-// SchemaVersion is the version of the Run format. Readers refuse newer ones.
+// SchemaVersion is the version of the result format (Run, Step, Manifest).
+// Readers refuse newer ones; older ones are read (results/store upgrades
+// them).
+//
+// Version 3: every time is a JSON number whose key ends in its unit:
+// microseconds (_us) for what one request takes or may take (latencies,
+// the request timeout, the pacing lag), seconds (_s) for stretches of the
+// run (its duration and warm-up, the measured window, last_ok, the outage,
+// CPU time, a cost source's window). Versions 1 and 2 wrote durations as
+// Go strings ("92.159µs") under keys without a unit. The figures mean the
+// same as in version 2.
 //
 // Version 2: the latency histograms count every request that was sent, a
 // failed one at the time it failed (a timeout at its timeout); Succeeded and
 // Failed split them. In version 1, Latency counted successful requests only.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Run is one load run: what was asked, where, and what was measured.
 type Run struct {
@@ -49,10 +59,10 @@ type Config struct {
 	Connections int      `json:"connections"`
 	Streams     int      `json:"streams,omitempty"` // concurrent streams per connection (h2, grpc)
 	Threads     int      `json:"threads"`
-	Duration    Duration `json:"duration"`
+	Duration    Duration `json:"duration_s"`
 	Requests    int64    `json:"requests,omitempty"` // -n
-	Warmup      Duration `json:"warmup,omitempty"`
-	Timeout     Duration `json:"timeout"`
+	Warmup      Duration `json:"warmup_s,omitempty"`
+	Timeout     Duration `json:"timeout_us"`
 	Rate        float64  `json:"rate,omitempty"` // requests/s asked, the schedule's mean over the measured window; 0 = closed loop
 	// Schedule is the open-loop schedule as asked when it is not a constant
 	// rate: ramp:100-5000/30s, step:1000+500/5s.
@@ -86,8 +96,8 @@ type Env struct {
 
 // Summary is the measured window, reduced.
 type Summary struct {
-	Requests     int64    `json:"requests"` // responses received (any status), as wrk counts
-	Duration     Duration `json:"duration"` // measured window
+	Requests     int64    `json:"requests"`   // responses received (any status), as wrk counts
+	Duration     Duration `json:"duration_s"` // measured window
 	RPS          float64  `json:"rps"`
 	BytesRead    int64    `json:"bytes_read"`
 	BytesWritten int64    `json:"bytes_written"`
@@ -120,13 +130,13 @@ type Summary struct {
 	InFlight    int64         `json:"in_flight_at_stop,omitempty"`
 	// LastOK is when, from the window's start, the last request succeeded:
 	// well before the end, the target stopped answering.
-	LastOK Duration `json:"last_ok,omitempty"`
+	LastOK Duration `json:"last_ok_s,omitempty"`
 	// Outage is the longest stretch of the window (to 100 ms) in which
 	// nothing was answered and requests failed, starting OutageAt from the
 	// window's start: in closed loop, failed connects back off, so a
 	// target down for seconds costs few errors.
-	Outage   Duration `json:"outage,omitempty"`
-	OutageAt Duration `json:"outage_at,omitempty"`
+	Outage   Duration `json:"outage_s,omitempty"`
+	OutageAt Duration `json:"outage_at_s,omitempty"`
 }
 
 // OK counts the requests that were answered with a status that is not an
@@ -160,17 +170,17 @@ func (s Summary) ErrorShare() float64 {
 // Latency is a latency distribution, reduced.
 type Latency struct {
 	Count        int64    `json:"count"`
-	Min          Duration `json:"min"`
-	Mean         Duration `json:"mean"`
-	StdDev       Duration `json:"stdev"`
-	Max          Duration `json:"max"`
+	Min          Duration `json:"min_us"`
+	Mean         Duration `json:"mean_us"`
+	StdDev       Duration `json:"stdev_us"`
+	Max          Duration `json:"max_us"`
 	WithinStdDev float64  `json:"within_stdev_pct"`
-	P50          Duration `json:"p50"`
-	P75          Duration `json:"p75"`
-	P90          Duration `json:"p90"`
-	P99          Duration `json:"p99"`
-	P999         Duration `json:"p99_9"`
-	P9999        Duration `json:"p99_99"`
+	P50          Duration `json:"p50_us"`
+	P75          Duration `json:"p75_us"`
+	P90          Duration `json:"p90_us"`
+	P99          Duration `json:"p99_us"`
+	P999         Duration `json:"p99_9_us"`
+	P9999        Duration `json:"p99_99_us"`
 }
 
 // Spread is mean/stdev/max of a sampled quantity.
@@ -240,7 +250,7 @@ type Pacing struct {
 	Sent      int64    `json:"sent"`
 	Late      int64    `json:"late"`   // sent more than LateAfter after their intended start
 	Unsent    int64    `json:"unsent"` // intended within the window but never started
-	MaxLag    Duration `json:"max_lag"`
+	MaxLag    Duration `json:"max_lag_us"`
 }
 
 // LateAfter is the lag past which a paced send is counted late.
@@ -248,9 +258,9 @@ const LateAfter = time.Millisecond
 
 // Cost is what a process spent during the run.
 type Cost struct {
-	CPUSeconds  float64 `json:"cpu_seconds"` // user + system
-	UserSeconds float64 `json:"user_seconds"`
-	SysSeconds  float64 `json:"sys_seconds"`
+	CPUSeconds  float64 `json:"cpu_s"` // user + system
+	UserSeconds float64 `json:"user_s"`
+	SysSeconds  float64 `json:"sys_s"`
 	PeakRSS     int64   `json:"peak_rss_bytes"` // during the measured window
 	// CPUs is what the process could use: GOMAXPROCS, the CPUs it may run
 	// on and its cgroup's CPU quota, the least of them.
@@ -282,7 +292,10 @@ type Encoded struct {
 	Failed      string `json:"failed,omitempty"`    // failed requests, corrected
 }
 
-// Duration is a time.Duration that reads and writes as "1.5ms" in JSON.
+// Duration is a time.Duration. In the result format (Run, Step, Manifest)
+// it is a number under a key that names its unit ("p99_us", "duration_s":
+// json.go); on its own, in other documents (a distributed run's worker
+// reports), it reads and writes as "1.5ms".
 type Duration time.Duration
 
 func (d Duration) D() time.Duration { return time.Duration(d) }
@@ -408,7 +421,7 @@ type ProcessCost struct {
 	Role        string  `json:"role"`     // proxy or target
 	Samples     int     `json:"samples"`
 	Processes   int     `json:"processes"`
-	CPUSeconds  float64 `json:"cpu_seconds"`
+	CPUSeconds  float64 `json:"cpu_s"`
 	CPUMean     float64 `json:"cpu_cores_mean"`
 	CPUMax      float64 `json:"cpu_cores_max"`
 	MemMean     int64   `json:"mem_bytes_mean"`
@@ -418,7 +431,7 @@ type ProcessCost struct {
 	// Covered is the time the CPU figure spans, in seconds, when it is
 	// read from a source that measures over windows of its own (a
 	// cluster's metrics-server or cAdvisor): part of the step's load.
-	Covered float64 `json:"covered_seconds,omitempty"`
+	Covered float64 `json:"covered_s,omitempty"`
 	// Unmeasured says why there is no figure (the source's resolution is
 	// coarser than the step, a pod had no samples): the figures are then 0
 	// and mean nothing.

@@ -177,7 +177,7 @@ func TestCompareBadInput(t *testing.T) {
 	trunc := filepath.Join(dir, "trunc.json")
 	os.WriteFile(trunc, b[:len(b)/2], 0o644)
 	newer := filepath.Join(dir, "newer.json")
-	os.WriteFile(newer, bytes.Replace(b, []byte(`"schema": 2`), []byte(`"schema": 7`), 1), 0o644)
+	os.WriteFile(newer, bytes.Replace(b, fmt.Appendf(nil, `"schema": %d`, results.SchemaVersion), []byte(`"schema": 7`), 1), 0o644)
 	sweepDir := cmpSweep(t, map[string][]float64{"a": {1}})
 	otherSweep := cmpSweep(t, map[string][]float64{"b": {1}})
 	failedStep := filepath.Join(cmpSweep(t, map[string][]float64{"x": {-1}}), store.StepsDir, "x_c4t4_100B_closed_r1.json")

@@ -187,7 +187,7 @@ func legend(u unit, baseline string, shown []string) string {
 		parts = append(parts, "— nothing answered to time")
 	}
 	if has("flags") {
-		parts = append(parts, "flags: F failed, I interrupted, G generator saturated, M machine CPU saturated (figures measure contention)")
+		parts = append(parts, "flags: "+flagLegend())
 	}
 	return strings.Join(parts, "; ")
 }

@@ -163,13 +163,6 @@ var palette = []string{"#2563eb", "#ea580c", "#16a34a", "#c026d3", "#dc2626", "#
 
 const baselineColor = "#475569"
 
-var flagTitles = map[string]string{
-	"F": "failed: a repeat has no result, or no request of it succeeded",
-	"I": "interrupted: stopped early",
-	"G": "generator saturated: loadgen used ≥90% of its CPUs",
-	"M": "machine saturated: the machine's CPUs were ≥90% busy (every process, from /proc/stat); figures measure contention",
-}
-
 // percentile line styles of the latency chart.
 var pctStyles = []struct {
 	Name string
@@ -234,7 +227,7 @@ func buildPage(sweeps []*Sweep, opt Options) *page {
 	pg.CPUPrice = opt.CPUPrice
 	var fl []string
 	for _, k := range []string{"F", "I", "G", "M"} {
-		fl = append(fl, k+" "+flagTitles[k])
+		fl = append(fl, k+" "+FlagMeaning(k))
 	}
 	for _, sec := range pg.Sections {
 		if len(sec.Blocks) > 0 {
@@ -407,7 +400,7 @@ func buildSection(i int, s *Sweep, colors map[string]string) *section {
 				}
 			}
 			for _, f := range st.Flags {
-				tr.Flags = append(tr.Flags, flagView{string(f), flagTitles[string(f)]})
+				tr.Flags = append(tr.Flags, flagView{string(f), FlagMeaning(string(f))})
 			}
 			bv.Rows = append(bv.Rows, tr)
 		}

@@ -178,6 +178,9 @@ func extras(p *printer, run *results.Run) {
 	for _, n := range run.Notes {
 		p.f("  WARNING: %s\n", n)
 	}
+	if MachineSaturated(run) {
+		p.f("  WARNING: %s\n", machineSaturated(run.Machine))
+	}
 }
 
 // spectrum prints a latency's percentiles on one line, or says there is

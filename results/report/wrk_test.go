@@ -110,3 +110,29 @@ func TestConnectionsBeforeTheWindow(t *testing.T) {
 		t.Errorf("connections line:\n%s", b.String())
 	}
 }
+
+// A run on a saturated machine says so as a sweep explains its M flag, in
+// the same words (FlagMeaning), with how busy the machine was; a run on a
+// machine with CPU to spare says nothing of it.
+func TestWrkMachineSaturated(t *testing.T) {
+	run := fixture()
+	run.Machine = &results.MachineCost{CPUs: 2, BusyCores: 1.96, Utilization: 0.98, Saturated: true}
+	var b bytes.Buffer
+	if err := WrkBody(&b, run, WrkOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := "\n  WARNING: machine saturated: the machine's CPUs were ≥90% busy (every process, from /proc/stat); figures measure contention (1.96 of 2 CPUs busy, 98%)\n"
+	if !bytes.Contains(b.Bytes(), []byte(want)) || !bytes.Contains(b.Bytes(), []byte(FlagMeaning("M"))) {
+		t.Errorf("no line %q in\n%s", want, b.String())
+	}
+	run.Machine = &results.MachineCost{CPUs: 2, BusyCores: 1, Utilization: 0.5}
+	b.Reset()
+	WrkBody(&b, run, WrkOptions{})
+	if bytes.Contains(b.Bytes(), []byte("machine saturated")) {
+		t.Errorf("a machine half busy is said saturated:\n%s", b.String())
+	}
+	// The sweep's tables and its HTML report explain M in the same words.
+	if !bytes.Contains([]byte(flagLegend()), []byte("M machine saturated")) {
+		t.Errorf("legend %q", flagLegend())
+	}
+}

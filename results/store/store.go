@@ -86,8 +86,9 @@ func WriteFile(path string, data []byte) (err error) {
 	return os.Rename(tmp.Name(), path)
 }
 
-// ReadRun loads a run written by WriteRun. It refuses files of a newer
-// schema and files that are not a loadgen result.
+// ReadRun loads a run written by WriteRun, of this schema or an older
+// one. It refuses files of a newer schema and files that are not a loadgen
+// result.
 func ReadRun(path string) (*results.Run, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -123,7 +124,8 @@ func ReadStep(path string) (*results.Step, error) {
 }
 
 // decode checks that b is a loadgen document of a schema this build
-// understands, then decodes it into v.
+// understands, then decodes it into v: a document of an older schema is
+// upgraded to the current format first (upgrade.go).
 func decode(b []byte, v any) error {
 	var head struct {
 		Schema *int   `json:"schema"`
@@ -140,6 +142,13 @@ func decode(b []byte, v any) error {
 	}
 	if *head.Schema < 1 {
 		return fmt.Errorf("invalid result schema %d", *head.Schema)
+	}
+	if *head.Schema < results.SchemaVersion {
+		up, err := upgrade(b, *head.Schema)
+		if err != nil {
+			return fmt.Errorf("invalid result (schema %d): %v", *head.Schema, err)
+		}
+		b = up
 	}
 	if err := json.NewDecoder(bytes.NewReader(b)).Decode(v); err != nil {
 		return fmt.Errorf("invalid result: %v", err)

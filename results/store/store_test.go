@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -76,10 +77,11 @@ func TestReadRunRejects(t *testing.T) {
 		data string
 		msg  string
 	}{
-		"truncated":    {string(good[:len(good)/2]), "not a loadgen result"},
-		"newer schema": {strings.Replace(string(good), `"schema": 2`, `"schema": 99`, 1), "newer than this loadgen"},
-		"not ours":     {`{"foo": 1}`, "not a loadgen result"},
-		"bad duration": {strings.Replace(string(good), `"duration": "10s"`, `"duration": "ten"`, 1), "invalid result"},
+		"truncated":        {string(good[:len(good)/2]), "not a loadgen result"},
+		"newer schema":     {strings.Replace(string(good), fmt.Sprintf(`"schema": %d`, results.SchemaVersion), `"schema": 99`, 1), "newer than this loadgen"},
+		"not ours":         {`{"foo": 1}`, "not a loadgen result"},
+		"bad duration":     {strings.Replace(string(good), `"duration_s": 10`, `"duration_s": "10s"`, 1), "invalid result"},
+		"bad old duration": {`{"schema": 2, "tool": "loadgen", "config": {"duration": "ten"}}`, "invalid result (schema 2): config.duration"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(dir, name+".json")
@@ -101,6 +103,8 @@ func TestWriteRunFailsCleanly(t *testing.T) {
 func FuzzDecodeRun(f *testing.F) {
 	f.Add([]byte(`{"schema":1,"tool":"loadgen","summary":{"latency":{"p50":"1ms"}}}`))
 	f.Add([]byte(`{"schema":2,"tool":"loadgen"}`))
+	f.Add([]byte(`{"schema":3,"tool":"loadgen","summary":{"duration_s":1.5,"latency":{"p50_us":92.159}}}`))
+	f.Add([]byte(`{"schema":2,"tool":"loadgen","rung":"c1t1","run":{"schema":2,"tool":"loadgen","config":{"timeout":"2s"}},"watched":[{"cpu_seconds":1}]}`))
 	f.Add([]byte(`{"schema":1,"tool":"loadgen","config":{"duration":12}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		run, err := DecodeRun(b)
