@@ -43,9 +43,12 @@ func newStudyCmd() *cobra.Command {
 		Short: "Rerun a published benchmark study, our figures beside the published ones",
 		Long: `Rerun one of the published studies loadgen was built from, as a fixed plan
 over loadgen's own commands (lab, size, sweep), into one results directory,
-and print the study's table: the published figure and ours for each row,
-both as a ratio to the study's own baseline row, and whether each ordering
-the study concluded holds here.
+and print the study's table: where its figures were published, the
+published figure and ours for each row (with the range over repeats),
+both as a ratio to the study's own baseline row, and what each ordering
+the study concluded comes to here: holds, reversed or within noise (by
+the repeats' ranges), noise cannot be told (one repeat), or not
+distinguishable here (one datapath on this machine).
 
 Absolute figures from a study's testbed (10 GbE, bare metal) are not
 comparable with one machine's network namespaces; ratios and orderings are.
@@ -81,7 +84,7 @@ Exit status 1 when a step failed or a check (--assert) did not hold.`,
 	fl.StringSliceVar(&f.cluster.Meshes, "meshes", nil, "mesh-ladder on a cluster: the meshes, each a k8s run (default istio): "+strings.Join(k8s.Meshes, ", "))
 	fl.IntVar(&f.cluster.Workers, "workers", 1, "mesh-ladder on a cluster: worker pods per step")
 	fl.StringVar(&f.cluster.Image, "image", "", "on a cluster: the loadgen image (k8s run's and k8s paths' --image)")
-	fl.IntVar(&f.cluster.Repeats, "repeats", 3, "k8s-paths: samples of each path × test (k8s-netperf's 3)")
+	fl.IntVar(&f.cluster.Repeats, "repeats", 0, "samples of every step (default the study's own: loadgen study list); with one, an ordering's noise cannot be told")
 	fl.StringVar(&f.cluster.Tolerance, "tolerance", "10%", "k8s-paths: how far below hostNetwork a pod path may fall (k8s-netperf's --tcp-tolerance)")
 	return cmd
 }
@@ -124,9 +127,12 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		}
 	}
 	if f.dryRun {
-		fmt.Fprintf(stdout, "study %s: %s\nneeds: %s\nmethod: %s\n", s.Name, s.Title, s.NeedsTextFor(opts), s.Method)
+		fmt.Fprintf(stdout, "study %s: %s\nneeds: %s\nrepeats: %d\nmethod: %s\n", s.Name, s.Title, s.NeedsTextFor(opts), s.RepeatsFor(opts), s.Method)
 		if s.Later != "" {
 			fmt.Fprintf(stdout, "not yet: %s\n", s.Later)
+		}
+		if err := printSources(stdout, s); err != nil {
+			return err
 		}
 		for i, st := range plan {
 			fmt.Fprintf(stdout, "%d. %s\n   loadgen %s\n", i+1, st.Name, strings.Join(quoteAll(f.stepArgs(st, false)), " "))
@@ -270,9 +276,12 @@ func checkClusterOptions(s study.Study, o study.Options, workersSet bool) error 
 // checkPathsOptions refuses k8s-paths' options for the other studies,
 // and what k8s paths cannot take, before anything runs.
 func checkPathsOptions(s study.Study, f *studyFlags, changed func(string) bool) error {
+	if changed("repeats") && f.cluster.Repeats < 1 {
+		return fmt.Errorf("--repeats %d: want 1 or more", f.cluster.Repeats)
+	}
 	if s.Name != "k8s-paths" {
-		if changed("repeats") || changed("tolerance") {
-			return fmt.Errorf("--repeats and --tolerance are k8s-paths' (study %s has its own plan)", s.Name)
+		if changed("tolerance") {
+			return fmt.Errorf("--tolerance is k8s-paths' (study %s has its own plan)", s.Name)
 		}
 		if changed("image") && !f.cluster.OnCluster() {
 			return errors.New("--image is for a cluster: add --kubeconfig (or --context)")
@@ -284,8 +293,6 @@ func checkPathsOptions(s study.Study, f *studyFlags, changed func(string) bool) 
 		return errors.New("--meshes and --workers are mesh-ladder's: k8s-paths runs one client pod per measurement, without a mesh")
 	case len(f.asserts) > 0 || f.junit != "":
 		return errors.New("--assert and --junit do not apply to k8s-paths: its check is --tolerance, against hostNetwork")
-	case f.cluster.Repeats < 1:
-		return fmt.Errorf("--repeats %d: want 1 or more", f.cluster.Repeats)
 	}
 	if _, err := compare.ParsePercent(f.cluster.Tolerance); err != nil {
 		return fmt.Errorf("--tolerance: %w", err)
@@ -315,11 +322,30 @@ func studyNeeds(needs []study.Need, name string) error {
 
 func listStudies(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "study\tneeds\tstudy's duration per step\twhat it reruns\n")
+	fmt.Fprintf(tw, "study\tneeds\tstudy's duration × repeats per step\twhat it reruns\n")
 	for _, s := range study.All() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.NeedsText(), s.Duration, s.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%s × %d\t%s\n", s.Name, s.NeedsText(), s.Duration, s.RepeatsFor(study.Options{}), s.Title)
 	}
 	return tw.Flush()
+}
+
+// printSources lists where the study's figures were published and what
+// each source states (the plan's dry run): a study's sources before
+// anything runs.
+func printSources(w io.Writer, s study.Study) error {
+	pub, ok, err := s.Published()
+	if err != nil || !ok {
+		return err
+	}
+	for _, src := range pub.Sources {
+		fmt.Fprintf(w, "source [%s]: %s\n  states: %s\n", src.Key, src.Line(), src.States)
+	}
+	for _, t := range pub.Tables {
+		if t.Unsourced != "" {
+			fmt.Fprintf(w, "unsourced: %s: %s\n", t.Metric, t.Unsourced)
+		}
+	}
+	return nil
 }
 
 // printStudy prints the study's tables: published beside measured.
@@ -339,10 +365,10 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) error {
 		fmt.Fprintf(w, "\nstudy %s: no published figures are in the repository yet: the tables above are ours alone\n", s.Name)
 		return nil
 	}
-	fmt.Fprintf(w, "\n== %s ==\npublished: %s\n", s.Title, pub.Source)
+	fmt.Fprintf(w, "\n== %s ==\n", s.Title)
 	for _, t := range pub.Tables {
 		fmt.Fprintln(w)
-		if err := study.Compare(t, m).Write(w); err != nil {
+		if err := study.Compare(pub, t, m).Write(w); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"loadgen/loadgen/study"
 	"loadgen/loadgen/sweep"
 	"loadgen/results/store"
 )
@@ -24,19 +25,29 @@ func TestStudyListAndPlans(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "s")
 	code, out, stderr = cli(t, "study", "flannel-backends", "--dry-run", "-d", "2s", "-o", dir, "--assert", "errors<1%", "--junit", "j.xml")
-	want := "loadgen lab --modes host-gw,vxlan,udp --paths node-node,pod-pod-other-node --protocols tcp-stream --stream-size 128KiB --ladder c1t1 -d 2s --warmup 1s -o " +
+	want := "loadgen lab --modes host-gw,vxlan,udp --paths node-node,pod-pod-other-node --protocols tcp-stream --stream-size 128KiB --ladder c1t1 -d 2s --warmup 1s --repeats 3 -o " +
 		filepath.Join(dir, "lab") + " --assert 'errors<1%' --junit j-lab.xml"
-	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "needs: root") {
-		t.Errorf("dry run: exit %d, want the plan %q\n%s\n%s", code, want, out, stderr)
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "needs: root") || !strings.Contains(out, "repeats: 3\n") ||
+		!strings.Contains(out, `source [ngo-2015]: Ton Ngo, "Flannel overlay performance"`) || !strings.Contains(out, "  states: In a Kubernetes cluster") {
+		t.Errorf("dry run: exit %d, want the plan %q and the study's source\n%s\n%s", code, want, out, stderr)
+	}
+	code, out, _ = cli(t, "study", "flannel-backends", "--dry-run", "--repeats", "1")
+	if code != 0 || strings.Contains(out, "--repeats") || !strings.Contains(out, "repeats: 1\n") {
+		t.Errorf("--repeats 1: exit %d\n%s", code, out)
 	}
 	if _, err := os.Stat(dir); err == nil {
 		t.Error("a dry run created its results directory")
 	}
 	code, out, _ = cli(t, "study", "mesh-ladder", "--dry-run")
-	if code != 0 || !strings.Contains(out, "loadgen sweep --ladder c1t1..c128t128 --payloads 100,1MiB -d 30s --path baseline=sidecar:none --path nginx=sidecar:nginx,mode=both") || strings.Contains(out, "not yet: ") {
+	if code != 0 || !strings.Contains(out, "loadgen sweep --ladder c1t1..c128t128 --payloads 100,1MiB -d 30s --path baseline=sidecar:none --path nginx=sidecar:nginx,mode=both") || strings.Contains(out, "not yet: ") ||
+		!strings.Contains(out, "nginx, HAProxy and Caddy sidecars") || !strings.Contains(out, `source [istio-1.24]: "Performance and Scalability", Istio`) {
 		t.Errorf("mesh-ladder plan: exit %d\n%s", code, out)
 	}
-	for _, args := range [][]string{{"study", "nosuch"}, {"study"}, {"study", "cni-matrix", "--resume"}, {"study", "cni-matrix", "-d", "-1s"}} {
+	if code, out, _ = cli(t, "study", "mesh-ladder", "--dry-run", "--repeats", "2"); code != 0 || !regexp.MustCompile(`--path nginx=sidecar:nginx,mode=both .*--repeats 2 -o `).MatchString(out) {
+		t.Errorf("mesh-ladder --repeats 2: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{{"study", "nosuch"}, {"study"}, {"study", "cni-matrix", "--resume"}, {"study", "cni-matrix", "-d", "-1s"},
+		{"study", "cni-matrix", "--repeats", "0", "--dry-run"}, {"study", "cni-matrix", "--tolerance", "5%", "--dry-run"}} {
 		if code, _, stderr := cli(t, args...); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
 			t.Errorf("%v: exit %d, want 2 with a short message\n%s", args, code, stderr)
 		}
@@ -59,21 +70,23 @@ func TestStudyFlannel(t *testing.T) {
 	}
 	num := `\d+\.\d+`
 	for _, row := range []string{"direct", "host-gw", "vxlan", "udp"} {
-		re := regexp.MustCompile(`(?m)^\s*` + row + `\s+` + num + `\s+` + num + `\s+` + num + `\s+` + num + `\b`)
+		re := regexp.MustCompile(`(?m)^\s*` + row + `\s+` + num + `\s+` + num + `\s+` + num + `–` + num + ` ×3\s+` + num + `\s+` + num + `\b`)
 		if !re.MatchString(out) {
-			t.Errorf("no row for %s with published, measured and both ratios:\n%s", row, out)
+			t.Errorf("no row for %s with published, measured, its range over 3 repeats and both ratios:\n%s", row, out)
 		}
 	}
-	if n := len(regexp.MustCompile(`(?m)^(host-gw|vxlan|udp) below \S+ on .*: (holds|does not hold) \(`+num+` vs `+num+` published\)$`).FindAllString(out, -1)); n != 3 {
+	verdict := regexp.MustCompile(`(?m)^(host-gw|vxlan|udp) below \S+ on .*: (holds|reversed|within noise) \(` + num + ` here, ` + num + ` published; 3 repeats, their ranges (apart|overlap)\)$`)
+	if n := len(verdict.FindAllString(out, -1)); n != 3 {
 		t.Errorf("%d orderings judged, want 3:\n%s", n, out)
 	}
-	if !strings.Contains(out, "not comparable") || !strings.Contains(out, "published: Flannel") {
+	if !strings.Contains(out, "not comparable") || !strings.Contains(out, "\nsource: Ton Ngo, \"Flannel overlay performance\", OpenStack Magnum's bug tracker on Launchpad, 2015") ||
+		!strings.Contains(out, "https://bugs.launchpad.net/magnum/+bug/1518605") {
 		t.Errorf("no caveat or source:\n%s", out)
 	}
 	// loadgen report renders the study as the study did: its figures
 	// beside ours, first, then the lab's own tables.
 	code, md, stderr := cli(t, "report", dir)
-	if code != 0 || !strings.Contains(md, "## Published beside measured: Flannel") ||
+	if code != 0 || !strings.Contains(md, "## Published beside measured: Flannel") || !strings.Contains(md, "\nPublished: Ton Ngo, \"Flannel overlay performance\"") ||
 		!regexp.MustCompile(`(?m)^\| vxlan \| 1\.71 \| `+num+` \| 0\.18 \| `+num+` \|`).MatchString(md) ||
 		!strings.Contains(md, "- udp below vxlan on ") || !strings.Contains(md, "## Sweep") {
 		t.Errorf("report: exit %d\n%s\n%s", code, md, stderr)
@@ -83,6 +96,7 @@ func TestStudyFlannel(t *testing.T) {
 		t.Fatalf("report --html: exit %d %s", code, stderr)
 	}
 	if b, _ := os.ReadFile(html); !strings.Contains(string(b), `<section id="published">`) || !strings.Contains(string(b), "<li>vxlan below host-gw on ") ||
+		!strings.Contains(string(b), "Published: Ton Ngo, &#34;Flannel overlay performance&#34;") || !strings.Contains(string(b), "(Magnum bug #1518605)") ||
 		!strings.Contains(string(b), `<svg class="chart" id="published-0"`) || !strings.Contains(string(b), "<title>published vxlan: 0.18 ratio to direct</title>") {
 		t.Errorf("the HTML page has no published table with its orderings and bars")
 	}
@@ -173,6 +187,34 @@ func TestReportOfStudyMarker(t *testing.T) {
 	code, out, stderr := cli(t, "report", dir)
 	if code != 0 || !regexp.MustCompile(`(?m)^\| 1 \| 45000 \| – \| 1\.00 \| – \|`).MatchString(out) || !strings.Contains(out, "not comparable") {
 		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	// Every study's report names where its figures were published: each
+	// source of its tables, with its title and its address or identifier.
+	for _, s := range study.All() {
+		pub, ok, err := s.Published()
+		if err != nil || !ok {
+			continue
+		}
+		d := t.TempDir()
+		if err := writeStudyMarker(d, s.Name); err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := cli(t, "report", d)
+		if code != 0 || !strings.Contains(out, "## Published beside measured: ") {
+			t.Errorf("%s: exit %d\n%s\n%s", s.Name, code, out, stderr)
+			continue
+		}
+		var line string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "Published: ") {
+				line = l
+			}
+		}
+		for _, src := range pub.Sources {
+			if !strings.Contains(line, `"`+src.Title+`"`) || (src.Findable() && !strings.Contains(line, src.URL+src.ID) && !strings.Contains(line, src.URL)) {
+				t.Errorf("%s: the report's source line lacks %s:\n%s", s.Name, src.Key, line)
+			}
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "study.json"), []byte(`{"study":"nosuch"}`), 0o644); err != nil {
 		t.Fatal(err)

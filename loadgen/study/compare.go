@@ -19,20 +19,81 @@ import (
 // also as a ratio to the study's own baseline row.
 type Row struct {
 	Key, Note              string
-	Published, Measured    float64
+	Published              float64
+	Measured               Figure
 	HasPub, HasMeas        bool
 	PubRatio, MeasRatio    float64
 	HasPubRatio, HasMRatio bool
+	// Source is the key of the row's source when it is not its table's.
+	Source     string
+	SamePathAs string
+}
+
+// Outcome is what an ordering comes to on our figures.
+type Outcome string
+
+const (
+	// NotMeasured: we lack one of the two figures.
+	NotMeasured Outcome = "not measured here"
+	// NotDistinguishable: the two rows are one datapath on this machine
+	// (marked in the data: same_path_as), so no figures can tell them apart.
+	NotDistinguishable Outcome = "not distinguishable here"
+	// NoiseUnknown: one repeat of either figure, so its noise cannot be
+	// told from the gap.
+	NoiseUnknown Outcome = "noise cannot be told"
+	// Holds: every repeat of the lower row is below every repeat of the
+	// higher (their min–max ranges are apart: the gap between the medians
+	// exceeds the spread of the two toward each other). For a pair the
+	// study found about the same: the ranges overlap.
+	Holds Outcome = "holds"
+	// Reversed: every repeat of the lower row is above every repeat of the
+	// higher.
+	Reversed Outcome = "reversed"
+	// WithinNoise: the ranges overlap: the repeats cannot order the two.
+	WithinNoise Outcome = "within noise"
+	// Differs: for a pair the study found about the same, the ranges are
+	// apart.
+	Differs Outcome = "differs"
+)
+
+// Judge decides an ordering (a below b; about: a about the same as b) on
+// two measured figures by their repeats' spread against the gap.
+func Judge(a, b Figure, about bool) Outcome {
+	switch {
+	case a.N == 0 || b.N == 0:
+		return NotMeasured
+	case a.N < 2 || b.N < 2:
+		return NoiseUnknown
+	}
+	apart := a.Max < b.Min || b.Max < a.Min
+	switch {
+	case about && apart:
+		return Differs
+	case about:
+		return Holds
+	case a.Max < b.Min:
+		return Holds
+	case b.Max < a.Min:
+		return Reversed
+	}
+	return WithinNoise
 }
 
 // Verdict is one of the study's orderings checked against our figures.
 type Verdict struct {
 	Lower, Higher string
-	// Holds is whether our figures order the two rows as the study did;
-	// Measured is false when we lack one of them.
-	Holds, Measured bool
-	// PubRatio and MeasRatio are Lower over Higher, published and ours.
+	// About: the study found the two about the same, not one below.
+	About   bool
+	Outcome Outcome
+	// PubRatio and MeasRatio are Lower over Higher, published and ours;
+	// HasPubRatio is false for a study that published the ordering alone.
 	PubRatio, MeasRatio float64
+	HasPubRatio         bool
+	// LowerFig and HigherFig are the two measured figures.
+	LowerFig, HigherFig Figure
+	// Label is what the table's figures are: "published", or "unsourced"
+	// for a table whose source cannot be named.
+	Label string
 }
 
 // Table is a study's table filled with what we measured.
@@ -40,17 +101,31 @@ type Table struct {
 	PublishedTable
 	Rows     []Row
 	Verdicts []Verdict
+	// Sources are where its figures come from (none: unsourced).
+	Sources []Source
 }
 
-// Compare fills a published table with what m measured. For the sizing
-// kinds, worker counts we measured that the study has no row for are added
-// as rows of their own.
-func Compare(t PublishedTable, m *Measured) Table {
-	out := Table{PublishedTable: t}
+// Label is "published", or "unsourced" for a table whose source cannot be
+// named: no output calls a figure published without its source.
+func (t Table) Label() string {
+	if t.Unsourced != "" || len(t.Sources) == 0 {
+		return "unsourced"
+	}
+	return "published"
+}
+
+// Compare fills a study's published table with what m measured. For the
+// sizing kinds, worker counts we measured that the study has no row for
+// are added as rows of their own.
+func Compare(p Published, t PublishedTable, m *Measured) Table {
+	out := Table{PublishedTable: t, Sources: p.TableSources(t)}
 	idx := map[string]int{}
 	for _, r := range t.Rows {
-		row := Row{Key: r.Key, Note: r.Note, Published: r.Value, HasPub: true}
-		row.Measured, row.HasMeas = m.Value(t.Kind, r.Measure)
+		row := Row{Key: r.Key, Note: r.Note, Source: r.Source, SamePathAs: r.SamePathAs}
+		if r.Value != nil {
+			row.Published, row.HasPub = *r.Value, true
+		}
+		row.Measured, row.HasMeas = m.Value(t, r.Measure)
 		idx[r.Key] = len(out.Rows)
 		out.Rows = append(out.Rows, row)
 	}
@@ -61,7 +136,7 @@ func Compare(t PublishedTable, m *Measured) Table {
 				continue
 			}
 			row := Row{Key: k}
-			row.Measured, row.HasMeas = m.Value(t.Kind, k)
+			row.Measured, row.HasMeas = m.Value(t, k)
 			idx[k] = len(out.Rows)
 			out.Rows = append(out.Rows, row)
 		}
@@ -76,17 +151,37 @@ func Compare(t PublishedTable, m *Measured) Table {
 		if r.HasPub && base.HasPub {
 			r.PubRatio, r.HasPubRatio = r.Published/base.Published, true
 		}
-		if r.HasMeas && base.HasMeas && base.Measured > 0 {
-			r.MeasRatio, r.HasMRatio = r.Measured/base.Measured, true
+		if r.HasMeas && base.HasMeas && base.Measured.Value > 0 {
+			r.MeasRatio, r.HasMRatio = r.Measured.Value/base.Measured.Value, true
 		}
 	}
-	for _, o := range t.Orderings {
+	judge := func(o [2]string, about bool) {
 		lo, hi := out.Rows[idx[o[0]]], out.Rows[idx[o[1]]]
-		v := Verdict{Lower: o[0], Higher: o[1], PubRatio: lo.Published / hi.Published}
-		if lo.HasMeas && hi.HasMeas && hi.Measured > 0 {
-			v.Measured, v.Holds, v.MeasRatio = true, lo.Measured < hi.Measured, lo.Measured/hi.Measured
+		v := Verdict{Lower: o[0], Higher: o[1], About: about, Label: out.Label()}
+		if lo.HasPub && hi.HasPub {
+			v.PubRatio, v.HasPubRatio = lo.Published/hi.Published, true
+		}
+		if lo.HasMeas && hi.HasMeas {
+			v.LowerFig, v.HigherFig = lo.Measured, hi.Measured
+			if hi.Measured.Value != 0 {
+				v.MeasRatio = lo.Measured.Value / hi.Measured.Value
+			}
+		}
+		switch {
+		case lo.SamePathAs == hi.Key || hi.SamePathAs == lo.Key:
+			v.Outcome = NotDistinguishable
+		case !lo.HasMeas || !hi.HasMeas:
+			v.Outcome = NotMeasured
+		default:
+			v.Outcome = Judge(lo.Measured, hi.Measured, about)
 		}
 		out.Verdicts = append(out.Verdicts, v)
+	}
+	for _, o := range t.Orderings {
+		judge(o, false)
+	}
+	for _, o := range t.About {
+		judge(o, true)
 	}
 	return out
 }
@@ -101,17 +196,44 @@ func sortRowsNumerically(rows []Row) {
 }
 
 // Caveat is printed under every study's table.
-const Caveat = "absolute figures from the study's testbed (10 GbE and more, bare metal) are not comparable to one kernel's namespaces; the ratios to the baseline row and the orderings are"
+const Caveat = "absolute figures from the study's testbed (10 GbE and more, bare metal, a cloud's nodes) are not comparable to one kernel's namespaces; the ratios to the baseline row and the orderings are. An ordering holds or is reversed when every repeat of one row is on its side of every repeat of the other; within noise when their ranges overlap"
 
-// Write prints the table: published, measured, both as a ratio to the
-// baseline row, then whether each of the study's orderings holds here.
+// SourceLines are the table's source lines: "source: …" for its own, then
+// "source [key]: …" for its rows' others; "unsourced: why" for a table
+// whose source cannot be named.
+func (t Table) SourceLines() []string {
+	if t.Label() == "unsourced" {
+		why := t.Unsourced
+		if why == "" {
+			why = "its source is not recorded"
+		}
+		return []string{"unsourced: " + why}
+	}
+	var out []string
+	for i, s := range t.Sources {
+		if i == 0 && s.Key == t.Source {
+			out = append(out, "source: "+s.Line())
+			continue
+		}
+		out = append(out, "source ["+s.Key+"]: "+s.Line())
+	}
+	return out
+}
+
+// Write prints the table: its source, then published, measured (with the
+// range over repeats), both as a ratio to the baseline row, then what each
+// of the study's orderings comes to here.
 func (t Table) Write(w io.Writer) error {
+	label := t.Label()
 	fmt.Fprintf(w, "%s (%s; ratios to %s)\n", t.Metric, t.Unit, t.Baseline)
+	for _, l := range t.SourceLines() {
+		fmt.Fprintln(w, l)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "row\tpublished\tmeasured\tpublished ratio\tmeasured ratio\t\n")
+	fmt.Fprintf(tw, "row\t%s\tmeasured\trepeats\t%s ratio\tmeasured ratio\t\n", label, label)
 	for _, r := range t.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Key, figure(r.Published, r.HasPub), figure(r.Measured, r.HasMeas),
-			ratio(r.PubRatio, r.HasPubRatio), ratio(r.MeasRatio, r.HasMRatio), note(r.Note))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Key, figure(r.Published, r.HasPub), figure(r.Measured.Value, r.HasMeas),
+			spread(r.Measured, r.HasMeas), ratio(r.PubRatio, r.HasPubRatio), ratio(r.MeasRatio, r.HasMRatio), note(r.rowNote(t.Source)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -122,32 +244,93 @@ func (t Table) Write(w io.Writer) error {
 	return nil
 }
 
-// Line says whether the ordering holds: "vxlan below host-gw on …: holds
-// (0.83 vs 0.29 published)".
+// rowNote is the row's note, marked with its source when it is not the
+// table's.
+func (r Row) rowNote(tableSource string) string {
+	n := strings.TrimSpace(r.Note)
+	if r.Source != "" && r.Source != tableSource && r.HasPub {
+		n = strings.TrimSpace("[" + r.Source + "] " + n)
+	}
+	return n
+}
+
+// Line says what the ordering comes to: "vxlan below host-gw on …: holds
+// (0.83 here, 0.29 published; 3 repeats, their ranges apart)".
 func (v Verdict) Line(metric string) string {
-	what := fmt.Sprintf("%s below %s on %s", v.Lower, v.Higher, metric)
-	if !v.Measured {
-		return fmt.Sprintf("%s: not measured here (%.2f published)", what, v.PubRatio)
+	rel := "below"
+	if v.About {
+		rel = "about the same as"
 	}
-	verdict := "holds"
-	if !v.Holds {
-		verdict = "does not hold"
+	what := fmt.Sprintf("%s %s %s on %s", v.Lower, rel, v.Higher, metric)
+	label := v.Label
+	if label == "" {
+		label = "published"
 	}
-	return fmt.Sprintf("%s: %s (%.2f vs %.2f published)", what, verdict, v.MeasRatio, v.PubRatio)
+	pub := fmt.Sprintf("%.2f %s", v.PubRatio, label)
+	if !v.HasPubRatio {
+		pub = label + " as an ordering"
+		if v.About {
+			pub = label + " as about the same"
+		}
+	}
+	here := fmt.Sprintf("%.2f here", v.MeasRatio)
+	repeats := fmt.Sprintf("%d repeats", min(v.LowerFig.N, v.HigherFig.N))
+	switch v.Outcome {
+	case NotMeasured, "":
+		return fmt.Sprintf("%s: not measured here (%s)", what, pub)
+	case NotDistinguishable:
+		return fmt.Sprintf("%s: not distinguishable here: one datapath on this machine (%s)", what, pub)
+	case NoiseUnknown:
+		return fmt.Sprintf("%s: noise cannot be told, one repeat (%s, %s; --repeats 3 to judge)", what, here, pub)
+	case WithinNoise:
+		return fmt.Sprintf("%s: within noise (%s, %s; %s, their ranges overlap)", what, here, pub, repeats)
+	case Differs:
+		lower := v.Lower
+		if v.HigherFig.Value < v.LowerFig.Value {
+			lower = v.Higher
+		}
+		return fmt.Sprintf("%s: differs, %s lower beyond noise (%s, %s; %s, their ranges apart)", what, lower, here, pub, repeats)
+	case Holds:
+		if v.About {
+			return fmt.Sprintf("%s: holds (%s, %s; %s, their ranges overlap)", what, here, pub, repeats)
+		}
+		return fmt.Sprintf("%s: holds (%s, %s; %s, their ranges apart)", what, here, pub, repeats)
+	}
+	return fmt.Sprintf("%s: %s (%s, %s; %s, their ranges apart)", what, v.Outcome, here, pub, repeats)
 }
 
 func figure(v float64, ok bool) string {
 	switch {
 	case !ok:
 		return "–"
-	case v >= 1000:
+	case v == 0:
+		return "0"
+	case abs(v) >= 1000:
 		return strconv.FormatFloat(v, 'f', 0, 64)
-	case v >= 100:
+	case abs(v) >= 100:
 		return strconv.FormatFloat(v, 'f', 1, 64)
-	case v < 1:
+	case abs(v) < 1:
 		return strconv.FormatFloat(v, 'f', 3, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// spread is a measured figure's range over repeats: "14.9–15.1 ×3", "×1".
+func spread(f Figure, ok bool) string {
+	switch {
+	case !ok:
+		return "–"
+	case f.N < 2:
+		return fmt.Sprintf("×%d", f.N)
+	}
+	return fmt.Sprintf("%s–%s ×%d", figure(f.Min, true), figure(f.Max, true), f.N)
 }
 
 func ratio(v float64, ok bool) string {
@@ -165,20 +348,52 @@ func note(s string) string {
 }
 
 // Report is the table for loadgen report's pages: every cell formatted as
-// Write prints it.
-func (t Table) Report(s Study, source string) report.Published {
-	out := report.Published{Study: s.Name, Title: s.Title, Source: source, Metric: t.Metric, Unit: t.Unit,
+// Write prints it. source is the line naming every source of the study's
+// tables; with more than one, each table's metric names its own ([key]).
+func (t Table) Report(s Study, source string, several bool) report.Published {
+	metric := t.Metric
+	if several && len(t.Sources) > 0 {
+		var keys []string
+		for _, src := range t.Sources {
+			keys = append(keys, src.Key)
+		}
+		metric += " [" + strings.Join(keys, ", ") + "]"
+	}
+	out := report.Published{Study: s.Name, Title: s.Title, Source: source, Metric: metric, Unit: t.Unit,
 		Baseline: t.Baseline, Caveat: Caveat}
 	for _, r := range t.Rows {
 		out.Rows = append(out.Rows, report.PublishedRow{Key: r.Key, Published: figure(r.Published, r.HasPub),
-			Measured: figure(r.Measured, r.HasMeas), PubRatio: ratio(r.PubRatio, r.HasPubRatio),
-			MeasRatio: ratio(r.MeasRatio, r.HasMRatio), Note: strings.TrimSpace(r.Note),
+			Measured: figure(r.Measured.Value, r.HasMeas), PubRatio: ratio(r.PubRatio, r.HasPubRatio),
+			MeasRatio: ratio(r.MeasRatio, r.HasMRatio), Note: r.rowNote(t.Source),
 			PubRatioV: r.PubRatio, HasPubRatio: r.HasPubRatio, MeasRatioV: r.MeasRatio, HasMeasRatio: r.HasMRatio})
 	}
 	for _, v := range t.Verdicts {
 		out.Verdicts = append(out.Verdicts, v.Line(t.Metric))
 	}
 	return out
+}
+
+// SourcesLine names every source of a study's sourced tables in one
+// line: the one source's line, or "[key] line; [key] line" for several.
+func SourcesLine(p Published) (line string, several bool) {
+	var srcs []Source
+	seen := map[string]bool{}
+	for _, t := range p.Tables {
+		for _, s := range p.TableSources(t) {
+			if !seen[s.Key] {
+				seen[s.Key] = true
+				srcs = append(srcs, s)
+			}
+		}
+	}
+	if len(srcs) == 1 {
+		return srcs[0].Line(), false
+	}
+	var parts []string
+	for _, s := range srcs {
+		parts = append(parts, "["+s.Key+"] "+s.Line())
+	}
+	return strings.Join(parts, "; "), len(srcs) > 1
 }
 
 // Marker is the file a study writes at the top of its results directory,
@@ -191,8 +406,10 @@ type MarkerFile struct {
 }
 
 // Tables reads a study's results directory: its published tables filled
-// with what the directory measured. ok is false when dir holds no study
-// or the repository no published figures for it.
+// with what the directory measured, each with its sources. A table whose
+// source cannot be named is left out: a report's table is headed
+// "published". ok is false when dir holds no study or the repository no
+// sourced figures for it.
 func Tables(dir string) (tables []report.Published, ok bool, err error) {
 	b, err := os.ReadFile(filepath.Join(dir, Marker))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -216,8 +433,20 @@ func Tables(dir string) (tables []report.Published, ok bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
+	tables = reportTables(s, pub, m)
+	return tables, len(tables) > 0, nil
+}
+
+// reportTables are the study's sourced tables for loadgen report.
+func reportTables(s Study, pub Published, m *Measured) []report.Published {
+	line, several := SourcesLine(pub)
+	var tables []report.Published
 	for _, t := range pub.Tables {
-		tables = append(tables, Compare(t, m).Report(s, pub.Source))
+		ct := Compare(pub, t, m)
+		if ct.Label() == "unsourced" {
+			continue
+		}
+		tables = append(tables, ct.Report(s, line, several))
 	}
-	return tables, true, nil
+	return tables
 }

@@ -2,23 +2,48 @@ package study
 
 import (
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"loadgen/results"
 	"loadgen/results/report"
 	"loadgen/results/store"
 )
 
+// Figure is one measured figure over a cell's repeats: the median, and the
+// least and most of the repeats (for a ratio or a difference of two
+// cells, the widest the repeats allow). N is how many repeats have a run.
+type Figure struct {
+	Value, Min, Max float64
+	N               int
+}
+
 // Measured is what a study's run measured, by kind and by what a published
-// row names (a lab path MODE.PATH, or a worker count).
+// row names (a lab path MODE.PATH, a worker count, or DIR:PATH).
 type Measured struct {
-	cni     map[string]report.CNIRow
-	msgs    map[string]float64
+	cni     map[string]cniFigures
+	msgs    map[string]Figure
+	rps     map[string]Figure
+	tps     map[string]Figure
 	sizing  map[string]report.SizingRow
 	workers []int // the worker counts measured, ascending
+	sweeps  []namedSweep
+}
+
+type cniFigures struct {
+	gbps, rr, crr          Figure
+	hasGbps, hasRR, hasCRR bool
+}
+
+// namedSweep is a sweep by its directory relative to the study's ("sweep",
+// "k8s-istio", "lab/tcp-rr").
+type namedSweep struct {
+	dir string
+	*report.Sweep
 }
 
 // ReadMeasured reads every sweep under dir (the study's results).
@@ -27,7 +52,7 @@ func ReadMeasured(dir string) (*Measured, error) {
 	if err != nil {
 		return nil, err
 	}
-	return measuredFrom(sweeps), nil
+	return measuredFrom(dir, sweeps), nil
 }
 
 // ReadSweeps reads every sweep under dir, at any depth, in path order:
@@ -57,27 +82,45 @@ func ReadSweeps(dir string) ([]*report.Sweep, error) {
 	return sweeps, err
 }
 
-func measuredFrom(sweeps []*report.Sweep) *Measured {
-	m := &Measured{cni: map[string]report.CNIRow{}, msgs: map[string]float64{}, sizing: map[string]report.SizingRow{}}
-	for _, r := range report.CNIMatrix(sweeps) {
-		m.cni[r.Path] = r
+// stat is a metric's figure over a cell's runs that keep (nil: all); runs
+// where f is NaN have no figure.
+func stat(c *report.Cell, keep func(*results.Step) bool, f func(*results.Step) float64) (Figure, bool) {
+	var xs []float64
+	for _, st := range c.Steps {
+		if st.Run == nil || (keep != nil && !keep(st)) {
+			continue
+		}
+		if v := f(st); !math.IsNaN(v) {
+			xs = append(xs, v)
+		}
 	}
+	if len(xs) == 0 {
+		return Figure{}, false
+	}
+	slices.Sort(xs)
+	n := len(xs)
+	med := xs[n/2]
+	if n%2 == 0 {
+		med = (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return Figure{Value: med, Min: xs[0], Max: xs[n-1], N: n}, true
+}
+
+func (f Figure) scale(k float64) Figure {
+	return Figure{Value: f.Value * k, Min: f.Min * k, Max: f.Max * k, N: f.N}
+}
+
+func measuredFrom(root string, sweeps []*report.Sweep) *Measured {
+	m := &Measured{cni: map[string]cniFigures{}, msgs: map[string]Figure{}, rps: map[string]Figure{},
+		tps: map[string]Figure{}, sizing: map[string]report.SizingRow{}}
 	for _, s := range sweeps {
-		var ping []*results.Step
-		for _, st := range s.Steps {
-			if st.Run != nil && st.Run.Config.Protocol == "grpc-stream" {
-				ping = append(ping, st)
-			}
+		rel, err := filepath.Rel(root, s.Name)
+		if err != nil || root == "" {
+			rel = s.Name
 		}
-		for _, c := range report.Cells(ping) {
-			if _, done := m.msgs[c.Path]; done {
-				continue // the first cell: fewest connections, one message in flight
-			}
-			if v, ok := c.Median(func(st *results.Step) float64 { return st.Run.Summary.RPS }); ok {
-				// A ping-pong is two messages, one each way, as the study counts.
-				m.msgs[c.Path] = 2 * v
-			}
-		}
+		m.sweeps = append(m.sweeps, namedSweep{dir: filepath.ToSlash(rel), Sweep: s})
+		m.addLab(s)
+		m.addSizing(s)
 	}
 	for _, r := range report.Sizing(sweeps) {
 		m.sizing[strconv.Itoa(r.Workers)] = r
@@ -87,35 +130,248 @@ func measuredFrom(sweeps []*report.Sweep) *Measured {
 	return m
 }
 
-// Value is the measured figure of kind for what a published row measures.
-func (m *Measured) Value(kind Kind, measure string) (float64, bool) {
+// addLab reads a lab sweep's paths as report.CNIMatrix does (throughput:
+// the best cell; RR and CRR: the lightest; gRPC ping-pong: the first, one
+// message in flight), keeping the repeats' spread.
+func (m *Measured) addLab(s *report.Sweep) {
+	byProto := map[string][]*results.Step{}
+	for _, st := range s.Steps {
+		if st.Run != nil {
+			byProto[st.Run.Config.Protocol] = append(byProto[st.Run.Config.Protocol], st)
+		}
+	}
+	for _, c := range report.Cells(byProto["tcp-stream"]) {
+		r := m.cni[c.Path]
+		if g, ok := stat(c, nil, func(st *results.Step) float64 { return st.Run.Summary.WritePerSec * 8 / 1e9 }); ok && (!r.hasGbps || g.Value > r.gbps.Value) {
+			r.gbps, r.hasGbps = g, true
+		}
+		m.cni[c.Path] = r
+	}
+	for _, proto := range []string{"tcp-rr", "tcp-crr"} {
+		for _, c := range report.Cells(byProto[proto]) {
+			r := m.cni[c.Path]
+			has, v := &r.hasRR, &r.rr
+			if proto == "tcp-crr" {
+				has, v = &r.hasCRR, &r.crr
+			}
+			if *has {
+				continue // cells come lightest first
+			}
+			if f, ok := stat(c, nil, func(st *results.Step) float64 { return float64(st.Run.Summary.Latency.Mean) / 1e3 }); ok {
+				*has, *v = true, f
+			}
+			m.cni[c.Path] = r
+		}
+	}
+	for _, c := range report.Cells(byProto["grpc-stream"]) {
+		if _, done := m.msgs[c.Path]; done {
+			continue // the first cell: fewest connections, one message in flight
+		}
+		if f, ok := stat(c, nil, func(st *results.Step) float64 { return st.Run.Summary.RPS }); ok {
+			// A ping-pong is two messages, one each way, as the study counts.
+			m.msgs[c.Path] = f.scale(2)
+		}
+	}
+}
+
+// addSizing reads a size sweep's worker counts as report.Sizing does: the
+// best keep-alive requests/s and the best TLS handshakes/s of each count.
+func (m *Measured) addSizing(s *report.Sweep) {
+	for _, c := range report.Cells(s.Steps) {
+		var first *results.Step
+		for _, st := range c.Steps {
+			if st.Run != nil && st.Workers > 0 {
+				first = st
+				break
+			}
+		}
+		if first == nil {
+			continue
+		}
+		k := strconv.Itoa(first.Workers)
+		switch {
+		case !first.Run.Config.NewConn:
+			if f, ok := stat(c, nil, func(st *results.Step) float64 { return st.Run.Summary.RPS }); ok && f.Value > m.rps[k].Value {
+				m.rps[k] = f
+			}
+		case first.Run.Config.TLS:
+			f, ok := stat(c, nil, func(st *results.Step) float64 {
+				d := st.Run.Summary.Duration.D().Seconds()
+				if d <= 0 {
+					return math.NaN()
+				}
+				return float64(st.Run.Summary.Connections.Measured) / d
+			})
+			if ok && f.Value > m.tps[k].Value {
+				m.tps[k] = f
+			}
+		}
+	}
+}
+
+// Value is the measured figure of a table's kind for what a published row
+// measures.
+func (m *Measured) Value(t PublishedTable, measure string) (Figure, bool) {
 	if m == nil || measure == "" {
-		return 0, false
+		return Figure{}, false
 	}
-	switch kind {
+	switch t.Kind {
 	case Gbps, RRus, CRRs:
-		r, ok := m.cni[measure]
-		if !ok {
-			return 0, false
-		}
-		switch kind {
+		r := m.cni[measure]
+		switch t.Kind {
 		case Gbps:
-			return r.Gbps, r.HasGbps
+			return r.gbps, r.hasGbps
 		case RRus:
-			return r.RR / 1e3, r.HasRR
+			return r.rr, r.hasRR
 		}
-		return r.CRR / 1e3, r.HasCRR
+		return r.crr, r.hasCRR
 	case Msgs:
-		v, ok := m.msgs[measure]
-		return v, ok
+		f, ok := m.msgs[measure]
+		return f, ok
 	case RPS:
-		r, ok := m.sizing[measure]
-		return r.RPS, ok && r.HasRPS
+		f, ok := m.rps[measure]
+		return f, ok
 	case TPS:
-		r, ok := m.sizing[measure]
-		return r.TPS, ok && r.HasTPS
+		f, ok := m.tps[measure]
+		return f, ok
 	}
-	return 0, false
+	if t.Kind.sweepKind() {
+		return m.sweepValue(t, measure)
+	}
+	return Figure{}, false
+}
+
+// sweepValue reads DIR:PATH at the table's payload and rung; * alone is a
+// sweep's own baseline path, 1 for the ratio kinds.
+func (m *Measured) sweepValue(t PublishedTable, measure string) (Figure, bool) {
+	if measure == "*" {
+		if t.Kind != RPSRatio && t.Kind != P50Ratio {
+			return Figure{}, false
+		}
+		n := 0
+		for _, s := range m.sweeps {
+			if base := baselineOf(s.Sweep); base != "" {
+				if c := pickCell(s.Sweep, base, t); c != nil {
+					if f, ok := stat(c, nil, func(*results.Step) float64 { return 1 }); ok {
+						n = max(n, f.N)
+					}
+				}
+			}
+		}
+		return Figure{Value: 1, Min: 1, Max: 1, N: n}, n > 0
+	}
+	dir, path, ok := strings.Cut(measure, ":")
+	if !ok {
+		return Figure{}, false
+	}
+	for _, s := range m.sweeps {
+		if dir != "*" && s.dir != dir {
+			continue
+		}
+		c := pickCell(s.Sweep, path, t)
+		if c == nil {
+			continue
+		}
+		switch t.Kind {
+		case ProxyCPU:
+			return stat(c, nil, proxies(func(w results.ProcessCost) float64 { return w.CPUPer1kRPS }, sum))
+		case ProxyMem:
+			return stat(c, nil, proxies(func(w results.ProcessCost) float64 { return float64(w.MemMean) / (1 << 20) }, sum))
+		case ProxyMemMax:
+			return stat(c, nil, proxies(func(w results.ProcessCost) float64 { return float64(w.MemMax) / (1 << 20) }, math.Max))
+		}
+		base := baselineOf(s.Sweep)
+		if base == "" {
+			return Figure{}, false
+		}
+		f := func(st *results.Step) float64 { return st.Run.Summary.RPS }
+		if t.Kind != RPSRatio {
+			f = func(st *results.Step) float64 { return st.Run.Summary.Latency.P50.D().Seconds() * 1e3 }
+		}
+		a, ok := stat(c, nil, f)
+		if !ok {
+			return Figure{}, false
+		}
+		if path == base {
+			if t.Kind == AddedP50 {
+				return Figure{N: a.N}, true
+			}
+			return Figure{Value: 1, Min: 1, Max: 1, N: a.N}, true
+		}
+		bc := pickCell(s.Sweep, base, t)
+		if bc == nil {
+			return Figure{}, false
+		}
+		b, ok := stat(bc, nil, f)
+		if !ok {
+			return Figure{}, false
+		}
+		if t.Kind == AddedP50 {
+			return Figure{Value: a.Value - b.Value, Min: a.Min - b.Max, Max: a.Max - b.Min, N: min(a.N, b.N)}, true
+		}
+		if b.Value <= 0 || b.Min <= 0 {
+			return Figure{}, false
+		}
+		return Figure{Value: a.Value / b.Value, Min: a.Min / b.Max, Max: a.Max / b.Min, N: min(a.N, b.N)}, true
+	}
+	return Figure{}, false
+}
+
+func sum(a, b float64) float64 { return a + b }
+
+// proxies folds a figure of a step's watched proxies; NaN when the step
+// watched none, or one could not be measured.
+func proxies(f func(results.ProcessCost) float64, fold func(a, b float64) float64) func(*results.Step) float64 {
+	return func(st *results.Step) float64 {
+		v, n := 0.0, 0
+		for _, w := range st.Watched {
+			if w.Role != "proxy" {
+				continue
+			}
+			if w.Unmeasured != "" {
+				return math.NaN()
+			}
+			v, n = fold(v, f(w)), n+1
+		}
+		if n == 0 {
+			return math.NaN()
+		}
+		return v
+	}
+}
+
+// baselineOf is the name of a sweep's baseline path, "" when it has none.
+func baselineOf(s *report.Sweep) string {
+	if s.Manifest != nil && s.Manifest.Baseline != "" {
+		return s.Manifest.Baseline
+	}
+	for _, st := range s.Steps {
+		if st.Baseline {
+			return st.Path
+		}
+	}
+	return ""
+}
+
+// pickCell is path's closed-loop cell at the table's payload (the
+// smallest when it names none) and rung (the fewest connections).
+func pickCell(s *report.Sweep, path string, t PublishedTable) *report.Cell {
+	payload := -1
+	for _, c := range report.Cells(s.Steps) {
+		if c.Path != path || c.Rate != 0 {
+			continue
+		}
+		if payload < 0 {
+			payload = c.Payload // cells come smallest payload first
+			if t.Payload > 0 {
+				payload = t.Payload
+			}
+		}
+		if c.Payload == payload && (t.Rung == "" || c.Rung == t.Rung) {
+			return c // and fewest connections first
+		}
+	}
+	return nil
 }
 
 // Workers are the worker counts a sizing run measured.

@@ -61,10 +61,11 @@ type Options struct {
 	// Image is the loadgen image of a cluster step (k8s run's and k8s
 	// paths' --image); empty: theirs.
 	Image string
-	// Repeats (default 3) and Tolerance (default 10%) are k8s-paths':
-	// samples of each path × test, and how far below hostNetwork a pod
-	// path may fall.
-	Repeats   int
+	// Repeats are the samples of every step (0: the study's own). With
+	// one, an ordering's noise cannot be told from its gap.
+	Repeats int
+	// Tolerance (default 10%) is k8s-paths': how far below hostNetwork a
+	// pod path may fall.
 	Tolerance string
 }
 
@@ -79,7 +80,11 @@ type Study struct {
 	Needs  []Need
 	// Duration is the study's own per-step duration.
 	Duration time.Duration
-	plan     func(d time.Duration, o Options) []Step
+	// Repeats are the study's own samples of every step (0 is 1): enough
+	// to tell an ordering from noise where the study is short.
+	Repeats int
+	// plan is the steps for a duration and options whose Repeats is set.
+	plan func(d time.Duration, o Options) []Step
 	// Later is set for a study only partly planned yet: what is missing.
 	Later string
 	// Cluster marks a study that can run on a cluster (Options.OnCluster):
@@ -104,7 +109,27 @@ func (s Study) Plan(o Options) []Step {
 	if o.Duration > 0 {
 		d = o.Duration
 	}
+	o.Repeats = s.RepeatsFor(o)
 	return s.plan(d, o)
+}
+
+// RepeatsFor is the samples of every step with these options.
+func (s Study) RepeatsFor(o Options) int {
+	switch {
+	case o.Repeats > 0:
+		return o.Repeats
+	case s.Repeats > 0:
+		return s.Repeats
+	}
+	return 1
+}
+
+// repeatArgs passes the repeats on to a step's command, when more than one.
+func repeatArgs(o Options) []string {
+	if o.Repeats > 1 {
+		return []string{"--repeats", strconv.Itoa(o.Repeats)}
+	}
+	return nil
 }
 
 // Published returns the study's published figures, if the repository
@@ -163,10 +188,10 @@ var studies = []Study{
 			"for every CNI mode the lab builds here.",
 		Needs:    []Need{NeedRoot},
 		Duration: 60 * time.Second,
-		plan: func(d time.Duration, _ Options) []Step {
-			return []Step{{Name: "lab: every mode × nine paths, TCP_STREAM/RR/CRR", Dir: "lab", Args: []string{
+		plan: func(d time.Duration, o Options) []Step {
+			return []Step{{Name: "lab: every mode × nine paths, TCP_STREAM/RR/CRR", Dir: "lab", Args: append([]string{
 				"lab", "--modes", cniModes, "--protocols", "tcp-rr,tcp-crr,tcp-stream",
-				"--size", "1KiB", "--stream-size", "1KiB", "--ladder", "c1t1", "-d", dur(d), "--warmup", "1s"}}}
+				"--size", "1KiB", "--stream-size", "1KiB", "--ladder", "c1t1", "-d", dur(d), "--warmup", "1s"}, repeatArgs(o)...)}}
 		},
 	},
 	{
@@ -175,10 +200,11 @@ var studies = []Study{
 		Method:   "iperf-style TCP stream, one connection, pod to pod across the two nodes for Flannel's host-gw, vxlan and udp backends, and node to node (direct).",
 		Needs:    []Need{NeedRoot},
 		Duration: 10 * time.Second,
-		plan: func(d time.Duration, _ Options) []Step {
-			return []Step{{Name: "lab: host-gw, vxlan, udp; node-node and pod-pod-other-node, TCP stream", Dir: "lab", Args: []string{
+		Repeats:  3,
+		plan: func(d time.Duration, o Options) []Step {
+			return []Step{{Name: "lab: host-gw, vxlan, udp; node-node and pod-pod-other-node, TCP stream", Dir: "lab", Args: append([]string{
 				"lab", "--modes", "host-gw,vxlan,udp", "--paths", "node-node,pod-pod-other-node", "--protocols", "tcp-stream",
-				"--stream-size", "128KiB", "--ladder", "c1t1", "-d", dur(d), "--warmup", "1s"}}}
+				"--stream-size", "128KiB", "--ladder", "c1t1", "-d", dur(d), "--warmup", "1s"}, repeatArgs(o)...)}}
 		},
 	},
 	{
@@ -188,10 +214,11 @@ var studies = []Study{
 			"for the modes that carry those CNIs' packets: host-gw (VPC CNI's routed veths), ipip (Calico), vxlan (Weave).",
 		Needs:    []Need{NeedRoot},
 		Duration: 30 * time.Second,
-		plan: func(d time.Duration, _ Options) []Step {
-			return []Step{{Name: "lab: gRPC ping-pong pod-pod same and other node", Dir: "lab", Args: []string{
+		Repeats:  3,
+		plan: func(d time.Duration, o Options) []Step {
+			return []Step{{Name: "lab: gRPC ping-pong pod-pod same and other node", Dir: "lab", Args: append([]string{
 				"lab", "--modes", "host-gw,ipip,vxlan", "--paths", "pod-pod-same-node,pod-pod-other-node", "--protocols", "grpc-stream",
-				"--size", "1KiB", "--ladder", "c1t1", "-d", dur(d), "--warmup", "1s"}}}
+				"--size", "1KiB", "--ladder", "c1t1", "-d", dur(d), "--warmup", "1s"}, repeatArgs(o)...)}}
 		},
 	},
 	{
@@ -202,17 +229,19 @@ var studies = []Study{
 		Needs:    []Need{NeedNginx},
 		Duration: 180 * time.Second,
 		plan: func(d time.Duration, o Options) []Step {
-			return []Step{{Name: "size: nginx per worker count", Dir: "size", Args: []string{
-				"size", "--workers", workerLadder(o.CPUs), "--payload", "1KiB", "--key-type", "rsa", "-d", dur(d)}}}
+			return []Step{{Name: "size: nginx per worker count", Dir: "size", Args: append([]string{
+				"size", "--workers", workerLadder(o.CPUs), "--payload", "1KiB", "--key-type", "rsa", "-d", dur(d)}, repeatArgs(o)...)}}
 		},
 	},
 	{
 		Name:  "mesh-ladder",
-		Title: "Istio vs App Mesh: the c1t1…c128t128 ladder × 100 B and 1 MB, baseline vs sidecars",
-		Method: "wrk → httpbin over the ladder c1t1, c2t2 … c128t128 with 100 B and 1 MB bodies, latency, throughput, timeouts and the sidecars' CPU and memory, " +
-			"baseline without a mesh: here the same pods without a sidecar (sidecar:none) beside every local sidecar profile on both sides, Istio-style " +
-			"(nginx, HAProxy, Caddy; Envoy where an envoy binary is installed); with --kubeconfig, on the cluster: loadgen k8s run per mesh " +
-			"(--meshes, default istio), each through the mesh beside the same pods' uncaptured port.",
+		Title: "Sidecar ladder: the same pods without a sidecar vs local nginx, HAProxy and Caddy sidecars, c1t1…c128t128 × 100 B and 1 MB",
+		Method: "The method of \"Benchmark for Istio & AWS App Mesh\" (wrk → httpbin over the ladder c1t1, c2t2 … c128t128 with 100 B and 1 MB bodies: " +
+			"latency, throughput and the sidecars' CPU and memory against a baseline without a mesh), run here on local sidecars, not on Istio or App Mesh: " +
+			"the same pods without a sidecar (sidecar:none) beside every installed sidecar profile on both sides, Istio-style " +
+			"(nginx, HAProxy, Caddy; Envoy where an envoy binary is installed). With --kubeconfig, on the cluster: loadgen k8s run per mesh " +
+			"(--meshes, default istio), each through the mesh beside the same pods' uncaptured port. The table sets beside ours what Istio, " +
+			"Linkerd and that study published.",
 		Needs:    []Need{NeedRoot, NeedNginx},
 		Duration: 30 * time.Second,
 		Cluster:  true,
@@ -225,6 +254,7 @@ var studies = []Study{
 			for _, p := range SidecarProfiles() {
 				args = append(args, "--path", p+"=sidecar:"+p+",mode=both")
 			}
+			args = append(args, repeatArgs(o)...)
 			return []Step{{Name: "sweep: baseline and each sidecar over the ladder", Dir: "sweep", Args: args}}
 		},
 	},
@@ -237,6 +267,7 @@ var studies = []Study{
 			"Here: loadgen k8s paths, loadgen's own client and servers in pods, and HTTP/1.1 beside the three; the kube-proxy mode is recorded.",
 		Needs:    []Need{NeedCluster},
 		Duration: 10 * time.Second,
+		Repeats:  3,
 		Cluster:  true,
 		Ours:     "k8s-netperf publishes a method, not figures: the table is ours alone, each pod path as a ratio to hostNetwork on this cluster",
 		plan:     func(d time.Duration, o Options) []Step { return []Step{pathsStep(d, o)} },
@@ -246,10 +277,7 @@ var studies = []Study{
 // pathsStep is k8s-paths' one step: loadgen k8s paths with the study's
 // duration, repeats and tolerance.
 func pathsStep(d time.Duration, o Options) Step {
-	repeats, tol := o.Repeats, o.Tolerance
-	if repeats < 1 {
-		repeats = 3
-	}
+	repeats, tol := max(o.Repeats, 1), o.Tolerance
 	if tol == "" {
 		tol = "10%"
 	}
@@ -277,8 +305,8 @@ func clusterArgs(o Options) []string {
 // ladderFile is mesh-ladder's sweep on a cluster: through the mesh (the
 // target's captured port) and beside it the same pods' uncaptured port,
 // the baseline, over the study's ladder and payloads.
-func ladderFile(d time.Duration) string {
-	return fmt.Sprintf(`# mesh-ladder on a cluster (loadgen study): the mesh beside the same pods uncaptured
+func ladderFile(d time.Duration, repeats int) string {
+	s := fmt.Sprintf(`# mesh-ladder on a cluster (loadgen study): the mesh beside the same pods uncaptured
 paths:
   - {name: mesh,   url: "http://target:8080"}
   - {name: direct, url: "http://target:8081", baseline: true}
@@ -286,6 +314,10 @@ ladder: c1t1..c128t128
 payloads: [100, 1MiB]
 duration: %s
 `, dur(d))
+	if repeats > 1 {
+		s += fmt.Sprintf("repeats: %d\n", repeats)
+	}
+	return s
 }
 
 // clusterLadder is a loadgen k8s run per mesh, the same sweep file each.
@@ -301,7 +333,7 @@ func clusterLadder(d time.Duration, o Options) []Step {
 		args := []string{"k8s", "run", "--mesh", m, "-f", file, "--workers", strconv.Itoa(workers), "-n", "loadgen-" + m}
 		args = append(args, clusterArgs(o)...)
 		steps = append(steps, Step{Name: "k8s run: " + m + " beside the same pods uncaptured, over the ladder", Dir: "k8s-" + m,
-			Args: args, Files: map[string]string{"mesh-ladder.yaml": ladderFile(d)}, Whole: true})
+			Args: args, Files: map[string]string{"mesh-ladder.yaml": ladderFile(d, o.Repeats)}, Whole: true})
 	}
 	return steps
 }
