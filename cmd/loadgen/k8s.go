@@ -43,7 +43,7 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringVar(&o.ProxyCPU, "proxy-cpu", k8s.DefaultProxyCPU, "istio and appmesh: the sidecar's CPU request")
 	fl.StringVar(&o.ProxyMemory, "proxy-memory", k8s.DefaultProxyMemory, "istio and appmesh: the sidecar's memory request")
 	fl.BoolVar(&o.MTLS, "mtls", false, "istio: a STRICT PeerAuthentication for the namespace")
-	fl.StringVar(&o.Class, "class", "", "gateway: the GatewayClass (nginx, eg, istio, cilium, amazon-vpc-lattice…); ingress-nginx: the IngressClass (default nginx)")
+	fl.StringVar(&o.Class, "class", "", "gateway: the GatewayClass (traefik, nginx, eg, istio, cilium, amazon-vpc-lattice…); ingress: the IngressClass (traefik, haproxy…); ingress-nginx: the IngressClass (default nginx)")
 	fl.StringVar(&o.IngressNamespace, "ingress-namespace", k8s.DefaultIngressNS, "ingress-nginx: the controller's namespace")
 	fl.BoolVar(&o.ConfigureController, "configure-controller", false, "ingress-nginx: set the controller's shared ConfigMap (worker-processes, keep-alive-requests) for the run; k8s run and k8s cleanup put it back")
 	fl.IntVar(&o.Workers, "worker-processes", 0, "ingress-nginx, with --configure-controller: the controller's worker-processes (default 2; never auto: it counts the node's cores)")
@@ -63,6 +63,7 @@ labelled with the run id. Nothing is sent to a cluster.`,
   loadgen k8s render --mesh istio --mode serveronly --mtls
   loadgen k8s render --mesh istio-waypoint
   loadgen k8s render --mesh gateway --class nginx
+  loadgen k8s render --mesh ingress --class traefik
   loadgen k8s render --mesh ingress-nginx
   loadgen k8s render --mesh ingress-nginx --configure-controller --worker-processes 4`,
 		Args: cobra.NoArgs,

@@ -49,6 +49,9 @@ func (o Options) gatewayService() (string, bool) {
 type errNoAddress struct{ o Options }
 
 func (e errNoAddress) Error() string {
+	if e.o.ingress() {
+		return fmt.Sprintf("ingress class %s: the address is Ingress %s/%s's status.loadBalancer.ingress, which only the cluster knows (k8s run reads it)", e.o.Class, e.o.Namespace, TargetName)
+	}
 	if e.o.Class == ClassLattice {
 		return fmt.Sprintf("class %s: the address is the routes' %s annotation, which only the cluster knows (k8s run reads it)", e.o.Class, AnnLatticeDomain)
 	}
@@ -80,7 +83,7 @@ func (k *Coordinator) waitAddresses(ctx context.Context) (Addresses, error) {
 	}
 	var srcs []source
 	switch {
-	case o.Mesh == MeshIngressNginx:
+	case o.ingress():
 		srcs = []source{{schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}, TargetName,
 			"status.loadBalancer.ingress", ingressAddress, func(a *Addresses, v string) { *a = both(v) }}}
 	case o.Mesh == MeshGateway && o.Class == ClassLattice:

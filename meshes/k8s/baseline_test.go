@@ -186,6 +186,7 @@ func TestBaselineCrossesNoProxy(t *testing.T) {
 		{Options{Mesh: MeshAppMesh, Mode: ModeServerOnly}, []string{"server envoy"}},
 		{Options{Mesh: MeshAppMesh, Mode: ModeClientOnly}, []string{"client envoy"}},
 		{Options{Mesh: MeshIngressNginx}, []string{MeshIngressNginx}},
+		{Options{Mesh: MeshIngress, Class: "traefik"}, []string{MeshIngress}},
 		{Options{Mesh: MeshGateway, Class: "traefik"}, []string{MeshGateway}},
 	}
 	for _, c := range cases {

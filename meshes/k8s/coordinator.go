@@ -51,6 +51,9 @@ type Coordinator struct {
 	TargetWait time.Duration
 
 	said map[string]bool // what sayOnce said
+	// proxies are the watches of an ingress's or a gateway's proxy, found
+	// from its published address.
+	proxies []Watch
 }
 
 func (k *Coordinator) say(format string, args ...any) {
@@ -182,6 +185,12 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 	} else if k.usesTarget() {
 		if err := k.checkMesh(ctx); err != nil {
 			return nil, err
+		}
+		if k.Watcher != nil {
+			var note string
+			if k.proxies, note = k.proxyWatches(ctx, addr); note != "" {
+				k.say("%s", note)
+			}
 		}
 	}
 	off, err := k.clockOffset(ctx)

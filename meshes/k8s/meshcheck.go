@@ -177,6 +177,8 @@ func (k *Coordinator) checkClass(ctx context.Context) error {
 	switch o.Mesh {
 	case MeshIngressNginx:
 		gvk, what = schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "IngressClass"}, "is ingress-nginx installed? its controller creates the class; --class names another"
+	case MeshIngress:
+		gvk, what = schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "IngressClass"}, "is the ingress controller installed? --class names its IngressClass"
 	case MeshGateway:
 		gvk, what = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "GatewayClass"}, "is the Gateway API implementation installed? --class names its GatewayClass"
 	default:

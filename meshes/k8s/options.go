@@ -20,11 +20,12 @@ const (
 	MeshLinkerd       = "linkerd"
 	MeshAppMesh       = "appmesh"
 	MeshIngressNginx  = "ingress-nginx"
+	MeshIngress       = "ingress"
 	MeshGateway       = "gateway"
 )
 
 // Meshes lists every valid --mesh, in the order --help shows them.
-var Meshes = []string{MeshNone, MeshIstio, MeshIstioAmbient, MeshIstioWaypoint, MeshLinkerd, MeshAppMesh, MeshIngressNginx, MeshGateway}
+var Meshes = []string{MeshNone, MeshIstio, MeshIstioAmbient, MeshIstioWaypoint, MeshLinkerd, MeshAppMesh, MeshIngressNginx, MeshIngress, MeshGateway}
 
 // Sidecar placements (istio/tools' names): which pods get a proxy.
 const (
@@ -51,8 +52,8 @@ type Options struct {
 	ProxyMemory string // sidecar.istio.io/proxyMemory and the App Mesh memoryRequest (default 512Mi)
 	MTLS        bool   // a STRICT PeerAuthentication for the namespace
 
-	// Class is the IngressClass (ingress-nginx, default nginx) or the
-	// GatewayClass (gateway, required).
+	// Class is the IngressClass (ingress-nginx: default nginx; ingress:
+	// required, e.g. traefik) or the GatewayClass (gateway, required).
 	Class string
 	// IngressNamespace is where the ingress-nginx controller runs (default
 	// ingress-nginx); its ConfigMap is rendered there.
@@ -153,8 +154,11 @@ func (o Options) validate() error {
 	if o.Mesh == MeshGateway && o.Class == "" {
 		return fmt.Errorf("mesh gateway needs --class: the GatewayClass of your implementation (e.g. nginx, eg, istio, cilium, amazon-vpc-lattice)")
 	}
-	if o.Class != "" && o.Mesh != MeshGateway && o.Mesh != MeshIngressNginx {
-		return fmt.Errorf("--class applies to --mesh gateway and ingress-nginx, not %s", o.Mesh)
+	if o.Mesh == MeshIngress && o.Class == "" {
+		return fmt.Errorf("mesh ingress needs --class: the IngressClass of your controller (e.g. traefik, haproxy, contour; ingress-nginx has --mesh ingress-nginx)")
+	}
+	if o.Class != "" && o.Mesh != MeshGateway && !o.ingress() {
+		return fmt.Errorf("--class applies to --mesh gateway, ingress and ingress-nginx, not %s", o.Mesh)
 	}
 	if o.Revision != "" && !o.istio() {
 		return fmt.Errorf("--revision applies to the istio meshes, not %s", o.Mesh)
@@ -182,6 +186,13 @@ func (o Options) validate() error {
 func (o Options) sidecars() bool {
 	return o.Mesh == MeshIstio || o.Mesh == MeshLinkerd || o.Mesh == MeshAppMesh
 }
+
+// ingress tells whether the mesh path crosses an Ingress's controller.
+func (o Options) ingress() bool { return o.Mesh == MeshIngressNginx || o.Mesh == MeshIngress }
+
+// published tells whether the mesh path's address is what the cluster
+// publishes: an Ingress's or a Gateway's.
+func (o Options) published() bool { return o.ingress() || o.Mesh == MeshGateway }
 
 func (o Options) istio() bool {
 	return o.Mesh == MeshIstio || o.Mesh == MeshIstioAmbient || o.Mesh == MeshIstioWaypoint

@@ -69,13 +69,16 @@ func (o Options) resolve(raw string, addr Addresses) (string, error) {
 			published = addr.GRPC
 		}
 		switch o.Mesh {
-		case MeshIngressNginx:
+		case MeshIngressNginx, MeshIngress:
 			host, port = fmt.Sprintf("%s.%s.svc.cluster.local", ingressControllerConfigMap, o.IngressNamespace), 80
 			if u.Scheme == "https" {
 				port = 443
 			}
-			if published != "" {
+			switch {
+			case published != "":
 				host = published
+			case o.Mesh == MeshIngress:
+				return "", errNoAddress{o}
 			}
 		case MeshGateway:
 			gw := GatewayPortHTTP
@@ -124,7 +127,7 @@ func (o Options) runArgs(l Load, st Step, addr Addresses) ([]string, error) {
 	if st.NewConn {
 		a = append(a, "--new-conn")
 	}
-	if o.Mesh == MeshIngressNginx && !directURL(st.URL) && stepUsesTarget(st) {
+	if o.ingress() && !directURL(st.URL) && stepUsesTarget(st) {
 		// The Ingress's rule and certificate are for IngressHost.
 		a = append(a, "-H", "Host: "+IngressHost)
 		if strings.HasPrefix(st.URL, "https:") {

@@ -19,6 +19,7 @@ func TestResolveTarget(t *testing.T) {
 		{Options{Mesh: MeshNone, Namespace: "bench"}, "tcp://target:9000", Addresses{}, "tcp://loadgen-target.bench.svc.cluster.local:9000"},
 		{Options{Mesh: MeshIngressNginx, Namespace: "b", IngressNamespace: "ingress-nginx"}, "https://target:8080", Addresses{}, "https://ingress-nginx-controller.ingress-nginx.svc.cluster.local:443"},
 		{Options{Mesh: MeshIngressNginx, Namespace: "b", IngressNamespace: "ingress-nginx"}, "http://target:8080", both("198.18.0.7"), "http://198.18.0.7:80"},
+		{Options{Mesh: MeshIngress, Class: "traefik", Namespace: "b"}, "https://target:8080", both("198.18.112.5"), "https://198.18.112.5:443"},
 		{Options{Mesh: MeshGateway, Class: "nginx", Namespace: "b"}, "http://target:9090", Addresses{}, "http://loadgen-gateway-nginx.b.svc.cluster.local:9090"},
 		{Options{Mesh: MeshGateway, Class: "istio", Namespace: "b"}, "http://target:8080", Addresses{}, "http://loadgen-gateway-istio.b.svc.cluster.local:80"},
 		{Options{Mesh: MeshGateway, Class: "cilium", Namespace: "b"}, "http://target:8080", Addresses{}, "http://cilium-gateway-loadgen-gateway.b.svc.cluster.local:80"},
@@ -35,7 +36,11 @@ func TestResolveTarget(t *testing.T) {
 		}
 	}
 	// Envoy Gateway, Traefik and Lattice publish their address only in the
-	// cluster: no Service name is guessed.
+	// cluster: no Service name is guessed; nor an ingress controller's but
+	// ingress-nginx's (its chart's).
+	if got, err := (Options{Mesh: MeshIngress, Class: "traefik", Namespace: "b"}).resolve("http://target:8080", Addresses{}); err == nil {
+		t.Errorf("ingress class traefik without its address: %q, want an error", got)
+	}
 	for _, class := range []string{"eg", "traefik", ClassLattice} {
 		o := Options{Mesh: MeshGateway, Class: class, Namespace: "b"}
 		if got, err := o.resolve("http://target:8080", Addresses{}); err == nil {
@@ -47,14 +52,19 @@ func TestResolveTarget(t *testing.T) {
 // TestRunArgsIngressHost: through ingress-nginx the workers send the
 // Ingress rule's host (and SNI over TLS); the direct path does not.
 func TestRunArgsIngressHost(t *testing.T) {
-	o := Options{Mesh: MeshIngressNginx, Namespace: "b", IngressNamespace: "ingress-nginx"}
+	for _, o := range []Options{{Mesh: MeshIngressNginx, Namespace: "b", IngressNamespace: "ingress-nginx"}, {Mesh: MeshIngress, Class: "traefik", Namespace: "b"}} {
+		testRunArgsIngressHost(t, o)
+	}
+}
+
+func testRunArgsIngressHost(t *testing.T, o Options) {
 	l := Load{Duration: time.Second}
 	for _, tc := range []struct{ url, want, not string }{
 		{"http://target:8080", "-H Host: " + IngressHost, "--sni"},
 		{"https://target:8080", "-H Host: " + IngressHost + " --sni " + IngressHost, ""},
 		{"http://target:8081", "", "Host:"},
 	} {
-		a, err := o.runArgs(l, Step{URL: tc.url}, Addresses{})
+		a, err := o.runArgs(l, Step{URL: tc.url}, both("198.18.112.5"))
 		got := strings.Join(a, " ")
 		if err != nil || !strings.Contains(got, tc.want) || (tc.not != "" && strings.Contains(got, tc.not)) {
 			t.Errorf("%s: %q %v, want %q and not %q", tc.url, got, err, tc.want, tc.not)

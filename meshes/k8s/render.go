@@ -33,7 +33,7 @@ func Render(o Options, client *JobSpec) (*Rendering, error) {
 	r := &Rendering{}
 	if client == nil {
 		args := []string{"-d", "30s"}
-		if o.Mesh == MeshIngressNginx {
+		if o.ingress() {
 			args = append(args, "-H", "Host: "+IngressHost) // the Ingress rule's host
 		}
 		switch u, err := o.URL(PortHTTP); {
@@ -78,7 +78,7 @@ func (o Options) objects() ([]runtime.Object, error) {
 		extra = o.istioObjects()
 	case MeshAppMesh:
 		extra = o.appMeshObjects()
-	case MeshIngressNginx:
+	case MeshIngressNginx, MeshIngress:
 		var err error
 		if extra, err = o.ingressObjects(); err != nil {
 			return nil, err

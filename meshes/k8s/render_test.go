@@ -35,6 +35,7 @@ var renderCases = []struct {
 	{"appmesh-clientonly", Options{Mesh: MeshAppMesh, Mode: ModeClientOnly}},
 	{"ingress-nginx", Options{Mesh: MeshIngressNginx}},
 	{"ingress-nginx-configure", Options{Mesh: MeshIngressNginx, ConfigureController: true, Workers: 4}},
+	{"ingress-traefik", Options{Mesh: MeshIngress, Class: "traefik"}},
 	{"gateway-nginx", Options{Mesh: MeshGateway, Class: "nginx"}},
 	{"gateway-vpc-lattice", Options{Mesh: MeshGateway, Class: "amazon-vpc-lattice", Namespace: "bench"}},
 }

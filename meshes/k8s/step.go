@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -161,7 +162,7 @@ func (k *Coordinator) sampleWindow(ctx context.Context, start time.Time, win Win
 		stop func() (results.ProcessCost, error)
 	}
 	var rs []running
-	for _, w := range k.Options.Watches() {
+	for _, w := range append(slices.Clone(k.proxies), k.Options.Watches()...) {
 		stop, err := k.Watcher.Start(ctx, w, win)
 		if err != nil {
 			k.say("watch %s: %v", w.Name, err)
@@ -240,7 +241,7 @@ func (k *Coordinator) waitTarget(ctx context.Context) (Addresses, error) {
 			}
 		}
 	}
-	if o.Mesh != MeshGateway && o.Mesh != MeshIngressNginx {
+	if !o.published() {
 		return Addresses{}, nil
 	}
 	return k.waitAddresses(ctx)

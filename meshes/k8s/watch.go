@@ -55,7 +55,8 @@ type Watcher interface {
 	Start(ctx context.Context, w Watch, win Window) (stop func() (results.ProcessCost, error), err error)
 }
 
-// Watches are the containers whose cost a mesh's steps record.
+// Watches are the containers whose cost a mesh's steps record, as far as
+// the options tell them.
 func (o Options) Watches() []Watch {
 	own := Selector("")
 	target := Watch{Name: "target", Role: "target", Namespace: o.Namespace, Selector: o.targetSelector()}
@@ -77,10 +78,9 @@ func (o Options) Watches() []Watch {
 	case MeshIngressNginx:
 		ws = append(ws, Watch{Name: "ingress-nginx", Role: "proxy", Namespace: o.IngressNamespace,
 			Selector: "app.kubernetes.io/name=ingress-nginx,app.kubernetes.io/component=controller", Container: "controller"})
-	case MeshGateway:
-		ws = append(ws, Watch{Name: "gateway", Role: "proxy", Namespace: o.Namespace,
-			Selector: "gateway.networking.k8s.io/gateway-name=" + GatewayName})
 	}
+	// An ingress's or a gateway's proxy (mesh ingress, gateway) is found
+	// from the address the cluster publishes: Coordinator.proxyWatches.
 	return append(ws, target)
 }
 
