@@ -79,7 +79,7 @@ func TestMergeCLI(t *testing.T) {
 		f := filepath.Join(dir, "w"+itoa(int64(i))+".json")
 		files = append(files, f)
 		go func() {
-			if code, _, errOut := cli(t, "run", "-q", "-c", "2", "-t", "1", "-d", "300ms", "--json", f, url+"/get"); code != 0 {
+			if code, _, errOut := cli(t, "run", "-q", "-c", "2", "-t", "1", "-d", "1s", "--json", f, url+"/get"); code != 0 {
 				errs <- "exit " + itoa(int64(code)) + ": " + errOut
 				return
 			}

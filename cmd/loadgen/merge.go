@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,22 +14,30 @@ import (
 
 func newMergeCmd() *cobra.Command {
 	var out string
+	var opts merge.Options
 	cmd := &cobra.Command{
 		Use:   "merge RUN.json RUN.json... -o ALL.json",
 		Short: "Merge the runs of one load, recorded by several generators, exactly",
 		Long: `Merge the results of one load that several generators shared (the workers of
 'loadgen k8s run', or machines started by hand with 'loadgen run --json'): every
-histogram is merged exactly, counts are summed, and the latency figures and
-RPS are rebuilt over the union of the measured windows, so the result is what
-one generator would have recorded. Each worker's own generator cost is kept in
-the notes; the result is flagged saturated if any worker was.
+histogram is merged exactly, counts are summed, and the latency figures are
+rebuilt, so the result is what one generator would have recorded. The merged
+rate (RPS, bytes per second) is the sum of the runs' own rates, each over its
+own measured window; the merged duration is their mean window. Each worker's
+own generator cost is kept in the notes; the result is flagged saturated if
+any worker was.
 
 A sweep's step file (steps/*.json) counts as the run it holds. Runs of
 different loads (another target, protocol, duration, closed vs open loop…)
-are refused, as are the same run given twice and runs that were not
-measured at the same time (windows that do not overlap); each worker's
-share of connections, threads, rate and requests may differ. Input that
-cannot be read exits 2, runs that do not merge 1.`,
+are refused, as is the same run given twice. So are runs that were not
+measured at the same time: every run must have measured at least 90% of the
+shortest run's window together with all the others (the span from the
+latest start to the earliest end), or their rates would add up over times
+they did not share. --allow-skew merges such runs anyway and says in the
+output and the merged run's notes how skewed their windows were; runs whose
+windows do not overlap at all are refused even so. Each worker's share of
+connections, threads, rate and requests may differ. Input that cannot be
+read exits 2, runs that do not merge 1.`,
 		Example: `  loadgen merge w0.json w1.json w2.json -o all.json
   loadgen report all.json`,
 		Args: cobra.MinimumNArgs(1),
@@ -45,7 +54,7 @@ cannot be read exits 2, runs that do not merge 1.`,
 			if err != nil {
 				return err
 			}
-			run, workers, err := merge.Runs(in)
+			run, workers, err := merge.RunsWith(in, opts)
 			if err != nil {
 				return failf("%v", err)
 			}
@@ -56,6 +65,11 @@ cannot be read exits 2, runs that do not merge 1.`,
 			s := run.Summary
 			fmt.Fprintf(w, "merged %d runs into %s: %d requests, %.1f req/s, p50 %v p99 %v p99.9 %v\n",
 				len(workers), out, s.Requests, s.RPS, s.Latency.P50, s.Latency.P99, s.Latency.P999)
+			for _, n := range run.Notes {
+				if strings.HasPrefix(n, merge.SkewNote) {
+					fmt.Fprintf(w, "  warning: %s\n", n)
+				}
+			}
 			for _, wk := range workers {
 				sat := ""
 				if wk.Generator.Saturated {
@@ -68,6 +82,7 @@ cannot be read exits 2, runs that do not merge 1.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the merged run here (JSON, as 'loadgen run --json')")
+	cmd.Flags().BoolVar(&opts.AllowSkew, "allow-skew", false, "merge runs whose measured windows overlap by less than 90% of the shortest (their rates summed), saying by how much")
 	return cmd
 }
 

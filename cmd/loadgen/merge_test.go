@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,8 +113,40 @@ func TestMergeRefusals(t *testing.T) {
 		t.Errorf("two workers: exit %d\n%s%s", code, out, errOut)
 	}
 	r, err := store.ReadRun(all)
-	if err != nil || r.Summary.Duration.D() != 10*time.Second+2*time.Millisecond {
-		t.Errorf("merged window %v (%v), want 10.002s", r.Summary.Duration, err)
+	if err != nil || r.Summary.Duration.D() != 10*time.Second || r.End.Sub(r.Start) != 10*time.Second+2*time.Millisecond || r.Summary.RPS != 220 {
+		t.Errorf("merged %v/s over %v, from %v to %v (%v): want 220/s, each worker's 10 s within 10.002 s", r.Summary.RPS, r.Summary.Duration, r.Start, r.End, err)
+	}
+}
+
+// Workers whose windows overlap by a few ms are refused (exit 1), with a
+// message saying by how much and about --allow-skew; with it, they merge
+// at the sum of their rates, and the output and the merged run's notes
+// say the windows were skewed.
+func TestMergeSkew(t *testing.T) {
+	dir := t.TempDir()
+	w0 := writeJSON(t, filepath.Join(dir, "w0.json"), mergeRun(t, "a", 0, 1000))
+	w1 := writeJSON(t, filepath.Join(dir, "w1.json"), mergeRun(t, "b", 10*time.Second-4*time.Millisecond, 3000))
+	all := filepath.Join(dir, "all.json")
+	code, out, errOut := cli(t, "merge", w0, w1, "-o", all)
+	if code != exitFail || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Fatalf("exit %d, want 1 and one line\n%s%s", code, out, errOut)
+	}
+	for _, m := range []string{"w0.json", "w1.json", "4ms of the shortest window's 10s (0.0%)", "90%", "--allow-skew"} {
+		if !strings.Contains(errOut, m) {
+			t.Errorf("stderr %q does not say %q", errOut, m)
+		}
+	}
+	if _, err := os.Stat(all); err == nil {
+		t.Error("a refused merge wrote its output")
+	}
+	code, out, errOut = cli(t, "merge", "--allow-skew", w0, w1, "-o", all)
+	if code != exitOK || !strings.Contains(out, "4000 requests, 400.0 req/s") || !strings.Contains(out, "warning: the measured windows were skewed") ||
+		!strings.Contains(out, "4ms of the shortest window's 10s") {
+		t.Fatalf("--allow-skew: exit %d, want 4000 requests at 400/s (100 + 300) and a warning\n%s%s", code, out, errOut)
+	}
+	r, err := store.ReadRun(all)
+	if err != nil || r.Summary.RPS != 400 || !strings.Contains(strings.Join(r.Notes, "\n"), "skewed") {
+		t.Errorf("merged %v/s, notes %q (%v): want 400/s and the skew noted", r.Summary.RPS, r.Notes, err)
 	}
 }
 
@@ -144,7 +177,7 @@ func TestMergeBadInput(t *testing.T) {
 		{"missing", []string{good, filepath.Join(dir, "nope.json")}, filepath.Join(dir, "nope.json") + " does not exist"},
 		{"corrupt", []string{good, write("corrupt.json", []byte("{\"schema\":2,\x00"))}, "corrupt.json: not a loadgen result"},
 		{"truncated", []string{good, write("trunc.json", b[:len(b)/2])}, "trunc.json: not a loadgen result"},
-		{"newer schema", []string{good, write("newer.json", bytes.Replace(b, []byte(`"schema": 2`), []byte(`"schema": 7`), 1))}, "newer.json: result schema 7 is newer"},
+		{"newer schema", []string{good, write("newer.json", bytes.Replace(b, fmt.Appendf(nil, `"schema": %d`, results.SchemaVersion), []byte(`"schema": 7`), 1))}, "newer.json: result schema 7 is newer"},
 		{"a directory", []string{good, sub}, sub + " is a directory"},
 		{"an hlog", []string{good, write("w.hlog", []byte("#[StartTime: 1700000000.000 (seconds since epoch)]\n\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n"))}, "w.hlog: not a loadgen result"},
 		{"a manifest", []string{good, write("manifest.json", []byte(`{"schema":2,"tool":"loadgen","kind":"sweep","steps":[]}`))}, "a sweep's manifest"},

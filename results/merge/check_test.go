@@ -32,44 +32,152 @@ func TestMergeRefusesMixedLoopModels(t *testing.T) {
 }
 
 // Runs measured one after the other are not one load: the gap between
-// them would count as measured time. A worker late still merges, even by
-// most of a short window.
+// them would count as measured time. Even a skew allowed does not merge
+// them.
 func TestMergeRefusesWindowsApart(t *testing.T) {
-	shift := func(r *results.Run, d time.Duration) { r.Start, r.End = r.Start.Add(d), r.End.Add(d) }
 	for _, tc := range []struct {
 		name  string
 		shift time.Duration
 		msg   string
 	}{
-		{"one after the other", 17 * time.Second, "ended 7s before"},
+		{"one after the other", 17 * time.Second, "ended 7.003s before"},
 		{"back to back", 10 * time.Second, "ended"},
 	} {
-		in, _, _ := workerRuns(t, 2, 6)
-		shift(in[1].Run, tc.shift)
-		_, _, err := Runs(in)
-		if err == nil || !strings.Contains(err.Error(), "not measured at the same time") || !strings.Contains(err.Error(), tc.msg) ||
-			!strings.Contains(err.Error(), in[0].Source) || !strings.Contains(err.Error(), in[1].Source) {
-			t.Errorf("%s: %v, want a refusal saying they were not measured at the same time (%q)", tc.name, err, tc.msg)
+		for _, allow := range []bool{false, true} {
+			in, _, _ := workerRuns(t, 2, 6)
+			shift(in[1].Run, tc.shift)
+			_, _, err := RunsWith(in, Options{AllowSkew: allow})
+			if err == nil || !strings.Contains(err.Error(), "not measured at the same time") || !strings.Contains(err.Error(), tc.msg) ||
+				!strings.Contains(err.Error(), in[0].Source) || !strings.Contains(err.Error(), in[1].Source) {
+				t.Errorf("%s (allow skew %v): %v, want a refusal saying they were not measured at the same time (%q)", tc.name, allow, err, tc.msg)
+			}
 		}
 	}
 	in, _, _ := workerRuns(t, 2, 6)
-	shift(in[1].Run, 9*time.Second)
-	if _, _, err := Runs(in); err != nil {
-		t.Errorf("windows overlapping by 1 s of 10: %v", err)
-	}
-	in, _, _ = workerRuns(t, 3, 6)
-	shift(in[2].Run, 2*time.Second) // --max-late's default
-	got, _, err := Runs(in)
-	if err != nil {
-		t.Fatalf("a worker 2 s late in a 10 s run: %v", err)
-	}
-	if want := in[2].Run.End.Sub(in[0].Run.Start); got.Summary.Duration.D() != want {
-		t.Errorf("duration %v, want the union %v", got.Summary.Duration, want)
-	}
-	in, _, _ = workerRuns(t, 2, 6)
 	in[1].Run.Start, in[1].Run.End = time.Time{}, time.Time{}
 	if _, _, err := Runs(in); err == nil || !strings.Contains(err.Error(), "no measured window") {
 		t.Errorf("a run without times beside a timed one: %v", err)
+	}
+}
+
+func shift(r *results.Run, d time.Duration) { r.Start, r.End = r.Start.Add(d), r.End.Add(d) }
+
+// twoRuns are two generators' runs of one 10 s load, the second started
+// late, each with its own requests at its own rate: a at 1000/s, b at
+// 3000/s.
+func twoRuns(t *testing.T, late time.Duration) []Input {
+	in, _, _ := workerRuns(t, 2, 11)
+	base := in[0].Run.Start
+	for i, x := range in {
+		r := x.Run
+		r.Start = base
+		r.End = base.Add(10 * time.Second)
+		r.Summary.Requests = int64(10000 * (2*i + 1))
+		r.Summary.BytesRead = 100 * r.Summary.Requests
+		r.Summary.Pacing = nil
+		r.Summary.Duration = results.Duration(10 * time.Second)
+		r.Summary.RPS = float64(r.Summary.Requests) / 10
+	}
+	shift(in[1].Run, late)
+	return in
+}
+
+// Two runs of one load measured at different times overlap by a few ms:
+// refused, with a message that says by how much and how to merge them
+// anyway. Allowed, their rate is the sum of their own rates (not their
+// requests over the union of their windows: half as much), and the notes
+// say the windows were skewed and by how much.
+func TestMergeSkewedWindows(t *testing.T) {
+	in := twoRuns(t, 10*time.Second-5*time.Millisecond)
+	_, _, err := Runs(in)
+	if err == nil {
+		t.Fatal("runs overlapping by 5 ms of 10 s merged")
+	}
+	for _, m := range []string{in[0].Source, in[1].Source, "overlap too little", "5ms of the shortest window's 10s (0.0%)", "starts 9.995s apart", "90%", "--allow-skew"} {
+		if !strings.Contains(err.Error(), m) {
+			t.Errorf("%v does not say %q", err, m)
+		}
+	}
+	got, workers, err := RunsWith(in, Options{AllowSkew: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := got.Summary
+	if !near(s.RPS, 4000) || !near(s.ReadPerSec, 400000) || s.Requests != 40000 {
+		t.Errorf("%d requests at %v/s (%v B/s read), want 40000 at 4000/s, the sum of 1000/s and 3000/s", s.Requests, s.RPS, s.ReadPerSec)
+	}
+	if s.Duration.D() != 10*time.Second || got.End.Sub(got.Start) != 20*time.Second-5*time.Millisecond {
+		t.Errorf("duration %v over %v: want each run's 10 s, within the union of their windows", s.Duration, got.End.Sub(got.Start))
+	}
+	if workers[0].RPS != 1000 || workers[1].RPS != 3000 {
+		t.Errorf("workers' rates %v and %v, want their own: 1000 and 3000", workers[0].RPS, workers[1].RPS)
+	}
+	notes := strings.Join(got.Notes, "\n")
+	for _, m := range []string{"skewed", "5ms of the shortest window's 10s (0.0%)", "starts 9.995s apart"} {
+		if !strings.Contains(notes, m) {
+			t.Errorf("notes %q do not say %q", notes, m)
+		}
+	}
+}
+
+// The limit: every run must have measured 90% of the shortest window
+// together. A worker 1 s late in a 10 s run merges; 2 s late (the
+// Kubernetes coordinator's --max-late), only with the skew allowed, at the
+// sum of the rates.
+func TestMergeOverlapLimit(t *testing.T) {
+	for _, tc := range []struct {
+		late time.Duration
+		ok   bool
+	}{
+		{0, true},
+		{time.Millisecond, true},
+		{time.Second, true}, // 90.0%
+		{time.Second + time.Microsecond, false},
+		{2 * time.Second, false},
+		{-2 * time.Second, false}, // the other one late
+	} {
+		in := twoRuns(t, tc.late)
+		got, _, err := Runs(in)
+		if tc.ok != (err == nil) {
+			t.Errorf("%v late: %v, want merged %v", tc.late, err, tc.ok)
+		}
+		if err == nil && (!near(got.Summary.RPS, 4000) || strings.Contains(strings.Join(got.Notes, " "), "skewed")) {
+			t.Errorf("%v late: %v/s, notes %q: want 4000/s, not skewed", tc.late, got.Summary.RPS, got.Notes)
+		}
+		if tc.ok {
+			continue
+		}
+		got, _, err = RunsWith(in, Options{AllowSkew: true})
+		if err != nil || !near(got.Summary.RPS, 4000) || !strings.Contains(strings.Join(got.Notes, " "), "skewed") {
+			t.Errorf("%v late, skew allowed: %v (%+v), want 4000/s and a note", tc.late, err, got)
+		}
+	}
+	// The shorter window counts: a run cut short (interrupted) at 9.5 s,
+	// within the other's 10 s, was measured at the same time for all of it.
+	in := twoRuns(t, 0)
+	in[1].Run.End = in[1].Run.End.Add(-500 * time.Millisecond)
+	if _, _, err := Runs(in); err != nil {
+		t.Errorf("a window within the other: %v", err)
+	}
+}
+
+// Runs measured over the same window merge as before the rates were
+// summed: their requests over that window, and their generators' CPU over
+// their cores for that window.
+func TestMergeSameWindow(t *testing.T) {
+	in := twoRuns(t, 0)
+	in[0].Run.Generator = results.Cost{CPUSeconds: 4, CPUs: 2}
+	in[1].Run.Generator = results.Cost{CPUSeconds: 8, CPUs: 2}
+	got, _, err := Runs(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := got.Summary
+	if s.RPS != float64(s.Requests)/10 || s.Duration.D() != 10*time.Second || !got.Start.Equal(in[0].Run.Start) || !got.End.Equal(in[0].Run.End) {
+		t.Errorf("%v/s over %v from %v to %v, want %v/s over 10 s, the runs' window", s.RPS, s.Duration, got.Start, got.End, float64(s.Requests)/10)
+	}
+	if g := got.Generator; g.CPUSeconds != 12 || g.CPUs != 4 || !near(g.Utilization, 0.3) {
+		t.Errorf("generator %+v: want 12 CPU-s on 4 cores over 10 s: 30%%", g)
 	}
 }
 

@@ -1,8 +1,9 @@
 // Package merge adds up runs of one load recorded by several generators
 // (the workers of a distributed run, or machines run by hand) into the run
 // one generator would have recorded: every histogram merged exactly, the
-// counts summed, the summary rebuilt from the merged histograms over the
-// union of the measured windows.
+// counts summed, the rates summed (each run's over its own measured
+// window), the summary rebuilt from the merged histograms. The runs must
+// have been measured at the same time: see MinOverlap.
 package merge
 
 import (
@@ -45,9 +46,19 @@ type Input struct {
 // Runs merges the inputs, which must be runs of one load: the same
 // configuration and load model (closed or open loop) but for each worker's
 // share of connections, threads, rate and request count, each run once,
-// measured at the same time. It returns the merged run and one Worker per
-// input.
-func Runs(in []Input) (*results.Run, []Worker, error) {
+// measured at the same time (MinOverlap). It returns the merged run and one
+// Worker per input.
+func Runs(in []Input) (*results.Run, []Worker, error) { return RunsWith(in, Options{}) }
+
+// RunsWith is Runs with options: Options.AllowSkew merges runs measured at
+// skewed times.
+//
+// The merged rates (RPS, bytes per second, the open loop's achieved rate)
+// are the sums of the runs' own, each over its own measured window, so a
+// generator that started late does not dilute the others; the merged
+// duration is the runs' mean window, and the merged run's start and end
+// span them all.
+func RunsWith(in []Input, o Options) (*results.Run, []Worker, error) {
 	if len(in) == 0 {
 		return nil, nil, errors.New("nothing to merge")
 	}
@@ -56,10 +67,14 @@ func Runs(in []Input) (*results.Run, []Worker, error) {
 			return nil, nil, fmt.Errorf("%s: no run", x.Source)
 		}
 	}
-	for _, check := range []func([]Input) error{sameLoad, distinct, sameTime} {
+	for _, check := range []func([]Input) error{sameLoad, distinct} {
 		if err := check(in); err != nil {
 			return nil, nil, err
 		}
+	}
+	skewed, err := sameTime(in, o)
+	if err != nil {
+		return nil, nil, err
 	}
 	hs, err := mergeHistograms(in)
 	if err != nil {
@@ -71,6 +86,8 @@ func Runs(in []Input) (*results.Run, []Worker, error) {
 	out.Config.Connections, out.Config.Threads, out.Config.Rate, out.Config.Requests = 0, 0, 0, 0
 	var workers []Worker
 	var hosts []string
+	var windows float64 // nanoseconds, summed without overflow
+	var timed int
 	s := &out.Summary
 	for i, x := range in {
 		r := x.Run
@@ -86,37 +103,33 @@ func Runs(in []Input) (*results.Run, []Worker, error) {
 			out.End = r.End
 		}
 		addSummary(s, &r.Summary)
+		addRates(s, r)
+		if w := ownWindow(r); w > 0 {
+			windows += float64(w)
+			timed++
+		}
 		out.Interrupted = out.Interrupted || r.Interrupted
 		for _, n := range r.Notes {
 			out.Notes = append(out.Notes, fmt.Sprintf("worker %d: %s", i, n))
 		}
 		hosts = append(hosts, r.Env.Hostname)
 		workers = append(workers, Worker{Index: i, Source: x.Source, Connections: c.Connections, Threads: c.Threads,
-			Rate: c.Rate, Requests: r.Summary.Requests, RPS: r.Summary.RPS, Start: r.Start, End: r.End,
+			Rate: c.Rate, Requests: r.Summary.Requests, RPS: ownRate(r), Start: r.Start, End: r.End,
 			Generator: r.Generator, Hostname: r.Env.Hostname})
 	}
 	out.Env.Hostname = strings.Join(hosts, ",")
-	window := out.End.Sub(out.Start)
-	if window <= 0 { // runs without times (hand-made files): their longest window
-		for _, x := range in {
-			window = max(window, x.Run.Summary.Duration.D())
-		}
-	}
-	s.Duration = results.Duration(window)
-	if sec := window.Seconds(); sec > 0 {
-		s.RPS = float64(s.Requests) / sec
-		s.ReadPerSec = float64(s.BytesRead) / sec
-		s.WritePerSec = float64(s.BytesWritten) / sec
-		if s.Pacing != nil {
-			s.Pacing.Achieved = float64(s.Pacing.Sent) / sec
-		}
+	if timed > 0 {
+		s.Duration = results.Duration(windows / float64(timed))
 	}
 	s.ThreadRPS = spreads(in)
-	out.Generator = generators(workers, window)
+	out.Generator = generators(in)
 	if err := hs.summarise(out); err != nil {
 		return nil, nil, err
 	}
-	out.Notes = append(out.Notes, fmt.Sprintf("merged from %d workers (histograms merged exactly; RPS over the union of their windows)", len(in)))
+	out.Notes = append(out.Notes, fmt.Sprintf("merged from %d workers (histograms merged exactly; RPS the sum of their own rates, each over its own window)", len(in)))
+	if skewed != "" {
+		out.Notes = append(out.Notes, skewed)
+	}
 	for _, w := range workers {
 		if w.Generator.Saturated {
 			out.Notes = append(out.Notes, fmt.Sprintf("worker %d (%s) was saturated: %.0f%% of its CPU; its share may measure the generator, not the target",
@@ -124,6 +137,38 @@ func Runs(in []Input) (*results.Run, []Worker, error) {
 		}
 	}
 	return out, workers, nil
+}
+
+// ownRate is r's request rate over its own measured window (for a run
+// that records neither window nor duration, the RPS it says).
+func ownRate(r *results.Run) float64 {
+	if w := ownWindow(r); w > 0 {
+		return float64(r.Summary.Requests) / w.Seconds()
+	}
+	return r.Summary.RPS
+}
+
+// addRates adds r's own rates into a: the merged rate is the sum of the
+// generators' rates, each over the window it measured.
+func addRates(a *results.Summary, r *results.Run) {
+	b := &r.Summary
+	w := ownWindow(r)
+	a.RPS += ownRate(r)
+	if w <= 0 { // no window: the rates it recorded
+		a.ReadPerSec += b.ReadPerSec
+		a.WritePerSec += b.WritePerSec
+	} else {
+		a.ReadPerSec += float64(b.BytesRead) / w.Seconds()
+		a.WritePerSec += float64(b.BytesWritten) / w.Seconds()
+	}
+	if p := b.Pacing; p != nil && a.Pacing != nil {
+		switch {
+		case p.Achieved > 0: // over the time it sent, as it measured it
+			a.Pacing.Achieved += p.Achieved
+		case w > 0:
+			a.Pacing.Achieved += float64(p.Sent) / w.Seconds()
+		}
+	}
 }
 
 // addSummary adds the counts of b into a. Figures that are not sums
@@ -200,21 +245,23 @@ func spreads(in []Input) results.Spread {
 }
 
 // generators adds up the workers' generator cost: CPU seconds and cores
-// summed, utilization over the union window, the largest worker's peak
-// RSS, saturated if any worker was.
-func generators(ws []Worker, window time.Duration) results.Cost {
+// summed, utilization over each worker's cores and window, the largest
+// worker's peak RSS, saturated if any worker was.
+func generators(in []Input) results.Cost {
 	var c results.Cost
-	for _, w := range ws {
-		g := w.Generator
+	var allowed float64 // core-seconds
+	for _, x := range in {
+		g := x.Run.Generator
 		c.CPUSeconds += g.CPUSeconds
 		c.UserSeconds += g.UserSeconds
 		c.SysSeconds += g.SysSeconds
 		c.CPUs += g.CPUs
 		c.PeakRSS = max(c.PeakRSS, g.PeakRSS)
 		c.Saturated = c.Saturated || g.Saturated
+		allowed += g.CPUs * ownWindow(x.Run).Seconds()
 	}
-	if c.CPUs > 0 && window > 0 {
-		c.Utilization = c.CPUSeconds / (c.CPUs * window.Seconds())
+	if allowed > 0 {
+		c.Utilization = c.CPUSeconds / allowed
 	}
 	return c
 }

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -137,12 +138,19 @@ func TestMergeEqualsOneRunOverTheUnion(t *testing.T) {
 		if got.Config.Rate != 500*float64(n) {
 			t.Errorf("n=%d: rate %v, want the sum %v", n, got.Config.Rate, 500*float64(n))
 		}
-		window := in[n-1].Run.End.Sub(in[0].Run.Start)
-		if n > 1 {
-			window = in[n-1].Run.End.Sub(in[0].Run.Start)
+		// Each worker's rate is over its own window; the merge adds them
+		// up, and its duration is their mean window.
+		var rps, windows float64
+		for _, x := range in {
+			w := x.Run.End.Sub(x.Run.Start)
+			rps += float64(x.Run.Summary.Requests) / w.Seconds()
+			windows += float64(w)
 		}
-		if s.Duration.D() != window || s.RPS != float64(req)/window.Seconds() {
-			t.Errorf("n=%d: window %v rps %v, want %v and %v", n, s.Duration, s.RPS, window, float64(req)/window.Seconds())
+		if want := time.Duration(windows / float64(n)); s.Duration.D() != want || !near(s.RPS, rps) {
+			t.Errorf("n=%d: window %v rps %v, want %v and %v", n, s.Duration, s.RPS, want, rps)
+		}
+		if !got.Start.Equal(in[0].Run.Start) || !got.End.Equal(in[n-1].Run.End) {
+			t.Errorf("n=%d: start %v end %v, want the union of the windows", n, got.Start, got.End)
 		}
 		if len(workers) != n || !got.Generator.Saturated || got.Generator.CPUSeconds != 2*float64(n) {
 			t.Errorf("n=%d: %d workers, generator %+v: want every worker kept, CPU summed, saturated (the last one was)", n, len(workers), got.Generator)
@@ -155,6 +163,10 @@ func TestMergeEqualsOneRunOverTheUnion(t *testing.T) {
 		}
 	}
 }
+
+// near: equal but for rounding (a sum of quotients against a quotient of
+// sums).
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
 
 // TestMergeSpreadIsExact: pooled per-thread samples give the mean and the
 // sample standard deviation of all samples together.
