@@ -36,15 +36,22 @@ func (l *loop) connect(c *lconn, now time.Time, forReq bool) bool {
 	return true
 }
 
-// connected handles a connecting socket that became writable.
+// connected handles a connecting socket that became writable. A request
+// that connects its own connection (NewConn, per-request) keeps its place
+// in the flight list: its deadline counts from the connect's start, as the
+// connect's did, and requests sent during a slow connect have later ones.
 func (l *loop) connected(c *lconn, now time.Time) {
-	l.unflight(c)
+	if !c.forReq || !l.newConn {
+		l.unflight(c)
+	}
 	if err := protocol.SocketError(c.fd); err != nil {
+		l.unflight(c)
 		l.drop(c)
 		l.connectFailed(c, now)
 		return
 	}
 	if err := l.watch(c.fd, unix.EPOLLIN, c.index, unix.EPOLL_CTL_MOD); err != nil {
+		l.unflight(c)
 		l.drop(c)
 		l.connectFailed(c, now)
 		return
@@ -170,8 +177,10 @@ func (l *loop) send(c *lconn, start, now time.Time) {
 		c.lag = now.Sub(c.intended)
 	}
 	c.req, c.wrote, c.read = c.s.Request(), 0, 0
-	c.deadline = start.Add(l.e.cfg.Timeout.D())
-	l.flight(c)
+	if d := start.Add(l.e.cfg.Timeout.D()); !c.inList || !d.Equal(c.deadline) {
+		c.deadline = d
+		l.flight(c)
+	} // else in its connect's place (connected), with this very deadline
 	c.state = stWriting
 	l.write(c, now)
 }

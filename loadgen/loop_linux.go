@@ -20,7 +20,7 @@ func loopCount(cfg Config) int { return max(1, min(cfg.Threads, cfg.procs())) }
 
 // loops is the event-loop driver: as wrk does, each loop drives its share
 // of the connections itself — non-blocking sockets in one epoll set, its
-// own read buffer, deadlines in send order, the open loop's schedule on a
+// own read buffer, deadlines in order, the open loop's schedule on a
 // timerfd — with a system call to write a request, one to read its answer,
 // and a wait shared by every connection that is ready: no goroutine is
 // parked or woken per request. The protocol is a Session: it frames and
@@ -149,7 +149,7 @@ type loop struct {
 	buf    []byte
 	evs    []unix.EpollEvent
 
-	flightHead, flightTail *lconn // requests and connects by deadline (send order)
+	flightHead, flightTail *lconn // requests and connects in flight, by deadline
 	inFlight               int
 	backoffs               []*lconn // closed loop: waiting out a failed connect
 
@@ -331,39 +331,51 @@ func (l *loop) run(ready *sync.WaitGroup) {
 		if l.finished() {
 			break
 		}
-		l.freeSocks, l.closedSocks = append(l.freeSocks, l.closedSocks...), l.closedSocks[:0]
-		// One call: what is ready returns at once, an empty set waits; the
-		// solo connection's answer is read without a wait when it comes
-		// soon enough.
-		var n int
-		var err error
-		read := false
-		if c := l.solo; c != nil && c.state == stReading && c.deadline.Sub(now) > soloGuard {
-			if read = l.readSolo(c); !read {
-				now = time.Now() // the wait is bounded from now, not from before the read
-			}
-		}
-		if !read {
-			n, err = l.wait(l.waitMillis(now))
-		}
-		now = time.Now()
-		if err != nil && err != unix.EINTR {
-			l.abandon() // cannot happen with valid descriptors; do not spin
+		var ok bool
+		if now, ok = l.turn(now); !ok {
 			return
 		}
-		for i := 0; i < n; i++ {
-			l.event(&l.evs[i], now)
-		}
-		l.expire(now)
-		l.retry(now)
-		l.startReady(now)
-		if e.pacer != nil {
-			l.dispatch(now)
-		}
-		if len(l.dirty) > 0 {
-			l.flushDirty(now)
+	}
+}
+
+// turn waits for what comes next and handles it: events, the deadlines
+// passed by then, backoffs over, requests to start. It returns the time it
+// handled them at, by which nothing in flight has a deadline passed, and
+// false when the loop cannot go on.
+func (l *loop) turn(now time.Time) (time.Time, bool) {
+	l.freeSocks, l.closedSocks = append(l.freeSocks, l.closedSocks...), l.closedSocks[:0]
+	// One call: what is ready returns at once, an empty set waits; the
+	// solo connection's answer is read without a wait when it comes soon
+	// enough.
+	var n int
+	var err error
+	read := false
+	if c := l.solo; c != nil && c.state == stReading && c.deadline.Sub(now) > soloGuard {
+		if read = l.readSolo(c); !read {
+			now = time.Now() // the wait is bounded from now, not from before the read
 		}
 	}
+	if !read {
+		n, err = l.wait(l.waitMillis(now))
+	}
+	now = time.Now()
+	if err != nil && err != unix.EINTR {
+		l.abandon() // cannot happen with valid descriptors; do not spin
+		return now, false
+	}
+	for i := 0; i < n; i++ {
+		l.event(&l.evs[i], now)
+	}
+	l.expire(now)
+	l.retry(now)
+	l.startReady(now)
+	if l.e.pacer != nil {
+		l.dispatch(now)
+	}
+	if len(l.dirty) > 0 {
+		l.flushDirty(now)
+	}
+	return now, true
 }
 
 // wait waits for events up to ms milliseconds, holding the loop's P or

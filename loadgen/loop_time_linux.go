@@ -8,10 +8,9 @@ import (
 	"loadgen/loadgen/protocol"
 )
 
-// The loop's clock: requests and connects in flight by deadline (send
-// order, one timeout for all), connections backing off, and the open
-// loop's schedule on a timerfd. The loop waits no longer than the earliest
-// of them.
+// The loop's clock: requests and connects in flight by deadline,
+// connections backing off, and the open loop's schedule on a timerfd. The
+// loop waits no longer than the earliest of them.
 
 // waitMillis bounds the wait by the earliest deadline and backoff.
 func (l *loop) waitMillis(now time.Time) int {
@@ -141,19 +140,32 @@ func (l *loop) arm(at time.Time) {
 	unix.TimerfdSettime(l.timer, 0, &spec, nil)
 }
 
-// flight appends c to the flight list; the timeout is the same for every
-// request, so the list is in deadline order.
+// flight puts c in the flight list, which is in deadline order: expire
+// and waitMillis look at its head only. Every timeout is the same, so a
+// deadline counted from now is the latest and c goes last: the walk from
+// the tail stops at once. A request whose clock started earlier — with a
+// connection per request, at its connect, which keeps its place instead
+// (connected) — goes in before those with later deadlines, or its timeout
+// would wait for theirs.
 func (l *loop) flight(c *lconn) {
 	if c.inList {
 		l.unflight(c)
 	}
-	c.prev, c.next, c.inList = l.flightTail, nil, true
-	if l.flightTail != nil {
-		l.flightTail.next = c
-	} else {
-		l.flightHead = c
+	p := l.flightTail
+	for p != nil && p.deadline.After(c.deadline) {
+		p = p.prev
 	}
-	l.flightTail = c
+	c.prev, c.inList = p, true
+	if p != nil {
+		c.next, p.next = p.next, c
+	} else {
+		c.next, l.flightHead = l.flightHead, c
+	}
+	if c.next != nil {
+		c.next.prev = c
+	} else {
+		l.flightTail = c
+	}
 }
 
 func (l *loop) unflight(c *lconn) {
