@@ -10,12 +10,19 @@ build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/loadgen ./cmd/loadgen
 
 # The tests, as CI runs them.
+# Each stage says when it starts (UTC), so a slow CI run shows where its
+# time went.
 test:
+	@echo "== $$(date -u +%T) vet"
 	$(GO) vet ./...
 	$(MAKE) cross
+	@echo "== $$(date -u +%T) unit tests"
 	$(GO) test -count=1 ./...
+	@echo "== $$(date -u +%T) test-k8s"
 	$(MAKE) test-k8s
+	@echo "== $$(date -u +%T) test-cluster"
 	$(MAKE) test-cluster
+	@echo "== $$(date -u +%T) done"
 
 # loadgen runs off Linux too (goroutines drive the load; event loops,
 # network namespaces and the lab are Linux's): it and its tests must build.
