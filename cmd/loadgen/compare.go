@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,14 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"loadgen/results"
 	"loadgen/results/compare"
 	"loadgen/results/store"
 )
 
 type compareFlags struct {
-	maxRegression string
-	noise         string
+	maxRegression  string
+	noise          string
+	judgeContended bool
 }
 
 func newCompareCmd() *cobra.Command {
@@ -30,22 +29,39 @@ answered without error per second: a B failing fast is not faster), the
 share of requests that failed (errors), latency p50, p90, p99 and p99.9, and
 for each set of processes a sweep watched, its
 CPU cores per 1000 requests/s (cpu/1k.NAME: a B that serves fewer requests is
-not cheaper for it) and its memory (MiB.NAME); the ratio B/A of the medians
-over repeats, and a verdict:
+not cheaper for it) and its memory (MiB.NAME): the ratio B/A of the medians
+over repeats, its interval over the repeats, and a verdict.
 
-  same (noise)  within the noise: with one repeat a side, B is within
-                --noise of A; with repeats, B's min..max overlaps A's
-                min..max widened by --noise
-  better        a real change for the better
-  worse         a real change for the worse, within --max-regression
-  REGRESSION    a real change for the worse beyond --max-regression (RPS down,
+With repeats on both sides (loadgen sweep --repeats 3), the interval is a
+distribution-free confidence interval of B/A: of the pairwise ratios of B's
+repeats to A's, from the smallest to the largest (90% confidence with three
+repeats a side; with more, the narrowest that keeps 95%). The verdict is
+judged by the whole interval:
+
+  REGRESSION    the whole interval is worse than --max-regression (RPS down,
                 latency, CPU per request or memory up); errors up by more than
-                0.1 percentage point beyond the spread; or a step that ran in A
-                and failed in B, or in which no request of B succeeded
+                0.1 percentage point over the whole interval of B−A; or a step
+                that ran in A and failed in B, or in which no request of B
+                succeeded
+  within noise  the interval spans --max-regression: the repeats cannot tell
+  worse         the whole interval is worse than --noise, short of the limit
+  holds         the interval is short of the limit, and not wholly past --noise
+  better        the whole interval is better than --noise
+
+With one repeat a side (two runs, or sweeps without --repeats) there is no
+interval and noise cannot be told from a change: the verdicts are points,
+marked (point): B within --noise of A is "same", else better, worse or
+REGRESSION by the ratio of the medians, and a REGRESSION (point) fails as
+one.
+
+A step whose machine's CPUs (M) or generator's (G) were saturated on either
+side measured contention for CPU, not the path: its figures are shown as
+"contended" and not judged, unless --judge-contended.
 
 Sweep steps match by path, rung, payload and rate. Directories that hold
-sweeps (loadgen lab's, one per protocol) compare sweep by sweep, by name. Exit status 1 when there is
-a regression, 2 when A or B cannot be read.`,
+sweeps (loadgen lab's, one per protocol) compare sweep by sweep, by name. Exit
+status 1 when a figure regressed (judged: contended figures never fail), 2
+when A or B cannot be read.`,
 		Example: `  loadgen compare before.json after.json
   loadgen compare results/before results/after --max-regression 5%
   loadgen compare results/nginx-1.24 results/nginx-1.26 --noise 10%`,
@@ -60,7 +76,8 @@ a regression, 2 when A or B cannot be read.`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVar(&f.maxRegression, "max-regression", "10%", "how much worse a real change may be before it is a regression (exit status 1)")
-	fl.StringVar(&f.noise, "noise", "5%", "differences within this band (around the spread of repeats) are noise")
+	fl.StringVar(&f.noise, "noise", "5%", "changes within this band are never real: not worse, better or a regression")
+	fl.BoolVar(&f.judgeContended, "judge-contended", false, "judge the steps whose machine (M) or generator (G) was saturated on either side too (by default they are reported as contended, not judged)")
 	return cmd
 }
 
@@ -77,7 +94,7 @@ func (f *compareFlags) options() (compare.Options, error) {
 	if noise <= 0 {
 		return opt, fmt.Errorf("--noise %s: must be more than 0%%", f.noise)
 	}
-	return compare.Options{Noise: noise, MaxRegression: maxReg}, nil
+	return compare.Options{Noise: noise, MaxRegression: maxReg, JudgeContended: f.judgeContended}, nil
 }
 
 func runCompare(cmd *cobra.Command, f *compareFlags, a, b string) error {
@@ -85,11 +102,11 @@ func runCompare(cmd *cobra.Command, f *compareFlags, a, b string) error {
 	if err != nil {
 		return err
 	}
-	sweepA, err := isSweepDir(a)
+	sweepA, err := compare.IsSweepDir(a)
 	if err != nil {
 		return err
 	}
-	sweepB, err := isSweepDir(b)
+	sweepB, err := compare.IsSweepDir(b)
 	if err != nil {
 		return err
 	}
@@ -117,11 +134,11 @@ func runCompare(cmd *cobra.Command, f *compareFlags, a, b string) error {
 			return fmt.Errorf("nothing to compare: no step of %s ran in %s (steps match by path, rung, payload and rate)", a, b)
 		}
 	} else {
-		ra, err := readRunFile(a)
+		ra, err := compare.ReadRunFile(a)
 		if err != nil {
 			return err
 		}
-		rb, err := readRunFile(b)
+		rb, err := compare.ReadRunFile(b)
 		if err != nil {
 			return err
 		}
@@ -189,36 +206,4 @@ func regressionFailure(c compare.Comparison) error {
 		what += "s"
 	}
 	return failf("%d %s beyond %s: %s", len(regs), what, fmt.Sprintf("%g%%", 100*c.Options.MaxRegression), strings.Join(names, ", "))
-}
-
-// isSweepDir tells a sweep's results directory from a run file.
-func isSweepDir(path string) (bool, error) {
-	st, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, fmt.Errorf("%s does not exist", path)
-	}
-	if err != nil {
-		return false, err
-	}
-	return st.IsDir(), nil
-}
-
-// readRunFile reads a run saved by loadgen run --json, or the run of one
-// sweep step file.
-func readRunFile(path string) (*results.Run, error) {
-	run, err := store.ReadRun(path)
-	if err != nil {
-		return nil, err
-	}
-	if run.Config.Target != "" {
-		return run, nil
-	}
-	st, err := store.ReadStep(path)
-	switch {
-	case err == nil && st.Run != nil:
-		return st.Run, nil
-	case err == nil && st.Failed != "":
-		return nil, fmt.Errorf("%s: the step failed, there is no run to compare: %s", path, st.Failed)
-	}
-	return nil, fmt.Errorf("%s: not a run (no target): want a file written by loadgen run --json", path)
 }

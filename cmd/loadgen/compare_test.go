@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -115,10 +116,10 @@ func TestCompareRuns(t *testing.T) {
 	}{
 		{"regression", []string{a, slow}, exitFail, []string{"A: " + a, "B: " + slow, "REGRESSION", "0.70", "1.30", "5 regressions beyond 10%"},
 			"5 regressions beyond 10%: http://127.0.0.1:8080/get rps, http://127.0.0.1:8080/get p50, http://127.0.0.1:8080/get p90, and 2 more"},
-		{"noise", []string{a, noisy}, exitOK, []string{"same (noise)", "no regression beyond 10%"}, ""},
+		{"noise", []string{a, noisy}, exitOK, []string{"same (point)", "no regression beyond 10%", "one repeat a side"}, ""},
 		{"same file", []string{a, a}, exitOK, []string{"1.00", "no regression"}, ""},
 		{"within a wider limit", []string{a, slow, "--max-regression", "50%"}, exitOK, []string{"worse", "no regression beyond 50%"}, ""},
-		{"within a wider noise band", []string{a, slow, "--noise", "40%"}, exitOK, []string{"same (noise)", "noise band ±40%"}, ""},
+		{"within a wider noise band", []string{a, slow, "--noise", "40%"}, exitOK, []string{"same (point)", "noise band of ±40%"}, ""},
 		{"improvement", []string{slow, a}, exitOK, []string{"better"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,7 +155,7 @@ func TestCompareSweeps(t *testing.T) {
 		}
 	}
 	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "baseline") && !strings.Contains(l, "same (noise)") {
+		if strings.HasPrefix(l, "baseline") && !strings.Contains(l, "holds") {
 			t.Errorf("baseline moved within noise but reads %q", l)
 		}
 	}
@@ -162,10 +163,11 @@ func TestCompareSweeps(t *testing.T) {
 		t.Errorf("stderr %q", stderr)
 	}
 
-	// Repeats whose spreads overlap are noise, however far apart the medians.
+	// Repeats whose spreads overlap are noise, however far apart the
+	// medians: the interval of B/A spans the limit.
 	c := cmpSweep(t, map[string][]float64{"nginx": {20, 20.5, 30}})
 	d := cmpSweep(t, map[string][]float64{"nginx": {28, 29, 30}})
-	if code, out, stderr := compareCLI(t, c, d); code != exitOK || !strings.Contains(out, "same (noise)") {
+	if code, out, stderr := compareCLI(t, c, d); code != exitOK || !strings.Contains(out, "0.93..1.50  within noise") {
 		t.Errorf("overlapping repeats: exit %d\n%s%s", code, out, stderr)
 	}
 }
@@ -220,7 +222,7 @@ func TestCompareStepFiles(t *testing.T) {
 	code, out, _ := compareCLI(t, f(a), f(b))
 	found := false
 	for _, l := range strings.Split(out, "\n") {
-		found = found || strings.Join(strings.Fields(l), " ") == "p99 10ms 13ms 1.30 REGRESSION"
+		found = found || strings.Join(strings.Fields(l), " ") == "p99 10ms 13ms 1.30 - REGRESSION (point)"
 	}
 	if code != exitFail || !found {
 		t.Errorf("exit %d\n%s", code, out)
@@ -253,5 +255,83 @@ func TestCompareSweepDirectories(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "tcp-crr pod-pod-vxlan") || strings.Contains(stderr, "tcp-rr pod-pod-vxlan") {
 		t.Errorf("the regression is not named by its sweep: %s", stderr)
+	}
+}
+
+// Contended steps (the machine saturated on a side) are shown, not
+// judged, and never fail; --judge-contended judges them.
+func TestCompareContended(t *testing.T) {
+	a := cmpSweep(t, map[string][]float64{"nginx": {20, 20.2, 20.4}})
+	b := cmpSweep(t, map[string][]float64{"nginx": {26, 26.2, 26.5}})
+	file := filepath.Join(b, store.StepsDir, "nginx_c4t4_100B_closed_r2.json")
+	st, err := store.ReadStep(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Run.Machine = &results.MachineCost{CPUs: 2, BusyCores: 1.97, Utilization: 0.985, Saturated: true}
+	if err := store.WriteJSON(file, st); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := compareCLI(t, a, b)
+	if code != exitOK || !strings.Contains(out, "contended (M in B)") || !strings.Contains(out, "--judge-contended judges them") || strings.Contains(out, "REGRESSION") {
+		t.Errorf("exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = compareCLI(t, a, b, "--judge-contended")
+	if code != exitFail || !strings.Contains(out, "1.27..1.32  REGRESSION") || !strings.Contains(stderr, "4 regressions beyond 10%") {
+		t.Errorf("--judge-contended: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// Real sweeps against httpbin, three repeats of one open-loop step each
+// (a few seconds of load in all): the same sweep run twice regresses in
+// nothing, and a real slowdown of one side (/delay/8ms for /delay/2ms)
+// is found as a regression by the whole interval of B/A. On a machine as
+// busy as a CI runner's the steps are contended (M): then only
+// --judge-contended judges them.
+func TestCompareRealSweeps(t *testing.T) {
+	url := startHTTPBin(t)
+	sweep := func(endpoint string) string {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "s")
+		code, out, stderr := cli(t, "sweep", "--path", "baseline="+url, "--ladder", "c2t1", "--payloads", "100", "-R", "200",
+			"-d", "250ms", "--repeats", "3", "--endpoint", endpoint, "-q", "-o", dir)
+		if code != exitOK {
+			t.Fatalf("sweep %s: exit %d\n%s%s", endpoint, code, out, stderr)
+		}
+		return dir
+	}
+	a, again, slow := sweep("/delay/2ms"), sweep("/delay/2ms"), sweep("/delay/8ms")
+	// verdicts are the verdict column's by metric: the table's columns
+	// are apart by two spaces or more, its cells by one at most.
+	verdicts := func(out string) map[string]string {
+		v := map[string]string{}
+		for _, l := range strings.Split(out, "\n") {
+			if f := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(l), -1); len(f) >= 6 {
+				v[f[len(f)-6]] = f[len(f)-1]
+			}
+		}
+		return v
+	}
+
+	code, out, stderr := compareCLI(t, a, again)
+	if code != exitOK || strings.Contains(out, "REGRESSION") || !strings.Contains(out, "intervals: 90% confidence") {
+		t.Fatalf("the same sweep twice: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = compareCLI(t, a, again, "--judge-contended")
+	v := verdicts(out)
+	for _, m := range []string{"rps", "errors", "p50"} {
+		if v[m] != "holds" && v[m] != "within noise" && v[m] != "worse" && v[m] != "better" {
+			t.Errorf("the same sweep twice, judged: %s %q\n%s%s", m, v[m], out, stderr)
+		}
+	}
+
+	code, out, stderr = compareCLI(t, a, slow)
+	v = verdicts(out)
+	if contended := strings.HasPrefix(v["p50"], "contended ("); contended && code != exitOK || !contended && (code != exitFail || v["p50"] != "REGRESSION") {
+		t.Errorf("the slowdown: exit %d, p50 %q\n%s%s", code, v["p50"], out, stderr)
+	}
+	code, out, stderr = compareCLI(t, a, slow, "--judge-contended")
+	if v := verdicts(out); code != exitFail || v["p50"] != "REGRESSION" || !strings.Contains(stderr, "baseline c2t1 100B 200/s p50") {
+		t.Errorf("the slowdown, judged: exit %d, p50 %q\n%s%s", code, v["p50"], out, stderr)
 	}
 }

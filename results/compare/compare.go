@@ -2,129 +2,12 @@ package compare
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"loadgen/results"
 	"loadgen/results/store"
 )
-
-// Defaults of Options.
-const (
-	DefaultNoise         = 0.05 // ±5%: what one run differs from the next on a quiet machine
-	DefaultMaxRegression = 0.10
-	DefaultErrorRise     = 0.001 // 0.1 percentage point: one request in a thousand
-)
-
-// Options tune what counts as a change.
-type Options struct {
-	// Noise is the relative band within which a difference is noise: with
-	// one repeat a side, B differs from A only beyond it; with repeats, B's
-	// min..max must clear A's min..max widened by it. Zero means DefaultNoise.
-	Noise float64
-	// MaxRegression is how much worse (a fraction: 0.10 is 10%) a real
-	// change may be before it is a regression. Zero: any real change for the
-	// worse is one.
-	MaxRegression float64
-	// ErrorRise is how far (a fraction of the requests tried: 0.001 is 0.1
-	// percentage point) B's share of failed requests may exceed A's, beyond
-	// the spread of the repeats, before it is a regression: more failures
-	// are never merely "worse". Zero means DefaultErrorRise.
-	ErrorRise float64
-}
-
-func (o Options) errorRise() float64 {
-	if o.ErrorRise <= 0 {
-		return DefaultErrorRise
-	}
-	return o.ErrorRise
-}
-
-func (o Options) noise() float64 {
-	if o.Noise <= 0 {
-		return DefaultNoise
-	}
-	return o.Noise
-}
-
-// Verdict is what became of one figure from A to B.
-type Verdict string
-
-const (
-	Same       Verdict = "same (noise)"
-	Better     Verdict = "better"
-	Worse      Verdict = "worse"      // a real change for the worse, within MaxRegression
-	Regression Verdict = "REGRESSION" // a real change for the worse, beyond MaxRegression
-	Missing    Verdict = "missing"    // no figures on one side
-)
-
-// Stat is a figure over the repeats of a step.
-type Stat struct {
-	N                int
-	Median, Min, Max float64
-}
-
-func statOf(xs []float64) Stat {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	st := Stat{N: len(s)}
-	if len(s) == 0 {
-		return st
-	}
-	st.Min, st.Max = s[0], s[len(s)-1]
-	if n := len(s); n%2 == 1 {
-		st.Median = s[n/2]
-	} else {
-		st.Median = (s[n/2-1] + s[n/2]) / 2
-	}
-	return st
-}
-
-// Row is one figure of one step (or of a run), A against B.
-type Row struct {
-	Step string // "nginx c4t4 1KiB", or the run's target
-	// Metric is rps (requests answered without error per second), errors
-	// (the share of requests tried that failed), p50, p90, p99, p99.9,
-	// cpu/1k.NAME and MiB.NAME (the watched processes NAME of a sweep
-	// step), or "run" when a side has no run or no request succeeded in it.
-	Metric  string
-	A, B    Stat    // requests/s, a share (0..1), latency in nanoseconds, cores per 1000 requests/s, or MiB
-	Ratio   float64 // B/A of the medians
-	Verdict Verdict
-	Note    string // why a side has no figures: "failed in B: cannot connect"
-}
-
-// Message describes the row in one line.
-func (r Row) Message() string {
-	if r.Note != "" {
-		return fmt.Sprintf("%s %s: %s (%s)", r.Step, r.Metric, r.Note, r.Verdict)
-	}
-	return fmt.Sprintf("%s %s: %s → %s (×%s, %s)", r.Step, r.Metric,
-		r.format(r.A.Median), r.format(r.B.Median), ratio(r.Ratio), r.Verdict)
-}
-
-func (r Row) format(v float64) string {
-	switch {
-	case r.Metric == "rps":
-		return number(v) + "/s"
-	case r.Metric == "errors":
-		return percent(100 * v)
-	case strings.HasPrefix(r.Metric, "cpu/1k."):
-		return number(v) + " cores"
-	case strings.HasPrefix(r.Metric, "MiB."):
-		return byteSize(v * (1 << 20))
-	}
-	return duration(v)
-}
-
-func ratio(v float64) string {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return "∞"
-	}
-	return fmt.Sprintf("%.2f", v)
-}
 
 // Comparison is A against B, figure by figure.
 type Comparison struct {
@@ -188,62 +71,6 @@ func judge(m metric, a, b []*results.Run, opt Options) Row {
 	return judgeValues(m.name, m.higher, xa, xb, opt)
 }
 
-// judgeValues compares the repeats xa and xb of the figure name.
-func judgeValues(name string, higher bool, xa, xb []float64, opt Options) Row {
-	m := metric{name: name, higher: higher}
-	row := Row{Metric: m.name, A: statOf(xa), B: statOf(xb)}
-	switch {
-	case row.A.Median != 0:
-		row.Ratio = row.B.Median / row.A.Median
-	case row.B.Median == 0:
-		row.Ratio = 1
-	default:
-		row.Ratio = math.Inf(1)
-	}
-	n := opt.noise()
-	up := row.B.Min > row.A.Max*(1+n)
-	down := row.B.Max < row.A.Min*(1-n)
-	switch {
-	case !up && !down:
-		row.Verdict = Same
-	case up == m.higher:
-		row.Verdict = Better
-	case m.higher && row.Ratio < 1-opt.MaxRegression, !m.higher && row.Ratio > 1+opt.MaxRegression:
-		row.Verdict = Regression
-	default:
-		row.Verdict = Worse
-	}
-	return row
-}
-
-// judgeErrors compares the shares of failed requests over the repeats:
-// B's rise beyond A's spread and opt's ErrorRise is a regression, and a
-// fall as far is better.
-func judgeErrors(a, b []*results.Run, opt Options) Row {
-	var xa, xb []float64
-	for _, r := range a {
-		xa = append(xa, r.Summary.ErrorShare())
-	}
-	for _, r := range b {
-		xb = append(xb, r.Summary.ErrorShare())
-	}
-	row := Row{Metric: "errors", A: statOf(xa), B: statOf(xb), Verdict: Same}
-	row.Ratio = 1
-	if row.A.Median > 0 {
-		row.Ratio = row.B.Median / row.A.Median
-	} else if row.B.Median > 0 {
-		row.Ratio = math.Inf(1)
-	}
-	rise := opt.errorRise()
-	switch {
-	case row.B.Min > row.A.Max+rise:
-		row.Verdict = Regression
-	case row.B.Max < row.A.Min-rise:
-		row.Verdict = Better
-	}
-	return row
-}
-
 // answered tells whether some request succeeded in one of runs.
 func answered(runs []*results.Run) bool {
 	for _, r := range runs {
@@ -300,7 +127,9 @@ func Runs(a, b *results.Run, opt Options) Comparison {
 	if b.Config.Target != a.Config.Target {
 		label = a.Config.Target + " → " + b.Config.Target
 	}
-	c.Rows = judgeRuns(label, []*results.Run{a}, []*results.Run{b}, opt)
+	ra, rb := []*results.Run{a}, []*results.Run{b}
+	c.Rows = judgeRuns(label, ra, rb, opt)
+	contend(c.Rows, contention(ra, rb), opt)
 	if d := configDiff(a.Config, b.Config); d != "" {
 		c.Notes = append(c.Notes, "A and B were asked different things: "+d)
 	}
@@ -447,14 +276,14 @@ func Steps(a, b []*results.Step, opt Options) Comparison {
 			c.Rows = append(c.Rows, Row{Step: x.label, Metric: "run", Verdict: Missing, Note: "failed in A: " + x.failure()})
 		default:
 			rows := judgeRuns(x.label, ra, rb, opt)
+			if rows[0].Metric != "run" { // else no figures to compare, nor costs per request
+				for _, row := range costRows(x.steps, y.steps, opt) {
+					row.Step = x.label
+					rows = append(rows, row)
+				}
+			}
+			contend(rows, contention(ra, rb), opt)
 			c.Rows = append(c.Rows, rows...)
-			if rows[0].Metric == "run" {
-				continue // no figures to compare, nor costs per request
-			}
-			for _, row := range costRows(x.steps, y.steps, opt) {
-				row.Step = x.label
-				c.Rows = append(c.Rows, row)
-			}
 		}
 	}
 	for _, k := range orderB {

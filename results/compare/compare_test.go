@@ -167,15 +167,15 @@ func TestSweeps(t *testing.T) {
 		got[r.Step+" "+r.Metric] = r.Verdict
 	}
 	for k, want := range map[string]Verdict{
-		"baseline c1t1 100B p99":   Same,
-		"nginx c1t1 100B p99":      Same, // median 13.5 vs 10.5, but 13 is within 14 +5%
-		"nginx c1t1 100B rps":      Same,
+		"baseline c1t1 100B p99":   Holds,       // 3% up, every repeat of B above A's: within the noise band
+		"nginx c1t1 100B p99":      WithinNoise, // median 13.5 vs 10.5, but the interval, 0.93..1.4, spans 1.1
+		"nginx c1t1 100B rps":      Holds,
 		"nginx c4t4 100B p99":      Regression,
 		"nginx c4t4 100B p50":      Regression,
 		"nginx c4t4 100B rps":      Regression,
 		"nginx c16t16 100B run":    Regression,
 		"nginx c64t64 100B run":    Missing,
-		"baseline c1t1 100B p99.9": Same,
+		"baseline c1t1 100B p99.9": Holds,
 	} {
 		if got[k] != want {
 			t.Errorf("%s: %q, want %q", k, got[k], want)
@@ -250,12 +250,13 @@ func TestWriteText(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"A: " + aDir, "noise band ±5%, regression beyond 10%",
-		"step", "metric", "B/A", "verdict",
-		"nginx c4t4 100B", "20.2ms [20ms..20.4ms ×3]", "1.30", "REGRESSION", "same (noise)",
+		"A: " + aDir, "regression beyond 10%: the whole interval of B/A past it; within noise: the interval spans it",
+		"intervals: 90% confidence, of B/A over the repeats",
+		"step", "metric", "B/A", "interval", "verdict",
+		"nginx c4t4 100B", "20.2ms [20ms..20.4ms ×3]", "1.30", "1.27..1.32", "REGRESSION", "0.93..1.40  within noise", "holds",
 		"REGRESSION: failed in B: cannot connect", "missing: not in B", "999/s ×3", "errors  0.2% ×3",
-		"6 regressions beyond 10%",
-		"nginx c4t4 100B rps: 2997/s → 2118/s (×0.71, REGRESSION)",
+		"6 regressions beyond 10% (4 within noise, 9 holds, 1 missing)",
+		"nginx c4t4 100B rps: 2997/s → 2118/s (×0.71 [0.70..0.71] 90%, REGRESSION)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
@@ -284,22 +285,24 @@ func ExampleWriteText() {
 	a, b := runOf(10000, 20), runOf(7000, 26)
 	WriteText(os.Stdout, Runs(a, b, Options{MaxRegression: 0.10}))
 	// Output:
-	// noise band ±5%, regression beyond 10%
+	// regression beyond 10%: the whole interval of B/A past it; within noise: the interval spans it
+	// point verdicts (too few repeats for an interval): B/A against a noise band of ±5%
 	//
-	// step                       metric  A       B       B/A   verdict
-	// http://127.0.0.1:8080/get  rps     9990/s  6993/s  0.70  REGRESSION
-	//                            errors  0.2%    0.2%    1.00  same (noise)
-	//                            p50     2ms     2.6ms   1.30  REGRESSION
-	//                            p90     5ms     6.5ms   1.30  REGRESSION
-	//                            p99     20ms    26ms    1.30  REGRESSION
-	//                            p99.9   40ms    52ms    1.30  REGRESSION
+	// step                       metric  A       B       B/A   interval  verdict
+	// http://127.0.0.1:8080/get  rps     9990/s  6993/s  0.70  -         REGRESSION (point)
+	//                            errors  0.2%    0.2%    1.00  -         same (point)
+	//                            p50     2ms     2.6ms   1.30  -         REGRESSION (point)
+	//                            p90     5ms     6.5ms   1.30  -         REGRESSION (point)
+	//                            p99     20ms    26ms    1.30  -         REGRESSION (point)
+	//                            p99.9   40ms    52ms    1.30  -         REGRESSION (point)
 	//
-	// 5 regressions beyond 10% (0 worse within 10%, 0 better, 1 same within noise):
-	//   http://127.0.0.1:8080/get rps: 9990/s → 6993/s (×0.70, REGRESSION)
-	//   http://127.0.0.1:8080/get p50: 2ms → 2.6ms (×1.30, REGRESSION)
-	//   http://127.0.0.1:8080/get p90: 5ms → 6.5ms (×1.30, REGRESSION)
-	//   http://127.0.0.1:8080/get p99: 20ms → 26ms (×1.30, REGRESSION)
-	//   http://127.0.0.1:8080/get p99.9: 40ms → 52ms (×1.30, REGRESSION)
+	// 5 regressions beyond 10% (1 same (point)):
+	//   http://127.0.0.1:8080/get rps: 9990/s → 6993/s (×0.70, REGRESSION (point))
+	//   http://127.0.0.1:8080/get p50: 2ms → 2.6ms (×1.30, REGRESSION (point))
+	//   http://127.0.0.1:8080/get p90: 5ms → 6.5ms (×1.30, REGRESSION (point))
+	//   http://127.0.0.1:8080/get p99: 20ms → 26ms (×1.30, REGRESSION (point))
+	//   http://127.0.0.1:8080/get p99.9: 40ms → 52ms (×1.30, REGRESSION (point))
+	// note: one repeat a side: 6 figures marked (point): noise cannot be told from a change; their verdicts compare B with A and the noise band alone, and a REGRESSION (point) fails the check as before; loadgen sweep --repeats 3 on both sides gives each ratio an interval and judges by it
 }
 
 // What the watched processes cost is compared per request: B's proxy uses
@@ -324,7 +327,7 @@ func TestSweepsCostPerRequest(t *testing.T) {
 	if cpu.Verdict != Regression || math.Abs(cpu.A.Median-0.1) > 1e-9 || math.Abs(cpu.B.Median-0.14) > 1e-9 {
 		t.Errorf("cpu/1k: %+v, want 0.1 → 0.14 cores per 1000 req/s, a regression", cpu)
 	}
-	if mem.Verdict != Same || mem.A.Median != 12 {
+	if mem.Verdict != Holds || mem.A.Median != 12 {
 		t.Errorf("MiB: %+v, want 12 on both sides", mem)
 	}
 	var out bytes.Buffer

@@ -53,11 +53,15 @@ func RunCase(class, failed string) Case {
 }
 
 // RowCase is the test case of one figure compared with a baseline: it
-// fails when the figure regressed.
+// fails when the figure regressed, and is skipped when its figures
+// measured contention and were not judged.
 func RowCase(r Row) Case {
 	c := Case{Class: r.Step, Name: r.Metric + " vs baseline", Output: r.Message()}
-	if r.Verdict == Regression {
+	switch r.Verdict {
+	case Regression:
 		c.Failure = r.Message()
+	case Contended:
+		c.Skipped = "not judged: contended (" + r.Contended + "): the figures measure contention for CPU; --judge-contended judges them"
 	}
 	return c
 }

@@ -3,21 +3,32 @@ package compare
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
 
 // WriteText writes the comparison as an aligned table: a row per figure of
-// each step (medians over repeats, with their range), B/A and the verdict,
-// then a line on regressions and the notes.
+// each step (medians over repeats, with their range), B/A, its interval
+// over the repeats and the verdict, then a line on regressions, a tally of
+// the verdicts and the notes.
 func WriteText(w io.Writer, c Comparison) error {
 	ew := &errWriter{w: w}
 	if c.A != "" || c.B != "" {
 		fmt.Fprintf(ew, "A: %s\nB: %s\n", c.A, c.B)
 	}
-	fmt.Fprintf(ew, "noise band ±%s, regression beyond %s\n\n", formatPercent(c.Options.noise()), formatPercent(c.Options.MaxRegression))
+	limit := formatPercent(c.Options.MaxRegression)
+	levels, points, contended, judgedContended := c.kinds()
+	fmt.Fprintf(ew, "regression beyond %s: the whole interval of B/A past it; within noise: the interval spans it\n", limit)
+	if len(levels) > 0 {
+		fmt.Fprintf(ew, "intervals: %s confidence, of B/A over the repeats (pairwise ratios, distribution-free)\n", strings.Join(levels, ", "))
+	}
+	if points > 0 {
+		fmt.Fprintf(ew, "point verdicts (too few repeats for an interval): B/A against a noise band of ±%s\n", formatPercent(c.Options.noise()))
+	}
+	fmt.Fprintln(ew)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "step\tmetric\tA\tB\tB/A\tverdict")
+	fmt.Fprintln(tw, "step\tmetric\tA\tB\tB/A\tinterval\tverdict")
 	last := ""
 	for _, r := range c.Rows {
 		step := r.Step
@@ -26,34 +37,126 @@ func WriteText(w io.Writer, c Comparison) error {
 		}
 		last = r.Step
 		if r.Note != "" { // not in a column: it would widen it
-			fmt.Fprintf(tw, "%s\t%s\t%s: %s\n", step, r.Metric, r.Verdict, r.Note)
+			fmt.Fprintf(tw, "%s\t%s\t%s: %s\n", step, r.Metric, r.Label(), r.Note)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", step, r.Metric, r.cell(r.A), r.cell(r.B), ratio(r.Ratio), r.Verdict)
+		iv := "-"
+		if r.Interval.OK() {
+			iv = r.intervalCell(len(levels) > 1)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", step, r.Metric, r.cell(r.A), r.cell(r.B), ratio(r.Ratio), iv, r.Label())
 	}
 	tw.Flush()
 	fmt.Fprintln(ew)
-	counts := map[Verdict]int{}
-	for _, r := range c.Rows {
-		counts[r.Verdict]++
-	}
-	tally := fmt.Sprintf("%d worse within %s, %d better, %d same within noise", counts[Worse],
-		formatPercent(c.Options.MaxRegression), counts[Better], counts[Same])
-	if m := counts[Missing]; m > 0 {
-		tally += fmt.Sprintf(", %d missing", m)
-	}
+	tally := c.tally()
 	if reg := c.Regressions(); len(reg) > 0 {
-		fmt.Fprintf(ew, "%d %s beyond %s (%s):\n", len(reg), plural(len(reg), "regression"), formatPercent(c.Options.MaxRegression), tally)
+		fmt.Fprintf(ew, "%d %s beyond %s (%s):\n", len(reg), plural(len(reg), "regression"), limit, tally)
 		for _, r := range reg {
 			fmt.Fprintf(ew, "  %s\n", r.Message())
 		}
 	} else {
-		fmt.Fprintf(ew, "no regression beyond %s (%s)\n", formatPercent(c.Options.MaxRegression), tally)
+		fmt.Fprintf(ew, "no regression beyond %s (%s)\n", limit, tally)
+	}
+	if points > 0 {
+		fmt.Fprintf(ew, "note: %s\n", c.pointNote(points))
+	}
+	if contended > 0 {
+		fmt.Fprintf(ew, "note: %d %s not judged: contended, the machine's CPUs (M) or the generator's (G) were saturated on a side, so the figures measure contention for CPU, not the path; --judge-contended judges them\n",
+			contended, plural(contended, "figure"))
+	}
+	if judgedContended > 0 {
+		fmt.Fprintf(ew, "note: %d %s judged though contended (--judge-contended): the machine's CPUs (M) or the generator's (G) were saturated on a side\n",
+			judgedContended, plural(judgedContended, "figure"))
 	}
 	for _, n := range c.Notes {
 		fmt.Fprintf(ew, "note: %s\n", n)
 	}
 	return ew.err
+}
+
+// kinds are the confidences of the rows' intervals ("90%"), and how many
+// rows were judged on a point, how many contended rows were left unjudged
+// and how many were judged.
+func (c Comparison) kinds() (levels []string, points, contended, judgedContended int) {
+	for _, r := range c.Rows {
+		switch {
+		case r.Note != "":
+		case r.Verdict == Contended:
+			contended++
+		case r.Point:
+			points++
+		}
+		if r.Note == "" && r.Verdict != Contended && r.Contended != "" {
+			judgedContended++
+		}
+		if r.Note == "" && r.Interval.OK() {
+			if l := formatPercent(r.Interval.Level); !slices.Contains(levels, l) {
+				levels = append(levels, l)
+			}
+		}
+	}
+	return levels, points, contended, judgedContended
+}
+
+// pointNote says why points rows were judged without an interval.
+func (c Comparison) pointNote(points int) string {
+	single := true
+	for _, r := range c.Rows {
+		if r.Point && r.Note == "" && (r.A.N > 1 || r.B.N > 1) {
+			single = false
+		}
+	}
+	what := fmt.Sprintf("%d %s marked (point) have too few repeats for an interval of %s confidence (3 a side give 90%%)", points, plural(points, "figure"), formatPercent(MinLevel))
+	if single {
+		what = fmt.Sprintf("one repeat a side: %d %s marked (point)", points, plural(points, "figure"))
+	}
+	return what + ": noise cannot be told from a change; their verdicts compare B with A and the noise band alone, and a REGRESSION (point) fails the check as before; loadgen sweep --repeats 3 on both sides gives each ratio an interval and judges by it"
+}
+
+// tally counts the verdicts other than regressions: "3 within noise, 12
+// holds, 1 better".
+func (c Comparison) tally() string {
+	counts := map[string]int{}
+	for _, r := range c.Rows {
+		k := string(r.Verdict)
+		switch {
+		case r.Verdict == Regression:
+			continue
+		case r.Verdict == Contended:
+			k = "contended (not judged)"
+		case r.Point && r.Note == "":
+			k += " (point)"
+		case r.Verdict == Worse:
+			k = "worse within " + formatPercent(c.Options.MaxRegression)
+		}
+		counts[k]++
+	}
+	var parts []string
+	for _, k := range []string{string(WithinNoise), string(Holds), "worse within " + formatPercent(c.Options.MaxRegression), string(Better),
+		"same (point)", "worse (point)", "better (point)", "contended (not judged)", string(Missing)} {
+		if counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing else"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// intervalCell is the interval in the table: "1.21..1.35" (for errors, in
+// percentage points: "+0.1..+0.3 pt"), with its confidence when the rows'
+// differ.
+func (r Row) intervalCell(level bool) string {
+	iv := r.Interval
+	s := ratio(iv.Lo) + ".." + ratio(iv.Hi)
+	if r.Metric == "errors" {
+		s = signed(100*iv.Lo) + ".." + signed(100*iv.Hi) + " pt"
+	}
+	if level {
+		s += " " + formatPercent(iv.Level)
+	}
+	return s
 }
 
 // cell formats a figure: the median, and the range of repeats.

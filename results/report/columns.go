@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"loadgen/results/compare"
 )
 
 // unit is how a protocol's figures read: its throughput (netperf's
@@ -59,7 +61,7 @@ func sweepColumns(u unit) []column {
 			return ms(f(s))
 		}}
 	}
-	added := func(key string, first bool, f func(CellStats) float64) column {
+	added := func(key string, first bool, f func(CellStats) float64, ci func(CellStats) compare.Interval) column {
 		return column{key: key, head: key, group: "added over baseline", first: first, get: func(s CellStats) string {
 			switch {
 			case !s.Answered:
@@ -67,9 +69,9 @@ func sweepColumns(u unit) []column {
 			case !s.HasAdded:
 				return ""
 			case u.micros:
-				return fmt.Sprintf("%+.1f", f(s)/1e3)
+				return withInterval(f(s)/1e3, scaled(ci(s), 1e-3), func(v float64) string { return fmt.Sprintf("%+.1f", v) })
 			}
-			return delta(f(s))
+			return withInterval(f(s), ci(s), delta)
 		}}
 	}
 	cost := func(key, head, group, format string, has func(CellStats) bool, f func(CellStats) float64) column {
@@ -80,8 +82,15 @@ func sweepColumns(u unit) []column {
 			return fmt.Sprintf(format, f(s))
 		}}
 	}
+	addedCostCol := func(key, head, format string, f func(CellStats) float64, ci func(CellStats) compare.Interval) column {
+		return column{key: key, head: head, group: "added over baseline", get: func(s CellStats) string {
+			if !s.HasAddedCost {
+				return ""
+			}
+			return withInterval(f(s), ci(s), func(v float64) string { return fmt.Sprintf(format, v) })
+		}}
+	}
 	proxy := func(s CellStats) bool { return s.HasProxy }
-	addedCost := func(s CellStats) bool { return s.HasAddedCost }
 	cols := []column{{key: "step", head: "step", first: true, left: true}, {key: "path", head: "path", first: true, left: true}}
 	if u.stream {
 		cols = append(cols, column{key: "rate", head: u.rate, first: true, get: func(s CellStats) string { return fmt.Sprintf("%.2f", s.Gbps) }})
@@ -100,24 +109,55 @@ func sweepColumns(u unit) []column {
 			if !s.HasAdded {
 				return ""
 			}
-			return fmt.Sprintf("%+.2f", s.AddGbps)
+			return withInterval(s.AddGbps, s.AddGbpsCI, func(v float64) string { return fmt.Sprintf("%+.2f", v) })
 		}})
 	} else {
 		cols = append(cols,
-			added("+p50", false, func(s CellStats) float64 { return s.AddP50 }),
-			added("+p90", false, func(s CellStats) float64 { return s.AddP90 }),
-			added("+p99", true, func(s CellStats) float64 { return s.AddP99 }),
-			added("+p99.9", false, func(s CellStats) float64 { return s.AddP999 }))
+			added("+p50", false, func(s CellStats) float64 { return s.AddP50 }, func(s CellStats) compare.Interval { return s.AddP50CI }),
+			added("+p90", false, func(s CellStats) float64 { return s.AddP90 }, func(s CellStats) compare.Interval { return s.AddP90CI }),
+			added("+p99", true, func(s CellStats) float64 { return s.AddP99 }, func(s CellStats) compare.Interval { return s.AddP99CI }),
+			added("+p99.9", false, func(s CellStats) float64 { return s.AddP999 }, func(s CellStats) compare.Interval { return s.AddP999CI }))
 	}
 	return append(cols,
-		cost("+cpu", "+cpu/"+u.per, "added over baseline", "%+.3f", addedCost, func(s CellStats) float64 { return s.AddCPUPerUnit }),
-		cost("+MiB", "+MiB", "added over baseline", "%+.1f", addedCost, func(s CellStats) float64 { return s.AddMiB }),
+		addedCostCol("+cpu", "+cpu/"+u.per, "%+.3f", func(s CellStats) float64 { return s.AddCPUPerUnit }, func(s CellStats) compare.Interval { return s.AddCPUCI }),
+		addedCostCol("+MiB", "+MiB", "%+.1f", func(s CellStats) float64 { return s.AddMiB }, func(s CellStats) compare.Interval { return s.AddMiBCI }),
 		cost("proxy cpu", "proxy cpu", "proxy", "%.2f", proxy, func(s CellStats) float64 { return s.ProxyCPU }),
 		cost("cpu/unit", "cpu/"+u.per, "proxy", "%.3f", proxy, func(s CellStats) float64 { return s.ProxyCPUPerUnit }),
 		cost("proxy MiB", "proxy MiB", "proxy", "%.1f", proxy, func(s CellStats) float64 { return s.ProxyMiB }),
 		cost("target cpu", "target cpu", "", "%.2f", func(s CellStats) bool { return s.HasTarget }, func(s CellStats) float64 { return s.TargetCPU }),
 		column{key: "gen cpu", head: "gen cpu", get: func(s CellStats) string { return fmt.Sprintf("%.2f", s.GenCPU) }},
 		column{key: "flags", head: "flags", first: true, left: true})
+}
+
+// withInterval is an added figure, and with repeats enough for one its
+// interval: "+437us [+310us..+602us]".
+func withInterval(v float64, ci compare.Interval, format func(float64) string) string {
+	if !ci.OK() {
+		return format(v)
+	}
+	return format(v) + " [" + format(ci.Lo) + ".." + format(ci.Hi) + "]"
+}
+
+func scaled(ci compare.Interval, by float64) compare.Interval {
+	ci.Lo, ci.Hi = ci.Lo*by, ci.Hi*by
+	return ci
+}
+
+// intervalLevels are the confidences of the added figures' intervals in
+// stats ("90%"), for the legend.
+func intervalLevels(stats []CellStats) []string {
+	var out []string
+	for _, s := range stats {
+		if !s.HasAdded && !s.HasAddedCost {
+			continue
+		}
+		for _, ci := range []compare.Interval{s.AddP50CI, s.AddP90CI, s.AddP99CI, s.AddP999CI, s.AddGbpsCI, s.AddCPUCI, s.AddMiBCI} {
+			if l := fmt.Sprintf("%.0f%%", 100*ci.Level); ci.OK() && !contains(out, l) {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
 }
 
 // cells is a cell's row: step, path, figures and flags. A cell without
@@ -145,7 +185,7 @@ func (col column) text(c *Cell, s CellStats) string {
 }
 
 // legend explains the columns shown (by key), for the lines under a table.
-func legend(u unit, baseline string, shown []string) string {
+func legend(u unit, baseline string, shown []string, levels []string) string {
 	has := func(key string) bool {
 		for _, k := range shown {
 			if k == key {
@@ -161,6 +201,10 @@ func legend(u unit, baseline string, shown []string) string {
 		parts = append(parts, "+Gbit/s: throughput over "+b+" at the same step")
 	case has("+p99") || has("+p50"):
 		parts = append(parts, "+pNN: latency added over "+b+" at the same step")
+	}
+	if len(levels) > 0 && (has("+p50") || has("+p90") || has("+p99") || has("+p99.9") || has("+cpu") || has("+MiB")) {
+		parts = append(parts, fmt.Sprintf("[lo..hi]: the added figure's %s interval over the repeats of the path and of %s (pairwise differences, distribution-free); one that spans 0 is within noise",
+			strings.Join(levels, ", "), b))
 	}
 	if u.micros {
 		parts = append(parts, "latency in µs")

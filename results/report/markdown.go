@@ -93,7 +93,7 @@ func markdownSweep(p *printer, s *Sweep, wide bool) {
 	if len(hidden) > 0 {
 		p.f("\nNot shown: %s (`--wide` shows every column; the CSV and HTML reports have every figure).\n", strings.Join(hidden, ", "))
 	}
-	p.f("\n%s.\n", upperFirst(legend(t.unit, s.Baseline(), t.keys(shown))))
+	p.f("\n%s.\n", upperFirst(legend(t.unit, s.Baseline(), t.keys(shown), t.levels)))
 }
 
 func upperFirst(s string) string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"loadgen/results"
+	"loadgen/results/compare"
 )
 
 // CellStats are a cell's figures, medians over its repeats, as the sweep
@@ -29,12 +30,18 @@ type CellStats struct {
 	HasAdded                        bool // the cell has a baseline to compare with
 	AddP50, AddP90, AddP99, AddP999 float64
 	AddGbps                         float64 // tcp-stream: throughput over the baseline's
+	// The added figures' intervals over the repeats of the cell and of
+	// its baseline (compare.DiffInterval: distribution-free, of the
+	// pairwise differences); not OK with too few repeats for one.
+	AddP50CI, AddP90CI, AddP99CI, AddP999CI, AddGbpsCI compare.Interval
 	// HasAddedCost: processes were watched on this path (AddCPUPerUnit
 	// and AddMiB then compare them with the baseline's own, per unit of
 	// throughput: a path serving fewer requests is not made cheap by it).
 	HasAddedCost  bool
 	AddCPUPerUnit float64 // watched CPU cores per unit over the baseline's
 	AddMiB        float64 // watched memory over the baseline's, MiB
+	AddCPUCI      compare.Interval
+	AddMiBCI      compare.Interval
 
 	HasProxy        bool // a proxy was watched on this path
 	ProxyCPU        float64
@@ -96,10 +103,18 @@ func (c *Cell) Stats(base *Cell) CellStats {
 	}
 	hasUnits := func(st *results.Step) bool { return throughputUnits(st, s.Stream) > 0 }
 	if base != nil && base != c {
+		added := func(keep func(*results.Step) bool, f func(*results.Step) float64) compare.Interval {
+			return compare.DiffInterval(base.values(keep, f), c.values(keep, f))
+		}
 		if b := base.Stats(nil); b.OK && b.Answered == s.Answered {
 			s.HasAdded = true
 			s.AddP50, s.AddP90, s.AddP99, s.AddP999 = s.P50-b.P50, s.P90-b.P90, s.P99-b.P99, s.P999-b.P999
 			s.AddGbps = s.Gbps - b.Gbps
+			s.AddP50CI = added(answered, latency(func(l results.Latency) results.Duration { return l.P50 }))
+			s.AddP90CI = added(answered, latency(func(l results.Latency) results.Duration { return l.P90 }))
+			s.AddP99CI = added(answered, latency(func(l results.Latency) results.Duration { return l.P99 }))
+			s.AddP999CI = added(answered, latency(func(l results.Latency) results.Duration { return l.P999 }))
+			s.AddGbpsCI = added(nil, gbps)
 		}
 		mine, ok1 := c.medianWhere(hasUnits, perUnit(watchedCPU))
 		theirs, ok2 := base.medianWhere(hasUnits, perUnit(watchedCPU))
@@ -109,6 +124,8 @@ func (c *Cell) Stats(base *Cell) CellStats {
 			m, _ := c.Median(watchedMem)
 			t, _ := base.Median(watchedMem)
 			s.AddMiB = (m - t) / (1 << 20)
+			s.AddCPUCI = added(hasUnits, perUnit(watchedCPU))
+			s.AddMiBCI = added(nil, func(st *results.Step) float64 { return watchedMem(st) / (1 << 20) })
 		}
 	}
 	if v, ok := c.Watched("proxy", func(p results.ProcessCost) float64 { return p.CPUMean }); ok {

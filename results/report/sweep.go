@@ -61,14 +61,20 @@ func (c *Cell) Median(f func(*results.Step) float64) (float64, bool) {
 	return c.medianWhere(nil, f)
 }
 
-// medianWhere is the median over the runs that keep (nil: all).
-func (c *Cell) medianWhere(keep func(*results.Step) bool, f func(*results.Step) float64) (float64, bool) {
+// values are f of the runs that keep (nil: all), one per repeat.
+func (c *Cell) values(keep func(*results.Step) bool, f func(*results.Step) float64) []float64 {
 	var xs []float64
 	for _, st := range c.Steps {
 		if st.Run != nil && (keep == nil || keep(st)) {
 			xs = append(xs, f(st))
 		}
 	}
+	return xs
+}
+
+// medianWhere is the median over the runs that keep (nil: all).
+func (c *Cell) medianWhere(keep func(*results.Step) bool, f func(*results.Step) float64) (float64, bool) {
+	xs := c.values(keep, f)
 	if len(xs) == 0 {
 		return 0, false
 	}
@@ -165,6 +171,7 @@ type table struct {
 	cols   []column
 	blocks []tableBlock
 	notes  []string // why cells have no figures
+	levels []string // the confidences of the added figures' intervals ("90%")
 }
 
 type tableBlock struct {
@@ -223,6 +230,11 @@ func newTable(baseline string, steps []*results.Step) *table {
 			where[k] = append(where[k], c.Rung+" "+sizeLabel(c.Payload))
 		}
 		t.blocks = append(t.blocks, tb)
+		for _, l := range intervalLevels(tb.stats) {
+			if !contains(t.levels, l) {
+				t.levels = append(t.levels, l)
+			}
+		}
 	}
 	for _, k := range order {
 		t.notes = append(t.notes, fmt.Sprintf("%s at %s: %s", k.path, strings.Join(where[k], ", "), k.reason))
@@ -339,7 +351,7 @@ func SweepTable(w io.Writer, baseline string, steps []*results.Step, opt TableOp
 	if len(hidden) > 0 {
 		b.WriteString(wrap(fmt.Sprintf("not shown to fit %d columns: %s (--wide shows them; the CSV and HTML reports have every figure)", width, strings.Join(hidden, ", ")), width, "  "))
 	}
-	b.WriteString(wrap(legend(t.unit, baseline, t.keys(shown)), width, "  "))
+	b.WriteString(wrap(legend(t.unit, baseline, t.keys(shown), t.levels), width, "  "))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
