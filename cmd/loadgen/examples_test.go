@@ -1,14 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
-
-	"loadgen/loadgen/metrics"
 )
 
 // Every example runs as written: each is checked and its plan printed,
@@ -60,40 +56,5 @@ func TestOptionsFile(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, msg) {
 			t.Errorf("%q: exit %d, stderr %q, want 2 and %q", body, code, stderr, msg)
 		}
-	}
-}
-
-// The Grafana dashboard asks only for metrics loadgen serves.
-func TestGrafanaDashboard(t *testing.T) {
-	b, err := os.ReadFile("../../examples/grafana-dashboard.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d struct {
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-	}
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatal(err)
-	}
-	names := metrics.Names()
-	used := map[string]bool{}
-	for _, p := range d.Panels {
-		for _, tg := range p.Targets {
-			for _, m := range regexp.MustCompile(`loadgen_[a-z_]+`).FindAllString(tg.Expr, -1) {
-				base := strings.TrimSuffix(m, "_bucket")
-				if !slices.Contains(names, base) {
-					t.Errorf("panel %q asks for %s, which loadgen does not serve", p.Title, m)
-				}
-				used[base] = true
-			}
-		}
-	}
-	if len(used) < 5 {
-		t.Errorf("the dashboard uses %d of loadgen's metrics", len(used))
 	}
 }
