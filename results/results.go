@@ -432,6 +432,12 @@ type ProcessCost struct {
 	// read from a source that measures over windows of its own (a
 	// cluster's metrics-server or cAdvisor): part of the step's load.
 	Covered float64 `json:"covered_s,omitempty"`
+	// CoveredFrom and CoveredTo are when the span the CPU figure is the
+	// mean over began and ended (its source's first and last measurement
+	// within the load): a load that was not even over the step reads as
+	// that span's, not the step's.
+	CoveredFrom *time.Time `json:"covered_from,omitempty"`
+	CoveredTo   *time.Time `json:"covered_to,omitempty"`
 	// Unmeasured says why there is no figure (the source's resolution is
 	// coarser than the step, a pod had no samples): the figures are then 0
 	// and mean nothing.

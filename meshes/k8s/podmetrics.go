@@ -162,7 +162,7 @@ func podMetricsCost(w Watch, win Window, seen map[string]map[time.Time]podSample
 			if s.at.Add(-s.window).Before(win.From) || s.at.After(win.To) {
 				continue
 			}
-			m.addCPU(s.cores, s.window)
+			m.addCPU(s.cores, s.window, s.at)
 			m.addMem(s.bytes)
 		}
 		per[pod] = m

@@ -97,7 +97,7 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 					m = &measured{}
 					per[s.pod] = m
 				}
-				m.addCPU(inc/span.Seconds(), span)
+				m.addCPU(inc/span.Seconds(), span, s.points[len(s.points)-1].t)
 			}
 		}
 		for _, s := range dedupe(mem) {

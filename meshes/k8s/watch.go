@@ -95,9 +95,19 @@ type measured struct {
 	memN    int
 	memMax  int64
 	samples int
+	// from and to bound the spans of the CPU samples.
+	from, to time.Time
 }
 
-func (m *measured) addCPU(cores float64, span time.Duration) {
+// addCPU adds a measurement of the mean cores over the span that ended at
+// end.
+func (m *measured) addCPU(cores float64, span time.Duration, end time.Time) {
+	if from := end.Add(-span); m.from.IsZero() || from.Before(m.from) {
+		m.from = from
+	}
+	if end.After(m.to) {
+		m.to = end
+	}
 	m.cpuTime += span
 	m.cpuSum += cores * span.Seconds()
 	m.cpuMax = max(m.cpuMax, cores)
@@ -121,6 +131,7 @@ func total(w Watch, selector string, win Window, per map[string]*measured, want 
 		return c
 	}
 	covered := time.Duration(-1)
+	var from, to time.Time
 	for _, k := range want {
 		m := per[k]
 		if m == nil || m.cpuTime <= 0 {
@@ -137,10 +148,11 @@ func total(w Watch, selector string, win Window, per map[string]*measured, want 
 		c.Samples += m.samples
 		c.Processes++
 		if covered < 0 || m.cpuTime < covered {
-			covered = m.cpuTime
+			covered, from, to = m.cpuTime, m.from, m.to
 		}
 	}
 	c.Covered = covered.Seconds()
+	c.CoveredFrom, c.CoveredTo = &from, &to
 	c.CPUSeconds = c.CPUMean * win.Measured.Seconds()
 	return c
 }
