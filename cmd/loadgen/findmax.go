@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,13 +17,14 @@ import (
 )
 
 func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string, stdout io.Writer, prog *sweepProgress) error {
+	r.SLO = expr
 	maxes, err := r.FindMax(ctx, slo)
 	prog.finish()
 	fmt.Fprintf(stdout, "\nhighest open-loop rate holding %s:\n", expr)
-	if werr := findMaxTable(stdout, maxes, errors.Is(err, context.Canceled)); werr != nil {
+	if werr := findMaxTable(stdout, maxes, errors.Is(err, context.Canceled), results.SchemaVersion); werr != nil {
 		return failf("%v", werr)
 	}
-	fmt.Fprintf(stdout, "\nresults: %s (every probe is a step; summary in findmax.json)\n", r.Dir)
+	fmt.Fprintf(stdout, "\nresults: %s (every probe is a step; summary in %s)\n", r.Dir, sweep.FindMaxFileName)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return exitError{code: 130}
@@ -44,9 +44,10 @@ func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string
 }
 
 // findMaxTable prints each search's bracket (findMaxBracket) as a table
-// with its notes under it. interrupted: the search was stopped.
-func findMaxTable(w io.Writer, maxes []sweep.Max, interrupted bool) error {
-	fm := findMaxBracket(maxes, interrupted)
+// with its notes under it. interrupted: the search was stopped; schema:
+// of the findmax.json the searches come from.
+func findMaxTable(w io.Writer, maxes []sweep.Max, interrupted bool, schema int) error {
+	fm := findMaxBracket(maxes, interrupted, schema)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s\t\n", strings.Join(report.FindMaxColumns, "\t"))
 	for _, r := range fm.Rows {
@@ -63,22 +64,40 @@ func findMaxTable(w io.Writer, maxes []sweep.Max, interrupted bool) error {
 }
 
 // findMaxBracket is each search's bracket: the highest rate that held the
-// SLO and the lowest that missed it, each with the probes its verdict
-// rests on ("2/3": two of three probes held); why the lowest failing rate
-// failed goes in a note. interrupted: the search was stopped (a search
-// with no failing rate did not reach its ceiling).
-func findMaxBracket(maxes []sweep.Max, interrupted bool) report.FindMax {
+// SLO — reported only once confirmed, two of at most three probes held —
+// and the lowest that missed it, each with the probes its verdict rests
+// on ("2/3"); the G and M flags of the search's probes. The notes say why
+// the lowest failing rate failed, the machine's state during the search,
+// and which probes measured contention. interrupted: the search was
+// stopped (a search with no failing rate did not reach its ceiling);
+// schema: of the findmax.json (before 3, a rate was reported on one probe
+// that held).
+func findMaxBracket(maxes []sweep.Max, interrupted bool, schema int) report.FindMax {
 	var fm report.FindMax
 	for _, m := range maxes {
+		what := fmt.Sprintf("%s %s %s", m.Path, m.Rung, sweep.FormatSize(m.Payload))
 		rate, p99, held := "none", "—", "—"
 		if v := m.Pass; v != nil {
-			rate, held = fmt.Sprintf("%.0f", v.Rate), fmt.Sprintf("%d/%d", v.Passed, v.Probes)
-			if d, err := time.ParseDuration(m.P99); err == nil {
-				p99 = report.Latency(results.Duration(d)) // as the other tables print it
+			held = fmt.Sprintf("%d/%d", v.Passed, v.Probes)
+			switch {
+			case m.Rate > 0:
+				rate = fmt.Sprintf("%.0f", m.Rate)
+				if m.P99 > 0 {
+					p99 = report.Latency(results.Duration(m.P99)) // as the other tables print it
+				}
+				if schema < results.SchemaVersion && !v.Confirmed() {
+					fm.Notes = append(fm.Notes, fmt.Sprintf("%s: %.0f/s held in %d of %d probes: an older loadgen reported it; this one reports a rate only when 2 of at most 3 probes held",
+						what, v.Rate, v.Passed, v.Probes))
+				}
+			case interrupted:
+				fm.Notes = append(fm.Notes, fmt.Sprintf("%s: %.0f/s held in %d of %d probes and was not confirmed (2 must hold) before the search was interrupted; --resume continues it",
+					what, v.Rate, v.Passed, v.Probes))
+			default:
+				fm.Notes = append(fm.Notes, fmt.Sprintf("%s: %.0f/s held in %d of %d probes and was not confirmed (2 must hold): the search ran out of steps",
+					what, v.Rate, v.Passed, v.Probes))
 			}
 		}
 		fail, missed := "—", "—"
-		what := fmt.Sprintf("%s %s %s", m.Path, m.Rung, sweep.FormatSize(m.Payload))
 		switch v := m.Fail; {
 		case m.Failed != "":
 			if m.Pass == nil {
@@ -87,7 +106,11 @@ func findMaxBracket(maxes []sweep.Max, interrupted bool) report.FindMax {
 			fm.Notes = append(fm.Notes, fmt.Sprintf("%s: failed: %s", what, oneLineErr(m.Failed)))
 		case v != nil:
 			fail, missed = fmt.Sprintf("%.0f", v.Rate), fmt.Sprintf("%d/%d", v.Probes-v.Passed, v.Probes)
-			fm.Notes = append(fm.Notes, fmt.Sprintf("%s at %.0f/s: %s", what, v.Rate, v.Why))
+			again := ""
+			if v.Judged > 1 {
+				again = fmt.Sprintf(" (judged %d times; the last verdict's probes are counted)", v.Judged)
+			}
+			fm.Notes = append(fm.Notes, fmt.Sprintf("%s at %.0f/s: %s%s", what, v.Rate, v.Why, again))
 		case m.Pass != nil && interrupted:
 			fm.Notes = append(fm.Notes, fmt.Sprintf("%s: interrupted with %.0f/s held and no rate missed yet; --resume continues the search", what, m.Pass.Rate))
 		case m.Pass != nil:
@@ -95,14 +118,96 @@ func findMaxBracket(maxes []sweep.Max, interrupted bool) report.FindMax {
 		default:
 			fm.Notes = append(fm.Notes, what+": interrupted before any verdict")
 		}
-		if m.Saturated > 0 {
-			fm.Notes = append(fm.Notes, fmt.Sprintf("%s: the machine's CPUs were saturated during %d of the %d probes (every process, /proc/stat): "+
-				"the verdicts may measure contention for CPU, other processes' included, not the path", what, m.Saturated, len(m.Probes)))
-		}
+		fm.Notes = append(fm.Notes, machineNotes(what, m)...)
 		fm.Rows = append(fm.Rows, report.FindMaxRow{Payload: sweep.FormatSize(m.Payload), Step: m.Rung, Path: m.Path, Max: rate, P99: p99,
-			Held: held, LowestFailing: fail, Missed: missed, Probes: fmt.Sprint(len(m.Probes))})
+			Held: held, LowestFailing: fail, Missed: missed, Probes: fmt.Sprint(len(m.Probes)), Flags: searchFlags(m)})
 	}
 	return fm
+}
+
+// searchFlags are the G and M flags of any of the search's probes.
+func searchFlags(m sweep.Max) string {
+	var g, mm bool
+	for _, c := range m.Contended {
+		g = g || strings.Contains(c.Flags, "G")
+		mm = mm || strings.Contains(c.Flags, "M")
+	}
+	if ms := m.Machine; ms != nil {
+		g, mm = g || ms.GeneratorSaturated > 0, mm || ms.MachineSaturated > 0
+	}
+	f := ""
+	if g {
+		f += "G"
+	}
+	if mm {
+		f += "M"
+	}
+	return f
+}
+
+// maxContendedListed bounds the probes a contention note names.
+const maxContendedListed = 8
+
+// machineNotes say how busy the machine was during a search and, when
+// the generator or the machine was saturated during any of its probes,
+// that the search measures contention, and during which probes.
+func machineNotes(what string, m sweep.Max) []string {
+	ms := m.Machine
+	if ms == nil {
+		return nil
+	}
+	var notes []string
+	if ms.Measured > 0 {
+		cpus := ""
+		if ms.CPUs > 0 {
+			cpus = fmt.Sprintf("%d CPUs, ", ms.CPUs)
+		}
+		notes = append(notes, fmt.Sprintf("%s: the machine during the search: %s%s busy (median %.0f%%) over %d probes (every process, /proc/stat)",
+			what, cpus, pctRange(ms.UtilizationMin, ms.UtilizationMax), 100*ms.UtilizationMedian, ms.Measured))
+	}
+	if !m.MeasuresContention {
+		return notes
+	}
+	var during string
+	switch n := len(m.Probes); {
+	case ms.MachineSaturated > 0 && ms.GeneratorSaturated > 0:
+		during = fmt.Sprintf("the machine's CPUs (M) were saturated during %d of the %d probes, loadgen's own (G) during %d", ms.MachineSaturated, n, ms.GeneratorSaturated)
+	case ms.MachineSaturated > 0:
+		during = fmt.Sprintf("the machine's CPUs (M) were saturated during %d of the %d probes", ms.MachineSaturated, n)
+	default:
+		during = fmt.Sprintf("loadgen's own CPUs (G) were saturated during %d of the %d probes", ms.GeneratorSaturated, n)
+	}
+	which := "(an older findmax.json does not say which)"
+	if len(m.Contended) > 0 {
+		var ps []string
+		for i, c := range m.Contended {
+			if i == maxContendedListed {
+				ps = append(ps, fmt.Sprintf("and %d more (%s: contended_probes)", len(m.Contended)-i, sweep.FindMaxFileName))
+				break
+			}
+			at := ""
+			switch {
+			case m.Rate > 0 && c.Rate == m.Rate:
+				at = ", at the max"
+			case m.Fail != nil && c.Rate == m.Fail.Rate:
+				at = ", at the lowest failing rate"
+			}
+			ps = append(ps, fmt.Sprintf("%.0f/s #%d (%s%s)", c.Rate, c.Attempt, c.Flags, at))
+		}
+		which = strings.Join(ps, ", ")
+	}
+	notes = append(notes, fmt.Sprintf("%s: MEASURES CONTENTION, not the path alone: %s: %s; "+
+		"their verdicts may measure contention for CPU, other processes' included", what, during, which))
+	return notes
+}
+
+// pctRange is "35–98%", or "97%" when both ends agree.
+func pctRange(lo, hi float64) string {
+	a, b := fmt.Sprintf("%.0f", 100*lo), fmt.Sprintf("%.0f", 100*hi)
+	if a == b {
+		return a + "%"
+	}
+	return a + "–" + b + "%"
 }
 
 // findMaxSummaries reads, for each results directory of a find-max
@@ -115,21 +220,50 @@ func findMaxSummaries(sweeps []*report.Sweep) ([]report.FindMax, error) {
 		if s.Manifest == nil {
 			continue
 		}
-		file := filepath.Join(s.Name, "findmax.json")
-		b, err := os.ReadFile(file)
+		f, err := sweep.ReadFindMax(filepath.Join(s.Name, sweep.FindMaxFileName))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		var maxes []sweep.Max
-		if err := json.Unmarshal(b, &maxes); err != nil {
-			return nil, fmt.Errorf("%s: %v", file, err)
-		}
-		fm := findMaxBracket(maxes, false)
+		fm := findMaxBracket(f.Searches, f.Interrupted, f.Schema)
 		fm.Dir = s.Name
 		out = append(out, fm)
 	}
 	return out, nil
 }
+
+// findMaxPlan prints what --find-max will do (--dry-run): its searches,
+// in the order they run, each with its first probe, and the rules every
+// search follows.
+func findMaxPlan(w io.Writer, spec *sweep.Spec, slo string) error {
+	plan := spec.FindMaxPlan()
+	fmt.Fprintf(w, "find-max plan: %d searches of the highest open-loop rate holding %s, one per path × ladder step × payload:\n", len(plan.Searches), slo)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "#\tsearch\tfirst probe\turl\t\n")
+	for i, s := range plan.Searches {
+		fmt.Fprintf(tw, "%d\t%s %s %s\t%s\t%s\t\n", i+1, s.Path, s.Rung, sweep.FormatSize(s.Payload), s.First.ID(), pathWhere(spec, s.Path))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	const lo, hi = 15, 35 // probes a search typically makes (the search's tests: 15 to 33)
+	per := plan.PerProbe
+	fmt.Fprintf(w, `each search:
+  climbs from %.0f/s, doubling while the rate holds (halving while none has), up to %.0f/s, until the maximum is bracketed;
+  a miss is probed again: a rate fails on %d misses; one that held once is believed while the search explores;
+  bisects the bracket to within %.0f%% (at most %d times in a row), judges the lowest failing rate again,
+  and confirms the highest rate that held: only a rate held in %d of at most %d probes is reported;
+  flags each probe during which loadgen (G) or the whole machine (M) was CPU-saturated: the search then measures contention.
+a probe runs %s (%s warm-up, %s measured); how many a search makes depends on what they measure:
+  typically %d–%d, about %s–%s a search, %s–%s for all %d.
+`, plan.Start, plan.Ceiling, plan.Agree,
+		100*plan.Close, plan.Bisections, plan.Agree, plan.Confirmations,
+		per, spec.Warmup.D(), spec.Duration.D(),
+		lo, hi, roundSecond(lo*per), roundSecond(hi*per),
+		roundSecond(time.Duration(lo*len(plan.Searches))*per), roundSecond(time.Duration(hi*len(plan.Searches))*per), len(plan.Searches))
+	return nil
+}
+
+func roundSecond(d time.Duration) time.Duration { return d.Round(time.Second) }

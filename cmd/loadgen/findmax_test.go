@@ -2,33 +2,66 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"loadgen/loadgen/sweep"
+	"loadgen/results"
+	"loadgen/results/store"
 )
 
-// The find-max table gives each search's bracket and the probes each end
-// rests on; why the failing end failed is a note, not a column.
+// The find-max table gives each search's bracket, the probes each end
+// rests on and the search's G and M flags; why the failing end failed,
+// the machine's state during the search and which probes measured
+// contention are notes, not columns.
 func TestFindMaxTable(t *testing.T) {
 	long := "p99 812.4ms is not < 10ms because the machine was busy doing something else for a very long while"
 	maxes := []sweep.Max{
-		{Path: "baseline", Rung: "c16t2", Payload: 100, Rate: 3100, P99: "1.2ms",
-			Pass:   &sweep.Verdict{Rate: 3100, OK: true, Probes: 3, Passed: 2},
-			Fail:   &sweep.Verdict{Rate: 3200, Probes: 2, Why: long},
-			Probes: make([]sweep.Probe, 14), Saturated: 5},
+		{Path: "baseline", Rung: "c16t2", Payload: 100, Rate: 3100, P99: sweep.Micros(1200 * time.Microsecond),
+			Pass:   &sweep.Verdict{Rate: 3100, OK: true, Probes: 3, Passed: 2, Judged: 1},
+			Fail:   &sweep.Verdict{Rate: 3200, Probes: 2, Why: long, Judged: 2},
+			Probes: make([]sweep.Probe, 14),
+			Machine: &sweep.MachineState{CPUs: 2, Measured: 14, UtilizationMin: 0.35, UtilizationMedian: 0.6, UtilizationMax: 0.98,
+				MachineSaturated: 2, GeneratorSaturated: 1},
+			Contended:          []sweep.Contended{{ID: "x", Rate: 3100, Attempt: 2, Flags: "M"}, {ID: "y", Rate: 6400, Attempt: 1, Flags: "GM"}},
+			MeasuresContention: true},
 		{Path: "nginx", Rung: "c16t2", Payload: 100, Failed: "cannot connect to http://127.0.0.1:1: connection refused", Probes: make([]sweep.Probe, 1)},
-		{Path: "fast", Rung: "c16t2", Payload: 100, Rate: 2e6, P99: "900us", Pass: &sweep.Verdict{Rate: 2e6, OK: true, Probes: 1, Passed: 1}, Probes: make([]sweep.Probe, 15)},
+		{Path: "fast", Rung: "c16t2", Payload: 100, Rate: 2e6, P99: sweep.Micros(900 * time.Microsecond),
+			Pass:    &sweep.Verdict{Rate: 2e6, OK: true, Probes: 2, Passed: 2, Judged: 1},
+			Probes:  make([]sweep.Probe, 15),
+			Machine: &sweep.MachineState{CPUs: 2, Measured: 15, UtilizationMin: 0.3, UtilizationMedian: 0.31, UtilizationMax: 0.33}},
 	}
 	var b bytes.Buffer
-	if err := findMaxTable(&b, maxes, false); err != nil {
+	if err := findMaxTable(&b, maxes, false, results.SchemaVersion); err != nil {
 		t.Fatal(err)
 	}
 	var stopped bytes.Buffer
-	if err := findMaxTable(&stopped, maxes[2:], true); err != nil || !strings.Contains(stopped.String(), "interrupted with 2000000/s held") {
+	if err := findMaxTable(&stopped, maxes[2:], true, results.SchemaVersion); err != nil || !strings.Contains(stopped.String(), "interrupted with 2000000/s held") {
 		t.Errorf("an interrupted search: %v\n%s", err, stopped.String())
+	}
+	// Interrupted before the rate that held once was confirmed: none is
+	// reported.
+	unconfirmed := sweep.Max{Path: "fast", Rung: "c1t1", Payload: 100, Pass: &sweep.Verdict{Rate: 800, OK: true, Probes: 1, Passed: 1, Judged: 1},
+		Fail: &sweep.Verdict{Rate: 1600, Probes: 2, Why: "p99", Judged: 1}, Probes: make([]sweep.Probe, 6)}
+	stopped.Reset()
+	if err := findMaxTable(&stopped, []sweep.Max{unconfirmed}, true, results.SchemaVersion); err != nil ||
+		!strings.Contains(strings.Join(strings.Fields(stopped.String()), " "), "100B c1t1 fast none — 1/1 1600 2/2 6") ||
+		!strings.Contains(stopped.String(), "fast c1t1 100B: 800/s held in 1 of 1 probes and was not confirmed (2 must hold) before the search was interrupted; --resume continues it") {
+		t.Errorf("an unconfirmed rate: %v\n%s", err, stopped.String())
+	}
+	// An older findmax.json's rate that held once of three is shown as it
+	// was found, with a note.
+	old := sweep.Max{Path: "old", Rung: "c1t1", Payload: 100, Rate: 1850, Pass: &sweep.Verdict{Rate: 1850, OK: true, Probes: 3, Passed: 1}, Probes: make([]sweep.Probe, 9)}
+	stopped.Reset()
+	if err := findMaxTable(&stopped, []sweep.Max{old}, false, 2); err != nil ||
+		!strings.Contains(stopped.String(), "old c1t1 100B: 1850/s held in 1 of 3 probes: an older loadgen reported it") {
+		t.Errorf("an older search: %v\n%s", err, stopped.String())
 	}
 	out := b.String()
 	t.Log("\n" + out)
@@ -42,20 +75,30 @@ func TestFindMaxTable(t *testing.T) {
 		t.Fatalf("no row for %s:\n%s", prefix, out)
 		return nil
 	}
-	if got := strings.Join(fields("baseline"), " "); got != "100B c16t2 baseline 3100 1.20ms 2/3 3200 2/2 14" {
+	if got := strings.Join(fields("baseline"), " "); got != "100B c16t2 baseline 3100 1.20ms 2/3 3200 2/2 14 GM" {
 		t.Errorf("baseline row %q", got)
 	}
 	if got := strings.Join(fields("nginx"), " "); got != "100B c16t2 nginx failed — — — — 1" {
 		t.Errorf("nginx row %q", got)
 	}
-	if got := strings.Join(fields("fast"), " "); got != "100B c16t2 fast 2000000 900us 1/1 — — 15" {
+	if got := strings.Join(fields("fast"), " "); got != "100B c16t2 fast 2000000 900us 2/2 — — 15" {
 		t.Errorf("fast row %q", got)
 	}
-	for _, want := range []string{"baseline c16t2 100B at 3200/s: " + long, "nginx c16t2 100B: failed: cannot connect", "fast c16t2 100B: held up to the search's ceiling",
-		"baseline c16t2 100B: the machine's CPUs were saturated during 5 of the 14 probes"} {
+	for _, want := range []string{
+		"baseline c16t2 100B at 3200/s: " + long + " (judged 2 times",
+		"nginx c16t2 100B: failed: cannot connect", "fast c16t2 100B: held up to the search's ceiling",
+		"baseline c16t2 100B: the machine during the search: 2 CPUs, 35–98% busy (median 60%) over 14 probes (every process, /proc/stat)",
+		"baseline c16t2 100B: MEASURES CONTENTION, not the path alone: the machine's CPUs (M) were saturated during 2 of the 14 probes, loadgen's own (G) during 1: " +
+			"3100/s #2 (M, at the max), 6400/s #1 (GM); their verdicts may measure contention",
+		"fast c16t2 100B: the machine during the search: 2 CPUs, 30–33% busy (median 31%) over 15 probes",
+		"flags: G generator, M machine",
+	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no note %q", want)
 		}
+	}
+	if strings.Contains(out, "fast c16t2 100B: MEASURES") {
+		t.Errorf("a quiet search said it measures contention:\n%s", out)
 	}
 	for _, l := range lines {
 		if strings.Contains(l, "\t") || (utf8.RuneCountInString(l) > 120 && !strings.HasPrefix(l, "  ")) {
@@ -116,4 +159,78 @@ func TestFindMaxNothingHolds(t *testing.T) {
 		at > strings.Index(body, "<section id=\"") {
 		t.Errorf("HTML report has no find-max bracket first:\n%s", body)
 	}
+}
+
+// A search against a target bounded by its delay (httpbin's /delay/10ms
+// over 2 connections: at most 200/s) writes findmax.json in the result
+// format (docs/schema/findmax.schema.json): numbers with units in their
+// keys, the rate reported confirmed by two probes that held, the
+// machine's state during the search; the table and the report say the
+// same.
+func TestFindMaxJSON(t *testing.T) {
+	url := startHTTPBin(t)
+	dir := t.TempDir() + "/fm"
+	code, out, stderr := cli(t, "sweep", "--path", "baseline="+url, "--ladder", "c2t1", "--payloads", "0", "--endpoint", "/delay/10ms",
+		"-d", "250ms", "--warmup", "100ms", "-R", "150", "--find-max", "--slo", "p90<20ms", "-o", dir, "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	t.Log("\n" + out)
+	file := filepath.Join(dir, sweep.FindMaxFileName)
+	checkSchema(t, "findmax", file)
+	f, err := sweep.ReadFindMax(file)
+	if err != nil || len(f.Searches) != 1 || f.Schema != results.SchemaVersion || f.SLO != "p90<20ms" {
+		t.Fatalf("%s: %+v, %v", file, f, err)
+	}
+	m := f.Searches[0]
+	if m.Rate <= 0 || m.Rate > 220 || !m.Pass.Confirmed() || m.Pass.Rate != m.Rate || m.P99 <= 0 {
+		t.Errorf("reported %g/s (p99 %v), highest held %+v", m.Rate, m.P99.D(), m.Pass)
+	}
+	if m.Machine == nil || m.Machine.Measured != len(m.Probes) || m.Machine.CPUs < 1 {
+		t.Errorf("machine during the search: %+v", m.Machine)
+	}
+	var raw struct {
+		Searches []map[string]any `json:"searches"`
+	}
+	if b, err := os.ReadFile(file); err != nil || json.Unmarshal(b, &raw) != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if rate, ok := raw.Searches[0]["max_rps"].(float64); !ok || rate != m.Rate {
+		t.Errorf("max_rps %v", raw.Searches[0]["max_rps"])
+	}
+	if p99, ok := raw.Searches[0]["p99_at_max_us"].(float64); !ok || p99 != float64(m.P99)/1e3 {
+		t.Errorf("p99_at_max_us %v", raw.Searches[0]["p99_at_max_us"])
+	}
+	row := fmt.Sprintf("baseline %.0f", m.Rate)
+	held := fmt.Sprintf("%d/%d", m.Pass.Passed, m.Pass.Probes)
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), row) || !strings.Contains(out, held) || !strings.Contains(out, "baseline c2t1 0B: the machine during the search") {
+		t.Errorf("no row %q held %s, or no machine note:\n%s", row, held, out)
+	}
+	if m.MeasuresContention != strings.Contains(out, "MEASURES CONTENTION") {
+		t.Errorf("measures contention %v (%+v), but the table says so: %v", m.MeasuresContention, m.Contended, !m.MeasuresContention)
+	}
+	code, md, stderr := cli(t, "report", dir)
+	if code != 0 || !strings.Contains(md, "| flags |") || !strings.Contains(md, "| "+held+" |") || !strings.Contains(md, "the machine during the search") {
+		t.Errorf("report: exit %d, %s\n%s", code, stderr, md)
+	}
+}
+
+// findmax.schema.json documents every field findmax.json may hold.
+func TestFindMaxSchemaEveryField(t *testing.T) {
+	machine := &results.MachineCost{CPUs: 2, BusyCores: 1.9, Utilization: 0.95, Saturated: true}
+	v := &sweep.Verdict{Rate: 100, OK: true, Probes: 3, Passed: 2, Judged: 1, Why: "p99"}
+	f := sweep.FindMaxFile{Schema: results.SchemaVersion, Tool: "loadgen", SLO: "p99<1ms", Interrupted: true, Searches: []sweep.Max{{
+		Path: "a", Rung: "c1t1", Payload: 100, Rate: 100, P99: sweep.Micros(1234567), Pass: v, Fail: v, Failed: "x",
+		Probes: []sweep.Probe{{Rate: 100, Attempt: 1, OK: true, Why: "p99", ID: "a_c1t1_100B_r100_r1", P99: sweep.Micros(1500),
+			Generator: &sweep.GeneratorState{Utilization: 0.95, Saturated: true}, Machine: machine}},
+		Machine: &sweep.MachineState{CPUs: 2, Measured: 1, UtilizationMin: 0.95, UtilizationMedian: 0.95, UtilizationMax: 0.95,
+			MachineSaturated: 1, GeneratorSaturated: 1},
+		Contended:          []sweep.Contended{{ID: "a_c1t1_100B_r100_r1", Rate: 100, Attempt: 1, Flags: "GM"}},
+		MeasuresContention: true,
+	}}}
+	file := filepath.Join(t.TempDir(), sweep.FindMaxFileName)
+	if err := store.WriteJSON(file, f); err != nil {
+		t.Fatal(err)
+	}
+	checkSchema(t, "findmax", file)
 }

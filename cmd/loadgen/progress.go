@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -110,6 +111,12 @@ func stepLine(e sweep.Event, label string) string {
 		verdict := "holds"
 		if e.Probe != nil && !e.Probe.OK {
 			verdict = "misses the SLO (" + e.Probe.Why + ")"
+		}
+		if e.Probe != nil {
+			// G, M: the verdict may measure contention, not the path.
+			for _, f := range e.Probe.Flags() {
+				figures += fmt.Sprintf(" [%c %s]", f, strings.SplitN(report.FlagMeaning(string(f)), ":", 2)[0])
+			}
 		}
 		return fmt.Sprintf("probe %d, search %d/%d: %s: %s: %s", e.N+1, e.Search, e.Searches, label, verdict, figures)
 	}

@@ -39,6 +39,9 @@ func TestSweepProgressLines(t *testing.T) {
 		{sweep.Event{Kind: sweep.StepFinished, Step: st, N: 6, Search: 1, Searches: 2, Result: run("http1", 1600, 0, 3200, false),
 			Probe: &sweep.Probe{Rate: 1600, Attempt: 2, Why: "p99 2ms is not < 1ms"}},
 			"probe 7, search 1/2: nginx c4t4 1KiB at 1600/s (again, #2): misses the SLO (p99 2ms is not < 1ms): 1600 req/s, p50 210us, p99 2.00ms, errors 3"},
+		{sweep.Event{Kind: sweep.StepFinished, Step: st, N: 6, Search: 1, Searches: 2, Result: run("http1", 1600, 0, 3200, false),
+			Probe: &sweep.Probe{Rate: 1600, Attempt: 2, OK: true, Generator: &sweep.GeneratorState{Saturated: true}, Machine: &results.MachineCost{Saturated: true}}},
+			"probe 7, search 1/2: nginx c4t4 1KiB at 1600/s (again, #2): holds: 1600 req/s, p50 210us, p99 2.00ms, errors 3 [G generator saturated] [M machine saturated]"},
 	} {
 		var b bytes.Buffer
 		newSweepProgress(&b, tc.e.Total, false).event(tc.e) // not a terminal: a line per finished step

@@ -267,9 +267,6 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.dryRun && f.findMax {
-		return errors.New("--dry-run prints a plan of steps; --find-max's probes depend on what it measures: drop one")
-	}
 	var spec *sweep.Spec
 	var demo *demoPaths
 	if f.file == "" && len(f.paths) == 0 {
@@ -395,19 +392,14 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	if err := r.Check(); err != nil {
 		return err // before any load: the command line must change
 	}
+	if j.dryRun && j.findMax {
+		return findMaxPlan(stdout, spec, j.sloText)
+	}
 	if j.dryRun {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "#\tstep\turl\t\n")
 		for _, st := range plan {
-			p, _ := spec.PathByName(st.Path)
-			where := p.URL
-			if sc := p.Sidecar; sc != nil && where == "" {
-				where = strings.TrimSpace(fmt.Sprintf("pods with sidecars: %s %s", sc.Proxy, sc.Placement))
-				if sc.MTLS {
-					where += " mtls"
-				}
-			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t\n", st.Index+1, st.ID(), where)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t\n", st.Index+1, st.ID(), pathWhere(spec, st.Path))
 		}
 		return tw.Flush()
 	}
@@ -455,6 +447,20 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 		return exitError{code: exitFail}
 	}
 	return nil
+}
+
+// pathWhere is where a path's load goes, for a plan: its URL, or its
+// pods with sidecars.
+func pathWhere(spec *sweep.Spec, name string) string {
+	p, _ := spec.PathByName(name)
+	where := p.URL
+	if sc := p.Sidecar; sc != nil && where == "" {
+		where = strings.TrimSpace(fmt.Sprintf("pods with sidecars: %s %s", sc.Proxy, sc.Placement))
+		if sc.MTLS {
+			where += " mtls"
+		}
+	}
+	return where
 }
 
 func fileArg(f *sweepFlags) string {

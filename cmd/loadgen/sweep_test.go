@@ -265,7 +265,23 @@ func TestSweepDryRun(t *testing.T) {
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a dry run wrote %s: %v", dir, err)
 	}
-	if code, _, stderr := cli(t, "sweep", "--path", "a=http://"+closedPort(t), "--dry-run", "--find-max", "--slo", "p99<1s"); code != exitUsage {
-		t.Errorf("--dry-run --find-max: exit %d, %s", code, stderr)
+	// With --find-max, the plan is the searches and the rules they follow.
+	code, out, stderr = cli(t, "sweep", "--path", "a=http://"+closedPort(t), "--path", "b=http://"+closedPort(t), "--ladder", "c1t1", "--payloads", "100",
+		"-d", "2s", "-R", "500", "-o", dir, "--dry-run", "--find-max", "--slo", "p99<1s")
+	if code != 0 || !strings.Contains(stderr, "dry run") {
+		t.Fatalf("--dry-run --find-max: exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, want := range []string{"find-max plan: 2 searches of the highest open-loop rate holding p99<1s", "a c1t1 100B", "a_c1t1_100B_r500_r1", "b_c1t1_100B_r500_r1",
+		"climbs from 500/s", "a rate fails on 2 misses", "only a rate held in 2 of at most 3 probes is reported", "(G)", "(M)",
+		"a probe runs 2s", "typically 15–35, about 30s–1m10s a search"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--dry-run --find-max: no %q in\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a dry run of --find-max wrote %s: %v", dir, err)
+	}
+	if code, _, stderr := cli(t, "sweep", "--path", "a=http://"+closedPort(t), "--dry-run", "--find-max"); code != exitUsage || !strings.Contains(stderr, "--slo") {
+		t.Errorf("--dry-run --find-max without --slo: exit %d, %s", code, stderr)
 	}
 }

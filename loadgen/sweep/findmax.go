@@ -14,60 +14,15 @@ import (
 // SLO judges a run: ok, or why not ("p99 12.1ms is not < 10ms").
 type SLO func(run *results.Run) (ok bool, why string)
 
-// Probe is one run of the search for the maximum rate.
-type Probe struct {
-	Rate    float64 `json:"rate"`
-	Attempt int     `json:"attempt"` // 1, or 2 and 3 when the rate was probed again to confirm a failure
-	OK      bool    `json:"ok"`
-	Why     string  `json:"why,omitempty"`
-	ID      string  `json:"id"`
-}
-
-// Verdict is what the probes at one rate concluded. A probe that holds
-// the SLO is believed; a miss is probed again: the rate fails on two
-// misses in a row. One missed SLO is not believed on its own: on a shared
-// machine one short probe misses for reasons of its own.
-// Probes and Passed count every probe of the rate (a failing rate near the
-// maximum is judged twice, see search).
-type Verdict struct {
-	Rate   float64 `json:"rate"`
-	OK     bool    `json:"ok"`
-	Probes int     `json:"probes"` // how many probes the verdict rests on
-	Passed int     `json:"passed"` // how many of them held the SLO
-	Why    string  `json:"why,omitempty"`
-}
-
-// Max is the highest open-loop rate that held the SLO on one path, rung and
-// payload, the bracket the search ended with, and how it got there.
-type Max struct {
-	Path    string  `json:"path"`
-	Rung    string  `json:"rung"`
-	Payload int     `json:"payload"`
-	Rate    float64 `json:"max_rate"` // 0: even the lowest rate failed
-	P99     string  `json:"p99_at_max,omitempty"`
-	// Pass and Fail bracket the maximum: the highest rate that passed and
-	// the lowest that failed (nil: none passed, or none failed up to the
-	// ceiling of 2,000,000/s).
-	Pass   *Verdict `json:"highest_passing,omitempty"`
-	Fail   *Verdict `json:"lowest_failing,omitempty"`
-	Probes []Probe  `json:"probes"`
-	// Failed is why a probe had no run at all (the path cannot be
-	// reached): the search of this path stopped there.
-	Failed string `json:"failed,omitempty"`
-	// Saturated counts the probes during which the whole machine's CPUs
-	// were saturated (every process, /proc/stat): their verdicts may
-	// measure contention, other processes' included, not the path.
-	Saturated int `json:"machine_saturated_probes,omitempty"`
-}
-
-// Search bounds.
+// Search bounds and rules.
 const (
 	findMaxStart    = 100.0 // requests/s, unless the spec gives a rate
 	findMaxCeiling  = 2e6
 	findMaxBisect   = 8    // at most this many bisections of the bracket
 	findMaxClose    = 0.05 // stop when the bracket is within 5%
 	maxUnsentShare  = 0.01 // a run that could not send 1% of its schedule fails
-	confirmFails    = 2    // misses in a row at one rate before it fails
+	confirmations   = 3    // a rate's verdict rests on at most this many probes
+	agree           = 2    // … and is what this many of them agree on
 	findMaxVerdicts = 40   // at most this many steps of the search after the first climb
 )
 
@@ -75,159 +30,239 @@ const (
 // cannot be reached), which probing again or lower will not change.
 var errNoRun = errors.New("the probe could not run")
 
-// tryRate runs one probe at rate (attempt from 1) and judges it.
-type tryRate func(rate float64, attempt int) (ok bool, why string, err error)
+// prober runs one probe at rate (attempt: the probes of one rate are
+// numbered from 1 over the whole search) and judges it (Probe.OK, .Why).
+type prober func(rate float64, attempt int) (Probe, error)
 
-// verdict probes rate until the probes agree (see Verdict), numbering
-// its attempts after those of prior, whose counts it adds to.
-func verdict(rate float64, prior Verdict, try tryRate) (Verdict, error) {
-	v := Verdict{Rate: rate}
-	for {
-		ok, why, err := try(rate, prior.Probes+v.Probes+1)
+// searcher keeps what the probes of one search concluded. Overload is
+// monotonic and noise is not: a rate that held shows that every failing
+// rate below it was noise (they are forgotten), and a failing rate below
+// one that held is not believed.
+type searcher struct {
+	try    prober
+	tried  map[float64]int      // probes made at each rate: the next one's attempt
+	judged map[float64]int      // verdicts reached at each rate
+	passes map[float64]*Verdict // rates that held, provisionally (one probe) or confirmed
+	fails  map[float64]*Verdict // failing rates not contradicted by a rate above them that held
+}
+
+func newSearcher(try prober) *searcher {
+	return &searcher{try: try, tried: map[float64]int{}, judged: map[float64]int{},
+		passes: map[float64]*Verdict{}, fails: map[float64]*Verdict{}}
+}
+
+// judge probes rate until its verdict is reached, going on from v (a
+// provisional pass being confirmed) or from nothing. A rate fails on two
+// misses and holds on two passes, of at most three probes; while
+// exploring (confirm false) one pass is believed for now: the search
+// moves on, and confirms the rate only if it is the one to report.
+func (s *searcher) judge(rate float64, v Verdict, confirm bool) (Verdict, error) {
+	v.Rate = rate
+	for v.Passed < agree && v.Probes-v.Passed < agree && (confirm || v.Passed == 0) {
+		s.tried[rate]++
+		p, err := s.try(rate, s.tried[rate])
 		v.Probes++
-		if ok {
+		if p.OK {
 			v.Passed++
 		} else {
-			v.Why = why
+			v.Why = p.Why
 		}
 		if err != nil {
 			return v, err
 		}
-		switch {
-		case ok:
-			v.OK = true
-		case v.Probes-v.Passed < confirmFails:
-			continue
-		}
-		v.Probes, v.Passed = v.Probes+prior.Probes, v.Passed+prior.Passed
-		if !v.OK && v.Why == "" {
-			v.Why = prior.Why
-		}
-		return v, nil
 	}
+	v.OK = v.Probes-v.Passed < agree
+	return v, nil
+}
+
+// probe reaches a verdict at rate (confirm: goes on with the provisional
+// pass there) and records it. A probe that could not be run or judged
+// (err) leaves no verdict: the search stops there.
+func (s *searcher) probe(rate float64, confirm bool) (Verdict, error) {
+	var from Verdict
+	if p := s.passes[rate]; confirm && p != nil {
+		from = *p
+	} else {
+		s.judged[rate]++
+	}
+	v, err := s.judge(rate, from, confirm)
+	v.Judged = s.judged[rate]
+	switch {
+	case err != nil:
+	case v.OK:
+		s.passes[rate] = &v
+		delete(s.fails, rate)
+		for r := range s.fails {
+			if r <= rate {
+				delete(s.fails, r) // noise: a higher rate held
+			}
+		}
+	default:
+		delete(s.passes, rate)
+		if h := s.highest(); h == nil || h.Rate < rate {
+			s.fails[rate] = &v
+		}
+	}
+	return v, err
+}
+
+func (s *searcher) highest() *Verdict {
+	var high *Verdict
+	for _, v := range s.passes {
+		if high == nil || v.Rate > high.Rate {
+			high = v
+		}
+	}
+	return high
+}
+
+func (s *searcher) lowest() *Verdict {
+	var low *Verdict
+	for _, v := range s.fails {
+		if low == nil || v.Rate < low.Rate {
+			low = v
+		}
+	}
+	return low
+}
+
+// climb probes from rate up (doubling) while rates hold, and down
+// (halving) while nothing has held, until the maximum is bracketed. A
+// failing rate is believed only when twice the rate fails too; else the
+// climb goes on from there.
+func (s *searcher) climb(rate float64) error {
+	for range findMaxVerdicts {
+		v, err := s.probe(rate, false)
+		if err != nil {
+			return err
+		}
+		next := rate * 2
+		if !v.OK {
+			if up := rate * 2; up <= findMaxCeiling {
+				if _, known := s.fails[up]; !known {
+					u, err := s.probe(up, false)
+					if err != nil {
+						return err
+					}
+					if u.OK {
+						if next = up * 2; next > findMaxCeiling {
+							return nil
+						}
+						rate = next
+						continue
+					}
+				}
+			}
+			next = math.Floor(rate / 2)
+		}
+		if (s.highest() != nil && s.lowest() != nil) || next > findMaxCeiling || next < 1 {
+			return nil
+		}
+		rate = next
+	}
+	return nil
 }
 
 // search finds the highest rate that holds, as Nighthawk's adaptive load
 // controller does: an exponential climb from start, doubling while the
 // rate holds (halving while nothing has held yet), until the maximum is
 // bracketed, then a bisection of the bracket to within 5%. Every rate is a
-// verdict, not one probe, and overload is monotonic, which noise is not:
-// in the climb a failing rate is believed only when twice that rate fails
-// too (a pass above a failure shows it was noise), and once bisected the
-// lowest failing rate is judged again (passing, it was noise, and the
-// bisection goes on above it; the climb, when no failing rate is left).
-// The lowest failing rate returned was judged failing twice (four misses in
-// a row) unless the search ran out of steps. It returns the bracket: the
-// highest passing and the lowest failing verdicts (nil when there is none).
-func search(start float64, try tryRate) (pass, fail *Verdict, err error) {
-	fails := map[float64]Verdict{} // failing verdicts not contradicted by a pass above them
-	probe := func(rate float64) (Verdict, error) {
-		v, err := verdict(rate, fails[rate], try)
-		if err != nil {
-			return v, err
-		}
-		if v.OK {
-			if pass == nil || rate > pass.Rate {
-				pass = &v
-			}
-			for r := range fails {
-				if r <= rate {
-					delete(fails, r) // noise: a higher rate held
-				}
-			}
-		} else {
-			fails[rate] = v
-		}
-		return v, nil
+// verdict, not one probe: a miss is probed again and a rate fails on two
+// misses; a rate that held once is believed while the search explores.
+// Once the bracket is closed, its ends are made sure of:
+//
+//   - the lowest failing rate is judged again (passing, it was noise, and
+//     the bisection goes on above it; the climb, when no failing rate is
+//     left), unless it already was;
+//   - the highest rate that held is confirmed: it holds only when two of
+//     at most three probes held (the rule of every verdict, applied to
+//     the rate reported). Refuted, it is the new lowest failing rate, and
+//     the search goes on below it.
+//
+// It returns the bracket: the highest passing and the lowest failing
+// verdicts (nil when there is none). The highest passing one is confirmed
+// (Passed ≥ 2) unless the search was stopped (err) or ran out of steps.
+func search(start float64, try prober) (pass, fail *Verdict, err error) {
+	s := newSearcher(try)
+	defer func() { pass, fail = s.highest(), s.lowest() }()
+	if err := s.climb(math.Round(start)); err != nil {
+		return nil, nil, err
 	}
-	lowest := func() *Verdict {
-		var low *Verdict
-		for _, v := range fails {
-			if low == nil || v.Rate < low.Rate {
-				low = &v
-			}
-		}
-		return low
-	}
-	defer func() { fail = lowest() }()
-
-	// climb probes from rate up (doubling) while rates hold, and down
-	// (halving) while nothing has held, until the maximum is bracketed.
-	climb := func(rate float64) error {
-		for range findMaxVerdicts {
-			v, err := probe(rate)
-			if err != nil {
-				return err
-			}
-			next := rate * 2
-			if !v.OK {
-				// Believed when twice the rate fails too; else climb on from there.
-				if up := rate * 2; up <= findMaxCeiling {
-					if _, known := fails[up]; !known {
-						u, err := probe(up)
-						if err != nil {
-							return err
-						}
-						if u.OK {
-							if next = up * 2; next > findMaxCeiling {
-								return nil
-							}
-							rate = next
-							continue
-						}
-					}
-				}
-				next = math.Floor(rate / 2)
-			}
-			if (pass != nil && lowest() != nil) || next > findMaxCeiling || next < 1 {
-				return nil
-			}
-			rate = next
-		}
-		return nil
-	}
-	if err := climb(math.Round(start)); err != nil {
-		return pass, nil, err
-	}
-	// Bisect; a boundary judged again and refuted opens a new bracket above
-	// it, with bisections of its own (or, when no failing rate is left,
-	// the climb goes on).
-	for bisected, n := 0, 0; pass != nil && n < findMaxVerdicts; n++ {
-		f := lowest()
+	for bisected, n := 0, 0; n < findMaxVerdicts; n++ {
+		p, f := s.highest(), s.lowest()
 		switch {
-		case f == nil:
-			if pass.Rate*2 > findMaxCeiling {
-				return pass, nil, nil
+		case p == nil:
+			// Nothing held, or what held was refuted: on down from the
+			// lowest failing rate.
+			if f == nil || math.Floor(f.Rate/2) < 1 {
+				return nil, nil, nil
 			}
-			if err := climb(pass.Rate * 2); err != nil {
-				return pass, nil, err
+			if err := s.climb(math.Floor(f.Rate / 2)); err != nil {
+				return nil, nil, err
 			}
 			bisected = 0
-		case bisected == findMaxBisect || (f.Rate-pass.Rate)/pass.Rate <= findMaxClose || f.Rate-pass.Rate <= 1:
-			if f.Probes > confirmFails {
-				return pass, nil, nil // judged again, it failed again: believed
+		case f == nil && p.Rate*2 <= findMaxCeiling:
+			if err := s.climb(p.Rate * 2); err != nil {
+				return nil, nil, err
 			}
-			v, err := probe(f.Rate) // the boundary, judged again
+			bisected = 0
+		case f != nil && bisected < findMaxBisect && (f.Rate-p.Rate)/p.Rate > findMaxClose && f.Rate-p.Rate > 1:
+			bisected++
+			if _, err := s.probe(math.Round((p.Rate+f.Rate)/2), false); err != nil {
+				return nil, nil, err
+			}
+		case f != nil && f.Judged < 2:
+			v, err := s.probe(f.Rate, false) // the boundary, judged again
 			if err != nil {
-				return pass, nil, err
+				return nil, nil, err
 			}
 			if v.OK {
 				bisected = 0
 			}
+		case p.Passed < agree:
+			v, err := s.probe(p.Rate, true) // the rate to report, confirmed
+			if err != nil {
+				return nil, nil, err
+			}
+			if !v.OK {
+				bisected = 0
+			}
 		default:
-			bisected++
-			if _, err := probe(math.Round((pass.Rate + f.Rate) / 2)); err != nil {
-				return pass, nil, err
+			return nil, nil, nil
+		}
+	}
+	return nil, nil, nil
+}
+
+// searchMax runs one search (see search) with try and fills m with what
+// it found: the bracket, the rate reported (only a confirmed one), every
+// probe, and the machine's state over them (Max.Machine, Max.Contended).
+func searchMax(m *Max, start float64, try prober) error {
+	record := func(rate float64, attempt int) (Probe, error) {
+		p, err := try(rate, attempt)
+		p.Rate, p.Attempt = rate, attempt
+		m.Probes = append(m.Probes, p)
+		return p, err
+	}
+	pass, fail, err := search(start, record)
+	m.Pass, m.Fail = pass, fail
+	if pass != nil && pass.Passed >= agree {
+		m.Rate = pass.Rate
+		for _, p := range m.Probes {
+			if p.Rate == pass.Rate && p.OK && p.P99 > m.P99 {
+				m.P99 = p.P99
 			}
 		}
 	}
-	return pass, nil, nil
+	m.summarizeMachine()
+	return err
 }
 
 // FindMax searches, for every path × rung × payload, the highest open-loop
 // rate that holds slo (see search). A run that could not keep its schedule
 // (more than 1% of requests never sent) fails too. Every probe is saved as
-// a step of the results directory; the summary goes to findmax.json.
+// a step of the results directory; the summary goes to findmax.json
+// (FindMaxFile), with r.SLO as what the SLO said.
 func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 	if err := r.prepare(nil); err != nil {
 		return nil, err
@@ -235,13 +270,7 @@ func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 	if err := r.checkWatches(); err != nil {
 		return nil, err
 	}
-	start := findMaxStart
-	for _, rate := range r.Spec.Rates {
-		if rate > 0 {
-			start = rate
-			break
-		}
-	}
+	start := r.Spec.findMaxStart()
 	run := r.runProbe
 	if run == nil {
 		run = r.runStep
@@ -254,8 +283,7 @@ func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 		for _, rung := range r.Spec.Ladder {
 			for _, p := range r.Spec.Paths {
 				m := Max{Path: p.Name, Rung: rung.String(), Payload: payload}
-				p99 := map[float64]string{}
-				try := func(rate float64, attempt int) (bool, string, error) {
+				try := func(rate float64, attempt int) (Probe, error) {
 					st := Step{Index: n, Path: p.Name, Rung: rung, Payload: payload, Rate: rate, Repeat: attempt}
 					ev := Event{Kind: StepStarted, Step: st, N: n, Search: len(out) + 1, Searches: searches}
 					n++
@@ -267,32 +295,21 @@ func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 					if res == nil {
 						res = run(ctx, st, ev)
 						if err := store.WriteJSON(r.stepFile(st), res); err != nil {
-							return false, "", err
+							return Probe{}, err
 						}
 					}
 					ids = append(ids, st.ID())
-					ok, why := judge(res, slo)
-					if res.Run != nil && res.Run.Machine != nil && res.Run.Machine.Saturated {
-						m.Saturated++
-					}
-					pr := Probe{Rate: rate, Attempt: attempt, OK: ok, Why: why, ID: st.ID()}
-					m.Probes = append(m.Probes, pr)
-					if ok && p99[rate] == "" {
-						p99[rate] = res.Run.Summary.Latency.P99.String()
-					}
+					pr := probeOf(res, slo)
+					pr.Rate, pr.Attempt, pr.ID = rate, attempt, st.ID()
 					ev.Kind, ev.Result, ev.Probe = StepFinished, res, &pr
 					r.emit(ev)
 					if res.Run == nil && ctx.Err() == nil {
 						m.Failed = res.Failed
-						return false, why, errNoRun
+						return pr, errNoRun
 					}
-					return ok, why, ctx.Err()
+					return pr, ctx.Err()
 				}
-				pass, fail, err := search(start, try)
-				m.Pass, m.Fail = pass, fail
-				if pass != nil {
-					m.Rate, m.P99 = pass.Rate, p99[pass.Rate]
-				}
+				err := searchMax(&m, start, try)
 				out = append(out, m)
 				if err != nil && !errors.Is(err, errNoRun) {
 					return out, r.saveFindMax(ids, out, err)
@@ -303,6 +320,33 @@ func (r *Runner) FindMax(ctx context.Context, slo SLO) ([]Max, error) {
 	return out, r.saveFindMax(ids, out, nil)
 }
 
+// findMaxStart is the search's first rate: the spec's first open-loop
+// rate, or 100/s.
+func (s *Spec) findMaxStart() float64 {
+	for _, rate := range s.Rates {
+		if rate > 0 {
+			return math.Round(rate)
+		}
+	}
+	return findMaxStart
+}
+
+// probeOf judges a probe's result and keeps what the search reports of
+// it: its p99 and whether the generator or the machine was saturated.
+func probeOf(res *results.Step, slo SLO) Probe {
+	var p Probe
+	p.OK, p.Why = judge(res, slo)
+	if run := res.Run; run != nil {
+		p.P99 = Micros(run.Summary.Latency.P99)
+		p.Generator = &GeneratorState{Utilization: run.Generator.Utilization, Saturated: run.Generator.Saturated}
+		if m := run.Machine; m != nil {
+			c := *m
+			p.Machine = &c
+		}
+	}
+	return p
+}
+
 // judge applies the SLO and the schedule check to a probe.
 func judge(res *results.Step, slo SLO) (bool, string) {
 	if res.Run == nil {
@@ -311,7 +355,12 @@ func judge(res *results.Step, slo SLO) (bool, string) {
 	if res.Run.Interrupted {
 		return false, "interrupted"
 	}
-	if p := res.Run.Summary.Pacing; p != nil && p.Sent > 0 && float64(p.Unsent) > maxUnsentShare*float64(p.Sent+p.Unsent) {
+	// A run that nothing answered has no latency to judge (a p99 of 0
+	// holds any SLO): it fails, as does one whose target stopped answering.
+	if why := res.Run.Summary.Verdict(); why != "" {
+		return false, why
+	}
+	if p := res.Run.Summary.Pacing; p != nil && p.Sent+p.Unsent > 0 && float64(p.Unsent) > maxUnsentShare*float64(p.Sent+p.Unsent) {
 		return false, fmt.Sprintf("could not keep the schedule: %d requests never sent", p.Unsent)
 	}
 	return slo(res.Run)
@@ -323,7 +372,8 @@ func (r *Runner) saveFindMax(ids []string, maxes []Max, runErr error) error {
 	if err := r.writeManifest(ids); err != nil {
 		return err
 	}
-	if err := store.WriteJSON(filepath.Join(r.Dir, "findmax.json"), maxes); err != nil {
+	f := FindMaxFile{Schema: results.SchemaVersion, Tool: "loadgen", SLO: r.SLO, Searches: maxes, Interrupted: errors.Is(runErr, context.Canceled)}
+	if err := store.WriteJSON(filepath.Join(r.Dir, FindMaxFileName), f); err != nil {
 		return err
 	}
 	return runErr

@@ -40,6 +40,8 @@ type Runner struct {
 	// stands: an error fails it (its result is kept), as when a path's
 	// proxy died during the step.
 	After func(p Path, st Step) error
+	// SLO is what FindMax's objective says ("p99<10ms"), for findmax.json.
+	SLO string
 
 	// runProbe runs one step of FindMax; nil is runStep. Tests replace it
 	// to make a probe noisy.

@@ -12,28 +12,32 @@ type FindMax struct {
 }
 
 // FindMaxRow is one search's bracket; Held and Missed count the probes
-// of that rate that held or missed ("2/3").
+// of that rate's verdict that held or missed ("2/3"); Flags are the G
+// and M flags of any probe of the search.
 type FindMaxRow struct {
-	Payload, Step, Path, Max, P99, Held, LowestFailing, Missed, Probes string
+	Payload, Step, Path, Max, P99, Held, LowestFailing, Missed, Probes, Flags string
 }
 
 // FindMaxColumns are the bracket table's headings, in the order of
 // FindMaxRow.Cells, for every rendering of it.
-var FindMaxColumns = []string{"payload", "step", "path", "max req/s", "p99 at max", "held", "lowest failing", "missed", "probes"}
+var FindMaxColumns = []string{"payload", "step", "path", "max req/s", "p99 at max", "held", "lowest failing", "missed", "probes", "flags"}
 
-// FindMaxLegend explains the held and missed columns.
-const FindMaxLegend = "held, missed: probes of that rate that held or missed the SLO (a miss is probed again before it is believed)"
+// FindMaxLegend explains the held, missed and flags columns, in lines
+// that fit 120 columns.
+const FindMaxLegend = "held, missed: the probes of that rate's verdict that held or missed the SLO (a rate holds when 2 of at most 3 probes\n" +
+	"hold, and fails on 2 misses; the max is reported only so confirmed); flags: G generator, M machine CPU-saturated during\n" +
+	"a probe of the search, which then measures contention"
 
 // Cells are the row's cells in FindMaxColumns' order.
 func (r FindMaxRow) Cells() []string {
-	return []string{r.Payload, r.Step, r.Path, r.Max, r.P99, r.Held, r.LowestFailing, r.Missed, r.Probes}
+	return []string{r.Payload, r.Step, r.Path, r.Max, r.P99, r.Held, r.LowestFailing, r.Missed, r.Probes, r.Flags}
 }
 
 func markdownFindMax(p *printer, fms []FindMax) {
 	for _, fm := range fms {
 		p.f("\n## %s: the highest open-loop rate holding the SLO\n\nEach probe is a step of the tables below.\n\n", fm.Dir)
 		mdRow(p, FindMaxColumns...)
-		p.f("|--:|:--|:--|--:|--:|--:|--:|--:|--:|\n")
+		p.f("|--:|:--|:--|--:|--:|--:|--:|--:|--:|:--|\n")
 		for _, r := range fm.Rows {
 			mdRow(p, r.Cells()...)
 		}
