@@ -50,8 +50,10 @@ node-build:
 	cd $(E2E) && $(GO) run ./cmd/node build
 
 # A node to try things on by hand: KUBECONFIG=/var/tmp/loadgen-node/admin.kubeconfig.
+# NODEFLAGS=--traefik adds the Gateway API's CRDs and Traefik
+# (GatewayClass and IngressClass traefik).
 cluster-up:
-	cd $(E2E) && $(GO) run ./cmd/node up
+	cd $(E2E) && $(GO) run ./cmd/node $(NODEFLAGS) up
 
 cluster-down:
 	cd $(E2E) && $(GO) run ./cmd/node down

@@ -34,6 +34,7 @@ func TestNodeMeshMissing(t *testing.T) {
 		{"linkerd", []string{"--mesh", "linkerd"}, "has no linkerd-proxy container", false},
 		{"ambient", []string{"--mesh", "istio-ambient"}, "no ztunnel runs on node loadgen-node", false},
 		{"ingress", []string{"--mesh", "ingress-nginx"}, "IngressClass nginx does not exist", false},
+		{"ingress-traefik", []string{"--mesh", "ingress", "--class", "traefik"}, "IngressClass traefik does not exist", false},
 		{"gateway", []string{"--mesh", "gateway", "--class", "traefik"}, "GatewayClass traefik does not exist", false},
 		{"appmesh", []string{"--mesh", "appmesh"}, "needs kinds this cluster does not serve: Mesh (appmesh.k8s.aws/v1beta2)", false},
 	}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -15,15 +14,14 @@ import (
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	restclient "k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"sigs.k8s.io/yaml"
+
+	"loadgen/meshes/k8s/e2e/node"
 )
 
 // goTool is the go command that runs these tests.
@@ -75,20 +73,20 @@ func startHTTPBin(t *testing.T, bin string) string {
 // moduleDir is where the go command keeps a module of this build.
 func moduleDir(t *testing.T, mod string) string {
 	t.Helper()
-	b, err := exec.Command(goTool(), "list", "-m", "-f", "{{.Dir}}", mod).Output()
-	if err != nil || len(bytes.TrimSpace(b)) == 0 {
-		t.Fatalf("go list -m %s: %v", mod, err)
+	d, err := node.ModuleDir(".", mod)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return string(bytes.TrimSpace(b))
+	return d
 }
 
 // installCRDs installs the CRD manifests shipped in the Gateway API and
 // Istio modules, as their installers do, and waits until each is served.
 func installCRDs(t *testing.T, config *restclient.Config) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(moduleDir(t, "sigs.k8s.io/gateway-api"), "config", "crd", "standard", "gateway.networking.k8s.io_*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("Gateway API CRDs: %v", err)
+	files, err := node.GatewayAPICRDs(".")
+	if err != nil {
+		t.Fatal(err)
 	}
 	files = append(files, filepath.Join(moduleDir(t, "istio.io/api"), "kubernetes", "customresourcedefinitions.gen.yaml"))
 	names := installCRDFiles(t, config, files)
@@ -132,56 +130,11 @@ func installAppMeshCRDs(t *testing.T, config *restclient.Config) (remove func())
 // is established.
 func installCRDFiles(t *testing.T, config *restclient.Config, files []string) []string {
 	t.Helper()
-	ac := apiextensionsclient.NewForConfigOrDie(config)
-	ctx := context.Background()
-	var names []string
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-		for {
-			doc, err := r.Read()
-			if err != nil {
-				break
-			}
-			var crd apiextensionsv1.CustomResourceDefinition
-			if err := yaml.Unmarshal(doc, &crd); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if crd.Kind != "CustomResourceDefinition" {
-				continue
-			}
-			if _, err := ac.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, &crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatalf("install CRD %s: %v", crd.Name, err)
-			}
-			names = append(names, crd.Name)
-		}
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for _, n := range names {
-		for {
-			crd, err := ac.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n, metav1.GetOptions{})
-			if err == nil && established(crd) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("CRD %s not established", n)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+	names, err := node.InstallCRDs(context.Background(), config, files)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return names
-}
-
-func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 // writeKubeconfig writes a kubeconfig for the test API server, as a user

@@ -86,13 +86,9 @@ func Build(ctx context.Context, o BuildOptions) (*Bins, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache := o.Cache
-	if cache == "" {
-		uc, err := os.UserCacheDir()
-		if err != nil {
-			return nil, err
-		}
-		cache = filepath.Join(uc, "loadgen-node")
+	cache, err := cacheDir(o.Cache)
+	if err != nil {
+		return nil, err
 	}
 	key, err := buildKey(mod)
 	if err != nil {
@@ -154,6 +150,19 @@ func Build(ctx context.Context, o BuildOptions) (*Bins, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// cacheDir is where builds are kept: given, or the user's cache
+// directory's loadgen-node.
+func cacheDir(given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	uc, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(uc, "loadgen-node"), nil
 }
 
 // moduleDir is this module's directory: given, or the nearest parent of
