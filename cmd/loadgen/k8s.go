@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/cluster"
+	"loadgen/meshes/k8s/worker"
 )
 
 func newK8sCmd() *cobra.Command {
@@ -26,7 +28,8 @@ each sweep step as one Indexed Job of N workers started at one instant,
 collects every worker's result through the API server, merges the histograms
 exactly and cleans up. 'cleanup' removes what a killed run left.
 
-Meshes: ` + strings.Join(k8s.Meshes, ", ") + `.`,
+Meshes: ` + strings.Join(k8s.Meshes[:5], ", ") + `,
+` + strings.Join(k8s.Meshes[5:], ", ") + `.`,
 	}
 	cmd.AddCommand(newK8sRenderCmd(), newK8sRunCmd(), newK8sPathsCmd(), newK8sCleanupCmd(), newK8sWorkerCmd())
 	return cmd
@@ -106,7 +109,7 @@ touched. An ingress controller ConfigMap that a run of the namespace changed
 			if ns == "" {
 				return fmt.Errorf("-n: say which namespace to clean up")
 			}
-			c, err := k8s.Connect(cmd.Context(), kubeconfig, kctx)
+			c, err := cluster.Connect(cmd.Context(), kubeconfig, kctx)
 			if err != nil {
 				return failf("%v", err)
 			}
@@ -140,7 +143,7 @@ touched. An ingress controller ConfigMap that a run of the namespace changed
 
 func newK8sWorkerCmd() *cobra.Command {
 	var (
-		cfg     k8s.WorkerConfig
+		cfg     worker.Config
 		startAt string
 	)
 	cmd := &cobra.Command{
@@ -150,8 +153,9 @@ func newK8sWorkerCmd() *cobra.Command {
 run this worker's share of the load with 'loadgen run', and print the result as
 one log line for the coordinator. The share is 1/--workers of --connections,
 --threads and --rate, by JOB_COMPLETION_INDEX.`,
-		Example: `  loadgen k8s worker --workers 4 --connections 64 --threads 8 --start-at 2026-11-01T12:00:00Z -- run -d 30s http://target:8080/get`,
-		Args:    cobra.MinimumNArgs(1),
+		Example: `  loadgen k8s worker --workers 4 --connections 64 --threads 8 --start-at 2026-11-01T12:00:00Z \
+      -- run -d 30s http://target:8080/get`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] != "run" {
 				return fmt.Errorf("after --: want 'run …', got %q", args[0])
@@ -186,7 +190,7 @@ one log line for the coordinator. The share is 1/--workers of --connections,
 				rc.SilenceUsage, rc.SilenceErrors = true, true
 				return rc.ExecuteContext(ctx)
 			}
-			if err := k8s.RunWorker(cmd.Context(), cfg, run, cmd.OutOrStdout()); err != nil {
+			if err := worker.Run(cmd.Context(), cfg, run, cmd.OutOrStdout()); err != nil {
 				return failf("%v", err)
 			}
 			return nil
@@ -200,7 +204,7 @@ one log line for the coordinator. The share is 1/--workers of --connections,
 	fl.Float64Var(&cfg.Rate, "rate", 0, "requests/s of the step, in all (0: closed loop)")
 	fl.StringVar(&startAt, "start-at", "", "the start instant on the API server's clock (RFC 3339); empty: at once")
 	fl.DurationVar(&cfg.MaxLate, "max-late", 2*time.Second, "refuse to run when reaching the start instant later than this")
-	fl.StringVar(&cfg.Clock, "clock", k8s.InClusterClock(), "URL whose Date header is the reference clock (default the API server's /version)")
-	fl.StringVar(&cfg.ClockCA, "clock-ca", k8s.ServiceAccountCA, "CA file for --clock")
+	fl.StringVar(&cfg.Clock, "clock", worker.InClusterClock(), "URL whose Date header is the reference clock (default the API server's /version)")
+	fl.StringVar(&cfg.ClockCA, "clock-ca", worker.ServiceAccountCA, "CA file for --clock")
 	return cmd
 }

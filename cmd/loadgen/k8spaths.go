@@ -9,11 +9,13 @@ import (
 
 	"loadgen/loadgen"
 	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/cluster"
+	"loadgen/meshes/k8s/paths"
 	"loadgen/results/compare"
 )
 
 type k8sPathsFlags struct {
-	opts       k8s.PathsOptions
+	opts       paths.Options
 	tolerance  string
 	out        string
 	kubeconfig string
@@ -26,11 +28,12 @@ func newK8sPathsCmd() *cobra.Command {
 	f := &k8sPathsFlags{}
 	cmd := &cobra.Command{
 		Use:   "paths [-d 10s] [--repeats 3] [--tolerance 10%] [-o DIR]",
-		Short: "Measure the paths k8s-netperf measures — hostNetwork, pod, ClusterIP, NodePort, across nodes — against hostNetwork",
+		Short: "Measure k8s-netperf's paths (pod, ClusterIP, NodePort…) against hostNetwork",
 		Long: `Measure a cluster's network paths as k8s-netperf does, with loadgen's own client
 and servers in pods:
 
-  host-host             hostNetwork client → hostNetwork server, one node (the node's IP): the baseline
+  host-host             hostNetwork client → hostNetwork server, one node (the node's IP):
+                        the baseline
   pod-pod-same-node     pod → the server pod's IP, one node
   pod-clusterip         pod → a ClusterIP Service whose endpoint is the server pod
   pod-nodeport          pod → the server's node IP and the Service's nodePort
@@ -60,17 +63,18 @@ namespace is created by loadgen and deleted at the end with everything in it,
 after Ctrl-C too; 'loadgen k8s cleanup -n NS' removes what a killed run left.
 The hostNetwork server listens on the node's IP, ports 18080 and 19000.`,
 		Example: `  loadgen k8s paths -o results/paths
-  loadgen k8s paths -d 2s --repeats 2 --tolerance 20% --image registry.example/loadgen:v1 -o results/quick
+  loadgen k8s paths -d 2s --repeats 2 --tolerance 20% --image registry.example/loadgen:v1 \
+      -o results/quick
   loadgen k8s paths --dry-run
   loadgen report results/paths`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runK8sPaths(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.opts.Namespace, "namespace", "n", k8s.DefaultPathsNamespace, "namespace of the run (loadgen creates it, and deletes it at the end)")
+	fl.StringVarP(&f.opts.Namespace, "namespace", "n", paths.DefaultNamespace, "namespace of the run (loadgen creates it, and deletes it at the end)")
 	fl.StringVar(&f.opts.Image, "image", k8s.DefaultImage, "the loadgen image (built from the repository's Dockerfile)")
-	fl.DurationVarP(&f.opts.Duration, "duration", "d", k8s.DefaultPathsDuration, "each sample's measured duration (k8s-netperf's 10s)")
-	fl.IntVar(&f.opts.Repeats, "repeats", k8s.DefaultPathsRepeats, "samples of each path × test (k8s-netperf's 3)")
+	fl.DurationVarP(&f.opts.Duration, "duration", "d", paths.DefaultDuration, "each sample's measured duration (k8s-netperf's 10s)")
+	fl.IntVar(&f.opts.Repeats, "repeats", paths.DefaultRepeats, "samples of each path × test (k8s-netperf's 3)")
 	fl.StringVar(&f.tolerance, "tolerance", "10%", "how far below hostNetwork a pod path may fall before the exit status is 1")
 	fl.StringVarP(&f.out, "output", "o", "", "results directory (default k8s-paths-YYYYMMDD-HHMMSS)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
@@ -101,17 +105,17 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 	}
 	w := cmd.OutOrStdout()
 	if f.dryRun {
-		return k8s.PathsDryRun(w, f.opts)
+		return paths.DryRun(w, f.opts)
 	}
 	if f.out == "" {
 		f.out = "k8s-paths-" + time.Now().Format("20060102-150405")
 	}
 	ctx := cmd.Context()
-	c, err := k8s.Connect(ctx, f.kubeconfig, f.context)
+	c, err := cluster.Connect(ctx, f.kubeconfig, f.context)
 	if err != nil {
 		return failf("%v", err)
 	}
-	run := &k8s.PathsRun{Cluster: c, Options: f.opts, Dir: f.out, Env: loadgen.Environment(),
+	run := &paths.Runner{Cluster: c, Options: f.opts, Dir: f.out, Env: loadgen.Environment(),
 		Events: func(format string, a ...any) {
 			if !f.quiet {
 				fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...)
@@ -123,7 +127,7 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 		if werr := table.WriteText(w); werr != nil {
 			return failf("%v", werr)
 		}
-		fmt.Fprintf(w, "\nresults: %s (%s; loadgen report %s)\n", f.out, k8s.PathsFile, f.out)
+		fmt.Fprintf(w, "\nresults: %s (%s; loadgen report %s)\n", f.out, paths.File, f.out)
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "interrupted: the measurements made are saved, and the run's objects deleted")

@@ -9,6 +9,7 @@ import (
 
 	"loadgen/loadgen/study"
 	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/paths"
 )
 
 func TestK8sPathsDryRun(t *testing.T) {
@@ -109,13 +110,13 @@ func TestStudyK8sPaths(t *testing.T) {
 	if err := printPathsStudy(&b, s, f); err != nil || !strings.Contains(b.String(), "holds no paths.json") {
 		t.Errorf("nothing measured: %v\n%s", err, b.String())
 	}
-	tab := &k8s.PathsTable{Kind: k8s.PathsKind, Tolerance: 0.1, Repeats: 1, DurationSeconds: 2,
-		Nodes: k8s.PathsNodes{Schedulable: []string{"n"}, Server: "n"}, KubeProxy: k8s.ProxyMode{Mode: "iptables", Source: "kube-proxy"},
-		Rows: []k8s.PathsRow{{Path: k8s.PathHostHost, Test: k8s.TestTCPRR, Unit: "trans/s", Verdict: k8s.VerdictBaseline}}}
+	tab := &paths.Table{Kind: paths.Kind, Tolerance: 0.1, Repeats: 1, DurationSeconds: 2,
+		Nodes: paths.Nodes{Schedulable: []string{"n"}, Server: "n"}, KubeProxy: paths.ProxyMode{Mode: "iptables", Source: "kube-proxy"},
+		Rows: []paths.Row{{Path: paths.HostHost, Test: paths.TestTCPRR, Unit: "trans/s", Verdict: paths.VerdictBaseline}}}
 	if err := os.MkdirAll(filepath.Join(f.out, "k8s-paths"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := k8s.WritePathsTable(filepath.Join(f.out, "k8s-paths"), tab); err != nil {
+	if err := paths.WriteTable(filepath.Join(f.out, "k8s-paths"), tab); err != nil {
 		t.Fatal(err)
 	}
 	b.Reset()

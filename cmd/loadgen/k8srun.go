@@ -15,6 +15,9 @@ import (
 	"loadgen/loadgen"
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/cluster"
+	"loadgen/meshes/k8s/cost"
+	"loadgen/meshes/k8s/run"
 	"loadgen/results"
 )
 
@@ -100,10 +103,10 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err := f.check.parse(); err != nil {
 		return err
 	}
-	if err := k8s.CheckSelector("--prom-cpu", f.promCPU); err != nil {
+	if err := cost.CheckSelector("--prom-cpu", f.promCPU); err != nil {
 		return err
 	}
-	if err := k8s.CheckSelector("--prom-mem", f.promMem); err != nil {
+	if err := cost.CheckSelector("--prom-mem", f.promMem); err != nil {
 		return err
 	}
 	fh, err := os.Open(f.file)
@@ -123,7 +126,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 		f.opts.RunID = newRunID()
 	}
 	w := cmd.OutOrStdout()
-	co := &k8s.Coordinator{Options: f.opts, Load: load, Steps: steps, Workers: f.workers, Dir: f.out,
+	co := &run.Coordinator{Options: f.opts, Load: load, Steps: steps, Workers: f.workers, Dir: f.out,
 		StartLead: f.startLead, MaxLate: f.maxLate, TargetWait: f.targetWait,
 		Events: func(format string, a ...any) {
 			if !f.quiet {
@@ -139,7 +142,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 		co.Manifest.Paths = append(co.Manifest.Paths, p.Name)
 	}
 	ctx := cmd.Context()
-	c, err := k8s.Connect(ctx, f.kubeconfig, f.context)
+	c, err := cluster.Connect(ctx, f.kubeconfig, f.context)
 	if err != nil {
 		return failf("%v", err)
 	}
@@ -157,7 +160,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err != nil {
 		return failf("%v", err)
 	}
-	fmt.Fprintf(w, "%d steps in %s (%d failed); read them with: loadgen report %s\n", len(res), f.out, failed, f.out)
+	fmt.Fprintf(w, "%s in %s (%d failed); read them with: loadgen report %s\n", plural(len(res), "step"), f.out, failed, f.out)
 	checkFailed, err := f.check.checkSteps(w, res)
 	if err != nil {
 		return failf("%v", err)
@@ -172,14 +175,14 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 }
 
 // k8sWatcher picks where the proxies' cost comes from.
-func k8sWatcher(ctx context.Context, c *k8s.Cluster, f *k8sRunFlags) (k8s.Watcher, error) {
+func k8sWatcher(ctx context.Context, c *cluster.Cluster, f *k8sRunFlags) (cost.Watcher, error) {
 	switch {
 	case f.noMetrics:
 		return nil, nil
 	case f.prometheus != "":
-		return &k8s.Prometheus{URL: f.prometheus, CPU: f.promCPU, Memory: f.promMem, Pods: c.WatchedPods}, nil
+		return &cost.Prometheus{URL: f.prometheus, CPU: f.promCPU, Memory: f.promMem, Pods: cost.WatchedPods(c)}, nil
 	}
-	pm, err := c.NewPodMetrics()
+	pm, err := cost.NewPodMetrics(c)
 	if err != nil {
 		return nil, err
 	}

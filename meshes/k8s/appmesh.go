@@ -27,7 +27,7 @@ func (o Options) appMeshObjects() []runtime.Object {
 	ns := ptr.To(o.Namespace)
 	mesh := &appmesh.Mesh{
 		// Cluster-scoped: the namespace label lets cleanup -n find it.
-		ObjectMeta: o.meta(AppMeshName, "", map[string]string{LabelNamespace: o.Namespace}),
+		ObjectMeta: o.Meta(AppMeshName, "", map[string]string{LabelNamespace: o.Namespace}),
 		Spec: appmesh.MeshSpec{
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{labelAppMeshMesh: AppMeshName}},
 			EgressFilter:      &appmesh.EgressFilter{Type: "ALLOW_ALL"},
@@ -39,7 +39,7 @@ func (o Options) appMeshObjects() []runtime.Object {
 		{PortMapping: appmesh.PortMapping{Port: PortTCP, Protocol: "tcp"}},
 	}
 	target := &appmesh.VirtualNode{
-		ObjectMeta: o.meta(TargetName, o.Namespace, nil),
+		ObjectMeta: o.Meta(TargetName, o.Namespace, nil),
 		Spec: appmesh.VirtualNodeSpec{
 			PodSelector:      &metav1.LabelSelector{MatchLabels: targetLabels()},
 			Listeners:        listeners,
@@ -47,7 +47,7 @@ func (o Options) appMeshObjects() []runtime.Object {
 		},
 	}
 	client := &appmesh.VirtualNode{
-		ObjectMeta: o.meta(ClientName, o.Namespace, nil),
+		ObjectMeta: o.Meta(ClientName, o.Namespace, nil),
 		Spec: appmesh.VirtualNodeSpec{
 			PodSelector: &metav1.LabelSelector{MatchLabels: clientLabels()},
 			Backends: []appmesh.Backend{{VirtualService: appmesh.VirtualServiceBackend{
@@ -59,7 +59,7 @@ func (o Options) appMeshObjects() []runtime.Object {
 			VirtualNodeRef: &appmesh.VirtualNodeReference{Namespace: ns, Name: TargetName}, Weight: 1, Port: ptr.To(port)}}}
 	}
 	router := &appmesh.VirtualRouter{
-		ObjectMeta: o.meta(TargetName, o.Namespace, nil),
+		ObjectMeta: o.Meta(TargetName, o.Namespace, nil),
 		Spec: appmesh.VirtualRouterSpec{
 			Listeners: []appmesh.VirtualRouterListener{
 				{PortMapping: listeners[0].PortMapping}, {PortMapping: listeners[1].PortMapping}, {PortMapping: listeners[2].PortMapping}},
@@ -71,7 +71,7 @@ func (o Options) appMeshObjects() []runtime.Object {
 		},
 	}
 	service := &appmesh.VirtualService{
-		ObjectMeta: o.meta(TargetName, o.Namespace, nil),
+		ObjectMeta: o.Meta(TargetName, o.Namespace, nil),
 		Spec: appmesh.VirtualServiceSpec{
 			AWSName: ptr.To(host),
 			Provider: &appmesh.VirtualServiceProvider{VirtualRouter: &appmesh.VirtualRouterServiceProvider{

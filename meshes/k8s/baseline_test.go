@@ -30,7 +30,7 @@ func readRendering(t *testing.T, objs []*unstructured.Unstructured) rendered {
 	r := rendered{deployments: map[string]appsv1.Deployment{}, services: map[string]corev1.Service{}}
 	from := func(u *unstructured.Unstructured, into any) {
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
-			t.Fatalf("%s: %v", objectRef(u), err)
+			t.Fatalf("%s: %v", ObjectRef(u), err)
 		}
 	}
 	for _, u := range objs {
@@ -144,10 +144,10 @@ func (r rendered) crosses(t *testing.T, mesh string, client corev1.PodTemplateSp
 		}
 	case MeshIstioAmbient, MeshIstioWaypoint:
 		enrolled := func(p corev1.PodTemplateSpec) bool {
-			if v, ok := p.Labels[labelDataplaneMode]; ok {
+			if v, ok := p.Labels[LabelDataplaneMode]; ok {
 				return v == "ambient"
 			}
-			return nsl[labelDataplaneMode] == "ambient"
+			return nsl[LabelDataplaneMode] == "ambient"
 		}
 		if enrolled(client) {
 			out = append(out, "client ztunnel")
@@ -192,7 +192,7 @@ func TestBaselineCrossesNoProxy(t *testing.T) {
 	for _, c := range cases {
 		name := c.o.Mesh + "-" + c.o.Mode + c.o.Revision
 		t.Run(name, func(t *testing.T) {
-			o, err := c.o.withDefaults()
+			o, err := c.o.WithDefaults()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,7 +206,7 @@ func TestBaselineCrossesNoProxy(t *testing.T) {
 					t.Fatal(err)
 				}
 				r, err := Render(o, &JobSpec{Name: ClientName, Workers: 1, Connections: 1, Threads: 1,
-					RunArgs: []string{resolved}, Direct: directURL(p.url)})
+					RunArgs: []string{resolved}, Direct: DirectURL(p.url)})
 				if err != nil {
 					t.Fatal(err)
 				}

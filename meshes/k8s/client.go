@@ -78,7 +78,7 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 				Image:           o.Image,
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				Args:            s.WorkerArgs(),
-				SecurityContext: restricted(),
+				SecurityContext: Restricted(),
 				VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
 			}},
 			Volumes:         []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
@@ -87,7 +87,7 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 		},
 	}
 	job := &batchv1.Job{
-		ObjectMeta: o.meta(s.Name, o.Namespace, extra),
+		ObjectMeta: o.Meta(s.Name, o.Namespace, extra),
 		Spec: batchv1.JobSpec{
 			CompletionMode: ptr.To(batchv1.IndexedCompletion),
 			Completions:    ptr.To(n),
@@ -110,7 +110,7 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 func (o Options) awayFromTarget() *corev1.Affinity {
 	term := corev1.PodAffinityTerm{
 		LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-			Key: LabelName, Operator: metav1.LabelSelectorOpIn, Values: o.targetNames()}}},
+			Key: LabelName, Operator: metav1.LabelSelectorOpIn, Values: o.TargetNames()}}},
 		TopologyKey: "kubernetes.io/hostname",
 	}
 	anti := &corev1.PodAntiAffinity{}

@@ -23,7 +23,7 @@ const (
 func (o Options) gatewayObjects() []runtime.Object {
 	same := gatewayv1.NamespacesFromSame
 	gw := &gatewayv1.Gateway{
-		ObjectMeta: o.meta(GatewayName, o.Namespace, nil),
+		ObjectMeta: o.Meta(GatewayName, o.Namespace, nil),
 		Spec: gatewayv1.GatewaySpec{
 			GatewayClassName: gatewayv1.ObjectName(o.Class),
 			Listeners: []gatewayv1.Listener{
@@ -43,7 +43,7 @@ func (o Options) gatewayObjects() []runtime.Object {
 		return gatewayv1.BackendObjectReference{Name: TargetName, Port: ptr.To(port)}
 	}
 	http := &gatewayv1.HTTPRoute{
-		ObjectMeta: o.meta(TargetName, o.Namespace, nil),
+		ObjectMeta: o.Meta(TargetName, o.Namespace, nil),
 		Spec: gatewayv1.HTTPRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parent("http")},
 			Rules: []gatewayv1.HTTPRouteRule{{
@@ -52,7 +52,7 @@ func (o Options) gatewayObjects() []runtime.Object {
 		},
 	}
 	grpc := &gatewayv1.GRPCRoute{
-		ObjectMeta: o.meta(TargetName, o.Namespace, nil),
+		ObjectMeta: o.Meta(TargetName, o.Namespace, nil),
 		Spec: gatewayv1.GRPCRouteSpec{
 			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: parent("grpc")},
 			Rules: []gatewayv1.GRPCRouteRule{{

@@ -16,9 +16,9 @@ import (
 // IngressHost is the name of the Ingress's TLS certificate.
 const IngressHost = "httpbin.loadgen.test"
 
-// ingressControllerConfigMap is the ingress-nginx controller's ConfigMap
-// as its Helm chart names it.
-const ingressControllerConfigMap = "ingress-nginx-controller"
+// IngressControllerConfigMap is the ingress-nginx controller's ConfigMap
+// as its Helm chart names it; its Service has the same name.
+const IngressControllerConfigMap = "ingress-nginx-controller"
 
 // ingressObjects are the Ingress, with its TLS secret, in the run's
 // namespace, and with ConfigureController the controller's ConfigMap:
@@ -35,7 +35,7 @@ func (o Options) ingressObjects() ([]runtime.Object, error) {
 		cert, key = c.CertPEM, c.KeyPEM
 	}
 	secret := &corev1.Secret{
-		ObjectMeta: o.meta("loadgen-tls", o.Namespace, nil),
+		ObjectMeta: o.Meta("loadgen-tls", o.Namespace, nil),
 		Type:       corev1.SecretTypeTLS,
 		Data:       map[string][]byte{corev1.TLSCertKey: cert, corev1.TLSPrivateKeyKey: key},
 	}
@@ -45,7 +45,7 @@ func (o Options) ingressObjects() ([]runtime.Object, error) {
 	}
 	prefix := networkingv1.PathTypePrefix
 	ing := &networkingv1.Ingress{
-		ObjectMeta: o.meta(TargetName, o.Namespace, nil),
+		ObjectMeta: o.Meta(TargetName, o.Namespace, nil),
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: ptr.To(o.Class),
 			TLS:              []networkingv1.IngressTLS{{Hosts: []string{IngressHost}, SecretName: secret.Name}},
@@ -63,14 +63,14 @@ func (o Options) ingressObjects() ([]runtime.Object, error) {
 	if !o.ConfigureController {
 		return []runtime.Object{secret, ing}, nil
 	}
-	return []runtime.Object{secret, ing, o.controllerConfig()}, nil
+	return []runtime.Object{secret, ing, o.ControllerConfig()}, nil
 }
 
-// controllerConfig is what ConfigureController sets in the controller's
+// ControllerConfig is what ConfigureController sets in the controller's
 // ConfigMap: these keys only, by server-side apply.
-func (o Options) controllerConfig() *corev1.ConfigMap {
+func (o Options) ControllerConfig() *corev1.ConfigMap {
 	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: ingressControllerConfigMap, Namespace: o.IngressNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: IngressControllerConfigMap, Namespace: o.IngressNamespace},
 		Data:       map[string]string{"worker-processes": strconv.Itoa(o.Workers), "keep-alive-requests": "10000"},
 	}
 }

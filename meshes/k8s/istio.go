@@ -16,7 +16,7 @@ func (o Options) istioObjects() []runtime.Object {
 	var out []runtime.Object
 	if o.MTLS {
 		out = append(out, &istiosec.PeerAuthentication{
-			ObjectMeta: o.meta("loadgen-strict", o.Namespace, nil),
+			ObjectMeta: o.Meta("loadgen-strict", o.Namespace, nil),
 			Spec: securityv1beta1.PeerAuthentication{
 				Mtls: &securityv1beta1.PeerAuthentication_MutualTLS{Mode: securityv1beta1.PeerAuthentication_MutualTLS_STRICT},
 			},
@@ -26,7 +26,7 @@ func (o Options) istioObjects() []runtime.Object {
 		// What `istioctl waypoint generate --for service` writes: an L7
 		// proxy for the namespace's services, reached over HBONE.
 		out = append(out, &gatewayv1.Gateway{
-			ObjectMeta: o.meta(WaypointName, o.Namespace, map[string]string{"istio.io/waypoint-for": "service"}),
+			ObjectMeta: o.Meta(WaypointName, o.Namespace, map[string]string{"istio.io/waypoint-for": "service"}),
 			Spec: gatewayv1.GatewaySpec{
 				GatewayClassName: "istio-waypoint",
 				Listeners: []gatewayv1.Listener{{

@@ -45,8 +45,8 @@ func Selector(runID string) string {
 	return s
 }
 
-// meta returns object metadata with the run's labels and extra ones.
-func (o Options) meta(name, namespace string, extra map[string]string) metav1.ObjectMeta {
+// Meta returns object metadata with the run's labels and extra ones.
+func (o Options) Meta(name, namespace string, extra map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: o.labels(extra)}
 }
 

@@ -1,7 +1,11 @@
 // Package k8s renders, from typed Go values, the Kubernetes objects of a
 // mesh comparison — the httpbin/gRPC/TCP target, its Service, the client
-// Job and each mesh's or gateway's own objects — and runs sweeps on a
-// cluster as Indexed Jobs whose workers' histograms merge exactly.
+// Job and each mesh's or gateway's own objects — and the `loadgen run`
+// arguments of a sweep's steps, with no cluster. The packages below it
+// use what it renders: cluster (connect, apply, clean up), cost (the
+// proxies' CPU and memory), worker (one worker of a Job, and the
+// collection of their reports), run (a sweep as Indexed Jobs whose
+// workers' histograms merge exactly) and paths (`loadgen k8s paths`).
 package k8s
 
 import (
@@ -94,12 +98,12 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // Validate checks the options as Render would, before anything else runs.
 func (o Options) Validate() error {
-	_, err := o.withDefaults()
+	_, err := o.WithDefaults()
 	return err
 }
 
-// withDefaults fills what was left empty and checks the rest.
-func (o Options) withDefaults() (Options, error) {
+// WithDefaults fills what was left empty and checks the rest.
+func (o Options) WithDefaults() (Options, error) {
 	if o.Namespace == "" {
 		o.Namespace = DefaultNamespace
 	}
@@ -157,7 +161,7 @@ func (o Options) validate() error {
 	if o.Mesh == MeshIngress && o.Class == "" {
 		return fmt.Errorf("mesh ingress needs --class: the IngressClass of your controller (e.g. traefik, haproxy, contour; ingress-nginx has --mesh ingress-nginx)")
 	}
-	if o.Class != "" && o.Mesh != MeshGateway && !o.ingress() {
+	if o.Class != "" && o.Mesh != MeshGateway && !o.UsesIngress() {
 		return fmt.Errorf("--class applies to --mesh gateway, ingress and ingress-nginx, not %s", o.Mesh)
 	}
 	if o.Revision != "" && !o.istio() {
@@ -187,17 +191,19 @@ func (o Options) sidecars() bool {
 	return o.Mesh == MeshIstio || o.Mesh == MeshLinkerd || o.Mesh == MeshAppMesh
 }
 
-// ingress tells whether the mesh path crosses an Ingress's controller.
-func (o Options) ingress() bool { return o.Mesh == MeshIngressNginx || o.Mesh == MeshIngress }
+// UsesIngress tells whether the mesh path crosses an Ingress's controller.
+func (o Options) UsesIngress() bool { return o.Mesh == MeshIngressNginx || o.Mesh == MeshIngress }
 
-// published tells whether the mesh path's address is what the cluster
+// Published tells whether the mesh path's address is what the cluster
 // publishes: an Ingress's or a Gateway's.
-func (o Options) published() bool { return o.ingress() || o.Mesh == MeshGateway }
+func (o Options) Published() bool { return o.UsesIngress() || o.Mesh == MeshGateway }
 
 func (o Options) istio() bool {
 	return o.Mesh == MeshIstio || o.Mesh == MeshIstioAmbient || o.Mesh == MeshIstioWaypoint
 }
 
-// injectServer and injectClient tell which side gets a sidecar.
-func (o Options) injectServer() bool { return o.sidecars() && o.Mode != ModeClientOnly }
-func (o Options) injectClient() bool { return o.sidecars() && o.Mode != ModeServerOnly }
+// InjectServer tells whether the target gets a sidecar.
+func (o Options) InjectServer() bool { return o.sidecars() && o.Mode != ModeClientOnly }
+
+// InjectClient tells whether the workers get a sidecar.
+func (o Options) InjectClient() bool { return o.sidecars() && o.Mode != ModeServerOnly }

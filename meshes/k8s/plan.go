@@ -37,10 +37,68 @@ type Step struct {
 	Repeat      int
 }
 
+// UsesTarget tells whether the step loads the comparison's target.
+func (st Step) UsesTarget() bool {
+	return strings.Contains(st.URL, "://"+TargetHost+":") || strings.HasSuffix(st.URL, "://"+TargetHost) ||
+		strings.Contains(st.URL, "://"+TargetHost+"/")
+}
+
 // TargetHost in a sweep path's URL stands for the comparison's target:
 // http://target:8080 goes through the mesh (the ingress or the gateway),
 // http://target:8081 to the same pods outside sidecar capture.
 const TargetHost = "target"
+
+// Addresses are where an ingress's or a gateway's mesh path is reached,
+// as the cluster published them: the HTTP routes' and the gRPC route's
+// (Amazon VPC Lattice gives each route a domain of its own).
+type Addresses struct {
+	HTTP, GRPC string
+}
+
+// ClassLattice is Amazon VPC Lattice's GatewayClass, where AWS sends App
+// Mesh users.
+const ClassLattice = "amazon-vpc-lattice"
+
+// AnnLatticeDomain is the annotation the AWS Gateway API controller sets
+// on an HTTPRoute or GRPCRoute: the Lattice service's domain, the route's
+// address (Lattice publishes no Gateway status.addresses).
+const AnnLatticeDomain = "application-networking.k8s.aws/lattice-assigned-domain-name"
+
+// gatewayService is the Service a Gateway of a class is reached by, where
+// the implementation documents its name: Istio and NGINX Gateway Fabric
+// name it <gateway>-<class>, Cilium cilium-gateway-<gateway>. Other
+// implementations (Envoy Gateway, Traefik, Lattice) publish their address
+// only in the cluster: k8s run reads it.
+func (o Options) gatewayService() (string, bool) {
+	switch o.Class {
+	case "istio", "nginx":
+		return fmt.Sprintf("%s-%s.%s.svc.cluster.local", GatewayName, o.Class, o.Namespace), true
+	case "cilium":
+		return fmt.Sprintf("cilium-gateway-%s.%s.svc.cluster.local", GatewayName, o.Namespace), true
+	}
+	return "", false
+}
+
+// errNoAddress is a gateway whose address only the cluster knows.
+type errNoAddress struct{ o Options }
+
+func (e errNoAddress) Error() string {
+	if e.o.UsesIngress() {
+		return fmt.Sprintf("ingress class %s: the address is Ingress %s/%s's status.loadBalancer.ingress, which only the cluster knows (k8s run reads it)", e.o.Class, e.o.Namespace, TargetName)
+	}
+	if e.o.Class == ClassLattice {
+		return fmt.Sprintf("class %s: the address is the routes' %s annotation, which only the cluster knows (k8s run reads it)", e.o.Class, AnnLatticeDomain)
+	}
+	return fmt.Sprintf("class %s: the address is Gateway %s/%s's status.addresses, which only the cluster knows (k8s run reads it)", e.o.Class, e.o.Namespace, GatewayName)
+}
+
+// URL is the address workers load for a target port through the mesh,
+// without the cluster: the target's Service for sidecar and ambient
+// meshes, the ingress controller's Service (as its chart names it), or
+// the Gateway's Service where its implementation documents the name.
+func (o Options) URL(port int) (string, error) {
+	return o.resolve("http://"+TargetHost+":"+strconv.Itoa(port), Addresses{})
+}
 
 // resolve turns a path URL into the address the workers load: host
 // "target" becomes the target's Service, or for the mesh ports behind an
@@ -60,7 +118,7 @@ func (o Options) resolve(raw string, addr Addresses) (string, error) {
 		port = PortHTTP
 	}
 	host := fmt.Sprintf("%s.%s.svc.cluster.local", TargetName, o.Namespace)
-	if port == PortHTTPDirect && o.directTarget() {
+	if port == PortHTTPDirect && o.DirectTarget() {
 		host = fmt.Sprintf("%s.%s.svc.cluster.local", TargetDirectName, o.Namespace)
 	}
 	if port != PortHTTPDirect {
@@ -70,7 +128,7 @@ func (o Options) resolve(raw string, addr Addresses) (string, error) {
 		}
 		switch o.Mesh {
 		case MeshIngressNginx, MeshIngress:
-			host, port = fmt.Sprintf("%s.%s.svc.cluster.local", ingressControllerConfigMap, o.IngressNamespace), 80
+			host, port = fmt.Sprintf("%s.%s.svc.cluster.local", IngressControllerConfigMap, o.IngressNamespace), 80
 			if u.Scheme == "https" {
 				port = 443
 			}
@@ -100,16 +158,16 @@ func (o Options) resolve(raw string, addr Addresses) (string, error) {
 	return u.String(), nil
 }
 
-// directURL tells whether a path's URL is the comparison's direct path
+// DirectURL tells whether a path's URL is the comparison's direct path
 // (host "target", port 8081): the baseline, which crosses no proxy.
-func directURL(raw string) bool {
+func DirectURL(raw string) bool {
 	u, err := url.Parse(raw)
 	return err == nil && u.Hostname() == TargetHost && u.Port() == strconv.Itoa(PortHTTPDirect)
 }
 
-// runArgs are `loadgen run`'s flags for a step, less the shares the worker
+// RunArgs are `loadgen run`'s flags for a step, less the shares the worker
 // adds (-c, -t, -R), with the URL last.
-func (o Options) runArgs(l Load, st Step, addr Addresses) ([]string, error) {
+func (o Options) RunArgs(l Load, st Step, addr Addresses) ([]string, error) {
 	target, err := o.resolve(st.URL, addr)
 	if err != nil {
 		return nil, err
@@ -127,7 +185,7 @@ func (o Options) runArgs(l Load, st Step, addr Addresses) ([]string, error) {
 	if st.NewConn {
 		a = append(a, "--new-conn")
 	}
-	if o.ingress() && !directURL(st.URL) && stepUsesTarget(st) {
+	if o.UsesIngress() && !DirectURL(st.URL) && st.UsesTarget() {
 		// The Ingress's rule and certificate are for IngressHost.
 		a = append(a, "-H", "Host: "+IngressHost)
 		if strings.HasPrefix(st.URL, "https:") {

@@ -64,7 +64,7 @@ func testRunArgsIngressHost(t *testing.T, o Options) {
 		{"https://target:8080", "-H Host: " + IngressHost + " --sni " + IngressHost, ""},
 		{"http://target:8081", "", "Host:"},
 	} {
-		a, err := o.runArgs(l, Step{URL: tc.url}, both("198.18.112.5"))
+		a, err := o.RunArgs(l, Step{URL: tc.url}, both("198.18.112.5"))
 		got := strings.Join(a, " ")
 		if err != nil || !strings.Contains(got, tc.want) || (tc.not != "" && strings.Contains(got, tc.not)) {
 			t.Errorf("%s: %q %v, want %q and not %q", tc.url, got, err, tc.want, tc.not)
@@ -75,15 +75,18 @@ func testRunArgsIngressHost(t *testing.T, o Options) {
 func TestRunArgs(t *testing.T) {
 	o := Options{Mesh: MeshNone, Namespace: "b"}
 	l := Load{Protocol: "h2c", Endpoint: "/bytes/{size}", Duration: 30 * time.Second, Warmup: 5 * time.Second, Timeout: 2 * time.Second}
-	a, err := o.runArgs(l, Step{URL: "http://target:8080", Payload: 1024, NewConn: true}, Addresses{})
+	a, err := o.RunArgs(l, Step{URL: "http://target:8080", Payload: 1024, NewConn: true}, Addresses{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(a, " "); got != "-q -d 30s -p h2c --warmup 5s --timeout 2s --new-conn http://loadgen-target.b.svc.cluster.local:8080/bytes/1024" {
 		t.Errorf("run args: %s", got)
 	}
-	a, _ = o.runArgs(Load{Protocol: "tcp-rr", Duration: time.Second}, Step{URL: "tcp://target:9000", Payload: 64}, Addresses{})
+	a, _ = o.RunArgs(Load{Protocol: "tcp-rr", Duration: time.Second}, Step{URL: "tcp://target:9000", Payload: 64}, Addresses{})
 	if got := strings.Join(a, " "); !strings.Contains(got, "--size 64") {
 		t.Errorf("tcp run args: %s", got)
 	}
 }
+
+// both is one address for every route.
+func both(a string) Addresses { return Addresses{HTTP: a, GRPC: a} }

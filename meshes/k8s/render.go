@@ -22,7 +22,7 @@ type Rendering struct {
 // (client, when nil, is a 2-worker closed-loop run against the mesh's HTTP
 // address).
 func Render(o Options, client *JobSpec) (*Rendering, error) {
-	o, err := o.withDefaults()
+	o, err := o.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func Render(o Options, client *JobSpec) (*Rendering, error) {
 	r := &Rendering{}
 	if client == nil {
 		args := []string{"-d", "30s"}
-		if o.ingress() {
+		if o.UsesIngress() {
 			args = append(args, "-H", "Host: "+IngressHost) // the Ingress rule's host
 		}
 		switch u, err := o.URL(PortHTTP); {
@@ -87,7 +87,7 @@ func (o Options) objects() ([]runtime.Object, error) {
 		extra = o.gatewayObjects()
 	}
 	out = append(out, o.target(), o.service())
-	if o.directTarget() {
+	if o.DirectTarget() {
 		out = append(out, o.targetDirect(), o.targetService(TargetDirectName))
 	}
 	return append(out, extra...), nil
@@ -104,6 +104,24 @@ func (r *Rendering) WithoutClient() []*unstructured.Unstructured {
 		out = append(out, u)
 	}
 	return out
+}
+
+// ToUnstructured converts typed objects of the scheme (NewScheme) for
+// Apply (package cluster) and WriteYAML, as Render does.
+func ToUnstructured(objs ...runtime.Object) ([]*unstructured.Unstructured, error) {
+	s, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, obj := range objs {
+		u, err := toUnstructured(s, obj)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }
 
 // toUnstructured sets the object's kind from the scheme and drops the
@@ -147,8 +165,8 @@ func (r *Rendering) WriteYAML(w io.Writer) error {
 	return err
 }
 
-// objectRef names an object in messages: Kind namespace/name.
-func objectRef(u *unstructured.Unstructured) string {
+// ObjectRef names an object in messages: Kind namespace/name.
+func ObjectRef(u *unstructured.Unstructured) string {
 	if u.GetNamespace() == "" {
 		return u.GetKind() + " " + u.GetName()
 	}

@@ -123,10 +123,10 @@ func TestRenderDecodesStrictly(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !reflect.DeepEqual(got, want) {
-					t.Errorf("document %d (%s) does not survive a typed round trip:\n%s\nbecame\n%s", i+1, objectRef(u), docs[i], back)
+					t.Errorf("document %d (%s) does not survive a typed round trip:\n%s\nbecame\n%s", i+1, ObjectRef(u), docs[i], back)
 				}
 				if l := u.GetLabels(); u.GetKind() != "ConfigMap" && (l[LabelRun] != DefaultRunID || l[LabelManagedBy] != ManagedBy) {
-					t.Errorf("%s lacks the run's labels: %v", objectRef(u), l)
+					t.Errorf("%s lacks the run's labels: %v", ObjectRef(u), l)
 				}
 			}
 		})

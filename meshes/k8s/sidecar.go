@@ -8,29 +8,37 @@ import (
 // The meshes' pod and namespace labels and annotations, as each mesh's
 // documentation names them.
 const (
-	labelIstioInject      = "sidecar.istio.io/inject" // a pod label since Istio 1.x deprecated the annotation
-	annIstioProxyCfg      = "proxy.istio.io/config"
-	annIstioProxyCPU      = "sidecar.istio.io/proxyCPU"
-	annIstioProxyMem      = "sidecar.istio.io/proxyMemory"
-	annIstioNative        = "sidecar.istio.io/nativeSidecar"
-	annIstioExcludeIn     = "traffic.sidecar.istio.io/excludeInboundPorts"
-	annIstioExcludeOut    = "traffic.sidecar.istio.io/excludeOutboundPorts"
-	annLinkerdInject      = "linkerd.io/inject"
-	annLinkerdNative      = "config.alpha.linkerd.io/proxy-enable-native-sidecar"
-	annLinkerdSkipIn      = "config.linkerd.io/skip-inbound-ports"
-	annLinkerdSkipOut     = "config.linkerd.io/skip-outbound-ports"
-	annAppMeshInject      = "appmesh.k8s.aws/sidecarInjectorWebhook"
-	annAppMeshCPU         = "appmesh.k8s.aws/cpuRequest"
-	annAppMeshMem         = "appmesh.k8s.aws/memoryRequest"
-	annAppMeshNode        = "appmesh.k8s.aws/virtualNode"
-	annAppMeshPorts       = "appmesh.k8s.aws/ports"              // the inbound ports the proxy captures
-	annAppMeshEgressIgn   = "appmesh.k8s.aws/egressIgnoredPorts" // replaces the controller's default, 22
-	labelIstioNSInject    = "istio-injection"
-	labelIstioRev         = "istio.io/rev"
-	labelDataplaneMode    = "istio.io/dataplane-mode"
-	labelUseWaypoint      = "istio.io/use-waypoint"
-	labelAppMeshMesh      = "mesh"
-	annAmbientRedirection = "ambient.istio.io/redirection" // istio-cni sets it "enabled" on a pod it enrolled
+	labelIstioInject    = "sidecar.istio.io/inject" // a pod label since Istio 1.x deprecated the annotation
+	annIstioProxyCfg    = "proxy.istio.io/config"
+	annIstioProxyCPU    = "sidecar.istio.io/proxyCPU"
+	annIstioProxyMem    = "sidecar.istio.io/proxyMemory"
+	annIstioNative      = "sidecar.istio.io/nativeSidecar"
+	annIstioExcludeIn   = "traffic.sidecar.istio.io/excludeInboundPorts"
+	annIstioExcludeOut  = "traffic.sidecar.istio.io/excludeOutboundPorts"
+	annLinkerdInject    = "linkerd.io/inject"
+	annLinkerdNative    = "config.alpha.linkerd.io/proxy-enable-native-sidecar"
+	annLinkerdSkipIn    = "config.linkerd.io/skip-inbound-ports"
+	annLinkerdSkipOut   = "config.linkerd.io/skip-outbound-ports"
+	annAppMeshInject    = "appmesh.k8s.aws/sidecarInjectorWebhook"
+	annAppMeshCPU       = "appmesh.k8s.aws/cpuRequest"
+	annAppMeshMem       = "appmesh.k8s.aws/memoryRequest"
+	annAppMeshNode      = "appmesh.k8s.aws/virtualNode"
+	annAppMeshPorts     = "appmesh.k8s.aws/ports"              // the inbound ports the proxy captures
+	annAppMeshEgressIgn = "appmesh.k8s.aws/egressIgnoredPorts" // replaces the controller's default, 22
+	labelIstioNSInject  = "istio-injection"
+	labelIstioRev       = "istio.io/rev"
+	labelUseWaypoint    = "istio.io/use-waypoint"
+	labelAppMeshMesh    = "mesh"
+)
+
+// The ambient mesh's marks, which a run checks on the target's pods too.
+const (
+	// LabelDataplaneMode enrols a namespace in the ambient mesh (ambient)
+	// or leaves a pod out of it (none).
+	LabelDataplaneMode = "istio.io/dataplane-mode"
+	// AnnAmbientRedirection is what istio-cni sets "enabled" on a pod it
+	// enrolled.
+	AnnAmbientRedirection = "ambient.istio.io/redirection"
 )
 
 // appMeshEgressIgnored keeps the App Mesh controller's default (22) and
@@ -69,9 +77,9 @@ func (o Options) clientPod(direct bool) (labels, annotations map[string]string) 
 // their direct path runs between pods labelled out of the mesh.
 func (o Options) podMeta(side podSide) (labels, annotations map[string]string) {
 	direct := strconv.Itoa(PortHTTPDirect)
-	inject := o.injectClient()
+	inject := o.InjectClient()
 	if side.server {
-		inject = o.injectServer()
+		inject = o.InjectServer()
 	}
 	switch o.Mesh {
 	case MeshIstio:
@@ -91,7 +99,7 @@ func (o Options) podMeta(side podSide) (labels, annotations map[string]string) {
 		return map[string]string{labelIstioInject: "true"}, a
 	case MeshIstioAmbient, MeshIstioWaypoint:
 		if side.direct {
-			return map[string]string{labelDataplaneMode: "none"}, nil
+			return map[string]string{LabelDataplaneMode: "none"}, nil
 		}
 		return nil, nil
 	case MeshLinkerd:
@@ -133,7 +141,7 @@ func (o Options) decorateNamespace(l, a map[string]string) {
 			l[labelIstioNSInject] = "enabled"
 		}
 	case MeshIstioAmbient, MeshIstioWaypoint:
-		l[labelDataplaneMode] = "ambient"
+		l[LabelDataplaneMode] = "ambient"
 		if o.Mesh == MeshIstioWaypoint {
 			l[labelUseWaypoint] = WaypointName
 		}
@@ -143,4 +151,33 @@ func (o Options) decorateNamespace(l, a map[string]string) {
 		l[labelAppMeshMesh] = AppMeshName
 		l[annAppMeshInject] = "enabled"
 	}
+}
+
+// SidecarContainer is the proxy container a sidecar mesh injects.
+func SidecarContainer(mesh string) string {
+	switch mesh {
+	case MeshIstio:
+		return "istio-proxy"
+	case MeshLinkerd:
+		return "linkerd-proxy"
+	case MeshAppMesh:
+		return "envoy"
+	}
+	return ""
+}
+
+// InjectorHint says what injects a mesh's sidecar into the namespace.
+func (o Options) InjectorHint() string {
+	switch o.Mesh {
+	case MeshIstio:
+		if o.Revision != "" {
+			return fmt.Sprintf("is Istio revision %s installed, its injector watching namespaces labelled %s=%s?", o.Revision, labelIstioRev, o.Revision)
+		}
+		return fmt.Sprintf("is Istio installed, its injector watching namespaces labelled %s=enabled?", labelIstioNSInject)
+	case MeshLinkerd:
+		return "is Linkerd installed (linkerd check), its proxy injector running?"
+	case MeshAppMesh:
+		return "is the App Mesh controller installed, its sidecar injector running?"
+	}
+	return ""
 }

@@ -13,7 +13,7 @@ import (
 // namespace is the run's namespace, created by loadgen (LabelCreated) with
 // the mesh's labels and annotations added by the mesh renderers.
 func (o Options) namespace() *corev1.Namespace {
-	ns := &corev1.Namespace{ObjectMeta: o.meta(o.Namespace, "", map[string]string{LabelCreated: "true"})}
+	ns := &corev1.Namespace{ObjectMeta: o.Meta(o.Namespace, "", map[string]string{LabelCreated: "true"})}
 	return ns
 }
 
@@ -44,23 +44,23 @@ func targetLabels() map[string]string { return map[string]string{LabelName: Targ
 // enrolled pod and no port can be left out.
 const TargetDirectName = "loadgen-target-direct"
 
-// directTarget tells whether the rendering has a target of its own for
+// DirectTarget tells whether the rendering has a target of its own for
 // the direct path.
-func (o Options) directTarget() bool {
+func (o Options) DirectTarget() bool {
 	return o.Mesh == MeshIstioAmbient || o.Mesh == MeshIstioWaypoint
 }
 
-// targetNames are the target Deployments (and Services) of the rendering.
-func (o Options) targetNames() []string {
-	if o.directTarget() {
+// TargetNames are the target Deployments (and Services) of the rendering.
+func (o Options) TargetNames() []string {
+	if o.DirectTarget() {
 		return []string{TargetName, TargetDirectName}
 	}
 	return []string{TargetName}
 }
 
-// targetSelector selects every target pod of the rendering.
-func (o Options) targetSelector() string {
-	if o.directTarget() {
+// TargetSelector selects every target pod of the rendering.
+func (o Options) TargetSelector() string {
+	if o.DirectTarget() {
 		return LabelName + " in (" + TargetName + "," + TargetDirectName + ")"
 	}
 	return LabelName + "=" + TargetName
@@ -92,7 +92,7 @@ func (o Options) targetDeployment(name string, meshLabels, annotations map[strin
 			ImagePullPolicy: corev1.PullIfNotPresent,
 			Args:            p.args,
 			Ports:           []corev1.ContainerPort{{Name: shortPortName(p.name), ContainerPort: p.port, Protocol: corev1.ProtocolTCP}},
-			SecurityContext: restricted(),
+			SecurityContext: Restricted(),
 		}
 		if p.port == PortHTTP || p.port == PortHTTPDirect {
 			c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
@@ -111,7 +111,7 @@ func (o Options) targetDeployment(name string, meshLabels, annotations map[strin
 		},
 	}
 	return &appsv1.Deployment{
-		ObjectMeta: o.meta(name, o.Namespace, sel),
+		ObjectMeta: o.Meta(name, o.Namespace, sel),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: sel},
@@ -140,7 +140,7 @@ func (o Options) targetService(name string) *corev1.Service {
 			Protocol: corev1.ProtocolTCP, AppProtocol: appProtocol(p.name)})
 	}
 	return &corev1.Service{
-		ObjectMeta: o.meta(name, o.Namespace, sel),
+		ObjectMeta: o.Meta(name, o.Namespace, sel),
 		Spec:       corev1.ServiceSpec{Selector: sel, Ports: ports},
 	}
 }
@@ -154,9 +154,9 @@ func appProtocol(name string) *string {
 	return nil
 }
 
-// restricted is a container security context that the "restricted" Pod
+// Restricted is a container security context that the "restricted" Pod
 // Security Standard accepts.
-func restricted() *corev1.SecurityContext {
+func Restricted() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr.To(false),
 		ReadOnlyRootFilesystem:   ptr.To(true),

@@ -23,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"loadgen/meshes/k8s"
+	k8scluster "loadgen/meshes/k8s/cluster"
+	"loadgen/meshes/k8s/run"
 	"loadgen/results/merge"
 	"loadgen/results/store"
 )
@@ -61,7 +63,7 @@ func TestKubernetes(t *testing.T) {
 // against the CRDs' schemas), then cleans up by label.
 func testValidation(t *testing.T, c *cluster) {
 	ctx := context.Background()
-	kc, err := k8s.ConnectConfig(ctx, c.Config, "e2e")
+	kc, err := k8scluster.ConnectConfig(ctx, c.Config, "e2e")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +259,7 @@ func testRun(t *testing.T, c *cluster, kl *kubelet, bin, kubeconfig, target stri
 			t.Errorf("step %d: %d connections, %d requests, status %v", i, got.Config.Connections, got.Summary.Requests, got.Summary.Status)
 		}
 		var workers []merge.Worker
-		b, err := os.ReadFile(filepath.Join(dir, k8s.WorkersDir, st.ID+".json"))
+		b, err := os.ReadFile(filepath.Join(dir, run.WorkersDir, st.ID+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,14 +359,14 @@ func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string
 			}
 		}
 	}
-	run := func(id, duration string, extra ...string) (args []string, dir string) {
+	k8sRun := func(id, duration string, extra ...string) (args []string, dir string) {
 		dir = filepath.Join(t.TempDir(), "results")
 		return append([]string{"k8s", "run", "--mesh", "ingress-nginx", "-n", "e2e-ing-" + id, "-f", writeSweep(t, target, duration),
 			"--workers", "3", "-o", dir, "--start-lead", "8s", "--no-metrics", "--run-id", id}, extra...), dir
 	}
 
 	// Without the flag: read, recorded per step, left alone.
-	args, dir := run("ro", "1s")
+	args, dir := k8sRun("ro", "1s")
 	if r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, args...); r.code != 0 {
 		t.Fatalf("k8s run --mesh ingress-nginx: %v", r)
 	}
@@ -377,16 +379,16 @@ func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string
 	noneLeft(t, c, "e2e-ing-ro", k8s.Selector(""))
 
 	// With it: set for the run, then put back, as recorded.
-	args, dir = run("rw", "1s", "--configure-controller", "--worker-processes", "4")
+	args, dir = k8sRun("rw", "1s", "--configure-controller", "--worker-processes", "4")
 	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, args...)
 	if r.code != 0 || !strings.Contains(r.stderr, "restored ConfigMap ingress-nginx/ingress-nginx-controller") {
 		t.Fatalf("k8s run --configure-controller: %v", r)
 	}
 	steps(dir, 4)
 	asBefore("after a run with --configure-controller")
-	var ch k8s.ControllerChange
-	if b, err := os.ReadFile(filepath.Join(dir, k8s.ControllerFile)); err != nil || json.Unmarshal(b, &ch) != nil {
-		t.Fatalf("%s: %v", k8s.ControllerFile, err)
+	var ch k8scluster.ControllerChange
+	if b, err := os.ReadFile(filepath.Join(dir, run.ControllerFile)); err != nil || json.Unmarshal(b, &ch) != nil {
+		t.Fatalf("%s: %v", run.ControllerFile, err)
 	}
 	if !ch.Restored || ch.Previous["worker-processes"] == nil || *ch.Previous["worker-processes"] != "3" ||
 		ch.Previous["keep-alive-requests"] != nil || ch.Set["worker-processes"] != "4" {
@@ -396,7 +398,7 @@ func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string
 	// Ctrl-C and a kill, once the run has changed it.
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
 		id := map[syscall.Signal]string{syscall.SIGINT: "int", syscall.SIGKILL: "kill"}[sig]
-		args, _ := run(id, "30s", "--configure-controller", "--worker-processes", "5")
+		args, _ := k8sRun(id, "30s", "--configure-controller", "--worker-processes", "5")
 		cmd, out := startLoadgen(t, bin, kubeconfig, args...)
 		deadline := time.Now().Add(60 * time.Second)
 		for {

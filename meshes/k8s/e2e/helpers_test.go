@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/worker"
 	"loadgen/results"
 	"loadgen/results/merge"
 )
@@ -28,15 +28,15 @@ func hostPort(t *testing.T, host string) (string, string) {
 // remerge merges again what the workers of one step printed (their logs,
 // by pod name; the step's pods are those named with prefix), as the
 // coordinator must have: want is how many workers there were.
-func remerge(t *testing.T, logs map[string]string, prefix string, want int) (*results.Run, []*k8s.Report) {
+func remerge(t *testing.T, logs map[string]string, prefix string, want int) (*results.Run, []*worker.Report) {
 	t.Helper()
 	var in []merge.Input
-	var reps []*k8s.Report
+	var reps []*worker.Report
 	for pod, log := range logs {
 		if !strings.HasPrefix(pod, prefix) {
 			continue
 		}
-		rep, err := k8s.ParseReport([]byte(log))
+		rep, err := worker.ParseReport([]byte(log))
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", pod, err, log)
 		}

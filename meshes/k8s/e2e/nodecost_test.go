@@ -18,6 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"loadgen/meshes/k8s"
+	k8scluster "loadgen/meshes/k8s/cluster"
+	"loadgen/meshes/k8s/cost"
 	"loadgen/meshes/k8s/e2e/node"
 	"loadgen/results"
 	"loadgen/results/store"
@@ -56,8 +58,8 @@ func TestNodeCost(t *testing.T) {
 		t.Logf("metrics.k8s.io, the namespace's %d pods: %.3f cores", bad.Processes, bad.CPUMean)
 	})
 	t.Run("prometheus", func(t *testing.T) {
-		read := func(w k8s.Watch, pods []string) results.ProcessCost {
-			p := &k8s.Prometheus{URL: n.PrometheusURL, Pods: func(context.Context, k8s.Watch) ([]string, error) { return pods, nil }}
+		read := func(w cost.Watch, pods []string) results.ProcessCost {
+			p := &cost.Prometheus{URL: n.PrometheusURL, Pods: func(context.Context, cost.Watch) ([]string, error) { return pods, nil }}
 			stop, err := p.Start(context.Background(), w, c.window())
 			if err != nil {
 				t.Fatal(err)
@@ -68,11 +70,11 @@ func TestNodeCost(t *testing.T) {
 			}
 			return got
 		}
-		got := read(k8s.Watch{Name: "target", Role: "target", Namespace: c.ns, Selector: k8s.LabelName + "=" + k8s.TargetName}, c.targetPods)
+		got := read(cost.Watch{Name: "target", Role: "target", Namespace: c.ns, Selector: k8s.LabelName + "=" + k8s.TargetName}, c.targetPods)
 		c.check(t, "Prometheus (cAdvisor)", got)
 		// The namespace's pods instead of the watched one: the workers'
 		// CPU is in it, and the check must fail.
-		bad := read(k8s.Watch{Name: "target", Role: "target", Namespace: c.ns, Selector: k8s.Selector("")}, c.pods)
+		bad := read(cost.Watch{Name: "target", Role: "target", Namespace: c.ns, Selector: k8s.Selector("")}, c.pods)
 		if truth, span := c.truthOver(t, bad); within(bad.CPUMean, truth) {
 			t.Errorf("the namespace's pods (%d: %v) read %.3f cores, within 15%% of the target's %.3f over %s: the check cannot tell a wrong selector", bad.Processes, c.pods, bad.CPUMean, truth, span)
 		}
@@ -82,7 +84,7 @@ func TestNodeCost(t *testing.T) {
 	t.Run("too-short", func(t *testing.T) {
 		// A 5 s step through k8s run --prometheus: cAdvisor measures every
 		// 10 to 15 s, so no figure (metrics-server's 15 s windows are the
-		// same case: meshes/k8s's tests).
+		// same case: meshes/k8s/cost's tests).
 		short := writeNodeSweep(t, "ladder: c4t2", "duration: 5s",
 			`paths: [{name: direct, url: "http://target:8081", baseline: true}]`)
 		dir := filepath.Join(t.TempDir(), "results")
@@ -119,8 +121,8 @@ const (
 type costRun struct {
 	ns         string
 	step       *results.Step
-	truthCores float64  // over the step's measured window
-	truthMem   float64  // working set, mean over the window
+	truthCores float64 // over the step's measured window
+	truthMem   float64 // working set, mean over the window
 	samples    []cgSample
 	pods       []string // the namespace's pods that ran
 	targetPods []string
@@ -129,8 +131,8 @@ type costRun struct {
 	wrongPodMetrics results.ProcessCost
 }
 
-func (c *costRun) window() k8s.Window {
-	return k8s.Window{From: c.step.Run.Start.Add(-c.step.Run.Config.Warmup.D()).Add(time.Second), To: c.step.Run.End, Measured: c.step.Run.Config.Duration.D()}
+func (c *costRun) window() cost.Window {
+	return cost.Window{From: c.step.Run.Start.Add(-c.step.Run.Config.Warmup.D()).Add(time.Second), To: c.step.Run.End, Measured: c.step.Run.Config.Duration.D()}
 }
 
 func within(cores, truth float64) bool {
@@ -383,16 +385,16 @@ func startWrongPodMetrics(t *testing.T, n *node.Node, ns string, job *batchv1.Jo
 	if startAt.IsZero() {
 		t.Fatalf("the Job's worker has no --start-at: %v", args)
 	}
-	c, err := k8s.ConnectConfig(context.Background(), n.RESTConfig, "node")
+	c, err := k8scluster.ConnectConfig(context.Background(), n.RESTConfig, "node")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pm, err := c.NewPodMetrics()
+	pm, err := cost.NewPodMetrics(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := k8s.Watch{Name: "target", Role: "target", Namespace: ns, Selector: k8s.Selector("")}
-	win := k8s.Window{From: startAt.Add(time.Second), To: startAt.Add(warmup + duration), Measured: duration}
+	w := cost.Watch{Name: "target", Role: "target", Namespace: ns, Selector: k8s.Selector("")}
+	win := cost.Window{From: startAt.Add(time.Second), To: startAt.Add(warmup + duration), Measured: duration}
 	stop, err := pm.Start(context.Background(), w, win)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"loadgen/meshes/k8s"
+	k8scluster "loadgen/meshes/k8s/cluster"
 )
 
 // TestNodeRenderings applies every mesh's rendering on the real node —
@@ -29,7 +30,7 @@ func TestNodeRenderings(t *testing.T) {
 	installCRDs(t, n.RESTConfig)
 	defer installAppMeshCRDs(t, n.RESTConfig)()
 	ctx := context.Background()
-	kc, err := k8s.ConnectConfig(ctx, n.RESTConfig, "node")
+	kc, err := k8scluster.ConnectConfig(ctx, n.RESTConfig, "node")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/e2e/node"
+	"loadgen/meshes/k8s/paths"
 	"loadgen/results/store"
 )
 
@@ -44,7 +45,7 @@ func TestNodePaths(t *testing.T) {
 			r := runLoadgen(t, bin, n.Kubeconfig, 8*time.Minute, "study", "k8s-paths", "--kubeconfig", n.Kubeconfig,
 				"--image", n.Image, "-d", "2s", "--repeats", "2", "--tolerance", c.tolerance, "-o", dir, "-q")
 			t.Logf("loadgen study k8s-paths (kube-proxy %s, tolerance %s): exit %d\n%s", c.mode, c.tolerance, r.code, r.stdout)
-			tab, err := k8s.ReadPathsTable(filepath.Join(dir, "k8s-paths"))
+			tab, err := paths.ReadTable(filepath.Join(dir, "k8s-paths"))
 			if err != nil {
 				t.Fatalf("%v\n%s", err, r)
 			}
@@ -56,12 +57,12 @@ func TestNodePaths(t *testing.T) {
 				}
 			}
 			// Each test's results directory holds every measurement's run.
-			for _, test := range k8s.PathsTests {
+			for _, test := range paths.Tests {
 				man, steps, err := store.ReadSweep(filepath.Join(dir, "k8s-paths", test.Name))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(man.Paths) != 4 || len(steps) != 4*2 || man.Baseline != k8s.PathHostHost {
+				if len(man.Paths) != 4 || len(steps) != 4*2 || man.Baseline != paths.HostHost {
 					t.Errorf("%s: paths %v, %d steps, baseline %q; want 4 paths × 2 repeats", test.Name, man.Paths, len(steps), man.Baseline)
 				}
 				for _, st := range steps {
@@ -85,7 +86,7 @@ func TestNodePaths(t *testing.T) {
 // for every path × test, the cross-node rows not measurable, the mode
 // kube-proxy says it runs, the ratios to the host row, the verdicts and
 // the exit status by the tolerance.
-func checkPathsTable(t *testing.T, tab *k8s.PathsTable, running, tolerance string, r result) {
+func checkPathsTable(t *testing.T, tab *paths.Table, running, tolerance string, r result) {
 	t.Helper()
 	if tab.KubeProxy.Mode != running || !strings.Contains(tab.KubeProxy.Source, "/api/v1/nodes/"+node.NodeName+":10249/proxy/proxyMode") {
 		t.Errorf("kube-proxy %+v, want %s read from kube-proxy", tab.KubeProxy, running)
@@ -102,15 +103,15 @@ func checkPathsTable(t *testing.T, tab *k8s.PathsTable, running, tolerance strin
 	}
 	host := map[string]float64{}
 	for _, row := range tab.Rows {
-		if row.Path == k8s.PathHostHost && row.Median != nil {
+		if row.Path == paths.HostHost && row.Median != nil {
 			host[row.Test] = *row.Median
 		}
 	}
 	below := false
 	for _, row := range tab.Rows {
 		name := row.Path + " " + row.Test
-		if row.Path == k8s.PathHostHostOther || row.Path == k8s.PathPodPodOtherNode {
-			if row.Verdict != k8s.VerdictNotMeasurable || row.Note != k8s.NotMeasurableOneNode || len(row.Figures) != 0 {
+		if row.Path == paths.HostHostOther || row.Path == paths.PodPodOtherNode {
+			if row.Verdict != paths.VerdictNotMeasurable || row.Note != paths.NotMeasurableOneNode || len(row.Figures) != 0 {
 				t.Errorf("%s: %s %q, want not measurable on one node", name, row.Verdict, row.Note)
 			}
 			continue
@@ -124,20 +125,20 @@ func checkPathsTable(t *testing.T, tab *k8s.PathsTable, running, tolerance strin
 				t.Errorf("%s: figure %g", name, f)
 			}
 		}
-		if row.Path == k8s.PathHostHost {
-			if row.Verdict != k8s.VerdictBaseline || row.Ratio != nil {
+		if row.Path == paths.HostHost {
+			if row.Verdict != paths.VerdictBaseline || row.Ratio != nil {
 				t.Errorf("%s: %s, ratio %v: want the baseline", name, row.Verdict, row.Ratio)
 			}
 			continue
 		}
 		want := *row.Median / host[row.Test]
-		if row.Baseline != k8s.PathHostHost || row.Ratio == nil || math.Abs(*row.Ratio-want) > 1e-9*want {
+		if row.Baseline != paths.HostHost || row.Ratio == nil || math.Abs(*row.Ratio-want) > 1e-9*want {
 			t.Errorf("%s: ratio %v to %s, want %g (its median over host-host's)", name, row.Ratio, row.Baseline, want)
 			continue
 		}
-		wantVerdict := k8s.VerdictOK
+		wantVerdict := paths.VerdictOK
 		if want < 1-tol-1e-12 {
-			wantVerdict, below = k8s.VerdictBelow, true
+			wantVerdict, below = paths.VerdictBelow, true
 		}
 		if row.Verdict != wantVerdict {
 			t.Errorf("%s: ratio %.3f, verdict %s, want %s at %s", name, want, row.Verdict, wantVerdict, tolerance)

@@ -1,0 +1,328 @@
+package cost
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"loadgen/meshes/k8s/cluster"
+	"loadgen/results"
+)
+
+// Prometheus reads a watch's CPU and memory from a Prometheus that
+// scrapes the kubelets' cAdvisor metrics (/metrics/cadvisor), as
+// istio/tools' benchmarks and kube-prometheus do. It reads the raw
+// samples within the step's load, not a rate() over a fixed range
+// (which would reach into the step before): CPU is the increase of the
+// cumulative counter between a series' first and last sample in the
+// window over the time between them, memory the mean of the working set's
+// samples. The pods are the watch's, resolved through the API server
+// (cAdvisor's series carry pod names, not pod labels).
+type Prometheus struct {
+	URL string // e.g. http://prometheus.monitoring:9090
+	// CPU is a series selector of a cumulative CPU-seconds counter, Memory
+	// one of a bytes gauge; {namespace}, {pods} (a regular expression of
+	// the watch's pod names) and {container} are replaced. Defaults:
+	// DefaultPromCPU, DefaultPromMemory.
+	CPU, Memory string
+	// Pods lists the pods of a watch (namespace, label selector).
+	Pods   func(ctx context.Context, w Watch) ([]string, error)
+	Client *http.Client
+}
+
+// The default selectors: cAdvisor's container metrics as the kubelet
+// exports them. A watch of whole pods (no container) reads cAdvisor's pod
+// cgroup series (container="", without an image: not the sandbox).
+const (
+	DefaultPromCPU    = `container_cpu_usage_seconds_total{namespace="{namespace}",pod=~"{pods}",container="{container}"}`
+	DefaultPromMemory = `container_memory_working_set_bytes{namespace="{namespace}",pod=~"{pods}",container="{container}"}`
+)
+
+// CheckSelector refuses a query that is not a series selector: loadgen
+// takes the increase over the window itself.
+func CheckSelector(flag, q string) error {
+	if q == "" {
+		return nil
+	}
+	if strings.ContainsAny(q, "()[]") {
+		return fmt.Errorf("%s %q: give a series selector (metric{labels}), not an expression: loadgen reads its raw samples within each step's load itself, as rate() over a fixed range would reach into the step before", flag, q)
+	}
+	if !strings.Contains(q, "{pods}") {
+		return fmt.Errorf("%s %q: the selector must select the watched pods, pod=~\"{pods}\": without it every pod of the namespace (the workers too) is counted", flag, q)
+	}
+	return nil
+}
+
+// Start implements Watcher: it notes the watch's pods; stop reads the
+// window's samples (after the load, so that Prometheus has scraped what
+// cAdvisor measured last).
+func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (results.ProcessCost, error), error) {
+	first, err := p.pods(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return func() (results.ProcessCost, error) {
+		sel := "prometheus:" + w.String()
+		then, err := p.pods(ctx, w)
+		if err != nil {
+			return results.ProcessCost{Name: w.Name, Selector: sel, Role: w.Role}, err
+		}
+		pods := union(first, then)
+		if len(pods) == 0 {
+			return total(w, sel, win, nil, nil, nil), nil
+		}
+		cpu, err := p.Samples(ctx, p.selector(p.CPU, DefaultPromCPU, w, pods), win.From, win.To)
+		if err != nil {
+			return results.ProcessCost{Name: w.Name, Selector: sel, Role: w.Role}, err
+		}
+		mem, err := p.Samples(ctx, p.selector(p.Memory, DefaultPromMemory, w, pods), win.From, win.To)
+		if err != nil {
+			return results.ProcessCost{Name: w.Name, Selector: sel, Role: w.Role}, err
+		}
+		per := map[string]*measured{}
+		seen := map[string]int{} // pod → the most samples a series of it has in the window
+		for _, s := range dedupe(cpu) {
+			seen[s.pod] = max(seen[s.pod], len(s.points))
+			if inc, span, ok := s.increase(); ok {
+				m := per[s.pod]
+				if m == nil {
+					m = &measured{}
+					per[s.pod] = m
+				}
+				m.addCPU(inc/span.Seconds(), span, s.points[len(s.points)-1].t)
+			}
+		}
+		for _, s := range dedupe(mem) {
+			if m := per[s.pod]; m != nil {
+				for _, pt := range s.points {
+					m.addMem(int64(pt.v))
+				}
+			}
+		}
+		load := win.To.Sub(win.From).Round(time.Second)
+		// A pod with no series in the window: too new for cAdvisor to have
+		// measured it within the load, or is the metric not scraped at all?
+		scraped := -1
+		return total(w, sel, win, per, pods, func(pod string) string {
+			if _, ok := seen[pod]; !ok && scraped < 0 {
+				scraped = 0
+				if p.scraped(ctx, p.selector(p.CPU, DefaultPromCPU, w, pods)) {
+					scraped = 1
+				}
+			}
+			if _, ok := seen[pod]; !ok && scraped == 1 {
+				return fmt.Sprintf("not measurable at this step length: Prometheus has no sample of pod %s's CPU within the step's %v of load (cAdvisor measures every 10 to 15 s, a new pod from its first housekeeping)",
+					pod, load)
+			}
+			if _, ok := seen[pod]; !ok {
+				return fmt.Sprintf("Prometheus has no CPU series of pod %s/%s (is the kubelet's /metrics/cadvisor of its node scraped?)", w.Namespace, pod)
+			}
+			return fmt.Sprintf("not measurable at this step length: Prometheus holds %d sample(s) of pod %s's CPU within the step's %v of load, and a figure needs two (cAdvisor measures every 10 to 15 s)",
+				seen[pod], pod, load)
+		}), nil
+	}, nil
+}
+
+// scraped tells whether Prometheus holds the selector's metric at all
+// (any series of its name in the last 5 minutes).
+func (p *Prometheus) scraped(ctx context.Context, selector string) bool {
+	name, _, _ := strings.Cut(selector, "{")
+	var r struct {
+		Status string `json:"status"`
+		Data   struct {
+			Result []json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	q := fmt.Sprintf("count(last_over_time(%s[5m]))", strings.TrimSpace(name))
+	if err := p.get(ctx, "/api/v1/query", url.Values{"query": {q}}, &r); err != nil {
+		return false
+	}
+	return r.Status == "success" && len(r.Data.Result) > 0
+}
+
+func (p *Prometheus) pods(ctx context.Context, w Watch) ([]string, error) {
+	if p.Pods == nil {
+		return nil, fmt.Errorf("%s: no way to list its pods", w.Name)
+	}
+	ps, err := p.Pods(ctx, w)
+	if err != nil {
+		return nil, fmt.Errorf("%s: pods of %s: %v", w.Name, w.Selector, cluster.OneLine(err))
+	}
+	return ps, nil
+}
+
+func union(a, b []string) []string {
+	set := map[string]bool{}
+	for _, x := range append(append([]string(nil), a...), b...) {
+		set[x] = true
+	}
+	out := make([]string, 0, len(set))
+	for x := range set {
+		out = append(out, x)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// selector fills a selector's placeholders. A watch of whole pods reads
+// the pod cgroup's series: container="" and no image (the sandbox's
+// series has the pause image).
+func (p *Prometheus) selector(q, def string, w Watch, pods []string) string {
+	if q == "" {
+		q = def
+		if w.Container == "" {
+			q = strings.Replace(q, `container="{container}"}`, `container="",image=""}`, 1)
+		}
+	}
+	quoted := make([]string, len(pods))
+	for i, pod := range pods {
+		// RE2 inside a PromQL string: each backslash doubled.
+		quoted[i] = strings.ReplaceAll(regexp.QuoteMeta(pod), `\`, `\\`)
+	}
+	return strings.NewReplacer("{namespace}", w.Namespace, "{pods}", strings.Join(quoted, "|"), "{container}", w.Container).Replace(q)
+}
+
+// series is one time series' raw samples, in time order.
+type series struct {
+	pod, container string
+	labels         map[string]string
+	points         []point
+}
+
+type point struct {
+	t time.Time
+	v float64
+}
+
+// increase is a counter's increase from its first sample to its last and
+// the time between them; a drop (a restarted container) counts from zero,
+// as Prometheus' increase() does.
+func (s series) increase() (float64, time.Duration, bool) {
+	if len(s.points) < 2 {
+		return 0, 0, false
+	}
+	var inc float64
+	for i := 1; i < len(s.points); i++ {
+		d := s.points[i].v - s.points[i-1].v
+		if d < 0 {
+			d = s.points[i].v
+		}
+		inc += d
+	}
+	span := s.points[len(s.points)-1].t.Sub(s.points[0].t)
+	return inc, span, span > 0
+}
+
+// dedupe keeps one series per pod and container: a Prometheus that
+// scrapes both the kubelet's /metrics/cadvisor and /metrics/resource has
+// the same metric twice. The one with the most samples is kept.
+func dedupe(ss []series) []series {
+	best := map[string]int{}
+	var out []series
+	for _, s := range ss {
+		k := s.pod + "\x00" + s.container
+		if i, ok := best[k]; ok {
+			if len(s.points) > len(out[i].points) {
+				out[i] = s
+			}
+			continue
+		}
+		best[k] = len(out)
+		out = append(out, s)
+	}
+	return out
+}
+
+// Samples returns the raw samples of a selector's series with
+// timestamps within [from, to]: an instant query of the range vector
+// selector[to-from] at to.
+func (p *Prometheus) Samples(ctx context.Context, selector string, from, to time.Time) ([]series, error) {
+	rng := int(math.Ceil(to.Sub(from).Seconds()))
+	if rng < 1 {
+		rng = 1
+	}
+	q := fmt.Sprintf("%s[%ds]", selector, rng)
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Metric map[string]string    `json:"metric"`
+				Values [][2]json.RawMessage `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := p.get(ctx, "/api/v1/query", url.Values{"query": {q}, "time": {ts(to)}}, &r); err != nil {
+		return nil, err
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("prometheus: query %q: %s", q, r.Error)
+	}
+	var out []series
+	for _, res := range r.Data.Result {
+		s := series{pod: res.Metric["pod"], container: res.Metric["container"], labels: res.Metric}
+		for _, pair := range res.Values {
+			pt, err := parsePoint(pair)
+			if err != nil {
+				return nil, fmt.Errorf("prometheus: query %q: %v", q, err)
+			}
+			if !pt.t.Before(from) && !pt.t.After(to) {
+				s.points = append(s.points, pt)
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func parsePoint(pair [2]json.RawMessage) (point, error) {
+	var t float64
+	var vs string
+	if json.Unmarshal(pair[0], &t) != nil || json.Unmarshal(pair[1], &vs) != nil {
+		return point{}, fmt.Errorf("a sample is not [time, \"value\"]")
+	}
+	v, err := strconv.ParseFloat(vs, 64)
+	if err != nil {
+		return point{}, fmt.Errorf("value %q: %v", vs, err)
+	}
+	return point{t: time.Unix(0, int64(t*1e9)), v: v}, nil
+}
+
+// get POSTs a query form and decodes Prometheus' JSON answer into out.
+func (p *Prometheus) get(ctx context.Context, path string, form url.Values, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(p.URL, "/")+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	hc := p.Client
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("prometheus: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return fmt.Errorf("prometheus: %v", err)
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("prometheus: %s: not a query answer (%v)", resp.Status, err)
+	}
+	return nil
+}
+
+func ts(t time.Time) string {
+	return strconv.FormatFloat(float64(t.UnixNano())/1e9, 'f', 3, 64)
+}

@@ -1,0 +1,336 @@
+// Package paths is `loadgen k8s paths`: the paths k8s-netperf measures,
+// with loadgen's own client and servers in pods, one client Job per
+// measurement, and their table against hostNetwork.
+package paths
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"loadgen/meshes/k8s"
+)
+
+// `loadgen k8s paths` measures the paths k8s-netperf measures
+// (cloud-bulldozer/k8s-netperf), with loadgen's own client and targets in
+// pods: hostNetwork to hostNetwork (the baseline), pod to pod on one node,
+// pod to a ClusterIP Service, pod to a NodePort, and pod to pod across
+// nodes where two schedulable nodes exist. This file is the plan: which
+// paths and tests, where each client and server runs, what it dials.
+
+// The paths, in the order they run and print.
+const (
+	HostHost        = "host-host"            // hostNetwork client → hostNetwork server, the node's IP
+	PodPodSameNode  = "pod-pod-same-node"    // pod → the server pod's IP, one node
+	PodClusterIP    = "pod-clusterip"        // pod → a ClusterIP Service, its endpoint the server pod
+	PodNodePort     = "pod-nodeport"         // pod → the server's node IP : nodePort
+	HostHostOther   = "host-host-other-node" // hostNetwork client on another node → hostNetwork server
+	PodPodOtherNode = "pod-pod-other-node"   // pod on another node → the server pod's IP
+)
+
+// The tests: netperf's TCP_STREAM, TCP_RR and TCP_CRR against `loadgen
+// serve tcp`, and HTTP/1.1 against `loadgen serve httpbin`.
+const (
+	TestTCPStream = "tcp-stream"
+	TestTCPRR     = "tcp-rr"
+	TestTCPCRR    = "tcp-crr"
+	TestHTTP      = "http"
+)
+
+// Defaults of `loadgen k8s paths`: k8s-netperf's 10 s per sample and 3
+// samples, netperf's 1024-byte messages (-m, as the CNI study used).
+const (
+	DefaultNamespace = "loadgen-paths"
+	DefaultDuration  = 10 * time.Second
+	DefaultRepeats   = 3
+	DefaultTolerance = 0.10
+	MessageSize      = 1024
+	// HTTPConnections is the HTTP test's closed loop: a few
+	// connections on one thread.
+	HTTPConnections = 4
+	HTTPEndpoint    = "/bytes/1024"
+)
+
+// The hostNetwork server's ports: in the node's own network namespace,
+// away from the ports a node's components and NodePorts take.
+const (
+	HostPortHTTP = 18080
+	HostPortTCP  = 19000
+)
+
+// Names of the objects a paths run creates (besides a Job per
+// measurement).
+const (
+	ServerName     = "lgp-server"      // the pod-network server
+	HostServerName = "lgp-host-server" // the hostNetwork server
+	ClusterIPName  = "lgp-clusterip"
+	NodePortName   = "lgp-nodeport"
+	appName        = "loadgen-paths"
+)
+
+// NotMeasurableOneNode is what a cross-node row says on a cluster with
+// one schedulable node.
+const NotMeasurableOneNode = "not measurable here: one schedulable node"
+
+// Options say what `loadgen k8s paths` measures and where.
+type Options struct {
+	Namespace string        // default DefaultNamespace; loadgen creates it
+	RunID     string        // LabelRun on every object (default DefaultRunID)
+	Image     string        // the loadgen image (default DefaultImage)
+	Duration  time.Duration // each sample (default DefaultDuration)
+	Repeats   int           // samples of each path × test (default DefaultRepeats)
+	// Tolerance is how far below its hostNetwork row (a fraction: 0.10)
+	// a pod path may fall before the run fails, as k8s-netperf's
+	// --tcp-tolerance.
+	Tolerance float64
+}
+
+// withDefaults fills what was left empty and checks the rest.
+func (o Options) withDefaults() (Options, error) {
+	if o.Namespace == "" {
+		o.Namespace = DefaultNamespace
+	}
+	if o.RunID == "" {
+		o.RunID = k8s.DefaultRunID
+	}
+	if o.Image == "" {
+		o.Image = k8s.DefaultImage
+	}
+	if o.Duration == 0 {
+		o.Duration = DefaultDuration
+	}
+	if o.Repeats == 0 {
+		o.Repeats = DefaultRepeats
+	}
+	switch {
+	case o.Duration < time.Second:
+		return o, fmt.Errorf("duration %v: want 1s or more per sample", o.Duration)
+	case o.Duration > time.Hour:
+		return o, fmt.Errorf("duration %v: want at most 1h per sample", o.Duration)
+	case o.Repeats < 1 || o.Repeats > 100:
+		return o, fmt.Errorf("repeats %d: want 1 to 100", o.Repeats)
+	case o.Tolerance < 0 || o.Tolerance >= 1:
+		return o, fmt.Errorf("tolerance %g%%: want 0%% or more and below 100%%", 100*o.Tolerance)
+	case len(o.RunID) > 40:
+		return o, fmt.Errorf("run id %q: at most 40 characters (it names each measurement's Job)", o.RunID)
+	}
+	return o, o.mesh().Validate()
+}
+
+// Validate checks the options as a run would, before anything else.
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
+}
+
+// mesh is the rendering options the shared renderers (labels, the client
+// Job) take: no mesh.
+func (o Options) mesh() k8s.Options {
+	return k8s.Options{Namespace: o.Namespace, RunID: o.RunID, Image: o.Image, Mesh: k8s.MeshNone, Mode: k8s.ModeBoth,
+		IngressNamespace: k8s.DefaultIngressNS}
+}
+
+// reach is what a path's client dials.
+type reach int
+
+const (
+	reachHostIP    reach = iota // the hostNetwork server on its node's IP
+	reachPodIP                  // the server pod's IP
+	reachClusterIP              // the ClusterIP Service's address
+	reachNodePort               // the server's node IP and the NodePort Service's port
+)
+
+// PathSpec is one path: where its client runs and what it dials.
+type PathSpec struct {
+	Name  string
+	Title string // in k8s-netperf's words
+	// Baseline is the hostNetwork row its figures are a ratio to; empty
+	// for a hostNetwork row itself.
+	Baseline    string
+	HostNetwork bool   // the client runs in the node's network namespace
+	ClientNode  string // the node the client runs on; empty when not measurable
+	// NotMeasurable says why the path cannot run on this cluster.
+	NotMeasurable string
+	reach         reach
+}
+
+// Measurable tells whether the path runs on this cluster.
+func (p PathSpec) Measurable() bool { return p.NotMeasurable == "" }
+
+// TestSpec is one test: a `loadgen run` protocol and what its figure is.
+type TestSpec struct {
+	Name     string
+	Title    string // netperf's name
+	Protocol string // loadgen run -p
+	Unit     string // of the figure: higher is better for every test
+	// Connections and Threads are the closed loop's.
+	Connections, Threads int
+}
+
+// Tests are the tests, in the order they run and print: one
+// connection for STREAM, RR and CRR (k8s-netperf's default), a few for
+// HTTP/1.1.
+var Tests = []TestSpec{
+	{Name: TestTCPStream, Title: "TCP_STREAM", Protocol: "tcp-stream", Unit: "Gbit/s", Connections: 1, Threads: 1},
+	{Name: TestTCPRR, Title: "TCP_RR", Protocol: "tcp-rr", Unit: "trans/s", Connections: 1, Threads: 1},
+	{Name: TestTCPCRR, Title: "TCP_CRR", Protocol: "tcp-crr", Unit: "conn/s", Connections: 1, Threads: 1},
+	{Name: TestHTTP, Title: "HTTP/1.1", Protocol: "http1", Unit: "req/s", Connections: HTTPConnections, Threads: 1},
+}
+
+// Rung is the test's closed loop as sweeps name it: c1t1.
+func (t TestSpec) Rung() string { return fmt.Sprintf("c%dt%d", t.Connections, t.Threads) }
+
+// Plan is a paths run laid out on a cluster's nodes.
+type Plan struct {
+	Options Options
+	// Nodes are the cluster's schedulable nodes, by name; the servers run
+	// on the first (ServerNode), cross-node clients on the second
+	// (OtherNode, empty with one).
+	Nodes                 []string
+	ServerNode, OtherNode string
+	Paths                 []PathSpec
+	Tests                 []TestSpec
+}
+
+// SchedulableNodes are the nodes a pod can be placed on, by name: not
+// cordoned, not tainted NoSchedule or NoExecute (a node that is not ready
+// is tainted so), in name order.
+func SchedulableNodes(nodes []corev1.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		if n.Spec.Unschedulable {
+			continue
+		}
+		if slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+		}) {
+			continue
+		}
+		out = append(out, n.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// NewPlan lays the paths out on the cluster's nodes: servers and
+// same-node clients on the first schedulable node, cross-node clients on
+// the second; with one schedulable node the cross-node rows say they are
+// not measurable here.
+func NewPlan(o Options, nodes []corev1.Node) (*Plan, error) {
+	names := SchedulableNodes(nodes)
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no schedulable node among the cluster's %d: each is cordoned or tainted NoSchedule/NoExecute", len(nodes))
+	}
+	return planOn(o, names)
+}
+
+// planOn is the plan on named schedulable nodes.
+func planOn(o Options, nodes []string) (*Plan, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Options: o, Nodes: nodes, ServerNode: nodes[0], Tests: Tests}
+	if len(nodes) > 1 {
+		p.OtherNode = nodes[1]
+	}
+	a, b := p.ServerNode, p.OtherNode
+	why := ""
+	if b == "" {
+		why = NotMeasurableOneNode
+	}
+	p.Paths = []PathSpec{
+		{Name: HostHost, Title: "hostNetwork ↔ hostNetwork, one node (the node's IP)", HostNetwork: true, ClientNode: a, reach: reachHostIP},
+		{Name: PodPodSameNode, Title: "pod ↔ pod, one node (pod IP)", Baseline: HostHost, ClientNode: a, reach: reachPodIP},
+		{Name: PodClusterIP, Title: "pod → ClusterIP Service, one node", Baseline: HostHost, ClientNode: a, reach: reachClusterIP},
+		{Name: PodNodePort, Title: "pod → NodePort (node IP : nodePort), one node", Baseline: HostHost, ClientNode: a, reach: reachNodePort},
+		{Name: HostHostOther, Title: "hostNetwork ↔ hostNetwork, across nodes", HostNetwork: true, ClientNode: b, NotMeasurable: why, reach: reachHostIP},
+		{Name: PodPodOtherNode, Title: "pod ↔ pod, across nodes (pod IP)", Baseline: HostHostOther, ClientNode: b, NotMeasurable: why, reach: reachPodIP},
+	}
+	return p, nil
+}
+
+// Path finds a path of the plan by name.
+func (p *Plan) Path(name string) (PathSpec, bool) {
+	i := slices.IndexFunc(p.Paths, func(s PathSpec) bool { return s.Name == name })
+	if i < 0 {
+		return PathSpec{}, false
+	}
+	return p.Paths[i], true
+}
+
+// Measurement is one sample: a path × test in one repeat, one client Job.
+type Measurement struct {
+	Index  int // in run order, from 0: names its Job
+	Repeat int // from 1
+	Path   PathSpec
+	Test   TestSpec
+}
+
+// ID is the measurement's step in its test's results directory, as
+// loadgen sweep names steps: PATH_RUNG_PAYLOAD_closed_rREPEAT.
+func (m Measurement) ID() string {
+	return fmt.Sprintf("%s_%s_%dKiB_closed_r%d", m.Path.Name, m.Test.Rung(), MessageSize/1024, m.Repeat)
+}
+
+// Measurements are the plan's samples in run order: each repeat a full
+// pass over tests and paths, so that a cluster drifting during the run
+// drifts for every path alike.
+func (p *Plan) Measurements() []Measurement {
+	var out []Measurement
+	for r := 1; r <= p.Options.Repeats; r++ {
+		for _, t := range p.Tests {
+			for _, path := range p.Paths {
+				if path.Measurable() {
+					out = append(out, Measurement{Index: len(out), Repeat: r, Path: path, Test: t})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Endpoints are the servers' addresses as the cluster reports them.
+type Endpoints struct {
+	NodeIP    string // the servers' node (the hostNetwork server's status.hostIP)
+	PodIP     string // the pod-network server's status.podIP
+	ClusterIP string // the ClusterIP Service's spec.clusterIP
+	// NodePortTCP and NodePortHTTP are the NodePort Service's allocated ports.
+	NodePortTCP, NodePortHTTP int32
+}
+
+// Target is what the measurement's client dials: host:port for TCP, a
+// URL for HTTP.
+func (p *Plan) Target(m Measurement, ep Endpoints) string {
+	n := func(port int32) string { return strconv.Itoa(int(port)) }
+	switch m.Path.reach {
+	case reachPodIP:
+		return target(m.Test, ep.PodIP, strconv.Itoa(k8s.PortTCP), strconv.Itoa(k8s.PortHTTP))
+	case reachClusterIP:
+		return target(m.Test, ep.ClusterIP, strconv.Itoa(k8s.PortTCP), strconv.Itoa(k8s.PortHTTP))
+	case reachNodePort:
+		return target(m.Test, ep.NodeIP, n(ep.NodePortTCP), n(ep.NodePortHTTP))
+	}
+	return target(m.Test, ep.NodeIP, strconv.Itoa(HostPortTCP), strconv.Itoa(HostPortHTTP))
+}
+
+func target(t TestSpec, host, tcpPort, httpPort string) string {
+	if t.Name == TestHTTP {
+		return "http://" + net.JoinHostPort(host, httpPort) + HTTPEndpoint
+	}
+	return net.JoinHostPort(host, tcpPort)
+}
+
+// RunArgs are `loadgen run`'s flags for a measurement, less the -c and
+// -t the worker adds, with the target last.
+func (p *Plan) RunArgs(m Measurement, ep Endpoints) []string {
+	a := []string{"-q", "-d", p.Options.Duration.String()}
+	if m.Test.Name != TestHTTP {
+		a = append(a, "-p", m.Test.Protocol, "--size", strconv.Itoa(MessageSize))
+	}
+	return append(a, p.Target(m, ep))
+}

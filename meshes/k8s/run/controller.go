@@ -1,0 +1,46 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"loadgen/meshes/k8s/cluster"
+	"loadgen/results/store"
+)
+
+// ControllerFile records, in a results directory, what a run changed in a
+// shared controller object and whether it was put back
+// (cluster.ControllerChange).
+const ControllerFile = "controller.json"
+
+// configureController sets the controller's ConfigMap keys by server-side
+// apply (loadgen's field manager owns just those keys), after recording
+// their previous values in the results directory and on the object.
+func (k *Coordinator) configureController(ctx context.Context) (*cluster.ControllerChange, error) {
+	o := k.Options
+	ch, err := k.Cluster.ConfigureController(ctx, o.ControllerConfig(), o.Namespace, o.RunID, k.writeController)
+	if err != nil {
+		return nil, err
+	}
+	k.say("configured %s: %s (put back at the end)", ch.Object, keyValues(ch.Set))
+	return ch, nil
+}
+
+func (k *Coordinator) writeController(ch *cluster.ControllerChange) error {
+	if err := store.WriteJSON(filepath.Join(k.Dir, ControllerFile), ch); err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	return nil
+}
+
+func keyValues(m map[string]string) string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}

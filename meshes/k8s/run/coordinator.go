@@ -1,0 +1,289 @@
+// Package run is the coordinator of a distributed run: a sweep on a
+// cluster, each step one Indexed Job of workers started at one instant.
+// It applies the comparison's objects, checks that the mesh is really
+// there, waits for the target and the ingress's or gateway's published
+// address, runs the steps, merges the workers' results exactly into a
+// sweep results directory, records the proxies' cost over each step's
+// load, and deletes what it created.
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/cluster"
+	"loadgen/meshes/k8s/cost"
+	"loadgen/meshes/k8s/worker"
+	"loadgen/results"
+	"loadgen/results/merge"
+	"loadgen/results/store"
+)
+
+// WorkersDir holds, beside a sweep's steps, each step's workers: their
+// shares, generator cost, clock offsets and lateness.
+const WorkersDir = "workers"
+
+// Coordinator runs a sweep on a cluster: it applies the comparison's
+// objects, runs each step as an Indexed Job, merges the workers' results
+// into a sweep results directory (loadgen/sweep's layout, so `loadgen
+// report` reads it) and deletes everything it created.
+type Coordinator struct {
+	Cluster *cluster.Cluster
+	Options k8s.Options // RunID names this run's label
+	Load    k8s.Load
+	Steps   []k8s.Step
+	Workers int
+	Dir     string
+	// Manifest is the results directory's manifest (the sweep as asked);
+	// Steps fills its step list.
+	Manifest results.Manifest
+	// StartLead is how far ahead of its creation a step's Job is told to
+	// start: the time to schedule and start N pods (default 30 s).
+	StartLead time.Duration
+	// MaxLate is how late a worker may start (default 2 s).
+	MaxLate time.Duration
+	// Watcher samples the mesh's containers during each step; nil: none.
+	Watcher cost.Watcher
+	Poll    time.Duration                    // how often pods are looked at (default 1 s)
+	Events  func(format string, args ...any) // progress for people
+	// TargetWait bounds the wait for the target (and the ingress or
+	// gateway address) when the sweep loads it (default 5 min).
+	TargetWait time.Duration
+
+	said map[string]bool // what sayOnce said
+	// proxies are the watches of an ingress's or a gateway's proxy, found
+	// from its published address.
+	proxies []cost.Watch
+}
+
+func (k *Coordinator) say(format string, args ...any) {
+	if k.Events != nil {
+		k.Events(format, args...)
+	}
+}
+
+// sayOnce says a message once per run.
+func (k *Coordinator) sayOnce(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if k.said[msg] {
+		return
+	}
+	if k.said == nil {
+		k.said = map[string]bool{}
+	}
+	k.said[msg] = true
+	k.say("%s", msg)
+}
+
+func (k *Coordinator) defaults() {
+	if k.StartLead == 0 {
+		k.StartLead = 30 * time.Second
+	}
+	if k.MaxLate == 0 {
+		k.MaxLate = 2 * time.Second
+	}
+	if k.Poll == 0 {
+		k.Poll = time.Second
+	}
+	if k.TargetWait == 0 {
+		k.TargetWait = 5 * time.Minute
+	}
+	if k.Workers == 0 {
+		k.Workers = 1
+	}
+}
+
+// Objects are what the run applies: the rendering without its client Job
+// and without what is not loadgen's (the ingress controller's ConfigMap,
+// which --configure-controller changes and puts back).
+func (k *Coordinator) Objects() ([]*unstructured.Unstructured, []string, error) {
+	r, err := k8s.Render(k.Options, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*unstructured.Unstructured
+	notes := r.Notes
+	for _, u := range r.WithoutClient() {
+		if u.GetLabels()[k8s.LabelManagedBy] != k8s.ManagedBy {
+			continue // the controller's ConfigMap: configureController's, put back at the end
+		}
+		out = append(out, u)
+	}
+	return out, notes, nil
+}
+
+// Run runs every step and returns them in plan order. A failed step is
+// recorded and the sweep goes on; Ctrl-C (ctx) stops after the current
+// step. Whatever happens, the objects it created are deleted.
+func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error) {
+	k.defaults()
+	o, err := k.Options.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	k.Options = o
+	objs, notes, err := k.Objects()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range notes {
+		k.say("%s", n)
+	}
+	if err := k.Cluster.CheckKinds(o.Mesh, objs); err != nil {
+		return nil, err
+	}
+	if err := k.Cluster.CheckNamespace(ctx, o.Namespace); err != nil {
+		return nil, err
+	}
+	if err := k.prepareDir(); err != nil {
+		return nil, err
+	}
+	var changed *cluster.ControllerChange
+	defer func() {
+		// A fresh context: Ctrl-C must not stop the cleanup.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if changed != nil {
+			restored, rerr := k.Cluster.RestoreControllers(cctx, o.Namespace, o.RunID, o.IngressNamespace)
+			changed.Restored = rerr == nil && len(restored) > 0
+			if rerr != nil {
+				changed.RestoreError = rerr.Error()
+				err = errors.Join(err, fmt.Errorf("%w (run `loadgen k8s cleanup -n %s`)", rerr, o.Namespace))
+			} else {
+				k.say("restored %s", strings.Join(restored, ", "))
+			}
+			if werr := k.writeController(changed); werr != nil {
+				err = errors.Join(err, werr)
+			}
+		}
+		deleted, cerr := k.Cluster.Cleanup(cctx, o.Namespace, o.RunID)
+		k.say("cleanup: deleted %d objects of run %s", len(deleted), o.RunID)
+		if cerr != nil {
+			err = errors.Join(err, fmt.Errorf("cleanup: %w (run `loadgen k8s cleanup -n %s`)", cerr, o.Namespace))
+		}
+	}()
+	if err := k.Cluster.Apply(ctx, objs); err != nil {
+		return nil, err
+	}
+	k.say("applied %d objects (run %s) in namespace %s", len(objs), o.RunID, o.Namespace)
+	if err := k.checkClass(ctx); err != nil {
+		return nil, err
+	}
+	if o.ConfigureController {
+		if changed, err = k.configureController(ctx); err != nil {
+			return nil, err
+		}
+	}
+	// A target that never gets ready fails the steps that load it, with
+	// its pods' reason; the sweep's other steps still run.
+	addr, terr := k.waitTarget(ctx)
+	if terr != nil {
+		if ctx.Err() != nil {
+			return nil, terr
+		}
+		k.say("%v", terr)
+	} else if k.usesTarget() {
+		if err := k.checkMesh(ctx); err != nil {
+			return nil, err
+		}
+		if k.Watcher != nil {
+			var note string
+			if k.proxies, note = k.proxyWatches(ctx, addr); note != "" {
+				k.say("%s", note)
+			}
+		}
+	}
+	off, err := k.clockOffset(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range k.Steps {
+		if ctx.Err() != nil {
+			break
+		}
+		var res *results.Step
+		var workers []merge.Worker
+		if terr != nil && st.UsesTarget() {
+			res = newStep(st)
+			res.Failed = terr.Error()
+		} else {
+			k.say("step %d/%d %s: %d workers", st.Index+1, len(k.Steps), st.ID, k.Workers)
+			res, workers = k.runStep(ctx, st, addr, off)
+		}
+		if err := store.WriteJSON(filepath.Join(k.Dir, store.StepsDir, st.ID+".json"), res); err != nil {
+			return append(steps, res), fmt.Errorf("step %s: %w", st.ID, err)
+		}
+		if workers != nil {
+			if err := store.WriteJSON(filepath.Join(k.Dir, WorkersDir, st.ID+".json"), workers); err != nil {
+				return append(steps, res), fmt.Errorf("step %s workers: %w", st.ID, err)
+			}
+		}
+		if res.Failed != "" {
+			k.say("step %s failed: %s", st.ID, res.Failed)
+		} else {
+			s := res.Run.Summary
+			k.say("step %s: %.1f req/s, p50 %v p99 %v (%d workers merged)", st.ID, s.RPS, s.Latency.P50, s.Latency.P99, k.Workers)
+		}
+		steps = append(steps, res)
+	}
+	return steps, ctx.Err()
+}
+
+// prepareDir writes the results directory's manifest.
+func (k *Coordinator) prepareDir() error {
+	if _, err := os.Stat(filepath.Join(k.Dir, store.ManifestFile)); err == nil {
+		return fmt.Errorf("%s already holds a sweep: choose another -o", k.Dir)
+	}
+	for _, d := range []string{store.StepsDir, WorkersDir} {
+		if err := os.MkdirAll(filepath.Join(k.Dir, d), 0o755); err != nil {
+			return fmt.Errorf("results directory: %w", err)
+		}
+	}
+	m := k.Manifest
+	m.Schema, m.Tool, m.Kind = results.SchemaVersion, "loadgen", "sweep"
+	if m.Created.IsZero() {
+		m.Created = time.Now().UTC()
+	}
+	m.Steps = nil
+	for _, st := range k.Steps {
+		m.Steps = append(m.Steps, st.ID)
+	}
+	if m.Spec == nil {
+		m.Spec = json.RawMessage("{}")
+	}
+	return store.WriteJSON(filepath.Join(k.Dir, store.ManifestFile), m)
+}
+
+// usesTarget tells whether any step loads the comparison's target.
+func (k *Coordinator) usesTarget() bool {
+	for _, st := range k.Steps {
+		if st.UsesTarget() {
+			return true
+		}
+	}
+	return false
+}
+
+// clockOffset measures the coordinator's clock against the API server's,
+// the reference every worker measures itself against too.
+func (k *Coordinator) clockOffset(ctx context.Context) (worker.Offset, error) {
+	hc, err := k.Cluster.HTTPClient()
+	if err != nil {
+		return worker.Offset{}, err
+	}
+	off, err := worker.MeasureOffset(ctx, hc, strings.TrimRight(k.Cluster.Host, "/")+"/version")
+	if err != nil {
+		return worker.Offset{}, k.Cluster.Errorf("clock: %v", err)
+	}
+	k.say("coordinator clock: %v from the API server's (±%v)", off.Offset.Round(time.Millisecond), off.Error.Round(time.Millisecond))
+	return off, nil
+}

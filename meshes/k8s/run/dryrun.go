@@ -1,0 +1,61 @@
+package run
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/worker"
+)
+
+// DryRun prints what Run would apply and the plan — each step's Job, its
+// workers' shares and the URL they load — without touching a cluster.
+func (k *Coordinator) DryRun(w io.Writer) error {
+	k.defaults()
+	o, err := k.Options.WithDefaults()
+	if err != nil {
+		return err
+	}
+	k.Options = o
+	objs, notes, err := k.Objects()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "# loadgen k8s run %s (dry run): mesh %s, namespace %s, %d steps of %d workers\n", o.RunID, o.Mesh, o.Namespace, len(k.Steps), k.Workers)
+	for _, n := range notes {
+		fmt.Fprintf(w, "# %s\n", n)
+	}
+	for i, st := range k.Steps {
+		args, err := o.RunArgs(k.Load, st, k8s.Addresses{})
+		if err != nil {
+			return fmt.Errorf("step %s: %w", st.ID, err)
+		}
+		fmt.Fprintf(w, "# step %d %s: Job %s, %s\n", st.Index, st.ID, k8s.JobName(o.RunID, st.Index), args[len(args)-1])
+		for i := range k.Workers {
+			s, err := worker.ShareOf(st.Connections, st.Threads, st.Rate, k.Workers, i)
+			if err != nil {
+				fmt.Fprintf(w, "#   fails: %v\n", err)
+				break
+			}
+			fmt.Fprintf(w, "#   worker %d: -c %d -t %d", i, s.Connections, s.Threads)
+			if s.Rate > 0 {
+				fmt.Fprintf(w, " -R %g", s.Rate)
+			}
+			fmt.Fprintln(w)
+		}
+		if i == 0 {
+			spec := k8s.JobSpec{Name: k8s.JobName(o.RunID, st.Index), Workers: k.Workers, StartAt: time.Time{}, MaxLate: k.MaxLate,
+				Connections: st.Connections, Threads: st.Threads, Rate: st.Rate, RunArgs: args, Index: st.Index, Direct: k8s.DirectURL(st.URL),
+				Deadline: k.StartLead + k.Load.Warmup + k.Load.Duration + k.Load.Timeout + 30*time.Second}
+			us, err := k8s.ToUnstructured(o.Job(spec))
+			if err != nil {
+				return err
+			}
+			objs = append(objs, us...)
+		}
+	}
+	fmt.Fprintf(w, "# the first step's Job is below; each step gets --start-at %v ahead of its creation\n", k.StartLead)
+	r := &k8s.Rendering{Objects: objs}
+	return r.WriteYAML(w)
+}

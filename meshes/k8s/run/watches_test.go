@@ -1,0 +1,52 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/cluster"
+	"loadgen/meshes/k8s/cost"
+)
+
+// TestWatchedPodsOnTheRunsNodes: ztunnel's figure is the ztunnels on the
+// nodes of the run's pods, not every node's.
+func TestWatchedPodsOnTheRunsNodes(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewSimpleClientset()
+	pod := func(name, ns, node string, labels map[string]string) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}, Spec: corev1.PodSpec{NodeName: node}}
+		if _, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, _ := k8s.Options{Mesh: k8s.MeshIstioAmbient, Namespace: "bench", RunID: "r1"}.WithDefaults()
+	run := map[string]string{k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelRun: o.RunID}
+	pod("loadgen-target-1", "bench", "n1", run)
+	pod("lg-r1-0-abc", "bench", "n2", run)
+	pod("other-run", "bench", "n4", map[string]string{k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelRun: "r2"})
+	for i, n := range []string{"n1", "n2", "n3", "n4"} {
+		pod(fmt.Sprintf("ztunnel-%d", i), "istio-system", n, map[string]string{"app": "ztunnel"})
+	}
+	var zt cost.Watch
+	for _, w := range watches(o) {
+		if w.Name == "ztunnel" {
+			zt = w
+		}
+	}
+	got, err := cost.WatchedPods(&cluster.Cluster{Client: client})(ctx, zt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	if strings.Join(got, ",") != "ztunnel-0,ztunnel-1" {
+		t.Errorf("ztunnel pods %v, want those of nodes n1 and n2", got)
+	}
+}

@@ -1,0 +1,284 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/cluster"
+)
+
+// Labels and annotations the Job controller puts on its pods.
+const (
+	labelJobName    = "batch.kubernetes.io/job-name"
+	annotationIndex = "batch.kubernetes.io/job-completion-index"
+)
+
+// Outcome is what became of one worker: its report, or why not.
+type Outcome struct {
+	Index  int
+	Pod    string
+	Report *Report
+	Failed string // why there is no report
+}
+
+// CollectBy waits until every worker's container of an Indexed Job has
+// ended (or until deadline) and reads each one's report from its log
+// (the worker container's: ContainerWorker). Each index's pod is
+// remembered as last seen: when the Job passes its deadline, the Job
+// controller deletes its active pods, and a stuck worker's reason
+// (ImagePullBackOff, Pending) must not go with them. A pod that is gone
+// (deleted, or the Job's failure took it) has ended. Once startBy has
+// passed, a worker that has not started (its image cannot be pulled, it
+// cannot be scheduled) can only be late: the step fails at once, with the
+// pod's reason, instead of at the deadline.
+//
+// With sidecar set (a mesh that injects the workers' pods), a worker pod
+// without that container fails at once: the mesh did not inject it.
+func CollectBy(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, workers int, startBy, deadline time.Time, poll time.Duration,
+	sidecar, hint string) []Outcome {
+	ns := job.Namespace
+	byIndex := map[int]*corev1.Pod{}
+	gone := map[int]bool{}
+	var notStarted map[int]bool
+	bare := map[int]bool{}
+	for {
+		list, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labelJobName + "=" + job.Name})
+		if err == nil {
+			remember(byIndex, list.Items)
+			listed := map[types.UID]bool{}
+			for i := range list.Items {
+				listed[list.Items[i].UID] = true
+			}
+			for i, p := range byIndex {
+				gone[i] = !listed[p.UID]
+				if sidecar != "" && !cluster.HasContainer(p, sidecar) {
+					bare[i] = true
+				}
+			}
+			if len(bare) > 0 {
+				break
+			}
+			if allEnded(byIndex, gone, workers) {
+				break
+			}
+			if !startBy.IsZero() && time.Now().After(startBy) {
+				if notStarted = unstarted(byIndex, gone, workers); len(notStarted) > 0 {
+					break
+				}
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(poll):
+		}
+	}
+	out := make([]Outcome, workers)
+	for i := range workers {
+		switch {
+		case len(bare) > 0 && !bare[i]:
+			out[i] = Outcome{Index: i, Failed: fmt.Sprintf("worker %d: stopped with the step", i)}
+		case bare[i]:
+			out[i] = Outcome{Index: i, Pod: byIndex[i].Name, Failed: fmt.Sprintf("worker %d (pod %s) has no %s container, nothing injected it (%s)", i, byIndex[i].Name, sidecar, hint)}
+		case notStarted[i]:
+			o := Outcome{Index: i, Failed: fmt.Sprintf("worker %d: no pod was created by the start instant%s", i, jobConditions(ctx, c, job))}
+			if p := byIndex[i]; p != nil {
+				o.Pod = p.Name
+				o.Failed = fmt.Sprintf("worker %d (pod %s) had not started by the start instant: %s%s", i, p.Name, cluster.PodReason(p), c.PodEvents(ctx, p))
+			}
+			out[i] = o
+		case gone[i]:
+			if _, ended := workerExit(byIndex[i]); !ended {
+				out[i] = Outcome{Index: i, Pod: byIndex[i].Name,
+					Failed: fmt.Sprintf("worker %d (pod %s) was deleted while it ran (last seen %s)", i, byIndex[i].Name, cluster.PodReason(byIndex[i]))}
+				continue
+			}
+			out[i] = outcome(ctx, c, job, i, byIndex[i])
+		default:
+			out[i] = outcome(ctx, c, job, i, byIndex[i])
+		}
+	}
+	return out
+}
+
+// Collect is CollectBy without a start instant: workers that have not
+// started are waited for until the deadline.
+func Collect(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, workers int, deadline time.Time, poll time.Duration) []Outcome {
+	return CollectBy(ctx, c, job, workers, time.Time{}, deadline, poll, "", "")
+}
+
+// remember keeps the newest pod of each completion index: a later pod of
+// the same index (a retry) replaces an earlier one, the same pod's newer
+// state replaces its older, and a pod no longer listed stays as last seen.
+func remember(byIndex map[int]*corev1.Pod, pods []corev1.Pod) {
+	for i := range pods {
+		p := &pods[i]
+		idx, err := strconv.Atoi(p.Annotations[annotationIndex])
+		if err != nil {
+			continue
+		}
+		if q, ok := byIndex[idx]; !ok || q.UID == p.UID || p.CreationTimestamp.After(q.CreationTimestamp.Time) {
+			byIndex[idx] = p
+		}
+	}
+}
+
+// allEnded tells whether every index has a pod whose worker ended, or
+// whose pod is gone.
+func allEnded(byIndex map[int]*corev1.Pod, gone map[int]bool, workers int) bool {
+	for i := range workers {
+		if p, ok := byIndex[i]; !ok {
+			return false
+		} else if _, ended := workerExit(p); !ended && !gone[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// unstarted are the indexes whose worker container has not started: no
+// pod yet, or a pod whose worker still waits (image pull, scheduling).
+func unstarted(byIndex map[int]*corev1.Pod, gone map[int]bool, workers int) map[int]bool {
+	out := map[int]bool{}
+	for i := range workers {
+		p, ok := byIndex[i]
+		if !ok {
+			out[i] = true
+			continue
+		}
+		if gone[i] {
+			continue
+		}
+		if _, ended := workerExit(p); ended {
+			continue
+		}
+		running := false
+		for _, s := range p.Status.ContainerStatuses {
+			if s.Name == k8s.ContainerWorker && s.State.Running != nil {
+				running = true
+			}
+		}
+		if !running {
+			out[i] = true
+		}
+	}
+	return out
+}
+
+// workerExit is the worker container's termination, if it ended.
+func workerExit(p *corev1.Pod) (*corev1.ContainerStateTerminated, bool) {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == k8s.ContainerWorker && s.State.Terminated != nil {
+			return s.State.Terminated, true
+		}
+	}
+	if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+		return nil, true
+	}
+	return nil, false
+}
+
+func outcome(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, i int, p *corev1.Pod) Outcome {
+	o := Outcome{Index: i}
+	if p == nil {
+		o.Failed = fmt.Sprintf("worker %d: no pod was created%s", i, jobConditions(ctx, c, job))
+		return o
+	}
+	o.Pod = p.Name
+	term, ended := workerExit(p)
+	if !ended {
+		o.Failed = fmt.Sprintf("worker %d (pod %s) never finished: %s", i, p.Name, cluster.PodReason(p))
+		return o
+	}
+	if term == nil || term.ExitCode != 0 {
+		why := cluster.PodReason(p)
+		if term != nil {
+			why = fmt.Sprintf("exit code %d", term.ExitCode)
+			if term.Reason != "" {
+				why += " (" + term.Reason + ")"
+			}
+			if term.Message != "" {
+				why += ": " + term.Message
+			}
+		}
+		o.Failed = fmt.Sprintf("worker %d (pod %s) failed: %s%s", i, p.Name, why, lastLines(ctx, c, p, 5))
+		return o
+	}
+	log, err := c.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: k8s.ContainerWorker,
+		LimitBytes: ptrInt64(64 << 20)}).DoRaw(ctx)
+	if err != nil {
+		o.Failed = fmt.Sprintf("worker %d (pod %s): reading its log: %v", i, p.Name, cluster.OneLine(err))
+		return o
+	}
+	r, err := ParseReport(log)
+	if err != nil {
+		o.Failed = fmt.Sprintf("worker %d (pod %s): %v%s", i, p.Name, err, Tail(log, 5))
+		return o
+	}
+	if r.Error != "" || r.Run == nil {
+		o.Failed = fmt.Sprintf("worker %d (pod %s): %s", i, p.Name, r.Error)
+		return o
+	}
+	o.Report = r
+	return o
+}
+
+func ptrInt64(v int64) *int64 { return &v }
+
+// lastLines are the worker's last log lines, for a failure message.
+func lastLines(ctx context.Context, c *cluster.Cluster, p *corev1.Pod, n int64) string {
+	log, err := c.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: k8s.ContainerWorker, TailLines: &n}).DoRaw(ctx)
+	if err != nil {
+		return ""
+	}
+	return Tail(log, int(n))
+}
+
+// Tail is a log's last n lines, less the report line, for a failure
+// message: "; last log lines: …", or empty.
+func Tail(log []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(log), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	var keep []string
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, ReportMarker) {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) == 0 {
+		return ""
+	}
+	return "; last log lines: " + strings.Join(keep, " | ")
+}
+
+func jobConditions(ctx context.Context, c *cluster.Cluster, job *batchv1.Job) string {
+	j, err := c.Client.BatchV1().Jobs(job.Namespace).Get(ctx, job.Name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	var cs []string
+	for _, cond := range j.Status.Conditions {
+		if cond.Status == corev1.ConditionTrue {
+			cs = append(cs, fmt.Sprintf("%s %s: %s", cond.Type, cond.Reason, cond.Message))
+		}
+	}
+	sort.Strings(cs)
+	if len(cs) == 0 {
+		return ""
+	}
+	return " (Job: " + strings.Join(cs, "; ") + ")"
+}

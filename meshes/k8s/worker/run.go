@@ -1,0 +1,138 @@
+package worker
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"loadgen/results"
+	"loadgen/results/store"
+)
+
+// Config is one worker's command line (`loadgen k8s worker`).
+type Config struct {
+	Workers     int
+	Index       int // JOB_COMPLETION_INDEX
+	Connections int // in all, as the Job was told
+	Threads     int
+	Rate        float64
+	StartAt     time.Time
+	MaxLate     time.Duration
+	// Clock is the reference clock's URL (the API server's /version, from
+	// KUBERNETES_SERVICE_HOST/PORT); empty: the offset is not measured.
+	Clock   string
+	ClockCA string   // CA file of Clock (the service account's)
+	RunArgs []string // `loadgen run …` without -c, -t, -R and --json
+}
+
+// ServiceAccountCA is where pods find the cluster's CA.
+const ServiceAccountCA = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
+
+// InClusterClock is the API server's /version as a kubelet tells pods.
+func InClusterClock() string {
+	h, p := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
+	if h == "" || p == "" {
+		return ""
+	}
+	return "https://" + net.JoinHostPort(h, p) + "/version"
+}
+
+// RunFunc runs `loadgen run` with args and writes its result to jsonPath.
+type RunFunc func(ctx context.Context, args []string, jsonPath string) error
+
+// Run measures the clock, waits for the start, runs this worker's
+// share and prints its report line on out. The report is printed for a
+// failure too (late, or the run failed), and the error returned.
+func Run(ctx context.Context, cfg Config, run RunFunc, out io.Writer) error {
+	rep := Report{Index: cfg.Index, StartAt: cfg.StartAt}
+	rep.Host, _ = os.Hostname()
+	fail := func(err error) error {
+		rep.Error = err.Error()
+		if line, lerr := rep.Line(); lerr == nil {
+			_, _ = out.Write(line)
+		}
+		return err
+	}
+	share, err := ShareOf(cfg.Connections, cfg.Threads, cfg.Rate, cfg.Workers, cfg.Index)
+	if err != nil {
+		return fail(err)
+	}
+	var off time.Duration
+	if cfg.Clock != "" {
+		hc, err := clockClient(cfg.ClockCA)
+		if err != nil {
+			return fail(err)
+		}
+		o, err := MeasureOffset(ctx, hc, cfg.Clock)
+		if err != nil {
+			return fail(fmt.Errorf("clock: %w", err))
+		}
+		off = o.Offset
+		rep.ClockOffset, rep.OffsetError, rep.ClockChecked = results.Duration(o.Offset), results.Duration(o.Error), true
+	}
+	late, err := WaitStart(ctx, cfg.StartAt, off, cfg.MaxLate)
+	rep.Late = results.Duration(late)
+	if err != nil {
+		return fail(err)
+	}
+	args := append([]string{}, cfg.RunArgs...)
+	if len(args) == 0 {
+		return fail(errors.New("no `loadgen run` arguments after --"))
+	}
+	url := args[len(args)-1]
+	args = append(args[:len(args)-1], "-c", strconv.Itoa(share.Connections), "-t", strconv.Itoa(share.Threads))
+	if share.Rate > 0 {
+		args = append(args, "-R", strconv.FormatFloat(share.Rate, 'f', -1, 64))
+	}
+	dir, err := os.MkdirTemp("", "loadgen-worker")
+	if err != nil {
+		return fail(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "run.json")
+	args = append(args, "--json", path, url)
+	runErr := run(ctx, args, path)
+	r, err := store.ReadRun(path)
+	if err != nil {
+		if runErr != nil {
+			return fail(runErr)
+		}
+		return fail(fmt.Errorf("the run wrote no result: %v", err))
+	}
+	rep.Run = r
+	if runErr != nil {
+		return fail(runErr)
+	}
+	line, err := rep.Line()
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(line)
+	return err
+}
+
+// clockClient trusts the service account's CA when there is one. Without
+// it (a worker run outside a pod) the Date header is still read: no
+// credential is sent, and a wrong clock only makes the step refuse.
+func clockClient(caFile string) (*http.Client, error) {
+	tc := &tls.Config{}
+	if b, err := os.ReadFile(caFile); err == nil {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("clock CA %s: no certificate", caFile)
+		}
+		tc.RootCAs = pool
+	} else {
+		tc.InsecureSkipVerify = true
+	}
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}, nil
+}
