@@ -22,6 +22,10 @@ type Config struct {
 
 	// Pacer overrides Rate with another open-loop schedule (ramp, step).
 	Pacer pace.Pacer
+	// Mix, when set, is a request mix (loadgen run --targets): which of
+	// the Dialer's requests each request sends, and the statistics by
+	// name (requestmix.go).
+	Mix *Mix
 	// Interval is how often interval histograms are cut for HistLog and
 	// Progress is called. Default 1 s.
 	Interval time.Duration
@@ -41,6 +45,20 @@ type Config struct {
 	// saturation is judged: 0 reads this process's cgroup quota (a pod's
 	// limits.cpu), a negative value means none.
 	CPUQuota float64
+	// Judge, when set, is asked at the end of each measured interval,
+	// once JudgeAfter of the measured window has passed, whether the run
+	// must stop (--abort-on-fail): it sees the run's last JudgeWindow
+	// (Window) and answers why, or "" to go on. A reason stops the run as
+	// an interrupt does (requests in flight are discarded); its result is
+	// Interrupted, and Aborted with the reason. Called from the engine's
+	// reporting goroutine.
+	Judge func(Window) string
+	// JudgeWindow is how much of the run's end Judge sees, in whole
+	// intervals: DefaultJudgeWindow (3 s) when 0.
+	JudgeWindow time.Duration
+	// JudgeAfter is how far into the measured window Judge is first asked;
+	// never before a whole JudgeWindow was measured.
+	JudgeAfter time.Duration
 	// Procs is how many processors (Ps) the generator's threads may use:
 	// its event loops (one per thread, at most one per P) and the CPUs its
 	// cost is judged against are counted in it. 0: GOMAXPROCS. A caller
@@ -111,6 +129,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("rate (-R) must be a positive number of requests/s, got %v", c.Rate)
 	case c.Interval < 0:
 		return errors.New("interval cannot be negative")
+	case c.JudgeWindow < 0 || c.JudgeAfter < 0:
+		return errors.New("the judged window and when judging starts (--abort-after) cannot be negative")
 	case c.Streams < 0:
 		return errors.New("streams (-m) cannot be negative")
 	case c.Connections*max(1, c.Streams) > MaxConnections:

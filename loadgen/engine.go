@@ -71,6 +71,8 @@ type engine struct {
 	// preflight the run did not keep: Established leaves it out.
 	preflightOpened int64
 	backoffCap      time.Duration // closed loop, between failed connects (backoff.go)
+	// mix is the request mix (Config.Mix, requestmix.go); nil without.
+	mix *mixState
 }
 
 // driver sends the requests of a run: goroutines, or event loops.
@@ -141,6 +143,12 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 		e.shards[i] = newShard(e.pacer != nil, cfg.HistLog != nil || cfg.LiveLatency)
 	}
 	e.counts = make([]counter, cfg.Threads)
+	if cfg.Mix != nil {
+		if e.mix, err = newMix(cfg.Mix, e.shards, first); err != nil {
+			first.Close()
+			return nil, err
+		}
+	}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	e.runCtx = runCtx

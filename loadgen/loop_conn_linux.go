@@ -144,6 +144,7 @@ func (l *loop) next(c *lconn, now time.Time) {
 		l.exhausted = true
 		return
 	}
+	c.pick = e.pick(i)
 	c.intended = now
 	l.begin(c, now)
 }
@@ -175,6 +176,12 @@ func (l *loop) send(c *lconn, start, now time.Time) {
 	c.sent = start
 	if l.e.pacer != nil && c.lag < 0 {
 		c.lag = now.Sub(c.intended)
+	}
+	if l.e.mix != nil {
+		if c.pk == nil {
+			c.pk = c.s.(protocol.Picker) // once: a type assertion may allocate
+		}
+		c.pk.Pick(int(c.pick))
 	}
 	c.req, c.wrote, c.read = c.s.Request(), 0, 0
 	if d := start.Add(l.e.cfg.Timeout.D()); !c.inList || !d.Equal(c.deadline) {
@@ -356,6 +363,7 @@ func (l *loop) complete(c *lconn, o *protocol.Outcome, now time.Time) {
 // record adds c's request to the shard.
 func (l *loop) record(c *lconn, o *protocol.Outcome, done time.Time, failed bool) {
 	if c.intended.Before(l.e.measure) {
+		l.shard.warm(o, failed, done.Sub(c.intended)) // the timeline's warm-up
 		return
 	}
 	if l.e.pacer != nil {
@@ -366,6 +374,9 @@ func (l *loop) record(c *lconn, o *protocol.Outcome, done time.Time, failed bool
 	} else {
 		l.shard.response(o, done, done.Sub(c.intended), done.Sub(c.sent))
 		c.count.n.Add(1)
+	}
+	if l.e.mix != nil {
+		l.e.mix.record(l.shard, c.pick, o, done.Sub(c.intended), failed)
 	}
 }
 

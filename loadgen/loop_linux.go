@@ -157,6 +157,7 @@ type loop struct {
 	idle      []*lconn // open loop: connections free for the next request
 	claimed   bool     // open loop: the next request is taken from the schedule
 	claimAt   time.Time
+	claimPick int32     // and the request of a mix it sends
 	armedAt   time.Time // what the timerfd is armed for
 	exhausted bool      // no more requests will start (schedule, -n, end)
 	perReq    bool      // every request connects (tcp-crr)
@@ -214,6 +215,9 @@ type lconn struct {
 	ms      *msock
 	wait    *msock // or the one it waits for (to be Ready, or for a stream)
 	resends uint8  // of the request: the peer did not process it
+	// pick is the request of a mix it sends (Config.Mix); pk is s, then.
+	pick int32
+	pk   protocol.Picker
 }
 
 func newLoop(e *engine, ld loopDialer, sh *shard) (*loop, error) {

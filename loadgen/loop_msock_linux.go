@@ -39,6 +39,8 @@ type msock struct {
 	connStart time.Time
 	deadline  time.Time // of the connect and handshake
 	waiting   []*lconn  // members waiting for it to be Ready, or for a stream
+	// mp is m, with a request mix.
+	mp protocol.MuxPicker
 }
 
 // muxSocket opens a new socket for g (the current one is unusable).

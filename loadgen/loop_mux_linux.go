@@ -42,6 +42,7 @@ func (l *loop) muxNext(c *lconn, now time.Time) {
 		l.exhausted = true
 		return
 	}
+	c.pick = e.pick(i)
 	c.intended = now
 	l.inFlight++
 	l.muxStart(s, c, now)
@@ -102,6 +103,12 @@ func (l *loop) muxStart(s *msock, c *lconn, now time.Time) {
 		c.sent = now
 		c.deadline = now.Add(l.e.cfg.Timeout.D())
 		l.flight(c)
+	}
+	if l.e.mix != nil {
+		if s.mp == nil {
+			s.mp = s.m.(protocol.MuxPicker) // once: a type assertion may allocate
+		}
+		s.mp.Pick(int(c.slot), int(c.pick))
 	}
 	how, o := s.m.Start(int(c.slot))
 	switch how {

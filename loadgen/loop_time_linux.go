@@ -107,7 +107,7 @@ func (l *loop) dispatch(now time.Time) {
 				l.exhausted = true
 				return
 			}
-			l.claimed = true
+			l.claimed, l.claimPick = true, e.pick(i)
 		}
 		if now.Before(l.claimAt) || len(l.idle) == 0 {
 			if last {
@@ -120,7 +120,7 @@ func (l *loop) dispatch(now time.Time) {
 		c := l.idle[len(l.idle)-1]
 		l.idle = l.idle[:len(l.idle)-1]
 		l.claimed = false
-		c.intended, c.lag = l.claimAt, -1
+		c.intended, c.lag, c.pick = l.claimAt, -1, l.claimPick
 		l.begin(c, now)
 		now = time.Now()
 	}

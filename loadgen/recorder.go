@@ -25,7 +25,8 @@ const shardsPerProc = 2
 // held for a few hundred nanoseconds, and the reporter takes it only to
 // swap an interval histogram or to read the error counts.
 type shard struct {
-	mu sync.Mutex
+	mu    sync.Mutex
+	index int // its place among the run's shards (a request mix's statistics go by it)
 	// Latency from the intended start (open loop) or the send (closed
 	// loop): answered requests and failed ones apart, so that both are
 	// reported; Summary.Latency is their union.
@@ -49,7 +50,11 @@ type shard struct {
 	// Interval histograms for the log (every request), swapped by the
 	// reporter for the spare pair it keeps, so no interval allocates.
 	ivLatency, ivUncorrected *hist.Histogram
-	_                        [64]byte // keep shards' hot fields off each other's cache lines
+	// The warm-up's interval histogram and counts (timeline.go), with a
+	// warm-up only: its requests count in nothing else.
+	wuLatency *hist.Histogram
+	wu        ivCounts
+	_         [64]byte // keep shards' hot fields off each other's cache lines
 }
 
 func newShard(openLoop, intervals bool) *shard {
@@ -57,11 +62,9 @@ func newShard(openLoop, intervals bool) *shard {
 	if openLoop {
 		s.uncorrected = hist.New()
 	}
-	if intervals {
-		s.ivLatency = hist.New()
-		if openLoop {
-			s.ivUncorrected = hist.New()
-		}
+	s.ivLatency = hist.New() // every run's timeline needs it
+	if intervals && openLoop {
+		s.ivUncorrected = hist.New()
 	}
 	return s
 }

@@ -42,6 +42,8 @@ type reporter struct {
 	spareUnc  *hist.Histogram
 	lastProg  time.Time
 	lastCount int64
+
+	tl timeline // the run over time, and --abort-on-fail's window (timeline.go)
 }
 
 func newReporter(e *engine) *reporter {
@@ -50,12 +52,11 @@ func newReporter(e *engine) *reporter {
 		r.log, r.logErr = hist.NewLogWriter(e.cfg.HistLog, e.measure,
 			fmt.Sprintf("loadgen %s: %s, %d connections", Version(), e.cfg.Target, e.cfg.Connections))
 	}
-	if e.cfg.HistLog != nil || e.cfg.LiveLatency {
-		r.ivLat, r.spareLat = hist.New(), hist.New()
-		if e.pacer != nil {
-			r.ivUnc, r.spareUnc = hist.New(), hist.New()
-		}
+	r.ivLat, r.spareLat = hist.New(), hist.New() // the timeline's, and the log's
+	if (e.cfg.HistLog != nil || e.cfg.LiveLatency) && e.pacer != nil {
+		r.ivUnc, r.spareUnc = hist.New(), hist.New()
 	}
+	r.tl.init(e)
 	return r
 }
 
@@ -83,6 +84,9 @@ func (r *reporter) loop(ctx context.Context, allDone <-chan struct{}) (interrupt
 			return false
 		case now := <-tick.C:
 			r.sample(now)
+			if r.tl.abort != "" {
+				return true // --abort-on-fail: stopped as an interrupt stops it
+			}
 		}
 	}
 }
@@ -98,9 +102,11 @@ func (r *reporter) answered() int64 {
 func (r *reporter) sample(now time.Time) {
 	e := r.e
 	if now.Before(e.measure) {
+		r.warmup(now)
 		return
 	}
 	if !r.measuring {
+		r.warmupEnd()
 		// The measured window starts: the generator's cost is counted from here.
 		r.measuring = true
 		r.usageFrom = readUsage()
@@ -164,6 +170,9 @@ func (r *reporter) interval(now time.Time) {
 			}
 			r.spareLat, r.spareUnc = lat, unc
 		}
+		if r.measuring {
+			r.cut(now)
+		}
 		if r.log != nil && r.logErr == nil {
 			r.logErr = r.log.Write(r.ivLat, r.ivFrom, now, "")
 			if r.ivUnc != nil && r.logErr == nil {
@@ -171,7 +180,7 @@ func (r *reporter) interval(now time.Time) {
 			}
 		}
 	}
-	if e.cfg.Progress != nil {
+	if e.cfg.Progress != nil && !r.tl.quiet {
 		n := r.answered()
 		p := Progress{Elapsed: now.Sub(e.measure), Total: e.cfg.Duration.D(), Requests: n, Errors: r.errorsSoFar()}
 		if dt := now.Sub(r.lastProg).Seconds(); dt > 0 {
@@ -204,9 +213,12 @@ func (r *reporter) errorsSoFar() int64 {
 // returned, so nothing is read concurrently.
 func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 	e := r.e
-	if (r.log != nil && r.logErr == nil || e.cfg.LiveLatency) && finish.After(r.ivFrom) && !finish.Before(e.measure) {
-		r.interval(finish) // the last, partial interval
+	old := r.log != nil && r.logErr == nil || e.cfg.LiveLatency
+	if (old || r.measuring) && finish.After(r.ivFrom) && !finish.Before(e.measure) {
+		r.tl.quiet, r.tl.final = !old, true // progress as before: only with the log or live latency
+		r.interval(finish)                  // the last, partial interval
 	}
+	r.warmupLast(finish)
 	to := readUsage()
 	run := &results.Run{
 		Schema:      results.SchemaVersion,
@@ -218,6 +230,8 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		Generator:   generatorCost(r.usageFrom, to, e.cfg.procs(), max(0, e.cfg.CPUQuota), r.memory.peak()),
 		Machine:     machineCost(r.usageFrom, to),
 		Interrupted: interrupted,
+		Aborted:     r.tl.abort,
+		Timeline:    r.tl.done(),
 	}
 	run.Env.GOMAXPROCS = e.cfg.procs() // the generator's; a loop run's spare P is not
 	window := finish.Sub(e.measure)
@@ -328,6 +342,9 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 	}
 	if lat.Overflow() > 0 {
 		run.Notes = append(run.Notes, fmt.Sprintf("%d latencies above 60 s were recorded as 60 s", lat.Overflow()))
+	}
+	if e.mix != nil {
+		e.mix.result(run) // the figures by request name (requestmix.go)
 	}
 	// Closed loop for a duration: every worker connects before the start,
 	// so one without a connection never got to start. (Paced or counted

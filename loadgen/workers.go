@@ -34,6 +34,10 @@ type worker struct {
 	// perReq is conn when it connects inside every Do (tcp-crr): that
 	// connect is counted as one, and its Dial, which opened nothing, is not.
 	perReq perRequestConn
+	// pk is pkConn, a connection of a request mix's, as the Picker of its
+	// requests.
+	pk     protocol.Picker
+	pkConn protocol.Conn
 }
 
 // perRequestConn is a Conn that opens a connection inside every Do, as
@@ -292,6 +296,7 @@ func (w *worker) step() bool {
 	if n := uint64(e.cfg.Requests); n > 0 && i >= n {
 		return false
 	}
+	pick := e.pick(i) // of a request mix; -1 without
 	var intended time.Time
 	if open {
 		off, ok := e.pacer.Intended(i)
@@ -328,12 +333,17 @@ func (w *worker) step() bool {
 					if !open {
 						intended = start
 					}
+					o := protocol.Outcome{Err: protocol.Connect}
 					if !intended.Before(e.measure) {
 						if open {
 							w.shard.paced(start.Sub(intended))
 						}
-						o := protocol.Outcome{Err: protocol.Connect}
 						w.shard.failure(&o, now.Sub(intended), now.Sub(start))
+						if pick >= 0 {
+							e.mix.record(w.shard, pick, &o, now.Sub(intended), true)
+						}
+					} else {
+						w.shard.warm(&o, true, now.Sub(intended)) // the timeline's warm-up
 					}
 				}
 				return true // open loop: the request is lost, counted as never sent
@@ -352,6 +362,12 @@ func (w *worker) step() bool {
 		var connStart time.Time
 		if w.perReq != nil {
 			connStart = time.Now()
+		}
+		if pick >= 0 {
+			if w.pkConn != w.conn { // once a connection: a type assertion may allocate
+				w.pk, w.pkConn = w.conn.(protocol.Picker), w.conn
+			}
+			w.pk.Pick(int(pick))
 		}
 		o = w.conn.Do(e.runCtx, deadline)
 		done = time.Now()
@@ -398,6 +414,11 @@ func (w *worker) step() bool {
 			w.shard.response(&o, done, done.Sub(intended), done.Sub(start))
 			w.count.n.Add(1)
 		}
+		if pick >= 0 {
+			e.mix.record(w.shard, pick, &o, done.Sub(intended), failed)
+		}
+	} else {
+		w.shard.warm(&o, failed, done.Sub(intended)) // the timeline's warm-up
 	}
 	// A request that failed leaves its connection in an unknown state; one
 	// answered in full after its timeout left it clean. A per-request Conn

@@ -40,12 +40,23 @@ type Run struct {
 	End       time.Time `json:"end"`
 	Summary   Summary   `json:"summary"`
 	Generator Cost      `json:"generator"`
+	// RequestsByName are a request mix's figures by request name (loadgen
+	// run --targets), in the order the names first appear in its file.
+	RequestsByName []NamedRequests `json:"requests_by_name,omitempty"`
 	// Machine is the whole machine's CPU over the measured window: when it
 	// was saturated, figures measure contention.
 	Machine     *MachineCost `json:"machine,omitempty"`
 	Histograms  Encoded      `json:"histograms"`
 	Interrupted bool         `json:"interrupted,omitempty"` // stopped early (Ctrl-C, -n reached is not an interruption)
 	Notes       []string     `json:"notes,omitempty"`       // warnings for the reader, e.g. generator saturation
+
+	// Aborted says why the run stopped itself (--abort-on-fail: an
+	// assertion broke while it ran, e.g. "aborted at 3.0 s: p99<20ms
+	// broke (p99 45.1ms over 0.0–3.0 s)"); such a run is Interrupted too.
+	Aborted string `json:"aborted,omitempty"`
+	// Timeline is the run over time, interval by interval (1 s), the
+	// warm-up's first (Interval).
+	Timeline []Interval `json:"timeline,omitempty"`
 }
 
 // Config is what the run was asked to do.
@@ -75,6 +86,9 @@ type Config struct {
 	// Driver is what sent the requests: "loop" (event loops, as wrk) or
 	// "goroutines" (a goroutine per connection).
 	Driver string `json:"driver,omitempty"`
+	// Targets is the targets file of a request mix (--targets), as given:
+	// Target is then the scheme, host and port its requests share.
+	Targets string `json:"targets,omitempty"`
 }
 
 // OpenLoop tells whether the run was paced (a rate or a schedule was
@@ -355,6 +369,9 @@ func (st *Step) Failure() string {
 			return st.Failed
 		}
 		return "no result"
+	}
+	if st.Run.Aborted != "" {
+		return st.Run.Aborted
 	}
 	if st.Run.Interrupted {
 		return ""

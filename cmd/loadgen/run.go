@@ -18,6 +18,7 @@ import (
 	"loadgen/loadgen"
 	"loadgen/loadgen/client"
 	"loadgen/loadgen/metrics"
+	"loadgen/loadgen/mix"
 	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
 	"loadgen/results"
@@ -60,14 +61,17 @@ type runFlags struct {
 	call        string // -p grpc: any method, ghz's --call
 	data        string
 	protoset    string
+	targets     string   // --targets: a request mix's file
+	mix         *mix.Mix // read from it
 	check       checkFlags
+	abort       abortFlags
 	tls         tlsFlags
 }
 
 func newRunCmd() *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "run [flags] URL",
+		Use:   "run [flags] URL | --targets FILE",
 		Short: "Drive load at one target and report latency, throughput and errors",
 		Long: `Drive load at one target, closed loop like wrk or open loop like wrk2, and
 print wrk's summary (so scripts written for wrk parse it), then what wrk lacks.
@@ -78,23 +82,40 @@ whatever the target does; latency counts from each request's intended start
 (coordinated-omission corrected, like wrk2) and the uncorrected figure is
 printed too. Requests that could not start on time are counted, never dropped.
 
-Threads, in Go terms: every connection (every stream, with -m) is its own
-goroutine. -t groups the connections into threads for wrk's "Thread Stats"
-and caps the OS threads running Go code (GOMAXPROCS) at min(-t, CPUs, CPU quota), so
--t 1 uses one core like wrk -t 1, and -c 128 -t 128 works on a 2-core machine.
-A run on event loops has one P more, idle but for the reporter and signals:
-each loop waits for events holding its own, as wrk's thread does.`,
+Threads, in Go terms: -t groups the connections into threads for wrk's
+"Thread Stats" and caps the OS threads running Go code (GOMAXPROCS) at
+min(-t, CPUs, CPU quota), so -t 1 uses one core like wrk -t 1, and
+-c 128 -t 128 works on a 2-core machine. Where it can (HTTP/1.1, HTTP/2 and
+gRPC unary calls, with or without TLS, and raw TCP on Linux), an event loop
+per thread drives its share of the connections, as wrk's threads do: no
+goroutine per connection. Otherwise, or with --driver goroutines, every
+connection (every stream, with -m) is its own goroutine. A run on event
+loops has one P more, idle but for the reporter and signals: each loop waits
+for events holding its own, as wrk's thread does.`,
 		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080 &
   loadgen run -c 50 -t 2 -d 10s http://127.0.0.1:8080/bytes/1024
+  loadgen run -c 50 -t 2 -d 30s --targets targets.txt   # vegeta's format, '# name=N weight=W'
   loadgen run -c 50 -t 2 -d 30s -R 20000 --latency --json out.json http://127.0.0.1:8080/get
-  loadgen run -n 1000 -m POST --body '{"a":1}' -H 'Content-Type: application/json' http://127.0.0.1:8080/post`,
+  loadgen run -n 1000 -m POST --body '{"a":1}' -H 'Content-Type: application/json' \
+      http://127.0.0.1:8080/post`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if f.targets != "" {
+				if len(args) > 0 {
+					return fmt.Errorf("--targets gives the requests and where they go: leave out the URL (%s)", args[0])
+				}
+				return nil
+			}
 			if len(args) != 1 {
-				return fmt.Errorf("run takes one target URL, got %d arguments", len(args))
+				return fmt.Errorf("run takes one target URL (or --targets FILE), got %d arguments", len(args))
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runLoad(cmd, f, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.targets != "" {
+				return runLoad(cmd, f, "")
+			}
+			return runLoad(cmd, f, args[0])
+		},
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
@@ -109,6 +130,7 @@ each loop waits for events holding its own, as wrk's thread does.`,
 	countVarP(fl, &f.streams, "streams", "", 0, "concurrent streams per connection (h2, grpc)")
 	fl.StringVar(&f.body, "body", "", "request body")
 	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file")
+	fl.StringVar(&f.targets, "targets", "", "a request mix: the requests in vegeta's targets format (METHOD URL, headers, @body-file; - reads stdin), each named and weighted by a '# name=N weight=W' line before it")
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "load sent before the measured window, excluded from results")
 	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k (or ramp:100-5k/30s, step:1k+500/5s)")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file (atomically)")
@@ -130,6 +152,7 @@ each loop waits for events holding its own, as wrk's thread does.`,
 	fl.StringVar(&f.maxErrors, "max-errors", defaultMaxErrors, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
 	f.tls.register(fl)
 	f.check.register(fl)
+	f.abort.register(fl, false)
 	return cmd
 }
 
@@ -213,12 +236,19 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if err := f.check.parse(); err != nil {
 		return err // a bad --assert fails before any load
 	}
+	if err := f.abort.parse(&f.check, false); err != nil {
+		return err
+	}
+	f.abort.apply(&cfg)
 	if f.budget, err = parseErrorBudget(f.maxErrors); err != nil {
 		return err
 	}
 	body, err := f.readBody()
 	if err != nil {
 		return err
+	}
+	if err := f.readTargets(cmd.InOrStdin()); err != nil {
+		return err // a bad targets file fails before any load, saying where
 	}
 	if err := f.checkOutputs(); err != nil {
 		return err // before any load, and before a --call's reflection
@@ -234,6 +264,10 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if cfg.Driver == loadgen.DriverLoop && !loadgen.SpareP(cfg, dialer) {
 		closeDialer(dialer)
 		return loopCannot(f, cfg) // before the header: Run would refuse it after
+	}
+	if err := loadgen.CheckFiles(cfg, dialer); err != nil {
+		closeDialer(dialer)
+		return err // over the file descriptor limit: before the header too
 	}
 	defer runtime.GOMAXPROCS(setProcs(&cfg, dialer, f.threads, f.cpus))
 
@@ -312,7 +346,10 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		}
 	}
 	why := "interrupted before the end of its window"
-	if !run.Interrupted {
+	switch {
+	case run.Aborted != "":
+		why = run.Aborted // --abort-on-fail: JUnit's run case fails with it
+	case !run.Interrupted:
 		why = runVerdict(run, f.budget)
 	}
 	failed, err := f.check.checkRun(stdout, run, why)
@@ -322,11 +359,18 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if len(failures) > 0 {
 		return failf("%s", strings.Join(failures, "; "))
 	}
+	if run.Aborted != "" {
+		fmt.Fprintf(stderr, "loadgen: %s\n", run.Aborted)
+		return exitError{code: exitFail}
+	}
 	if run.Interrupted {
 		return exitError{code: 130}
 	}
 	if why != "" {
 		fmt.Fprintf(stderr, "loadgen: the run failed: %s\n", why)
+		if hint := http2Hint(ctx, f.protocol, run); hint != "" {
+			fmt.Fprint(stderr, wrap("loadgen: "+hint, maxWidth, "  "))
+		}
 		return exitError{code: exitFail}
 	}
 	if failed {
@@ -460,6 +504,27 @@ func generatorProcs(threads, cpus int) int {
 		n = min(n, max(1, int(math.Ceil(q))))
 	}
 	return max(1, n)
+}
+
+// readTargets reads --targets, a request mix, if given.
+func (f *runFlags) readTargets(stdin io.Reader) error {
+	if f.targets == "" {
+		return nil
+	}
+	if f.body != "" || f.bodyFile != "" || f.method != "" {
+		return fmt.Errorf("--targets gives each request its method and body: leave out -m, --body and --body-file")
+	}
+	var err error
+	if f.targets == "-" {
+		src, rerr := io.ReadAll(stdin)
+		if rerr != nil {
+			return fmt.Errorf("--targets: %w", rerr)
+		}
+		f.mix, err = mix.Parse("stdin", src, os.ReadFile)
+	} else {
+		f.mix, err = mix.Load(f.targets)
+	}
+	return err
 }
 
 func (f *runFlags) readBody() ([]byte, error) {

@@ -45,6 +45,7 @@ type sweepFlags struct {
 	quiet    bool
 	dryRun   bool
 	check    checkFlags
+	abort    abortFlags
 	findMax  bool
 	slo      string
 	prom     string
@@ -67,9 +68,10 @@ over c1t1 c4t4 c16t16 c64t64 × 100 B, 1 KiB × 3 s.
 
 Results go to a directory: manifest.json (the plan and environment) and one
 JSON file per step, written as each step ends. --resume skips the steps
-already complete; Ctrl-C keeps every finished step.
+already complete (without -f or --path, it continues the plan saved there);
+Ctrl-C keeps every finished step.
 
-A sweep file (YAML; every key may also be given as a flag):
+A sweep file (YAML; every key may also be given as a flag, which wins):
 
   paths:
     - name: baseline
@@ -103,7 +105,7 @@ A sweep file (YAML; every key may also be given as a flag):
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVarP(&f.file, "file", "f", "", "sweep file (YAML)")
+	fl.StringVarP(&f.file, "file", "f", "", "sweep file (YAML); flags given with it override its keys")
 	fl.StringVarP(&f.out, "out", "o", "", "results directory (default sweep-YYYYMMDD-HHMMSS)")
 	fl.BoolVar(&f.resume, "resume", false, "continue the sweep in -o, skipping complete steps")
 	fl.StringArrayVar(&f.paths, "path", nil, "a path NAME=URL (repeatable; the one named baseline is the baseline)")
@@ -124,6 +126,7 @@ A sweep file (YAML; every key may also be given as a flag):
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the sweep and print its plan, step by step, without sending any load")
 	f.check.registerSweep(fl)
+	f.abort.register(fl, true)
 	fl.BoolVar(&f.findMax, "find-max", false, "search each path's highest open-loop rate that holds --slo (instead of the ladder of rates)")
 	fl.StringVar(&f.prom, "prometheus", "", "serve live metrics in the Prometheus text format on ADDR/metrics while the sweep runs (requests, errors, latency, rate, CPU, the step running)")
 	durationVarP(fl, &f.promHold, "prometheus-hold", "", 0, "with --prometheus: keep serving the final figures this long after the sweep, for a last scrape")
@@ -132,15 +135,11 @@ A sweep file (YAML; every key may also be given as a flag):
 	return cmd
 }
 
-// specFromFlags builds the sweep from flags when no file is given.
-func (f *sweepFlags) spec(cmd *cobra.Command) (*sweep.Spec, error) {
-	specFlags := []string{"path", "watch", "target-watch", "ladder", "payloads", "protocol", "endpoint", "duration", "warmup", "timeout", "repeats", "rate", "call", "data", "protoset"}
+// spec builds the sweep: from -f's file, or from base (a resume's saved
+// plan), with the flags given on the command line over its keys, as size
+// and lab take theirs; or from the flags alone.
+func (f *sweepFlags) spec(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec, error) {
 	if f.file != "" {
-		for _, n := range specFlags {
-			if cmd.Flags().Changed(n) {
-				return nil, fmt.Errorf("--%s and -f both describe the sweep: put it in the file, or give no file", n)
-			}
-		}
 		fh, err := os.Open(f.file)
 		if err != nil {
 			return nil, err
@@ -150,24 +149,70 @@ func (f *sweepFlags) spec(cmd *cobra.Command) (*sweep.Spec, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.file, err)
 		}
-		return &s, nil
+		base = &s
 	}
-	// From flags the sweep is built as a value, so an error names the
-	// flag, never a line of a file the user did not write. A zero the
-	// value would take for "default" is refused here.
+	from := "the sweep from flags"
 	switch {
-	case f.repeats < 1:
+	case f.file != "":
+		from = f.file + " with the flags over it"
+	case base != nil:
+		from = "the sweep saved in " + f.out + " with the flags over it"
+	}
+	s, err := f.overlay(cmd, base)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Complete(); err != nil {
+		return nil, fmt.Errorf("%s: %w", from, err)
+	}
+	return s, nil
+}
+
+// overlay sets on base (nil: a sweep of the flags' defaults) every key a
+// flag gives: all of them without a base, those on the command line over
+// one. An error names the flag, never a line of a file the user did not
+// write; a zero the value would take for "default" is refused here.
+func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec, error) {
+	s := base
+	if s == nil {
+		s = &sweep.Spec{}
+	}
+	given := func(name string) bool { return base == nil || cmd.Flags().Changed(name) }
+	switch {
+	case given("repeats") && f.repeats < 1:
 		return nil, fmt.Errorf("--repeats must be at least 1, got %d", f.repeats)
-	case f.duration <= 0:
+	case given("duration") && f.duration <= 0:
 		return nil, fmt.Errorf("--duration must be positive, got %s", f.duration)
 	}
-	s := &sweep.Spec{
-		Protocol: f.protocol,
-		Duration: sweep.Duration(f.duration), Warmup: sweep.Duration(f.warmup), Timeout: sweep.Duration(f.timeout),
-		Repeats: f.repeats,
-		Call:    f.call, Data: f.data, Protoset: f.protoset,
+	if given("protocol") {
+		if base != nil && !cmd.Flags().Changed("endpoint") && s.Endpoint == sweep.DefaultEndpoint {
+			s.Endpoint = "" // the default of the protocol given
+		}
+		s.Protocol = f.protocol
+	}
+	if given("duration") {
+		s.Duration = sweep.Duration(f.duration)
+	}
+	if given("warmup") {
+		s.Warmup = sweep.Duration(f.warmup)
+	}
+	if given("timeout") {
+		s.Timeout = sweep.Duration(f.timeout)
+	}
+	if given("repeats") {
+		s.Repeats = f.repeats
+	}
+	if given("call") {
+		s.Call = f.call
+	}
+	if given("data") {
+		s.Data = f.data
+	}
+	if given("protoset") {
+		s.Protoset = f.protoset
 	}
 	watch := map[string]*sweep.Watch{}
+	var watched []string
 	for _, w := range f.watches {
 		name, sel, ok := strings.Cut(w, "=")
 		if !ok {
@@ -178,6 +223,7 @@ func (f *sweepFlags) spec(cmd *cobra.Command) (*sweep.Spec, error) {
 			return nil, fmt.Errorf("--watch %s: %w", name, err)
 		}
 		watch[name] = ws
+		watched = append(watched, name)
 	}
 	for _, p := range f.paths {
 		name, url, ok := strings.Cut(p, "=")
@@ -191,36 +237,49 @@ func (f *sweepFlags) spec(cmd *cobra.Command) (*sweep.Spec, error) {
 		if isSidecar {
 			url = ""
 		}
-		s.Paths = append(s.Paths, sweep.Path{Name: name, URL: url, Watch: watch[name], Sidecar: sc})
-		delete(watch, name)
+		if i := pathIndex(s, name); i >= 0 {
+			s.Paths[i].URL, s.Paths[i].Sidecar = url, sc // the command line's address for the file's path
+			continue
+		}
+		s.Paths = append(s.Paths, sweep.Path{Name: name, URL: url, Sidecar: sc})
 	}
-	for name := range watch {
-		return nil, fmt.Errorf("--watch %s: no --path named %s", name, name)
+	for _, name := range watched {
+		i := pathIndex(s, name)
+		if i < 0 {
+			return nil, fmt.Errorf("--watch %s: no path named %s", name, name)
+		}
+		s.Paths[i].Watch = watch[name]
 	}
-	if f.target != "" {
+	if given("target-watch") && f.target != "" {
 		w, err := parseWatch(f.target)
 		if err != nil {
 			return nil, fmt.Errorf("--target-watch: %w", err)
 		}
 		s.Target = w
 	}
-	ladder, err := sweep.ParseLadder(f.ladder)
-	if err != nil {
-		return nil, fmt.Errorf("--ladder: %w", err)
-	}
-	s.Ladder = ladder
-	for _, r := range strings.Split(f.rates, ",") {
-		v, err := sweep.ParseRate(r)
+	if given("ladder") {
+		ladder, err := sweep.ParseLadder(f.ladder)
 		if err != nil {
-			return nil, fmt.Errorf("-R: %w", err)
+			return nil, fmt.Errorf("--ladder: %w", err)
 		}
-		s.Rates = append(s.Rates, v)
+		s.Ladder = ladder
+	}
+	if given("rate") {
+		s.Rates = nil
+		for _, r := range strings.Split(f.rates, ",") {
+			v, err := sweep.ParseRate(r)
+			if err != nil {
+				return nil, fmt.Errorf("-R: %w", err)
+			}
+			s.Rates = append(s.Rates, v)
+		}
 	}
 	// Defaults that fit only some protocols are left to the spec's own.
 	if cmd.Flags().Changed("endpoint") {
 		s.Endpoint = f.endpoint
 	}
-	if f.call == "" || cmd.Flags().Changed("payloads") {
+	if cmd.Flags().Changed("payloads") || (base == nil && f.call == "") {
+		s.Payloads = nil
 		for _, p := range strings.Split(f.payloads, ",") {
 			n, err := sweep.ParseSize(p)
 			if err != nil {
@@ -228,11 +287,20 @@ func (f *sweepFlags) spec(cmd *cobra.Command) (*sweep.Spec, error) {
 			}
 			s.Payloads = append(s.Payloads, n)
 		}
-	}
-	if err := s.Complete(); err != nil {
-		return nil, fmt.Errorf("the sweep from flags: %w", err)
+	} else if base != nil && cmd.Flags().Changed("call") && f.call != "" {
+		s.Payloads = nil // the message is the call's data
 	}
 	return s, nil
+}
+
+// pathIndex is the index of the path called name, or -1.
+func pathIndex(s *sweep.Spec, name string) int {
+	for i, p := range s.Paths {
+		if p.Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // parseWatch reads "name:nginx", "pid:12", "cgroup:/x" or a bare process
@@ -263,15 +331,51 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err := f.check.parse(); err != nil {
 		return err
 	}
+	if err := f.abort.parse(&f.check, f.findMax); err != nil {
+		return err
+	}
 	slo, err := parseSLO(f)
 	if err != nil {
 		return err
 	}
+	if f.out == "" {
+		if f.resume {
+			return errors.New("--resume needs -o: the directory of the sweep to continue")
+		}
+		f.out = "sweep-" + time.Now().Format("20060102-150405")
+	}
+	if err := checkOutDir("-o", f.out); err != nil {
+		return err // before anything starts
+	}
+	if !f.resume && stepsExist(f.out) {
+		return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", f.out)
+	}
+	// Without -f or --path: the built-in demo, or on --resume the sweep
+	// saved in -o (which may be the demo's).
+	var saved *sweep.Spec
+	useDemo := f.file == "" && len(f.paths) == 0
+	if useDemo && f.resume {
+		if saved, err = sweep.Saved(f.out); err != nil {
+			return err
+		}
+		switch saved.Builtin {
+		case "":
+			useDemo = false
+		case "demo":
+		default:
+			return fmt.Errorf("--resume: %s holds a loadgen %s run: continue it with loadgen %s -o %s --resume", f.out, saved.Builtin, saved.Builtin, shellQuote(f.out))
+		}
+	}
 	var spec *sweep.Spec
 	var demo *demoPaths
-	if f.file == "" && len(f.paths) == 0 {
+	if useDemo {
 		if cmd.Flags().Changed("watch") || cmd.Flags().Changed("target-watch") {
 			return errors.New("--watch needs --path: the built-in demo watches its own processes")
+		}
+		if f.resume {
+			if err := sweep.CheckResume(f.out, demoSpec(demoHasNginx()), false); err != nil {
+				return err // before the demo's servers start
+			}
 		}
 		d, err := startDemo(ctx, stderr)
 		if err != nil {
@@ -281,23 +385,20 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		demo = d
 		spec = d.spec
 	} else {
-		s, err := f.spec(cmd)
+		s, err := f.spec(cmd, saved)
 		if err != nil {
 			return err
 		}
 		spec = s
+		if f.resume {
+			if err := sweep.CheckResume(f.out, spec, f.findMax); err != nil {
+				return err // before any sidecar starts
+			}
+		}
 	}
+	checkWatches(stderr, spec) // names pid: watches, warns of name: watches matching others
 	if err := watchedIn(f.check.parsed, spec.WatchNames(), true); err != nil {
 		return err // before any load
-	}
-	if f.out == "" {
-		if f.resume {
-			return errors.New("--resume needs -o: the directory of the sweep to continue")
-		}
-		f.out = "sweep-" + time.Now().Format("20060102-150405")
-	}
-	if f.resume && !stepsExist(f.out) {
-		return fmt.Errorf("--resume: %s holds no sweep (no %s): drop --resume to start one there", f.out, sweep.ManifestFile)
 	}
 	var cars *sidecarPaths
 	if hasSidecars(spec) && !f.dryRun {
@@ -321,7 +422,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	}
 	job := sweepJob{
 		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, sidecars: cars, live: live,
-		findMax: f.findMax, slo: slo, sloText: f.slo, dryRun: f.dryRun, wide: f.wide,
+		findMax: f.findMax, slo: slo, sloText: f.slo, dryRun: f.dryRun, wide: f.wide, abort: &f.abort,
 		again: "loadgen sweep " + fileArg(f),
 	}
 	if demo != nil {
@@ -351,6 +452,7 @@ type sweepJob struct {
 	sidecars  *sidecarPaths                          // the paths through local sidecars, running
 	live      *metrics.Exporter                      // --prometheus
 	wide      bool                                   // every column of the table, whatever the terminal's width
+	abort     *abortFlags                            // --abort-on-fail: nil for none
 }
 
 func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
@@ -362,12 +464,12 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 		where = "dry run: nothing is sent or written"
 	}
 	if j.findMax {
-		fmt.Fprintf(stderr, "sweep --find-max: searching %d path × step × payload combinations, %s per probe; %s\n",
-			len(spec.Paths)*len(spec.Ladder)*len(spec.Payloads), per, where)
+		fmt.Fprint(stderr, wrap(fmt.Sprintf("sweep --find-max: searching %s, %s per probe; %s",
+			plural(len(spec.Paths)*len(spec.Ladder)*len(spec.Payloads), "path × step × payload combination"), per, where), maxWidth, "  "))
 	} else {
-		fmt.Fprintf(stderr, "sweep: %d steps (%d paths × %d ladder steps × %d payloads × %d rates × %d repeats), about %s; %s\n",
-			len(plan), len(spec.Paths), len(spec.Ladder), len(spec.Payloads), len(spec.Rates), spec.Repeats,
-			(time.Duration(len(plan)) * per).Round(time.Second), where)
+		fmt.Fprint(stderr, wrap(fmt.Sprintf("sweep: %s (%s × %s × %s × %s × %s), about %s; %s",
+			plural(len(plan), "step"), plural(len(spec.Paths), "path"), plural(len(spec.Ladder), "ladder step"), plural(len(spec.Payloads), "payload"),
+			plural(len(spec.Rates), "rate"), plural(spec.Repeats, "repeat"), (time.Duration(len(plan))*per).Round(time.Second), where), maxWidth, "  "))
 	}
 
 	total := len(plan)
@@ -375,6 +477,7 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 		total = 0 // a search's probes are not known up front
 	}
 	prog := newSweepProgress(stderr, total, j.quiet)
+	runCtx, halt := j.abort.halting(ctx) // --abort-on-fail stops the sweep at a step that aborted
 	r := &sweep.Runner{
 		Spec: spec, Dir: j.out, Resume: j.resume,
 		Build: func(ctx context.Context, p sweep.Path, st sweep.Step) (loadgen.Config, protocol.Dialer, error) {
@@ -383,11 +486,12 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 			}
 			cfg, d, err := buildStep(spec, p, st)
 			cfg.LiveLatency = j.live != nil
+			j.abort.apply(&cfg)
 			return cfg, d, err
 		},
 		After:  func(p sweep.Path, _ sweep.Step) error { return j.sidecars.check(p.Name) },
 		Probes: costProbes{},
-		Events: j.liveEvents(prog.event),
+		Events: halt.events(j.liveEvents(prog.event)),
 	}
 	if err := r.Check(); err != nil {
 		return err // before any load: the command line must change
@@ -401,13 +505,18 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 		for _, st := range plan {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t\n", st.Index+1, st.ID(), pathWhere(spec, st.Path))
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		checkSidecarProxies(stdout, spec)
+		return nil
 	}
 	if j.findMax {
 		return runFindMax(ctx, r, j.slo, j.sloText, stdout, prog)
 	}
-	steps, err := r.Run(ctx)
+	steps, err := r.Run(runCtx)
 	prog.finish()
+	err = halt.result(runCtx, err, stderr, j.resumeHint())
 	if len(steps) > 0 {
 		fmt.Fprintln(stdout)
 		if terr := report.SweepTable(stdout, spec.BaselineName(), steps, tableOptions(stdout, j.wide)); terr != nil {
@@ -421,9 +530,9 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 	}
 	if j.note != "" {
-		fmt.Fprintf(stdout, "\n%s\n", j.note)
+		fmt.Fprintf(stdout, "\n%s", wrap(j.note, maxWidth, ""))
 	}
-	fmt.Fprintf(stdout, "\nresults: %s (%d of %d steps)\n", j.out, len(steps), len(plan))
+	fmt.Fprintf(stdout, "\nresults: %s (%d of %d steps)\n", j.out, finishedSteps(steps), len(plan))
 	failed, cerr := j.check.checkSteps(stdout, steps)
 	if err == nil && cerr != nil {
 		err = cerr
@@ -455,7 +564,7 @@ func pathWhere(spec *sweep.Spec, name string) string {
 	p, _ := spec.PathByName(name)
 	where := p.URL
 	if sc := p.Sidecar; sc != nil && where == "" {
-		where = strings.TrimSpace(fmt.Sprintf("pods with sidecars: %s %s", sc.Proxy, sc.Placement))
+		where = strings.Join(strings.Fields("pods with sidecars: "+sc.Proxy+" "+sc.Placement), " ")
 		if sc.MTLS {
 			where += " mtls"
 		}

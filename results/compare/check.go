@@ -67,6 +67,7 @@ func (c Checked) Asserted() int { return c.Held + c.Failed + c.Skipped }
 func (c *Check) Run(run *results.Run, verdict string) Checked {
 	class := run.Config.Target
 	res := EvalAll(c.Assertions, run, nil)
+	markBreach(res, run.Aborted) // --abort-on-fail: what broke, as it broke
 	out := Checked{Labels: []string{""}, Results: [][]Result{res}}
 	cases := []Case{RunCase(class, verdict)}
 	for _, r := range res {
@@ -98,6 +99,9 @@ func (c *Check) Steps(steps []*results.Step) Checked {
 	}
 	for _, st := range steps {
 		res := EvalAll(c.Assertions, st.Run, st.Watched)
+		if st.Run != nil {
+			markBreach(res, st.Run.Aborted) // --abort-on-fail: what broke, as it broke
+		}
 		for i, a := range c.Assertions {
 			switch p := a.Process(); {
 			case st.Run == nil:

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -109,10 +110,15 @@ func RunsWith(in []Input, o Options) (*results.Run, []Worker, error) {
 			timed++
 		}
 		out.Interrupted = out.Interrupted || r.Interrupted
+		if r.Aborted != "" && out.Aborted == "" {
+			out.Aborted = fmt.Sprintf("worker %d (%s): %s", i, x.Source, r.Aborted)
+		}
 		for _, n := range r.Notes {
 			out.Notes = append(out.Notes, fmt.Sprintf("worker %d: %s", i, n))
 		}
-		hosts = append(hosts, r.Env.Hostname)
+		if !slices.Contains(hosts, r.Env.Hostname) { // workers on machines of one name: it once
+			hosts = append(hosts, r.Env.Hostname)
+		}
 		workers = append(workers, Worker{Index: i, Source: x.Source, Connections: c.Connections, Threads: c.Threads,
 			Rate: c.Rate, Requests: r.Summary.Requests, RPS: ownRate(r), Start: r.Start, End: r.End,
 			Generator: r.Generator, Hostname: r.Env.Hostname})
@@ -129,6 +135,10 @@ func RunsWith(in []Input, o Options) (*results.Run, []Worker, error) {
 	out.Notes = append(out.Notes, fmt.Sprintf("merged from %d workers (histograms merged exactly; RPS the sum of their own rates, each over its own window)", len(in)))
 	if skewed != "" {
 		out.Notes = append(out.Notes, skewed)
+	}
+	var tlNote string
+	if out.Timeline, tlNote = timelines(out, in); tlNote != "" {
+		out.Notes = append(out.Notes, tlNote)
 	}
 	for _, w := range workers {
 		if w.Generator.Saturated {

@@ -91,16 +91,19 @@ func writeHTML(t *testing.T, sweeps []*Sweep, edit func(string) string) string {
 }
 
 // The HTML report of the committed sweep opens in a real browser, draws
-// every chart, logs no error and fetches nothing. With LOADGEN_SCREENSHOT
-// set (best an absolute path), a full-page screenshot of it is saved
-// there: LOADGEN_SCREENSHOT=$PWD/docs/report.png go test ./results/report
-// makes docs/report.png.
+// every chart, logs no error and fetches nothing; so do a run's and a
+// sweep's with their timelines, drawn over time. With LOADGEN_SCREENSHOT
+// set (best an absolute path), a full-page screenshot of the sweep's is
+// saved there, and one of the run over time beside it (NAME-overtime.png):
+// LOADGEN_SCREENSHOT=$PWD/docs/report.png go test ./results/report makes
+// docs/report.png and docs/report-overtime.png.
 func TestHTMLInBrowser(t *testing.T) {
-	for name, sweeps := range map[string][]*Sweep{"sweep": fixtureSweep(t), "run": fixtureRun(t), "cni": fixtureCNI(t), "cni-modes": fixtureCNIModes(t)} {
+	for name, sweeps := range map[string][]*Sweep{"sweep": fixtureSweep(t), "run": fixtureRun(t), "cni": fixtureCNI(t), "cni-modes": fixtureCNIModes(t),
+		"timeline-run": fixtureTimelineRun(t), "timeline-sweep": fixtureTimelineSweep(t)} {
 		t.Run(name, func(t *testing.T) {
 			path := writeHTML(t, sweeps, nil)
 			src, _ := os.ReadFile(path)
-			charts := strings.Count(string(src), `<svg class="chart"`)
+			charts := strings.Count(string(src), `<svg class="chart`) // "chart", "chart overtime"
 			if charts == 0 {
 				t.Fatal("the report has no charts")
 			}
@@ -118,7 +121,14 @@ func TestHTMLInBrowser(t *testing.T) {
 			if lines := consoleRE.FindAllString(log, -1); len(lines) > 0 {
 				t.Errorf("the browser logged:\n%s", strings.Join(lines, "\n"))
 			}
-			if out := os.Getenv("LOADGEN_SCREENSHOT"); out != "" && name == "sweep" {
+			if strings.HasPrefix(name, "timeline") && !strings.Contains(string(src), `class="chart overtime"`) {
+				t.Error("no chart over time")
+			}
+			if out := os.Getenv("LOADGEN_SCREENSHOT"); out != "" && (name == "sweep" || name == "timeline-run") {
+				if name == "timeline-run" {
+					ext := filepath.Ext(out)
+					out = strings.TrimSuffix(out, ext) + "-overtime" + ext
+				}
 				h, _ := strconv.Atoi(st["height"])
 				h = max(1000, min(h, 12000))
 				abs, _ := filepath.Abs(out) // relative to this package's directory, as go test runs it

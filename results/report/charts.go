@@ -204,7 +204,7 @@ func buildRun(id string, s *Sweep, colors map[string]string) *runView {
 	rv.Facts = append(rv.Facts, fact{"Measured", sum.Duration.D().Round(time.Millisecond).String() + " from " + run.Start.UTC().Format("2006-01-02 15:04:05 UTC"), ""})
 	rv.Cols = []string{"requests", "req/s", "p50", "p90", "p99", "p99.9", "p99.99", "max", "errors", "timeouts", "gen cpu"}
 	rv.Values = []string{thousands(float64(sum.Requests)), thousands(sum.RPS), Latency(l.P50), Latency(l.P90), Latency(l.P99), Latency(l.P999),
-		Latency(l.P9999), Latency(l.Max), fmt.Sprint(sum.Errors.Total()), fmt.Sprint(sum.Errors.Timeout), fmt.Sprintf("%.2f", GeneratorCores(run))}
+		Latency(l.P9999), Latency(l.Max), fmt.Sprint(sum.Errors.Total()), fmt.Sprint(sum.Errors.Timeout), fmt.Sprintf("%.2f cores", GeneratorCores(run))}
 	for k := range rv.Values {
 		rv.Values[k] = micro(rv.Values[k])
 	}
@@ -244,6 +244,7 @@ func buildRun(id string, s *Sweep, colors map[string]string) *runView {
 	if ch.drawn() {
 		rv.Chart = chartView{Title: ch.Title, Note: ch.Note, Wide: true, SVG: template.HTML(ch.SVG()), Legend: legend}
 	}
+	rv.Time = overTimeView(id+"-time", "Over time", run, color, true)
 	if len(sum.Status) > 0 && !strings.HasPrefix(c.Protocol, "tcp") {
 		codes := make([]int, 0, len(sum.Status))
 		for k := range sum.Status {
@@ -263,10 +264,13 @@ func buildRun(id string, s *Sweep, colors map[string]string) *runView {
 	if e := sum.Errors; e.Total() > 0 {
 		rv.Errors = fmt.Sprintf("connect %d · read %d · write %d · timeout %d · status %d · protocol %d", e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Protocol)
 	}
-	if run.Interrupted {
+	if run.Aborted != "" {
+		rv.Notes = append(rv.Notes, upperFirst(run.Aborted)+".")
+	} else if run.Interrupted {
 		rv.Notes = append(rv.Notes, "Interrupted: the run was stopped early.")
 	}
 	rv.Notes = append(rv.Notes, run.Notes...)
+	rv.ByName = htmlByName(run)
 	return rv
 }
 

@@ -108,6 +108,10 @@ type blockView struct {
 	Heads     []string    // its second row: the heads of grouped columns
 	Span      int         // the figure columns, which a failed row's reason spans
 	Rows      []tableRow
+	// OverTime are the block's steps over time, a chart each (overtime.go),
+	// shown open when there are few.
+	OverTime     []chartView
+	OverTimeOpen bool
 }
 
 // headGroup is a header cell over Span columns ("latency"), or a single
@@ -146,9 +150,11 @@ type runView struct {
 	Cols   []string
 	Values []string
 	Chart  chartView
+	Time   chartView // the run over time (overtime.go)
 	Codes  string
 	Errors string
 	Notes  []string
+	ByName *nameTable // a request mix's figures by name (byname.go)
 }
 
 type envView struct {
@@ -309,7 +315,7 @@ func pageFacts(sweeps []*Sweep) []fact {
 				failed++
 			}
 		}
-		if h := s.Env().Hostname; h != "" && !contains(hosts, h) {
+		if h := hostnames(s.Env().Hostname); h != "" && !contains(hosts, h) {
 			hosts = append(hosts, h)
 		}
 	}
@@ -366,9 +372,9 @@ func buildSection(i int, s *Sweep, colors map[string]string) *section {
 			groups = append(groups, headGroup{Name: col.group, Span: 1, Single: col.group == ""})
 		}
 		if col.group == "" {
-			groups[len(groups)-1].Name = col.head
+			groups[len(groups)-1].Name = htmlHead(col)
 		} else {
-			heads = append(heads, col.head)
+			heads = append(heads, htmlHead(col))
 		}
 	}
 	for j, tb := range t.blocks {
@@ -404,6 +410,7 @@ func buildSection(i int, s *Sweep, colors map[string]string) *section {
 			}
 			bv.Rows = append(bv.Rows, tr)
 		}
+		bv.OverTime, bv.OverTimeOpen = stepsOverTime(bv.ID, tb.cells, colors)
 		sec.Blocks = append(sec.Blocks, bv)
 	}
 	return sec
@@ -425,7 +432,7 @@ func envFor(s *Sweep) envView {
 			ev.Facts = append(ev.Facts, fact{k, v, ""})
 		}
 	}
-	add("Host", e.Hostname)
+	add("Host", hostnames(e.Hostname))
 	if e.NumCPU > 0 {
 		add("CPU", fmt.Sprintf("%d × %s (GOMAXPROCS %d)", e.NumCPU, orDash(e.CPUModel), e.GOMAXPROCS))
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"loadgen/internal/units"
 	"loadgen/results"
@@ -89,6 +90,10 @@ func WrkHeader(w io.Writer, c results.Config) {
 	fmt.Fprintf(w, "  %d threads and %d connections\n", c.Threads, c.Connections)
 }
 
+// TextWidth is the columns the lines of loadgen's own text keep to (its
+// warnings, the schedule): a long one wraps, indented under its start.
+const TextWidth = 100
+
 // extras is what wrk does not print: tail percentiles, corrected vs
 // uncorrected latency, the schedule, connections, errors beyond wrk's
 // classes, and the generator's own cost.
@@ -117,8 +122,13 @@ func extras(p *printer, run *results.Run) {
 		if sch := run.Config.Schedule; sch != "" {
 			asked = fmt.Sprintf("%s (%.0f/s at the start, %.0f/s at the end, mean %.2f/s)", sch, pc.StartRate, pc.EndRate, pc.Asked)
 		}
-		p.f("  Rate: asked %s, achieved %.2f/s; %d sent, %d late (>%v), %d never sent, max lag %s\n",
-			asked, pc.Achieved, pc.Sent, pc.Late, results.LateAfter, pc.Unsent, Latency(pc.MaxLag))
+		rate := fmt.Sprintf("Rate: asked %s, achieved %.2f/s;", asked, pc.Achieved)
+		sent := fmt.Sprintf("%d sent, %d late (>%v), %d never sent, max lag %s", pc.Sent, pc.Late, results.LateAfter, pc.Unsent, Latency(pc.MaxLag))
+		if utf8.RuneCountInString(rate+sent) < TextWidth-2 {
+			p.f("  %s %s\n", rate, sent)
+		} else { // the schedule, then what was sent, each wrapped
+			p.f("  %s        %s", wrap(rate, TextWidth-2, "        "), wrap(sent, TextWidth-8, "        "))
+		}
 	}
 	if s.Outed() {
 		p.f("  Outage: %s\n", s.OutageText())
@@ -163,6 +173,7 @@ func extras(p *printer, run *results.Run) {
 		}
 		p.f("  %s: %s\n", label, strings.Join(parts, ", "))
 	}
+	textByName(p, run) // a request mix's figures by name (byname.go)
 	if s.BytesWritten > 0 && run.Config.Protocol == "tcp-stream" {
 		p.f("  Throughput: %.3f Gbit/s sent\n", s.WritePerSec*8/1e9)
 	}
@@ -172,14 +183,16 @@ func extras(p *printer, run *results.Run) {
 	g := run.Generator
 	p.f("  Generator: %.2f CPU-s (user %.2f, sys %.2f), %.0f%% of %.0f CPU(s), peak RSS %s\n",
 		g.CPUSeconds, g.UserSeconds, g.SysSeconds, 100*g.Utilization, g.CPUs, fmtMiB(g.PeakRSS))
-	if run.Interrupted {
+	if run.Aborted != "" {
+		p.f("  %s; figures cover %s.\n", upperFirst(run.Aborted), Latency(s.Duration))
+	} else if run.Interrupted {
 		p.f("  Interrupted: the run was stopped early; figures cover %s.\n", Latency(s.Duration))
 	}
 	for _, n := range run.Notes {
-		p.f("  WARNING: %s\n", n)
+		p.f("  %s", wrap("WARNING: "+n, TextWidth-2, "    "))
 	}
 	if MachineSaturated(run) {
-		p.f("  WARNING: %s\n", machineSaturated(run.Machine))
+		p.f("  %s", wrap("WARNING: "+machineSaturated(run.Machine), TextWidth-2, "    "))
 	}
 }
 

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"loadgen/loadgen"
+	"loadgen/loadgen/sweep"
+	"loadgen/results"
+	"loadgen/results/compare"
+)
+
+// abortFlags are --abort-on-fail and --abort-after of run and sweep, and
+// sweep's --keep-going: stop a run as soon as an --assert breaks, as k6's
+// abortOnFail. What breaks is results/compare's judgement (Breach) of the
+// engine's window of the run (Config.Judge).
+type abortFlags struct {
+	on        bool
+	after     time.Duration
+	keepGoing bool
+
+	fl   *pflag.FlagSet
+	live []compare.Assertion // the assertions judged while the run goes on
+}
+
+const abortUsage = "stop as soon as an --assert breaks (k6's abortOnFail), write what was measured, marked aborted, and exit 1: " +
+	"judged every second over the last 3 s (rps, latencies, errors and timeouts as a share) or the run so far (a count of errors or timeouts, which only grows), " +
+	"from --abort-after on; cpu, cpu.NAME and mem.NAME are judged at the end only"
+
+func (a *abortFlags) register(fl *pflag.FlagSet, sweep bool) {
+	a.fl = fl
+	usage := abortUsage
+	if sweep {
+		usage = strings.Replace(usage, "stop as soon as", "stop a step as soon as", 1) + "; the sweep stops at that step (see --keep-going)"
+	}
+	fl.BoolVar(&a.on, "abort-on-fail", false, usage)
+	durationVarP(fl, &a.after, "abort-after", "", 0,
+		"with --abort-on-fail: how far into the measured window (after --warmup, which is never judged) assertions are first judged; at least the window, 3s (default 3s)")
+	if sweep {
+		fl.BoolVar(&a.keepGoing, "keep-going", false, "with --abort-on-fail: go on with the rest of the sweep after a step aborted (by default the sweep stops at it)")
+	}
+}
+
+// parse checks the flags against the parsed assertions, before any load.
+func (a *abortFlags) parse(check *checkFlags, findMax bool) error {
+	if !a.on {
+		for _, name := range []string{"abort-after", "keep-going"} {
+			if a.fl != nil && a.fl.Lookup(name) != nil && a.fl.Changed(name) {
+				return fmt.Errorf("--%s goes with --abort-on-fail", name)
+			}
+		}
+		return nil
+	}
+	if findMax {
+		return errors.New("--abort-on-fail and --find-max: a probe is judged by --slo at its end (the search needs its figures)")
+	}
+	if len(check.parsed) == 0 {
+		return errors.New("--abort-on-fail needs --assert: the assertions whose breach stops the run, e.g. --assert 'p99<20ms,errors<1%'")
+	}
+	if a.after < 0 {
+		return fmt.Errorf("--abort-after must not be negative, got %s", a.after)
+	}
+	live, atEnd := compare.Judged(check.parsed)
+	if len(live) == 0 {
+		var names []string
+		for _, x := range atEnd {
+			names = append(names, x.String())
+		}
+		return fmt.Errorf("--abort-on-fail: none of the assertions (%s) can be judged while the load runs: the generator's CPU, cpu.NAME and mem.NAME, and counts bounded from below, are judged at the end", strings.Join(names, ", "))
+	}
+	a.live = live
+	return nil
+}
+
+// apply makes the engine judge the run every interval.
+func (a *abortFlags) apply(cfg *loadgen.Config) {
+	if a == nil || !a.on {
+		return
+	}
+	live := a.live
+	cfg.JudgeWindow, cfg.JudgeAfter = loadgen.DefaultJudgeWindow, a.after
+	cfg.Judge = func(w loadgen.Window) string {
+		return compare.Breach(live, &results.Run{Summary: w.Recent}, &results.Run{Summary: w.SoFar}, w.From, w.To)
+	}
+}
+
+// errStepAborted stops a sweep at a step that aborted.
+var errStepAborted = errors.New("a step aborted")
+
+// sweepHalt stops a sweep after a step that aborted, unless --keep-going.
+type sweepHalt struct {
+	cancel context.CancelCauseFunc
+	mu     sync.Mutex
+	step   string
+	why    string
+}
+
+// halting wraps the sweep's context; nil (nothing to stop) without
+// --abort-on-fail or with --keep-going.
+func (a *abortFlags) halting(ctx context.Context) (context.Context, *sweepHalt) {
+	if a == nil || !a.on || a.keepGoing {
+		return ctx, nil
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	return ctx, &sweepHalt{cancel: cancel}
+}
+
+// events passes the sweep's events on and, at a step that aborted, stops
+// the sweep before its next step.
+func (h *sweepHalt) events(next func(sweep.Event)) func(sweep.Event) {
+	if h == nil {
+		return next
+	}
+	return func(ev sweep.Event) {
+		next(ev)
+		if ev.Kind == sweep.StepFinished && ev.Result != nil && ev.Result.Run != nil && ev.Result.Run.Aborted != "" {
+			h.mu.Lock()
+			if h.step == "" {
+				h.step, h.why = ev.Result.ID, ev.Result.Run.Aborted
+			}
+			h.mu.Unlock()
+			h.cancel(errStepAborted)
+		}
+	}
+}
+
+// result is the sweep's error once it stopped at an aborted step: none (the
+// step counts as failed), after saying so; err as it was otherwise.
+func (h *sweepHalt) result(ctx context.Context, err error, stderr io.Writer, again string) error {
+	if h == nil || !errors.Is(err, context.Canceled) || !errors.Is(context.Cause(ctx), errStepAborted) {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fmt.Fprintf(stderr, "sweep: step %s %s: the sweep stopped there (--keep-going runs the rest); finished steps are saved, continue with: %s\n",
+		h.step, h.why, again)
+	return nil
+}
+
+// resumeHint is the command that continues the sweep.
+func (j sweepJob) resumeHint() string {
+	if j.resumeCmd != "" {
+		return j.resumeCmd
+	}
+	return j.again + "-o " + j.out + " --resume"
+}
