@@ -33,6 +33,12 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 		TLS: tlsOpt, Client: f.client, NetNS: f.netns, Health: f.health,
 		Call: f.call, Data: f.data, Protoset: f.protoset,
 	}
+	if m := f.mix; m != nil { // --targets
+		for _, r := range m.Requests {
+			s.Requests = append(s.Requests, client.Request{Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body})
+		}
+		cfg.Mix = &loadgen.Mix{Weights: m.Weights(), Names: m.Names()}
+	}
 	d, err := client.New(&s)
 	if errors.Is(err, client.ErrUnreachable) {
 		return nil, runFailure{err}
@@ -41,6 +47,7 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 		return nil, err
 	}
 	s.Record(&cfg.Config)
+	cfg.Config.Targets = f.targets
 	return d, nil
 }
 

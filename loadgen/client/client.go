@@ -54,6 +54,20 @@ type Spec struct {
 	// message as JSON (@FILE reads a file), types by reflection or from a
 	// FileDescriptorSet.
 	Call, Data, Protoset string
+	// Requests, when set, are a request mix (loadgen run --targets): what
+	// is sent over HTTP (http1, h2, h2c), each request picked by the
+	// engine. Their URLs share one scheme, host and port, which Target is
+	// (scheme://host:port, filled in when empty); Headers go with every
+	// one of them, before its own; Method and Body do not apply.
+	Requests []Request
+}
+
+// Request is one request of a mix (Spec.Requests).
+type Request struct {
+	Method  string
+	URL     string
+	Headers []string
+	Body    []byte
 }
 
 // ErrUnreachable wraps the error of a target that could not be reached
@@ -108,6 +122,9 @@ func New(s *Spec) (protocol.Dialer, error) {
 	if s.Client == "loadgen" {
 		s.Client = ""
 	}
+	if err := s.checkMix(); err != nil {
+		return nil, err
+	}
 	if s.NetNS == "" {
 		return b(s, nil)
 	}
@@ -131,6 +148,31 @@ func (s *Spec) Record(c *results.Config) {
 	c.Target, c.Protocol, c.Method, c.Headers = s.Target, s.Protocol, s.Method, s.Headers
 	c.BodyBytes, c.Size, c.Streams = len(s.Body), s.Size, s.Streams
 	c.TLS, c.NetNS, c.Client, c.Call = s.TLS.Enabled, s.NetNS, s.Client, s.Call
+}
+
+// checkMix checks a request mix against the rest of the Spec, and makes
+// Target the origin its requests share when it is not given.
+func (s *Spec) checkMix() error {
+	if len(s.Requests) == 0 {
+		return nil
+	}
+	switch {
+	case s.Protocol != "http1" && s.Protocol != "h2" && s.Protocol != "h2c":
+		return fmt.Errorf("a request mix (--targets) is of HTTP requests: use -p http1, h2 or h2c, not -p %s", s.Protocol)
+	case s.Client != "":
+		return fmt.Errorf("--client %s sends one request: a request mix (--targets) needs loadgen's own client", s.Client)
+	case s.Method != "" || len(s.Body) > 0:
+		return fmt.Errorf("a request mix (--targets) gives each request its method and body: leave out -m and --body")
+	}
+	first, err := TargetURL(s.Requests[0].URL)
+	if err != nil {
+		return fmt.Errorf("request 1: %w", err)
+	}
+	origin := first.Scheme + "://" + first.Host
+	if s.Target == "" {
+		s.Target = origin
+	}
+	return nil
 }
 
 // literalHost refuses a target named by a host name for --netns: Go
@@ -206,6 +248,9 @@ func httpTarget(s *Spec) error {
 	if err := tlsFor(s, u.Scheme == "https"); err != nil {
 		return err
 	}
+	if len(s.Requests) > 0 {
+		return nil // each request has its method
+	}
 	if s.Method == "" {
 		s.Method = "GET"
 		if len(s.Body) > 0 {
@@ -223,7 +268,11 @@ func newHTTP1(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 	if err := httpTarget(s); err != nil {
 		return nil, err
 	}
-	return http1.NewDialer(http1.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS, DialTimeout: s.Timeout})
+	c := http1.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS, DialTimeout: s.Timeout}
+	for _, r := range s.Requests {
+		c.Requests = append(c.Requests, http1.Request{Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body})
+	}
+	return http1.NewDialer(c)
 }
 
 func newHTTP2(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
@@ -239,6 +288,9 @@ func newHTTP2(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 	s.Streams = max(1, s.Streams)
 	c := h2.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS,
 		Cleartext: s.Protocol == "h2c", Streams: s.Streams, DialTimeout: s.Timeout}
+	for _, r := range s.Requests {
+		c.Requests = append(c.Requests, h2.Request{Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body})
+	}
 	if s.Client == "x-net" {
 		return h2.NewLibraryDialer(c)
 	}

@@ -272,11 +272,13 @@ func (p *tlsPipe) Close() error {
 // bad record, an alert, the server's close_notify) fails the connection
 // as a read error.
 func TLSMux(inner Mux, t *LoopTLS) Mux {
-	return &tlsMux{Mux: inner, t: t}
+	pk, _ := inner.(MuxPicker)
+	return &tlsMux{Mux: inner, t: t, pk: pk}
 }
 
 type tlsMux struct {
 	Mux
+	pk   MuxPicker // inner, when it holds a request mix
 	t    *LoopTLS
 	done []int32
 	err  error // the TLS connection failed
@@ -366,6 +368,9 @@ func (m *tlsMux) Buffered() bool { return m.t.p.ready() }
 
 func (m *tlsMux) Usable() bool { return m.err == nil && m.Mux.Usable() }
 func (m *tlsMux) Dead() bool   { return m.err != nil || m.Mux.Dead() }
+
+// Pick picks slot k's next request, when inner holds a request mix.
+func (m *tlsMux) Pick(k, i int) { m.pk.Pick(k, i) }
 
 // Goodbye is inner's, encrypted, and TLS's close_notify.
 func (m *tlsMux) Goodbye() []byte {

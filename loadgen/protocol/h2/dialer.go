@@ -40,6 +40,7 @@ func NewDialer(cfg Config) (*Dialer, error) {
 		DialTimeout: t.dialTimeout,
 		Streams:     t.streams,
 		Fields:      t.fields,
+		Requests:    t.lists,
 	})}
 	return d, nil
 }
@@ -54,7 +55,7 @@ func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
 	if err != nil {
 		return nil, d.explain(err)
 	}
-	return &stream{s: s, body: d.t.body}, nil
+	return &stream{s: s, body: d.t.body, bodies: d.t.bodies}, nil
 }
 
 // explain says why a connection could not be opened, in what to do.

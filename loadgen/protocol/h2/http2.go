@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +59,20 @@ type Config struct {
 	Cleartext   bool          // h2c with prior knowledge, for http:// URLs
 	Streams     int           // -m: concurrent streams per connection, default 1
 	DialTimeout time.Duration // TCP connect + TLS handshake + SETTINGS exchange; default 10s
+	// Requests, when set, are a request mix: what is sent, each request
+	// picked by the engine (protocol.Picker). Their URLs share URL's
+	// scheme, host and port (one connection pool); Headers go with every
+	// one of them, before its own; Method and Body are then unused. A Conn
+	// sends the first until another is picked.
+	Requests []Request
+}
+
+// Request is one request of a mix (Config.Requests).
+type Request struct {
+	Method  string // default GET
+	URL     string // on Config.URL's scheme, host and port
+	Headers []string
+	Body    []byte
 }
 
 const (
@@ -86,6 +101,8 @@ type target struct {
 	tls         bool
 	fields      []h2wire.Field
 	body        []byte
+	lists       [][]h2wire.Field // a mix's requests' fields (Config.Requests); nil without
+	bodies      [][]byte         // and bodies
 	streams     int
 	dialTimeout time.Duration
 }
@@ -142,7 +159,37 @@ func (c Config) request() (*target, error) {
 		t.dialTimeout = defaultDialTimeout
 	}
 
-	method := c.Method
+	if len(c.Requests) == 0 {
+		t.fields, err = fields(u, c.Method, c.Headers, c.Body)
+		return t, err
+	}
+	for i, r := range c.Requests {
+		ru, err := url.Parse(r.URL)
+		if err != nil {
+			return nil, fmt.Errorf("http2: request %d: bad URL %q: %v", i+1, r.URL, errors.Unwrap(err))
+		}
+		rport := ru.Port()
+		if rport == "" {
+			rport = map[string]string{"http": "80", "https": "443"}[ru.Scheme]
+		}
+		if ru.Scheme != u.Scheme || !strings.EqualFold(ru.Hostname(), t.host) || rport != port {
+			return nil, fmt.Errorf("http2: request %d: %s is not on %s://%s: the requests of a mix share one connection pool (one scheme, host and port)", i+1, r.URL, u.Scheme, t.addr)
+		}
+		if ru.User != nil {
+			return nil, fmt.Errorf("http2: request %d: URL %q: credentials in the URL are not sent; give an Authorization header", i+1, r.URL)
+		}
+		fs, err := fields(ru, r.Method, append(slices.Clip(c.Headers), r.Headers...), r.Body)
+		if err != nil {
+			return nil, fmt.Errorf("http2: request %d (%s %s): %s", i+1, r.Method, r.URL, strings.TrimPrefix(err.Error(), "http2: "))
+		}
+		t.lists, t.bodies = append(t.lists, fs), append(t.bodies, r.Body)
+	}
+	t.fields, t.body = t.lists[0], t.bodies[0]
+	return t, nil
+}
+
+// fields is the header list of one request to u.
+func fields(u *url.URL, method string, headers []string, body []byte) ([]h2wire.Field, error) {
 	if method == "" {
 		method = "GET"
 	}
@@ -164,7 +211,7 @@ func (c Config) request() (*target, error) {
 
 	var extra []h2wire.Field
 	hasUA, hasLength := false, false
-	for _, h := range c.Headers {
+	for _, h := range headers {
 		name, value, ok := strings.Cut(h, ":")
 		name = strings.ToLower(strings.TrimSpace(name))
 		value = strings.TrimSpace(value)
@@ -189,20 +236,19 @@ func (c Config) request() (*target, error) {
 		}
 		extra = append(extra, h2wire.Field{Name: name, Value: value})
 	}
-	t.fields = []h2wire.Field{
+	fs := []h2wire.Field{
 		{Name: ":method", Value: method},
 		{Name: ":scheme", Value: scheme},
 		{Name: ":authority", Value: authority},
 		{Name: ":path", Value: path},
 	}
 	if !hasUA {
-		t.fields = append(t.fields, h2wire.Field{Name: "user-agent", Value: userAgent})
+		fs = append(fs, h2wire.Field{Name: "user-agent", Value: userAgent})
 	}
-	if len(c.Body) > 0 && !hasLength {
-		t.fields = append(t.fields, h2wire.Field{Name: "content-length", Value: fmt.Sprint(len(c.Body))})
+	if len(body) > 0 && !hasLength {
+		fs = append(fs, h2wire.Field{Name: "content-length", Value: fmt.Sprint(len(body))})
 	}
-	t.fields = append(t.fields, extra...)
-	return t, nil
+	return append(fs, extra...), nil
 }
 
 // isToken reports whether s is an RFC 9110 token (method, header name).

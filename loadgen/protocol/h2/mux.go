@@ -37,10 +37,21 @@ func (d *Dialer) Open(ctx context.Context, slots int) (int, protocol.Mux, error)
 
 // Mux returns the state of one connection an event loop drives, for slots
 // requests at once.
-func (d *Dialer) Mux(slots int) protocol.Mux { return &mux{d.core.Fed(slots, d.t.body)} }
+func (d *Dialer) Mux(slots int) protocol.Mux {
+	return &mux{d.core.Fed(slots, d.t.body), d.t.bodies}
+}
 
 // mux is the Fed in the engine's terms: its results as Outcomes.
-type mux struct{ *h2conn.Fed }
+type mux struct {
+	*h2conn.Fed
+	bodies [][]byte // a request mix's, by request; nil without one
+}
+
+var _ protocol.MuxPicker = (*mux)(nil)
+
+// Pick makes request i of the Dialer's mix what slot k's next Start
+// sends (protocol.MuxPicker).
+func (m *mux) Pick(k, i int) { m.Fed.Pick(k, i, m.bodies[i]) }
 
 var errPeerClosed = errors.New("connection closed by the server")
 

@@ -13,11 +13,22 @@ import (
 // stream is a protocol.Conn: one of the Streams Conns sharing a
 // connection, one request (one HTTP/2 stream) at a time.
 type stream struct {
-	s    *h2conn.Stream
-	body []byte
+	s      *h2conn.Stream
+	body   []byte
+	bodies [][]byte // a request mix's, by request; nil without one
 }
 
-var _ protocol.Conn = (*stream)(nil)
+var (
+	_ protocol.Conn   = (*stream)(nil)
+	_ protocol.Picker = (*stream)(nil)
+)
+
+// Pick makes request i of the Dialer's mix the one Do sends
+// (protocol.Picker).
+func (c *stream) Pick(i int) {
+	c.body = c.bodies[i]
+	c.s.Pick(i)
+}
 
 // Do sends one request on a new stream and reads the whole response.
 func (c *stream) Do(ctx context.Context, deadline time.Time) protocol.Outcome {

@@ -72,6 +72,9 @@ var (
 //     2^30-1 windows), and sends content-length from the body's length, not
 //     a Content-Length header given in Config.Headers.
 func NewLibraryDialer(cfg Config) (protocol.Dialer, error) {
+	if len(cfg.Requests) > 0 {
+		return nil, errors.New("http2: the reference client (x-net) sends one request: a request mix needs loadgen's own client")
+	}
 	t, err := cfg.request()
 	if err != nil {
 		return nil, err

@@ -50,10 +50,10 @@ type Conn struct {
 	nextID      uint32
 
 	// HPACK: which header block the next request sends
-	blocks   *h2wire.RequestBlocks // for the peer's table: the Dialer's, or the connection's own
-	hp       uint8                 // hpFirst, hpSteady or hpLiteral
-	hpPrefix []byte                // a dynamic table size update to send first
-	encMax   uint32                // our encoder's table size as last signalled
+	blocks   []h2wire.RequestBlocks // for the peer's table: the Dialer's, or the connection's own; a mix's by request
+	hp       uint8                  // hpFirst, hpSteady or hpLiteral
+	hpPrefix []byte                 // a dynamic table size update to send first
+	encMax   uint32                 // our encoder's table size as last signalled
 
 	// the peer's settings and our send windows
 	peerMaxFrame   int
@@ -136,7 +136,7 @@ func newConn(d *Dialer, fed bool) *Conn {
 		d:              d,
 		shared:         d.cfg.Streams > 1,
 		nextID:         1,
-		blocks:         &d.blocks,
+		blocks:         d.blocks,
 		encMax:         h2wire.DefaultTableSize,
 		peerMaxFrame:   h2wire.DefaultMaxFrame,
 		peerWindow:     h2wire.DefaultWindow,

@@ -82,24 +82,24 @@ func (c *Conn) peerTableSizeLocked(v uint32) {
 	c.hpPrefix = h2wire.AppendTableSizeUpdate(c.hpPrefix[:0], v)
 	switch {
 	case c.hp == hpFirst:
-		b := h2wire.EncodeRequest(c.d.cfg.Fields, v)
-		c.blocks = &b
-	case c.blocks.Size > v:
+		c.blocks = c.d.encode(v)
+	case c.blocks[0].Size > v: // every request of a mix fills the same
 		c.hp = hpLiteral
 	}
 }
 
-// blockLocked returns the header block of the next request, after
-// hpPrefix.
-func (c *Conn) blockLocked() []byte {
+// blockLocked returns the header block of the next request, request i
+// of a mix (0 without one), after hpPrefix.
+func (c *Conn) blockLocked(i int) []byte {
+	b := &c.blocks[i]
 	switch c.hp {
 	case hpFirst:
 		c.hp = hpSteady
-		return c.blocks.First
+		return b.First
 	case hpLiteral:
-		return c.blocks.Literal
+		return b.Literal
 	}
-	return c.blocks.Steady
+	return b.Steady
 }
 
 func (c *Conn) goAwayLocked(fh h2wire.FrameHeader, p []byte) error {

@@ -23,7 +23,7 @@ const DefaultDialTimeout = 10 * time.Second
 // concurrent use.
 type Dialer struct {
 	cfg    Config
-	blocks h2wire.RequestBlocks // the request for a peer with the default HPACK table
+	blocks []h2wire.RequestBlocks // the request (a mix's requests) for a peer with the default HPACK table
 	opened atomic.Int64
 	group  Group[*Conn]
 }
@@ -37,7 +37,8 @@ func NewDialer(cfg Config) *Dialer {
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = DefaultDialTimeout
 	}
-	d := &Dialer{cfg: cfg, blocks: h2wire.EncodeRequest(cfg.Fields, h2wire.DefaultTableSize)}
+	d := &Dialer{cfg: cfg}
+	d.blocks = d.encode(h2wire.DefaultTableSize)
 	d.group = Group[*Conn]{
 		Streams: cfg.Streams,
 		Name:    cfg.Name,
@@ -57,7 +58,16 @@ func (d *Dialer) Opened() int64 { return d.opened.Load() }
 
 // Blocks are the request's header blocks for a peer with the default
 // HPACK table (for tests).
-func (d *Dialer) Blocks() h2wire.RequestBlocks { return d.blocks }
+func (d *Dialer) Blocks() h2wire.RequestBlocks { return d.blocks[0] }
+
+// encode encodes the request, or a mix's requests, for a peer whose
+// HPACK table holds tableSize bytes.
+func (d *Dialer) encode(tableSize uint32) []h2wire.RequestBlocks {
+	if len(d.cfg.Requests) > 0 {
+		return h2wire.EncodeRequests(d.cfg.Requests, tableSize)
+	}
+	return []h2wire.RequestBlocks{h2wire.EncodeRequest(d.cfg.Fields, tableSize)}
+}
 
 // Current is the connection new Streams join, nil when none (for tests).
 func (d *Dialer) Current() *Conn { return d.group.Current() }

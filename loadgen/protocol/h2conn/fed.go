@@ -22,6 +22,7 @@ type Fed struct {
 	c     *Conn
 	slots []*Stream
 	body  []byte   // the request's body, the same for every request
+	kbody [][]byte // with a request mix: slot k's request's body (Pick)
 	busy  []bool   // slot k has a request in flight
 	pend  [][]byte // slot k's body not yet sent: the windows were shut
 	npend int      // slots with pend
@@ -38,6 +39,12 @@ func (d *Dialer) Fed(slots int, body []byte, hs ...Handler) *Fed {
 	c := newConn(d, true)
 	c.shared = slots > 1
 	f := &Fed{c: c, body: body, busy: make([]bool, slots), pend: make([][]byte, slots), done: make([]int32, 0, slots)}
+	if len(d.cfg.Requests) > 0 {
+		f.kbody = make([][]byte, slots)
+		for k := range f.kbody {
+			f.kbody[k] = body
+		}
+	}
 	for k := range slots {
 		var h Handler
 		if k < len(hs) {
@@ -197,14 +204,25 @@ func (f *Fed) Start(k int) (int, Result) {
 	case c.active >= c.peerMaxStreams:
 		return Later, Result{}
 	}
-	c.openLocked(s, len(f.body) == 0)
+	body := f.body
+	if f.kbody != nil {
+		body = f.kbody[k]
+	}
+	c.openLocked(s, len(body) == 0)
 	f.busy[k] = true
-	if len(f.body) > 0 {
-		f.pend[k] = f.body
+	if len(body) > 0 {
+		f.pend[k] = body
 		f.npend++
 		f.push()
 	}
 	return Started, Result{}
+}
+
+// Pick makes request i of the Dialer's mix (Config.Requests), with body,
+// what slot k's next Start sends.
+func (f *Fed) Pick(k, i int, body []byte) {
+	f.slots[k].pick = i
+	f.kbody[k] = body
 }
 
 // push sends what the windows allow of the bodies not yet sent.

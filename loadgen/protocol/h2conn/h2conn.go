@@ -44,6 +44,11 @@ type Config struct {
 	DialTimeout time.Duration
 	Streams     int            // Conns per connection (-m); 0 means 1
 	Fields      []h2wire.Field // the request's header list, the same for every request
+	// Requests, when set, are a request mix's header lists (Fields is then
+	// unused): a Stream sends the one picked (Stream.Pick, Fed.Pick), the
+	// first until another is. Their HPACK blocks share the fields all of
+	// them have (h2wire.EncodeRequests).
+	Requests [][]h2wire.Field
 	// Want names the response fields (lowercase) the Handler gets, besides
 	// :status which the connection reads itself.
 	Want []string

@@ -32,7 +32,7 @@ func TestHeaderBlocks(t *testing.T) {
 	for _, table := range []uint32{0, 64, 200, 4096, 65536} {
 		c := newConn(d, false)
 		c.peerTableSizeLocked(table) // as the server's first SETTINGS does
-		if used := c.blocks.Size; used > table || used > h2wire.DefaultTableSize {
+		if used := c.blocks[0].Size; used > table || used > h2wire.DefaultTableSize {
 			t.Errorf("table %d: blocks use %d bytes of it", table, used)
 		}
 		dec := hpack.NewDecoder(4096, nil)
@@ -84,5 +84,5 @@ func TestHeaderTableShrinks(t *testing.T) {
 func (c *Conn) nextBlockLocked() []byte {
 	b := append([]byte(nil), c.hpPrefix...)
 	c.hpPrefix = c.hpPrefix[:0]
-	return append(b, c.blockLocked()...)
+	return append(b, c.blockLocked(0)...)
 }

@@ -27,6 +27,7 @@ type Stream struct {
 	deadline time.Time // of the current wait
 
 	// the current request, guarded by c.mu
+	pick        int    // the request of a mix it sends (Pick); 0 without one
 	id          uint32 // 0 before the first request
 	finished    bool   // the stream ended: the response is complete, or the stream was reset
 	gotHeaders  bool
@@ -47,6 +48,11 @@ func newStream(c *Conn, h Handler) *Stream {
 
 // Conn is the connection the Stream is on.
 func (s *Stream) Conn() *Conn { return s.c }
+
+// Pick makes request i of the Dialer's mix (Config.Requests) the one the
+// next Request sends. Only the Stream's own goroutine calls it, before a
+// Request (which reads it under the lock).
+func (s *Stream) Pick(i int) { s.pick = i }
 
 // Request opens a new stream: HEADERS, then body as DATA within the
 // flow-control windows, END_STREAM on the last frame when end is set; then
@@ -86,7 +92,7 @@ func (c *Conn) openLocked(s *Stream, end bool) {
 	s.peerReset, s.code, s.malformed, s.unprocessed = false, 0, false, false
 	s.sendWindow, s.recvUnack = c.peerWindow, 0
 	n := len(c.wbuf)
-	prefix, block := c.hpPrefix, c.blockLocked()
+	prefix, block := c.hpPrefix, c.blockLocked(s.pick)
 	c.wbuf = h2wire.AppendHeaders(c.wbuf, s.id, end, c.peerMaxFrame, prefix, block)
 	c.hpPrefix = c.hpPrefix[:0]
 	s.written += int64(len(c.wbuf) - n)

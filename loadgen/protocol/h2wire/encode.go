@@ -29,6 +29,57 @@ type RequestBlocks struct {
 // are added to the table in order while they fit, the others sent as
 // literals.
 func EncodeRequest(fields []Field, tableSize uint32) RequestBlocks {
+	return encode(fields, nil, tableSize)
+}
+
+// EncodeRequests encodes the requests of a mix, any of which may go
+// first on a connection: the fields that every request has, in the same
+// order (a scheme, an authority, a user agent, the headers all share),
+// are added to the peer's table by whichever request goes first and
+// referred to by every later one; a field only some have (a path, a
+// method of its own) is sent as a literal, never indexed, so that the
+// table holds the same entries whatever went first. Every request's
+// blocks fill the same Size of it.
+func EncodeRequests(lists [][]Field, tableSize uint32) []RequestBlocks {
+	// The shared fields: the first list's, but those of the static
+	// table, that every other list has in the same order.
+	var shared []Field
+	for _, f := range lists[0] {
+		if exact, _ := staticIndex(f); exact == 0 {
+			shared = append(shared, f)
+		}
+	}
+	for _, l := range lists[1:] {
+		var kept []Field
+		at := 0
+		for _, f := range shared {
+			for j := at; j < len(l); j++ {
+				if l[j] == f {
+					kept, at = append(kept, f), j+1
+					break
+				}
+			}
+		}
+		shared = kept
+	}
+	out := make([]RequestBlocks, len(lists))
+	for i, l := range lists {
+		insert := make([]bool, len(l))
+		at := 0
+		for k, f := range l {
+			if at < len(shared) && f == shared[at] {
+				insert[k] = true
+				at++
+			}
+		}
+		out[i] = encode(l, insert, tableSize)
+	}
+	return out
+}
+
+// encode encodes fields, those that insert marks (every one when nil)
+// added to the peer's table while they fit.
+func encode(fields []Field, insert []bool, tableSize uint32) RequestBlocks {
 	tableSize = min(tableSize, DefaultTableSize)
 	var b RequestBlocks
 	order := make([]int, len(fields)) // per field: its order in the table, 1 first; 0 static; -1 literal
@@ -41,6 +92,9 @@ func EncodeRequest(fields []Field, tableSize uint32) RequestBlocks {
 			b.First = appendInt(b.First, 0x80, 7, uint64(exact))
 			b.Literal = appendInt(b.Literal, 0x80, 7, uint64(exact))
 			continue
+		case insert != nil && !insert[i]:
+			order[i] = -1
+			b.First = appendLiteral(b.First, 0x00, 4, name, f) // without indexing
 		case b.Size+size <= tableSize:
 			b.Size += size
 			inserted++

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,20 @@ type Config struct {
 	// (the default port is then 443 too). ALPN offers only http/1.1.
 	TLS         protocol.TLS
 	DialTimeout time.Duration // bounds TCP connect and TLS handshake; 0 means none
+	// Requests, when set, are a request mix: what is sent, each request
+	// picked by the engine (protocol.Picker). Their URLs share URL's
+	// scheme, host and port (one connection pool); Headers go with every
+	// one of them, before its own; Method and Body are then unused. A Conn
+	// sends the first until another is picked.
+	Requests []Request
+}
+
+// Request is one request of a mix (Config.Requests).
+type Request struct {
+	Method  string // default GET
+	URL     string // on Config.URL's scheme, host and port
+	Headers []string
+	Body    []byte
 }
 
 // Validate reports the first problem with the configuration, in words a user
@@ -47,6 +62,14 @@ type target struct {
 	tls      bool
 	head     bool   // HEAD: responses carry no body whatever their headers say
 	req      []byte // the whole request: request line, headers, body
+	mix      *list  // Config.Requests, built; nil without
+}
+
+// list is the requests of a mix, built: each one's bytes and whether it
+// is a HEAD, by its index.
+type list struct {
+	reqs  [][]byte
+	heads []bool
 }
 
 func (c Config) target() (target, error) {
@@ -90,45 +113,89 @@ func (c Config) target() (target, error) {
 		return t, fmt.Errorf("URL %q: port %q out of range 1-65535", c.URL, port)
 	}
 	t.addr = net.JoinHostPort(t.hostname, port)
+	if len(c.Requests) > 0 {
+		return t, c.mix(&t, u)
+	}
+	t.req, t.head, err = build(u, c.Method, c.Headers, c.Body)
+	return t, err
+}
 
-	method := c.Method
+// mix builds Config.Requests into t: every URL on u's scheme, host and
+// port.
+func (c Config) mix(t *target, u *url.URL) error {
+	t.mix = &list{}
+	for i, r := range c.Requests {
+		ru, err := url.Parse(r.URL)
+		if err != nil {
+			return fmt.Errorf("request %d: malformed URL %q: %v", i+1, r.URL, errors.Unwrap(err))
+		}
+		if ru.Scheme != u.Scheme || !sameHostPort(ru, u) {
+			return fmt.Errorf("request %d: %s is not on %s://%s: the requests of a mix share one connection pool (one scheme, host and port)", i+1, r.URL, u.Scheme, t.addr)
+		}
+		if ru.User != nil {
+			return fmt.Errorf("request %d: URL %q: credentials in the URL are not sent; give an Authorization header", i+1, r.URL)
+		}
+		req, head, err := build(ru, r.Method, append(slices.Clip(c.Headers), r.Headers...), r.Body)
+		if err != nil {
+			return fmt.Errorf("request %d (%s %s): %w", i+1, r.Method, r.URL, err)
+		}
+		t.mix.reqs, t.mix.heads = append(t.mix.reqs, req), append(t.mix.heads, head)
+	}
+	t.req, t.head = t.mix.reqs[0], t.mix.heads[0]
+	return nil
+}
+
+// sameHostPort: a and b name one host and port, a scheme's default port
+// written or not.
+func sameHostPort(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		return map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+// build makes the bytes of one request to u, and tells a HEAD.
+func build(u *url.URL, method string, headers []string, body []byte) ([]byte, bool, error) {
 	if method == "" {
 		method = "GET"
 	}
 	if !isToken(method) {
-		return t, fmt.Errorf("method %q is not a valid HTTP method", method)
+		return nil, false, fmt.Errorf("method %q is not a valid HTTP method", method)
 	}
-	t.head = method == "HEAD"
+	head := method == "HEAD"
 
 	host := u.Host // as wrk sends it: host[:port], IPv6 in brackets
 	var hdrs []string
 	userAgent := false
-	for _, h := range c.Headers {
+	for _, h := range headers {
 		name, value, err := parseHeader(h)
 		if err != nil {
-			return t, err
+			return nil, false, err
 		}
 		switch {
 		case strings.EqualFold(name, "Host"):
 			if value == "" {
-				return t, fmt.Errorf("header %q: empty Host", h)
+				return nil, false, fmt.Errorf("header %q: empty Host", h)
 			}
 			host = value
 			continue
 		case strings.EqualFold(name, "Content-Length"):
-			if value != strconv.Itoa(len(c.Body)) {
-				return t, fmt.Errorf("header %q disagrees with the body (%d bytes): leave Content-Length out, it is set from the body", h, len(c.Body))
+			if value != strconv.Itoa(len(body)) {
+				return nil, false, fmt.Errorf("header %q disagrees with the body (%d bytes): leave Content-Length out, it is set from the body", h, len(body))
 			}
 			continue
 		case strings.EqualFold(name, "Transfer-Encoding"):
-			return t, fmt.Errorf("header %q: the body is always sent with Content-Length; leave Transfer-Encoding out", h)
+			return nil, false, fmt.Errorf("header %q: the body is always sent with Content-Length; leave Transfer-Encoding out", h)
 		case strings.EqualFold(name, "User-Agent"):
 			userAgent = true
 		}
 		hdrs = append(hdrs, name+": "+value)
 	}
 
-	b := make([]byte, 0, 256+len(c.Body))
+	b := make([]byte, 0, 256+len(body))
 	b = append(b, method...)
 	b = append(b, ' ')
 	b = append(b, u.RequestURI()...)
@@ -142,15 +209,14 @@ func (c Config) target() (target, error) {
 	if !userAgent {
 		b = append(b, "User-Agent: loadgen\r\n"...)
 	}
-	if len(c.Body) > 0 || method == "POST" || method == "PUT" || method == "PATCH" {
+	if len(body) > 0 || method == "POST" || method == "PUT" || method == "PATCH" {
 		b = append(b, "Content-Length: "...)
-		b = strconv.AppendInt(b, int64(len(c.Body)), 10)
+		b = strconv.AppendInt(b, int64(len(body)), 10)
 		b = append(b, "\r\n"...)
 	}
 	b = append(b, "\r\n"...)
-	b = append(b, c.Body...)
-	t.req = b
-	return t, nil
+	b = append(b, body...)
+	return b, head, nil
 }
 
 // parseHeader splits "Name: value" and checks both halves.

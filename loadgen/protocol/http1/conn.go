@@ -48,6 +48,7 @@ type conn struct {
 	fc     *protocol.FlightConn // under the *tls.Conn: the first request's write waits for its read
 	req    []byte               // the request, shared read-only with the Dialer
 	head   bool
+	mix    *list // the Dialer's request mix, if any: Pick sets req and head from it
 	cr     countingReader
 	br     *bufio.Reader // borrowed while a response is read
 	resp   fasthttp.Response
@@ -55,10 +56,13 @@ type conn struct {
 	timed  bool // a deadline is set on rw
 }
 
-var _ protocol.Conn = (*conn)(nil)
+var (
+	_ protocol.Conn   = (*conn)(nil)
+	_ protocol.Picker = (*conn)(nil)
+)
 
 func newConn(raw, rw net.Conn, d *Dialer) *conn {
-	c := &conn{raw: raw, rw: rw, req: d.req, head: d.head}
+	c := &conn{raw: raw, rw: rw, req: d.req, head: d.head, mix: d.mix}
 	c.cr.r = rw
 	if tc, ok := rw.(*net.TCPConn); ok {
 		if rc, err := tc.SyscallConn(); err == nil {
@@ -73,6 +77,10 @@ func newConn(raw, rw net.Conn, d *Dialer) *conn {
 	c.resp.Header.DisableNormalizing()
 	return c
 }
+
+// Pick makes request i of the Dialer's mix the one Do sends
+// (protocol.Picker).
+func (c *conn) Pick(i int) { c.req, c.head = c.mix.reqs[i], c.mix.heads[i] }
 
 // Do sends the request and reads the whole response. ctx is not watched on
 // the hot path: the engine aborts a Do in progress with Close.

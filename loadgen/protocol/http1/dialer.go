@@ -18,6 +18,7 @@ type Dialer struct {
 	addr    string
 	req     []byte
 	head    bool
+	mix     *list       // a request mix (Config.Requests); nil without
 	tls     *tls.Config // nil for plain HTTP
 	timeout time.Duration
 }
@@ -31,7 +32,7 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dialer{target: protocol.Target{Addr: t.addr}, addr: t.addr, req: t.req, head: t.head, timeout: cfg.DialTimeout}
+	d := &Dialer{target: protocol.Target{Addr: t.addr}, addr: t.addr, req: t.req, head: t.head, mix: t.mix, timeout: cfg.DialTimeout}
 	if t.tls {
 		tc := cfg.TLS
 		tc.Enabled = true
@@ -93,7 +94,7 @@ func (d *Dialer) Sessions() bool { return d.tls == nil }
 func (d *Dialer) Socket() (int, error) { return d.target.Socket() }
 
 // Session returns the state of one connection an event loop drives.
-func (d *Dialer) Session() protocol.Session { return &session{req: d.req, head: d.head} }
+func (d *Dialer) Session() protocol.Session { return &session{req: d.req, head: d.head, mix: d.mix} }
 
 // PerRequest is false: connections are kept alive.
 func (d *Dialer) PerRequest() bool { return false }

@@ -12,7 +12,10 @@ import (
 // through memory (protocol.TLSMux), over a one-slot Mux that is the same
 // Session as plain HTTP/1.1's: the same request bytes, the same parser.
 
-var _ protocol.MuxOpener = (*Dialer)(nil)
+var (
+	_ protocol.MuxOpener = (*Dialer)(nil)
+	_ protocol.MuxPicker = (*mux)(nil)
+)
 
 // Opens tells that connections over TLS are opened by Open.
 func (d *Dialer) Opens() bool { return d.tls != nil }
@@ -155,6 +158,9 @@ func (m *mux) end(o protocol.Outcome) []int32 {
 	m.done = append(m.done, 0)
 	return m.done
 }
+
+// Pick picks the next request (protocol.MuxPicker): one slot.
+func (m *mux) Pick(_, i int) { m.s.(*session).Pick(i) }
 
 func (m *mux) Start(int) (int, protocol.Outcome) {
 	if !m.Usable() {

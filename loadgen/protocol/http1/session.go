@@ -17,13 +17,22 @@ const maxHeader = readBufSize
 // in a buffer made the first time that happens and kept.
 type session struct {
 	req  []byte
-	head bool // a HEAD request: responses have no body
+	head bool  // a HEAD request: responses have no body
+	mix  *list // the Dialer's request mix, if any
 	resp response
 }
 
-var _ protocol.Session = (*session)(nil)
+var (
+	_ protocol.Session = (*session)(nil)
+	_ protocol.Picker  = (*session)(nil)
+)
 
 func (s *session) Request() []byte { return s.req }
+
+// Pick makes request i of the Dialer's mix the next one Request gives
+// (protocol.Picker): the response is parsed as that request's (a HEAD's
+// has no body).
+func (s *session) Pick(i int) { s.req, s.head = s.mix.reqs[i], s.mix.heads[i] }
 
 // Response parses the response, as RFC 9112 frames it: interim 1xx
 // responses are skipped; a HEAD request's, 1xx, 204 and 304 have no body;

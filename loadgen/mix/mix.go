@@ -1,0 +1,419 @@
+// Package mix reads a request mix: the requests of one run, each with a
+// name and a weight, from a targets file in vegeta's "http format"
+// (`loadgen run --targets FILE`):
+//
+//	# name=search weight=3
+//	GET http://127.0.0.1:8080/get?q=dragon
+//	X-Account-ID: 8675309
+//
+//	# name=upload
+//	POST http://127.0.0.1:8080/post
+//	Content-Type: application/json
+//	@body.json
+//
+// A request is a `METHOD URL` line, then its header lines (`Name: value`),
+// then at most one `@path` line whose file is its body (a relative path
+// from the current directory, as vegeta reads it); a blank line, or the
+// next `METHOD URL` line, ends it. Lines starting with # are comments,
+// but for one that gives the next request its name and weight:
+// `# name=search weight=3` (either may be left out; a name with spaces in
+// double quotes). Without one, a request weighs 1 and is named by its
+// method and path ("GET /get"): a file vegeta reads is read as vegeta
+// reads it. Requests of one name share their statistics.
+//
+// Every request of a mix goes to one scheme, host and port: a run has one
+// connection pool. A URL's user:password@ becomes a Basic Authorization
+// header, as Go's client (vegeta's) sends it.
+//
+// The package only reads: it imports nothing of loadgen, and what it
+// returns is plain data that the command line hands to the client (the
+// requests) and to the engine (names and weights).
+package mix
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits of a mix: a file past them is refused with what to change.
+const (
+	MaxRequests = 1 << 16 // requests in a file
+	MaxWeight   = 1 << 20 // the sum of the weights, and so any one of them
+	MaxName     = 100     // bytes of a name
+)
+
+// Request is one request of a mix.
+type Request struct {
+	Line     int      // the line of its METHOD URL
+	Method   string   // as written (methods are case-sensitive)
+	URL      string   // absolute: http:// or https://
+	Headers  []string // "Name: value", in the file's order
+	Body     []byte   // the @file's content; nil without one
+	BodyFile string   // the @file, as written
+	Name     string   // # name=…, or METHOD /path
+	Weight   int      // # weight=…, or 1
+}
+
+// Mix is a targets file, read.
+type Mix struct {
+	File     string    // the file's name, as given (errors start with it)
+	Origin   string    // scheme://host:port, every request's
+	Requests []Request // in the file's order
+}
+
+// Error is what is wrong with a targets file, and where:
+// "targets.txt:7: want "METHOD URL", got "GT /""; Line 0 for the whole file.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line == 0 {
+		return e.File + ": " + e.Msg
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// Load reads a targets file, and the bodies it names from the disk.
+func Load(path string) (*Mix, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--targets: %w", err)
+	}
+	return Parse(path, src, os.ReadFile)
+}
+
+// Parse reads src, a targets file named name; readBody reads a body's
+// @file. Its error is an *Error.
+func Parse(name string, src []byte, readBody func(path string) ([]byte, error)) (*Mix, error) {
+	p := &parser{m: &Mix{File: name}, readBody: readBody}
+	if err := p.parse(src); err != nil {
+		return nil, err
+	}
+	return p.m, nil
+}
+
+// Weights are the requests' weights, by their order in the file.
+func (m *Mix) Weights() []int {
+	w := make([]int, len(m.Requests))
+	for i, r := range m.Requests {
+		w[i] = r.Weight
+	}
+	return w
+}
+
+// Names are the requests' names, by their order in the file.
+func (m *Mix) Names() []string {
+	n := make([]string, len(m.Requests))
+	for i, r := range m.Requests {
+		n[i] = r.Name
+	}
+	return n
+}
+
+// Where a request of the file is, line after line.
+const (
+	between   = iota // before the first request, or after one ended (a blank line)
+	inHead           // after a METHOD URL line or one of its headers
+	afterBody        // after its @file: only the next request may follow
+)
+
+type parser struct {
+	m        *Mix
+	readBody func(string) ([]byte, error)
+	state    int
+	cur      *Request
+	user     *url.Userinfo // of cur's URL
+	given    *directive    // the # name=… weight=… for the next request
+	givenAt  int
+	origin   int // the line of the first request, whose origin all share
+	total    int // of the weights
+}
+
+// directive is a # name=… weight=… line.
+type directive struct {
+	name   string
+	weight int
+}
+
+func (p *parser) errf(line int, format string, a ...any) error {
+	return &Error{File: p.m.File, Line: line, Msg: fmt.Sprintf(format, a...)}
+}
+
+func (p *parser) parse(src []byte) error {
+	for n := 1; len(src) > 0; n++ {
+		var raw []byte
+		if i := bytes.IndexByte(src, '\n'); i >= 0 {
+			raw, src = src[:i], src[i+1:]
+		} else {
+			raw, src = src, nil
+		}
+		if err := p.line(n, string(raw)); err != nil {
+			return err
+		}
+	}
+	p.end()
+	if p.given != nil {
+		return p.errf(p.givenAt, "a name or weight line, but no request after it")
+	}
+	if len(p.m.Requests) == 0 {
+		return p.errf(0, `no request: want lines of "METHOD URL" (then "Name: value" headers, an optional @body-file), a blank line between requests`)
+	}
+	return nil
+}
+
+func (p *parser) line(n int, raw string) error {
+	if !validText(raw) {
+		return p.errf(n, "not text: a control character (or invalid UTF-8) in %s", quote(raw))
+	}
+	line := strings.TrimSpace(raw)
+	switch {
+	case line == "":
+		p.end()
+		p.state = between
+		return nil
+	case line[0] == '#':
+		return p.comment(n, strings.TrimSpace(line[1:]))
+	case p.state == inHead && line[0] == '@':
+		return p.body(n, line[1:])
+	case p.state == inHead && isHeader(line):
+		return p.header(n, line)
+	case p.state == afterBody && (line[0] == '@' || isHeader(line)):
+		return p.errf(n, "after the @body line only a blank line or the next request may come (headers go before it, one body per request), got %s", quote(line))
+	}
+	p.end()
+	return p.request(n, line)
+}
+
+// isHeader tells a header line from a request line: a header's name holds
+// no space and ends with its colon; a method is followed by a space.
+func isHeader(line string) bool {
+	i := strings.IndexAny(line, ": \t")
+	return i >= 0 && line[i] == ':'
+}
+
+// request starts the request of a METHOD URL line.
+func (p *parser) request(n int, line string) error {
+	if len(p.m.Requests) == MaxRequests {
+		return p.errf(n, "more than %d requests: a mix has at most %d (weights repeat a request without repeating its lines)", MaxRequests, MaxRequests)
+	}
+	f := strings.Fields(line)
+	if len(f) != 2 || !isToken(f[0]) || !strings.Contains(f[1], "://") {
+		return p.errf(n, `want "METHOD URL", got %s`, quote(line))
+	}
+	method, raw := f[0], f[1]
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return p.errf(n, "malformed URL %s: %v", quote(raw), errors.Unwrap(err))
+	case u.Scheme != "http" && u.Scheme != "https":
+		return p.errf(n, "URL %s: want http:// or https://", quote(raw))
+	case u.Opaque != "" || u.Hostname() == "":
+		return p.errf(n, "URL %s has no host: want %s://host[:port]/path", quote(raw), u.Scheme)
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	} else if v, err := strconv.Atoi(port); err != nil || v < 1 || v > 65535 {
+		return p.errf(n, "URL %s: port %q out of range 1-65535", quote(raw), port)
+	}
+	origin := u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+	if len(p.m.Requests) == 0 {
+		p.m.Origin, p.origin = origin, n
+	} else if origin != p.m.Origin {
+		return p.errf(n, "%s goes to %s, the requests before it (line %d) to %s: one run is one connection pool, so every request of a mix goes to one scheme, host and port",
+			quote(raw), origin, p.origin, p.m.Origin)
+	}
+	p.user = u.User
+	if u.User != nil {
+		u.User = nil
+		raw = u.String()
+	}
+	r := Request{Line: n, Method: method, URL: raw, Name: defaultName(method, u), Weight: 1}
+	if d := p.given; d != nil {
+		if d.name != "" {
+			r.Name = d.name
+		}
+		if d.weight > 0 {
+			r.Weight = d.weight
+		}
+		p.given = nil
+	}
+	if p.total += r.Weight; p.total > MaxWeight {
+		return p.errf(n, "the weights add up to more than %d: make them smaller (only their ratios matter)", MaxWeight)
+	}
+	p.m.Requests = append(p.m.Requests, r)
+	p.cur, p.state = &p.m.Requests[len(p.m.Requests)-1], inHead
+	return nil
+}
+
+// defaultName is METHOD /path: the query is left out, so that the
+// requests of one endpoint share their statistics.
+func defaultName(method string, u *url.URL) string {
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	name := method + " " + path
+	if len(name) > MaxName {
+		name = name[:MaxName-3] + "..."
+	}
+	return name
+}
+
+func (p *parser) header(n int, line string) error {
+	name, value, _ := strings.Cut(line, ":")
+	value = strings.TrimSpace(value)
+	if !isToken(name) {
+		return p.errf(n, `want a header "Name: value", an @body-file or a blank line, got %s`, quote(line))
+	}
+	p.cur.Headers = append(p.cur.Headers, name+": "+value)
+	return nil
+}
+
+func (p *parser) body(n int, path string) error {
+	path = strings.TrimSpace(path)
+	if path == "" {
+		return p.errf(n, "@ without a file: want @path/to/body")
+	}
+	b, err := p.readBody(path)
+	if err != nil {
+		return p.errf(n, "the body: %v", err)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	p.cur.Body, p.cur.BodyFile, p.state = b, path, afterBody
+	return nil
+}
+
+// end ends the current request, if any: its URL's credentials become its
+// Authorization header, unless it has one.
+func (p *parser) end() {
+	r, user := p.cur, p.user
+	p.cur, p.user = nil, nil
+	if r == nil || user == nil {
+		return
+	}
+	for _, h := range r.Headers {
+		if name, _, _ := strings.Cut(h, ":"); strings.EqualFold(name, "Authorization") {
+			return
+		}
+	}
+	pw, _ := user.Password()
+	cred := base64.StdEncoding.EncodeToString([]byte(user.Username() + ":" + pw))
+	r.Headers = append(r.Headers, "Authorization: Basic "+cred)
+}
+
+// comment reads a comment: a # name=… weight=… line gives the next
+// request its name and weight; any other is ignored.
+func (p *parser) comment(n int, text string) error {
+	if !strings.HasPrefix(text, "name=") && !strings.HasPrefix(text, "weight=") {
+		return nil
+	}
+	if p.given != nil {
+		return p.errf(n, "a second name or weight line (line %d gave one) before a request: give both on one line, # name=… weight=…", p.givenAt)
+	}
+	d := &directive{}
+	seen := map[string]bool{}
+	for rest := text; rest != ""; rest = strings.TrimLeft(rest, " \t") {
+		key, after, ok := strings.Cut(rest, "=")
+		if !ok || (key != "name" && key != "weight") {
+			return p.errf(n, "want name=NAME and weight=N on a name line, got %s", quote(rest))
+		}
+		if seen[key] {
+			return p.errf(n, "%s given twice", key)
+		}
+		seen[key] = true
+		value, tail, err := cutValue(after)
+		if err != nil {
+			return p.errf(n, "%s: %v", key, err)
+		}
+		rest = tail
+		switch key {
+		case "name":
+			if value == "" || len(value) > MaxName {
+				return p.errf(n, "name=%s: a name has 1 to %d bytes", quote(value), MaxName)
+			}
+			d.name = value
+		case "weight":
+			w, err := strconv.Atoi(value)
+			if err != nil || w < 1 || w > MaxWeight {
+				return p.errf(n, "weight=%s: want a whole number from 1 to %d (a request never sent is left out or commented out)", value, MaxWeight)
+			}
+			d.weight = w
+		}
+	}
+	p.given, p.givenAt = d, n
+	return nil
+}
+
+// cutValue reads a value, quoted ("a name") or up to the next space,
+// and returns the rest of the line.
+func cutValue(s string) (value, rest string, err error) {
+	if !strings.HasPrefix(s, `"`) {
+		if i := strings.IndexAny(s, " \t"); i >= 0 {
+			return s[:i], s[i:], nil
+		}
+		return s, "", nil
+	}
+	end := strings.IndexByte(s[1:], '"')
+	if end < 0 {
+		return "", "", errors.New("a quote that does not end")
+	}
+	value, rest = s[1:1+end], s[2+end:]
+	if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
+		return "", "", fmt.Errorf("want a space after %s", quote(s[:2+end]))
+	}
+	return value, rest, nil
+}
+
+// isToken reports whether s is an RFC 9110 token (a method, a header name).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validText: UTF-8 without control characters but tabs (a CR before the
+// LF is the line's end).
+func validText(s string) bool {
+	s = strings.TrimSuffix(s, "\r")
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if (r < ' ' && r != '\t') || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// quote quotes a line for an error, cut at 80 bytes.
+func quote(s string) string {
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return strconv.Quote(s)
+}
