@@ -3,6 +3,7 @@ package loadgen
 import (
 	"fmt"
 
+	"loadgen/loadgen/protocol"
 	"loadgen/results"
 )
 
@@ -37,4 +38,15 @@ func checkFileLimit(c results.Config, openLoop bool, limit uint64) error {
 	allowed := max(0, (int(limit)-filesReserved)/per)
 	return fmt.Errorf("%d connections need about %d file descriptors, but the limit is %d (ulimit -Hn): at most %d connections; raise the hard limit (ulimit -Hn, LimitNOFILE= for a service, or the container runtime's nofile ulimit)",
 		c.Connections, need, limit, allowed)
+}
+
+// CheckFiles tells, before anything is printed or dialed, whether a run
+// of cfg over d fits the process's file descriptor limit, which Run
+// refuses it over, and how many connections would.
+func CheckFiles(cfg Config, d protocol.Dialer) error {
+	_, loop, err := chooseDriver(cfg, d)
+	if err != nil {
+		return nil // Run says what is wrong with the driver
+	}
+	return checkFileLimit(cfg.Config, cfg.Pacer != nil && !loop, fileLimit())
 }

@@ -70,6 +70,9 @@ func (b *builtinFlags) parse(name string) (sweep.Ladder, error) {
 		}
 		b.out = name + "-" + time.Now().Format("20060102-150405")
 	}
+	if err := checkOutDir("-o", b.out); err != nil {
+		return nil, err // before anything starts
+	}
 	return ladder, nil
 }
 

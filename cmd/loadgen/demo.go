@@ -36,7 +36,35 @@ func (d *demoPaths) Close() {
 // echo/sink listening on 127.0.0.1:9000; …".
 var listeningRE = regexp.MustCompile(`listening on (?:https?://)?([^\s;,]+)`)
 
+// demoSpec is the built-in sweep's plan, its paths' addresses to come: the
+// baseline, and the nginx path where nginx is installed.
+func demoSpec(nginx bool) *sweep.Spec {
+	spec := &sweep.Spec{
+		Paths:    []sweep.Path{{Name: "baseline", Baseline: true}},
+		Ladder:   sweep.Ladder{{Connections: 1, Threads: 1}, {Connections: 4, Threads: 4}, {Connections: 16, Threads: 16}, {Connections: 64, Threads: 64}},
+		Payloads: sweep.Payloads{100, 1024},
+		Protocol: "http1",
+		Endpoint: sweep.DefaultEndpoint,
+		Duration: sweep.Duration(3 * time.Second),
+		Warmup:   sweep.Duration(500 * time.Millisecond),
+		Repeats:  1,
+		Rates:    sweep.Rates{0},
+		Builtin:  "demo",
+	}
+	if nginx {
+		spec.Paths = append(spec.Paths, sweep.Path{Name: "nginx"})
+	}
+	return spec
+}
+
+// demoHasNginx tells whether the demo has its nginx path here.
+func demoHasNginx() bool {
+	_, err := nginxingress.Available()
+	return err == nil
+}
+
 func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
+	nginx := demoHasNginx()
 	d, addr, pid, err := withHTTPBin(ctx, log)
 	if err != nil {
 		return nil, err
@@ -47,19 +75,10 @@ func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
 			d.Close()
 		}
 	}()
-	spec := &sweep.Spec{
-		Paths:    []sweep.Path{{Name: "baseline", URL: "http://" + addr, Baseline: true}},
-		Target:   &sweep.Watch{PID: pid},
-		Ladder:   sweep.Ladder{{Connections: 1, Threads: 1}, {Connections: 4, Threads: 4}, {Connections: 16, Threads: 16}, {Connections: 64, Threads: 64}},
-		Payloads: sweep.Payloads{100, 1024},
-		Protocol: "http1",
-		Endpoint: sweep.DefaultEndpoint,
-		Duration: sweep.Duration(3 * time.Second),
-		Warmup:   sweep.Duration(500 * time.Millisecond),
-		Repeats:  1,
-		Rates:    sweep.Rates{0},
-	}
-	if _, err := nginxingress.Available(); err != nil {
+	spec := demoSpec(nginx)
+	spec.Paths[0].URL = "http://" + addr
+	spec.Target = &sweep.Watch{PID: pid}
+	if !nginx {
 		d.note = "nginx is not installed, so the demo swept the baseline path only (apt-get install nginx adds the nginx path)."
 	} else {
 		px, err := nginxingress.Start(ctx, nginxingress.Config{Listen: "127.0.0.1:0", Upstream: addr, Workers: 1})
@@ -67,7 +86,7 @@ func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
 			return nil, fmt.Errorf("start nginx: %w", err)
 		}
 		d.closers = append(d.closers, func() { px.Close() })
-		spec.Paths = append(spec.Paths, sweep.Path{Name: "nginx", URL: px.URL(), Watch: &sweep.Watch{PID: px.MasterPID(), Name: "nginx"}})
+		spec.Paths[1].URL, spec.Paths[1].Watch = px.URL(), &sweep.Watch{PID: px.MasterPID(), Name: "nginx"}
 		d.note = "The nginx path is a real nginx (1 worker, generated config) proxying to the same httpbin; " +
 			"proxy cpu is nginx's master and worker, target cpu is httpbin's (" + strconv.Itoa(pid) + ")."
 	}

@@ -39,7 +39,7 @@ func newLabCmd() *cobra.Command {
 	f := &labFlags{}
 	cmd := &cobra.Command{
 		Use:   "lab [--modes a,b] [--paths a,b] [-o DIR]",
-		Short: "Measure the CNI paths of a Kubernetes node pair, built in network namespaces, per CNI mode",
+		Short: "Measure the CNI paths of a Kubernetes node pair, in network namespaces, per CNI mode",
 		Long: `Reproduce the CNI benchmark reports (Cilium/Calico/Macvlan, Flannel backends)
 on one machine: for each CNI mode, two "nodes" and three "pods" are network
 namespaces joined the way that CNI joins them, and netperf-style TCP_RR,
@@ -69,14 +69,16 @@ iptables mode). Every address is in 198.18.0.0/15 (the range RFC 2544
 reserves for benchmarks) inside namespaces loadgen creates and deletes, with
 their devices, BPF programs, tunnel processes and iptables rules; nothing
 outside them is touched. A lab killed before it could clean up leaves
-namespaces named lgPID-…: loadgen lab --cleanup deletes them.
+namespaces named lgPID-…: loadgen lab --cleanup deletes them, and those a
+killed sweep's sidecar paths (lgPIDpN…) or test run (lgtPID…) left.
 
 Results are one sweep per protocol under -o, each path named MODE.PATH
 (vxlan.pod-pod-other-node); the path × mode matrix is printed at the end and
 is in loadgen report DIR. Ctrl-C keeps finished steps and prints the command
 that resumes the lab. Exit status 1 when any step failed.`,
 		Example: `  sudo loadgen lab
-  sudo loadgen lab --modes host-gw,vxlan,ebpf --paths pod-pod-other-node,pod-service-remote -d 10s -o results/cni
+  sudo loadgen lab --modes host-gw,vxlan,ebpf --paths pod-pod-other-node,pod-service-remote \
+      -d 10s -o results/cni
   sudo loadgen lab -o results/cni --resume
   loadgen report results/cni --html cni.html`,
 		Args: cobra.NoArgs,
@@ -86,7 +88,7 @@ that resumes the lab. Exit status 1 when any step failed.`,
 	fl.SortFlags = false
 	fl.StringVar(&f.modes, "modes", "", "CNI modes, comma-separated (default all: "+strings.Join(modeStrings(lab.Modes()), ",")+")")
 	fl.StringVar(&f.paths, "paths", "", "paths to measure in every mode, comma-separated (default all)")
-	fl.BoolVar(&f.cleanup, "cleanup", false, "only delete the namespaces of labs whose loadgen was killed, and exit")
+	fl.BoolVar(&f.cleanup, "cleanup", false, "only delete the namespaces of labs, sidecar sweeps and test runs whose process was killed, and exit")
 	fl.StringVar(&f.protocols, "protocols", strings.Join(labProtocols[:3], ","), "protocols, comma-separated: tcp-rr, tcp-crr, tcp-stream, or grpc-stream alone")
 	fl.StringVar(&f.size, "size", "1KiB", "request and response size of tcp-rr and tcp-crr")
 	fl.StringVar(&f.streamSize, "stream-size", "64KiB", "write size of tcp-stream")
@@ -217,7 +219,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if f.cleanup {
 		removed, err := lab.CleanupStale()
-		fmt.Fprintf(stdout, "removed %d namespaces of killed labs %s\n", len(removed), strings.Join(removed, " "))
+		fmt.Fprint(stdout, wrap(fmt.Sprintf("removed %s of killed runs %s", plural(len(removed), "namespace"), strings.Join(removed, " ")), maxWidth, "  "))
 		if err != nil {
 			return failf("lab --cleanup: %v", err)
 		}
@@ -273,6 +275,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 			spec.Payloads = sweep.Payloads{p.streamSize}
 		}
 		spec.Paths = sweepPaths(labs)
+		spec.Builtin = "lab"
 		if err := spec.Validate(); err != nil {
 			return failf("lab: %v", err)
 		}
@@ -315,7 +318,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	printNotApplicable(stdout, labs, skipped)
 	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
 	if len(failed) > 0 {
-		fmt.Fprintf(stdout, "lab: %d steps failed: %s\n", len(failed), strings.Join(failed, ", "))
+		fmt.Fprintf(stdout, "lab: %s failed: %s\n", plural(len(failed), "step"), strings.Join(failed, ", "))
 		return exitError{code: exitFail}
 	}
 	if checkFailed {
@@ -332,7 +335,7 @@ func startLabs(ctx context.Context, stderr io.Writer, p *labPlan, exe string) (l
 		if err := lab.Available(cfg); err != nil {
 			var u *lab.Unavailable
 			if errors.As(err, &u) && u.ModeOnly {
-				fmt.Fprintf(stderr, "lab: mode %s skipped: %v\n", m, err)
+				fmt.Fprint(stderr, wrap(fmt.Sprintf("lab: mode %s skipped: %v", m, err), maxWidth, "  "))
 				skipped = append(skipped, fmt.Sprintf("%s: %v", m, err))
 				continue
 			}
@@ -427,12 +430,12 @@ func printNotApplicable(w io.Writer, labs []*lab.Lab, skipped []string) {
 	for _, l := range labs {
 		for _, p := range l.Paths() {
 			if p.NotApplicable != "" {
-				fmt.Fprintf(w, "not applicable: %s.%s: %s\n", p.Mode, p.Name, p.NotApplicable)
+				fmt.Fprint(w, wrap(fmt.Sprintf("not applicable: %s.%s: %s", p.Mode, p.Name, p.NotApplicable), maxWidth, "  "))
 			}
 		}
 	}
 	for _, s := range skipped {
-		fmt.Fprintf(w, "skipped mode %s\n", s)
+		fmt.Fprint(w, wrap("skipped mode "+s, maxWidth, "  "))
 	}
 }
 

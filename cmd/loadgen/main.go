@@ -18,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"loadgen/loadgen"
 )
@@ -130,8 +131,35 @@ start itself, and reports latency to p99.99, errors and its own CPU cost.`,
 	// loadgen completion bash|zsh|fish|powershell: cobra's scripts.
 	root.InitDefaultCompletionCmd()
 	strictGroups(root)
+	registerCompletions(root)
+	// Help fits maxWidth columns: the flags' text wraps under its column.
+	cobra.AddTemplateFunc("wrapFlags", func(fs *pflag.FlagSet) string { return fs.FlagUsagesWrapped(maxWidth) })
+	root.SetUsageTemplate(usageTemplate)
 	return root
 }
+
+// usageTemplate is cobra's, with the flags wrapped at maxWidth columns.
+const usageTemplate = `Usage:{{if .Runnable}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}{{$cmds := .Commands}}
+
+Available Commands:{{range $cmds}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
+
+Flags:
+{{wrapFlags .LocalFlags | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
+
+Global Flags:
+{{wrapFlags .InheritedFlags | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
+
+Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
+`
 
 // strictGroups makes every command that only groups others (loadgen serve)
 // print its help when called alone and refuse an unknown subcommand as a

@@ -248,6 +248,20 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// run --help says how connections are driven as they are: on event loops
+// where the protocol allows, a goroutine each only on the goroutine driver.
+func TestRunHelpSaysHowConnectionsAreDriven(t *testing.T) {
+	long := strings.Join(strings.Fields(newRunCmd().Long), " ")
+	if strings.Contains(long, "Threads, in Go terms: every connection (every stream, with -m) is its own goroutine") {
+		t.Errorf("run --help says every connection is its own goroutine, false on event loops:\n%s", long)
+	}
+	for _, want := range []string{"event loop", "--driver goroutines"} {
+		if !strings.Contains(long, want) {
+			t.Errorf("run --help does not say %q:\n%s", want, long)
+		}
+	}
+}
+
 // The conventions users of other tools expect: --version and -v, shell
 // completion, SI suffixes and plain seconds, a target without a scheme.
 func TestConventions(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"loadgen/results/merge"
+	"loadgen/results/report"
 	"loadgen/results/store"
 )
 
@@ -63,8 +64,8 @@ read exits 2, runs that do not merge 1.`,
 			}
 			w := cmd.OutOrStdout()
 			s := run.Summary
-			fmt.Fprintf(w, "merged %d runs into %s: %d requests, %.1f req/s, p50 %v p99 %v p99.9 %v\n",
-				len(workers), out, s.Requests, s.RPS, s.Latency.P50, s.Latency.P99, s.Latency.P999)
+			fmt.Fprintf(w, "merged %d runs into %s: %d requests, %.1f req/s, p50 %s p99 %s p99.9 %s\n",
+				len(workers), out, s.Requests, s.RPS, report.Latency(s.Latency.P50), report.Latency(s.Latency.P99), report.Latency(s.Latency.P999))
 			for _, n := range run.Notes {
 				if strings.HasPrefix(n, merge.SkewNote) {
 					fmt.Fprintf(w, "  warning: %s\n", n)

@@ -208,3 +208,35 @@ func TestMergeBadInput(t *testing.T) {
 		})
 	}
 }
+
+// merge prints microseconds as the rest of loadgen's text does ("us", as
+// wrk), and the merged run of two workers on machines of the same name
+// says that name once.
+func TestMergeUnitsAndEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	var in []string
+	for i := range 2 {
+		run := mergeRun(t, "vm", time.Duration(i)*time.Millisecond, 1000)
+		h := hist.New()
+		h.RecordN(250*time.Microsecond, 1000)
+		enc, err := h.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		run.Summary.Latency, run.Histograms = results.Reduce(h), results.Encoded{Latency: enc, Succeeded: enc}
+		run.Env.NumCPU, run.Env.OS = 2, "linux"
+		in = append(in, writeJSON(t, filepath.Join(dir, fmt.Sprintf("w%d.json", i)), run))
+	}
+	all := filepath.Join(dir, "all.json")
+	code, out, errOut := cli(t, "merge", in[0], in[1], "-o", all)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(out, "µs") || !strings.Contains(out, "p50 250us") {
+		t.Errorf("merge's latencies are not in us:\n%s", out)
+	}
+	code, out, errOut = cli(t, "report", all)
+	if code != exitOK || !strings.Contains(out, "Environment: vm, 2 CPUs") {
+		t.Errorf("report of the merge: exit %d: want Environment: vm, 2 CPUs…\n%s%s", code, out, errOut)
+	}
+}

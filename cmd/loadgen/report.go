@@ -33,7 +33,7 @@ type reportFlags struct {
 func newReportCmd() *cobra.Command {
 	f := &reportFlags{}
 	cmd := &cobra.Command{
-		Use:   "report PATH... [--html F] [--csv F] [--markdown F] [--json-fortio F] [--json-smp F] [--percentiles]",
+		Use:   "report PATH... [--html F] [--markdown F] [--csv F] [--json-fortio F]",
 		Short: "Turn saved results into Markdown, HTML with charts, CSV, or fortio/SMP JSON",
 		Long: `Read results and write reports. PATH is a sweep's results directory (from
 loadgen sweep -o), or one run's JSON (from loadgen run --json, or a sweep's

@@ -48,3 +48,66 @@ func TestSweepResumeRefusesOtherSettings(t *testing.T) {
 		t.Error("resumed with the same settings, the missing step did not run")
 	}
 }
+
+// `sweep -o DIR --resume` with no -f and no --path continues the sweep
+// saved in DIR, from its manifest: not the built-in demo, whose servers
+// would start only to be refused as another plan.
+func TestSweepResumeFromManifest(t *testing.T) {
+	t.Setenv("LOADGEN_TEST_AS_CLI", "1") // were the demo started, this binary would be its httpbin
+	url := startHTTPBin(t)
+	dir := filepath.Join(t.TempDir(), "s")
+	if code, _, stderr := cli(t, "sweep", "-q", "--path", "baseline="+url, "--ladder", "c1t1,c2t1", "--payloads", "100", "-d", "200ms", "-o", dir); code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	gone := filepath.Join(dir, "steps", "baseline_c2t1_100B_closed_r1.json")
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := cli(t, "sweep", "-q", "-o", dir, "--resume")
+	if code != 0 {
+		t.Fatalf("resume from the manifest: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if strings.Contains(stderr, "listening") || strings.Contains(out, "nginx") {
+		t.Errorf("the resume started the demo:\n%s\n%s", out, stderr)
+	}
+	if _, err := os.Stat(gone); err != nil {
+		t.Error("the missing step did not run")
+	}
+	// A resume with another plan is refused before anything starts:
+	// exit 2, the command line must change.
+	code, _, stderr = cli(t, "sweep", "-q", "-o", dir, "--resume", "--path", "baseline="+url, "--ladder", "c4t4", "--payloads", "100", "-d", "200ms")
+	if code != exitUsage || !strings.Contains(stderr, "another plan") {
+		t.Errorf("resume with another plan: exit %d, %s; want 2", code, stderr)
+	}
+	// And a directory that holds no sweep, before the demo starts.
+	code, _, stderr = cli(t, "sweep", "-q", "-o", t.TempDir(), "--resume")
+	if code != exitUsage || !strings.Contains(stderr, "holds no sweep") || strings.Contains(stderr, "listening") {
+		t.Errorf("resume of an empty directory: exit %d, %s; want 2 before anything starts", code, stderr)
+	}
+}
+
+// `size -o DIR --resume` continues the sizing saved in DIR with its own
+// worker counts, ladder and durations, not the defaults; a resume with
+// another plan is refused (exit 2) before nginx starts.
+func TestSizeResumeFromManifest(t *testing.T) {
+	needNginx(t)
+	t.Setenv("LOADGEN_TEST_AS_CLI", "1") // size's httpbin is this binary
+	dir := filepath.Join(t.TempDir(), "s")
+	if code, out, stderr := cli(t, "size", "-q", "--workers", "1", "--ladder", "c2t1", "-d", "300ms", "--warmup", "0", "-o", dir); code != 0 {
+		t.Fatalf("size: exit %d\n%s\n%s", code, out, stderr)
+	}
+	gone := filepath.Join(dir, "steps", "nginx-w1-tls_c2t1_1KiB_closed_r1.json")
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr := cli(t, "size", "-q", "-o", dir, "--resume"); code != 0 {
+		t.Fatalf("size --resume: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if _, err := os.Stat(gone); err != nil {
+		t.Error("the missing step did not run")
+	}
+	code, _, stderr := cli(t, "size", "-q", "-o", dir, "--resume", "--workers", "1,2")
+	if code != exitUsage || !strings.Contains(stderr, "another plan") || strings.Contains(stderr, "listening") {
+		t.Errorf("size --resume with other workers: exit %d, %s; want 2 before anything starts", code, stderr)
+	}
+}

@@ -107,7 +107,7 @@ func TestRunJSONSchema(t *testing.T) {
 			t.Errorf("jq: %s %v", got, err)
 		}
 	}
-	said := strings.Contains(stdout, "WARNING: "+report.FlagMeaning("M"))
+	said := strings.Contains(strings.Join(strings.Fields(stdout), " "), "WARNING: "+report.FlagMeaning("M")) // wrapped at 100 columns
 	if saturated := run.Machine != nil && run.Machine.Saturated; said != saturated {
 		t.Errorf("machine saturated %v, but the summary says so: %v\n%s", saturated, said, stdout)
 	}

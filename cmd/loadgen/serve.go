@@ -100,7 +100,7 @@ func newServeHTTPBinCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "httpbin",
-		Short: "httpbin-style HTTP target: /get /post /anything /bytes/N /status/C /delay/D /headers /stats",
+		Short: "httpbin-style HTTP target: /get /post /anything /bytes/N /status/C /delay/D /headers",
 		Long: `An httpbin-style HTTP target. Plaintext serves HTTP/1.1 and h2c (prior
 knowledge) on one port; --tls serves HTTP/2 and HTTP/1.1 by ALPN.
 

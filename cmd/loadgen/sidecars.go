@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 
 	"loadgen/loadgen/sweep"
+	"loadgen/meshes/caddy"
+	"loadgen/meshes/envoy"
+	"loadgen/meshes/haproxy"
+	"loadgen/meshes/nginxingress"
 	"loadgen/meshes/proxyproc"
 	"loadgen/meshes/sidecar"
 	"loadgen/targets/httpbin"
@@ -41,7 +46,7 @@ func startSidecarPaths(ctx context.Context, spec *sweep.Spec) (*sidecarPaths, er
 		if p.Sidecar == nil {
 			continue
 		}
-		pods, err := sidecar.NewPods(ctx, fmt.Sprintf("lg%dp%d", os.Getpid()%100000, n), uint8(220+n))
+		pods, err := sidecar.NewPods(ctx, fmt.Sprintf("lg%dp%d", os.Getpid(), n), uint8(220+n)) // what lab --cleanup removes once we are gone
 		n++
 		if err != nil {
 			sp.Close()
@@ -67,11 +72,18 @@ func startSidecarPaths(ctx context.Context, spec *sweep.Spec) (*sidecarPaths, er
 		car, err := sidecar.Start(ctx, cfg)
 		if err != nil {
 			sp.failed[p.Name] = err
+			p.Watch = nil // no proxy of its own to watch: nothing else is
 			continue
 		}
 		sp.cars[p.Name] = car
 		if pids, err := car.Pids(); err == nil && len(pids) > 0 {
-			p.Watch = &sweep.Watch{PIDs: pids, Name: p.Sidecar.Proxy}
+			// Its own proxies only, whatever a watch given for the path
+			// (name:nginx) would match on the host; called as that watch.
+			name := p.Sidecar.Proxy
+			if p.Watch != nil {
+				name = p.Watch.Label()
+			}
+			p.Watch = &sweep.Watch{PIDs: pids, Name: name}
 			p.Workers = max(p.Sidecar.Workers, 2)
 		}
 	}
@@ -146,4 +158,51 @@ func parseSidecarURL(s string) (*sweep.Sidecar, bool, error) {
 		}
 	}
 	return sc, true, nil
+}
+
+// proxyMissing says why a sidecar profile's proxy cannot run here (not
+// installed: its error says how to get it), or nil.
+func proxyMissing(proxy string) error {
+	var err error
+	switch proxy {
+	case "nginx":
+		_, err = nginxingress.Available()
+	case "haproxy":
+		_, err = haproxy.Available()
+	case "caddy":
+		_, err = caddy.Available()
+	case "envoy":
+		_, err = envoy.Available()
+	}
+	return err
+}
+
+// checkSidecarProxies is a dry run's check of the sidecar paths: root, and
+// each path's proxy installed. It prints what a real sweep would fail
+// for, with the paths and steps that would.
+func checkSidecarProxies(w io.Writer, spec *sweep.Spec) {
+	perStep := len(spec.Plan()) / max(1, len(spec.Paths))
+	var order []string
+	paths := map[string][]string{}
+	for _, p := range spec.Paths {
+		if p.Sidecar == nil || p.Sidecar.Placement == "none" {
+			continue
+		}
+		if _, ok := paths[p.Sidecar.Proxy]; !ok {
+			order = append(order, p.Sidecar.Proxy)
+		}
+		paths[p.Sidecar.Proxy] = append(paths[p.Sidecar.Proxy], p.Name)
+	}
+	if hasSidecars(spec) && os.Geteuid() != 0 {
+		fmt.Fprint(w, wrap("needs root: sidecar paths make network namespaces and capture rules (run with sudo)", maxWidth, "  "))
+	}
+	for _, proxy := range order {
+		err := proxyMissing(proxy)
+		if err == nil {
+			continue
+		}
+		names := paths[proxy]
+		fmt.Fprint(w, wrap(fmt.Sprintf("not installed here: %s (%v): the %d steps of %s would fail",
+			proxy, err, perStep*len(names), strings.Join(names, ", ")), maxWidth, "  "))
+	}
 }

@@ -57,7 +57,7 @@ func TestSweepThroughSidecars(t *testing.T) {
 	}
 	// Other packages' tests make namespaces of their own meanwhile: only
 	// the ones this process's sidecar paths are named after count.
-	ours := fmt.Sprintf("lg%dp", os.Getpid()%100000)
+	ours := fmt.Sprintf("lg%dp", os.Getpid())
 	list, _ := exec.Command("ip", "netns", "list").Output()
 	for _, line := range strings.Split(string(list), "\n") {
 		if strings.HasPrefix(line, ours) {
@@ -84,7 +84,7 @@ func TestSweepSidecarDies(t *testing.T) {
 	cmd, out, stderr := cliProcess(t, "sweep", "-q", "--path", "haproxy=sidecar:haproxy,mode=serveronly",
 		"--ladder", "c1t1,c2t2,c4t4", "--payloads", "100", "-d", "1s", "-o", dir)
 	waitSteps(t, dir, 1)
-	pod := fmt.Sprintf("/var/run/netns/lg%dp0s", cmd.Process.Pid%100000)
+	pod := fmt.Sprintf("/var/run/netns/lg%dp0s", cmd.Process.Pid)
 	killed := killIn(t, pod, "haproxy")
 	if killed == 0 {
 		t.Fatalf("no haproxy found in %s", pod)
@@ -99,7 +99,7 @@ func TestSweepSidecarDies(t *testing.T) {
 		t.Errorf("the last step: %v %+v", err, st)
 	}
 	list, _ := exec.Command("ip", "netns", "list").Output()
-	if strings.Contains(string(list), fmt.Sprintf("lg%dp", cmd.Process.Pid%100000)) {
+	if strings.Contains(string(list), fmt.Sprintf("lg%dp", cmd.Process.Pid)) {
 		t.Errorf("namespaces left behind:\n%s", list)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/nginxingress"
@@ -105,6 +106,11 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	if err := f.applyFile(cmd.Flags()); err != nil {
 		return err
 	}
+	if f.resume && f.out != "" {
+		if err := f.fromSaved(cmd.Flags()); err != nil {
+			return err
+		}
+	}
 	ladder, err := f.parse("size")
 	if err != nil {
 		return err
@@ -123,15 +129,28 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	}
 	spec := f.spec(ladder, "http1", payload)
 	spec.Endpoint = sweep.DefaultEndpoint
-	if f.dryRun {
-		for _, n := range workers {
-			for _, tls := range []string{"", "-tls"} {
-				spec.Paths = append(spec.Paths, sweep.Path{Name: fmt.Sprintf("nginx-w%d%s", n, tls),
-					URL: fmt.Sprintf("nginx, worker_processes %d%s, started by loadgen", n, map[string]string{"": "", "-tls": ", TLS with a new connection per request"}[tls])})
-			}
+	spec.Builtin = "size"
+	// The plan, with the paths named as startSizing names them: what a dry
+	// run prints and a resume checks before nginx starts.
+	planned := *spec
+	for _, n := range workers {
+		for _, tls := range []string{"", "-tls"} {
+			p := sweep.Path{Name: fmt.Sprintf("nginx-w%d%s", n, tls), Workers: n,
+				URL: fmt.Sprintf("nginx, worker_processes %d%s, started by loadgen", n, map[string]string{"": "", "-tls": ", TLS with a new connection per request"}[tls])}
+			p.NewConn = tls != ""
+			planned.Paths = append(planned.Paths, p)
 		}
-		job := f.job(spec, f.out, "")
+	}
+	if f.dryRun {
+		job := f.job(&planned, f.out, "")
 		return job.execute(ctx, stdout, stderr)
+	}
+	if f.resume {
+		if err := sweep.CheckResume(f.out, &planned, false); err != nil {
+			return err // before nginx starts
+		}
+	} else if stepsExist(f.out) {
+		return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", f.out)
 	}
 	if _, err := nginxingress.Available(); err != nil {
 		return failf("size needs nginx: %v (Debian: apt-get install nginx)", err)
@@ -148,6 +167,43 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 		return report.SizingTable(w, steps, f.price)
 	}
 	return job.execute(ctx, stdout, stderr)
+}
+
+// fromSaved takes, on --resume, what the command line and -f do not give
+// from the sizing saved in -o: its worker counts, ladder, payload,
+// durations and repeats, so that `size -o DIR --resume` continues it.
+func (f *sizeFlags) fromSaved(fl *pflag.FlagSet) error {
+	saved, err := sweep.Saved(f.out)
+	if err != nil {
+		return err
+	}
+	if saved.Builtin != "size" && saved.Builtin != "" {
+		return fmt.Errorf("--resume: %s holds a loadgen %s run, not a sizing", f.out, saved.Builtin)
+	}
+	var workers, rungs []string
+	for _, p := range saved.Paths {
+		if !strings.HasSuffix(p.Name, "-tls") && p.Workers > 0 {
+			workers = append(workers, strconv.Itoa(p.Workers))
+		}
+	}
+	for _, r := range saved.Ladder {
+		rungs = append(rungs, r.String())
+	}
+	vals := map[string]string{
+		"workers": strings.Join(workers, ","), "ladder": strings.Join(rungs, ","),
+		"duration": saved.Duration.D().String(), "warmup": saved.Warmup.D().String(), "repeats": strconv.Itoa(saved.Repeats),
+	}
+	if len(saved.Payloads) == 1 {
+		vals["payload"] = strconv.Itoa(saved.Payloads[0])
+	}
+	for _, name := range []string{"workers", "ladder", "payload", "duration", "warmup", "repeats"} {
+		if v := vals[name]; v != "" && !fl.Changed(name) {
+			if err := fl.Set(name, v); err != nil {
+				return fmt.Errorf("--resume: the sizing saved in %s: %s %q: %v", f.out, name, v, err)
+			}
+		}
+	}
+	return nil
 }
 
 // startSizing starts the target and, for each worker count, a plaintext and

@@ -19,6 +19,7 @@ import (
 
 	"loadgen/loadgen/study"
 	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/paths"
 	"loadgen/results/compare"
 	"loadgen/results/store"
 )
@@ -106,6 +107,9 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 			return errors.New("--resume needs -o: the directory of the study to continue")
 		}
 		f.out = "study-" + s.Name + "-" + time.Now().Format("20060102-150405")
+	}
+	if err := checkOutDir("-o", f.out); err != nil {
+		return err // before anything starts
 	}
 	opts := f.cluster
 	opts.Duration, opts.CPUs = f.duration, f.cpus
@@ -393,9 +397,9 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) error {
 func printPathsStudy(w io.Writer, s study.Study, f *studyFlags) error {
 	plan := s.Plan(f.cluster)
 	dir := filepath.Join(f.out, plan[0].Dir)
-	t, err := k8s.ReadPathsTable(dir)
+	t, err := paths.ReadTable(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(w, "\nstudy %s: %s holds no %s: nothing was measured\n", s.Name, dir, k8s.PathsFile)
+		fmt.Fprintf(w, "\nstudy %s: %s holds no %s: nothing was measured\n", s.Name, dir, paths.File)
 		return nil
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,15 +15,24 @@ import (
 	"time"
 
 	"loadgen/loadgen/sweep"
+	"loadgen/meshes/lab"
+	"loadgen/meshes/nginxingress"
 	"loadgen/results"
 	"loadgen/results/store"
 )
 
 // TestMain lets a test run this binary as the loadgen command, so a test
 // can kill a real sweep process.
+// It first removes the namespaces of runs whose process is gone (a test
+// run killed midway leaves its sweeps' sidecar pods).
 func TestMain(m *testing.M) {
 	if os.Getenv("LOADGEN_TEST_AS_CLI") == "1" {
 		main()
+	}
+	if os.Geteuid() == 0 {
+		if removed, _ := lab.CleanupStaleTests(); len(removed) > 0 {
+			fmt.Fprintf(os.Stderr, "removed %d namespaces of killed runs: %v\n", len(removed), removed)
+		}
 	}
 	os.Exit(m.Run())
 }
@@ -139,6 +149,20 @@ func TestSweepInterruptKeepsFinishedSteps(t *testing.T) {
 	if len(files) < 2 {
 		t.Fatalf("%d steps kept", len(files))
 	}
+	// The count is of the steps that finished: not the one Ctrl-C cut short.
+	_, steps, err := store.ReadSweep(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := 0
+	for _, st := range steps {
+		if st.Run != nil && !st.Run.Interrupted {
+			done++
+		}
+	}
+	if want := fmt.Sprintf("results: %s (%d of 6 steps", dir, done); !strings.Contains(out.String(), want) {
+		t.Errorf("no %q in\n%s", want, out.String())
+	}
 	if !strings.Contains(errb.String(), "--resume") {
 		t.Errorf("no hint to resume: %s", errb.String())
 	}
@@ -164,7 +188,6 @@ func TestSweepBadInput(t *testing.T) {
 		{"negative payload", []string{"sweep", "--path", "a=" + url, "--payloads", "100,-5"}, "-5"},
 		{"path without url", []string{"sweep", "--path", "a="}, "url is missing"},
 		{"watch of nothing", []string{"sweep", "--path", "a=" + url, "--watch", "a=name:no-such-process-xyz", "-o", filepath.Join(dir, "y")}, "no-such-process-xyz"},
-		{"file and flags", []string{"sweep", "-f", bad, "--ladder", "c1t1"}, "both describe"},
 		{"missing file", []string{"sweep", "-f", filepath.Join(dir, "nope.yaml")}, "nope.yaml"},
 		{"zero repeats", []string{"sweep", "--path", "a=" + url, "--repeats", "0", "-o", filepath.Join(dir, "z")}, "--repeats must be at least 1"},
 		{"zero duration", []string{"sweep", "--path", "a=" + url, "-d", "0", "-o", filepath.Join(dir, "z")}, "--duration must be positive"},
@@ -175,6 +198,35 @@ func TestSweepBadInput(t *testing.T) {
 				t.Errorf("exit %d, stderr %q: want 2 and %q", code, stderr, tc.msg)
 			}
 		})
+	}
+}
+
+// Flags override the keys of a sweep file, as size's and lab's do: the
+// ladder, durations, a path's URL; a new --path adds one, --watch watches a
+// path of the file.
+func TestSweepFlagsOverrideFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s.yaml")
+	a, b, c := "http://"+closedPort(t), "http://"+closedPort(t), "http://"+closedPort(t)
+	os.WriteFile(file, []byte("paths:\n  - name: baseline\n    url: "+a+"\n  - name: px\n    url: "+b+"\nladder: c1t1..c4t4\npayloads: [100, 1KiB]\nduration: 30s\n"), 0o644)
+	code, out, stderr := cli(t, "sweep", "-f", file, "--ladder", "c2t2", "-d", "2s", "--path", "px="+c, "--path", "more="+a,
+		"--watch", "baseline=pid:1", "-o", filepath.Join(dir, "o"), "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	for _, want := range []string{"baseline_c2t2_100B_closed_r1", "more_c2t2_1KiB_closed_r1", "6 steps", "about 12s"} {
+		if !strings.Contains(out+stderr, want) {
+			t.Errorf("no %q in\n%s\n%s", want, out, stderr)
+		}
+	}
+	if !regexp.MustCompile(`px_c2t2_1KiB_closed_r1\s+` + regexp.QuoteMeta(c)).MatchString(out) {
+		t.Errorf("px does not go to the --path URL %s:\n%s", c, out)
+	}
+	if strings.Contains(out, "c1t1") || strings.Contains(out, b) {
+		t.Errorf("the file's ladder or px's URL survived the flags:\n%s", out)
+	}
+	if code, _, stderr := cli(t, "sweep", "-f", file, "--watch", "nope=pid:1", "--dry-run"); code != exitUsage || !strings.Contains(stderr, "no path named nope") {
+		t.Errorf("--watch of no path: exit %d, %s", code, stderr)
 	}
 }
 
@@ -283,5 +335,42 @@ func TestSweepDryRun(t *testing.T) {
 	}
 	if code, _, stderr := cli(t, "sweep", "--path", "a=http://"+closedPort(t), "--dry-run", "--find-max"); code != exitUsage || !strings.Contains(stderr, "--slo") {
 		t.Errorf("--dry-run --find-max without --slo: exit %d, %s", code, stderr)
+	}
+}
+
+// --dry-run checks the proxy of every sidecar path and says which are
+// not installed, with the paths (and steps) that would fail for it.
+func TestSweepDryRunChecksProxies(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no envoy here, whatever this machine has
+	code, out, stderr := cli(t, "sweep", "--dry-run", "--path", "baseline=sidecar:none", "--path", "e1=sidecar:envoy,mode=both",
+		"--path", "e2=sidecar:envoy,mode=serveronly", "--path", "n=sidecar:nginx,mode=both", "--ladder", "c1t1,c2t2", "--payloads", "100")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	text := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(text, "not installed here: envoy") || !strings.Contains(text, "the 4 steps of e1, e2 would fail") {
+		t.Errorf("the dry run does not say envoy is missing for e1 and e2:\n%s", out)
+	}
+	if _, err := nginxingress.Available(); err == nil && strings.Contains(text, "not installed here: nginx") {
+		t.Errorf("nginx is installed but said missing:\n%s", out)
+	}
+	if long := longLines(out); len(long) > 0 {
+		t.Errorf("lines over %d columns:\n%s", maxWidth, strings.Join(long, "\n"))
+	}
+}
+
+// The sweep's header counts in the singular where there is one, and fits
+// 100 columns.
+func TestSweepHeaderPluralsAndWidth(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("long-results-directory-", 3))
+	code, out, stderr := cli(t, "sweep", "--path", "a=http://"+closedPort(t), "--ladder", "c1t1", "--payloads", "100", "-o", dir, "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if text := strings.Join(strings.Fields(stderr), " "); !strings.Contains(text, "sweep: 1 step (1 path × 1 ladder step × 1 payload × 1 rate × 1 repeat)") {
+		t.Errorf("header: %s", stderr)
+	}
+	if long := longLines(stderr + out); len(long) > 0 {
+		t.Errorf("lines over %d columns:\n%s", maxWidth, strings.Join(long, "\n"))
 	}
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"io"
 	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -23,3 +26,37 @@ func tableOptions(w io.Writer, wide bool) report.TableOptions {
 
 // wideUsage is the help of --wide, where a sweep table is printed.
 const wideUsage = "every column of the table; without it the table fits the terminal (120 columns when not one), the columns a reader needs first"
+
+// maxWidth is the columns loadgen's own text keeps to: help, warnings,
+// notes under tables.
+const maxWidth = 100
+
+// wrap breaks s into lines of at most width columns at spaces, the lines
+// after the first indented, and ends it with a newline.
+func wrap(s string, width int, indent string) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(s) {
+		l := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case n+1+l > width:
+			b.WriteString("\n" + indent)
+			n = utf8.RuneCountInString(indent)
+		default:
+			b.WriteString(" ")
+			n++
+		}
+		b.WriteString(word)
+		n += l
+	}
+	return b.String() + "\n"
+}
+
+// plural is "1 step", "2 steps": n and what, in the plural unless n is 1.
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}

@@ -151,25 +151,12 @@ func (r *Runner) prepare(plan []Step) error {
 	for i, st := range plan {
 		ids[i] = st.ID()
 	}
-	mpath := filepath.Join(r.Dir, ManifestFile)
-	if b, err := os.ReadFile(mpath); err == nil {
+	m, err := readManifest(r.Dir)
+	if err == nil {
 		if !r.Resume {
 			return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", r.Dir)
 		}
-		var m results.Manifest
-		if err := json.Unmarshal(b, &m); err != nil {
-			return fmt.Errorf("%s cannot be read (%v), so the sweep there cannot be resumed: its steps are in %s; choose another -o", mpath, err, filepath.Join(r.Dir, StepsDir))
-		}
-		if m.Schema > results.SchemaVersion {
-			return fmt.Errorf("%s: schema %d is newer than this loadgen understands: upgrade loadgen", mpath, m.Schema)
-		}
-		if plan != nil && !reflect.DeepEqual(m.Steps, ids) {
-			return fmt.Errorf("%s: the sweep there has another plan than this one: resume it with the same file and flags, or choose another -o", r.Dir)
-		}
-		if d := settingsDiff(m.Spec, r.Spec); d != "" {
-			return fmt.Errorf("%s: the sweep there was run with other settings (%s): its steps and the ones to come would not compare; resume it with the same file and flags, or choose another -o", r.Dir, d)
-		}
-		return nil
+		return sameSweep(r.Dir, m, r.Spec, plan != nil, ids)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -179,12 +166,92 @@ func (r *Runner) prepare(plan []Step) error {
 	return r.writeManifest(ids)
 }
 
+// readManifest reads the manifest of the sweep in dir; an error wrapping
+// os.ErrNotExist when there is none.
+func readManifest(dir string) (*results.Manifest, error) {
+	mpath := filepath.Join(dir, ManifestFile)
+	b, err := os.ReadFile(mpath)
+	if err != nil {
+		return nil, err
+	}
+	var m results.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s cannot be read (%v), so the sweep there cannot be resumed: its steps are in %s; choose another -o", mpath, err, filepath.Join(dir, StepsDir))
+	}
+	if m.Schema > results.SchemaVersion {
+		return nil, fmt.Errorf("%s: schema %d is newer than this loadgen understands: upgrade loadgen", mpath, m.Schema)
+	}
+	return &m, nil
+}
+
+// sameSweep tells whether spec (with the plan ids, when planned) continues
+// the sweep of manifest m in dir: the same steps and settings.
+func sameSweep(dir string, m *results.Manifest, spec *Spec, planned bool, ids []string) error {
+	if planned && !reflect.DeepEqual(m.Steps, ids) {
+		return fmt.Errorf("%s: the sweep there has another plan than this one: resume it with the same file and flags, or choose another -o", dir)
+	}
+	if d := settingsDiff(m.Spec, spec); d != "" {
+		return fmt.Errorf("%s: the sweep there was run with other settings (%s): its steps and the ones to come would not compare; resume it with the same file and flags, or choose another -o", dir, d)
+	}
+	return nil
+}
+
+// CheckResume tells, before anything is started for it, whether spec
+// continues the sweep in dir (the same steps and settings: where its
+// paths are may differ) or why not. A find-max search (findMax) has no
+// fixed steps; only its settings are compared.
+func CheckResume(dir string, spec *Spec, findMax bool) error {
+	m, err := readManifest(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("--resume: %s holds no sweep (no %s): drop --resume to start one there", dir, ManifestFile)
+		}
+		return err
+	}
+	var ids []string
+	if !findMax {
+		for _, st := range spec.Plan() {
+			ids = append(ids, st.ID())
+		}
+	}
+	return sameSweep(dir, m, spec, !findMax, ids)
+}
+
+// Saved is the spec the sweep in dir was started with, from its manifest,
+// for a resume that names no sweep of its own. Where its paths went then
+// (a sidecar path's pods and proxies, chosen anew each run) is cleared.
+func Saved(dir string) (*Spec, error) {
+	m, err := readManifest(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("--resume: %s holds no sweep (no %s): drop --resume to start one there", dir, ManifestFile)
+		}
+		return nil, err
+	}
+	if len(m.Spec) == 0 {
+		return nil, fmt.Errorf("--resume: %s does not record the sweep's plan (an older loadgen wrote it): give the same -f or flags it was started with", filepath.Join(dir, ManifestFile))
+	}
+	var s Spec
+	if err := json.Unmarshal(m.Spec, &s); err != nil {
+		return nil, fmt.Errorf("--resume: the plan in %s cannot be read (%v): give the same -f or flags it was started with", filepath.Join(dir, ManifestFile), err)
+	}
+	for i := range s.Paths {
+		if p := &s.Paths[i]; p.Sidecar != nil {
+			p.URL, p.NetNS, p.Watch, p.Workers = "", "", nil, 0
+		}
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("--resume: the plan in %s: %w", filepath.Join(dir, ManifestFile), err)
+	}
+	return &s, nil
+}
+
 // settingsDiff names the settings in which the spec a sweep was started
 // with (the manifest's, JSON) differs from spec: what a step measures —
 // duration, warm-up, timeout, protocol, endpoint, rates, each path's
 // options — but not where the paths are (URLs, network namespaces,
-// watches and sidecars' workers), which the built-in demo and local
-// sidecars choose anew on every run. Empty when they agree or the stored
+// watches, CA files and sidecars' workers), which the built-in sweeps and
+// local sidecars choose anew on every run. Empty when they agree or the stored
 // spec cannot be read (an older manifest).
 func settingsDiff(stored json.RawMessage, spec *Spec) string {
 	var was Spec
@@ -204,12 +271,13 @@ func settingsDiff(stored json.RawMessage, spec *Spec) string {
 	return strings.Join(d, ", ")
 }
 
-// settingsOf is s without where its paths are.
+// settingsOf is s without where its paths are (a path's CA file too: a
+// built-in sweep makes its certificate anew on every run).
 func settingsOf(s Spec) Spec {
-	s.Target = nil
+	s.Target, s.Builtin = nil, ""
 	paths := make([]Path, len(s.Paths))
 	for i, p := range s.Paths {
-		p.URL, p.Watch, p.NetNS = "", nil, ""
+		p.URL, p.Watch, p.NetNS, p.CACert = "", nil, "", ""
 		if p.Sidecar != nil {
 			p.Workers = 0
 		}

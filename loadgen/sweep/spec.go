@@ -42,6 +42,10 @@ type Spec struct {
 	Call     string `yaml:"call,omitempty" json:"call,omitempty"`
 	Data     string `yaml:"data,omitempty" json:"data,omitempty"`
 	Protoset string `yaml:"protoset,omitempty" json:"protoset,omitempty"`
+	// Builtin names the built-in sweep this is (demo, size), which starts
+	// its own servers: a resume from the manifest starts them again. Not
+	// a key of a sweep file.
+	Builtin string `yaml:"-" json:"builtin,omitempty"`
 }
 
 // Path is one way to reach the target.

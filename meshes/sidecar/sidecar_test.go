@@ -51,7 +51,7 @@ func pods(t *testing.T) (client, server string) {
 			t.Skip(err)
 		}
 	}
-	id := fmt.Sprintf("lgsc%d", os.Getpid()%100000)
+	id := fmt.Sprintf("lgt%dsc", os.Getpid()) // lab.TestNSPrefix: a test run after a killed one removes it
 	client, server = id+"c", id+"s"
 	ip := func(args ...string) {
 		t.Helper()

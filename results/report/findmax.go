@@ -23,10 +23,11 @@ type FindMaxRow struct {
 var FindMaxColumns = []string{"payload", "step", "path", "max req/s", "p99 at max", "held", "lowest failing", "missed", "probes", "flags"}
 
 // FindMaxLegend explains the held, missed and flags columns, in lines
-// that fit 120 columns.
-const FindMaxLegend = "held, missed: the probes of that rate's verdict that held or missed the SLO (a rate holds when 2 of at most 3 probes\n" +
-	"hold, and fails on 2 misses; the max is reported only so confirmed); flags: G generator, M machine CPU-saturated during\n" +
-	"a probe of the search, which then measures contention"
+// that fit 100 columns (TextWidth).
+const FindMaxLegend = "held, missed: the probes of that rate's verdict that held or missed the SLO (a rate holds\n" +
+	"when 2 of at most 3 probes hold, and fails on 2 misses; the max is reported only so confirmed);\n" +
+	"flags: G generator, M machine CPU-saturated during a probe of the search, which then measures\n" +
+	"contention"
 
 // Cells are the row's cells in FindMaxColumns' order.
 func (r FindMaxRow) Cells() []string {

@@ -86,9 +86,38 @@ func glance(s *Sweep, colors map[string]string, named bool) []glanceCard {
 			card.Rows = append(card.Rows, fact{"proxy CPU / 1k req/s", fmt.Sprintf("%.3f cores", median(per1k)), "median over steps"})
 		}
 		card.Rows = append(card.Rows, fact{"errors", thousands(errs), ""})
+		if sat, all, what := saturatedSteps(s.Steps, p); sat > 0 {
+			card.Rows = append(card.Rows, fact{"saturated", fmt.Sprintf("%d of %d steps", sat, all), what + ": those figures measure contention"})
+		}
 		out = append(out, card)
 	}
 	return out
+}
+
+// saturatedSteps counts the steps of path whose machine (M) or generator
+// (G) was CPU-saturated, of all its steps that ran, and says which.
+func saturatedSteps(steps []*results.Step, path string) (sat, all int, what string) {
+	var m, g bool
+	for _, st := range steps {
+		if st.Path != path || st.Run == nil {
+			continue
+		}
+		all++
+		ms, gs := MachineSaturated(st.Run), st.Run.Generator.Saturated
+		if ms || gs {
+			sat++
+		}
+		m, g = m || ms, g || gs
+	}
+	switch {
+	case m && g:
+		what = "the machine's CPUs (M) or loadgen's own (G) were saturated"
+	case m:
+		what = "the machine's CPUs were saturated (M)"
+	default:
+		what = "loadgen's own CPUs were saturated (G)"
+	}
+	return sat, all, what
 }
 
 func median(xs []float64) float64 {

@@ -247,7 +247,7 @@ func openRates(rates []float64) string {
 func envLine(e results.Env) string {
 	var parts []string
 	if e.Hostname != "" {
-		parts = append(parts, e.Hostname)
+		parts = append(parts, hostnames(e.Hostname))
 	}
 	if e.NumCPU > 0 {
 		cpu := fmt.Sprintf("%d CPUs", e.NumCPU)
@@ -266,6 +266,17 @@ func envLine(e results.Env) string {
 		parts = append(parts, "loadgen "+e.Version)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// hostnames is a merged run's "vm,vm,vm2" with each name once: "vm,vm2".
+func hostnames(h string) string {
+	var out []string
+	for _, n := range strings.Split(h, ",") {
+		if !contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 func contains(xs []string, x string) bool {

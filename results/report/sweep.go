@@ -345,13 +345,14 @@ func SweepTable(w io.Writer, baseline string, steps []*results.Step, opt TableOp
 		}
 	}
 	b.WriteString("\n")
+	notes := min(width, TextWidth) // the notes under the table keep to loadgen's text width
 	for _, n := range t.notes {
-		b.WriteString(wrap(n, width, "  "))
+		b.WriteString(wrap(n, notes, "  "))
 	}
 	if len(hidden) > 0 {
-		b.WriteString(wrap(fmt.Sprintf("not shown to fit %d columns: %s (--wide shows them; the CSV and HTML reports have every figure)", width, strings.Join(hidden, ", ")), width, "  "))
+		b.WriteString(wrap(fmt.Sprintf("not shown to fit %d columns: %s (--wide shows them; the CSV and HTML reports have every figure)", width, strings.Join(hidden, ", ")), notes, "  "))
 	}
-	b.WriteString(wrap(legend(t.unit, baseline, t.keys(shown), t.levels), width, "  "))
+	b.WriteString(wrap(legend(t.unit, baseline, t.keys(shown), t.levels), notes, "  "))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

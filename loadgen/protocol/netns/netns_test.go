@@ -22,7 +22,7 @@ func newNamespace(t *testing.T) string {
 		}
 		t.Skip("network namespaces need root")
 	}
-	name := fmt.Sprintf("lgnstest%d", os.Getpid())
+	name := fmt.Sprintf("lgt%dns", os.Getpid()) // lgt<pid>…: what loadgen lab --cleanup removes once this process is gone
 	for _, args := range [][]string{{"netns", "add", name}, {"-n", name, "link", "set", "lo", "up"}} {
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 			t.Fatalf("ip %v: %v: %s", args, err, out)
