@@ -4,8 +4,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -31,27 +29,8 @@ const wideUsage = "every column of the table; without it the table fits the term
 // notes under tables.
 const maxWidth = 100
 
-// wrap breaks s into lines of at most width columns at spaces, the lines
-// after the first indented, and ends it with a newline.
-func wrap(s string, width int, indent string) string {
-	var b strings.Builder
-	n := 0
-	for i, word := range strings.Fields(s) {
-		l := utf8.RuneCountInString(word)
-		switch {
-		case i == 0:
-		case n+1+l > width:
-			b.WriteString("\n" + indent)
-			n = utf8.RuneCountInString(indent)
-		default:
-			b.WriteString(" ")
-			n++
-		}
-		b.WriteString(word)
-		n += l
-	}
-	return b.String() + "\n"
-}
+// wrap is report.Wrap: one rule for loadgen's text.
+var wrap = report.Wrap
 
 // plural is "1 step", "2 steps": n and what, in the plural unless n is 1.
 func plural(n int, what string) string {

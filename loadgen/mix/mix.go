@@ -41,6 +41,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"loadgen/loadgen/protocol"
 )
 
 // Limits of a mix: a file past them is refused with what to change.
@@ -208,7 +210,7 @@ func (p *parser) request(n int, line string) error {
 		return p.errf(n, "more than %d requests: a mix has at most %d (weights repeat a request without repeating its lines)", MaxRequests, MaxRequests)
 	}
 	f := strings.Fields(line)
-	if len(f) != 2 || !isToken(f[0]) || !strings.Contains(f[1], "://") {
+	if len(f) != 2 || !protocol.IsToken(f[0]) || !strings.Contains(f[1], "://") {
 		return p.errf(n, `want "METHOD URL", got %s`, quote(line))
 	}
 	method, raw := f[0], f[1]
@@ -274,7 +276,7 @@ func defaultName(method string, u *url.URL) string {
 func (p *parser) header(n int, line string) error {
 	name, value, _ := strings.Cut(line, ":")
 	value = strings.TrimSpace(value)
-	if !isToken(name) {
+	if !protocol.IsToken(name) {
 		return p.errf(n, `want a header "Name: value", an @body-file or a blank line, got %s`, quote(line))
 	}
 	p.cur.Headers = append(p.cur.Headers, name+": "+value)
@@ -376,23 +378,6 @@ func cutValue(s string) (value, rest string, err error) {
 		return "", "", fmt.Errorf("want a space after %s", quote(s[:2+end]))
 	}
 	return value, rest, nil
-}
-
-// isToken reports whether s is an RFC 9110 token (a method, a header name).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // validText: UTF-8 without control characters but tabs (a CR before the

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"loadgen/loadgen/protocol"
 )
 
 // bodies is a readBody over a map: "missing" is not there.
@@ -205,7 +207,7 @@ func FuzzParse(f *testing.F) {
 		}
 		total := 0
 		for _, r := range m.Requests {
-			if !isToken(r.Method) || r.Weight < 1 || r.Name == "" || len(r.Name) > MaxName {
+			if !protocol.IsToken(r.Method) || r.Weight < 1 || r.Name == "" || len(r.Name) > MaxName {
 				t.Fatalf("bad request %+v", r)
 			}
 			total += r.Weight
@@ -215,7 +217,7 @@ func FuzzParse(f *testing.F) {
 			}
 			for _, h := range r.Headers {
 				name, _, ok := strings.Cut(h, ": ")
-				if !ok || !isToken(name) || strings.ContainsAny(h, "\r\n\x00") {
+				if !ok || !protocol.IsToken(name) || strings.ContainsAny(h, "\r\n\x00") {
 					t.Fatalf("bad header %q", h)
 				}
 			}

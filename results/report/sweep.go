@@ -347,19 +347,20 @@ func SweepTable(w io.Writer, baseline string, steps []*results.Step, opt TableOp
 	b.WriteString("\n")
 	notes := min(width, TextWidth) // the notes under the table keep to loadgen's text width
 	for _, n := range t.notes {
-		b.WriteString(wrap(n, notes, "  "))
+		b.WriteString(Wrap(n, notes, "  "))
 	}
 	if len(hidden) > 0 {
-		b.WriteString(wrap(fmt.Sprintf("not shown to fit %d columns: %s (--wide shows them; the CSV and HTML reports have every figure)", width, strings.Join(hidden, ", ")), notes, "  "))
+		b.WriteString(Wrap(fmt.Sprintf("not shown to fit %d columns: %s (--wide shows them; the CSV and HTML reports have every figure)", width, strings.Join(hidden, ", ")), notes, "  "))
 	}
-	b.WriteString(wrap(legend(t.unit, baseline, t.keys(shown), t.levels), notes, "  "))
+	b.WriteString(Wrap(legend(t.unit, baseline, t.keys(shown), t.levels), notes, "  "))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// wrap breaks s into lines of at most width runes at spaces, the lines
-// after the first indented.
-func wrap(s string, width int, indent string) string {
+// Wrap breaks s into lines of at most width runes at spaces, the lines
+// after the first indented, and ends it with a newline: loadgen's own
+// text (help, warnings, notes under tables) keeps to its width so.
+func Wrap(s string, width int, indent string) string {
 	var b strings.Builder
 	n := 0
 	for i, word := range strings.Fields(s) {

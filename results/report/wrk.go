@@ -127,7 +127,7 @@ func extras(p *printer, run *results.Run) {
 		if utf8.RuneCountInString(rate+sent) < TextWidth-2 {
 			p.f("  %s %s\n", rate, sent)
 		} else { // the schedule, then what was sent, each wrapped
-			p.f("  %s        %s", wrap(rate, TextWidth-2, "        "), wrap(sent, TextWidth-8, "        "))
+			p.f("  %s        %s", Wrap(rate, TextWidth-2, "        "), Wrap(sent, TextWidth-8, "        "))
 		}
 	}
 	if s.Outed() {
@@ -189,10 +189,10 @@ func extras(p *printer, run *results.Run) {
 		p.f("  Interrupted: the run was stopped early; figures cover %s.\n", Latency(s.Duration))
 	}
 	for _, n := range run.Notes {
-		p.f("  %s", wrap("WARNING: "+n, TextWidth-2, "    "))
+		p.f("  %s", Wrap("WARNING: "+n, TextWidth-2, "    "))
 	}
 	if MachineSaturated(run) {
-		p.f("  %s", wrap("WARNING: "+machineSaturated(run.Machine), TextWidth-2, "    "))
+		p.f("  %s", Wrap("WARNING: "+machineSaturated(run.Machine), TextWidth-2, "    "))
 	}
 }
 

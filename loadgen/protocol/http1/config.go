@@ -162,7 +162,7 @@ func build(u *url.URL, method string, headers []string, body []byte) ([]byte, bo
 	if method == "" {
 		method = "GET"
 	}
-	if !isToken(method) {
+	if !protocol.IsToken(method) {
 		return nil, false, fmt.Errorf("method %q is not a valid HTTP method", method)
 	}
 	head := method == "HEAD"
@@ -225,7 +225,7 @@ func parseHeader(h string) (name, value string, err error) {
 	if !ok {
 		return "", "", fmt.Errorf("header %q: want \"Name: value\"", h)
 	}
-	if !isToken(name) {
+	if !protocol.IsToken(name) {
 		return "", "", fmt.Errorf("header %q: %q is not a valid header name", h, name)
 	}
 	value = strings.Trim(value, " \t")
@@ -235,23 +235,6 @@ func parseHeader(h string) (name, value string, err error) {
 		}
 	}
 	return name, value, nil
-}
-
-// isToken reports whether s is an RFC 9110 token (method, header name).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 func tlsOptionsSet(t protocol.TLS) bool {
