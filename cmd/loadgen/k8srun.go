@@ -38,6 +38,7 @@ type k8sRunFlags struct {
 	noMetrics  bool
 	quiet      bool
 	check      checkFlags
+	ui         uiFlags // --ui: the live dashboard
 }
 
 func newK8sRunCmd() *cobra.Command {
@@ -64,7 +65,7 @@ gateway) and http://target:8081 (the same pods, outside sidecar capture).`,
   loadgen k8s run --mesh istio --mode serveronly -f sweep.yaml --dry-run
   loadgen report results/istio --baseline results/baseline --html istio.html`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runK8s(cmd, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.ui.done(cmd.Context(), runK8s(cmd, f)) },
 	}
 	fl := cmd.Flags()
 	meshFlags(fl, &f.opts)
@@ -84,6 +85,7 @@ gateway) and http://target:8081 (the same pods, outside sidecar capture).`,
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines (what is applied, each step's Job)")
 	f.check.registerSweep(fl)
+	f.ui.register(fl, "k8s run")
 	return cmd
 }
 
@@ -135,6 +137,9 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 		}}
 	if f.dryRun {
 		return co.DryRun(w)
+	}
+	if err := f.startUI(co, cmd.ErrOrStderr()); err != nil {
+		return err // before the cluster is touched
 	}
 	specJSON, _ := json.Marshal(&spec)
 	co.Manifest = results.Manifest{Spec: specJSON, Baseline: spec.BaselineName(), Env: loadgen.Environment()}

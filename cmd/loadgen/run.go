@@ -66,6 +66,7 @@ type runFlags struct {
 	check       checkFlags
 	abort       abortFlags
 	tls         tlsFlags
+	ui          uiFlags // --ui: the live dashboard
 }
 
 func newRunCmd() *cobra.Command {
@@ -149,6 +150,7 @@ for events holding its own, as wrk's thread does.`,
 	fl.StringVar(&f.prometheus, "prometheus", "", "serve live metrics in the Prometheus text format on ADDR/metrics while the load runs, e.g. 127.0.0.1:9464")
 	durationVarP(fl, &f.promHold, "prometheus-hold", "", 0, "with --prometheus: keep serving the final figures this long after the run, for a last scrape")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on a terminal")
+	f.ui.register(fl, "run")
 	fl.StringVar(&f.maxErrors, "max-errors", defaultMaxErrors, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
 	f.tls.register(fl)
 	f.check.register(fl)
@@ -311,8 +313,15 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		}
 	}
 
+	if err := f.startUI(&cfg, stderr); err != nil {
+		closeDialer(dialer)
+		return err
+	}
+	defer func() { err = f.ui.done(ctx, err) }() // --ui-linger, then the dashboard stops
+
 	report.WrkHeader(stdout, cfg.Config)
 	run, err := loadgen.Run(ctx, cfg, dialer)
+	f.ui.uiFinish(run, err)
 	if onTerminal {
 		fmt.Fprint(stderr, "\r\033[K") // the progress line, not --prometheus's hook
 	}

@@ -51,6 +51,7 @@ type sweepFlags struct {
 	prom     string
 	promHold time.Duration
 	wide     bool
+	ui       uiFlags // --ui: the live dashboard
 }
 
 func newSweepCmd() *cobra.Command {
@@ -101,7 +102,7 @@ A sweep file (YAML; every key may also be given as a flag, which wins):
   loadgen sweep --path baseline=http://127.0.0.1:8080 --path nginx=http://127.0.0.1:8081 \
       --watch nginx=name:nginx --ladder c1t1..c16t16 --payloads 100,1KiB -d 10s`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.ui.done(cmd.Context(), runSweep(cmd, f)) },
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
@@ -130,6 +131,7 @@ A sweep file (YAML; every key may also be given as a flag, which wins):
 	fl.BoolVar(&f.findMax, "find-max", false, "search each path's highest open-loop rate that holds --slo (instead of the ladder of rates)")
 	fl.StringVar(&f.prom, "prometheus", "", "serve live metrics in the Prometheus text format on ADDR/metrics while the sweep runs (requests, errors, latency, rate, CPU, the step running)")
 	durationVarP(fl, &f.promHold, "prometheus-hold", "", 0, "with --prometheus: keep serving the final figures this long after the sweep, for a last scrape")
+	f.ui.register(fl, "sweep")
 	fl.StringVar(&f.slo, "slo", "", "with --find-max: the objective, e.g. 'p99<10ms,errors<0.1%'")
 	fl.BoolVar(&f.wide, "wide", false, wideUsage)
 	return cmd
@@ -420,7 +422,11 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		}()
 		live = x
 	}
+	if err := f.startUI(spec, stderr); err != nil {
+		return err
+	}
 	job := sweepJob{
+		ui:   f.ui.state,
 		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, sidecars: cars, live: live,
 		findMax: f.findMax, slo: slo, sloText: f.slo, dryRun: f.dryRun, wide: f.wide, abort: &f.abort,
 		again: "loadgen sweep " + fileArg(f),
@@ -453,6 +459,7 @@ type sweepJob struct {
 	live      *metrics.Exporter                      // --prometheus
 	wide      bool                                   // every column of the table, whatever the terminal's width
 	abort     *abortFlags                            // --abort-on-fail: nil for none
+	ui        *uiState                               // --ui: nil for none
 }
 
 func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
@@ -487,11 +494,14 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 			cfg, d, err := buildStep(spec, p, st)
 			cfg.LiveLatency = j.live != nil
 			j.abort.apply(&cfg)
+			if err == nil {
+				sweepStepUI(j.ui, &cfg, st)
+			}
 			return cfg, d, err
 		},
 		After:  func(p sweep.Path, _ sweep.Step) error { return j.sidecars.check(p.Name) },
 		Probes: costProbes{},
-		Events: halt.events(j.liveEvents(prog.event)),
+		Events: halt.events(j.liveEvents(sweepEvents(j.ui, prog.event))),
 	}
 	if err := r.Check(); err != nil {
 		return err // before any load: the command line must change

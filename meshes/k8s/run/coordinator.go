@@ -55,6 +55,9 @@ type Coordinator struct {
 	Watcher cost.Watcher
 	Poll    time.Duration                    // how often pods are looked at (default 1 s)
 	Events  func(format string, args ...any) // progress for people
+	// OnStep, when set, is given each step as it finishes (written to
+	// Dir), failed ones too: a live view's (--ui).
+	OnStep func(*results.Step)
 	// TargetWait bounds the wait for the target (and the ingress or
 	// gateway address) when the sweep loads it (default 5 min).
 	TargetWait time.Duration
@@ -234,6 +237,9 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 			k.say("step %s: %.1f req/s, p50 %v p99 %v (%d workers merged)", st.ID, s.RPS, s.Latency.P50, s.Latency.P99, k.Workers)
 		}
 		steps = append(steps, res)
+		if k.OnStep != nil {
+			k.OnStep(res)
+		}
 	}
 	return steps, ctx.Err()
 }
