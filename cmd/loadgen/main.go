@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -83,6 +84,7 @@ func interruptContext() (context.Context, func()) {
 
 // execute runs the command line and returns the exit status.
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	stdout, stderr = serialised(stdout), serialised(stderr)
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -183,4 +185,26 @@ func strictGroups(c *cobra.Command) {
 		}
 		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	}
+}
+
+// serialised is w, its writes serialised unless it is a file: a child
+// process (a target the sweep starts) writes to a file itself, but into
+// any other writer through a goroutine of os/exec, beside the command's
+// own writes.
+func serialised(w io.Writer) io.Writer {
+	if _, ok := w.(*os.File); ok {
+		return w
+	}
+	return &lockedWriter{w: w}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
