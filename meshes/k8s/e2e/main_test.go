@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"testing"
 
 	"k8s.io/klog/v2"
@@ -20,6 +21,10 @@ func TestMain(m *testing.M) {
 	_ = fs.Set("alsologtostderr", "false")
 	_ = fs.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(io.Discard)
+	flag.Parse()
+	if f := flag.Lookup("test.run"); f != nil && strings.Contains(f.Value.String(), "TestNode") {
+		startBackgroundBuilds()
+	}
 	code := m.Run()
 	if err := stopNode(); err != nil {
 		fmt.Fprintf(os.Stderr, "the node's teardown: %v\n", err)

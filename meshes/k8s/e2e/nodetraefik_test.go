@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +25,7 @@ func TestNodeTraefik(t *testing.T) {
 	installCRDs(t, n.RESTConfig)
 	bin := buildLoadgen(t)
 	ctx := context.Background()
-	tbin, err := node.BuildTraefik(ctx, node.BuildOptions{Module: ".", Log: os.Stderr})
+	tbin, err := traefikBin()
 	if err != nil {
 		t.Fatal(err)
 	}

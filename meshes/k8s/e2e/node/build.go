@@ -69,6 +69,9 @@ type BuildOptions struct {
 	// go.sum or the Go version change.
 	Cache string
 	Log   io.Writer
+	// Nice builds at the lowest CPU priority (nice 19): a build made in
+	// the background of tests takes only the CPU their waits leave idle.
+	Nice bool
 }
 
 // Build builds what the node runs, or finds it built: the Kubernetes
