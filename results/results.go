@@ -354,9 +354,12 @@ type Step struct {
 	Repeat      int     `json:"repeat"`
 	Workers     int     `json:"workers,omitempty"` // the path's proxy worker processes (ingress sizing)
 
-	Run     *Run          `json:"run,omitempty"`
-	Failed  string        `json:"failed,omitempty"` // why there is no run
-	Watched []ProcessCost `json:"watched,omitempty"`
+	Run    *Run   `json:"run,omitempty"`
+	Failed string `json:"failed,omitempty"` // why there is no run
+	// Interrupted: Ctrl-C cut the step short (before its load began, when
+	// it has no run); a resume runs it again.
+	Interrupted bool          `json:"interrupted,omitempty"`
+	Watched     []ProcessCost `json:"watched,omitempty"`
 }
 
 // Failure says why the step failed, or "" if it did not: it has no run

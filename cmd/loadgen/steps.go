@@ -7,7 +7,7 @@ import "loadgen/results"
 func finishedSteps(steps []*results.Step) int {
 	n := 0
 	for _, st := range steps {
-		if st.Run == nil || !st.Run.Interrupted {
+		if !st.Interrupted && (st.Run == nil || !st.Run.Interrupted) {
 			n++
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,7 +149,12 @@ func listeners(target string) map[int]bool {
 	}
 	want := fmt.Sprintf(":%04X", n)
 	inodes := map[string]bool{}
-	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+	// This thread's network namespace, where the load is sent from:
+	// /proc/net is the thread group leader's, which a netns dialer
+	// elsewhere in the process may have moved.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for _, f := range []string{"/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6"} {
 		fh, err := os.Open(f)
 		if err != nil {
 			continue

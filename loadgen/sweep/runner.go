@@ -404,6 +404,7 @@ func (r *Runner) runStep(ctx context.Context, st Step, ev Event) *results.Step {
 	watched := <-costs
 	if err != nil {
 		res.Failed = err.Error()
+		res.Interrupted = ctx.Err() != nil // Ctrl-C before the load began (a connect it cancelled)
 		return res
 	}
 	res.Run = run

@@ -129,6 +129,10 @@ func (c *Cell) Flags() string {
 		f = append(f, s)
 	}
 	for _, st := range c.Steps {
+		if st.Interrupted && st.Run == nil { // Ctrl-C before its load began
+			add("I")
+			continue
+		}
 		if st.Failure() != "" {
 			add("F")
 		}
