@@ -120,13 +120,13 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 				}
 			}
 			if _, ok := seen[pod]; !ok && scraped == 1 {
-				return fmt.Sprintf("not measurable at this step length: Prometheus has no sample of pod %s's CPU within the step's %v of load (cAdvisor measures every 10 to 15 s, a new pod from its first housekeeping)",
+				return fmt.Sprintf("not measurable at this step length: Prometheus has no sample of pod %s's CPU within the step's %v of load (cAdvisor measures a busy container every 10 to 20 s, one that was idle 15 to 30 s after its last measure: steps of 60 s or more get a figure)",
 					pod, load)
 			}
 			if _, ok := seen[pod]; !ok {
 				return fmt.Sprintf("Prometheus has no CPU series of pod %s/%s (is the kubelet's /metrics/cadvisor of its node scraped?)", w.Namespace, pod)
 			}
-			return fmt.Sprintf("not measurable at this step length: Prometheus holds %d sample(s) of pod %s's CPU within the step's %v of load, and a figure needs two (cAdvisor measures every 10 to 15 s)",
+			return fmt.Sprintf("not measurable at this step length: Prometheus holds %d sample(s) of pod %s's CPU within the step's %v of load, and a figure needs two (cAdvisor measures a busy container every 10 to 20 s, one that was idle 15 to 30 s after its last measure: steps of 60 s or more get a figure)",
 				seen[pod], pod, load)
 		}), nil
 	}, nil

@@ -79,8 +79,9 @@ func watchedPods(ctx context.Context, c *cluster.Cluster, w Watch) ([]string, er
 }
 
 // Window is when a step's load ran. A cluster's sources measure over
-// windows of their own (metrics-server's 15 s, cAdvisor's housekeeping,
-// 10 to 15 s): a figure is made only of what they measured wholly within
+// windows of their own (metrics-server's 15 s; cAdvisor's housekeeping,
+// 10 s jittered up to 20 s, backed off to 15–30 s for an idle container):
+// a figure is made only of what they measured wholly within
 // [From, To] — the load from a second after it began (its warm-up
 // included: the same load, already connected) to its end — so that no
 // idle time before the load, nor the step before, is in it.

@@ -24,6 +24,12 @@ var shared struct {
 	attached bool
 }
 
+// nodeStartLead is the node tests' k8s run --start-lead: a worker's pod
+// must be scheduled, get its sandbox and start within it. 8 s was short
+// on a busy 2-core machine (a pod 3.5 s past it failed a step); the
+// default, 30 s, is meant for clusters that pull images.
+const nodeStartLead = "15s"
+
 // testNode is the running node. A machine that cannot run one (not root,
 // packages missing) skips the test, saying why; under CI=1, where
 // .ci/run installs what the node needs, it fails with the component's

@@ -83,13 +83,13 @@ func TestNodeCost(t *testing.T) {
 
 	t.Run("too-short", func(t *testing.T) {
 		// A 5 s step through k8s run --prometheus: cAdvisor measures every
-		// 10 to 15 s, so no figure (metrics-server's 15 s windows are the
+		// 10 to 20 s, so no figure (metrics-server's 15 s windows are the
 		// same case: meshes/k8s/cost's tests).
 		short := writeNodeSweep(t, "ladder: c4t2", "duration: 5s",
 			`paths: [{name: direct, url: "http://target:8081", baseline: true}]`)
 		dir := filepath.Join(t.TempDir(), "results")
 		r := runLoadgen(t, bin, n.Kubeconfig, 5*time.Minute, "k8s", "run", "-n", "node-cost-short", "-f", short, "--workers", "2",
-			"-o", dir, "--image", n.Image, "--same-node-ok", "--start-lead", "8s", "--target-wait", "90s", "--run-id", "short",
+			"-o", dir, "--image", n.Image, "--same-node-ok", "--start-lead", nodeStartLead, "--target-wait", "90s", "--run-id", "short",
 			"--prometheus", n.PrometheusURL)
 		if r.code != 0 {
 			t.Fatalf("k8s run: %v", r)
@@ -206,7 +206,7 @@ func runWithTruth(t *testing.T, n *node.Node, bin, ns, sweep string, extra ...st
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "results")
 	args := append([]string{"k8s", "run", "-n", ns, "-f", sweep, "--workers", "2", "-o", dir, "--image", n.Image,
-		"--same-node-ok", "--start-lead", "8s", "--target-wait", "90s", "--run-id", "cost"}, extra...)
+		"--same-node-ok", "--start-lead", nodeStartLead, "--target-wait", "90s", "--run-id", "cost"}, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)

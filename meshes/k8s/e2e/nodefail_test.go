@@ -38,7 +38,7 @@ func TestNodeFailures(t *testing.T) {
 			`paths: [{name: direct, url: "http://target:8081", baseline: true}]`)
 		dir := filepath.Join(t.TempDir(), "results")
 		cmd, out := startLoadgen(t, bin, n.Kubeconfig, "k8s", "run", "-n", ns, "-f", sweep, "--workers", "2", "-o", dir,
-			"--image", n.Image, "--same-node-ok", "--start-lead", "8s", "--target-wait", "90s", "--no-metrics", "--run-id", "kill")
+			"--image", n.Image, "--same-node-ok", "--start-lead", nodeStartLead, "--target-wait", "90s", "--no-metrics", "--run-id", "kill")
 		// Once worker 1 of the first step has loaded for a few seconds,
 		// kill its process, as an OOM kill or a crash would.
 		pod := waitWorkerRunning(t, n, ns, k8s.JobName("kill", 0), 1)
