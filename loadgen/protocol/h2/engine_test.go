@@ -355,10 +355,13 @@ func TestEngineAnswerBeforeTheBody(t *testing.T) {
 						hb := p.Block(":status", "413")
 						b = h2wire.AppendFrameHeader(b, len(hb), http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, id)
 						b = append(b, hb...)
+						// Counted before the write: the client may read the
+						// fifth answer and end the run before this goroutine
+						// runs again.
+						answered.Add(1)
 						p.Mu.Lock()
 						p.C.Write(b)
 						p.Mu.Unlock()
-						answered.Add(1)
 					}
 				}
 			})
