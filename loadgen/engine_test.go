@@ -387,22 +387,25 @@ func TestOpenLoopRate(t *testing.T) {
 		cfg.Rate = 2000
 		r := run(t, cfg, srv.URL)
 		p := r.Summary.Pacing
-		if dev := p.Achieved/2000 - 1; dev < -0.02 || dev > 0.02 {
-			t.Errorf("achieved %.1f/s for 2000 asked (%.2f%%)", p.Achieved, 100*dev)
-		}
-		if n := r.Summary.Requests; n < 5880 || n > 6001 {
-			t.Errorf("%d requests in 3 s at 2000/s", n)
-		}
 		// None should be left. A generator late at the window's end (a busy
 		// machine: CI runs packages side by side on two CPUs) still sends
 		// what was due to the connections free then (8 here), late by the
 		// stall, so only a stall of more than 8 intervals at the very end
 		// leaves any, and then no more than the stall (the run's max lag)
 		// spans intervals. Requests left without a lag to show for it are
-		// the engine's fault.
+		// the engine's fault; those the lag accounts for are missing from
+		// the rate and the count too (CI once stalled ≈ 100 ms at the end).
 		interval := time.Second / 2000
-		if allowed := max(6, int64(p.MaxLag.D()/interval)); p.Unsent > allowed {
+		allowed := max(6, int64(p.MaxLag.D()/interval))
+		if p.Unsent > allowed {
 			t.Errorf("%d requests never sent against an idle target; the max lag, %v, accounts for %d", p.Unsent, p.MaxLag.D(), allowed)
+		}
+		short := float64(allowed) / 6000
+		if dev := p.Achieved/2000 - 1; dev < -0.02-short || dev > 0.02 {
+			t.Errorf("achieved %.1f/s for 2000 asked (%.2f%%; the max lag %v accounts for %.2f%%)", p.Achieved, 100*dev, p.MaxLag.D(), 100*short)
+		}
+		if n := r.Summary.Requests; n < 5880-allowed || n > 6001 {
+			t.Errorf("%d requests in 3 s at 2000/s (the max lag %v accounts for %d fewer)", n, p.MaxLag.D(), allowed)
 		}
 	})
 }
@@ -472,7 +475,11 @@ func TestConnectionRefusedDuringRunIsCounted(t *testing.T) {
 		ln := srv.Listener
 		cfg := conf(2, time.Second)
 		go func() {
-			time.Sleep(300 * time.Millisecond)
+			// After 100 answers, not after a time: on a busy machine a
+			// timer could fire after the run's last second.
+			for end := time.Now().Add(10 * time.Second); srv.served.Load() < 100 && time.Now().Before(end); {
+				time.Sleep(5 * time.Millisecond)
+			}
 			srv.CloseClientConnections()
 			ln.Close() // the port now refuses
 			srv.CloseClientConnections()
