@@ -417,9 +417,12 @@ func TestWarmupExcluded(t *testing.T) {
 		cfg.Connections, cfg.Duration, cfg.Warmup = 2, results.Duration(300*time.Millisecond), results.Duration(300*time.Millisecond)
 		cfg.Rate = 100
 		r := run(t, cfg, srv.URL)
-		// 100/s: ≈ 30 in warm-up, ≈ 30 measured; the server saw both.
-		if n := r.Summary.Requests; n < 27 || n > 31 {
-			t.Errorf("%d measured requests, want ≈ 30", n)
+		// 100/s: ≈ 30 in warm-up, ≈ 30 measured; the server saw both. A
+		// stall at the window's end (a busy machine) leaves up to the
+		// intervals its max lag spans unsent (TestOpenLoopRate).
+		lag := int64(r.Summary.Pacing.MaxLag.D() / (10 * time.Millisecond))
+		if n := r.Summary.Requests; n < 27-lag || n > 31 {
+			t.Errorf("%d measured requests, want ≈ 30 (the max lag %v accounts for %d fewer)", n, r.Summary.Pacing.MaxLag.D(), lag)
 		}
 		if srv.served.Load() < r.Summary.Requests+25 {
 			t.Errorf("server served %d, generator measured %d: warm-up requests were not sent", srv.served.Load(), r.Summary.Requests)

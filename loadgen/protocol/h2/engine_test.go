@@ -277,10 +277,17 @@ func TestEngineOpenLoop(t *testing.T) {
 			lc.Rate = 1000
 			r := runEngine(t, v, Config{URL: s.URL, Streams: 4}, lc)
 			sm := r.Summary
-			if sm.Requests < 980 || sm.Requests > 1001 || sm.Requests != served.Load() || sm.Errors.Total() != 0 {
-				t.Errorf("%d requests (server %d) at 1000/s for 1 s, errors %+v", sm.Requests, served.Load(), sm.Errors)
+			p := sm.Pacing
+			if p == nil {
+				t.Fatal("no pacing in an open-loop run")
 			}
-			if p := sm.Pacing; p == nil || p.Achieved < 980 {
+			// A stall at the window's end (a busy machine) leaves unsent
+			// up to the intervals its max lag spans.
+			lag := int64(p.MaxLag.D() / time.Millisecond)
+			if sm.Requests < 980-lag || sm.Requests > 1001 || sm.Requests != served.Load() || sm.Errors.Total() != 0 {
+				t.Errorf("%d requests (server %d) at 1000/s for 1 s, errors %+v (the max lag %v accounts for %d fewer)", sm.Requests, served.Load(), sm.Errors, p.MaxLag.D(), lag)
+			}
+			if p.Achieved < float64(980-lag) || p.Unsent > max(2, lag) {
 				t.Errorf("pacing %+v", p)
 			}
 		})
