@@ -44,13 +44,15 @@ test-k8s:
 # teardown leaves nothing on the machine. LOADGEN_NODE_DIR=/var/tmp/loadgen-node
 # runs them on the node `make cluster-up` started instead. TestNodeFlannel
 # starts two nodes of its own (network namespaces on an underlay, Flannel
-# vxlan, flanneld built from its module beside the other builds) and takes
-# them down again.
+# vxlan) and takes them down again. flanneld and Traefik are built from
+# their modules into the same cache by the test binary, at nice 19 while
+# the first node tests run (`go run ./cmd/node --nodes 2 build` builds
+# flanneld beforehand).
 test-cluster: node-build
 	cd $(E2E) && $(GO) test -count=1 -timeout 45m -run '^TestNode' ./...
 
 node-build:
-	cd $(E2E) && $(GO) run ./cmd/node --nodes 2 build
+	cd $(E2E) && $(GO) run ./cmd/node build
 
 # A node to try things on by hand: KUBECONFIG=/var/tmp/loadgen-node/admin.kubeconfig.
 # NODEFLAGS=--traefik adds the Gateway API's CRDs and Traefik

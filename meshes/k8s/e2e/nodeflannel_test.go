@@ -49,7 +49,7 @@ func startFlannelCluster(t *testing.T, backend string) *node.Node {
 		fail("building the node: %v", err)
 	}
 	t0 := time.Now()
-	flanneld, err := node.BuildFlannel(ctx, node.BuildOptions{Module: ".", Log: os.Stderr})
+	flanneld, err := flanneldBin()
 	if err != nil {
 		fail("building flanneld: %v", err)
 	}

@@ -145,7 +145,7 @@ func BuildFlannel(ctx context.Context, o BuildOptions) (string, error) {
 	}
 	tmp := bin + ".tmp"
 	ldflags := "-s -w -X " + FlannelModule + "/pkg/version.Version=" + FlannelVersion
-	if err := goTool(ctx, src, env, "build", "-trimpath", "-ldflags", ldflags, "-o", tmp, "."); err != nil {
+	if err := goToolNice(ctx, o.Nice, src, env, "build", "-trimpath", "-ldflags", ldflags, "-o", tmp, "."); err != nil {
 		return "", err
 	}
 	if err := os.WriteFile(filepath.Join(filepath.Dir(bin), "backends"), []byte(strings.Join(builtBackends(cgo), "\n")+"\n"), 0o644); err != nil {
