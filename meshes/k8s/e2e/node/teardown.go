@@ -175,6 +175,19 @@ func removePods(ctx context.Context, dir string, m Member) error {
 		return nil
 	}
 	sock := p.containerdSock
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	rc := runtimeapi.NewRuntimeServiceClient(conn)
+	var list *runtimeapi.ListPodSandboxResponse
+	listPods := func(ctx context.Context) (err error) {
+		if list, err = rc.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{}); err != nil {
+			return fmt.Errorf("CRI ListPodSandbox: %w", err)
+		}
+		return nil
+	}
 	if _, err := run(ctx, "ctr", "--address", sock, "version"); err != nil {
 		bin, args := m.inNetns("containerd", "--config", p.containerdConf, "--log-level", "warn")
 		tmp, err := startProc(dir, procName("containerd-down", m), bin, args, noPulls)
@@ -182,22 +195,13 @@ func removePods(ctx context.Context, dir string, m Member) error {
 			return err
 		}
 		defer tmp.stop(10 * time.Second)
-		if err := tmp.waitFor(ctx, 30*time.Second, func(ctx context.Context) error {
-			_, err := run(ctx, "ctr", "--address", sock, "version")
-			return err
-		}); err != nil {
+		// containerd answers before its CRI plugin has loaded its pods
+		// ("server is not initialized yet"): wait for the list itself.
+		if err := tmp.waitFor(ctx, 30*time.Second, listPods); err != nil {
 			return err
 		}
-	}
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
+	} else if err := listPods(ctx); err != nil {
 		return err
-	}
-	defer conn.Close()
-	rc := runtimeapi.NewRuntimeServiceClient(conn)
-	list, err := rc.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
-	if err != nil {
-		return fmt.Errorf("CRI ListPodSandbox: %w", err)
 	}
 	var errs []error
 	for _, s := range list.Items {
