@@ -69,7 +69,7 @@ cluster-down:
 # lab's first, then the nodes with each Flannel backend in turn, into
 # STUDYDIR; STUDYFLAGS="-d 3s --repeats 1" for a quick look,
 # STUDYFLAGS="--k8s-paths DIR" adds loadgen study k8s-paths on vxlan.
-STUDYDIR ?= results/flannel-cluster
+STUDYDIR ?= results-flannel-cluster
 flannel-study:
 	cd $(E2E) && $(GO) run ./cmd/node --nodes 2 --dir /var/tmp/loadgen-node-study study --lab -o $(abspath $(STUDYDIR)) $(STUDYFLAGS)
 
