@@ -4,7 +4,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X loadgen/loadgen.version=$(VERSION)
 
-.PHONY: build test test-k8s test-cluster cluster-up cluster-down node-build cross tidy race fuzz bench demo clean
+.PHONY: build test test-k8s test-cluster cluster-up cluster-down flannel-study node-build cross tidy race fuzz bench demo clean
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/loadgen ./cmd/loadgen
@@ -42,7 +42,12 @@ test-k8s:
 # built once into ~/.cache/loadgen-node (a cold build takes 10 to 20
 # minutes, then seconds), the node starts, the tests run on it, and its
 # teardown leaves nothing on the machine. LOADGEN_NODE_DIR=/var/tmp/loadgen-node
-# runs them on the node `make cluster-up` started instead.
+# runs them on the node `make cluster-up` started instead. TestNodeFlannel
+# starts two nodes of its own (network namespaces on an underlay, Flannel
+# vxlan) and takes them down again. flanneld and Traefik are built from
+# their modules into the same cache by the test binary, at nice 19 while
+# the first node tests run (`go run ./cmd/node --nodes 2 build` builds
+# flanneld beforehand).
 test-cluster: node-build
 	cd $(E2E) && $(GO) test -count=1 -timeout 45m -run '^TestNode' ./...
 
@@ -51,12 +56,22 @@ node-build:
 
 # A node to try things on by hand: KUBECONFIG=/var/tmp/loadgen-node/admin.kubeconfig.
 # NODEFLAGS=--traefik adds the Gateway API's CRDs and Traefik
-# (GatewayClass and IngressClass traefik).
+# (GatewayClass and IngressClass traefik); NODEFLAGS="--nodes 2 --backend vxlan"
+# starts two nodes with Flannel instead (backend: vxlan, host-gw or udp;
+# `go run ./cmd/node backend host-gw` in meshes/k8s/e2e switches it).
 cluster-up:
 	cd $(E2E) && $(GO) run ./cmd/node $(NODEFLAGS) up
 
 cluster-down:
 	cd $(E2E) && $(GO) run ./cmd/node down
+
+# loadgen study flannel-backends on two nodes of this machine (root): the
+# lab's first, then the nodes with each Flannel backend in turn, into
+# STUDYDIR; STUDYFLAGS="-d 3s --repeats 1" for a quick look,
+# STUDYFLAGS="--k8s-paths DIR" adds loadgen study k8s-paths on vxlan.
+STUDYDIR ?= results-flannel-cluster
+flannel-study:
+	cd $(E2E) && $(GO) run ./cmd/node --nodes 2 --dir /var/tmp/loadgen-node-study study --lab -o $(abspath $(STUDYDIR)) $(STUDYFLAGS)
 
 # Both modules: the nested one requires the main one, so a dependency of
 # the main module changes its go.sum too (test-k8s fails until tidied).

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"loadgen/loadgen"
+	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/cluster"
 	"loadgen/meshes/k8s/paths"
@@ -17,6 +18,7 @@ import (
 type k8sPathsFlags struct {
 	opts       paths.Options
 	tolerance  string
+	streamSize string
 	out        string
 	kubeconfig string
 	context    string
@@ -32,13 +34,15 @@ func newK8sPathsCmd() *cobra.Command {
 		Long: `Measure a cluster's network paths as k8s-netperf does, with loadgen's own client
 and servers in pods:
 
-  host-host             hostNetwork client → hostNetwork server, one node (the node's IP):
-                        the baseline
-  pod-pod-same-node     pod → the server pod's IP, one node
-  pod-clusterip         pod → a ClusterIP Service whose endpoint is the server pod
-  pod-nodeport          pod → the server's node IP and the Service's nodePort
-  host-host-other-node  hostNetwork ↔ hostNetwork across nodes: the baseline of the next row
-  pod-pod-other-node    pod → the server pod's IP from another node
+  host-host                 hostNetwork client → hostNetwork server, one node (the node's IP):
+                            the baseline
+  pod-pod-same-node         pod → the server pod's IP, one node
+  pod-clusterip             pod → a ClusterIP Service whose endpoint is the server pod
+  pod-nodeport              pod → the server's node IP and the Service's nodePort
+  host-host-other-node      hostNetwork ↔ hostNetwork across nodes: the baseline of the next rows
+  pod-pod-other-node        pod → the server pod's IP from another node
+  pod-clusterip-other-node  pod → the ClusterIP from another node (its endpoint is not on
+                            the client's)
 
 each × TCP_STREAM, TCP_RR and TCP_CRR (-p tcp-stream|tcp-rr|tcp-crr, 1024-byte
 messages, one connection, against loadgen serve tcp) and HTTP/1.1 (GET
@@ -61,7 +65,11 @@ DIR gets paths.json (the table, the nodes, the kube-proxy mode and its source)
 and one results directory per test, which 'loadgen report DIR' reads. The
 namespace is created by loadgen and deleted at the end with everything in it,
 after Ctrl-C too; 'loadgen k8s cleanup -n NS' removes what a killed run left.
-The hostNetwork server listens on the node's IP, ports 18080 and 19000.`,
+The hostNetwork server listens on the node's IP, ports 18080 and 19000.
+--paths and --tests measure some only (a pod path with its hostNetwork row);
+--flannel-backend refuses a cluster whose nodes do not run that Flannel
+backend (their flannel.alpha.coreos.com/backend-type), which is recorded
+either way.`,
 		Example: `  loadgen k8s paths -o results/paths
   loadgen k8s paths -d 2s --repeats 2 --tolerance 20% --image registry.example/loadgen:v1 \
       -o results/quick
@@ -82,6 +90,10 @@ The hostNetwork server listens on the node's IP, ports 18080 and 19000.`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and the objects; touch no cluster")
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines (the table is printed still)")
+	fl.StringSliceVar(&f.opts.Paths, "paths", nil, "only these paths (default all), each pod path with its hostNetwork row")
+	fl.StringSliceVar(&f.opts.Tests, "tests", nil, "only these tests (default all): tcp-stream, tcp-rr, tcp-crr, http")
+	fl.StringVar(&f.streamSize, "stream-size", "", "TCP_STREAM's write size (default 1024 B, k8s-netperf's; 128KiB is iperf-style)")
+	fl.StringVar(&f.opts.FlannelBackend, "flannel-backend", "", "refuse a cluster whose nodes do not run this Flannel backend (vxlan, host-gw, udp…)")
 	return cmd
 }
 
@@ -91,6 +103,11 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 		return fmt.Errorf("--tolerance: %w", err)
 	}
 	f.opts.Tolerance = tol
+	if f.streamSize != "" {
+		if f.opts.StreamSize, err = sweep.ParseSize(f.streamSize); err != nil || f.opts.StreamSize < 1 {
+			return fmt.Errorf("--stream-size %q: want a size of 1 B or more (%v)", f.streamSize, err)
+		}
+	}
 	if f.opts.Duration <= 0 {
 		return errors.New("-d: want a positive duration, 1s or more")
 	}

@@ -20,7 +20,7 @@ func TestK8sPathsDryRun(t *testing.T) {
 	for _, want := range []string{
 		"# loadgen k8s paths rt (dry run): namespace lgp-t, image img:2",
 		"# 2 repeats × 3s per path × test, 1024 B messages; tolerance 15% below hostNetwork",
-		"# 48 measurements with two nodes (32 with one)",
+		"# 56 measurements with two nodes (32 with one)",
 		"name: lgp-host-server", "hostNetwork: true", "type: NodePort", "name: lgp-rt-0",
 	} {
 		if !strings.Contains(out, want) {

@@ -65,6 +65,8 @@ Exit status 1 when a step failed or a check (--assert) did not hold.`,
   sudo loadgen study cni-matrix -o results/cni --resume
   loadgen study nginx-sizing --cpu-price 25 -d 30s
   loadgen study k8s-paths --kubeconfig ~/.kube/config -d 10s --repeats 3 --tolerance 10%
+  # on a cluster running Flannel: the backend its nodes run; switch it, --resume for the next
+  loadgen study flannel-backends --kubeconfig ~/.kube/config -o results/flannel --resume
   loadgen report results/cni --html cni.html`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runStudy(cmd, f, args[0]) },
@@ -80,7 +82,7 @@ Exit status 1 when a step failed or a check (--assert) did not hold.`,
 	fl.StringVar(&f.junit, "junit", "", "write each step's assertions as JUnit XML: FILE-STEP-PROTOCOL.xml …")
 	fl.Float64Var(&f.cpuPrice, "cpu-price", 0, "nginx-sizing: what one CPU costs a month, for the cost columns")
 	fl.IntVar(&f.cpus, "cpus", runtime.NumCPU(), "nginx-sizing: the most worker_processes to size")
-	fl.StringVar(&f.cluster.Kubeconfig, "kubeconfig", "", "mesh-ladder: run on this cluster (loadgen k8s run) instead of local sidecars; k8s-paths: its cluster (default $KUBECONFIG)")
+	fl.StringVar(&f.cluster.Kubeconfig, "kubeconfig", "", "mesh-ladder: run on this cluster (loadgen k8s run) instead of local sidecars; flannel-backends: on this cluster's Flannel (loadgen k8s paths per backend) instead of the lab; k8s-paths: its cluster (default $KUBECONFIG)")
 	fl.StringVar(&f.cluster.Context, "context", "", "mesh-ladder, k8s-paths: the kubeconfig context (default the current one; implies the cluster)")
 	fl.StringSliceVar(&f.cluster.Meshes, "meshes", nil, "mesh-ladder on a cluster: the meshes, each a k8s run (default istio): "+strings.Join(k8s.Meshes, ", "))
 	fl.IntVar(&f.cluster.Workers, "workers", 1, "mesh-ladder on a cluster: worker pods per step")
@@ -284,6 +286,9 @@ func checkPathsOptions(s study.Study, f *studyFlags, changed func(string) bool) 
 		return fmt.Errorf("--repeats %d: want 1 or more", f.cluster.Repeats)
 	}
 	if s.Name != "k8s-paths" {
+		if s.Name == "flannel-backends" && f.cluster.OnCluster() && (len(f.asserts) > 0 || f.junit != "") {
+			return errors.New("--assert and --junit do not apply to flannel-backends on a cluster: its steps are k8s paths runs, judged by the study's orderings")
+		}
 		if changed("tolerance") {
 			return fmt.Errorf("--tolerance is k8s-paths' (study %s has its own plan)", s.Name)
 		}
@@ -370,10 +375,19 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) error {
 		return nil
 	}
 	fmt.Fprintf(w, "\n== %s ==\n", s.Title)
-	for _, t := range pub.Tables {
-		fmt.Fprintln(w)
-		if err := study.Compare(pub, t, m).Write(w); err != nil {
-			return err
+	sets, err := study.MeasuredSets(f.out, pub)
+	if err != nil {
+		return err
+	}
+	for _, set := range sets {
+		if len(sets) > 1 || set.Where != "" {
+			fmt.Fprintf(w, "\n-- measured %s --\n", set.Where)
+		}
+		for _, t := range pub.Tables {
+			fmt.Fprintln(w)
+			if err := study.Compare(pub, t, set.M).Write(w); err != nil {
+				return err
+			}
 		}
 	}
 	if s.Name == "nginx-sizing" && f.cpuPrice > 0 {

@@ -246,7 +246,8 @@ func TestStudyMeshLadderOnCluster(t *testing.T) {
 		{"study", "mesh-ladder", "--workers", "3", "--dry-run"},
 		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "nosuch", "--dry-run"},
 		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "none", "--dry-run"},
-		{"study", "flannel-backends", "--kubeconfig", kc, "--dry-run"},
+		{"study", "cni-matrix", "--kubeconfig", kc, "--dry-run"},
+		{"study", "flannel-backends", "--kubeconfig", kc, "--assert", "errors<1%", "--dry-run"},
 	} {
 		if code, _, stderr := cli(t, args...); code != exitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {
 			t.Errorf("%v: exit %d, want 2 and a short message\n%s", args, code, stderr)

@@ -429,11 +429,19 @@ func Tables(dir string) (tables []report.Published, ok bool, err error) {
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	m, err := ReadMeasured(dir)
+	sets, err := MeasuredSets(dir, pub)
 	if err != nil {
 		return nil, false, err
 	}
-	tables = reportTables(s, pub, m)
+	for _, set := range sets {
+		ts := reportTables(s, pub, set.M)
+		if len(sets) > 1 {
+			for i := range ts {
+				ts[i].Metric += ", measured " + set.Where
+			}
+		}
+		tables = append(tables, ts...)
+	}
 	return tables, len(tables) > 0, nil
 }
 

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"encoding/json"
 	"io/fs"
 	"math"
 	"os"
@@ -80,6 +81,118 @@ func ReadSweeps(dir string) ([]*report.Sweep, error) {
 		return fs.SkipDir
 	})
 	return sweeps, err
+}
+
+// A study's cluster steps are `loadgen k8s paths` runs (k8s-BACKEND/, each
+// with its paths.json): their cross-node rows read as the lab's paths of
+// the Flannel backend the run's nodes ran (recorded in paths.json), so
+// that the same published rows (MODE.PATH) are measured on a cluster.
+var clusterPaths = map[string]string{
+	"host-host-other-node": "node-node",          // hostNetwork ↔ hostNetwork across nodes
+	"pod-pod-other-node":   "pod-pod-other-node", // pod ↔ pod across nodes
+}
+
+// pathsRun is what a study reads of a k8s paths run's paths.json.
+type pathsRun struct {
+	Kind    string `json:"kind"`
+	Flannel string `json:"flannel_backend"`
+}
+
+// ReadClusterMeasured reads the k8s paths runs of a study's directory
+// that ran on Flannel, each backend's cross-node paths as that backend's
+// MODE.PATH; ok is false when there are none.
+func ReadClusterMeasured(dir string) (m *Measured, ok bool, err error) {
+	ents, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil, false, nil
+	} else if err != nil {
+		return nil, false, err
+	}
+	var sweeps []*report.Sweep
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "paths.json"))
+		if err != nil {
+			continue
+		}
+		var pr pathsRun
+		if json.Unmarshal(b, &pr) != nil || pr.Kind != "k8s-paths" || pr.Flannel == "" {
+			continue
+		}
+		ss, err := ReadSweeps(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, false, err
+		}
+		for _, sw := range ss {
+			var steps []*results.Step
+			for _, st := range sw.Steps {
+				lab, known := clusterPaths[st.Path]
+				if !known {
+					continue
+				}
+				c := *st
+				c.Path = pr.Flannel + "." + lab
+				steps = append(steps, &c)
+			}
+			sweeps = append(sweeps, &report.Sweep{Name: sw.Name, Manifest: sw.Manifest, Steps: steps})
+		}
+	}
+	if len(sweeps) == 0 {
+		return nil, false, nil
+	}
+	return measuredFrom(dir, sweeps), true, nil
+}
+
+// Set is what one kind of run of a study measured: the lab's (or the
+// study's own command's), or a cluster's.
+type Set struct {
+	// Where is "" for the study's own plan alone, else where the figures
+	// were measured, for a heading.
+	Where string
+	M     *Measured
+}
+
+// MeasuredSets are what a study's directory measured: the lab's (what
+// ReadMeasured reads) and, where the directory holds k8s paths runs on
+// Flannel, the cluster's; the lab's left out when it measured none of the
+// published rows and a cluster did.
+func MeasuredSets(dir string, pub Published) ([]Set, error) {
+	lab, err := ReadMeasured(dir)
+	if err != nil {
+		return nil, err
+	}
+	cl, ok, err := ReadClusterMeasured(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return []Set{{M: lab}}, nil
+	}
+	sets := []Set{{Where: ClusterWhere, M: cl}}
+	if lab.measuresAny(pub) {
+		sets = append([]Set{{Where: LabWhere, M: lab}}, sets...)
+	}
+	return sets, nil
+}
+
+// Where a Set was measured, as its heading says it.
+const (
+	LabWhere     = "by the lab (network namespaces joined as each backend joins its nodes)"
+	ClusterWhere = "on the cluster (loadgen k8s paths, its nodes running each Flannel backend)"
+)
+
+// measuresAny tells whether m has a figure for a published row.
+func (m *Measured) measuresAny(pub Published) bool {
+	for _, t := range pub.Tables {
+		for _, r := range t.Rows {
+			if _, ok := m.Value(t, r.Measure); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // stat is a metric's figure over a cell's runs that keep (nil: all); runs

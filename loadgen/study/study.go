@@ -195,13 +195,19 @@ var studies = []Study{
 		},
 	},
 	{
-		Name:     "flannel-backends",
-		Title:    "Flannel backends: pod-to-pod bandwidth of direct, host-gw, vxlan and udp",
-		Method:   "iperf-style TCP stream, one connection, pod to pod across the two nodes for Flannel's host-gw, vxlan and udp backends, and node to node (direct).",
+		Name:  "flannel-backends",
+		Title: "Flannel backends: pod-to-pod bandwidth of direct, host-gw, vxlan and udp",
+		Method: "iperf-style TCP stream, one connection, pod to pod across the two nodes for Flannel's host-gw, vxlan and udp backends, and node to node (direct). " +
+			"With --kubeconfig, on a cluster running Flannel: loadgen k8s paths per backend (hostNetwork and pod to pod across nodes, 128 KiB writes), " +
+			"each step refusing a cluster whose nodes run another backend: switch the backend and --resume.",
 		Needs:    []Need{NeedRoot},
 		Duration: 10 * time.Second,
 		Repeats:  3,
+		Cluster:  true,
 		plan: func(d time.Duration, o Options) []Step {
+			if o.OnCluster() {
+				return flannelClusterSteps(d, o)
+			}
 			return []Step{{Name: "lab: host-gw, vxlan, udp; node-node and pod-pod-other-node, TCP stream", Dir: "lab", Args: append([]string{
 				"lab", "--modes", "host-gw,vxlan,udp", "--paths", "node-node,pod-pod-other-node", "--protocols", "tcp-stream",
 				"--stream-size", "128KiB", "--ladder", "c1t1", "-d", dur(d), "--warmup", "1s"}, repeatArgs(o)...)}}
@@ -272,6 +278,29 @@ var studies = []Study{
 		Ours:     "k8s-netperf publishes a method, not figures: the table is ours alone, each pod path as a ratio to hostNetwork on this cluster",
 		plan:     func(d time.Duration, o Options) []Step { return []Step{pathsStep(d, o)} },
 	},
+}
+
+// FlannelBackends are the backends flannel-backends measures, in the
+// order of its rows.
+var FlannelBackends = []string{"host-gw", "vxlan", "udp"}
+
+// flannelClusterSteps are flannel-backends on a cluster: a k8s paths per
+// Flannel backend, node to node and pod to pod across nodes with the
+// lab's 128 KiB writes, into k8s-BACKEND; each refuses a cluster whose
+// nodes run another backend (its --flannel-backend), so that a run
+// measures the backend the cluster runs and --resume, after the backend
+// is switched, the next. A tolerance of 99%: the study's verdicts are its
+// orderings, not k8s-netperf's tolerance.
+func flannelClusterSteps(d time.Duration, o Options) []Step {
+	var steps []Step
+	for _, b := range FlannelBackends {
+		args := []string{"k8s", "paths", "-n", "loadgen-flannel", "--paths", "pod-pod-other-node", "--tests", "tcp-stream",
+			"--stream-size", "128KiB", "--flannel-backend", b, "-d", dur(d), "--repeats", strconv.Itoa(max(o.Repeats, 1)), "--tolerance", "99%"}
+		args = append(args, clusterArgs(o)...)
+		steps = append(steps, Step{Name: "k8s paths on Flannel " + b + ": node ↔ node and pod ↔ pod across nodes, TCP stream", Dir: "k8s-" + b,
+			Args: args, Whole: true})
+	}
+	return steps
 }
 
 // pathsStep is k8s-paths' one step: loadgen k8s paths with the study's

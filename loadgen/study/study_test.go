@@ -15,6 +15,7 @@ import (
 
 	"loadgen/results"
 	"loadgen/results/report"
+	"loadgen/results/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -635,5 +636,89 @@ func TestPlanK8sPaths(t *testing.T) {
 	}
 	if a := ml.Plan(Options{Kubeconfig: "/k", Image: "i:1"})[0].Args; argValue(a, "--image") != "i:1" || argValue(a, "--kubeconfig") != "/k" {
 		t.Errorf("mesh-ladder on a cluster: %v", a)
+	}
+}
+
+// flannel-backends on a cluster: a k8s paths step per backend, each
+// refusing a cluster that runs another.
+func TestFlannelClusterPlan(t *testing.T) {
+	s, err := Lookup("flannel-backends")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Kubeconfig: "/k", Image: "img:1", Duration: 3 * time.Second}
+	if got := s.NeedsFor(o); !slices.Equal(got, []Need{NeedCluster}) {
+		t.Errorf("needs %v", got)
+	}
+	plan := s.Plan(o)
+	if len(plan) != 3 {
+		t.Fatalf("plan %+v", plan)
+	}
+	for i, b := range FlannelBackends {
+		st := plan[i]
+		if st.Dir != "k8s-"+b || !st.Whole || strings.Join(st.Args[:2], " ") != "k8s paths" || argValue(st.Args, "--flannel-backend") != b ||
+			argValue(st.Args, "--paths") != "pod-pod-other-node" || argValue(st.Args, "--tests") != "tcp-stream" ||
+			argValue(st.Args, "--stream-size") != "128KiB" || argValue(st.Args, "-d") != "3s" || argValue(st.Args, "--repeats") != "3" ||
+			argValue(st.Args, "--kubeconfig") != "/k" || argValue(st.Args, "--image") != "img:1" {
+			t.Errorf("step %d: %+v", i, st)
+		}
+	}
+}
+
+// A study directory's k8s paths runs on Flannel read as the lab's paths of
+// the backend their nodes ran: the same published rows, measured on a
+// cluster, beside the lab's.
+func TestClusterMeasured(t *testing.T) {
+	dir := t.TempDir()
+	write := func(path string, v any) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.WriteJSON(filepath.Join(dir, path), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	figs := map[string]map[string][]float64{
+		"host-gw": {"host-host-other-node": {10, 10.2, 9.9}, "pod-pod-other-node": {8, 8.1, 7.9}},
+		"vxlan":   {"host-host-other-node": {10.1, 10, 9.8}, "pod-pod-other-node": {4, 4.2, 3.9}},
+	}
+	for b, paths := range figs {
+		write("k8s-"+b+"/paths.json", map[string]any{"kind": "k8s-paths", "flannel_backend": b})
+		m := results.Manifest{Schema: results.SchemaVersion, Tool: "loadgen", Kind: "sweep", Baseline: "host-host"}
+		for _, p := range slices.Sorted(maps.Keys(paths)) {
+			for i, v := range paths[p] {
+				st := labStep(p, "tcp-stream", i+1, v)
+				st.Schema, st.Tool, st.ID = results.SchemaVersion, "loadgen", fmt.Sprintf("%s_c1t1_128KiB_closed_r%d", p, i+1)
+				m.Steps = append(m.Steps, st.ID)
+				write("k8s-"+b+"/tcp-stream/steps/"+st.ID+".json", st)
+			}
+		}
+		write("k8s-"+b+"/tcp-stream/manifest.json", m)
+	}
+	// A k8s paths run on no Flannel is not one of the study's.
+	write("k8s-other/paths.json", map[string]any{"kind": "k8s-paths"})
+	pub, _, _ := PublishedFor("flannel-backends")
+	sets, err := MeasuredSets(dir, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sets) != 1 || sets[0].Where != ClusterWhere {
+		t.Fatalf("sets %+v: want the cluster's alone (no lab ran)", sets)
+	}
+	tb := Compare(pub, pub.Tables[0], sets[0].M)
+	var b bytes.Buffer
+	if err := tb.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"   direct       9.39     10.00  9.90–10.20 ×3             1.00            1.00",
+		"  host-gw       6.00      8.00   7.90–8.10 ×3             0.64            0.80",
+		"vxlan below host-gw on pod-to-pod bandwidth across nodes (TCP stream): holds (0.50 here, 0.28 published; 3 repeats, their ranges apart)",
+		"udp below vxlan on pod-to-pod bandwidth across nodes (TCP stream): not measured here",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
 	}
 }

@@ -98,8 +98,8 @@ func checkPathsTable(t *testing.T, tab *paths.Table, running, tolerance string, 
 	if tab.Tolerance != tol || tab.Repeats != 2 || tab.DurationSeconds != 2 {
 		t.Errorf("tolerance %g, repeats %d, duration %gs", tab.Tolerance, tab.Repeats, tab.DurationSeconds)
 	}
-	if len(tab.Rows) != 6*4 {
-		t.Fatalf("%d rows, want 6 paths × 4 tests", len(tab.Rows))
+	if len(tab.Rows) != 7*4 {
+		t.Fatalf("%d rows, want 7 paths × 4 tests", len(tab.Rows))
 	}
 	host := map[string]float64{}
 	for _, row := range tab.Rows {
@@ -110,7 +110,7 @@ func checkPathsTable(t *testing.T, tab *paths.Table, running, tolerance string, 
 	below := false
 	for _, row := range tab.Rows {
 		name := row.Path + " " + row.Test
-		if row.Path == paths.HostHostOther || row.Path == paths.PodPodOtherNode {
+		if row.Path == paths.HostHostOther || row.Path == paths.PodPodOtherNode || row.Path == paths.PodClusterIPOther {
 			if row.Verdict != paths.VerdictNotMeasurable || row.Note != paths.NotMeasurableOneNode || len(row.Figures) != 0 {
 				t.Errorf("%s: %s %q, want not measurable on one node", name, row.Verdict, row.Note)
 			}

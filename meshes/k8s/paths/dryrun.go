@@ -47,11 +47,11 @@ func DryRun(w io.Writer, o Options) error {
 			ratio = "ratio to " + path.Baseline
 		}
 		tcp, http := dryTarget(p, path, Tests[1]), dryTarget(p, path, Tests[3])
-		fmt.Fprintf(w, "#   %-21s %s on %s → %s, %s (%s)\n", path.Name, client, path.ClientNode, tcp, http, ratio)
+		fmt.Fprintf(w, "#   %-24s %s on %s → %s, %s (%s)\n", path.Name, client, path.ClientNode, tcp, http, ratio)
 	}
 	fmt.Fprintf(w, "# tests:\n")
 	for _, t := range p.Tests {
-		how := fmt.Sprintf("-p %s --size %d", t.Protocol, MessageSize)
+		how := fmt.Sprintf("-p %s --size %d", t.Protocol, p.Size(t))
 		if t.Name == TestHTTP {
 			how = "GET " + HTTPEndpoint
 		}

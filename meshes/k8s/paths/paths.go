@@ -30,6 +30,9 @@ const (
 	PodNodePort     = "pod-nodeport"         // pod → the server's node IP : nodePort
 	HostHostOther   = "host-host-other-node" // hostNetwork client on another node → hostNetwork server
 	PodPodOtherNode = "pod-pod-other-node"   // pod on another node → the server pod's IP
+	// PodClusterIPOther: pod on another node → the ClusterIP, whose one
+	// endpoint is the server pod, on the servers' node.
+	PodClusterIPOther = "pod-clusterip-other-node"
 )
 
 // The tests: netperf's TCP_STREAM, TCP_RR and TCP_CRR against `loadgen
@@ -87,6 +90,17 @@ type Options struct {
 	// a pod path may fall before the run fails, as k8s-netperf's
 	// --tcp-tolerance.
 	Tolerance float64
+	// Paths and Tests, when set, are the only paths and tests measured
+	// (by name; a pod path's hostNetwork row is measured with it, as its
+	// baseline).
+	Paths, Tests []string
+	// StreamSize is TCP_STREAM's write size in bytes (0: MessageSize, as
+	// k8s-netperf's); an iperf-style stream writes 128 KiB.
+	StreamSize int
+	// FlannelBackend, when set, is the Flannel backend every schedulable
+	// node must run (its flannel.alpha.coreos.com/backend-type
+	// annotation): a run on another refuses before it creates anything.
+	FlannelBackend string
 }
 
 // withDefaults fills what was left empty and checks the rest.
@@ -118,8 +132,24 @@ func (o Options) withDefaults() (Options, error) {
 	case len(o.RunID) > 40:
 		return o, fmt.Errorf("run id %q: at most 40 characters (it names each measurement's Job)", o.RunID)
 	}
+	if o.StreamSize < 0 || o.StreamSize > 16<<20 {
+		return o, fmt.Errorf("stream size %d: want 1 B to 16 MiB", o.StreamSize)
+	}
+	for _, name := range o.Paths {
+		if !slices.Contains(PathNames, name) {
+			return o, fmt.Errorf("path %q: want some of %v", name, PathNames)
+		}
+	}
+	for _, name := range o.Tests {
+		if !slices.ContainsFunc(Tests, func(t TestSpec) bool { return t.Name == name }) {
+			return o, fmt.Errorf("test %q: want some of %s, %s, %s, %s", name, TestTCPStream, TestTCPRR, TestTCPCRR, TestHTTP)
+		}
+	}
 	return o, o.mesh().Validate()
 }
+
+// PathNames are the paths, in the order they run and print.
+var PathNames = []string{HostHost, PodPodSameNode, PodClusterIP, PodNodePort, HostHostOther, PodPodOtherNode, PodClusterIPOther}
 
 // Validate checks the options as a run would, before anything else.
 func (o Options) Validate() error {
@@ -234,7 +264,12 @@ func planOn(o Options, nodes []string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Options: o, Nodes: nodes, ServerNode: nodes[0], Tests: Tests}
+	p := &Plan{Options: o, Nodes: nodes, ServerNode: nodes[0]}
+	for _, t := range Tests {
+		if len(o.Tests) == 0 || slices.Contains(o.Tests, t.Name) {
+			p.Tests = append(p.Tests, t)
+		}
+	}
 	if len(nodes) > 1 {
 		p.OtherNode = nodes[1]
 	}
@@ -250,8 +285,31 @@ func planOn(o Options, nodes []string) (*Plan, error) {
 		{Name: PodNodePort, Title: "pod → NodePort (node IP : nodePort), one node", Baseline: HostHost, ClientNode: a, reach: reachNodePort},
 		{Name: HostHostOther, Title: "hostNetwork ↔ hostNetwork, across nodes", HostNetwork: true, ClientNode: b, NotMeasurable: why, reach: reachHostIP},
 		{Name: PodPodOtherNode, Title: "pod ↔ pod, across nodes (pod IP)", Baseline: HostHostOther, ClientNode: b, NotMeasurable: why, reach: reachPodIP},
+		{Name: PodClusterIPOther, Title: "pod → ClusterIP Service, its endpoint on the other node", Baseline: HostHostOther, ClientNode: b, NotMeasurable: why, reach: reachClusterIP},
+	}
+	if len(o.Paths) > 0 {
+		// The paths asked for, and the hostNetwork rows their ratios are to.
+		keep := slices.Clone(o.Paths)
+		for _, path := range p.Paths {
+			if slices.Contains(o.Paths, path.Name) && path.Baseline != "" {
+				keep = append(keep, path.Baseline)
+			}
+		}
+		p.Paths = slices.DeleteFunc(p.Paths, func(s PathSpec) bool { return !slices.Contains(keep, s.Name) })
 	}
 	return p, nil
+}
+
+// BaselinePath is the path the results directories name their baseline
+// (loadgen report's): host-host, or host-host-other-node for a plan of
+// cross-node paths only.
+func (p *Plan) BaselinePath() string {
+	for _, name := range []string{HostHost, HostHostOther} {
+		if s, ok := p.Path(name); ok && s.Measurable() {
+			return name
+		}
+	}
+	return ""
 }
 
 // Path finds a path of the plan by name.
@@ -269,12 +327,30 @@ type Measurement struct {
 	Repeat int // from 1
 	Path   PathSpec
 	Test   TestSpec
+	// Size is the messages' (TCP_STREAM's writes'); 0 is MessageSize.
+	Size int
+}
+
+func (m Measurement) size() int {
+	if m.Size > 0 {
+		return m.Size
+	}
+	return MessageSize
+}
+
+// Size is a test's message size in the plan: TCP_STREAM's writes are
+// StreamSize when set.
+func (p *Plan) Size(t TestSpec) int {
+	if t.Name == TestTCPStream && p.Options.StreamSize > 0 {
+		return p.Options.StreamSize
+	}
+	return MessageSize
 }
 
 // ID is the measurement's step in its test's results directory, as
 // loadgen sweep names steps: PATH_RUNG_PAYLOAD_closed_rREPEAT.
 func (m Measurement) ID() string {
-	return fmt.Sprintf("%s_%s_%dKiB_closed_r%d", m.Path.Name, m.Test.Rung(), MessageSize/1024, m.Repeat)
+	return fmt.Sprintf("%s_%s_%dKiB_closed_r%d", m.Path.Name, m.Test.Rung(), max(m.size()/1024, 1), m.Repeat)
 }
 
 // Measurements are the plan's samples in run order: each repeat a full
@@ -286,7 +362,7 @@ func (p *Plan) Measurements() []Measurement {
 		for _, t := range p.Tests {
 			for _, path := range p.Paths {
 				if path.Measurable() {
-					out = append(out, Measurement{Index: len(out), Repeat: r, Path: path, Test: t})
+					out = append(out, Measurement{Index: len(out), Repeat: r, Path: path, Test: t, Size: p.Size(t)})
 				}
 			}
 		}
@@ -330,7 +406,7 @@ func target(t TestSpec, host, tcpPort, httpPort string) string {
 func (p *Plan) RunArgs(m Measurement, ep Endpoints) []string {
 	a := []string{"-q", "-d", p.Options.Duration.String()}
 	if m.Test.Name != TestHTTP {
-		a = append(a, "-p", m.Test.Protocol, "--size", strconv.Itoa(MessageSize))
+		a = append(a, "-p", m.Test.Protocol, "--size", strconv.Itoa(m.size()))
 	}
 	return append(a, p.Target(m, ep))
 }

@@ -61,7 +61,8 @@ func TestPlanPathsShape(t *testing.T) {
 	if want := []string{HostHost, PodPodSameNode, PodClusterIP, PodNodePort}; !slices.Equal(m, want) {
 		t.Errorf("one node: measurable %v, want %v", m, want)
 	}
-	if want := []string{HostHostOther + ": " + NotMeasurableOneNode, PodPodOtherNode + ": " + NotMeasurableOneNode}; !slices.Equal(not, want) {
+	if want := []string{HostHostOther + ": " + NotMeasurableOneNode, PodPodOtherNode + ": " + NotMeasurableOneNode,
+		PodClusterIPOther + ": " + NotMeasurableOneNode}; !slices.Equal(not, want) {
 		t.Errorf("one node: not measurable %v, want %v", not, want)
 	}
 	if one.ServerNode != "only" || one.OtherNode != "" {
@@ -85,15 +86,15 @@ func TestPlanPathsShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, not := names(two); len(m) != 6 || len(not) != 0 {
+	if m, not := names(two); !slices.Equal(m, PathNames) || len(not) != 0 {
 		t.Errorf("two nodes: measurable %v, not %v", m, not)
 	}
-	if two.ServerNode != "n1" || two.OtherNode != "n2" || len(two.Measurements()) != DefaultRepeats*4*6 {
+	if two.ServerNode != "n1" || two.OtherNode != "n2" || len(two.Measurements()) != DefaultRepeats*4*7 {
 		t.Errorf("two nodes: server %q other %q, %d measurements", two.ServerNode, two.OtherNode, len(two.Measurements()))
 	}
 	for _, s := range two.Paths {
-		wantBase := map[string]string{HostHost: "", HostHostOther: "", PodPodOtherNode: HostHostOther}[s.Name]
-		if s.Name != HostHost && s.Name != HostHostOther && s.Name != PodPodOtherNode {
+		wantBase := map[string]string{HostHost: "", HostHostOther: "", PodPodOtherNode: HostHostOther, PodClusterIPOther: HostHostOther}[s.Name]
+		if s.Name != HostHost && s.Name != HostHostOther && s.Name != PodPodOtherNode && s.Name != PodClusterIPOther {
 			wantBase = HostHost
 		}
 		if s.Baseline != wantBase {
@@ -175,6 +176,8 @@ func TestPathsPlacementAndTargets(t *testing.T) {
 		PodNodePort:     {"a", false, "198.18.64.1:30900", "http://198.18.64.1:30080/bytes/1024"},
 		HostHostOther:   {"b", true, "198.18.64.1:19000", "http://198.18.64.1:18080/bytes/1024"},
 		PodPodOtherNode: {"b", false, "198.18.65.7:9000", "http://198.18.65.7:8080/bytes/1024"},
+		// The ClusterIP from the other node: its endpoint is the server pod on a.
+		PodClusterIPOther: {"b", false, "198.18.112.20:9000", "http://198.18.112.20:8080/bytes/1024"},
 	}
 	seen := map[string]bool{}
 	for _, m := range p.Measurements() {
@@ -212,8 +215,90 @@ func TestPathsPlacementAndTargets(t *testing.T) {
 		}
 		seen[m.Path.Name+" "+m.Test.Name] = true
 	}
-	if len(seen) != 6*4 {
-		t.Errorf("%d path × test in a repeat, want 24", len(seen))
+	if len(seen) != 7*4 {
+		t.Errorf("%d path × test in a repeat, want 28", len(seen))
+	}
+}
+
+// --paths and --tests: only those, and the hostNetwork rows the pod
+// paths' ratios are to.
+func TestPlanSubset(t *testing.T) {
+	two := []corev1.Node{node("a", false), node("b", false)}
+	p, err := NewPlan(Options{Paths: []string{PodPodOtherNode, PodClusterIPOther}, Tests: []string{TestTCPRR, TestTCPStream}, Repeats: 1}, two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths, tests []string
+	for _, s := range p.Paths {
+		paths = append(paths, s.Name)
+	}
+	for _, s := range p.Tests {
+		tests = append(tests, s.Name)
+	}
+	if !slices.Equal(paths, []string{HostHostOther, PodPodOtherNode, PodClusterIPOther}) || !slices.Equal(tests, []string{TestTCPStream, TestTCPRR}) {
+		t.Errorf("paths %v, tests %v", paths, tests)
+	}
+	if n := len(p.Measurements()); n != 3*2 {
+		t.Errorf("%d measurements, want 3 paths × 2 tests", n)
+	}
+	// An iperf-style stream: 128 KiB writes for TCP_STREAM only.
+	p, err = NewPlan(Options{Paths: []string{PodPodOtherNode}, StreamSize: 128 << 10, Repeats: 1}, two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := Endpoints{PodIP: "198.18.80.5"}
+	for _, m := range p.Measurements() {
+		args := strings.Join(p.RunArgs(m, ep), " ")
+		want, id := "--size 1024", "_1KiB_"
+		if m.Test.Name == TestTCPStream {
+			want, id = "--size 131072", "_128KiB_"
+		}
+		if !strings.Contains(args, want) && m.Test.Name != TestHTTP || !strings.Contains(m.ID(), id) {
+			t.Errorf("%s %s: %s, %s", m.Path.Name, m.Test.Name, args, m.ID())
+		}
+	}
+	if err := (Options{StreamSize: -1}).Validate(); err == nil {
+		t.Error("a negative stream size: no error")
+	}
+	for _, o := range []Options{{Paths: []string{"pod-pod"}}, {Tests: []string{"udp-rr"}}} {
+		if err := o.Validate(); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+}
+
+// The Flannel backend is read from the nodes' annotations, and must be
+// the same on every schedulable node.
+func TestFlannelBackend(t *testing.T) {
+	fl := func(name, backend string) corev1.Node {
+		n := node(name, false)
+		if backend != "" {
+			n.Annotations = map[string]string{FlannelBackendAnnotation: backend}
+		}
+		return n
+	}
+	udp := func(name string) corev1.Node {
+		n := node(name, false)
+		n.Annotations = map[string]string{FlannelBackendAnnotation: "", flannelManagedAnnotation: "true"}
+		return n
+	}
+	names := []string{"a", "b"}
+	for _, tc := range []struct {
+		nodes []corev1.Node
+		want  string
+		err   string
+	}{
+		{[]corev1.Node{fl("a", "vxlan"), fl("b", "vxlan"), fl("cp", "host-gw")}, "vxlan", ""},
+		{[]corev1.Node{fl("a", ""), fl("b", "")}, "", ""},
+		{[]corev1.Node{fl("a", "vxlan"), fl("b", "udp")}, "", "udp on [b], vxlan on [a]"},
+		{[]corev1.Node{fl("a", "vxlan"), fl("b", "")}, "", "no Flannel on [b], vxlan on [a]"},
+		// The udp backend publishes an empty type.
+		{[]corev1.Node{udp("a"), udp("b")}, "udp", ""},
+	} {
+		got, err := FlannelBackend(tc.nodes, names)
+		if got != tc.want || (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%v: %q, %v; want %q, %q", tc.nodes, got, err, tc.want, tc.err)
+		}
 	}
 }
 
@@ -228,10 +313,11 @@ func TestPathsDryRun(t *testing.T) {
 	for _, want := range []string{
 		"# loadgen k8s paths r9 (dry run): namespace lgp-x, image loadgen.local/loadgen:1",
 		"# 2 repeats × 2s per path × test, 1024 B messages; tolerance 10% below hostNetwork",
-		"host-host             hostNetwork client on NODE-A → NODE-A-IP:19000, http://NODE-A-IP:18080/bytes/1024 (the baseline)",
-		"pod-nodeport          pod on NODE-A → NODE-A-IP:NODEPORT-TCP",
-		"pod-pod-other-node    pod on NODE-B → SERVER-POD-IP:9000, http://SERVER-POD-IP:8080/bytes/1024 (ratio to host-host-other-node)",
-		"# 48 measurements with two nodes (32 with one)",
+		"host-host                hostNetwork client on NODE-A → NODE-A-IP:19000, http://NODE-A-IP:18080/bytes/1024 (the baseline)",
+		"pod-nodeport             pod on NODE-A → NODE-A-IP:NODEPORT-TCP",
+		"pod-pod-other-node       pod on NODE-B → SERVER-POD-IP:9000, http://SERVER-POD-IP:8080/bytes/1024 (ratio to host-host-other-node)",
+		"pod-clusterip-other-node pod on NODE-B → CLUSTER-IP:9000",
+		"# 56 measurements with two nodes (32 with one)",
 		"not measurable here: one schedulable node",
 	} {
 		if !strings.Contains(out, want) {
@@ -270,4 +356,22 @@ func nodeOf(a *corev1.Affinity) string {
 		}
 	}
 	return ""
+}
+
+// A plan of cross-node paths only names host-host-other-node its
+// results' baseline.
+func TestBaselinePath(t *testing.T) {
+	two := []corev1.Node{node("a", false), node("b", false)}
+	for _, c := range []struct {
+		paths []string
+		want  string
+	}{{nil, HostHost}, {[]string{PodPodOtherNode}, HostHostOther}, {[]string{PodPodSameNode, PodPodOtherNode}, HostHost}} {
+		p, err := NewPlan(Options{Paths: c.paths}, two)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.BaselinePath(); got != c.want {
+			t.Errorf("%v: baseline %q, want %q", c.paths, got, c.want)
+		}
+	}
 }

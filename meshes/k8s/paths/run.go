@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -71,6 +74,17 @@ func (r *Runner) Run(ctx context.Context) (table *Table, err error) {
 	if err != nil {
 		return nil, c.Errorf("%v", err)
 	}
+	flannel, ferr := FlannelBackend(nodes.Items, plan.Nodes)
+	if o.FlannelBackend != "" && (ferr != nil || flannel != o.FlannelBackend) {
+		why := "runs " + flannel
+		switch {
+		case ferr != nil:
+			why = ferr.Error()
+		case flannel == "":
+			why = "runs no Flannel (no node has the " + FlannelBackendAnnotation + " annotation)"
+		}
+		return nil, c.Errorf("the cluster %s, not Flannel's %s backend: switch its backend and run again", why, o.FlannelBackend)
+	}
 	r.say("nodes: servers on %s; schedulable: %v", plan.ServerNode, plan.Nodes)
 	for _, p := range plan.Paths {
 		if !p.Measurable() {
@@ -103,8 +117,8 @@ func (r *Runner) Run(ctx context.Context) (table *Table, err error) {
 	r.say("servers ready: node IP %s, pod IP %s, ClusterIP %s, NodePorts tcp %d http %d", ep.NodeIP, ep.PodIP, ep.ClusterIP, ep.NodePortTCP, ep.NodePortHTTP)
 	table = &Table{Schema: 1, Tool: "loadgen", Kind: Kind, Created: time.Now().UTC(), Context: c.Context, Server: c.Host,
 		Namespace: o.Namespace, RunID: o.RunID, Image: o.Image, DurationSeconds: o.Duration.Seconds(), Repeats: o.Repeats,
-		Tolerance: o.Tolerance, MessageSize: MessageSize, HTTPConnections: HTTPConnections,
-		Nodes: Nodes{Schedulable: plan.Nodes, Server: plan.ServerNode, Other: plan.OtherNode}}
+		Tolerance: o.Tolerance, MessageSize: MessageSize, StreamSize: o.StreamSize, HTTPConnections: HTTPConnections,
+		Nodes: Nodes{Schedulable: plan.Nodes, Server: plan.ServerNode, Other: plan.OtherNode}, Flannel: flannel}
 	table.KubeProxy = KubeProxyMode(ctx, c, plan.ServerNode)
 	if table.KubeProxy.Mode == ProxyModeUnknown {
 		r.say("kube-proxy mode: unknown: %s", table.KubeProxy.Why)
@@ -153,6 +167,9 @@ func (r *Runner) prepareDir() error {
 		return fmt.Errorf("%s already holds results: choose another -o", r.Dir)
 	}
 	for _, t := range Tests {
+		if len(r.Options.Tests) > 0 && !slices.Contains(r.Options.Tests, t.Name) {
+			continue
+		}
 		if err := os.MkdirAll(filepath.Join(r.Dir, t.Name, store.StepsDir), 0o755); err != nil {
 			return fmt.Errorf("results directory: %w", err)
 		}
@@ -181,13 +198,13 @@ type pathsSpec struct {
 func (r *Runner) writeManifests(p *Plan, ep Endpoints, created time.Time) error {
 	ms := p.Measurements()
 	for _, t := range p.Tests {
-		sp := pathsSpec{Ladder: []string{t.Rung()}, Payloads: []int{MessageSize}, Protocol: t.Protocol,
+		sp := pathsSpec{Ladder: []string{t.Rung()}, Payloads: []int{p.Size(t)}, Protocol: t.Protocol,
 			Duration: p.Options.Duration.String(), Repeats: p.Options.Repeats}
 		if t.Name == TestHTTP {
 			sp.Endpoint = HTTPEndpoint
 		}
 		m := results.Manifest{Schema: results.SchemaVersion, Tool: "loadgen", Kind: "sweep", Created: created,
-			Baseline: HostHost, Env: r.Env}
+			Baseline: p.BaselinePath(), Env: r.Env}
 		for _, path := range p.Paths {
 			if !path.Measurable() {
 				continue
@@ -197,7 +214,7 @@ func (r *Runner) writeManifests(p *Plan, ep Endpoints, created time.Time) error 
 				Name     string `json:"name"`
 				URL      string `json:"url"`
 				Baseline bool   `json:"baseline,omitempty"`
-			}{path.Name, url, path.Name == HostHost})
+			}{path.Name, url, path.Name == p.BaselinePath()})
 			m.Paths = append(m.Paths, path.Name)
 		}
 		for _, x := range ms {
@@ -220,8 +237,8 @@ func (r *Runner) writeManifests(p *Plan, ep Endpoints, created time.Time) error 
 // measure runs one measurement's client Job and reads its worker's result.
 func (r *Runner) measure(ctx context.Context, p *Plan, m Measurement, ep Endpoints) *results.Step {
 	st := &results.Step{Schema: results.SchemaVersion, Tool: "loadgen", Index: m.Index, ID: m.ID(), Path: m.Path.Name,
-		Baseline: m.Path.Name == HostHost, Rung: m.Test.Rung(), Connections: m.Test.Connections, Threads: m.Test.Threads,
-		Payload: MessageSize, Repeat: m.Repeat}
+		Baseline: m.Path.Name == p.BaselinePath(), Rung: m.Test.Rung(), Connections: m.Test.Connections, Threads: m.Test.Threads,
+		Payload: m.size(), Repeat: m.Repeat}
 	c := r.Cluster
 	job := p.ClientJob(m, ep)
 	created, err := c.Client.BatchV1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{FieldValidation: "Strict"})
@@ -321,6 +338,48 @@ func (r *Runner) serversReady(ctx context.Context, ns string) (Endpoints, bool, 
 	return ep, true, "", nil
 }
 
+// FlannelBackendAnnotation is where Flannel's kube subnet manager
+// publishes each node's backend.
+const FlannelBackendAnnotation = "flannel.alpha.coreos.com/backend-type"
+
+// flannelManagedAnnotation marks a node Flannel's kube subnet manager
+// manages.
+const flannelManagedAnnotation = "flannel.alpha.coreos.com/kube-subnet-manager"
+
+// FlannelBackend is the Flannel backend the named nodes run, by their
+// annotation: "" when none has it, an error when they differ. Flannel's
+// udp backend (v0.28) publishes no backend type: on a node Flannel's
+// kube subnet manager manages, an empty one is udp.
+func FlannelBackend(nodes []corev1.Node, names []string) (string, error) {
+	seen := map[string][]string{}
+	for _, n := range nodes {
+		if slices.Contains(names, n.Name) {
+			b, ok := n.Annotations[FlannelBackendAnnotation]
+			if ok && b == "" && n.Annotations[flannelManagedAnnotation] == "true" {
+				b = "udp"
+			}
+			seen[b] = append(seen[b], n.Name)
+		}
+	}
+	switch len(seen) {
+	case 0:
+		return "", nil
+	case 1:
+		for b := range seen {
+			return b, nil
+		}
+	}
+	var parts []string
+	for _, b := range slices.Sorted(maps.Keys(seen)) {
+		name := b
+		if b == "" {
+			name = "no Flannel"
+		}
+		parts = append(parts, fmt.Sprintf("%s on %v", name, seen[b]))
+	}
+	return "", fmt.Errorf("runs Flannel backends that differ between nodes (%s)", strings.Join(parts, ", "))
+}
+
 func podReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
@@ -399,4 +458,3 @@ func (r *Runner) cleanup(ctx context.Context, o Options) error {
 		}
 	}
 }
-

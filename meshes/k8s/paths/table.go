@@ -122,10 +122,15 @@ type Table struct {
 	Repeats         int       `json:"repeats"`
 	Tolerance       float64   `json:"tolerance"` // a fraction: 0.1 is 10%
 	MessageSize     int       `json:"message_size"`
+	// StreamSize is TCP_STREAM's write size, when not MessageSize.
+	StreamSize      int       `json:"stream_size,omitempty"`
 	HTTPConnections int       `json:"http_connections"`
 	Nodes           Nodes     `json:"nodes"`
 	KubeProxy       ProxyMode `json:"kube_proxy"`
-	Rows            []Row     `json:"rows"`
+	// Flannel is the Flannel backend the nodes run (their
+	// flannel.alpha.coreos.com/backend-type), when they run Flannel.
+	Flannel string `json:"flannel_backend,omitempty"`
+	Rows    []Row  `json:"rows"`
 	// Passed: every row measured and no pod path below its tolerance.
 	Passed      bool `json:"passed"`
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -268,8 +273,15 @@ func (t *Table) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, ", cross-node clients on %s", t.Nodes.Other)
 	}
 	fmt.Fprintf(w, " (schedulable: %s)\n", strings.Join(t.Nodes.Schedulable, ", "))
-	fmt.Fprintf(w, "%d × %gs per path × test, %d B messages, HTTP/1.1 %s with %d connections; ratio: median over its hostNetwork row's\n\n",
-		t.Repeats, t.DurationSeconds, t.MessageSize, HTTPEndpoint, t.HTTPConnections)
+	if t.Flannel != "" {
+		fmt.Fprintf(w, "CNI: Flannel, %s backend (the nodes' %s)\n", t.Flannel, FlannelBackendAnnotation)
+	}
+	msgs := fmt.Sprintf("%d B messages", t.MessageSize)
+	if t.StreamSize > 0 && t.StreamSize != t.MessageSize {
+		msgs += fmt.Sprintf(" (TCP_STREAM's writes %d B)", t.StreamSize)
+	}
+	fmt.Fprintf(w, "%d × %gs per path × test, %s, HTTP/1.1 %s with %d connections; ratio: median over its hostNetwork row's\n\n",
+		t.Repeats, t.DurationSeconds, msgs, HTTPEndpoint, t.HTTPConnections)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "path\ttest\tmedian\tunit\tmin–max\tspread\tratio\tratio min–max\tflags\tverdict\n")
 	flagged := false
@@ -300,9 +312,11 @@ func (t *Table) WriteText(w io.Writer) error {
 		return err
 	}
 	var notes, below, failed []string
+	noted := map[string]bool{}
 	for _, r := range t.Rows {
 		switch {
-		case r.Verdict == VerdictNotMeasurable && r.Test == Tests[0].Name:
+		case r.Verdict == VerdictNotMeasurable && !noted[r.Path]:
+			noted[r.Path] = true
 			notes = append(notes, fmt.Sprintf("%s: %s (%s)", r.Path, r.Note, strings.Join(t.Nodes.Schedulable, ", ")))
 		case r.Verdict == VerdictBelow:
 			below = append(below, fmt.Sprintf("%s %s %.2f", r.Path, r.Test, *r.Ratio))

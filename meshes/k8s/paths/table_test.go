@@ -53,7 +53,7 @@ func TestTabulate(t *testing.T) {
 	samples := slices.Concat(rr(HostHost, 100, 90, 110), rr(PodPodSameNode, 95, 70, 85), rr(PodClusterIP, 60, 80, -1),
 		rr(PodNodePort, -1, -1, -1))
 	rows := Tabulate(p, samples)
-	if len(rows) != 6 {
+	if len(rows) != 7 {
 		t.Fatalf("%d rows", len(rows))
 	}
 	by := map[string]Row{}

@@ -54,6 +54,9 @@ func (n *Node) bootstrap(ctx context.Context) error {
 	if _, err := ac.ApiregistrationV1().APIServices().Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("APIService %s: %w", svc.Name, err)
 	}
+	if n.CNI == CNIFlannel {
+		return n.flannelRBAC(ctx)
+	}
 	return nil
 }
 
@@ -75,9 +78,14 @@ func (n *Node) hostService(ctx context.Context, name, clusterIP string, ports []
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Name: name + "-host", Namespace: "kube-system", Labels: l},
 		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{n.Addr.NodeIP}, NodeName: ptr.To(NodeName),
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{n.Addr.NodeIP},
 			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
 		Ports: eps,
+	}
+	if !n.Multi() {
+		// The one node runs the component; several nodes' control plane
+		// is on no node.
+		slice.Endpoints[0].NodeName = ptr.To(NodeName)
 	}
 	if _, err := n.Client.DiscoveryV1().EndpointSlices("kube-system").Create(ctx, slice, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("EndpointSlice kube-system/%s: %w", slice.Name, err)
@@ -86,20 +94,22 @@ func (n *Node) hostService(ctx context.Context, name, clusterIP string, ports []
 }
 
 // nodeReady is a check: the kubelet registered the node and it is Ready.
-func (n *Node) nodeReady(ctx context.Context) error {
-	nd, err := n.Client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	for _, c := range nd.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			if c.Status == corev1.ConditionTrue {
-				return nil
-			}
-			return fmt.Errorf("node %s not Ready: %s: %s", NodeName, c.Reason, c.Message)
+func (n *Node) nodeReady(name string) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		nd, err := n.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
 		}
+		for _, c := range nd.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				if c.Status == corev1.ConditionTrue {
+					return nil
+				}
+				return fmt.Errorf("node %s not Ready: %s: %s", name, c.Reason, c.Message)
+			}
+		}
+		return fmt.Errorf("node %s has no Ready condition yet", name)
 	}
-	return fmt.Errorf("node %s has no Ready condition yet", NodeName)
 }
 
 // waitServiceAccount waits for the controller manager to create a

@@ -221,7 +221,15 @@ func goCommand() string {
 }
 
 func goTool(ctx context.Context, dir string, env []string, args ...string) error {
+	return goToolNice(ctx, false, dir, env, args...)
+}
+
+// goToolNice is goTool, at the lowest CPU priority (nice 19) when nice.
+func goToolNice(ctx context.Context, nice bool, dir string, env []string, args ...string) error {
 	cmd := exec.CommandContext(ctx, goCommand(), args...)
+	if nice {
+		cmd = exec.CommandContext(ctx, "nice", append([]string{"-n", "19", goCommand()}, args...)...)
+	}
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()

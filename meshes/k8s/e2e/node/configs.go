@@ -53,8 +53,13 @@ func pathsOf(dir string) paths {
 // containerdConfig: containerd with its own root, state and socket, the
 // CRI plugin on the node's CNI network and sandbox image, cgroupfs, and
 // the one setting this VM needs (no CAP_SYS_RESOURCE: runc may not raise
-// oom_score_adj).
-func containerdConfig(p paths, sandboxImage string) string {
+// oom_score_adj). runcRoot, when set, is runc's state directory (each of
+// several nodes its own; the one node runc's default).
+func containerdConfig(p paths, sandboxImage, runcRoot string) string {
+	runc := ""
+	if runcRoot != "" {
+		runc = fmt.Sprintf("        Root = %q\n", runcRoot)
+	}
 	return fmt.Sprintf(`version = 2
 root = %[1]q
 state = %[2]q
@@ -92,13 +97,13 @@ disabled_plugins = ["io.containerd.grpc.v1.cri.v1alpha2"]
 
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
-
+%[9]s
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %[7]q
     conf_dir = %[8]q
     max_conf_num = 1
 `, p.containerdRoot, p.containerdState, p.containerdSock, p.containerdSock+".ttrpc",
-		filepath.Join(p.dir, "containerd", "opt"), sandboxImage, CNIBinDir, p.cniConfDir)
+		filepath.Join(p.dir, "containerd", "opt"), sandboxImage, CNIBinDir, p.cniConfDir, runc)
 }
 
 // CNIBinDir is where Debian's containernetworking-plugins puts the plugins.
@@ -137,19 +142,22 @@ func cniConfig(p paths, a Addresses) string {
 // 1.35 refuses it otherwise), cgroupfs under a cgroup root of the node's
 // own, no swap check, webhook authentication and authorization against
 // the API server, cluster DNS, and image garbage collection off (the
-// images are imported, never pulled again).
-func kubeletConfig(p paths, a Addresses, caFile string) ([]byte, error) {
+// images are imported, never pulled again). Each of several nodes keeps
+// its pods' logs in a directory of its own: a kubelet removes the log
+// directories of pods it does not know, which in a shared /var/log/pods
+// are the other node's.
+func kubeletConfig(p paths, a Addresses, m Member, caFile string) ([]byte, error) {
 	c := map[string]any{
 		"apiVersion":                  "kubelet.config.k8s.io/v1beta1",
 		"kind":                        "KubeletConfiguration",
-		"address":                     a.NodeIP,
+		"address":                     m.IP,
 		"port":                        PortKubelet,
 		"readOnlyPort":                0,
-		"healthzBindAddress":          a.NodeIP,
+		"healthzBindAddress":          m.IP,
 		"healthzPort":                 PortKubeletHealthz,
 		"containerRuntimeEndpoint":    "unix://" + p.containerdSock,
 		"cgroupDriver":                "cgroupfs",
-		"cgroupRoot":                  "/" + CgroupRoot,
+		"cgroupRoot":                  "/" + m.CgroupRoot,
 		"failCgroupV1":                false,
 		"failSwapOn":                  false,
 		"clusterDomain":               "cluster.local",
@@ -170,24 +178,27 @@ func kubeletConfig(p paths, a Addresses, caFile string) ([]byte, error) {
 		"shutdownGracePeriod":       "0s",
 		"nodeStatusReportFrequency": "10s",
 	}
+	if m.Netns != "" {
+		c["podLogsDir"] = filepath.Join(p.dir, "pod-logs")
+	}
 	return yaml.Marshal(c)
 }
 
 // kubeProxyConfig is the KubeProxyConfiguration in one mode (iptables or
 // nftables), leaving the machine's conntrack table size alone.
-func kubeProxyConfig(p paths, a Addresses, mode, kubeconfig string) ([]byte, error) {
+func kubeProxyConfig(p paths, a Addresses, m Member, mode, kubeconfig string) ([]byte, error) {
 	c := map[string]any{
 		"apiVersion":         "kubeproxy.config.k8s.io/v1alpha1",
 		"kind":               "KubeProxyConfiguration",
 		"mode":               mode,
 		"clusterCIDR":        a.PodCIDR,
-		"bindAddress":        a.NodeIP,
-		"healthzBindAddress": fmt.Sprintf("%s:%d", a.NodeIP, PortKubeProxyHealthz),
-		"metricsBindAddress": fmt.Sprintf("%s:%d", a.NodeIP, PortKubeProxyMetrics),
-		"hostnameOverride":   NodeName,
+		"bindAddress":        m.IP,
+		"healthzBindAddress": fmt.Sprintf("%s:%d", m.IP, PortKubeProxyHealthz),
+		"metricsBindAddress": fmt.Sprintf("%s:%d", m.IP, PortKubeProxyMetrics),
+		"hostnameOverride":   m.Name,
 		"clientConnection":   map[string]any{"kubeconfig": kubeconfig},
 		"conntrack":          map[string]any{"maxPerCore": 0, "min": 0},
-		"nodePortAddresses":  []string{a.NodeIP + "/32"},
+		"nodePortAddresses":  []string{m.IP + "/32"},
 	}
 	return yaml.Marshal(c)
 }
@@ -213,9 +224,9 @@ func corefile(a Addresses, kubeconfig string) string {
 // PromScrapeInterval is how often Prometheus scrapes the kubelet.
 const PromScrapeInterval = "2s"
 
-// prometheusConfig scrapes the kubelet's cAdvisor and resource metrics,
+// prometheusConfig scrapes the kubelets' cAdvisor and resource metrics,
 // as a cluster's Prometheus does (kube-prometheus' kubelet jobs).
-func prometheusConfig(a Addresses, certFile, keyFile string) string {
+func prometheusConfig(members []Member, certFile, keyFile string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  evaluation_interval: 15s\nscrape_configs:\n", PromScrapeInterval)
 	for _, job := range []struct{ name, path string }{{"kubelet-cadvisor", "/metrics/cadvisor"}, {"kubelet-resource", "/metrics/resource"}} {
@@ -227,9 +238,10 @@ func prometheusConfig(a Addresses, certFile, keyFile string) string {
       key_file: %s
       insecure_skip_verify: true
     static_configs:
-      - targets: ["%s:%d"]
-        labels: {node: %s}
-`, job.name, job.path, certFile, keyFile, a.NodeIP, PortKubelet, NodeName)
+`, job.name, job.path, certFile, keyFile)
+		for _, m := range members {
+			fmt.Fprintf(&b, "      - targets: [\"%s:%d\"]\n        labels: {node: %s}\n", m.IP, PortKubelet, m.Name)
+		}
 	}
 	return b.String()
 }

@@ -29,7 +29,7 @@ func Preflight() error {
 	if os.Geteuid() != 0 {
 		return errors.New("a node needs root (it runs containerd, the kubelet and kube-proxy)")
 	}
-	for _, c := range []string{"containerd", "runc", "ctr", "iptables", "iptables-save", "ip6tables", "nft", "conntrack", "prometheus", "ip"} {
+	for _, c := range []string{"containerd", "runc", "ctr", "iptables", "iptables-save", "ip6tables", "nft", "conntrack", "prometheus", "ip", "nsenter"} {
 		if _, err := exec.LookPath(c); err != nil {
 			missing = append(missing, c)
 		}
@@ -94,6 +94,9 @@ func cgroupControllers() []string {
 // prepareHost saves the sysctls, adds the node's address to lo, turns on
 // forwarding and bridge netfilter (kube-proxy's Services between pods on
 // one bridge), and makes the kubelet's cgroup root in every controller.
+// Several nodes change none of the host's network: their control plane's
+// address is on the underlay (makeUnderlay), and their forwarding and
+// bridge netfilter are their own namespaces'; each gets its cgroup root.
 func (n *Node) prepareHost() error {
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 		return err
@@ -107,23 +110,39 @@ func (n *Node) prepareHost() error {
 	if err := n.st.save(); err != nil {
 		return err
 	}
-	if _, err := run(context.Background(), "ip", "addr", "add", n.Addr.NodeIP+"/32", "dev", "lo"); err != nil {
-		return err
-	}
-	n.st.AddedAddr = true
+	n.st.Members = append([]Member(nil), n.Members...)
 	if err := n.st.save(); err != nil {
 		return err
 	}
-	for _, s := range []string{"net.ipv4.ip_forward", "net.bridge.bridge-nf-call-iptables"} {
-		if err := os.WriteFile(sysctlPath(s), []byte("1"), 0o644); err != nil {
-			return fmt.Errorf("sysctl %s=1: %w", s, err)
+	if !n.Multi() {
+		if _, err := run(context.Background(), "ip", "addr", "add", n.Addr.NodeIP+"/32", "dev", "lo"); err != nil {
+			return err
+		}
+		n.st.AddedAddr = true
+		if err := n.st.save(); err != nil {
+			return err
+		}
+		for _, s := range []string{"net.ipv4.ip_forward", "net.bridge.bridge-nf-call-iptables"} {
+			if err := os.WriteFile(sysctlPath(s), []byte("1"), 0o644); err != nil {
+				return fmt.Errorf("sysctl %s=1: %w", s, err)
+			}
 		}
 	}
+	for _, m := range n.Members {
+		if err := makeCgroupRoot(m.CgroupRoot); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// makeCgroupRoot makes a kubelet's cgroup root in every controller.
+func makeCgroupRoot(root string) error {
 	for _, c := range cgroupControllers() {
 		if strings.Contains(c, ",") {
 			continue
 		}
-		d := filepath.Join("/sys/fs/cgroup", c, CgroupRoot)
+		d := filepath.Join("/sys/fs/cgroup", c, root)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("cgroup %s: %w", d, err)
 		}

@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -75,6 +76,11 @@ type Addresses struct {
 	APIServiceIP string // kubernetes.default
 	DNSServiceIP string // kube-system/kube-dns
 	Bridge       string
+	// Underlay is the nodes' shared network when there are several
+	// (MultiAddresses): NodeIP is then the control plane's address, on the
+	// host's end of it, and PodCIDR the cluster's pod network, of which
+	// each node gets a /24.
+	Underlay string `json:",omitempty"`
 }
 
 // DefaultAddresses are the one node's.
@@ -104,9 +110,28 @@ type Config struct {
 	Bins *Bins
 	// ProxyMode is kube-proxy's mode: ProxyIPTables (default) or ProxyNFTables.
 	ProxyMode string
+	// Nodes is how many nodes: 0 or 1 is the one node in the host's
+	// network namespace, on the CNI bridge plugin; 2 or more are nodes in
+	// network namespaces of their own on an underlay (members.go), with
+	// Flannel as the CNI.
+	Nodes int
+	// Backend is Flannel's backend with several nodes: FlannelVXLAN
+	// (default), FlannelHostGW or FlannelUDP.
+	Backend string
+	// Flanneld is the flanneld binary (BuildFlannel), with several nodes.
+	Flanneld string
 	// Log receives progress lines; nil: none.
 	Log io.Writer
 }
+
+// CNIs the node can run.
+const (
+	CNIBridge  = "bridge"  // the one node: Debian's bridge plugin on the node's bridge
+	CNIFlannel = "flannel" // several nodes: flanneld on each, the bridge plugin as Flannel's CNI plugin delegates to it
+)
+
+// Multi tells whether the configuration is of several nodes.
+func (c *Config) Multi() bool { return c.Nodes > 1 }
 
 // DefaultDir is the node's state directory unless told otherwise.
 const DefaultDir = "/var/tmp/loadgen-node"
@@ -125,6 +150,11 @@ type Node struct {
 	Image string
 	// PauseImage is the sandbox image.
 	PauseImage string
+	// Members are the nodes, in name order: the one node, or each of
+	// several with its network namespace and address.
+	Members []Member
+	// CNI is CNIBridge (one node) or CNIFlannel (several).
+	CNI string
 
 	paths paths
 	pki   *pki
@@ -138,7 +168,8 @@ func (c *Config) say(format string, a ...any) {
 	}
 }
 
-// Start starts a node: whatever an earlier node in the same directory
+// Start starts a node (or, with cfg.Nodes > 1, a cluster of several
+// nodes on this machine): whatever an earlier node in the same directory
 // left is taken down first. On failure everything started is taken down
 // again, and the error names the component with its last log lines.
 func Start(ctx context.Context, cfg Config) (n *Node, err error) {
@@ -150,6 +181,22 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	}
 	if cfg.ProxyMode != ProxyIPTables && cfg.ProxyMode != ProxyNFTables {
 		return nil, fmt.Errorf("kube-proxy mode %q: want %s or %s (ipvs cannot run here: the kernel lacks CONFIG_IP_VS)", cfg.ProxyMode, ProxyIPTables, ProxyNFTables)
+	}
+	if cfg.Nodes < 0 || cfg.Nodes > MaxNodes {
+		return nil, fmt.Errorf("%d nodes: want 1 to %d", cfg.Nodes, MaxNodes)
+	}
+	if cfg.Multi() {
+		if cfg.Backend == "" {
+			cfg.Backend = FlannelVXLAN
+		}
+		if err := checkBackend(cfg.Backend); err != nil {
+			return nil, err
+		}
+		if cfg.Flanneld == "" {
+			return nil, errors.New("several nodes run Flannel: call BuildFlannel first")
+		}
+	} else if cfg.Backend != "" {
+		return nil, errors.New("a Flannel backend is for several nodes (Nodes 2 or more): the one node runs the bridge plugin")
 	}
 	if cfg.Bins == nil {
 		return nil, errors.New("no components: call Build first")
@@ -165,12 +212,17 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err := Down(cfg.Dir, cfg.Log); err != nil {
 		return nil, fmt.Errorf("taking down what an earlier node left in %s: %w", cfg.Dir, err)
 	}
-	if err := checkAddressFree(DefaultAddresses.NodeIP); err != nil {
+	addr, members, cni := DefaultAddresses, []Member{oneMember(DefaultAddresses)}, CNIBridge
+	if cfg.Multi() {
+		addr, members, cni = MultiAddresses, multiMembers(cfg.Nodes), CNIFlannel
+	}
+	if err := checkAddressFree(addr.NodeIP); err != nil {
 		return nil, err
 	}
 	started := time.Now()
-	n = &Node{Config: cfg, Addr: DefaultAddresses, paths: pathsOf(cfg.Dir)}
-	n.st = &state{Dir: cfg.Dir, Started: started.UTC(), Addr: n.Addr, ProxyMode: cfg.ProxyMode, Bins: cfg.Bins.Dir}
+	n = &Node{Config: cfg, Addr: addr, Members: members, CNI: cni, paths: pathsOf(cfg.Dir)}
+	n.st = &state{Dir: cfg.Dir, Started: started.UTC(), Addr: n.Addr, ProxyMode: cfg.ProxyMode, Bins: cfg.Bins.Dir,
+		CNI: cni, Backend: cfg.Backend, Flanneld: cfg.Flanneld}
 	defer func() {
 		if err != nil {
 			if derr := Down(cfg.Dir, cfg.Log); derr != nil {
@@ -182,7 +234,12 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err := n.prepareHost(); err != nil {
 		return nil, err
 	}
-	if n.pki, err = makePKI(cfg.Dir, n.Addr); err != nil {
+	if cfg.Multi() {
+		if err := n.makeUnderlay(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if n.pki, err = makePKI(cfg.Dir, n.Addr, n.memberNames()); err != nil {
 		return nil, fmt.Errorf("pki: %w", err)
 	}
 	n.Kubeconfig = filepath.Join(cfg.Dir, "admin.kubeconfig")
@@ -196,7 +253,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 
 	// containerd and the images go in parallel with the control plane.
 	images := make(chan error, 1)
-	go func() { images <- n.startContainerd(ctx) }()
+	go func() { images <- n.startContainerds(ctx) }()
 	if err := n.startEtcd(ctx); err != nil {
 		<-images
 		return nil, err
@@ -216,11 +273,25 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err := <-images; err != nil {
 		return nil, err
 	}
-	if err := n.startKubelet(ctx); err != nil {
-		return nil, err
+	for _, m := range n.Members {
+		if err := n.startKubelet(ctx, m); err != nil {
+			return nil, err
+		}
 	}
-	if err := n.startKubeProxy(ctx, cfg.ProxyMode); err != nil {
-		return nil, err
+	if n.CNI == CNIFlannel {
+		if err := n.startFlannel(ctx); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range n.Members {
+		if err := n.waitReady(ctx, m); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range n.Members {
+		if err := n.startKubeProxy(ctx, m, cfg.ProxyMode); err != nil {
+			return nil, err
+		}
 	}
 	if err := n.startAddons(ctx); err != nil {
 		return nil, err
@@ -239,6 +310,36 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	return n, nil
 }
 
+// memberNames are the nodes' names.
+func (n *Node) memberNames() []string {
+	var out []string
+	for _, m := range n.Members {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+// mpaths are where a member keeps its containerd, CNI configuration,
+// kubelet and kube-proxy: the state directory itself for the one node,
+// DIR/nodes/NAME for each of several.
+func (n *Node) mpaths(m Member) paths { return memberPaths(n.Dir, m) }
+
+func memberPaths(dir string, m Member) paths {
+	if m.Netns == "" {
+		return pathsOf(dir)
+	}
+	return pathsOf(filepath.Join(dir, "nodes", m.Name))
+}
+
+// procName is a member's component's name in the state file and its
+// log's: kubelet for the one node, kubelet-loadgen-node-1 for one of several.
+func procName(component string, m Member) string {
+	if m.Netns == "" {
+		return component
+	}
+	return component + "-" + m.Name
+}
+
 // ImportLoadgen puts the loadgen image of bins into the node's containerd
 // (a node attached to was started with an older build) and makes it the
 // node's Image.
@@ -247,8 +348,10 @@ func (n *Node) ImportLoadgen(ctx context.Context, bins *Bins) error {
 	if err != nil {
 		return err
 	}
-	if _, err := run(ctx, "ctr", "--address", n.paths.containerdSock, "-n", "k8s.io", "images", "import", im.archive); err != nil {
-		return err
+	for _, m := range n.Members {
+		if _, err := run(ctx, "ctr", "--address", n.mpaths(m).containerdSock, "-n", "k8s.io", "images", "import", im.archive); err != nil {
+			return err
+		}
 	}
 	n.Image = im.ref
 	return nil
@@ -262,8 +365,10 @@ func Attach(ctx context.Context, dir string, log io.Writer) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no node is up in %s: %w", dir, err)
 	}
-	n := &Node{Config: Config{Dir: st.Dir, Bins: &Bins{Dir: st.Bins}, ProxyMode: st.ProxyMode, Log: log},
+	n := &Node{Config: Config{Dir: st.Dir, Bins: &Bins{Dir: st.Bins}, ProxyMode: st.ProxyMode, Log: log,
+		Nodes: len(st.members()), Backend: st.Backend, Flanneld: st.Flanneld},
 		Addr: st.Addr, paths: pathsOf(st.Dir), st: st, Image: st.Image, PauseImage: st.Pause,
+		Members: st.members(), CNI: st.cni(),
 		Kubeconfig: filepath.Join(st.Dir, "admin.kubeconfig"), PrometheusURL: "http://" + net.JoinHostPort(st.Addr.NodeIP, strconv.Itoa(PortPrometheus))}
 	n.pki = &pki{dir: filepath.Join(st.Dir, "pki")}
 	if dead := n.Dead(); len(dead) > 0 {
@@ -276,8 +381,10 @@ func Attach(ctx context.Context, dir string, log io.Writer) (*Node, error) {
 	if n.Client, err = kubernetes.NewForConfig(n.RESTConfig); err != nil {
 		return nil, err
 	}
-	if err := n.nodeReady(ctx); err != nil {
-		return nil, err
+	for _, m := range n.Members {
+		if err := n.nodeReady(m.Name)(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return n, nil
 }
@@ -405,7 +512,7 @@ func (n *Node) startAPIServer(ctx context.Context) error {
 func (n *Node) startControllers(ctx context.Context) error {
 	n.say("kube-controller-manager, kube-scheduler")
 	cm := filepath.Join(n.Dir, "controller-manager.kubeconfig")
-	cmp, err := n.launch("kube-controller-manager", n.Bins.path("kube-controller-manager"), []string{
+	args := []string{
 		"--kubeconfig", cm, "--authentication-kubeconfig", cm, "--authorization-kubeconfig", cm,
 		"--bind-address", n.Addr.NodeIP, "--secure-port", strconv.Itoa(PortControllerMgr),
 		"--service-account-private-key-file", n.pki.SAKey, "--root-ca-file", n.pki.CA,
@@ -413,7 +520,13 @@ func (n *Node) startControllers(ctx context.Context) error {
 		"--leader-elect=false", "--controllers", "*,-bootstrapsigner,-tokencleaner",
 		"--service-cluster-ip-range", n.Addr.ServiceCIDR,
 		"--profiling=false", "--v=1",
-	})
+	}
+	if n.CNI == CNIFlannel {
+		// Flannel's kube subnet manager takes each node's subnet from its
+		// spec.podCIDR, which the controller manager allocates.
+		args = append(args, "--allocate-node-cidrs=true", "--cluster-cidr", n.Addr.PodCIDR, "--node-cidr-mask-size", "24")
+	}
+	cmp, err := n.launch("kube-controller-manager", n.Bins.path("kube-controller-manager"), args)
 	if err != nil {
 		return err
 	}
@@ -432,93 +545,150 @@ func (n *Node) startControllers(ctx context.Context) error {
 	return sp.waitFor(ctx, 60*time.Second, httpCheck("https://"+n.hostPort(PortScheduler)+"/healthz"))
 }
 
-func (n *Node) startContainerd(ctx context.Context) error {
-	n.say("containerd")
-	for _, d := range []string{n.paths.containerdRoot, n.paths.containerdState, n.paths.cniConfDir, n.paths.cniIPAM} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-	}
+// startContainerds writes the images and starts every node's containerd
+// with them imported, the nodes at once.
+func (n *Node) startContainerds(ctx context.Context) error {
 	imgs, err := n.Bins.images(n.Dir)
 	if err != nil {
 		return err
 	}
 	n.Image, n.PauseImage = imgs.loadgen.ref, imgs.pause.ref
-	if err := writeFile(n.paths.containerdConf, []byte(containerdConfig(n.paths, n.PauseImage))); err != nil {
+	errs := make(chan error, len(n.Members))
+	for _, m := range n.Members {
+		go func() { errs <- n.startContainerd(ctx, m, imgs) }()
+	}
+	var all []error
+	for range n.Members {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
+}
+
+func (n *Node) startContainerd(ctx context.Context, m Member, imgs nodeImages) error {
+	n.say("containerd%s", n.on(m))
+	p := n.mpaths(m)
+	for _, d := range []string{p.containerdRoot, p.containerdState, p.cniConfDir, p.cniIPAM} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	runcRoot := ""
+	if m.Netns != "" {
+		runcRoot = filepath.Join(p.dir, "runc")
+	}
+	if err := writeFile(p.containerdConf, []byte(containerdConfig(p, n.PauseImage, runcRoot))); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(n.paths.cniConfDir, "10-loadgen-node.conflist"), []byte(cniConfig(n.paths, n.Addr))); err != nil {
-		return err
+	if n.CNI == CNIBridge {
+		if err := writeFile(filepath.Join(p.cniConfDir, "10-loadgen-node.conflist"), []byte(cniConfig(p, n.Addr))); err != nil {
+			return err
+		}
 	}
 	// No image is ever pulled: every registry request goes to a proxy on
 	// loopback that refuses it, so not even the registry's name is looked
 	// up (a pod whose image is missing fails with ErrImagePull at once).
-	p, err := n.launch("containerd", "containerd", []string{"--config", n.paths.containerdConf, "--log-level", "warn"}, noPulls...)
+	bin, args := m.inNetns("containerd", "--config", p.containerdConf, "--log-level", "warn")
+	pr, err := n.launch(procName("containerd", m), bin, args, noPulls...)
 	if err != nil {
 		return err
 	}
-	if err := p.waitFor(ctx, 30*time.Second, func(ctx context.Context) error {
-		_, err := run(ctx, "ctr", "--address", n.paths.containerdSock, "version")
+	if err := pr.waitFor(ctx, 30*time.Second, func(ctx context.Context) error {
+		_, err := run(ctx, "ctr", "--address", p.containerdSock, "version")
 		return err
 	}); err != nil {
 		return err
 	}
 	for _, im := range []image{imgs.pause, imgs.loadgen} {
-		if _, err := run(ctx, "ctr", "--address", n.paths.containerdSock, "-n", "k8s.io", "images", "import", "--no-unpack=false", im.archive); err != nil {
-			return p.failure(fmt.Errorf("importing %s: %w", im.ref, err))
+		if _, err := run(ctx, "ctr", "--address", p.containerdSock, "-n", "k8s.io", "images", "import", "--no-unpack=false", im.archive); err != nil {
+			return pr.failure(fmt.Errorf("importing %s: %w", im.ref, err))
 		}
 	}
-	n.say("images %s, %s imported", n.Image, n.PauseImage)
+	n.say("images %s, %s imported%s", n.Image, n.PauseImage, n.on(m))
 	return nil
 }
 
-func (n *Node) startKubelet(ctx context.Context) error {
-	n.say("kubelet")
-	conf, err := kubeletConfig(n.paths, n.Addr, n.pki.CA)
+// on names a member in progress lines, when there are several.
+func (n *Node) on(m Member) string {
+	if m.Netns == "" {
+		return ""
+	}
+	return " on " + m.Name
+}
+
+func (n *Node) startKubelet(ctx context.Context, m Member) error {
+	n.say("kubelet%s", n.on(m))
+	p := n.mpaths(m)
+	conf, err := kubeletConfig(p, n.Addr, m, n.pki.CA)
 	if err != nil {
 		return err
 	}
-	if err := writeFile(n.paths.kubeletConf, conf); err != nil {
+	if err := writeFile(p.kubeletConf, conf); err != nil {
 		return err
 	}
-	p, err := n.launch("kubelet", n.Bins.path("kubelet"), []string{
-		"--config", n.paths.kubeletConf,
-		"--kubeconfig", filepath.Join(n.Dir, "kubelet.kubeconfig"),
-		"--root-dir", n.paths.kubeletRoot,
-		"--cert-dir", filepath.Join(n.paths.kubeletRoot, "pki"),
-		"--hostname-override", NodeName,
-		"--node-ip", n.Addr.NodeIP,
+	bin, args := m.inNetns(n.Bins.path("kubelet"),
+		"--config", p.kubeletConf,
+		"--kubeconfig", filepath.Join(n.Dir, kubeletUser(m)+".kubeconfig"),
+		"--root-dir", p.kubeletRoot,
+		"--cert-dir", filepath.Join(p.kubeletRoot, "pki"),
+		"--hostname-override", m.Name,
+		"--node-ip", m.IP,
 		"--v=1",
-	})
+	)
+	pr, err := n.launch(procName("kubelet", m), bin, args)
 	if err != nil {
 		return err
 	}
-	if err := p.waitFor(ctx, 60*time.Second, httpCheck("http://"+n.hostPort(PortKubeletHealthz)+"/healthz")); err != nil {
+	if err := pr.waitFor(ctx, 60*time.Second, httpCheck("http://"+net.JoinHostPort(m.IP, strconv.Itoa(PortKubeletHealthz))+"/healthz")); err != nil {
 		return err
 	}
-	return p.waitFor(ctx, 60*time.Second, n.nodeReady)
+	if n.CNI == CNIFlannel {
+		// Registered: Ready waits for the pod network, which Flannel
+		// makes from the node's podCIDR.
+		return pr.waitFor(ctx, 60*time.Second, func(ctx context.Context) error {
+			nd, err := n.Client.CoreV1().Nodes().Get(ctx, m.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if nd.Spec.PodCIDR == "" {
+				return fmt.Errorf("node %s has no podCIDR yet", m.Name)
+			}
+			return nil
+		})
+	}
+	return pr.waitFor(ctx, 60*time.Second, n.nodeReady(m.Name))
+}
+
+// waitReady waits for a member to be Ready.
+func (n *Node) waitReady(ctx context.Context, m Member) error {
+	p := n.proc(procName("kubelet", m))
+	if p == nil {
+		return fmt.Errorf("no kubelet on %s", m.Name)
+	}
+	return p.waitFor(ctx, 90*time.Second, n.nodeReady(m.Name))
 }
 
 // startKubeProxy starts kube-proxy in a mode and waits until it has
 // synced its rules.
-func (n *Node) startKubeProxy(ctx context.Context, mode string) error {
-	n.say("kube-proxy (%s)", mode)
-	conf, err := kubeProxyConfig(n.paths, n.Addr, mode, filepath.Join(n.Dir, "kube-proxy.kubeconfig"))
+func (n *Node) startKubeProxy(ctx context.Context, m Member, mode string) error {
+	n.say("kube-proxy (%s)%s", mode, n.on(m))
+	p := n.mpaths(m)
+	conf, err := kubeProxyConfig(p, n.Addr, m, mode, filepath.Join(n.Dir, "kube-proxy.kubeconfig"))
 	if err != nil {
 		return err
 	}
-	if err := writeFile(n.paths.kubeProxyConf, conf); err != nil {
+	if err := writeFile(p.kubeProxyConf, conf); err != nil {
 		return err
 	}
-	p, err := n.launch("kube-proxy", n.Bins.path("kube-proxy"), []string{"--config", n.paths.kubeProxyConf, "--v=1"})
+	bin, args := m.inNetns(n.Bins.path("kube-proxy"), "--config", p.kubeProxyConf, "--v=1")
+	pr, err := n.launch(procName("kube-proxy", m), bin, args)
 	if err != nil {
 		return err
 	}
-	if err := p.waitFor(ctx, 60*time.Second, httpCheck("http://"+n.hostPort(PortKubeProxyHealthz)+"/healthz")); err != nil {
+	if err := pr.waitFor(ctx, 60*time.Second, httpCheck("http://"+net.JoinHostPort(m.IP, strconv.Itoa(PortKubeProxyHealthz))+"/healthz")); err != nil {
 		return err
 	}
-	return p.waitFor(ctx, 30*time.Second, func(ctx context.Context) error {
-		got, err := n.ProxyModeRunning(ctx)
+	return pr.waitFor(ctx, 30*time.Second, func(ctx context.Context) error {
+		got, err := n.proxyModeOf(ctx, m)
 		if err != nil {
 			return err
 		}
@@ -529,9 +699,26 @@ func (n *Node) startKubeProxy(ctx context.Context, mode string) error {
 	})
 }
 
-// ProxyModeRunning is the mode kube-proxy says it runs in (/proxyMode).
+// ProxyModeRunning is the mode kube-proxy says it runs in (/proxyMode):
+// the first node's, the same on every node unless one says otherwise.
 func (n *Node) ProxyModeRunning(ctx context.Context) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.hostPort(PortKubeProxyMetrics)+"/proxyMode", nil)
+	var first string
+	for i, m := range n.Members {
+		got, err := n.proxyModeOf(ctx, m)
+		if err != nil {
+			return "", err
+		}
+		if i == 0 {
+			first = got
+		} else if got != first {
+			return "", fmt.Errorf("kube-proxy runs in %s mode on %s, %s on %s", first, n.Members[0].Name, got, m.Name)
+		}
+	}
+	return first, nil
+}
+
+func (n *Node) proxyModeOf(ctx context.Context, m Member) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+net.JoinHostPort(m.IP, strconv.Itoa(PortKubeProxyMetrics))+"/proxyMode", nil)
 	if err != nil {
 		return "", err
 	}
@@ -550,20 +737,30 @@ func (n *Node) SetProxyMode(ctx context.Context, mode string) error {
 	if mode != ProxyIPTables && mode != ProxyNFTables {
 		return fmt.Errorf("kube-proxy mode %q: want %s or %s", mode, ProxyIPTables, ProxyNFTables)
 	}
-	if p := n.proc("kube-proxy"); p != nil && p.alive() && n.ProxyMode == mode {
+	running := true
+	for _, m := range n.Members {
+		if p := n.proc(procName("kube-proxy", m)); p == nil || !p.alive() {
+			running = false
+		}
+	}
+	if running && n.ProxyMode == mode {
 		return nil
 	}
-	if p := n.proc("kube-proxy"); p != nil {
-		p.stop(10 * time.Second)
-		if err := n.forget("kube-proxy"); err != nil {
+	for _, m := range n.Members {
+		if p := n.proc(procName("kube-proxy", m)); p != nil {
+			p.stop(10 * time.Second)
+			if err := n.forget(p.Name); err != nil {
+				return err
+			}
+		}
+		if err := cleanupKubeProxy(ctx, n.Bins.Dir, m); err != nil {
 			return err
 		}
 	}
-	if err := cleanupKubeProxy(ctx, n.Bins.Dir); err != nil {
-		return err
-	}
-	if err := n.startKubeProxy(ctx, mode); err != nil {
-		return err
+	for _, m := range n.Members {
+		if err := n.startKubeProxy(ctx, m, mode); err != nil {
+			return err
+		}
 	}
 	n.mu.Lock()
 	n.st.ProxyMode = mode
@@ -593,7 +790,7 @@ func (n *Node) startAddons(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFile(n.paths.promConf, []byte(prometheusConfig(n.Addr, n.pki.cert("apiserver-kubelet-client"), n.pki.key("apiserver-kubelet-client")))); err != nil {
+	if err := writeFile(n.paths.promConf, []byte(prometheusConfig(n.Members, n.pki.cert("apiserver-kubelet-client"), n.pki.key("apiserver-kubelet-client")))); err != nil {
 		return err
 	}
 	n.PrometheusURL = "http://" + n.hostPort(PortPrometheus)
@@ -661,6 +858,28 @@ type state struct {
 	AddedAddr bool              `json:"added_address"`
 	Image     string            `json:"image,omitempty"`
 	Pause     string            `json:"pause_image,omitempty"`
+	// Members are the nodes (none recorded: the one node, by an older
+	// build); CNI, Backend and Flanneld are several nodes' network.
+	Members  []Member  `json:"members,omitempty"`
+	CNI      string    `json:"cni,omitempty"`
+	Backend  string    `json:"flannel_backend,omitempty"`
+	Flanneld string    `json:"flanneld,omitempty"`
+	Underlay *underlay `json:"underlay,omitempty"`
+}
+
+// members are the recorded nodes: the one node when none are recorded.
+func (s *state) members() []Member {
+	if len(s.Members) == 0 {
+		return []Member{oneMember(s.Addr)}
+	}
+	return s.Members
+}
+
+func (s *state) cni() string {
+	if s.CNI == "" {
+		return CNIBridge
+	}
+	return s.CNI
 }
 
 func statePath(dir string) string { return filepath.Join(dir, "state.json") }

@@ -118,23 +118,44 @@ type user struct {
 	orgs     []string
 }
 
-// The identities the components run as, as kubeadm gives them.
-var users = []user{
-	{"admin", "kubernetes-admin", []string{"system:masters"}},
-	{"controller-manager", "system:kube-controller-manager", nil},
-	{"scheduler", "system:kube-scheduler", nil},
-	{"kube-proxy", "system:kube-proxy", nil},
-	{"kubelet", "system:node:" + NodeName, []string{"system:nodes"}},
-	// The API server's identity towards kubelets (logs, exec), and the
-	// one that CoreDNS, metrics-server and Prometheus use: cluster-admin,
-	// as their own ClusterRoles would be more than this node needs.
-	{"apiserver-kubelet-client", "kube-apiserver-kubelet-client", []string{"system:masters"}},
+// The identities the components run as, as kubeadm gives them: each
+// node's kubelet its own (system:node:NAME, which the Node authorizer
+// and NodeRestriction hold to its node), flanneld one bound to Flannel's
+// ClusterRole.
+func users(nodes []string) []user {
+	us := []user{
+		{"admin", "kubernetes-admin", []string{"system:masters"}},
+		{"controller-manager", "system:kube-controller-manager", nil},
+		{"scheduler", "system:kube-scheduler", nil},
+		{"kube-proxy", "system:kube-proxy", nil},
+		// The API server's identity towards kubelets (logs, exec), and the
+		// one that CoreDNS, metrics-server and Prometheus use: cluster-admin,
+		// as their own ClusterRoles would be more than this node needs.
+		{"apiserver-kubelet-client", "kube-apiserver-kubelet-client", []string{"system:masters"}},
+	}
+	for _, name := range nodes {
+		us = append(us, user{kubeletUserOf(name), "system:node:" + name, []string{"system:nodes"}})
+	}
+	if len(nodes) > 1 {
+		us = append(us, user{"flannel", FlannelUser, nil})
+	}
+	return us
+}
+
+// kubeletUser is a member's kubelet's user (and kubeconfig) name.
+func kubeletUser(m Member) string { return kubeletUserOf(m.Name) }
+
+func kubeletUserOf(name string) string {
+	if name == NodeName {
+		return "kubelet"
+	}
+	return "kubelet-" + name
 }
 
 // makePKI writes a new CA, the API server's serving certificate, the
 // front proxy's (aggregated APIs: metrics-server), the service account
 // key pair and each user's client certificate.
-func makePKI(dir string, a Addresses) (*pki, error) {
+func makePKI(dir string, a Addresses, nodes []string) (*pki, error) {
 	p := &pki{dir: filepath.Join(dir, "pki")}
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return nil, err
@@ -158,7 +179,8 @@ func makePKI(dir string, a Addresses) (*pki, error) {
 		return nil, err
 	}
 	hosts := []string{a.NodeIP, a.APIServiceIP, "127.0.0.1", "localhost", "kubernetes", "kubernetes.default",
-		"kubernetes.default.svc", "kubernetes.default.svc.cluster.local", NodeName}
+		"kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
+	hosts = append(hosts, nodes...)
 	srv, err := root.issue("kube-apiserver", nil, hosts, true)
 	if err != nil {
 		return nil, err
@@ -194,7 +216,7 @@ func makePKI(dir string, a Addresses) (*pki, error) {
 	if p.SAPub, err = write("sa.pub", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})); err != nil {
 		return nil, err
 	}
-	for _, u := range users {
+	for _, u := range users(nodes) {
 		l, err := root.issue(u.cn, u.orgs, nil, false)
 		if err != nil {
 			return nil, err

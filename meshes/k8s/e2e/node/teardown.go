@@ -38,34 +38,49 @@ func Down(dir string, log io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	p := pathsOf(dir)
 	var errs []error
+	members, roots := []Member{oneMember(DefaultAddresses)}, []string{CgroupRoot}
 	if st != nil {
+		members, roots = st.members(), st.cgroupRoots()
 		say("stopping %d components of %s", len(st.Procs), dir)
-		// The kubelet first: it would start what is removed below again.
+		// The kubelets first: they would start what is removed below again.
 		for i := range st.Procs {
-			if st.Procs[i].Name == "kubelet" {
+			if isKubelet(st.Procs[i].Name) {
 				st.Procs[i].stop(10 * time.Second)
 			}
 		}
-		if err := removePods(ctx, p, st); err != nil {
-			errs = append(errs, err)
+		for _, m := range members {
+			if err := removePods(ctx, dir, m); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		for i := len(st.Procs) - 1; i >= 0; i-- {
 			st.Procs[i].stop(10 * time.Second)
 		}
 	}
 	// Whatever still runs: containerd's shims (they name its socket), and
-	// the containers in the kubelet's cgroups.
+	// the containers in the kubelets' cgroups.
 	killMatching(dir)
-	killCgroups()
-	if st != nil && st.Bins != "" {
-		if err := cleanupKubeProxy(ctx, st.Bins); err != nil {
+	killCgroups(roots)
+	// Several nodes' kube-proxies ran in their namespaces, which go below
+	// with every rule in them: the host's chains are not theirs (a one-node
+	// cluster may be up beside them).
+	multi := st.multi()
+	if st != nil && st.Bins != "" && !multi {
+		if err := cleanupKubeProxy(ctx, st.Bins, Member{}); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := removeChains(ctx); err != nil {
-		errs = append(errs, err)
+	if !multi {
+		if err := removeChains(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if st != nil {
+		// Several nodes' namespaces, and everything in them.
+		if err := removeUnderlay(ctx, st); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	var since time.Time
 	if st != nil {
@@ -74,14 +89,14 @@ func Down(dir string, log io.Writer) error {
 	if err := unmountUnder(dir, since); err != nil {
 		errs = append(errs, err)
 	}
-	if err := removeCgroups(); err != nil {
+	if err := removeCgroups(roots); err != nil {
 		errs = append(errs, err)
 	}
 	addr := DefaultAddresses
 	if st != nil {
 		addr = st.Addr
 	}
-	if linkExists(addr.Bridge) {
+	if !multi && linkExists(addr.Bridge) {
 		if _, err := run(ctx, "ip", "link", "del", addr.Bridge); err != nil {
 			errs = append(errs, err)
 		}
@@ -98,6 +113,14 @@ func Down(dir string, log io.Writer) error {
 					errs = append(errs, fmt.Errorf("sysctl %s back to %s: %w", k, v, err))
 				}
 			}
+		}
+	}
+	// The kubelets' links in /var/log/containers (a path no setting
+	// moves) to the logs of their pods, for those in dir: several nodes
+	// keep their pods' logs there.
+	for _, l := range containerLogLinks(dir) {
+		if err := os.Remove(l); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
 		}
 	}
 	// The node's files, but its logs (for whoever wants to read why).
@@ -120,37 +143,65 @@ func Down(dir string, log io.Writer) error {
 	return errors.Join(errs...)
 }
 
-// removePods stops and removes every pod sandbox through the CRI, as the
-// kubelet does when a pod goes: its containers die and the CNI plugins
-// release its address, veth and network namespace. A containerd that is
-// no longer running (a crashed node) is started again for it.
-func removePods(ctx context.Context, p paths, st *state) error {
+// multi tells whether the state is of several nodes (in network
+// namespaces of their own, on Flannel).
+func (s *state) multi() bool { return s != nil && s.cni() == CNIFlannel }
+
+// isKubelet tells a kubelet's process by its name in the state file.
+func isKubelet(name string) bool { return name == "kubelet" || strings.HasPrefix(name, "kubelet-") }
+
+// cgroupRoots are the kubelets' cgroup roots.
+func (s *state) cgroupRoots() []string {
+	var out []string
+	for _, m := range s.members() {
+		out = append(out, m.CgroupRoot)
+	}
+	return out
+}
+
+// removePods stops and removes every pod sandbox of a node through the
+// CRI, as the kubelet does when a pod goes: its containers die and the
+// CNI plugins release its address, veth and network namespace. A
+// containerd that is no longer running (a crashed node) is started again
+// for it, in the node's network namespace (where its pods' CNI
+// configuration acts); a node whose namespace is gone has no pods left to
+// release.
+func removePods(ctx context.Context, dir string, m Member) error {
+	p := memberPaths(dir, m)
 	if _, err := os.Stat(p.containerdConf); err != nil {
 		return nil
 	}
-	sock := p.containerdSock
-	if _, err := run(ctx, "ctr", "--address", sock, "version"); err != nil {
-		tmp, err := startProc(p.dir, "containerd-down", "containerd", []string{"--config", p.containerdConf, "--log-level", "warn"}, noPulls)
-		if err != nil {
-			return err
-		}
-		defer tmp.stop(10 * time.Second)
-		if err := tmp.waitFor(ctx, 30*time.Second, func(ctx context.Context) error {
-			_, err := run(ctx, "ctr", "--address", sock, "version")
-			return err
-		}); err != nil {
-			return err
-		}
+	if m.Netns != "" && !netnsExists(m.Netns) {
+		return nil
 	}
+	sock := p.containerdSock
 	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	rc := runtimeapi.NewRuntimeServiceClient(conn)
-	list, err := rc.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{})
-	if err != nil {
-		return fmt.Errorf("CRI ListPodSandbox: %w", err)
+	var list *runtimeapi.ListPodSandboxResponse
+	listPods := func(ctx context.Context) (err error) {
+		if list, err = rc.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{}); err != nil {
+			return fmt.Errorf("CRI ListPodSandbox: %w", err)
+		}
+		return nil
+	}
+	if _, err := run(ctx, "ctr", "--address", sock, "version"); err != nil {
+		bin, args := m.inNetns("containerd", "--config", p.containerdConf, "--log-level", "warn")
+		tmp, err := startProc(dir, procName("containerd-down", m), bin, args, noPulls)
+		if err != nil {
+			return err
+		}
+		defer tmp.stop(10 * time.Second)
+		// containerd answers before its CRI plugin has loaded its pods
+		// ("server is not initialized yet"): wait for the list itself.
+		if err := tmp.waitFor(ctx, 30*time.Second, listPods); err != nil {
+			return err
+		}
+	} else if err := listPods(ctx); err != nil {
+		return err
 	}
 	var errs []error
 	for _, s := range list.Items {
@@ -166,13 +217,14 @@ func removePods(ctx context.Context, p paths, st *state) error {
 }
 
 // cleanupKubeProxy removes kube-proxy's rules of every mode
-// (`kube-proxy --cleanup`, as its documentation says to switch modes).
-func cleanupKubeProxy(ctx context.Context, bins string) error {
+// (`kube-proxy --cleanup`, as its documentation says to switch modes), in
+// a node's network namespace.
+func cleanupKubeProxy(ctx context.Context, bins string, m Member) error {
 	bin := filepath.Join(bins, "kube-proxy")
 	if _, err := os.Stat(bin); err != nil {
 		return nil
 	}
-	_, err := run(ctx, bin, "--cleanup", "--v=0")
+	_, err := m.run(ctx, bin, "--cleanup", "--v=0")
 	return err
 }
 
@@ -213,28 +265,30 @@ func killMatching(dir string) {
 	}
 }
 
-// cgroupDirs are the node's cgroup directories in every controller,
+// cgroupDirs are the nodes' cgroup directories in every controller,
 // deepest first.
-func cgroupDirs() []string {
+func cgroupDirs(roots []string) []string {
 	var out []string
 	for _, c := range cgroupControllers() {
-		root := filepath.Join("/sys/fs/cgroup", c, CgroupRoot)
-		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				out = append(out, path)
-			}
-			return nil
-		})
+		for _, r := range roots {
+			root := filepath.Join("/sys/fs/cgroup", c, r)
+			_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					out = append(out, path)
+				}
+				return nil
+			})
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return strings.Count(out[i], "/") > strings.Count(out[j], "/") })
 	return out
 }
 
-// cgroupPids are the processes in the node's cgroups.
-func cgroupPids() []int {
+// cgroupPids are the processes in the nodes' cgroups.
+func cgroupPids(roots []string) []int {
 	seen := map[int]bool{}
 	var out []int
-	for _, d := range cgroupDirs() {
+	for _, d := range cgroupDirs(roots) {
 		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
 		if err != nil {
 			continue
@@ -249,9 +303,9 @@ func cgroupPids() []int {
 	return out
 }
 
-func killCgroups() {
+func killCgroups(roots []string) {
 	for range 5 {
-		pids := cgroupPids()
+		pids := cgroupPids(roots)
 		if len(pids) == 0 {
 			return
 		}
@@ -262,9 +316,9 @@ func killCgroups() {
 	}
 }
 
-func removeCgroups() error {
+func removeCgroups(roots []string) error {
 	var errs []error
-	for _, d := range cgroupDirs() {
+	for _, d := range cgroupDirs(roots) {
 		var err error
 		for range 20 { // a cgroup whose last process just died is busy a moment
 			if err = syscall.Rmdir(d); err == nil || errors.Is(err, syscall.ENOENT) {
@@ -459,8 +513,9 @@ func addressOnLo(ip string) bool {
 
 // Leftovers lists what of a node is still on the machine: processes
 // naming its directory or in its cgroups, mounts, cgroups, the bridge,
-// the address, iptables chains and nft tables, changed sysctls. Empty
-// after a clean Down.
+// the address, iptables chains and nft tables, changed sysctls; and of
+// several nodes, their network namespaces (and any process still in one),
+// the underlay and the guards. Empty after a clean Down.
 func Leftovers(dir string, st *state) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -468,7 +523,11 @@ func Leftovers(dir string, st *state) []string {
 	for _, pid := range matching(dir) {
 		out = append(out, fmt.Sprintf("process %d (%s)", pid, cmdline(pid)))
 	}
-	for _, pid := range cgroupPids() {
+	roots := []string{CgroupRoot}
+	if st != nil {
+		roots = st.cgroupRoots()
+	}
+	for _, pid := range cgroupPids(roots) {
 		out = append(out, fmt.Sprintf("process %d in the node's cgroups (%s)", pid, cmdline(pid)))
 	}
 	var since time.Time
@@ -479,21 +538,47 @@ func Leftovers(dir string, st *state) []string {
 	for _, m := range mounts(dir, since) {
 		out = append(out, "mount "+m)
 	}
-	for _, d := range cgroupDirs() {
+	for _, d := range cgroupDirs(roots) {
 		out = append(out, "cgroup "+d)
 	}
-	if linkExists(addr.Bridge) {
+	for _, l := range containerLogLinks(dir) {
+		out = append(out, "link "+l)
+	}
+	multi := st.multi()
+	if !multi && linkExists(addr.Bridge) {
 		out = append(out, "bridge "+addr.Bridge)
 	}
 	if st != nil && st.AddedAddr && addressOnLo(addr.NodeIP) {
 		out = append(out, "address "+addr.NodeIP+" on lo")
 	}
-	out = append(out, chains(ctx)...)
+	if !multi {
+		out = append(out, chains(ctx)...)
+	}
 	if st != nil {
+		out = append(out, underlayLeftovers(ctx, st)...)
 		for k, v := range st.Sysctls {
 			if now, ok := readSysctl(k); ok && now != v {
 				out = append(out, fmt.Sprintf("sysctl %s = %s (was %s)", k, now, v))
 			}
+		}
+	}
+	return out
+}
+
+// containerLogsDir is where every kubelet links its containers' logs.
+const containerLogsDir = "/var/log/containers"
+
+// containerLogLinks are the links in containerLogsDir to logs under dir.
+func containerLogLinks(dir string) []string {
+	ents, err := os.ReadDir(containerLogsDir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		p := filepath.Join(containerLogsDir, e.Name())
+		if t, err := os.Readlink(p); err == nil && strings.HasPrefix(t, dir+"/") {
+			out = append(out, p)
 		}
 	}
 	return out

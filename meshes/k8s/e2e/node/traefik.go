@@ -83,13 +83,7 @@ func BuildTraefik(ctx context.Context, o BuildOptions) (string, error) {
 	tmp := bin + ".tmp"
 	ldflags := "-s -w -X " + TraefikModule + "/pkg/version.Version=" + TraefikVersion
 	args := []string{"build", "-trimpath", "-ldflags", ldflags, "-o", tmp, "./cmd/traefik"}
-	if o.Nice {
-		build := exec.CommandContext(ctx, "nice", append([]string{"-n", "19", goCommand()}, args...)...)
-		build.Dir, build.Env = mod.Dir, append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go build of Traefik %s (in %s): %v\n%s", TraefikVersion, mod.Dir, err, out)
-		}
-	} else if err := goTool(ctx, mod.Dir, []string{"CGO_ENABLED=0"}, args...); err != nil {
+	if err := goToolNice(ctx, o.Nice, mod.Dir, []string{"CGO_ENABLED=0"}, args...); err != nil {
 		return "", err
 	}
 	if err := os.Rename(tmp, bin); err != nil {

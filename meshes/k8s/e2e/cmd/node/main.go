@@ -3,6 +3,11 @@
 //
 //	go run ./cmd/node up      # build (cached), start, print the kubeconfig
 //	go run ./cmd/node --traefik up   # and Traefik (Gateway API and Ingress, class traefik)
+//	go run ./cmd/node --nodes 2 --backend vxlan up   # two nodes in network namespaces, Flannel
+//	go run ./cmd/node --dir /var/tmp/loadgen-node2 backend host-gw   # switch a running cluster's Flannel backend
+//	go run ./cmd/node --nodes 2 study -o DIR [-d 10s] [--repeats 3] [--lab] [--k8s-paths DIR2]
+//	    # loadgen study flannel-backends on two nodes, each backend in turn (and
+//	    # the lab's, and loadgen study k8s-paths on vxlan); the nodes taken down after
 //	go run ./cmd/node down    # take it down, leaving nothing on the machine
 //	go run ./cmd/node build   # only build the components
 //
@@ -15,8 +20,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"loadgen/meshes/k8s/e2e/node"
 )
@@ -33,12 +42,42 @@ func run(args []string) error {
 	dir := fs.String("dir", node.DefaultDir, "the node's state directory")
 	mode := fs.String("proxy-mode", node.ProxyIPTables, "kube-proxy's mode: iptables or nftables")
 	traefik := fs.Bool("traefik", false, "up: also install the Gateway API's CRDs and Traefik "+node.TraefikVersion+" (GatewayClass and IngressClass traefik)")
+	nodes := fs.Int("nodes", 1, "up: how many nodes: 1 on the host with the bridge plugin, 2 or more each in a network namespace with Flannel")
+	backend := fs.String("backend", node.FlannelVXLAN, "up with --nodes 2 or more: Flannel's backend: "+strings.Join(node.FlannelBackends, ", "))
+	out := fs.String("o", "", "study: the study's results directory (loadgen study flannel-backends -o)")
+	dur := fs.Duration("d", 0, "study: each measurement's duration (default the study's own)")
+	repeats := fs.Int("repeats", 0, "study: the samples of each (default the study's own)")
+	lab := fs.Bool("lab", false, "study: run the lab's flannel-backends into -o first, for its figures beside the cluster's")
+	k8sPaths := fs.String("k8s-paths", "", "study: also loadgen study k8s-paths on the two nodes (vxlan) into this directory")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: node [--dir DIR] [--proxy-mode MODE] [--traefik] up|down|build")
+		fmt.Fprintln(fs.Output(), "usage: node [--dir DIR] [--proxy-mode MODE] [--traefik] [--nodes N [--backend B]] up|down|build\n"+
+			"       node [--dir DIR] backend B\n       node --nodes 2 [--dir DIR] study -o DIR [-d D] [--repeats N] [--lab] [--k8s-paths DIR2]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.Arg(0) == "study" {
+		// Its flags after the command, too.
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() > 0 {
+			fs.Usage()
+			return fmt.Errorf("study: unexpected %q", fs.Args())
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return flannelStudy(ctx, studyFlags{dir: *dir, nodes: *nodes, mode: *mode, out: *out, d: *dur, repeats: *repeats, lab: *lab, k8sPaths: *k8sPaths})
+	}
+	if fs.Arg(0) == "backend" && fs.NArg() == 2 {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		n, err := node.Attach(ctx, *dir, os.Stderr)
+		if err != nil {
+			return err
+		}
+		return n.SetBackend(ctx, fs.Arg(1))
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -49,13 +88,23 @@ func run(args []string) error {
 	switch fs.Arg(0) {
 	case "build":
 		_, err := node.Build(ctx, node.BuildOptions{Log: os.Stderr})
+		if err == nil && *nodes > 1 {
+			_, err = node.BuildFlannel(ctx, node.BuildOptions{Log: os.Stderr})
+		}
 		return err
 	case "up":
 		bins, err := node.Build(ctx, node.BuildOptions{Log: os.Stderr})
 		if err != nil {
 			return err
 		}
-		n, err := node.Start(ctx, node.Config{Dir: *dir, Bins: bins, ProxyMode: *mode, Log: os.Stderr})
+		cfg := node.Config{Dir: *dir, Bins: bins, ProxyMode: *mode, Log: os.Stderr}
+		if *nodes > 1 {
+			if cfg.Flanneld, err = node.BuildFlannel(ctx, node.BuildOptions{Log: os.Stderr}); err != nil {
+				return err
+			}
+			cfg.Nodes, cfg.Backend = *nodes, *backend
+		}
+		n, err := node.Start(ctx, cfg)
 		if err != nil {
 			return err
 		}
@@ -94,5 +143,108 @@ func upTraefik(ctx context.Context, n *node.Node) error {
 	}
 	fmt.Fprintf(os.Stderr, "node: Traefik %s at %s (GatewayClass and IngressClass %s)\n", node.TraefikVersion, tr.ClusterIP, node.TraefikClass)
 	fmt.Printf("# loadgen k8s run --mesh gateway --class %s …   loadgen k8s run --mesh ingress --class %s …\n", node.TraefikClass, node.TraefikClass)
+	return nil
+}
+
+type studyFlags struct {
+	dir, mode, out, k8sPaths string
+	nodes, repeats           int
+	d                        time.Duration
+	lab                      bool
+}
+
+// flannelStudy runs `loadgen study flannel-backends` on two nodes of
+// this machine: the lab's first (--lab, before the nodes start), then the
+// nodes up with each Flannel backend in turn and the study on them with
+// --resume, each run measuring the backend the nodes run (its other
+// steps refuse, as they would on any cluster running one backend), the
+// last printing the whole table. The loadgen that runs it is the node's
+// image's (the working tree's, static). The nodes are taken down after,
+// whatever happened.
+func flannelStudy(ctx context.Context, f studyFlags) (err error) {
+	if f.out == "" {
+		return errors.New("study: say where its results go (-o DIR)")
+	}
+	if f.nodes < 2 {
+		f.nodes = 2
+	}
+	bins, err := node.Build(ctx, node.BuildOptions{Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	flanneld, err := node.BuildFlannel(ctx, node.BuildOptions{Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	loadgen := func(args ...string) int {
+		fmt.Fprintf(os.Stderr, "node study: loadgen %s\n", strings.Join(args, " "))
+		cmd := exec.CommandContext(ctx, bins.Loadgen, args...)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			if ee, ok := err.(*exec.ExitError); ok {
+				return ee.ExitCode()
+			}
+			fmt.Fprintf(os.Stderr, "node study: %v\n", err)
+			return -1
+		}
+		return 0
+	}
+	common := func() []string {
+		var a []string
+		if f.d > 0 {
+			a = append(a, "-d", f.d.String())
+		}
+		if f.repeats > 0 {
+			a = append(a, "--repeats", strconv.Itoa(f.repeats))
+		}
+		if _, err := os.Stat(f.out); err == nil {
+			a = append(a, "--resume")
+		}
+		return append(a, "-o", f.out, "-q")
+	}
+	if f.lab {
+		if code := loadgen(append([]string{"study", "flannel-backends"}, common()...)...); code != 0 {
+			return fmt.Errorf("the lab's study: exit %d", code)
+		}
+	}
+	n, err := node.Start(ctx, node.Config{Dir: f.dir, Bins: bins, ProxyMode: f.mode, Nodes: f.nodes, Backend: node.FlannelBackends[0], Flanneld: flanneld, Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if derr := n.Stop(); derr != nil {
+			err = errors.Join(err, derr)
+		}
+	}()
+	code := 0
+	for _, b := range node.FlannelBackends {
+		if !node.FlannelHasBackend(flanneld, b) {
+			fmt.Fprintf(os.Stderr, "node study: flanneld was built without the %s backend (no C compiler): its row is not measured\n", b)
+			continue
+		}
+		if err := n.SetBackend(ctx, b); err != nil {
+			return err
+		}
+		code = loadgen(append([]string{"study", "flannel-backends", "--kubeconfig", n.Kubeconfig, "--image", n.Image}, common()...)...)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if f.k8sPaths != "" {
+		if err := n.SetBackend(ctx, node.FlannelVXLAN); err != nil {
+			return err
+		}
+		args := []string{"study", "k8s-paths", "--kubeconfig", n.Kubeconfig, "--image", n.Image, "-o", f.k8sPaths, "-q"}
+		if f.d > 0 {
+			args = append(args, "-d", f.d.String())
+		}
+		if f.repeats > 0 {
+			args = append(args, "--repeats", strconv.Itoa(f.repeats))
+		}
+		loadgen(args...)
+	}
+	if code != 0 {
+		return fmt.Errorf("the study's last run: exit %d", code)
+	}
 	return nil
 }
