@@ -209,7 +209,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		return nil, err
 	}
 	cfg.Dir = dir
-	if err := Down(cfg.Dir, cfg.Log); err != nil {
+	if err := down(cfg.Dir, cfg.Log, cfg.Multi()); err != nil {
 		return nil, fmt.Errorf("taking down what an earlier node left in %s: %w", cfg.Dir, err)
 	}
 	addr, members, cni := DefaultAddresses, []Member{oneMember(DefaultAddresses)}, CNIBridge
@@ -225,7 +225,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		CNI: cni, Backend: cfg.Backend, Flanneld: cfg.Flanneld}
 	defer func() {
 		if err != nil {
-			if derr := Down(cfg.Dir, cfg.Log); derr != nil {
+			if derr := down(cfg.Dir, cfg.Log, cfg.Multi()); derr != nil {
 				err = errors.Join(err, fmt.Errorf("and taking it down: %w", derr))
 			}
 			n = nil

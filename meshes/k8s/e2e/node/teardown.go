@@ -23,8 +23,15 @@ import (
 // started it or another one did (and crashed): pods first, through the
 // container runtime, so that the CNI plugins release their addresses and
 // network namespaces; then every process; then what is left on the host.
-// It returns an error naming whatever could not be put back.
-func Down(dir string, log io.Writer) error {
+// It returns an error naming whatever could not be put back. With no
+// state in dir, it takes down what the one node may have left on the
+// host (its cgroups, chains, bridge) as well as what is in dir.
+func Down(dir string, log io.Writer) error { return down(dir, log, false) }
+
+// down is Down; several tells that dir is (to be) several nodes', which
+// with no state in it leaves the host's chains, the one node's cgroups
+// and bridge alone: those are the one node's, which may be up beside.
+func down(dir string, log io.Writer, several bool) error {
 	st, err := loadState(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		st = nil
@@ -40,6 +47,9 @@ func Down(dir string, log io.Writer) error {
 	defer cancel()
 	var errs []error
 	members, roots := []Member{oneMember(DefaultAddresses)}, []string{CgroupRoot}
+	if st == nil && several {
+		members, roots = nil, nil
+	}
 	if st != nil {
 		members, roots = st.members(), st.cgroupRoots()
 		say("stopping %d components of %s", len(st.Procs), dir)
@@ -65,7 +75,7 @@ func Down(dir string, log io.Writer) error {
 	// Several nodes' kube-proxies ran in their namespaces, which go below
 	// with every rule in them: the host's chains are not theirs (a one-node
 	// cluster may be up beside them).
-	multi := st.multi()
+	multi := st.multi() || st == nil && several
 	if st != nil && st.Bins != "" && !multi {
 		if err := cleanupKubeProxy(ctx, st.Bins, Member{}); err != nil {
 			errs = append(errs, err)
@@ -134,7 +144,7 @@ func Down(dir string, log io.Writer) error {
 			}
 		}
 	}
-	if left := Leftovers(dir, st); len(left) > 0 {
+	if left := leftovers(dir, st, several); len(left) > 0 {
 		errs = append(errs, fmt.Errorf("left on the machine: %s", strings.Join(left, "; ")))
 	}
 	if st != nil && len(errs) == 0 {
@@ -464,7 +474,7 @@ func removeChains(ctx context.Context) error {
 					}
 				case strings.HasPrefix(l, "-A "):
 					// A rule of a chain not ours that jumps to one of ours.
-					f := strings.Fields(l)
+					f := saveFields(l)
 					if len(f) > 1 && !ours(f[1]) && jumpsToOurs(f) {
 						if _, err := run(ctx, cmd, append([]string{"-w", "-t", t, "-D"}, f[1:]...)...); err != nil {
 							errs = append(errs, err)
@@ -492,6 +502,40 @@ func removeChains(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// saveFields splits a rule as iptables-save prints it into the arguments
+// that iptables takes back: a quoted argument ("kubernetes load balancer
+// firewall", a comment) is one, without its quotes (a backslash keeps the
+// next character).
+func saveFields(l string) []string {
+	var out []string
+	var b strings.Builder
+	in, quoted, esc := false, false, false
+	for _, r := range l {
+		switch {
+		case esc:
+			b.WriteRune(r)
+			esc = false
+		case r == '\\' && quoted:
+			esc = true
+		case r == '"':
+			quoted, in = !quoted, true
+		case (r == ' ' || r == '\t') && !quoted:
+			if in {
+				out = append(out, b.String())
+				b.Reset()
+				in = false
+			}
+		default:
+			b.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, b.String())
+	}
+	return out
+}
+
 func jumpsToOurs(f []string) bool {
 	for i := 0; i+1 < len(f); i++ {
 		if (f[i] == "-j" || f[i] == "-g") && ours(f[i+1]) {
@@ -516,7 +560,11 @@ func addressOnLo(ip string) bool {
 // the address, iptables chains and nft tables, changed sysctls; and of
 // several nodes, their network namespaces (and any process still in one),
 // the underlay and the guards. Empty after a clean Down.
-func Leftovers(dir string, st *state) []string {
+func Leftovers(dir string, st *state) []string { return leftovers(dir, st, false) }
+
+// leftovers is Leftovers; several, with no state, looks at dir's alone
+// (as down does).
+func leftovers(dir string, st *state, several bool) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out []string
@@ -526,6 +574,8 @@ func Leftovers(dir string, st *state) []string {
 	roots := []string{CgroupRoot}
 	if st != nil {
 		roots = st.cgroupRoots()
+	} else if several {
+		roots = nil
 	}
 	for _, pid := range cgroupPids(roots) {
 		out = append(out, fmt.Sprintf("process %d in the node's cgroups (%s)", pid, cmdline(pid)))
@@ -544,7 +594,7 @@ func Leftovers(dir string, st *state) []string {
 	for _, l := range containerLogLinks(dir) {
 		out = append(out, "link "+l)
 	}
-	multi := st.multi()
+	multi := st.multi() || st == nil && several
 	if !multi && linkExists(addr.Bridge) {
 		out = append(out, "bridge "+addr.Bridge)
 	}
