@@ -134,10 +134,15 @@ start itself, and reports latency to p99.99, errors and its own CPU cost.`,
 	root.InitDefaultCompletionCmd()
 	strictGroups(root)
 	registerCompletions(root)
-	// Help fits maxWidth columns: the flags' text wraps under its column.
-	cobra.AddTemplateFunc("wrapFlags", func(fs *pflag.FlagSet) string { return fs.FlagUsagesWrapped(maxWidth) })
 	root.SetUsageTemplate(usageTemplate)
 	return root
+}
+
+// Help fits maxWidth columns: the flags' text wraps under its column.
+// cobra keeps template functions in a global map, so they are added once
+// here, not by each newRoot (tests run commands side by side: a race).
+func init() {
+	cobra.AddTemplateFunc("wrapFlags", func(fs *pflag.FlagSet) string { return fs.FlagUsagesWrapped(maxWidth) })
 }
 
 // usageTemplate is cobra's, with the flags wrapped at maxWidth columns.
