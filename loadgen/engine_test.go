@@ -393,6 +393,11 @@ func TestOpenLoopRate(t *testing.T) {
 		if n := r.Summary.Requests; n < 5880 || n > 6001 {
 			t.Errorf("%d requests in 3 s at 2000/s", n)
 		}
+		// An event loop says how late a send could be to share a
+		// wake-up (Config.Slack); goroutines wake at each send.
+		if want := map[bool]time.Duration{true: loadgen.DefaultSlack}[r.Config.Driver == loadgen.DriverLoop]; p.Slack.D() != want {
+			t.Errorf("slack %v on %s, want %v", p.Slack.D(), r.Config.Driver, want)
+		}
 		// None should be left. A generator late at the window's end (a busy
 		// machine: CI runs packages side by side on two CPUs) still sends
 		// what was due to the connections free then (8 here), late by the
@@ -532,6 +537,7 @@ func TestValidate(t *testing.T) {
 		"no bound":             func(c *loadgen.Config) { c.Duration = 0 },
 		"negative duration":    func(c *loadgen.Config) { c.Duration = -1 },
 		"negative requests -n": func(c *loadgen.Config) { c.Requests = -1 },
+		"slack over a second":  func(c *loadgen.Config) { c.Slack = 2 * time.Second },
 	} {
 		c := conf(2, time.Second)
 		c.Threads = 1
