@@ -171,6 +171,10 @@ type loop struct {
 	sleepfd int
 	outWait int
 	oob     [64]byte
+	// full: the last wait filled evs, so more may be ready: the next turn
+	// takes them before the loop sleeps again (a deadline is not judged
+	// on an answer left unread).
+	full bool
 
 	// A loop that drives one kept-alive connection, closed loop, reads its
 	// answers blocking (readSolo), as sockperf's and netperf's clients do,
@@ -365,7 +369,7 @@ func (l *loop) turn(now time.Time) (time.Time, bool) {
 	// enough.
 	var n int
 	var err error
-	read := false
+	read, slept := false, false
 	if c := l.solo; c != nil && c.state == stReading && c.deadline.Sub(now) > soloGuard {
 		if read = l.readSolo(c); !read {
 			now = time.Now() // the wait is bounded from now, not from before the read
@@ -377,9 +381,10 @@ func (l *loop) turn(now time.Time) (time.Time, bool) {
 			// Answers do not wake it: they are read, timed by the
 			// kernel, when the loop wakes to send.
 			l.sleep(d)
-			d = 0
+			d, slept = 0, true
 		}
 		n, err = l.wait(d)
+		l.full = n == len(l.evs)
 	}
 	now = time.Now()
 	if err != nil && err != unix.EINTR {
@@ -389,7 +394,11 @@ func (l *loop) turn(now time.Time) (time.Time, bool) {
 	for i := 0; i < n; i++ {
 		l.event(&l.evs[i], now)
 	}
-	l.expire(now)
+	if !slept || !l.full {
+		// After a sleep, answers may wait unread past this wait's
+		// events: deadlines are judged once the next turn took them.
+		l.expire(now)
+	}
 	l.retry(now)
 	l.startReady(now)
 	if l.e.pacer != nil {

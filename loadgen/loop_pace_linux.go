@@ -56,10 +56,11 @@ func (l *loop) slackAt(at time.Time) time.Duration {
 }
 
 // sleepy: the loop may sleep without waiting for answers — open loop, its
-// answers timed by the kernel, a connection free for the next request and
-// none waiting to connect or to write.
+// answers timed by the kernel, a connection free for the next request,
+// none waiting to connect or to write, and every event of the last wait
+// taken (full).
 func (l *loop) sleepy() bool {
-	return l.stamps && l.claimed && !l.exhausted && len(l.idle) > 0 && l.outWait == 0
+	return l.stamps && l.claimed && !l.exhausted && len(l.idle) > 0 && l.outWait == 0 && !l.full
 }
 
 // sleep waits up to d for the engine's eventfd alone (answers do not end

@@ -223,3 +223,35 @@ func TestLoopSleepAllocatesNothing(t *testing.T) {
 		t.Errorf("%.2f allocations per request, want 0", allocs)
 	}
 }
+
+// A loop that wakes with more answers ready than one wait returns reads
+// the rest before it judges deadlines: an answer that came in time and
+// waited in its socket past its deadline is an answer, not a timeout.
+func TestLoopReadsEveryAnswerBeforeDeadlines(t *testing.T) {
+	l := pacedLoop(t, 100, 320)
+	// Requests 0…299 are due, 300 in 5 ms: more than one wait returns
+	// (len(l.evs)), with connections to spare.
+	l.e.start = time.Now().Add(-2995 * time.Millisecond)
+	l.e.measure = l.e.start
+	l.dispatch(time.Now())
+	n := l.inFlight
+	if n <= len(l.evs) || len(l.idle) == 0 {
+		t.Fatalf("%d in flight, %d free: want more than %d, and one free", n, len(l.idle), len(l.evs))
+	}
+	time.Sleep(100 * time.Millisecond) // every answer comes
+	now := time.Now()
+	// The next send, and every deadline, come while the loop sleeps.
+	l.claimAt, l.claimWake = now.Add(20*time.Millisecond), now.Add(20*time.Millisecond)
+	for c := l.flightHead; c != nil; c = c.next {
+		c.deadline = now.Add(5 * time.Millisecond)
+	}
+	if !l.sleepy() {
+		t.Fatal("want the loop to sleep past answers")
+	}
+	for range 2 {
+		now, _ = l.turn(now)
+	}
+	if got, errs := l.shard.succeeded.Count(), l.shard.errors(); got != int64(n) || errs != 0 {
+		t.Errorf("%d answered, %d errors; want %d answered, none timed out", got, errs, n)
+	}
+}
