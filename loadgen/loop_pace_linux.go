@@ -33,8 +33,9 @@ import (
 //     the loop wakes once per batch of sends, whatever the answers do.
 //     With no connection free it waits for answers as any loop does.
 //     Multiplexed and TLS connections (whose answers the loop cannot time
-//     so), and connections waiting to connect or to write the rest of a
-//     request, are waited for too.
+//     so), a connection per request (each waits for its connect), and
+//     connections waiting to connect or to write the rest of a request,
+//     are waited for too.
 
 // slackAt is the loop's slack for the next request, due at: the time from
 // it to the last request due within the slack at the schedule's rate then,

@@ -36,8 +36,9 @@ func Wait(epfd int, evs []unix.EpollEvent, ms int) (int, error) {
 // millisecond. The kernel adds its timer slack (the thread's, 50 µs by
 // default) to a timeout, as it does for every poll and epoll wait: the
 // wake-up is taken with another interrupt due within it. Where the kernel
-// has no epoll_pwait2 it waits in whole milliseconds, rounded up (Precise
-// says which).
+// has no epoll_pwait2, or a seccomp profile that predates it refuses it
+// (EPERM: a container runtime's default profile before 2021), it waits in
+// whole milliseconds, rounded up (Precise says which).
 //
 //go:noinline
 func WaitFor(epfd int, evs []unix.EpollEvent, timeout time.Duration) (int, error) {
@@ -47,10 +48,10 @@ func WaitFor(epfd int, evs []unix.EpollEvent, timeout time.Duration) (int, error
 		if e == 0 {
 			return int(n), nil
 		}
-		if e != unix.ENOSYS {
+		if e != unix.ENOSYS && e != unix.EPERM {
 			return 0, e
 		}
-		pwait2.Store(-1)
+		pwait2.Store(-1) // EPERM: a seccomp profile older than the call
 	}
 	ms := -1
 	if timeout >= 0 {
@@ -59,7 +60,8 @@ func WaitFor(epfd int, evs []unix.EpollEvent, timeout time.Duration) (int, error
 	return Wait(epfd, evs, ms)
 }
 
-// pwait2 is -1 once epoll_pwait2 failed with ENOSYS.
+// pwait2 is -1 once epoll_pwait2 failed with ENOSYS or EPERM, 1 once
+// Precise saw it work.
 var pwait2 atomic.Int32
 
 // Precise reports whether WaitFor waits to the nanosecond: whether the
