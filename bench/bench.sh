@@ -60,6 +60,10 @@ if [[ -z ${SKIP_INSTALL:-} && ! -x $W/bin/fortio ]]; then
   log "go install fortio"
   GOBIN=$W/bin go install fortio.org/fortio@v1.68.2 >>"$OUT/install.log" 2>&1 || log "fortio install failed: its cases are skipped"
 fi
+if [[ -z ${SKIP_INSTALL:-} && ! -x $W/bin/vegeta ]]; then
+  log "go install vegeta"
+  GOBIN=$W/bin go install github.com/tsenart/vegeta/v12@v12.13.0 >>"$OUT/install.log" 2>&1 || log "vegeta install failed: its cases are skipped"
+fi
 log "building loadgen"
 (cd "$ROOT" && go build -o "$LG" ./cmd/loadgen) || exit 1
 
@@ -83,7 +87,8 @@ daemon off;
 master_process on;
 pid $W/nginx/nginx.pid;
 error_log $W/nginx/logs/error.log warn;
-events { worker_connections 4096; }
+worker_rlimit_nofile 20000;
+events { worker_connections 16384; }
 http {
   access_log off;
   default_type text/plain;
@@ -118,6 +123,11 @@ parse() {
     jq -r '(.DurationHistogram.Percentiles // []) as $p | "\(.ActualQPS|floor) \(($p[]|select(.Percentile==50)|.Value*1000) // 0) \(($p[]|select(.Percentile==99)|.Value*1000) // 0) \(.DurationHistogram.Count)"' "${1%.out}.json" 2>/dev/null || echo "0 0 0 0"
     return
   fi
+  if [[ $1 == *.vegeta.* ]]; then # the attack's results, reported after the run (not in its CPU)
+    "$W/bin/vegeta" report -type json "${1%.out}.bin" >"${1%.out}.json" 2>/dev/null
+    jq -r '"\(.rate|floor) \(.latencies."50th"/1e6) \(.latencies."99th"/1e6) \(.status_codes."200" // 0)"' "${1%.out}.json" 2>/dev/null || echo "0 0 0 0"
+    return
+  fi
   if [[ $1 == *.ghz.* ]]; then
     jq -r '(.latencyDistribution // []) as $l | "\(.rps|floor) \(($l[]|select(.percentage==50)|.latency/1e6) // 0) \(($l[]|select(.percentage==99)|.latency/1e6) // 0) \(.statusCodeDistribution.OK // 0)"' "${1%.out}.json" 2>/dev/null || echo "0 0 0 0"
     return
@@ -147,9 +157,10 @@ one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
   local c=$1 t=$2 r=$3; shift 3
   local b=$OUT/$c.$t.r$r
   set -- "${@//@B@/$b}"
-  timeout -k 5 -s INT $((DUR + 20)) /usr/bin/time -f '%U %S' -o "$b.time" taskset -c "$GEN_CPU" "$@" >"$b.out" 2>"$b.err"
+  timeout -k 5 -s INT $((DUR + 20)) /usr/bin/time -f '%U %S %M' -o "$b.time" taskset -c "$GEN_CPU" "$@" >"$b.out" 2>"$b.err"
   read -r rps p50 p99 n < <(parse "$b.out")
-  read -r u s < <(tail -1 "$b.time")
+  read -r u s m < <(tail -1 "$b.time")
+  echo "$c $t $r ${m:-0}" >>"$OUT/rss.txt" # peak RSS, KiB
   local cpu
   cpu=$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.2f", u+s}')
   local per
@@ -188,6 +199,58 @@ case_h1() { # name conns
 case_h1 h1-c50 50
 case_h1 h1-c1 1
 
+# Open loop at a fixed rate, c50 against the same nginx: loadgen -R beside
+# fortio (-qps -uniform -nocatchup, as istio/tools drives it) and vegeta
+# (attack -rate), alternating, at each of OPEN_RATES. Besides the common
+# columns, open.txt keeps what was asked and achieved and the late sends
+# (loadgen's >1 ms; the peers count none). p99 is each tool's own: loadgen's
+# from each request's intended start (corrected for coordinated omission),
+# fortio's and vegeta's from its actual start.
+OPEN_RATES=${OPEN_RATES:-20000 50000}
+printf '%-14s %-8s %3s %8s %10s %7s %9s %7s %11s\n' case tool rep asked achieved late p99_ms cpu_s ms_cpu/1k >"$OUT/open.txt"
+one_open() { # case tool rep rate cmd...
+  local c=$1 t=$2 r=$3 rate=$4; shift 4
+  one "$c" "$t" "$r" "$@"
+  local b=$OUT/$c.$t.r$r ach late=- rps p50 p99 n cpu per
+  read -r _ _ _ rps p50 p99 cpu per < <(tail -1 "$OUT/table.txt")
+  case $t in
+    loadgen) read -r ach late < <(jq -r '"\(.summary.pacing.achieved_rps) \(.summary.pacing.late)"' "$b.json" 2>/dev/null) ;;
+    fortio) ach=$(jq -r '.ActualQPS' "$b.json" 2>/dev/null) ;;
+    *) ach=$rps ;;
+  esac
+  awk -v c="$c" -v t="$t" -v r="$r" -v rate="$rate" -v a="${ach:-0}" -v late="${late:--}" -v p99="$p99" -v cpu="$cpu" -v per="$per" \
+    'BEGIN{ printf "%-14s %-8s %3s %8d %10.1f %7s %9s %7s %11.2f\n", c, t, r, rate, a, late, p99, cpu, (per>0 ? 1e6/per : 0) }' >>"$OUT/open.txt"
+}
+case_open() {
+  local rate name url=http://$H:$P_H1/100b
+  for rate in $OPEN_RATES; do
+    name=open$((rate / 1000))k-c50
+    [[ -n $ONLY && ! $name =~ $ONLY ]] && continue
+    for ((r = 1; r <= REPS; r++)); do
+      [[ -x $W/bin/fortio ]] && one_open "$name" fortio "$r" "$rate" "$W/bin/fortio" load -loglevel Warning \
+        -qps "$rate" -c 50 -uniform -nocatchup -t "${DUR}s" -r 0.00001 -p 50,99 -json @B@.json "$url"
+      [[ -x $W/bin/vegeta ]] && one_open "$name" vegeta "$r" "$rate" sh -c \
+        "echo 'GET $url' | exec $W/bin/vegeta attack -rate $rate -connections 50 -duration ${DUR}s -output @B@.bin"
+      one_open "$name" loadgen "$r" "$rate" "$LG" run -t1 -c50 -R "$rate" -d "${DUR}s" --latency -q --json @B@.json "$url"
+    done
+  done
+}
+case_open
+
+# Ten thousand connections, closed loop (issue 28, point 2): wrk and
+# loadgen at c10000 against the same nginx; besides requests per
+# CPU-second, each one's peak RSS (rss.txt) and loadgen's slowest connect
+# (all are opened before the clock starts).
+case_c10k() {
+  local name=h1-c10k url=http://$H:$P_H1/100b
+  [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
+  for ((r = 1; r <= REPS; r++)); do
+    one "$name" wrk "$r" wrk -t1 -c10000 -d"${DUR}s" --latency "$url"
+    one "$name" loadgen "$r" "$LG" run -t1 -c10000 -d"${DUR}s" --latency -q --json @B@.json "$url"
+  done
+}
+case_c10k
+
 # cmp NAME PEER 'peer cmd' 'loadgen cmd': REPS alternating runs of each.
 cmp() {
   local name=$1 peer=$2 pc=$3 lc=$4
@@ -199,6 +262,8 @@ cmp() {
 }
 U=$H:$P_H2C/100b T=$H:$P_TLS/100b
 cmp h2c-c50m10 h2load "h2load -D $DUR -c 50 -m 10 -t 1 http://$U" "$LG run -p h2c -t1 -c50 -m10 -d${DUR}s --latency -q http://$U"
+# Many streams on few connections (issue 28, point 3).
+cmp h2c-c10m100 h2load "h2load -D $DUR -c 10 -m 100 -t 1 http://$U" "$LG run -p h2c -t1 -c10 -m100 -d${DUR}s --latency -q http://$U"
 cmp h2tls-c50m1 h2load "h2load -D $DUR -c 50 -m 1 -t 1 https://$T" "$LG run -p h2 -k -t1 -c50 -d${DUR}s --latency -q https://$T"
 # HTTP/1.1 over TLS, kept alive (nginx offers h2 too: both ask http/1.1).
 cmp h1tls-c50 wrk "wrk -t1 -c50 -d${DUR}s --latency https://$T" "$LG run -k -t1 -c50 -d${DUR}s --latency -q https://$T"
@@ -303,3 +368,29 @@ awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$
     if (("httpbin-c50 httpbin" in per) && ("h1-c50 nginx" in per) && med(per["h1-c50 nginx"]) > 0)
       printf "%-14s httpbin/nginx: req/cpu_s %.2f (each serving loadgen at c50, /bytes/100 and nginx return 200)\n", "httpbin-c50", med(per["httpbin-c50 httpbin"])/med(per["h1-c50 nginx"])
   }' "$OUT/table.txt" | tee "$OUT/summary.txt"
+
+# Peak RSS at c10000: medians, loadgen's over wrk's (goal <= 1.5); the
+# slowest of loadgen's connects.
+awk '$1 == "h1-c10k" { k=$2; rss[k]=rss[k]" "$4 }
+  function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
+  END { if (("loadgen" in rss) && ("wrk" in rss) && med(rss["wrk"]) > 0)
+    printf "%-14s loadgen/wrk: peak RSS %.2f (%.0f vs %.0f MiB; goal <= 1.5)\n", "h1-c10k", med(rss["loadgen"])/med(rss["wrk"]), med(rss["loadgen"])/1024, med(rss["wrk"])/1024 }' "$OUT/rss.txt" | tee -a "$OUT/summary.txt"
+for f in "$OUT"/h1-c10k.loadgen.r*.json; do
+  [[ -s $f ]] && jq -r --arg f "${f##*/}" '"\($f): slowest connect \(.summary.connect.max_us/1000) ms, \(.summary.connections.established) established"' "$f" 2>/dev/null
+done | tee -a "$OUT/summary.txt"
+
+# Open loop: medians of what was achieved, late, p99 and CPU per 1,000
+# requests; loadgen's CPU per request over each peer's (goal <= 0.5), with
+# the spread of the alternating pairs.
+awk 'NR>1 { k=$1" "$2; ask[$1]=$4; ach[k]=ach[k]" "$5; late[k]=late[k]" "$6; p99[k]=p99[k]" "$7; ms[k]=ms[k]" "$9; cases[$1]=1; tools[$2]=1; rp[k" "$3]=$9; reps[$3]=1 }
+  function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
+  function spread(a, b,   r, x, lo, hi, n) { n=0; for (r in reps) if (((a" "r) in rp) && ((b" "r) in rp) && rp[b" "r] > 0) { x=rp[a" "r]/rp[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }; return n ? sprintf("runs %.2f-%.2f", lo, hi) : "" }
+  END {
+    if (!length(cases)) exit
+    print ""
+    printf "%-14s %-8s %8s %9s %7s %9s %11s\n", "open loop", "tool", "asked", "achieved", "late", "p99_ms", "ms_cpu/1k"
+    for (c in cases) for (t in tools) { k=c" "t; if (k in ms) printf "%-14s %-8s %8d %8.2f%% %7s %9.3f %11.2f\n", c, t, ask[c], 100*med(ach[k])/ask[c], med(late[k]), med(p99[k]), med(ms[k]) }
+    for (c in cases) for (t in tools) { if (t == "loadgen") continue; a=c" loadgen"; b=c" "t
+      if ((a in ms) && (b in ms) && med(ms[b]) > 0)
+        printf "%-14s loadgen/%s: CPU per request %.2f (%s; goal <= 0.5)  achieved %.2f%% vs %.2f%%  p99 %.3f vs %.3f ms\n", c, t, med(ms[a])/med(ms[b]), spread(a, b), 100*med(ach[a])/ask[c], 100*med(ach[b])/ask[c], med(p99[a]), med(p99[b]) }
+  }' "$OUT/open.txt" | tee -a "$OUT/summary.txt"

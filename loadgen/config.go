@@ -67,7 +67,22 @@ type Config struct {
 	// one request in flight (see package heldp), while the rest of the
 	// process keeps a P.
 	Procs int
+	// Slack is how late an open-loop request may start so that the
+	// requests due within it share one wake-up of their event loop: it
+	// wakes as the last of them is due and sends them all. A wake-up costs
+	// more than a request (see loop_pace_linux.go); each latency, counted
+	// from the request's intended start, counts the wait. 0: DefaultSlack;
+	// negative: none, each request wakes its loop when due. The goroutine
+	// driver wakes each worker at its request's start.
+	Slack time.Duration
 }
+
+// DefaultSlack is Config.Slack's default: at most 1/5 of LateAfter, so
+// that a request it delays is never counted late for it.
+const DefaultSlack = 200 * time.Microsecond
+
+// maxSlack bounds Config.Slack.
+const maxSlack = time.Second
 
 // procs is the run's Procs, GOMAXPROCS unless set.
 func (c *Config) procs() int {
@@ -135,6 +150,8 @@ func (c *Config) Validate() error {
 		return errors.New("streams (-m) cannot be negative")
 	case c.Connections*max(1, c.Streams) > MaxConnections:
 		return fmt.Errorf("connections × streams must be at most %d", MaxConnections)
+	case c.Slack > maxSlack:
+		return fmt.Errorf("slack (--slack) must be at most %v, got %v", maxSlack, c.Slack)
 	case c.Driver != DriverAuto && c.Driver != DriverLoop && c.Driver != DriverGoroutines:
 		return fmt.Errorf("driver %q: use loop or goroutines (default: the loop where the protocol allows it)", c.Driver)
 	}
@@ -147,6 +164,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Interval == 0 {
 		c.Interval = DefaultInterval
+	}
+	if c.Slack == 0 {
+		c.Slack = DefaultSlack
 	}
 	if c.Pacer == nil && c.Rate > 0 {
 		c.Pacer = pace.Constant{PerSec: c.Rate}

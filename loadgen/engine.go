@@ -73,6 +73,9 @@ type engine struct {
 	backoffCap      time.Duration // closed loop, between failed connects (backoff.go)
 	// mix is the request mix (Config.Mix, requestmix.go); nil without.
 	mix *mixState
+	// slack is Config.Slack, 0 for none: how late an open-loop request
+	// may start to share an event loop's wake-up.
+	slack time.Duration
 }
 
 // driver sends the requests of a run: goroutines, or event loops.
@@ -119,7 +122,8 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	if err := checkFileLimit(cfg.Config, cfg.Pacer != nil && !loop, fileLimit()); err != nil {
 		return nil, err
 	}
-	e := &engine{cfg: cfg, dialer: d, pacer: cfg.Pacer, begin: make(chan struct{}), backoffCap: backoffCap(cfg.Connections)}
+	e := &engine{cfg: cfg, dialer: d, pacer: cfg.Pacer, begin: make(chan struct{}), backoffCap: backoffCap(cfg.Connections),
+		slack: max(0, cfg.Slack)}
 
 	// Preflight: one connection before any load, so an unreachable target
 	// is one clear error instead of a run full of connect errors. The

@@ -387,6 +387,11 @@ func TestOpenLoopRate(t *testing.T) {
 		cfg.Rate = 2000
 		r := run(t, cfg, srv.URL)
 		p := r.Summary.Pacing
+		// An event loop says how late a send could be to share a
+		// wake-up (Config.Slack); goroutines wake at each send.
+		if want := map[bool]time.Duration{true: loadgen.DefaultSlack}[r.Config.Driver == loadgen.DriverLoop]; p.Slack.D() != want {
+			t.Errorf("slack %v on %s, want %v", p.Slack.D(), r.Config.Driver, want)
+		}
 		// None should be left. A generator late at the window's end (a busy
 		// machine: CI runs packages side by side on two CPUs) still sends
 		// what was due to the connections free then (8 here), late by the
@@ -542,6 +547,7 @@ func TestValidate(t *testing.T) {
 		"no bound":             func(c *loadgen.Config) { c.Duration = 0 },
 		"negative duration":    func(c *loadgen.Config) { c.Duration = -1 },
 		"negative requests -n": func(c *loadgen.Config) { c.Requests = -1 },
+		"slack over a second":  func(c *loadgen.Config) { c.Slack = 2 * time.Second },
 	} {
 		c := conf(2, time.Second)
 		c.Threads = 1

@@ -30,7 +30,11 @@ func (l *loop) connect(c *lconn, now time.Time, forReq bool) bool {
 		l.connectFailed(c, now)
 		return false
 	}
-	c.fd, c.state, c.events = fd, stConnecting, unix.EPOLLOUT
+	if l.stamps && !stampReads(fd) {
+		l.stamps = false // answers are timed when read, and wake the loop
+	}
+	c.fd, c.state = fd, stConnecting
+	l.setEvents(c, unix.EPOLLOUT)
 	c.deadline = now.Add(l.e.cfg.Timeout.D())
 	l.flight(c)
 	return true
@@ -56,7 +60,7 @@ func (l *loop) connected(c *lconn, now time.Time) {
 		l.connectFailed(c, now)
 		return
 	}
-	c.events = unix.EPOLLIN
+	l.setEvents(c, unix.EPOLLIN)
 	c.connected = true
 	c.state = stIdle
 	measuring := !c.prefetch && !c.connStart.Before(l.e.measure)
@@ -204,7 +208,7 @@ func (l *loop) write(c *lconn, now time.Time) {
 			continue
 		case err == unix.EAGAIN:
 			if c.events&unix.EPOLLOUT == 0 {
-				c.events = unix.EPOLLIN | unix.EPOLLOUT
+				l.setEvents(c, unix.EPOLLIN|unix.EPOLLOUT)
 				l.watch(c.fd, c.events, c.index, unix.EPOLL_CTL_MOD)
 			}
 			return
@@ -214,7 +218,7 @@ func (l *loop) write(c *lconn, now time.Time) {
 		}
 	}
 	if c.events&unix.EPOLLOUT != 0 {
-		c.events = unix.EPOLLIN
+		l.setEvents(c, unix.EPOLLIN)
 		l.watch(c.fd, c.events, c.index, unix.EPOLL_CTL_MOD)
 	}
 	c.state = stReading
@@ -231,11 +235,6 @@ func (l *loop) event(ev *unix.EpollEvent, now time.Time) {
 		if l.opener != nil {
 			l.takeOpened(now)
 		}
-		return
-	case evTimer:
-		var b [8]byte
-		unix.Read(l.timer, b[:])
-		l.armedAt = time.Time{}
 		return
 	}
 	if ev.Pad <= evSock0 {
@@ -275,11 +274,28 @@ func (l *loop) drainWake() {
 }
 
 // readable reads c's answer: one read per event (epoll is level-triggered:
-// what is left is reported again), fed to the Session.
+// what is left is reported again), fed to the Session. An answer timed by
+// the kernel (loop.stamps) counts as done when its last bytes arrived, and
+// is read on while reads fill the buffer: a loop that sleeps past answers
+// sees the rest at its next wake-up only.
 func (l *loop) readable(c *lconn, now time.Time) {
-	n, err := rawRead(c.fd, l.buf)
-	l.took(c, n, err, now)
+	if !l.stamps {
+		n, err := rawRead(c.fd, l.buf)
+		l.took(c, n, err, now)
+		return
+	}
+	for range maxStampedReads {
+		n, ns, err := rawReadStamped(c.fd, l.buf, l.oob[:])
+		l.took(c, n, err, arrived(now, ns, c.sent))
+		if n < len(l.buf) || c.fd < 0 || (c.state != stReading && c.state != stWriting) {
+			return
+		}
+	}
 }
+
+// maxStampedReads bounds the reads of one answer per wake-up (4 MiB), so
+// that one large answer does not hold back the sends.
+const maxStampedReads = 64
 
 // readSolo reads the solo connection's answer without waiting for an
 // event: a blocking read, which ends when bytes come (or the peer's end,
@@ -414,4 +430,5 @@ func (l *loop) drop(c *lconn) {
 		unix.Close(c.fd) // leaves the epoll set with it
 		c.fd = -1
 	}
+	l.setEvents(c, 0)
 }

@@ -20,10 +20,10 @@ func loopCount(cfg Config) int { return max(1, min(cfg.Threads, cfg.procs())) }
 
 // loops is the event-loop driver: as wrk does, each loop drives its share
 // of the connections itself — non-blocking sockets in one epoll set, its
-// own read buffer, deadlines in order, the open loop's schedule on a
-// timerfd — with a system call to write a request, one to read its answer,
-// and a wait shared by every connection that is ready: no goroutine is
-// parked or woken per request. The protocol is a Session: it frames and
+// own read buffer, deadlines in order, the open loop's schedule in the
+// wait's own timeout (loop_pace_linux.go) — with a system call to write a
+// request, one to read its answer, and a wait shared by every connection
+// that is ready: no goroutine is parked or woken per request. The protocol is a Session: it frames and
 // parses bytes; the loop owns the socket and the clock.
 type loops struct {
 	e  *engine
@@ -119,8 +119,7 @@ func (d *loops) unconnected() int {
 
 // Special epoll events carry these in place of a connection's index.
 const (
-	evWake  = -1 // the eventfd: the engine says stop
-	evTimer = -2 // the timerfd: the open loop's next request is due
+	evWake = -1 // the eventfd: the engine says stop
 )
 
 // A connection's state.
@@ -143,11 +142,11 @@ type loop struct {
 	// it ends: a write to a closed, maybe reused, descriptor number would
 	// land in somebody else's file.
 	wakeMu sync.Mutex
-	timer  int  // timerfd (open loop)
 	holdP  bool // waits for events holding its P (heldp.Take)
 	conns  []*lconn
 	buf    []byte
 	evs    []unix.EpollEvent
+	loops  int // of the run
 
 	flightHead, flightTail *lconn // requests and connects in flight, by deadline
 	inFlight               int
@@ -158,10 +157,24 @@ type loop struct {
 	claimed   bool     // open loop: the next request is taken from the schedule
 	claimAt   time.Time
 	claimPick int32     // and the request of a mix it sends
-	armedAt   time.Time // what the timerfd is armed for
+	claimWake time.Time // when to wake to send it: claimAt and its slack (slackAt)
 	exhausted bool      // no more requests will start (schedule, -n, end)
 	perReq    bool      // every request connects (tcp-crr)
 	newConn   bool      // a new connection per request (NewConn or perReq)
+
+	// The open loop's waits (loop_pace_linux.go): how late a request may
+	// start to share a wake-up; answers timed by the kernel (stamps), read
+	// when the loop wakes to send while it sleeps on sleepfd; connections
+	// waiting to connect or to write, which it does not sleep past.
+	slack   time.Duration
+	stamps  bool
+	sleepfd int
+	outWait int
+	oob     [64]byte
+	// full: the last wait filled evs, so more may be ready: the next turn
+	// takes them before the loop sleeps again (a deadline is not judged
+	// on an answer left unread).
+	full bool
 
 	// A loop that drives one kept-alive connection, closed loop, reads its
 	// answers blocking (readSolo), as sockperf's and netperf's clients do,
@@ -221,8 +234,8 @@ type lconn struct {
 }
 
 func newLoop(e *engine, ld loopDialer, sh *shard) (*loop, error) {
-	l := &loop{e: e, sd: ld.sd, md: ld.md, shard: sh, epfd: -1, wake: -1, timer: -1,
-		buf: make([]byte, 64<<10), evs: make([]unix.EpollEvent, 256)}
+	l := &loop{e: e, sd: ld.sd, md: ld.md, shard: sh, epfd: -1, wake: -1, sleepfd: -1,
+		buf: make([]byte, 64<<10), evs: make([]unix.EpollEvent, 256), loops: loopCount(e.cfg)}
 	if op, ok := l.md.(protocol.MuxOpener); ok && op.Opens() {
 		l.opener = op
 	}
@@ -243,13 +256,16 @@ func newLoop(e *engine, ld loopDialer, sh *shard) (*loop, error) {
 		return nil, err
 	}
 	if e.pacer != nil {
-		if l.timer, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
-			l.closeFDs()
-			return nil, os.NewSyscallError("timerfd_create", err)
-		}
-		if err := l.watch(l.timer, unix.EPOLLIN, evTimer, unix.EPOLL_CTL_ADD); err != nil {
-			l.closeFDs()
-			return nil, err
+		l.slack = e.slack
+		// A connection per request waits for its connect (outWait), so
+		// such a loop seldom sleeps: no receive timestamps to turn on for
+		// each.
+		if l.md == nil && !l.newConn {
+			if l.sleepfd, err = newSleepSet(l.wake); err != nil {
+				l.closeFDs()
+				return nil, err
+			}
+			l.stamps = true
 		}
 	}
 	return l, nil
@@ -273,7 +289,7 @@ func (l *loop) closeFDs() {
 	}
 	l.wakeMu.Lock()
 	defer l.wakeMu.Unlock()
-	for _, fd := range []*int{&l.timer, &l.wake, &l.epfd} {
+	for _, fd := range []*int{&l.sleepfd, &l.wake, &l.epfd} {
 		if *fd >= 0 {
 			unix.Close(*fd)
 			*fd = -1
@@ -353,14 +369,22 @@ func (l *loop) turn(now time.Time) (time.Time, bool) {
 	// enough.
 	var n int
 	var err error
-	read := false
+	read, slept := false, false
 	if c := l.solo; c != nil && c.state == stReading && c.deadline.Sub(now) > soloGuard {
 		if read = l.readSolo(c); !read {
 			now = time.Now() // the wait is bounded from now, not from before the read
 		}
 	}
 	if !read {
-		n, err = l.wait(l.waitMillis(now))
+		d := l.waitFor(now)
+		if d != 0 && l.sleepy() {
+			// Answers do not wake it: they are read, timed by the
+			// kernel, when the loop wakes to send.
+			l.sleep(d)
+			d, slept = 0, true
+		}
+		n, err = l.wait(d)
+		l.full = n == len(l.evs)
 	}
 	now = time.Now()
 	if err != nil && err != unix.EINTR {
@@ -370,7 +394,11 @@ func (l *loop) turn(now time.Time) (time.Time, bool) {
 	for i := 0; i < n; i++ {
 		l.event(&l.evs[i], now)
 	}
-	l.expire(now)
+	if !slept || !l.full {
+		// After a sleep, answers may wait unread past this wait's
+		// events: deadlines are judged once the next turn took them.
+		l.expire(now)
+	}
 	l.retry(now)
 	l.startReady(now)
 	if l.e.pacer != nil {
@@ -382,17 +410,18 @@ func (l *loop) turn(now time.Time) (time.Time, bool) {
 	return now, true
 }
 
-// wait waits for events up to ms milliseconds, holding the loop's P or
-// not (heldp.Take). Not holding it, what is ready now is taken without the
-// runtime's bookkeeping, and only an empty set waits through it.
-func (l *loop) wait(ms int) (int, error) {
+// wait waits for events up to d (< 0: until one comes), holding the
+// loop's P or not (heldp.Take). Not holding it, what is ready now is taken
+// without the runtime's bookkeeping, and only an empty set waits through
+// it.
+func (l *loop) wait(d time.Duration) (int, error) {
 	if l.holdP {
-		return heldp.Wait(l.epfd, l.evs, ms)
+		return heldp.WaitFor(l.epfd, l.evs, early(d))
 	}
-	if n, err := heldp.Wait(l.epfd, l.evs, 0); err != nil || n > 0 {
+	if n, err := heldp.WaitFor(l.epfd, l.evs, 0); err != nil || n > 0 || d == 0 {
 		return n, err
 	}
-	return unix.EpollWait(l.epfd, l.evs, ms)
+	return epollWaitFor(l.epfd, l.evs, early(d))
 }
 
 // A solo connection's blocking read waits soloSlice at most (its

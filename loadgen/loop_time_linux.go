@@ -3,19 +3,22 @@ package loadgen
 import (
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"loadgen/loadgen/protocol"
 )
 
 // The loop's clock: requests and connects in flight by deadline,
-// connections backing off, and the open loop's schedule on a timerfd. The
-// loop waits no longer than the earliest of them.
+// connections backing off, and the open loop's schedule (its waits:
+// loop_pace_linux.go). The loop waits no longer than the earliest of them.
 
-// waitMillis bounds the wait by the earliest deadline and backoff.
-func (l *loop) waitMillis(now time.Time) int {
+// waitFor bounds the wait by the earliest deadline and backoff and, open
+// loop, by the wake-up for the next request (its intended start and its
+// slack) when a connection is free to send it: -1 when nothing bounds it.
+func (l *loop) waitFor(now time.Time) time.Duration {
 	next := time.Time{}
-	if c := l.flightHead; c != nil {
+	if l.claimed && !l.exhausted && len(l.idle) > 0 {
+		next = l.claimWake
+	}
+	if c := l.flightHead; c != nil && (next.IsZero() || c.deadline.Before(next)) {
 		next = c.deadline
 	}
 	for _, c := range l.backoffs {
@@ -31,8 +34,7 @@ func (l *loop) waitMillis(now time.Time) int {
 	if next.IsZero() {
 		return -1
 	}
-	ms := (next.Sub(now) + time.Millisecond - 1) / time.Millisecond
-	return int(max(0, min(ms, 1000)))
+	return max(0, min(next.Sub(now), time.Second))
 }
 
 // expire times out what passed its deadline: requests (failed at their
@@ -75,7 +77,7 @@ func (l *loop) retry(now time.Time) {
 // dispatch starts the open loop's requests that are due, each on an idle
 // connection; a request due when none is free waits for one (its latency,
 // counted from its intended start, includes the wait). The next request
-// in the future arms the timerfd.
+// in the future bounds the loop's wait (waitFor).
 //
 // Once the run stops, a last call sends the requests already due to the
 // connections free then, if the window ended (engine.endedOnTime), and no
@@ -108,12 +110,11 @@ func (l *loop) dispatch(now time.Time) {
 				return
 			}
 			l.claimed, l.claimPick = true, e.pick(i)
+			l.claimWake = l.claimAt.Add(l.slackAt(l.claimAt))
 		}
 		if now.Before(l.claimAt) || len(l.idle) == 0 {
 			if last {
 				l.exhausted = true
-			} else if now.Before(l.claimAt) {
-				l.arm(l.claimAt)
 			}
 			return
 		}
@@ -126,22 +127,8 @@ func (l *loop) dispatch(now time.Time) {
 	}
 }
 
-// arm sets the timerfd for the next request's intended start.
-func (l *loop) arm(at time.Time) {
-	if at.Equal(l.armedAt) {
-		return
-	}
-	l.armedAt = at
-	d := time.Until(at)
-	if d <= 0 {
-		d = 1 // fire at once
-	}
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
-	unix.TimerfdSettime(l.timer, 0, &spec, nil)
-}
-
 // flight puts c in the flight list, which is in deadline order: expire
-// and waitMillis look at its head only. Every timeout is the same, so a
+// and waitFor look at its head only. Every timeout is the same, so a
 // deadline counted from now is the latest and c goes last: the walk from
 // the tail stops at once. A request whose clock started earlier — with a
 // connection per request, at its connect, which keeps its place instead

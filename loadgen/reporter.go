@@ -363,6 +363,9 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 func (r *reporter) pacing(run *results.Run, finish time.Time, sent, late int64, maxLag time.Duration) {
 	e := r.e
 	p := &results.Pacing{Sent: sent, Late: late, MaxLag: results.Duration(maxLag)}
+	if e.cfg.Driver == DriverLoop {
+		p.Slack = results.Duration(e.slack)
+	}
 	// The schedule's window is the planned one, unless the run was cut
 	// short (workers run out of schedule just before its end).
 	sendEnd := finish

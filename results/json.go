@@ -228,7 +228,8 @@ func (p Pacing) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		plain
 		MaxLag micros `json:"max_lag_us"`
-	}{plain(p), micros(p.MaxLag)})
+		Slack  micros `json:"slack_us,omitempty"`
+	}{plain(p), micros(p.MaxLag), micros(p.Slack)})
 }
 
 func (p *Pacing) UnmarshalJSON(b []byte) error {
@@ -236,6 +237,7 @@ func (p *Pacing) UnmarshalJSON(b []byte) error {
 	v := struct {
 		*plain
 		MaxLag *micros `json:"max_lag_us"`
-	}{(*plain)(p), (*micros)(&p.MaxLag)}
+		Slack  *micros `json:"slack_us"`
+	}{(*plain)(p), (*micros)(&p.MaxLag), (*micros)(&p.Slack)}
 	return json.Unmarshal(b, &v)
 }

@@ -265,6 +265,10 @@ type Pacing struct {
 	Late      int64    `json:"late"`   // sent more than LateAfter after their intended start
 	Unsent    int64    `json:"unsent"` // intended within the window but never started
 	MaxLag    Duration `json:"max_lag_us"`
+	// Slack is how late a request could start to share its event loop's
+	// wake-up with those due after it (loadgen.Config.Slack): each
+	// latency counts it. 0 on goroutines, or asked for none.
+	Slack Duration `json:"slack_us,omitempty"`
 }
 
 // LateAfter is the lag past which a paced send is counted late.

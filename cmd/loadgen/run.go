@@ -42,6 +42,7 @@ type runFlags struct {
 	bodyFile    string
 	warmup      time.Duration
 	rate        string
+	slack       time.Duration
 	jsonOut     string
 	hlog        string
 	protocol    string
@@ -134,6 +135,7 @@ for events holding its own, as wrk's thread does.`,
 	fl.StringVar(&f.targets, "targets", "", "a request mix: the requests in vegeta's targets format (METHOD URL, headers, @body-file; - reads stdin), each named and weighted by a '# name=N weight=W' line before it")
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "load sent before the measured window, excluded from results")
 	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k (or ramp:100-5k/30s, step:1k+500/5s)")
+	durationVarP(fl, &f.slack, "slack", "", loadgen.DefaultSlack, "open loop on event loops: requests due within this of the next one share its wake-up, each started up to this late (counted in its latency); 0: each wakes its loop when due")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file (atomically)")
 	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file")
 	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol: "+strings.Join(client.Protocols(), ", ")+" (default http1)")
@@ -213,6 +215,13 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, er
 	c.Headers = f.headers
 	c.Streams = f.streams
 	c.Size = f.size
+	c.Slack = f.slack
+	if f.slack == 0 {
+		c.Slack = -1 // none
+	}
+	if f.slack < 0 {
+		return c, fmt.Errorf("--slack must not be negative, got %v", f.slack)
+	}
 	if f.rate != "" {
 		p, err := pace.Parse(f.rate)
 		if err != nil {

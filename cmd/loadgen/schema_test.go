@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"loadgen/loadgen"
 	"loadgen/results"
 	"loadgen/results/report"
 	"loadgen/results/store"
@@ -100,6 +102,11 @@ func TestRunJSONSchema(t *testing.T) {
 		t.Errorf(".summary.duration_s %v", w)
 	}
 	jqNumber(t, out, ".summary.pacing.max_lag_us")
+	if run.Config.Driver == loadgen.DriverLoop {
+		if s := jqNumber(t, out, ".summary.pacing.slack_us"); s != float64(loadgen.DefaultSlack/time.Microsecond) {
+			t.Errorf(".summary.pacing.slack_us %v, want the default %v", s, loadgen.DefaultSlack)
+		}
+	}
 	jqNumber(t, out, ".generator.cpu_s")
 	if jq, err := exec.LookPath("jq"); err == nil { // as a script would ask
 		got, err := exec.Command(jq, "-e", ".summary.latency.p99_us < .config.timeout_us and .summary.latency.p99_us > 0", out).CombinedOutput()

@@ -138,6 +138,7 @@ Endpoints: /get, /post, /anything (echo method, headers, body), /bytes/{n},
 	bytesVar(fl, &cfg.MaxBytes, "max-bytes", httpbin.DefaultMaxBytes, "largest n of /bytes/{n} (bytes: 10MiB)")
 	durationVarP(fl, &cfg.MaxDelay, "max-delay", "", httpbin.DefaultMaxDelay, "largest d of /delay/{d}")
 	bytesVar(fl, &cfg.MaxBody, "max-body", httpbin.DefaultMaxBody, "largest request body (413 beyond; bytes: 1MiB)")
+	countVarP(fl, &cfg.MaxConns, "max-conns", "", 0, "refuse connections beyond this many at once (0: no limit)")
 	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long (default: until Ctrl-C)")
 	st.register(fl)
 	return cmd

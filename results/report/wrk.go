@@ -124,6 +124,9 @@ func extras(p *printer, run *results.Run) {
 		}
 		rate := fmt.Sprintf("Rate: asked %s, achieved %.2f/s;", asked, pc.Achieved)
 		sent := fmt.Sprintf("%d sent, %d late (>%v), %d never sent, max lag %s", pc.Sent, pc.Late, results.LateAfter, pc.Unsent, Latency(pc.MaxLag))
+		if pc.Slack > 0 {
+			sent += fmt.Sprintf(" (slack %s)", Latency(pc.Slack))
+		}
 		if utf8.RuneCountInString(rate+sent) < TextWidth-2 {
 			p.f("  %s %s\n", rate, sent)
 		} else { // the schedule, then what was sent, each wrapped

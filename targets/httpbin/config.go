@@ -37,6 +37,12 @@ type Config struct {
 	// before its first request (which also bounds the protocol sniff) and
 	// between requests.
 	IdleTimeout time.Duration
+
+	// MaxConns is the most connections served at once, as serve tcp's
+	// (tcpecho.Config.MaxConns); 0 means no limit. Beyond it a new
+	// connection is closed at once, by the event loops and the goroutines
+	// alike, and counted as rejected.
+	MaxConns int
 }
 
 // Validate reports the first thing wrong with c, in one line.
@@ -56,6 +62,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("httpbin: max delay must be 0 (default %v) or more, not %v", DefaultMaxDelay, c.MaxDelay)
 	case c.MaxBody < 0:
 		return fmt.Errorf("httpbin: max body must be 0 (default %d) or more, not %d", DefaultMaxBody, c.MaxBody)
+	case c.MaxConns < 0:
+		return fmt.Errorf("httpbin: max connections must be 0 (no limit) or more, not %d", c.MaxConns)
 	case c.IdleTimeout < 0:
 		return fmt.Errorf("httpbin: idle timeout must be 0 (default %v) or more, not %v", DefaultIdleTimeout, c.IdleTimeout)
 	}

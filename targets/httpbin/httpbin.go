@@ -32,6 +32,7 @@ import (
 	"io"
 	"log"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -62,7 +63,13 @@ type Server struct {
 	tick  atomic.Int64            // advanced by reap, from 1
 	// adopted counts the connections event loops handed over.
 	adopted atomic.Uint64
-	wg      sync.WaitGroup
+	// accepted, rejected and active count connections for MaxConns
+	// (admit): an admitted one is active until closed, on its loop or
+	// by the goroutines it was handed over to (untrack).
+	accepted atomic.Uint64
+	rejected atomic.Uint64
+	active   atomic.Int64
+	wg       sync.WaitGroup
 }
 
 // New checks cfg and prepares a server; Start makes it listen.
@@ -106,6 +113,7 @@ func (s *Server) Start() error {
 		Protocols:         new(http.Protocols),
 	}
 	if s.cfg.TLS != nil {
+		ln = capListener{ln, s}
 		s.std.TLSConfig = s.cfg.TLS.Clone()
 		s.std.Protocols.SetHTTP1(true)
 		s.std.Protocols.SetHTTP2(true)
@@ -208,4 +216,61 @@ func (s *Server) untrack(c *sniffConn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
+	s.active.Add(-1)
 }
+
+// admit counts an accepted connection and reports whether it may be
+// served: false when MaxConns are open already (then it is counted as
+// rejected, and is to be closed at once). The same cap as serve tcp's
+// (tcpecho), on the event loops' accept and the goroutines' alike.
+func (s *Server) admit() bool {
+	s.accepted.Add(1)
+	if n := s.active.Add(1); s.cfg.MaxConns > 0 && n > int64(s.cfg.MaxConns) {
+		s.active.Add(-1)
+		s.rejected.Add(1)
+		return false
+	}
+	return true
+}
+
+// capListener admits (MaxConns) the connections net/http serves over TLS.
+type capListener struct {
+	net.Listener
+	s *Server
+}
+
+func (l capListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.s.admit() {
+			return &capConn{Conn: c, s: l.s}, nil
+		}
+		c.Close()
+	}
+}
+
+// capConn is an admitted connection: no longer active once closed.
+type capConn struct {
+	net.Conn
+	s      *Server
+	closed atomic.Bool
+}
+
+func (c *capConn) Close() error {
+	if c.closed.CompareAndSwap(false, true) {
+		c.s.active.Add(-1)
+	}
+	return c.Conn.Close()
+}
+
+// Accepted counts the connections accepted (rejected ones included).
+func (s *Server) Accepted() uint64 { return s.accepted.Load() }
+
+// Rejected counts the connections closed at once because MaxConns were open.
+func (s *Server) Rejected() uint64 { return s.rejected.Load() }
+
+// Active is the number of connections open now (on the loops and handed over).
+func (s *Server) Active() int64 { return s.active.Load() }

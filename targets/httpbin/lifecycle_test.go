@@ -37,6 +37,7 @@ func TestConfigValidate(t *testing.T) {
 		{"negative delay", Config{MaxDelay: -time.Second}, false},
 		{"negative body", Config{MaxBody: -1}, false},
 		{"negative idle", Config{IdleTimeout: -1}, false},
+		{"negative max conns", Config{MaxConns: -1}, false},
 		{"tls without cert", Config{TLS: &tls.Config{}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

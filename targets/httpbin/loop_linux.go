@@ -141,6 +141,10 @@ func (l *loop) accept() bool {
 		if !ok {
 			return true
 		}
+		if !l.s.admit() {
+			evloop.Close(fd)
+			continue
+		}
 		c := l.conn(fd)
 		if l.p.Add(fd, evloop.Readable, c.index) != nil {
 			l.drop(c)
@@ -180,6 +184,7 @@ func (l *loop) release(c *hconn) {
 func (l *loop) drop(c *hconn) {
 	evloop.Close(c.fd)
 	l.release(c)
+	l.s.active.Add(-1)
 }
 
 func (l *loop) closeAll() {
@@ -419,6 +424,7 @@ func (l *loop) handoff(c *hconn, data []byte, h2 bool) {
 	read := append([]byte(nil), data...) // data may be c.in, released next
 	l.release(c)
 	if err != nil {
+		l.s.active.Add(-1)
 		return // the connection is lost as if its client had gone
 	}
 	l.s.adopt(nc, read, h2)

@@ -1,0 +1,203 @@
+package loadgen
+
+import (
+	"os"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"loadgen/internal/heldp"
+)
+
+// How the event loop waits between the open loop's sends. What a wait
+// costs here is not the system call but the sleep: every wake-up of an
+// idle thread is a context switch and an interrupt (on a VM, exits to the
+// hypervisor), and it cost more than the request it was for (perf, in the
+// README's benchmark section). So a loop wakes up as seldom as the
+// schedule allows:
+//
+//   - It sleeps to the next send in the wait itself (epoll_pwait2, to the
+//     nanosecond), asking the kernel for the wake-up its timer slack makes
+//     late (kernelSlack): no timerfd to arm and read per request.
+//   - Requests due within the slack (Config.Slack) of the next one share
+//     its wake-up: the loop wakes when the last of them is due and sends
+//     them all (slackAt). None is sent early: each one's latency counts
+//     from its intended start, the wait included.
+//   - Answers do not wake it. While a connection is free for the next send,
+//     the loop sleeps on a set that holds only its eventfd (sleepfd) and
+//     reads, when it wakes to send, every answer that came meanwhile, each
+//     timed by the kernel's receive timestamp of its last bytes
+//     (SO_TIMESTAMPNS): when it arrived, not when the loop got to it. So
+//     the loop wakes once per batch of sends, whatever the answers do.
+//     With no connection free it waits for answers as any loop does.
+//     Multiplexed and TLS connections (whose answers the loop cannot time
+//     so), a connection per request (each waits for its connect), and
+//     connections waiting to connect or to write the rest of a request,
+//     are waited for too.
+
+// slackAt is the loop's slack for the next request, due at: the time from
+// it to the last request due within the slack at the schedule's rate then,
+// so that the wake-up that sends them comes as the last of them is due and
+// none waits for nothing; 0 when no other falls within it (a low rate).
+func (l *loop) slackAt(at time.Time) time.Duration {
+	if l.slack <= 0 {
+		return 0
+	}
+	r := l.e.pacer.Rate(at.Sub(l.e.start)) / float64(l.loops)
+	if r <= 0 {
+		return 0
+	}
+	gap := time.Duration(float64(time.Second) / r)
+	if gap <= 0 || gap > l.slack {
+		return 0
+	}
+	return l.slack / gap * gap
+}
+
+// sleepy: the loop may sleep without waiting for answers — open loop, its
+// answers timed by the kernel, a connection free for the next request,
+// none waiting to connect or to write, and every event of the last wait
+// taken (full).
+func (l *loop) sleepy() bool {
+	return l.stamps && l.claimed && !l.exhausted && len(l.idle) > 0 && l.outWait == 0 && !l.full
+}
+
+// sleep waits up to d for the engine's eventfd alone (answers do not end
+// it); what it reports is taken from the loop's own set afterwards.
+func (l *loop) sleep(d time.Duration) {
+	if l.holdP {
+		heldp.WaitFor(l.sleepfd, l.evs[:1], early(d))
+		return
+	}
+	epollWaitFor(l.sleepfd, l.evs[:1], early(d))
+}
+
+// kernelSlack is how late the kernel ends a wait's timeout (a poll's, an
+// epoll wait's): its hrtimer may fire up to max(the thread's timer slack,
+// the timeout / 1000 (/ 200 when niced)) after it, and does when nothing
+// else wakes the CPU. Realtime threads get none. Read once: threads
+// inherit the value, and a loop may move between them.
+var kernelSlack = sync.OnceValue(func() (s timerSlack) {
+	s.div = 1000
+	if p, _, e := unix.RawSyscall(unix.SYS_SCHED_GETSCHEDULER, 0, 0, 0); e == 0 && (p == unix.SCHED_FIFO || p == unix.SCHED_RR) {
+		s.div = 0
+		return s
+	}
+	if ns, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil && ns > 0 {
+		s.min = time.Duration(ns)
+	}
+	if raw, err := unix.Getpriority(unix.PRIO_PROCESS, 0); err == nil && raw < 20 {
+		s.div = 200 // niced: the system call returns 20 - nice
+	}
+	return s
+})
+
+// timerSlack is how the kernel makes a timeout d late: by max(min, d/div),
+// at most 100 ms; none when div is 0 (a realtime thread).
+type timerSlack struct {
+	min time.Duration
+	div time.Duration
+}
+
+// early is the timeout to ask for a wake-up d from now: d less the slack
+// the kernel adds to it, so that the wake-up comes at d, not up to the
+// slack after. A d within the slack is asked as is (at most the slack
+// late): the loop never spins.
+func early(d time.Duration) time.Duration { return earlyBy(d, kernelSlack()) }
+
+func earlyBy(d time.Duration, k timerSlack) time.Duration {
+	if d <= 0 || k.div == 0 {
+		return d
+	}
+	s := min(max(k.min, d/k.div), 100*time.Millisecond)
+	if d <= s {
+		return d
+	}
+	return d - s
+}
+
+// stampReads turns on the kernel's receive timestamps for fd; false when
+// it cannot.
+func stampReads(fd int) bool {
+	return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) == nil
+}
+
+// rawReadStamped is rawRead through recvmsg, with the kernel's receive
+// timestamp of the last bytes it read (ns on the wall clock; 0 when none
+// came). oob holds the control message.
+func rawReadStamped(fd int, p []byte, oob []byte) (int, int64, error) {
+	iov := unix.Iovec{Base: unsafe.SliceData(p)}
+	iov.SetLen(len(p))
+	msg := unix.Msghdr{Iov: &iov, Control: unsafe.SliceData(oob)}
+	msg.SetIovlen(1)
+	msg.SetControllen(len(oob))
+	n, _, e := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT)
+	if e != 0 {
+		return 0, 0, e
+	}
+	return int(n), stampOf(oob[:msg.Controllen]), nil
+}
+
+// stampOf finds SCM_TIMESTAMPNS in control messages, without allocating.
+func stampOf(b []byte) int64 {
+	for len(b) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+		if h.Len < unix.SizeofCmsghdr || uint64(h.Len) > uint64(len(b)) {
+			return 0
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SO_TIMESTAMPNS && int(h.Len) >= unix.CmsgLen(int(unsafe.Sizeof(unix.Timespec{}))) {
+			ts := (*unix.Timespec)(unsafe.Pointer(&b[unix.CmsgLen(0)]))
+			return ts.Nano()
+		}
+		b = b[min(len(b), unix.CmsgSpace(int(h.Len)-unix.CmsgLen(0))):]
+	}
+	return 0
+}
+
+// arrived is when bytes that a read at now took arrived, from the kernel's
+// timestamp ns (wall clock), on now's monotonic clock: now when there is
+// none, or when the wall clock was set under it (before sent, or ahead).
+func arrived(now time.Time, ns int64, sent time.Time) time.Time {
+	if ns == 0 {
+		return now
+	}
+	ago := time.Duration(now.UnixNano() - ns)
+	if ago <= 0 {
+		return now
+	}
+	at := now.Add(-ago)
+	if at.Before(sent) {
+		return now
+	}
+	return at
+}
+
+// newSleepSet makes the set a loop sleeps on between sends: its eventfd
+// alone.
+func newSleepSet(wake int) (int, error) {
+	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return -1, os.NewSyscallError("epoll_create1", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wake), Pad: evWake}
+	if err := unix.EpollCtl(fd, unix.EPOLL_CTL_ADD, wake, &ev); err != nil {
+		unix.Close(fd)
+		return -1, os.NewSyscallError("epoll_ctl", err)
+	}
+	return fd, nil
+}
+
+// setEvents sets what c's socket is watched for, counting the connections
+// waiting to connect or to write (outWait): a loop does not sleep past
+// them. It does not tell epoll (watch does).
+func (l *loop) setEvents(c *lconn, ev uint32) {
+	if c.events&unix.EPOLLOUT != 0 {
+		l.outWait--
+	}
+	if ev&unix.EPOLLOUT != 0 {
+		l.outWait++
+	}
+	c.events = ev
+}
