@@ -28,8 +28,10 @@ func (e *EveryN) Serve(p *Peer) {
 		if n > e.PerConn {
 			continue // above the GOAWAY's last stream: not processed
 		}
-		e.Respond(p, h.StreamID)
+		// Counted before the answer is written: the generator may count it
+		// and the test read Served before this goroutine runs again.
 		e.Served.Add(1)
+		e.Respond(p, h.StreamID)
 		if n == e.PerConn {
 			p.GoAway(h.StreamID)
 		}
