@@ -79,3 +79,29 @@ func TestStateClose(t *testing.T) {
 		t.Errorf("second Close: already %v, %v", already, err)
 	}
 }
+
+// The cap admits Max connections at once, rejects the next, and admits
+// again once one is released; every accept is counted.
+func TestCap(t *testing.T) {
+	c := Cap{Max: 2}
+	if !c.Admit() || !c.Admit() {
+		t.Fatal("the first two were not admitted")
+	}
+	if c.Admit() {
+		t.Fatal("a third was admitted over Max 2")
+	}
+	c.Release()
+	if !c.Admit() {
+		t.Fatal("not admitted after a release")
+	}
+	c.Refuse()
+	if c.Accepted() != 5 || c.Rejected() != 1 || c.Active() != 2 {
+		t.Errorf("accepted %d rejected %d active %d: want 5, 1, 2", c.Accepted(), c.Rejected(), c.Active())
+	}
+	var none Cap
+	for range 100 {
+		if !none.Admit() {
+			t.Fatal("Max 0 rejected a connection")
+		}
+	}
+}

@@ -63,13 +63,11 @@ type Server struct {
 	tick  atomic.Int64            // advanced by reap, from 1
 	// adopted counts the connections event loops handed over.
 	adopted atomic.Uint64
-	// accepted, rejected and active count connections for MaxConns
-	// (admit): an admitted one is active until closed, on its loop or
-	// by the goroutines it was handed over to (untrack).
-	accepted atomic.Uint64
-	rejected atomic.Uint64
-	active   atomic.Int64
-	wg       sync.WaitGroup
+	// limit is MaxConns on every accept path: an admitted connection is
+	// active until closed, on its loop or by the goroutines it was handed
+	// over to (untrack).
+	limit accept.Cap
+	wg    sync.WaitGroup
 }
 
 // New checks cfg and prepares a server; Start makes it listen.
@@ -82,6 +80,7 @@ func newServer(cfg Config, loops bool) (*Server, error) {
 	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:     cfg,
+		limit:   accept.Cap{Max: cfg.MaxConns},
 		loops:   loops,
 		payload: make([]byte, cfg.MaxBytes),
 		routes:  newRoutes(),
@@ -216,21 +215,7 @@ func (s *Server) untrack(c *sniffConn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
-	s.active.Add(-1)
-}
-
-// admit counts an accepted connection and reports whether it may be
-// served: false when MaxConns are open already (then it is counted as
-// rejected, and is to be closed at once). The same cap as serve tcp's
-// (tcpecho), on the event loops' accept and the goroutines' alike.
-func (s *Server) admit() bool {
-	s.accepted.Add(1)
-	if n := s.active.Add(1); s.cfg.MaxConns > 0 && n > int64(s.cfg.MaxConns) {
-		s.active.Add(-1)
-		s.rejected.Add(1)
-		return false
-	}
-	return true
+	s.limit.Release()
 }
 
 // capListener admits (MaxConns) the connections net/http serves over TLS.
@@ -245,7 +230,7 @@ func (l capListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l.s.admit() {
+		if l.s.limit.Admit() {
 			return &capConn{Conn: c, s: l.s}, nil
 		}
 		c.Close()
@@ -261,16 +246,16 @@ type capConn struct {
 
 func (c *capConn) Close() error {
 	if c.closed.CompareAndSwap(false, true) {
-		c.s.active.Add(-1)
+		c.s.limit.Release()
 	}
 	return c.Conn.Close()
 }
 
 // Accepted counts the connections accepted (rejected ones included).
-func (s *Server) Accepted() uint64 { return s.accepted.Load() }
+func (s *Server) Accepted() uint64 { return s.limit.Accepted() }
 
 // Rejected counts the connections closed at once because MaxConns were open.
-func (s *Server) Rejected() uint64 { return s.rejected.Load() }
+func (s *Server) Rejected() uint64 { return s.limit.Rejected() }
 
 // Active is the number of connections open now (on the loops and handed over).
-func (s *Server) Active() int64 { return s.active.Load() }
+func (s *Server) Active() int64 { return s.limit.Active() }

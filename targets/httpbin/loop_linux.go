@@ -141,7 +141,7 @@ func (l *loop) accept() bool {
 		if !ok {
 			return true
 		}
-		if !l.s.admit() {
+		if !l.s.limit.Admit() {
 			evloop.Close(fd)
 			continue
 		}
@@ -184,7 +184,7 @@ func (l *loop) release(c *hconn) {
 func (l *loop) drop(c *hconn) {
 	evloop.Close(c.fd)
 	l.release(c)
-	l.s.active.Add(-1)
+	l.s.limit.Release()
 }
 
 func (l *loop) closeAll() {
@@ -424,7 +424,7 @@ func (l *loop) handoff(c *hconn, data []byte, h2 bool) {
 	read := append([]byte(nil), data...) // data may be c.in, released next
 	l.release(c)
 	if err != nil {
-		l.s.active.Add(-1)
+		l.s.limit.Release()
 		return // the connection is lost as if its client had gone
 	}
 	l.s.adopt(nc, read, h2)

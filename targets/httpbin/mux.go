@@ -19,14 +19,14 @@ const preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 func (s *Server) acceptLoop(ln net.Listener) {
 	defer s.wg.Done()
 	accept.Loop(ln, s.done, func(c net.Conn) {
-		if !s.admit() {
+		if !s.limit.Admit() {
 			c.Close()
 			return
 		}
 		sc := &sniffConn{Conn: c, s: s}
 		if !s.track(sc) {
 			c.Close()
-			s.active.Add(-1)
+			s.limit.Release()
 			return
 		}
 		s.wg.Add(1)
@@ -82,7 +82,7 @@ func (s *Server) adopt(c net.Conn, read []byte, h2 bool) {
 	sc := &sniffConn{Conn: c, s: s}
 	if !s.track(sc) {
 		c.Close()
-		s.active.Add(-1) // admitted by the loop that accepted it
+		s.limit.Release() // admitted by the loop that accepted it
 		return
 	}
 	sc.peek = append([]byte(nil), read...)

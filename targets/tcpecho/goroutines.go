@@ -25,10 +25,10 @@ func (s *Server) track(c net.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.state.Closed {
-		s.accepted.Add(1)
+		s.limit.Refuse()
 		return false
 	}
-	if !s.admit() {
+	if !s.limit.Admit() {
 		return false
 	}
 	s.conns[c] = struct{}{}
@@ -40,6 +40,6 @@ func (s *Server) untrack(c net.Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
-	s.active.Add(-1)
+	s.limit.Release()
 	s.wg.Done()
 }

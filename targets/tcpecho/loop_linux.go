@@ -152,7 +152,7 @@ func (l *loop) accept() bool {
 		if !ok {
 			return true
 		}
-		if !l.s.admit() {
+		if !l.s.limit.Admit() {
 			evloop.Close(fd)
 			continue
 		}
@@ -189,7 +189,7 @@ func (l *loop) drop(c *conn) {
 	}
 	l.free = append(l.free, c.index)
 	l.open--
-	l.s.active.Add(-1)
+	l.s.limit.Release()
 }
 
 func (l *loop) closeAll() {

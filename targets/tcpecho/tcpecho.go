@@ -80,11 +80,9 @@ type Server struct {
 	// Event loops.
 	ev *loops // set by Start
 
-	accepted atomic.Uint64
-	rejected atomic.Uint64
-	echoed   atomic.Uint64
-	sunk     atomic.Uint64
-	active   atomic.Int64
+	limit  accept.Cap // MaxConns, on the loops and the goroutines alike
+	echoed atomic.Uint64
+	sunk   atomic.Uint64
 }
 
 // New checks cfg and returns a server that is not listening yet.
@@ -97,7 +95,7 @@ func newServer(cfg Config, loops bool) (*Server, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
 	}
-	return &Server{cfg: cfg, loops: loops, done: make(chan struct{}), conns: map[net.Conn]struct{}{}}, nil
+	return &Server{cfg: cfg, limit: accept.Cap{Max: cfg.MaxConns}, loops: loops, done: make(chan struct{}), conns: map[net.Conn]struct{}{}}, nil
 }
 
 // Start listens on the configured address and serves in the background.
@@ -154,10 +152,10 @@ func (s *Server) Close() error {
 }
 
 // Accepted counts the connections accepted (rejected ones included).
-func (s *Server) Accepted() uint64 { return s.accepted.Load() }
+func (s *Server) Accepted() uint64 { return s.limit.Accepted() }
 
 // Rejected counts the connections closed at once because MaxConns were open.
-func (s *Server) Rejected() uint64 { return s.rejected.Load() }
+func (s *Server) Rejected() uint64 { return s.limit.Rejected() }
 
 // Echoed counts the bytes written back by echo connections.
 func (s *Server) Echoed() uint64 { return s.echoed.Load() }
@@ -166,17 +164,4 @@ func (s *Server) Echoed() uint64 { return s.echoed.Load() }
 func (s *Server) Sunk() uint64 { return s.sunk.Load() }
 
 // Active is the number of connections being served now.
-func (s *Server) Active() int64 { return s.active.Load() }
-
-// admit counts an accepted connection and reports whether it may be
-// served: false when MaxConns are open already (then it is counted as
-// rejected, and is to be closed at once).
-func (s *Server) admit() bool {
-	s.accepted.Add(1)
-	if n := s.active.Add(1); s.cfg.MaxConns > 0 && n > int64(s.cfg.MaxConns) {
-		s.active.Add(-1)
-		s.rejected.Add(1)
-		return false
-	}
-	return true
-}
+func (s *Server) Active() int64 { return s.limit.Active() }
