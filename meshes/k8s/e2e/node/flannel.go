@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -284,14 +285,7 @@ func (n *Node) startFlannel(ctx context.Context) error {
 // subnet through the backend's device (vxlan: flannel.1, udp: flannel0)
 // or the other node's address (host-gw).
 func (n *Node) flannelRoutes(ctx context.Context, m Member) error {
-	for _, o := range n.Members {
-		if o.Name == m.Name {
-			continue
-		}
-		nd, err := n.Client.CoreV1().Nodes().Get(ctx, o.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	return n.otherNodes(ctx, m, func(o Member, nd *corev1.Node) error {
 		if bt := annotatedBackend(nd.Annotations); bt != n.Backend {
 			return fmt.Errorf("node %s's flanneld runs backend %q, not %s yet", o.Name, bt, n.Backend)
 		}
@@ -308,6 +302,23 @@ func (n *Node) flannelRoutes(ctx context.Context, m Member) error {
 		want := map[string]string{FlannelVXLAN: "dev flannel.1", FlannelUDP: "dev flannel0", FlannelHostGW: "via " + o.IP + " dev " + m.Uplink}[n.Backend]
 		if !strings.Contains(out, want) {
 			return fmt.Errorf("%s routes %s's pods as %q, not %q yet", m.Name, o.Name, strings.TrimSpace(out), want)
+		}
+		return nil
+	})
+}
+
+// otherNodes calls f with every member but m and its Node object.
+func (n *Node) otherNodes(ctx context.Context, m Member, f func(o Member, nd *corev1.Node) error) error {
+	for _, o := range n.Members {
+		if o.Name == m.Name {
+			continue
+		}
+		nd, err := n.Client.CoreV1().Nodes().Get(ctx, o.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if err := f(o, nd); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -488,21 +499,14 @@ func (n *Node) clearBackend(ctx context.Context, m Member) error {
 			}
 		}
 	}
-	for _, o := range n.Members {
-		if o.Name == m.Name {
-			continue
-		}
-		nd, err := n.Client.CoreV1().Nodes().Get(ctx, o.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	return n.otherNodes(ctx, m, func(_ Member, nd *corev1.Node) error {
 		if out, err := m.run(ctx, "ip", "-4", "route", "show", nd.Spec.PodCIDR); err == nil && strings.TrimSpace(out) != "" {
 			if _, err := m.run(ctx, "ip", "-4", "route", "del", nd.Spec.PodCIDR); err != nil {
 				return err
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // FlannelDevices are the backend's devices on a node (flannel.1, flannel0),
