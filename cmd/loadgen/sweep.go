@@ -1,26 +1,20 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"text/tabwriter"
-
 	"github.com/spf13/cobra"
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/metrics"
-	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
 	"loadgen/results/compare"
-	"loadgen/results/report"
 )
 
 type sweepFlags struct {
@@ -435,198 +429,6 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		job.note = demo.note
 	}
 	return job.execute(ctx, stdout, stderr)
-}
-
-// sweepJob is a sweep ready to run: the plan, where its results go, and
-// what to print besides the table.
-type sweepJob struct {
-	spec    *sweep.Spec
-	out     string
-	resume  bool
-	quiet   bool
-	check   *checkFlags
-	findMax bool
-	slo     sweep.SLO
-	sloText string
-	note    string // printed under the table
-	again   string // the command that continues it, less -o DIR --resume
-	// resumeCmd, when set, is the whole command that continues it, for a
-	// sweep that is one part of a bigger run (a lab's protocol).
-	resumeCmd string
-	extra     func(io.Writer, []*results.Step) error // more tables after the sweep's
-	dryRun    bool                                   // print the plan, send nothing
-	sidecars  *sidecarPaths                          // the paths through local sidecars, running
-	live      *metrics.Exporter                      // --prometheus
-	wide      bool                                   // every column of the table, whatever the terminal's width
-	abort     *abortFlags                            // --abort-on-fail: nil for none
-	ui        *uiState                               // --ui: nil for none
-}
-
-func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
-	spec := j.spec
-	plan := spec.Plan()
-	per := spec.Warmup.D() + spec.Duration.D()
-	where := "results in " + j.out
-	if j.dryRun {
-		where = "dry run: nothing is sent or written"
-	}
-	if j.findMax {
-		fmt.Fprint(stderr, wrap(fmt.Sprintf("sweep --find-max: searching %s, %s per probe; %s",
-			plural(len(spec.Paths)*len(spec.Ladder)*len(spec.Payloads), "path × step × payload combination"), per, where), maxWidth, "  "))
-	} else {
-		fmt.Fprint(stderr, wrap(fmt.Sprintf("sweep: %s (%s × %s × %s × %s × %s), about %s; %s",
-			plural(len(plan), "step"), plural(len(spec.Paths), "path"), plural(len(spec.Ladder), "ladder step"), plural(len(spec.Payloads), "payload"),
-			plural(len(spec.Rates), "rate"), plural(spec.Repeats, "repeat"), (time.Duration(len(plan))*per).Round(time.Second), where), maxWidth, "  "))
-	}
-
-	total := len(plan)
-	if j.findMax {
-		total = 0 // a search's probes are not known up front
-	}
-	prog := newSweepProgress(stderr, total, j.quiet)
-	runCtx, halt := j.abort.halting(ctx) // --abort-on-fail stops the sweep at a step that aborted
-	r := &sweep.Runner{
-		Spec: spec, Dir: j.out, Resume: j.resume,
-		Build: func(ctx context.Context, p sweep.Path, st sweep.Step) (loadgen.Config, protocol.Dialer, error) {
-			if err := j.sidecars.check(p.Name); err != nil {
-				return loadgen.Config{}, nil, err
-			}
-			cfg, d, err := buildStep(spec, p, st)
-			cfg.LiveLatency = j.live != nil
-			j.abort.apply(&cfg)
-			if err == nil {
-				sweepStepUI(j.ui, &cfg, st)
-			}
-			return cfg, d, err
-		},
-		After:  func(p sweep.Path, _ sweep.Step) error { return j.sidecars.check(p.Name) },
-		Probes: costProbes{},
-		Events: halt.events(j.liveEvents(sweepEvents(j.ui, prog.event))),
-	}
-	if err := r.Check(); err != nil {
-		return err // before any load: the command line must change
-	}
-	if j.dryRun && j.findMax {
-		return findMaxPlan(stdout, spec, j.sloText)
-	}
-	if j.dryRun {
-		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "#\tstep\turl\t\n")
-		for _, st := range plan {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t\n", st.Index+1, st.ID(), pathWhere(spec, st.Path))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-		checkSidecarProxies(stdout, spec)
-		return nil
-	}
-	if j.findMax {
-		return runFindMax(ctx, r, j.slo, j.sloText, stdout, prog)
-	}
-	steps, err := r.Run(runCtx)
-	prog.finish()
-	err = halt.result(runCtx, err, stderr, j.resumeHint())
-	if len(steps) > 0 {
-		fmt.Fprintln(stdout)
-		if terr := report.SweepTable(stdout, spec.BaselineName(), steps, tableOptions(stdout, j.wide)); terr != nil {
-			return failf("%v", terr)
-		}
-		if j.extra != nil {
-			fmt.Fprintln(stdout)
-			if terr := j.extra(stdout, steps); terr != nil {
-				return failf("%v", terr)
-			}
-		}
-	}
-	if j.note != "" {
-		fmt.Fprintf(stdout, "\n%s", wrap(j.note, maxWidth, ""))
-	}
-	fmt.Fprintf(stdout, "\nresults: %s (%d of %d steps)\n", j.out, finishedSteps(steps), len(plan))
-	failed, cerr := j.check.checkSteps(stdout, steps)
-	if err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			again := j.again + "-o " + j.out + " --resume"
-			if j.resumeCmd != "" {
-				again = j.resumeCmd
-			}
-			fmt.Fprintf(stderr, "interrupted: finished steps are saved; continue with: %s\n", again)
-			return exitError{code: 130}
-		}
-		return failf("%v", err)
-	}
-	if bad := failedSteps(steps); len(bad) > 0 {
-		fmt.Fprintf(stdout, "sweep: %d of %d steps failed: %s\n", len(bad), len(plan), strings.Join(bad, ", "))
-		return exitError{code: exitFail}
-	}
-	if failed {
-		return exitError{code: exitFail}
-	}
-	return nil
-}
-
-// pathWhere is where a path's load goes, for a plan: its URL, or its
-// pods with sidecars.
-func pathWhere(spec *sweep.Spec, name string) string {
-	p, _ := spec.PathByName(name)
-	where := p.URL
-	if sc := p.Sidecar; sc != nil && where == "" {
-		where = strings.Join(strings.Fields("pods with sidecars: "+sc.Proxy+" "+sc.Placement), " ")
-		if sc.MTLS {
-			where += " mtls"
-		}
-	}
-	return where
-}
-
-func fileArg(f *sweepFlags) string {
-	if f.file == "" {
-		return ""
-	}
-	return "-f " + f.file + " "
-}
-
-// liveEvents feeds --prometheus from the sweep's events, then passes them
-// on.
-func (j sweepJob) liveEvents(next func(sweep.Event)) func(sweep.Event) {
-	if j.live == nil {
-		return next
-	}
-	return func(ev sweep.Event) {
-		switch ev.Kind {
-		case sweep.StepStarted:
-			j.live.Step(ev.Step.ID(), ev.Step.Path)
-		case sweep.StepLive:
-			j.live.Progress(ev.Live)
-		case sweep.StepFinished:
-			if ev.Result != nil && ev.Result.Run != nil {
-				j.live.Finish(errorsByClass(ev.Result.Run.Summary.Errors))
-			}
-		}
-		next(ev)
-	}
-}
-
-func hasSidecars(spec *sweep.Spec) bool {
-	for _, p := range spec.Paths {
-		if p.Sidecar != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// buildStep makes one step's configuration and dialer (sweep.BuildStep)
-// and sets the process's GOMAXPROCS for its threads (setProcs).
-func buildStep(spec *sweep.Spec, p sweep.Path, st sweep.Step) (loadgen.Config, protocol.Dialer, error) {
-	cfg, d, err := sweep.BuildStep(spec, p, st)
-	if err == nil {
-		setProcs(&cfg, d, st.Rung.Threads, 0)
-	}
-	return cfg, d, err
 }
 
 // parseSLO checks --find-max and --slo together and returns the judge.
