@@ -128,6 +128,12 @@ parse() {
     jq -r '"\(.rate|floor) \(.latencies."50th"/1e6) \(.latencies."99th"/1e6) \(.status_codes."200" // 0)"' "${1%.out}.json" 2>/dev/null || echo "0 0 0 0"
     return
   fi
+  if [[ $1 =~ \.ghz-([0-9]+)\.r[0-9]+\.out$ ]]; then # ghz streaming, N messages per call: see case_grpc_stream
+    jq -r --argjson n "${BASH_REMATCH[1]}" '(.latencyDistribution // []) as $l | (.statusCodeDistribution.OK // 0) as $ok |
+      "\(if .total > 0 then ($ok*$n/(.total/1e9))|floor else 0 end) \(if $n == 1 then (($l[]|select(.percentage==50)|.latency/1e6) // 0) else 0 end) \(if $n == 1 then (($l[]|select(.percentage==99)|.latency/1e6) // 0) else 0 end) \($ok*$n)"' \
+      "${1%.out}.json" 2>/dev/null || echo "0 0 0 0"
+    return
+  fi
   if [[ $1 == *.ghz.* ]]; then
     jq -r '(.latencyDistribution // []) as $l | "\(.rps|floor) \(($l[]|select(.percentage==50)|.latency/1e6) // 0) \(($l[]|select(.percentage==99)|.latency/1e6) // 0) \(.statusCodeDistribution.OK // 0)"' "${1%.out}.json" 2>/dev/null || echo "0 0 0 0"
     return
@@ -298,6 +304,79 @@ case_grpc() {
 }
 case_grpc
 
+# gRPC ping-pong streams (issue 28, point 4): loadgen's grpc-stream keeps
+# one Echo/PingPong stream per connection for the whole run and sends a
+# message when it has the reply to the last one (one in flight per
+# stream), on one stream (c1) and on 50 streams over 50 connections (c50),
+# against loadgen's own grpc-go target on TGT_CPU. Messages of a 100-byte
+# body: 107 bytes each way on the wire (gRPC's 5-byte prefix, a Payload of
+# 102), the same from every tool; req/cpu_s is round trips (a message each
+# way) per generator CPU-second.
+#
+# The peer is ghz, calling the same method by the target's reflection. ghz
+# has no ping-pong: a bidi call opens a stream whose sender goroutine sends
+# --stream-call-count messages without waiting for replies (as many in
+# flight as grpc-go's 64 KiB write quota per stream lets it), while another
+# goroutine reads the replies; and ghz counts calls, not messages. So two
+# ways of running it, each with --duration-stop wait (the calls in flight
+# at the end finish, so each call counted OK carried N messages each way)
+# and counted as N x OK calls:
+#   ghz-1     --stream-call-count 1: one message in flight, as in ping-pong,
+#             but a new stream (HEADERS, trailers) for every message; its
+#             latency (per call) is a message's round trip;
+#   ghz-1000  --stream-call-count 1000: ghz's streaming as its users run
+#             it, 1000 messages a stream, pipelined: a throughput load,
+#             not ping-pong (many messages per write and per read), so
+#             loadgen's ratio to it says how far ping-pong stands from a
+#             pipelined stream, not like for like; its latency is a whole
+#             call's and is left out (0).
+# fortio is not in this row: `-grpc -ping` calls fortio's own
+# fgrpc.PingServer/Ping, which loadgen's target does not serve (every call
+# fails Unimplemented), and it is a unary call, as its health checks are;
+# its -s runs that many unary calls at once on each connection (HTTP/2
+# streams, not a gRPC stream). Its unary figures are grpc-c50's.
+#
+# Every run gets a target of its own, whose count of messages answered
+# goes in stream.txt beside the tool's messages sent and received
+# (loadgen's from its byte counts; ghz's N x calls and N x OK calls).
+STREAM_SIZE=100 STREAM_WIRE=107
+printf '%-15s %-8s %3s %10s %10s %10s\n' case tool rep sent received target >"$OUT/stream.txt"
+one_stream() { # case tool rep cmd...
+  local c=$1 t=$2 r=$3; shift 3
+  local b=$OUT/$c.$t.r$r pid sent=0 recv=0 srv
+  taskset -c "$TGT_CPU" "$LG" serve grpc --addr "$H:$P_GRPC" --for $((DUR + 60))s >"$b.srv" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do ss -Hltn "( sport = :$P_GRPC )" | grep -q . && break; sleep 0.1; done
+  one "$c" "$t" "$r" "$@"
+  kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  srv=$(sed -n 's/.* \([0-9]*\) ping-pong messages.*/\1/p' "$b.srv")
+  case $t in
+    loadgen) read -r sent recv < <(jq -r --argjson w "$STREAM_WIRE" '"\(.summary.bytes_written/$w|floor) \(.summary.bytes_read/$w|floor)"' "$b.json" 2>/dev/null) ;;
+    ghz-*) read -r sent recv < <(jq -r --argjson n "${t#ghz-}" '"\(.count*$n) \((.statusCodeDistribution.OK // 0)*$n)"' "$b.json" 2>/dev/null) ;;
+  esac
+  printf '%-15s %-8s %3s %10s %10s %10s\n' "$c" "$t" "$r" "${sent:-0}" "${recv:-0}" "${srv:-0}" >>"$OUT/stream.txt"
+}
+case_grpc_stream() {
+  local c name body
+  body=$(head -c "$STREAM_SIZE" /dev/zero | base64 -w0)
+  for c in 1 50; do
+    name=grpc-stream-c$c
+    [[ -n $ONLY && ! $name =~ $ONLY ]] && continue
+    for ((r = 1; r <= REPS; r++)); do
+      if [[ -x $W/bin/ghz ]]; then
+        for n in 1 1000; do
+          one_stream "$name" "ghz-$n" "$r" "$W/bin/ghz" --insecure --call loadgen.echo.v1.Echo/PingPong \
+            -d "{\"body\":\"$body\"}" --stream-call-count "$n" -z "${DUR}s" --duration-stop wait --count-errors \
+            -c "$c" --connections "$c" --format json -o "@B@.json" "$H:$P_GRPC"
+        done
+      fi
+      one_stream "$name" loadgen "$r" "$LG" run -p grpc-stream --size "$STREAM_SIZE" -t1 -c"$c" -d"${DUR}s" \
+        --latency -q --json "@B@.json" "$H:$P_GRPC"
+    done
+  done
+}
+case_grpc_stream
+
 # Our own target must not be the bottleneck: loadgen's httpbin on TGT_CPU,
 # loadgen on GEN_CPU; both sides' requests per CPU-second.
 case_httpbin() {
@@ -360,7 +439,13 @@ awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$
     print ""
     for (c in cases) for (t in tools) { if (t == "loadgen" || t == "httpbin" || t == "nginx") continue
       a=c" loadgen"; b=c" "t; if ((a in per) && (b in per) && med(per[b]) > 0)
-      printf "%-14s loadgen/%s: req/cpu_s %.2f (%s)  rps %.2f  p50 %+.3f ms\n", c, t, med(per[a])/med(per[b]), spread(a, b), med(rps[a])/med(rps[b]), med(p50[a])-med(p50[b]) }
+      printf "%-14s loadgen/%s: req/cpu_s %.2f (%s)  rps %.2f  p50 %s\n", c, t, med(per[a])/med(per[b]), spread(a, b), med(rps[a])/med(rps[b]), (med(p50[b]) > 0 ? sprintf("%+.3f ms", med(p50[a])-med(p50[b])) : "-") }
+    # against the better of two or more peers (per generator CPU-second)
+    for (c in cases) { a=c" loadgen"; best=""; np=0
+      for (t in tools) { b=c" "t; if (t == "loadgen" || t == "httpbin" || t == "nginx" || !(b in per)) continue
+        np++; if (best == "" || med(per[b]) > med(per[c" "best])) best=t }
+      if (np >= 2 && (a in per) && med(per[c" "best]) > 0)
+        printf "%-14s loadgen/better peer (%s): req/cpu_s %.2f (%s)\n", c, best, med(per[a])/med(per[c" "best]), spread(a, c" "best) }
     for (c in cases) { a=c" loadgen"; b=c" httpbin"; if ((a in per) && (b in per) && med(per[a]) > 0)
       printf "%-14s httpbin/loadgen: req/cpu_s %.2f (%s; the target must keep up: >= 1.2)\n", c, med(per[b])/med(per[a]), spread(b, a) }
     for (c in cases) { a=c" loadgen"; b=c" nginx"; if ((a in per) && (b in per) && med(per[a]) > 0)
@@ -394,3 +479,15 @@ awk 'NR>1 { k=$1" "$2; ask[$1]=$4; ach[k]=ach[k]" "$5; late[k]=late[k]" "$6; p99
       if ((a in ms) && (b in ms) && med(ms[b]) > 0)
         printf "%-14s loadgen/%s: CPU per request %.2f (%s; goal <= 0.5)  achieved %.2f%% vs %.2f%%  p99 %.3f vs %.3f ms\n", c, t, med(ms[a])/med(ms[b]), spread(a, b), 100*med(ach[a])/ask[c], 100*med(ach[b])/ask[c], med(p99[a]), med(p99[b]) }
   }' "$OUT/open.txt" | tee -a "$OUT/summary.txt"
+
+# gRPC streams: the messages each tool sent and received beside those the
+# target answered, medians over the runs, and the largest gap between a
+# tool's count of replies and the target's in any run.
+awk 'NR>1 { k=$1" "$2; s[k]=s[k]" "$4; rv[k]=rv[k]" "$5; tg[k]=tg[k]" "$6; d=$6-$5; if (d<0) d=-d; if (d>gap[k]) gap[k]=d; keys[k]=1 }
+  function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
+  END {
+    if (!length(keys)) exit
+    print ""
+    printf "%-15s %-8s %10s %10s %10s %8s\n", "gRPC stream", "tool", "sent", "received", "target", "max_gap"
+    for (k in keys) { split(k, x, " "); printf "%-15s %-8s %10d %10d %10d %8d\n", x[1], x[2], med(s[k]), med(rv[k]), med(tg[k]), gap[k] }
+  }' "$OUT/stream.txt" | tee -a "$OUT/summary.txt"
