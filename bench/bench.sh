@@ -9,8 +9,17 @@
 #
 # Traffic goes to 127.0.0.1 only; every run is bounded by -d and timeout(1).
 #
+# Which CPU is a generator's: user+sys from rusage (cpu_s) is what the
+# kernel's scheduler charged the process; taken_s is what it took from the
+# others on GEN_CPU, by a spinner at the lowest priority (bench/soak) that
+# runs there the whole bench: the loops it did not make during the run,
+# against its rate just before and after. taken_s counts what cpu_s does
+# not: interrupts and the switches to and from the generator. The README
+# (Benchmarks: which CPU is the generator's) has why the ways differ.
+#
 # Knobs: DUR=10 REPS=3 GEN_CPU=0 TGT_CPU=1 ONLY=<regex over case names>
 #        BENCH_WORK=/tmp/loadgen-bench SKIP_INSTALL=1
+#        SOAK=0 (no spinner, no taken_s) SOAK_GAP=1.5 (its baseline, s)
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +30,8 @@ REPS=${REPS:-3}
 GEN_CPU=${GEN_CPU:-0}
 TGT_CPU=${TGT_CPU:-1}
 ONLY=${ONLY:-}
+SOAK=${SOAK:-1}
+SOAK_GAP=${SOAK_GAP:-1.5}
 H=127.0.0.1
 P_H1=18180 P_H2C=18182 P_TLS=18443 P_GRPC=18190 P_SP=18300 P_TCP=18301 P_IPERF=18302
 LG=$W/loadgen
@@ -65,13 +76,14 @@ if [[ -z ${SKIP_INSTALL:-} && ! -x $W/bin/vegeta ]]; then
   GOBIN=$W/bin go install github.com/tsenart/vegeta/v12@v12.13.0 >>"$OUT/install.log" 2>&1 || log "vegeta install failed: its cases are skipped"
 fi
 log "building loadgen"
-(cd "$ROOT" && go build -o "$LG" ./cmd/loadgen) || exit 1
+(cd "$ROOT" && go build -o "$LG" ./cmd/loadgen && go build -o "$W/soak" ./bench/soak) || exit 1
 
 # ------------------------------------------------------------ target
-NGINX_PID=
+NGINX_PID= SOAK_PID=
 cleanup() {
   [[ -n $NGINX_PID ]] && kill "$NGINX_PID" 2>/dev/null && wait "$NGINX_PID" 2>/dev/null
-  NGINX_PID=
+  [[ -n $SOAK_PID ]] && kill "$SOAK_PID" 2>/dev/null && wait "$SOAK_PID" 2>/dev/null
+  NGINX_PID= SOAK_PID=
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -114,6 +126,11 @@ NGINX_PID=$!
 for _ in $(seq 100); do ss -Hltn "( sport = :$P_H1 )" | grep -q . && break; sleep 0.1; done
 ss -Hltn "( sport = :$P_H1 )" | grep -q . || { log "nginx did not start: $(cat "$OUT/nginx.out")"; exit 1; }
 log "nginx $NGINX_PID on CPU $TGT_CPU, generators on CPU $GEN_CPU, ${DUR}s x $REPS"
+if ((SOAK)); then
+  GOMAXPROCS=1 chrt --idle 0 taskset -c "$GEN_CPU" "$W/soak" spin >"$OUT/soak.txt" 2>&1 &
+  SOAK_PID=$!
+  log "spinner $SOAK_PID on CPU $GEN_CPU at SCHED_IDLE: taken_s"
+fi
 
 # ------------------------------------------------------------ runs
 # parse: rps p50_ms p99_ms requests — wrk's layout (which loadgen prints
@@ -158,12 +175,22 @@ parse() {
     END{printf "%.0f %.3f %.3f %d\n", rps, p50, p99, n}' "$1"
 }
 
-printf '%-14s %-8s %3s %10s %9s %9s %7s %10s\n' case tool rep rps p50_ms p99_ms cpu_s req/cpu_s >"$OUT/table.txt"
+printf '%-14s %-8s %3s %10s %9s %9s %7s %10s %7s %10s\n' case tool rep rps p50_ms p99_ms cpu_s req/cpu_s taken_s req/taken >"$OUT/table.txt"
 one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
   local c=$1 t=$2 r=$3; shift 3
   local b=$OUT/$c.$t.r$r
   set -- "${@//@B@/$b}"
+  local t0 t1 taken=- pert=- drift
+  ((SOAK)) && sleep "$SOAK_GAP"
+  t0=$(date +%s%N)
   timeout -k 5 -s INT $((DUR + 20)) /usr/bin/time -f '%U %S %M' -o "$b.time" taskset -c "$GEN_CPU" "$@" >"$b.out" 2>"$b.err"
+  t1=$(date +%s%N)
+  if ((SOAK)); then
+    sleep "$SOAK_GAP"; sleep 0.2 # its samples past the baseline
+    # CPU-s taken, the spinner's rate, its drift from before to after
+    read -r taken _ drift < <("$W/soak" taken -around "${SOAK_GAP}s" "$OUT/soak.txt" "$t0" "$t1" 2>>"$b.err") || taken=-
+    echo "$c $t $r ${taken:--} ${drift:--}" >>"$OUT/soak-drift.txt"
+  fi
   read -r rps p50 p99 n < <(parse "$b.out")
   read -r u s m < <(tail -1 "$b.time")
   echo "$c $t $r ${m:-0}" >>"$OUT/rss.txt" # peak RSS, KiB
@@ -171,7 +198,8 @@ one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
   cpu=$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.2f", u+s}')
   local per
   per=$(awk -v n="$n" -v c="$cpu" 'BEGIN{ if (c>0) printf "%.0f", n/c; else print 0 }')
-  printf '%-14s %-8s %3s %10s %9s %9s %7s %10s\n' "$c" "$t" "$r" "$rps" "$p50" "$p99" "$cpu" "$per" | tee -a "$OUT/table.txt" >&2
+  [[ $taken != - ]] && pert=$(awk -v n="$n" -v c="$taken" 'BEGIN{ if (c>0) printf "%.0f", n/c; else print 0 }')
+  printf '%-14s %-8s %3s %10s %9s %9s %7s %10s %7s %10s\n' "$c" "$t" "$r" "$rps" "$p50" "$p99" "$cpu" "$per" "$taken" "$pert" | tee -a "$OUT/table.txt" >&2
 }
 
 # A target's CPU seconds so far (user+sys, in clock ticks).
@@ -213,19 +241,19 @@ case_h1 h1-c1 1
 # from each request's intended start (corrected for coordinated omission),
 # fortio's and vegeta's from its actual start.
 OPEN_RATES=${OPEN_RATES:-20000 50000}
-printf '%-14s %-8s %3s %8s %10s %7s %9s %7s %11s\n' case tool rep asked achieved late p99_ms cpu_s ms_cpu/1k >"$OUT/open.txt"
+printf '%-14s %-8s %3s %8s %10s %7s %9s %7s %11s %7s %11s\n' case tool rep asked achieved late p99_ms cpu_s ms_cpu/1k taken_s ms_taken/1k >"$OUT/open.txt"
 one_open() { # case tool rep rate cmd...
   local c=$1 t=$2 r=$3 rate=$4; shift 4
   one "$c" "$t" "$r" "$@"
-  local b=$OUT/$c.$t.r$r ach late=- rps p50 p99 n cpu per
-  read -r _ _ _ rps p50 p99 cpu per < <(tail -1 "$OUT/table.txt")
+  local b=$OUT/$c.$t.r$r ach late=- rps p50 p99 n cpu per taken pert
+  read -r _ _ _ rps p50 p99 cpu per taken pert < <(tail -1 "$OUT/table.txt")
   case $t in
     loadgen) read -r ach late < <(jq -r '"\(.summary.pacing.achieved_rps) \(.summary.pacing.late)"' "$b.json" 2>/dev/null) ;;
     fortio) ach=$(jq -r '.ActualQPS' "$b.json" 2>/dev/null) ;;
     *) ach=$rps ;;
   esac
-  awk -v c="$c" -v t="$t" -v r="$r" -v rate="$rate" -v a="${ach:-0}" -v late="${late:--}" -v p99="$p99" -v cpu="$cpu" -v per="$per" \
-    'BEGIN{ printf "%-14s %-8s %3s %8d %10.1f %7s %9s %7s %11.2f\n", c, t, r, rate, a, late, p99, cpu, (per>0 ? 1e6/per : 0) }' >>"$OUT/open.txt"
+  awk -v c="$c" -v t="$t" -v r="$r" -v rate="$rate" -v a="${ach:-0}" -v late="${late:--}" -v p99="$p99" -v cpu="$cpu" -v per="$per" -v tk="${taken:--}" -v pt="${pert:-0}" \
+    'BEGIN{ printf "%-14s %-8s %3s %8d %10.1f %7s %9s %7s %11.2f %7s %11s\n", c, t, r, rate, a, late, p99, cpu, (per>0 ? 1e6/per : 0), tk, (pt>0 ? sprintf("%.2f", 1e6/pt) : "-") }' >>"$OUT/open.txt"
 }
 case_open() {
   local rate name url=http://$H:$P_H1/100b
@@ -425,27 +453,77 @@ case_tcp() {
 }
 case_tcp
 
+# Which CPU is the generator's: loadgen and fortio at CPU_RATE (open loop,
+# c50, the open-loop rows' flags), each counted four ways in the same run:
+# user+sys from rusage (what perf prints of the child: the scheduler's
+# sum_exec_runtime), perf's task-clock, GEN_CPU's busy time in /proc/stat,
+# and what the spinner lost (taken). Alternating, with the spinner stopped
+# (the CPU idles between sends: rusage, task-clock, busy) and running (a
+# CPU kept busy, as a proxy beside the generator keeps it: rusage,
+# task-clock, taken). Needs perf; the rows land in cpucount.txt.
+CPU_RATE=${CPU_RATE:-20000}
+cpu_busy() { awk -v c="cpu$GEN_CPU" '$1==c {print $2+$3+$4+$7+$8}' /proc/stat; }
+cpucount_run() { # case tool rep spinner(0|1) cmd...
+  local c=$1 t=$2 r=$3 sp=$4; shift 4
+  local b=$OUT/$c.$t.r$r.s$sp t0 t1 k0 k1 taken=- n
+  set -- "${@//@B@/$b}"
+  ((sp)) || kill -STOP "$SOAK_PID"
+  sleep "$SOAK_GAP"
+  k0=$(cpu_busy); t0=$(date +%s%N)
+  timeout -k 5 -s INT $((DUR + 20)) perf stat -e task-clock -o "$b.perf" -- taskset -c "$GEN_CPU" "$@" >"$b.out" 2>"$b.err"
+  t1=$(date +%s%N); k1=$(cpu_busy)
+  sleep "$SOAK_GAP"; sleep 0.2
+  ((sp)) || kill -CONT "$SOAK_PID"
+  ((sp)) && read -r taken _ < <("$W/soak" taken -around "${SOAK_GAP}s" "$OUT/soak.txt" "$t0" "$t1" 2>>"$b.err")
+  read -r _ _ _ n < <(parse "$b.out")
+  awk -v c="$c" -v t="$t" -v r="$r" -v sp="$sp" -v n="$n" -v busy=$(((k1 - k0))) -v hz="$(getconf CLK_TCK)" -v tk="${taken:--}" '
+    /task-clock/ { gsub(",", "", $1); tc=$1/1000 } / seconds user/ { u=$1 } / seconds sys/ { s=$1 }
+    END { printf "%-10s %-8s %3s %7s %9d %8.3f %10.3f %8s %8s\n", c, t, r, (sp ? "running" : "stopped"), n, u+s, tc, (sp ? "-" : sprintf("%.3f", busy/hz)), tk }' "$b.perf" |
+    tee -a "$OUT/cpucount.txt" >&2
+}
+case_cpucount() {
+  local name=cpu-$((CPU_RATE / 1000))k url=http://$H:$P_H1/100b sp
+  [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
+  if ! ((SOAK)) || ! command -v perf >/dev/null || ! [[ -x $W/bin/fortio ]]; then
+    log "$name: needs the spinner (SOAK=1), perf and fortio; skipped"
+    return 0
+  fi
+  printf '%-10s %-8s %3s %7s %9s %8s %10s %8s %8s\n' case tool rep spinner requests rusage task_clock busy taken >"$OUT/cpucount.txt"
+  for ((r = 1; r <= REPS; r++)); do
+    for sp in 0 1; do
+      cpucount_run "$name" fortio "$r" "$sp" "$W/bin/fortio" load -loglevel Warning -qps "$CPU_RATE" -c 50 -uniform -nocatchup \
+        -t "${DUR}s" -r 0.00001 -p 50,99 -json @B@.json "$url"
+      cpucount_run "$name" loadgen "$r" "$sp" "$LG" run -t1 -c50 -R "$CPU_RATE" -d "${DUR}s" -q "$url"
+    done
+  done
+}
+case_cpucount
+
 # ------------------------------------------------------------ summary
 log "done; raw output in $OUT"
 echo
 echo "# medians over $REPS runs; req/cpu_s = requests per generator CPU-second"
-awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$6; per[k]=per[k]" "$8; cases[$1]=1; tools[$2]=1; rp[k" "$3]=$8; reps[$3]=1 }
+awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$6; per[k]=per[k]" "$8; cases[$1]=1; tools[$2]=1; rp[k" "$3]=$8; reps[$3]=1
+    if ($10 > 0) { pt[k]=pt[k]" "$10; rt[k" "$3]=$10 } }
+  # the same by what the spinner lost (taken_s), where both runs have it
+  function spreadt(a, b,   r, x, lo, hi, n) { n=0; for (r in reps) if (((a" "r) in rt) && ((b" "r) in rt)) { x=rt[a" "r]/rt[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }; return n ? sprintf("runs %.2f-%.2f", lo, hi) : "" }
+  function bytaken(a, b) { return ((a in pt) && (b in pt) && med(pt[b]) > 0) ? sprintf("  req/taken_s %.2f (%s)", med(pt[a])/med(pt[b]), spreadt(a, b)) : "" }
   # spread: the ratio of each alternating pair of runs (rep r of both), lowest to highest
   function spread(a, b,   r, x, lo, hi, n) { n=0; for (r in reps) if (((a" "r) in rp) && ((b" "r) in rp) && rp[b" "r] > 0) { x=rp[a" "r]/rp[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }; return n ? sprintf("runs %.2f-%.2f", lo, hi) : "" }
   function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]<a[i]) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
   END {
-    printf "%-14s %-8s %10s %9s %9s %10s\n", "case", "tool", "rps", "p50_ms", "p99_ms", "req/cpu_s"
-    for (c in cases) for (t in tools) { k=c" "t; if (k in rps) printf "%-14s %-8s %10.0f %9.3f %9.3f %10.0f\n", c, t, med(rps[k]), med(p50[k]), med(p99[k]), med(per[k]) }
+    printf "%-14s %-8s %10s %9s %9s %10s %10s\n", "case", "tool", "rps", "p50_ms", "p99_ms", "req/cpu_s", "req/taken"
+    for (c in cases) for (t in tools) { k=c" "t; if (k in rps) printf "%-14s %-8s %10.0f %9.3f %9.3f %10.0f %10s\n", c, t, med(rps[k]), med(p50[k]), med(p99[k]), med(per[k]), ((k in pt) ? sprintf("%.0f", med(pt[k])) : "-") }
     print ""
     for (c in cases) for (t in tools) { if (t == "loadgen" || t == "httpbin" || t == "nginx") continue
       a=c" loadgen"; b=c" "t; if ((a in per) && (b in per) && med(per[b]) > 0)
-      printf "%-14s loadgen/%s: req/cpu_s %.2f (%s)  rps %.2f  p50 %s\n", c, t, med(per[a])/med(per[b]), spread(a, b), med(rps[a])/med(rps[b]), (med(p50[b]) > 0 ? sprintf("%+.3f ms", med(p50[a])-med(p50[b])) : "-") }
+      printf "%-14s loadgen/%s: req/cpu_s %.2f (%s)%s  rps %.2f  p50 %s\n", c, t, med(per[a])/med(per[b]), spread(a, b), bytaken(a, b), med(rps[a])/med(rps[b]), (med(p50[b]) > 0 ? sprintf("%+.3f ms", med(p50[a])-med(p50[b])) : "-") }
     # against the better of two or more peers (per generator CPU-second)
     for (c in cases) { a=c" loadgen"; best=""; np=0
       for (t in tools) { b=c" "t; if (t == "loadgen" || t == "httpbin" || t == "nginx" || !(b in per)) continue
         np++; if (best == "" || med(per[b]) > med(per[c" "best])) best=t }
       if (np >= 2 && (a in per) && med(per[c" "best]) > 0)
-        printf "%-14s loadgen/better peer (%s): req/cpu_s %.2f (%s)\n", c, best, med(per[a])/med(per[c" "best]), spread(a, c" "best) }
+        printf "%-14s loadgen/better peer (%s): req/cpu_s %.2f (%s)%s\n", c, best, med(per[a])/med(per[c" "best]), spread(a, c" "best), bytaken(a, c" "best) }
     for (c in cases) { a=c" loadgen"; b=c" httpbin"; if ((a in per) && (b in per) && med(per[a]) > 0)
       printf "%-14s httpbin/loadgen: req/cpu_s %.2f (%s; the target must keep up: >= 1.2)\n", c, med(per[b])/med(per[a]), spread(b, a) }
     for (c in cases) { a=c" loadgen"; b=c" nginx"; if ((a in per) && (b in per) && med(per[a]) > 0)
@@ -467,17 +545,19 @@ done | tee -a "$OUT/summary.txt"
 # Open loop: medians of what was achieved, late, p99 and CPU per 1,000
 # requests; loadgen's CPU per request over each peer's (goal <= 0.5), with
 # the spread of the alternating pairs.
-awk 'NR>1 { k=$1" "$2; ask[$1]=$4; ach[k]=ach[k]" "$5; late[k]=late[k]" "$6; p99[k]=p99[k]" "$7; ms[k]=ms[k]" "$9; cases[$1]=1; tools[$2]=1; rp[k" "$3]=$9; reps[$3]=1 }
+awk 'NR>1 { k=$1" "$2; ask[$1]=$4; ach[k]=ach[k]" "$5; late[k]=late[k]" "$6; p99[k]=p99[k]" "$7; ms[k]=ms[k]" "$9; cases[$1]=1; tools[$2]=1; rp[k" "$3]=$9; reps[$3]=1
+    if ($11 > 0) { mt[k]=mt[k]" "$11; rt[k" "$3]=$11 } }
+  function spreadt(a, b,   r, x, lo, hi, n) { n=0; for (r in reps) if (((a" "r) in rt) && ((b" "r) in rt)) { x=rt[a" "r]/rt[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }; return n ? sprintf("runs %.2f-%.2f", lo, hi) : "" }
   function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
   function spread(a, b,   r, x, lo, hi, n) { n=0; for (r in reps) if (((a" "r) in rp) && ((b" "r) in rp) && rp[b" "r] > 0) { x=rp[a" "r]/rp[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }; return n ? sprintf("runs %.2f-%.2f", lo, hi) : "" }
   END {
     if (!length(cases)) exit
     print ""
-    printf "%-14s %-8s %8s %9s %7s %9s %11s\n", "open loop", "tool", "asked", "achieved", "late", "p99_ms", "ms_cpu/1k"
-    for (c in cases) for (t in tools) { k=c" "t; if (k in ms) printf "%-14s %-8s %8d %8.2f%% %7s %9.3f %11.2f\n", c, t, ask[c], 100*med(ach[k])/ask[c], med(late[k]), med(p99[k]), med(ms[k]) }
+    printf "%-14s %-8s %8s %9s %7s %9s %11s %11s\n", "open loop", "tool", "asked", "achieved", "late", "p99_ms", "ms_cpu/1k", "ms_taken/1k"
+    for (c in cases) for (t in tools) { k=c" "t; if (k in ms) printf "%-14s %-8s %8d %8.2f%% %7s %9.3f %11.2f %11s\n", c, t, ask[c], 100*med(ach[k])/ask[c], med(late[k]), med(p99[k]), med(ms[k]), ((k in mt) ? sprintf("%.2f", med(mt[k])) : "-") }
     for (c in cases) for (t in tools) { if (t == "loadgen") continue; a=c" loadgen"; b=c" "t
       if ((a in ms) && (b in ms) && med(ms[b]) > 0)
-        printf "%-14s loadgen/%s: CPU per request %.2f (%s; goal <= 0.5)  achieved %.2f%% vs %.2f%%  p99 %.3f vs %.3f ms\n", c, t, med(ms[a])/med(ms[b]), spread(a, b), 100*med(ach[a])/ask[c], 100*med(ach[b])/ask[c], med(p99[a]), med(p99[b]) }
+        printf "%-14s loadgen/%s: CPU per request %.2f (%s)%s; goal <= 0.5  achieved %.2f%% vs %.2f%%  p99 %.3f vs %.3f ms\n", c, t, med(ms[a])/med(ms[b]), spread(a, b), (((a in mt) && (b in mt) && med(mt[b]) > 0) ? sprintf(", by taken %.2f (%s)", med(mt[a])/med(mt[b]), spreadt(a, b)) : ""), 100*med(ach[a])/ask[c], 100*med(ach[b])/ask[c], med(p99[a]), med(p99[b]) }
   }' "$OUT/open.txt" | tee -a "$OUT/summary.txt"
 
 # gRPC streams: the messages each tool sent and received beside those the
@@ -491,3 +571,20 @@ awk 'NR>1 { k=$1" "$2; s[k]=s[k]" "$4; rv[k]=rv[k]" "$5; tg[k]=tg[k]" "$6; d=$6-
     printf "%-15s %-8s %10s %10s %10s %8s\n", "gRPC stream", "tool", "sent", "received", "target", "max_gap"
     for (k in keys) { split(k, x, " "); printf "%-15s %-8s %10d %10d %10d %8d\n", x[1], x[2], med(s[k]), med(rv[k]), med(tg[k]), gap[k] }
   }' "$OUT/stream.txt" | tee -a "$OUT/summary.txt"
+
+# Which CPU: each way's medians in µs per request, and loadgen's over
+# fortio's by each.
+awk 'NR>1 { k=$2" "$4; n=$5; if (n <= 0) next; t[k]=1
+    u[k]=u[k]" "$6*1e6/n; tc[k]=tc[k]" "$7*1e6/n; if ($8 != "-") b[k]=b[k]" "$8*1e6/n; if ($9 != "-") tk[k]=tk[k]" "$9*1e6/n }
+  function med(s,   a, n, i, j, x) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {x=a[i];a[i]=a[j];a[j]=x}; return n ? a[int((n+1)/2)] : 0 }
+  function col(a, k) { return (k in a) ? sprintf("%.2f", med(a[k])) : "-" }
+  function rat(a, x, y) { return ((x in a) && (y in a) && med(a[y]) > 0) ? sprintf("%.2f", med(a[x])/med(a[y])) : "-" }
+  END {
+    if (!length(t)) exit
+    print ""
+    printf "%-22s %8s %10s %8s %8s   (µs of CPU per request)\n", "which CPU", "rusage", "task_clock", "busy", "taken"
+    for (k in t) printf "%-22s %8s %10s %8s %8s\n", k, col(u, k), col(tc, k), col(b, k), col(tk, k)
+    split("stopped running", sp, " ")
+    for (i = 1; i <= 2; i++) { x="loadgen "sp[i]; y="fortio "sp[i]
+      printf "loadgen/fortio, spinner %-7s %8s %10s %8s %8s\n", sp[i], rat(u, x, y), rat(tc, x, y), rat(b, x, y), rat(tk, x, y) }
+  }' "$OUT/cpucount.txt" 2>/dev/null | tee -a "$OUT/summary.txt"
