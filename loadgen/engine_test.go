@@ -343,8 +343,16 @@ func TestCoordinatedOmissionCorrection(t *testing.T) {
 		cfg.Rate = 200
 		r := run(t, cfg, srv.URL)
 		s := r.Summary
-		if s.Requests < 780 || s.Requests > 801 {
-			t.Fatalf("%d requests, want ≈ 800", s.Requests)
+		// Every request sent was answered, and ≈ 800 were sent: the ones
+		// queued behind the stall go late, not missing. Only a stall at
+		// the window's very end (a busy machine) leaves some unsent, up to
+		// the intervals the run's max lag spans (TestOpenLoopRate); the
+		// max lag here includes the designed stall's, so this bounds the
+		// count loosely, and the checks below, relative to what was
+		// counted, carry the test.
+		lag := int64(s.Pacing.MaxLag.D() / (5 * time.Millisecond))
+		if s.Requests != s.Pacing.Sent || s.Requests < 780-lag || s.Requests > 801 {
+			t.Fatalf("%d requests, %d sent, want ≈ 800 (the max lag %v accounts for %d fewer)", s.Requests, s.Pacing.Sent, s.Pacing.MaxLag.D(), lag)
 		}
 		// The stall is the slow request's own latency: 500 ms asked of the
 		// target, more when a busy machine wakes the target or the loop
