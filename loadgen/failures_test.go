@@ -423,20 +423,27 @@ func TestOutageInTheMiddleIsRecorded(t *testing.T) {
 }
 
 // Ctrl-C discards the requests in flight and counts them, on every driver:
-// against a server that never answers, every connection has one.
+// against a server that never answers, every connection has one. Ctrl-C
+// comes once the server holds all four (not at a time, which a busy
+// machine could reach before they were sent).
 func TestInterruptCountsInFlight(t *testing.T) {
 	forVariants(t, false, false, func(t *testing.T) {
 		hold := make(chan struct{})
 		defer close(hold)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var held atomic.Int64
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if held.Add(1) == 4 {
+				cancel()
+			}
 			select {
 			case <-hold:
 			case <-r.Context().Done():
 			}
 		}))
 		defer srv.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
-		defer cancel()
+		defer time.AfterFunc(10*time.Second, cancel).Stop() // a bound on a broken run, not a timing assertion
 		cfg := conf(4, 5*time.Second)
 		cfg.Threads, cfg.Target = 1, srv.URL
 		cfg.Timeout = results.Duration(4 * time.Second)
