@@ -531,7 +531,16 @@ func TestInterruptKeepsResults(t *testing.T) {
 	forDrivers(t, func(t *testing.T) {
 		srv := newServer(t, func(int64) time.Duration { return time.Millisecond })
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(400*time.Millisecond, cancel)
+		defer cancel()
+		// Ctrl-C mid-run: once the server has answered 100 requests, not
+		// 400 ms after the test starts, which a busy machine's slow start
+		// (TLS handshakes under -race) could reach before any was answered.
+		go func() {
+			for end := time.Now().Add(10 * time.Second); srv.served.Load() < 100 && time.Now().Before(end); {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+		}()
 		cfg := conf(2, time.Minute)
 		cfg.Target, cfg.Threads, cfg.Driver = srv.URL, 1, driver
 		r, err := loadgen.Run(ctx, cfg, dialer(t, srv.URL))
