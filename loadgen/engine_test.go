@@ -343,8 +343,16 @@ func TestCoordinatedOmissionCorrection(t *testing.T) {
 		cfg.Rate = 200
 		r := run(t, cfg, srv.URL)
 		s := r.Summary
-		if s.Requests < 780 || s.Requests > 801 {
-			t.Fatalf("%d requests, want ≈ 800", s.Requests)
+		// Every request sent was answered, and ≈ 800 were sent: the ones
+		// queued behind the stall go late, not missing. Only a stall at
+		// the window's very end (a busy machine) leaves some unsent, up to
+		// the intervals the run's max lag spans (TestOpenLoopRate); the
+		// max lag here includes the designed stall's, so this bounds the
+		// count loosely, and the checks below, relative to what was
+		// counted, carry the test.
+		lag := int64(s.Pacing.MaxLag.D() / (5 * time.Millisecond))
+		if s.Requests != s.Pacing.Sent || s.Requests < 780-lag || s.Requests > 801 {
+			t.Fatalf("%d requests, %d sent, want ≈ 800 (the max lag %v accounts for %d fewer)", s.Requests, s.Pacing.Sent, s.Pacing.MaxLag.D(), lag)
 		}
 		// The stall is the slow request's own latency: 500 ms asked of the
 		// target, more when a busy machine wakes the target or the loop
@@ -523,7 +531,16 @@ func TestInterruptKeepsResults(t *testing.T) {
 	forDrivers(t, func(t *testing.T) {
 		srv := newServer(t, func(int64) time.Duration { return time.Millisecond })
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(400*time.Millisecond, cancel)
+		defer cancel()
+		// Ctrl-C mid-run: once the server has answered 100 requests, not
+		// 400 ms after the test starts, which a busy machine's slow start
+		// (TLS handshakes under -race) could reach before any was answered.
+		go func() {
+			for end := time.Now().Add(10 * time.Second); srv.served.Load() < 100 && time.Now().Before(end); {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+		}()
 		cfg := conf(2, time.Minute)
 		cfg.Target, cfg.Threads, cfg.Driver = srv.URL, 1, driver
 		r, err := loadgen.Run(ctx, cfg, dialer(t, srv.URL))

@@ -23,3 +23,14 @@ func quantileOf(t *testing.T, r *results.Run, v time.Duration) float64 {
 	}
 	return float64(at) / float64(h.Count())
 }
+
+// eventually polls cond for up to 10 s and fails t if it never holds: a
+// wait for what a target counts after its answer, never a speed asserted.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}

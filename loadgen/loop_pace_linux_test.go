@@ -238,7 +238,23 @@ func TestLoopReadsEveryAnswerBeforeDeadlines(t *testing.T) {
 	if n <= len(l.evs) || len(l.idle) == 0 {
 		t.Fatalf("%d in flight, %d free: want more than %d, and one free", n, len(l.idle), len(l.evs))
 	}
-	time.Sleep(100 * time.Millisecond) // every answer comes
+	// Every answer comes: each request's echo waits whole in its socket
+	// (a fixed sleep let a busy machine's echo target answer late, and
+	// the request then timed out, rightly).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		waiting := 0
+		for c := l.flightHead; c != nil; c = c.next {
+			if q, err := unix.IoctlGetInt(c.fd, unix.SIOCINQ); err == nil && q >= len(c.req) {
+				waiting++
+			}
+		}
+		if waiting == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d answers in their sockets after 10 s", waiting, n)
+		}
+	}
 	now := time.Now()
 	// The next send, and every deadline, come while the loop sleeps.
 	l.claimAt, l.claimWake = now.Add(20*time.Millisecond), now.Add(20*time.Millisecond)

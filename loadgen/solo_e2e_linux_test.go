@@ -19,10 +19,19 @@ func TestOneConnectionReadsBlocking(t *testing.T) {
 	forDrivers(t, func(t *testing.T) {
 		srv := newServer(t, nil)
 		addr := netip.MustParseAddrPort(srv.Listener.Addr().String())
+		// Looked at from Progress, mid-run by construction and on Run's
+		// own goroutine: a timer started before the run could fire during
+		// a slow start or after the end, and wrote what the test read
+		// without synchronization.
 		var blocking, sockets int
-		timer := time.AfterFunc(300*time.Millisecond, func() { blocking, sockets = socketsTo(addr) })
-		defer timer.Stop()
-		run(t, conf(1, 600*time.Millisecond), srv.URL)
+		cfg := conf(1, 600*time.Millisecond)
+		cfg.Interval = 100 * time.Millisecond
+		cfg.Progress = func(p loadgen.Progress) {
+			if sockets == 0 && p.Elapsed >= 200*time.Millisecond && p.Elapsed < cfg.Duration.D() {
+				blocking, sockets = socketsTo(addr)
+			}
+		}
+		run(t, cfg, srv.URL)
 		if sockets == 0 {
 			t.Fatal("no socket to the target found mid-run")
 		}

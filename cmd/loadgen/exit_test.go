@@ -51,7 +51,16 @@ func TestRunExitStatus(t *testing.T) {
 func TestRunExitStatusTargetKilled(t *testing.T) {
 	srv := startHTTPBinServer(t)
 	url := "http://" + srv.Addr() + "/get"
-	time.AfterFunc(500*time.Millisecond, func() { srv.Close() })
+	// Killed once it answered 1000 requests, not 500 ms after the test
+	// starts: a busy machine's slow start could reach that time before the
+	// run's preflight (a target that was never there), or a late timer
+	// after the run.
+	go func() {
+		for end := time.Now().Add(10 * time.Second); srv.Served() < 1000 && time.Now().Before(end); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		srv.Close()
+	}()
 	code, out, stderr := cli(t, "run", "-c", "2", "-d", "2500ms", url)
 	if code != exitFail || !strings.Contains(stderr, "the target stopped answering") {
 		t.Errorf("exit %d, stderr %q, want 1 and 'the target stopped answering'\n%s", code, stderr, out)

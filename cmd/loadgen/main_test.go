@@ -220,12 +220,22 @@ func TestInterruptedRunWritesResults(t *testing.T) {
 // is still printed. (A directory missing from the start is refused before
 // any load: see TestBadInput.)
 func TestJSONWriteFailureIsReported(t *testing.T) {
-	url := startHTTPBin(t) + "/get"
+	srv := startHTTPBinServer(t)
+	url := "http://" + srv.Addr() + "/get"
 	dir := filepath.Join(t.TempDir(), "gone")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(300*time.Millisecond, func() { os.RemoveAll(dir) })
+	// Gone once the load is on (the directory was checked before it), not
+	// 300 ms after the test starts, which a busy machine could reach before
+	// that check (the run then refused before any load) or, late, after the
+	// run.
+	go func() {
+		for end := time.Now().Add(10 * time.Second); srv.Served() == 0 && time.Now().Before(end); {
+			time.Sleep(time.Millisecond)
+		}
+		os.RemoveAll(dir)
+	}()
 	path := filepath.Join(dir, "out.json")
 	code, out, stderr := cli(t, "run", "-c", "1", "-d", "1s", "--json", path, url)
 	if code != exitFail || !strings.Contains(stderr, "--json") || !strings.Contains(stderr, path) {

@@ -315,9 +315,16 @@ func TestRunSecondInterruptExits(t *testing.T) {
 // SIGTERM (a pod deleted, a CI job cancelled) stops a run as Ctrl-C does,
 // with what was measured printed, and exits 143 as a shell reports it.
 func TestRunSIGTERMExits143(t *testing.T) {
-	url := startHTTPBin(t) + "/get"
-	cmd, out, errb := cliProcess(t, "run", "-c", "2", "-t", "1", "-d", "30s", url)
-	time.Sleep(700 * time.Millisecond)
+	srv := startHTTPBinServer(t)
+	cmd, out, errb := cliProcess(t, "run", "-c", "2", "-t", "1", "-d", "30s", "http://"+srv.Addr()+"/get")
+	// SIGTERM once the load is on (the process has its signal handler
+	// and something measured), not 700 ms after the start, which a busy
+	// machine's process start could outlast: SIGTERM then killed it.
+	for deadline := time.Now().Add(20 * time.Second); srv.Served() < 100; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run's load never reached the target (%d requests in 20 s)", srv.Served())
+		}
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()

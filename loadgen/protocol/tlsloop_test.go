@@ -260,13 +260,20 @@ func TestTLSHandoffHoldsFinished(t *testing.T) {
 			}
 		})
 		held := len(m.Output())
-		select {
-		case <-shaken:
-			if v == tls.VersionTLS13 {
+		if v == tls.VersionTLS13 {
+			// The server cannot end its handshake while the client's
+			// Finished waits: 200 ms of not ending shows it.
+			select {
+			case <-shaken:
 				t.Fatal("TLS 1.3: the server's handshake ended before the client's Finished was written")
+			case <-time.After(200 * time.Millisecond):
 			}
-		case <-time.After(200 * time.Millisecond):
-			if v == tls.VersionTLS12 {
+		} else {
+			// It ends with the client's: how soon its goroutine says so is
+			// the machine's business (a bound, not a timing assertion).
+			select {
+			case <-shaken:
+			case <-time.After(10 * time.Second):
 				t.Fatal("TLS 1.2: the server's handshake did not end with the client's")
 			}
 		}

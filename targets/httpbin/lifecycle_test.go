@@ -144,9 +144,14 @@ func TestSilentClient(t *testing.T) {
 }
 
 // TestIdleClose: a keep-alive HTTP/1.1 connection that falls silent after
-// a request is closed about IdleTimeout later; one that keeps talking is not.
+// a request is closed about IdleTimeout later; one that keeps talking (a
+// request every 50 ms) is not. The timeout leaves the talking one 450 ms
+// between requests: a busy two-core machine has kept a thread off the CPU
+// for up to 200 ms (see loadgen's TestLoopTimeoutsByDeadline), more than
+// the 150 ms a 200 ms timeout left.
 func TestIdleClose(t *testing.T) {
-	s := start(t, Config{IdleTimeout: 200 * time.Millisecond})
+	const idle = 500 * time.Millisecond
+	s := start(t, Config{IdleTimeout: idle})
 	busy, err := net.Dial("tcp", s.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +188,7 @@ func TestIdleClose(t *testing.T) {
 			if err != io.EOF {
 				t.Fatalf("silent connection: %v, want EOF", err)
 			}
-			if el := time.Since(t0); el < 200*time.Millisecond {
+			if el := time.Since(t0); el < idle {
 				t.Errorf("closed after %v, before the idle timeout", el)
 			}
 			if i < 3 {

@@ -249,10 +249,20 @@ func TestEngineBodyFlowControl(t *testing.T) {
 func TestEngineServerGone(t *testing.T) {
 	for _, v := range engineVariants {
 		t.Run(v.String(), func(t *testing.T) {
+			var served atomic.Int64
 			s := v.server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				served.Add(1)
 				time.Sleep(time.Millisecond)
 			}))
-			time.AfterFunc(300*time.Millisecond, func() { s.srv.Close() })
+			// Gone after 100 answers, not after 300 ms: on a busy machine
+			// the run's start (a TLS preflight) could outlast that, or the
+			// timer fire after the run (loadgen's engine tests do the same).
+			go func() {
+				for end := time.Now().Add(10 * time.Second); served.Load() < 100 && time.Now().Before(end); {
+					time.Sleep(5 * time.Millisecond)
+				}
+				s.srv.Close()
+			}()
 			t0 := time.Now()
 			r := runEngine(t, v, Config{URL: s.URL, Streams: 4}, engineConf(2, time.Second))
 			sm := r.Summary

@@ -41,9 +41,31 @@ func TestTLSMuxRecordLargerThanRoom(t *testing.T) {
 		if tc.Handshake() != nil {
 			return
 		}
-		go io.Copy(io.Discard, tc)
+		// The answer goes once the client opened stream 1 (its HEADERS
+		// came), not after a sleep a busy machine could outlast.
+		opened := make(chan struct{})
+		go func(opened chan struct{}) {
+			if _, err := io.ReadFull(tc, make([]byte, len(h2wire.ClientPreface))); err != nil {
+				return
+			}
+			fr := http2.NewFramer(io.Discard, tc)
+			for {
+				f, err := fr.ReadFrame()
+				if err != nil {
+					return
+				}
+				if h, ok := f.(*http2.HeadersFrame); ok && h.StreamID == 1 && opened != nil {
+					close(opened)
+					opened = nil
+				}
+			}
+		}(opened)
 		tc.Write(h2wire.AppendSettings(nil))
-		time.Sleep(300 * time.Millisecond)                                                           // the client opens stream 1
+		select {
+		case <-opened:
+		case <-time.After(10 * time.Second):
+			return
+		}
 		tc.Write(appendFrame(nil, http2.FrameHeaders, http2.FlagHeadersEndHeaders, 1, []byte{0x88})) // :status 200
 		a := appendFrame(nil, http2.FrameData, 0, 1, make([]byte, 16384))                            // 16393 bytes
 		b := appendFrame(nil, http2.FrameData, http2.FlagDataEndStream, 1, make([]byte, 16370))      // 16379 bytes

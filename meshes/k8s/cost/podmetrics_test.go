@@ -52,7 +52,27 @@ func TestPodMetricsWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // several lists of the same samples
+	// Several lists of the same samples, then of the next ones: waited
+	// for as the fake counts them (a busy machine could keep the
+	// sampler's first list past a fixed sleep, and miss b's first window).
+	lists := func() int {
+		n := 0
+		for _, a := range client.Actions() {
+			if a.GetVerb() == "list" {
+				n++
+			}
+		}
+		return n
+	}
+	waitLists := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); lists() < n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d lists of the metrics in 10 s, want %d", lists(), n)
+			}
+		}
+	}
+	waitLists(3)
 	// metrics-server's next windows: a's first whole one, and b's again.
 	for _, m := range []*metricsv1beta1.PodMetrics{
 		podMetric("a", t0.Add(20*time.Second), 15*time.Second, "250m", "40Mi"),
@@ -62,7 +82,7 @@ func TestPodMetricsWindows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(50 * time.Millisecond)
+	waitLists(lists() + 3)
 	c, err := stop()
 	if err != nil {
 		t.Fatal(err)
