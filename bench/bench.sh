@@ -130,6 +130,7 @@ if ((SOAK)); then
   GOMAXPROCS=1 chrt --idle 0 taskset -c "$GEN_CPU" "$W/soak" spin >"$OUT/soak.txt" 2>&1 &
   SOAK_PID=$!
   log "spinner $SOAK_PID on CPU $GEN_CPU at SCHED_IDLE: taken_s"
+  sleep 0.5 # its samples must cover the first run's baseline
 fi
 
 # ------------------------------------------------------------ runs
