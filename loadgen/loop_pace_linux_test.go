@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 	"unsafe"
@@ -19,6 +20,7 @@ import (
 // up, without run's goroutine, so that a test drives its turns.
 func pacedLoop(t *testing.T, rate float64, conns int) *loop {
 	t.Helper()
+	stampsOn(t)
 	d := loopDialer{sd: rrDialer(t, echoServer(t).Addr())}
 	p := pace.Constant{PerSec: rate}
 	cfg := Config{Pacer: p}
@@ -46,6 +48,64 @@ func pacedLoop(t *testing.T, rate float64, conns int) *loop {
 	e.measure = e.start
 	l.idle = append(l.idle, l.conns...)
 	return l
+}
+
+// stampsOn waits until the kernel stamps the TCP segments it receives,
+// and keeps it so until the test ends. The first socket that asks for
+// SO_TIMESTAMPNS, when none has it, turns stamping on in deferred work
+// (net_enable_timestamp); a segment received before that work ran has no
+// stamp, and TCP then gives none: an answer to a loop's first request
+// sent at once, on loopback, came unstamped about one run in thirty and
+// was timed when read.
+func stampsOn(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) }); err != nil || serr != nil {
+		t.Fatalf("SO_TIMESTAMPNS: %v %v", err, serr)
+	}
+	b, oob := make([]byte, 1), make([]byte, 128)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, err := s.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		var ns int64
+		var rerr error
+		if err := rc.Read(func(fd uintptr) bool {
+			_, oobn, _, _, err := unix.Recvmsg(int(fd), b, oob, 0)
+			if err == unix.EAGAIN {
+				return false
+			}
+			ns, rerr = stampOf(oob[:oobn]), err
+			return true
+		}); err != nil || rerr != nil {
+			t.Fatalf("recvmsg: %v %v", err, rerr)
+		}
+		if ns != 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the kernel stamps no TCP segment it receives")
+		}
+	}
 }
 
 // A loop with a connection free and its next send ahead sleeps past the
