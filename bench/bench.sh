@@ -82,7 +82,9 @@ log "building loadgen"
 NGINX_PID= SOAK_PID=
 cleanup() {
   [[ -n $NGINX_PID ]] && kill "$NGINX_PID" 2>/dev/null && wait "$NGINX_PID" 2>/dev/null
-  [[ -n $SOAK_PID ]] && kill "$SOAK_PID" 2>/dev/null && wait "$SOAK_PID" 2>/dev/null
+  # CONT after TERM: cpu-20k stops the spinner for its idle runs, and a
+  # stopped process takes no TERM until it runs again
+  [[ -n $SOAK_PID ]] && kill "$SOAK_PID" 2>/dev/null && kill -CONT "$SOAK_PID" 2>/dev/null && wait "$SOAK_PID" 2>/dev/null
   NGINX_PID= SOAK_PID=
 }
 trap cleanup EXIT

@@ -6,7 +6,8 @@
 // would have lost, wake-ups, context switches and interrupts included.
 // netperf's "looper" CPU method works the same way.
 //
-//	soak spin [-every 20ms]      spin; print "unix-ns loops" every -every
+//	soak spin [-every 20ms] [-for 2h]  spin; print "unix-ns loops" every
+//	                             -every; stop after -for
 //	soak taken FILE FROM TO      CPU-seconds taken from FILE's spinner
 //	                             between unix-ns FROM and TO
 //
@@ -33,16 +34,20 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: soak spin [-every 20ms] | soak taken FILE FROM-NS TO-NS [-around 1.5s]")
+		return errors.New("usage: soak spin [-every 20ms] [-for 2h] | soak taken FILE FROM-NS TO-NS [-around 1.5s]")
 	}
 	switch args[0] {
 	case "spin":
 		fs := flag.NewFlagSet("spin", flag.ContinueOnError)
 		every := fs.Duration("every", 20*time.Millisecond, "how often to print the count")
+		limit := fs.Duration("for", 2*time.Hour, "stop after this long (a killed bench leaves no spinner for ever)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		spin(*every)
+		if *every <= 0 || *limit <= 0 {
+			return errors.New("spin: -every and -for must be more than 0")
+		}
+		spin(*every, *limit)
 		return nil
 	case "taken":
 		fs := flag.NewFlagSet("taken", flag.ContinueOnError)
@@ -80,11 +85,11 @@ func run(args []string) error {
 // spin counts loops for ever, printing the time and the count every so
 // often. The count is read between blocks of loops: the clock is read once
 // per block, so the loop itself is nearly all the spinner does.
-func spin(every time.Duration) {
+func spin(every, limit time.Duration) {
 	w := bufio.NewWriter(os.Stdout)
 	var n uint64
 	next := time.Now()
-	for {
+	for end := next.Add(limit); next.Before(end); {
 		for range 1 << 14 {
 			n++
 		}
