@@ -28,9 +28,9 @@ import (
 
 // The event loop's hot path — start the next request, wait, read, parse,
 // record — allocates nothing either, for raw TCP, h2c (one stream per
-// connection and four), h2 and HTTP/1.1 over TLS and gRPC unary calls,
-// closed and open loop, and a solo connection's blocking reads. (HTTP/1.1's
-// Session is measured in its package.)
+// connection and four), h2 and HTTP/1.1 over TLS, gRPC unary calls and
+// ping-pong streams, closed and open loop, and a solo connection's
+// blocking reads. (HTTP/1.1's Session is measured in its package.)
 func TestLoopAllocatesNothing(t *testing.T) {
 	if race.Enabled {
 		t.Skip("allocation counts are measured without -race (make test)")
@@ -65,6 +65,12 @@ func TestLoopAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Ping-pong streams: the echo target's reply to a 100-byte body.
+	pingPong := h2peer.CannedPingPong(t, append([]byte{0x0a, 100}, make([]byte, 100)...))
+	grpcStream, err := rpc.NewDialer(rpc.Config{Target: pingPong, Mode: rpc.Stream, Size: 100, Streams: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name    string
 		d       loopDialer
@@ -82,6 +88,8 @@ func TestLoopAllocatesNothing(t *testing.T) {
 		{"h2 over TLS m4/closed loop", loopDialer{md: h2tls}, 4, nil, true, false},
 		{"http1 over TLS/closed loop", loopDialer{md: h1tls}, 1, nil, true, false},
 		{"grpc m4/closed loop", loopDialer{md: grpc}, 4, nil, false, false},
+		{"grpc-stream m4/closed loop", loopDialer{md: grpcStream}, 4, nil, false, false},
+		{"grpc-stream m4/open loop", loopDialer{md: grpcStream}, 4, pace.Constant{PerSec: 50000}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{Pacer: tc.pacer}

@@ -4,11 +4,11 @@
 // connections), and returns a results.Run.
 //
 // Two drivers send the requests. The event loop (loop_linux.go) drives
-// HTTP/1.1, HTTP/2 and gRPC unary calls with or without TLS (HTTP/2's
-// streams sharing a socket: loop_mux_linux.go; over TLS the connection
-// opened in a goroutine, then its records sealed and opened in memory, on
-// that multiplexed path, HTTP/1.1 as one stream), tcp-rr, tcp-crr,
-// tcp-stream — as wrk and h2load do: a loop per
+// HTTP/1.1, HTTP/2 and gRPC (unary calls and ping-pong streams) with or
+// without TLS (HTTP/2's streams sharing a socket: loop_mux_linux.go; over
+// TLS the connection opened in a goroutine, then its records sealed and
+// opened in memory, on that multiplexed path, HTTP/1.1 as one stream),
+// tcp-rr, tcp-crr, tcp-stream — as wrk and h2load do: a loop per
 // thread, non-blocking sockets in one epoll set, no goroutine switch per
 // request. Goroutines (workers.go) drive every
 // protocol: a goroutine per connection (per stream with -m) sends a
@@ -252,7 +252,7 @@ func chooseDriver(cfg Config, d protocol.Dialer) (loopDialer, bool, error) {
 		return loopDialer{}, false, nil
 	case DriverLoop:
 		if !can {
-			return loopDialer{}, false, fmt.Errorf("the event loop drives HTTP/1.1, HTTP/2 and gRPC unary calls (with or without TLS) and raw TCP on Linux (over TLS and for HTTP/2 and gRPC without --new-conn, HTTP/1.1 and TCP one stream per connection): %s runs on goroutines (leave out --driver loop)", cfg.Protocol)
+			return loopDialer{}, false, fmt.Errorf("the event loop drives HTTP/1.1, HTTP/2 and gRPC (unary calls and ping-pong streams, with or without TLS) and raw TCP on Linux (over TLS and for HTTP/2 and gRPC without --new-conn, HTTP/1.1 and TCP one stream per connection): %s runs on goroutines (leave out --driver loop)", cfg.Protocol)
 		}
 	}
 	return ld, can, nil

@@ -84,8 +84,6 @@ func loopCannot(f *runFlags, cfg loadgen.Config) error {
 		what = "anything on " + runtime.GOOS + " (it needs Linux's epoll)"
 	case cfg.Client != "":
 		what = "--client " + cfg.Client + " (the reference library opens and drives its own connections)"
-	case proto == "grpc-stream":
-		what = "gRPC ping-pong streams (-p grpc-stream)"
 	case f.newConn:
 		over := "TLS"
 		switch {

@@ -88,7 +88,7 @@ Threads, in Go terms: -t groups the connections into threads for wrk's
 "Thread Stats" and caps the OS threads running Go code (GOMAXPROCS) at
 min(-t, CPUs, CPU quota), so -t 1 uses one core like wrk -t 1, and
 -c 128 -t 128 works on a 2-core machine. Where it can (HTTP/1.1, HTTP/2 and
-gRPC unary calls, with or without TLS, and raw TCP on Linux), an event loop
+gRPC calls and streams, with or without TLS, and raw TCP on Linux), an event loop
 per thread drives its share of the connections, as wrk's threads do: no
 goroutine per connection. Otherwise, or with --driver goroutines, every
 connection (every stream, with -m) is its own goroutine. A run on event
@@ -148,7 +148,7 @@ for events holding its own, as wrk's thread does.`,
 	fl.StringVar(&f.client, "client", "loadgen", "the client library: loadgen (lean, allocation-free), or the reference x-net (h2, h2c) or grpc-go (grpc, grpc-stream)")
 	fl.StringVar(&f.netns, "netns", "", "send from this network namespace (a name from ip netns list; needs root)")
 	fl.IntVar(&f.cpus, "cpus", 0, "processors (GOMAXPROCS) for the generator's threads (default min(-t, CPUs, the cgroup's CPU quota)); a run on event loops adds one spare")
-	fl.StringVar(&f.driver, "driver", "", "what sends the requests: loop (event loops, as wrk and h2load: HTTP/1.1, HTTP/2 and gRPC unary calls with or without TLS, raw TCP) or goroutines (any protocol); default the loop where it can")
+	fl.StringVar(&f.driver, "driver", "", "what sends the requests: loop (event loops, as wrk and h2load: HTTP/1.1, HTTP/2 and gRPC calls and streams with or without TLS, raw TCP) or goroutines (any protocol); default the loop where it can")
 	fl.StringVar(&f.prometheus, "prometheus", "", "serve live metrics in the Prometheus text format on ADDR/metrics while the load runs, e.g. 127.0.0.1:9464")
 	durationVarP(fl, &f.promHold, "prometheus-hold", "", 0, "with --prometheus: keep serving the final figures this long after the run, for a last scrape")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on a terminal")

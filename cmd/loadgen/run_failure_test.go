@@ -152,7 +152,7 @@ func TestRunDriverLoopRefused(t *testing.T) {
 		name, what string
 		args       []string
 	}{
-		{"grpc-stream", "grpc-stream", []string{"-p", "grpc-stream", closedPort(t)}},
+		{"grpc over --netns", "from --netns", []string{"-p", "grpc", "--netns", "/proc/self/ns/net", closedPort(t)}},
 		{"--new-conn over TLS", "--new-conn over TLS", []string{"--new-conn", "-k", "https://" + closedPort(t) + "/"}},
 		{"--new-conn over h2c", "--new-conn over HTTP/2", []string{"--new-conn", "-p", "h2c", "http://" + closedPort(t) + "/"}},
 	} {

@@ -18,6 +18,11 @@ import (
 // Dialer's, on Slots streams at once; slot k carries one request at a
 // time. One goroutine uses a Fed. A layer's protocol.Mux embeds it and
 // adds Start, Fail, Outcome and Cancel in its own terms.
+//
+// With Keep, a slot's stream outlives its request (gRPC's ping-pong): a
+// request is one message on the slot's open stream, answered when its
+// Handler is Ready; the stream opens with the slot's first message, and
+// again after it ended (the server ended it, or a deadline reset it).
 type Fed struct {
 	c     *Conn
 	slots []*Stream
@@ -29,6 +34,7 @@ type Fed struct {
 	done  []int32  // the slots whose request ended in the last call
 	wpos  int      // Output is c.wbuf[wpos:]
 	ready bool     // the server's SETTINGS came
+	keep  bool     // streams stay open between requests (Keep)
 }
 
 // Fed makes the state of a connection an event loop drives, for slots
@@ -56,6 +62,16 @@ func (d *Dialer) Fed(slots int, body []byte, hs ...Handler) *Fed {
 	}
 	return f
 }
+
+// Keep makes the slots keep their streams open between requests: a
+// request is a message on the stream, without END_STREAM, and it ends
+// when the slot's Handler is Ready (a reply came) or the stream ends.
+// Call it before the first Start.
+func (f *Fed) Keep() { f.keep = true }
+
+// Fresh reports that slot k's next Start opens a new stream: always
+// without Keep; with it, when the slot has no open stream.
+func (f *Fed) Fresh(k int) bool { return !f.keep || f.slots[k].finished }
 
 // Output is what the connection has to write: the loop writes it and
 // says how much with Wrote.
@@ -136,7 +152,7 @@ func (f *Fed) Filled(n int) []int32 {
 		c.d.opened.Add(1)
 	}
 	for k, b := range f.busy {
-		if b && f.slots[k].finished {
+		if b && (f.slots[k].finished || f.keep && f.replied(k)) {
 			f.end(k)
 		}
 	}
@@ -164,6 +180,12 @@ func (f *Fed) failed() []int32 {
 	return f.done
 }
 
+// replied reports that slot k's Handler has the reply it waits for.
+func (f *Fed) replied(k int) bool {
+	h := f.slots[k].h
+	return h != nil && h.Ready()
+}
+
 func (f *Fed) end(k int) {
 	f.busy[k] = false
 	f.done = append(f.done, int32(k))
@@ -171,7 +193,12 @@ func (f *Fed) end(k int) {
 		f.pend[k] = nil
 		f.npend--
 		s := f.slots[k]
-		if !f.c.dead && !s.peerReset && !s.malformed && !s.unprocessed {
+		switch {
+		case f.c.dead:
+		case !s.finished:
+			// Keep: the reply came before the whole message was sent.
+			f.c.resetLocked(s, http2.ErrCodeCancel)
+		case !s.peerReset && !s.malformed && !s.unprocessed:
 			// The server answered before it took the whole body (a
 			// stream reset by either side, or not processed, is over
 			// already).
@@ -194,21 +221,24 @@ const (
 func (f *Fed) Start(k int) (int, Result) {
 	c, s := f.c, f.slots[k]
 	s.read, s.written = 0, 0
+	open := f.Fresh(k) // a message on a kept stream needs none of these
 	switch {
 	case c.dead:
 		return Refused, Result{End: Failed, ConnErr: c.errClass, Done: true}
-	case c.goaway || c.nextID > h2wire.MaxStreamID:
+	case open && (c.goaway || c.nextID > h2wire.MaxStreamID):
 		// GOAWAY (§6.8) or no stream ID left (§5.1.1): never sent, to be
 		// sent on a new connection.
 		return Refused, Result{End: Failed, ConnErr: protocol.Write, Unsent: true, Done: true}
-	case c.active >= c.peerMaxStreams:
+	case open && c.active >= c.peerMaxStreams:
 		return Later, Result{}
 	}
 	body := f.body
 	if f.kbody != nil {
 		body = f.kbody[k]
 	}
-	c.openLocked(s, len(body) == 0)
+	if open {
+		c.openLocked(s, len(body) == 0 && !f.keep)
+	}
 	f.busy[k] = true
 	if len(body) > 0 {
 		f.pend[k] = body
@@ -238,7 +268,7 @@ func (f *Fed) push() {
 			if n <= 0 {
 				break
 			}
-			c.wbuf = h2wire.AppendData(c.wbuf, s.id, n == len(rest), c.peerMaxFrame, rest[:n])
+			c.wbuf = h2wire.AppendData(c.wbuf, s.id, n == len(rest) && !f.keep, c.peerMaxFrame, rest[:n])
 			s.written += int64(h2wire.FrameHeaderLen + n)
 			s.sendWindow -= int64(n)
 			c.sendWindow -= int64(n)
@@ -258,7 +288,7 @@ func (f *Fed) push() {
 func (f *Fed) Result(k int) Result {
 	s := f.slots[k]
 	e := Satisfied
-	if !s.finished { // the connection failed first
+	if !s.finished && !(f.keep && f.replied(k)) { // the connection failed first
 		e = Failed
 	}
 	return s.resultLocked(e)

@@ -4,9 +4,9 @@
 //     loadgen.echo.v1.Echo/Unary, or of grpc.health.v1.Health/Check with
 //     Config.Health (as ghz and fortio do against any gRPC server).
 //   - grpc-stream (Stream): each Conn owns one Echo/PingPong stream, opened
-//     when it is dialed, and each request sends one message and reads its
-//     reply: one message in flight per stream, the ping-pong of the CNI
-//     studies.
+//     when it is dialed (on an event loop, with its first message), and
+//     each request sends one message and reads its reply: one message in
+//     flight per stream, the ping-pong of the CNI studies.
 //
 // With Config.Call, either mode calls any method of any server instead, as
 // ghz --call does: a unary method, or a bidi-streaming one for ping-pong,
