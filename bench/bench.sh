@@ -390,6 +390,19 @@ one_stream() { # case tool rep cmd...
 case_grpc_stream() {
   local c name body
   body=$(head -c "$STREAM_SIZE" /dev/zero | base64 -w0)
+  # 1,000 messages in flight on one connection: ghz-1000's one pipelined
+  # stream beside loadgen's 1,000 ping-pong streams (-m 1000), one message
+  # in flight on each; every stream ready in a turn goes out in one write.
+  name=grpc-stream-c1m1000
+  if [[ -z $ONLY || $name =~ $ONLY ]]; then
+    for ((r = 1; r <= REPS; r++)); do
+      [[ -x $W/bin/ghz ]] && one_stream "$name" ghz-1000 "$r" "$W/bin/ghz" --insecure --call loadgen.echo.v1.Echo/PingPong \
+        -d "{\"body\":\"$body\"}" --stream-call-count 1000 -z "${DUR}s" --duration-stop wait --count-errors \
+        -c 1 --connections 1 --format json -o "@B@.json" "$H:$P_GRPC"
+      one_stream "$name" loadgen "$r" "$LG" run -p grpc-stream --size "$STREAM_SIZE" -t1 -c1 -m1000 -d"${DUR}s" \
+        --latency -q --json "@B@.json" "$H:$P_GRPC"
+    done
+  fi
   for c in 1 50; do
     name=grpc-stream-c$c
     [[ -n $ONLY && ! $name =~ $ONLY ]] && continue
