@@ -179,11 +179,27 @@ parse() {
 }
 
 printf '%-14s %-8s %3s %10s %9s %9s %7s %10s %7s %10s\n' case tool rep rps p50_ms p99_ms cpu_s req/cpu_s taken_s req/taken >"$OUT/table.txt"
+# settle waits (up to 15 s) until nginx holds fewer than 100 connections:
+# a peer that collapsed (vegeta opens connections without bound once it
+# falls behind) leaves thousands closing, which would take the next run's
+# worker_connections and fail its connects.
+settle() {
+  local i n=0
+  for ((i = 0; i < 150; i++)); do
+    n=$(ss -Htn state established state syn-recv state close-wait state last-ack \
+      "( sport = :$P_H1 or sport = :$P_H2C or sport = :$P_TLS )" | wc -l)
+    ((n < 100)) && return 0
+    sleep 0.1
+  done
+  log "nginx still holds $n connections after 15 s"
+}
+
 one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
   local c=$1 t=$2 r=$3; shift 3
   local b=$OUT/$c.$t.r$r
   set -- "${@//@B@/$b}"
   local t0 t1 taken=- pert=- drift
+  settle
   ((SOAK)) && sleep "$SOAK_GAP"
   t0=$(date +%s%N)
   timeout -k 5 -s INT $((DUR + 20)) /usr/bin/time -f '%U %S %M' -o "$b.time" taskset -c "$GEN_CPU" "$@" >"$b.out" 2>"$b.err"
@@ -589,8 +605,8 @@ awk 'NR>1 { k=$1" "$2; s[k]=s[k]" "$4; rv[k]=rv[k]" "$5; tg[k]=tg[k]" "$6; d=$6-
   }' "$OUT/stream.txt" | tee -a "$OUT/summary.txt"
 
 # Which CPU: each way's medians in µs per request, and loadgen's over
-# fortio's by each.
-awk 'NR>1 { k=$2" "$4; n=$5; if (n <= 0) next; t[k]=1
+# fortio's by each (a bench with the spinner only).
+[[ -s $OUT/cpucount.txt ]] && awk 'NR>1 { k=$2" "$4; n=$5; if (n <= 0) next; t[k]=1
     u[k]=u[k]" "$6*1e6/n; tc[k]=tc[k]" "$7*1e6/n; if ($8 != "-") b[k]=b[k]" "$8*1e6/n; if ($9 != "-") tk[k]=tk[k]" "$9*1e6/n }
   function med(s,   a, n, i, j, x) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {x=a[i];a[i]=a[j];a[j]=x}; return n ? a[int((n+1)/2)] : 0 }
   function col(a, k) { return (k in a) ? sprintf("%.2f", med(a[k])) : "-" }
@@ -604,3 +620,4 @@ awk 'NR>1 { k=$2" "$4; n=$5; if (n <= 0) next; t[k]=1
     for (i = 1; i <= 2; i++) { x="loadgen "sp[i]; y="fortio "sp[i]
       printf "loadgen/fortio, spinner %-7s %8s %10s %8s %8s\n", sp[i], rat(u, x, y), rat(tc, x, y), rat(b, x, y), rat(tk, x, y) }
   }' "$OUT/cpucount.txt" 2>/dev/null | tee -a "$OUT/summary.txt"
+exit 0

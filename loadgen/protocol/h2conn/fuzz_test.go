@@ -260,12 +260,35 @@ func FuzzFed(f *testing.F) {
 	f.Add(uint8(1), seedGoAway())
 	f.Add(uint8(3), frame(nil, http2.FrameWindowUpdate, 0, 0, []byte{0, 1, 0, 0}))
 
-	f.Fuzz(func(t *testing.T, cut uint8, in []byte) { feedFed(t, cut, in) })
+	f.Fuzz(func(t *testing.T, cut uint8, in []byte) { feedFed(t, cut, in, false) })
 }
 
-func feedFed(t *testing.T, cut uint8, in []byte) *Fed {
+// FuzzFedKeep is FuzzFed with the slots keeping their streams (Keep, as
+// gRPC's ping-pong does): a request also ends when its slot's Handler
+// has DATA, and the next goes on the same stream while it lives.
+func FuzzFedKeep(f *testing.F) {
+	f.Add(uint8(7), seedOK())
+	f.Add(uint8(5), seedMixed())
+	f.Add(uint8(1), seedGoAway())
+	f.Fuzz(func(t *testing.T, cut uint8, in []byte) { feedFed(t, cut, in, true) })
+}
+
+// dataHandler is Ready once DATA came since its last Settle.
+type dataHandler struct{ data int }
+
+func (h *dataHandler) Field(int, []byte)      {}
+func (h *dataHandler) Block(BlockKind, int32) {}
+func (h *dataHandler) Data(p []byte)          { h.data += len(p) + 1 }
+func (h *dataHandler) Ready() bool            { return h.data > 0 }
+func (h *dataHandler) Settle(Result)          { h.data = 0 }
+
+func feedFed(t *testing.T, cut uint8, in []byte, keep bool) *Fed {
 	d := NewDialer(Config{Streams: 3, Fields: []h2wire.Field{{Name: ":method", Value: "POST"}}})
-	fd := d.Fed(3, make([]byte, 100<<10)) // more than the default windows
+	hs := []*dataHandler{{}, {}, {}}
+	fd := d.Fed(3, make([]byte, 100<<10), hs[0], hs[1], hs[2]) // more than the default windows
+	if keep {
+		fd.Keep()
+	}
 	fill := func(b []byte) []int32 {
 		buf := fd.ReadBuf()
 		if len(buf) < len(b) {
@@ -310,9 +333,10 @@ func feedFed(t *testing.T, cut uint8, in []byte) *Fed {
 				t.Fatalf("slot %d reported ended twice", k)
 			}
 			busy[k] = false
+			replied := keep && hs[k].Ready()
 			r := fd.Result(int(k))
-			if r.End == Satisfied && !r.Finished {
-				t.Fatalf("slot %d satisfied, not finished: %+v", k, r)
+			if r.End == Satisfied && !r.Finished && !replied {
+				t.Fatalf("slot %d satisfied, not finished, no reply: %+v", k, r)
 			}
 		}
 		if fd.Dead() {
@@ -350,14 +374,14 @@ func feedFed(t *testing.T, cut uint8, in []byte) *Fed {
 // its next request starts (stream 7); the GOAWAY ends every slot's
 // request, those above stream 3 unprocessed, and refuses new ones.
 func TestFeedFed(t *testing.T) {
-	fd := feedFed(t, 7, seedOK())
+	fd := feedFed(t, 7, seedOK(), false)
 	if s := fd.slots[0]; s.id != 7 || !fd.busy[0] {
 		t.Errorf("slot 0 after its answer: stream %d, in flight %v; want the next request on stream 7", s.id, fd.busy[0])
 	}
 	if fd.c.rbuf != nil {
 		t.Error("the Fed holds its read buffer while it waits: it must lend it back")
 	}
-	fd = feedFed(t, 1, seedGoAway())
+	fd = feedFed(t, 1, seedGoAway(), false)
 	if fd.Usable() || fd.c.active != 0 || !fd.slots[2].unprocessed {
 		t.Errorf("after GOAWAY: usable %v, %d in flight, stream 5 %s", fd.Usable(), fd.c.active, state(fd.slots[2]))
 	}
