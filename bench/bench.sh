@@ -179,19 +179,23 @@ parse() {
 }
 
 printf '%-14s %-8s %3s %10s %9s %9s %7s %10s %7s %10s\n' case tool rep rps p50_ms p99_ms cpu_s req/cpu_s taken_s req/taken >"$OUT/table.txt"
-# settle waits (up to 15 s) until nginx holds fewer than 100 connections:
-# a peer that collapsed (vegeta opens connections without bound once it
-# falls behind) leaves thousands closing, which would take the next run's
-# worker_connections and fail its connects.
+# settle waits (up to 75 s) until nginx holds fewer than 100 connections
+# and fewer than 8,000 closed ones wait out TIME-WAIT on loopback: a peer
+# that collapsed (vegeta opens connections without bound once it falls
+# behind) leaves thousands closing, which took the next run's
+# worker_connections, and tens of thousands of ports in TIME-WAIT (60 s),
+# which left the c10000 runs after it without ports to connect from
+# (the first pair of h1-c10k failed thousands of connects).
 settle() {
-  local i n=0
-  for ((i = 0; i < 150; i++)); do
+  local i n=0 tw=0
+  for ((i = 0; i < 750; i++)); do
     n=$(ss -Htn state established state syn-recv state close-wait state last-ack \
       "( sport = :$P_H1 or sport = :$P_H2C or sport = :$P_TLS )" | wc -l)
-    ((n < 100)) && return 0
+    tw=$(ss -Htn state time-wait | wc -l)
+    ((n < 100 && tw < 8000)) && return 0
     sleep 0.1
   done
-  log "nginx still holds $n connections after 15 s"
+  log "nginx still holds $n connections, $tw in TIME-WAIT, after 75 s"
 }
 
 one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
