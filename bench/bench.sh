@@ -191,7 +191,7 @@ settle() {
   for ((i = 0; i < 750; i++)); do
     n=$(ss -Htn state established state syn-recv state close-wait state last-ack \
       "( sport = :$P_H1 or sport = :$P_H2C or sport = :$P_TLS )" | wc -l)
-    tw=$(ss -Htn state time-wait | wc -l)
+    tw=$(ss -Htn state time-wait "( dst 127.0.0.0/8 )" | wc -l)
     ((n < 100 && tw < 8000)) && return 0
     sleep 0.1
   done

@@ -60,38 +60,6 @@ func TestEngineStreams(t *testing.T) {
 	}
 }
 
-// A message slower than the timeout is a timeout, counted at it: its
-// stream is reset (the server stops working on it) and the next message
-// goes on a new one.
-func TestEngineStreamTimeouts(t *testing.T) {
-	for _, v := range engineVariants {
-		t.Run(v.String(), func(t *testing.T) {
-			srv := v.echo(t, grpcecho.Config{Delay: time.Second})
-			var lc loadgen.Config
-			lc.Connections, lc.Duration, lc.Timeout = 1, results.Duration(500*time.Millisecond), results.Duration(50*time.Millisecond)
-			s := runStreams(t, v, Config{Target: srv.Addr(), Streams: 2}, lc)
-			if s.Requests != 0 || s.Errors.Timeout < 10 || s.Errors.Total() != s.Errors.Timeout {
-				t.Fatalf("%d answered, errors %+v: want timeouts only", s.Requests, s.Errors)
-			}
-			if mx := s.Latency.Max.D(); mx < 50*time.Millisecond || mx > 60*time.Millisecond {
-				t.Errorf("max %v: a timeout is counted at the 50 ms timeout", mx)
-			}
-			// Each timed-out message's stream was reset: one stream per
-			// message. The server learns of each in its own time.
-			for end := time.Now().Add(2 * time.Second); srv.Streams() < uint64(s.Errors.Timeout) && time.Now().Before(end); {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if n := srv.Streams(); n < uint64(s.Errors.Timeout) {
-				t.Errorf("the server saw %d streams for %d timed-out messages: each must go on a new stream", n, s.Errors.Timeout)
-			}
-			time.Sleep(1200 * time.Millisecond)
-			if n := srv.Messages(); n != 0 {
-				t.Errorf("the server answered %d of the timed-out messages: their streams must be reset", n)
-			}
-		})
-	}
-}
-
 // endingServer ends every ping-pong stream after it answered per
 // messages (grpc-status 0), as a server that recycles streams does.
 type endingServer struct {

@@ -89,27 +89,41 @@ func TestEngineCalls(t *testing.T) {
 	}
 }
 
-// Calls slower than the timeout are timeouts, counted at it; the server
-// sees them cancelled (their streams reset) and stops working on them.
+// Calls and ping-pong messages slower than the timeout are timeouts,
+// counted at it; the server sees them cancelled (their streams reset) and
+// stops working on them. A ping-pong slot's next message goes on a new
+// stream.
 func TestEngineCallTimeouts(t *testing.T) {
-	for _, v := range engineVariants {
-		t.Run(v.String(), func(t *testing.T) {
-			srv := v.echo(t, grpcecho.Config{Delay: time.Second})
-			var lc loadgen.Config
-			lc.Connections, lc.Duration, lc.Timeout = 1, results.Duration(500*time.Millisecond), results.Duration(50*time.Millisecond)
-			s := runCalls(t, v, Config{Target: srv.Addr(), Streams: 2}, lc)
-			if s.Requests != 0 || s.Errors.Timeout < 10 || s.Errors.Total() != s.Errors.Timeout {
-				t.Fatalf("%d answered, errors %+v: want timeouts only", s.Requests, s.Errors)
-			}
-			if mx := s.Latency.Max.D(); mx < 50*time.Millisecond || mx > 60*time.Millisecond {
-				t.Errorf("max %v: a timeout is counted at the 50 ms timeout", mx)
-			}
-			// A call the server finishes is counted once its 1 s delay is
-			// over; a cancelled one never is.
-			time.Sleep(1200 * time.Millisecond)
-			if n := srv.Calls(); n != 0 {
-				t.Errorf("the server finished %d of the timed-out calls: they must be cancelled", n)
-			}
-		})
+	for _, mode := range []Mode{Unary, Stream} {
+		for _, v := range engineVariants {
+			t.Run(string(mode)+"/"+v.String(), func(t *testing.T) {
+				srv := v.echo(t, grpcecho.Config{Delay: time.Second})
+				var lc loadgen.Config
+				lc.Connections, lc.Duration, lc.Timeout = 1, results.Duration(500*time.Millisecond), results.Duration(50*time.Millisecond)
+				s := runCalls(t, v, Config{Target: srv.Addr(), Mode: mode, Streams: 2}, lc)
+				if s.Requests != 0 || s.Errors.Timeout < 10 || s.Errors.Total() != s.Errors.Timeout {
+					t.Fatalf("%d answered, errors %+v: want timeouts only", s.Requests, s.Errors)
+				}
+				if mx := s.Latency.Max.D(); mx < 50*time.Millisecond || mx > 60*time.Millisecond {
+					t.Errorf("max %v: a timeout is counted at the 50 ms timeout", mx)
+				}
+				if mode == Stream {
+					// One stream per timed-out message; the server learns
+					// of each in its own time.
+					for end := time.Now().Add(2 * time.Second); srv.Streams() < uint64(s.Errors.Timeout) && time.Now().Before(end); {
+						time.Sleep(10 * time.Millisecond)
+					}
+					if n := srv.Streams(); n < uint64(s.Errors.Timeout) {
+						t.Errorf("the server saw %d streams for %d timed-out messages: each must go on a new stream", n, s.Errors.Timeout)
+					}
+				}
+				// A call or message the server finishes is counted once its
+				// 1 s delay is over; a cancelled one never is.
+				time.Sleep(1200 * time.Millisecond)
+				if n := srv.Calls() + srv.Messages(); n != 0 {
+					t.Errorf("the server finished %d of the timed-out calls or messages: they must be cancelled", n)
+				}
+			})
+		}
 	}
 }
