@@ -10,6 +10,9 @@
 //	                             -every; stop after -for
 //	soak taken FILE FROM TO      CPU-seconds taken from FILE's spinner
 //	                             between unix-ns FROM and TO
+//	soak wake [-n 20000] [-every 250us]  what one wake-up costs the woken
+//	                             thread here, by a timer and by another
+//	                             thread on its CPU: "timer-µs thread-µs"
 //
 // make bench runs one spinner on the generators' CPU for the whole bench
 // and asks `taken` for each run's window.
@@ -34,7 +37,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: soak spin [-every 20ms] [-for 2h] | soak taken FILE FROM-NS TO-NS [-around 1.5s]")
+		return errors.New("usage: soak spin [-every 20ms] [-for 2h] | soak taken FILE FROM-NS TO-NS [-around 1.5s] | soak wake [-n 20000] [-every 250us]")
 	}
 	switch args[0] {
 	case "spin":
@@ -78,8 +81,21 @@ func run(args []string) error {
 		}
 		fmt.Printf("%.3f %.4g %.3f\n", t.Seconds, t.Rate, t.Drift)
 		return nil
+	case "wake":
+		fs := flag.NewFlagSet("wake", flag.ContinueOnError)
+		n := fs.Int("n", 20000, "wake-ups of each kind")
+		every := fs.Duration("every", 250*time.Microsecond, "the timer's sleep")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		c, err := measureWake(*n, *every)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%.2f %.2f\n", float64(c.Timer.Nanoseconds())/1e3, float64(c.Thread.Nanoseconds())/1e3)
+		return nil
 	}
-	return fmt.Errorf("unknown command %q: spin or taken", args[0])
+	return fmt.Errorf("unknown command %q: spin, taken or wake", args[0])
 }
 
 // spin counts loops for ever, printing the time and the count every so

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+// The timer's thread sleeps n times for every (so the run lasts at least
+// n × every), each kind of wake-up is charged some CPU, and bad counts are
+// refused.
+func TestMeasureWake(t *testing.T) {
+	const n, every = 200, 200 * time.Microsecond
+	start := time.Now()
+	c, err := measureWake(n, every)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < n*every {
+		t.Errorf("%d sleeps of %v took %v: the timer did not sleep", n, every, took)
+	}
+	if c.Timer <= 0 || c.Thread <= 0 || c.Timer > every || c.Thread > time.Millisecond {
+		t.Errorf("wake-up costs %+v: want each above 0, the timer's below its sleep", c)
+	}
+	for _, bad := range [][2]int{{0, 1}, {1, 0}, {-1, 1}} {
+		if _, err := measureWake(bad[0], time.Duration(bad[1])); err == nil {
+			t.Errorf("measureWake(%d, %d) took bad input", bad[0], bad[1])
+		}
+	}
+}
