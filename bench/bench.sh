@@ -206,7 +206,7 @@ one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
   settle
   ((SOAK)) && sleep "$SOAK_GAP"
   t0=$(date +%s%N)
-  timeout -k 5 -s INT $((DUR + 20)) /usr/bin/time -f '%U %S %M' -o "$b.time" taskset -c "$GEN_CPU" "$@" >"$b.out" 2>"$b.err"
+  timeout -k 5 -s INT $((DUR + 20)) /usr/bin/time -f '%U %S %M %w' -o "$b.time" taskset -c "$GEN_CPU" "$@" >"$b.out" 2>"$b.err"
   t1=$(date +%s%N)
   if ((SOAK)); then
     sleep "$SOAK_GAP"; sleep 0.2 # its samples past the baseline
@@ -215,7 +215,7 @@ one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
     echo "$c $t $r ${taken:--} ${drift:--}" >>"$OUT/soak-drift.txt"
   fi
   read -r rps p50 p99 n < <(parse "$b.out")
-  read -r u s m < <(tail -1 "$b.time")
+  read -r u s m _ < <(tail -1 "$b.time")
   echo "$c $t $r ${m:-0}" >>"$OUT/rss.txt" # peak RSS, KiB
   local cpu
   cpu=$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.2f", u+s}')
@@ -262,27 +262,37 @@ case_h1 h1-c1 1
 # columns, open.txt keeps what was asked and achieved and the late sends
 # (loadgen's >1 ms; the peers count none). p99 is each tool's own: loadgen's
 # from each request's intended start (corrected for coordinated omission),
-# fortio's and vegeta's from its actual start.
-OPEN_RATES=${OPEN_RATES:-20000 50000}
-printf '%-14s %-8s %3s %8s %10s %7s %9s %7s %11s %7s %11s\n' case tool rep asked achieved late p99_ms cpu_s ms_cpu/1k taken_s ms_taken/1k >"$OUT/open.txt"
+# fortio's and vegeta's from its actual start; p99_send_ms is loadgen's
+# from its actual start too, like for like. sleeps/req: the voluntary
+# context switches per request (each a wake-up), which the summary prices
+# at what a wake-up costs on GEN_CPU (soak wake).
+OPEN_RATES=${OPEN_RATES:-1000 20000 50000}
+printf '%-14s %-8s %3s %8s %10s %7s %9s %7s %11s %7s %11s %10s %11s\n' case tool rep asked achieved late p99_ms cpu_s ms_cpu/1k taken_s ms_taken/1k sleeps/req p99_send_ms >"$OUT/open.txt"
 one_open() { # case tool rep rate cmd...
   local c=$1 t=$2 r=$3 rate=$4; shift 4
   one "$c" "$t" "$r" "$@"
-  local b=$OUT/$c.$t.r$r ach late=- rps p50 p99 n cpu per taken pert
+  local b=$OUT/$c.$t.r$r ach late=- rps p50 p99 n cpu per taken pert sw p99s
   read -r _ _ _ rps p50 p99 cpu per taken pert < <(tail -1 "$OUT/table.txt")
+  read -r _ _ _ sw < <(tail -1 "$b.time") # voluntary context switches: the sleeps
   case $t in
-    loadgen) read -r ach late < <(jq -r '"\(.summary.pacing.achieved_rps) \(.summary.pacing.late)"' "$b.json" 2>/dev/null) ;;
+    loadgen) read -r ach late p99s < <(jq -r '"\(.summary.pacing.achieved_rps) \(.summary.pacing.late) \(.summary.uncorrected.p99_us / 1000)"' "$b.json" 2>/dev/null) ;;
     fortio) ach=$(jq -r '.ActualQPS' "$b.json" 2>/dev/null) ;;
     *) ach=$rps ;;
   esac
-  awk -v c="$c" -v t="$t" -v r="$r" -v rate="$rate" -v a="${ach:-0}" -v late="${late:--}" -v p99="$p99" -v cpu="$cpu" -v per="$per" -v tk="${taken:--}" -v pt="${pert:-0}" \
-    'BEGIN{ printf "%-14s %-8s %3s %8d %10.1f %7s %9s %7s %11.2f %7s %11s\n", c, t, r, rate, a, late, p99, cpu, (per>0 ? 1e6/per : 0), tk, (pt>0 ? sprintf("%.2f", 1e6/pt) : "-") }' >>"$OUT/open.txt"
+  awk -v c="$c" -v t="$t" -v r="$r" -v rate="$rate" -v a="${ach:-0}" -v late="${late:--}" -v p99="$p99" -v cpu="$cpu" -v per="$per" -v tk="${taken:--}" -v pt="${pert:-0}" -v sw="${sw:-0}" -v p99s="${p99s:-$p99}" \
+    'BEGIN{ n=per*cpu; printf "%-14s %-8s %3s %8d %10.1f %7s %9s %7s %11.2f %7s %11s %10.3f %11s\n", c, t, r, rate, a, late, p99, cpu, (per>0 ? 1e6/per : 0), tk, (pt>0 ? sprintf("%.2f", 1e6/pt) : "-"), (n>0 ? sw/n : 0), p99s }' >>"$OUT/open.txt"
 }
 case_open() {
   local rate name url=http://$H:$P_H1/100b
   for rate in $OPEN_RATES; do
     name=open$((rate / 1000))k-c50
     [[ -n $ONLY && ! $name =~ $ONLY ]] && continue
+    # What a wake-up costs on GEN_CPU, as the runs find it (the spinner
+    # there or not): by a timer, as an open loop sleeps to its next send,
+    # and by another thread on the CPU. The summary splits each tool's CPU
+    # per request into its sleeps at the timer's cost and the rest.
+    [[ -s $OUT/wake.txt ]] || { taskset -c "$GEN_CPU" "$W/soak" wake >"$OUT/wake.txt" 2>>"$OUT/wake.err" &&
+      log "a wake-up on CPU $GEN_CPU costs the woken thread $(awk '{print $1 " us by a timer, " $2 " us by another thread"}' "$OUT/wake.txt")"; }
     for ((r = 1; r <= REPS; r++)); do
       [[ -x $W/bin/fortio ]] && one_open "$name" fortio "$r" "$rate" "$W/bin/fortio" load -loglevel Warning \
         -qps "$rate" -c 50 -uniform -nocatchup -t "${DUR}s" -r 0.00001 -p 50,99 -json @B@.json "$url"
@@ -581,19 +591,27 @@ done | tee -a "$OUT/summary.txt"
 # Open loop: medians of what was achieved, late, p99 and CPU per 1,000
 # requests; loadgen's CPU per request over each peer's (goal <= 0.5), with
 # the spread of the alternating pairs.
-awk 'NR>1 { k=$1" "$2; ask[$1]=$4; ach[k]=ach[k]" "$5; late[k]=late[k]" "$6; p99[k]=p99[k]" "$7; ms[k]=ms[k]" "$9; cases[$1]=1; tools[$2]=1; rp[k" "$3]=$9; reps[$3]=1
+awk -v wake="$(awk '{print $1}' "$OUT/wake.txt" 2>/dev/null)" 'NR>1 { k=$1" "$2; ask[$1]=$4; ach[k]=ach[k]" "$5; late[k]=late[k]" "$6; p99[k]=p99[k]" "$7; ms[k]=ms[k]" "$9; sl[k]=sl[k]" "$12; ps[k]=ps[k]" "$13; cases[$1]=1; tools[$2]=1; rp[k" "$3]=$9; reps[$3]=1
     if ($11 > 0) { mt[k]=mt[k]" "$11; rt[k" "$3]=$11 } }
   function spreadt(a, b,   r, x, lo, hi, n) { n=0; for (r in reps) if (((a" "r) in rt) && ((b" "r) in rt)) { x=rt[a" "r]/rt[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }; return n ? sprintf("runs %.2f-%.2f", lo, hi) : "" }
   function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
   function spread(a, b,   r, x, lo, hi, n) { n=0; for (r in reps) if (((a" "r) in rp) && ((b" "r) in rp) && rp[b" "r] > 0) { x=rp[a" "r]/rp[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }; return n ? sprintf("runs %.2f-%.2f", lo, hi) : "" }
+  # kept up: achieved at least 80% of the rate (fortio reaches 85% at 50,000/s here)
+  function kept(k,   c) { split(k, c, " "); return med(ach[k]) >= 0.8*ask[c[1]] }
   END {
     if (!length(cases)) exit
     print ""
     printf "%-14s %-8s %8s %9s %7s %9s %11s %11s\n", "open loop", "tool", "asked", "achieved", "late", "p99_ms", "ms_cpu/1k", "ms_taken/1k"
     for (c in cases) for (t in tools) { k=c" "t; if (k in ms) printf "%-14s %-8s %8d %8.2f%% %7s %9.3f %11.2f %11s\n", c, t, ask[c], 100*med(ach[k])/ask[c], med(late[k]), med(p99[k]), med(ms[k]), ((k in mt) ? sprintf("%.2f", med(mt[k])) : "-") }
+    for (c in cases) for (t in tools) { k=c" "t; if (wake > 0 && (k in ms) && med(ms[k]) > 0 && kept(k))
+      printf "%-14s %-8s %.3f sleeps a request x %.1f us a timer wake-up = %.2f of its %.2f us a request; the rest %.2f us\n", c, t, med(sl[k]), wake, med(sl[k])*wake, med(ms[k]), med(ms[k])-med(sl[k])*wake }
+    # the CPU of a run at 1,000/s over one at 20,000/s (goal for loadgen: about 1/20)
+    for (t in tools) { a="open1k-c50 "t; b="open20k-c50 "t; if ((a in ms) && (b in ms) && med(ms[b]) > 0 && kept(a) && kept(b))
+      printf "%-14s %-8s a run at 1000/s costs %.3f of one at 20000/s (goal for loadgen: about 0.05)\n", "open1k/20k", t, med(ms[a])*1000/(med(ms[b])*20000) }
     for (c in cases) for (t in tools) { if (t == "loadgen") continue; a=c" loadgen"; b=c" "t
+      if ((a in ms) && (b in ms) && !kept(b)) { printf "%-14s loadgen/%s: not compared, %s reached %.2f%% of the rate (a tool behind its schedule sends less, and each request costs it more)\n", c, t, t, 100*med(ach[b])/ask[c]; continue }
       if ((a in ms) && (b in ms) && med(ms[b]) > 0)
-        printf "%-14s loadgen/%s: CPU per request %.2f (%s)%s; goal <= 0.5  achieved %.2f%% vs %.2f%%  p99 %.3f vs %.3f ms\n", c, t, med(ms[a])/med(ms[b]), spread(a, b), (((a in mt) && (b in mt) && med(mt[b]) > 0) ? sprintf(", by taken %.2f (%s)", med(mt[a])/med(mt[b]), spreadt(a, b)) : ""), 100*med(ach[a])/ask[c], 100*med(ach[b])/ask[c], med(p99[a]), med(p99[b]) }
+        printf "%-14s loadgen/%s: CPU per request %.2f (%s)%s; goal <= 0.5  achieved %.2f%% vs %.2f%%  p99 from the send %.3f vs %.3f ms (loadgen, from the intended start: %.3f)\n", c, t, med(ms[a])/med(ms[b]), spread(a, b), (((a in mt) && (b in mt) && med(mt[b]) > 0) ? sprintf(", by taken %.2f (%s)", med(mt[a])/med(mt[b]), spreadt(a, b)) : ""), 100*med(ach[a])/ask[c], 100*med(ach[b])/ask[c], med(ps[a]), med(ps[b]), med(p99[a]) }
   }' "$OUT/open.txt" | tee -a "$OUT/summary.txt"
 
 # gRPC streams: the messages each tool sent and received beside those the
