@@ -178,7 +178,7 @@ parse() {
     END{printf "%.0f %.3f %.3f %d\n", rps, p50, p99, n}' "$1"
 }
 
-printf '%-14s %-8s %3s %10s %9s %9s %7s %10s %7s %10s\n' case tool rep rps p50_ms p99_ms cpu_s req/cpu_s taken_s req/taken >"$OUT/table.txt"
+printf '%-14s %-8s %3s %10s %9s %9s %7s %10s %7s %10s %10s\n' case tool rep rps p50_ms p99_ms cpu_s req/cpu_s taken_s req/taken sleeps/req >"$OUT/table.txt"
 # settle waits (up to 75 s) until nginx holds fewer than 100 connections
 # and fewer than 8,000 closed ones wait out TIME-WAIT on loopback: a peer
 # that collapsed (vegeta opens connections without bound once it falls
@@ -202,7 +202,7 @@ one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
   local c=$1 t=$2 r=$3; shift 3
   local b=$OUT/$c.$t.r$r
   set -- "${@//@B@/$b}"
-  local t0 t1 taken=- pert=- drift
+  local t0 t1 taken=- pert=- drift sw
   settle
   ((SOAK)) && sleep "$SOAK_GAP"
   t0=$(date +%s%N)
@@ -215,14 +215,16 @@ one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
     echo "$c $t $r ${taken:--} ${drift:--}" >>"$OUT/soak-drift.txt"
   fi
   read -r rps p50 p99 n < <(parse "$b.out")
-  read -r u s m _ < <(tail -1 "$b.time")
+  read -r u s m sw < <(tail -1 "$b.time") # sw: voluntary context switches, each a sleep
   echo "$c $t $r ${m:-0}" >>"$OUT/rss.txt" # peak RSS, KiB
   local cpu
   cpu=$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.2f", u+s}')
   local per
   per=$(awk -v n="$n" -v c="$cpu" 'BEGIN{ if (c>0) printf "%.0f", n/c; else print 0 }')
   [[ $taken != - ]] && pert=$(awk -v n="$n" -v c="$taken" 'BEGIN{ if (c>0) printf "%.0f", n/c; else print 0 }')
-  printf '%-14s %-8s %3s %10s %9s %9s %7s %10s %7s %10s\n' "$c" "$t" "$r" "$rps" "$p50" "$p99" "$cpu" "$per" "$taken" "$pert" | tee -a "$OUT/table.txt" >&2
+  local spr
+  spr=$(awk -v sw="${sw:-0}" -v n="$n" 'BEGIN{ if (n>0) printf "%.3f", sw/n; else print "-" }')
+  printf '%-14s %-8s %3s %10s %9s %9s %7s %10s %7s %10s %10s\n' "$c" "$t" "$r" "$rps" "$p50" "$p99" "$cpu" "$per" "$taken" "$pert" "$spr" | tee -a "$OUT/table.txt" >&2
 }
 
 # A target's CPU seconds so far (user+sys, in clock ticks).
@@ -272,7 +274,7 @@ one_open() { # case tool rep rate cmd...
   local c=$1 t=$2 r=$3 rate=$4; shift 4
   one "$c" "$t" "$r" "$@"
   local b=$OUT/$c.$t.r$r ach late=- rps p50 p99 n cpu per taken pert sw p99s
-  read -r _ _ _ rps p50 p99 cpu per taken pert < <(tail -1 "$OUT/table.txt")
+  read -r _ _ _ rps p50 p99 cpu per taken pert _ < <(tail -1 "$OUT/table.txt")
   read -r _ _ _ sw < <(tail -1 "$b.time") # voluntary context switches: the sleeps
   case $t in
     loadgen) read -r ach late p99s < <(jq -r '"\(.summary.pacing.achieved_rps) \(.summary.pacing.late) \(.summary.uncorrected.p99_us / 1000)"' "$b.json" 2>/dev/null) ;;
@@ -548,9 +550,10 @@ case_cpucount
 # ------------------------------------------------------------ summary
 log "done; raw output in $OUT"
 echo
-echo "# medians over $REPS runs; req/cpu_s = requests per generator CPU-second"
+echo "# medians over $REPS runs; req/cpu_s = requests per generator CPU-second; sleeps/req = its voluntary context switches per request"
 awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$6; per[k]=per[k]" "$8; cases[$1]=1; tools[$2]=1; rp[k" "$3]=$8; reps[$3]=1
-    if ($10 > 0) { pt[k]=pt[k]" "$10; rt[k" "$3]=$10 } }
+    if ($10 > 0) { pt[k]=pt[k]" "$10; rt[k" "$3]=$10 }
+    if (NF >= 11 && $11 != "-") sl[k]=sl[k]" "$11 }
   # the same by what the spinner lost (taken_s), where both runs have it
   function spreadt(a, b,   r, x, lo, hi, n) { n=0; for (r in reps) if (((a" "r) in rt) && ((b" "r) in rt)) { x=rt[a" "r]/rt[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }; return n ? sprintf("runs %.2f-%.2f", lo, hi) : "" }
   function bytaken(a, b) { return ((a in pt) && (b in pt) && med(pt[b]) > 0) ? sprintf("  req/taken_s %.2f (%s)", med(pt[a])/med(pt[b]), spreadt(a, b)) : "" }
@@ -558,8 +561,8 @@ awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$
   function spread(a, b,   r, x, lo, hi, n) { n=0; for (r in reps) if (((a" "r) in rp) && ((b" "r) in rp) && rp[b" "r] > 0) { x=rp[a" "r]/rp[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }; return n ? sprintf("runs %.2f-%.2f", lo, hi) : "" }
   function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]<a[i]) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
   END {
-    printf "%-14s %-8s %10s %9s %9s %10s %10s\n", "case", "tool", "rps", "p50_ms", "p99_ms", "req/cpu_s", "req/taken"
-    for (c in cases) for (t in tools) { k=c" "t; if (k in rps) printf "%-14s %-8s %10.0f %9.3f %9.3f %10.0f %10s\n", c, t, med(rps[k]), med(p50[k]), med(p99[k]), med(per[k]), ((k in pt) ? sprintf("%.0f", med(pt[k])) : "-") }
+    printf "%-14s %-8s %10s %9s %9s %10s %10s %10s\n", "case", "tool", "rps", "p50_ms", "p99_ms", "req/cpu_s", "req/taken", "sleeps/req"
+    for (c in cases) for (t in tools) { k=c" "t; if (k in rps) printf "%-14s %-8s %10.0f %9.3f %9.3f %10.0f %10s %10s\n", c, t, med(rps[k]), med(p50[k]), med(p99[k]), med(per[k]), ((k in pt) ? sprintf("%.0f", med(pt[k])) : "-"), ((k in sl) ? sprintf("%.3f", med(sl[k])) : "-") }
     print ""
     for (c in cases) for (t in tools) { if (t == "loadgen" || t == "httpbin" || t == "nginx") continue
       a=c" loadgen"; b=c" "t; if ((a in per) && (b in per) && med(per[b]) > 0)
