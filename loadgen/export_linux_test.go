@@ -5,3 +5,7 @@ import "loadgen/internal/heldp"
 // WithoutHeldPs makes every loop started until restore wait the runtime's
 // way, as when no P is left to spare, without taking Ps from the test.
 func WithoutHeldPs() (restore func()) { return heldp.Refuse() }
+
+// LoopPauses is how many times loops paused before a wait so far
+// (coalesceFor).
+func LoopPauses() int64 { return loopPauses.Load() }

@@ -360,6 +360,9 @@ func (l *loop) fail(c *lconn, class protocol.ErrClass, now time.Time) {
 func (l *loop) complete(c *lconn, o *protocol.Outcome, now time.Time) {
 	l.unflight(c)
 	done := now
+	if !l.answered.IsZero() && l.answered.Before(now) {
+		done = l.answered // read after a pause, timed by the kernel
+	}
 	failed := o.Err != protocol.None && o.Err != protocol.Status
 	answeredLate := false
 	if done.After(c.deadline) {
@@ -399,6 +402,7 @@ func (l *loop) record(c *lconn, o *protocol.Outcome, done time.Time, failed bool
 // after decides what becomes of c once its request ended.
 func (l *loop) after(c *lconn, o *protocol.Outcome, failed, answeredLate bool, now time.Time) {
 	l.inFlight--
+	l.ends++
 	c.state = stIdle
 	switch {
 	case c.g != nil:

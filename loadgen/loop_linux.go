@@ -176,6 +176,22 @@ type loop struct {
 	// on an answer left unread).
 	full bool
 
+	// Closed loop over multiplexed connections (loop_pace_linux.go,
+	// pausable): a loop with many requests in flight and nothing to read
+	// pauses for coalesce before it waits, so that one wake-up takes the
+	// answers that came meanwhile instead of one wake-up each. settled is
+	// when this turn found nothing to read before its pause (zero: it did
+	// not pause); answered, the kernel's arrival time of the answers being
+	// ended (zero: now).
+	coalesce  time.Duration
+	ends      int  // requests ended so far (after)
+	checking  bool // since a wait without a pause, at ends checkEnds
+	checkEnds int
+	sparse    bool // few ended from that wait to the next (pausable)
+	skip      int  // pauses since the last wait without one
+	settled   time.Time
+	answered  time.Time
+
 	// A loop that drives one kept-alive connection, closed loop, reads its
 	// answers blocking (readSolo), as sockperf's and netperf's clients do,
 	// instead of a wait for events and a read: soloOK says it may, solo is
@@ -267,6 +283,12 @@ func newLoop(e *engine, ld loopDialer, sh *shard) (*loop, error) {
 			}
 			l.stamps = true
 		}
+	} else if l.md != nil {
+		if l.sleepfd, err = newSleepSet(l.wake); err != nil {
+			l.closeFDs()
+			return nil, err
+		}
+		l.coalesce = coalesceFor
 	}
 	return l, nil
 }
@@ -370,6 +392,7 @@ func (l *loop) turn(now time.Time) (time.Time, bool) {
 	var n int
 	var err error
 	read, slept := false, false
+	l.settled = time.Time{} // this turn has not paused (sockRead)
 	if c := l.solo; c != nil && c.state == stReading && c.deadline.Sub(now) > soloGuard {
 		if read = l.readSolo(c); !read {
 			now = time.Now() // the wait is bounded from now, not from before the read
@@ -383,7 +406,31 @@ func (l *loop) turn(now time.Time) (time.Time, bool) {
 			l.sleep(d)
 			d, slept = 0, true
 		}
-		n, err = l.wait(d)
+		took := false
+		if d != 0 && l.checking {
+			// The requests ended since the last wait without a pause,
+			// until the loop had nothing to read again: few, and a pause
+			// would take more answers to a wake-up.
+			l.sparse, l.checking = l.ends-l.checkEnds < coalesceFew, false
+		}
+		if d != 0 && l.pausable() {
+			// Nothing to read yet: pause, then take what came, each
+			// answer timed by the kernel (sockRead).
+			if n, err = l.wait(0); err != nil || n > 0 {
+				took = true
+			} else {
+				l.settled = now
+				l.sleep(pauseFor(d, l.coalesce))
+				d, slept = 0, true
+				loopPauses.Add(1)
+			}
+		}
+		if !took {
+			n, err = l.wait(d)
+			if d != 0 && l.coalesce > 0 {
+				l.checking, l.checkEnds = true, l.ends
+			}
+		}
 		l.full = n == len(l.evs)
 	}
 	now = time.Now()

@@ -36,6 +36,7 @@ type msock struct {
 	prefetch  bool
 	dirty     bool // has Output to write this turn
 	inFlight  int  // requests started on it and not ended
+	stamped   bool // the kernel stamps its reads (loop.coalesce)
 	connStart time.Time
 	deadline  time.Time // of the connect and handshake
 	waiting   []*lconn  // members waiting for it to be Ready, or for a stream
@@ -75,6 +76,7 @@ func (l *loop) muxSocket(g *mgroup, now time.Time) *msock {
 	}
 	s.fd, s.events = fd, unix.EPOLLOUT
 	s.m = l.md.Mux(len(g.members))
+	l.stampSock(s)
 	return s
 }
 
@@ -189,6 +191,7 @@ func (l *loop) takeOpened(now time.Time) {
 			l.sockConnectFailed(s, now)
 		default:
 			s.fd, s.m = o.fd, o.m
+			l.stampSock(s)
 			s.state, s.events = msHandshake, unix.EPOLLIN
 			if err := l.watch(s.fd, s.events, evSock0-s.index, unix.EPOLL_CTL_ADD); err != nil {
 				l.sockConnectFailed(s, now)
@@ -242,7 +245,18 @@ func (l *loop) sockConnected(s *msock, now time.Time) {
 // sockRead reads what s has (one read per event: epoll is level-triggered)
 // and ends the requests it completes.
 func (l *loop) sockRead(s *msock, now time.Time) {
-	n, err := rawRead(s.fd, s.m.ReadBuf())
+	var n int
+	var err error
+	if l.settled.IsZero() || !s.stamped {
+		n, err = rawRead(s.fd, s.m.ReadBuf())
+	} else {
+		// After a pause: what this read ends arrived after the turn
+		// found nothing to read (settled), when the kernel says.
+		var ns int64
+		n, ns, err = rawReadStamped(s.fd, s.m.ReadBuf(), l.oob[:])
+		l.answered = arrived(now, ns, l.settled)
+		defer func() { l.answered = time.Time{} }()
+	}
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
