@@ -1,6 +1,7 @@
 package loadgen_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -10,36 +11,63 @@ import (
 
 // A closed loop with 64 streams in flight on one h2c connection pauses
 // before it waits (one wake-up for several answers), and the pause moves
-// no latency: against a 10 ms delay p50 stays within what the server's own
-// timer took, every request is counted as the server counts it, and RPS
-// keeps Little's law (64 ÷ the mean latency) within 5%: a stream answered
-// during a pause waits for its next request until the loop wakes (at most
+// no latency: against a 10 ms delay, runs with pauses and runs without
+// them (alternating, two of each) see the same p50 within 1 ms (3 ms under
+// -race), every request is counted as the server counts it, and RPS keeps
+// Little's law (64 ÷ the mean latency) within 5%: a stream answered during
+// a pause waits for its next request until the loop wakes (at most
 // coalesceFor, 0.5% of the delay), as it waits while a busy loop ends the
-// others (under -race, 6% of a 2 ms delay).
+// others. The runs without pauses are the measure, not the server's own
+// delay: the in-process server's writes queue behind each other for a
+// millisecond or more (p50 12.5–13.2 ms without pauses against its timers'
+// 10.9–11.2 ms, by hand), and for several under -race on a busy machine.
 func TestLoopPausesKeepLatency(t *testing.T) {
 	driver, h2c = loadgen.DriverLoop, true
 	defer func() { driver, h2c = loadgen.DriverAuto, false }()
-	srv := newServer(t, func(int64) time.Duration { return 10 * time.Millisecond })
-	cfg := conf(1, time.Second)
-	cfg.Streams = 64
-	before := loadgen.LoopPauses()
-	r := run(t, cfg, srv.URL)
-	s := r.Summary
-	if loadgen.LoopPauses() == before {
-		t.Fatal("the loop never paused with 64 requests in flight")
-	}
-	if s.Requests == 0 || s.Requests != srv.served.Load() {
-		t.Errorf("generator counted %d requests, server served %d", s.Requests, srv.served.Load())
-	}
-	slept, tol := srv.sleptP50(), 1500*time.Microsecond
+	tol := time.Millisecond
 	if race.Enabled {
 		tol = 3 * time.Millisecond
 	}
-	if p50 := s.Latency.P50.D(); p50 < 10*time.Millisecond || p50 > max(11500*time.Microsecond, slept+tol) {
-		t.Errorf("p50 %v, want 10–11.5 ms, or within %v of the server's own %v", p50, tol, slept)
+	var with, without []time.Duration
+	for i := range 4 {
+		paused := i%2 == 1
+		restore := func() {}
+		if !paused {
+			restore = loadgen.WithoutPauses()
+		}
+		srv := newServer(t, func(int64) time.Duration { return 10 * time.Millisecond })
+		cfg := conf(1, time.Second)
+		cfg.Streams = 64
+		before := loadgen.LoopPauses()
+		r := run(t, cfg, srv.URL)
+		restore()
+		s := r.Summary
+		pauses := loadgen.LoopPauses() - before
+		switch {
+		case paused && pauses == 0:
+			t.Fatal("the loop never paused with 64 requests in flight")
+		case !paused && pauses != 0:
+			t.Fatalf("%d pauses in a run without them", pauses)
+		}
+		if s.Requests == 0 || s.Requests != srv.served.Load() {
+			t.Errorf("generator counted %d requests, server served %d", s.Requests, srv.served.Load())
+		}
+		p50 := s.Latency.P50.D()
+		if p50 < 10*time.Millisecond {
+			t.Errorf("p50 %v, below the server's 10 ms delay", p50)
+		}
+		want := 64 / s.Latency.Mean.D().Seconds()
+		if dev := s.RPS/want - 1; dev < -0.05 || dev > 0.05 {
+			t.Errorf("paused %v: RPS %.1f, streams/mean latency %.1f: off by %.1f%%", paused, s.RPS, want, 100*dev)
+		}
+		if paused {
+			with = append(with, p50)
+		} else {
+			without = append(without, p50)
+		}
 	}
-	want := 64 / s.Latency.Mean.D().Seconds()
-	if dev := s.RPS/want - 1; dev < -0.05 || dev > 0.05 {
-		t.Errorf("RPS %.1f, streams/mean latency %.1f: off by %.1f%%", s.RPS, want, 100*dev)
+	t.Logf("p50 with pauses %v, without %v", with, without)
+	if best, base := slices.Min(with), slices.Min(without); best > base+tol || best < base-tol {
+		t.Errorf("p50 %v with pauses, %v without (best of two runs each): want within %v", with, without, tol)
 	}
 }

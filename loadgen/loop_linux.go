@@ -288,7 +288,7 @@ func newLoop(e *engine, ld loopDialer, sh *shard) (*loop, error) {
 			l.closeFDs()
 			return nil, err
 		}
-		l.coalesce = coalesceFor
+		l.coalesce = loopCoalesce
 	}
 	return l, nil
 }

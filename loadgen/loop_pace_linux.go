@@ -135,6 +135,10 @@ const (
 	coalesceCheck = 64
 )
 
+// loopCoalesce is the pause of the loops started from now (coalesceFor;
+// 0 in tests that compare with loops that never pause).
+var loopCoalesce = coalesceFor
+
 // loopPauses counts the pauses of every loop (tests).
 var loopPauses atomic.Int64
 

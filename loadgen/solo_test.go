@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/race"
 	"loadgen/loadgen"
 	"loadgen/results"
 )
@@ -56,8 +57,15 @@ func TestOneConnectionTimeout(t *testing.T) {
 			}
 			return 0
 		})
-		cfg := conf(1, 600*time.Millisecond)
-		cfg.Timeout = results.Duration(100 * time.Millisecond)
+		// Under -race on a busy machine an ordinary answer can take tens
+		// of milliseconds: a longer timeout keeps the stalled request the
+		// only one past it.
+		timeout, window, slack := 100*time.Millisecond, 600*time.Millisecond, 10*time.Millisecond
+		if race.Enabled {
+			timeout, window, slack = 400*time.Millisecond, 1200*time.Millisecond, 50*time.Millisecond
+		}
+		cfg := conf(1, window)
+		cfg.Timeout = results.Duration(timeout)
 		r := run(t, cfg, srv.URL)
 		s := r.Summary
 		if s.Errors.Timeout != 1 || s.Errors.Total() != 1 {
@@ -70,8 +78,8 @@ func TestOneConnectionTimeout(t *testing.T) {
 		if s.Failed == nil {
 			t.Fatal("no failed request's latency")
 		}
-		if mx := s.Failed.Max.D(); mx < 100*time.Millisecond || mx > 110*time.Millisecond {
-			t.Errorf("the timed-out request's latency %v, want its 100 ms timeout", mx)
+		if mx := s.Failed.Max.D(); mx < timeout || mx > timeout+slack {
+			t.Errorf("the timed-out request's latency %v, want its %v timeout", mx, timeout)
 		}
 		// HTTP/1.1: the timed-out connection's state is unknown: replaced.
 		if !h2c && s.Connections.Established < 2 {
