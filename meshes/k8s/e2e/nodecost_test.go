@@ -110,11 +110,14 @@ func TestNodeCost(t *testing.T) {
 	})
 }
 
-// The cost step's load: 35 s, so that metrics-server (15 s windows, a new
-// pod's first one late) measures every pod of it, the workers included.
+// The cost step's load: 60 s, so that metrics-server (15 s windows, a new
+// pod's first one late) and cAdvisor (every 10 to 20 s, a new container's
+// first measure late) measure every pod of it twice, the workers included:
+// with 35 s a worker once held one cAdvisor sample and the namespace's
+// figure was rightly not measurable (a CI run of 2026-12-05).
 const (
 	costWarmup   = 5 * time.Second
-	costDuration = 30 * time.Second
+	costDuration = 55 * time.Second
 )
 
 // costRun is a finished run and what the target's cgroup accounted.
