@@ -183,14 +183,11 @@ type loop struct {
 	// when this turn found nothing to read before its pause (zero: it did
 	// not pause); answered, the kernel's arrival time of the answers being
 	// ended (zero: now).
-	coalesce  time.Duration
-	ends      int  // requests ended so far (after)
-	checking  bool // since a wait without a pause, at ends checkEnds
-	checkEnds int
-	sparse    bool // few ended from that wait to the next (pausable)
-	skip      int  // pauses since the last wait without one
-	settled   time.Time
-	answered  time.Time
+	coalesce time.Duration
+	ends     int // requests ended so far (after)
+	yields   yields
+	settled  time.Time
+	answered time.Time
 
 	// A loop that drives one kept-alive connection, closed loop, reads its
 	// answers blocking (readSolo), as sockperf's and netperf's clients do,
@@ -407,11 +404,10 @@ func (l *loop) turn(now time.Time) (time.Time, bool) {
 			d, slept = 0, true
 		}
 		took := false
-		if d != 0 && l.checking {
-			// The requests ended since the last wait without a pause,
-			// until the loop had nothing to read again: few, and a pause
-			// would take more answers to a wake-up.
-			l.sparse, l.checking = l.ends-l.checkEnds < coalesceFew, false
+		if d != 0 && l.coalesce > 0 {
+			// Nothing to read: what the last idle turn's wake-up took
+			// has been ended.
+			l.yields.tally(l.ends)
 		}
 		if d != 0 && l.pausable() {
 			// Nothing to read yet: pause, then take what came, each
@@ -423,12 +419,13 @@ func (l *loop) turn(now time.Time) (time.Time, bool) {
 				l.sleep(pauseFor(d, l.coalesce))
 				d, slept = 0, true
 				loopPauses.Add(1)
+				l.yields.start(byPause, l.ends)
 			}
 		}
 		if !took {
 			n, err = l.wait(d)
 			if d != 0 && l.coalesce > 0 {
-				l.checking, l.checkEnds = true, l.ends
+				l.yields.start(byWait, l.ends)
 			}
 		}
 		l.full = n == len(l.evs)
