@@ -216,6 +216,11 @@ one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
   fi
   read -r rps p50 p99 n < <(parse "$b.out")
   read -r u s m sw < <(tail -1 "$b.time") # sw: voluntary context switches, each a sleep
+  if [[ -z $n || $n == 0 ]]; then # a run that counted nothing is no figure: not in the medians
+    log "$c $t run $r counted no requests (its output: $b.out, $b.err): left out of the medians"
+    echo "$c $t $r" >>"$OUT/failed.txt"
+    return 1
+  fi
   echo "$c $t $r ${m:-0}" >>"$OUT/rss.txt" # peak RSS, KiB
   local cpu
   cpu=$(awk -v u="$u" -v s="$s" 'BEGIN{printf "%.2f", u+s}')
@@ -272,7 +277,7 @@ OPEN_RATES=${OPEN_RATES:-1000 20000 50000}
 printf '%-14s %-8s %3s %8s %10s %7s %9s %7s %11s %7s %11s %10s %11s\n' case tool rep asked achieved late p99_ms cpu_s ms_cpu/1k taken_s ms_taken/1k sleeps/req p99_send_ms >"$OUT/open.txt"
 one_open() { # case tool rep rate cmd...
   local c=$1 t=$2 r=$3 rate=$4; shift 4
-  one "$c" "$t" "$r" "$@"
+  one "$c" "$t" "$r" "$@" || return 0
   local b=$OUT/$c.$t.r$r ach late=- rps p50 p99 n cpu per taken pert sw p99s
   read -r _ _ _ rps p50 p99 cpu per taken pert _ < <(tail -1 "$OUT/table.txt")
   read -r _ _ _ sw < <(tail -1 "$b.time") # voluntary context switches: the sleeps
@@ -349,7 +354,9 @@ fi
 case_grpc() {
   local name=grpc-c50
   [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
-  taskset -c "$TGT_CPU" "$LG" serve grpc --addr "$H:$P_GRPC" --for $((REPS * 2 * (DUR + 5) + 30))s >"$OUT/grpc.out" 2>&1 &
+  # up to three tools a rep, each run with its settle and exit (a target
+  # that stopped early once left a rep's last runs with nothing to call)
+  taskset -c "$TGT_CPU" "$LG" serve grpc --addr "$H:$P_GRPC" --for $((REPS * 3 * (DUR + 30) + 60))s >"$OUT/grpc.out" 2>&1 &
   local pid=$!
   for _ in $(seq 100); do ss -Hltn "( sport = :$P_GRPC )" | grep -q . && break; sleep 0.1; done
   for ((r = 1; r <= REPS; r++)); do
@@ -410,8 +417,10 @@ one_stream() { # case tool rep cmd...
   taskset -c "$TGT_CPU" "$LG" serve grpc --addr "$H:$P_GRPC" --for $((DUR + 60))s >"$b.srv" 2>&1 &
   pid=$!
   for _ in $(seq 100); do ss -Hltn "( sport = :$P_GRPC )" | grep -q . && break; sleep 0.1; done
-  one "$c" "$t" "$r" "$@"
+  local ok=0
+  one "$c" "$t" "$r" "$@" || ok=1
   kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  ((ok == 0)) || return 0
   srv=$(sed -n 's/.* \([0-9]*\) ping-pong messages.*/\1/p' "$b.srv")
   case $t in
     loadgen) read -r sent recv < <(jq -r --argjson w "$STREAM_WIRE" '"\(.summary.bytes_written/$w|floor) \(.summary.bytes_read/$w|floor)"' "$b.json" 2>/dev/null) ;;
@@ -583,7 +592,7 @@ awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$
 
 # Peak RSS at c10000: medians, loadgen's over wrk's (goal <= 1.5); the
 # slowest of loadgen's connects.
-awk '$1 == "h1-c10k" { k=$2; rss[k]=rss[k]" "$4 }
+[[ -s $OUT/rss.txt ]] && awk '$1 == "h1-c10k" { k=$2; rss[k]=rss[k]" "$4 }
   function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
   END { if (("loadgen" in rss) && ("wrk" in rss) && med(rss["wrk"]) > 0)
     printf "%-14s loadgen/wrk: peak RSS %.2f (%.0f vs %.0f MiB; goal <= 1.5)\n", "h1-c10k", med(rss["loadgen"])/med(rss["wrk"]), med(rss["loadgen"])/1024, med(rss["wrk"])/1024 }' "$OUT/rss.txt" | tee -a "$OUT/summary.txt"
@@ -645,4 +654,9 @@ awk 'NR>1 { k=$1" "$2; s[k]=s[k]" "$4; rv[k]=rv[k]" "$5; tg[k]=tg[k]" "$6; d=$6-
     for (i = 1; i <= 2; i++) { x="loadgen "sp[i]; y="fortio "sp[i]
       printf "loadgen/fortio, spinner %-7s %8s %10s %8s %8s\n", sp[i], rat(u, x, y), rat(tc, x, y), rat(b, x, y), rat(tk, x, y) }
   }' "$OUT/cpucount.txt" 2>/dev/null | tee -a "$OUT/summary.txt"
+if [[ -s $OUT/failed.txt ]]; then
+  echo
+  echo "runs that counted no requests, left out of the medians above (case tool rep):"
+  cat "$OUT/failed.txt"
+fi | tee -a "$OUT/summary.txt"
 exit 0
