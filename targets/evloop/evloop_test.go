@@ -5,6 +5,10 @@ package evloop
 import (
 	"errors"
 	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -252,4 +256,66 @@ func TestRunAfterMod(t *testing.T) {
 	if !sawOut {
 		t.Fatal("the socket writable at Mod was never reported")
 	}
+}
+
+// A Poller's set is watched by the Go netpoller, which then wakes with
+// every event of the set; once its loop keeps its P (KeepPs) it waits on
+// the set itself, and the set leaves the netpoller (a second thread woke
+// per message on tcpecho's TCP_RR while it stayed): no epoll set of the
+// process watches it any more, under its old descriptor or its new one,
+// and the group still closes.
+func TestKeepPsLeavesNetpoller(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2)) // a P left beside the loop's
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGroup(ln, 1, 8, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := g.Loop(0)
+	was := p.fd
+	if !watched(t, was) {
+		t.Fatal("a new set is in no epoll set of the process: the netpoller should watch it (the test cannot see it)")
+	}
+	if !g.KeepPs() {
+		t.Fatal("KeepPs refused with GOMAXPROCS 2 and one loop")
+	}
+	if watched(t, was) || watched(t, p.fd) {
+		t.Errorf("the kept set (descriptor %d, then %d) is still watched by an epoll set of the process (the netpoller's)", was, p.fd)
+	}
+	g.Go(func(int) {
+		for p.Run(time.Time{}, func([]unix.EpollEvent) bool { return true }) == nil {
+		}
+	})
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// watched: an epoll set of this process watches descriptor fd (a "tfd:"
+// line of its fdinfo).
+func watched(t *testing.T, fd int) bool {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strconv.Itoa(fd)
+	for _, e := range fds {
+		if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); l != "anon_inode:[eventpoll]" {
+			continue
+		}
+		info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
+		if err != nil {
+			continue // closed meanwhile
+		}
+		for _, line := range strings.Split(string(info), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "tfd:" && f[1] == want {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -74,6 +74,9 @@ func (g *Group) KeepPs() bool {
 			return false
 		}
 	}
+	for _, p := range g.ps {
+		p.unpoll()
+	}
 	g.kept = true
 	return true
 }
