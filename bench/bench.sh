@@ -254,7 +254,7 @@ case_h1() { # name conns
   for ((r = 1; r <= REPS; r++)); do
     one "$name" wrk "$r" wrk -t1 -c"$c" -d"${DUR}s" --latency "$url"
     t0=$(ticks "$worker")
-    one "$name" loadgen "$r" "$LG" run -t1 -c"$c" -d"${DUR}s" --latency -q "$url"
+    one "$name" loadgen "$r" "$LG" run -t1 -c"$c" -d"${DUR}s" --latency -q "$url" || continue # no run, no target row
     t1=$(ticks "$worker")
     ((c > 1)) && target_row "$name" nginx "$r" "$t0" "$t1"
   done
@@ -467,13 +467,13 @@ case_grpc_stream
 case_httpbin() {
   local name=httpbin-c50 port=18181
   [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
-  taskset -c "$TGT_CPU" "$LG" serve httpbin --addr "$H:$port" --for $((REPS * (DUR + 5) + 30))s >"$OUT/httpbin.out" 2>&1 &
+  taskset -c "$TGT_CPU" "$LG" serve httpbin --addr "$H:$port" --for $((REPS * (DUR + 30) + 60))s >"$OUT/httpbin.out" 2>&1 &
   local pid=$!
   for _ in $(seq 100); do ss -Hltn "( sport = :$port )" | grep -q . && break; sleep 0.1; done
   local t0 t1
   for ((r = 1; r <= REPS; r++)); do
     t0=$(ticks "$pid")
-    one "$name" loadgen "$r" "$LG" run -t1 -c50 -d"${DUR}s" --latency -q "http://$H:$port/bytes/100"
+    one "$name" loadgen "$r" "$LG" run -t1 -c50 -d"${DUR}s" --latency -q "http://$H:$port/bytes/100" || continue # no run, no target row
     t1=$(ticks "$pid")
     target_row "$name" httpbin "$r" "$t0" "$t1"
   done
@@ -583,7 +583,7 @@ awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$
       if (np >= 2 && (a in per) && med(per[c" "best]) > 0)
         printf "%-14s loadgen/better peer (%s): req/cpu_s %.2f (%s)%s\n", c, best, med(per[a])/med(per[c" "best]), spread(a, c" "best), bytaken(a, c" "best) }
     for (c in cases) { a=c" loadgen"; b=c" httpbin"; if ((a in per) && (b in per) && med(per[a]) > 0)
-      printf "%-14s httpbin/loadgen: req/cpu_s %.2f (%s; the target must keep up: >= 1.2)\n", c, med(per[b])/med(per[a]), spread(b, a) }
+      printf "%-14s httpbin/loadgen: req/cpu_s %.2f (%s; the target must keep up: >= 1.0)\n", c, med(per[b])/med(per[a]), spread(b, a) }
     for (c in cases) { a=c" loadgen"; b=c" nginx"; if ((a in per) && (b in per) && med(per[a]) > 0)
       printf "%-14s nginx/loadgen: req/cpu_s %.2f (%s; a C server on the same kernel path)\n", c, med(per[b])/med(per[a]), spread(b, a) }
     if (("httpbin-c50 httpbin" in per) && ("h1-c50 nginx" in per) && med(per["h1-c50 nginx"]) > 0)
