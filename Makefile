@@ -15,6 +15,12 @@ build:
 deps:
 	@scripts/deps
 
+# The CLI reference, generated from the commands by cobra's generator:
+# docs/cli/loadgen_*.md and the man pages docs/man/loadgen*.1 (man -l
+# docs/man/loadgen-run.1). TestCLIReference fails when they are stale.
+docs:
+	$(GO) test -count=1 -run '^TestCLIReference$$' ./cmd/loadgen -update-docs
+
 # The tests, as CI runs them, after `make deps`.
 # Each stage says when it starts (UTC), so a slow CI run shows where its
 # time went. The durations it prints are CI's, measured on 2026-12-05 on a
