@@ -32,7 +32,7 @@ type builtinFlags struct {
 func (b *builtinFlags) register(fl *pflag.FlagSet, name, ladder string, duration, warmup time.Duration) {
 	fl.StringVarP(&b.out, "out", "o", "", "results directory (default "+name+"-YYYYMMDD-HHMMSS)")
 	fl.BoolVar(&b.resume, "resume", false, "continue the run in -o, skipping complete steps")
-	fl.StringVar(&b.ladder, "ladder", ladder, "connection/thread ladder")
+	fl.StringVar(&b.ladder, "ladder", ladder, "connection/thread ladder: cNtM rungs, a doubling range (c1t1..c64t64) or a list (c64t2,c256t4)")
 	durationVarP(fl, &b.duration, "duration", "d", duration, "measured duration of each step (10s, 1m30s, or plain seconds)")
 	durationVarP(fl, &b.warmup, "warmup", "", warmup, "warm-up before each step's measured window")
 	countVarP(fl, &b.repeats, "repeats", "", 1, "repeats of every step")

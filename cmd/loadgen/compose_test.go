@@ -23,15 +23,25 @@ var update = flag.Bool("update", false, "rewrite the generated files the tests c
 const repoRoot = "../.."
 
 // composeConfigs are the files docker-compose.yml mounts that loadgen
-// generates, and the command lines that generate them (also written in
-// the compose file's comment).
+// generates, what each is for, and the command lines that generate them
+// (also written in the compose file's comment).
 var composeConfigs = []struct {
-	file string
-	args []string
+	file, purpose string
+	args          []string
 }{
-	{"examples/compose/nginx.conf", []string{"mesh", "render", "nginx", "--ingress", "--listen", "0.0.0.0:8080", "--upstream", "198.18.100.10:8000"}},
-	{"examples/compose/envoy.yaml", []string{"mesh", "render", "envoy", "--layout", "istio", "--pod-ip", "198.18.100.12",
-		"--app", "198.18.100.10:8000", "--inbound-source", "none", "--upstream", "198.18.100.10:8000"}},
+	{"examples/compose/nginx.conf", "docker-compose.yml's ingress: nginx in front of the httpbin target (service nginx).",
+		[]string{"mesh", "render", "nginx", "--ingress", "--listen", "0.0.0.0:8080", "--upstream", "198.18.100.10:8000"}},
+	{"examples/compose/envoy.yaml", "docker-compose.yml's sidecar: Envoy with Istio's bootstrap in front of the httpbin target (service envoy).",
+		[]string{"mesh", "render", "envoy", "--layout", "istio", "--pod-ip", "198.18.100.12",
+			"--app", "198.18.100.10:8000", "--inbound-source", "none", "--upstream", "198.18.100.10:8000"}},
+}
+
+// composeHeader is the comment a generated config opens with: what it is
+// for, how it runs and the command whose output follows.
+func composeHeader(purpose string, args []string) string {
+	return "# " + purpose + "\n# It runs in: docker compose up --build\n" +
+		"# What follows is what this command prints (go test ./cmd/loadgen -run Compose -update rewrites it):\n" +
+		"#   loadgen " + strings.Join(args, " ") + "\n"
 }
 
 func loadCompose(t *testing.T) *types.Project {
@@ -111,6 +121,7 @@ func TestComposeConfigsGenerated(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("loadgen %s: exit %d: %s", strings.Join(c.args, " "), code, stderr)
 		}
+		out = composeHeader(c.purpose, c.args) + out
 		path := filepath.Join(repoRoot, c.file)
 		if *update {
 			if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
@@ -122,7 +133,7 @@ func TestComposeConfigsGenerated(t *testing.T) {
 			t.Fatal(err)
 		}
 		if string(want) != out {
-			t.Errorf("%s is not what loadgen %s prints (go test ./cmd/loadgen -run Compose -update)", c.file, strings.Join(c.args, " "))
+			t.Errorf("%s is not its header and what loadgen %s prints (go test ./cmd/loadgen -run Compose -update)", c.file, strings.Join(c.args, " "))
 		}
 	}
 	p := loadCompose(t)

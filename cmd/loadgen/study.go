@@ -82,6 +82,7 @@ Exit status 1 when a step failed or a check (--assert) did not hold.`,
 	fl.StringVar(&f.junit, "junit", "", "write each step's assertions as JUnit XML: FILE-STEP-PROTOCOL.xml …")
 	fl.Float64Var(&f.cpuPrice, "cpu-price", 0, "nginx-sizing: what one CPU costs a month, for the cost columns")
 	fl.IntVar(&f.cpus, "cpus", runtime.NumCPU(), "nginx-sizing: the most worker_processes to size")
+	fl.Lookup("cpus").DefValue = "this machine's CPUs" // said, not counted: the reference is the same on every machine
 	fl.StringVar(&f.cluster.Kubeconfig, "kubeconfig", "", "mesh-ladder: run on this cluster (loadgen k8s run) instead of local sidecars; flannel-backends: on this cluster's Flannel (loadgen k8s paths per backend) instead of the lab; k8s-paths: its cluster (default $KUBECONFIG)")
 	fl.StringVar(&f.cluster.Context, "context", "", "mesh-ladder, k8s-paths: the kubeconfig context (default the current one; implies the cluster)")
 	fl.StringSliceVar(&f.cluster.Meshes, "meshes", nil, "mesh-ladder on a cluster: the meshes, each a k8s run (default istio): "+strings.Join(k8s.Meshes, ", "))

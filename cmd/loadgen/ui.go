@@ -31,7 +31,7 @@ type uiFlags struct {
 
 func (u *uiFlags) register(fl *pflag.FlagSet, what string) {
 	fl.StringVar(&u.addr, "ui", "", "serve a live dashboard of the "+what+" on ADDR, e.g. 127.0.0.1:8089 (a bare :PORT is loopback's)")
-	durationVarP(fl, &u.linger, "ui-linger", "", 0, "with --ui: keep the dashboard's final state served this long after the "+what+" (Ctrl-C ends it)")
+	durationVarP(fl, &u.linger, "ui-linger", "", 0, "with --ui: keep the dashboard's final state served this long after the "+what+", e.g. 5m (Ctrl-C ends it)")
 }
 
 // start serves the dashboard of a command of kind with title. Failing to
