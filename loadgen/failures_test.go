@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/ratecheck"
 	"loadgen/loadgen"
 	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
@@ -60,12 +61,18 @@ func TestStallingTargetCountsTimeoutsInTheLatency(t *testing.T) {
 		cfg.Rate = 200
 		cfg.Timeout = results.Duration(timeout)
 		cfg.Threads = 2
+		probe := ratecheck.StartProbe()
 		r := run(t, cfg, srv.URL)
+		stalled := probe.Stop()
 		s := r.Summary
 
 		// A stall at the window's end (a busy machine) leaves up to the
 		// intervals its max lag spans unsent (TestOpenLoopRate).
-		sent, lag := s.Pacing.Sent, int64(s.Pacing.MaxLag.D()/(5*time.Millisecond))
+		lag, err := ratecheck.Short(s.Pacing, 200, 0, stalled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := s.Pacing.Sent
 		if sent < 780-lag || sent > 801 {
 			t.Fatalf("%d requests sent, want ≈ 800 (the max lag %v accounts for %d fewer)", sent, s.Pacing.MaxLag.D(), lag)
 		}
