@@ -44,6 +44,7 @@ func TestStallingTargetCountsTimeoutsInTheLatency(t *testing.T) {
 			timeout = 250 * time.Millisecond
 		)
 		t0 := time.Now()
+		var answered atomic.Int64
 		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if phase := time.Since(t0) % cycle; phase >= cycle/2 {
 				select {
@@ -52,7 +53,9 @@ func TestStallingTargetCountsTimeoutsInTheLatency(t *testing.T) {
 					return
 				}
 			}
-			w.Write([]byte("ok"))
+			if _, err := w.Write([]byte("ok")); err == nil && r.Context().Err() == nil {
+				answered.Add(1)
+			}
 		}))
 		startBoth(srv)
 		defer srv.Close()
@@ -86,9 +89,17 @@ func TestStallingTargetCountsTimeoutsInTheLatency(t *testing.T) {
 		if s.Failed == nil || s.Succeeded == nil {
 			t.Fatalf("no succeeded/failed split in the summary")
 		}
-		if s.Failed.Count != s.Errors.Timeout || s.Succeeded.Count != s.Requests || s.Failed.Count+s.Succeeded.Count != s.Latency.Count {
-			t.Errorf("split: %d failed + %d answered, %d timeouts, %d responses, %d counted",
-				s.Failed.Count, s.Succeeded.Count, s.Errors.Timeout, s.Requests, s.Latency.Count)
+		// Against the target's own count: the requests it answered before
+		// the generator gave up on them, but for those whose answer and
+		// timeout crossed: an answer written as the timeout closed the
+		// connection or reset the stream, at each hold's end, where
+		// requests wait the timeout give or take the loop's timer and a
+		// busy machine's delays (7 of 800 seen on h2c): 2% of those sent.
+		if s.Failed.Count != s.Errors.Timeout {
+			t.Errorf("split: %d failed, %d timeouts: only timeouts fail here", s.Failed.Count, s.Errors.Timeout)
+		}
+		if d, tol := s.Succeeded.Count-answered.Load(), 3+sent/50; d < -tol || d > tol {
+			t.Errorf("split: %d answered by the generator's count, %d by the target's", s.Succeeded.Count, answered.Load())
 		}
 		for name, enc := range map[string]string{"succeeded": r.Histograms.Succeeded, "failed": r.Histograms.Failed} {
 			if _, err := hist.Decode(enc); err != nil {
