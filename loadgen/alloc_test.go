@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/allocs"
 	"loadgen/internal/race"
 
 	"loadgen/loadgen/pace"
@@ -76,13 +77,12 @@ func TestStepAllocatesNothing(t *testing.T) {
 			if !w.step() || w.conn == nil { // dials
 				t.Fatal("first step failed")
 			}
-			allocs := testing.AllocsPerRun(2000, func() {
+			if n := allocs.Count(2000, func() {
 				if !w.step() {
 					t.Fatal("step failed")
 				}
-			})
-			if allocs != 0 {
-				t.Errorf("%.2f allocations per request, want 0", allocs)
+			}); n > allocs.Slack {
+				t.Errorf("%d allocations in 2000 requests, want 0", n)
 			}
 			if n := w.count.n.Load(); n < 2000 {
 				t.Errorf("%d requests recorded", n)

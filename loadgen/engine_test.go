@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"loadgen/internal/race"
+	"loadgen/internal/ratecheck"
 	"loadgen/loadgen"
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2"
@@ -341,7 +342,9 @@ func TestCoordinatedOmissionCorrection(t *testing.T) {
 		})
 		cfg := conf(1, 4*time.Second)
 		cfg.Rate = 200
+		probe := ratecheck.StartProbe()
 		r := run(t, cfg, srv.URL)
+		stalled := probe.Stop()
 		s := r.Summary
 		// Every request sent was answered, and ≈ 800 were sent: the ones
 		// queued behind the stall go late, not missing. Only a stall at
@@ -350,7 +353,10 @@ func TestCoordinatedOmissionCorrection(t *testing.T) {
 		// max lag here includes the designed stall's, so this bounds the
 		// count loosely, and the checks below, relative to what was
 		// counted, carry the test.
-		lag := int64(s.Pacing.MaxLag.D() / (5 * time.Millisecond))
+		lag, err := ratecheck.Short(s.Pacing, 200, 0, 700*time.Millisecond+stalled)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if s.Requests != s.Pacing.Sent || s.Requests < 780-lag || s.Requests > 801 {
 			t.Fatalf("%d requests, %d sent, want ≈ 800 (the max lag %v accounts for %d fewer)", s.Requests, s.Pacing.Sent, s.Pacing.MaxLag.D(), lag)
 		}
@@ -398,7 +404,9 @@ func TestOpenLoopRate(t *testing.T) {
 		srv := newServer(t, nil)
 		cfg := conf(8, 3*time.Second)
 		cfg.Rate = 2000
+		probe := ratecheck.StartProbe()
 		r := run(t, cfg, srv.URL)
+		stalled := probe.Stop()
 		p := r.Summary.Pacing
 		// An event loop says how late a send could be to share a
 		// wake-up (Config.Slack); goroutines wake at each send.
@@ -413,8 +421,10 @@ func TestOpenLoopRate(t *testing.T) {
 		// spans intervals. Requests left without a lag to show for it are
 		// the engine's fault; those the lag accounts for are missing from
 		// the rate and the count too (CI once stalled ≈ 100 ms at the end).
-		interval := time.Second / 2000
-		allowed := max(6, int64(p.MaxLag.D()/interval))
+		allowed, err := ratecheck.Short(p, 2000, 6, stalled)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if p.Unsent > allowed {
 			t.Errorf("%d requests never sent against an idle target; the max lag, %v, accounts for %d", p.Unsent, p.MaxLag.D(), allowed)
 		}
@@ -434,11 +444,16 @@ func TestWarmupExcluded(t *testing.T) {
 		var cfg loadgen.Config
 		cfg.Connections, cfg.Duration, cfg.Warmup = 2, results.Duration(300*time.Millisecond), results.Duration(300*time.Millisecond)
 		cfg.Rate = 100
+		probe := ratecheck.StartProbe()
 		r := run(t, cfg, srv.URL)
+		stalled := probe.Stop()
 		// 100/s: ≈ 30 in warm-up, ≈ 30 measured; the server saw both. A
 		// stall at the window's end (a busy machine) leaves up to the
 		// intervals its max lag spans unsent (TestOpenLoopRate).
-		lag := int64(r.Summary.Pacing.MaxLag.D() / (10 * time.Millisecond))
+		lag, err := ratecheck.Short(r.Summary.Pacing, 100, 0, stalled)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if n := r.Summary.Requests; n < 27-lag || n > 31 {
 			t.Errorf("%d measured requests, want ≈ 30 (the max lag %v accounts for %d fewer)", n, r.Summary.Pacing.MaxLag.D(), lag)
 		}
@@ -616,5 +631,22 @@ func TestWorkersThatNeverConnectedAreReported(t *testing.T) {
 	}
 	if !slices.ContainsFunc(r.Notes, func(n string) bool { return strings.HasPrefix(n, "2 of 3 workers never had a connection") }) {
 		t.Errorf("notes %q lack the 2 workers that never connected", r.Notes)
+	}
+}
+
+// TestOpenLoopRateCatchesSlowSends runs the open loop at twice what its
+// connections can carry (8 connections, 8 ms a request: 1,000/s of the
+// 2,000/s asked), so sends fall steadily behind as a slowed pacer's would:
+// the rate checks of the tests above must fail it, whatever lag the engine
+// reports (issue: an allowance of max lag / interval once excused all of it).
+func TestOpenLoopRateCatchesSlowSends(t *testing.T) {
+	srv := newServer(t, func(int64) time.Duration { return 8 * time.Millisecond })
+	cfg := conf(8, time.Second)
+	cfg.Rate = 2000
+	cfg.Driver = loadgen.DriverGoroutines
+	r := run(t, cfg, srv.URL)
+	p := r.Summary.Pacing
+	if n, err := ratecheck.Short(p, 2000, 6, 0); err == nil {
+		t.Fatalf("a run that sent %d of 2,000 (max lag %v, %d late) passed the rate checks, excusing %d", p.Sent, p.MaxLag.D(), p.Late, n)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/ratecheck"
 	"loadgen/loadgen"
 	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
@@ -43,6 +44,7 @@ func TestStallingTargetCountsTimeoutsInTheLatency(t *testing.T) {
 			timeout = 250 * time.Millisecond
 		)
 		t0 := time.Now()
+		var answered atomic.Int64
 		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if phase := time.Since(t0) % cycle; phase >= cycle/2 {
 				select {
@@ -51,7 +53,9 @@ func TestStallingTargetCountsTimeoutsInTheLatency(t *testing.T) {
 					return
 				}
 			}
-			w.Write([]byte("ok"))
+			if _, err := w.Write([]byte("ok")); err == nil && r.Context().Err() == nil {
+				answered.Add(1)
+			}
 		}))
 		startBoth(srv)
 		defer srv.Close()
@@ -60,12 +64,18 @@ func TestStallingTargetCountsTimeoutsInTheLatency(t *testing.T) {
 		cfg.Rate = 200
 		cfg.Timeout = results.Duration(timeout)
 		cfg.Threads = 2
+		probe := ratecheck.StartProbe()
 		r := run(t, cfg, srv.URL)
+		stalled := probe.Stop()
 		s := r.Summary
 
 		// A stall at the window's end (a busy machine) leaves up to the
 		// intervals its max lag spans unsent (TestOpenLoopRate).
-		sent, lag := s.Pacing.Sent, int64(s.Pacing.MaxLag.D()/(5*time.Millisecond))
+		lag, err := ratecheck.Short(s.Pacing, 200, 0, stalled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := s.Pacing.Sent
 		if sent < 780-lag || sent > 801 {
 			t.Fatalf("%d requests sent, want ≈ 800 (the max lag %v accounts for %d fewer)", sent, s.Pacing.MaxLag.D(), lag)
 		}
@@ -79,9 +89,17 @@ func TestStallingTargetCountsTimeoutsInTheLatency(t *testing.T) {
 		if s.Failed == nil || s.Succeeded == nil {
 			t.Fatalf("no succeeded/failed split in the summary")
 		}
-		if s.Failed.Count != s.Errors.Timeout || s.Succeeded.Count != s.Requests || s.Failed.Count+s.Succeeded.Count != s.Latency.Count {
-			t.Errorf("split: %d failed + %d answered, %d timeouts, %d responses, %d counted",
-				s.Failed.Count, s.Succeeded.Count, s.Errors.Timeout, s.Requests, s.Latency.Count)
+		// Against the target's own count: the requests it answered before
+		// the generator gave up on them, but for those whose answer and
+		// timeout crossed: an answer written as the timeout closed the
+		// connection or reset the stream, at each hold's end, where
+		// requests wait the timeout give or take the loop's timer and a
+		// busy machine's delays (7 of 800 seen on h2c): 2% of those sent.
+		if s.Failed.Count != s.Errors.Timeout {
+			t.Errorf("split: %d failed, %d timeouts: only timeouts fail here", s.Failed.Count, s.Errors.Timeout)
+		}
+		if d, tol := s.Succeeded.Count-answered.Load(), 3+sent/50; d < -tol || d > tol {
+			t.Errorf("split: %d answered by the generator's count, %d by the target's", s.Succeeded.Count, answered.Load())
 		}
 		for name, enc := range map[string]string{"succeeded": r.Histograms.Succeeded, "failed": r.Histograms.Failed} {
 			if _, err := hist.Decode(enc); err != nil {

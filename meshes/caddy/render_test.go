@@ -106,7 +106,28 @@ func TestCountAccess(t *testing.T) {
 
 func FuzzCountAccess(f *testing.F) {
 	f.Add(accessText)
+	f.Add("")
+	f.Add("{}\n")
+	const access = `{"logger":"http.log.access.x","status":200}` + "\n"
+	const other = `{"logger":"tls"}` + "\n"
 	f.Fuzz(func(t *testing.T, s string) {
-		countAccess(strings.NewReader(s)) // must not panic
+		n, err := countAccess(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		// Whole lines after what was counted: an access line counts one
+		// more, another logger's none, and a partial line (no newline
+		// yet: Caddy still writing it) none.
+		if !strings.HasSuffix(s, "\n") && s != "" {
+			return // s ends in a partial line, which the next would extend
+		}
+		for _, c := range []struct {
+			tail string
+			want uint64
+		}{{access, n + 1}, {other, n}, {access + access + other, n + 2}, {strings.TrimSuffix(access, "\n"), n}} {
+			if got, err := countAccess(strings.NewReader(s + c.tail)); err != nil || got != c.want {
+				t.Fatalf("%q + %q: %d, %v; want %d", s, c.tail, got, err, c.want)
+			}
+		}
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -251,7 +252,27 @@ func TestSumStats(t *testing.T) {
 
 func FuzzSumStats(f *testing.F) {
 	f.Add("http.x.downstream_rq_total: 3\n")
+	f.Add("a: 1\nhttp.x.downstream_rq_total: 3\nhttp.x.downstream_rq_total:  4\n")
+	const name = "http.x.downstream_rq_total"
 	f.Fuzz(func(t *testing.T, s string) {
-		sumStats(strings.NewReader(s), "http.x.downstream_rq_total")
+		got, err := sumStats(strings.NewReader(s), name)
+		if err != nil {
+			return
+		}
+		// A plain reference: every line that is exactly "name: value".
+		var want uint64
+		for line := range strings.Lines(s) {
+			line = strings.TrimRight(line, "\r\n")
+			if v, ok := strings.CutPrefix(line, name+": "); ok {
+				n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+				if err != nil {
+					t.Fatalf("%q: summed where the value %q is not a number", s, v)
+				}
+				want += n
+			}
+		}
+		if got != want {
+			t.Fatalf("%q: sum %d, the lines add up to %d", s, got, want)
+		}
 	})
 }

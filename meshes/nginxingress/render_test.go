@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -201,8 +204,24 @@ func TestParseStubStatus(t *testing.T) {
 }
 
 func FuzzParseStubStatus(f *testing.F) {
-	f.Add("server accepts handled requests\n 7 7 12\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		parseStubStatus(strings.NewReader(s)) // must not panic
+	f.Add("server accepts handled requests\n 7 7 12\n", uint64(12))
+	f.Add("Active connections: 1 \n", uint64(0))
+	f.Fuzz(func(t *testing.T, s string, requests uint64) {
+		n, err := parseStubStatus(strings.NewReader(s))
+		if err == nil && !slices.Contains(strings.Fields(s), strconv.FormatUint(n, 10)) {
+			t.Fatalf("%q: %d requests, a number the text does not hold", s, n)
+		}
+		// nginx's own page after lines that are not its header: the third
+		// number of the line below the header, whatever came before.
+		var pre strings.Builder
+		for line := range strings.Lines(s) {
+			if strings.TrimSpace(line) != "server accepts handled requests" {
+				pre.WriteString(strings.TrimSuffix(line, "\n") + "\n")
+			}
+		}
+		page := fmt.Sprintf("%sActive connections: 1 \nserver accepts handled requests\n 7 7 %d \nReading: 0 Writing: 1 Waiting: 0 \n", pre.String(), requests)
+		if got, err := parseStubStatus(strings.NewReader(page)); err != nil || got != requests {
+			t.Fatalf("%q: %d, %v; want %d", page, got, err, requests)
+		}
 	})
 }

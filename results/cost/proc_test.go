@@ -2,6 +2,8 @@ package cost
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +39,18 @@ func FuzzParseStat(f *testing.F) {
 	f.Add("1 ((()) R 0 0 0 0 0 0 0 0 0 0 1 2 0 0 0 0 0 0 3 0 0")
 	f.Fuzz(func(t *testing.T, s string) {
 		_, _ = parseStat([]byte(s)) // never panics
+		// The line the kernel writes for any comm (it may hold spaces and
+		// parentheses) and any counters reads back exactly.
+		comm := s[:min(len(s), 16)]
+		if strings.ContainsAny(comm, "\n\x00") {
+			return
+		}
+		ppid, utime, stime, start := uint64(len(s)), uint64(len(s))*7, uint64(len(s))*3+1, uint64(len(s))<<20
+		line := fmt.Sprintf("4321 (%s) S %d 4321 4321 0 -1 4194560 1234 0 0 0 %d %d 0 0 20 0 3 0 %d 104857600 2560\n", comm, ppid, utime, stime, start)
+		st, err := parseStat([]byte(line))
+		if err != nil || st.comm != comm || st.ppid != int(ppid) || st.cpu != utime+stime || st.start != start {
+			t.Fatalf("%q: %+v, %v", line, st, err)
+		}
 	})
 }
 

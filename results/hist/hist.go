@@ -3,7 +3,7 @@
 // and encodes to HdrHistogram's own compressed base64 form, so logs and
 // result files open in HdrHistogram's tools.
 //
-// A Histogram is not safe for concurrent use: the engine gives each worker its
+// A Histogram is not safe for concurrent use: the engine gives each shard its
 // own and merges them.
 package hist
 

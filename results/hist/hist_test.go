@@ -143,7 +143,23 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = d.Quantile(0.99)
-		_, _ = d.Encode()
+		// Whatever was decoded: its quantiles lie within min–max, in order,
+		// and Encode∘Decode keeps the count, min, max and p99.
+		lo, hi := d.Min(), d.Max()
+		p50, p99 := d.Quantile(0.5), d.Quantile(0.99)
+		if d.Count() > 0 && (p50 < lo || p99 > hi || p50 > p99) {
+			t.Fatalf("count %d: p50 %v p99 %v outside min %v – max %v or out of order", d.Count(), p50, p99, lo, hi)
+		}
+		enc, err := d.Encode()
+		if err != nil {
+			t.Fatalf("a decoded histogram does not encode: %v", err)
+		}
+		d2, err := Decode(enc)
+		if err != nil {
+			t.Fatalf("its own encoding does not decode: %v", err)
+		}
+		if d2.Count() != d.Count() || d2.Min() != lo || d2.Max() != hi || d2.Quantile(0.99) != p99 {
+			t.Fatalf("round trip: count %d→%d min %v→%v max %v→%v p99 %v→%v", d.Count(), d2.Count(), lo, d2.Min(), hi, d2.Max(), p99, d2.Quantile(0.99))
+		}
 	})
 }

@@ -81,6 +81,9 @@ func TestLoad(t *testing.T) {
 	wg.Wait()
 	el := time.Since(t0)
 	u1, s1 := cpuTimes()
+	if ok.Load() == 0 || failed.Load() != 0 {
+		t.Errorf("%d requests answered, %d failed: a load run against %s must answer every request", ok.Load(), failed.Load(), url)
+	}
 	cpu := u1 - u0 + s1 - s0
 	n := ok.Load()
 	t.Logf("c%d m%d %v: %d ok, %d failed, %.0f req/s, CPU %.2fs (user %.2fs, sys %.2fs), %.0f req per CPU-second, %d connections opened",

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -189,7 +190,16 @@ func FuzzReadReply(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, chunk, want int) {
 		chunk = max(chunk, 1)
 		for _, kind := range []replyKind{echoReply, healthReply, anyReply} {
-			readAll(b, chunk, replyCheck{kind: kind, want: want}) // must not panic
+			// The same verdicts whether the bytes come whole, in the fuzzed
+			// chunks or one at a time: framing never depends on reads.
+			check := replyCheck{kind: kind, want: want}
+			whole := readAll(b, max(len(b), 1), check)
+			if got := readAll(b, chunk, check); !slices.Equal(got, whole) {
+				t.Fatalf("kind %v: verdicts %v in chunks of %d, %v whole", kind, got, chunk, whole)
+			}
+			if got := readAll(b, 1, check); !slices.Equal(got, whole) {
+				t.Fatalf("kind %v: verdicts %v a byte at a time, %v whole", kind, got, whole)
+			}
 		}
 	})
 }

@@ -1,0 +1,27 @@
+package allocs_test
+
+import (
+	"testing"
+
+	"loadgen/internal/allocs"
+)
+
+var sink []byte
+
+// One allocation every other run: testing.AllocsPerRun reads it as zero
+// (its integer division), Count sees every one.
+func TestCountSeesEveryOtherRun(t *testing.T) {
+	i := 0
+	f := func() {
+		i++
+		if i%2 == 0 {
+			sink = make([]byte, 64+i%3)
+		}
+	}
+	if per := testing.AllocsPerRun(1000, f); per != 0 {
+		t.Logf("AllocsPerRun now reads %v (Go changed its rounding?)", per)
+	}
+	if n := allocs.Count(1000, f); n < 500 || n > 501 {
+		t.Fatalf("Count: %d allocations in 1000 runs allocating every other run, want 500", n)
+	}
+}
