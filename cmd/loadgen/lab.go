@@ -372,8 +372,6 @@ func startLabServers(ctx context.Context, stderr io.Writer, labs []*lab.Lab, exe
 	return stops, nil
 }
 
-// sweepPaths are the labs' applicable paths as sweep paths named
-// MODE.PATH; the loopback baseline once, from the first lab.
 // printPlan is lab --dry-run: the steps, per protocol, that the lab would
 // run, with no namespace built. (A mode's not-applicable paths — macvlan's
 // Services — are left out when the lab is built.)
@@ -407,6 +405,8 @@ func (p *labPlan) printPlan(w io.Writer, f *labFlags) error {
 	return nil
 }
 
+// sweepPaths returns the labs' applicable paths as sweep paths named
+// MODE.PATH; the loopback baseline once, from the first lab.
 func sweepPaths(labs []*lab.Lab) []sweep.Path {
 	var out []sweep.Path
 	for i, l := range labs {

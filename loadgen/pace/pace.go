@@ -23,7 +23,7 @@ type Pacer interface {
 	String() string
 }
 
-// Constant paces Per requests every second, evenly spaced.
+// Constant paces PerSec requests every second, evenly spaced.
 type Constant struct{ PerSec float64 }
 
 func (c Constant) Intended(i uint64) (time.Duration, bool) {
