@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -136,8 +135,8 @@ for events holding its own, as wrk's thread does.`,
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "load sent before the measured window, excluded from results")
 	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k (or ramp:100-5k/30s, step:1k+500/5s)")
 	durationVarP(fl, &f.slack, "slack", "", loadgen.DefaultSlack, "open loop on event loops: requests due within this of the next one share its wake-up, each started up to this late (counted in its latency); 0: each wakes its loop when due")
-	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file (atomically)")
-	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file")
+	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file (atomically; - for stdout, the summary then goes to stderr)")
+	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file (- for stdout)")
 	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol: "+strings.Join(client.Protocols(), ", ")+" (default http1)")
 	bytesVar(fl, &f.size, "size", 0, "payload bytes for grpc and tcp protocols (100, 1KiB, 64k)")
 	fl.BoolVar(&f.health, "health", false, "-p grpc: call grpc.health.v1.Health/Check (any gRPC server) instead of loadgen's echo")
@@ -244,6 +243,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if err != nil {
 		return err
 	}
+	f.check.out = cmd.OutOrStdout() // --junit -
 	if err := f.check.parse(); err != nil {
 		return err // a bad --assert fails before any load
 	}
@@ -261,10 +261,17 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if err := f.readTargets(cmd.InOrStdin()); err != nil {
 		return err // a bad targets file fails before any load, saying where
 	}
-	if err := f.checkOutputs(); err != nil {
+	toStdout, err := f.checkOutputs()
+	if err != nil {
 		return err // before any load, and before a --call's reflection
 	}
+	// stdout takes what is written to "-"; summary, wrk's text and the
+	// checks, which go to standard error when an output goes to stdout.
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	summary := stdout
+	if toStdout {
+		summary = stderr
+	}
 	dialer, err := newDialer(f, &cfg, body)
 	if err != nil {
 		if _, unreachable := err.(runFailure); unreachable && ctx.Err() != nil {
@@ -284,7 +291,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 
 	var hlog *hlogFile
 	if f.hlog != "" {
-		if hlog, err = createHlog(f.hlog); err != nil {
+		if hlog, err = createHlog(f.hlog, stdout); err != nil {
 			closeDialer(dialer)
 			return fmt.Errorf("--hlog: %w", err)
 		}
@@ -328,7 +335,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	defer func() { err = f.ui.done(ctx, err) }() // --ui-linger, then the dashboard stops
 
-	report.WrkHeader(stdout, cfg.Config)
+	report.WrkHeader(summary, cfg.Config)
 	run, err := loadgen.Run(ctx, cfg, dialer)
 	f.ui.uiFinish(run, err)
 	if onTerminal {
@@ -349,7 +356,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if live != nil {
 		live.Finish(errorsByClass(run.Summary.Errors))
 	}
-	if err := report.WrkBody(stdout, run, report.WrkOptions{Latency: f.latency}); err != nil {
+	if err := report.WrkBody(summary, run, report.WrkOptions{Latency: f.latency}); err != nil {
 		return runFailure{err}
 	}
 	var failures []string
@@ -359,7 +366,11 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		}
 	}
 	if f.jsonOut != "" {
-		if err := store.WriteRun(f.jsonOut, run); err != nil {
+		b, err := store.EncodeJSON(run)
+		if err == nil {
+			err = writeOutput(stdout, f.jsonOut, b)
+		}
+		if err != nil {
 			failures = append(failures, "--json: "+err.Error())
 		}
 	}
@@ -370,7 +381,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	case !run.Interrupted:
 		why = runVerdict(run, f.budget)
 	}
-	failed, err := f.check.checkRun(stdout, run, why)
+	failed, err := f.check.checkRun(summary, run, why)
 	if err != nil {
 		failures = append(failures, err.Error())
 	}
@@ -410,41 +421,10 @@ func (f *runFlags) interruptedBeforeStart(stderr io.Writer, target string) error
 	return exitError{code: 130}
 }
 
-// checkOutputs checks, before any load, that every output file can be
-// written and that no two name the same file (one would overwrite the
-// other).
-func (f *runFlags) checkOutputs() error {
-	outs := []struct{ flag, path string }{{"--json", f.jsonOut}, {"--hlog", f.hlog}, {"--junit", f.check.junit}}
-	for i, o := range outs {
-		if o.path == "" {
-			continue
-		}
-		if err := store.CheckWritable(o.path); err != nil {
-			return fmt.Errorf("%s: %w", o.flag, err)
-		}
-		for _, p := range outs[:i] {
-			if p.path != "" && sameFile(p.path, o.path) {
-				return fmt.Errorf("%s and %s both name %s: give each its own file", p.flag, o.flag, o.path)
-			}
-		}
-	}
-	return nil
-}
-
-// sameFile tells whether two paths name one file: the same path once
-// made absolute, or one existing file (a link).
-func sameFile(a, b string) bool {
-	if aa, err := filepath.Abs(a); err == nil {
-		if bb, err := filepath.Abs(b); err == nil && aa == bb {
-			return true
-		}
-	}
-	sa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	sb, err := os.Stat(b)
-	return err == nil && os.SameFile(sa, sb)
+// checkOutputs checks, before any load, the run's output files
+// (checkOutputs) and tells whether one goes to standard output.
+func (f *runFlags) checkOutputs() (toStdout bool, err error) {
+	return checkOutputs(output{"--json", f.jsonOut}, output{"--hlog", f.hlog}, output{"--junit", f.check.junit})
 }
 
 // hlogFile is --hlog's file, created (or emptied) at the log's first
@@ -452,19 +432,23 @@ func sameFile(a, b string) bool {
 // leaves an existing file as it was, and a run killed midway leaves the
 // intervals written so far, as it always did.
 type hlogFile struct {
-	path string
-	f    *os.File
-	err  error
-	w    *bufio.Writer
+	path   string
+	f      *os.File
+	err    error
+	w      *bufio.Writer
+	stdout io.Writer // --hlog -
 }
 
-func createHlog(path string) (*hlogFile, error) {
-	h := &hlogFile{path: path}
+func createHlog(path string, stdout io.Writer) (*hlogFile, error) {
+	h := &hlogFile{path: path, stdout: stdout}
 	h.w = bufio.NewWriter(h)
 	return h, nil
 }
 
 func (h *hlogFile) Write(p []byte) (int, error) {
+	if isStdout(h.path) {
+		return h.stdout.Write(p)
+	}
 	if h.f == nil && h.err == nil {
 		h.f, h.err = os.Create(h.path)
 	}

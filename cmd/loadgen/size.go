@@ -111,6 +111,10 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 			return err
 		}
 	}
+	f.check.out = stdout
+	if isStdout(f.check.junit) {
+		stdout = stderr // standard output takes the JUnit report, the tables go to stderr
+	}
 	ladder, err := f.parse("size")
 	if err != nil {
 		return err

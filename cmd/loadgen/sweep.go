@@ -324,6 +324,10 @@ func parseWatch(sel string) (*sweep.Watch, error) {
 func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	f.check.out = stdout
+	if isStdout(f.check.junit) {
+		stdout = stderr // standard output takes the JUnit report, the table goes to stderr
+	}
 	if err := f.check.parse(); err != nil {
 		return err
 	}
