@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"loadgen/loadgen/sweep"
+	"loadgen/meshes/leftover"
 	"loadgen/meshes/nginxingress"
 	"loadgen/results"
 	"loadgen/results/report"
@@ -159,6 +160,7 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	if _, err := nginxingress.Available(); err != nil {
 		return failf("size needs nginx: %v (Debian: apt-get install nginx)", err)
 	}
+	cleanLeftovers(ctx, stderr)
 	lab, err := startSizing(ctx, stderr, spec, workers, kt)
 	if err != nil {
 		return failf("size: %v", err)
@@ -225,7 +227,7 @@ func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers [
 	}()
 	spec.Target = &sweep.Watch{PID: pid}
 
-	dir, err := os.MkdirTemp("", "loadgen-size-")
+	dir, err := leftover.TempDir("size")
 	if err != nil {
 		return nil, err
 	}

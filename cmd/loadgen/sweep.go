@@ -419,15 +419,6 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 			}
 		}
 		spec = plan
-		if !f.dryRun {
-			d, err := startDemo(ctx, stderr, plan)
-			if err != nil {
-				return failf("demo: %v", err)
-			}
-			defer d.Close()
-			demo = d
-			spec = d.spec
-		}
 	} else {
 		s, err := f.spec(cmd, saved)
 		if err != nil {
@@ -439,6 +430,18 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 				return err // before any sidecar starts
 			}
 		}
+	}
+	if !f.dryRun {
+		cleanLeftovers(ctx, stderr) // what killed runs left, before this sweep makes its own
+	}
+	if useDemo && !f.dryRun {
+		d, err := startDemo(ctx, stderr, spec)
+		if err != nil {
+			return failf("demo: %v", err)
+		}
+		defer d.Close()
+		demo = d
+		spec = d.spec
 	}
 	checkWatches(stderr, spec) // names pid: watches, warns of name: watches matching others
 	if err := watchedIn(f.check.parsed, spec.WatchNames(), true); err != nil {
