@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -397,7 +398,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	if why != "" {
 		fmt.Fprintf(stderr, "loadgen: the run failed: %s\n", why)
-		if hint := http2Hint(ctx, f.protocol, run); hint != "" {
+		if hint := f.hint(ctx, run); hint != "" {
 			fmt.Fprint(stderr, wrap("loadgen: "+hint, maxWidth, "  "))
 		}
 		return exitError{code: exitFail}
@@ -406,6 +407,16 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		return exitError{code: exitFail}
 	}
 	return nil
+}
+
+// hint says, after a run that failed, what the target looks like when it
+// is not what the protocol expects (client.Hint), looked at from here: not
+// for a run sent from another network namespace.
+func (f *runFlags) hint(ctx context.Context, run *results.Run) string {
+	if f.netns != "" || f.targets != "" {
+		return ""
+	}
+	return client.Hint(ctx, f.protocol, run.Config.Target, run.Summary.Errors)
 }
 
 // interruptedBeforeStart ends a run that Ctrl-C stopped before its load
