@@ -306,7 +306,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	var live *metrics.Exporter
 	ran := false // there are final figures to hold for --prometheus-hold
 	if f.prometheus != "" {
-		x, stop, serr := serveMetrics(f.prometheus, stderr)
+		x, url, stop, serr := serveMetrics(f.prometheus, stderr)
 		if serr != nil {
 			closeDialer(dialer)
 			return serr
@@ -315,11 +315,12 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		defer func() {
 			// Ctrl-C before or during the hold ends it: exit 130, unless a
 			// result could not be written (exit 1 says so first).
-			if _, failed := err.(runFailure); ran && !holdMetrics(ctx, f.promHold) && !failed {
+			if _, failed := err.(runFailure); ran && !holdMetrics(ctx, f.promHold, stderr, url) && !failed {
 				err = exitError{code: 130}
 			}
 		}()
 		live = x
+		x.Begin() // every series at zero before the first scrape
 		line := cfg.Progress
 		cfg.LiveLatency = true
 		cfg.Progress = func(p loadgen.Progress) {
@@ -355,7 +356,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	ran = true
 	if live != nil {
-		live.Finish(errorsByClass(run.Summary.Errors))
+		live.Finish(errorsByClass(run.Summary.Errors), run.Summary.RPS)
 	}
 	if err := report.WrkBody(summary, run, report.WrkOptions{Latency: f.latency}); err != nil {
 		return runFailure{err}
@@ -390,10 +391,11 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		return failf("%s", strings.Join(failures, "; "))
 	}
 	if run.Aborted != "" {
-		fmt.Fprintf(stderr, "loadgen: %s\n", run.Aborted)
+		fmt.Fprintf(stderr, "loadgen: %s; %s\n", run.Aborted, discarded(run.Summary.InFlight))
 		return exitError{code: exitFail}
 	}
 	if run.Interrupted {
+		fmt.Fprintf(stderr, "loadgen: interrupted: %s\n", discarded(run.Summary.InFlight))
 		return exitError{code: 130}
 	}
 	if why != "" {
@@ -407,6 +409,18 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		return exitError{code: exitFail}
 	}
 	return nil
+}
+
+// discarded says how many requests in flight a stop discarded: they
+// count nowhere, neither answered nor failed.
+func discarded(n int64) string {
+	switch n {
+	case 0:
+		return "no request was in flight"
+	case 1:
+		return "1 request in flight was discarded (not counted)"
+	}
+	return strconv.FormatInt(n, 10) + " requests in flight were discarded (not counted)"
 }
 
 // hint says, after a run that failed, what the target looks like when it

@@ -457,12 +457,12 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	}
 	var live *metrics.Exporter
 	if f.prom != "" && !f.dryRun {
-		x, stop, err := serveMetrics(f.prom, stderr)
+		x, url, stop, err := serveMetrics(f.prom, stderr)
 		if err != nil {
 			return err
 		}
 		defer func() {
-			holdMetrics(ctx, f.promHold) // Ctrl-C ends it: the sweep already says it was interrupted
+			holdMetrics(ctx, f.promHold, stderr, url) // Ctrl-C ends it: the sweep already says it was interrupted
 			stop()
 		}()
 		live = x
