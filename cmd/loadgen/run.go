@@ -68,6 +68,7 @@ type runFlags struct {
 	abort       abortFlags
 	tls         tlsFlags
 	ui          uiFlags // --ui: the live dashboard
+	script      string  // -s: wrk's Lua script, refused with what to use instead
 }
 
 func newRunCmd() *cobra.Command {
@@ -138,7 +139,7 @@ for events holding its own, as wrk's thread does.`,
 	durationVarP(fl, &f.slack, "slack", "", loadgen.DefaultSlack, "open loop on event loops: requests due within this of the next one share its wake-up, each started up to this late (counted in its latency); 0: each wakes its loop when due")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file (atomically; - for stdout, the summary then goes to stderr)")
 	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file (- for stdout)")
-	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol: "+strings.Join(client.Protocols(), ", ")+" (default http1)")
+	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol (default http1): "+strings.Join(client.Described(), "; "))
 	bytesVar(fl, &f.size, "size", 0, "payload bytes for grpc and tcp protocols (100, 1KiB, 64k)")
 	fl.BoolVar(&f.health, "health", false, "-p grpc: call grpc.health.v1.Health/Check (any gRPC server) instead of loadgen's echo")
 	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream: call this method of any server, pkg.Service/Method (types by server reflection or --protoset)")
@@ -153,6 +154,8 @@ for events holding its own, as wrk's thread does.`,
 	durationVarP(fl, &f.promHold, "prometheus-hold", "", 0, "with --prometheus: keep serving the final figures this long after the run, for a last scrape")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on a terminal")
 	f.ui.register(fl, "run")
+	fl.StringVarP(&f.script, "script", "s", "", "wrk's Lua script: not supported (see --targets)")
+	fl.MarkHidden("script")
 	fl.StringVar(&f.maxErrors, "max-errors", defaultMaxErrors, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
 	f.tls.register(fl)
 	f.check.register(fl)
@@ -237,6 +240,10 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, er
 
 func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	ctx := cmd.Context()
+	if cmd.Flags().Changed("script") {
+		return fmt.Errorf("-s %s: loadgen runs no Lua scripts (wrk -s): give the requests with --targets FILE "+
+			"(vegeta's format, per request: METHOD URL, headers, @body), or one request with -m, -H and --body or --body-file", f.script)
+	}
 	if target, err = runTarget(f.protocol, target); err != nil {
 		return err
 	}

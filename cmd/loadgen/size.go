@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,6 +124,10 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	workers, err := parseWorkers(f.workers)
 	if err != nil {
 		return err
+	}
+	if n := slices.Max(workers); n > runtime.NumCPU() {
+		fmt.Fprintf(stderr, "loadgen: --workers up to %d on %s: nginx's workers past %d share CPUs with each other, the target and the generator, so those counts measure contention, not how nginx scales\n",
+			n, plural(runtime.NumCPU(), "CPU"), runtime.NumCPU())
 	}
 	payload, err := sweep.ParseSize(f.payload)
 	if err != nil {
