@@ -13,7 +13,6 @@ import (
 
 	"loadgen/results"
 	"loadgen/results/compare"
-	"loadgen/results/store"
 )
 
 // checkFlags are the CI flags of run and sweep: assertions, a JUnit
@@ -33,6 +32,7 @@ type checkFlags struct {
 	fl     *pflag.FlagSet
 	parsed []compare.Assertion
 	check  compare.Check
+	out    io.Writer // standard output, for --junit -; nil where the command cannot write it there
 }
 
 // register adds the flags to `loadgen run`: the baseline is a run file.
@@ -54,7 +54,7 @@ func (c *checkFlags) add(fl *pflag.FlagSet, baseline string) {
 		what, eg = "every step", "'cpu.nginx<2'"
 	}
 	fl.StringArrayVar(&c.asserts, "assert", nil, "an assertion on "+what+", e.g. 'p99<20ms', 'errors<0.1%', 'rps>1000', "+eg+" (repeatable, or several split by commas; exit status 1 if one fails)")
-	fl.StringVar(&c.junit, "junit", "", "write the assertions (and baseline comparison) as a JUnit XML report to this file")
+	fl.StringVar(&c.junit, "junit", "", "write the assertions (and baseline comparison) as a JUnit XML report to this file (- for stdout)")
 	fl.StringVar(&c.baseline, "baseline", "", baseline)
 	fl.StringVar(&c.maxRegression, "max-regression", "10%", "with --baseline: how much worse a real change may be before it is a regression")
 	fl.BoolVar(&c.judgeContended, "judge-contended", false, "with --baseline: judge the steps whose machine (M) or generator (G) was saturated on either side too (by default they are reported as contended, not judged)")
@@ -110,7 +110,10 @@ func (c *checkFlags) parse() error {
 		return fmt.Errorf("--max-regression: %w", err)
 	}
 	c.check = compare.Check{Assertions: as, Options: compare.Options{Noise: compare.DefaultNoise, MaxRegression: maxReg, JudgeContended: c.judgeContended}}
-	if c.junit != "" {
+	if isStdout(c.junit) && c.out == nil {
+		return fmt.Errorf("--junit %s: this command writes several reports: give a file name", c.junit)
+	}
+	if c.junit != "" && !isStdout(c.junit) {
 		dir := filepath.Dir(c.junit)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			return fmt.Errorf("--junit %s: directory %s does not exist", c.junit, dir)
@@ -187,7 +190,7 @@ func (c *checkFlags) writeJUnit(s compare.Suite) error {
 	if err := compare.WriteJUnit(&b, []compare.Suite{s}); err != nil {
 		return fmt.Errorf("--junit: %w", err)
 	}
-	if err := store.WriteFile(c.junit, b.Bytes()); err != nil {
+	if err := writeOutput(c.out, c.junit, b.Bytes()); err != nil {
 		return fmt.Errorf("--junit: %w", err)
 	}
 	return nil

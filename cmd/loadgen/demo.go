@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,14 +58,29 @@ func demoSpec(nginx bool) *sweep.Spec {
 	return spec
 }
 
+// demoWhere is where a path of the demo's plan goes before its servers
+// start, as a dry run prints it.
+func demoWhere(path string) string {
+	if path == "nginx" {
+		return "nginx (1 worker) in front of httpbin, started by loadgen"
+	}
+	return "loadgen's httpbin, started by loadgen"
+}
+
 // demoHasNginx tells whether the demo has its nginx path here.
 func demoHasNginx() bool {
 	_, err := nginxingress.Available()
 	return err == nil
 }
 
-func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
-	nginx := demoHasNginx()
+// startDemo starts the demo's servers for plan (demoSpec's, with the
+// flags over it): httpbin, and nginx in front of it when plan has the
+// nginx path; and fills in their addresses and watches.
+func startDemo(ctx context.Context, log io.Writer, plan *sweep.Spec) (*demoPaths, error) {
+	_, nginx := plan.PathByName("nginx")
+	if nginx && !demoHasNginx() {
+		return nil, errors.New("the sweep to resume has an nginx path, and nginx is not installed here (apt-get install nginx)")
+	}
 	d, addr, pid, err := withHTTPBin(ctx, log)
 	if err != nil {
 		return nil, err
@@ -75,8 +91,9 @@ func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
 			d.Close()
 		}
 	}()
-	spec := demoSpec(nginx)
-	spec.Paths[0].URL = "http://" + addr
+	spec := plan
+	base := pathIndex(spec, "baseline")
+	spec.Paths[base].URL = "http://" + addr
 	spec.Target = &sweep.Watch{PID: pid}
 	if !nginx {
 		d.note = "nginx is not installed, so the demo swept the baseline path only (apt-get install nginx adds the nginx path)."
@@ -86,7 +103,8 @@ func startDemo(ctx context.Context, log io.Writer) (*demoPaths, error) {
 			return nil, fmt.Errorf("start nginx: %w", err)
 		}
 		d.closers = append(d.closers, func() { px.Close() })
-		spec.Paths[1].URL, spec.Paths[1].Watch = px.URL(), &sweep.Watch{PID: px.MasterPID(), Name: "nginx"}
+		i := pathIndex(spec, "nginx")
+		spec.Paths[i].URL, spec.Paths[i].Watch = px.URL(), &sweep.Watch{PID: px.MasterPID(), Name: "nginx"}
 		d.note = "The nginx path is a real nginx (1 worker, generated config) proxying to the same httpbin; " +
 			"proxy cpu is nginx's master and worker, target cpu is httpbin's (" + strconv.Itoa(pid) + ")."
 	}

@@ -16,6 +16,7 @@ import (
 // long flag names (duration: 10s, workers: [1, 2], modes: host-gw,vxlan) —
 // and sets every flag the command line did not, through the flags' own
 // parsers: one grammar, one set of checks, the command line winning.
+// Every key that is wrong is reported at once.
 func applyFlagFile(fl *pflag.FlagSet, path string, skip ...string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -31,38 +32,53 @@ func applyFlagFile(fl *pflag.FlagSet, path string, skip ...string) error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	var errs []string
 	for _, k := range keys {
-		f := fl.Lookup(k)
-		if f == nil || f.Hidden || k == "help" || slices.Contains(skip, k) {
-			return fmt.Errorf("%s: %q is not an option here (the keys are the command's long flags, as in --help)", path, k)
+		if err := setFromFile(fl, k, m[k], skip); err != nil {
+			errs = append(errs, err.Error())
 		}
-		if f.Changed {
-			continue // the command line wins
+	}
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return fmt.Errorf("%s: %s", path, errs[0])
+	}
+	return fmt.Errorf("%s: %d keys are wrong: %s", path, len(errs), strings.Join(errs, "; "))
+}
+
+// setFromFile sets flag k from an options file's node n, unless the
+// command line gave it.
+func setFromFile(fl *pflag.FlagSet, k string, n yaml.Node, skip []string) error {
+	f := fl.Lookup(k)
+	if f == nil || f.Hidden || k == "help" || slices.Contains(skip, k) {
+		return fmt.Errorf("%q is not an option here (the keys are the command's long flags, as in --help)", k)
+	}
+	if f.Changed {
+		return nil // the command line wins
+	}
+	value := n.Value
+	if n.Kind == yaml.SequenceNode {
+		var parts []string
+		for _, c := range n.Content {
+			parts = append(parts, c.Value)
 		}
-		n := m[k]
-		value := n.Value
+		value = strings.Join(parts, ",")
+	} else if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: %s: want a value or a list", n.Line, k)
+	}
+	if f.Value.Type() == "stringArray" || f.Value.Type() == "stringSlice" {
+		for _, c := range n.Content {
+			if err := fl.Set(k, c.Value); err != nil {
+				return fmt.Errorf("line %d: %s: %v", n.Line, k, err)
+			}
+		}
 		if n.Kind == yaml.SequenceNode {
-			var parts []string
-			for _, c := range n.Content {
-				parts = append(parts, c.Value)
-			}
-			value = strings.Join(parts, ",")
-		} else if n.Kind != yaml.ScalarNode {
-			return fmt.Errorf("%s: line %d: %s: want a value or a list", path, n.Line, k)
+			return nil
 		}
-		if f.Value.Type() == "stringArray" || f.Value.Type() == "stringSlice" {
-			for _, c := range n.Content {
-				if err := fl.Set(k, c.Value); err != nil {
-					return fmt.Errorf("%s: line %d: %s: %v", path, n.Line, k, err)
-				}
-			}
-			if n.Kind == yaml.SequenceNode {
-				continue
-			}
-		}
-		if err := fl.Set(k, value); err != nil {
-			return fmt.Errorf("%s: line %d: %s: %v", path, n.Line, k, err)
-		}
+	}
+	if err := fl.Set(k, value); err != nil {
+		return fmt.Errorf("line %d: %s: %v", n.Line, k, err)
 	}
 	return nil
 }

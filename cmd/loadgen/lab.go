@@ -69,8 +69,8 @@ iptables mode). Every address is in 198.18.0.0/15 (the range RFC 2544
 reserves for benchmarks) inside namespaces loadgen creates and deletes, with
 their devices, BPF programs, tunnel processes and iptables rules; nothing
 outside them is touched. A lab killed before it could clean up leaves
-namespaces named lgPID-…: loadgen lab --cleanup deletes them, and those a
-killed sweep's sidecar paths (lgPIDpN…) or test run (lgtPID…) left.
+namespaces named lgPID-…: the next lab, sweep or size removes them as it
+starts, and loadgen cleanup (lab --cleanup) does at any time.
 
 Results are one sweep per protocol under -o, each path named MODE.PATH
 (vxlan.pod-pod-other-node); the path × mode matrix is printed at the end and
@@ -88,7 +88,7 @@ that resumes the lab. Exit status 1 when any step failed.`,
 	fl.SortFlags = false
 	fl.StringVar(&f.modes, "modes", "", "CNI modes, comma-separated (default all: "+strings.Join(modeStrings(lab.Modes()), ",")+")")
 	fl.StringVar(&f.paths, "paths", "", "paths to measure in every mode, comma-separated (default all)")
-	fl.BoolVar(&f.cleanup, "cleanup", false, "only delete the namespaces of labs, sidecar sweeps and test runs whose process was killed, and exit")
+	fl.BoolVar(&f.cleanup, "cleanup", false, "loadgen cleanup: remove what killed loadgen runs left (namespaces, temporary directories), and exit")
 	fl.StringVar(&f.protocols, "protocols", strings.Join(labProtocols[:3], ","), "protocols, comma-separated: tcp-rr, tcp-crr, tcp-stream, or grpc-stream alone")
 	fl.StringVar(&f.size, "size", "1KiB", "request and response size of tcp-rr and tcp-crr")
 	fl.StringVar(&f.streamSize, "stream-size", "64KiB", "write size of tcp-stream")
@@ -218,12 +218,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if f.cleanup {
-		removed, err := lab.CleanupStale()
-		fmt.Fprint(stdout, wrap(fmt.Sprintf("removed %s of killed runs %s", plural(len(removed), "namespace"), strings.Join(removed, " ")), maxWidth, "  "))
-		if err != nil {
-			return failf("lab --cleanup: %v", err)
-		}
-		return nil
+		return runCleanup(cmd, f.dryRun) // the old name of loadgen cleanup
 	}
 	if err := f.applyFile(cmd.Flags()); err != nil {
 		return err
@@ -235,6 +230,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	if f.dryRun {
 		return p.printPlan(stdout, f)
 	}
+	cleanLeftovers(ctx, stderr)
 	exe, err := os.Executable()
 	if err != nil {
 		return failf("lab: %v", err)

@@ -126,7 +126,7 @@ start itself, and reports latency to p99.99, errors and its own CPU cost.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newSweepCmd(), newReportCmd(), newCompareCmd(), newSizeCmd(), newLabCmd(), newMeshCmd(), newServeCmd(), newVersionCmd())
-	root.AddCommand(newStudyCmd(), newMergeCmd(), newK8sCmd())
+	root.AddCommand(newStudyCmd(), newMergeCmd(), newK8sCmd(), newCleanupCmd())
 	// --version and -v, as users of other tools type them.
 	root.Version = loadgen.Version()
 	root.SetVersionTemplate(versionLine())

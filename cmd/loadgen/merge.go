@@ -46,8 +46,8 @@ read exits 2, runs that do not merge 1.`,
 			if out == "" {
 				return fmt.Errorf("-o: say where to write the merged run")
 			}
-			if err := store.CheckWritable(out); err != nil {
-				return fmt.Errorf("-o: %w", err) // before reading anything
+			if _, err := checkOutputs(output{"-o", out}); err != nil {
+				return err // before reading anything
 			}
 			// Input that cannot be read is a bad command line (exit status 2),
 			// as for report and compare; runs that do not merge fail (1).
@@ -59,10 +59,17 @@ read exits 2, runs that do not merge 1.`,
 			if err != nil {
 				return failf("%v", err)
 			}
-			if err := store.WriteRun(out, run); err != nil {
+			w := cmd.OutOrStdout()
+			b, err := store.EncodeJSON(run)
+			if err == nil {
+				err = writeOutput(w, out, b)
+			}
+			if err != nil {
 				return failf("-o: %v", err)
 			}
-			w := cmd.OutOrStdout()
+			if isStdout(out) {
+				w = cmd.ErrOrStderr() // standard output holds the merged run
+			}
 			s := run.Summary
 			fmt.Fprintf(w, "merged %d runs into %s: %d requests, %.1f req/s, p50 %s p99 %s p99.9 %s\n",
 				len(workers), out, s.Requests, s.RPS, report.Latency(s.Latency.P50), report.Latency(s.Latency.P99), report.Latency(s.Latency.P999))
@@ -82,7 +89,7 @@ read exits 2, runs that do not merge 1.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "write the merged run here (JSON, as 'loadgen run --json')")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write the merged run here (JSON, as 'loadgen run --json'; - for stdout, the summary then goes to stderr)")
 	cmd.Flags().BoolVar(&opts.AllowSkew, "allow-skew", false, "merge runs whose measured windows overlap by less than 90% of the shortest (their rates summed), saying by how much")
 	return cmd
 }

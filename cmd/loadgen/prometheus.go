@@ -14,14 +14,14 @@ import (
 )
 
 // serveMetrics starts --prometheus: the Prometheus text format on
-// http://ADDR/metrics while the load runs. Failing to listen is a usage
-// error (the address is taken, say), before any load.
-func serveMetrics(addr string, stderr io.Writer) (*metrics.Exporter, func(), error) {
+// http://ADDR/metrics (url) while the load runs. Failing to listen is a
+// usage error (the address is taken, say), before any load.
+func serveMetrics(addr string, stderr io.Writer) (x *metrics.Exporter, url string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--prometheus %s: %w", addr, err)
+		return nil, "", nil, fmt.Errorf("--prometheus %s: %w", addr, err)
 	}
-	x := metrics.New()
+	x = metrics.New()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", x.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -30,18 +30,23 @@ func serveMetrics(addr string, stderr io.Writer) (*metrics.Exporter, func(), err
 			fmt.Fprintf(stderr, "loadgen: --prometheus: %v\n", err)
 		}
 	}()
-	fmt.Fprintf(stderr, "metrics on http://%s/metrics\n", ln.Addr())
-	return x, func() { srv.Close() }, nil
+	url = "http://" + ln.Addr().String() + "/metrics"
+	fmt.Fprintf(stderr, "metrics on %s\n", url)
+	return x, url, func() { srv.Close() }, nil
 }
 
-// holdMetrics keeps the final figures served for d after the load, for a
-// last scrape, and tells whether it held them the whole time: Ctrl-C
-// (ctx done) ends the hold, as it ends a run, and the command then exits
-// 130 with what it printed and wrote kept.
-func holdMetrics(ctx context.Context, d time.Duration) bool {
+// holdMetrics keeps the final figures served on url for d after the load,
+// for a last scrape, saying so on stderr, and tells whether it held them
+// the whole time: Ctrl-C (ctx done) ends the hold, as it ends a run, and
+// the command then exits 130 with what it printed and wrote kept.
+func holdMetrics(ctx context.Context, d time.Duration, stderr io.Writer, url string) bool {
 	if d <= 0 {
 		return true
 	}
+	if ctx.Err() != nil {
+		return false
+	}
+	fmt.Fprintf(stderr, "loadgen: --prometheus-hold: serving the final figures on %s for %s (Ctrl-C ends it)\n", url, d)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

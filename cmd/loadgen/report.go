@@ -41,7 +41,8 @@ steps/*.json). Several PATHs go into one report: sweeps of tcp-rr, tcp-crr and
 tcp-stream over the same paths fill the CNI path matrix of the HTML report.
 
 Without an output flag, the Markdown summary goes to stdout. Each flag writes
-one file, atomically; "-" writes to stdout instead:
+one file, atomically (a link's target is replaced, a device or FIFO written
+into); "-" writes to stdout instead, for one of them:
 
   --html F         one self-contained page: charts per payload (latency
                    percentiles, throughput, latency added over the baseline,
@@ -80,6 +81,13 @@ one file, atomically; "-" writes to stdout instead:
 }
 
 func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
+	files := []output{{"--html", f.html}, {"--markdown", f.markdown}, {"--csv", f.csv}, {"--json-fortio", f.fortio}, {"--json-smp", f.smp}}
+	if f.percentiles {
+		files = append(files, output{"--percentiles", store.Stdout})
+	}
+	if _, err := checkOutputs(files...); err != nil {
+		return err // a usage error, as run's, before reading anything
+	}
 	var sweeps []*report.Sweep
 	var published []report.Published
 	for _, a := range args {
@@ -135,13 +143,7 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 			failures = append(failures, fmt.Sprintf("--%s: %v", o.flag, err))
 			continue
 		}
-		var err error
-		if o.path == "-" {
-			_, err = stdout.Write(buf.Bytes())
-		} else {
-			err = store.WriteFile(o.path, buf.Bytes())
-		}
-		if err != nil {
+		if err := writeOutput(stdout, o.path, buf.Bytes()); err != nil {
 			failures = append(failures, fmt.Sprintf("--%s: %v", o.flag, err))
 		}
 	}

@@ -174,10 +174,14 @@ func TestReportBadInput(t *testing.T) {
 	}
 }
 
+// An output that cannot be written is a usage error (exit 2), as run's,
+// found before any input is read.
 func TestReportWriteFailure(t *testing.T) {
-	code, _, stderr := reportCLI(t, fixture, "--csv", "/nonexistent-dir/s.csv")
-	if code != exitFail || !strings.Contains(stderr, "--csv") {
-		t.Errorf("exit %d, stderr %q: want exit 1 naming --csv", code, stderr)
+	for _, flag := range []string{"--csv", "--html"} {
+		code, _, stderr := reportCLI(t, fixture, flag, "/nonexistent-dir/s.out")
+		if code != exitUsage || !strings.Contains(stderr, flag+": cannot write /nonexistent-dir/s.out") {
+			t.Errorf("exit %d, stderr %q: want exit 2 naming %s", code, stderr, flag)
+		}
 	}
 }
 

@@ -2,12 +2,12 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -68,6 +68,7 @@ type runFlags struct {
 	abort       abortFlags
 	tls         tlsFlags
 	ui          uiFlags // --ui: the live dashboard
+	script      string  // -s: wrk's Lua script, refused with what to use instead
 }
 
 func newRunCmd() *cobra.Command {
@@ -136,9 +137,9 @@ for events holding its own, as wrk's thread does.`,
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "load sent before the measured window, excluded from results, e.g. 5s (default none)")
 	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k (or ramp:100-5k/30s, step:1k+500/5s)")
 	durationVarP(fl, &f.slack, "slack", "", loadgen.DefaultSlack, "open loop on event loops: requests due within this of the next one share its wake-up, each started up to this late (counted in its latency); 0: each wakes its loop when due")
-	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file (atomically)")
-	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file")
-	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol: "+strings.Join(client.Protocols(), ", ")+" (default http1)")
+	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file (atomically; - for stdout, the summary then goes to stderr)")
+	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file (- for stdout)")
+	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol (default http1): "+strings.Join(client.Described(), "; "))
 	bytesVar(fl, &f.size, "size", 0, "payload bytes for grpc and tcp protocols, e.g. 100, 1KiB, 64k (default: tcp 1024, grpc an empty message)")
 	fl.BoolVar(&f.health, "health", false, "-p grpc: call grpc.health.v1.Health/Check (any gRPC server) instead of loadgen's echo")
 	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream: call this method of any server, pkg.Service/Method (types by server reflection or --protoset)")
@@ -153,6 +154,8 @@ for events holding its own, as wrk's thread does.`,
 	durationVarP(fl, &f.promHold, "prometheus-hold", "", 0, "with --prometheus: keep serving the final figures this long after the run, for a last scrape, e.g. 15s")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on a terminal")
 	f.ui.register(fl, "run")
+	fl.StringVarP(&f.script, "script", "s", "", "wrk's Lua script: not supported (see --targets)")
+	fl.MarkHidden("script")
 	fl.StringVar(&f.maxErrors, "max-errors", defaultMaxErrors, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
 	f.tls.register(fl)
 	f.check.register(fl)
@@ -237,6 +240,10 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, er
 
 func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	ctx := cmd.Context()
+	if cmd.Flags().Changed("script") {
+		return fmt.Errorf("-s %s: loadgen runs no Lua scripts (wrk -s): give the requests with --targets FILE "+
+			"(vegeta's format, per request: METHOD URL, headers, @body), or one request with -m, -H and --body or --body-file", f.script)
+	}
 	if target, err = runTarget(f.protocol, target); err != nil {
 		return err
 	}
@@ -244,6 +251,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if err != nil {
 		return err
 	}
+	f.check.out = cmd.OutOrStdout() // --junit -
 	if err := f.check.parse(); err != nil {
 		return err // a bad --assert fails before any load
 	}
@@ -261,10 +269,17 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if err := f.readTargets(cmd.InOrStdin()); err != nil {
 		return err // a bad targets file fails before any load, saying where
 	}
-	if err := f.checkOutputs(); err != nil {
+	toStdout, err := f.checkOutputs()
+	if err != nil {
 		return err // before any load, and before a --call's reflection
 	}
+	// stdout takes what is written to "-"; summary, wrk's text and the
+	// checks, which go to standard error when an output goes to stdout.
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	summary := stdout
+	if toStdout {
+		summary = stderr
+	}
 	dialer, err := newDialer(f, &cfg, body)
 	if err != nil {
 		if _, unreachable := err.(runFailure); unreachable && ctx.Err() != nil {
@@ -284,7 +299,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 
 	var hlog *hlogFile
 	if f.hlog != "" {
-		if hlog, err = createHlog(f.hlog); err != nil {
+		if hlog, err = createHlog(f.hlog, stdout); err != nil {
 			closeDialer(dialer)
 			return fmt.Errorf("--hlog: %w", err)
 		}
@@ -298,7 +313,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	var live *metrics.Exporter
 	ran := false // there are final figures to hold for --prometheus-hold
 	if f.prometheus != "" {
-		x, stop, serr := serveMetrics(f.prometheus, stderr)
+		x, url, stop, serr := serveMetrics(f.prometheus, stderr)
 		if serr != nil {
 			closeDialer(dialer)
 			return serr
@@ -307,11 +322,12 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		defer func() {
 			// Ctrl-C before or during the hold ends it: exit 130, unless a
 			// result could not be written (exit 1 says so first).
-			if _, failed := err.(runFailure); ran && !holdMetrics(ctx, f.promHold) && !failed {
+			if _, failed := err.(runFailure); ran && !holdMetrics(ctx, f.promHold, stderr, url) && !failed {
 				err = exitError{code: 130}
 			}
 		}()
 		live = x
+		x.Begin() // every series at zero before the first scrape
 		line := cfg.Progress
 		cfg.LiveLatency = true
 		cfg.Progress = func(p loadgen.Progress) {
@@ -328,7 +344,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	defer func() { err = f.ui.done(ctx, err) }() // --ui-linger, then the dashboard stops
 
-	report.WrkHeader(stdout, cfg.Config)
+	report.WrkHeader(summary, cfg.Config)
 	run, err := loadgen.Run(ctx, cfg, dialer)
 	f.ui.uiFinish(run, err)
 	if onTerminal {
@@ -347,9 +363,9 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	ran = true
 	if live != nil {
-		live.Finish(errorsByClass(run.Summary.Errors))
+		live.Finish(errorsByClass(run.Summary.Errors), run.Summary.RPS)
 	}
-	if err := report.WrkBody(stdout, run, report.WrkOptions{Latency: f.latency}); err != nil {
+	if err := report.WrkBody(summary, run, report.WrkOptions{Latency: f.latency}); err != nil {
 		return runFailure{err}
 	}
 	var failures []string
@@ -359,7 +375,11 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		}
 	}
 	if f.jsonOut != "" {
-		if err := store.WriteRun(f.jsonOut, run); err != nil {
+		b, err := store.EncodeJSON(run)
+		if err == nil {
+			err = writeOutput(stdout, f.jsonOut, b)
+		}
+		if err != nil {
 			failures = append(failures, "--json: "+err.Error())
 		}
 	}
@@ -370,7 +390,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	case !run.Interrupted:
 		why = runVerdict(run, f.budget)
 	}
-	failed, err := f.check.checkRun(stdout, run, why)
+	failed, err := f.check.checkRun(summary, run, why)
 	if err != nil {
 		failures = append(failures, err.Error())
 	}
@@ -378,15 +398,16 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		return failf("%s", strings.Join(failures, "; "))
 	}
 	if run.Aborted != "" {
-		fmt.Fprintf(stderr, "loadgen: %s\n", run.Aborted)
+		fmt.Fprintf(stderr, "loadgen: %s; %s\n", run.Aborted, discarded(run.Summary.InFlight))
 		return exitError{code: exitFail}
 	}
 	if run.Interrupted {
+		fmt.Fprintf(stderr, "loadgen: interrupted: %s\n", discarded(run.Summary.InFlight))
 		return exitError{code: 130}
 	}
 	if why != "" {
 		fmt.Fprintf(stderr, "loadgen: the run failed: %s\n", why)
-		if hint := http2Hint(ctx, f.protocol, run); hint != "" {
+		if hint := f.hint(ctx, run); hint != "" {
 			fmt.Fprint(stderr, wrap("loadgen: "+hint, maxWidth, "  "))
 		}
 		return exitError{code: exitFail}
@@ -395,6 +416,28 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		return exitError{code: exitFail}
 	}
 	return nil
+}
+
+// discarded says how many requests in flight a stop discarded: they
+// count nowhere, neither answered nor failed.
+func discarded(n int64) string {
+	switch n {
+	case 0:
+		return "no request was in flight"
+	case 1:
+		return "1 request in flight was discarded (not counted)"
+	}
+	return strconv.FormatInt(n, 10) + " requests in flight were discarded (not counted)"
+}
+
+// hint says, after a run that failed, what the target looks like when it
+// is not what the protocol expects (client.Hint), looked at from here: not
+// for a run sent from another network namespace.
+func (f *runFlags) hint(ctx context.Context, run *results.Run) string {
+	if f.netns != "" || f.targets != "" {
+		return ""
+	}
+	return client.Hint(ctx, f.protocol, run.Config.Target, run.Summary.Errors)
 }
 
 // interruptedBeforeStart ends a run that Ctrl-C stopped before its load
@@ -410,41 +453,10 @@ func (f *runFlags) interruptedBeforeStart(stderr io.Writer, target string) error
 	return exitError{code: 130}
 }
 
-// checkOutputs checks, before any load, that every output file can be
-// written and that no two name the same file (one would overwrite the
-// other).
-func (f *runFlags) checkOutputs() error {
-	outs := []struct{ flag, path string }{{"--json", f.jsonOut}, {"--hlog", f.hlog}, {"--junit", f.check.junit}}
-	for i, o := range outs {
-		if o.path == "" {
-			continue
-		}
-		if err := store.CheckWritable(o.path); err != nil {
-			return fmt.Errorf("%s: %w", o.flag, err)
-		}
-		for _, p := range outs[:i] {
-			if p.path != "" && sameFile(p.path, o.path) {
-				return fmt.Errorf("%s and %s both name %s: give each its own file", p.flag, o.flag, o.path)
-			}
-		}
-	}
-	return nil
-}
-
-// sameFile tells whether two paths name one file: the same path once
-// made absolute, or one existing file (a link).
-func sameFile(a, b string) bool {
-	if aa, err := filepath.Abs(a); err == nil {
-		if bb, err := filepath.Abs(b); err == nil && aa == bb {
-			return true
-		}
-	}
-	sa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	sb, err := os.Stat(b)
-	return err == nil && os.SameFile(sa, sb)
+// checkOutputs checks, before any load, the run's output files
+// (checkOutputs) and tells whether one goes to standard output.
+func (f *runFlags) checkOutputs() (toStdout bool, err error) {
+	return checkOutputs(output{"--json", f.jsonOut}, output{"--hlog", f.hlog}, output{"--junit", f.check.junit})
 }
 
 // hlogFile is --hlog's file, created (or emptied) at the log's first
@@ -452,19 +464,23 @@ func sameFile(a, b string) bool {
 // leaves an existing file as it was, and a run killed midway leaves the
 // intervals written so far, as it always did.
 type hlogFile struct {
-	path string
-	f    *os.File
-	err  error
-	w    *bufio.Writer
+	path   string
+	f      *os.File
+	err    error
+	w      *bufio.Writer
+	stdout io.Writer // --hlog -
 }
 
-func createHlog(path string) (*hlogFile, error) {
-	h := &hlogFile{path: path}
+func createHlog(path string, stdout io.Writer) (*hlogFile, error) {
+	h := &hlogFile{path: path, stdout: stdout}
 	h.w = bufio.NewWriter(h)
 	return h, nil
 }
 
 func (h *hlogFile) Write(p []byte) (int, error) {
+	if isStdout(h.path) {
+		return h.stdout.Write(p)
+	}
 	if h.f == nil && h.err == nil {
 		h.f, h.err = os.Create(h.path)
 	}

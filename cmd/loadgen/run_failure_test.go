@@ -78,10 +78,7 @@ func TestRunPrometheusHoldInterrupted(t *testing.T) {
 	defer cancel()
 	done, out, errb := startCLI(ctx, "run", "-q", "-c", "1", "-t", "1", "-d", "500ms", "--json", jsonPath,
 		"--prometheus", freeAddr(t), "--prometheus-hold", "15s", url)
-	for i := 0; i < 100 && !strings.Contains(out.String(), "Requests/sec:"); i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond) // into the hold
+	waitFor(t, "the hold", func() bool { return strings.Contains(errb.String(), "--prometheus-hold: serving the final figures") })
 	cancel()
 	if code := waitExit(t, done, 3*time.Second); code != 130 {
 		t.Errorf("exit %d, want 130; stderr %s", code, errb.String())

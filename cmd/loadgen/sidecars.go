@@ -14,6 +14,7 @@ import (
 	"loadgen/meshes/caddy"
 	"loadgen/meshes/envoy"
 	"loadgen/meshes/haproxy"
+	"loadgen/meshes/leftover"
 	"loadgen/meshes/nginxingress"
 	"loadgen/meshes/proxyproc"
 	"loadgen/meshes/sidecar"
@@ -46,7 +47,7 @@ func startSidecarPaths(ctx context.Context, spec *sweep.Spec) (*sidecarPaths, er
 		if p.Sidecar == nil {
 			continue
 		}
-		pods, err := sidecar.NewPods(ctx, fmt.Sprintf("lg%dp%d", os.Getpid(), n), uint8(220+n)) // what lab --cleanup removes once we are gone
+		pods, err := sidecar.NewPods(ctx, leftover.Name(fmt.Sprintf("p%d", n)), uint8(220+n)) // what loadgen cleanup removes once we are gone
 		n++
 		if err != nil {
 			sp.Close()

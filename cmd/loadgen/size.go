@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"loadgen/loadgen/sweep"
+	"loadgen/meshes/leftover"
 	"loadgen/meshes/nginxingress"
 	"loadgen/results"
 	"loadgen/results/report"
@@ -111,6 +113,10 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 			return err
 		}
 	}
+	f.check.out = stdout
+	if isStdout(f.check.junit) {
+		stdout = stderr // standard output takes the JUnit report, the tables go to stderr
+	}
 	ladder, err := f.parse("size")
 	if err != nil {
 		return err
@@ -118,6 +124,10 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	workers, err := parseWorkers(f.workers)
 	if err != nil {
 		return err
+	}
+	if n := slices.Max(workers); n > runtime.NumCPU() {
+		fmt.Fprintf(stderr, "loadgen: --workers up to %d on %s: nginx's workers past %d share CPUs with each other, the target and the generator, so those counts measure contention, not how nginx scales\n",
+			n, plural(runtime.NumCPU(), "CPU"), runtime.NumCPU())
 	}
 	payload, err := sweep.ParseSize(f.payload)
 	if err != nil {
@@ -155,6 +165,7 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	if _, err := nginxingress.Available(); err != nil {
 		return failf("size needs nginx: %v (Debian: apt-get install nginx)", err)
 	}
+	cleanLeftovers(ctx, stderr)
 	lab, err := startSizing(ctx, stderr, spec, workers, kt)
 	if err != nil {
 		return failf("size: %v", err)
@@ -221,7 +232,7 @@ func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers [
 	}()
 	spec.Target = &sweep.Watch{PID: pid}
 
-	dir, err := os.MkdirTemp("", "loadgen-size-")
+	dir, err := leftover.TempDir("size")
 	if err != nil {
 		return nil, err
 	}

@@ -111,6 +111,9 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		}
 		f.out = "study-" + s.Name + "-" + time.Now().Format("20060102-150405")
 	}
+	if isStdout(f.junit) {
+		return fmt.Errorf("--junit %s: the study writes a JUnit file per step (FILE-STEP-PROTOCOL.xml): give a file name", f.junit)
+	}
 	if err := checkOutDir("-o", f.out); err != nil {
 		return err // before anything starts
 	}

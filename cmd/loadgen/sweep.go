@@ -59,7 +59,8 @@ p99.99, errors, and the CPU and memory of the processes watched on each path.
 
 Without -f or --path, runs the built-in demo: loadgen's httpbin target, and
 (where nginx is installed) a real nginx reverse proxy in front of it, swept
-over c1t1 c4t4 c16t16 c64t64 × 100 B, 1 KiB × 3 s.
+over c1t1 c4t4 c16t16 c64t64 × 100 B, 1 KiB × 3 s; --ladder, --payloads, -d,
+--warmup, --timeout, --repeats, -R and --endpoint change that plan.
 
 Results go to a directory: manifest.json (the plan and environment) and one
 JSON file per step, written as each step ends. --resume skips the steps
@@ -289,6 +290,45 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 	return s, nil
 }
 
+// demoPlan is the built-in demo's plan (or, on --resume, the demo's
+// saved in -o) with every flag given on the command line over it, as a
+// sweep file takes them: --ladder, --payloads, -d, --warmup, --timeout,
+// --repeats, -R, --endpoint. The flags that cannot apply to the demo's
+// HTTP/1.1 servers are refused, never ignored. Its paths' URLs say what
+// startDemo starts.
+func (f *sweepFlags) demoPlan(cmd *cobra.Command, saved *sweep.Spec) (*sweep.Spec, error) {
+	fl := cmd.Flags()
+	switch {
+	case fl.Changed("watch") || fl.Changed("target-watch"):
+		return nil, errors.New("--watch needs --path: the built-in demo watches its own processes")
+	case fl.Changed("protocol") && f.protocol != "http1":
+		return nil, fmt.Errorf("-p %s: the built-in demo serves HTTP/1.1 (loadgen's httpbin, nginx in front of it): give the paths with --path NAME=URL or -f for another protocol", f.protocol)
+	}
+	for _, name := range []string{"call", "data", "protoset"} {
+		if fl.Changed(name) {
+			return nil, fmt.Errorf("--%s calls a gRPC method: the built-in demo serves HTTP/1.1; give the paths with --path NAME=URL or -f", name)
+		}
+	}
+	base := saved
+	if base == nil {
+		base = demoSpec(demoHasNginx())
+	}
+	plan, err := f.overlay(cmd, base)
+	if err != nil {
+		return nil, err
+	}
+	for i := range plan.Paths {
+		plan.Paths[i].URL = "http://127.0.0.1" // checked as any sweep, where startDemo's servers will be
+	}
+	if err := plan.Complete(); err != nil {
+		return nil, fmt.Errorf("the built-in demo with the flags over it: %w", err)
+	}
+	for i := range plan.Paths {
+		plan.Paths[i].URL = demoWhere(plan.Paths[i].Name)
+	}
+	return plan, nil
+}
+
 // pathIndex is the index of the path called name, or -1.
 func pathIndex(s *sweep.Spec, name string) int {
 	for i, p := range s.Paths {
@@ -324,6 +364,10 @@ func parseWatch(sel string) (*sweep.Watch, error) {
 func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	f.check.out = stdout
+	if isStdout(f.check.junit) {
+		stdout = stderr // standard output takes the JUnit report, the table goes to stderr
+	}
 	if err := f.check.parse(); err != nil {
 		return err
 	}
@@ -365,21 +409,16 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	var spec *sweep.Spec
 	var demo *demoPaths
 	if useDemo {
-		if cmd.Flags().Changed("watch") || cmd.Flags().Changed("target-watch") {
-			return errors.New("--watch needs --path: the built-in demo watches its own processes")
+		plan, err := f.demoPlan(cmd, saved)
+		if err != nil {
+			return err
 		}
 		if f.resume {
-			if err := sweep.CheckResume(f.out, demoSpec(demoHasNginx()), false); err != nil {
+			if err := sweep.CheckResume(f.out, plan, f.findMax); err != nil {
 				return err // before the demo's servers start
 			}
 		}
-		d, err := startDemo(ctx, stderr)
-		if err != nil {
-			return failf("demo: %v", err)
-		}
-		defer d.Close()
-		demo = d
-		spec = d.spec
+		spec = plan
 	} else {
 		s, err := f.spec(cmd, saved)
 		if err != nil {
@@ -391,6 +430,18 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 				return err // before any sidecar starts
 			}
 		}
+	}
+	if !f.dryRun {
+		cleanLeftovers(ctx, stderr) // what killed runs left, before this sweep makes its own
+	}
+	if useDemo && !f.dryRun {
+		d, err := startDemo(ctx, stderr, spec)
+		if err != nil {
+			return failf("demo: %v", err)
+		}
+		defer d.Close()
+		demo = d
+		spec = d.spec
 	}
 	checkWatches(stderr, spec) // names pid: watches, warns of name: watches matching others
 	if err := watchedIn(f.check.parsed, spec.WatchNames(), true); err != nil {
@@ -406,12 +457,12 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	}
 	var live *metrics.Exporter
 	if f.prom != "" && !f.dryRun {
-		x, stop, err := serveMetrics(f.prom, stderr)
+		x, url, stop, err := serveMetrics(f.prom, stderr)
 		if err != nil {
 			return err
 		}
 		defer func() {
-			holdMetrics(ctx, f.promHold) // Ctrl-C ends it: the sweep already says it was interrupted
+			holdMetrics(ctx, f.promHold, stderr, url) // Ctrl-C ends it: the sweep already says it was interrupted
 			stop()
 		}()
 		live = x

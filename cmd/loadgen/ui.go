@@ -25,8 +25,10 @@ type uiFlags struct {
 	addr   string
 	linger time.Duration
 
-	state *live.State
-	srv   *http.Server
+	state  *live.State
+	srv    *http.Server
+	url    string    // where the dashboard is served
+	stderr io.Writer // where --ui-linger says it waits
 }
 
 func (u *uiFlags) register(fl *pflag.FlagSet, what string) {
@@ -56,7 +58,8 @@ func (u *uiFlags) start(kind, title string, stderr io.Writer) (*live.State, erro
 			fmt.Fprintf(stderr, "loadgen: --ui: %v\n", err)
 		}
 	}()
-	fmt.Fprintf(stderr, "live dashboard on http://%s/\n", ln.Addr())
+	u.url, u.stderr = "http://"+ln.Addr().String()+"/", stderr
+	fmt.Fprintf(stderr, "live dashboard on %s\n", u.url)
 	if !loopback {
 		fmt.Fprintf(stderr, "loadgen: --ui %s is not a loopback address: whoever reaches it sees the %s's targets and figures\n", u.addr, kind)
 	}
@@ -72,6 +75,7 @@ func (u *uiFlags) done(ctx context.Context, err error) error {
 	}
 	u.state.End(outcome(err))
 	if u.linger > 0 && ctx.Err() == nil {
+		fmt.Fprintf(u.stderr, "loadgen: --ui-linger: the dashboard stays on %s for %s (Ctrl-C ends it)\n", u.url, u.linger)
 		t := time.NewTimer(u.linger)
 		select {
 		case <-t.C:

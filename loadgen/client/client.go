@@ -85,6 +85,30 @@ func Protocols() []string {
 	return names
 }
 
+// described are the protocols in the order a reader takes them, each with
+// what it is.
+var described = [][2]string{
+	{"http1", "HTTP/1.1 (http:// or https://)"},
+	{"h2", "HTTP/2 over TLS (https://, ALPN h2)"},
+	{"h2c", "HTTP/2 without TLS (http://, prior knowledge)"},
+	{"grpc", "gRPC unary calls"},
+	{"grpc-stream", "gRPC ping-pong streams"},
+	{"tcp-rr", "netperf's TCP_RR, request and response on a kept connection"},
+	{"tcp-crr", "TCP_CRR, a new connection per request"},
+	{"tcp-stream", "TCP_STREAM, bulk writes"},
+}
+
+// Described lists every protocol a Spec takes with what it is ("h2c:
+// HTTP/2 without TLS (…)"), in the order a reader takes them: HTTP,
+// gRPC, raw TCP.
+func Described() []string {
+	out := make([]string, len(described))
+	for i, d := range described {
+		out[i] = d[0] + ": " + d[1]
+	}
+	return out
+}
+
 // builder builds one protocol's Dialer from a normalized Spec.
 type builder func(s *Spec, enter func(func() error) error) (protocol.Dialer, error)
 

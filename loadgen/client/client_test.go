@@ -1,6 +1,7 @@
 package client
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,5 +79,18 @@ func TestWithScheme(t *testing.T) {
 		if got := WithScheme(in); got != want {
 			t.Errorf("WithScheme(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Described names every protocol a Spec takes, once.
+func TestDescribedCoversProtocols(t *testing.T) {
+	var names []string
+	for _, d := range Described() {
+		name, _, _ := strings.Cut(d, ": ")
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, Protocols()) {
+		t.Errorf("Described names %v, Protocols %v", names, Protocols())
 	}
 }

@@ -68,14 +68,45 @@ func (x *Exporter) Handler() http.Handler {
 	return promhttp.HandlerFor(x.reg, promhttp.HandlerOpts{})
 }
 
-// Step says which step runs now (a sweep's step ID and path); a single run
-// needs none.
+// ErrorClasses are the classes of loadgen_errors_total: "any", the live
+// sum, and those Finish sets when a step ends.
+var ErrorClasses = []string{"any", "connect", "read", "write", "timeout", "status", "protocol"}
+
+// Begin makes a single run's series (no step) exist from the start, at
+// zero: a counter that appeared only with its first error would read, to
+// rate() and increase(), as if there had been none before it.
+func (x *Exporter) Begin() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.zero()
+}
+
+// Step says which step runs now (a sweep's step ID and path), its series
+// at zero from now; a single run needs none (Begin).
 func (x *Exporter) Step(step, path string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.info.Reset()
 	x.step, x.path, x.prev, x.rps = step, path, loadgen.Progress{}, 0
 	x.info.WithLabelValues(step, path).Set(1)
+	x.zero()
+}
+
+// zero makes the running step's requests, errors of every class and
+// latency series exist, at zero where they do not yet.
+func (x *Exporter) zero() {
+	k := [2]string{x.step, x.path}
+	if _, ok := x.requests[k]; !ok {
+		x.requests[k] = 0
+	}
+	for _, class := range ErrorClasses {
+		if e := [3]string{x.step, x.path, class}; x.errors[e] == 0 {
+			x.errors[e] = 0
+		}
+	}
+	if x.latency[k] == nil {
+		x.latency[k] = &latencyAcc{buckets: make([]uint64, len(Buckets))}
+	}
 }
 
 // Progress adds one interval of the running step.
@@ -100,16 +131,16 @@ func (x *Exporter) Progress(p loadgen.Progress) {
 }
 
 // Finish records the step's final error counts by class (the live count
-// knows only their sum).
-func (x *Exporter) Finish(byClass map[string]int64) {
+// knows only their sum) and its achieved rate over the whole step, rps,
+// which loadgen_rate_achieved reads until the next step starts (or, after
+// a run, through --prometheus-hold).
+func (x *Exporter) Finish(byClass map[string]int64, rps float64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for class, n := range byClass {
-		if n > 0 {
-			x.errors[[3]string{x.step, x.path, class}] = float64(n)
-		}
+		x.errors[[3]string{x.step, x.path, class}] = float64(n)
 	}
-	x.rps = 0
+	x.rps = rps
 }
 
 // add folds an interval's histogram into the cumulative buckets.
@@ -130,7 +161,7 @@ var (
 	descRequests = prometheus.NewDesc("loadgen_requests_total", "Answered requests (any status), as wrk counts them.", []string{"step", "path"}, nil)
 	descErrors   = prometheus.NewDesc("loadgen_errors_total", "Failed requests and connection attempts; class any is the live sum, the others are set when a step ends.", []string{"step", "path", "class"}, nil)
 	descLatency  = prometheus.NewDesc("loadgen_latency_seconds", "Latency of every request sent (failed ones when they failed), corrected for coordinated omission in open loop.", []string{"step", "path"}, nil)
-	descRate     = prometheus.NewDesc("loadgen_rate_achieved", "Answered requests per second over the last interval of the running step.", nil, nil)
+	descRate     = prometheus.NewDesc("loadgen_rate_achieved", "Answered requests per second over the last interval of the running step; once a step ends, over the whole step.", nil, nil)
 	descCPU      = prometheus.NewDesc("loadgen_generator_cpu_seconds_total", "CPU the generator used, user + system.", nil, nil)
 )
 

@@ -260,18 +260,18 @@ func isHTTP(p string) bool { return p == "http1" || p == "h2" || p == "h2c" }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
 
-// Validate reports the first thing wrong with s.
+// Validate reports what is wrong with s: every required key that is
+// missing at once (missing), else the first other thing wrong.
 func (s *Spec) Validate() error {
-	if len(s.Paths) == 0 {
-		return errors.New("paths: a sweep needs at least one path (name and url)")
+	if m := s.missing(); len(m) == 1 {
+		return errors.New(m[0])
+	} else if len(m) > 1 {
+		return fmt.Errorf("%d required keys are missing: %s", len(m), strings.Join(m, "; "))
 	}
 	seen := map[string]bool{}
 	baselines := 0
 	for i, p := range s.Paths {
 		where := fmt.Sprintf("paths[%d]", i)
-		if p.Name == "" {
-			return fmt.Errorf("%s: name is missing", where)
-		}
 		if !nameRE.MatchString(p.Name) {
 			return fmt.Errorf("%s: name %q: use letters, digits, '-', '_' or '.'", where, p.Name)
 		}
@@ -289,9 +289,6 @@ func (s *Spec) Validate() error {
 			if p.URL == "" {
 				continue // the sweep fills in the pods' address
 			}
-		}
-		if p.URL == "" {
-			return fmt.Errorf("%s (%s): url is missing", where, p.Name)
 		}
 		if isHTTP(s.Protocol) {
 			u, err := url.Parse(p.URL)
@@ -322,12 +319,6 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("target: %w", err)
 		}
 	}
-	if len(s.Ladder) == 0 {
-		return errors.New("ladder is missing: e.g. ladder: c1t1..c128t128")
-	}
-	if len(s.Payloads) == 0 {
-		return errors.New("payloads is missing: e.g. payloads: [100, 1KiB]")
-	}
 	if s.Endpoint != "" && !isHTTP(s.Protocol) {
 		return fmt.Errorf("endpoint %q is an HTTP path: protocol %s takes none (payloads set its message size)", s.Endpoint, s.Protocol)
 	}
@@ -351,6 +342,34 @@ func (s *Spec) Validate() error {
 		return errors.New("with call, the message comes from data: leave payloads out")
 	}
 	return nil
+}
+
+// missing names each required key s lacks: paths, each path's name and
+// url (a sidecar path's is the sweep's to fill), ladder and payloads.
+func (s *Spec) missing() []string {
+	var m []string
+	if len(s.Paths) == 0 {
+		m = append(m, "paths: a sweep needs at least one path (name and url)")
+	}
+	for i, p := range s.Paths {
+		where := fmt.Sprintf("paths[%d]", i)
+		noURL := p.URL == "" && p.Sidecar == nil
+		switch {
+		case p.Name == "" && noURL:
+			m = append(m, where+": name and url are missing")
+		case p.Name == "":
+			m = append(m, where+": name is missing")
+		case noURL:
+			m = append(m, fmt.Sprintf("%s (%s): url is missing", where, p.Name))
+		}
+	}
+	if len(s.Ladder) == 0 {
+		m = append(m, "ladder is missing: e.g. ladder: c1t1..c128t128")
+	}
+	if len(s.Payloads) == 0 {
+		m = append(m, "payloads is missing: e.g. payloads: [100, 1KiB]")
+	}
+	return m
 }
 
 func (w Watch) validate() error {

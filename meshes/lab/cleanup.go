@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"loadgen/meshes/leftover"
 )
 
 // Cleanup deletes every namespace whose name starts with prefix: the
@@ -58,80 +58,26 @@ func listNS(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// staleREs match the names of the namespaces loadgen and its tests make,
-// each after the process that made it: a lab's default prefix lg<pid>-…,
-// Available's probes lgprobe<pid>-N, and testREs'.
-var staleREs = append([]*regexp.Regexp{
-	regexp.MustCompile(`^lg([0-9]+)-`),
-	regexp.MustCompile(`^lgprobe([0-9]+)-`),
-}, testREs...)
-
-// testREs match the namespaces a test run leaves when it is killed: a
-// sweep's sidecar pods lg<pid>p<N>c and …s (the tests run sweeps
-// in-process), and every test's own lgt<pid>… (TestNSPrefix).
-var testREs = []*regexp.Regexp{
-	regexp.MustCompile(`^lg([0-9]+)p[0-9]+[cs]$`),
-	regexp.MustCompile(`^` + TestNSPrefix + `([0-9]+)[^0-9]`),
-}
-
 // TestNSPrefix begins the name of every network namespace a test makes,
-// followed by the test process's pid: lgt<pid>…. CleanupStale removes
-// those of test processes that are gone (a test run killed midway).
+// followed by the test process's pid: lgt<pid>…. leftover's cleanup
+// removes those of test processes that are gone (a test run killed
+// midway).
 const TestNSPrefix = "lgt"
 
-// stalePID is the pid a namespace of loadgen's is named after, or false
-// for a namespace that is not loadgen's.
-func stalePID(ns string) (int, bool) { return pidOf(ns, staleREs) }
-
-// pidOf is the pid in ns by the first of res that matches it.
-func pidOf(ns string, res []*regexp.Regexp) (int, bool) {
-	for _, re := range res {
-		if m := re.FindStringSubmatch(ns); m != nil {
-			if pid, err := strconv.Atoi(m[1]); err == nil && pid > 0 {
-				return pid, true
-			}
-		}
-	}
-	return 0, false
-}
-
-// CleanupStale deletes the namespaces loadgen made — labs with the
-// default prefix, a sweep's sidecar pods, the tests' — whose process is
-// gone (killed before Close could run), and returns their names. Those of
-// running processes are left alone.
-func CleanupStale() ([]string, error) { return cleanupStale(staleREs) }
-
-// CleanupStaleTests deletes what CleanupStale does of killed test runs
-// only (testREs): a test binary calls it as it starts. It leaves labs of
-// the default prefix to CleanupStale, since a test of it makes one named
-// after a dead process on purpose, which another package's tests, run
+// CleanupStaleTests deletes the namespaces of killed test runs only
+// (lgt<pid>…, see leftover): a test binary calls it as it starts. It
+// leaves the other leftovers of dead processes to loadgen cleanup, since a
+// test of that makes some on purpose, which another package's tests, run
 // meanwhile, must not take.
-func CleanupStaleTests() ([]string, error) { return cleanupStale(testREs) }
-
-func cleanupStale(res []*regexp.Regexp) ([]string, error) {
+func CleanupStaleTests() ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	names, err := listNS(ctx)
-	if err != nil {
-		return nil, err
+	removed, err := leftover.Clean(ctx, func(it leftover.Item) bool { return it.Kind == leftover.Namespace && it.Test })
+	names := make([]string, len(removed))
+	for i, it := range removed {
+		names[i] = it.Name
 	}
-	var removed []string
-	var errs []error
-	for _, ns := range names {
-		pid, ok := pidOf(ns, res)
-		if !ok {
-			continue
-		}
-		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
-			continue // its process still runs
-		}
-		if err := deleteNS(ctx, ns); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		removed = append(removed, ns)
-	}
-	return removed, errors.Join(errs...)
+	return names, err
 }
 
 // probes counts Available's throwaway namespaces, so concurrent calls
@@ -165,7 +111,7 @@ func Available(cfg Config) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ns := fmt.Sprintf("lgprobe%d-%d", os.Getpid(), probes.Add(1))
+	ns := leftover.Name(fmt.Sprintf("-probe%d", probes.Add(1)))
 	fail := func(err error, hint string, modeOnly bool) error {
 		return &Unavailable{Mode: cfg.mode(), Reason: withHint(err, hint).Error(), ModeOnly: modeOnly}
 	}

@@ -9,59 +9,83 @@ import (
 	"os/exec"
 	"slices"
 	"testing"
+	"time"
+
+	"loadgen/meshes/leftover"
 )
 
-// Every namespace loadgen or its tests make is named after the process
-// that made it, so that --cleanup (and a test run starting) can tell the
-// ones of dead processes: labs, the sweep's sidecar pods, the tests' own.
-func TestStalePID(t *testing.T) {
-	for name, want := range map[string]int{
-		"lg123-vxlan-n1":  123,     // a lab, default prefix
-		"lgprobe55-3":     55,      // Available's probe
-		"lg4194304p12c":   4194304, // a sweep's sidecar pod
-		"lgt11777-udp-n1": 11777,   // lab tests
-		"lgt11777f-a":     11777,
-		"lgt11777scc":     11777, // meshes/sidecar's tests
-		"lgt11777ns":      11777, // loadgen/protocol/netns's test
-		"lab-pod1":        0,
-		"lgx":             0,
-		"lgt":             0,
-		"lg12p":           0,
-		"cni-1234":        0,
-	} {
-		if got, _ := stalePID(name); got != want {
-			t.Errorf("stalePID(%q) = %d, want %d", name, got, want)
+// holdEnv tells TestHelperHold, run by ownerProcess, to hold on.
+const holdEnv = "LAB_TEST_HOLD"
+
+// TestHelperHold is not a test: it is a process of this test binary (a
+// loadgen-like program, lab.test) that lives until its stdin is closed,
+// for leftovers named after a process that runs, then is gone.
+func TestHelperHold(t *testing.T) {
+	if os.Getenv(holdEnv) == "" {
+		return
+	}
+	var b [1]byte
+	os.Stdin.Read(b[:])
+}
+
+// ownerProcess starts a process that leftovers can be named after, alive
+// (so that no cleanup takes them meanwhile) until end is called, which
+// ends and reaps it: then it is gone.
+func ownerProcess(t *testing.T) (pid int, end func()) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(exe, "-test.run=^TestHelperHold$", "-test.count=1")
+	c.Env = append(os.Environ(), holdEnv+"=1")
+	in, err := c.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	end = func() {
+		if !done {
+			done = true
+			in.Close()
+			c.Wait()
 		}
 	}
+	t.Cleanup(end)
+	return c.Process.Pid, end
 }
 
 // A test run killed midway (make test, Ctrl-C) leaves namespaces named
 // lgtPID… (and sidecar pods lgPIDpN…); CleanupStaleTests, which every test
-// binary that makes namespaces calls as it starts, removes them once PID
-// is gone, and leaves those of a running process.
+// binary that makes namespaces calls as it starts, removes the tests'
+// once PID is gone and leaves those of a running process; loadgen cleanup
+// (leftover.Clean) removes them all.
 func TestCleanupStaleRemovesTestNamespaces(t *testing.T) {
 	requireLab(t, Config{})
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	stale := []string{fmt.Sprintf("lgt%d-udp-n1", dead.Process.Pid), fmt.Sprintf("lgt%dscc", dead.Process.Pid), fmt.Sprintf("lg%dp0s", dead.Process.Pid)}
-	live := fmt.Sprintf("lgt%d-live", os.Getpid())
 	add := func(ns string) {
 		if _, err := run(context.Background(), "ip", "netns", "add", ns); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { deleteNS(context.Background(), ns) })
 	}
+	live := fmt.Sprintf("lgt%d-live", os.Getpid())
 	add(live)
-	// loadgen lab --cleanup's, then the one a test binary calls as it
-	// starts. Another package's test binary, starting meanwhile, may take
-	// them first: what counts is that they are gone.
-	for _, cleanup := range []func() ([]string, error){CleanupStale, CleanupStaleTests} {
-		for _, ns := range stale {
+	for _, c := range []struct {
+		name    string
+		cleanup func() ([]string, error)
+		sweeps  bool // takes a sweep's namespaces too
+	}{{"CleanupStaleTests", CleanupStaleTests, false}, {"leftover.Clean", cleanAll, true}} {
+		pid, end := ownerProcess(t)
+		tests := []string{fmt.Sprintf("lgt%d-udp-n1", pid), fmt.Sprintf("lgt%dscc", pid)}
+		sweep := fmt.Sprintf("lg%dp0s", pid)
+		for _, ns := range append(tests, sweep) {
 			add(ns)
 		}
-		removed, err := cleanup()
+		end() // now gone
+		removed, err := c.cleanup()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,13 +93,29 @@ func TestCleanupStaleRemovesTestNamespaces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, ns := range stale {
+		for _, ns := range tests {
 			if slices.Contains(names, ns) {
-				t.Errorf("%s of a dead process: removed %v, left %v", ns, removed, names)
+				t.Errorf("%s: %s of a dead process is left (removed %v)", c.name, ns, removed)
 			}
 		}
-		if !slices.Contains(names, live) {
-			t.Errorf("%s of this running process was removed", live)
+		if slices.Contains(names, sweep) == c.sweeps {
+			t.Errorf("%s: %s of a dead sweep: removed %v, left %v", c.name, sweep, removed, names)
 		}
+		if !slices.Contains(names, live) {
+			t.Errorf("%s: %s of this running process was removed", c.name, live)
+		}
+		deleteNS(context.Background(), sweep)
 	}
+}
+
+// cleanAll is loadgen cleanup's: every leftover of a dead process.
+func cleanAll() ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	removed, err := leftover.Clean(ctx, nil)
+	var names []string
+	for _, it := range removed {
+		names = append(names, it.Name)
+	}
+	return names, err
 }

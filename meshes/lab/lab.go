@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"loadgen/meshes/leftover"
 )
 
 // Addresses of the lab. They are all in 198.18.0.0/15 (RFC 2544), which
@@ -160,7 +162,7 @@ var defaultLabs atomic.Int64
 func (c Config) prefix() (string, error) {
 	p := c.Prefix
 	if p == "" {
-		p = fmt.Sprintf("lg%d-%s-", os.Getpid(), c.mode())
+		p = leftover.Name("-" + string(c.mode()) + "-")
 		if n := defaultLabs.Add(1) - 1; n > 0 {
 			p += fmt.Sprintf("%d-", n)
 		}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"loadgen/meshes/leftover"
 	"loadgen/meshes/proxyproc"
 )
 
@@ -356,7 +357,7 @@ func runDir(dir string) (path string, owned bool, err error) {
 		}
 		return dir, false, nil
 	}
-	if dir, err = os.MkdirTemp("", "loadgen-nginx-"); err == nil {
+	if dir, err = leftover.TempDir("nginx"); err == nil {
 		dir, err = filepath.Abs(dir)
 	}
 	if err == nil && os.Geteuid() == 0 {

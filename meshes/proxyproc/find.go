@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"loadgen/meshes/leftover"
 )
 
 // Find returns the proxy executable: bin if set (a path or a name on
@@ -66,8 +68,10 @@ func Chown(u *User, paths ...string) error {
 }
 
 // RunDir makes dir (absolute) if given, else a new temporary directory
-// whose name starts with prefix (owned: the caller removes it).
-func RunDir(dir, prefix string) (path string, owned bool, err error) {
+// for the proxy called name, marked with this process's pid
+// (leftover.TempDir: loadgen-NAME-PID-…, which loadgen cleanup removes
+// once the process is gone; owned: the caller removes it).
+func RunDir(dir, name string) (path string, owned bool, err error) {
 	if dir != "" {
 		if dir, err = filepath.Abs(dir); err == nil {
 			err = os.MkdirAll(dir, 0o755)
@@ -77,7 +81,7 @@ func RunDir(dir, prefix string) (path string, owned bool, err error) {
 		}
 		return dir, false, nil
 	}
-	d, err := os.MkdirTemp("", prefix)
+	d, err := leftover.TempDir(name)
 	if err != nil {
 		return "", false, fmt.Errorf("run directory: %w", err)
 	}

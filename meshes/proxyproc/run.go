@@ -17,11 +17,11 @@ type Run struct {
 }
 
 // StartIn makes the run directory of the proxy called name (dir, or a new
-// temporary directory loadgen-NAME-…), has prepare write the proxy's
+// temporary directory loadgen-NAME-PID-…), has prepare write the proxy's
 // files there and say how to run it, and starts it. If anything fails, a
 // directory StartIn made is removed again.
 func StartIn(ctx context.Context, name, dir string, prepare func(dir string) (Spec, error)) (*Run, error) {
-	dir, owned, err := RunDir(dir, "loadgen-"+name+"-")
+	dir, owned, err := RunDir(dir, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"loadgen/meshes/layout"
+	"loadgen/meshes/leftover"
 	"loadgen/meshes/mtls"
 	"loadgen/meshes/proxyproc"
 )
@@ -224,7 +225,7 @@ func (s *Sidecar) capture(ctx context.Context, ns string) error {
 // issue makes the run's CA and the two workloads' files, readable by the
 // proxies' user.
 func (s *Sidecar) issue() (client, server *layout.MTLS, err error) {
-	if s.dir, err = os.MkdirTemp("", "loadgen-mtls-"); err != nil {
+	if s.dir, err = leftover.TempDir("mtls"); err != nil {
 		return nil, nil, fmt.Errorf("sidecar: %w", err)
 	}
 	if err := os.Chmod(s.dir, 0o755); err != nil {

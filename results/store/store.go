@@ -1,6 +1,7 @@
 // Package store saves and loads results: JSON written atomically (a
-// temporary file in the same directory, synced, then renamed), read back
-// with a schema check.
+// temporary file in the same directory, synced, then renamed) where the
+// path is a file, through where it is a device, FIFO or socket
+// (write.go), read back with a schema check.
 package store
 
 import (
@@ -8,82 +9,32 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
 	"loadgen/results"
 )
 
-// WriteRun writes run to path as indented JSON, atomically: a reader sees
+// WriteRun writes run to path as indented JSON (WriteFile): a reader sees
 // the old file or the new one, never a part.
 func WriteRun(path string, run *results.Run) error { return WriteJSON(path, run) }
 
-// WriteJSON writes v to path as indented JSON, atomically.
+// WriteJSON writes v to path as indented JSON (WriteFile).
 func WriteJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := EncodeJSON(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	return WriteFile(path, append(b, '\n'))
+	return WriteFile(path, b)
 }
 
-// CheckWritable tells, before any work, whether WriteFile could write
-// path: its directory exists and takes a new file. The error names path.
-func CheckWritable(path string) error {
-	dir := filepath.Dir(path)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("cannot write %s: directory %s does not exist", path, dir)
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return fmt.Errorf("cannot write %s: it is a directory", path)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+// EncodeJSON is v as WriteJSON writes it: indented, ending in a newline.
+func EncodeJSON(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return namePath(path, err)
+		return nil, err
 	}
-	tmp.Close()
-	return os.Remove(tmp.Name())
-}
-
-// namePath makes an error about the temporary file name the file the user
-// asked for.
-func namePath(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return &fs.PathError{Op: "write", Path: path, Err: pe.Err}
-	}
-	return fmt.Errorf("write %s: %w", path, err)
-}
-
-// WriteFile writes data to path atomically. Errors name path, not the
-// temporary file beside it.
-func WriteFile(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return namePath(path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			err = namePath(path, err)
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return append(b, '\n'), nil
 }
 
 // ReadRun loads a run written by WriteRun, of this schema or an older

@@ -69,11 +69,13 @@ func (d *Dialer) explain(err error) error {
 	case de.Stage == h2conn.StageTCP:
 		return fmt.Errorf("http2: %w", de.Err)
 	case de.Stage == h2conn.StageTLS:
-		return fmt.Errorf("http2: TLS handshake with %s: %w", addr, protocol.ExplainTLS(de.Err))
+		return fmt.Errorf("http2: %w", protocol.HandshakeError(addr, d.t.dialTimeout, de.Err))
 	case de.Stage == h2conn.StageALPN:
 		return fmt.Errorf("http2: %s did not negotiate HTTP/2 (ALPN h2); it may speak only HTTP/1.1: use -p http1", addr)
 	case de.HTTP1():
 		return fmt.Errorf("http2: %s answered in HTTP/1.x to the HTTP/2 preface: it does not speak h2c with prior knowledge; use -p http1", addr)
+	case !d.t.tls && !de.Protocol && protocol.TextHead(de.Head) != "":
+		return fmt.Errorf("http2: %s answered %s to the HTTP/2 preface: the server answered HTTP/1.1, not HTTP/2; it does not speak h2c with prior knowledge: use -p http1", addr, protocol.TextHead(de.Head))
 	case !d.t.tls && !de.Protocol:
 		why := fmt.Sprintf("first bytes % x", de.Head)
 		if de.Err != nil {

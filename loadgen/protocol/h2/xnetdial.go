@@ -50,7 +50,7 @@ func (t *target) clientTLS(ctx context.Context, nc net.Conn, conf *tls.Config) (
 		return nil, fmt.Errorf("http2: %s did not negotiate HTTP/2 (ALPN h2); it may speak only HTTP/1.1: use -p http1", t.addr)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("http2: TLS handshake with %s: %w", t.addr, protocol.ExplainTLS(err))
+		return nil, fmt.Errorf("http2: %w", protocol.HandshakeError(t.addr, t.dialTimeout, err))
 	}
 	return tc, nil
 }

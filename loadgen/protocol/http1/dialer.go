@@ -78,7 +78,7 @@ func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
 // speaks HTTP/1.1.
 func (d *Dialer) handshake(ctx context.Context, tc *tls.Conn) error {
 	if err := tc.HandshakeContext(ctx); err != nil {
-		return fmt.Errorf("TLS handshake with %s: %w", d.addr, protocol.ExplainTLS(err))
+		return protocol.HandshakeError(d.addr, d.timeout, err)
 	}
 	if p := tc.ConnectionState().NegotiatedProtocol; p != "" && p != "http/1.1" {
 		return fmt.Errorf("TLS handshake with %s: server chose ALPN protocol %q, not http/1.1", d.addr, p)

@@ -1,13 +1,13 @@
 package rpc
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2conn"
@@ -107,10 +107,10 @@ func (d *Dialer) explain(err error) error {
 	case h2conn.StageTCP:
 		return fmt.Errorf("grpc: %w", de.Err)
 	case h2conn.StageTLS:
-		return explainHandshake(target, de.Err)
+		return explainHandshake(target, d.s.DialTimeout, de.Err)
 	case h2conn.StageALPN:
 		if de.Err != nil {
-			return explainHandshake(target, de.Err)
+			return explainHandshake(target, d.s.DialTimeout, de.Err)
 		}
 		p := de.ALPN
 		if p == "" {
@@ -128,9 +128,10 @@ func (d *Dialer) explain(err error) error {
 func (d *Dialer) notHTTP2(de *h2conn.DialError) error {
 	target, head, err := d.s.Target, de.Head, de.Err
 	switch {
-	case bytes.HasPrefix(head, []byte("HTTP/")):
-		line, _, _ := bytes.Cut(head, []byte("\r\n"))
-		return fmt.Errorf("grpc: %s answered in HTTP/1 (%q), not HTTP/2: it is not a gRPC server (an HTTP/1.1-only server or proxy?)", target, line)
+	case protocol.TextHead(head) != "":
+		// An HTTP/1.1 server's status line, or the page some send without
+		// one ("<!DOCTYPE …") to a request line they cannot read.
+		return fmt.Errorf("grpc: %s answered %s: the server answered HTTP/1.1, not HTTP/2/gRPC: it is not a gRPC server (an HTTP/1.1-only server or proxy?)", target, protocol.TextHead(head))
 	case len(head) >= 2 && head[0] == 0x15 && head[1] == 0x03:
 		return fmt.Errorf("grpc: %s answered with a TLS alert: it expects TLS, add --tls", target)
 	case len(head) == 0:
@@ -151,12 +152,12 @@ func (d *Dialer) notHTTP2(de *h2conn.DialError) error {
 }
 
 // explainHandshake turns a TLS handshake error into what to do about it.
-func explainHandshake(target string, err error) error {
+func explainHandshake(target string, limit time.Duration, err error) error {
 	switch msg := err.Error(); {
 	case strings.Contains(msg, "first record does not look like a TLS handshake"):
 		return fmt.Errorf("grpc: TLS handshake with %s: %w (the target speaks plaintext: drop --tls)", target, err)
 	case strings.Contains(msg, "no application protocol"):
 		return fmt.Errorf("grpc: TLS handshake with %s: %w (it does not offer HTTP/2, ALPN h2: not a gRPC server, or HTTP/1.1 only)", target, err)
 	}
-	return fmt.Errorf("grpc: TLS handshake with %s: %w", target, protocol.ExplainTLS(err))
+	return fmt.Errorf("grpc: %w", protocol.HandshakeError(target, limit, err))
 }

@@ -212,7 +212,7 @@ func (d *libraryDialer) explain(ctx context.Context, ch *libChannel, ctxErr erro
 	case dialErr != nil:
 		return fmt.Errorf("grpc: %w", dialErr)
 	case tlsErr != nil:
-		return explainHandshake(target, tlsErr)
+		return explainHandshake(target, d.s.DialTimeout, tlsErr)
 	case ctxErr != nil:
 		return fmt.Errorf("grpc: dialing %s: %w before it answered with HTTP/2 settings: is it a gRPC server?%s", target, ctxErr, hint)
 	}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"loadgen/meshes/leftover"
 	"loadgen/results"
 	"loadgen/results/store"
 )
@@ -93,7 +94,7 @@ func Run(ctx context.Context, cfg Config, run RunFunc, out io.Writer) error {
 	if share.Rate > 0 {
 		args = append(args, "-R", strconv.FormatFloat(share.Rate, 'f', -1, 64))
 	}
-	dir, err := os.MkdirTemp("", "loadgen-worker")
+	dir, err := leftover.TempDir("worker") // loadgen-worker-PID-…: loadgen cleanup's once the worker is gone
 	if err != nil {
 		return fail(err)
 	}
