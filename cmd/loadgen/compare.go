@@ -75,7 +75,7 @@ when A or B cannot be read.`,
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVar(&f.maxRegression, "max-regression", "10%", "how much worse a real change may be before it is a regression (exit status 1)")
+	fl.StringVar(&f.maxRegression, "max-regression", "10%", "how much worse a real change may be before it is a regression (exit status 99)")
 	fl.StringVar(&f.noise, "noise", "5%", "changes within this band are never real: not worse, better or a regression")
 	fl.BoolVar(&f.judgeContended, "judge-contended", false, "judge the steps whose machine (M) or generator (G) was saturated on either side too (by default they are reported as contended, not judged)")
 	return cmd
@@ -205,5 +205,5 @@ func regressionFailure(c compare.Comparison) error {
 	if len(regs) > 1 {
 		what += "s"
 	}
-	return failf("%d %s beyond %s: %s", len(regs), what, fmt.Sprintf("%g%%", 100*c.Options.MaxRegression), strings.Join(names, ", "))
+	return runFailure{err: fmt.Errorf("%d %s beyond %s: %s", len(regs), what, fmt.Sprintf("%g%%", 100*c.Options.MaxRegression), strings.Join(names, ", ")), code: compare.Breached}
 }

@@ -40,6 +40,9 @@ func compareCLI(t *testing.T, args ...string) (int, string, string) {
 			return fail.code, out.String(), errb.String()
 		case errors.As(err, &rf):
 			code = exitFail
+			if rf.code != 0 {
+				code = int(rf.code)
+			}
 		default:
 			code = exitUsage
 		}
@@ -114,7 +117,7 @@ func TestCompareRuns(t *testing.T) {
 		out    []string
 		stderr string
 	}{
-		{"regression", []string{a, slow}, exitFail, []string{"A: " + a, "B: " + slow, "REGRESSION", "0.70", "1.30", "5 regressions beyond 10%"},
+		{"regression", []string{a, slow}, exitBreached, []string{"A: " + a, "B: " + slow, "REGRESSION", "0.70", "1.30", "5 regressions beyond 10%"},
 			"5 regressions beyond 10%: http://127.0.0.1:8080/get rps, http://127.0.0.1:8080/get p50, http://127.0.0.1:8080/get p90, and 2 more"},
 		{"noise", []string{a, noisy}, exitOK, []string{"same (point)", "no regression beyond 10%", "one repeat a side"}, ""},
 		{"same file", []string{a, a}, exitOK, []string{"1.00", "no regression"}, ""},
@@ -146,8 +149,8 @@ func TestCompareSweeps(t *testing.T) {
 	a := cmpSweep(t, map[string][]float64{"baseline": {10, 10.1, 10.2}, "nginx": {20, 20.2, 20.4}, "dead": {5}})
 	b := cmpSweep(t, map[string][]float64{"baseline": {10.3, 10.4, 10.2}, "nginx": {26, 26.3, 26.6}, "dead": {-1}})
 	code, out, stderr := compareCLI(t, a, b)
-	if code != exitFail {
-		t.Fatalf("exit %d, want 1\n%s%s", code, out, stderr)
+	if code != exitBreached {
+		t.Fatalf("exit %d, want 99\n%s%s", code, out, stderr)
 	}
 	for _, w := range []string{"nginx c4t4 100B", "20.2ms [20ms..20.4ms ×3]", "REGRESSION", "REGRESSION: failed in B: cannot connect"} {
 		if !strings.Contains(out, w) {
@@ -224,7 +227,7 @@ func TestCompareStepFiles(t *testing.T) {
 	for _, l := range strings.Split(out, "\n") {
 		found = found || strings.Join(strings.Fields(l), " ") == "p99 10ms 13ms 1.30 - REGRESSION (point)"
 	}
-	if code != exitFail || !found {
+	if code != exitBreached || !found {
 		t.Errorf("exit %d\n%s", code, out)
 	}
 }
@@ -250,8 +253,8 @@ func TestCompareSweepDirectories(t *testing.T) {
 		"tcp-crr": cmpSweep(t, map[string][]float64{"pod-pod-vxlan": {30, 30.1, 30.2}}),
 	})
 	code, out, stderr := compareCLI(t, a, b)
-	if code != exitFail || !strings.Contains(out, "== tcp-crr") || !strings.Contains(out, "== tcp-rr") {
-		t.Fatalf("exit %d, want 1 with both sweeps compared\n%s%s", code, out, stderr)
+	if code != exitBreached || !strings.Contains(out, "== tcp-crr") || !strings.Contains(out, "== tcp-rr") {
+		t.Fatalf("exit %d, want 99 with both sweeps compared\n%s%s", code, out, stderr)
 	}
 	if !strings.Contains(stderr, "tcp-crr pod-pod-vxlan") || strings.Contains(stderr, "tcp-rr pod-pod-vxlan") {
 		t.Errorf("the regression is not named by its sweep: %s", stderr)
@@ -277,7 +280,7 @@ func TestCompareContended(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, out, stderr)
 	}
 	code, out, stderr = compareCLI(t, a, b, "--judge-contended")
-	if code != exitFail || !strings.Contains(out, "1.27..1.32  REGRESSION") || !strings.Contains(stderr, "4 regressions beyond 10%") {
+	if code != exitBreached || !strings.Contains(out, "1.27..1.32  REGRESSION") || !strings.Contains(stderr, "4 regressions beyond 10%") {
 		t.Errorf("--judge-contended: exit %d\n%s%s", code, out, stderr)
 	}
 }
@@ -327,11 +330,11 @@ func TestCompareRealSweeps(t *testing.T) {
 
 	code, out, stderr = compareCLI(t, a, slow)
 	v = verdicts(out)
-	if contended := strings.HasPrefix(v["p50"], "contended ("); contended && code != exitOK || !contended && (code != exitFail || v["p50"] != "REGRESSION") {
+	if contended := strings.HasPrefix(v["p50"], "contended ("); contended && code != exitOK || !contended && (code != exitBreached || v["p50"] != "REGRESSION") {
 		t.Errorf("the slowdown: exit %d, p50 %q\n%s%s", code, v["p50"], out, stderr)
 	}
 	code, out, stderr = compareCLI(t, a, slow, "--judge-contended")
-	if v := verdicts(out); code != exitFail || v["p50"] != "REGRESSION" || !strings.Contains(stderr, "baseline c2t1 100B 200/s p50") {
+	if v := verdicts(out); code != exitBreached || v["p50"] != "REGRESSION" || !strings.Contains(stderr, "baseline c2t1 100B 200/s p50") {
 		t.Errorf("the slowdown, judged: exit %d, p50 %q\n%s%s", code, v["p50"], out, stderr)
 	}
 }

@@ -27,7 +27,7 @@ func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string
 	fmt.Fprintf(stdout, "\nresults: %s (every probe is a step; summary in %s)\n", r.Dir, sweep.FindMaxFileName)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			return exitError{code: 130}
+			return exitError{code: exitInterrupted}
 		}
 		return failf("%v", err)
 	}

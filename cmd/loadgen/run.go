@@ -93,7 +93,16 @@ per thread drives its share of the connections, as wrk's threads do: no
 goroutine per connection. Otherwise, or with --driver goroutines, every
 connection (every stream, with -m) is its own goroutine. A run on event
 loops has one P more, idle but for the reporter and signals: each loop waits
-for events holding its own, as wrk's thread does.`,
+for events holding its own, as wrk's thread does.
+
+Exit status, of every command that runs load or judges results:
+  0    all good: every run ran, every --assert held, nothing regressed
+  1    a run failed: the target unreachable or it stopped answering, no request
+       succeeded, more failed than --max-errors, a result not written
+  2    the command line was wrong: nothing ran
+  99   an --assert did not hold, or a figure regressed past --baseline
+  108  --abort-on-fail stopped the run: an --assert broke while it ran
+  130  Ctrl-C; 143 SIGTERM`,
 		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080 &
   loadgen run -c 50 -t 2 -d 10s http://127.0.0.1:8080/bytes/1024
   loadgen run -c 50 -t 2 -d 30s --targets targets.txt   # vegeta's format, '# name=N weight=W'
@@ -308,7 +317,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 			// Ctrl-C before or during the hold ends it: exit 130, unless a
 			// result could not be written (exit 1 says so first).
 			if _, failed := err.(runFailure); ran && !holdMetrics(ctx, f.promHold) && !failed {
-				err = exitError{code: 130}
+				err = exitError{code: exitInterrupted}
 			}
 		}()
 		live = x
@@ -343,14 +352,14 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		if jerr := f.check.noRun(cfg.Target, err); jerr != nil {
 			fmt.Fprintf(stderr, "loadgen: %v\n", jerr)
 		}
-		return runFailure{err}
+		return runFailure{err: err}
 	}
 	ran = true
 	if live != nil {
 		live.Finish(errorsByClass(run.Summary.Errors))
 	}
 	if err := report.WrkBody(stdout, run, report.WrkOptions{Latency: f.latency}); err != nil {
-		return runFailure{err}
+		return runFailure{err: err}
 	}
 	var failures []string
 	if hlog != nil {
@@ -370,7 +379,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	case !run.Interrupted:
 		why = runVerdict(run, f.budget)
 	}
-	failed, err := f.check.checkRun(stdout, run, why)
+	checked, err := f.check.checkRun(stdout, run, why)
 	if err != nil {
 		failures = append(failures, err.Error())
 	}
@@ -379,10 +388,10 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	if run.Aborted != "" {
 		fmt.Fprintf(stderr, "loadgen: %s\n", run.Aborted)
-		return exitError{code: exitFail}
+		return exitError{code: exitAborted}
 	}
 	if run.Interrupted {
-		return exitError{code: 130}
+		return exitError{code: exitInterrupted}
 	}
 	if why != "" {
 		fmt.Fprintf(stderr, "loadgen: the run failed: %s\n", why)
@@ -391,10 +400,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		}
 		return exitError{code: exitFail}
 	}
-	if failed {
-		return exitError{code: exitFail}
-	}
-	return nil
+	return exitWith(checked)
 }
 
 // interruptedBeforeStart ends a run that Ctrl-C stopped before its load
@@ -407,7 +413,7 @@ func (f *runFlags) interruptedBeforeStart(stderr io.Writer, target string) error
 		fmt.Fprintf(stderr, "loadgen: %v\n", jerr)
 	}
 	fmt.Fprintf(stderr, "loadgen: %s\n", why)
-	return exitError{code: 130}
+	return exitError{code: exitInterrupted}
 }
 
 // checkOutputs checks, before any load, that every output file can be

@@ -58,6 +58,14 @@ func (c Checked) Fails() bool {
 	return c.Failed > 0 || c.Unmatched != "" || (c.Comparison != nil && len(c.Comparison.Regressions()) > 0)
 }
 
+// Exit is what the check comes to: Breached when it Fails, else OK.
+func (c Checked) Exit() Exit {
+	if c.Fails() {
+		return Breached
+	}
+	return OK
+}
+
 // Asserted is how many assertions were judged over every run or step.
 func (c Checked) Asserted() int { return c.Held + c.Failed + c.Skipped }
 
