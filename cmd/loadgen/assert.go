@@ -27,6 +27,7 @@ type checkFlags struct {
 	baseline       string
 	maxRegression  string
 	judgeContended bool
+	allowContended bool
 	sweep          bool // the baseline is a sweep's results directory
 	perSweep       bool // the baseline is a directory of sweeps, read by forSweep
 
@@ -57,7 +58,8 @@ func (c *checkFlags) add(fl *pflag.FlagSet, baseline string) {
 	fl.StringVar(&c.junit, "junit", "", "write the assertions (and baseline comparison) as a JUnit XML report to this file")
 	fl.StringVar(&c.baseline, "baseline", "", baseline)
 	fl.StringVar(&c.maxRegression, "max-regression", "10%", "with --baseline: how much worse a real change may be before it is a regression")
-	fl.BoolVar(&c.judgeContended, "judge-contended", false, "with --baseline: judge the steps whose machine (M) or generator (G) was saturated on either side too (by default they are reported as contended, not judged)")
+	fl.BoolVar(&c.allowContended, "allow-contended", false, "with --baseline: exit 0, not 98, when the only doubt is contention: figures worse than --max-regression but within what a saturated machine (M) or generator (G) on this side can explain (a change past that is a regression whatever the flags)")
+	fl.BoolVar(&c.judgeContended, "judge-contended", false, "with --baseline: judge the figures of saturated steps (M, G) as the others, without the margin contention could explain")
 }
 
 // forSweep is c for one sweep named name of a run that makes several (loadgen
@@ -97,7 +99,7 @@ func (c *checkFlags) parse() error {
 			return err
 		}
 	}
-	for _, name := range []string{"max-regression", "judge-contended"} {
+	for _, name := range []string{"max-regression", "judge-contended", "allow-contended"} {
 		if c.fl != nil && c.fl.Changed(name) && c.baseline == "" {
 			return fmt.Errorf("--%s needs --baseline: the results to compare with", name)
 		}
@@ -109,7 +111,8 @@ func (c *checkFlags) parse() error {
 	if err != nil {
 		return fmt.Errorf("--max-regression: %w", err)
 	}
-	c.check = compare.Check{Assertions: as, Options: compare.Options{Noise: compare.DefaultNoise, MaxRegression: maxReg, JudgeContended: c.judgeContended}}
+	c.check = compare.Check{Assertions: as, Options: compare.Options{Noise: compare.DefaultNoise, MaxRegression: maxReg,
+		JudgeContended: c.judgeContended, AllowContended: c.allowContended}}
 	if c.junit != "" {
 		dir := filepath.Dir(c.junit)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {

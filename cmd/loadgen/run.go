@@ -100,6 +100,8 @@ Exit status, of every command that runs load or judges results:
   1    a run failed: the target unreachable or it stopped answering, no request
        succeeded, more failed than --max-errors, a result not written
   2    the command line was wrong: nothing ran
+  98   not decidable: worse than --max-regression, but within what contention
+       on a busy machine can explain (--allow-contended: 0)
   99   an --assert did not hold, or a figure regressed past --baseline
   108  --abort-on-fail stopped the run: an --assert broke while it ran
   130  Ctrl-C; 143 SIGTERM`,

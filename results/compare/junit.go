@@ -61,7 +61,8 @@ func RowCase(r Row) Case {
 	case Regression:
 		c.Failure = r.Message()
 	case Contended:
-		c.Skipped = "not judged: contended (" + r.Contended + "): the figures measure contention for CPU; --judge-contended judges them"
+		c.Skipped = "not decidable: worse than the regression limit, but within what contention for CPU (" + r.Contended +
+			") can explain: " + r.Margin + "; exit status 98 unless --allow-contended"
 	}
 	return c
 }
