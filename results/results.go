@@ -17,6 +17,9 @@ import (
 // Readers refuse newer ones; older ones are read (results/store upgrades
 // them).
 //
+// Version 4: every latency has its p95 (p95_us). Files of older schemas
+// gain it on reading, from their histograms.
+//
 // Version 3: every time is a JSON number whose key ends in its unit:
 // microseconds (_us) for what one request takes or may take (latencies,
 // the request timeout, the pacing lag), seconds (_s) for stretches of the
@@ -28,7 +31,7 @@ import (
 // Version 2: the latency histograms count every request that was sent, a
 // failed one at the time it failed (a timeout at its timeout); Succeeded and
 // Failed split them. In version 1, Latency counted successful requests only.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Run is one load run: what was asked, where, and what was measured.
 type Run struct {
@@ -192,6 +195,7 @@ type Latency struct {
 	P50          Duration `json:"p50_us"`
 	P75          Duration `json:"p75_us"`
 	P90          Duration `json:"p90_us"`
+	P95          Duration `json:"p95_us"`
 	P99          Duration `json:"p99_us"`
 	P999         Duration `json:"p99_9_us"`
 	P9999        Duration `json:"p99_99_us"`

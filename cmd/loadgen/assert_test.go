@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -414,4 +415,24 @@ func TestSweepAssertUnwatched(t *testing.T) {
 // assertion or a regression gives.
 func breached(code compare.Exit, err error) (bool, error) {
 	return code == compare.Breached, err
+}
+
+// p95 and any percentile, in the summary (--percentiles) and --assert.
+func TestRunPercentilesCLI(t *testing.T) {
+	url := startHTTPBin(t) + "/get"
+	code, out, stderr := cli(t, "run", "-c", "1", "-t", "1", "-n", "300", "--percentiles", "50,95,99.5",
+		"--assert", "p95<10s", "--assert", "p99.5<10s", url)
+	if code != exitOK || !regexp.MustCompile(`\n  Latency: +p50 \S+  p95 \S+  p99\.5 \S+  max \S+\n`).MatchString(out) ||
+		!strings.Contains(out, "assert p95<10s:") || !strings.Contains(out, "assert p99.5<10s:") {
+		t.Errorf("exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = cli(t, "run", "-c", "1", "-t", "1", "-n", "300", url)
+	if code != exitOK || !regexp.MustCompile(`\n  Latency: +p50 \S+  p90 \S+  p95 \S+  p99 \S+  p99\.9 \S+  p99\.99 \S+  max \S+\n`).MatchString(out) {
+		t.Errorf("default percentiles: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, bad := range []string{"50,100", "x", "50,,99"} {
+		if code, _, stderr := cli(t, "run", "-n", "10", "--percentiles", bad, url); code != exitUsage || !strings.Contains(stderr, "--percentiles") {
+			t.Errorf("--percentiles %q: exit %d, %s", bad, code, stderr)
+		}
+	}
 }

@@ -36,6 +36,8 @@ type runFlags struct {
 	headers     []string
 	timeout     time.Duration
 	latency     bool
+	percentiles string    // --percentiles: the summary's latency percentiles
+	pcts        []float64 // read from it
 	method      string
 	streams     int
 	body        string
@@ -139,6 +141,7 @@ Exit status, of every command that runs load or judges results:
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable)")
 	durationVarP(fl, &f.timeout, "timeout", "", loadgen.DefaultTimeout, "per-request timeout, a hard bound; a timed-out request counts in the latency at its timeout and closes its connection")
 	fl.BoolVar(&f.latency, "latency", false, "print the latency distribution (as wrk --latency)")
+	fl.StringVar(&f.percentiles, "percentiles", "50,90,95,99,99.9,99.99", "the latency percentiles loadgen's summary prints, e.g. 50,75,99.5 (fortio's -p); any other than p50, p75, p90, p95, p99, p99.9 and p99.99 is read from the run's histogram")
 	fl.StringVarP(&f.method, "method", "m", "", "HTTP method (default GET, or POST with a body); a number means --streams (h2load's -m)")
 	countVarP(fl, &f.streams, "streams", "", 0, "concurrent streams per connection (h2, grpc)")
 	fl.StringVar(&f.body, "body", "", "request body")
@@ -258,6 +261,9 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if err := f.check.parse(); err != nil {
 		return err // a bad --assert fails before any load
 	}
+	if f.pcts, err = results.ParsePercentiles(f.percentiles); err != nil {
+		return fmt.Errorf("--percentiles: %w", err)
+	}
 	if err := f.abort.parse(&f.check, false); err != nil {
 		return err
 	}
@@ -360,7 +366,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if live != nil {
 		live.Finish(errorsByClass(run.Summary.Errors))
 	}
-	if err := report.WrkBody(stdout, run, report.WrkOptions{Latency: f.latency}); err != nil {
+	if err := report.WrkBody(stdout, run, report.WrkOptions{Latency: f.latency, Percentiles: f.pcts}); err != nil {
 		return runFailure{err: err}
 	}
 	var failures []string

@@ -95,6 +95,14 @@ func TestRunJSONSchema(t *testing.T) {
 	if want, _ := strconv.ParseFloat(results.FormatMicros(run.Summary.Latency.P99), 64); p99 != want || p99 <= 0 {
 		t.Errorf(".summary.latency.p99_us %v, want %v", p99, want)
 	}
+	// p95, as vegeta, ghz, oha and k6 print it: between p90 and p99.
+	p95, p90 := jqNumber(t, out, ".summary.latency.p95_us"), jqNumber(t, out, ".summary.latency.p90_us")
+	if want, _ := strconv.ParseFloat(results.FormatMicros(run.Summary.Latency.P95), 64); p95 != want || p95 < p90 || p95 > p99 || p95 <= 0 {
+		t.Errorf(".summary.latency.p95_us %v, want %v, between p90 %v and p99 %v", p95, want, p90, p99)
+	}
+	if jqNumber(t, out, ".schema") != 4 {
+		t.Errorf(".schema is not 4")
+	}
 	if d, timeout := jqNumber(t, out, ".config.duration_s"), jqNumber(t, out, ".config.timeout_us"); d != 0.5 || timeout != 2e6 {
 		t.Errorf(".config.duration_s %v, .config.timeout_us %v", d, timeout)
 	}

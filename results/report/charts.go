@@ -202,8 +202,8 @@ func buildRun(id string, s *Sweep, colors map[string]string) *runView {
 		rv.Facts = append(rv.Facts, fact{"Rate", "closed loop", ""})
 	}
 	rv.Facts = append(rv.Facts, fact{"Measured", sum.Duration.D().Round(time.Millisecond).String() + " from " + run.Start.UTC().Format("2006-01-02 15:04:05 UTC"), ""})
-	rv.Cols = []string{"requests", "req/s", "p50", "p90", "p99", "p99.9", "p99.99", "max", "errors", "timeouts", "gen cpu"}
-	rv.Values = []string{thousands(float64(sum.Requests)), thousands(sum.RPS), Latency(l.P50), Latency(l.P90), Latency(l.P99), Latency(l.P999),
+	rv.Cols = []string{"requests", "req/s", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "max", "errors", "timeouts", "gen cpu"}
+	rv.Values = []string{thousands(float64(sum.Requests)), thousands(sum.RPS), Latency(l.P50), Latency(l.P90), Latency(l.P95), Latency(l.P99), Latency(l.P999),
 		Latency(l.P9999), Latency(l.Max), fmt.Sprint(sum.Errors.Total()), fmt.Sprint(sum.Errors.Timeout), fmt.Sprintf("%.2f cores", GeneratorCores(run))}
 	for k := range rv.Values {
 		rv.Values[k] = micro(rv.Values[k])

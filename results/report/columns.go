@@ -41,7 +41,7 @@ type column struct {
 
 // columnPriority is the order in which the other columns join the first
 // ones while the table still fits the width.
-var columnPriority = []string{"+cpu", "p90", "p99.9", "proxy cpu", "timeouts", "+MiB", "proxy MiB", "+p50", "target cpu", "gen cpu", "+p90", "+p99.9"}
+var columnPriority = []string{"+cpu", "p90", "p99.9", "proxy cpu", "timeouts", "+MiB", "proxy MiB", "+p50", "target cpu", "gen cpu", "+p90", "+p99.9", "p95"}
 
 // sweepColumns are every column of a sweep table in the protocol's units,
 // in the order they print. Step, path and flags are filled by the table.
@@ -98,6 +98,7 @@ func sweepColumns(u unit) []column {
 		cols = append(cols, column{key: "rate", head: u.rate, first: true, get: func(s CellStats) string { return fmt.Sprintf("%.0f", s.RPS) }},
 			lat("p50", true, func(s CellStats) float64 { return s.P50 }),
 			lat("p90", false, func(s CellStats) float64 { return s.P90 }),
+			lat("p95", false, func(s CellStats) float64 { return s.P95 }),
 			lat("p99", true, func(s CellStats) float64 { return s.P99 }),
 			lat("p99.9", false, func(s CellStats) float64 { return s.P999 }))
 	}

@@ -22,10 +22,10 @@ type CellStats struct {
 	Answered bool
 	Stream   bool // tcp-stream: Gbps is the throughput, latencies are a write's
 
-	RPS                 float64
-	Gbps                float64 // bytes written, in Gbit/s
-	P50, P90, P99, P999 float64 // over the runs that had a response
-	Errors, Timeouts    float64
+	RPS                      float64
+	Gbps                     float64 // bytes written, in Gbit/s
+	P50, P90, P95, P99, P999 float64 // over the runs that had a response
+	Errors, Timeouts         float64
 
 	HasAdded                        bool // the cell has a baseline to compare with
 	AddP50, AddP90, AddP99, AddP999 float64
@@ -94,6 +94,7 @@ func (c *Cell) Stats(base *Cell) CellStats {
 	answered := func(st *results.Step) bool { return st.Run.Summary.Requests > 0 }
 	s.P50, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P50 }))
 	s.P90, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P90 }))
+	s.P95, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P95 }))
 	s.P99, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P99 }))
 	s.P999, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P999 }))
 	s.Errors, _ = c.Median(func(st *results.Step) float64 { return float64(st.Run.Summary.Errors.Total()) })

@@ -19,6 +19,9 @@ import (
 // WrkOptions select the optional parts of the wrk-style summary.
 type WrkOptions struct {
 	Latency bool // print the Latency Distribution (wrk --latency)
+	// Percentiles are the percentiles of loadgen's own latency lines, in
+	// percent (--percentiles); nil: results.DefaultPercentiles.
+	Percentiles []float64
 }
 
 // Wrk writes run in wrk's summary layout, line for line, so scripts written
@@ -75,7 +78,7 @@ func WrkBody(w io.Writer, run *results.Run, opt WrkOptions) error {
 		transfer = s.WritePerSec
 	}
 	p.f("Transfer/sec: %10sB\n", fmtBinary(transfer))
-	extras(p, run)
+	extras(p, run, opt)
 	return p.err
 }
 
@@ -97,7 +100,7 @@ const TextWidth = 100
 // extras is what wrk does not print: tail percentiles, corrected vs
 // uncorrected latency, the schedule, connections, errors beyond wrk's
 // classes, and the generator's own cost.
-func extras(p *printer, run *results.Run) {
+func extras(p *printer, run *results.Run, opt WrkOptions) {
 	s := run.Summary
 	p.f("--- loadgen ---\n")
 	l := s.Latency
@@ -105,9 +108,13 @@ func extras(p *printer, run *results.Run) {
 	if s.Uncorrected != nil {
 		label = "Latency (corrected)"
 	}
-	spectrum(p, label+":", l)
+	ps := opt.Percentiles
+	if ps == nil {
+		ps = results.DefaultPercentiles
+	}
+	spectrum(p, label+":", l, run.Histograms.Latency, ps)
 	if u := s.Uncorrected; u != nil {
-		spectrum(p, "Latency (uncorrected):", *u)
+		spectrum(p, "Latency (uncorrected):", *u, run.Histograms.Uncorrected, ps)
 	}
 	if f := s.Failed; f != nil && f.Count > 0 {
 		p.f("  Latency counts %d requests: %d answered, %d failed (%s), each when it failed (a timeout at its timeout)\n",
@@ -199,15 +206,25 @@ func extras(p *printer, run *results.Run) {
 	}
 }
 
-// spectrum prints a latency's percentiles on one line, or says there is
-// nothing to show: "—", never 0.00us for no request.
-func spectrum(p *printer, label string, l results.Latency) {
+// spectrum prints a latency's percentiles ps (in percent) and its max on
+// one line, each from the summary or, when it lacks one, from the
+// histogram enc ("?" when neither has it); or says there is nothing to
+// show: "—", never 0.00us for no request.
+func spectrum(p *printer, label string, l results.Latency, enc string, ps []float64) {
 	if l.Count == 0 {
 		p.f("  %-22s — (no request completed)\n", label)
 		return
 	}
-	p.f("  %-22s p50 %s  p90 %s  p99 %s  p99.9 %s  p99.99 %s  max %s\n", label,
-		Latency(l.P50), Latency(l.P90), Latency(l.P99), Latency(l.P999), Latency(l.P9999), Latency(l.Max))
+	parts := make([]string, 0, len(ps)+1)
+	for _, q := range ps {
+		v := "?"
+		if d, err := results.Percentile(l, enc, q); err == nil {
+			v = Latency(d)
+		}
+		parts = append(parts, results.PercentileName(q)+" "+v)
+	}
+	parts = append(parts, "max "+Latency(l.Max))
+	p.f("  %-22s %s\n", label, strings.Join(parts, "  "))
 }
 
 // unanswered keeps the classes of requests that got no answer.
