@@ -6,6 +6,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -241,6 +242,48 @@ func (e Errors) String() string {
 	return strings.Join(parts, ", ")
 }
 
+// Failures names what failed in s, each with its count: the error status
+// codes (HTTP's 400 and up, gRPC's but OK) and the other classes, as
+// "404 × 101284, timeout × 12"; "" when nothing failed. Error statuses
+// the summary does not break down by code are "status × N".
+func (s Summary) Failures() string {
+	var parts []string
+	codes := make([]int, 0, len(s.Status))
+	for code := range s.Status {
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	var listed int64
+	for _, code := range codes {
+		if n := s.Status[code]; n > 0 && ErrorStatus(code) {
+			parts = append(parts, fmt.Sprintf("%d × %d", code, n))
+			listed += n
+		}
+	}
+	e := s.Errors
+	if rest := e.Status - listed; rest > 0 {
+		parts = append(parts, fmt.Sprintf("status × %d", rest))
+	}
+	for _, c := range []struct {
+		name string
+		n    int64
+	}{{"connect", e.Connect}, {"read", e.Read}, {"write", e.Write}, {"timeout", e.Timeout}, {"protocol", e.Protocol}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s × %d", c.name, c.n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ErrorStatus tells whether a status code of Summary.Status is an error:
+// gRPC's codes (below 100) but OK (0), HTTP's from 400.
+func ErrorStatus(code int) bool {
+	if code < 100 {
+		return code != 0
+	}
+	return code >= 400
+}
+
 // Socket is what wrk prints on its "Socket errors" line.
 func (e Errors) Socket() int64 { return e.Connect + e.Read + e.Write + e.Timeout }
 
@@ -399,7 +442,7 @@ func (s Summary) Verdict() string {
 	case s.Attempts() == 0:
 		return "no request was sent"
 	case s.OK() == 0:
-		return fmt.Sprintf("no request succeeded: %d of %d failed (%s)", s.Errors.Total(), s.Attempts(), s.Errors)
+		return fmt.Sprintf("no request succeeded: %d of %d failed (%s)", s.Errors.Total(), s.Attempts(), s.Failures())
 	case stalled:
 		return fmt.Sprintf("the target stopped answering: no request succeeded in the last %s of %s (%s)",
 			round(gap), round(s.Duration.D()), s.Errors)

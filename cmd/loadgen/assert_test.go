@@ -79,7 +79,7 @@ func TestCheckFlagsParseErrors(t *testing.T) {
 		msg   string
 	}{
 		{"bad operator", false, []string{"--assert", "p99<20ms", "--assert", "p99<<3"}, `--assert: assertion "p99<<3": operator "<<"`},
-		{"unknown metric", false, []string{"--assert", "p98<1ms"}, `unknown metric "p98"`},
+		{"unknown metric", false, []string{"--assert", "p100<1ms"}, `unknown metric "p100"`}, {"unknown metric", false, []string{"--assert", "latency<1ms"}, `unknown metric "latency"`},
 		{"a watched process in a run", false, []string{"--assert", "cpu.nginx<1"}, "loadgen run watches none"},
 		{"not a number", false, []string{"--assert", "errors<abc"}, `value "abc" is not a number`},
 		{"no unit", false, []string{"--assert", "p99<20"}, "add a time unit"},
@@ -434,5 +434,17 @@ func TestRunPercentilesCLI(t *testing.T) {
 		if code, _, stderr := cli(t, "run", "-n", "10", "--percentiles", bad, url); code != exitUsage || !strings.Contains(stderr, "--percentiles") {
 			t.Errorf("--percentiles %q: exit %d, %s", bad, code, stderr)
 		}
+	}
+}
+
+// A step whose every answer was 404 fails its latency assertions, naming
+// the status, as an unreachable one does; the sweep says which status.
+func TestSweepAssertNothingSucceeded(t *testing.T) {
+	url := startHTTPBin(t)
+	code, out, stderr := cli(t, "sweep", "--path", "baseline="+url, "--endpoint", "/status/404", "--ladder", "c1t1", "--payloads", "100",
+		"-d", "300ms", "-q", "--assert", "p99<10s", "-o", filepath.Join(t.TempDir(), "s"))
+	if code != exitFail || !regexp.MustCompile(`assert baseline_c1t1_100B_closed_r1 p99<10s: +FAILED \(no successful request \(404 × \d+\)\)`).MatchString(out) ||
+		!regexp.MustCompile(`no request succeeded: (\d+) of (\d+) failed \(404 × \d+\)`).MatchString(out) {
+		t.Errorf("exit %d\n%s%s", code, out, stderr)
 	}
 }

@@ -139,7 +139,7 @@ func judgeRuns(label string, ra, rb []*results.Run, opt Options) []Row {
 func failures(runs []*results.Run) string {
 	for _, r := range runs {
 		if r.Summary.Errors.Total() > 0 {
-			return fmt.Sprintf("%d failed (%s)", r.Summary.Errors.Total(), r.Summary.Errors)
+			return fmt.Sprintf("%d failed (%s)", r.Summary.Errors.Total(), r.Summary.Failures())
 		}
 	}
 	return "nothing was answered"

@@ -66,8 +66,13 @@ func (a Assertion) measure(run *results.Run, watched []results.ProcessCost) (flo
 		v := s.OKPerSec()
 		return v, number(v), ""
 	case kindLatency:
-		if s.Latency.Count == 0 {
+		switch {
+		case s.Attempts() == 0 && s.Latency.Count == 0:
 			return 0, "", "no responses, so no latency was measured"
+		case s.OK() <= 0:
+			// The latencies of failures are no figure to bound: a target
+			// answering 404 fast must not pass p99<10ms.
+			return 0, "", "no successful request (" + s.Failures() + ")"
 		}
 		d, err := latency(s.Latency, run.Histograms.Latency, a.Metric)
 		if err != nil {

@@ -188,3 +188,40 @@ func TestEvalAnyPercentile(t *testing.T) {
 		}
 	}
 }
+
+// A run in which every request failed fails every latency assertion,
+// naming what failed: a target answering 404 fast does not pass p99<10ms,
+// as an unreachable one does not.
+func TestEvalNothingSucceeded(t *testing.T) {
+	notFound := sampleRun()
+	s := &notFound.Summary
+	s.Requests, s.Status = 101284, map[int]int64{404: 101284}
+	s.Errors = results.Errors{Status: 101284}
+	s.Latency = results.Latency{Count: 101284, P50: ms(0.05), P99: ms(0.08), Max: ms(1)}
+	down := sampleRun()
+	down.Summary.Requests, down.Summary.Status = 0, nil
+	down.Summary.Errors = results.Errors{Connect: 12}
+	down.Summary.Latency = results.Latency{}
+	mixed := sampleRun()
+	mixed.Summary.Requests, mixed.Summary.Status = 30, map[int]int64{503: 20, 500: 10, 200: 0}
+	mixed.Summary.Errors = results.Errors{Status: 30, Timeout: 2}
+	for _, tc := range []struct {
+		run  *results.Run
+		expr string
+		err  string
+	}{
+		{notFound, "p99<10ms", "no successful request (404 × 101284)"},
+		{notFound, "p50<=1s", "no successful request (404 × 101284)"},
+		{notFound, "mean<1s", "no successful request (404 × 101284)"},
+		{down, "p99<10ms", "no successful request (connect × 12)"},
+		{mixed, "max<1s", "no successful request (500 × 10, 503 × 20, timeout × 2)"},
+	} {
+		a, _ := Parse(tc.expr)
+		if r := a.Eval(tc.run, nil); r.Pass || r.Err != tc.err || r.Message() != a.Metric+": "+tc.err {
+			t.Errorf("%s: %+v, want the error %q", tc.expr, r, tc.err)
+		}
+	}
+	if v := notFound.Summary.Verdict(); v != "no request succeeded: 101284 of 101284 failed (404 × 101284)" {
+		t.Errorf("verdict %q", v)
+	}
+}
