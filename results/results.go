@@ -348,6 +348,12 @@ type MachineCost struct {
 // may be measuring itself rather than the target.
 const SaturatedAbove = 0.9
 
+// MinShareWindow is the shortest window over which the generator's share
+// of its CPUs says anything of the load: over a shorter one (a short -n
+// run) it measures the run's start, and the generator is never called
+// saturated.
+const MinShareWindow = 100 * time.Millisecond
+
 // Encoded holds histograms in HdrHistogram's compressed base64 form.
 type Encoded struct {
 	Latency     string `json:"latency"` // every request (Summary.Latency)

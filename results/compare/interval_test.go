@@ -352,3 +352,18 @@ func TestErrorsInterval(t *testing.T) {
 		}
 	}
 }
+
+// Figures roll over to the next unit when rounding reaches it.
+func TestFormatRollover(t *testing.T) {
+	for _, tc := range []struct {
+		got, want string
+	}{
+		{duration(999.9e3), "1ms"}, {duration(999.4e3), "999us"}, {duration(850e3), "850us"}, {duration(999.95e6), "1s"},
+		{duration(23.4e6), "23.4ms"}, {duration(-584e3), "-584us"}, {duration(0), "0ns"},
+		{byteSize(1023.9 * 1024), "1MiB"}, {byteSize(1536), "1.5KiB"}, {byteSize(512), "512B"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %s, want %s", tc.got, tc.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -190,9 +191,7 @@ func extras(p *printer, run *results.Run, opt WrkOptions) {
 	if s.InFlight > 0 {
 		p.f("  In flight when stopped (not counted): %d\n", s.InFlight)
 	}
-	g := run.Generator
-	p.f("  Generator: %.2f CPU-s (user %.2f, sys %.2f), %.0f%% of %.0f CPU(s), peak RSS %s\n",
-		g.CPUSeconds, g.UserSeconds, g.SysSeconds, 100*g.Utilization, g.CPUs, fmtMiB(g.PeakRSS))
+	p.f("  Generator: %s\n", generatorLine(run))
 	if run.Aborted != "" {
 		p.f("  %s; figures cover %s.\n", upperFirst(run.Aborted), Latency(s.Duration))
 	} else if run.Interrupted {
@@ -204,6 +203,31 @@ func extras(p *printer, run *results.Run, opt WrkOptions) {
 	if MachineSaturated(run) {
 		p.f("  %s", Wrap("WARNING: "+machineSaturated(run.Machine), TextWidth-2, "    "))
 	}
+}
+
+// generatorLine is what the generator spent: its CPU time, with as many
+// digits as a short run needs ("0.0041 CPU-s", never 0.00 beside a share
+// that is not 0), its share of the CPUs it was allowed — the same CPU
+// time over the window, or, over a window shorter than
+// results.MinShareWindow, that it is too short to measure — and its peak
+// RSS.
+func generatorLine(run *results.Run) string {
+	g := run.Generator
+	share := fmt.Sprintf("%.0f%% of %.0f CPU(s)", 100*g.Utilization, g.CPUs)
+	if w := run.Summary.Duration.D(); w < results.MinShareWindow {
+		share = fmt.Sprintf("a %s window: too short to measure its share of %.0f CPU(s)", Latency(run.Summary.Duration), g.CPUs)
+	}
+	return fmt.Sprintf("%s CPU-s (user %s, sys %s), %s, peak RSS %s",
+		cpuSeconds(g.CPUSeconds), cpuSeconds(g.UserSeconds), cpuSeconds(g.SysSeconds), share, fmtMiB(g.PeakRSS))
+}
+
+// cpuSeconds prints CPU time: two decimals, or two significant digits
+// under 0.1 s (0.0041), so that a short run's time is not 0.00.
+func cpuSeconds(s float64) string {
+	if s == 0 || s >= 0.1 {
+		return fmt.Sprintf("%.2f", s)
+	}
+	return strconv.FormatFloat(roundSig(s, 2), 'f', -1, 64)
 }
 
 // spectrum prints a latency's percentiles ps (in percent) and its max on
@@ -315,9 +339,10 @@ func fmtMetric(n float64) string { return metric.format(n, 2) }
 
 func us(d results.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-// Latency prints a latency with three significant digits and a unit.
+// Latency prints a latency with three significant digits and a unit,
+// rounded before the unit is chosen: 999.9us is 1.00ms, never 1000us.
 func Latency(d results.Duration) string {
-	v := float64(d)
+	v := roundSig(float64(d), 3)
 	switch {
 	case v >= float64(time.Second):
 		return trim(v/1e9) + "s"
@@ -328,11 +353,23 @@ func Latency(d results.Duration) string {
 	}
 }
 
+// roundSig rounds v to n significant digits.
+func roundSig(v float64, n int) float64 {
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return v
+	}
+	scale := math.Pow(10, float64(n)-math.Ceil(math.Log10(math.Abs(v))))
+	return math.Round(v*scale) / scale
+}
+
+// trim prints v, already of three significant digits, with them: 123,
+// 12.3, 1.23.
 func trim(v float64) string {
+	v = roundSig(v, 3)
 	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", math.Round(v))
-	case v >= 10:
+	case math.Abs(v) >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case math.Abs(v) >= 10:
 		return fmt.Sprintf("%.1f", v)
 	default:
 		return fmt.Sprintf("%.2f", v)

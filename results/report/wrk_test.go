@@ -174,3 +174,43 @@ func TestWrkPercentiles(t *testing.T) {
 		t.Errorf("--percentiles 75,99.5,99.999:\n got %s\nwant %s", got, want)
 	}
 }
+
+// Latencies keep three significant digits, and roll over to the next unit
+// when rounding reaches it: 999.9us is 1.00ms, never 1000us.
+func TestLatencyFormat(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{999900 * time.Nanosecond, "1.00ms"},
+		{999400 * time.Nanosecond, "999us"},
+		{999949 * time.Microsecond, "1.00s"},
+		{9999 * time.Microsecond, "10.0ms"},
+		{99990 * time.Microsecond, "100ms"},
+		{12345 * time.Nanosecond, "12.3us"},
+		{850 * time.Nanosecond, "0.85us"},
+		{2 * time.Second, "2.00s"},
+		{0, "0.00us"},
+	} {
+		if got := Latency(results.Duration(tc.d)); got != tc.want {
+			t.Errorf("Latency(%v) = %s, want %s", tc.d, got, tc.want)
+		}
+	}
+}
+
+// The generator's line: its CPU time with the digits a short run needs,
+// and a share that is that time over the window — or, over a window too
+// short to say anything, says so.
+func TestGeneratorLine(t *testing.T) {
+	run := &results.Run{}
+	run.Summary.Duration = results.Duration(3910 * time.Microsecond)
+	run.Generator = results.Cost{CPUSeconds: 0.0041, UserSeconds: 0.003, SysSeconds: 0.0011, CPUs: 2, Utilization: 0.52, PeakRSS: 50 << 20}
+	if got, want := generatorLine(run), "0.0041 CPU-s (user 0.003, sys 0.0011), a 3.91ms window: too short to measure its share of 2 CPU(s), peak RSS 50.0 MiB"; got != want {
+		t.Errorf("short run:\n got %s\nwant %s", got, want)
+	}
+	run.Summary.Duration = results.Duration(2 * time.Second)
+	run.Generator = results.Cost{CPUSeconds: 0.08, UserSeconds: 0.05, SysSeconds: 0.03, CPUs: 2, Utilization: 0.02, PeakRSS: 50 << 20}
+	if got, want := generatorLine(run), "0.08 CPU-s (user 0.05, sys 0.03), 2% of 2 CPU(s), peak RSS 50.0 MiB"; got != want {
+		t.Errorf("2 s run:\n got %s\nwant %s", got, want)
+	}
+}
