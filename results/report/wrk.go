@@ -191,7 +191,7 @@ func extras(p *printer, run *results.Run, opt WrkOptions) {
 	if s.InFlight > 0 {
 		p.f("  In flight when stopped (not counted): %d\n", s.InFlight)
 	}
-	p.f("  Generator: %s\n", generatorLine(run))
+	p.f("  %s", Wrap("Generator: "+generatorLine(run), TextWidth-2, "    "))
 	if run.Aborted != "" {
 		p.f("  %s; figures cover %s.\n", upperFirst(run.Aborted), Latency(s.Duration))
 	} else if run.Interrupted {
@@ -248,7 +248,21 @@ func spectrum(p *printer, label string, l results.Latency, enc string, ps []floa
 		parts = append(parts, results.PercentileName(q)+" "+v)
 	}
 	parts = append(parts, "max "+Latency(l.Max))
-	p.f("  %-22s %s\n", label, strings.Join(parts, "  "))
+	// One line, or, past loadgen's text width, several, each continued
+	// under the first figure.
+	line := fmt.Sprintf("  %-22s", label)
+	for i, part := range parts {
+		if i > 0 && utf8.RuneCountInString(line)+2+len(part) > TextWidth {
+			p.f("%s\n", line)
+			line = strings.Repeat(" ", 24) + " " + part
+			continue
+		}
+		if i > 0 {
+			line += " "
+		}
+		line += " " + part
+	}
+	p.f("%s\n", line)
 }
 
 // unanswered keeps the classes of requests that got no answer.

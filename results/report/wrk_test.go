@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"loadgen/results"
 	"loadgen/results/hist"
@@ -141,7 +142,8 @@ func TestWrkMachineSaturated(t *testing.T) {
 
 // --percentiles chooses the percentiles of loadgen's latency lines: those
 // the summary holds from it, any other from the run's histogram; the
-// default list has p95.
+// default list has p95. A line past 100 columns goes on under its first
+// figure.
 func TestWrkPercentiles(t *testing.T) {
 	h := hist.New()
 	for i := 1; i <= 10000; i++ {
@@ -158,8 +160,16 @@ func TestWrkPercentiles(t *testing.T) {
 		if err := WrkBody(&b, run, opt); err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range strings.Split(b.String(), "\n") {
+		lines := strings.Split(b.String(), "\n")
+		for i, l := range lines {
 			if strings.HasPrefix(l, "  Latency:") {
+				// with its continuation, under the first figure
+				for _, next := range lines[i+1:] {
+					if !strings.HasPrefix(next, strings.Repeat(" ", 25)) {
+						break
+					}
+					l += next
+				}
 				return strings.Join(strings.Fields(l), " ")
 			}
 		}
@@ -172,6 +182,15 @@ func TestWrkPercentiles(t *testing.T) {
 	}
 	if got, want := line(WrkOptions{Percentiles: []float64{75, 99.5, 99.999}}), "Latency: p75 "+q(0.75)+" p99.5 "+q(0.995)+" p99.999 "+q(0.99999)+" max "+q(1); got != want {
 		t.Errorf("--percentiles 75,99.5,99.999:\n got %s\nwant %s", got, want)
+	}
+	var b bytes.Buffer
+	if err := WrkBody(&b, run, WrkOptions{Percentiles: []float64{10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if utf8.RuneCountInString(l) > TextWidth {
+			t.Errorf("a line of %d columns: %q", utf8.RuneCountInString(l), l)
+		}
 	}
 }
 
