@@ -59,10 +59,11 @@ func generatorCost(from, to usage, procs int, quota float64, peakRSS int64) resu
 		Quota:       quota,
 	}
 	c.CPUSeconds = c.UserSeconds + c.SysSeconds
-	if wall := to.at.Sub(from.at).Seconds(); wall > 0 && c.CPUs > 0 {
-		c.Utilization = c.CPUSeconds / (wall * c.CPUs)
+	wall := to.at.Sub(from.at)
+	if wall > 0 && c.CPUs > 0 {
+		c.Utilization = c.CPUSeconds / (wall.Seconds() * c.CPUs)
 	}
-	c.Saturated = c.Utilization > results.SaturatedAbove
+	c.Saturated = c.Utilization > results.SaturatedAbove && wall >= results.MinShareWindow
 	return c
 }
 

@@ -152,11 +152,12 @@ func (l Latency) MarshalJSON() ([]byte, error) {
 		P50    micros `json:"p50_us"`
 		P75    micros `json:"p75_us"`
 		P90    micros `json:"p90_us"`
+		P95    micros `json:"p95_us"`
 		P99    micros `json:"p99_us"`
 		P999   micros `json:"p99_9_us"`
 		P9999  micros `json:"p99_99_us"`
 	}{plain(l), micros(l.Min), micros(l.Mean), micros(l.StdDev), micros(l.Max),
-		micros(l.P50), micros(l.P75), micros(l.P90), micros(l.P99), micros(l.P999), micros(l.P9999)})
+		micros(l.P50), micros(l.P75), micros(l.P90), micros(l.P95), micros(l.P99), micros(l.P999), micros(l.P9999)})
 }
 
 func (l *Latency) UnmarshalJSON(b []byte) error {
@@ -170,11 +171,12 @@ func (l *Latency) UnmarshalJSON(b []byte) error {
 		P50    *micros `json:"p50_us"`
 		P75    *micros `json:"p75_us"`
 		P90    *micros `json:"p90_us"`
+		P95    *micros `json:"p95_us"`
 		P99    *micros `json:"p99_us"`
 		P999   *micros `json:"p99_9_us"`
 		P9999  *micros `json:"p99_99_us"`
 	}{plain: (*plain)(l), Min: (*micros)(&l.Min), Mean: (*micros)(&l.Mean), StdDev: (*micros)(&l.StdDev), Max: (*micros)(&l.Max),
-		P50: (*micros)(&l.P50), P75: (*micros)(&l.P75), P90: (*micros)(&l.P90), P99: (*micros)(&l.P99),
+		P50: (*micros)(&l.P50), P75: (*micros)(&l.P75), P90: (*micros)(&l.P90), P95: (*micros)(&l.P95), P99: (*micros)(&l.P99),
 		P999: (*micros)(&l.P999), P9999: (*micros)(&l.P9999)}
 	return json.Unmarshal(b, &v)
 }

@@ -15,6 +15,7 @@ func Reduce(h *hist.Histogram) Latency {
 		P50:          d(0.50),
 		P75:          d(0.75),
 		P90:          d(0.90),
+		P95:          d(0.95),
 		P99:          d(0.99),
 		P999:         d(0.999),
 		P9999:        d(0.9999),

@@ -6,6 +6,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,9 @@ import (
 // SchemaVersion is the version of the result format (Run, Step, Manifest).
 // Readers refuse newer ones; older ones are read (results/store upgrades
 // them).
+//
+// Version 4: every latency has its p95 (p95_us). Files of older schemas
+// gain it on reading, from their histograms.
 //
 // Version 3: every time is a JSON number whose key ends in its unit:
 // microseconds (_us) for what one request takes or may take (latencies,
@@ -28,7 +32,7 @@ import (
 // Version 2: the latency histograms count every request that was sent, a
 // failed one at the time it failed (a timeout at its timeout); Succeeded and
 // Failed split them. In version 1, Latency counted successful requests only.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Run is one load run: what was asked, where, and what was measured.
 type Run struct {
@@ -192,6 +196,7 @@ type Latency struct {
 	P50          Duration `json:"p50_us"`
 	P75          Duration `json:"p75_us"`
 	P90          Duration `json:"p90_us"`
+	P95          Duration `json:"p95_us"`
 	P99          Duration `json:"p99_us"`
 	P999         Duration `json:"p99_9_us"`
 	P9999        Duration `json:"p99_99_us"`
@@ -235,6 +240,48 @@ func (e Errors) String() string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Failures names what failed in s, each with its count: the error status
+// codes (HTTP's 400 and up, gRPC's but OK) and the other classes, as
+// "404 × 101284, timeout × 12"; "" when nothing failed. Error statuses
+// the summary does not break down by code are "status × N".
+func (s Summary) Failures() string {
+	var parts []string
+	codes := make([]int, 0, len(s.Status))
+	for code := range s.Status {
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	var listed int64
+	for _, code := range codes {
+		if n := s.Status[code]; n > 0 && ErrorStatus(code) {
+			parts = append(parts, fmt.Sprintf("%d × %d", code, n))
+			listed += n
+		}
+	}
+	e := s.Errors
+	if rest := e.Status - listed; rest > 0 {
+		parts = append(parts, fmt.Sprintf("status × %d", rest))
+	}
+	for _, c := range []struct {
+		name string
+		n    int64
+	}{{"connect", e.Connect}, {"read", e.Read}, {"write", e.Write}, {"timeout", e.Timeout}, {"protocol", e.Protocol}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s × %d", c.name, c.n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ErrorStatus tells whether a status code of Summary.Status is an error:
+// gRPC's codes (below 100) but OK (0), HTTP's from 400.
+func ErrorStatus(code int) bool {
+	if code < 100 {
+		return code != 0
+	}
+	return code >= 400
 }
 
 // Socket is what wrk prints on its "Socket errors" line.
@@ -300,6 +347,12 @@ type MachineCost struct {
 // SaturatedAbove is the share of its allowed CPU past which the generator
 // may be measuring itself rather than the target.
 const SaturatedAbove = 0.9
+
+// MinShareWindow is the shortest window over which the generator's share
+// of its CPUs says anything of the load: over a shorter one (a short -n
+// run) it measures the run's start, and the generator is never called
+// saturated.
+const MinShareWindow = 100 * time.Millisecond
 
 // Encoded holds histograms in HdrHistogram's compressed base64 form.
 type Encoded struct {
@@ -395,7 +448,7 @@ func (s Summary) Verdict() string {
 	case s.Attempts() == 0:
 		return "no request was sent"
 	case s.OK() == 0:
-		return fmt.Sprintf("no request succeeded: %d of %d failed (%s)", s.Errors.Total(), s.Attempts(), s.Errors)
+		return fmt.Sprintf("no request succeeded: %d of %d failed (%s)", s.Errors.Total(), s.Attempts(), s.Failures())
 	case stalled:
 		return fmt.Sprintf("the target stopped answering: no request succeeded in the last %s of %s (%s)",
 			round(gap), round(s.Duration.D()), s.Errors)

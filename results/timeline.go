@@ -1,7 +1,9 @@
 package results
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -127,6 +129,36 @@ func (a *Interval) Fold(b Interval) {
 // nothing was answered and requests failed: from, to (from the start of
 // the measured window).
 func Outages(tl []Interval) [][2]time.Duration {
+	return outages(tl)
+}
+
+// RunOutages are a run's outages to draw: the timeline's (Outages), with
+// the one the summary measured to 100 ms (Summary.Outage, from OutageAt)
+// at its own bounds — an interval in which the target stopped answering
+// half-way still answered, so the timeline's outage starts an interval
+// late — or, when no whole interval was one, that outage alone if it
+// failed the run (Summary.Outed).
+func RunOutages(r *Run) [][2]time.Duration {
+	out := outages(r.Timeline)
+	s := r.Summary
+	if s.Outage <= 0 {
+		return out
+	}
+	at, end := s.OutageAt.D(), s.OutageAt.D()+s.Outage.D()
+	for i := range out {
+		if out[i][0] <= end && out[i][1] >= at {
+			out[i][0], out[i][1] = min(out[i][0], at), max(out[i][1], end)
+			return out
+		}
+	}
+	if s.Outed() {
+		out = append(out, [2]time.Duration{at, end})
+		slices.SortFunc(out, func(a, b [2]time.Duration) int { return cmp.Compare(a[0], b[0]) })
+	}
+	return out
+}
+
+func outages(tl []Interval) [][2]time.Duration {
 	var out [][2]time.Duration
 	for _, iv := range tl {
 		if iv.Warmup || !iv.IsOutage() {

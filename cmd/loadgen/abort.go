@@ -30,7 +30,7 @@ type abortFlags struct {
 	live []compare.Assertion // the assertions judged while the run goes on
 }
 
-const abortUsage = "stop as soon as an --assert breaks (k6's abortOnFail), write what was measured, marked aborted, and exit 1: " +
+const abortUsage = "stop as soon as an --assert breaks (k6's abortOnFail), write what was measured, marked aborted, and exit 108: " +
 	"judged every second over the last 3 s (rps, latencies, errors and timeouts as a share) or the run so far (a count of errors or timeouts, which only grows), " +
 	"from --abort-after on; cpu, cpu.NAME and mem.NAME are judged at the end only"
 

@@ -37,7 +37,7 @@ func switchTarget(t *testing.T, after time.Duration, turn string) string {
 }
 
 // --abort-on-fail: a target that starts failing (or slows down) at second
-// 3 stops a 20 s run within 2 s of it: exit 1, the reason printed, the
+// 3 stops a 20 s run within 2 s of it: exit 108, the reason printed, the
 // result written (JSON marked aborted, the histogram log, a JUnit report
 // whose run case fails with the reason).
 func TestRunAbortOnFail(t *testing.T) {
@@ -59,7 +59,7 @@ func TestRunAbortOnFail(t *testing.T) {
 				"--json", js, "--hlog", hlog, "--junit", junit}, tc.load...)
 			code, out, stderr := cli(t, append(args, url)...)
 			took := time.Since(t0)
-			if code != exitFail || !strings.Contains(stderr, "loadgen: aborted at ") || !strings.Contains(stderr, tc.broke) {
+			if code != exitAborted || !strings.Contains(stderr, "loadgen: aborted at ") || !strings.Contains(stderr, tc.broke) {
 				t.Fatalf("exit %d after %v\n%s%s", code, took, out, stderr)
 			}
 			run, err := store.ReadRun(js)
@@ -141,7 +141,7 @@ func TestSweepAbortOnFail(t *testing.T) {
 	}
 	out := filepath.Join(dir, "stop")
 	code, stdout, stderr := cli(t, args(out)...)
-	if code != exitFail || !strings.Contains(stderr, "sweep: step baseline_c1t1_100B_closed_r1 aborted at ") ||
+	if code != exitAborted || !strings.Contains(stderr, "sweep: step baseline_c1t1_100B_closed_r1 aborted at ") ||
 		!strings.Contains(stderr, "the sweep stopped there") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -160,7 +160,7 @@ func TestSweepAbortOnFail(t *testing.T) {
 	}
 	out = filepath.Join(dir, "keep")
 	code, stdout, stderr = cli(t, args(out, "--keep-going")...)
-	if code != exitFail || strings.Contains(stderr, "the sweep stopped there") {
+	if code != exitAborted || strings.Contains(stderr, "the sweep stopped there") {
 		t.Errorf("--keep-going: exit %d\n%s%s", code, stdout, stderr)
 	}
 	for _, id := range []string{"baseline_c1t1_100B_closed_r1", "baseline_c2t2_100B_closed_r1"} {

@@ -26,6 +26,7 @@ type checkFlags struct {
 	baseline       string
 	maxRegression  string
 	judgeContended bool
+	allowContended bool
 	sweep          bool // the baseline is a sweep's results directory
 	perSweep       bool // the baseline is a directory of sweeps, read by forSweep
 
@@ -37,14 +38,14 @@ type checkFlags struct {
 
 // register adds the flags to `loadgen run`: the baseline is a run file.
 func (c *checkFlags) register(fl *pflag.FlagSet) {
-	c.add(fl, "a run saved with --json: compare this run with it (exit status 1 on a regression)")
+	c.add(fl, "a run saved with --json: compare this run with it (exit status 99 on a regression)")
 }
 
 // registerSweep adds the flags to `loadgen sweep`: assertions hold for
 // every step, and the baseline is a sweep's results directory.
 func (c *checkFlags) registerSweep(fl *pflag.FlagSet) {
 	c.sweep = true
-	c.add(fl, "a sweep's results directory: compare each step with its match there (exit status 1 on a regression)")
+	c.add(fl, "a sweep's results directory: compare each step with its match there (exit status 99 on a regression)")
 }
 
 func (c *checkFlags) add(fl *pflag.FlagSet, baseline string) {
@@ -53,11 +54,12 @@ func (c *checkFlags) add(fl *pflag.FlagSet, baseline string) {
 	if c.sweep {
 		what, eg = "every step", "'cpu.nginx<2'"
 	}
-	fl.StringArrayVar(&c.asserts, "assert", nil, "an assertion on "+what+", e.g. 'p99<20ms', 'errors<0.1%', 'rps>1000', "+eg+" (repeatable, or several split by commas; exit status 1 if one fails)")
+	fl.StringArrayVar(&c.asserts, "assert", nil, "an assertion on "+what+", e.g. 'p99<20ms', 'errors<0.1%', 'rps>1000', "+eg+" (repeatable, or several split by commas; exit status 99 if one fails)")
 	fl.StringVar(&c.junit, "junit", "", "write the assertions (and baseline comparison) as a JUnit XML report to this file (- for stdout)")
 	fl.StringVar(&c.baseline, "baseline", "", baseline)
 	fl.StringVar(&c.maxRegression, "max-regression", "10%", "with --baseline: how much worse a real change may be before it is a regression")
-	fl.BoolVar(&c.judgeContended, "judge-contended", false, "with --baseline: judge the steps whose machine (M) or generator (G) was saturated on either side too (by default they are reported as contended, not judged)")
+	fl.BoolVar(&c.allowContended, "allow-contended", false, "with --baseline: exit 0, not 98, when the only doubt is contention: figures worse than --max-regression but within what a saturated machine (M) or generator (G) on this side can explain (a change past that is a regression whatever the flags)")
+	fl.BoolVar(&c.judgeContended, "judge-contended", false, "with --baseline: judge the figures of saturated steps (M, G) as the others, without the margin contention could explain")
 }
 
 // forSweep is c for one sweep named name of a run that makes several (loadgen
@@ -97,7 +99,7 @@ func (c *checkFlags) parse() error {
 			return err
 		}
 	}
-	for _, name := range []string{"max-regression", "judge-contended"} {
+	for _, name := range []string{"max-regression", "judge-contended", "allow-contended"} {
 		if c.fl != nil && c.fl.Changed(name) && c.baseline == "" {
 			return fmt.Errorf("--%s needs --baseline: the results to compare with", name)
 		}
@@ -109,7 +111,8 @@ func (c *checkFlags) parse() error {
 	if err != nil {
 		return fmt.Errorf("--max-regression: %w", err)
 	}
-	c.check = compare.Check{Assertions: as, Options: compare.Options{Noise: compare.DefaultNoise, MaxRegression: maxReg, JudgeContended: c.judgeContended}}
+	c.check = compare.Check{Assertions: as, Options: compare.Options{Noise: compare.DefaultNoise, MaxRegression: maxReg,
+		JudgeContended: c.judgeContended, AllowContended: c.allowContended}}
 	if isStdout(c.junit) && c.out == nil {
 		return fmt.Errorf("--junit %s: this command writes several reports: give a file name", c.junit)
 	}
@@ -133,28 +136,29 @@ func (c *checkFlags) active() bool {
 
 // checkRun judges a run: one line per assertion, the comparison with the
 // baseline, and the JUnit report, whose "run" case fails with verdict
-// (why the run itself failed, "" if it did not). failed tells whether an
-// assertion did not hold or the run regressed; err is a failure to write
-// the report.
-func (c *checkFlags) checkRun(stdout io.Writer, run *results.Run, verdict string) (failed bool, err error) {
+// (why the run itself failed, "" if it did not). code is what the check
+// found: compare.Breached when an assertion did not hold or the run
+// regressed, compare.Undecided when contention leaves a change undecided;
+// err is a failure to write the report.
+func (c *checkFlags) checkRun(stdout io.Writer, run *results.Run, verdict string) (code compare.Exit, err error) {
 	if !c.active() {
-		return false, nil
+		return compare.OK, nil
 	}
 	return c.print(stdout, c.check.Run(run, verdict))
 }
 
 // checkSteps judges every step of a sweep as checkRun judges a run; a
 // failed step fails its "run" case and every assertion.
-func (c *checkFlags) checkSteps(stdout io.Writer, steps []*results.Step) (failed bool, err error) {
+func (c *checkFlags) checkSteps(stdout io.Writer, steps []*results.Step) (code compare.Exit, err error) {
 	if !c.active() {
-		return false, nil
+		return compare.OK, nil
 	}
 	return c.print(stdout, c.check.Steps(steps))
 }
 
 // print writes what the check found: a line per assertion, the
 // comparison with the baseline; and the JUnit report.
-func (c *checkFlags) print(stdout io.Writer, ch compare.Checked) (failed bool, err error) {
+func (c *checkFlags) print(stdout io.Writer, ch compare.Checked) (code compare.Exit, err error) {
 	printAssertions(stdout, ch)
 	if ch.Comparison != nil {
 		fmt.Fprintln(stdout)
@@ -163,7 +167,7 @@ func (c *checkFlags) print(stdout io.Writer, ch compare.Checked) (failed bool, e
 			fmt.Fprintln(stdout, "baseline: "+ch.Unmatched)
 		}
 	}
-	return ch.Fails(), c.writeJUnit(ch.Suite)
+	return ch.Exit(), c.writeJUnit(ch.Suite)
 }
 
 // watchedIn checks, before any load, that every cpu.NAME and mem.NAME of

@@ -5,12 +5,14 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
 
 	"loadgen/results"
+	"loadgen/results/compare"
 	"loadgen/results/store"
 )
 
@@ -77,7 +79,7 @@ func TestCheckFlagsParseErrors(t *testing.T) {
 		msg   string
 	}{
 		{"bad operator", false, []string{"--assert", "p99<20ms", "--assert", "p99<<3"}, `--assert: assertion "p99<<3": operator "<<"`},
-		{"unknown metric", false, []string{"--assert", "p98<1ms"}, `unknown metric "p98"`},
+		{"unknown metric", false, []string{"--assert", "p100<1ms"}, `unknown metric "p100"`}, {"unknown metric", false, []string{"--assert", "latency<1ms"}, `unknown metric "latency"`},
 		{"a watched process in a run", false, []string{"--assert", "cpu.nginx<1"}, "loadgen run watches none"},
 		{"not a number", false, []string{"--assert", "errors<abc"}, `value "abc" is not a number`},
 		{"no unit", false, []string{"--assert", "p99<20"}, "add a time unit"},
@@ -104,7 +106,7 @@ func TestCheckRunNothingAsked(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	failed, err := c.checkRun(&out, cmpRun(1000, 10), "")
+	failed, err := breached(c.checkRun(&out, cmpRun(1000, 10), ""))
 	if failed || err != nil || out.Len() != 0 {
 		t.Errorf("failed %v err %v output %q", failed, err, out.String())
 	}
@@ -120,7 +122,7 @@ func TestCheckRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	failed, err := c.checkRun(&out, run, "")
+	failed, err := breached(c.checkRun(&out, run, ""))
 	if err != nil || !failed {
 		t.Fatalf("failed %v, err %v", failed, err)
 	}
@@ -158,7 +160,7 @@ func TestCheckRun(t *testing.T) {
 	// All holding: not failed. Several in one flag, split by commas.
 	c, _ = chkFlags(t, false, "--assert", "p99<30ms,timeouts<=0")
 	out.Reset()
-	if failed, err := c.checkRun(&out, run, ""); failed || err != nil || !strings.Contains(out.String(), "assertions: all 2 held") {
+	if failed, err := breached(c.checkRun(&out, run, "")); failed || err != nil || !strings.Contains(out.String(), "assertions: all 2 held") {
 		t.Errorf("failed %v err %v\n%s", failed, err, out.String())
 	}
 }
@@ -184,7 +186,7 @@ func TestCheckRunBaseline(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			failed, err := c.checkRun(&out, tc.run, "")
+			failed, err := breached(c.checkRun(&out, tc.run, ""))
 			if err != nil || failed != tc.failed || !strings.Contains(out.String(), tc.out) {
 				t.Errorf("failed %v (want %v), err %v; output lacks %q?\n%s", failed, tc.failed, err, tc.out, out.String())
 			}
@@ -224,7 +226,7 @@ func TestCheckSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	failed, err := c.checkSteps(&out, chkSweepSteps())
+	failed, err := breached(c.checkSteps(&out, chkSweepSteps()))
 	if err != nil || !failed {
 		t.Fatalf("failed %v err %v", failed, err)
 	}
@@ -262,7 +264,7 @@ func TestCheckSteps(t *testing.T) {
 	// A process watched nowhere is a mistake, not a skip.
 	c, _ = chkFlags(t, true, "--assert", "cpu.envoy<1")
 	out.Reset()
-	if failed, _ := c.checkSteps(&out, chkSweepSteps()); !failed || !strings.Contains(out.String(), `no process "envoy" was watched`) {
+	if failed, _ := breached(c.checkSteps(&out, chkSweepSteps())); !failed || !strings.Contains(out.String(), `no process "envoy" was watched`) {
 		t.Errorf("failed %v\n%s", failed, out.String())
 	}
 }
@@ -274,7 +276,7 @@ func TestCheckStepsBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	failed, err := c.checkSteps(&out, chkSweepSteps())
+	failed, err := breached(c.checkSteps(&out, chkSweepSteps()))
 	if err != nil || !failed {
 		t.Fatalf("failed %v err %v", failed, err)
 	}
@@ -317,7 +319,7 @@ func TestRunAssertCLI(t *testing.T) {
 		}
 	}
 	code, out, stderr = cli(t, "run", "-c", "2", "-t", "1", "-d", "300ms", "-q", "--assert", "p50<1ns", url)
-	if code != exitFail || !strings.Contains(out, "FAILED (not < 1ns)") {
+	if code != exitBreached || !strings.Contains(out, "FAILED (not < 1ns)") {
 		t.Errorf("failing assertion: exit %d\n%s%s", code, out, stderr)
 	}
 	// A baseline ten times faster than it really is: a regression, judged
@@ -331,7 +333,7 @@ func TestRunAssertCLI(t *testing.T) {
 	base.Summary.Latency.P50 /= 10
 	fast := cmpWriteRun(t, dir, "fast.json", base)
 	code, out, stderr = cli(t, "run", "-c", "2", "-t", "1", "-d", "300ms", "-q", "--baseline", fast, "--judge-contended", url)
-	if code != exitFail || !strings.Contains(out, "REGRESSION (point)") {
+	if code != exitBreached || !strings.Contains(out, "REGRESSION (point)") {
 		t.Errorf("baseline: exit %d\n%s%s", code, out, stderr)
 	}
 }
@@ -362,7 +364,7 @@ func TestSweepAssertCLI(t *testing.T) {
 	// this tests the wiring, not the timing.
 	code, stdout, stderr = cli(t, "sweep", "--path", "baseline="+url, "--ladder", "c1t1", "--payloads", "100", "-d", "200ms", "-q",
 		"--assert", "p50<1ns", "--baseline", out, "--max-regression", "100000%", "-o", filepath.Join(dir, "again"))
-	if code != exitFail || !strings.Contains(stdout, "FAILED (not < 1ns)") || !strings.Contains(stdout, "no regression beyond 100000%") {
+	if code != exitBreached || !strings.Contains(stdout, "FAILED (not < 1ns)") || !strings.Contains(stdout, "no regression beyond 100000%") {
 		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 	}
 }
@@ -377,7 +379,7 @@ func TestCheckStepsBaselineNothingInCommon(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	failed, err := c.checkSteps(&out, chkSweepSteps()[:2])
+	failed, err := breached(c.checkSteps(&out, chkSweepSteps()[:2]))
 	if err != nil || !failed || !strings.Contains(out.String(), "nothing was compared with the baseline") {
 		t.Fatalf("failed %v, err %v:\n%s", failed, err, out.String())
 	}
@@ -402,5 +404,44 @@ func TestSweepAssertUnwatched(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%v: the sweep started", args)
 		}
+	}
+}
+
+// breached tells whether a check's status is 99, the one a breached
+// assertion or a regression gives.
+func breached(code compare.Exit, err error) (bool, error) {
+	return code == compare.Breached, err
+}
+
+// p95 and any percentile, in the summary (--percentiles) and --assert.
+func TestRunPercentilesCLI(t *testing.T) {
+	url := startHTTPBin(t) + "/get"
+	code, out, stderr := cli(t, "run", "-c", "1", "-t", "1", "-n", "300", "--percentiles", "50,95,99.5",
+		"--assert", "p95<10s", "--assert", "p99.5<10s", url)
+	if code != exitOK || !regexp.MustCompile(`\n  Latency: +p50 \S+  p95 \S+  p99\.5 \S+  max \S+\n`).MatchString(out) ||
+		!strings.Contains(out, "assert p95<10s:") || !strings.Contains(out, "assert p99.5<10s:") {
+		t.Errorf("exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = cli(t, "run", "-c", "1", "-t", "1", "-n", "300", url)
+	// (max goes on under the first figure when the line is past 100 columns)
+	if code != exitOK || !regexp.MustCompile(`\n  Latency: +p50 \S+  p90 \S+  p95 \S+  p99 \S+  p99\.9 \S+  p99\.99 \S+(  |\n {25})max \S+\n`).MatchString(out) {
+		t.Errorf("default percentiles: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, bad := range []string{"50,100", "x", "50,,99"} {
+		if code, _, stderr := cli(t, "run", "-n", "10", "--percentiles", bad, url); code != exitUsage || !strings.Contains(stderr, "--percentiles") {
+			t.Errorf("--percentiles %q: exit %d, %s", bad, code, stderr)
+		}
+	}
+}
+
+// A step whose every answer was 404 fails its latency assertions, naming
+// the status, as an unreachable one does; the sweep says which status.
+func TestSweepAssertNothingSucceeded(t *testing.T) {
+	url := startHTTPBin(t)
+	code, out, stderr := cli(t, "sweep", "--path", "baseline="+url, "--endpoint", "/status/404", "--ladder", "c1t1", "--payloads", "100",
+		"-d", "300ms", "-q", "--assert", "p99<10s", "-o", filepath.Join(t.TempDir(), "s"))
+	if code != exitFail || !regexp.MustCompile(`assert baseline_c1t1_100B_closed_r1 p99<10s: +FAILED \(no successful request \(404 × \d+\)\)`).MatchString(out) ||
+		!regexp.MustCompile(`no request succeeded: (\d+) of (\d+) failed \(404 × \d+\)`).MatchString(out) {
+		t.Errorf("exit %d\n%s%s", code, out, stderr)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ type compareFlags struct {
 	maxRegression  string
 	noise          string
 	judgeContended bool
+	allowContended bool
 }
 
 func newCompareCmd() *cobra.Command {
@@ -54,14 +56,22 @@ marked (point): B within --noise of A is "same", else better, worse or
 REGRESSION by the ratio of the medians, and a REGRESSION (point) fails as
 one.
 
-A step whose machine's CPUs (M) or generator's (G) were saturated on either
-side measured contention for CPU, not the path: its figures are shown as
-"contended" and not judged, unless --judge-contended.
+A step whose machine's CPUs (M) or generator's (G) were saturated measured
+contention for CPU beside the path. Contention in B can explain so much of a
+change and no more: requests/s down to A's / F and latency up to F × A's plus
+the send lag, where F comes from what B measured (the share of the machine's
+CPUs other work took beyond A's: work left a share 1 − L of the CPU takes up to
+1/(1 − L) as long; a saturated generator's CPU per request over A's) and the
+send lag is under 1 ms, or the run's max lag where enough sends were late. A
+change past that margin (and --max-regression) is a REGRESSION whatever the
+flags; one past --max-regression but within it is "contended": not decidable,
+exit status 98 unless --allow-contended. --judge-contended judges contended
+figures without the margin.
 
 Sweep steps match by path, rung, payload and rate. Directories that hold
 sweeps (loadgen lab's, one per protocol) compare sweep by sweep, by name. Exit
-status 1 when a figure regressed (judged: contended figures never fail), 2
-when A or B cannot be read.`,
+status 99 when a figure regressed, 98 when contention leaves a change not
+decidable, 2 when A or B cannot be read.`,
 		Example: `  loadgen compare before.json after.json
   loadgen compare results/before results/after --max-regression 5%
   loadgen compare results/nginx-1.24 results/nginx-1.26 --noise 10%`,
@@ -75,9 +85,10 @@ when A or B cannot be read.`,
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVar(&f.maxRegression, "max-regression", "10%", "how much worse a real change may be before it is a regression (exit status 1)")
+	fl.StringVar(&f.maxRegression, "max-regression", "10%", "how much worse a real change may be before it is a regression (exit status 99)")
 	fl.StringVar(&f.noise, "noise", "5%", "changes within this band are never real: not worse, better or a regression")
-	fl.BoolVar(&f.judgeContended, "judge-contended", false, "judge the steps whose machine (M) or generator (G) was saturated on either side too (by default they are reported as contended, not judged)")
+	fl.BoolVar(&f.allowContended, "allow-contended", false, "exit 0, not 98, when the only doubt is contention: figures worse than --max-regression but within what a saturated machine (M) or generator (G) in B can explain")
+	fl.BoolVar(&f.judgeContended, "judge-contended", false, "judge the figures of saturated steps (M, G) as the others, without the margin contention could explain")
 	return cmd
 }
 
@@ -94,7 +105,7 @@ func (f *compareFlags) options() (compare.Options, error) {
 	if noise <= 0 {
 		return opt, fmt.Errorf("--noise %s: must be more than 0%%", f.noise)
 	}
-	return compare.Options{Noise: noise, MaxRegression: maxReg, JudgeContended: f.judgeContended}, nil
+	return compare.Options{Noise: noise, MaxRegression: maxReg, JudgeContended: f.judgeContended, AllowContended: f.allowContended}, nil
 }
 
 func runCompare(cmd *cobra.Command, f *compareFlags, a, b string) error {
@@ -187,23 +198,33 @@ func compareSubSweeps(cmd *cobra.Command, a, b string, names []string, opt compa
 	return regressionFailure(all)
 }
 
-// regressionFailure is the error of a comparison that found regressions.
+// regressionFailure is the error of a comparison that found regressions
+// (exit status 99), or figures contention leaves undecided (98).
 func regressionFailure(c compare.Comparison) error {
-	regs := c.Regressions()
-	if len(regs) == 0 {
+	code := c.Exit()
+	rows, what := c.Regressions(), "regression"
+	switch code {
+	case compare.OK:
 		return nil
+	case compare.Undecided:
+		rows, what = c.Undecided(), "figure"
 	}
 	var names []string
-	for i, r := range regs {
+	for i, r := range rows {
 		if i == 3 {
-			names = append(names, fmt.Sprintf("and %d more", len(regs)-i))
+			names = append(names, fmt.Sprintf("and %d more", len(rows)-i))
 			break
 		}
 		names = append(names, r.Step+" "+r.Metric)
 	}
-	what := "regression"
-	if len(regs) > 1 {
+	if len(rows) > 1 {
 		what += "s"
 	}
-	return failf("%d %s beyond %s: %s", len(regs), what, fmt.Sprintf("%g%%", 100*c.Options.MaxRegression), strings.Join(names, ", "))
+	limit := fmt.Sprintf("%g%%", 100*c.Options.MaxRegression)
+	msg := fmt.Sprintf("%d %s beyond %s: %s", len(rows), what, limit, strings.Join(names, ", "))
+	if code == compare.Undecided {
+		msg = fmt.Sprintf("%d %s not decidable, worse than %s within what contention can explain: %s (--allow-contended: exit 0)",
+			len(rows), what, limit, strings.Join(names, ", "))
+	}
+	return runFailure{err: errors.New(msg), code: code}
 }

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/meshes/k8s/paths"
 	"loadgen/results"
+	"loadgen/results/compare"
 )
 
 // A run that failed says so in its exit status, with one line saying why
@@ -143,5 +145,82 @@ func TestSweepExitStatus(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "sweep: 2 of 2 steps failed: baseline_c1t1_100B_closed_r1, baseline_c2t2_100B_closed_r1") {
 		t.Errorf("last line %q does not name the failed steps", last)
+	}
+}
+
+// The exit statuses a CI job branches on, one per outcome: a run that
+// failed (1) is told from a breached assertion (99), and a run that both
+// failed and breached one says it failed.
+func TestExitStatusTable(t *testing.T) {
+	url := startHTTPBin(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"all good", []string{"run", "-c", "1", "-t", "1", "-n", "50", "--assert", "p99<10s", url + "/get"}, exitOK},
+		{"an assertion breached", []string{"run", "-c", "1", "-t", "1", "-n", "50", "--assert", "p50<1ns", url + "/get"}, exitBreached},
+		{"the run failed", []string{"run", "-c", "1", "-t", "1", "-n", "50", "http://" + closedPort(t) + "/get"}, exitFail},
+		{"failed and breached: failed", []string{"run", "-c", "1", "-t", "1", "-n", "50", "--assert", "p50<1ns", url + "/status/503"}, exitFail},
+		{"usage", []string{"run", "--assert", "p50<", url + "/get"}, exitUsage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := cli(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\n%s%s", code, tc.code, out, stderr)
+			}
+		})
+	}
+	// compare: a regression is 99 too.
+	base := cmpWriteRun(t, dir, "a.json", cmpRun(10000, 20))
+	slow := cmpWriteRun(t, dir, "b.json", cmpRun(5000, 40))
+	if code, out, stderr := compareCLI(t, base, slow); code != exitBreached {
+		t.Errorf("compare with a regression: exit %d, want 99\n%s%s", code, out, stderr)
+	}
+}
+
+// Worst picks the status to exit with when several hold.
+func TestExitWorst(t *testing.T) {
+	for _, tc := range []struct {
+		codes []compare.Exit
+		want  compare.Exit
+	}{
+		{nil, compare.OK},
+		{[]compare.Exit{compare.OK, compare.Undecided}, compare.Undecided},
+		{[]compare.Exit{compare.Undecided, compare.Breached}, compare.Breached},
+		{[]compare.Exit{compare.Breached, compare.Aborted}, compare.Aborted},
+		{[]compare.Exit{compare.Aborted, compare.Failed, compare.Breached}, compare.Failed},
+		{[]compare.Exit{compare.Interrupted, compare.Breached}, compare.Interrupted},
+	} {
+		if got := compare.Worst(tc.codes...); got != tc.want {
+			t.Errorf("Worst(%v) = %v, want %v", tc.codes, got, tc.want)
+		}
+	}
+	seen := map[int]bool{}
+	for _, c := range []int{exitOK, exitFail, exitUsage, exitUndecided, exitBreached, exitAborted, exitInterrupted, exitTerminated} {
+		if seen[c] {
+			t.Errorf("exit status %d means two things", c)
+		}
+		seen[c] = true
+	}
+}
+
+// k8s paths: a pod path below its tolerance is a breach (99), a
+// measurement that failed a failed run (1), whatever else the rows say.
+func TestPathsExit(t *testing.T) {
+	row := func(v string) paths.Row { return paths.Row{Verdict: v} }
+	for _, tc := range []struct {
+		rows []paths.Row
+		want compare.Exit
+	}{
+		{[]paths.Row{row(paths.VerdictBaseline), row(paths.VerdictOK), row(paths.VerdictNotMeasurable)}, compare.OK},
+		{[]paths.Row{row(paths.VerdictBaseline), row(paths.VerdictBelow)}, compare.Breached},
+		{[]paths.Row{row(paths.VerdictBelow), row(paths.VerdictFailed)}, compare.Failed},
+		{[]paths.Row{row(paths.VerdictOK), {Verdict: paths.VerdictOK, Failures: []string{"repeat 2: timeout"}}}, compare.Failed},
+	} {
+		if got := pathsExit(tc.rows); got != tc.want {
+			t.Errorf("%+v: %v, want %v", tc.rows, got, tc.want)
+		}
 	}
 }

@@ -27,7 +27,7 @@ func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string
 	fmt.Fprintf(stdout, "\nresults: %s (every probe is a step; summary in %s)\n", r.Dir, sweep.FindMaxFileName)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			return exitError{code: 130}
+			return exitError{code: exitInterrupted}
 		}
 		return failf("%v", err)
 	}
@@ -85,7 +85,7 @@ func findMaxBracket(maxes []sweep.Max, interrupted bool, schema int) report.Find
 				if m.P99 > 0 {
 					p99 = report.Latency(results.Duration(m.P99)) // as the other tables print it
 				}
-				if schema < results.SchemaVersion && !v.Confirmed() {
+				if schema < 3 && !v.Confirmed() { // before schema 3, one probe that held was enough
 					fm.Notes = append(fm.Notes, fmt.Sprintf("%s: %.0f/s held in %d of %d probes: an older loadgen reported it; this one reports a rate only when 2 of at most 3 probes held",
 						what, v.Rate, v.Passed, v.Probes))
 				}

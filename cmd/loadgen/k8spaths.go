@@ -55,9 +55,9 @@ measurable here.
 Each measurement is one Job of one 'loadgen k8s worker' pod, one at a time;
 each repeat is a full pass over tests and paths. A path's figure is the median
 of its repeats, with their spread, and its ratio to the hostNetwork row of the
-same test. --tolerance is k8s-netperf's --tcp-tolerance: exit status 1 when a
+same test. --tolerance is k8s-netperf's --tcp-tolerance: exit status 99 when a
 pod path falls further below hostNetwork than it (every figure here is higher
-is better), or when a measurement failed. kube-proxy's mode is recorded: what
+is better), 1 when a measurement failed. kube-proxy's mode is recorded: what
 kube-proxy says (/proxyMode through the API server's node proxy), else the
 ConfigMap kube-system/kube-proxy, else "unknown" and why.
 
@@ -83,7 +83,7 @@ either way.`,
 	fl.StringVar(&f.opts.Image, "image", k8s.DefaultImage, "the loadgen image (built from the repository's Dockerfile)")
 	fl.DurationVarP(&f.opts.Duration, "duration", "d", paths.DefaultDuration, "each sample's measured duration (k8s-netperf's 10s)")
 	fl.IntVar(&f.opts.Repeats, "repeats", paths.DefaultRepeats, "samples of each path × test (k8s-netperf's 3)")
-	fl.StringVar(&f.tolerance, "tolerance", "10%", "how far below hostNetwork a pod path may fall before the exit status is 1")
+	fl.StringVar(&f.tolerance, "tolerance", "10%", "how far below hostNetwork a pod path may fall before the exit status is 99")
 	fl.StringVarP(&f.out, "output", "o", "", "results directory (default k8s-paths-YYYYMMDD-HHMMSS)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.context, "context", "", "kubeconfig context (default the current one)")
@@ -151,13 +151,26 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 		if err != nil && !errors.Is(err, ctx.Err()) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "loadgen: %v\n", err)
 		}
-		return exitError{code: 130}
+		return exitError{code: exitInterrupted}
 	}
 	if err != nil {
 		return failf("%v", err)
 	}
-	if !table.Passed {
-		return exitError{code: exitFail}
+	return exitWith(pathsExit(table.Rows))
+}
+
+// pathsExit is the status of k8s paths' rows: Failed when a measurement
+// failed or was missing, Breached when a pod path fell below its
+// tolerance, else OK.
+func pathsExit(rows []paths.Row) compare.Exit {
+	code := compare.OK
+	for _, r := range rows {
+		switch {
+		case r.Verdict == paths.VerdictFailed, r.Verdict == paths.VerdictNoBaseline, r.Verdict == paths.VerdictNotRun, len(r.Failures) > 0:
+			return compare.Failed
+		case r.Verdict == paths.VerdictBelow:
+			code = compare.Breached
+		}
 	}
-	return nil
+	return code
 }

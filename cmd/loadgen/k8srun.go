@@ -166,17 +166,14 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 		return failf("%v", err)
 	}
 	fmt.Fprintf(w, "%s in %s (%d failed); read them with: loadgen report %s\n", plural(len(res), "step"), f.out, failed, f.out)
-	checkFailed, err := f.check.checkSteps(w, res)
+	checked, err := f.check.checkSteps(w, res)
 	if err != nil {
 		return failf("%v", err)
 	}
 	if failed > 0 {
 		return failf("%d of %d steps failed", failed, len(res))
 	}
-	if checkFailed {
-		return exitError{code: exitFail}
-	}
-	return nil
+	return exitWith(checked)
 }
 
 // k8sWatcher picks where the proxies' cost comes from.

@@ -16,6 +16,7 @@ import (
 
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/lab"
+	"loadgen/results/compare"
 	"loadgen/results/report"
 	"loadgen/results/store"
 )
@@ -75,7 +76,8 @@ starts, and loadgen cleanup (lab --cleanup) does at any time.
 Results are one sweep per protocol under -o, each path named MODE.PATH
 (vxlan.pod-pod-other-node); the path × mode matrix is printed at the end and
 is in loadgen report DIR. Ctrl-C keeps finished steps and prints the command
-that resumes the lab. Exit status 1 when any step failed.`,
+that resumes the lab. Exit status 1 when any step failed, 99 when a check did not
+hold (the table: loadgen run --help).`,
 		Example: `  sudo loadgen lab
   sudo loadgen lab --modes host-gw,vxlan,ebpf --paths pod-pod-other-node,pod-service-remote \
       -d 10s -o results/cni
@@ -93,7 +95,7 @@ that resumes the lab. Exit status 1 when any step failed.`,
 	fl.StringVar(&f.size, "size", "1KiB", "request and response size of tcp-rr and tcp-crr")
 	fl.StringVar(&f.streamSize, "stream-size", "64KiB", "write size of tcp-stream")
 	f.register(fl, "lab", "c1t1", 3*time.Second, 500*time.Millisecond) // netperf runs one connection
-	fl.Lookup("baseline").Usage = "an earlier lab's results directory: each protocol compares with its sweep there (exit status 1 on a regression)"
+	fl.Lookup("baseline").Usage = "an earlier lab's results directory: each protocol compares with its sweep there (exit status 99 on a regression)"
 	fl.Lookup("junit").Usage = "write the assertions (and baseline comparison) as JUnit XML, a file per protocol: FILE-tcp-rr.xml …"
 	cmd.AddCommand(newUDPTunnelCmd())
 	return cmd
@@ -261,10 +263,10 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		return err
 	}
 
-	resume := "loadgen lab " + flagArgs(cmd, "modes", "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats", "assert", "baseline", "max-regression", "junit", "quiet") + "-o " + shellQuote(f.out) + " --resume"
+	resume := "loadgen lab " + flagArgs(cmd, "modes", "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats", "assert", "baseline", "max-regression", "judge-contended", "allow-contended", "junit", "quiet") + "-o " + shellQuote(f.out) + " --resume"
 	var dirs []string
 	var failed []string
-	checkFailed := false
+	checked := compare.OK // the worst check of the protocols' sweeps
 	for _, proto := range p.protocols {
 		spec := f.spec(p.ladder, proto, p.size)
 		if proto == "tcp-stream" {
@@ -288,13 +290,14 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 			}
 		}
 		if err != nil {
-			// A failed check (an assertion, a regression) fails the lab
-			// run, after the other protocols ran; Ctrl-C ends it here.
+			// A failed step or check (an assertion, a regression) fails
+			// the lab run, after the other protocols ran; Ctrl-C ends it
+			// here.
 			var ee exitError
-			if !errors.As(err, &ee) || ee.code != exitFail {
+			if !errors.As(err, &ee) || ee.code == exitInterrupted || ee.code == exitTerminated || ee.code == exitUsage {
 				return err
 			}
-			checkFailed = true
+			checked = compare.Worst(checked, compare.Exit(ee.code))
 		}
 	}
 	var sweeps []*report.Sweep
@@ -315,12 +318,11 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
 	if len(failed) > 0 {
 		fmt.Fprintf(stdout, "lab: %s failed: %s\n", plural(len(failed), "step"), strings.Join(failed, ", "))
-		return exitError{code: exitFail}
+		if checked == compare.OK {
+			checked = compare.Failed
+		}
 	}
-	if checkFailed {
-		return exitError{code: exitFail}
-	}
-	return nil
+	return exitWith(checked) // each sweep's: 1 for a failed step, 108 for an aborted one, 99, 98
 }
 
 // startLabs builds a lab per mode, skipping (and naming) the modes this

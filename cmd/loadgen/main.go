@@ -22,31 +22,49 @@ import (
 	"github.com/spf13/pflag"
 
 	"loadgen/loadgen"
+	"loadgen/results/compare"
 )
 
-// Exit statuses.
+// Exit statuses: compare.Exit holds the table, with what each means.
 const (
-	exitOK    = 0
-	exitFail  = 1 // the run failed, or an assertion did not hold
-	exitUsage = 2 // the command line was wrong
+	exitOK          = int(compare.OK)          // all good
+	exitFail        = int(compare.Failed)      // the run failed
+	exitUsage       = int(compare.Usage)       // the command line was wrong
+	exitUndecided   = int(compare.Undecided)   // contention leaves a change undecided
+	exitBreached    = int(compare.Breached)    // an assertion did not hold, or a regression
+	exitAborted     = int(compare.Aborted)     // --abort-on-fail stopped the run
+	exitInterrupted = int(compare.Interrupted) // Ctrl-C
+	exitTerminated  = int(compare.Terminated)  // SIGTERM
 )
+
+// exitWith ends a command with the check's status, when it is not OK.
+func exitWith(code compare.Exit) error {
+	if code == compare.OK {
+		return nil
+	}
+	return exitError{code: int(code)}
+}
 
 // runFailure marks an error of a run, not of the command line: exit status
-// 1. Every other error a command returns is a usage error (exit status 2):
-// cobra's own (unknown flag or command) and those of flag validation.
-type runFailure struct{ err error }
+// 1, or code when set (99: a regression compare found). Every other error a
+// command returns is a usage error (exit status 2): cobra's own (unknown
+// flag or command) and those of flag validation.
+type runFailure struct {
+	err  error
+	code compare.Exit
+}
 
 func (f runFailure) Error() string { return f.err.Error() }
 func (f runFailure) Unwrap() error { return f.err }
 
-func failf(format string, a ...any) error { return runFailure{fmt.Errorf(format, a...)} }
+func failf(format string, a ...any) error { return runFailure{err: fmt.Errorf(format, a...)} }
 
 func main() {
 	ctx, stop := interruptContext()
 	code := execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if code == 130 && terminated.Load() {
-		code = 143 // 128 + SIGTERM, as a shell reports it: a stop, not Ctrl-C
+	if code == exitInterrupted && terminated.Load() {
+		code = exitTerminated // 128 + SIGTERM, as a shell reports it: a stop, not Ctrl-C
 	}
 	os.Exit(code)
 }
@@ -73,7 +91,7 @@ func interruptContext() (context.Context, func()) {
 			return
 		}
 		fmt.Fprintln(os.Stderr, "\nloadgen: interrupted again: exiting now")
-		os.Exit(130)
+		os.Exit(exitInterrupted)
 	}()
 	return ctx, func() {
 		signal.Stop(sigs)
@@ -98,6 +116,9 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "loadgen: %v\n", err)
 	var rf runFailure
 	if errors.As(err, &rf) {
+		if rf.code != compare.OK {
+			return int(rf.code)
+		}
 		return exitFail
 	}
 	if cmd, _, ferr := root.Find(args); ferr == nil && cmd != nil && cmd != root {

@@ -41,7 +41,7 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 	}
 	d, err := client.New(&s)
 	if errors.Is(err, client.ErrUnreachable) {
-		return nil, runFailure{err}
+		return nil, runFailure{err: err}
 	}
 	if err != nil {
 		return nil, err

@@ -36,6 +36,8 @@ type runFlags struct {
 	headers     []string
 	timeout     time.Duration
 	latency     bool
+	percentiles string    // --percentiles: the summary's latency percentiles
+	pcts        []float64 // read from it
 	method      string
 	streams     int
 	body        string
@@ -94,7 +96,18 @@ per thread drives its share of the connections, as wrk's threads do: no
 goroutine per connection. Otherwise, or with --driver goroutines, every
 connection (every stream, with -m) is its own goroutine. A run on event
 loops has one P more, idle but for the reporter and signals: each loop waits
-for events holding its own, as wrk's thread does.`,
+for events holding its own, as wrk's thread does.
+
+Exit status, of every command that runs load or judges results:
+  0    all good: every run ran, every --assert held, nothing regressed
+  1    a run failed: the target unreachable or it stopped answering, no request
+       succeeded, more failed than --max-errors, a result not written
+  2    the command line was wrong: nothing ran
+  98   not decidable: worse than --max-regression, but within what contention
+       on a busy machine can explain (--allow-contended: 0)
+  99   an --assert did not hold, or a figure regressed past --baseline
+  108  --abort-on-fail stopped the run: an --assert broke while it ran
+  130  Ctrl-C; 143 SIGTERM`,
 		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080 &
   loadgen run -c 50 -t 2 -d 10s http://127.0.0.1:8080/bytes/1024
   loadgen run -c 50 -t 2 -d 30s --targets targets.txt   # vegeta's format, '# name=N weight=W'
@@ -129,6 +142,7 @@ for events holding its own, as wrk's thread does.`,
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable)")
 	durationVarP(fl, &f.timeout, "timeout", "", loadgen.DefaultTimeout, "per-request timeout, a hard bound; a timed-out request counts in the latency at its timeout and closes its connection")
 	fl.BoolVar(&f.latency, "latency", false, "print the latency distribution (as wrk --latency)")
+	fl.StringVar(&f.percentiles, "percentiles", "50,90,95,99,99.9,99.99", "the latency percentiles loadgen's summary prints, e.g. 50,75,99.5 (fortio's -p); any other than p50, p75, p90, p95, p99, p99.9 and p99.99 is read from the run's histogram")
 	fl.StringVarP(&f.method, "method", "m", "", "HTTP method (default GET, or POST with a body); a number means --streams (h2load's -m)")
 	countVarP(fl, &f.streams, "streams", "", 0, "concurrent streams per connection (h2, grpc)")
 	fl.StringVar(&f.body, "body", "", "request body")
@@ -255,6 +269,9 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if err := f.check.parse(); err != nil {
 		return err // a bad --assert fails before any load
 	}
+	if f.pcts, err = results.ParsePercentiles(f.percentiles); err != nil {
+		return fmt.Errorf("--percentiles: %w", err)
+	}
 	if err := f.abort.parse(&f.check, false); err != nil {
 		return err
 	}
@@ -323,7 +340,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 			// Ctrl-C before or during the hold ends it: exit 130, unless a
 			// result could not be written (exit 1 says so first).
 			if _, failed := err.(runFailure); ran && !holdMetrics(ctx, f.promHold, stderr, url) && !failed {
-				err = exitError{code: 130}
+				err = exitError{code: exitInterrupted}
 			}
 		}()
 		live = x
@@ -359,14 +376,14 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		if jerr := f.check.noRun(cfg.Target, err); jerr != nil {
 			fmt.Fprintf(stderr, "loadgen: %v\n", jerr)
 		}
-		return runFailure{err}
+		return runFailure{err: err}
 	}
 	ran = true
 	if live != nil {
 		live.Finish(errorsByClass(run.Summary.Errors), run.Summary.RPS)
 	}
-	if err := report.WrkBody(summary, run, report.WrkOptions{Latency: f.latency}); err != nil {
-		return runFailure{err}
+	if err := report.WrkBody(summary, run, report.WrkOptions{Latency: f.latency, Percentiles: f.pcts}); err != nil {
+		return runFailure{err: err}
 	}
 	var failures []string
 	if hlog != nil {
@@ -390,7 +407,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	case !run.Interrupted:
 		why = runVerdict(run, f.budget)
 	}
-	failed, err := f.check.checkRun(summary, run, why)
+	checked, err := f.check.checkRun(summary, run, why)
 	if err != nil {
 		failures = append(failures, err.Error())
 	}
@@ -399,11 +416,11 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	if run.Aborted != "" {
 		fmt.Fprintf(stderr, "loadgen: %s; %s\n", run.Aborted, discarded(run.Summary.InFlight))
-		return exitError{code: exitFail}
+		return exitError{code: exitAborted}
 	}
 	if run.Interrupted {
 		fmt.Fprintf(stderr, "loadgen: interrupted: %s\n", discarded(run.Summary.InFlight))
-		return exitError{code: 130}
+		return exitError{code: exitInterrupted}
 	}
 	if why != "" {
 		fmt.Fprintf(stderr, "loadgen: the run failed: %s\n", why)
@@ -412,10 +429,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		}
 		return exitError{code: exitFail}
 	}
-	if failed {
-		return exitError{code: exitFail}
-	}
-	return nil
+	return exitWith(checked)
 }
 
 // discarded says how many requests in flight a stop discarded: they
@@ -450,7 +464,7 @@ func (f *runFlags) interruptedBeforeStart(stderr io.Writer, target string) error
 		fmt.Fprintf(stderr, "loadgen: %v\n", jerr)
 	}
 	fmt.Fprintf(stderr, "loadgen: %s\n", why)
-	return exitError{code: 130}
+	return exitError{code: exitInterrupted}
 }
 
 // checkOutputs checks, before any load, the run's output files

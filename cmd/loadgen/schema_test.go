@@ -95,6 +95,14 @@ func TestRunJSONSchema(t *testing.T) {
 	if want, _ := strconv.ParseFloat(results.FormatMicros(run.Summary.Latency.P99), 64); p99 != want || p99 <= 0 {
 		t.Errorf(".summary.latency.p99_us %v, want %v", p99, want)
 	}
+	// p95, as vegeta, ghz, oha and k6 print it: between p90 and p99.
+	p95, p90 := jqNumber(t, out, ".summary.latency.p95_us"), jqNumber(t, out, ".summary.latency.p90_us")
+	if want, _ := strconv.ParseFloat(results.FormatMicros(run.Summary.Latency.P95), 64); p95 != want || p95 < p90 || p95 > p99 || p95 <= 0 {
+		t.Errorf(".summary.latency.p95_us %v, want %v, between p90 %v and p99 %v", p95, want, p90, p99)
+	}
+	if jqNumber(t, out, ".schema") != 4 {
+		t.Errorf(".schema is not 4")
+	}
 	if d, timeout := jqNumber(t, out, ".config.duration_s"), jqNumber(t, out, ".config.timeout_us"); d != 0.5 || timeout != 2e6 {
 		t.Errorf(".config.duration_s %v, .config.timeout_us %v", d, timeout)
 	}
@@ -152,9 +160,10 @@ func TestOldResultsStillRead(t *testing.T) {
 	if b, _ := os.ReadFile(open); !bytes.Contains(b, []byte(`"schema": 2`)) || !bytes.Contains(b, []byte(`"p99": "401.919µs"`)) {
 		t.Fatalf("%s is no longer the schema-2 file it was", open)
 	}
-	// Its figures as they were written; it ran on a saturated machine (M).
+	// Its figures as they were written, and the p95 of schema 4 from its
+	// histogram; it ran on a saturated machine (M).
 	code, out, stderr := cli(t, "report", open)
-	if code != exitOK || !strings.Contains(out, "| 2000 | 2000 | 65.5us | 95.2us | 402us | 2.78ms | 3.43ms | 3.43ms | 0 | 0 | 0.07 | M |") {
+	if code != exitOK || !strings.Contains(out, "| 2000 | 2000 | 65.5us | 95.2us | 103us | 402us | 2.78ms | 3.43ms | 3.43ms | 0 | 0 | 0.07 | M |") {
 		t.Errorf("report of a schema-2 run: exit %d %s\n%s", code, stderr, out)
 	}
 	code, out, stderr = cli(t, "compare", w0, w1)

@@ -59,7 +59,8 @@ comparable with one machine's network namespaces; ratios and orderings are.
 
 A study that needs root, nginx or a cluster says so before building anything.
 Ctrl-C keeps finished steps and prints the command that resumes the study.
-Exit status 1 when a step failed or a check (--assert) did not hold.`,
+Exit status 1 when a step failed, 99 when a check (--assert) did not hold
+(the table: loadgen run --help).`,
 		Example: `  loadgen study list
   sudo loadgen study flannel-backends -d 5s -o results/flannel
   sudo loadgen study cni-matrix -o results/cni --resume
@@ -163,6 +164,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	}
 	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, "duration", "assert", "junit", "cpu-price", "cpus", "kubeconfig", "context", "meshes", "workers", "image", "repeats", "tolerance", "quiet") + "-o " + shellQuote(f.out) + " --resume"
 	var failed []string
+	worst := compare.OK // the worst status of the steps: 1, 108, 99 or 98
 	for i, st := range plan {
 		args := f.stepArgs(st, true)
 		fmt.Fprintf(stdout, "\n== study %s, step %d of %d: %s ==\n", s.Name, i+1, len(plan), st.Name)
@@ -178,17 +180,18 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		code := execute(cmd.Context(), args, stdout, stderr)
 		switch code {
 		case exitOK:
-		case 130:
+		case exitInterrupted:
 			fmt.Fprintf(stderr, "interrupted: the study's finished steps are saved; continue with: %s\n", resume)
-			return exitError{code: 130}
+			return exitError{code: exitInterrupted}
 		case exitUsage:
 			return failf("study %s: step %d (loadgen %s) was refused: a bug in the study's plan", s.Name, i+1, strings.Join(args, " "))
 		default:
 			failed = append(failed, st.Name)
+			worst = compare.Worst(worst, compare.Exit(code))
 		}
 		if cmd.Context().Err() != nil {
 			fmt.Fprintf(stderr, "interrupted: the study's finished steps are saved; continue with: %s\n", resume)
-			return exitError{code: 130}
+			return exitError{code: exitInterrupted}
 		}
 	}
 	if err := printStudy(stdout, s, f); err != nil {
@@ -197,7 +200,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
 	if len(failed) > 0 {
 		fmt.Fprintf(stdout, "study %s: %d of %d steps failed: %s\n", s.Name, len(failed), len(plan), strings.Join(failed, "; "))
-		return exitError{code: exitFail}
+		return exitWith(worst)
 	}
 	return nil
 }

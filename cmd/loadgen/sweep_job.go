@@ -10,6 +10,7 @@ import (
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
+	"loadgen/results/compare"
 	"loadgen/results/report"
 	"strings"
 	"text/tabwriter"
@@ -122,7 +123,7 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "\n%s", wrap(j.note, maxWidth, ""))
 	}
 	fmt.Fprintf(stdout, "\nresults: %s (%d of %d steps)\n", j.out, finishedSteps(steps), len(plan))
-	failed, cerr := j.check.checkSteps(stdout, steps)
+	checked, cerr := j.check.checkSteps(stdout, steps)
 	if err == nil && cerr != nil {
 		err = cerr
 	}
@@ -133,18 +134,15 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 				again = j.resumeCmd
 			}
 			fmt.Fprintf(stderr, "interrupted: finished steps are saved; continue with: %s\n", again)
-			return exitError{code: 130}
+			return exitError{code: exitInterrupted}
 		}
 		return failf("%v", err)
 	}
 	if bad := failedSteps(steps); len(bad) > 0 {
 		fmt.Fprintf(stdout, "sweep: %d of %d steps failed: %s\n", len(bad), len(plan), strings.Join(bad, ", "))
-		return exitError{code: exitFail}
+		return exitError{code: int(compare.Worst(stepsExit(steps), checked))}
 	}
-	if failed {
-		return exitError{code: exitFail}
-	}
-	return nil
+	return exitWith(checked)
 }
 
 // pathWhere is where a path's load goes, for a plan: its URL, or its

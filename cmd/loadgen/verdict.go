@@ -7,6 +7,7 @@ import (
 
 	"loadgen/internal/units"
 	"loadgen/results"
+	"loadgen/results/compare"
 )
 
 // errorBudget is --max-errors: how many failed requests a run may have and
@@ -72,4 +73,22 @@ func failedSteps(steps []*results.Step) []string {
 		}
 	}
 	return out
+}
+
+// stepsExit is the status the failed steps of a sweep come to: Failed when
+// one failed for want of a run or of answers, Aborted when every failed
+// one was stopped by --abort-on-fail (its assertion broke while it ran),
+// OK when none failed.
+func stepsExit(steps []*results.Step) compare.Exit {
+	code := compare.OK
+	for _, st := range steps {
+		switch {
+		case st.Failure() == "":
+		case st.Run != nil && st.Run.Aborted != "":
+			code = compare.Worst(code, compare.Aborted)
+		default:
+			return compare.Failed
+		}
+	}
+	return code
 }

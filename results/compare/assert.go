@@ -17,7 +17,9 @@ import (
 // Metrics:
 //
 //	rps                                   requests/s (no unit)
-//	p50 p75 p90 p99 p999 p9999 max mean   latency, corrected in open loop (needs a time unit)
+//	p50 p75 p90 p95 p99 p999 p9999        latency, corrected in open loop (needs a time unit);
+//	pNN.N, max, mean                      any percentile above 0 and below 100 (p99.5, p99.99:
+//	                                      read from the run's histogram when the summary lacks it)
 //	errors, timeouts                      failed (all classes) or timed-out requests:
 //	                                      a count, or with % a share of the requests sent
 //	cpu                                   the generator's CPU: cores, or with % its share of the CPUs it may use
@@ -44,7 +46,7 @@ const (
 
 var metrics = map[string]kind{
 	"rps": kindRate,
-	"p50": kindLatency, "p75": kindLatency, "p90": kindLatency, "p99": kindLatency,
+	"p50": kindLatency, "p75": kindLatency, "p90": kindLatency, "p95": kindLatency, "p99": kindLatency,
 	"p999": kindLatency, "p9999": kindLatency, "max": kindLatency, "mean": kindLatency,
 	"errors": kindCount, "timeouts": kindCount,
 	"cpu": kindCPU,
@@ -54,7 +56,7 @@ var metrics = map[string]kind{
 // tools name them.
 var aliases = map[string]string{"p99.9": "p999", "p99_9": "p999", "p99.99": "p9999", "p99_99": "p9999"}
 
-const metricList = "rps, p50, p75, p90, p99, p999, p9999, max, mean, errors, timeouts, cpu, cpu.NAME or mem.NAME"
+const metricList = "rps, p50, p90, p95, p99, p99.9 (any pNN.N), max, mean, errors, timeouts, cpu, cpu.NAME or mem.NAME"
 
 // unit scales: how many base units (ns, bytes) one of the unit is.
 var timeUnits = map[string]float64{"ns": 1, "us": 1e3, "µs": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9}
@@ -147,14 +149,51 @@ func (a *Assertion) setMetric(name string) (kind, error) {
 	}
 	k, ok := metrics[lower]
 	if !ok {
-		hint := ""
-		if strings.HasPrefix(lower, "p") {
-			hint = " (percentiles: p50 p75 p90 p99 p999 p9999)"
+		if p, isP, err := percentileMetric(lower); isP {
+			if err != nil {
+				return 0, fmt.Errorf("unknown metric %q: %v", name, err)
+			}
+			a.Metric = p
+			return kindLatency, nil
 		}
-		return 0, fmt.Errorf("unknown metric %q: want one of %s%s", name, metricList, hint)
+		return 0, fmt.Errorf("unknown metric %q: want one of %s", name, metricList)
 	}
 	a.Metric = lower
 	return k, nil
+}
+
+// percentileMetric reads a percentile other than the summary's named ones,
+// "p99.5" or "p75.25": isP when name is p and a number, err when the
+// number is not above 0 and below 100. Its canonical name keeps the number
+// as written, less trailing zeros: p99.50 is p99.5.
+func percentileMetric(name string) (canonical string, isP bool, err error) {
+	num, ok := strings.CutPrefix(name, "p")
+	if !ok || num == "" || strings.Trim(num, "0123456789.") != "" {
+		return "", false, nil
+	}
+	v, perr := strconv.ParseFloat(num, 64)
+	switch {
+	case perr != nil:
+		return "", true, fmt.Errorf("%q is not a number", num)
+	case v <= 0 || v >= 100:
+		return "", true, fmt.Errorf("a percentile is above 0 and below 100, e.g. p99.5 (p999 and p9999 name p99.9 and p99.99)")
+	}
+	return "p" + strconv.FormatFloat(v, 'f', -1, 64), true, nil
+}
+
+// percentOf is the percentile a latency metric names, in percent (p999 is
+// 99.9); ok is false for max and mean.
+func percentOf(metric string) (float64, bool) {
+	switch metric {
+	case "p999":
+		return 99.9, true
+	case "p9999":
+		return 99.99, true
+	case "max", "mean":
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(strings.TrimPrefix(metric, "p"), 64)
+	return v, err == nil
 }
 
 // setUnit checks that the unit suits the metric and sets its canonical form.
@@ -251,7 +290,13 @@ func (a Assertion) kind() kind {
 	case strings.HasPrefix(a.Metric, "mem."):
 		return kindProcMem
 	}
-	return metrics[a.Metric]
+	if k, ok := metrics[a.Metric]; ok {
+		return k
+	}
+	if _, isP, _ := percentileMetric(a.Metric); isP {
+		return kindLatency
+	}
+	return kindRate
 }
 
 // holds tells whether measured (in the assertion's unit) is within bounds.

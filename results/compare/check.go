@@ -58,6 +58,17 @@ func (c Checked) Fails() bool {
 	return c.Failed > 0 || c.Unmatched != "" || (c.Comparison != nil && len(c.Comparison.Regressions()) > 0)
 }
 
+// Exit is what the check comes to: Breached when it Fails; Undecided
+// when figures compared with the baseline were worse than MaxRegression
+// within what contention can explain, unless Options.AllowContended;
+// else OK.
+func (c Checked) Exit() Exit {
+	if c.Fails() {
+		return Breached
+	}
+	return c.Comparison.Exit()
+}
+
 // Asserted is how many assertions were judged over every run or step.
 func (c Checked) Asserted() int { return c.Held + c.Failed + c.Skipped }
 

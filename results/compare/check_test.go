@@ -41,8 +41,8 @@ func TestCheckRun(t *testing.T) {
 
 // A sweep's steps: a failed step fails its assertions; a process's
 // assertion is skipped on a path that does not watch it; the baseline's
-// contended steps do not fail the check, and one with nothing in common
-// does.
+// contended steps within contention's margin are undecided (98), and one
+// with nothing in common fails the check.
 func TestCheckSteps(t *testing.T) {
 	watched := func(st *results.Step) *results.Step {
 		st.Watched = []results.ProcessCost{{Name: "nginx", Samples: 10, CPUMean: 0.5, MemMax: 1 << 20}}
@@ -64,13 +64,18 @@ func TestCheckSteps(t *testing.T) {
 	var base, now []*results.Step
 	for rep := 1; rep <= 3; rep++ {
 		b, n := step("nginx", "c1t1", 100, rep, 1000, 10), step("nginx", "c1t1", 100, rep, 1000, 20)
-		n.Run.Machine = &results.MachineCost{CPUs: 2, Utilization: 1, Saturated: true}
+		n.Run.Machine = &results.MachineCost{CPUs: 2, BusyCores: 2, Utilization: 1, Saturated: true}
 		base, now = append(base, b), append(now, n)
 	}
 	c = Check{Baseline: "before", BaseSteps: base, Options: Options{MaxRegression: 0.10}}
-	if got := c.Steps(now); got.Fails() || got.Comparison.Rows[0].Verdict != Contended {
-		t.Errorf("contended: %+v", got.Comparison.Rows)
+	if got := c.Steps(now); got.Fails() || got.Comparison.Rows[2].Verdict != Contended || got.Exit() != Undecided {
+		t.Errorf("contended: exit %v, %+v", got.Exit(), got.Comparison.Rows)
 	}
+	c.Options.AllowContended = true
+	if got := c.Steps(now); got.Fails() || got.Exit() != OK {
+		t.Errorf("contended, allowed: exit %v", got.Exit())
+	}
+	c.Options.AllowContended = false
 	c.Options.JudgeContended = true
 	if got := c.Steps(now); !got.Fails() {
 		t.Errorf("judged: %+v", got.Comparison.Rows)

@@ -17,6 +17,33 @@ type Comparison struct {
 	Notes   []string // what makes the comparison doubtful
 }
 
+// Undecided are the rows that got worse beyond Options.MaxRegression
+// within what contention for CPU can explain: not decidable.
+func (c Comparison) Undecided() []Row {
+	var out []Row
+	for _, r := range c.Rows {
+		if r.Verdict == Contended {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Exit is what the comparison comes to: Breached with a regression,
+// Undecided with rows contention leaves undecided (unless
+// Options.AllowContended), else OK. A nil comparison is OK.
+func (c *Comparison) Exit() Exit {
+	switch {
+	case c == nil:
+		return OK
+	case len(c.Regressions()) > 0:
+		return Breached
+	case len(c.Undecided()) > 0 && !c.Options.AllowContended:
+		return Undecided
+	}
+	return OK
+}
+
 // Regressions are the rows that got worse beyond Options.MaxRegression.
 func (c Comparison) Regressions() []Row {
 	var out []Row
@@ -112,7 +139,7 @@ func judgeRuns(label string, ra, rb []*results.Run, opt Options) []Row {
 func failures(runs []*results.Run) string {
 	for _, r := range runs {
 		if r.Summary.Errors.Total() > 0 {
-			return fmt.Sprintf("%d failed (%s)", r.Summary.Errors.Total(), r.Summary.Errors)
+			return fmt.Sprintf("%d failed (%s)", r.Summary.Errors.Total(), r.Summary.Failures())
 		}
 	}
 	return "nothing was answered"
@@ -129,7 +156,7 @@ func Runs(a, b *results.Run, opt Options) Comparison {
 	}
 	ra, rb := []*results.Run{a}, []*results.Run{b}
 	c.Rows = judgeRuns(label, ra, rb, opt)
-	contend(c.Rows, contention(ra, rb), opt)
+	contend(c.Rows, contentionOf(ra, rb), ra, rb, opt)
 	if d := configDiff(a.Config, b.Config); d != "" {
 		c.Notes = append(c.Notes, "A and B were asked different things: "+d)
 	}
@@ -282,7 +309,7 @@ func Steps(a, b []*results.Step, opt Options) Comparison {
 					rows = append(rows, row)
 				}
 			}
-			contend(rows, contention(ra, rb), opt)
+			contend(rows, contentionOf(ra, rb), ra, rb, opt)
 			c.Rows = append(c.Rows, rows...)
 		}
 	}

@@ -66,10 +66,19 @@ func (a Assertion) measure(run *results.Run, watched []results.ProcessCost) (flo
 		v := s.OKPerSec()
 		return v, number(v), ""
 	case kindLatency:
-		if s.Latency.Count == 0 {
+		switch {
+		case s.Attempts() == 0 && s.Latency.Count == 0:
 			return 0, "", "no responses, so no latency was measured"
+		case s.OK() <= 0:
+			// The latencies of failures are no figure to bound: a target
+			// answering 404 fast must not pass p99<10ms.
+			return 0, "", "no successful request (" + s.Failures() + ")"
 		}
-		ns := float64(latency(s.Latency, a.Metric))
+		d, err := latency(s.Latency, run.Histograms.Latency, a.Metric)
+		if err != nil {
+			return 0, "", err.Error()
+		}
+		ns := float64(d)
 		return ns / timeUnits[a.Unit], duration(ns), ""
 	case kindCount:
 		failed := s.Errors.Total()
@@ -111,26 +120,20 @@ func (a Assertion) measure(run *results.Run, watched []results.ProcessCost) (flo
 	return 0, "", "unknown metric"
 }
 
-func latency(l results.Latency, metric string) results.Duration {
+// latency is a latency metric of l: max, mean, or a percentile, from the
+// summary or the histogram enc (results.Percentile).
+func latency(l results.Latency, enc, metric string) (results.Duration, error) {
 	switch metric {
-	case "p50":
-		return l.P50
-	case "p75":
-		return l.P75
-	case "p90":
-		return l.P90
-	case "p99":
-		return l.P99
-	case "p999":
-		return l.P999
-	case "p9999":
-		return l.P9999
 	case "max":
-		return l.Max
+		return l.Max, nil
 	case "mean":
-		return l.Mean
+		return l.Mean, nil
 	}
-	return 0
+	p, ok := percentOf(metric)
+	if !ok {
+		return 0, fmt.Errorf("unknown metric %s", metric)
+	}
+	return results.Percentile(l, enc, p)
 }
 
 func findWatched(watched []results.ProcessCost, name string) (results.ProcessCost, string) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"loadgen/results"
+	"loadgen/results/hist"
 )
 
 func ms(f float64) results.Duration { return results.Duration(f * float64(time.Millisecond)) }
@@ -20,7 +21,7 @@ func sampleRun() *results.Run {
 		Summary: results.Summary{
 			Requests: 9990, Duration: results.Duration(10 * time.Second), RPS: 999,
 			Latency: results.Latency{Count: 9990, Min: ms(0.1), Mean: ms(2), Max: ms(80),
-				P50: ms(1.5), P75: ms(2.5), P90: ms(5), P99: ms(23.4), P999: ms(40), P9999: ms(60)},
+				P50: ms(1.5), P75: ms(2.5), P90: ms(5), P95: ms(12), P99: ms(23.4), P999: ms(40), P9999: ms(60)},
 			Errors: results.Errors{Timeout: 5, Read: 5, Status: 10},
 		},
 		Generator: results.Cost{CPUs: 2, Utilization: 0.4},
@@ -51,6 +52,8 @@ func TestEval(t *testing.T) {
 		{"p90<5.5ms", true, 5, "5ms", ""},
 		{"p999<50ms", true, 40, "40ms", ""},
 		{"p9999<50ms", false, 60, "60ms", ""},
+		{"p95<20ms", true, 12, "12ms", ""},
+		{"p99.99<50ms", false, 60, "60ms", ""},
 		{"max<100ms", true, 80, "80ms", ""},
 		{"mean<1ms", false, 2, "2ms", ""},
 		{"rps>1000", false, 998, "998", ""}, // 999/s, 10 of them error statuses: 998/s answered without error
@@ -105,6 +108,7 @@ func TestEvalCannotJudge(t *testing.T) {
 		{"cpu<1", empty, nil, "did not record"},
 		{"cpu.nginx<1", sampleRun(), nil, `no process "nginx" was watched: cpu.NAME and mem.NAME need a sweep step`},
 		{"mem.nginx<1MiB", sampleRun(), []results.ProcessCost{{Name: "nginx"}}, "no samples"},
+		{"p99.5<20ms", sampleRun(), nil, "p99.5 is not in the summary and the run has no histogram to read it from"},
 	} {
 		t.Run(tc.expr+" "+tc.err, func(t *testing.T) {
 			a, _ := Parse(tc.expr)
@@ -139,5 +143,85 @@ func TestResultMessage(t *testing.T) {
 	a, _ = Parse("p99 < 30 ms")
 	if got, want := a.Eval(sampleRun(), nil).Message(), "p99 23.4ms < 30ms"; got != want {
 		t.Errorf("message %q, want %q", got, want)
+	}
+}
+
+// Any percentile, from the run's histogram when the summary lacks it: a
+// run of 1..1000 µs has its p99.5 at 995 µs; a p95 of 0 in a summary that
+// counted requests (a file older than p95, without it) is read there too.
+func TestEvalAnyPercentile(t *testing.T) {
+	h := hist.New()
+	for i := 1; i <= 1000; i++ {
+		h.Record(time.Duration(i) * time.Microsecond)
+	}
+	enc, err := h.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := sampleRun()
+	run.Summary.Latency = results.Reduce(h)
+	run.Histograms.Latency = enc
+	for _, tc := range []struct {
+		expr string
+		want time.Duration
+	}{{"p99.5<1ms", h.Quantile(0.995)}, {"p95<1ms", h.Quantile(0.95)}, {"p75.5<1ms", h.Quantile(0.755)}, {"p1<1ms", h.Quantile(0.01)}} {
+		a, err := Parse(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := a.Eval(run, nil); r.Err != "" || !near(r.Measured, float64(tc.want)/1e6) || !r.Pass {
+			t.Errorf("%s: %+v, want %v", tc.expr, r, tc.want)
+		}
+	}
+	if d := h.Quantile(0.995); d < 990*time.Microsecond || d > 1000*time.Microsecond {
+		t.Errorf("p99.5 of 1..1000us: %v", d)
+	}
+	run.Summary.Latency.P95 = 0 // an older file's
+	a, _ := Parse("p95<940us")
+	if r := a.Eval(run, nil); r.Err != "" || r.Pass {
+		t.Errorf("p95 from the histogram of an older file: %+v", r)
+	}
+	// Live (--abort-on-fail) only what the window's summary holds.
+	for expr, live := range map[string]Live{"p95<1ms": OverWindow, "p99.5<1ms": AtEnd} {
+		if a, _ := Parse(expr); a.Live() != live {
+			t.Errorf("%s: live %v, want %v", expr, a.Live(), live)
+		}
+	}
+}
+
+// A run in which every request failed fails every latency assertion,
+// naming what failed: a target answering 404 fast does not pass p99<10ms,
+// as an unreachable one does not.
+func TestEvalNothingSucceeded(t *testing.T) {
+	notFound := sampleRun()
+	s := &notFound.Summary
+	s.Requests, s.Status = 101284, map[int]int64{404: 101284}
+	s.Errors = results.Errors{Status: 101284}
+	s.Latency = results.Latency{Count: 101284, P50: ms(0.05), P99: ms(0.08), Max: ms(1)}
+	down := sampleRun()
+	down.Summary.Requests, down.Summary.Status = 0, nil
+	down.Summary.Errors = results.Errors{Connect: 12}
+	down.Summary.Latency = results.Latency{}
+	mixed := sampleRun()
+	mixed.Summary.Requests, mixed.Summary.Status = 30, map[int]int64{503: 20, 500: 10, 200: 0}
+	mixed.Summary.Errors = results.Errors{Status: 30, Timeout: 2}
+	for _, tc := range []struct {
+		run  *results.Run
+		expr string
+		err  string
+	}{
+		{notFound, "p99<10ms", "no successful request (404 × 101284)"},
+		{notFound, "p50<=1s", "no successful request (404 × 101284)"},
+		{notFound, "mean<1s", "no successful request (404 × 101284)"},
+		{down, "p99<10ms", "no successful request (connect × 12)"},
+		{mixed, "max<1s", "no successful request (500 × 10, 503 × 20, timeout × 2)"},
+	} {
+		a, _ := Parse(tc.expr)
+		if r := a.Eval(tc.run, nil); r.Pass || r.Err != tc.err || r.Message() != a.Metric+": "+tc.err {
+			t.Errorf("%s: %+v, want the error %q", tc.expr, r, tc.err)
+		}
+	}
+	if v := notFound.Summary.Verdict(); v != "no request succeeded: 101284 of 101284 failed (404 × 101284)" {
+		t.Errorf("verdict %q", v)
 	}
 }

@@ -35,30 +35,31 @@ func number(v float64) string { return sig(v) }
 
 func percent(v float64) string { return sig(v) + "%" }
 
-// duration formats nanoseconds: 850us, 23.4ms, 1.2s.
+// duration formats nanoseconds: 850us, 23.4ms, 1.2s; the unit is chosen
+// after rounding, so 999.9us is 1ms, never 1000us.
 func duration(ns float64) string {
-	switch a := math.Abs(ns); {
-	case a >= 1e9:
-		return sig(ns/1e9) + "s"
-	case a >= 1e6:
-		return sig(ns/1e6) + "ms"
-	case a >= 1e3:
-		return sig(ns/1e3) + "us"
-	}
-	return sig(ns) + "ns"
+	return scaled(ns, []float64{1e9, 1e6, 1e3}, []string{"s", "ms", "us"}, "ns")
 }
 
 // byteSize formats a size in binary units: 512B, 1.5KiB, 200MiB.
 func byteSize(n float64) string {
-	switch a := math.Abs(n); {
-	case a >= 1<<30:
-		return sig(n/(1<<30)) + "GiB"
-	case a >= 1<<20:
-		return sig(n/(1<<20)) + "MiB"
-	case a >= 1<<10:
-		return sig(n/(1<<10)) + "KiB"
+	return scaled(n, []float64{1 << 30, 1 << 20, 1 << 10}, []string{"GiB", "MiB", "KiB"}, "B")
+}
+
+// scaled prints v in the largest of units (scales, largest first) that
+// its value, rounded as sig rounds it, reaches; base below them all.
+func scaled(v float64, scales []float64, names []string, base string) string {
+	for i, s := range scales {
+		if x := sig(v / s); math.Abs(parseFloat(x)) >= 1 {
+			return x + names[i]
+		}
 	}
-	return sig(n) + "B"
+	return sig(v) + base
+}
+
+func parseFloat(s string) float64 {
+	f, _ := strconv.ParseFloat(s, 64)
+	return f
 }
 
 // ParsePercent reads a share such as "10%" or "10" (both ten percent) and

@@ -35,10 +35,15 @@ type Options struct {
 	// it is a regression: more failures are never merely "worse". Zero
 	// means DefaultErrorRise.
 	ErrorRise float64
-	// JudgeContended judges the steps whose figures measure contention
-	// (the machine's CPUs or the generator's saturated on either side)
-	// as the others; without it their rows say Contended and never fail.
+	// JudgeContended judges the figures of steps that measured contention
+	// (the machine's CPUs or the generator's saturated on a side) as the
+	// others, without the margin contention could explain
+	// (contention.go): a change past MaxRegression is a regression.
 	JudgeContended bool
+	// AllowContended lets a check pass whose only doubt is contention:
+	// figures worse than MaxRegression but within what contention can
+	// explain (Contended) give exit status 0 instead of 98.
+	AllowContended bool
 }
 
 func (o Options) errorRise() float64 {
@@ -75,8 +80,9 @@ const (
 	Better Verdict = "better"
 	// Same: a point verdict: B within the noise band of A.
 	Same Verdict = "same"
-	// Contended: the step's figures measure contention for CPU (M or G on
-	// a side), not the path; not judged unless Options.JudgeContended.
+	// Contended: not decidable: worse than MaxRegression, but within what
+	// contention for CPU on B's side (M or G) can explain (contention.go).
+	// A change past that margin is a Regression.
 	Contended Verdict = "contended"
 	// Missing: no figures on one side.
 	Missing Verdict = "missing"
@@ -124,8 +130,12 @@ type Row struct {
 	// Contended says on which side the figures measure contention ("M in
 	// B": the machine's CPUs were saturated; G: the generator's), or "".
 	Contended string
-	Verdict   Verdict
-	Note      string // why a side has no figures: "failed in B: cannot connect"
+	// Margin is what contention on B's side could explain of a change
+	// worse than MaxRegression, when it was asked: "×6.7 + 1ms: 85% of
+	// the machine's CPUs taken by other work beyond A's".
+	Margin  string
+	Verdict Verdict
+	Note    string // why a side has no figures: "failed in B: cannot connect"
 }
 
 // Label is the verdict as printed: "REGRESSION", "same (point)",
@@ -134,6 +144,8 @@ func (r Row) Label() string {
 	switch {
 	case r.Verdict == Contended:
 		return fmt.Sprintf("%s (%s)", r.Verdict, r.Contended)
+	case r.Verdict == Regression && r.Margin != "":
+		return fmt.Sprintf("%s (%s, past contention)", r.Verdict, r.Contended)
 	case r.Point && r.Note == "":
 		return string(r.Verdict) + " (point)"
 	}
@@ -149,8 +161,15 @@ func (r Row) Message() string {
 	if s := r.intervalText(); s != "" {
 		iv = " " + s
 	}
-	return fmt.Sprintf("%s %s: %s → %s (×%s%s, %s)", r.Step, r.Metric,
+	msg := fmt.Sprintf("%s %s: %s → %s (×%s%s, %s)", r.Step, r.Metric,
 		r.format(r.A.Median), r.format(r.B.Median), ratio(r.Ratio), iv, r.Label())
+	switch {
+	case r.Verdict == Contended:
+		msg += "; within what contention on B's side can explain (" + r.Margin + ")"
+	case r.Margin != "":
+		msg += "; past what contention on B's side can explain (" + r.Margin + ")"
+	}
+	return msg
 }
 
 // intervalText is the interval, with its confidence: "[1.21..1.35] 90%",
@@ -301,51 +320,4 @@ func judgeErrors(a, b []*results.Run, opt Options) Row {
 		row.Verdict = Holds
 	}
 	return row
-}
-
-// contention says on which side the runs measured contention for CPU:
-// "M in B", "G in A, GM in B" (G: the generator saturated, M: the
-// machine's CPUs), or "".
-func contention(a, b []*results.Run) string {
-	flags := func(runs []*results.Run) string {
-		g, m := false, false
-		for _, r := range runs {
-			g = g || r.Generator.Saturated
-			m = m || (r.Machine != nil && r.Machine.Saturated)
-		}
-		s := ""
-		if g {
-			s += "G"
-		}
-		if m {
-			s += "M"
-		}
-		return s
-	}
-	var parts []string
-	if f := flags(a); f != "" {
-		parts = append(parts, f+" in A")
-	}
-	if f := flags(b); f != "" {
-		parts = append(parts, f+" in B")
-	}
-	return strings.Join(parts, ", ")
-}
-
-// contend marks the rows of figures of a step that measured contention
-// (why: contention's); unless opt.JudgeContended, their verdict is
-// Contended.
-func contend(rows []Row, why string, opt Options) {
-	if why == "" {
-		return
-	}
-	for i := range rows {
-		if rows[i].Note != "" {
-			continue // no figures: a failure is one, contended or not
-		}
-		rows[i].Contended = why
-		if !opt.JudgeContended {
-			rows[i].Verdict = Contended
-		}
-	}
 }

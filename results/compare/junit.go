@@ -53,15 +53,16 @@ func RunCase(class, failed string) Case {
 }
 
 // RowCase is the test case of one figure compared with a baseline: it
-// fails when the figure regressed, and is skipped when its figures
-// measured contention and were not judged.
+// fails when the figure regressed, and is skipped, saying why, when it
+// is not decidable: worse than the limit within what contention explains.
 func RowCase(r Row) Case {
 	c := Case{Class: r.Step, Name: r.Metric + " vs baseline", Output: r.Message()}
 	switch r.Verdict {
 	case Regression:
 		c.Failure = r.Message()
 	case Contended:
-		c.Skipped = "not judged: contended (" + r.Contended + "): the figures measure contention for CPU; --judge-contended judges them"
+		c.Skipped = "not decidable: worse than the regression limit, but within what contention for CPU (" + r.Contended +
+			") can explain: " + r.Margin + "; exit status 98 unless --allow-contended"
 	}
 	return c
 }

@@ -57,16 +57,28 @@ func WriteText(w io.Writer, c Comparison) error {
 	} else {
 		fmt.Fprintf(ew, "no regression beyond %s (%s)\n", limit, tally)
 	}
+	if und := c.Undecided(); len(und) > 0 {
+		after := "exit status 98"
+		if c.Options.AllowContended {
+			after = "--allow-contended: they do not fail the check"
+		}
+		fmt.Fprintf(ew, "%d %s not decidable: worse than %s, but within what contention for CPU on B's side can explain (%s):\n",
+			len(und), plural(len(und), "figure"), limit, after)
+		for _, r := range und {
+			fmt.Fprintf(ew, "  %s\n", r.Message())
+		}
+	}
 	if points > 0 {
 		fmt.Fprintf(ew, "note: %s\n", c.pointNote(points))
 	}
-	if contended > 0 {
-		fmt.Fprintf(ew, "note: %d %s not judged: contended, the machine's CPUs (M) or the generator's (G) were saturated on a side, so the figures measure contention for CPU, not the path; --judge-contended judges them\n",
-			contended, plural(contended, "figure"))
-	}
-	if judgedContended > 0 {
-		fmt.Fprintf(ew, "note: %d %s judged though contended (--judge-contended): the machine's CPUs (M) or the generator's (G) were saturated on a side\n",
+	switch {
+	case judgedContended > 0 && c.Options.JudgeContended:
+		fmt.Fprintf(ew, "note: %d %s judged though contended (--judge-contended), without the margin contention could explain: the machine's CPUs (M) or the generator's (G) were saturated on a side\n",
 			judgedContended, plural(judgedContended, "figure"))
+	case contended > 0 || judgedContended > 0:
+		fmt.Fprintf(ew, "note: where the machine's CPUs (M) or the generator's (G) were saturated on B's side, a change is judged against what that contention can explain "+
+			"(requests/s down to A's / F, latency up to F × A + the send lag; F from the CPU B lost to other work and its generator's CPU per request): "+
+			"past it, a regression; short of it but past %s, not decidable: exit status 98 unless --allow-contended, and a quieter machine decides\n", limit)
 	}
 	for _, n := range c.Notes {
 		fmt.Fprintf(ew, "note: %s\n", n)
@@ -75,8 +87,8 @@ func WriteText(w io.Writer, c Comparison) error {
 }
 
 // kinds are the confidences of the rows' intervals ("90%"), and how many
-// rows were judged on a point, how many contended rows were left unjudged
-// and how many were judged.
+// rows were judged on a point, how many were left undecided by
+// contention and how many measured contention and were judged.
 func (c Comparison) kinds() (levels []string, points, contended, judgedContended int) {
 	for _, r := range c.Rows {
 		switch {
@@ -123,7 +135,7 @@ func (c Comparison) tally() string {
 		case r.Verdict == Regression:
 			continue
 		case r.Verdict == Contended:
-			k = "contended (not judged)"
+			k = "contended (not decidable)"
 		case r.Point && r.Note == "":
 			k += " (point)"
 		case r.Verdict == Worse:
@@ -133,7 +145,7 @@ func (c Comparison) tally() string {
 	}
 	var parts []string
 	for _, k := range []string{string(WithinNoise), string(Holds), "worse within " + formatPercent(c.Options.MaxRegression), string(Better),
-		"same (point)", "worse (point)", "better (point)", "contended (not judged)", string(Missing)} {
+		"same (point)", "worse (point)", "better (point)", "contended (not decidable)", string(Missing)} {
 		if counts[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 		}

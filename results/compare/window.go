@@ -30,7 +30,14 @@ const (
 // Live tells how the assertion is judged while its run goes on.
 func (a Assertion) Live() Live {
 	switch a.kind() {
-	case kindRate, kindLatency:
+	case kindLatency:
+		if p, ok := percentOf(a.Metric); ok {
+			if _, held := (results.Latency{}).At(p); !held {
+				return AtEnd // from the run's histogram, which the window has not
+			}
+		}
+		return OverWindow
+	case kindRate:
 		return OverWindow
 	case kindCount:
 		if a.Unit == "%" {

@@ -132,8 +132,8 @@ func blockCharts(id string, s *Sweep, b *Block, stats map[*Cell]CellStats, color
 			errs.Series = append(errs.Series, se)
 		}
 	}
-	if noErrors(b, stats) {
-		errs.Note = "no failed requests and no timeouts at any step"
+	if n := errorsNote(b, stats); n != "" {
+		errs.Note = n
 	}
 	leg := pathLegend(errs)
 	leg = append(leg, legendItem{Name: "errors", Color: "#6b7280", Gap: true}, legendItem{Name: "timeouts", Color: "#6b7280", Dash: "7 4"})
@@ -173,13 +173,38 @@ func blockCharts(id string, s *Sweep, b *Block, stats map[*Cell]CellStats, color
 	return out
 }
 
-func noErrors(b *Block, stats map[*Cell]CellStats) bool {
+// errorsNote is the errors chart's caption when its lines do not tell all:
+// the steps that failed whole (no run, or no request of it succeeded),
+// which have no point, and their failed requests; or, when no step has an
+// error, that there are none. "" otherwise.
+func errorsNote(b *Block, stats map[*Cell]CellStats) string {
+	var failed []string
+	var lost int64
+	none := true
 	for _, c := range b.Cells {
-		if st := stats[c]; st.OK && (st.Errors > 0 || st.Timeouts > 0) {
-			return false
+		st := stats[c]
+		if st.OK {
+			none = none && st.Errors == 0 && st.Timeouts == 0
+			continue
+		}
+		failed = append(failed, c.Path+" "+c.Rung)
+		for _, s := range c.Steps {
+			if s.Run != nil {
+				lost += s.Run.Summary.Errors.Total()
+			}
 		}
 	}
-	return true
+	switch {
+	case len(failed) > 0:
+		n := "not plotted, failed whole: " + strings.Join(failed, ", ")
+		if lost > 0 {
+			n += fmt.Sprintf(" (%s failed requests)", thousands(float64(lost)))
+		}
+		return n + "; failed requests of any class (solid), of which timeouts (dashed)"
+	case none:
+		return "no failed requests and no timeouts at any step"
+	}
+	return ""
 }
 
 func compactInt(v float64) string {
@@ -196,14 +221,20 @@ func buildRun(id string, s *Sweep, colors map[string]string) *runView {
 	l := sum.Latency
 	c := run.Config
 	rv := &runView{}
+	if why := st.Failure(); why != "" && run.Aborted == "" {
+		rv.Failed = "The run failed: " + why + "."
+	}
+	for _, f := range (&Cell{Steps: s.Steps}).Flags() {
+		rv.Flags = append(rv.Flags, flagView{string(f), FlagMeaning(string(f))})
+	}
 	if c.OpenLoop() {
 		rv.Facts = append(rv.Facts, fact{"Rate", thousands(c.Rate) + " req/s asked (open loop, latency corrected for coordinated omission)", ""})
 	} else {
 		rv.Facts = append(rv.Facts, fact{"Rate", "closed loop", ""})
 	}
 	rv.Facts = append(rv.Facts, fact{"Measured", sum.Duration.D().Round(time.Millisecond).String() + " from " + run.Start.UTC().Format("2006-01-02 15:04:05 UTC"), ""})
-	rv.Cols = []string{"requests", "req/s", "p50", "p90", "p99", "p99.9", "p99.99", "max", "errors", "timeouts", "gen cpu"}
-	rv.Values = []string{thousands(float64(sum.Requests)), thousands(sum.RPS), Latency(l.P50), Latency(l.P90), Latency(l.P99), Latency(l.P999),
+	rv.Cols = []string{"requests", "req/s", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "max", "errors", "timeouts", "gen cpu"}
+	rv.Values = []string{thousands(float64(sum.Requests)), thousands(sum.RPS), Latency(l.P50), Latency(l.P90), Latency(l.P95), Latency(l.P99), Latency(l.P999),
 		Latency(l.P9999), Latency(l.Max), fmt.Sprint(sum.Errors.Total()), fmt.Sprint(sum.Errors.Timeout), fmt.Sprintf("%.2f cores", GeneratorCores(run))}
 	for k := range rv.Values {
 		rv.Values[k] = micro(rv.Values[k])
@@ -270,6 +301,9 @@ func buildRun(id string, s *Sweep, colors map[string]string) *runView {
 		rv.Notes = append(rv.Notes, "Interrupted: the run was stopped early.")
 	}
 	rv.Notes = append(rv.Notes, run.Notes...)
+	if MachineSaturated(run) {
+		rv.Notes = append(rv.Notes, upperFirst(machineSaturated(run.Machine))+".")
+	}
 	rv.ByName = htmlByName(run)
 	return rv
 }

@@ -41,7 +41,7 @@ type column struct {
 
 // columnPriority is the order in which the other columns join the first
 // ones while the table still fits the width.
-var columnPriority = []string{"+cpu", "p90", "p99.9", "proxy cpu", "timeouts", "+MiB", "proxy MiB", "+p50", "target cpu", "gen cpu", "+p90", "+p99.9"}
+var columnPriority = []string{"+cpu", "p90", "p99.9", "proxy cpu", "timeouts", "+MiB", "proxy MiB", "+p50", "target cpu", "gen cpu", "+p90", "+p99.9", "p95"}
 
 // sweepColumns are every column of a sweep table in the protocol's units,
 // in the order they print. Step, path and flags are filled by the table.
@@ -69,9 +69,9 @@ func sweepColumns(u unit) []column {
 			case !s.HasAdded:
 				return ""
 			case u.micros:
-				return withInterval(f(s)/1e3, scaled(ci(s), 1e-3), func(v float64) string { return fmt.Sprintf("%+.1f", v) })
+				return belowZero(withInterval(f(s)/1e3, scaled(ci(s), 1e-3), func(v float64) string { return fmt.Sprintf("%+.1f", v) }), f(s), ci(s), s)
 			}
-			return withInterval(f(s), ci(s), delta)
+			return belowZero(withInterval(f(s), ci(s), delta), f(s), ci(s), s)
 		}}
 	}
 	cost := func(key, head, group, format string, has func(CellStats) bool, f func(CellStats) float64) column {
@@ -98,6 +98,7 @@ func sweepColumns(u unit) []column {
 		cols = append(cols, column{key: "rate", head: u.rate, first: true, get: func(s CellStats) string { return fmt.Sprintf("%.0f", s.RPS) }},
 			lat("p50", true, func(s CellStats) float64 { return s.P50 }),
 			lat("p90", false, func(s CellStats) float64 { return s.P90 }),
+			lat("p95", false, func(s CellStats) float64 { return s.P95 }),
 			lat("p99", true, func(s CellStats) float64 { return s.P99 }),
 			lat("p99.9", false, func(s CellStats) float64 { return s.P999 }))
 	}
@@ -127,6 +128,23 @@ func sweepColumns(u unit) []column {
 		cost("target cpu", "target cpu", "", "%.2f", func(s CellStats) bool { return s.HasTarget }, func(s CellStats) float64 { return s.TargetCPU }),
 		column{key: "gen cpu", head: "gen cpu", get: func(s CellStats) string { return fmt.Sprintf("%.2f", s.GenCPU) }},
 		column{key: "flags", head: "flags", first: true, left: true})
+}
+
+// belowZero marks an added latency below zero — a path through more than
+// the baseline's, faster — with what it is: "contended" when the cell or
+// its baseline was saturated (G, M), "within noise" when its interval
+// spans 0 or there are too few repeats for one; bare only when its whole
+// interval lies below 0, a real decrease.
+func belowZero(text string, v float64, ci compare.Interval, s CellStats) string {
+	switch {
+	case v >= 0:
+		return text
+	case s.AddContended:
+		return text + " contended"
+	case ci.OK() && ci.Hi < 0:
+		return text
+	}
+	return text + " within noise"
 }
 
 // withInterval is an added figure, and with repeats enough for one its
@@ -200,7 +218,7 @@ func legend(u unit, baseline string, shown []string, levels []string) string {
 	case u.stream && has("+p99"):
 		parts = append(parts, "+Gbit/s: throughput over "+b+" at the same step")
 	case has("+p99") || has("+p50"):
-		parts = append(parts, "+pNN: latency added over "+b+" at the same step")
+		parts = append(parts, "+pNN: latency added over "+b+" at the same step (one below 0 is within noise, or contended where G or M)")
 	}
 	if len(levels) > 0 && (has("+p50") || has("+p90") || has("+p99") || has("+p99.9") || has("+cpu") || has("+MiB")) {
 		parts = append(parts, fmt.Sprintf("[lo..hi]: the added figure's %s interval over the repeats of the path and of %s (pairwise differences, distribution-free); one that spans 0 is within noise",

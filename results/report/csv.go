@@ -14,7 +14,7 @@ import (
 var csvFixed = []string{
 	"sweep", "step", "path", "rung", "connections", "threads", "payload", "protocol", "repeat",
 	"rate_asked", "rate_achieved", "requests", "rps",
-	"p50_us", "p75_us", "p90_us", "p99_us", "p99_9_us", "p99_99_us", "max_us",
+	"p50_us", "p75_us", "p90_us", "p95_us", "p99_us", "p99_9_us", "p99_99_us", "max_us",
 	"errors_connect", "errors_read", "errors_write", "errors_timeout", "errors_status", "errors_protocol",
 }
 
@@ -75,7 +75,7 @@ func csvRow(s *Sweep, st *results.Step, names []string) []string {
 	l := sum.Latency
 	e := sum.Errors
 	row = append(row, achieved, strconv.FormatInt(sum.Requests, 10), fnum(sum.RPS),
-		micros(l.P50), micros(l.P75), micros(l.P90), micros(l.P99), micros(l.P999), micros(l.P9999), micros(l.Max),
+		micros(l.P50), micros(l.P75), micros(l.P90), micros(l.P95), micros(l.P99), micros(l.P999), micros(l.P9999), micros(l.Max),
 		i64(e.Connect), i64(e.Read), i64(e.Write), i64(e.Timeout), i64(e.Status), i64(e.Protocol))
 	for _, n := range names {
 		var p *results.ProcessCost

@@ -146,6 +146,10 @@ type tableRow struct {
 type flagView struct{ Letter, Title string }
 
 type runView struct {
+	// Failed says the run failed and why (Step.Failure), first thing.
+	Failed string
+	// Flags are the run's marks (F, I, G, M), as the tables' flags column.
+	Flags  []flagView
 	Facts  []fact
 	Cols   []string
 	Values []string
@@ -297,24 +301,15 @@ func colorsFor(sweeps []*Sweep) map[string]string {
 
 func pageFacts(sweeps []*Sweep) []fact {
 	var started time.Time
-	steps, done, failed := 0, 0, 0
+	var n stepCounts
+	single := true
 	var hosts []string
 	for _, s := range sweeps {
 		if t := s.Started(); !t.IsZero() && (started.IsZero() || t.Before(started)) {
 			started = t
 		}
-		if s.Manifest != nil {
-			steps += len(s.Manifest.Steps)
-		} else {
-			steps += len(s.Steps)
-		}
-		for _, st := range s.Steps {
-			if st.Run != nil {
-				done++
-			} else {
-				failed++
-			}
-		}
+		n.add(s)
+		single = single && s.Single()
 		if h := hostnames(s.Env().Hostname); h != "" && !contains(hosts, h) {
 			hosts = append(hosts, h)
 		}
@@ -323,11 +318,11 @@ func pageFacts(sweeps []*Sweep) []fact {
 	if !started.IsZero() {
 		f = append(f, fact{"Started", started.UTC().Format("2006-01-02 15:04 UTC"), ""})
 	}
-	st := fmt.Sprintf("%d of %d complete", done, steps)
-	if failed > 0 {
-		st += fmt.Sprintf(", %d failed", failed)
+	if single && len(sweeps) == 1 {
+		f = append(f, fact{"Run", n.runText(), ""})
+	} else {
+		f = append(f, fact{"Steps", n.text(), ""})
 	}
-	f = append(f, fact{"Steps", st, ""})
 	if len(sweeps) > 0 {
 		e := sweeps[0].Env()
 		m := strings.Join(hosts, ", ")
@@ -342,6 +337,60 @@ func pageFacts(sweeps []*Sweep) []fact {
 		}
 	}
 	return f
+}
+
+// stepCounts count a report's steps by how they ended, as the sweep that
+// ran them did: ok, failed (no run, or no request of it succeeded: Step.
+// Failure), aborted (--abort-on-fail), interrupted (Ctrl-C), and those of
+// the plan that never ran.
+type stepCounts struct{ planned, ok, failed, aborted, interrupted int }
+
+func (n *stepCounts) add(s *Sweep) {
+	planned := len(s.Steps)
+	if s.Manifest != nil {
+		planned = max(planned, len(s.Manifest.Steps))
+	}
+	n.planned += planned
+	for _, st := range s.Steps {
+		switch {
+		case st.Run != nil && st.Run.Aborted != "":
+			n.aborted++
+		case st.Run == nil && st.Interrupted, st.Run != nil && st.Run.Interrupted:
+			n.interrupted++
+		case st.Failure() != "":
+			n.failed++
+		default:
+			n.ok++
+		}
+	}
+}
+
+// text is "1 of 3 ok, 1 aborted, 1 not run".
+func (n stepCounts) text() string {
+	s := fmt.Sprintf("%d of %d ok", n.ok, n.planned)
+	for _, c := range []struct {
+		k    int
+		what string
+	}{{n.failed, "failed"}, {n.aborted, "aborted"}, {n.interrupted, "interrupted"}, {n.planned - n.ok - n.failed - n.aborted - n.interrupted, "not run"}} {
+		if c.k > 0 {
+			s += fmt.Sprintf(", %d %s", c.k, c.what)
+		}
+	}
+	return s
+}
+
+// runText is how a single run ended: "ok", "failed", "aborted",
+// "interrupted".
+func (n stepCounts) runText() string {
+	switch {
+	case n.failed > 0:
+		return "failed"
+	case n.aborted > 0:
+		return "aborted"
+	case n.interrupted > 0:
+		return "interrupted"
+	}
+	return "ok"
 }
 
 func buildSection(i int, s *Sweep, colors map[string]string) *section {

@@ -67,3 +67,31 @@ func TestSweepTableIntervals(t *testing.T) {
 		t.Errorf("intervals without repeats:\n%s", out)
 	}
 }
+
+// An added latency below 0 says what it is: within noise (its interval
+// spans 0, or one repeat gives none), contended (G or M on either side),
+// or, its whole interval below 0, nothing: a real decrease.
+func TestSweepTableNegativeAdded(t *testing.T) {
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	one := fixtureSweep(t)[0]
+	if out := norm(sweepTable(t, one, TableOptions{Wide: true})); !strings.Contains(out, "+427us -618us within noise +0.033") {
+		t.Errorf("one repeat:\n%s", out)
+	}
+	s := repeated(one, map[string][3]float64{"baseline": {1, 1.02, 0.98}, "nginx": {1, 1.05, 0.97}})
+	if out := norm(sweepTable(t, s, TableOptions{Wide: true})); !strings.Contains(out, "-90.1us [-577us..+591us] within noise") {
+		t.Errorf("an interval spanning 0:\n%s", out)
+	}
+	// nginx at c16t16 100 B a third faster at p99.9 in every repeat: real.
+	fast := repeated(one, map[string][3]float64{"baseline": {1, 1.01, 0.99}, "nginx": {0.5, 0.51, 0.49}})
+	if out := norm(sweepTable(t, fast, TableOptions{Wide: true})); strings.Contains(out, "] within noise") || !strings.Contains(out, "-3.04ms [-3.15ms..-2.94ms] +0.010") {
+		t.Errorf("whole intervals below 0 marked:\n%s", out)
+	}
+	for _, st := range one.Steps {
+		if st.Path == "baseline" && st.Run != nil && st.Rung == "c16t16" {
+			st.Run.Generator.Saturated = true
+		}
+	}
+	if out := norm(sweepTable(t, one, TableOptions{Wide: true})); !strings.Contains(out, "-618us contended") {
+		t.Errorf("baseline saturated:\n%s", out)
+	}
+}

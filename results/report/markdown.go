@@ -112,10 +112,10 @@ func markdownRun(p *printer, s *Sweep) {
 	}
 	sum := run.Summary
 	l := sum.Latency
-	mdRow(p, "requests", "req/s", "p50", "p90", "p99", "p99.9", "p99.99", "max", "errors", "timeouts", "gen cpu", "flags")
-	p.f("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+	mdRow(p, "requests", "req/s", "p50", "p90", "p95", "p99", "p99.9", "p99.99", "max", "errors", "timeouts", "gen cpu", "flags")
+	p.f("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
 	cell := &Cell{Steps: s.Steps}
-	mdRow(p, fmt.Sprint(sum.Requests), fmt.Sprintf("%.0f", sum.RPS), Latency(l.P50), Latency(l.P90), Latency(l.P99), Latency(l.P999),
+	mdRow(p, fmt.Sprint(sum.Requests), fmt.Sprintf("%.0f", sum.RPS), Latency(l.P50), Latency(l.P90), Latency(l.P95), Latency(l.P99), Latency(l.P999),
 		Latency(l.P9999), Latency(l.Max), fmt.Sprint(sum.Errors.Total()), fmt.Sprint(sum.Errors.Timeout),
 		fmt.Sprintf("%.2f", GeneratorCores(run)), cell.Flags())
 	if u := sum.Uncorrected; u != nil {

@@ -200,11 +200,16 @@ type SizingRow struct {
 
 // Sizing builds the ingress sizing table from the steps whose path names a
 // proxy worker count (a sweep path's workers:, which `loadgen size` sets),
-// a row per count in ascending order. It is empty when no path does.
+// a row per count in ascending order. It is empty when no path does, and
+// leaves out sweeps that are not sizings (Sweep.sizing: sidecars have
+// worker counts of their own).
 func Sizing(sweeps []*Sweep) []SizingRow {
 	byWorkers := map[int]*SizingRow{}
 	var rows []*SizingRow
 	for _, s := range sweeps {
+		if !s.sizing() {
+			continue
+		}
 		for _, c := range Cells(s.Steps) {
 			var first *results.Step
 			for _, st := range c.Steps {

@@ -22,6 +22,7 @@ type overTime struct {
 	Wide      bool
 	Color     string // requests/s: the path's colour
 	Intervals []results.Interval
+	Outages   [][2]time.Duration // results.RunOutages: shaded red
 }
 
 // The over-time chart's colours and dashes.
@@ -43,9 +44,9 @@ func overTimeView(id, title string, run *results.Run, color string, wide bool) c
 	if color == "" {
 		color = baselineColor
 	}
-	o := &overTime{ID: id, Title: title, Wide: wide, Color: color, Intervals: run.Timeline}
+	o := &overTime{ID: id, Title: title, Wide: wide, Color: color, Intervals: run.Timeline, Outages: results.RunOutages(run)}
 	note := "per " + intervalName(run.Timeline) + " interval; the warm-up shaded grey"
-	if len(results.Outages(run.Timeline)) > 0 {
+	if len(o.Outages) > 0 {
 		note += ", outages (nothing answered, requests failing) red"
 	}
 	legend := []legendItem{{Name: "requests/s", Color: color},
@@ -157,11 +158,13 @@ func (o *overTime) SVG() string {
 			x0, marginT, x1-x0, bottom-marginT, otWarmup, html.EscapeString(fmtSeconds(-first.Start.D().Seconds())))
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="%g" fill="#6b7280">warm-up</text>`, x0+5, marginT+12, tickFont-1)
 	}
-	for _, out := range results.Outages(ivs) {
+	for _, out := range o.Outages {
 		x0, x1 := xp(out[0].Seconds()), xp(out[1].Seconds())
 		var failed int64
 		for _, iv := range ivs {
-			if !iv.Warmup && iv.Start.D() >= out[0] && iv.End().D() <= out[1] {
+			// The intervals that overlap it: an outage may begin part-way
+			// through one (its failures are counted whole).
+			if !iv.Warmup && iv.End().D() > out[0] && iv.Start.D() < out[1] {
 				failed += iv.Errors
 			}
 		}

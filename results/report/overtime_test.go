@@ -76,13 +76,13 @@ func TestOverTimeGolden(t *testing.T) {
 func TestOverTimeDrawsTheTimeline(t *testing.T) {
 	run := fixtureTimelineRun(t)[0].Steps[0].Run
 	tl := run.Timeline
-	o := &overTime{ID: "t", Title: "Over time", Wide: true, Color: "#2563eb", Intervals: tl}
+	o := &overTime{ID: "t", Title: "Over time", Wide: true, Color: "#2563eb", Intervals: tl, Outages: results.RunOutages(run)}
 	svg := o.SVG()
 	if err := wellFormed(svg); err != nil {
 		t.Fatalf("not well-formed: %v", err)
 	}
 	count := func(re string) int { return len(regexp.MustCompile(re).FindAllString(svg, -1)) }
-	outs := results.Outages(tl)
+	outs := results.RunOutages(run)
 	if len(outs) != 1 {
 		t.Fatalf("the fixture has %d outages, want 1", len(outs))
 	}

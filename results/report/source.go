@@ -127,7 +127,9 @@ type specInfo struct {
 		URL      string          `json:"url"`
 		Baseline bool            `json:"baseline"`
 		Watch    json.RawMessage `json:"watch"`
+		Sidecar  json.RawMessage `json:"sidecar"`
 	} `json:"paths"`
+	Builtin  string          `json:"builtin"` // demo, size
 	Target   json.RawMessage `json:"target"`
 	Ladder   []string        `json:"ladder"`
 	Payloads []int           `json:"payloads"`
@@ -138,6 +140,23 @@ type specInfo struct {
 	Timeout  string          `json:"timeout"`
 	Repeats  int             `json:"repeats"`
 	Rates    []float64       `json:"rate"`
+}
+
+// sizing tells whether s is an ingress sizing (loadgen size): its paths'
+// worker counts are the proxy's worker_processes, one per CPU. A sweep
+// whose paths run sidecars has worker counts too, per proxy, and is not
+// one.
+func (s *Sweep) sizing() bool {
+	sp := s.spec()
+	if sp.Builtin != "" {
+		return sp.Builtin == "size"
+	}
+	for _, p := range sp.Paths {
+		if len(p.Sidecar) > 0 && string(p.Sidecar) != "null" {
+			return false
+		}
+	}
+	return true // a sweep file's paths with workers:, or an older sizing
 }
 
 func (s *Sweep) spec() specInfo {

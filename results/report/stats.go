@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"loadgen/results"
 	"loadgen/results/compare"
@@ -22,12 +23,15 @@ type CellStats struct {
 	Answered bool
 	Stream   bool // tcp-stream: Gbps is the throughput, latencies are a write's
 
-	RPS                 float64
-	Gbps                float64 // bytes written, in Gbit/s
-	P50, P90, P99, P999 float64 // over the runs that had a response
-	Errors, Timeouts    float64
+	RPS                      float64
+	Gbps                     float64 // bytes written, in Gbit/s
+	P50, P90, P95, P99, P999 float64 // over the runs that had a response
+	Errors, Timeouts         float64
 
-	HasAdded                        bool // the cell has a baseline to compare with
+	HasAdded bool // the cell has a baseline to compare with
+	// AddContended: the cell or its baseline measured contention for CPU
+	// (G or M): what it adds may be contention's.
+	AddContended                    bool
 	AddP50, AddP90, AddP99, AddP999 float64
 	AddGbps                         float64 // tcp-stream: throughput over the baseline's
 	// The added figures' intervals over the repeats of the cell and of
@@ -94,6 +98,7 @@ func (c *Cell) Stats(base *Cell) CellStats {
 	answered := func(st *results.Step) bool { return st.Run.Summary.Requests > 0 }
 	s.P50, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P50 }))
 	s.P90, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P90 }))
+	s.P95, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P95 }))
 	s.P99, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P99 }))
 	s.P999, _ = c.medianWhere(answered, latency(func(l results.Latency) results.Duration { return l.P999 }))
 	s.Errors, _ = c.Median(func(st *results.Step) float64 { return float64(st.Run.Summary.Errors.Total()) })
@@ -108,6 +113,7 @@ func (c *Cell) Stats(base *Cell) CellStats {
 		}
 		if b := base.Stats(nil); b.OK && b.Answered == s.Answered {
 			s.HasAdded = true
+			s.AddContended = strings.ContainsAny(s.Flags+b.Flags, "GM")
 			s.AddP50, s.AddP90, s.AddP99, s.AddP999 = s.P50-b.P50, s.P90-b.P90, s.P99-b.P99, s.P999-b.P999
 			s.AddGbps = s.Gbps - b.Gbps
 			s.AddP50CI = added(answered, latency(func(l results.Latency) results.Duration { return l.P50 }))

@@ -240,10 +240,25 @@ func newTable(baseline string, steps []*results.Step) *table {
 			}
 		}
 	}
+	if paths := cellPaths(cells); baseline == "" && len(paths) > 1 {
+		t.notes = append(t.notes, fmt.Sprintf("no latency or cost added over a baseline (+pNN, +cpu): no path is the baseline; "+
+			"name the direct one baseline (--path baseline=URL, or baseline: true in the sweep file), e.g. %s, and the others are compared with it", paths[0]))
+	}
 	for _, k := range order {
 		t.notes = append(t.notes, fmt.Sprintf("%s at %s: %s", k.path, strings.Join(where[k], ", "), k.reason))
 	}
 	return t
+}
+
+// cellPaths are the paths of cells, in order.
+func cellPaths(cells []*Cell) []string {
+	var out []string
+	for _, c := range cells {
+		if !contains(out, c.Path) {
+			out = append(out, c.Path)
+		}
+	}
+	return out
 }
 
 // choose picks the columns to show: never one that is empty in every row;

@@ -170,3 +170,17 @@ func TestHTMLOpensWithCNIMatrix(t *testing.T) {
 		t.Errorf("matrix at %d, cards at %d, %d cards: want the matrix first and the HTTP sweep's two cards", cni, cards, strings.Count(mixed, `class="card"`))
 	}
 }
+
+// A sweep with no baseline path has no added columns, and says why and
+// what to name, under the table (text, Markdown and HTML share its notes).
+func TestSweepTableNoBaseline(t *testing.T) {
+	s := fixtureSweep(t)[0]
+	out := string(render(t, func(b *bytes.Buffer) error { return SweepTable(b, "", s.Steps, TableOptions{Wide: true}) }))
+	want := "no latency or cost added over a baseline (+pNN, +cpu): no path is the baseline; name the direct one baseline"
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), want) || strings.Contains(out, "+p99") {
+		t.Errorf("text:\n%s", out)
+	}
+	if with := sweepTable(t, s, TableOptions{Wide: true}); strings.Contains(with, "no path is the baseline") {
+		t.Errorf("a sweep with its baseline warned:\n%s", with)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -19,6 +20,9 @@ import (
 // WrkOptions select the optional parts of the wrk-style summary.
 type WrkOptions struct {
 	Latency bool // print the Latency Distribution (wrk --latency)
+	// Percentiles are the percentiles of loadgen's own latency lines, in
+	// percent (--percentiles); nil: results.DefaultPercentiles.
+	Percentiles []float64
 }
 
 // Wrk writes run in wrk's summary layout, line for line, so scripts written
@@ -75,7 +79,7 @@ func WrkBody(w io.Writer, run *results.Run, opt WrkOptions) error {
 		transfer = s.WritePerSec
 	}
 	p.f("Transfer/sec: %10sB\n", fmtBinary(transfer))
-	extras(p, run)
+	extras(p, run, opt)
 	return p.err
 }
 
@@ -97,7 +101,7 @@ const TextWidth = 100
 // extras is what wrk does not print: tail percentiles, corrected vs
 // uncorrected latency, the schedule, connections, errors beyond wrk's
 // classes, and the generator's own cost.
-func extras(p *printer, run *results.Run) {
+func extras(p *printer, run *results.Run, opt WrkOptions) {
 	s := run.Summary
 	p.f("--- loadgen ---\n")
 	l := s.Latency
@@ -105,9 +109,13 @@ func extras(p *printer, run *results.Run) {
 	if s.Uncorrected != nil {
 		label = "Latency (corrected)"
 	}
-	spectrum(p, label+":", l)
+	ps := opt.Percentiles
+	if ps == nil {
+		ps = results.DefaultPercentiles
+	}
+	spectrum(p, label+":", l, run.Histograms.Latency, ps)
 	if u := s.Uncorrected; u != nil {
-		spectrum(p, "Latency (uncorrected):", *u)
+		spectrum(p, "Latency (uncorrected):", *u, run.Histograms.Uncorrected, ps)
 	}
 	if f := s.Failed; f != nil && f.Count > 0 {
 		p.f("  Latency counts %d requests: %d answered, %d failed (%s), each when it failed (a timeout at its timeout)\n",
@@ -183,9 +191,7 @@ func extras(p *printer, run *results.Run) {
 	if s.InFlight > 0 {
 		p.f("  In flight when stopped (not counted): %d\n", s.InFlight)
 	}
-	g := run.Generator
-	p.f("  Generator: %.2f CPU-s (user %.2f, sys %.2f), %.0f%% of %.0f CPU(s), peak RSS %s\n",
-		g.CPUSeconds, g.UserSeconds, g.SysSeconds, 100*g.Utilization, g.CPUs, fmtMiB(g.PeakRSS))
+	p.f("  %s", Wrap("Generator: "+generatorLine(run), TextWidth-2, "    "))
 	if run.Aborted != "" {
 		p.f("  %s; figures cover %s.\n", upperFirst(run.Aborted), Latency(s.Duration))
 	} else if run.Interrupted {
@@ -199,15 +205,64 @@ func extras(p *printer, run *results.Run) {
 	}
 }
 
-// spectrum prints a latency's percentiles on one line, or says there is
-// nothing to show: "—", never 0.00us for no request.
-func spectrum(p *printer, label string, l results.Latency) {
+// generatorLine is what the generator spent: its CPU time, with as many
+// digits as a short run needs ("0.0041 CPU-s", never 0.00 beside a share
+// that is not 0), its share of the CPUs it was allowed — the same CPU
+// time over the window, or, over a window shorter than
+// results.MinShareWindow, that it is too short to measure — and its peak
+// RSS.
+func generatorLine(run *results.Run) string {
+	g := run.Generator
+	share := fmt.Sprintf("%.0f%% of %.0f CPU(s)", 100*g.Utilization, g.CPUs)
+	if w := run.Summary.Duration.D(); w < results.MinShareWindow {
+		share = fmt.Sprintf("a %s window: too short to measure its share of %.0f CPU(s)", Latency(run.Summary.Duration), g.CPUs)
+	}
+	return fmt.Sprintf("%s CPU-s (user %s, sys %s), %s, peak RSS %s",
+		cpuSeconds(g.CPUSeconds), cpuSeconds(g.UserSeconds), cpuSeconds(g.SysSeconds), share, fmtMiB(g.PeakRSS))
+}
+
+// cpuSeconds prints CPU time: two decimals, or two significant digits
+// under 0.1 s (0.0041), so that a short run's time is not 0.00.
+func cpuSeconds(s float64) string {
+	if s == 0 || s >= 0.1 {
+		return fmt.Sprintf("%.2f", s)
+	}
+	return strconv.FormatFloat(roundSig(s, 2), 'f', -1, 64)
+}
+
+// spectrum prints a latency's percentiles ps (in percent) and its max on
+// one line, each from the summary or, when it lacks one, from the
+// histogram enc ("?" when neither has it); or says there is nothing to
+// show: "—", never 0.00us for no request.
+func spectrum(p *printer, label string, l results.Latency, enc string, ps []float64) {
 	if l.Count == 0 {
 		p.f("  %-22s — (no request completed)\n", label)
 		return
 	}
-	p.f("  %-22s p50 %s  p90 %s  p99 %s  p99.9 %s  p99.99 %s  max %s\n", label,
-		Latency(l.P50), Latency(l.P90), Latency(l.P99), Latency(l.P999), Latency(l.P9999), Latency(l.Max))
+	parts := make([]string, 0, len(ps)+1)
+	for _, q := range ps {
+		v := "?"
+		if d, err := results.Percentile(l, enc, q); err == nil {
+			v = Latency(d)
+		}
+		parts = append(parts, results.PercentileName(q)+" "+v)
+	}
+	parts = append(parts, "max "+Latency(l.Max))
+	// One line, or, past loadgen's text width, several, each continued
+	// under the first figure.
+	line := fmt.Sprintf("  %-22s", label)
+	for i, part := range parts {
+		if i > 0 && utf8.RuneCountInString(line)+2+len(part) > TextWidth {
+			p.f("%s\n", line)
+			line = strings.Repeat(" ", 24) + " " + part
+			continue
+		}
+		if i > 0 {
+			line += " "
+		}
+		line += " " + part
+	}
+	p.f("%s\n", line)
 }
 
 // unanswered keeps the classes of requests that got no answer.
@@ -298,9 +353,10 @@ func fmtMetric(n float64) string { return metric.format(n, 2) }
 
 func us(d results.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-// Latency prints a latency with three significant digits and a unit.
+// Latency prints a latency with three significant digits and a unit,
+// rounded before the unit is chosen: 999.9us is 1.00ms, never 1000us.
 func Latency(d results.Duration) string {
-	v := float64(d)
+	v := roundSig(float64(d), 3)
 	switch {
 	case v >= float64(time.Second):
 		return trim(v/1e9) + "s"
@@ -311,11 +367,23 @@ func Latency(d results.Duration) string {
 	}
 }
 
+// roundSig rounds v to n significant digits.
+func roundSig(v float64, n int) float64 {
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return v
+	}
+	scale := math.Pow(10, float64(n)-math.Ceil(math.Log10(math.Abs(v))))
+	return math.Round(v*scale) / scale
+}
+
+// trim prints v, already of three significant digits, with them: 123,
+// 12.3, 1.23.
 func trim(v float64) string {
+	v = roundSig(v, 3)
 	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", math.Round(v))
-	case v >= 10:
+	case math.Abs(v) >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case math.Abs(v) >= 10:
 		return fmt.Sprintf("%.1f", v)
 	default:
 		return fmt.Sprintf("%.2f", v)

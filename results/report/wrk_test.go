@@ -5,10 +5,13 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"loadgen/results"
+	"loadgen/results/hist"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -38,9 +41,9 @@ func TestWrkUnits(t *testing.T) {
 func fixture() *results.Run {
 	ms := func(f float64) results.Duration { return results.Duration(f * float64(time.Millisecond)) }
 	lat := results.Latency{Count: 22464, Min: ms(0.05), Mean: ms(0.63591), StdDev: ms(0.89), Max: ms(12.92), WithinStdDev: 93.69,
-		P50: ms(0.25), P75: ms(0.491), P90: ms(0.7), P99: ms(5.8), P999: ms(9.1), P9999: ms(12.1)}
+		P50: ms(0.25), P75: ms(0.491), P90: ms(0.7), P95: ms(1.9), P99: ms(5.8), P999: ms(9.1), P9999: ms(12.1)}
 	unc := lat
-	unc.P99 = ms(1.2)
+	unc.P95, unc.P99 = ms(0.9), ms(1.2)
 	return &results.Run{
 		Schema: 1, Tool: "loadgen",
 		Config: results.Config{Target: "http://127.0.0.1:8080/index.html", Protocol: "http1", Connections: 50, Threads: 2,
@@ -134,5 +137,99 @@ func TestWrkMachineSaturated(t *testing.T) {
 	// The sweep's tables and its HTML report explain M in the same words.
 	if !bytes.Contains([]byte(flagLegend()), []byte("M machine saturated")) {
 		t.Errorf("legend %q", flagLegend())
+	}
+}
+
+// --percentiles chooses the percentiles of loadgen's latency lines: those
+// the summary holds from it, any other from the run's histogram; the
+// default list has p95. A line past 100 columns goes on under its first
+// figure.
+func TestWrkPercentiles(t *testing.T) {
+	h := hist.New()
+	for i := 1; i <= 10000; i++ {
+		h.Record(time.Duration(i) * 100 * time.Nanosecond) // 0.1 .. 1000 µs
+	}
+	enc, err := h.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &results.Run{Config: results.Config{Target: "http://127.0.0.1:1/", Connections: 1, Threads: 1}}
+	run.Summary.Latency, run.Histograms.Latency = results.Reduce(h), enc
+	line := func(opt WrkOptions) string {
+		var b bytes.Buffer
+		if err := WrkBody(&b, run, opt); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(b.String(), "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "  Latency:") {
+				// with its continuation, under the first figure
+				for _, next := range lines[i+1:] {
+					if !strings.HasPrefix(next, strings.Repeat(" ", 25)) {
+						break
+					}
+					l += next
+				}
+				return strings.Join(strings.Fields(l), " ")
+			}
+		}
+		t.Fatalf("no latency line:\n%s", b.String())
+		return ""
+	}
+	q := func(p float64) string { return Latency(results.Duration(h.Quantile(p))) }
+	if got, want := line(WrkOptions{}), "Latency: p50 "+q(0.5)+" p90 "+q(0.9)+" p95 "+q(0.95)+" p99 "+q(0.99)+" p99.9 "+q(0.999)+" p99.99 "+q(0.9999)+" max "+q(1); got != want {
+		t.Errorf("default:\n got %s\nwant %s", got, want)
+	}
+	if got, want := line(WrkOptions{Percentiles: []float64{75, 99.5, 99.999}}), "Latency: p75 "+q(0.75)+" p99.5 "+q(0.995)+" p99.999 "+q(0.99999)+" max "+q(1); got != want {
+		t.Errorf("--percentiles 75,99.5,99.999:\n got %s\nwant %s", got, want)
+	}
+	var b bytes.Buffer
+	if err := WrkBody(&b, run, WrkOptions{Percentiles: []float64{10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if utf8.RuneCountInString(l) > TextWidth {
+			t.Errorf("a line of %d columns: %q", utf8.RuneCountInString(l), l)
+		}
+	}
+}
+
+// Latencies keep three significant digits, and roll over to the next unit
+// when rounding reaches it: 999.9us is 1.00ms, never 1000us.
+func TestLatencyFormat(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{999900 * time.Nanosecond, "1.00ms"},
+		{999400 * time.Nanosecond, "999us"},
+		{999949 * time.Microsecond, "1.00s"},
+		{9999 * time.Microsecond, "10.0ms"},
+		{99990 * time.Microsecond, "100ms"},
+		{12345 * time.Nanosecond, "12.3us"},
+		{850 * time.Nanosecond, "0.85us"},
+		{2 * time.Second, "2.00s"},
+		{0, "0.00us"},
+	} {
+		if got := Latency(results.Duration(tc.d)); got != tc.want {
+			t.Errorf("Latency(%v) = %s, want %s", tc.d, got, tc.want)
+		}
+	}
+}
+
+// The generator's line: its CPU time with the digits a short run needs,
+// and a share that is that time over the window — or, over a window too
+// short to say anything, says so.
+func TestGeneratorLine(t *testing.T) {
+	run := &results.Run{}
+	run.Summary.Duration = results.Duration(3910 * time.Microsecond)
+	run.Generator = results.Cost{CPUSeconds: 0.0041, UserSeconds: 0.003, SysSeconds: 0.0011, CPUs: 2, Utilization: 0.52, PeakRSS: 50 << 20}
+	if got, want := generatorLine(run), "0.0041 CPU-s (user 0.003, sys 0.0011), a 3.91ms window: too short to measure its share of 2 CPU(s), peak RSS 50.0 MiB"; got != want {
+		t.Errorf("short run:\n got %s\nwant %s", got, want)
+	}
+	run.Summary.Duration = results.Duration(2 * time.Second)
+	run.Generator = results.Cost{CPUSeconds: 0.08, UserSeconds: 0.05, SysSeconds: 0.03, CPUs: 2, Utilization: 0.02, PeakRSS: 50 << 20}
+	if got, want := generatorLine(run), "0.08 CPU-s (user 0.05, sys 0.03), 2% of 2 CPU(s), peak RSS 50.0 MiB"; got != want {
+		t.Errorf("2 s run:\n got %s\nwant %s", got, want)
 	}
 }

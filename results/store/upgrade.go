@@ -7,8 +7,12 @@ import (
 	"time"
 
 	"loadgen/results"
+	"loadgen/results/hist"
 )
 
+// Schema 4 added every latency's p95: upgrade reads it from the run's
+// histograms (addP95).
+//
 // Schema 3 changed how times are written, not what the figures mean: a
 // file of schema 1 or 2 wrote them as Go duration strings ("92.159µs",
 // "3s") under keys without a unit ("p50", "duration") and CPU time under
@@ -60,12 +64,13 @@ func upgrade(b []byte, schema int) ([]byte, error) {
 // in the current format (the merge of schema-1 runs, which keeps their
 // schema) passes unchanged.
 func upgradeDoc(doc map[string]any, schema int) error {
-	if schema == 2 {
-		// The figures mean what they do in schema 3. Version 1's latency
+	if schema == 2 || schema == 3 {
+		// The figures mean what they do in schema 4. Version 1's latency
 		// counted successful requests only: it stays 1, so that merge
 		// refuses to add it to a later run.
 		doc["schema"] = json.Number(fmt.Sprint(results.SchemaVersion))
 	}
+	defer addP95(doc) // schema 4's p95, once the keys are schema 4's
 	// A run (loadgen run --json, or a step's).
 	if err := rename(object(doc, "config"), configKeys, "config"); err != nil {
 		return err
@@ -110,6 +115,23 @@ func upgradeDoc(doc map[string]any, schema int) error {
 		}
 	}
 	return nil
+}
+
+// addP95 gives a run's summary latencies the p95 schema 4 added, read
+// from the run's histogram of each (histograms.latency for
+// summary.latency …). A latency without its histogram is left without.
+func addP95(doc map[string]any) {
+	s, hs := object(doc, "summary"), object(doc, "histograms")
+	for _, k := range summaryLatencies {
+		l := object(s, k)
+		enc, _ := hs[k].(string)
+		if l == nil || enc == "" || l["p95_us"] != nil {
+			continue
+		}
+		if h, err := hist.Decode(enc); err == nil && h.Count() > 0 {
+			l["p95_us"] = json.Number(results.FormatMicros(results.Duration(h.Quantile(0.95))))
+		}
+	}
 }
 
 // object is doc[key] when it is a JSON object, else nil.

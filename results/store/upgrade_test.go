@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"loadgen/results"
+	"loadgen/results/hist"
 )
 
 // Files of schema 2, written by loadgen run --json before schema 3
@@ -116,10 +117,45 @@ func TestUpgradeKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := st.Run
-	if st.Schema != 3 || st.Watched[0].CPUSeconds != 1.5 || st.Watched[0].Covered != 30 || r.Schema != 3 ||
+	if st.Schema != results.SchemaVersion || st.Watched[0].CPUSeconds != 1.5 || st.Watched[0].Covered != 30 || r.Schema != results.SchemaVersion ||
 		r.Config.Duration.D() != 3*time.Second || r.Config.Timeout.D() != 2*time.Second || r.Summary.Duration.D() != 3500*time.Millisecond ||
 		r.Summary.Latency.P99.D() != 1500*time.Microsecond || r.Summary.Failed.P50.D() != 2*time.Second || r.Summary.Pacing.MaxLag.D() != 4*time.Microsecond ||
 		r.Generator != (results.Cost{CPUSeconds: 0.5, UserSeconds: 0.25, SysSeconds: 0.25}) {
 		t.Errorf("upgraded step: %+v\nrun %+v", st, r)
+	}
+}
+
+// A run of schema 3 has no p95: read, it gains each latency's from its
+// histogram, and its schema becomes 4; one without a histogram gains none.
+func TestReadSchema3P95(t *testing.T) {
+	h := hist.New()
+	for i := 1; i <= 1000; i++ {
+		h.Record(time.Duration(i) * time.Microsecond)
+	}
+	enc, err := h.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &results.Run{Schema: results.SchemaVersion, Tool: "loadgen", Summary: results.Summary{Latency: results.Reduce(h)},
+		Histograms: results.Encoded{Latency: enc}}
+	run.Summary.Connect = &results.Latency{Count: 3, P99: 5000}
+	b, err := json.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(strings.ReplaceAll(string(b), `"p95_us":0,`, ""), `"schema":4`, `"schema":3`, 1)
+	old = strings.Replace(old, `"p95_us":`+results.FormatMicros(run.Summary.Latency.P95)+`,`, "", 1)
+	if strings.Contains(old, "p95_us") || !strings.Contains(old, `"schema":3`) {
+		t.Fatalf("not a schema-3 file: %s", old)
+	}
+	got, err := DecodeRun([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := results.Duration(h.Quantile(0.95)); got.Schema != 4 || got.Summary.Latency.P95 != want || want < 940*results.Duration(time.Microsecond) {
+		t.Errorf("schema %d, p95 %v, want 4 and %v", got.Schema, got.Summary.Latency.P95, want)
+	}
+	if got.Summary.Connect.P95 != 0 {
+		t.Errorf("connect had no histogram, yet p95 %v", got.Summary.Connect.P95)
 	}
 }
