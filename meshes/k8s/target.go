@@ -35,6 +35,16 @@ func targetPorts() []targetPort {
 	}
 }
 
+// TargetContainers are the target pod's own containers, its servers: what
+// its cost counts, and not the containers a mesh injects beside them.
+func TargetContainers() []string {
+	var out []string
+	for _, p := range targetPorts() {
+		out = append(out, p.name)
+	}
+	return out
+}
+
 // targetLabels select the target's pods.
 func targetLabels() map[string]string { return map[string]string{LabelName: TargetName} }
 

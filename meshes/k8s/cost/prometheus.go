@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -26,25 +25,31 @@ import (
 // cumulative counter between a series' first and last sample in the
 // window over the time between them, memory the mean of the working set's
 // samples. The pods are the watch's, resolved through the API server
-// (cAdvisor's series carry pod names, not pod labels).
+// (cAdvisor's series carry pod names, not pod labels); a watch of
+// containers reads each container's own series and sums them per pod, so
+// that the target's figure is its own containers' and not its pod's
+// cgroup, which holds an injected proxy too.
 type Prometheus struct {
 	URL string // e.g. http://prometheus.monitoring:9090
 	// CPU is a series selector of a cumulative CPU-seconds counter, Memory
 	// one of a bytes gauge; {namespace}, {pods} (a regular expression of
-	// the watch's pod names) and {container} are replaced. Defaults:
-	// DefaultPromCPU, DefaultPromMemory.
+	// the watch's pod names) and {container} (one of its containers'
+	// names) are replaced. Defaults: DefaultPromCPU, DefaultPromMemory.
 	CPU, Memory string
-	// Pods lists the pods of a watch (namespace, label selector).
-	Pods   func(ctx context.Context, w Watch) ([]string, error)
+	// Pods lists the pods of a watch (namespace, label selector, the
+	// containers their specs run).
+	Pods   func(ctx context.Context, w Watch) ([]Pod, error)
 	Client *http.Client
 }
 
 // The default selectors: cAdvisor's container metrics as the kubelet
-// exports them. A watch of whole pods (no container) reads cAdvisor's pod
-// cgroup series (container="", without an image: not the sandbox).
+// exports them. {container} is a regular expression of the watch's
+// containers' names; a watch of whole pods (no containers) reads
+// cAdvisor's pod cgroup series (container="", without an image: not the
+// sandbox).
 const (
-	DefaultPromCPU    = `container_cpu_usage_seconds_total{namespace="{namespace}",pod=~"{pods}",container="{container}"}`
-	DefaultPromMemory = `container_memory_working_set_bytes{namespace="{namespace}",pod=~"{pods}",container="{container}"}`
+	DefaultPromCPU    = `container_cpu_usage_seconds_total{namespace="{namespace}",pod=~"{pods}",container=~"{container}"}`
+	DefaultPromMemory = `container_memory_working_set_bytes{namespace="{namespace}",pod=~"{pods}",container=~"{container}"}`
 )
 
 // CheckSelector refuses a query that is not a series selector: loadgen
@@ -74,35 +79,36 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 		sel := "prometheus:" + w.String()
 		then, err := p.pods(ctx, w)
 		if err != nil {
-			return results.ProcessCost{Name: w.Name, Selector: sel, Role: w.Role}, err
+			return w.cost(sel), err
 		}
-		pods := union(first, then)
+		pods := unionPods(first, then)
 		if len(pods) == 0 {
-			return total(w, sel, win, nil, nil, nil), nil
+			return total(w, sel, win, nil, nil, true, nil), nil
 		}
 		cpu, err := p.Samples(ctx, p.selector(p.CPU, DefaultPromCPU, w, pods), win.From, win.To)
 		if err != nil {
-			return results.ProcessCost{Name: w.Name, Selector: sel, Role: w.Role}, err
+			return w.cost(sel), err
 		}
 		mem, err := p.Samples(ctx, p.selector(p.Memory, DefaultPromMemory, w, pods), win.From, win.To)
 		if err != nil {
-			return results.ProcessCost{Name: w.Name, Selector: sel, Role: w.Role}, err
+			return w.cost(sel), err
 		}
-		per := map[string]*measured{}
-		seen := map[string]int{} // pod → the most samples a series of it has in the window
+		per := map[part]*measured{}
+		seen := map[part]int{} // pod and container → the most samples a series of it has in the window
 		for _, s := range dedupe(cpu) {
-			seen[s.pod] = max(seen[s.pod], len(s.points))
+			k := s.part(w)
+			seen[k] = max(seen[k], len(s.points))
 			if inc, span, ok := s.increase(); ok {
-				m := per[s.pod]
+				m := per[k]
 				if m == nil {
 					m = &measured{}
-					per[s.pod] = m
+					per[k] = m
 				}
 				m.addCPU(inc/span.Seconds(), span, s.points[len(s.points)-1].t)
 			}
 		}
 		for _, s := range dedupe(mem) {
-			if m := per[s.pod]; m != nil {
+			if m := per[s.part(w)]; m != nil {
 				for _, pt := range s.points {
 					m.addMem(int64(pt.v))
 				}
@@ -112,22 +118,26 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 		// A pod with no series in the window: too new for cAdvisor to have
 		// measured it within the load, or is the metric not scraped at all?
 		scraped := -1
-		return total(w, sel, win, per, pods, func(pod string) string {
-			if _, ok := seen[pod]; !ok && scraped < 0 {
+		return total(w, sel, win, per, pods, true, func(k part) string {
+			name := k.pod
+			if k.container != "" {
+				name = fmt.Sprintf("%s's container %s", k.pod, k.container)
+			}
+			if _, ok := seen[k]; !ok && scraped < 0 {
 				scraped = 0
 				if p.scraped(ctx, p.selector(p.CPU, DefaultPromCPU, w, pods)) {
 					scraped = 1
 				}
 			}
-			if _, ok := seen[pod]; !ok && scraped == 1 {
+			if _, ok := seen[k]; !ok && scraped == 1 {
 				return fmt.Sprintf("not measurable at this step length: Prometheus has no sample of pod %s's CPU within the step's %v of load (cAdvisor measures a busy container every 10 to 20 s, one that was idle 15 to 30 s after its last measure: steps of 60 s or more get a figure)",
-					pod, load)
+					name, load)
 			}
-			if _, ok := seen[pod]; !ok {
-				return fmt.Sprintf("Prometheus has no CPU series of pod %s/%s (is the kubelet's /metrics/cadvisor of its node scraped?)", w.Namespace, pod)
+			if _, ok := seen[k]; !ok {
+				return fmt.Sprintf("Prometheus has no CPU series of pod %s/%s (is the kubelet's /metrics/cadvisor of its node scraped?)", w.Namespace, name)
 			}
 			return fmt.Sprintf("not measurable at this step length: Prometheus holds %d sample(s) of pod %s's CPU within the step's %v of load, and a figure needs two (cAdvisor measures a busy container every 10 to 20 s, one that was idle 15 to 30 s after its last measure: steps of 60 s or more get a figure)",
-				seen[pod], pod, load)
+				seen[k], name, load)
 		}), nil
 	}, nil
 }
@@ -149,7 +159,7 @@ func (p *Prometheus) scraped(ctx context.Context, selector string) bool {
 	return r.Status == "success" && len(r.Data.Result) > 0
 }
 
-func (p *Prometheus) pods(ctx context.Context, w Watch) ([]string, error) {
+func (p *Prometheus) pods(ctx context.Context, w Watch) ([]Pod, error) {
 	if p.Pods == nil {
 		return nil, fmt.Errorf("%s: no way to list its pods", w.Name)
 	}
@@ -160,35 +170,29 @@ func (p *Prometheus) pods(ctx context.Context, w Watch) ([]string, error) {
 	return ps, nil
 }
 
-func union(a, b []string) []string {
-	set := map[string]bool{}
-	for _, x := range append(append([]string(nil), a...), b...) {
-		set[x] = true
-	}
-	out := make([]string, 0, len(set))
-	for x := range set {
-		out = append(out, x)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // selector fills a selector's placeholders. A watch of whole pods reads
 // the pod cgroup's series: container="" and no image (the sandbox's
 // series has the pause image).
-func (p *Prometheus) selector(q, def string, w Watch, pods []string) string {
+func (p *Prometheus) selector(q, def string, w Watch, pods []Pod) string {
 	if q == "" {
 		q = def
-		if w.Container == "" {
-			q = strings.Replace(q, `container="{container}"}`, `container="",image=""}`, 1)
+		if len(w.Containers) == 0 {
+			q = strings.Replace(q, `container=~"{container}"}`, `container="",image=""}`, 1)
 		}
 	}
-	quoted := make([]string, len(pods))
-	for i, pod := range pods {
+	return strings.NewReplacer("{namespace}", w.Namespace, "{pods}", alternation(names(pods)),
+		"{container}", alternation(w.Containers)).Replace(q)
+}
+
+// alternation is a regular expression that matches any of the names,
+// exactly, inside a PromQL string.
+func alternation(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
 		// RE2 inside a PromQL string: each backslash doubled.
-		quoted[i] = strings.ReplaceAll(regexp.QuoteMeta(pod), `\`, `\\`)
+		quoted[i] = strings.ReplaceAll(regexp.QuoteMeta(n), `\`, `\\`)
 	}
-	return strings.NewReplacer("{namespace}", w.Namespace, "{pods}", strings.Join(quoted, "|"), "{container}", w.Container).Replace(q)
+	return strings.Join(quoted, "|")
 }
 
 // series is one time series' raw samples, in time order.
@@ -196,6 +200,15 @@ type series struct {
 	pod, container string
 	labels         map[string]string
 	points         []point
+}
+
+// part is what the series measured of the watch: a pod's container, or a
+// whole pod.
+func (s series) part(w Watch) part {
+	if len(w.Containers) == 0 {
+		return part{pod: s.pod}
+	}
+	return part{s.pod, s.container}
 }
 
 type point struct {

@@ -64,11 +64,11 @@ func TestPrometheusReadsTheWatchedPods(t *testing.T) {
 	a := serveExporter(t, &exporter{start: start, lines: series})
 	b := serveExporter(t, &exporter{start: start, lines: series})
 	url := promtest.Start(t, a, b)
-	p := &Prometheus{URL: url, Pods: func(_ context.Context, w Watch) ([]string, error) {
+	p := &Prometheus{URL: url, Pods: func(_ context.Context, w Watch) ([]Pod, error) {
 		if w.Namespace != "bench" || w.Selector != "app.kubernetes.io/name=loadgen-target" {
 			return nil, fmt.Errorf("pods of %s %s", w.Namespace, w.Selector)
 		}
-		return []string{"loadgen-target-abc"}, nil
+		return []Pod{{Name: "loadgen-target-abc"}}, nil
 	}}
 	w := Watch{Name: "target", Role: "target", Namespace: "bench", Selector: "app.kubernetes.io/name=loadgen-target"}
 	time.Sleep(time.Until(start.Add(4 * time.Second)))
@@ -99,8 +99,8 @@ func TestPrometheusReadsTheWatchedPods(t *testing.T) {
 	// figure unmeasurable, by name; a metric Prometheus does not have at all
 	// says it is not scraped.
 	p2 := *p
-	p2.Pods = func(context.Context, Watch) ([]string, error) {
-		return []string{"loadgen-target-abc", "loadgen-target-new"}, nil
+	p2.Pods = func(context.Context, Watch) ([]Pod, error) {
+		return []Pod{{Name: "loadgen-target-abc"}, {Name: "loadgen-target-new"}}, nil
 	}
 	if stop, err := p2.Start(ctx, w, win); err != nil {
 		t.Fatal(err)
@@ -127,12 +127,16 @@ func TestPrometheusReadsTheWatchedPods(t *testing.T) {
 
 func TestPrometheusSelectors(t *testing.T) {
 	p := &Prometheus{}
-	w := Watch{Namespace: "bench", Container: "istio-proxy"}
-	if q := p.selector(p.CPU, DefaultPromCPU, w, []string{"a-1", "b.2"}); q != `container_cpu_usage_seconds_total{namespace="bench",pod=~"a-1|b\\.2",container="istio-proxy"}` {
+	w := Watch{Namespace: "bench", Containers: []string{"istio-proxy"}}
+	if q := p.selector(p.CPU, DefaultPromCPU, w, []Pod{{Name: "a-1"}, {Name: "b.2"}}); q != `container_cpu_usage_seconds_total{namespace="bench",pod=~"a-1|b\\.2",container=~"istio-proxy"}` {
 		t.Errorf("cpu selector %s", q)
 	}
-	w.Container = ""
-	if q := p.selector(p.Memory, DefaultPromMemory, w, []string{"a"}); q != `container_memory_working_set_bytes{namespace="bench",pod=~"a",container="",image=""}` {
+	w.Containers = []string{"http-httpbin", "grpc-echo"}
+	if q := p.selector(p.CPU, DefaultPromCPU, w, []Pod{{Name: "a"}}); q != `container_cpu_usage_seconds_total{namespace="bench",pod=~"a",container=~"http-httpbin|grpc-echo"}` {
+		t.Errorf("containers' cpu selector %s", q)
+	}
+	w.Containers = nil
+	if q := p.selector(p.Memory, DefaultPromMemory, w, []Pod{{Name: "a"}}); q != `container_memory_working_set_bytes{namespace="bench",pod=~"a",container="",image=""}` {
 		t.Errorf("whole-pod memory selector %s", q)
 	}
 	for _, bad := range []string{`sum(rate(x[1m]))`, `container_cpu_usage_seconds_total{namespace="{namespace}"}`} {

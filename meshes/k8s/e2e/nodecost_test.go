@@ -58,8 +58,12 @@ func TestNodeCost(t *testing.T) {
 		t.Logf("metrics.k8s.io, the namespace's %d pods: %.3f cores", bad.Processes, bad.CPUMean)
 	})
 	t.Run("prometheus", func(t *testing.T) {
-		read := func(w cost.Watch, pods []string) results.ProcessCost {
-			p := &cost.Prometheus{URL: n.PrometheusURL, Pods: func(context.Context, cost.Watch) ([]string, error) { return pods, nil }}
+		read := func(w cost.Watch, names []string) results.ProcessCost {
+			var pods []cost.Pod
+			for _, name := range names {
+				pods = append(pods, cost.Pod{Name: name})
+			}
+			p := &cost.Prometheus{URL: n.PrometheusURL, Pods: func(context.Context, cost.Watch) ([]cost.Pod, error) { return pods, nil }}
 			stop, err := p.Start(context.Background(), w, c.window())
 			if err != nil {
 				t.Fatal(err)

@@ -9,11 +9,14 @@ import (
 // the options tell them.
 func watches(o k8s.Options) []cost.Watch {
 	own := k8s.Selector("")
-	target := cost.Watch{Name: "target", Role: "target", Namespace: o.Namespace, Selector: o.TargetSelector()}
+	// The target's figure is its own servers' containers: the pod's cgroup
+	// (and metrics-server's sum of its containers) holds the server's
+	// sidecar too, which the proxy's watch counts.
+	target := cost.Watch{Name: "target", Role: "target", Namespace: o.Namespace, Selector: o.TargetSelector(), Containers: k8s.TargetContainers()}
 	var ws []cost.Watch
 	switch o.Mesh {
 	case k8s.MeshIstio:
-		ws = append(ws, cost.Watch{Name: "istio-proxy", Role: "proxy", Namespace: o.Namespace, Selector: own, Container: "istio-proxy"})
+		ws = append(ws, cost.Watch{Name: "istio-proxy", Role: "proxy", Namespace: o.Namespace, Selector: own, Containers: []string{"istio-proxy"}})
 	case k8s.MeshIstioAmbient, k8s.MeshIstioWaypoint:
 		ws = append(ws, cost.Watch{Name: "ztunnel", Role: "proxy", Namespace: "istio-system", Selector: "app=ztunnel",
 			NodesOf: &cost.PodSet{Namespace: o.Namespace, Selector: k8s.Selector(o.RunID)}})
@@ -22,12 +25,12 @@ func watches(o k8s.Options) []cost.Watch {
 				Selector: "gateway.networking.k8s.io/gateway-name=" + k8s.WaypointName})
 		}
 	case k8s.MeshLinkerd:
-		ws = append(ws, cost.Watch{Name: "linkerd-proxy", Role: "proxy", Namespace: o.Namespace, Selector: own, Container: "linkerd-proxy"})
+		ws = append(ws, cost.Watch{Name: "linkerd-proxy", Role: "proxy", Namespace: o.Namespace, Selector: own, Containers: []string{"linkerd-proxy"}})
 	case k8s.MeshAppMesh:
-		ws = append(ws, cost.Watch{Name: "envoy", Role: "proxy", Namespace: o.Namespace, Selector: own, Container: "envoy"})
+		ws = append(ws, cost.Watch{Name: "envoy", Role: "proxy", Namespace: o.Namespace, Selector: own, Containers: []string{"envoy"}})
 	case k8s.MeshIngressNginx:
 		ws = append(ws, cost.Watch{Name: "ingress-nginx", Role: "proxy", Namespace: o.IngressNamespace,
-			Selector: "app.kubernetes.io/name=ingress-nginx,app.kubernetes.io/component=controller", Container: "controller"})
+			Selector: "app.kubernetes.io/name=ingress-nginx,app.kubernetes.io/component=controller", Containers: []string{"controller"}})
 	}
 	// An ingress's or a gateway's proxy (mesh ingress, gateway) is found
 	// from the address the cluster publishes: Coordinator.proxyWatches.

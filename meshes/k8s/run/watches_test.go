@@ -41,9 +41,13 @@ func TestWatchedPodsOnTheRunsNodes(t *testing.T) {
 			zt = w
 		}
 	}
-	got, err := cost.WatchedPods(&cluster.Cluster{Client: client})(ctx, zt)
+	pods, err := cost.WatchedPods(&cluster.Cluster{Client: client})(ctx, zt)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range pods {
+		got = append(got, p.Name)
 	}
 	sort.Strings(got)
 	if strings.Join(got, ",") != "ztunnel-0,ztunnel-1" {
