@@ -440,9 +440,18 @@ func (s Summary) Stalled() (time.Duration, bool) {
 // ProcessCost is what a watched set of processes spent during a step's
 // measured window (warm-up and the last second trimmed).
 type ProcessCost struct {
-	Name        string  `json:"name"`     // e.g. nginx, target
-	Selector    string  `json:"selector"` // name:nginx, pid:123, cgroup:/sys/fs/cgroup/…
-	Role        string  `json:"role"`     // proxy or target
+	Name     string `json:"name"`     // e.g. nginx, target
+	Selector string `json:"selector"` // name:nginx, pid:123, cgroup:/sys/fs/cgroup/…
+	Role     string `json:"role"`     // proxy or target
+	// Side is the side of the path a proxy serves: client (the load
+	// generators' sidecars), server (the target's), or empty (a proxy
+	// between them, or serving both: an ingress, a gateway, a waypoint, a
+	// node agent).
+	Side string `json:"side,omitempty"`
+	// NoProxy says why a side has no proxy in this run (the workers run no
+	// sidecar with --mode serveronly): the figures are absent, not zero
+	// nor unmeasured.
+	NoProxy     string  `json:"no_proxy,omitempty"`
 	Samples     int     `json:"samples"`
 	Processes   int     `json:"processes"`
 	CPUSeconds  float64 `json:"cpu_s"`

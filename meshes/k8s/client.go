@@ -63,7 +63,7 @@ func clientLabels() map[string]string { return map[string]string{LabelName: Clie
 func (o Options) Job(s JobSpec) *batchv1.Job {
 	n := int32(max(1, s.Workers))
 	extra := clientLabels()
-	extra["loadgen.dev/step"] = strconv.Itoa(s.Index)
+	extra[LabelStep] = strconv.Itoa(s.Index)
 	podLabels := o.labels(extra)
 	meshLabels, annotations := o.clientPod(s.Direct)
 	for k, v := range meshLabels {

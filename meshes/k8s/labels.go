@@ -1,6 +1,8 @@
 package k8s
 
 import (
+	"strconv"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -17,6 +19,8 @@ const (
 	LabelCreated = "loadgen.dev/created-namespace"
 	// LabelNamespace ties a cluster-scoped object to the run's namespace.
 	LabelNamespace = "loadgen.dev/namespace"
+	// LabelStep is the sweep step a worker pod runs.
+	LabelStep = "loadgen.dev/step"
 )
 
 // Names of the objects every rendering holds.
@@ -43,6 +47,11 @@ func Selector(runID string) string {
 		s += "," + LabelRun + "=" + runID
 	}
 	return s
+}
+
+// StepSelector is the label selector of the worker pods of a run's step.
+func StepSelector(runID string, step int) string {
+	return Selector(runID) + "," + LabelName + "=" + ClientName + "," + LabelStep + "=" + strconv.Itoa(step)
 }
 
 // Meta returns object metadata with the run's labels and extra ones.

@@ -31,6 +31,9 @@ type Watch struct {
 	// the watch. Empty: the whole pod (its cgroup), for pods that are
 	// proxies only (ztunnel, a waypoint, a gateway).
 	Containers []string
+	// Side is the side of the path a proxy serves: client (the workers'
+	// sidecars), server (the target's), or empty (between them, or both).
+	Side string
 	// NodesOf, when set, keeps only the pods on the nodes of these pods:
 	// a node agent (ztunnel) serving the run's pods.
 	NodesOf *PodSet `json:"nodes_of,omitempty"`
@@ -59,7 +62,7 @@ func (w Watch) String() string {
 
 // cost is the watch's record before anything is measured.
 func (w Watch) cost(selector string) results.ProcessCost {
-	return results.ProcessCost{Name: w.Name, Selector: selector, Role: w.Role}
+	return results.ProcessCost{Name: w.Name, Selector: selector, Role: w.Role, Side: w.Side}
 }
 
 // WatchedPods lists, on the cluster, a watch's pods: those of its

@@ -99,7 +99,7 @@ func istioPods(o k8s.Options) []costPod {
 func TestTargetCostIsItsOwnContainers(t *testing.T) {
 	o, _ := k8s.Options{Mesh: k8s.MeshIstio, Namespace: "bench", RunID: "r1"}.WithDefaults()
 	pods := istioPods(o)
-	got := podMetricsCosts(t, o, pods)
+	got := podMetricsCosts(t, o, 0, pods)
 	want := 0.3 + 0.02 + 0.04 + 0.01
 	if c := got["target"]; c.Unmeasured != "" || math.Abs(c.CPUMean-want) > 1e-6 || c.Processes != 1 {
 		t.Errorf("target %+v: want %.2f cores, its four servers' (not its istio-proxy's 0.5)", c, want)
@@ -110,7 +110,7 @@ func TestTargetCostIsItsOwnContainers(t *testing.T) {
 // podMetricsCosts runs every watch of an Istio run's step 0 against
 // metrics.k8s.io (client-go's fake, the pods' usage at one instant within
 // the window) and the API server's pods (its fake).
-func podMetricsCosts(t *testing.T, o k8s.Options, pods []costPod) map[string]results.ProcessCost {
+func podMetricsCosts(t *testing.T, o k8s.Options, step int, pods []costPod) map[string]results.ProcessCost {
 	t.Helper()
 	ctx := context.Background()
 	kube := fake.NewClientset()
@@ -135,7 +135,8 @@ func podMetricsCosts(t *testing.T, o k8s.Options, pods []costPod) map[string]res
 	src := &cost.PodMetrics{Client: mc, Every: time.Hour, Pods: cost.WatchedPods(&cluster.Cluster{Client: kube})}
 	win := cost.Window{From: t0, To: t0.Add(40 * time.Second), Measured: 35 * time.Second}
 	out := map[string]results.ProcessCost{}
-	for _, w := range watches(o) {
+	ws, none := Watches(o, step)
+	for _, w := range ws {
 		stop, err := src.Start(ctx, w, win)
 		if err != nil {
 			t.Fatal(err)
@@ -144,6 +145,9 @@ func podMetricsCosts(t *testing.T, o k8s.Options, pods []costPod) map[string]res
 		if err != nil {
 			t.Fatal(err)
 		}
+		out[c.Name] = c
+	}
+	for _, c := range none {
 		out[c.Name] = c
 	}
 	return out
@@ -159,6 +163,9 @@ func checkCountedOnce(t *testing.T, got map[string]results.ProcessCost, pods []c
 	for name, c := range got {
 		if c.Unmeasured != "" {
 			t.Errorf("%s: %s", name, c.Unmeasured)
+		}
+		if c.NoProxy != "" && (c.CPUMean != 0 || c.Samples != 0) {
+			t.Errorf("%s has no proxy and a figure: %+v", name, c)
 		}
 		sum += c.CPUMean
 		names = append(names, fmt.Sprintf("%s %.3f", name, c.CPUMean))
@@ -242,7 +249,8 @@ func prometheusCosts(t *testing.T, o k8s.Options, pods []costPod) map[string]res
 	src := &cost.Prometheus{URL: url, Pods: cost.WatchedPods(&cluster.Cluster{Client: kube})}
 	win := cost.Window{From: time.Now(), To: time.Now().Add(6 * time.Second), Measured: 6 * time.Second}
 	var stops []func() (results.ProcessCost, error)
-	for _, w := range watches(o) {
+	ws, _ := Watches(o, 0)
+	for _, w := range ws {
 		stop, err := src.Start(ctx, w, win)
 		if err != nil {
 			t.Fatal(err)
@@ -268,4 +276,48 @@ func prometheusCosts(t *testing.T, o k8s.Options, pods []costPod) map[string]res
 func scrapedPast(t *testing.T, url string, at time.Time) bool {
 	v, ok := promtest.Query(t, url, "timestamp(up)")
 	return ok && (at.IsZero() || v > float64(at.UnixNano())/1e9)
+}
+
+// TestProxySidesInEveryMode: the workers' and the target's sidecars are
+// two figures in every mode. A side without a sidecar in the mode is
+// recorded as such, not as unmeasured (which made the whole proxy figure
+// vanish, explained as too short a step); the pods of the step before,
+// still terminating, and pods without the sidecar are not in a figure.
+func TestProxySidesInEveryMode(t *testing.T) {
+	for _, mode := range k8s.Modes {
+		t.Run(mode, func(t *testing.T) {
+			o, _ := k8s.Options{Mesh: k8s.MeshIstio, Mode: mode, Namespace: "bench", RunID: "r1"}.WithDefaults()
+			pods := istioPods(o)
+			target, worker := pods[0], pods[1]
+			worker.labels[k8s.LabelStep] = "1" // the step measured
+			// The previous step's worker, its envoy still in its preStop
+			// sleep, with a sidecar in every mode.
+			prev := costPod{name: "lg-r1-0-old", labels: map[string]string{k8s.LabelManagedBy: k8s.ManagedBy, k8s.LabelRun: o.RunID,
+				k8s.LabelName: k8s.ClientName, k8s.LabelStep: "0"}, cores: map[string]float64{"loadgen": 0.01, "istio-proxy": 0.7}, inits: []string{"istio-proxy"}}
+			switch mode {
+			case k8s.ModeServerOnly:
+				delete(worker.cores, "istio-proxy")
+			case k8s.ModeClientOnly:
+				delete(target.cores, "istio-proxy")
+			}
+			got := podMetricsCosts(t, o, 1, []costPod{target, worker, prev})
+			want := map[string]float64{ClientProxy: 0.2, ServerProxy: 0.5}
+			for _, side := range []struct{ name, side string }{{ClientProxy, "client"}, {ServerProxy, "server"}} {
+				c, ok := got[side.name]
+				switch {
+				case !ok:
+					t.Errorf("no %s record: %v", side.name, got)
+				case c.Side != side.side || c.Role != "proxy":
+					t.Errorf("%s: side %q role %q", side.name, c.Side, c.Role)
+				case (side.side == "client" && mode == k8s.ModeServerOnly) || (side.side == "server" && mode == k8s.ModeClientOnly):
+					if c.NoProxy == "" || c.Unmeasured != "" || !strings.Contains(c.NoProxy, mode) {
+						t.Errorf("%s in --mode %s: %+v, want no proxy, said so", side.name, mode, c)
+					}
+				case c.NoProxy != "" || c.Unmeasured != "" || math.Abs(c.CPUMean-want[side.name]) > 1e-6 || c.Processes != 1:
+					t.Errorf("%s in --mode %s: %+v, want %.1f cores of one pod", side.name, mode, c, want[side.name])
+				}
+			}
+			checkCountedOnce(t, got, []costPod{target, worker})
+		})
+	}
 }

@@ -57,7 +57,7 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 
 	costs := make(chan []results.ProcessCost, 1)
 	collected := make(chan struct{})
-	go func() { costs <- k.sampleWindow(ctx, localStart, loadWindow(localStart, k.Load), collected) }()
+	go func() { costs <- k.sampleWindow(ctx, st.Index, localStart, loadWindow(localStart, k.Load), collected) }()
 	// A worker not running 10 s after the start instant (the kubelet's
 	// status takes a moment to reach the API server) can only be late.
 	startBy := localStart.Add(k.MaxLate + 10*time.Second)
@@ -104,7 +104,7 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 	res.Run = run
 	if rps := run.Summary.RPS; rps > 0 {
 		for i := range watched {
-			if watched[i].Unmeasured != "" {
+			if watched[i].Unmeasured != "" || watched[i].NoProxy != "" {
 				continue
 			}
 			watched[i].CPUPer1kRPS = watched[i].CPUMean / (rps / 1000)
@@ -154,13 +154,15 @@ func port(raw string) int {
 	return p
 }
 
-// sampleWindow records every watch over the step's load: each watcher
-// starts when the load does and stops once the workers are collected (a
-// source publishes its last measurement of the load a little after it).
-func (k *Coordinator) sampleWindow(ctx context.Context, start time.Time, win cost.Window, collected <-chan struct{}) []results.ProcessCost {
+// sampleWindow records every watch of the step over its load: each
+// watcher starts when the load does and stops once the workers are
+// collected (a source publishes its last measurement of the load a little
+// after it). A side without a sidecar in the mode is recorded as such.
+func (k *Coordinator) sampleWindow(ctx context.Context, step int, start time.Time, win cost.Window, collected <-chan struct{}) []results.ProcessCost {
 	if k.Watcher == nil {
 		return nil
 	}
+	ws, none := Watches(k.Options, step)
 	if !worker.Sleep(ctx, time.Until(start)) {
 		return nil
 	}
@@ -169,7 +171,7 @@ func (k *Coordinator) sampleWindow(ctx context.Context, start time.Time, win cos
 		stop func() (results.ProcessCost, error)
 	}
 	var rs []running
-	for _, w := range append(slices.Clone(k.proxies), watches(k.Options)...) {
+	for _, w := range append(slices.Clone(k.proxies), ws...) {
 		stop, err := k.Watcher.Start(ctx, w, win)
 		if err != nil {
 			k.say("watch %s: %v", w.Name, err)
@@ -182,7 +184,7 @@ func (k *Coordinator) sampleWindow(ctx context.Context, start time.Time, win cos
 	case <-collected:
 	case <-ctx.Done():
 	}
-	var out []results.ProcessCost
+	out := slices.Clone(none)
 	for _, r := range rs {
 		c, err := r.stop()
 		if err != nil {

@@ -36,7 +36,8 @@ func TestWatchedPodsOnTheRunsNodes(t *testing.T) {
 		pod(fmt.Sprintf("ztunnel-%d", i), "istio-system", n, map[string]string{"app": "ztunnel"})
 	}
 	var zt cost.Watch
-	for _, w := range watches(o) {
+	ws, _ := Watches(o, 0)
+	for _, w := range ws {
 		if w.Name == "ztunnel" {
 			zt = w
 		}
