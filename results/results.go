@@ -83,6 +83,10 @@ type Config struct {
 	Client   string `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for
 	Call     string `json:"call,omitempty"`   // the gRPC method of --call
 	TLS      bool   `json:"tls,omitempty"`
+	// OKStatus are the HTTP statuses that counted as a success
+	// (--ok-status, as ranges: "200-299,404"); empty: every status below
+	// 400, as wrk counts.
+	OKStatus string `json:"ok_status,omitempty"`
 	// Driver is what sent the requests: "loop" (event loops, as wrk) or
 	// "goroutines" (a goroutine per connection).
 	Driver string `json:"driver,omitempty"`
@@ -358,8 +362,10 @@ type Step struct {
 	Repeat      int     `json:"repeat"`
 	Workers     int     `json:"workers,omitempty"` // the path's proxy worker processes (ingress sizing)
 
-	Run    *Run   `json:"run,omitempty"`
-	Failed string `json:"failed,omitempty"` // why there is no run
+	Run *Run `json:"run,omitempty"`
+	// Failed is why there is no run, or why the run does not stand (its
+	// proxy died during it; its answers were not its baseline's kind).
+	Failed string `json:"failed,omitempty"`
 	// Interrupted: Ctrl-C cut the step short (before its load began, when
 	// it has no run); a resume runs it again.
 	Interrupted bool          `json:"interrupted,omitempty"`
@@ -367,14 +373,15 @@ type Step struct {
 }
 
 // Failure says why the step failed, or "" if it did not: it has no run
-// (Failed, or "no result"), or its run, not interrupted, sent nothing or
-// had no request succeed — a path answering 503 to everything, fast, has
-// figures of failures only.
+// (Failed, or "no result"), its run was failed after it ran (Failed: its
+// proxy died, its answers were not its baseline's kind), or its run, not
+// interrupted, sent nothing or had no request succeed — a path answering
+// 503 to everything, fast, has figures of failures only.
 func (st *Step) Failure() string {
+	if st.Failed != "" {
+		return st.Failed
+	}
 	if st.Run == nil {
-		if st.Failed != "" {
-			return st.Failed
-		}
 		return "no result"
 	}
 	if st.Run.Aborted != "" {

@@ -57,6 +57,7 @@ type runFlags struct {
 	promHold    time.Duration
 	quiet       bool
 	maxErrors   string
+	okStatus    string // --ok-status: the statuses of a success
 	budget      errorBudget
 	health      bool
 	call        string // -p grpc: any method, ghz's --call
@@ -153,6 +154,7 @@ for events holding its own, as wrk's thread does.`,
 	durationVarP(fl, &f.promHold, "prometheus-hold", "", 0, "with --prometheus: keep serving the final figures this long after the run, for a last scrape")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line on a terminal")
 	f.ui.register(fl, "run")
+	fl.StringVar(&f.okStatus, "ok-status", "", "HTTP statuses that count as a success, any other an error (class status): 2xx, 200,204 or 200-299,404 (default: every status below 400, as wrk)")
 	fl.StringVar(&f.maxErrors, "max-errors", defaultMaxErrors, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
 	f.tls.register(fl)
 	f.check.register(fl)

@@ -36,6 +36,7 @@ func TestZeroAllocs(t *testing.T) {
 		{"GET", Config{URL: "http://" + fs.addr + "/hello"}, 0},
 		{"POST", Config{URL: "http://" + fs.addr + "/hello", Method: "POST", Body: []byte(strings.Repeat("b", 1000))}, 0},
 		{"404", Config{URL: "http://" + fs.addr + "/status/404"}, 0},
+		{"--ok-status", Config{URL: "http://" + fs.addr + "/hello", OKStatus: okStatus(t, "200-299,404")}, 0},
 		{"1MiB", Config{URL: "http://" + fs.addr + "/big"}, 0},
 		// crypto/tls allocates one small atLeastReader per record it reads
 		// (tls.Conn.readFromUntil): one on this side, one on the server's.
@@ -92,4 +93,13 @@ func TestZeroAllocsChunked(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%v allocations per chunked Do, want 0", n)
 	}
+}
+
+func okStatus(t *testing.T, s string) protocol.StatusSet {
+	t.Helper()
+	ok, err := protocol.ParseStatusSet(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
 }
