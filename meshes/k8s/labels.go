@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"slices"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,15 +30,24 @@ const (
 	ClientName = "loadgen-client"
 )
 
-// The target's ports. The direct port is left out of every proxy's
-// capture, inbound and outbound (sidecar.go), so the baseline crosses no
-// proxy; in an ambient mesh it is served by a target out of the mesh.
+// The target's ports. The direct ports, one per protocol as istio/tools'
+// benchmark has them (8076–8078), are left out of every proxy's capture,
+// inbound and outbound (sidecar.go), so the baseline crosses no proxy; in
+// an ambient mesh they are served by a target out of the mesh.
 const (
 	PortHTTP       = 8080
 	PortHTTPDirect = 8081
 	PortGRPC       = 9090
+	PortGRPCDirect = 9091
 	PortTCP        = 9000
+	PortTCPDirect  = 9001
 )
+
+// DirectPorts are the target's ports that no proxy captures.
+var DirectPorts = []int{PortHTTPDirect, PortGRPCDirect, PortTCPDirect}
+
+// DirectPort tells whether a target port is one of DirectPorts.
+func DirectPort(port int) bool { return slices.Contains(DirectPorts, port) }
 
 // Selector is the label selector of everything a run created, or, with an
 // empty id, of everything loadgen created.

@@ -24,7 +24,7 @@ import (
 func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Addresses, off worker.Offset) (*results.Step, []merge.Worker) {
 	o := k.Options
 	res := newStep(st)
-	if port(st.URL) != k8s.PortHTTPDirect {
+	if !k8s.DirectPort(port(st.URL)) {
 		res.Workers = k.ingressWorkers(ctx) // the report's sizing table
 	}
 	for i := range k.Workers {
