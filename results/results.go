@@ -370,6 +370,38 @@ type Step struct {
 	// it has no run); a resume runs it again.
 	Interrupted bool          `json:"interrupted,omitempty"`
 	Watched     []ProcessCost `json:"watched,omitempty"`
+	// Cluster is where a step on a cluster ran (k8s run).
+	Cluster *Placement `json:"cluster,omitempty"`
+}
+
+// Placement is where a step on a cluster ran: the Kubernetes version, each
+// pod of the comparison on its node with its proxies' images, and the
+// resources the workers asked for.
+type Placement struct {
+	Kubernetes string      `json:"kubernetes_version,omitempty"` // the API server's (discovery): v1.35.0
+	Pods       []PlacedPod `json:"pods,omitempty"`
+	// WorkerRequests and WorkerLimits are the worker container's
+	// resources: cpu=100m,memory=64Mi ("" for none).
+	WorkerRequests string `json:"worker_requests,omitempty"`
+	WorkerLimits   string `json:"worker_limits,omitempty"`
+}
+
+// PlacedPod is a pod of a step and the node it ran on.
+type PlacedPod struct {
+	// Role: target, direct-target, worker, or the proxy's watch name
+	// (waypoint, ztunnel, ingress-nginx, ingress, gateway).
+	Role string `json:"role"`
+	Name string `json:"name"`
+	Node string `json:"node"`
+	// Proxies are its proxy containers and their images: a sidecar, or
+	// every container of a proxy's pod.
+	Proxies []ContainerImage `json:"proxies,omitempty"`
+}
+
+// ContainerImage is a container and the image it ran.
+type ContainerImage struct {
+	Container string `json:"container"`
+	Image     string `json:"image"`
 }
 
 // Failure says why the step failed, or "" if it did not: it has no run

@@ -67,6 +67,7 @@ type Coordinator struct {
 	// proxies are the watches of an ingress's or a gateway's proxy, found
 	// from its published address.
 	proxies []cost.Watch
+	version string // the API server's, once asked
 }
 
 func (k *Coordinator) say(format string, args ...any) {
