@@ -81,7 +81,7 @@ for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001
 	fl.DurationVar(&f.maxLate, "max-late", 2*time.Second, "a worker starting later than this fails the step")
 	fl.DurationVar(&f.targetWait, "target-wait", 5*time.Minute, "how long to wait for the target (and an ingress's or gateway's address); past it, the steps that load the target fail with its pods' reason")
 	fl.StringVar(&f.prometheus, "prometheus", "", "read the proxies' CPU and memory from this Prometheus (URL) instead of metrics.k8s.io")
-	fl.StringVar(&f.promCPU, "prom-cpu", "", "Prometheus series selector of a cumulative CPU-seconds counter; {namespace}, {pods} (the watched pods' names) and {container} are replaced (default cAdvisor's container_cpu_usage_seconds_total)")
+	fl.StringVar(&f.promCPU, "prom-cpu", "", "Prometheus series selector of a cumulative CPU-seconds counter; {namespace}, {pods} (the watched pods' names) and {container} (the watched containers' names, a regular expression: match it with container=~) are replaced (default cAdvisor's container_cpu_usage_seconds_total)")
 	fl.StringVar(&f.promMem, "prom-mem", "", "Prometheus series selector of a bytes gauge, as --prom-cpu (default cAdvisor's container_memory_working_set_bytes)")
 	fl.BoolVar(&f.noMetrics, "no-metrics", false, "record no proxy CPU and memory")
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
