@@ -38,6 +38,15 @@ func StatusMix(protocol, path string, got map[int]int64, baseline string, base m
 		}
 		return out
 	}
+	sum := func(m map[int]int64) (n int64) {
+		for _, k := range m {
+			n += k
+		}
+		return n
+	}
+	if sum(got) == 0 || sum(base) == 0 {
+		return "" // a step that had no answer fails on its own
+	}
 	gotK, baseK := classes(got), classes(base)
 	foreign := func(m map[int]int64, other map[int]bool) []shareOf {
 		var total int64

@@ -25,6 +25,8 @@ func TestStatusMix(t *testing.T) {
 		{"grpc", "grpc", map[int]int64{12: 5}, map[int]int64{0: 9}, "nginx answered Unimplemented (12) to every request"},
 		{"grpc overload", "grpc-stream", map[int]int64{0: 5, 14: 3}, map[int]int64{0: 9}, ""},
 		{"tcp", "tcp-rr", map[int]int64{0: 5}, map[int]int64{0: 9}, ""},
+		{"no baseline answer", "http1", map[int]int64{200: 5}, map[int]int64{}, ""},
+		{"no answer", "http1", nil, map[int]int64{200: 9}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := StatusMix(tc.protocol, "nginx", tc.got, "direct", tc.base)
