@@ -183,7 +183,9 @@ func MinStep(interval time.Duration) time.Duration {
 
 // settled reads a selector's samples around the window once Prometheus
 // holds every series past the window's end (a measurement made before the
-// end may be scraped after it), or once MaxWait has passed since the end.
+// end may be scraped after it) or ended (no sample for two of its
+// intervals: a worker's container that stopped with its load), or once
+// MaxWait has passed since the end.
 func (p *Prometheus) settled(ctx context.Context, selector string, win Window) ([]series, error) {
 	wait := p.MaxWait
 	if wait == 0 {
@@ -198,7 +200,14 @@ func (p *Prometheus) settled(ctx context.Context, selector string, win Window) (
 		// come; not worth the whole wait.
 		past := len(ss) > 0 || time.Since(win.To) > min(wait, 10*time.Second)
 		for _, s := range ss {
-			if n := len(s.points); n == 0 || !s.points[n-1].t.After(win.To) {
+			n := len(s.points)
+			if n == 0 {
+				past = false
+				continue
+			}
+			last := s.points[n-1].t
+			ended := s.every() > 0 && time.Since(last) > 2*s.every()
+			if !last.After(win.To) && !ended {
 				past = false
 			}
 		}

@@ -248,3 +248,49 @@ func TestPrometheusScrapeTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestPrometheusEndedSeries: a series that ends before the window does (a
+// worker's sidecar, stopped with its load) is not waited for past the
+// window's end until MaxWait: two of its intervals without a sample say it
+// ended.
+func TestPrometheusEndedSeries(t *testing.T) {
+	var ended sync.Mutex
+	gone := false
+	e := &exporter{start: time.Now(), lines: func(el float64) []string {
+		ended.Lock()
+		defer ended.Unlock()
+		if gone {
+			return nil
+		}
+		return []string{fmt.Sprintf(`container_cpu_usage_seconds_total{namespace="bench",pod="lg-r1-0-x",container="istio-proxy"} %f`, 0.2*el)}
+	}}
+	url := promtest.Start(t, serveExporter(t, e))
+	from := time.Time{}
+	for {
+		if v, ok := promtest.Query(t, url, `count_over_time(container_cpu_usage_seconds_total[1m])`); ok && v >= 3 {
+			break
+		}
+		if _, ok := promtest.Query(t, url, "up"); ok && from.IsZero() {
+			from = time.Now()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ended.Lock()
+	gone = true
+	ended.Unlock()
+	win := Window{From: from, To: time.Now().Add(time.Second), Measured: time.Since(from)}
+	p := &Prometheus{URL: url, MaxWait: time.Minute, Pods: func(context.Context, Watch) ([]Pod, error) {
+		return []Pod{{Name: "lg-r1-0-x", Containers: []string{"istio-proxy"}}}, nil
+	}}
+	stop, err := p.Start(context.Background(), Watch{Name: "client-proxy", Namespace: "bench", Selector: "x", Containers: []string{"istio-proxy"}}, win)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if _, err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(began); waited > 30*time.Second {
+		t.Errorf("waited %v for a series that had ended (MaxWait %v)", waited.Round(time.Second), p.MaxWait)
+	}
+}
