@@ -87,6 +87,10 @@ type Config struct {
 	Client   string `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for
 	Call     string `json:"call,omitempty"`   // the gRPC method of --call
 	TLS      bool   `json:"tls,omitempty"`
+	// OKStatus are the HTTP statuses that counted as a success
+	// (--ok-status, as ranges: "200-299,404"); empty: every status below
+	// 400, as wrk counts.
+	OKStatus string `json:"ok_status,omitempty"`
 	// Driver is what sent the requests: "loop" (event loops, as wrk) or
 	// "goroutines" (a goroutine per connection).
 	Driver string `json:"driver,omitempty"`
@@ -411,23 +415,58 @@ type Step struct {
 	Repeat      int     `json:"repeat"`
 	Workers     int     `json:"workers,omitempty"` // the path's proxy worker processes (ingress sizing)
 
-	Run    *Run   `json:"run,omitempty"`
-	Failed string `json:"failed,omitempty"` // why there is no run
+	Run *Run `json:"run,omitempty"`
+	// Failed is why there is no run, or why the run does not stand (its
+	// proxy died during it; its answers were not its baseline's kind).
+	Failed string `json:"failed,omitempty"`
 	// Interrupted: Ctrl-C cut the step short (before its load began, when
 	// it has no run); a resume runs it again.
 	Interrupted bool          `json:"interrupted,omitempty"`
 	Watched     []ProcessCost `json:"watched,omitempty"`
+	// Cluster is where a step on a cluster ran (k8s run).
+	Cluster *Placement `json:"cluster,omitempty"`
+}
+
+// Placement is where a step on a cluster ran: the Kubernetes version, each
+// pod of the comparison on its node with its proxies' images, and the
+// resources the workers asked for.
+type Placement struct {
+	Kubernetes string      `json:"kubernetes_version,omitempty"` // the API server's (discovery): v1.35.0
+	Pods       []PlacedPod `json:"pods,omitempty"`
+	// WorkerRequests and WorkerLimits are the worker container's
+	// resources: cpu=100m,memory=64Mi ("" for none).
+	WorkerRequests string `json:"worker_requests,omitempty"`
+	WorkerLimits   string `json:"worker_limits,omitempty"`
+}
+
+// PlacedPod is a pod of a step and the node it ran on.
+type PlacedPod struct {
+	// Role: target, direct-target, worker, or the proxy's watch name
+	// (waypoint, ztunnel, ingress-nginx, ingress, gateway).
+	Role string `json:"role"`
+	Name string `json:"name"`
+	Node string `json:"node"`
+	// Proxies are its proxy containers and their images: a sidecar, or
+	// every container of a proxy's pod.
+	Proxies []ContainerImage `json:"proxies,omitempty"`
+}
+
+// ContainerImage is a container and the image it ran.
+type ContainerImage struct {
+	Container string `json:"container"`
+	Image     string `json:"image"`
 }
 
 // Failure says why the step failed, or "" if it did not: it has no run
-// (Failed, or "no result"), or its run, not interrupted, sent nothing or
-// had no request succeed — a path answering 503 to everything, fast, has
-// figures of failures only.
+// (Failed, or "no result"), its run was failed after it ran (Failed: its
+// proxy died, its answers were not its baseline's kind), or its run, not
+// interrupted, sent nothing or had no request succeed — a path answering
+// 503 to everything, fast, has figures of failures only.
 func (st *Step) Failure() string {
+	if st.Failed != "" {
+		return st.Failed
+	}
 	if st.Run == nil {
-		if st.Failed != "" {
-			return st.Failed
-		}
 		return "no result"
 	}
 	if st.Run.Aborted != "" {
@@ -493,9 +532,18 @@ func (s Summary) Stalled() (time.Duration, bool) {
 // ProcessCost is what a watched set of processes spent during a step's
 // measured window (warm-up and the last second trimmed).
 type ProcessCost struct {
-	Name        string  `json:"name"`     // e.g. nginx, target
-	Selector    string  `json:"selector"` // name:nginx, pid:123, cgroup:/sys/fs/cgroup/…
-	Role        string  `json:"role"`     // proxy or target
+	Name     string `json:"name"`     // e.g. nginx, target
+	Selector string `json:"selector"` // name:nginx, pid:123, cgroup:/sys/fs/cgroup/…
+	Role     string `json:"role"`     // proxy or target
+	// Side is the side of the path a proxy serves: client (the load
+	// generators' sidecars), server (the target's), or empty (a proxy
+	// between them, or serving both: an ingress, a gateway, a waypoint, a
+	// node agent).
+	Side string `json:"side,omitempty"`
+	// NoProxy says why a side has no proxy in this run (the workers run no
+	// sidecar with --mode serveronly): the figures are absent, not zero
+	// nor unmeasured.
+	NoProxy     string  `json:"no_proxy,omitempty"`
 	Samples     int     `json:"samples"`
 	Processes   int     `json:"processes"`
 	CPUSeconds  float64 `json:"cpu_s"`

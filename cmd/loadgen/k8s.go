@@ -50,7 +50,9 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringVar(&o.IngressNamespace, "ingress-namespace", k8s.DefaultIngressNS, "ingress-nginx: the controller's namespace")
 	fl.BoolVar(&o.ConfigureController, "configure-controller", false, "ingress-nginx: set the controller's shared ConfigMap (worker-processes, keep-alive-requests) for the run; k8s run and k8s cleanup put it back")
 	fl.IntVar(&o.Workers, "worker-processes", 0, "ingress-nginx, with --configure-controller: the controller's worker-processes (default 2; never auto: it counts the node's cores)")
-	fl.BoolVar(&o.SameNodeOK, "same-node-ok", false, "let clients share the target's node when no other fits (a preference, not a rule)")
+	fl.BoolVar(&o.SameNodeOK, "same-node-ok", false, "let clients share the target's node (and the proxies') when no other fits (a preference, not a rule)")
+	fl.StringVar(&o.WorkerCPU, "worker-cpu", k8s.DefaultWorkerCPU, "each worker's CPU request (a worker is never BestEffort)")
+	fl.StringVar(&o.WorkerMemory, "worker-memory", k8s.DefaultWorkerMem, "each worker's memory request")
 }
 
 func newK8sRenderCmd() *cobra.Command {

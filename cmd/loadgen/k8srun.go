@@ -59,7 +59,9 @@ label and is deleted at the end, after Ctrl-C or a failed step too.
 
 In the sweep file, host "target" means the comparison's target through the
 mesh: http://target:8080 (captured by sidecars, or behind the ingress or
-gateway) and http://target:8081 (the same pods, outside sidecar capture).`,
+gateway) and http://target:8081 (the same pods, outside sidecar capture);
+for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001
+(a gRPC or TCP step to the direct 8081 goes to its protocol's direct port).`,
 		Example: `  loadgen k8s run --mesh istio -f sweep.yaml --workers 4 -o results/istio
   loadgen k8s run --mesh none -f sweep.yaml --workers 4 -o results/baseline
   loadgen k8s run --mesh istio --mode serveronly -f sweep.yaml --dry-run
@@ -79,7 +81,7 @@ gateway) and http://target:8081 (the same pods, outside sidecar capture).`,
 	fl.DurationVar(&f.maxLate, "max-late", 2*time.Second, "a worker starting later than this fails the step")
 	fl.DurationVar(&f.targetWait, "target-wait", 5*time.Minute, "how long to wait for the target (and an ingress's or gateway's address); past it, the steps that load the target fail with its pods' reason")
 	fl.StringVar(&f.prometheus, "prometheus", "", "read the proxies' CPU and memory from this Prometheus (URL) instead of metrics.k8s.io")
-	fl.StringVar(&f.promCPU, "prom-cpu", "", "Prometheus series selector of a cumulative CPU-seconds counter; {namespace}, {pods} (the watched pods' names) and {container} are replaced (default cAdvisor's container_cpu_usage_seconds_total)")
+	fl.StringVar(&f.promCPU, "prom-cpu", "", "Prometheus series selector of a cumulative CPU-seconds counter; {namespace}, {pods} (the watched pods' names) and {container} (the watched containers' names, a regular expression: match it with container=~) are replaced (default cAdvisor's container_cpu_usage_seconds_total)")
 	fl.StringVar(&f.promMem, "prom-mem", "", "Prometheus series selector of a bytes gauge, as --prom-cpu (default cAdvisor's container_memory_working_set_bytes)")
 	fl.BoolVar(&f.noMetrics, "no-metrics", false, "record no proxy CPU and memory")
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")

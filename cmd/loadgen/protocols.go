@@ -31,7 +31,7 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 		Protocol: f.protocol, Target: cfg.Target, Method: f.method, Headers: cfg.Headers, Body: body,
 		Size: cfg.Size, Streams: cfg.Streams, Connections: cfg.Connections, Timeout: cfg.Timeout.D(),
 		TLS: tlsOpt, Client: f.client, NetNS: f.netns, Health: f.health,
-		Call: f.call, Data: f.data, Protoset: f.protoset,
+		Call: f.call, Data: f.data, Protoset: f.protoset, OKStatus: f.okStatus,
 	}
 	if m := f.mix; m != nil { // --targets
 		for _, r := range m.Requests {

@@ -59,6 +59,7 @@ type runFlags struct {
 	promHold    time.Duration
 	quiet       bool
 	maxErrors   string
+	okStatus    string // --ok-status: the statuses of a success
 	budget      errorBudget
 	health      bool
 	call        string // -p grpc: any method, ghz's --call
@@ -170,6 +171,7 @@ Exit status, of every command that runs load or judges results:
 	f.ui.register(fl, "run")
 	fl.StringVarP(&f.script, "script", "s", "", "wrk's Lua script: not supported (see --targets)")
 	fl.MarkHidden("script")
+	fl.StringVar(&f.okStatus, "ok-status", "", "HTTP statuses that count as a success, any other an error (class status): 2xx, 200,204 or 200-299,404 (default: every status below 400, as wrk)")
 	fl.StringVar(&f.maxErrors, "max-errors", defaultMaxErrors, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
 	f.tls.register(fl)
 	f.check.register(fl)

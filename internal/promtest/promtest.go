@@ -20,7 +20,18 @@ import (
 
 // Start runs Prometheus until the test ends and returns its base URL. It
 // scrapes the targets as job "self"; with none, itself.
-func Start(t testing.TB, targets ...string) string {
+func Start(t testing.TB, targets ...string) string { return StartWith(t, Options{}, targets...) }
+
+// Options change how StartWith's Prometheus scrapes.
+type Options struct {
+	// IgnoreTimestamps times every sample by its scrape, not by the
+	// timestamp the target exports (honor_timestamps: false, as
+	// kube-prometheus' kubelet ServiceMonitor scrapes cAdvisor).
+	IgnoreTimestamps bool
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, o Options, targets ...string) string {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -44,7 +55,8 @@ func Start(t testing.TB, targets ...string) string {
 	}
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
-	conf := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: self\n    static_configs:\n      - targets: [%s]\n", strings.Join(quoted, ", "))
+	conf := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: self\n    honor_timestamps: %t\n    static_configs:\n      - targets: [%s]\n",
+		!o.IgnoreTimestamps, strings.Join(quoted, ", "))
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -60,6 +60,11 @@ type Spec struct {
 	// (scheme://host:port, filled in when empty); Headers go with every
 	// one of them, before its own; Method and Body do not apply.
 	Requests []Request
+	// OKStatus are the HTTP statuses of a successful answer (--ok-status:
+	// "2xx", "200,204", "200-299,404"); empty: every status below 400.
+	// gRPC's success is its own status, OK, and raw TCP has none: both
+	// refuse it.
+	OKStatus string
 }
 
 // Request is one request of a mix (Spec.Requests).
@@ -149,6 +154,9 @@ func New(s *Spec) (protocol.Dialer, error) {
 	if err := s.checkMix(); err != nil {
 		return nil, err
 	}
+	if s.OKStatus != "" && s.Protocol != "http1" && s.Protocol != "h2" && s.Protocol != "h2c" {
+		return nil, fmt.Errorf("--ok-status names HTTP statuses: -p %s has none of its own (gRPC's success is its status OK; an HTTP status without one is mapped to a gRPC code and fails), use it with -p http1, h2 or h2c", s.Protocol)
+	}
 	if s.NetNS == "" {
 		return b(s, nil)
 	}
@@ -172,6 +180,7 @@ func (s *Spec) Record(c *results.Config) {
 	c.Target, c.Protocol, c.Method, c.Headers = s.Target, s.Protocol, s.Method, s.Headers
 	c.BodyBytes, c.Size, c.Streams = len(s.Body), s.Size, s.Streams
 	c.TLS, c.NetNS, c.Client, c.Call = s.TLS.Enabled, s.NetNS, s.Client, s.Call
+	c.OKStatus = s.OKStatus
 }
 
 // checkMix checks a request mix against the rest of the Spec, and makes
@@ -292,7 +301,11 @@ func newHTTP1(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 	if err := httpTarget(s); err != nil {
 		return nil, err
 	}
-	c := http1.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS, DialTimeout: s.Timeout}
+	ok, err := okStatus(s)
+	if err != nil {
+		return nil, err
+	}
+	c := http1.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS, DialTimeout: s.Timeout, OKStatus: ok}
 	for _, r := range s.Requests {
 		c.Requests = append(c.Requests, http1.Request{Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body})
 	}
@@ -310,8 +323,12 @@ func newHTTP2(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 		return nil, fmt.Errorf("-p h2c is cleartext HTTP/2: use an http:// URL, or -p h2 for TLS")
 	}
 	s.Streams = max(1, s.Streams)
+	ok, err := okStatus(s)
+	if err != nil {
+		return nil, err
+	}
 	c := h2.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS,
-		Cleartext: s.Protocol == "h2c", Streams: s.Streams, DialTimeout: s.Timeout}
+		Cleartext: s.Protocol == "h2c", Streams: s.Streams, DialTimeout: s.Timeout, OKStatus: ok}
 	for _, r := range s.Requests {
 		c.Requests = append(c.Requests, h2.Request{Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body})
 	}
@@ -319,6 +336,20 @@ func newHTTP2(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 		return h2.NewLibraryDialer(c)
 	}
 	return h2.NewDialer(c)
+}
+
+// okStatus reads the Spec's --ok-status, and writes it back as it reads
+// it ("200-299,404"), for the result to record.
+func okStatus(s *Spec) (protocol.StatusSet, error) {
+	if s.OKStatus == "" {
+		return protocol.StatusSet{}, nil
+	}
+	ok, err := protocol.ParseStatusSet(s.OKStatus)
+	if err != nil {
+		return ok, err
+	}
+	s.OKStatus = ok.String()
+	return ok, nil
 }
 
 // hostPort accepts host:port or a URL with a host (tcp://host:port).

@@ -438,7 +438,7 @@ func proxies(f func(results.ProcessCost) float64, fold func(a, b float64) float6
 	return func(st *results.Step) float64 {
 		v, n := 0.0, 0
 		for _, w := range st.Watched {
-			if w.Role != "proxy" {
+			if w.Role != "proxy" || w.NoProxy != "" { // a side without a proxy in the mode
 				continue
 			}
 			if w.Unmeasured != "" {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,9 +122,21 @@ func (r *Runner) Run(ctx context.Context) ([]*results.Step, error) {
 		ev.Kind = StepStarted
 		r.emit(ev)
 		res := r.runStep(ctx, st, ev)
+		// A path whose answers are not its baseline's kind at this step (a
+		// redirect where the baseline answered 200) fails, whichever of the
+		// two ran first: the one that ran before is written again.
+		again := results.FailStatusMixes(append(slices.Clip(out), res))
 		if err := store.WriteJSON(r.stepFile(st), res); err != nil {
 			// Still returned, so that it is printed: measured, not saved.
 			return append(out, res), fmt.Errorf("step %s: %w (its result is printed above but not saved; the steps before it are saved)", st.ID(), err)
+		}
+		for _, prev := range again {
+			if prev == res {
+				continue
+			}
+			if err := store.WriteJSON(filepath.Join(r.Dir, StepsDir, prev.ID+".json"), prev); err != nil {
+				return append(out, res), fmt.Errorf("step %s: %w", prev.ID, err)
+			}
 		}
 		out = append(out, res)
 		left--

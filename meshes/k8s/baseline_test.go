@@ -163,10 +163,11 @@ func (r rendered) crosses(t *testing.T, mesh string, client corev1.PodTemplateSp
 }
 
 // TestBaselineCrossesNoProxy: for every mesh and mode, the mesh path
-// (target:8080) crosses the proxies the mode places and the direct path
-// (target:8081) crosses none, read from the rendered objects by each
-// mesh's rules. Removing any exclusion makes the direct path cross a
-// proxy and fails this test.
+// (target:8080) crosses the proxies the mode places and the direct paths
+// (target:8081, and gRPC's 9091 and raw TCP's 9001, as istio/tools leaves
+// an HTTP, a gRPC and a TCP port out) cross none, read from the rendered
+// objects by each mesh's rules. Removing any exclusion makes a direct
+// path cross a proxy and fails this test.
 func TestBaselineCrossesNoProxy(t *testing.T) {
 	cases := []struct {
 		o    Options
@@ -200,7 +201,7 @@ func TestBaselineCrossesNoProxy(t *testing.T) {
 			for _, p := range []struct {
 				url  string
 				want []string
-			}{{"http://target:8080/get", c.mesh}, {"http://target:8081/get", nil}} {
+			}{{"http://target:8080/get", c.mesh}, {"http://target:8081/get", nil}, {"http://target:9091", nil}, {"tcp://target:9001", nil}} {
 				resolved, err := o.resolve(p.url, Addresses{HTTP: "gw.example", GRPC: "gw.example"})
 				if err != nil {
 					t.Fatal(err)

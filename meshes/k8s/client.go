@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -30,6 +31,16 @@ type JobSpec struct {
 	// Direct: the Job loads the direct path (the baseline), and in an
 	// ambient mesh its pods are left out of the mesh.
 	Direct bool
+	// AwayFrom are more pods the workers keep off the nodes of, beside
+	// the targets and the proxies the options name: the proxies an ingress
+	// or a gateway publishes, which only the cluster knows.
+	AwayFrom []PodsOf
+}
+
+// PodsOf are the pods of a namespace that a label selector selects.
+type PodsOf struct {
+	Namespace string
+	Selector  *metav1.LabelSelector
 }
 
 // ContainerWorker is the worker container's name: the coordinator waits for
@@ -63,7 +74,7 @@ func clientLabels() map[string]string { return map[string]string{LabelName: Clie
 func (o Options) Job(s JobSpec) *batchv1.Job {
 	n := int32(max(1, s.Workers))
 	extra := clientLabels()
-	extra["loadgen.dev/step"] = strconv.Itoa(s.Index)
+	extra[LabelStep] = strconv.Itoa(s.Index)
 	podLabels := o.labels(extra)
 	meshLabels, annotations := o.clientPod(s.Direct)
 	for k, v := range meshLabels {
@@ -79,11 +90,12 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				Args:            s.WorkerArgs(),
 				SecurityContext: Restricted(),
+				Resources:       o.workerResources(),
 				VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
 			}},
 			Volumes:         []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532)},
-			Affinity:        o.awayFromTarget(),
+			Affinity:        o.awayFrom(s.AwayFrom),
 		},
 	}
 	job := &batchv1.Job{
@@ -104,20 +116,58 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 	return job
 }
 
-// awayFromTarget keeps client pods off the target's node, as istio/tools'
-// benchmarks do, so that the load crosses the network; SameNodeOK turns
-// the rule into a preference.
-func (o Options) awayFromTarget() *corev1.Affinity {
-	term := corev1.PodAffinityTerm{
+// workerResources are the worker container's requests: a worker is never
+// BestEffort (the QoS class a node under pressure starves first).
+func (o Options) workerResources() corev1.ResourceRequirements {
+	r := corev1.ResourceList{}
+	if q, err := resource.ParseQuantity(o.WorkerCPU); err == nil {
+		r[corev1.ResourceCPU] = q
+	}
+	if q, err := resource.ParseQuantity(o.WorkerMemory); err == nil {
+		r[corev1.ResourceMemory] = q
+	}
+	return corev1.ResourceRequirements{Requests: r}
+}
+
+// IngressNginxController selects the ingress-nginx controller's pods, as
+// its chart labels them.
+var IngressNginxController = map[string]string{LabelName: "ingress-nginx", LabelComponent: "controller"}
+
+// awayFrom keeps client pods off the nodes of the targets, as istio/tools'
+// benchmarks do, so that the load crosses the network, and off those of
+// the proxies between them (the waypoint, the ingress controller, and the
+// pods more names: a gateway's), so that a worker takes no CPU from a
+// proxy it measures; SameNodeOK turns the rule into a preference. Node
+// agents (ztunnel) run on every node and are not avoided.
+func (o Options) awayFrom(more []PodsOf) *corev1.Affinity {
+	const host = "kubernetes.io/hostname"
+	terms := []corev1.PodAffinityTerm{{
 		LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 			Key: LabelName, Operator: metav1.LabelSelectorOpIn, Values: o.TargetNames()}}},
-		TopologyKey: "kubernetes.io/hostname",
+		TopologyKey: host,
+	}}
+	if o.Mesh == MeshIstioWaypoint {
+		terms = append(terms, corev1.PodAffinityTerm{TopologyKey: host,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"gateway.networking.k8s.io/gateway-name": WaypointName}}})
+	}
+	if o.Mesh == MeshIngressNginx {
+		more = append([]PodsOf{{Namespace: o.IngressNamespace, Selector: &metav1.LabelSelector{MatchLabels: IngressNginxController}}}, more...)
+	}
+	for _, p := range more {
+		t := corev1.PodAffinityTerm{TopologyKey: host, LabelSelector: p.Selector}
+		if p.Namespace != o.Namespace {
+			t.Namespaces = []string{p.Namespace}
+		}
+		terms = append(terms, t)
 	}
 	anti := &corev1.PodAntiAffinity{}
 	if o.SameNodeOK {
-		anti.PreferredDuringSchedulingIgnoredDuringExecution = []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: term}}
+		for _, t := range terms {
+			anti.PreferredDuringSchedulingIgnoredDuringExecution = append(anti.PreferredDuringSchedulingIgnoredDuringExecution,
+				corev1.WeightedPodAffinityTerm{Weight: 100, PodAffinityTerm: t})
+		}
 	} else {
-		anti.RequiredDuringSchedulingIgnoredDuringExecution = []corev1.PodAffinityTerm{term}
+		anti.RequiredDuringSchedulingIgnoredDuringExecution = terms
 	}
 	return &corev1.Affinity{PodAntiAffinity: anti}
 }

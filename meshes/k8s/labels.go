@@ -1,6 +1,9 @@
 package k8s
 
 import (
+	"slices"
+	"strconv"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -17,6 +20,8 @@ const (
 	LabelCreated = "loadgen.dev/created-namespace"
 	// LabelNamespace ties a cluster-scoped object to the run's namespace.
 	LabelNamespace = "loadgen.dev/namespace"
+	// LabelStep is the sweep step a worker pod runs.
+	LabelStep = "loadgen.dev/step"
 )
 
 // Names of the objects every rendering holds.
@@ -25,15 +30,24 @@ const (
 	ClientName = "loadgen-client"
 )
 
-// The target's ports. The direct port is left out of every proxy's
-// capture, inbound and outbound (sidecar.go), so the baseline crosses no
-// proxy; in an ambient mesh it is served by a target out of the mesh.
+// The target's ports. The direct ports, one per protocol as istio/tools'
+// benchmark has them (8076–8078), are left out of every proxy's capture,
+// inbound and outbound (sidecar.go), so the baseline crosses no proxy; in
+// an ambient mesh they are served by a target out of the mesh.
 const (
 	PortHTTP       = 8080
 	PortHTTPDirect = 8081
 	PortGRPC       = 9090
+	PortGRPCDirect = 9091
 	PortTCP        = 9000
+	PortTCPDirect  = 9001
 )
+
+// DirectPorts are the target's ports that no proxy captures.
+var DirectPorts = []int{PortHTTPDirect, PortGRPCDirect, PortTCPDirect}
+
+// DirectPort tells whether a target port is one of DirectPorts.
+func DirectPort(port int) bool { return slices.Contains(DirectPorts, port) }
 
 // Selector is the label selector of everything a run created, or, with an
 // empty id, of everything loadgen created.
@@ -43,6 +57,11 @@ func Selector(runID string) string {
 		s += "," + LabelRun + "=" + runID
 	}
 	return s
+}
+
+// StepSelector is the label selector of the worker pods of a run's step.
+func StepSelector(runID string, step int) string {
+	return Selector(runID) + "," + LabelName + "=" + ClientName + "," + LabelStep + "=" + strconv.Itoa(step)
 }
 
 // Meta returns object metadata with the run's labels and extra ones.

@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // The meshes and gateways loadgen renders.
@@ -79,6 +81,11 @@ type Options struct {
 	// SameNodeOK lets the scheduler put clients beside the target when no
 	// other node fits (preferred instead of required anti-affinity).
 	SameNodeOK bool
+
+	// WorkerCPU and WorkerMemory are each worker container's resource
+	// requests (default 100m, 64Mi): a worker is never BestEffort, the
+	// first pod a node under pressure evicts or starves.
+	WorkerCPU, WorkerMemory string
 }
 
 // Defaults.
@@ -92,6 +99,8 @@ const (
 	DefaultIngressCls  = "nginx"
 	DefaultWorkers     = 2
 	DefaultRunID       = "render"
+	DefaultWorkerCPU   = "100m"
+	DefaultWorkerMem   = "64Mi"
 )
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -133,6 +142,12 @@ func (o Options) WithDefaults() (Options, error) {
 	}
 	if o.Mode == "" {
 		o.Mode = ModeBoth
+	}
+	if o.WorkerCPU == "" {
+		o.WorkerCPU = DefaultWorkerCPU
+	}
+	if o.WorkerMemory == "" {
+		o.WorkerMemory = DefaultWorkerMem
 	}
 	if o.Mesh == MeshIngressNginx && o.Class == "" {
 		o.Class = DefaultIngressCls
@@ -182,6 +197,11 @@ func (o Options) validate() error {
 	}
 	if (len(o.TLSCert) == 0) != (len(o.TLSKey) == 0) {
 		return fmt.Errorf("the TLS certificate and key go together")
+	}
+	for _, q := range []struct{ flag, v string }{{"--worker-cpu", o.WorkerCPU}, {"--worker-memory", o.WorkerMemory}} {
+		if v, err := resource.ParseQuantity(q.v); err != nil || v.Sign() <= 0 {
+			return fmt.Errorf("%s %q: want a positive Kubernetes quantity (e.g. 100m, 0.5, 64Mi)", q.flag, q.v)
+		}
 	}
 	return nil
 }

@@ -45,7 +45,9 @@ func (st Step) UsesTarget() bool {
 
 // TargetHost in a sweep path's URL stands for the comparison's target:
 // http://target:8080 goes through the mesh (the ingress or the gateway),
-// http://target:8081 to the same pods outside sidecar capture.
+// http://target:8081 to the same pods outside sidecar capture; gRPC's
+// ports are 9090 and 9091, raw TCP's 9000 and 9001 (a step of gRPC or TCP
+// load to the direct port 8081 goes to its protocol's direct port).
 const TargetHost = "target"
 
 // Addresses are where an ingress's or a gateway's mesh path is reached,
@@ -118,10 +120,10 @@ func (o Options) resolve(raw string, addr Addresses) (string, error) {
 		port = PortHTTP
 	}
 	host := fmt.Sprintf("%s.%s.svc.cluster.local", TargetName, o.Namespace)
-	if port == PortHTTPDirect && o.DirectTarget() {
+	if DirectPort(port) && o.DirectTarget() {
 		host = fmt.Sprintf("%s.%s.svc.cluster.local", TargetDirectName, o.Namespace)
 	}
-	if port != PortHTTPDirect {
+	if !DirectPort(port) {
 		published := addr.HTTP
 		if port == PortGRPC {
 			published = addr.GRPC
@@ -159,16 +161,40 @@ func (o Options) resolve(raw string, addr Addresses) (string, error) {
 }
 
 // DirectURL tells whether a path's URL is the comparison's direct path
-// (host "target", port 8081): the baseline, which crosses no proxy.
+// (host "target", a direct port: 8081, 9091, 9001): the baseline, which
+// crosses no proxy.
 func DirectURL(raw string) bool {
 	u, err := url.Parse(raw)
-	return err == nil && u.Hostname() == TargetHost && u.Port() == strconv.Itoa(PortHTTPDirect)
+	if err != nil || u.Hostname() != TargetHost {
+		return false
+	}
+	p, _ := strconv.Atoi(u.Port())
+	return DirectPort(p)
+}
+
+// directFor sends a step of gRPC or raw TCP load to the direct path's
+// HTTP port (8081, where httpbin answers) to its protocol's direct port
+// instead: the direct path of that protocol.
+func directFor(protocol, raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() != TargetHost || u.Port() != strconv.Itoa(PortHTTPDirect) {
+		return raw
+	}
+	switch {
+	case strings.HasPrefix(protocol, "grpc"):
+		u.Host = net.JoinHostPort(TargetHost, strconv.Itoa(PortGRPCDirect))
+	case strings.HasPrefix(protocol, "tcp"):
+		u.Host = net.JoinHostPort(TargetHost, strconv.Itoa(PortTCPDirect))
+	default:
+		return raw
+	}
+	return u.String()
 }
 
 // RunArgs are `loadgen run`'s flags for a step, less the shares the worker
 // adds (-c, -t, -R), with the URL last.
 func (o Options) RunArgs(l Load, st Step, addr Addresses) ([]string, error) {
-	target, err := o.resolve(st.URL, addr)
+	target, err := o.resolve(directFor(l.Protocol, st.URL), addr)
 	if err != nil {
 		return nil, err
 	}

@@ -90,3 +90,33 @@ func TestRunArgs(t *testing.T) {
 
 // both is one address for every route.
 func both(a string) Addresses { return Addresses{HTTP: a, GRPC: a} }
+
+// TestDirectGRPCAndTCP: the direct path of gRPC and raw TCP load goes to
+// the target's uncaptured gRPC and TCP ports, given as such or as the
+// direct path's 8081, behind an ingress or a gateway too, and to the
+// ambient mesh's direct target.
+func TestDirectGRPCAndTCP(t *testing.T) {
+	l := func(p string) Load { return Load{Protocol: p, Duration: time.Second} }
+	for _, tc := range []struct {
+		o    Options
+		load Load
+		url  string
+		want string
+	}{
+		{Options{Mesh: MeshIstio, Namespace: "b"}, l("grpc"), "http://target:8081", "http://loadgen-target.b.svc.cluster.local:9091"},
+		{Options{Mesh: MeshIstio, Namespace: "b"}, l("grpc"), "http://target:9091", "http://loadgen-target.b.svc.cluster.local:9091"},
+		{Options{Mesh: MeshLinkerd, Namespace: "b"}, l("tcp-rr"), "tcp://target:8081", "tcp://loadgen-target.b.svc.cluster.local:9001"},
+		{Options{Mesh: MeshIstioAmbient, Namespace: "b"}, l("tcp-crr"), "tcp://target:9001", "tcp://loadgen-target-direct.b.svc.cluster.local:9001"},
+		{Options{Mesh: MeshGateway, Class: "nginx", Namespace: "b"}, l("grpc-stream"), "http://target:8081", "http://loadgen-target.b.svc.cluster.local:9091"},
+		{Options{Mesh: MeshIngressNginx, Namespace: "b", IngressNamespace: "ingress-nginx"}, l("tcp-stream"), "tcp://target:9001", "tcp://loadgen-target.b.svc.cluster.local:9001"},
+		{Options{Mesh: MeshIstio, Namespace: "b"}, l("http1"), "http://target:8081", "http://loadgen-target.b.svc.cluster.local:8081"},
+	} {
+		a, err := tc.o.RunArgs(tc.load, Step{URL: tc.url}, both("198.18.0.7"))
+		if err != nil || a[len(a)-1] != tc.want {
+			t.Errorf("%s -p %s %s: %v %v, want %s", tc.o.Mesh, tc.load.Protocol, tc.url, a, err, tc.want)
+		}
+		if !DirectURL(tc.url) {
+			t.Errorf("%s is not the direct path", tc.url)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package k8s
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // The meshes' pod and namespace labels and annotations, as each mesh's
@@ -41,9 +42,18 @@ const (
 	AnnAmbientRedirection = "ambient.istio.io/redirection"
 )
 
+// directPorts are the direct ports as the meshes' annotations list them.
+var directPorts = func() string {
+	var s []string
+	for _, p := range DirectPorts {
+		s = append(s, strconv.Itoa(p))
+	}
+	return strings.Join(s, ",")
+}()
+
 // appMeshEgressIgnored keeps the App Mesh controller's default (22) and
-// adds the direct port.
-var appMeshEgressIgnored = "22," + strconv.Itoa(PortHTTPDirect)
+// adds the direct ports.
+var appMeshEgressIgnored = "22," + directPorts
 
 // appMeshAppPorts are the target's mesh ports (its VirtualNode's
 // listeners): the direct port is not among them.
@@ -70,13 +80,13 @@ func (o Options) clientPod(direct bool) (labels, annotations map[string]string) 
 }
 
 // podMeta: the mesh path crosses the proxies the mode places; the direct
-// port (8081) is left out of every capture, inbound on the server and
+// ports (8081, 9091, 9001) are left out of every capture, inbound on the server and
 // outbound on the client, so the baseline crosses none (a client sidecar
 // that captured it would, with Istio's auto-mTLS, send mTLS to a port no
 // proxy terminates). Ambient meshes capture every port of an enrolled pod:
 // their direct path runs between pods labelled out of the mesh.
 func (o Options) podMeta(side podSide) (labels, annotations map[string]string) {
-	direct := strconv.Itoa(PortHTTPDirect)
+	direct := directPorts
 	inject := o.InjectClient()
 	if side.server {
 		inject = o.InjectServer()

@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,8 +32,20 @@ func targetPorts() []targetPort {
 		{"http-httpbin", PortHTTP, []string{"serve", "httpbin", "--addr", addr(PortHTTP)}},
 		{"http-direct", PortHTTPDirect, []string{"serve", "httpbin", "--addr", addr(PortHTTPDirect)}},
 		{"grpc-echo", PortGRPC, []string{"serve", "grpc", "--addr", addr(PortGRPC)}},
+		{"grpc-direct", PortGRPCDirect, []string{"serve", "grpc", "--addr", addr(PortGRPCDirect)}},
 		{"tcp-echo", PortTCP, []string{"serve", "tcp", "--addr", addr(PortTCP)}},
+		{"tcp-direct", PortTCPDirect, []string{"serve", "tcp", "--addr", addr(PortTCPDirect)}},
 	}
+}
+
+// TargetContainers are the target pod's own containers, its servers: what
+// its cost counts, and not the containers a mesh injects beside them.
+func TargetContainers() []string {
+	var out []string
+	for _, p := range targetPorts() {
+		out = append(out, p.name)
+	}
+	return out
 }
 
 // targetLabels select the target's pods.
@@ -148,7 +161,7 @@ func (o Options) targetService(name string) *corev1.Service {
 // appProtocol is the Service port's appProtocol for gRPC (h2c), which
 // gateways and meshes read before the name.
 func appProtocol(name string) *string {
-	if name == "grpc-echo" {
+	if strings.HasPrefix(name, "grpc-") {
 		return ptr.To("kubernetes.io/h2c")
 	}
 	return nil

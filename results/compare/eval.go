@@ -140,6 +140,9 @@ func findWatched(watched []results.ProcessCost, name string) (results.ProcessCos
 	var names []string
 	for _, w := range watched {
 		if w.Name == name {
+			if w.NoProxy != "" {
+				return w, fmt.Sprintf("watched process %q: no proxy on that side (%s)", name, w.NoProxy)
+			}
 			if w.Unmeasured != "" {
 				return w, fmt.Sprintf("watched process %q: %s", name, w.Unmeasured)
 			}

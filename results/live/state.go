@@ -454,7 +454,7 @@ func stepRow(st *results.Step) StepRow {
 	var cpu float64
 	watched := false
 	for _, w := range st.Watched {
-		if w.Role != "proxy" {
+		if w.Role != "proxy" || w.NoProxy != "" {
 			continue
 		}
 		if w.Unmeasured != "" {

@@ -41,7 +41,8 @@ type column struct {
 
 // columnPriority is the order in which the other columns join the first
 // ones while the table still fits the width.
-var columnPriority = []string{"+cpu", "p90", "p99.9", "proxy cpu", "timeouts", "+MiB", "proxy MiB", "+p50", "target cpu", "gen cpu", "+p90", "+p99.9", "p95"}
+var columnPriority = []string{"+cpu", "p90", "p99.9", "proxy cpu", "client cpu/unit", "server cpu/unit", "timeouts", "+MiB", "proxy MiB",
+	"+p50", "target cpu", "gen cpu", "+p90", "+p99.9", "client cpu", "server cpu", "client MiB", "server MiB", "p95"}
 
 // sweepColumns are every column of a sweep table in the protocol's units,
 // in the order they print. Step, path and flags are filled by the table.
@@ -91,6 +92,18 @@ func sweepColumns(u unit) []column {
 		}}
 	}
 	proxy := func(s CellStats) bool { return s.HasProxy }
+	// A side's proxies (a sidecar mesh's): "—" where the mode puts none.
+	sideCol := func(key, head, format string, side func(CellStats) SideStats, f func(SideStats) float64) column {
+		return column{key: key, head: head, group: "proxy", get: func(s CellStats) string {
+			switch sd := side(s); {
+			case sd.None:
+				return "—"
+			case sd.Has:
+				return fmt.Sprintf(format, f(sd))
+			}
+			return ""
+		}}
+	}
 	cols := []column{{key: "step", head: "step", first: true, left: true}, {key: "path", head: "path", first: true, left: true}}
 	if u.stream {
 		cols = append(cols, column{key: "rate", head: u.rate, first: true, get: func(s CellStats) string { return fmt.Sprintf("%.2f", s.Gbps) }})
@@ -125,6 +138,12 @@ func sweepColumns(u unit) []column {
 		cost("proxy cpu", "proxy cpu", "proxy", "%.2f", proxy, func(s CellStats) float64 { return s.ProxyCPU }),
 		cost("cpu/unit", "cpu/"+u.per, "proxy", "%.3f", proxy, func(s CellStats) float64 { return s.ProxyCPUPerUnit }),
 		cost("proxy MiB", "proxy MiB", "proxy", "%.1f", proxy, func(s CellStats) float64 { return s.ProxyMiB }),
+		sideCol("client cpu", "client cpu", "%.2f", func(s CellStats) SideStats { return s.Client }, func(s SideStats) float64 { return s.CPU }),
+		sideCol("client cpu/unit", "client cpu/"+u.per, "%.3f", func(s CellStats) SideStats { return s.Client }, func(s SideStats) float64 { return s.CPUPer }),
+		sideCol("client MiB", "client MiB", "%.1f", func(s CellStats) SideStats { return s.Client }, func(s SideStats) float64 { return s.MiB }),
+		sideCol("server cpu", "server cpu", "%.2f", func(s CellStats) SideStats { return s.Server }, func(s SideStats) float64 { return s.CPU }),
+		sideCol("server cpu/unit", "server cpu/"+u.per, "%.3f", func(s CellStats) SideStats { return s.Server }, func(s SideStats) float64 { return s.CPUPer }),
+		sideCol("server MiB", "server MiB", "%.1f", func(s CellStats) SideStats { return s.Server }, func(s SideStats) float64 { return s.MiB }),
 		cost("target cpu", "target cpu", "", "%.2f", func(s CellStats) bool { return s.HasTarget }, func(s CellStats) float64 { return s.TargetCPU }),
 		column{key: "gen cpu", head: "gen cpu", get: func(s CellStats) string { return fmt.Sprintf("%.2f", s.GenCPU) }},
 		column{key: "flags", head: "flags", first: true, left: true})
@@ -242,7 +261,10 @@ func legend(u unit, baseline string, shown []string, levels []string) string {
 	if has("cpu/unit") {
 		parts = append(parts, fmt.Sprintf("cpu/%s: the proxy's cores %s", u.per, per))
 	}
-	if has("+cpu") || has("proxy cpu") || has("cpu/unit") || has("target cpu") || has("gen cpu") {
+	if has("client cpu") || has("client cpu/unit") || has("client MiB") || has("server cpu") || has("server cpu/unit") || has("server MiB") {
+		parts = append(parts, "client, server: the workers' sidecars and the target's, each counted once (— no sidecar on that side in this mode)")
+	}
+	if has("+cpu") || has("proxy cpu") || has("cpu/unit") || has("target cpu") || has("gen cpu") || has("client cpu") || has("server cpu") {
 		parts = append(parts, "cpu in cores")
 	}
 	if !u.stream {

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -21,24 +22,30 @@ var csvFixed = []string{
 // CSV writes one row per step of every sweep (repeats are rows of their
 // own; nothing is reduced). Each watched process set has four columns,
 // cpu_mean.NAME and cpu_max.NAME in cores, mem_mean.NAME and mem_max.NAME
-// in bytes, empty on steps that did not watch it. After the generator's
+// in bytes, empty on steps that did not watch it; one side's proxies
+// (client-proxy, server-proxy) two more, cpu_per_1k.NAME in cores and
+// mib_per_1k.NAME per 1000 requests/s, and "none" in each where the side
+// has no proxy in the run's mode. After the generator's
 // and the machine's saturation come the proxy's worker count (ingress
 // sizing), TLS and new connection per request. A failed step has its plan
 // columns and its reason only.
 func CSV(w io.Writer, sweeps []*Sweep) error {
-	var names []string // watched process sets, in order of appearance
+	var names []csvWatch // watched process sets, in order of appearance
 	for _, s := range sweeps {
 		for _, st := range s.Steps {
 			for _, p := range st.Watched {
-				if !contains(names, p.Name) {
-					names = append(names, p.Name)
+				if !slices.ContainsFunc(names, func(w csvWatch) bool { return w.name == p.Name }) {
+					names = append(names, csvWatch{p.Name, p.Side != ""})
 				}
 			}
 		}
 	}
 	head := append([]string{}, csvFixed...)
 	for _, n := range names {
-		head = append(head, "cpu_mean."+n, "cpu_max."+n, "mem_mean."+n, "mem_max."+n)
+		head = append(head, "cpu_mean."+n.name, "cpu_max."+n.name, "mem_mean."+n.name, "mem_max."+n.name)
+		if n.sided {
+			head = append(head, "cpu_per_1k."+n.name, "mib_per_1k."+n.name)
+		}
 	}
 	head = append(head, "generator_cpu", "generator_saturated", "machine_saturated", "workers", "tls", "new_conn", "failed")
 	cw := csv.NewWriter(w)
@@ -56,12 +63,30 @@ func CSV(w io.Writer, sweeps []*Sweep) error {
 	return cw.Error()
 }
 
-func csvRow(s *Sweep, st *results.Step, names []string) []string {
+// csvWatch is a watched process set's columns: four, six for one side's
+// proxies.
+type csvWatch struct {
+	name  string
+	sided bool
+}
+
+func (w csvWatch) columns() int {
+	if w.sided {
+		return 6
+	}
+	return 4
+}
+
+func csvRow(s *Sweep, st *results.Step, names []csvWatch) []string {
 	row := []string{s.Name, st.ID, st.Path, st.Rung, itoa(st.Connections), itoa(st.Threads), itoa(st.Payload), "", itoa(st.Repeat), fnum(st.Rate)}
 	run := st.Run
 	if run == nil {
 		row[7] = s.Protocol()
-		for len(row) < len(csvFixed)+4*len(names)+3 {
+		n := len(csvFixed) + 3
+		for _, w := range names {
+			n += w.columns()
+		}
+		for len(row) < n {
 			row = append(row, "")
 		}
 		return append(row, workers(st), "", "", oneLine(st.Failed, 1<<16))
@@ -80,15 +105,23 @@ func csvRow(s *Sweep, st *results.Step, names []string) []string {
 	for _, n := range names {
 		var p *results.ProcessCost
 		for i := range st.Watched {
-			if st.Watched[i].Name == n {
+			if st.Watched[i].Name == n.name {
 				p = &st.Watched[i]
 			}
 		}
-		if p == nil {
-			row = append(row, "", "", "", "")
-			continue
+		switch {
+		case p == nil:
+			row = append(row, make([]string, n.columns())...)
+		case p.NoProxy != "":
+			for range n.columns() {
+				row = append(row, "none")
+			}
+		default:
+			row = append(row, fnum(p.CPUMean), fnum(p.CPUMax), i64(p.MemMean), i64(p.MemMax))
+			if n.sided {
+				row = append(row, fnum(p.CPUPer1kRPS), fnum(p.MiBPer1kRPS))
+			}
 		}
-		row = append(row, fnum(p.CPUMean), fnum(p.CPUMax), i64(p.MemMean), i64(p.MemMax))
 	}
 	return append(row, fnum(GeneratorCores(run)), strconv.FormatBool(run.Generator.Saturated),
 		strconv.FormatBool(MachineSaturated(run)), workers(st), strconv.FormatBool(run.Config.TLS), strconv.FormatBool(run.Config.NewConn), oneLine(st.Failure(), 1<<16))

@@ -112,6 +112,8 @@ type blockView struct {
 	// shown open when there are few.
 	OverTime     []chartView
 	OverTimeOpen bool
+	// Placement is where each step on a cluster ran (placement.go).
+	Placement []string
 }
 
 // headGroup is a header cell over Span columns ("latency"), or a single
@@ -460,6 +462,7 @@ func buildSection(i int, s *Sweep, colors map[string]string) *section {
 			bv.Rows = append(bv.Rows, tr)
 		}
 		bv.OverTime, bv.OverTimeOpen = stepsOverTime(bv.ID, tb.cells, colors)
+		bv.Placement = placementLines(tb.cells)
 		sec.Blocks = append(sec.Blocks, bv)
 	}
 	return sec

@@ -94,6 +94,12 @@ func markdownSweep(p *printer, s *Sweep, wide bool) {
 		p.f("\nNot shown: %s (`--wide` shows every column; the CSV and HTML reports have every figure).\n", strings.Join(hidden, ", "))
 	}
 	p.f("\n%s.\n", upperFirst(legend(t.unit, s.Baseline(), t.keys(shown), t.levels)))
+	if lines := placementLines(Cells(s.Steps)); len(lines) > 0 {
+		p.f("\nWhere the steps ran:\n\n")
+		for _, l := range lines {
+			p.f("- %s\n", l)
+		}
+	}
 }
 
 func upperFirst(s string) string {

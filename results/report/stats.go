@@ -52,10 +52,12 @@ type CellStats struct {
 	ProxyCPUPer1k   float64 // per 1000 requests/s, as recorded with the step
 	ProxyCPUPerUnit float64 // per unit: ProxyCPUPer1k, or per Gbit/s for tcp-stream
 	ProxyMiB        float64
-	HasTarget       bool
-	TargetCPU       float64
-	GenCPU          float64 // cores the generator used
-	Flags           string  // see Cell.Flags
+	// Client and Server are the workers' and the target's sidecars apart.
+	Client, Server SideStats
+	HasTarget      bool
+	TargetCPU      float64
+	GenCPU         float64 // cores the generator used
+	Flags          string  // see Cell.Flags
 }
 
 // failure is why every repeat of the cell failed (Step.Failure: a path
@@ -144,10 +146,54 @@ func (c *Cell) Stats(base *Cell) CellStats {
 		m, _ := c.Watched("proxy", func(p results.ProcessCost) float64 { return float64(p.MemMean) })
 		s.ProxyMiB = m / (1 << 20)
 	}
+	s.Client, s.Server = c.side("client", s.Stream, hasUnits, perUnit), c.side("server", s.Stream, hasUnits, perUnit)
 	if v, ok := c.Watched("target", func(p results.ProcessCost) float64 { return p.CPUMean }); ok {
 		s.HasTarget, s.TargetCPU = true, v
 	}
 	s.GenCPU, _ = c.Median(func(st *results.Step) float64 { return GeneratorCores(st.Run) })
+	return s
+}
+
+// SideStats are one side's proxies (a sidecar mesh's client or server
+// proxies): medians over the cell's repeats.
+type SideStats struct {
+	Has     bool // measured
+	None    bool // the side has no proxy in this mode
+	CPU     float64
+	CPUPer  float64 // per unit: per 1000 requests/s, or per Gbit/s for tcp-stream
+	MiB     float64
+	MiBPer1 float64 // MiB per 1000 requests/s
+}
+
+// side reduces the watches of one side of the path.
+func (c *Cell) side(side string, stream bool, hasUnits func(*results.Step) bool,
+	perUnit func(func(*results.Step) float64) func(*results.Step) float64) SideStats {
+	var s SideStats
+	if c.noProxy(side) {
+		s.None = true
+		return s
+	}
+	match := func(w results.ProcessCost) bool { return w.Side == side }
+	cpu, ok := c.watchedWhere(match, func(p results.ProcessCost) float64 { return p.CPUMean })
+	if !ok {
+		return s
+	}
+	s.Has, s.CPU = true, cpu
+	mib, _ := c.watchedWhere(match, func(p results.ProcessCost) float64 { return float64(p.MemMean) / (1 << 20) })
+	s.MiB = mib
+	s.CPUPer, _ = c.watchedWhere(match, func(p results.ProcessCost) float64 { return p.CPUPer1kRPS })
+	s.MiBPer1, _ = c.watchedWhere(match, func(p results.ProcessCost) float64 { return p.MiBPer1kRPS })
+	if stream {
+		s.CPUPer, _ = c.medianWhere(hasUnits, perUnit(func(st *results.Step) float64 {
+			var v float64
+			for _, w := range st.Watched {
+				if match(w) && w.NoProxy == "" {
+					v += w.CPUMean
+				}
+			}
+			return v
+		}))
+	}
 	return s
 }
 

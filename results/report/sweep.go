@@ -87,19 +87,57 @@ func (c *Cell) medianWhere(keep func(*results.Step) bool, f func(*results.Step) 
 }
 
 // Watched is the median cost of the processes of one role ("proxy",
-// "target") over a cell's runs.
+// "target") over a cell's runs: per run, f summed over that role's
+// watches (every proxy of the path once), over the runs that measured
+// each of them.
 func (c *Cell) Watched(role string, f func(results.ProcessCost) float64) (float64, bool) {
-	found := false
-	v, ok := c.Median(func(st *results.Step) float64 {
+	return c.watchedWhere(func(w results.ProcessCost) bool { return w.Role == role }, f)
+}
+
+// watchedWhere is the median over a cell's runs of f summed over the
+// watches match selects, of the runs where one was measured and none
+// failed to be; a side without a proxy (NoProxy) has no figure.
+func (c *Cell) watchedWhere(match func(results.ProcessCost) bool, f func(results.ProcessCost) float64) (float64, bool) {
+	measured := func(st *results.Step) bool {
+		n := 0
 		for _, w := range st.Watched {
-			if w.Role == role && w.Unmeasured == "" {
-				found = true
-				return f(w)
+			switch {
+			case !match(w) || w.NoProxy != "":
+			case w.Unmeasured != "":
+				return false
+			default:
+				n++
 			}
 		}
-		return 0
+		return n > 0
+	}
+	return c.medianWhere(measured, func(st *results.Step) float64 {
+		var v float64
+		for _, w := range st.Watched {
+			if match(w) && w.NoProxy == "" {
+				v += f(w)
+			}
+		}
+		return v
 	})
-	return v, ok && found
+}
+
+// noProxy tells whether every run of the cell that watched the side had
+// no proxy there (--mode serveronly: the client's side).
+func (c *Cell) noProxy(side string) bool {
+	none := false
+	for _, st := range c.Steps {
+		for _, w := range st.Watched {
+			if w.Side != side {
+				continue
+			}
+			if w.NoProxy == "" {
+				return false
+			}
+			none = true
+		}
+	}
+	return none
 }
 
 // costNote is why a watched process of the cell has no figure (its

@@ -183,6 +183,13 @@ func extras(p *printer, run *results.Run, opt WrkOptions) {
 			label = "gRPC status"
 		}
 		p.f("  %s: %s\n", label, strings.Join(parts, ", "))
+		if n := Redirects(s); n > 0 && !grpc {
+			how := ""
+			if run.Config.OKStatus == "" {
+				how = ": successes, as wrk counts them, though a redirect is not the page it points to (--ok-status 2xx makes them errors)"
+			}
+			p.f("  %s", Wrap(fmt.Sprintf("Redirects (3xx): %d of %d answers (%.1f%%)%s", n, s.Requests, 100*float64(n)/float64(max(1, s.Requests)), how), TextWidth-2, "    "))
+		}
 	}
 	textByName(p, run) // a request mix's figures by name (byname.go)
 	if s.BytesWritten > 0 && run.Config.Protocol == "tcp-stream" {
@@ -228,6 +235,17 @@ func cpuSeconds(s float64) string {
 		return fmt.Sprintf("%.2f", s)
 	}
 	return strconv.FormatFloat(roundSig(s, 2), 'f', -1, 64)
+}
+
+// Redirects counts the answers of an HTTP run that were redirects (3xx).
+func Redirects(s results.Summary) int64 {
+	var n int64
+	for code, k := range s.Status {
+		if code >= 300 && code < 400 {
+			n += k
+		}
+	}
+	return n
 }
 
 // spectrum prints a latency's percentiles ps (in percent) and its max on

@@ -43,16 +43,23 @@ func TestZeroAllocs(t *testing.T) {
 	if race.Enabled {
 		t.Skip("allocation counts are measured without -race (make test)")
 	}
+	ok, err := protocol.ParseStatusSet("2xx")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		tls     bool
 		streams int
 		body    []byte
-	}{{false, 1, nil}, {true, 1, nil}, {false, 4, nil}, {false, 1, make([]byte, 1000)}} {
-		t.Run(fmt.Sprintf("tls=%v,streams=%d,body=%d", tc.tls, tc.streams, len(tc.body)), func(t *testing.T) {
+		ok      protocol.StatusSet // --ok-status
+	}{{false, 1, nil, protocol.StatusSet{}}, {true, 1, nil, protocol.StatusSet{}}, {false, 4, nil, protocol.StatusSet{}},
+		{false, 1, make([]byte, 1000), protocol.StatusSet{}}, {false, 1, nil, ok}} {
+		t.Run(fmt.Sprintf("tls=%v,streams=%d,body=%d,ok=%s", tc.tls, tc.streams, len(tc.body), tc.ok), func(t *testing.T) {
 			cfg := cannedConfig(t, tc.tls, tc.streams)
 			if tc.body != nil {
 				cfg.Method, cfg.Body = "POST", tc.body
 			}
+			cfg.OKStatus = tc.ok
 			d, err := NewDialer(cfg)
 			if err != nil {
 				t.Fatal(err)

@@ -55,7 +55,7 @@ func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
 	if err != nil {
 		return nil, d.explain(err)
 	}
-	return &stream{s: s, body: d.t.body, bodies: d.t.bodies}, nil
+	return &stream{s: s, body: d.t.body, bodies: d.t.bodies, ok: &d.t.ok}, nil
 }
 
 // explain says why a connection could not be opened, in what to do.

@@ -18,7 +18,7 @@
 // counts the request's frames the same way.
 //
 // Outcomes:
-//   - status ≥ 400: Status;
+//   - status ≥ 400, or with Config.OKStatus a status not in it: Status;
 //   - deadline passed: Timeout; the stream is reset (RST_STREAM CANCEL) and
 //     the connection kept, so Done only if the connection broke too;
 //   - the run's context ended: Timeout, not Done;
@@ -65,6 +65,9 @@ type Config struct {
 	// one of them, before its own; Method and Body are then unused. A Conn
 	// sends the first until another is picked.
 	Requests []Request
+	// OKStatus are the statuses of a successful answer (--ok-status); the
+	// zero value: every status below 400.
+	OKStatus protocol.StatusSet
 }
 
 // Request is one request of a mix (Config.Requests).
@@ -105,6 +108,7 @@ type target struct {
 	bodies      [][]byte         // and bodies
 	streams     int
 	dialTimeout time.Duration
+	ok          protocol.StatusSet // the statuses of a success
 }
 
 func (c Config) request() (*target, error) {
@@ -115,7 +119,7 @@ func (c Config) request() (*target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http2: bad URL %q: %v", c.URL, errors.Unwrap(err))
 	}
-	t := &target{body: c.Body, streams: c.Streams, dialTimeout: c.DialTimeout}
+	t := &target{body: c.Body, streams: c.Streams, dialTimeout: c.DialTimeout, ok: c.OKStatus}
 	port := u.Port()
 	switch u.Scheme {
 	case "https":

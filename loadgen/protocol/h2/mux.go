@@ -38,13 +38,14 @@ func (d *Dialer) Open(ctx context.Context, slots int) (int, protocol.Mux, error)
 // Mux returns the state of one connection an event loop drives, for slots
 // requests at once.
 func (d *Dialer) Mux(slots int) protocol.Mux {
-	return &mux{d.core.Fed(slots, d.t.body), d.t.bodies}
+	return &mux{d.core.Fed(slots, d.t.body), d.t.bodies, &d.t.ok}
 }
 
 // mux is the Fed in the engine's terms: its results as Outcomes.
 type mux struct {
 	*h2conn.Fed
-	bodies [][]byte // a request mix's, by request; nil without one
+	bodies [][]byte            // a request mix's, by request; nil without one
+	ok     *protocol.StatusSet // the Dialer's: the statuses of a success
 }
 
 var _ protocol.MuxPicker = (*mux)(nil)
@@ -64,14 +65,14 @@ func (m *mux) Start(k int) (int, protocol.Outcome) {
 	case h2conn.Later:
 		return protocol.MuxLater, protocol.Outcome{}
 	default:
-		return protocol.MuxRefused, outcome(r)
+		return protocol.MuxRefused, outcome(r, m.ok)
 	}
 }
 
-func (m *mux) Outcome(k int) protocol.Outcome { return outcome(m.Fed.Result(k)) }
+func (m *mux) Outcome(k int) protocol.Outcome { return outcome(m.Fed.Result(k), m.ok) }
 
 func (m *mux) Cancel(k int) protocol.Outcome {
-	o := outcome(m.Fed.Cancel(k))
+	o := outcome(m.Fed.Cancel(k), m.ok)
 	o.Err = protocol.Timeout
 	return o
 }

@@ -15,7 +15,8 @@ import (
 type stream struct {
 	s      *h2conn.Stream
 	body   []byte
-	bodies [][]byte // a request mix's, by request; nil without one
+	bodies [][]byte            // a request mix's, by request; nil without one
+	ok     *protocol.StatusSet // the Dialer's: the statuses of a success
 }
 
 var (
@@ -32,11 +33,12 @@ func (c *stream) Pick(i int) {
 
 // Do sends one request on a new stream and reads the whole response.
 func (c *stream) Do(ctx context.Context, deadline time.Time) protocol.Outcome {
-	return outcome(c.s.Request(ctx, deadline, c.body, true, h2conn.WaitEnd))
+	return outcome(c.s.Request(ctx, deadline, c.body, true, h2conn.WaitEnd), c.ok)
 }
 
-// outcome applies the package's rules (see the package documentation).
-func outcome(r h2conn.Result) protocol.Outcome {
+// outcome applies the package's rules (see the package documentation);
+// ok are the statuses of a success.
+func outcome(r h2conn.Result, ok *protocol.StatusSet) protocol.Outcome {
 	o := protocol.Outcome{Status: r.Status, Bytes: r.Read, Written: r.Written, Done: r.Done, Unsent: r.Unsent}
 	switch r.End {
 	case h2conn.Deadline, h2conn.Canceled:
@@ -53,7 +55,7 @@ func outcome(r h2conn.Result) protocol.Outcome {
 			o.Err = protocol.Protocol
 		case r.Reset:
 			o.Err = protocol.Read
-		case r.Status >= 400:
+		case ok.Failed(int(r.Status)):
 			o.Err = protocol.Status
 		}
 	}

@@ -277,7 +277,7 @@ func (s *libStream) Do(ctx context.Context, deadline time.Time) protocol.Outcome
 	switch {
 	case err != nil:
 		o.Err = s.errClass(rctx, err)
-	case o.Status >= 400:
+	case c.d.t.ok.Failed(int(o.Status)):
 		o.Err = protocol.Status
 	}
 	o.Done = s.isClosed() || !c.usable()

@@ -37,6 +37,7 @@ func TestZeroAllocs(t *testing.T) {
 		{"GET", Config{URL: "http://" + fs.addr + "/hello"}, 0},
 		{"POST", Config{URL: "http://" + fs.addr + "/hello", Method: "POST", Body: []byte(strings.Repeat("b", 1000))}, 0},
 		{"404", Config{URL: "http://" + fs.addr + "/status/404"}, 0},
+		{"--ok-status", Config{URL: "http://" + fs.addr + "/hello", OKStatus: okStatus(t, "200-299,404")}, 0},
 		{"1MiB", Config{URL: "http://" + fs.addr + "/big"}, 0},
 		// crypto/tls allocates one small atLeastReader per record it reads
 		// (tls.Conn.readFromUntil): one on this side, one on the server's.
@@ -93,4 +94,13 @@ func TestZeroAllocsChunked(t *testing.T) {
 	if n > allocs.Slack {
 		t.Errorf("%d allocations in 100 chunked Dos, want 0", n)
 	}
+}
+
+func okStatus(t *testing.T, s string) protocol.StatusSet {
+	t.Helper()
+	ok, err := protocol.ParseStatusSet(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
 }

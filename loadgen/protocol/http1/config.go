@@ -38,6 +38,9 @@ type Config struct {
 	// one of them, before its own; Method and Body are then unused. A Conn
 	// sends the first until another is picked.
 	Requests []Request
+	// OKStatus are the statuses of a successful answer (--ok-status); the
+	// zero value: every status below 400.
+	OKStatus protocol.StatusSet
 }
 
 // Request is one request of a mix (Config.Requests).

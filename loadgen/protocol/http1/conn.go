@@ -53,7 +53,8 @@ type conn struct {
 	br     *bufio.Reader // borrowed while a response is read
 	resp   fasthttp.Response
 	closed atomic.Bool
-	timed  bool // a deadline is set on rw
+	timed  bool                // a deadline is set on rw
+	ok     *protocol.StatusSet // the Dialer's: the statuses of a success
 }
 
 var (
@@ -62,7 +63,7 @@ var (
 )
 
 func newConn(raw, rw net.Conn, d *Dialer) *conn {
-	c := &conn{raw: raw, rw: rw, req: d.req, head: d.head, mix: d.mix}
+	c := &conn{raw: raw, rw: rw, req: d.req, head: d.head, mix: d.mix, ok: &d.ok}
 	c.cr.r = rw
 	if tc, ok := rw.(*net.TCPConn); ok {
 		if rc, err := tc.SyscallConn(); err == nil {
@@ -137,7 +138,7 @@ func (c *conn) Do(_ context.Context, deadline time.Time) protocol.Outcome {
 		if o.Err == protocol.Write { // held for the read, it did not leave
 			o.Written = 0
 		}
-	case status >= 400:
+	case c.ok.Failed(status):
 		o.Err = protocol.Status
 	}
 	if c.resp.Header.ConnectionClose() || status == fasthttp.StatusSwitchingProtocols {

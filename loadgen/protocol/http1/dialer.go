@@ -21,6 +21,7 @@ type Dialer struct {
 	mix     *list       // a request mix (Config.Requests); nil without
 	tls     *tls.Config // nil for plain HTTP
 	timeout time.Duration
+	ok      protocol.StatusSet // the statuses of a success
 }
 
 var _ protocol.SessionDialer = (*Dialer)(nil)
@@ -32,7 +33,7 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dialer{target: protocol.Target{Addr: t.addr}, addr: t.addr, req: t.req, head: t.head, mix: t.mix, timeout: cfg.DialTimeout}
+	d := &Dialer{target: protocol.Target{Addr: t.addr}, addr: t.addr, req: t.req, head: t.head, mix: t.mix, timeout: cfg.DialTimeout, ok: cfg.OKStatus}
 	if t.tls {
 		tc := cfg.TLS
 		tc.Enabled = true
@@ -94,7 +95,9 @@ func (d *Dialer) Sessions() bool { return d.tls == nil }
 func (d *Dialer) Socket() (int, error) { return d.target.Socket() }
 
 // Session returns the state of one connection an event loop drives.
-func (d *Dialer) Session() protocol.Session { return &session{req: d.req, head: d.head, mix: d.mix} }
+func (d *Dialer) Session() protocol.Session {
+	return &session{req: d.req, head: d.head, mix: d.mix, ok: &d.ok}
+}
 
 // PerRequest is false: connections are kept alive.
 func (d *Dialer) PerRequest() bool { return false }

@@ -17,8 +17,9 @@ const maxHeader = readBufSize
 // in a buffer made the first time that happens and kept.
 type session struct {
 	req  []byte
-	head bool  // a HEAD request: responses have no body
-	mix  *list // the Dialer's request mix, if any
+	head bool                // a HEAD request: responses have no body
+	mix  *list               // the Dialer's request mix, if any
+	ok   *protocol.StatusSet // the Dialer's: the statuses of a success
 	resp response
 }
 
@@ -93,7 +94,7 @@ func (s *session) outcome(class protocol.ErrClass) protocol.Outcome {
 	r := &s.resp
 	o := protocol.Outcome{Status: int32(r.status), Err: class, Bytes: r.bytes, Written: int64(len(s.req)),
 		Done: r.close || r.state == inClose || class != protocol.None}
-	if class == protocol.None && r.status >= 400 {
+	if class == protocol.None && s.ok.Failed(r.status) {
 		o.Err = protocol.Status
 	}
 	*r = response{hdr: r.hdr[:0]}

@@ -3,6 +3,7 @@ package cost
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -22,10 +23,11 @@ import (
 type PodMetrics struct {
 	Client metricsclient.Interface
 	Every  time.Duration // how often to list (default 5 s)
-	// Pods lists the pods of a watch (namespace, label selector), so that
-	// a pod metrics-server has not measured yet is told from no pod; nil:
-	// the pods are those metrics-server lists.
-	Pods func(ctx context.Context, w Watch) ([]string, error)
+	// Pods lists the pods of a watch (namespace, label selector, the
+	// containers their specs run), so that a pod metrics-server has not
+	// measured yet is told from no pod; nil: the pods are those
+	// metrics-server lists.
+	Pods func(ctx context.Context, w Watch) ([]Pod, error)
 }
 
 // NewPodMetrics is a PodMetrics sampler for the cluster.
@@ -63,6 +65,7 @@ func (p *PodMetrics) Start(ctx context.Context, w Watch, win Window) (func() (re
 	}
 	seen := map[string]map[time.Time]podSample{} // pod → timestamp → sample
 	var lastErr error
+	var pods []Pod
 	list := func(ctx context.Context) {
 		l, err := p.Client.MetricsV1beta1().PodMetricses(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.Selector})
 		if err != nil {
@@ -72,7 +75,7 @@ func (p *PodMetrics) Start(ctx context.Context, w Watch, win Window) (func() (re
 		lastErr = nil
 		for i := range l.Items {
 			pm := &l.Items[i]
-			s, ok := sampleOf(pm, w.Container)
+			s, ok := sampleOf(pm, w.Containers, containersOf(pods, pm.Name))
 			if !ok {
 				continue
 			}
@@ -82,7 +85,6 @@ func (p *PodMetrics) Start(ctx context.Context, w Watch, win Window) (func() (re
 			seen[pm.Name][s.at] = s
 		}
 	}
-	var pods []string
 	addPods := func(ctx context.Context) error {
 		if p.Pods == nil {
 			return nil
@@ -91,7 +93,7 @@ func (p *PodMetrics) Start(ctx context.Context, w Watch, win Window) (func() (re
 		if err != nil {
 			return fmt.Errorf("%s: pods of %s: %v", w.Name, w.Selector, cluster.OneLine(err))
 		}
-		pods = union(pods, ps)
+		pods = unionPods(pods, ps)
 		return nil
 	}
 	if err := addPods(ctx); err != nil {
@@ -119,7 +121,7 @@ func (p *PodMetrics) Start(ctx context.Context, w Watch, win Window) (func() (re
 		<-done
 		list(ctx) // what metrics-server published since the last list
 		if err := addPods(ctx); err != nil {
-			return results.ProcessCost{Name: w.Name, Selector: w.String(), Role: w.Role}, err
+			return w.cost(w.String()), err
 		}
 		c := podMetricsCost(w, win, seen, pods)
 		if len(seen) == 0 && lastErr != nil {
@@ -129,19 +131,33 @@ func (p *PodMetrics) Start(ctx context.Context, w Watch, win Window) (func() (re
 	}, nil
 }
 
-// sampleOf sums a PodMetrics' containers (or the watch's one container).
-func sampleOf(pm *metricsv1beta1.PodMetrics, container string) (podSample, bool) {
+// sampleOf sums a PodMetrics' containers: the watch's (every one, for a
+// watch of whole pods). A sample is kept only when it has each container
+// the pod's spec runs of them (want; nil: those it has), so that a pod's
+// figure is never the sum of fewer containers than it ran.
+func sampleOf(pm *metricsv1beta1.PodMetrics, containers, want []string) (podSample, bool) {
 	s := podSample{at: pm.Timestamp.Time, window: pm.Window.Duration}
-	found := false
+	found := 0
 	for _, c := range pm.Containers {
-		if container != "" && c.Name != container {
+		if len(containers) > 0 && !slices.Contains(containers, c.Name) {
 			continue
 		}
 		s.cores += c.Usage.Cpu().AsApproximateFloat64()
 		s.bytes += c.Usage.Memory().Value()
-		found = true
+		found++
 	}
-	return s, found && s.window > 0
+	return s, found > 0 && found >= len(want) && s.window > 0
+}
+
+// containersOf are the containers the pod named runs of a watch's, as the
+// API server listed them; nil when it did not list the pod.
+func containersOf(pods []Pod, name string) []string {
+	for _, p := range pods {
+		if p.Name == name {
+			return p.Containers
+		}
+	}
+	return nil
 }
 
 // podMetricsCost is the watch's cost from the samples whose window lies
@@ -149,13 +165,13 @@ func sampleOf(pm *metricsv1beta1.PodMetrics, container string) (podSample, bool)
 // their windows; the pods summed.
 // The pods are the watch's as the API server lists them (nil: those
 // metrics-server lists).
-func podMetricsCost(w Watch, win Window, seen map[string]map[time.Time]podSample, pods []string) results.ProcessCost {
-	per := map[string]*measured{}
+func podMetricsCost(w Watch, win Window, seen map[string]map[time.Time]podSample, pods []Pod) results.ProcessCost {
+	per := map[part]*measured{}
 	listed := pods == nil
 	var window time.Duration
 	for pod, samples := range seen {
 		if listed {
-			pods = append(pods, pod)
+			pods = append(pods, Pod{Name: pod})
 		}
 		m := &measured{}
 		for _, s := range samples {
@@ -166,11 +182,12 @@ func podMetricsCost(w Watch, win Window, seen map[string]map[time.Time]podSample
 			m.addCPU(s.cores, s.window, s.at)
 			m.addMem(s.bytes)
 		}
-		per[pod] = m
+		per[part{pod: pod}] = m
 	}
-	sort.Strings(pods)
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	load := win.To.Sub(win.From).Round(time.Second)
-	return total(w, w.String(), win, per, pods, func(pod string) string {
+	return total(w, w.String(), win, per, pods, false, func(k part) string {
+		pod := k.pod
 		if window == 0 {
 			window = 15 * time.Second
 		}

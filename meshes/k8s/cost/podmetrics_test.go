@@ -46,7 +46,7 @@ func TestPodMetricsWindows(t *testing.T) {
 		}
 	}
 	p := &PodMetrics{Client: client, Every: 10 * time.Millisecond}
-	w := Watch{Name: "istio-proxy", Role: "proxy", Namespace: "bench", Selector: k8s.Selector(""), Container: "istio-proxy"}
+	w := Watch{Name: "istio-proxy", Role: "proxy", Namespace: "bench", Selector: k8s.Selector(""), Containers: []string{"istio-proxy"}}
 	ctx := context.Background()
 	stop, err := p.Start(ctx, w, win)
 	if err != nil {
@@ -111,7 +111,7 @@ func TestPodMetricsWindows(t *testing.T) {
 
 	// A pod the API server lists and metrics-server has not measured yet
 	// (a new pod, a short step) makes the figure unmeasurable, by name.
-	p.Pods = func(context.Context, Watch) ([]string, error) { return []string{"a", "b", "c"}, nil }
+	p.Pods = func(context.Context, Watch) ([]Pod, error) { return []Pod{{Name: "a"}, {Name: "b"}, {Name: "c"}}, nil }
 	stop, err = p.Start(ctx, w, win)
 	if err != nil {
 		t.Fatal(err)

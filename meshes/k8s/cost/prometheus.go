@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,28 +23,47 @@ import (
 // istio/tools' benchmarks and kube-prometheus do. It reads the raw
 // samples within the step's load, not a rate() over a fixed range
 // (which would reach into the step before): CPU is the increase of the
-// cumulative counter between a series' first and last sample in the
+// cumulative counter between a series' first and last measurement in the
 // window over the time between them, memory the mean of the working set's
-// samples. The pods are the watch's, resolved through the API server
-// (cAdvisor's series carry pod names, not pod labels).
+// samples. A sample's time is cAdvisor's own, or the scrape's where
+// Prometheus does not honour the exported timestamps (kube-prometheus'
+// kubelet ServiceMonitor: honorTimestamps false), and the value scraped
+// then is cAdvisor's last measurement, made at most one housekeeping
+// interval before; so a sample counts only when the one before it lies
+// within the window too, and only where its value changed (a new
+// measurement, not the last one scraped again). The pods are the watch's, resolved through the API server
+// (cAdvisor's series carry pod names, not pod labels); a watch of
+// containers reads each container's own series and sums them per pod, so
+// that the target's figure is its own containers' and not its pod's
+// cgroup, which holds an injected proxy too.
 type Prometheus struct {
 	URL string // e.g. http://prometheus.monitoring:9090
 	// CPU is a series selector of a cumulative CPU-seconds counter, Memory
 	// one of a bytes gauge; {namespace}, {pods} (a regular expression of
-	// the watch's pod names) and {container} are replaced. Defaults:
-	// DefaultPromCPU, DefaultPromMemory.
+	// the watch's pod names) and {container} (one of its containers'
+	// names) are replaced. Defaults: DefaultPromCPU, DefaultPromMemory.
 	CPU, Memory string
-	// Pods lists the pods of a watch (namespace, label selector).
-	Pods   func(ctx context.Context, w Watch) ([]string, error)
+	// Pods lists the pods of a watch (namespace, label selector, the
+	// containers their specs run).
+	Pods   func(ctx context.Context, w Watch) ([]Pod, error)
 	Client *http.Client
+	// MaxWait bounds how long stop waits, after the load, for Prometheus
+	// to have scraped every series past its end (default 45 s).
+	MaxWait time.Duration
 }
 
+// lookback is how far before the window samples are read: far enough to
+// hold the sample before its first one at any usual scrape interval.
+const lookback = 3 * time.Minute
+
 // The default selectors: cAdvisor's container metrics as the kubelet
-// exports them. A watch of whole pods (no container) reads cAdvisor's pod
-// cgroup series (container="", without an image: not the sandbox).
+// exports them. {container} is a regular expression of the watch's
+// containers' names; a watch of whole pods (no containers) reads
+// cAdvisor's pod cgroup series (container="", without an image: not the
+// sandbox).
 const (
-	DefaultPromCPU    = `container_cpu_usage_seconds_total{namespace="{namespace}",pod=~"{pods}",container="{container}"}`
-	DefaultPromMemory = `container_memory_working_set_bytes{namespace="{namespace}",pod=~"{pods}",container="{container}"}`
+	DefaultPromCPU    = `container_cpu_usage_seconds_total{namespace="{namespace}",pod=~"{pods}",container=~"{container}"}`
+	DefaultPromMemory = `container_memory_working_set_bytes{namespace="{namespace}",pod=~"{pods}",container=~"{container}"}`
 )
 
 // CheckSelector refuses a query that is not a series selector: loadgen
@@ -74,36 +93,40 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 		sel := "prometheus:" + w.String()
 		then, err := p.pods(ctx, w)
 		if err != nil {
-			return results.ProcessCost{Name: w.Name, Selector: sel, Role: w.Role}, err
+			return w.cost(sel), err
 		}
-		pods := union(first, then)
+		pods := unionPods(first, then)
 		if len(pods) == 0 {
-			return total(w, sel, win, nil, nil, nil), nil
+			return total(w, sel, win, nil, nil, true, nil), nil
 		}
-		cpu, err := p.Samples(ctx, p.selector(p.CPU, DefaultPromCPU, w, pods), win.From, win.To)
+		cpu, err := p.settled(ctx, p.selector(p.CPU, DefaultPromCPU, w, pods), win)
 		if err != nil {
-			return results.ProcessCost{Name: w.Name, Selector: sel, Role: w.Role}, err
+			return w.cost(sel), err
 		}
-		mem, err := p.Samples(ctx, p.selector(p.Memory, DefaultPromMemory, w, pods), win.From, win.To)
+		mem, err := p.Samples(ctx, p.selector(p.Memory, DefaultPromMemory, w, pods), win.From.Add(-lookback), time.Now())
 		if err != nil {
-			return results.ProcessCost{Name: w.Name, Selector: sel, Role: w.Role}, err
+			return w.cost(sel), err
 		}
-		per := map[string]*measured{}
-		seen := map[string]int{} // pod → the most samples a series of it has in the window
+		per := map[part]*measured{}
+		seen := map[part]int{}            // pod and container → the most measurements a series of it has in the window
+		every := map[part]time.Duration{} // … and how often its series is sampled
 		for _, s := range dedupe(cpu) {
-			seen[s.pod] = max(seen[s.pod], len(s.points))
-			if inc, span, ok := s.increase(); ok {
-				m := per[s.pod]
+			k := s.part(w)
+			in := s.measurements(win.From, win.To)
+			seen[k] = max(seen[k], len(in))
+			every[k] = max(every[k], s.every())
+			if inc, span, ok := (series{points: in}).increase(); ok {
+				m := per[k]
 				if m == nil {
 					m = &measured{}
-					per[s.pod] = m
+					per[k] = m
 				}
-				m.addCPU(inc/span.Seconds(), span, s.points[len(s.points)-1].t)
+				m.addCPU(inc/span.Seconds(), span, in[len(in)-1].t)
 			}
 		}
 		for _, s := range dedupe(mem) {
-			if m := per[s.pod]; m != nil {
-				for _, pt := range s.points {
+			if m := per[s.part(w)]; m != nil {
+				for _, pt := range s.within(win.From, win.To) {
 					m.addMem(int64(pt.v))
 				}
 			}
@@ -112,24 +135,91 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 		// A pod with no series in the window: too new for cAdvisor to have
 		// measured it within the load, or is the metric not scraped at all?
 		scraped := -1
-		return total(w, sel, win, per, pods, func(pod string) string {
-			if _, ok := seen[pod]; !ok && scraped < 0 {
+		return total(w, sel, win, per, pods, true, func(k part) string {
+			name := k.pod
+			if k.container != "" {
+				name = fmt.Sprintf("%s's container %s", k.pod, k.container)
+			}
+			if _, ok := seen[k]; !ok && scraped < 0 {
 				scraped = 0
 				if p.scraped(ctx, p.selector(p.CPU, DefaultPromCPU, w, pods)) {
 					scraped = 1
 				}
 			}
-			if _, ok := seen[pod]; !ok && scraped == 1 {
-				return fmt.Sprintf("not measurable at this step length: Prometheus has no sample of pod %s's CPU within the step's %v of load (cAdvisor measures a busy container every 10 to 20 s, one that was idle 15 to 30 s after its last measure: steps of 60 s or more get a figure)",
-					pod, load)
+			if _, ok := seen[k]; !ok && scraped == 1 {
+				return fmt.Sprintf("not measurable at this step length: Prometheus has no sample of pod %s's CPU around the step's %v of load (%s)",
+					name, load, shortestStep(0))
 			}
-			if _, ok := seen[pod]; !ok {
-				return fmt.Sprintf("Prometheus has no CPU series of pod %s/%s (is the kubelet's /metrics/cadvisor of its node scraped?)", w.Namespace, pod)
+			if _, ok := seen[k]; !ok {
+				return fmt.Sprintf("Prometheus has no CPU series of pod %s/%s (is the kubelet's /metrics/cadvisor of its node scraped?)", w.Namespace, name)
 			}
-			return fmt.Sprintf("not measurable at this step length: Prometheus holds %d sample(s) of pod %s's CPU within the step's %v of load, and a figure needs two (cAdvisor measures a busy container every 10 to 20 s, one that was idle 15 to 30 s after its last measure: steps of 60 s or more get a figure)",
-				seen[pod], pod, load)
+			return fmt.Sprintf("not measurable at this step length: Prometheus holds %d measurement(s) of pod %s's CPU within the step's %v of load, and a figure needs two (%s)",
+				seen[k], name, load, shortestStep(every[k]))
 		}), nil
 	}, nil
+}
+
+// shortestStep says why a step needs three of a series' sample intervals
+// of load (warm-up and duration), and how long that is for this one
+// (every: how often its samples come; 0: not known).
+func shortestStep(every time.Duration) string {
+	why := "a sample counts once the one before it lies within the load too: its value is cAdvisor's last measurement, up to one housekeeping interval old, and its time the scrape's where Prometheus does not honour cAdvisor's timestamps (kube-prometheus' kubelet ServiceMonitor)"
+	if every <= 0 {
+		return why + "; at kube-prometheus' 30 s scrape interval, steps whose load (warm-up and duration) lasts 91 s or more get a figure"
+	}
+	return fmt.Sprintf("%s; this series' samples come every %v, so steps whose load (warm-up and duration) lasts %v or more get a figure",
+		why, every.Round(time.Second), MinStep(every))
+}
+
+// MinStep is the shortest load (warm-up and duration) of which the
+// Prometheus source always has a figure, for a series sampled every
+// interval (Prometheus's scrape interval, or cAdvisor's housekeeping
+// where it is longer and the exported timestamps are honoured): the
+// first second is not measured, and the window must hold three samples,
+// the first of them only the one before the first measurement.
+func MinStep(interval time.Duration) time.Duration {
+	return (3*interval + time.Second).Round(time.Second)
+}
+
+// settled reads a selector's samples around the window once Prometheus
+// holds every series past the window's end (a measurement made before the
+// end may be scraped after it) or ended (no sample for two of its
+// intervals: a worker's container that stopped with its load), or once
+// MaxWait has passed since the end.
+func (p *Prometheus) settled(ctx context.Context, selector string, win Window) ([]series, error) {
+	wait := p.MaxWait
+	if wait == 0 {
+		wait = 45 * time.Second
+	}
+	for {
+		ss, err := p.Samples(ctx, selector, win.From.Add(-lookback), time.Now())
+		if err != nil {
+			return nil, err
+		}
+		// No series yet: a metric not scraped at all, or a scrape still to
+		// come; not worth the whole wait.
+		past := len(ss) > 0 || time.Since(win.To) > min(wait, 10*time.Second)
+		for _, s := range ss {
+			n := len(s.points)
+			if n == 0 {
+				past = false
+				continue
+			}
+			last := s.points[n-1].t
+			ended := s.every() > 0 && time.Since(last) > 2*s.every()
+			if !last.After(win.To) && !ended {
+				past = false
+			}
+		}
+		if past || time.Since(win.To) > wait {
+			return ss, nil
+		}
+		select {
+		case <-ctx.Done():
+			return ss, nil
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // scraped tells whether Prometheus holds the selector's metric at all
@@ -149,7 +239,7 @@ func (p *Prometheus) scraped(ctx context.Context, selector string) bool {
 	return r.Status == "success" && len(r.Data.Result) > 0
 }
 
-func (p *Prometheus) pods(ctx context.Context, w Watch) ([]string, error) {
+func (p *Prometheus) pods(ctx context.Context, w Watch) ([]Pod, error) {
 	if p.Pods == nil {
 		return nil, fmt.Errorf("%s: no way to list its pods", w.Name)
 	}
@@ -160,35 +250,29 @@ func (p *Prometheus) pods(ctx context.Context, w Watch) ([]string, error) {
 	return ps, nil
 }
 
-func union(a, b []string) []string {
-	set := map[string]bool{}
-	for _, x := range append(append([]string(nil), a...), b...) {
-		set[x] = true
-	}
-	out := make([]string, 0, len(set))
-	for x := range set {
-		out = append(out, x)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // selector fills a selector's placeholders. A watch of whole pods reads
 // the pod cgroup's series: container="" and no image (the sandbox's
 // series has the pause image).
-func (p *Prometheus) selector(q, def string, w Watch, pods []string) string {
+func (p *Prometheus) selector(q, def string, w Watch, pods []Pod) string {
 	if q == "" {
 		q = def
-		if w.Container == "" {
-			q = strings.Replace(q, `container="{container}"}`, `container="",image=""}`, 1)
+		if len(w.Containers) == 0 {
+			q = strings.Replace(q, `container=~"{container}"}`, `container="",image=""}`, 1)
 		}
 	}
-	quoted := make([]string, len(pods))
-	for i, pod := range pods {
+	return strings.NewReplacer("{namespace}", w.Namespace, "{pods}", alternation(names(pods)),
+		"{container}", alternation(w.Containers)).Replace(q)
+}
+
+// alternation is a regular expression that matches any of the names,
+// exactly, inside a PromQL string.
+func alternation(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
 		// RE2 inside a PromQL string: each backslash doubled.
-		quoted[i] = strings.ReplaceAll(regexp.QuoteMeta(pod), `\`, `\\`)
+		quoted[i] = strings.ReplaceAll(regexp.QuoteMeta(n), `\`, `\\`)
 	}
-	return strings.NewReplacer("{namespace}", w.Namespace, "{pods}", strings.Join(quoted, "|"), "{container}", w.Container).Replace(q)
+	return strings.Join(quoted, "|")
 }
 
 // series is one time series' raw samples, in time order.
@@ -198,9 +282,61 @@ type series struct {
 	points         []point
 }
 
+// part is what the series measured of the watch: a pod's container, or a
+// whole pod.
+func (s series) part(w Watch) part {
+	if len(w.Containers) == 0 {
+		return part{pod: s.pod}
+	}
+	return part{s.pod, s.container}
+}
+
 type point struct {
 	t time.Time
 	v float64
+}
+
+// measurements are the series' samples that are new measurements made
+// within [from, to]: a sample whose value differs from the one before it
+// (else it is the last measurement scraped again) and whose time and the
+// time of the sample before it lie within the window. A measurement
+// scraped at t was made after the scrape before it, at the latest at t;
+// where Prometheus honours cAdvisor's timestamps, at t itself.
+func (s series) measurements(from, to time.Time) []point {
+	var out []point
+	for i := 1; i < len(s.points); i++ {
+		prev, pt := s.points[i-1], s.points[i]
+		if pt.v != prev.v && !prev.t.Before(from) && !pt.t.After(to) {
+			out = append(out, pt)
+		}
+	}
+	return out
+}
+
+// within are the series' samples within [from, to] whose sample before
+// lies within it too: a gauge's values over the window.
+func (s series) within(from, to time.Time) []point {
+	var out []point
+	for i := 1; i < len(s.points); i++ {
+		if !s.points[i-1].t.Before(from) && !s.points[i].t.After(to) {
+			out = append(out, s.points[i])
+		}
+	}
+	return out
+}
+
+// every is how often the series is sampled: the median time between its
+// samples (0 with fewer than two).
+func (s series) every() time.Duration {
+	if len(s.points) < 2 {
+		return 0
+	}
+	gaps := make([]time.Duration, 0, len(s.points)-1)
+	for i := 1; i < len(s.points); i++ {
+		gaps = append(gaps, s.points[i].t.Sub(s.points[i-1].t))
+	}
+	slices.Sort(gaps)
+	return gaps[len(gaps)/2]
 }
 
 // increase is a counter's increase from its first sample to its last and

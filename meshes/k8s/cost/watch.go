@@ -7,22 +7,33 @@ package cost
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"loadgen/meshes/k8s/cluster"
 	"loadgen/results"
 )
 
-// Watch names the pods and container whose CPU and memory a step records:
-// a mesh's proxies, its node agents, the ingress controller, the target.
+// Watch names the pods and containers whose CPU and memory a step
+// records: a mesh's proxies, its node agents, the ingress controller, the
+// target.
 type Watch struct {
-	Name      string // in reports and assertions: istio-proxy, ztunnel, …
+	Name      string // in reports and assertions: istio-proxy, ztunnel, target, …
 	Role      string // proxy or target
 	Namespace string
 	Selector  string // label selector of the pods
-	Container string // empty: every container of the pods
+	// Containers are the containers counted, by name: a pod's figure is
+	// theirs, summed, and a pod whose spec runs none of them is no pod of
+	// the watch. Empty: the whole pod (its cgroup), for pods that are
+	// proxies only (ztunnel, a waypoint, a gateway).
+	Containers []string
+	// Side is the side of the path a proxy serves: client (the workers'
+	// sidecars), server (the target's), or empty (between them, or both).
+	Side string
 	// NodesOf, when set, keeps only the pods on the nodes of these pods:
 	// a node agent (ztunnel) serving the run's pods.
 	NodesOf *PodSet `json:"nodes_of,omitempty"`
@@ -33,24 +44,38 @@ type PodSet struct {
 	Namespace, Selector string
 }
 
+// Pod is a pod of a watch: its name and the watch's containers its spec
+// runs (empty for a watch of whole pods).
+type Pod struct {
+	Name       string
+	Containers []string
+}
+
 // String is the watch in a result's selector field.
 func (w Watch) String() string {
 	s := fmt.Sprintf("k8s:%s/%s", w.Namespace, w.Selector)
-	if w.Container != "" {
-		s += "/" + w.Container
+	if len(w.Containers) > 0 {
+		s += "/" + strings.Join(w.Containers, ",")
 	}
 	return s
 }
 
-// WatchedPods lists, on the cluster, the names of a watch's pods: those
-// of its namespace that match its selector, and with NodesOf, only those
-// on a node where a pod NodesOf selects runs (the ztunnels serving the
-// run's pods, not every node's). It is what the sources' Pods take.
-func WatchedPods(c *cluster.Cluster) func(ctx context.Context, w Watch) ([]string, error) {
-	return func(ctx context.Context, w Watch) ([]string, error) { return watchedPods(ctx, c, w) }
+// cost is the watch's record before anything is measured.
+func (w Watch) cost(selector string) results.ProcessCost {
+	return results.ProcessCost{Name: w.Name, Selector: selector, Role: w.Role, Side: w.Side}
 }
 
-func watchedPods(ctx context.Context, c *cluster.Cluster, w Watch) ([]string, error) {
+// WatchedPods lists, on the cluster, a watch's pods: those of its
+// namespace that match its selector and whose spec runs one of its
+// containers (an app container, or a native sidecar: an init container
+// that restarts always), and with NodesOf, only those on a node where a
+// pod NodesOf selects runs (the ztunnels serving the run's pods, not
+// every node's). It is what the sources' Pods take.
+func WatchedPods(c *cluster.Cluster) func(ctx context.Context, w Watch) ([]Pod, error) {
+	return func(ctx context.Context, w Watch) ([]Pod, error) { return watchedPods(ctx, c, w) }
+}
+
+func watchedPods(ctx context.Context, c *cluster.Cluster, w Watch) ([]Pod, error) {
 	l, err := c.Client.CoreV1().Pods(w.Namespace).List(ctx, metav1.ListOptions{LabelSelector: w.Selector})
 	if err != nil {
 		return nil, err
@@ -68,14 +93,42 @@ func watchedPods(ctx context.Context, c *cluster.Cluster, w Watch) ([]string, er
 			}
 		}
 	}
-	out := make([]string, 0, len(l.Items))
-	for _, p := range l.Items {
+	out := make([]Pod, 0, len(l.Items))
+	for i := range l.Items {
+		p := &l.Items[i]
 		if nodes != nil && !nodes[p.Spec.NodeName] {
 			continue
 		}
-		out = append(out, p.Name)
+		pod := Pod{Name: p.Name}
+		if len(w.Containers) > 0 {
+			if pod.Containers = RunningContainers(p, w.Containers); len(pod.Containers) == 0 {
+				continue
+			}
+		}
+		out = append(out, pod)
 	}
 	return out, nil
+}
+
+// RunningContainers are those of names that the pod's spec runs beside
+// its app: its containers and its native sidecars (init containers with
+// restartPolicy Always), in the order of names. An init container that
+// ends before the app starts (istio-init, linkerd-init) is not one.
+func RunningContainers(p *corev1.Pod, names []string) []string {
+	var out []string
+	for _, n := range names {
+		for _, c := range p.Spec.Containers {
+			if c.Name == n {
+				out = append(out, n)
+			}
+		}
+		for _, c := range p.Spec.InitContainers {
+			if c.Name == n && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // Window is when a step's load ran. A cluster's sources measure over
@@ -135,39 +188,80 @@ func (m *measured) addMem(bytes int64) {
 	m.memMax = max(m.memMax, bytes)
 }
 
-// total adds up the watch's pods (or series) into its cost over the
-// window. A pod the source measured no whole window of makes the figure
+// part names what a source measured: a pod, or one container of it
+// (empty: the pod, or the watch's containers summed per sample).
+type part struct{ pod, container string }
+
+// total adds up the watch's pods into its cost over the window; with
+// byContainer, a pod's figure is the sum of its containers' series (a
+// source that measures each container on a clock of its own). A pod or
+// container the source measured no whole window of makes the figure
 // unmeasurable (why says what the source's resolution is): a sum without
 // it would be too low.
-func total(w Watch, selector string, win Window, per map[string]*measured, want []string, why func(key string) string) results.ProcessCost {
-	c := results.ProcessCost{Name: w.Name, Selector: selector, Role: w.Role}
+func total(w Watch, selector string, win Window, per map[part]*measured, want []Pod, byContainer bool, why func(p part) string) results.ProcessCost {
+	c := w.cost(selector)
 	if len(want) == 0 {
 		c.Unmeasured = fmt.Sprintf("no pod matches %s in namespace %s", w.Selector, w.Namespace)
+		if len(w.Containers) > 0 {
+			c.Unmeasured += " with a container " + strings.Join(w.Containers, " or ")
+		}
 		return c
 	}
 	covered := time.Duration(-1)
 	var from, to time.Time
-	for _, k := range want {
-		m := per[k]
-		if m == nil || m.cpuTime <= 0 {
-			c.Unmeasured = why(k)
-			return results.ProcessCost{Name: c.Name, Selector: c.Selector, Role: c.Role, Unmeasured: c.Unmeasured}
+	for _, pod := range want {
+		keys := []part{{pod: pod.Name}}
+		if byContainer && len(pod.Containers) > 0 {
+			keys = keys[:0]
+			for _, ct := range pod.Containers {
+				keys = append(keys, part{pod.Name, ct})
+			}
 		}
-		cores := m.cpuSum / m.cpuTime.Seconds()
-		c.CPUMean += cores
-		c.CPUMax += m.cpuMax
-		if m.memN > 0 {
-			c.MemMean += int64(m.memSum / float64(m.memN))
-			c.MemMax += m.memMax
+		for _, k := range keys {
+			m := per[k]
+			if m == nil || m.cpuTime <= 0 {
+				u := w.cost(selector)
+				u.Unmeasured = why(k)
+				return u
+			}
+			c.CPUMean += m.cpuSum / m.cpuTime.Seconds()
+			c.CPUMax += m.cpuMax
+			if m.memN > 0 {
+				c.MemMean += int64(m.memSum / float64(m.memN))
+				c.MemMax += m.memMax
+			}
+			c.Samples += m.samples
+			if covered < 0 || m.cpuTime < covered {
+				covered, from, to = m.cpuTime, m.from, m.to
+			}
 		}
-		c.Samples += m.samples
 		c.Processes++
-		if covered < 0 || m.cpuTime < covered {
-			covered, from, to = m.cpuTime, m.from, m.to
-		}
 	}
 	c.Covered = covered.Seconds()
 	c.CoveredFrom, c.CoveredTo = &from, &to
 	c.CPUSeconds = c.CPUMean * win.Measured.Seconds()
 	return c
+}
+
+// names are the pods' names.
+func names(pods []Pod) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// unionPods adds b's pods to a's, by name, in name order.
+func unionPods(a, b []Pod) []Pod {
+	by := map[string]Pod{}
+	for _, p := range append(append([]Pod(nil), a...), b...) {
+		by[p.Name] = p
+	}
+	out := make([]Pod, 0, len(by))
+	for _, p := range by {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

@@ -58,8 +58,12 @@ func TestNodeCost(t *testing.T) {
 		t.Logf("metrics.k8s.io, the namespace's %d pods: %.3f cores", bad.Processes, bad.CPUMean)
 	})
 	t.Run("prometheus", func(t *testing.T) {
-		read := func(w cost.Watch, pods []string) results.ProcessCost {
-			p := &cost.Prometheus{URL: n.PrometheusURL, Pods: func(context.Context, cost.Watch) ([]string, error) { return pods, nil }}
+		read := func(w cost.Watch, names []string) results.ProcessCost {
+			var pods []cost.Pod
+			for _, name := range names {
+				pods = append(pods, cost.Pod{Name: name})
+			}
+			p := &cost.Prometheus{URL: n.PrometheusURL, Pods: func(context.Context, cost.Watch) ([]cost.Pod, error) { return pods, nil }}
 			stop, err := p.Start(context.Background(), w, c.window())
 			if err != nil {
 				t.Fatal(err)
@@ -110,14 +114,16 @@ func TestNodeCost(t *testing.T) {
 	})
 }
 
-// The cost step's load: 60 s, so that metrics-server (15 s windows, a new
+// The cost step's load: 70 s, so that metrics-server (15 s windows, a new
 // pod's first one late) and cAdvisor (every 10 to 20 s, a new container's
-// first measure late) measure every pod of it twice, the workers included:
-// with 35 s a worker once held one cAdvisor sample and the namespace's
-// figure was rightly not measurable (a CI run of 2026-12-05).
+// first measure late) measure every pod of it enough, the workers
+// included: a Prometheus figure needs three cAdvisor measurements within
+// the load (cost.MinStep: 61 s at 20 s apart); with 35 s a worker once
+// held one cAdvisor sample and the namespace's figure was rightly not
+// measurable (a CI run of 2026-12-05).
 const (
 	costWarmup   = 5 * time.Second
-	costDuration = 55 * time.Second
+	costDuration = 65 * time.Second
 )
 
 // costRun is a finished run and what the target's cgroup accounted.

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +67,7 @@ type Coordinator struct {
 	// proxies are the watches of an ingress's or a gateway's proxy, found
 	// from its published address.
 	proxies []cost.Watch
+	version string // the API server's, once asked
 }
 
 func (k *Coordinator) say(format string, args ...any) {
@@ -222,13 +224,8 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 			k.say("step %d/%d %s: %d workers", st.Index+1, len(k.Steps), st.ID, k.Workers)
 			res, workers = k.runStep(ctx, st, addr, off)
 		}
-		if err := store.WriteJSON(filepath.Join(k.Dir, store.StepsDir, st.ID+".json"), res); err != nil {
-			return append(steps, res), fmt.Errorf("step %s: %w", st.ID, err)
-		}
-		if workers != nil {
-			if err := store.WriteJSON(filepath.Join(k.Dir, WorkersDir, st.ID+".json"), workers); err != nil {
-				return append(steps, res), fmt.Errorf("step %s workers: %w", st.ID, err)
-			}
+		if err := k.record(steps, res, workers); err != nil {
+			return append(steps, res), err
 		}
 		if res.Failed != "" {
 			k.say("step %s failed: %s", st.ID, res.Failed)
@@ -242,6 +239,32 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 		}
 	}
 	return steps, ctx.Err()
+}
+
+// record writes a finished step and its workers into the results
+// directory. A path whose answers are not its baseline's kind at this step
+// (a redirect where the baseline answered 200) fails, whichever of the two
+// ran first: the one of steps (those before) is written again.
+func (k *Coordinator) record(steps []*results.Step, res *results.Step, workers []merge.Worker) error {
+	again := results.FailStatusMixes(append(slices.Clip(steps), res))
+	if err := store.WriteJSON(filepath.Join(k.Dir, store.StepsDir, res.ID+".json"), res); err != nil {
+		return fmt.Errorf("step %s: %w", res.ID, err)
+	}
+	for _, prev := range again {
+		if prev == res {
+			continue
+		}
+		k.say("step %s failed: %s", prev.ID, prev.Failed)
+		if err := store.WriteJSON(filepath.Join(k.Dir, store.StepsDir, prev.ID+".json"), prev); err != nil {
+			return fmt.Errorf("step %s: %w", prev.ID, err)
+		}
+	}
+	if workers != nil {
+		if err := store.WriteJSON(filepath.Join(k.Dir, WorkersDir, res.ID+".json"), workers); err != nil {
+			return fmt.Errorf("step %s workers: %w", res.ID, err)
+		}
+	}
+	return nil
 }
 
 // prepareDir writes the results directory's manifest.

@@ -61,7 +61,7 @@ func (k *Coordinator) proxyWatches(ctx context.Context, addr k8s.Addresses) ([]c
 		}
 		w := cost.Watch{Name: proxyWatchName(o), Role: "proxy", Namespace: svc.Namespace,
 			Selector: labels.SelectorFromSet(svc.Spec.Selector).String()}
-		if !slices.Contains(out, w) {
+		if !slices.ContainsFunc(out, func(o cost.Watch) bool { return o.Namespace == w.Namespace && o.Selector == w.Selector }) {
 			out = append(out, w)
 			k.say("%s: the proxy behind %s is Service %s/%s's pods (%s)", w.Name, a, svc.Namespace, svc.Name, w.Selector)
 		}

@@ -2,7 +2,7 @@ package run
 
 import (
 	"context"
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -64,7 +64,7 @@ func TestProxyWatches(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			k := &Coordinator{Cluster: &cluster.Cluster{Client: fake.NewClientset(objs...)}, Options: tc.o}
 			got, note := k.proxyWatches(context.Background(), tc.addr)
-			if !slices.Equal(got, tc.want) {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("watches %+v, want %+v", got, tc.want)
 			}
 			if (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) {

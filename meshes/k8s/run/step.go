@@ -24,7 +24,7 @@ import (
 func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Addresses, off worker.Offset) (*results.Step, []merge.Worker) {
 	o := k.Options
 	res := newStep(st)
-	if port(st.URL) != k8s.PortHTTPDirect {
+	if !k8s.DirectPort(port(st.URL)) {
 		res.Workers = k.ingressWorkers(ctx) // the report's sizing table
 	}
 	for i := range k.Workers {
@@ -46,7 +46,7 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 	grace := k.Load.Timeout + 30*time.Second
 	spec := k8s.JobSpec{Name: k8s.JobName(o.RunID, st.Index), Workers: k.Workers, StartAt: startAt, MaxLate: k.MaxLate,
 		Connections: st.Connections, Threads: st.Threads, Rate: st.Rate, RunArgs: args, Index: st.Index, Direct: k8s.DirectURL(st.URL),
-		Deadline: k.StartLead + measured + grace}
+		Deadline: k.StartLead + measured + grace, AwayFrom: k.awayFrom()}
 	job := o.Job(spec)
 	created, err := k.Cluster.Client.BatchV1().Jobs(o.Namespace).Create(ctx, job, metav1.CreateOptions{FieldValidation: "Strict"})
 	if err != nil {
@@ -57,7 +57,7 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 
 	costs := make(chan []results.ProcessCost, 1)
 	collected := make(chan struct{})
-	go func() { costs <- k.sampleWindow(ctx, localStart, loadWindow(localStart, k.Load), collected) }()
+	go func() { costs <- k.sampleWindow(ctx, st.Index, localStart, loadWindow(localStart, k.Load), collected) }()
 	// A worker not running 10 s after the start instant (the kubelet's
 	// status takes a moment to reach the API server) can only be late.
 	startBy := localStart.Add(k.MaxLate + 10*time.Second)
@@ -68,6 +68,7 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 	outcomes := worker.CollectBy(ctx, k.Cluster, created, k.Workers, startBy, localStart.Add(measured+grace), k.Poll, sidecar, o.InjectorHint())
 	close(collected)
 	watched := <-costs
+	res.Cluster = k.placement(ctx, st.Index, created)
 
 	var fails []string
 	var in []merge.Input
@@ -104,7 +105,7 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 	res.Run = run
 	if rps := run.Summary.RPS; rps > 0 {
 		for i := range watched {
-			if watched[i].Unmeasured != "" {
+			if watched[i].Unmeasured != "" || watched[i].NoProxy != "" {
 				continue
 			}
 			watched[i].CPUPer1kRPS = watched[i].CPUMean / (rps / 1000)
@@ -154,13 +155,15 @@ func port(raw string) int {
 	return p
 }
 
-// sampleWindow records every watch over the step's load: each watcher
-// starts when the load does and stops once the workers are collected (a
-// source publishes its last measurement of the load a little after it).
-func (k *Coordinator) sampleWindow(ctx context.Context, start time.Time, win cost.Window, collected <-chan struct{}) []results.ProcessCost {
+// sampleWindow records every watch of the step over its load: each
+// watcher starts when the load does and stops once the workers are
+// collected (a source publishes its last measurement of the load a little
+// after it). A side without a sidecar in the mode is recorded as such.
+func (k *Coordinator) sampleWindow(ctx context.Context, step int, start time.Time, win cost.Window, collected <-chan struct{}) []results.ProcessCost {
 	if k.Watcher == nil {
 		return nil
 	}
+	ws, none := Watches(k.Options, step)
 	if !worker.Sleep(ctx, time.Until(start)) {
 		return nil
 	}
@@ -169,7 +172,7 @@ func (k *Coordinator) sampleWindow(ctx context.Context, start time.Time, win cos
 		stop func() (results.ProcessCost, error)
 	}
 	var rs []running
-	for _, w := range append(slices.Clone(k.proxies), watches(k.Options)...) {
+	for _, w := range append(slices.Clone(k.proxies), ws...) {
 		stop, err := k.Watcher.Start(ctx, w, win)
 		if err != nil {
 			k.say("watch %s: %v", w.Name, err)
@@ -182,7 +185,7 @@ func (k *Coordinator) sampleWindow(ctx context.Context, start time.Time, win cos
 	case <-collected:
 	case <-ctx.Done():
 	}
-	var out []results.ProcessCost
+	out := slices.Clone(none)
 	for _, r := range rs {
 		c, err := r.stop()
 		if err != nil {

@@ -36,14 +36,19 @@ func TestWatchedPodsOnTheRunsNodes(t *testing.T) {
 		pod(fmt.Sprintf("ztunnel-%d", i), "istio-system", n, map[string]string{"app": "ztunnel"})
 	}
 	var zt cost.Watch
-	for _, w := range watches(o) {
+	ws, _ := Watches(o, 0)
+	for _, w := range ws {
 		if w.Name == "ztunnel" {
 			zt = w
 		}
 	}
-	got, err := cost.WatchedPods(&cluster.Cluster{Client: client})(ctx, zt)
+	pods, err := cost.WatchedPods(&cluster.Cluster{Client: client})(ctx, zt)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range pods {
+		got = append(got, p.Name)
 	}
 	sort.Strings(got)
 	if strings.Join(got, ",") != "ztunnel-0,ztunnel-1" {

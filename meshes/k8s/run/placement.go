@@ -1,0 +1,118 @@
+package run
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/cost"
+	"loadgen/results"
+)
+
+// awayFrom are the pods of the proxies found behind the published
+// addresses (an ingress's, a gateway's), which the workers keep off the
+// nodes of.
+func (k *Coordinator) awayFrom() []k8s.PodsOf {
+	var out []k8s.PodsOf
+	for _, w := range k.proxies {
+		sel, err := metav1.ParseToLabelSelector(w.Selector)
+		if err != nil {
+			continue
+		}
+		out = append(out, k8s.PodsOf{Namespace: w.Namespace, Selector: sel})
+	}
+	return out
+}
+
+// placement records where step ran: the Kubernetes version, each pod of
+// the comparison (the targets, this step's workers, the proxies' pods) on
+// its node with its proxies' images, and the workers' resources as their
+// Job asked. What cannot be listed is left out: the step's figures do not
+// depend on it.
+func (k *Coordinator) placement(ctx context.Context, step int, job *batchv1.Job) *results.Placement {
+	o := k.Options
+	p := &results.Placement{Kubernetes: k.kubernetesVersion()}
+	if cs := job.Spec.Template.Spec.Containers; len(cs) > 0 {
+		p.WorkerRequests, p.WorkerLimits = quantities(cs[0].Resources.Requests), quantities(cs[0].Resources.Limits)
+	}
+	sidecar := k8s.SidecarContainer(o.Mesh)
+	add := func(role string, pods []corev1.Pod, proxy func(name string) bool) {
+		for i := range pods {
+			pod := &pods[i]
+			pp := results.PlacedPod{Role: role, Name: pod.Name, Node: pod.Spec.NodeName}
+			if role == "" {
+				pp.Role = "target"
+				if pod.Labels[k8s.LabelName] == k8s.TargetDirectName {
+					pp.Role = "direct-target"
+				}
+			}
+			for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
+				if proxy(c.Name) && len(cost.RunningContainers(pod, []string{c.Name})) > 0 {
+					pp.Proxies = append(pp.Proxies, results.ContainerImage{Container: c.Name, Image: c.Image})
+				}
+			}
+			p.Pods = append(p.Pods, pp)
+		}
+	}
+	isSidecar := func(name string) bool { return sidecar != "" && name == sidecar }
+	add("", k.pods(ctx, o.Namespace, o.TargetSelector(), nil), isSidecar)
+	add("worker", k.pods(ctx, o.Namespace, k8s.StepSelector(o.RunID, step), nil), isSidecar)
+	ws, _ := Watches(o, step)
+	for _, w := range append(slices.Clone(k.proxies), ws...) {
+		if w.Role != "proxy" || w.Side != "" {
+			continue // the sidecars are in the targets' and the workers' pods
+		}
+		add(w.Name, k.pods(ctx, w.Namespace, w.Selector, w.NodesOf), func(string) bool { return true })
+	}
+	return p
+}
+
+// pods lists a namespace's pods a selector selects, and with nodesOf only
+// those on the nodes of these (a node agent serving the run's pods), in
+// name order; none when they cannot be listed.
+func (k *Coordinator) pods(ctx context.Context, ns, selector string, nodesOf *cost.PodSet) []corev1.Pod {
+	l, err := k.Cluster.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		k.sayOnce("placement: pods %s in %s: %v", selector, ns, err)
+		return nil
+	}
+	pods := l.Items
+	if nodesOf != nil {
+		nodes := map[string]bool{}
+		for _, p := range k.pods(ctx, nodesOf.Namespace, nodesOf.Selector, nil) {
+			nodes[p.Spec.NodeName] = true
+		}
+		pods = slices.DeleteFunc(pods, func(p corev1.Pod) bool { return !nodes[p.Spec.NodeName] })
+	}
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	return pods
+}
+
+// kubernetesVersion is the API server's version, asked once per run.
+func (k *Coordinator) kubernetesVersion() string {
+	if k.version == "" {
+		v, err := k.Cluster.Client.Discovery().ServerVersion()
+		if err != nil {
+			k.sayOnce("placement: the API server's version: %v", err)
+			return ""
+		}
+		k.version = v.GitVersion
+	}
+	return k.version
+}
+
+// quantities writes a resource list as cpu=100m,memory=64Mi.
+func quantities(l corev1.ResourceList) string {
+	var out []string
+	for name, q := range l {
+		out = append(out, string(name)+"="+q.String())
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
