@@ -408,7 +408,7 @@ func TestCompareRealSweeps(t *testing.T) {
 	if code != exitOK && (code != exitUndecided || !strings.Contains(out, "contended (")) || strings.Contains(out, "REGRESSION") || !strings.Contains(out, "intervals: 90% confidence") {
 		t.Fatalf("the same sweep twice: exit %d\n%s%s", code, out, stderr)
 	}
-	code, out, stderr = compareCLI(t, a, again, "--judge-contended")
+	_, out, stderr = compareCLI(t, a, again, "--judge-contended")
 	v := verdicts(out)
 	for _, m := range []string{"rps", "errors", "p50"} {
 		if v[m] != "holds" && v[m] != "within noise" && v[m] != "worse" && v[m] != "better" {

@@ -51,7 +51,6 @@ type runFlags struct {
 	size        int
 	newConn     bool
 	netns       string
-	enter       func(func() error) error // set from netns: where tcp-crr connects
 	client      string
 	cpus        int
 	driver      string

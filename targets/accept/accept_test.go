@@ -84,7 +84,7 @@ func TestStateClose(t *testing.T) {
 // again once one is released; every accept is counted.
 func TestCap(t *testing.T) {
 	c := Cap{Max: 2}
-	if !c.Admit() || !c.Admit() {
+	if first, second := c.Admit(), c.Admit(); !first || !second {
 		t.Fatal("the first two were not admitted")
 	}
 	if c.Admit() {

@@ -114,7 +114,6 @@ func New(cfg Config) (*Server, error) {
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(cfg.MaxMessage + protoOverhead),
 		grpc.MaxSendMsgSize(cfg.MaxMessage + protoOverhead),
-		grpc.SharedWriteBuffer(true),
 		grpc.InitialWindowSize(streamWindow),
 		grpc.InitialConnWindowSize(connWindow),
 		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 x/net/http2's client is the reference peer of httpbin's h2c tests
+
 package httpbin
 
 import (

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 x/net/http2's own client is the benchmark's reference
+
 package h2
 
 import (

@@ -16,6 +16,8 @@
 // exactly one TCP connection, and x/net opens, pools and retries nothing
 // behind the engine's back.
 
+//lint:file-ignore SA1019 x/net/http2's own ClientConn is the reference the lean client is checked against; net/http's replacement hides the connection it drives
+
 package h2
 
 import (

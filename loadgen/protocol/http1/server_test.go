@@ -105,7 +105,9 @@ func (fs *fastServer) handle(ctx *fasthttp.RequestCtx) {
 		}
 	case "/echo":
 		h := http.Header{}
-		ctx.Request.Header.VisitAll(func(k, v []byte) { h.Add(string(k), string(v)) })
+		for k, v := range ctx.Request.Header.All() {
+			h.Add(string(k), string(v))
+		}
 		fs.seen.mu.Lock()
 		fs.seen.method = string(ctx.Method())
 		fs.seen.host = string(ctx.Host())

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 grpc-go over x/net's h2c server is the reference peer of these tests
+
 package rpc
 
 import (

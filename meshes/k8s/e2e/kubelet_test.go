@@ -288,16 +288,6 @@ func (k *kubelet) killAll() {
 	}
 }
 
-// log returns a container's output so far.
-func (k *kubelet) log(ns, pod, container string) string {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if b, ok := k.logs[ns+"/"+pod+"/"+container]; ok {
-		return b.String()
-	}
-	return ""
-}
-
 // logsOf returns every log of containers named container in ns.
 func (k *kubelet) logsOf(ns, container string) map[string]string {
 	k.mu.Lock()

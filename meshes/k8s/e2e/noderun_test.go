@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -133,15 +132,6 @@ func workerEnded(p *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-func sortedNames(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // writeNodeSweep writes a sweep file of 100 B requests with the lines given.

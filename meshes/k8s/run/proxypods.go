@@ -110,7 +110,7 @@ func (k *Coordinator) publishingService(ctx context.Context, addr string) (*core
 
 func withSelector(svc *corev1.Service, addr string) (*corev1.Service, error) {
 	if len(svc.Spec.Selector) == 0 {
-		return nil, fmt.Errorf("Service %s/%s at %s has no selector: its pods cannot be named", svc.Namespace, svc.Name, addr)
+		return nil, fmt.Errorf("the Service %s/%s at %s has no selector: its pods cannot be named", svc.Namespace, svc.Name, addr)
 	}
 	return svc, nil
 }

@@ -68,7 +68,7 @@ func (n *Node) hostService(ctx context.Context, name, clusterIP string, ports []
 		Spec:       corev1.ServiceSpec{ClusterIP: clusterIP, Ports: ports},
 	}
 	if _, err := n.Client.CoreV1().Services("kube-system").Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("Service kube-system/%s: %w", name, err)
+		return fmt.Errorf("create the Service kube-system/%s: %w", name, err)
 	}
 	var eps []discoveryv1.EndpointPort
 	for _, p := range ports {

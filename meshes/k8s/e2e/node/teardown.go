@@ -42,12 +42,13 @@ func down(dir string, log io.Writer, several bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var errs []error
-	members, roots := []Member{oneMember(DefaultAddresses)}, []string{CgroupRoot}
+	roots := []string{CgroupRoot}
 	if st == nil && several {
-		members, roots = nil, nil
+		roots = nil
 	}
 	if st != nil {
-		members, roots = st.members(), st.cgroupRoots()
+		members := st.members()
+		roots = st.cgroupRoots()
 		say("stopping %d components of %s", len(st.Procs), dir)
 		// The kubelets first: they would start what is removed below again.
 		for i := range st.Procs {
