@@ -2,6 +2,7 @@ package cost
 
 import (
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -310,4 +311,25 @@ func Self() (user, sys time.Duration, maxRSS int64) {
 		return 0, 0, 0
 	}
 	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), int64(ru.Maxrss) * 1024
+}
+
+// A tree whose root forks short-lived children all the time: a child that
+// ends between its parent's children file and its own stat is gone, not a
+// missing pid, so the first reading never fails (it once failed a sweep's
+// --watch baseline=pid:1 with "no process with pid N is running").
+func TestTreeWithChildrenEnding(t *testing.T) {
+	c := exec.Command("sh", "-c", "while :; do /bin/true & /bin/true & /bin/true & /bin/true & wait; done")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.Process.Kill(); c.Wait() }()
+	for i := range 3000 {
+		src, err := newSource(Selector{PIDs: []int{c.Process.Pid}, Children: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := src.read(); err != nil {
+			t.Fatalf("first reading %d of a tree whose children come and go: %v", i, err)
+		}
+	}
 }

@@ -86,6 +86,7 @@ func (s *procSource) read() (reading, error) {
 	r := reading{at: time.Now()}
 	var missing []int
 	seen := map[int]bool{}
+	listed := len(pids)
 	for i := 0; i < len(pids); i++ { // pids grows when Children finds descendants
 		pid := pids[i]
 		if seen[pid] {
@@ -94,7 +95,11 @@ func (s *procSource) read() (reading, error) {
 		seen[pid] = true
 		st, err := s.r.stat(pid)
 		if err != nil {
-			missing = append(missing, pid)
+			if i < listed {
+				// A descendant that ended between its parent's children
+				// file and its own stat is not missing: it is gone.
+				missing = append(missing, pid)
+			}
 			continue
 		}
 		key := procKey{pid, st.start}
