@@ -15,9 +15,9 @@ import (
 // How the event loop waits between the open loop's sends. What a wait
 // costs here is not the system call but the sleep: every wake-up of an
 // idle thread is a context switch and an interrupt (on a VM, exits to the
-// hypervisor), and it cost more than the request it was for (perf, in the
-// README's benchmark section). So a loop wakes up as seldom as the
-// schedule allows:
+// hypervisor), and it cost more than the request it was for (perf, in
+// docs/benchmarks.md, "Where the open loop stands below its goal"). So a
+// loop wakes up as seldom as the schedule allows:
 //
 //   - It sleeps to the next send in the wait itself (epoll_pwait2, to the
 //     nanosecond), asking the kernel for the wake-up its timer slack makes
@@ -123,7 +123,7 @@ func earlyBy(d time.Duration, k timerSlack) time.Duration {
 // pauses before it waits for answers, and coalesceMin how many requests
 // it must have in flight to pause: a wake-up by an answer costs the loop
 // more than the requests it brings (16-17 µs of CPU on a VM, measured in
-// the README), and a server with that many to answer keeps busy through
+// docs/benchmarks.md), and a server with that many to answer keeps busy through
 // the pause. The answers that came during it are read after it, each
 // timed by the kernel's receive timestamp (SO_TIMESTAMPNS) of the read's
 // last bytes: the pause moves no latency by more than the spread of the

@@ -8,7 +8,7 @@ import (
 )
 
 // classesByMesh are the classes --class suggests for each --mesh: the
-// GatewayClasses and IngressClasses of the implementations the README
+// GatewayClasses and IngressClasses of the implementations docs/kubernetes.md
 // names (any other name is accepted as typed).
 var classesByMesh = map[string][]string{
 	k8s.MeshGateway:      {"nginx", "eg", "istio", "cilium", "traefik", k8s.ClassLattice},

@@ -78,8 +78,8 @@ func TestUILingerSaysItWaits(t *testing.T) {
 	waitExit(t, done, 10*time.Second)
 }
 
-// Ctrl-C says how many requests in flight it discarded (the README's
-// promise), on stderr, as the run ends.
+// Ctrl-C says how many requests in flight it discarded (docs/run.md's
+// promise, under Counting), on stderr, as the run ends.
 func TestInterruptSaysInFlightDiscarded(t *testing.T) {
 	var waiting atomic.Int64
 	release := make(chan struct{})

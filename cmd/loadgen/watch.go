@@ -18,8 +18,8 @@ import (
 )
 
 // checkWatches looks at a sweep's watches before any load: a pid: watch
-// without a name is called by its process's name (/proc/PID/comm), as the
-// README says; a name: watch that matches more than the path's own
+// without a name is called by its process's name (/proc/PID/comm), as
+// docs/sweep.md says; a name: watch that matches more than the path's own
 // processes says so on w, naming the others.
 func checkWatches(w io.Writer, spec *sweep.Spec) {
 	nameWatches(spec)

@@ -56,8 +56,8 @@ func TestNameWatchWarnsOfOtherProcesses(t *testing.T) {
 	}
 }
 
-// A pid: watch is called by its process's name (/proc/PID/comm), as the
-// README says: in the step's results and in cpu.NAME assertions.
+// A pid: watch is called by its process's name (/proc/PID/comm), as
+// docs/sweep.md says: in the step's results and in cpu.NAME assertions.
 func TestPIDWatchIsNamedByProcess(t *testing.T) {
 	url := startHTTPBin(t)
 	name := fmt.Sprintf("lgp%d", os.Getpid())

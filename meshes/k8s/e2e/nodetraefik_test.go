@@ -135,7 +135,7 @@ func proxyCost(t *testing.T, st *results.Step, name string) (c results.ProcessCo
 	return *w, w.Unmeasured == ""
 }
 
-// traefikTable is the steps as the README's table shows them.
+// traefikTable is the steps as docs/test-cluster.md's Traefik table shows them.
 func traefikTable(steps []*results.Step, proxy string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-22s %10s %10s %10s %14s %12s\n", "path", "req/s", "p50", "p99", "traefik cores", "target cores")
