@@ -278,7 +278,7 @@ func newTable(baseline string, steps []*results.Step) *table {
 			}
 		}
 	}
-	if paths := cellPaths(cells); baseline == "" && len(paths) > 1 {
+	if paths := cellPaths(cells); baseline == "" && len(paths) > 1 && !allWorkers(cells) {
 		t.notes = append(t.notes, fmt.Sprintf("no latency or cost added over a baseline (+pNN, +cpu): no path is the baseline; "+
 			"name the direct one baseline (--path baseline=URL, or baseline: true in the sweep file), e.g. %s, and the others are compared with it", paths[0]))
 	}
@@ -478,4 +478,18 @@ func sizeLabel(n int) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// allWorkers reports whether every step of cells set a proxy's worker
+// count: an ingress sizing, whose paths are the same proxy at each count
+// and have no direct baseline to be compared with.
+func allWorkers(cells []*Cell) bool {
+	for _, c := range cells {
+		for _, st := range c.Steps {
+			if st.Workers == 0 {
+				return false
+			}
+		}
+	}
+	return len(cells) > 0
 }

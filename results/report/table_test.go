@@ -184,3 +184,18 @@ func TestSweepTableNoBaseline(t *testing.T) {
 		t.Errorf("a sweep with its baseline warned:\n%s", with)
 	}
 }
+
+// An ingress sizing (every step at a worker count) is the same proxy at
+// each count: no baseline to name, so no note asking for one.
+func TestSweepTableSizingNoBaselineNote(t *testing.T) {
+	s := fixtureSweep(t)[0]
+	for i, st := range s.Steps {
+		cp := *st
+		cp.Workers = 1 + i%2
+		s.Steps[i] = &cp
+	}
+	out := string(render(t, func(b *bytes.Buffer) error { return SweepTable(b, "", s.Steps, TableOptions{Wide: true}) }))
+	if strings.Contains(out, "no path is the baseline") {
+		t.Errorf("a sizing asked for a baseline:\n%s", out)
+	}
+}
