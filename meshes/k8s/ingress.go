@@ -16,6 +16,10 @@ import (
 // IngressHost is the name of the Ingress's TLS certificate.
 const IngressHost = "httpbin.loadgen.test"
 
+// AnnNginxSSLRedirect is ingress-nginx's per-Ingress switch of its
+// redirect of plain HTTP to HTTPS, on by default when the Ingress has TLS.
+const AnnNginxSSLRedirect = "nginx.ingress.kubernetes.io/ssl-redirect"
+
 // IngressControllerConfigMap is the ingress-nginx controller's ConfigMap
 // as its Helm chart names it; its Service has the same name.
 const IngressControllerConfigMap = "ingress-nginx-controller"
@@ -44,8 +48,14 @@ func (o Options) ingressObjects() ([]runtime.Object, error) {
 			Name: TargetName, Port: networkingv1.ServiceBackendPort{Number: port}}}
 	}
 	prefix := networkingv1.PathTypePrefix
+	meta := o.Meta(TargetName, o.Namespace, nil)
+	if o.Mesh == MeshIngressNginx {
+		// ingress-nginx answers plain HTTP with a 308 to port 443 when
+		// the Ingress has TLS: the HTTP steps would measure redirects.
+		meta.Annotations = map[string]string{AnnNginxSSLRedirect: "false"}
+	}
 	ing := &networkingv1.Ingress{
-		ObjectMeta: o.Meta(TargetName, o.Namespace, nil),
+		ObjectMeta: meta,
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: ptr.To(o.Class),
 			TLS:              []networkingv1.IngressTLS{{Hosts: []string{IngressHost}, SecretName: secret.Name}},
