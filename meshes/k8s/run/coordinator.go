@@ -66,6 +66,9 @@ type Coordinator struct {
 	// proxies are the watches of an ingress's or a gateway's proxy, found
 	// from its published address.
 	proxies []cost.Watch
+	// ztunnelNamespace is where checkMesh found the ambient mesh's
+	// ztunnel.
+	ztunnelNamespace string
 }
 
 func (k *Coordinator) say(format string, args ...any) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,11 +60,7 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 	// A worker not running 10 s after the start instant (the kubelet's
 	// status takes a moment to reach the API server) can only be late.
 	startBy := localStart.Add(k.MaxLate + 10*time.Second)
-	sidecar := ""
-	if o.InjectClient() {
-		sidecar = k8s.SidecarContainer(o.Mesh)
-	}
-	outcomes := worker.CollectBy(ctx, k.Cluster, created, k.Workers, startBy, localStart.Add(measured+grace), k.Poll, sidecar, o.InjectorHint())
+	outcomes := worker.CollectBy(ctx, k.Cluster, created, k.Workers, startBy, localStart.Add(measured+grace), k.Poll, k.workerCheck(spec.Direct))
 	close(collected)
 	watched := <-costs
 
@@ -169,7 +164,7 @@ func (k *Coordinator) sampleWindow(ctx context.Context, start time.Time, win cos
 		stop func() (results.ProcessCost, error)
 	}
 	var rs []running
-	for _, w := range append(slices.Clone(k.proxies), watches(k.Options)...) {
+	for _, w := range k.stepWatches() {
 		stop, err := k.Watcher.Start(ctx, w, win)
 		if err != nil {
 			k.say("watch %s: %v", w.Name, err)
