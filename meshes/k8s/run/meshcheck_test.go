@@ -50,7 +50,7 @@ func ztunnelIn(ns, node string, ready bool) *corev1.Pod {
 		cond = corev1.ConditionTrue
 	}
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ztunnel-" + node, Namespace: ns, Labels: map[string]string{"app": "ztunnel"}},
-		Spec: corev1.PodSpec{NodeName: node},
+		Spec:   corev1.PodSpec{NodeName: node},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: cond}}}}
 }
 
