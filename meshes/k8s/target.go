@@ -72,10 +72,20 @@ func (o Options) target() *appsv1.Deployment {
 	return o.targetDeployment(TargetName, l, a)
 }
 
-// targetDirect is the direct path's target of an ambient mesh.
+// targetDirect is the direct path's target of an ambient mesh, on the
+// mesh target's node (a required pod affinity): the baseline then
+// measures the same server node, and the workers, kept off both targets'
+// node, are kept off one node only.
 func (o Options) targetDirect() *appsv1.Deployment {
 	l, a := o.podMeta(podSide{server: true, direct: true})
-	return o.targetDeployment(TargetDirectName, l, a)
+	d := o.targetDeployment(TargetDirectName, l, a)
+	d.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: targetLabels()},
+			TopologyKey:   corev1.LabelHostname,
+		}},
+	}}
+	return d
 }
 
 func (o Options) targetDeployment(name string, meshLabels, annotations map[string]string) *appsv1.Deployment {
