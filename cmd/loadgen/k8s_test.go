@@ -34,6 +34,12 @@ func TestK8sRender(t *testing.T) {
 	if code, _, errOut = cli(t, "k8s", "render", "--mesh", "gateway"); code != exitUsage || !strings.Contains(errOut, "--class") {
 		t.Errorf("gateway without --class: exit %d %s", code, errOut)
 	}
+	// A STRICT PeerAuthentication refuses the plaintext of workers that
+	// have no sidecar.
+	code, _, errOut = cli(t, "k8s", "render", "--mesh", "istio", "--mode", "serveronly", "--mtls")
+	if first, _, _ := strings.Cut(errOut, "\n"); code != exitUsage || !strings.Contains(first, "--mtls with --mode serveronly") || !strings.Contains(first, "use --mode both") {
+		t.Errorf("--mtls --mode serveronly: exit %d %q, want 2 and one line", code, errOut)
+	}
 }
 
 func TestK8sRunDryRunAndBadInput(t *testing.T) {

@@ -170,6 +170,10 @@ func (o Options) validate() error {
 	if o.MTLS && !o.istio() {
 		return fmt.Errorf("--mtls (a STRICT PeerAuthentication) applies to the istio meshes, not %s", o.Mesh)
 	}
+	if o.MTLS && o.Mesh == MeshIstio && o.Mode == ModeServerOnly {
+		return fmt.Errorf("--mtls with --mode serveronly: the STRICT PeerAuthentication makes the target's sidecar refuse the workers' plaintext " +
+			"(they have no sidecar to speak mTLS), so every mesh request would fail; use --mode both")
+	}
 	if o.ConfigureController && o.Mesh != MeshIngressNginx {
 		return fmt.Errorf("--configure-controller applies to --mesh ingress-nginx, not %s", o.Mesh)
 	}

@@ -166,6 +166,27 @@ func TestRenderRefusesBadOptions(t *testing.T) {
 	}
 }
 
+// TestMTLSServerOnlyRefused: a STRICT PeerAuthentication makes the
+// target's sidecar require mTLS, which workers without a sidecar
+// (serveronly) cannot speak: every mesh request would fail.
+//
+// istio.io/api security/v1beta1 PeerAuthentication: "In sidecar mode,
+// PeerAuthentication determines whether or not mTLS is allowed or
+// required for connections to an Envoy proxy sidecar"; its STRICT mode:
+// "Connection is an mTLS tunnel (TLS with client cert must be
+// presented)."
+func TestMTLSServerOnlyRefused(t *testing.T) {
+	_, err := Render(Options{Mesh: MeshIstio, Mode: ModeServerOnly, MTLS: true}, nil)
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "--mtls with --mode serveronly") {
+		t.Fatalf("--mtls --mode serveronly: %v, want a one-line refusal", err)
+	}
+	for _, o := range []Options{{Mesh: MeshIstio, MTLS: true}, {Mesh: MeshIstio, Mode: ModeClientOnly, MTLS: true}, {Mesh: MeshIstioAmbient, MTLS: true}} {
+		if _, err := Render(o, nil); err != nil {
+			t.Errorf("%s %s --mtls: %v", o.Mesh, o.Mode, err)
+		}
+	}
+}
+
 func TestAppMeshNoticeOnce(t *testing.T) {
 	r, err := Render(Options{Mesh: MeshAppMesh}, nil)
 	if err != nil {
