@@ -81,9 +81,8 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 				SecurityContext: Restricted(),
 				VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
 			}},
-			Volumes:         []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
-			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532)},
-			Affinity:        o.awayFromTarget(),
+			Volumes:  []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Affinity: o.awayFromTarget(),
 		},
 	}
 	job := &batchv1.Job{

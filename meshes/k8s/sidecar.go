@@ -22,7 +22,6 @@ const (
 	annAppMeshInject    = "appmesh.k8s.aws/sidecarInjectorWebhook"
 	annAppMeshCPU       = "appmesh.k8s.aws/cpuRequest"
 	annAppMeshMem       = "appmesh.k8s.aws/memoryRequest"
-	annAppMeshNode      = "appmesh.k8s.aws/virtualNode"
 	annAppMeshPorts     = "appmesh.k8s.aws/ports"              // the inbound ports the proxy captures
 	annAppMeshEgressIgn = "appmesh.k8s.aws/egressIgnoredPorts" // replaces the controller's default, 22
 	labelIstioNSInject  = "istio-injection"
@@ -119,11 +118,10 @@ func (o Options) podMeta(side podSide) (labels, annotations map[string]string) {
 			return nil, map[string]string{annAppMeshInject: "disabled"}
 		}
 		a := map[string]string{annAppMeshInject: "enabled", annAppMeshCPU: o.ProxyCPU, annAppMeshMem: o.ProxyMemory}
+		// The controller picks a pod's VirtualNode by the nodes' podSelector.
 		if side.server {
-			a[annAppMeshNode] = TargetName + "_" + o.Namespace
 			a[annAppMeshPorts] = appMeshAppPorts
 		} else {
-			a[annAppMeshNode] = ClientName + "_" + o.Namespace
 			a[annAppMeshEgressIgn] = appMeshEgressIgnored
 		}
 		return nil, a

@@ -115,10 +115,7 @@ func (o Options) targetDeployment(name string, meshLabels, annotations map[strin
 	}
 	pod := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},
-		Spec: corev1.PodSpec{
-			Containers:      containers,
-			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532)},
-		},
+		Spec:       corev1.PodSpec{Containers: containers},
 	}
 	return &appsv1.Deployment{
 		ObjectMeta: o.Meta(name, o.Namespace, sel),
@@ -164,10 +161,17 @@ func appProtocol(name string) *string {
 	return nil
 }
 
+// NonRootUser is the user loadgen's containers run as.
+const NonRootUser = 65532
+
 // Restricted is a container security context that the "restricted" Pod
-// Security Standard accepts.
+// Security Standard accepts. The user is loadgen's containers', never
+// the pod's: a mesh's injected init container that sets none (App Mesh's
+// proxyinit) would inherit it, and its iptables needs root.
 func Restricted() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
+		RunAsNonRoot:             ptr.To(true),
+		RunAsUser:                ptr.To[int64](NonRootUser),
 		AllowPrivilegeEscalation: ptr.To(false),
 		ReadOnlyRootFilesystem:   ptr.To(true),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},

@@ -61,8 +61,11 @@ func (k *Coordinator) checkMesh(ctx context.Context) error {
 			k.ztunnelNamespace = zt.Namespace
 		}
 	}
-	if o.Mesh == k8s.MeshIstioWaypoint {
+	switch o.Mesh {
+	case k8s.MeshIstioWaypoint:
 		return k.checkWaypoint(ctx)
+	case k8s.MeshAppMesh:
+		return k.checkAppMesh(ctx)
 	}
 	return nil
 }
