@@ -47,6 +47,7 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringVar(&o.ProxyMemory, "proxy-memory", k8s.DefaultProxyMemory, "istio and appmesh: the sidecar's memory request")
 	fl.BoolVar(&o.MTLS, "mtls", false, "istio: a STRICT PeerAuthentication for the namespace")
 	fl.StringVar(&o.Class, "class", "", "gateway: the GatewayClass (traefik, nginx, eg, istio, cilium, amazon-vpc-lattice…); ingress: the IngressClass (traefik, haproxy…); ingress-nginx: the IngressClass (default nginx)")
+	fl.StringVar(&o.Gateway, "gateway-name", "", "gateway: the Gateway's name (default "+k8s.GatewayName+"); amazon-vpc-lattice maps it to the VPC Lattice service network of that name")
 	fl.StringVar(&o.IngressNamespace, "ingress-namespace", k8s.DefaultIngressNS, "ingress-nginx: the controller's namespace")
 	fl.BoolVar(&o.ConfigureController, "configure-controller", false, "ingress-nginx: set the controller's shared ConfigMap (worker-processes, keep-alive-requests) for the run; k8s run and k8s cleanup put it back")
 	fl.IntVar(&o.Workers, "worker-processes", 0, "ingress-nginx, with --configure-controller: the controller's worker-processes (default 2; never auto: it counts the node's cores)")
@@ -66,6 +67,8 @@ labelled with the run id. Nothing is sent to a cluster.`,
   loadgen k8s render --mesh istio --mode serveronly --mtls
   loadgen k8s render --mesh istio-waypoint
   loadgen k8s render --mesh gateway --class nginx
+  loadgen k8s render --mesh gateway --class eg --routes http,grpc,tcp
+  loadgen k8s render --mesh gateway --class amazon-vpc-lattice --gateway-name my-service-network
   loadgen k8s render --mesh ingress --class traefik
   loadgen k8s render --mesh ingress-nginx
   loadgen k8s render --mesh ingress-nginx --configure-controller --worker-processes 4`,
@@ -87,6 +90,8 @@ labelled with the run id. Nothing is sent to a cluster.`,
 		},
 	}
 	meshFlags(cmd.Flags(), &o)
+	cmd.Flags().StringSliceVar(&o.Routes, "routes", nil, "gateway, ingress, ingress-nginx: the routes rendered to the target, some of "+
+		strings.Join(k8s.RouteKinds, ", ")+" (default http; k8s run renders its sweep's)")
 	return cmd
 }
 

@@ -60,6 +60,20 @@ func TestK8sRunDryRunAndBadInput(t *testing.T) {
 	if code, _, errOut = cli(t, "k8s", "run", "-f", sw); code != exitUsage || !strings.Contains(errOut, "-o") {
 		t.Errorf("no -o: exit %d %s", code, errOut)
 	}
+	// A step the class cannot carry is refused in one line, before the
+	// cluster is touched: gRPC on VPC Lattice needs an HTTPS listener.
+	grpc := filepath.Join(dir, "grpc.yaml")
+	if err := os.WriteFile(grpc, []byte("paths:\n  - {name: g, url: \"http://target:9090\"}\nprotocol: grpc\nladder: c1t1\npayloads: [100]\nduration: 5s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = cli(t, "k8s", "run", "--mesh", "gateway", "--class", "amazon-vpc-lattice", "-f", grpc, "-o", filepath.Join(dir, "out"))
+	if first, _, _ := strings.Cut(errOut, "\n"); code != exitUsage || !strings.Contains(first, "The GRPCRoute sectionName must refer to an HTTPS listener") {
+		t.Errorf("gRPC through VPC Lattice: exit %d %q, want 2 and the refusal", code, errOut)
+	}
+	code, out, errOut = cli(t, "k8s", "run", "--mesh", "gateway", "--class", "nginx", "-f", grpc, "--dry-run", "--run-id", "dry")
+	if code != 0 || !strings.Contains(out, "kind: GRPCRoute") || strings.Contains(out, "kind: HTTPRoute") {
+		t.Errorf("gRPC through a gateway: exit %d %s, want a GRPCRoute and no HTTPRoute:\n%s", code, errOut, out)
+	}
 	// No kubeconfig: one line that says what was tried.
 	t.Setenv("KUBECONFIG", filepath.Join(dir, "missing"))
 	t.Setenv("HOME", dir)

@@ -13,8 +13,17 @@ import (
 	"loadgen/targets/tlscert"
 )
 
-// IngressHost is the name of the Ingress's TLS certificate.
+// IngressHost is the Ingress rule's host and its TLS certificate's name.
 const IngressHost = "httpbin.loadgen.test"
+
+// IngressGRPCHost is, with ingress-nginx, the gRPC Ingress's host: a
+// backend-protocol annotation is the Ingress's, so gRPC has one of its
+// own, on its own host.
+const IngressGRPCHost = "grpc.loadgen.test"
+
+// AnnNginxBackendProtocol is ingress-nginx's annotation of the protocol
+// it speaks to an Ingress's backends (GRPC: HTTP/2 cleartext).
+const AnnNginxBackendProtocol = "nginx.ingress.kubernetes.io/backend-protocol"
 
 // AnnNginxSSLRedirect is ingress-nginx's per-Ingress switch of its
 // redirect of plain HTTP to HTTPS, on by default when the Ingress has TLS.
@@ -32,7 +41,7 @@ const IngressControllerConfigMap = "ingress-nginx-controller"
 func (o Options) ingressObjects() ([]runtime.Object, error) {
 	cert, key := o.TLSCert, o.TLSKey
 	if len(cert) == 0 {
-		c, err := tlscert.New(tlscert.RSA2048, IngressHost)
+		c, err := tlscert.New(tlscert.RSA2048, IngressHost, IngressGRPCHost)
 		if err != nil {
 			return nil, fmt.Errorf("ingress TLS certificate: %w", err)
 		}
@@ -70,10 +79,23 @@ func (o Options) ingressObjects() ([]runtime.Object, error) {
 			}},
 		},
 	}
-	if !o.ConfigureController {
-		return []runtime.Object{secret, ing}, nil
+	out := []runtime.Object{secret, ing}
+	if o.routes(RouteGRPC) {
+		// ingress-nginx, docs/examples/grpc: the backend-protocol
+		// annotation "is the magic ingredient that sets up the appropriate
+		// nginx configuration to route http/2 traffic to our service".
+		grpc := ing.DeepCopy()
+		grpc.Name = TargetName + "-grpc"
+		grpc.Annotations = map[string]string{AnnNginxBackendProtocol: "GRPC"}
+		grpc.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{IngressGRPCHost}, SecretName: secret.Name}}
+		grpc.Spec.Rules[0].Host = IngressGRPCHost
+		grpc.Spec.Rules[0].HTTP.Paths[0].Backend = backend(PortGRPC)
+		out = append(out, grpc)
 	}
-	return []runtime.Object{secret, ing, o.ControllerConfig()}, nil
+	if o.ConfigureController {
+		out = append(out, o.ControllerConfig())
+	}
+	return out, nil
 }
 
 // ControllerConfig is what ConfigureController sets in the controller's

@@ -59,6 +59,14 @@ type Options struct {
 	// Class is the IngressClass (ingress-nginx: default nginx; ingress:
 	// required, e.g. traefik) or the GatewayClass (gateway, required).
 	Class string
+	// Gateway is the Gateway's name (gateway; default GatewayName): VPC
+	// Lattice maps it to the service network of that name.
+	Gateway string
+	// Routes are the kinds of route the ingress or the gateway carries to
+	// the target: RouteHTTP, RouteGRPC, RouteTCP (default http; k8s run
+	// takes its sweep's, RoutesOf). A kind the class cannot carry is
+	// refused.
+	Routes []string
 	// IngressNamespace is where the ingress-nginx controller runs (default
 	// ingress-nginx); its ConfigMap is rendered there.
 	IngressNamespace string
@@ -137,6 +145,12 @@ func (o Options) WithDefaults() (Options, error) {
 	if o.Mesh == MeshIngressNginx && o.Class == "" {
 		o.Class = DefaultIngressCls
 	}
+	if o.Mesh == MeshGateway && o.Gateway == "" {
+		o.Gateway = GatewayName
+	}
+	if o.Published() && len(o.Routes) == 0 {
+		o.Routes = []string{RouteHTTP}
+	}
 	return o, o.validate()
 }
 
@@ -163,6 +177,20 @@ func (o Options) validate() error {
 	}
 	if o.Class != "" && o.Mesh != MeshGateway && !o.UsesIngress() {
 		return fmt.Errorf("--class applies to --mesh gateway, ingress and ingress-nginx, not %s", o.Mesh)
+	}
+	if o.Gateway != "" && o.Mesh != MeshGateway {
+		return fmt.Errorf("--gateway-name applies to --mesh gateway, not %s", o.Mesh)
+	}
+	if o.Gateway != "" && (len(o.Gateway) > 63 || !dnsLabel.MatchString(o.Gateway)) {
+		return fmt.Errorf("gateway name %q: want a DNS label (lower-case letters, digits and '-', at most 63)", o.Gateway)
+	}
+	if len(o.Routes) > 0 && !o.Published() {
+		return fmt.Errorf("--routes applies to --mesh gateway, ingress and ingress-nginx, not %s", o.Mesh)
+	}
+	for _, r := range o.Routes {
+		if err := o.carries(r); err != nil {
+			return err
+		}
 	}
 	if o.Revision != "" && !o.istio() {
 		return fmt.Errorf("--revision applies to the istio meshes, not %s", o.Mesh)

@@ -37,7 +37,9 @@ var renderCases = []struct {
 	{"ingress-nginx-configure", Options{Mesh: MeshIngressNginx, ConfigureController: true, Workers: 4}},
 	{"ingress-traefik", Options{Mesh: MeshIngress, Class: "traefik"}},
 	{"gateway-nginx", Options{Mesh: MeshGateway, Class: "nginx"}},
-	{"gateway-vpc-lattice", Options{Mesh: MeshGateway, Class: "amazon-vpc-lattice", Namespace: "bench"}},
+	{"gateway-vpc-lattice", Options{Mesh: MeshGateway, Class: "amazon-vpc-lattice", Namespace: "bench", Gateway: "bench-network"}},
+	{"gateway-eg-routes", Options{Mesh: MeshGateway, Class: "eg", Routes: []string{RouteHTTP, RouteGRPC, RouteTCP}}},
+	{"ingress-nginx-grpc", Options{Mesh: MeshIngressNginx, Routes: []string{RouteHTTP, RouteGRPC}}},
 }
 
 // Fixed TLS material keeps the ingress golden file stable; the API server

@@ -110,6 +110,7 @@ var cleanupKinds = []schema.GroupVersionKind{
 	{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"},
 	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"},
 	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "GRPCRoute"},
+	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "TCPRoute"},
 	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"},
 	{Group: "security.istio.io", Version: "v1", Kind: "PeerAuthentication"},
 	{Group: "appmesh.k8s.aws", Version: "v1beta2", Kind: "VirtualService"},

@@ -76,6 +76,10 @@ func testValidation(t *testing.T, c *cluster) {
 		{Mesh: k8s.MeshIstioAmbient}, {Mesh: k8s.MeshIstioWaypoint, MTLS: true},
 		{Mesh: k8s.MeshLinkerd}, {Mesh: k8s.MeshLinkerd, Mode: k8s.ModeServerOnly},
 		{Mesh: k8s.MeshIngressNginx}, {Mesh: k8s.MeshGateway, Class: "nginx"},
+		// Every route kind: the TCPRoute (Gateway API v1) and the gRPC
+		// Ingress checked against their schemas too.
+		{Mesh: k8s.MeshGateway, Class: "eg", Routes: k8s.RouteKinds},
+		{Mesh: k8s.MeshIngressNginx, Routes: []string{k8s.RouteHTTP, k8s.RouteGRPC}},
 		// Checked against the App Mesh controller's own CRD schemas.
 		{Mesh: k8s.MeshAppMesh}, {Mesh: k8s.MeshAppMesh, Mode: k8s.ModeServerOnly}, {Mesh: k8s.MeshAppMesh, Mode: k8s.ModeClientOnly},
 	}

@@ -48,7 +48,7 @@ func (k *Coordinator) waitAddresses(ctx context.Context) (k8s.Addresses, error) 
 				func(a *k8s.Addresses, v string) { a.GRPC = v }})
 		}
 	case o.Mesh == k8s.MeshGateway:
-		srcs = []source{{gw("Gateway"), k8s.GatewayName, "status.addresses", gatewayAddress, func(a *k8s.Addresses, v string) { *a = both(v) }}}
+		srcs = []source{{gw("Gateway"), o.GatewayObject(), "status.addresses", gatewayAddress, func(a *k8s.Addresses, v string) { *a = both(v) }}}
 	}
 	var out k8s.Addresses
 	for _, s := range srcs {

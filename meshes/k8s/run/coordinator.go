@@ -108,6 +108,30 @@ func (k *Coordinator) defaults() {
 	}
 }
 
+// Check fills the options' defaults and checks them against the steps,
+// as Run and DryRun do first: the routes an ingress or a gateway renders
+// are the kinds the steps take (k8s.Options.RoutesOf), and a step the
+// mesh cannot carry is refused here, before anything is applied.
+func (k *Coordinator) Check() error {
+	k.defaults()
+	o, err := k.Options.WithDefaults()
+	if err != nil {
+		return err
+	}
+	if o.Published() {
+		routes, err := o.RoutesOf(k.Steps)
+		if err != nil {
+			return err
+		}
+		o.Routes = routes
+		if o, err = o.WithDefaults(); err != nil {
+			return err
+		}
+	}
+	k.Options = o
+	return nil
+}
+
 // Objects are what the run applies: the rendering without its client Job
 // and without what is not loadgen's (the ingress controller's ConfigMap,
 // which --configure-controller changes and puts back).
@@ -131,12 +155,10 @@ func (k *Coordinator) Objects() ([]*unstructured.Unstructured, []string, error) 
 // recorded and the sweep goes on; Ctrl-C (ctx) stops after the current
 // step. Whatever happens, the objects it created are deleted.
 func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error) {
-	k.defaults()
-	o, err := k.Options.WithDefaults()
-	if err != nil {
+	if err := k.Check(); err != nil {
 		return nil, err
 	}
-	k.Options = o
+	o := k.Options
 	objs, notes, err := k.Objects()
 	if err != nil {
 		return nil, err
@@ -193,7 +215,7 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 	// its pods' reason; the sweep's other steps still run.
 	addr, terr := k.waitTarget(ctx)
 	if terr != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(terr, ErrMeshMissing) {
 			return nil, terr
 		}
 		k.say("%v", terr)

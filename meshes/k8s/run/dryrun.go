@@ -12,12 +12,10 @@ import (
 // DryRun prints what Run would apply and the plan — each step's Job, its
 // workers' shares and the URL they load — without touching a cluster.
 func (k *Coordinator) DryRun(w io.Writer) error {
-	k.defaults()
-	o, err := k.Options.WithDefaults()
-	if err != nil {
+	if err := k.Check(); err != nil {
 		return err
 	}
-	k.Options = o
+	o := k.Options
 	objs, notes, err := k.Objects()
 	if err != nil {
 		return err

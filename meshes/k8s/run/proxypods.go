@@ -69,7 +69,7 @@ func (k *Coordinator) proxyWatches(ctx context.Context, addr k8s.Addresses) ([]c
 	if len(out) == 0 && o.Mesh == k8s.MeshGateway {
 		// Implementations that make a proxy per Gateway label its pods
 		// with the Gateway's name (GEP-1762).
-		sel := "gateway.networking.k8s.io/gateway-name=" + k8s.GatewayName
+		sel := "gateway.networking.k8s.io/gateway-name=" + o.GatewayObject()
 		if l, err := k.Cluster.Client.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil && len(l.Items) > 0 {
 			return []cost.Watch{{Name: proxyWatchName(o), Role: "proxy", Namespace: o.Namespace, Selector: sel}}, ""
 		}

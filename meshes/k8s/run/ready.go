@@ -178,3 +178,67 @@ func (k *Coordinator) checkAppMesh(ctx context.Context) error {
 	}
 	return k.waitReady(ctx, "mesh "+k8s.MeshAppMesh+": the App Mesh objects", appMeshReadiness(objs))
 }
+
+// gatewayReadiness are the Gateway, which its implementation must have
+// Accepted and Programmed, and each route of the rendering, which must be
+// Accepted by the Gateway it names (status.parents, the entry of that
+// Gateway) with its references resolved where the implementation says.
+func gatewayReadiness(o k8s.Options) []readiness {
+	gw := func(kind string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: kind}
+	}
+	name := o.GatewayObject()
+	out := []readiness{{gvk: gw("Gateway"), name: name, unmet: statusConditions("Accepted", "Programmed"),
+		met: func(u *unstructured.Unstructured) string {
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			s := "is Accepted and Programmed"
+			if m := conditionOf(conds, "Programmed").Message; m != "" {
+				s += " (" + m + ")"
+			}
+			return s
+		}}}
+	for _, r := range o.Routes {
+		out = append(out, readiness{gvk: gw(k8s.RouteKind(r)), name: k8s.TargetName,
+			unmet: func(u *unstructured.Unstructured) []string { return routeUnmet(u, name) },
+			met:   func(*unstructured.Unstructured) string { return "is Accepted by Gateway " + name }})
+	}
+	return out
+}
+
+// routeUnmet says what of a route's status for its Gateway is not so: no
+// entry of that Gateway's yet, Accepted not True, or ResolvedRefs False.
+func routeUnmet(u *unstructured.Unstructured, gateway string) []string {
+	parents, _, _ := unstructured.NestedSlice(u.Object, "status", "parents")
+	var out []string
+	seen := false
+	for _, p := range parents {
+		m, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		if n, _, _ := unstructured.NestedString(m, "parentRef", "name"); n != gateway {
+			continue
+		}
+		seen = true
+		conds, _, _ := unstructured.NestedSlice(m, "conditions")
+		if s := conditionOf(conds, "Accepted").unmet(); s != "" {
+			out = append(out, s)
+		}
+		if c := conditionOf(conds, "ResolvedRefs"); c.found && c.Status != "True" {
+			out = append(out, c.unmet())
+		}
+	}
+	if !seen {
+		out = append(out, "no status from Gateway "+gateway+"'s controller yet (status.parents)")
+	}
+	return out
+}
+
+// checkGateway waits for the Gateway and its routes to be accepted and
+// programmed, and says what their status reads: a Gateway its
+// implementation refused, or a route it did not attach, has no path
+// (VPC Lattice: "VPC Lattice Service Network not found" when no service
+// network has the Gateway's name, --gateway-name).
+func (k *Coordinator) checkGateway(ctx context.Context) error {
+	return k.waitReady(ctx, fmt.Sprintf("class %s: Gateway %s and its routes", k.Options.Class, k.Options.GatewayObject()), gatewayReadiness(k.Options))
+}

@@ -232,6 +232,11 @@ func (k *Coordinator) waitTarget(ctx context.Context) (k8s.Addresses, error) {
 	if !o.Published() {
 		return k8s.Addresses{}, nil
 	}
+	if o.Mesh == k8s.MeshGateway {
+		if err := k.checkGateway(ctx); err != nil {
+			return k8s.Addresses{}, err
+		}
+	}
 	return k.waitAddresses(ctx)
 }
 
