@@ -67,6 +67,11 @@ type Options struct {
 	// takes its sweep's, RoutesOf). A kind the class cannot carry is
 	// refused.
 	Routes []string
+	// Via is how the workers reach an ingress or a gateway: ViaService
+	// (the default: the controller's Service inside the cluster) or
+	// ViaPublished (the address the Ingress or the Gateway publishes, a
+	// cloud load balancer's). VPC Lattice has no Service: published.
+	Via string
 	// IngressNamespace is where the ingress-nginx controller runs (default
 	// ingress-nginx); its ConfigMap is rendered there.
 	IngressNamespace string
@@ -184,6 +189,16 @@ func (o Options) validate() error {
 	if o.Gateway != "" && (len(o.Gateway) > 63 || !dnsLabel.MatchString(o.Gateway)) {
 		return fmt.Errorf("gateway name %q: want a DNS label (lower-case letters, digits and '-', at most 63)", o.Gateway)
 	}
+	if o.Via != "" && o.Via != ViaService && o.Via != ViaPublished {
+		return fmt.Errorf("--via %q: want %s or %s", o.Via, ViaService, ViaPublished)
+	}
+	if o.Via != "" && !o.Published() {
+		return fmt.Errorf("--via applies to --mesh gateway, ingress and ingress-nginx, not %s", o.Mesh)
+	}
+	if o.Via == ViaService && o.Mesh == MeshGateway && o.Class == ClassLattice {
+		return fmt.Errorf("--via service with --class %s: VPC Lattice serves a route at the domain it assigns, outside the cluster, "+
+			"with no Service in it; its address is the published one (--via published, the default for this class)", o.Class)
+	}
 	if len(o.Routes) > 0 && !o.Published() {
 		return fmt.Errorf("--routes applies to --mesh gateway, ingress and ingress-nginx, not %s", o.Mesh)
 	}
@@ -216,6 +231,27 @@ func (o Options) validate() error {
 		return fmt.Errorf("the TLS certificate and key go together")
 	}
 	return nil
+}
+
+// How the workers reach an ingress or a gateway (Options.Via).
+const (
+	ViaService   = "service"
+	ViaPublished = "published"
+)
+
+// ViaOf is how the workers reach the ingress or the gateway: Via, or by
+// default the controller's Service (VPC Lattice: its published domain);
+// "" for a mesh without one.
+func (o Options) ViaOf() string {
+	switch {
+	case !o.Published():
+		return ""
+	case o.Via != "":
+		return o.Via
+	case o.Mesh == MeshGateway && o.Class == ClassLattice:
+		return ViaPublished
+	}
+	return ViaService
 }
 
 // sidecars tells whether the mesh injects a proxy into pods.

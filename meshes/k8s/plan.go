@@ -52,7 +52,8 @@ const TargetHost = "target"
 // as the cluster published them: the HTTP routes' and the gRPC route's
 // (Amazon VPC Lattice gives each route a domain of its own).
 type Addresses struct {
-	HTTP, GRPC string
+	HTTP string `json:"http,omitempty"`
+	GRPC string `json:"grpc,omitempty"`
 }
 
 // ClassLattice is Amazon VPC Lattice's GatewayClass, where AWS sends App

@@ -157,6 +157,9 @@ func TestRenderRefusesBadOptions(t *testing.T) {
 		{Mesh: MeshLinkerd, MTLS: true},
 		{Mesh: MeshNone, Namespace: "Bad_NS"},
 		{Mesh: MeshIstioAmbient, Class: "x"},
+		{Mesh: MeshGateway, Class: ClassLattice, Via: ViaService}, // Lattice has no Service in the cluster
+		{Mesh: MeshIstio, Via: ViaPublished},
+		{Mesh: MeshGateway, Class: "eg", Via: "lb"},
 	} {
 		if _, err := Render(o, nil); err == nil {
 			t.Errorf("%+v: accepted", o)

@@ -214,6 +214,9 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 	// A target that never gets ready fails the steps that load it, with
 	// its pods' reason; the sweep's other steps still run.
 	addr, terr := k.waitTarget(ctx)
+	if err := k.writeSetup(addr); err != nil {
+		return nil, err
+	}
 	if terr != nil {
 		if ctx.Err() != nil || errors.Is(terr, ErrMeshMissing) {
 			return nil, terr
@@ -267,6 +270,23 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 		}
 	}
 	return steps, ctx.Err()
+}
+
+// MeshFile holds, in a results directory, the run's k8s.Setup: the
+// mesh, how the workers reached an ingress or a gateway and where.
+const MeshFile = "mesh.json"
+
+// writeSetup records the run's setup with the address the mesh steps
+// load (none when the target or the address never came).
+func (k *Coordinator) writeSetup(addr k8s.Addresses) error {
+	s := k.Options.Setup()
+	if addr != (k8s.Addresses{}) {
+		s.Address = &addr
+	}
+	if err := store.WriteJSON(filepath.Join(k.Dir, MeshFile), s); err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	return nil
 }
 
 // prepareDir writes the results directory's manifest.

@@ -24,6 +24,10 @@ func (k *Coordinator) DryRun(w io.Writer) error {
 	for _, n := range notes {
 		fmt.Fprintf(w, "# %s\n", n)
 	}
+	if via := o.ViaOf(); via != "" {
+		fmt.Fprintf(w, "# the workers reach the %s %s (--via %s)\n", o.Mesh, map[string]string{
+			k8s.ViaService: "at its controller's Service inside the cluster", k8s.ViaPublished: "at the address it publishes"}[via], via)
+	}
 	for i, st := range k.Steps {
 		args, err := o.RunArgs(k.Load, st, k8s.Addresses{})
 		if err != nil {

@@ -48,17 +48,16 @@ func (k *Coordinator) checkMesh(ctx context.Context) error {
 				"measured so, the mesh's path would be as direct as the baseline", ErrMeshMissing, o.Mesh, p.Name, c, o.InjectorHint())
 		}
 		if o.DirectTarget() {
+			if p.Labels[k8s.LabelName] != k8s.TargetDirectName {
+				zt, err := k.readyZtunnel(ctx, p.Spec.NodeName)
+				if err != nil {
+					return err
+				}
+				k.ztunnelNamespace = zt.Namespace
+			}
 			if err := checkEnrolled(o.Mesh, p); err != nil {
 				return err
 			}
-			if p.Labels[k8s.LabelName] == k8s.TargetDirectName {
-				continue
-			}
-			zt, err := k.readyZtunnel(ctx, p.Spec.NodeName)
-			if err != nil {
-				return err
-			}
-			k.ztunnelNamespace = zt.Namespace
 		}
 	}
 	switch o.Mesh {

@@ -77,7 +77,7 @@ func TestCheckMesh(t *testing.T) {
 		{"istio revision", k8s.Options{Mesh: k8s.MeshIstio, Revision: "1-32"}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil)}, "istio.io/rev=1-32"},
 		{"clientonly leaves the target alone", k8s.Options{Mesh: k8s.MeshIstio, Mode: k8s.ModeClientOnly}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil)}, ""},
 		{"linkerd missing", k8s.Options{Mesh: k8s.MeshLinkerd}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil)}, "linkerd-proxy"},
-		{"ambient without ztunnel", k8s.Options{Mesh: k8s.MeshIstioAmbient}, []*corev1.Pod{enrolled(targetPod([]string{"http-httpbin"}, nil))}, "no ready ztunnel on node n1"},
+		{"ambient without ztunnel", k8s.Options{Mesh: k8s.MeshIstioAmbient}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil)}, "no ready ztunnel on node n1"},
 		// Istio's ztunnel chart installs its DaemonSet in the release's
 		// namespace ({{ .Release.Namespace }}): kube-system on some
 		// platforms.

@@ -40,6 +40,16 @@ func proxyWatchName(o k8s.Options) string {
 // found (the steps then record no proxy cost, and say why).
 func (k *Coordinator) proxyWatches(ctx context.Context, addr k8s.Addresses) ([]cost.Watch, string) {
 	o := k.Options
+	if o.Mesh == k8s.MeshIngressNginx {
+		// The controller of --class, not every ingress-nginx controller
+		// of its namespace.
+		nc, err := k.ingressNginxController(ctx)
+		if err != nil {
+			return nil, fmt.Sprintf("ingress-nginx: the steps record no proxy cost: %v", err)
+		}
+		k.say("ingress-nginx: the controller of class %s is pods %s in %s", o.Class, nc.watch.Selector, nc.watch.Namespace)
+		return []cost.Watch{nc.watch}, ""
+	}
 	if o.Mesh != k8s.MeshIngress && o.Mesh != k8s.MeshGateway {
 		return nil, ""
 	}

@@ -73,14 +73,19 @@ func (k *Coordinator) workerCheck(direct bool) worker.PodCheck {
 }
 
 // stepWatches are what a step records: the proxies found at run time
-// and the mesh's watches (watches.go), a node agent's in the namespace
-// checkMesh found it in (ztunnel's chart installs it in any).
+// (proxyWatches: an ingress's or a gateway's, ingress-nginx's controller
+// of --class) and the mesh's watches (watches.go), a node agent's in the
+// namespace checkMesh found it in (ztunnel's chart installs it in any).
 func (k *Coordinator) stepWatches() []cost.Watch {
-	ws := watches(k.Options)
-	for i := range ws {
-		if ws[i].Name == "ztunnel" && k.ztunnelNamespace != "" {
-			ws[i].Namespace = k.ztunnelNamespace
+	var ws []cost.Watch
+	for _, w := range watches(k.Options) {
+		switch {
+		case w.Name == "ztunnel" && k.ztunnelNamespace != "":
+			w.Namespace = k.ztunnelNamespace
+		case w.Name == "ingress-nginx" && k.Options.Mesh == k8s.MeshIngressNginx:
+			continue // every controller of the namespace: proxyWatches found the class's
 		}
+		ws = append(ws, w)
 	}
 	return append(slices.Clone(k.proxies), ws...)
 }
