@@ -42,9 +42,10 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringVar(&o.Mode, "mode", k8s.ModeBoth, "sidecar placement for istio, linkerd and appmesh: "+strings.Join(k8s.Modes, ", "))
 	fl.StringVar(&o.Image, "image", k8s.DefaultImage, "the loadgen image (built from the repository's Dockerfile)")
 	fl.StringVar(&o.Revision, "revision", "", "istio: inject with istio.io/rev=REV instead of istio-injection=enabled")
-	fl.IntVar(&o.Concurrency, "concurrency", k8s.DefaultConcurrency, "istio: the sidecar's worker threads (proxy.istio.io/config concurrency)")
-	fl.StringVar(&o.ProxyCPU, "proxy-cpu", k8s.DefaultProxyCPU, "istio and appmesh: the sidecar's CPU request")
-	fl.StringVar(&o.ProxyMemory, "proxy-memory", k8s.DefaultProxyMemory, "istio and appmesh: the sidecar's memory request")
+	fl.IntVar(&o.Concurrency, "concurrency", 0, fmt.Sprintf("istio, linkerd, appmesh: each sidecar's worker threads and its CPU limit in cores "+
+		"(istio concurrency, linkerd proxy-cpu-limit; appmesh: the limit only) (default %d)", k8s.DefaultConcurrency))
+	fl.StringVar(&o.ProxyCPU, "proxy-cpu", "", "istio, linkerd, appmesh: each sidecar's CPU request (default "+k8s.DefaultProxyCPU+")")
+	fl.StringVar(&o.ProxyMemory, "proxy-memory", "", "istio, linkerd, appmesh: each sidecar's memory request (default "+k8s.DefaultProxyMemory+")")
 	fl.BoolVar(&o.MTLS, "mtls", false, "istio: a STRICT PeerAuthentication for the namespace")
 	fl.StringVar(&o.Class, "class", "", "gateway: the GatewayClass (traefik, nginx, eg, istio, cilium, amazon-vpc-lattice…); ingress: the IngressClass (traefik, haproxy…); ingress-nginx: the IngressClass (default nginx)")
 	fl.StringVar(&o.Gateway, "gateway-name", "", "gateway: the Gateway's name (default "+k8s.GatewayName+"); amazon-vpc-lattice maps it to the VPC Lattice service network of that name")

@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // The meshes and gateways loadgen renders.
@@ -50,11 +52,14 @@ type Options struct {
 	Image     string // the loadgen image (default DefaultImage)
 
 	// Istio.
-	Revision    string // istio.io/rev=REV instead of istio-injection=enabled
-	Concurrency int    // proxy.istio.io/config concurrency (default 2)
-	ProxyCPU    string // sidecar.istio.io/proxyCPU and the App Mesh cpuRequest (default 1)
-	ProxyMemory string // sidecar.istio.io/proxyMemory and the App Mesh memoryRequest (default 512Mi)
-	MTLS        bool   // a STRICT PeerAuthentication for the namespace
+	Revision string // istio.io/rev=REV instead of istio-injection=enabled
+	MTLS     bool   // a STRICT PeerAuthentication for the namespace
+
+	// Every sidecar proxy, on equal terms (ProxySetups says how each mesh
+	// takes them). The node and gateway proxies are their install's.
+	Concurrency int    // worker threads, and the CPU limit in cores (default 2)
+	ProxyCPU    string // CPU request (default 1)
+	ProxyMemory string // memory request (default 512Mi)
 
 	// Class is the IngressClass (ingress-nginx: default nginx; ingress:
 	// required, e.g. traefik) or the GatewayClass (gateway, required).
@@ -129,14 +134,16 @@ func (o Options) WithDefaults() (Options, error) {
 	if o.Mesh == "" {
 		o.Mesh = MeshNone
 	}
-	if o.Concurrency == 0 {
-		o.Concurrency = DefaultConcurrency
-	}
-	if o.ProxyCPU == "" {
-		o.ProxyCPU = DefaultProxyCPU
-	}
-	if o.ProxyMemory == "" {
-		o.ProxyMemory = DefaultProxyMemory
+	if o.sidecars() {
+		if o.Concurrency == 0 {
+			o.Concurrency = DefaultConcurrency
+		}
+		if o.ProxyCPU == "" {
+			o.ProxyCPU = DefaultProxyCPU
+		}
+		if o.ProxyMemory == "" {
+			o.ProxyMemory = DefaultProxyMemory
+		}
 	}
 	if o.IngressNamespace == "" {
 		o.IngressNamespace = DefaultIngressNS
@@ -147,6 +154,7 @@ func (o Options) WithDefaults() (Options, error) {
 	if o.Mode == "" {
 		o.Mode = ModeBoth
 	}
+
 	if o.Mesh == MeshIngressNginx && o.Class == "" {
 		o.Class = DefaultIngressCls
 	}
@@ -224,8 +232,20 @@ func (o Options) validate() error {
 		return fmt.Errorf("--worker-processes changes the ingress controller's ConfigMap, which every Ingress of the cluster shares: " +
 			"add --configure-controller (k8s run puts the previous values back at the end)")
 	}
+	if (o.Concurrency != 0 || o.ProxyCPU != "" || o.ProxyMemory != "") && !o.sidecars() {
+		return fmt.Errorf("--concurrency, --proxy-cpu and --proxy-memory apply to the sidecars loadgen has injected (istio, linkerd, appmesh), "+
+			"not %s: its proxies are its install's", o.Mesh)
+	}
 	if o.Concurrency < 0 || o.Workers < 0 {
 		return fmt.Errorf("concurrency and workers must be positive")
+	}
+	for _, q := range []struct{ flag, v string }{{"--proxy-cpu", o.ProxyCPU}, {"--proxy-memory", o.ProxyMemory}} {
+		if q.v == "" {
+			continue
+		}
+		if _, err := resource.ParseQuantity(q.v); err != nil {
+			return fmt.Errorf("%s %q: want a Kubernetes quantity (1, 500m, 512Mi)", q.flag, q.v)
+		}
 	}
 	if (len(o.TLSCert) == 0) != (len(o.TLSKey) == 0) {
 		return fmt.Errorf("the TLS certificate and key go together")

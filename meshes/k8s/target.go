@@ -146,8 +146,10 @@ func (o Options) targetService(name string) *corev1.Service {
 		ports = append(ports, corev1.ServicePort{Name: p.name, Port: p.port, TargetPort: intstr.FromInt32(p.port),
 			Protocol: corev1.ProtocolTCP, AppProtocol: appProtocol(p.name)})
 	}
+	meta := o.Meta(name, o.Namespace, sel)
+	meta.Annotations = o.ServiceAnnotations()
 	return &corev1.Service{
-		ObjectMeta: o.Meta(name, o.Namespace, sel),
+		ObjectMeta: meta,
 		Spec:       corev1.ServiceSpec{Selector: sel, Ports: ports},
 	}
 }
