@@ -32,8 +32,12 @@ func DryRun(w io.Writer, o Options) error {
 	o = p.Options
 	ms := p.Measurements()
 	fmt.Fprintf(w, "# loadgen k8s paths %s (dry run): namespace %s, image %s\n", o.RunID, o.Namespace, o.Image)
-	fmt.Fprintf(w, "# %d repeats × %v per path × test, %d B messages; tolerance %g%% below hostNetwork\n",
-		o.Repeats, o.Duration, MessageSize, 100*o.Tolerance)
+	judged := "k8s-netperf's rule: tcp-stream, " + PodPodOtherNode + " against " + HostHostOther
+	if o.Judge == JudgeAll {
+		judged = "every pod row"
+	}
+	fmt.Fprintf(w, "# %d repeats × %v per path × test, %d B messages; tolerance %g%% below hostNetwork, judging %s\n",
+		o.Repeats, o.Duration, MessageSize, 100*o.Tolerance, judged)
 	fmt.Fprintf(w, "# nodes are read from the cluster when it runs: %s is the first schedulable node (servers, same-node clients),\n", dryNodeA)
 	fmt.Fprintf(w, "# %s the second; with one schedulable node the *-other-node rows say %q\n", dryNodeB, NotMeasurableOneNode)
 	fmt.Fprintf(w, "# paths:\n")

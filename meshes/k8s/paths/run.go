@@ -117,7 +117,7 @@ func (r *Runner) Run(ctx context.Context) (table *Table, err error) {
 	r.say("servers ready: node IP %s, pod IP %s, ClusterIP %s, NodePorts tcp %d http %d", ep.NodeIP, ep.PodIP, ep.ClusterIP, ep.NodePortTCP, ep.NodePortHTTP)
 	table = &Table{Schema: 1, Tool: "loadgen", Kind: Kind, Created: time.Now().UTC(), Context: c.Context, Server: c.Host,
 		Namespace: o.Namespace, RunID: o.RunID, Image: o.Image, DurationSeconds: o.Duration.Seconds(), Repeats: o.Repeats,
-		Tolerance: o.Tolerance, MessageSize: MessageSize, StreamSize: o.StreamSize, HTTPConnections: HTTPConnections,
+		Tolerance: o.Tolerance, Judge: o.Judge, MessageSize: MessageSize, StreamSize: o.StreamSize, HTTPConnections: HTTPConnections,
 		Nodes: Nodes{Schedulable: plan.Nodes, Server: plan.ServerNode, Other: plan.OtherNode}, Flannel: flannel}
 	table.KubeProxy = KubeProxyMode(ctx, c, plan.ServerNode)
 	if table.KubeProxy.Mode == ProxyModeUnknown {
