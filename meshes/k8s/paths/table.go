@@ -124,8 +124,8 @@ type Table struct {
 	Tolerance       float64   `json:"tolerance"` // a fraction: 0.1 is 10%
 	// Judge is the rule of the rows the tolerance judges: netperf
 	// (k8s-netperf's: TCP_STREAM, pod ↔ pod across nodes) or all.
-	Judge string `json:"judge,omitempty"`
-	MessageSize     int       `json:"message_size"`
+	Judge       string `json:"judge,omitempty"`
+	MessageSize int    `json:"message_size"`
 	// StreamSize is TCP_STREAM's write size, when not MessageSize.
 	StreamSize      int       `json:"stream_size,omitempty"`
 	HTTPConnections int       `json:"http_connections"`
