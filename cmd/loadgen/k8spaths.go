@@ -62,9 +62,10 @@ is better), or when a measurement failed. Which rows are judged is k8s-netperf's
 rule by default (--judge netperf): TCP_STREAM, pod ↔ pod across nodes against
 hostNetwork across nodes — on one schedulable node no row is; --judge all
 judges every pod row (the same-node rows against hostNetwork over the node's
-own IP included). Every row shows its ratio either way. kube-proxy's mode is recorded: what
-kube-proxy says (/proxyMode through the API server's node proxy), else the
-ConfigMap kube-system/kube-proxy, else "unknown" and why.
+own IP included). Every row shows its ratio either way. kube-proxy's mode is recorded, from
+what the cluster publishes in kube-system: kubeadm's ConfigMap kube-proxy,
+EKS's kube-proxy-config, else the kube-proxy pods' --proxy-mode, else
+"unknown" and why (never the kubelet's API through the node proxy).
 
 DIR gets paths.json (the table, the nodes, the kube-proxy mode and its source)
 and one results directory per test, which 'loadgen report DIR' reads. The

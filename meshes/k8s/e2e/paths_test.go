@@ -88,8 +88,8 @@ func TestNodePaths(t *testing.T) {
 // the exit status by the tolerance.
 func checkPathsTable(t *testing.T, tab *paths.Table, running, tolerance string, r result) {
 	t.Helper()
-	if tab.KubeProxy.Mode != running || !strings.Contains(tab.KubeProxy.Source, "/api/v1/nodes/"+node.NodeName+":10249/proxy/proxyMode") {
-		t.Errorf("kube-proxy %+v, want %s read from kube-proxy", tab.KubeProxy, running)
+	if tab.KubeProxy.Mode != running || !strings.Contains(tab.KubeProxy.Source, "ConfigMap kube-system/kube-proxy (config.conf mode: "+running+")") {
+		t.Errorf("kube-proxy %+v, want %s read from the ConfigMap kube-system/kube-proxy the node publishes as kubeadm does", tab.KubeProxy, running)
 	}
 	if tab.Nodes.Server != node.NodeName || tab.Nodes.Other != "" || len(tab.Nodes.Schedulable) != 1 {
 		t.Errorf("nodes %+v", tab.Nodes)
