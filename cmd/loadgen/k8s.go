@@ -14,6 +14,7 @@ import (
 
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/cluster"
+	"loadgen/meshes/k8s/paths"
 	"loadgen/meshes/k8s/worker"
 )
 
@@ -26,12 +27,13 @@ the httpbin/gRPC/TCP target, its Service, a client Job and the mesh's or
 gateway's own objects — as YAML that kubectl applies. 'run' applies them, runs
 each sweep step as one Indexed Job of N workers started at one instant,
 collects every worker's result through the API server, merges the histograms
-exactly and cleans up. 'cleanup' removes what a killed run left.
+exactly and cleans up. 'cleanup' removes what a killed run left. 'rbac' prints
+the ClusterRole and Roles a run needs.
 
 Meshes: ` + strings.Join(k8s.Meshes[:5], ", ") + `,
 ` + strings.Join(k8s.Meshes[5:], ", ") + `.`,
 	}
-	cmd.AddCommand(newK8sRenderCmd(), newK8sRunCmd(), newK8sPathsCmd(), newK8sCleanupCmd(), newK8sWorkerCmd())
+	cmd.AddCommand(newK8sRenderCmd(), newK8sRunCmd(), newK8sPathsCmd(), newK8sCleanupCmd(), newK8sRBACCmd(), newK8sWorkerCmd())
 	return cmd
 }
 
@@ -98,6 +100,46 @@ labelled with the run id. Nothing is sent to a cluster.`,
 	return cmd
 }
 
+func newK8sRBACCmd() *cobra.Command {
+	var ro k8s.RBACOptions
+	cmd := &cobra.Command{
+		Use:   "rbac --mesh MESH [-n NAMESPACE] [--for run|paths|cleanup] [--bind NS/SERVICEACCOUNT]",
+		Short: "Print the ClusterRole and Roles a run needs, and nothing more (kubectl-applicable YAML)",
+		Long: `Print the permissions 'k8s run' (or 'k8s paths', 'k8s cleanup') needs for a mesh and
+its options, from the one table the code is tested against: a ClusterRole — the
+cluster-scoped rules, the reads across namespaces (ztunnel's, a gateway's
+Service), and the rules in the run's namespace, which the run creates, so that
+no Role can be bound there beforehand — and a Role per namespace that exists
+before the run (the ingress controller's, kube-system). With --bind, the
+bindings of that ServiceAccount too. Never nodes/proxy (the kubelet's API).
+Nothing is sent to a cluster.`,
+		Example: `  loadgen k8s rbac --mesh istio -n bench | kubectl apply -f -
+  loadgen k8s rbac --mesh ingress-nginx --configure-controller --bind ci/loadgen
+  loadgen k8s rbac --for paths -n loadgen-paths`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if ro.For == k8s.ForPaths && ro.Options.Namespace == "" {
+				ro.Options.Namespace = paths.DefaultNamespace
+			}
+			objs, err := k8s.RBAC(ro)
+			if err != nil {
+				return err
+			}
+			us, err := k8s.ToUnstructured(objs...)
+			if err != nil {
+				return failf("%v", err)
+			}
+			return (&k8s.Rendering{Objects: us}).WriteYAML(cmd.OutOrStdout())
+		},
+	}
+	meshFlags(cmd.Flags(), &ro.Options)
+	_ = cmd.Flags().Set("namespace", "")
+	cmd.Flags().Lookup("namespace").DefValue = k8s.DefaultNamespace + " (k8s paths: " + paths.DefaultNamespace + ")"
+	cmd.Flags().StringVar(&ro.For, "for", k8s.ForRun, "the command: run, paths or cleanup")
+	cmd.Flags().StringVar(&ro.Bind, "bind", "", "also bind the roles to this ServiceAccount (NAMESPACE/NAME)")
+	return cmd
+}
+
 func newK8sCleanupCmd() *cobra.Command {
 	var (
 		ns, runID, kubeconfig, kctx string
@@ -121,7 +163,7 @@ touched. An ingress controller ConfigMap that a run of the namespace changed
 			if err != nil {
 				return failf("%v", err)
 			}
-			restored, err := c.RestoreControllers(cmd.Context(), ns, runID, k8s.DefaultIngressNS)
+			restored, err := c.RestoreControllers(cmd.Context(), ns, runID)
 			for _, r := range restored {
 				fmt.Fprintf(cmd.OutOrStdout(), "restored %s\n", r)
 			}

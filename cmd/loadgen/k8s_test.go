@@ -151,3 +151,31 @@ func TestMergeCLI(t *testing.T) {
 		t.Errorf("merge without -o: exit %d, want 2", code)
 	}
 }
+
+// TestK8sRBAC: `k8s rbac` prints kubectl-applicable roles, what a run of
+// the mesh needs (never nodes/proxy), and refuses bad input in one line.
+func TestK8sRBAC(t *testing.T) {
+	code, out, errOut := cli(t, "k8s", "rbac", "--mesh", "gateway", "--class", "eg", "-n", "bench", "--bind", "ci/loadgen")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	objs, err := k8s.DecodeStrict([]byte(out))
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("%d objects, %v:\n%s", len(objs), err, out)
+	}
+	for _, want := range []string{"kind: ClusterRole", "name: loadgen-run-gateway", "gatewayclasses", "kind: ClusterRoleBinding", "namespace: ci"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rbac lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = cli(t, "k8s", "rbac", "--for", "paths")
+	if code != 0 || !strings.Contains(out, "- nodes") || !strings.Contains(out, "namespace: kube-system") || strings.Contains(out, "nodes/proxy") ||
+		!strings.Contains(out, "- loadgen-paths") {
+		t.Errorf("rbac --for paths: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{{"--bind", "loadgen"}, {"--for", "deploy"}, {"--mesh", "consul"}} {
+		if code, _, errOut := cli(t, append([]string{"k8s", "rbac"}, args...)...); code != exitUsage || !strings.Contains(errOut, strings.TrimPrefix(args[0], "--")) {
+			t.Errorf("%v: exit %d %s", args, code, errOut)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"loadgen/meshes/k8s"
 )
 
 // A shared controller object (the ingress-nginx controller's ConfigMap)
@@ -94,25 +96,34 @@ func (c *Cluster) ConfigureController(ctx context.Context, want *corev1.ConfigMa
 // RestoreControllers puts back every controller ConfigMap a run in
 // namespace changed (of run runID only, when given): each changed key to
 // its previous value, or removed where it was absent, and loadgen's marks
-// removed. It returns what it restored. Without the right to list
-// ConfigMaps in every namespace, it looks in ingressNamespaces.
+// removed. It returns what it restored. It looks in ingressNamespaces
+// when given (a run knows the one it changed), else in every namespace,
+// or, without the right to list them all, in the default ingress
+// namespace.
 func (c *Cluster) RestoreControllers(ctx context.Context, namespace, runID string, ingressNamespaces ...string) ([]string, error) {
 	sel := metav1.ListOptions{LabelSelector: LabelConfiguredFor + "=" + namespace}
 	var items []corev1.ConfigMap
-	l, err := c.Client.CoreV1().ConfigMaps("").List(ctx, sel)
-	switch {
-	case err == nil:
-		items = l.Items
-	case apierrors.IsForbidden(err):
-		for _, ns := range ingressNamespaces {
-			l, err := c.Client.CoreV1().ConfigMaps(ns).List(ctx, sel)
-			if err != nil {
-				return nil, c.Errorf("ConfigMaps in %s: %v", ns, OneLine(err))
-			}
-			items = append(items, l.Items...)
+	look := ingressNamespaces
+	if len(look) == 0 {
+		l, err := c.Client.CoreV1().ConfigMaps("").List(ctx, sel)
+		switch {
+		case err == nil:
+			items = l.Items
+		case apierrors.IsForbidden(err):
+			look = []string{k8s.DefaultIngressNS}
+		default:
+			return nil, c.Errorf("ConfigMaps: %v", OneLine(err))
 		}
-	default:
-		return nil, c.Errorf("ConfigMaps: %v", OneLine(err))
+	}
+	for _, ns := range look {
+		l, err := c.Client.CoreV1().ConfigMaps(ns).List(ctx, sel)
+		if apierrors.IsForbidden(err) {
+			continue // no right to change them (loadgen k8s rbac without --configure-controller): none changed
+		}
+		if err != nil {
+			return nil, c.Errorf("ConfigMaps in %s: %v", ns, OneLine(err))
+		}
+		items = append(items, l.Items...)
 	}
 	var restored []string
 	for i := range items {

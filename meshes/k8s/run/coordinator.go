@@ -193,7 +193,7 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 				err = errors.Join(err, werr)
 			}
 		}
-		deleted, cerr := k.Cluster.Cleanup(cctx, o.Namespace, o.RunID)
+		deleted, cerr := k.Cluster.Cleanup(cctx, o.Namespace, o.RunID, cluster.RunKinds(objs)...)
 		k.say("cleanup: deleted %d objects of run %s", len(deleted), o.RunID)
 		if cerr != nil {
 			err = errors.Join(err, fmt.Errorf("cleanup: %w (run `loadgen k8s cleanup -n %s`)", cerr, o.Namespace))
