@@ -15,6 +15,7 @@ import (
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/cluster"
 	"loadgen/meshes/k8s/paths"
+	"loadgen/meshes/k8s/run"
 	"loadgen/meshes/k8s/worker"
 )
 
@@ -89,7 +90,8 @@ labelled with the run id. Nothing is sent to a cluster.`,
 			if o.ConfigureController {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: the ConfigMap %s/ingress-nginx-controller is the controller's, shared by every Ingress; "+
 					"apply it with `kubectl apply --server-side --field-manager=loadgen` and put its keys back yourself ("+
-					"`loadgen k8s run --configure-controller` does both)\n", o.IngressNamespace)
+					"`loadgen k8s run --configure-controller` does both, and gives the keys back to their owners)\n", o.IngressNamespace)
+				fmt.Fprintln(cmd.ErrOrStderr(), run.ReloadNotice("ConfigMap "+o.IngressNamespace+"/"+k8s.IngressControllerConfigMap))
 			}
 			return r.WriteYAML(cmd.OutOrStdout())
 		},

@@ -29,6 +29,11 @@ const AnnNginxBackendProtocol = "nginx.ingress.kubernetes.io/backend-protocol"
 // redirect of plain HTTP to HTTPS, on by default when the Ingress has TLS.
 const AnnNginxSSLRedirect = "nginx.ingress.kubernetes.io/ssl-redirect"
 
+// IngressNginxNotice is said once whenever ingress-nginx is rendered.
+const IngressNginxNotice = "note: Kubernetes retired ingress-nginx in March 2026: no releases, bug fixes or security patches after it " +
+	"(its Steering and Security Response Committees); these objects are for measuring a migration. " +
+	"Kubernetes points its users to Gateway API: --mesh gateway --class <your implementation>"
+
 // IngressControllerConfigMap is the ingress-nginx controller's ConfigMap
 // as its Helm chart names it; its Service has the same name.
 const IngressControllerConfigMap = "ingress-nginx-controller"

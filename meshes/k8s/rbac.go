@@ -145,9 +145,9 @@ var Permissions = []Permission{
 		Why: "run.ingressNginxController: the pods of the controller of --class"},
 	{For: []string{ForRun}, Resources: []string{"configmaps"}, Verbs: []string{"get"}, Where: InIngressNamespace, When: ingressNginx,
 		Names: []string{IngressControllerConfigMap}, Why: "run.ingressWorkers reads worker-processes at each step"},
-	{For: []string{ForRun}, Resources: []string{"configmaps"}, Verbs: []string{"list", "patch"}, Where: InIngressNamespace, When: configures,
-		Why: "cluster.ConfigureController applies its keys, cluster.RestoreControllers finds and restores them"},
-	{For: []string{ForCleanup}, Resources: []string{"configmaps"}, Verbs: []string{"list", "patch"}, Where: InIngressNamespace,
+	{For: []string{ForRun}, Resources: []string{"configmaps"}, Verbs: []string{"list", "patch", "update"}, Where: InIngressNamespace, When: configures,
+		Why: "cluster.ConfigureController applies its keys, cluster.RestoreControllers finds and restores them and gives them back to their owners"},
+	{For: []string{ForCleanup}, Resources: []string{"configmaps"}, Verbs: []string{"list", "patch", "update"}, Where: InIngressNamespace,
 		Why: "cluster.RestoreControllers: the controller's ConfigMap a killed run changed (--configure-controller)"},
 	// App Mesh.
 	{For: []string{ForRun}, Group: "appmesh.k8s.aws", Resources: []string{"meshes"}, Verbs: []string{"get"}, Where: ClusterScoped, When: appMesh, Dynamic: true,

@@ -211,3 +211,25 @@ func TestAppMeshNoticeOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestIngressNginxNotice: ingress-nginx is retired, as App Mesh is
+// discontinued, and its rendering says so once. Kubernetes Steering and
+// Security Response Committees (kubernetes.io blog, 2026-01-29): "In
+// March 2026, Kubernetes will retire Ingress NGINX … There will be no
+// more releases for bug fixes, security patches, or any updates of any
+// kind after the project is retired."
+func TestIngressNginxNotice(t *testing.T) {
+	r, err := Render(Options{Mesh: MeshIngressNginx}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "retired ingress-nginx in March 2026") || !strings.Contains(r.Notes[0], "--mesh gateway") {
+		t.Errorf("notes %q: want ingress-nginx's retirement once", r.Notes)
+	}
+	for _, o := range []Options{{Mesh: MeshIngress, Class: "traefik"}, {Mesh: MeshIstio}} {
+		r, err := Render(o, nil)
+		if err != nil || strings.Contains(strings.Join(r.Notes, " "), "retired") {
+			t.Errorf("%s: notes %q %v", o.Mesh, r.Notes, err)
+		}
+	}
+}
