@@ -14,6 +14,8 @@ import (
 
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/cluster"
+	"loadgen/meshes/k8s/paths"
+	"loadgen/meshes/k8s/run"
 	"loadgen/meshes/k8s/worker"
 )
 
@@ -26,12 +28,13 @@ the httpbin/gRPC/TCP target, its Service, a client Job and the mesh's or
 gateway's own objects — as YAML that kubectl applies. 'run' applies them, runs
 each sweep step as one Indexed Job of N workers started at one instant,
 collects every worker's result through the API server, merges the histograms
-exactly and cleans up. 'cleanup' removes what a killed run left.
+exactly and cleans up. 'cleanup' removes what a killed run left. 'rbac' prints
+the ClusterRole and Roles a run needs.
 
 Meshes: ` + strings.Join(k8s.Meshes[:5], ", ") + `,
 ` + strings.Join(k8s.Meshes[5:], ", ") + `.`,
 	}
-	cmd.AddCommand(newK8sRenderCmd(), newK8sRunCmd(), newK8sPathsCmd(), newK8sCleanupCmd(), newK8sWorkerCmd())
+	cmd.AddCommand(newK8sRenderCmd(), newK8sRunCmd(), newK8sPathsCmd(), newK8sCleanupCmd(), newK8sRBACCmd(), newK8sWorkerCmd())
 	return cmd
 }
 
@@ -42,11 +45,15 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringVar(&o.Mode, "mode", k8s.ModeBoth, "sidecar placement for istio, linkerd and appmesh: "+strings.Join(k8s.Modes, ", "))
 	fl.StringVar(&o.Image, "image", k8s.DefaultImage, "the loadgen image (built from the repository's Dockerfile)")
 	fl.StringVar(&o.Revision, "revision", "", "istio: inject with istio.io/rev=REV instead of istio-injection=enabled")
-	fl.IntVar(&o.Concurrency, "concurrency", k8s.DefaultConcurrency, "istio: the sidecar's worker threads (proxy.istio.io/config concurrency)")
-	fl.StringVar(&o.ProxyCPU, "proxy-cpu", k8s.DefaultProxyCPU, "istio and appmesh: the sidecar's CPU request")
-	fl.StringVar(&o.ProxyMemory, "proxy-memory", k8s.DefaultProxyMemory, "istio and appmesh: the sidecar's memory request")
+	fl.IntVar(&o.Concurrency, "concurrency", 0, fmt.Sprintf("istio, linkerd, appmesh: each sidecar's worker threads and its CPU limit in cores "+
+		"(istio concurrency, linkerd proxy-cpu-limit; appmesh: the limit only) (default %d)", k8s.DefaultConcurrency))
+	fl.StringVar(&o.ProxyCPU, "proxy-cpu", "", "istio, linkerd, appmesh: each sidecar's CPU request (default "+k8s.DefaultProxyCPU+")")
+	fl.StringVar(&o.ProxyMemory, "proxy-memory", "", "istio, linkerd, appmesh: each sidecar's memory request (default "+k8s.DefaultProxyMemory+")")
 	fl.BoolVar(&o.MTLS, "mtls", false, "istio: a STRICT PeerAuthentication for the namespace")
 	fl.StringVar(&o.Class, "class", "", "gateway: the GatewayClass (traefik, nginx, eg, istio, cilium, amazon-vpc-lattice…); ingress: the IngressClass (traefik, haproxy…); ingress-nginx: the IngressClass (default nginx)")
+	fl.StringVar(&o.Gateway, "gateway-name", "", "gateway: the Gateway's name (default "+k8s.GatewayName+"); amazon-vpc-lattice maps it to the VPC Lattice service network of that name")
+	fl.StringVar(&o.Via, "via", "", "gateway, ingress, ingress-nginx: how the workers reach it: service (the controller's Service inside the cluster; "+
+		"the default) or published (the address the Ingress or Gateway publishes, e.g. a cloud load balancer); amazon-vpc-lattice: published")
 	fl.StringVar(&o.IngressNamespace, "ingress-namespace", k8s.DefaultIngressNS, "ingress-nginx: the controller's namespace")
 	fl.BoolVar(&o.ConfigureController, "configure-controller", false, "ingress-nginx: set the controller's shared ConfigMap (worker-processes, keep-alive-requests) for the run; k8s run and k8s cleanup put it back")
 	fl.IntVar(&o.Workers, "worker-processes", 0, "ingress-nginx, with --configure-controller: the controller's worker-processes (default 2; never auto: it counts the node's cores)")
@@ -68,6 +75,8 @@ labelled with the run id. Nothing is sent to a cluster.`,
   loadgen k8s render --mesh istio --mode serveronly --mtls
   loadgen k8s render --mesh istio-waypoint
   loadgen k8s render --mesh gateway --class nginx
+  loadgen k8s render --mesh gateway --class eg --routes http,grpc,tcp
+  loadgen k8s render --mesh gateway --class amazon-vpc-lattice --gateway-name my-service-network
   loadgen k8s render --mesh ingress --class traefik
   loadgen k8s render --mesh ingress-nginx
   loadgen k8s render --mesh ingress-nginx --configure-controller --worker-processes 4`,
@@ -83,12 +92,55 @@ labelled with the run id. Nothing is sent to a cluster.`,
 			if o.ConfigureController {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: the ConfigMap %s/ingress-nginx-controller is the controller's, shared by every Ingress; "+
 					"apply it with `kubectl apply --server-side --field-manager=loadgen` and put its keys back yourself ("+
-					"`loadgen k8s run --configure-controller` does both)\n", o.IngressNamespace)
+					"`loadgen k8s run --configure-controller` does both, and gives the keys back to their owners)\n", o.IngressNamespace)
+				fmt.Fprintln(cmd.ErrOrStderr(), run.ReloadNotice("ConfigMap "+o.IngressNamespace+"/"+k8s.IngressControllerConfigMap))
 			}
 			return r.WriteYAML(cmd.OutOrStdout())
 		},
 	}
 	meshFlags(cmd.Flags(), &o)
+	cmd.Flags().StringSliceVar(&o.Routes, "routes", nil, "gateway, ingress, ingress-nginx: the routes rendered to the target, some of "+
+		strings.Join(k8s.RouteKinds, ", ")+" (default http; k8s run renders its sweep's)")
+	return cmd
+}
+
+func newK8sRBACCmd() *cobra.Command {
+	var ro k8s.RBACOptions
+	cmd := &cobra.Command{
+		Use:   "rbac --mesh MESH [-n NAMESPACE] [--for run|paths|cleanup] [--bind NS/SERVICEACCOUNT]",
+		Short: "Print the ClusterRole and Roles a run needs, and nothing more (kubectl-applicable YAML)",
+		Long: `Print the permissions 'k8s run' (or 'k8s paths', 'k8s cleanup') needs for a mesh and
+its options, from the one table the code is tested against: a ClusterRole — the
+cluster-scoped rules, the reads across namespaces (ztunnel's, a gateway's
+Service), and the rules in the run's namespace, which the run creates, so that
+no Role can be bound there beforehand — and a Role per namespace that exists
+before the run (the ingress controller's, kube-system). With --bind, the
+bindings of that ServiceAccount too. Never nodes/proxy (the kubelet's API).
+Nothing is sent to a cluster.`,
+		Example: `  loadgen k8s rbac --mesh istio -n bench | kubectl apply -f -
+  loadgen k8s rbac --mesh ingress-nginx --configure-controller --bind ci/loadgen
+  loadgen k8s rbac --for paths -n loadgen-paths`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if ro.For == k8s.ForPaths && ro.Options.Namespace == "" {
+				ro.Options.Namespace = paths.DefaultNamespace
+			}
+			objs, err := k8s.RBAC(ro)
+			if err != nil {
+				return err
+			}
+			us, err := k8s.ToUnstructured(objs...)
+			if err != nil {
+				return failf("%v", err)
+			}
+			return (&k8s.Rendering{Objects: us}).WriteYAML(cmd.OutOrStdout())
+		},
+	}
+	meshFlags(cmd.Flags(), &ro.Options)
+	_ = cmd.Flags().Set("namespace", "")
+	cmd.Flags().Lookup("namespace").DefValue = k8s.DefaultNamespace + " (k8s paths: " + paths.DefaultNamespace + ")"
+	cmd.Flags().StringVar(&ro.For, "for", k8s.ForRun, "the command: run, paths or cleanup")
+	cmd.Flags().StringVar(&ro.Bind, "bind", "", "also bind the roles to this ServiceAccount (NAMESPACE/NAME)")
 	return cmd
 }
 
@@ -115,7 +167,7 @@ touched. An ingress controller ConfigMap that a run of the namespace changed
 			if err != nil {
 				return failf("%v", err)
 			}
-			restored, err := c.RestoreControllers(cmd.Context(), ns, runID, k8s.DefaultIngressNS)
+			restored, err := c.RestoreControllers(cmd.Context(), ns, runID)
 			for _, r := range restored {
 				fmt.Fprintf(cmd.OutOrStdout(), "restored %s\n", r)
 			}

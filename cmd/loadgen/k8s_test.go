@@ -31,8 +31,18 @@ func TestK8sRender(t *testing.T) {
 	if code != 0 || strings.Count(errOut+out, "discontinued App Mesh") != 1 {
 		t.Errorf("appmesh: exit %d, the notice %d times, want once", code, strings.Count(errOut+out, "discontinued App Mesh"))
 	}
+	code, out, errOut = cli(t, "k8s", "render", "--mesh", "ingress-nginx", "--configure-controller")
+	if code != 0 || strings.Count(errOut, "retired ingress-nginx") != 1 || !strings.Contains(errOut, "reloads nginx in every pod of its controller") {
+		t.Errorf("ingress-nginx: exit %d, stderr %s", code, errOut)
+	}
 	if code, _, errOut = cli(t, "k8s", "render", "--mesh", "gateway"); code != exitUsage || !strings.Contains(errOut, "--class") {
 		t.Errorf("gateway without --class: exit %d %s", code, errOut)
+	}
+	// A STRICT PeerAuthentication refuses the plaintext of workers that
+	// have no sidecar.
+	code, _, errOut = cli(t, "k8s", "render", "--mesh", "istio", "--mode", "serveronly", "--mtls")
+	if first, _, _ := strings.Cut(errOut, "\n"); code != exitUsage || !strings.Contains(first, "--mtls with --mode serveronly") || !strings.Contains(first, "use --mode both") {
+		t.Errorf("--mtls --mode serveronly: exit %d %q, want 2 and one line", code, errOut)
 	}
 }
 
@@ -53,6 +63,20 @@ func TestK8sRunDryRunAndBadInput(t *testing.T) {
 	}
 	if code, _, errOut = cli(t, "k8s", "run", "-f", sw); code != exitUsage || !strings.Contains(errOut, "-o") {
 		t.Errorf("no -o: exit %d %s", code, errOut)
+	}
+	// A step the class cannot carry is refused in one line, before the
+	// cluster is touched: gRPC on VPC Lattice needs an HTTPS listener.
+	grpc := filepath.Join(dir, "grpc.yaml")
+	if err := os.WriteFile(grpc, []byte("paths:\n  - {name: g, url: \"http://target:9090\"}\nprotocol: grpc\nladder: c1t1\npayloads: [100]\nduration: 5s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = cli(t, "k8s", "run", "--mesh", "gateway", "--class", "amazon-vpc-lattice", "-f", grpc, "-o", filepath.Join(dir, "out"))
+	if first, _, _ := strings.Cut(errOut, "\n"); code != exitUsage || !strings.Contains(first, "The GRPCRoute sectionName must refer to an HTTPS listener") {
+		t.Errorf("gRPC through VPC Lattice: exit %d %q, want 2 and the refusal", code, errOut)
+	}
+	code, out, errOut = cli(t, "k8s", "run", "--mesh", "gateway", "--class", "nginx", "-f", grpc, "--dry-run", "--run-id", "dry")
+	if code != 0 || !strings.Contains(out, "kind: GRPCRoute") || strings.Contains(out, "kind: HTTPRoute") {
+		t.Errorf("gRPC through a gateway: exit %d %s, want a GRPCRoute and no HTTPRoute:\n%s", code, errOut, out)
 	}
 	// No kubeconfig: one line that says what was tried.
 	t.Setenv("KUBECONFIG", filepath.Join(dir, "missing"))
@@ -129,5 +153,33 @@ func TestMergeCLI(t *testing.T) {
 	}
 	if code, _, _ = cli(t, "merge", files[0]); code != exitUsage {
 		t.Errorf("merge without -o: exit %d, want 2", code)
+	}
+}
+
+// TestK8sRBAC: `k8s rbac` prints kubectl-applicable roles, what a run of
+// the mesh needs (never nodes/proxy), and refuses bad input in one line.
+func TestK8sRBAC(t *testing.T) {
+	code, out, errOut := cli(t, "k8s", "rbac", "--mesh", "gateway", "--class", "eg", "-n", "bench", "--bind", "ci/loadgen")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	objs, err := k8s.DecodeStrict([]byte(out))
+	if err != nil || len(objs) != 2 {
+		t.Fatalf("%d objects, %v:\n%s", len(objs), err, out)
+	}
+	for _, want := range []string{"kind: ClusterRole", "name: loadgen-run-gateway", "gatewayclasses", "kind: ClusterRoleBinding", "namespace: ci"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rbac lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = cli(t, "k8s", "rbac", "--for", "paths")
+	if code != 0 || !strings.Contains(out, "- nodes") || !strings.Contains(out, "namespace: kube-system") || strings.Contains(out, "nodes/proxy") ||
+		!strings.Contains(out, "- loadgen-paths") {
+		t.Errorf("rbac --for paths: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{{"--bind", "loadgen"}, {"--for", "deploy"}, {"--mesh", "consul"}} {
+		if code, _, errOut := cli(t, append([]string{"k8s", "rbac"}, args...)...); code != exitUsage || !strings.Contains(errOut, strings.TrimPrefix(args[0], "--")) {
+			t.Errorf("%v: exit %d %s", args, code, errOut)
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 type k8sPathsFlags struct {
 	opts       paths.Options
 	tolerance  string
+	legacyTol  string // --tolerance, --tcp-tolerance's old name
 	streamSize string
 	out        string
 	kubeconfig string
@@ -29,7 +30,7 @@ type k8sPathsFlags struct {
 func newK8sPathsCmd() *cobra.Command {
 	f := &k8sPathsFlags{}
 	cmd := &cobra.Command{
-		Use:   "paths [-d 10s] [--repeats 3] [--tolerance 10%] [-o DIR]",
+		Use:   "paths [-d 10s] [--repeats 3] [--tcp-tolerance 10%] [--judge netperf|all] [-o DIR]",
 		Short: "Measure k8s-netperf's paths (pod, ClusterIP, NodePort…) against hostNetwork",
 		Long: `Measure a cluster's network paths as k8s-netperf does, with loadgen's own client
 and servers in pods:
@@ -55,11 +56,16 @@ measurable here.
 Each measurement is one Job of one 'loadgen k8s worker' pod, one at a time;
 each repeat is a full pass over tests and paths. A path's figure is the median
 of its repeats, with their spread, and its ratio to the hostNetwork row of the
-same test. --tolerance is k8s-netperf's --tcp-tolerance: exit status 99 when a
-pod path falls further below hostNetwork than it (every figure here is higher
-is better), 1 when a measurement failed. kube-proxy's mode is recorded: what
-kube-proxy says (/proxyMode through the API server's node proxy), else the
-ConfigMap kube-system/kube-proxy, else "unknown" and why.
+same test. --tcp-tolerance is k8s-netperf's: exit status 99 when a judged row
+falls further below its hostNetwork row than it (every figure here is higher
+is better), 1 when a measurement failed. Which rows are judged is k8s-netperf's
+rule by default (--judge netperf): TCP_STREAM, pod ↔ pod across nodes against
+hostNetwork across nodes — on one schedulable node no row is; --judge all
+judges every pod row (the same-node rows against hostNetwork over the node's
+own IP included). Every row shows its ratio either way. kube-proxy's mode is recorded, from
+what the cluster publishes in kube-system: kubeadm's ConfigMap kube-proxy,
+EKS's kube-proxy-config, else the kube-proxy pods' --proxy-mode, else
+"unknown" and why (never the kubelet's API through the node proxy).
 
 DIR gets paths.json (the table, the nodes, the kube-proxy mode and its source)
 and one results directory per test, which 'loadgen report DIR' reads. The
@@ -71,7 +77,7 @@ The hostNetwork server listens on the node's IP, ports 18080 and 19000.
 backend (their flannel.alpha.coreos.com/backend-type), which is recorded
 either way.`,
 		Example: `  loadgen k8s paths -o results/paths
-  loadgen k8s paths -d 2s --repeats 2 --tolerance 20% --image registry.example/loadgen:v1 \
+  loadgen k8s paths -d 2s --repeats 2 --tcp-tolerance 20% --image registry.example/loadgen:v1 \
       -o results/quick
   loadgen k8s paths --dry-run
   loadgen report results/paths`,
@@ -83,7 +89,10 @@ either way.`,
 	fl.StringVar(&f.opts.Image, "image", k8s.DefaultImage, "the loadgen image (built from the repository's Dockerfile)")
 	fl.DurationVarP(&f.opts.Duration, "duration", "d", paths.DefaultDuration, "each sample's measured duration (k8s-netperf's 10s)")
 	fl.IntVar(&f.opts.Repeats, "repeats", paths.DefaultRepeats, "samples of each path × test (k8s-netperf's 3)")
-	fl.StringVar(&f.tolerance, "tolerance", "10%", "how far below hostNetwork a pod path may fall before the exit status is 99")
+	fl.StringVar(&f.tolerance, "tcp-tolerance", "10%", "how far below its hostNetwork row a judged row may fall before the exit status is 99 (k8s-netperf's --tcp-tolerance)")
+	fl.StringVar(&f.legacyTol, "tolerance", "", "--tcp-tolerance's former name")
+	_ = fl.MarkHidden("tolerance")
+	fl.StringVar(&f.opts.Judge, "judge", paths.JudgeNetperf, "rows the tolerance judges: netperf (k8s-netperf's rule: TCP_STREAM, pod ↔ pod across nodes) or all (every pod row)")
 	fl.StringVarP(&f.out, "output", "o", "", "results directory (default k8s-paths-YYYYMMDD-HHMMSS)")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.context, "context", "", "kubeconfig context (default the current one)")
@@ -98,9 +107,16 @@ either way.`,
 }
 
 func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
+	flag := "--tcp-tolerance"
+	if cmd.Flags().Changed("tolerance") {
+		if cmd.Flags().Changed("tcp-tolerance") {
+			return errors.New("--tolerance is --tcp-tolerance's former name: give one")
+		}
+		flag, f.tolerance = "--tolerance", f.legacyTol
+	}
 	tol, err := compare.ParsePercent(f.tolerance)
 	if err != nil {
-		return fmt.Errorf("--tolerance: %w", err)
+		return fmt.Errorf("%s: %w", flag, err)
 	}
 	f.opts.Tolerance = tol
 	if f.streamSize != "" {

@@ -13,13 +13,13 @@ import (
 )
 
 func TestK8sPathsDryRun(t *testing.T) {
-	code, out, errOut := cli(t, "k8s", "paths", "--dry-run", "-n", "lgp-t", "--run-id", "rt", "--image", "img:2", "-d", "3s", "--repeats", "2", "--tolerance", "15%")
+	code, out, errOut := cli(t, "k8s", "paths", "--dry-run", "-n", "lgp-t", "--run-id", "rt", "--image", "img:2", "-d", "3s", "--repeats", "2", "--tcp-tolerance", "15%")
 	if code != 0 {
 		t.Fatalf("dry run: exit %d %s", code, errOut)
 	}
 	for _, want := range []string{
 		"# loadgen k8s paths rt (dry run): namespace lgp-t, image img:2",
-		"# 2 repeats × 3s per path × test, 1024 B messages; tolerance 15% below hostNetwork",
+		"# 2 repeats × 3s per path × test, 1024 B messages; tolerance 15% below hostNetwork, judging k8s-netperf's rule: tcp-stream, pod-pod-other-node against host-host-other-node",
 		"# 56 measurements with two nodes (32 with one)",
 		"name: lgp-host-server", "hostNetwork: true", "type: NodePort", "name: lgp-rt-0",
 	} {
@@ -30,6 +30,15 @@ func TestK8sPathsDryRun(t *testing.T) {
 	if _, err := k8s.DecodeStrict([]byte(out)); err != nil {
 		t.Errorf("dry run output does not decode strictly: %v", err)
 	}
+	// --tolerance is --tcp-tolerance's former name, kept (hidden);
+	// --judge all judges every pod row.
+	code, out, errOut = cli(t, "k8s", "paths", "--dry-run", "--tolerance", "20%", "--judge", "all")
+	if code != 0 || !strings.Contains(out, "tolerance 20% below hostNetwork, judging every pod row") {
+		t.Errorf("--tolerance --judge all: exit %d %s\n%s", code, errOut, out)
+	}
+	if code, out, _ = cli(t, "k8s", "paths", "--help"); code != 0 || strings.Contains(out, "--tolerance ") || !strings.Contains(out, "--tcp-tolerance") {
+		t.Errorf("help: the former name shows, or the new one does not:\n%s", out)
+	}
 }
 
 // Bad input is a usage error (exit 2) in one line; an unreachable cluster
@@ -39,9 +48,12 @@ func TestK8sPathsBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
+		{[]string{"--tcp-tolerance", "ten"}, "--tcp-tolerance"},
 		{[]string{"--tolerance", "ten"}, "--tolerance"},
-		{[]string{"--tolerance", "-5%"}, "negative"},
-		{[]string{"--tolerance", "100%"}, "below 100%"},
+		{[]string{"--tcp-tolerance", "-5%"}, "negative"},
+		{[]string{"--tcp-tolerance", "100%"}, "below 100%"},
+		{[]string{"--tcp-tolerance", "10%", "--tolerance", "5%"}, "give one"},
+		{[]string{"--judge", "some"}, "judge \"some\""},
 		{[]string{"--repeats", "0"}, "--repeats 0"},
 		{[]string{"-d", "0s"}, "-d"},
 		{[]string{"-d", "200ms"}, "1s or more"},

@@ -137,6 +137,9 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 				fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...)
 			}
 		}}
+	if err := co.Check(); err != nil {
+		return err // a step the mesh cannot carry: before the cluster is touched
+	}
 	if f.dryRun {
 		return co.DryRun(w)
 	}

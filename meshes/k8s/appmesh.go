@@ -17,7 +17,9 @@ const AppMeshName = "loadgen"
 // AppMeshNotice is said once whenever App Mesh is rendered.
 const AppMeshNotice = "note: AWS discontinued App Mesh on 2026-09-30; these objects are for measuring a migration. " +
 	"AWS points App Mesh users to Amazon VPC Lattice, which loadgen reaches through Gateway API: " +
-	"--mesh gateway --class amazon-vpc-lattice"
+	"--mesh gateway --class amazon-vpc-lattice. " +
+	"The injected Envoy needs the IAM action appmesh:StreamAggregatedResources (the AWSAppMeshEnvoyAccess policy) " +
+	"on the workers' and the target's pods, and gRPC routes need the App Mesh controller v1.12.2 or later"
 
 // appMeshObjects are the Mesh, the target's and the client's VirtualNodes,
 // a VirtualRouter with an HTTP, a gRPC and a TCP route, and the
@@ -58,15 +60,22 @@ func (o Options) appMeshObjects() []runtime.Object {
 		return appmesh.RouteAction{WeightedTargets: []appmesh.WeightedTarget{{
 			VirtualNodeRef: &appmesh.VirtualNodeReference{Namespace: ns, Name: TargetName}, Weight: 1, Port: ptr.To(port)}}}
 	}
+	// A router of several listeners: App Mesh refuses a route that does
+	// not say, by match.port, which listener it takes traffic from
+	// ("Route must define a port match criteria if the Virtual Router has
+	// multiple listeners").
 	router := &appmesh.VirtualRouter{
 		ObjectMeta: o.Meta(TargetName, o.Namespace, nil),
 		Spec: appmesh.VirtualRouterSpec{
 			Listeners: []appmesh.VirtualRouterListener{
 				{PortMapping: listeners[0].PortMapping}, {PortMapping: listeners[1].PortMapping}, {PortMapping: listeners[2].PortMapping}},
 			Routes: []appmesh.Route{
-				{Name: "http-" + strconv.Itoa(PortHTTP), HTTPRoute: &appmesh.HTTPRoute{Match: appmesh.HTTPRouteMatch{Prefix: ptr.To("/")}, Action: to(PortHTTP)}},
-				{Name: "grpc-" + strconv.Itoa(PortGRPC), GRPCRoute: &appmesh.GRPCRoute{Match: appmesh.GRPCRouteMatch{}, Action: to(PortGRPC)}},
-				{Name: "tcp-" + strconv.Itoa(PortTCP), TCPRoute: &appmesh.TCPRoute{Action: to(PortTCP)}},
+				{Name: "http-" + strconv.Itoa(PortHTTP), HTTPRoute: &appmesh.HTTPRoute{
+					Match: appmesh.HTTPRouteMatch{Prefix: ptr.To("/"), Port: ptr.To[int64](PortHTTP)}, Action: to(PortHTTP)}},
+				{Name: "grpc-" + strconv.Itoa(PortGRPC), GRPCRoute: &appmesh.GRPCRoute{
+					Match: appmesh.GRPCRouteMatch{Port: ptr.To[int64](PortGRPC)}, Action: to(PortGRPC)}},
+				{Name: "tcp-" + strconv.Itoa(PortTCP), TCPRoute: &appmesh.TCPRoute{
+					Match: appmesh.TCPRouteMatch{Port: ptr.To[int64](PortTCP)}, Action: to(PortTCP)}},
 			},
 		},
 	}

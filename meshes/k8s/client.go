@@ -93,9 +93,8 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 				Resources:       o.workerResources(),
 				VolumeMounts:    []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
 			}},
-			Volumes:         []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
-			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532)},
-			Affinity:        o.awayFrom(s.AwayFrom),
+			Volumes:  []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+			Affinity: o.awayFrom(s.AwayFrom),
 		},
 	}
 	job := &batchv1.Job{

@@ -13,8 +13,26 @@ import (
 	"loadgen/targets/tlscert"
 )
 
-// IngressHost is the name of the Ingress's TLS certificate.
+// IngressHost is the Ingress rule's host and its TLS certificate's name.
 const IngressHost = "httpbin.loadgen.test"
+
+// IngressGRPCHost is, with ingress-nginx, the gRPC Ingress's host: a
+// backend-protocol annotation is the Ingress's, so gRPC has one of its
+// own, on its own host.
+const IngressGRPCHost = "grpc.loadgen.test"
+
+// AnnNginxBackendProtocol is ingress-nginx's annotation of the protocol
+// it speaks to an Ingress's backends (GRPC: HTTP/2 cleartext).
+const AnnNginxBackendProtocol = "nginx.ingress.kubernetes.io/backend-protocol"
+
+// AnnNginxSSLRedirect is ingress-nginx's per-Ingress switch of its
+// redirect of plain HTTP to HTTPS, on by default when the Ingress has TLS.
+const AnnNginxSSLRedirect = "nginx.ingress.kubernetes.io/ssl-redirect"
+
+// IngressNginxNotice is said once whenever ingress-nginx is rendered.
+const IngressNginxNotice = "note: Kubernetes retired ingress-nginx in March 2026: no releases, bug fixes or security patches after it " +
+	"(its Steering and Security Response Committees); these objects are for measuring a migration. " +
+	"Kubernetes points its users to Gateway API: --mesh gateway --class <your implementation>"
 
 // IngressControllerConfigMap is the ingress-nginx controller's ConfigMap
 // as its Helm chart names it; its Service has the same name.
@@ -28,7 +46,7 @@ const IngressControllerConfigMap = "ingress-nginx-controller"
 func (o Options) ingressObjects() ([]runtime.Object, error) {
 	cert, key := o.TLSCert, o.TLSKey
 	if len(cert) == 0 {
-		c, err := tlscert.New(tlscert.RSA2048, IngressHost)
+		c, err := tlscert.New(tlscert.RSA2048, IngressHost, IngressGRPCHost)
 		if err != nil {
 			return nil, fmt.Errorf("ingress TLS certificate: %w", err)
 		}
@@ -44,8 +62,14 @@ func (o Options) ingressObjects() ([]runtime.Object, error) {
 			Name: TargetName, Port: networkingv1.ServiceBackendPort{Number: port}}}
 	}
 	prefix := networkingv1.PathTypePrefix
+	meta := o.Meta(TargetName, o.Namespace, nil)
+	if o.Mesh == MeshIngressNginx {
+		// ingress-nginx answers plain HTTP with a 308 to port 443 when
+		// the Ingress has TLS: the HTTP steps would measure redirects.
+		meta.Annotations = map[string]string{AnnNginxSSLRedirect: "false"}
+	}
 	ing := &networkingv1.Ingress{
-		ObjectMeta: o.Meta(TargetName, o.Namespace, nil),
+		ObjectMeta: meta,
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: ptr.To(o.Class),
 			TLS:              []networkingv1.IngressTLS{{Hosts: []string{IngressHost}, SecretName: secret.Name}},
@@ -60,10 +84,23 @@ func (o Options) ingressObjects() ([]runtime.Object, error) {
 			}},
 		},
 	}
-	if !o.ConfigureController {
-		return []runtime.Object{secret, ing}, nil
+	out := []runtime.Object{secret, ing}
+	if o.routes(RouteGRPC) {
+		// ingress-nginx, docs/examples/grpc: the backend-protocol
+		// annotation "is the magic ingredient that sets up the appropriate
+		// nginx configuration to route http/2 traffic to our service".
+		grpc := ing.DeepCopy()
+		grpc.Name = TargetName + "-grpc"
+		grpc.Annotations = map[string]string{AnnNginxBackendProtocol: "GRPC"}
+		grpc.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{IngressGRPCHost}, SecretName: secret.Name}}
+		grpc.Spec.Rules[0].Host = IngressGRPCHost
+		grpc.Spec.Rules[0].HTTP.Paths[0].Backend = backend(PortGRPC)
+		out = append(out, grpc)
 	}
-	return []runtime.Object{secret, ing, o.ControllerConfig()}, nil
+	if o.ConfigureController {
+		out = append(out, o.ControllerConfig())
+	}
+	return out, nil
 }
 
 // ControllerConfig is what ConfigureController sets in the controller's

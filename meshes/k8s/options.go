@@ -52,15 +52,31 @@ type Options struct {
 	Image     string // the loadgen image (default DefaultImage)
 
 	// Istio.
-	Revision    string // istio.io/rev=REV instead of istio-injection=enabled
-	Concurrency int    // proxy.istio.io/config concurrency (default 2)
-	ProxyCPU    string // sidecar.istio.io/proxyCPU and the App Mesh cpuRequest (default 1)
-	ProxyMemory string // sidecar.istio.io/proxyMemory and the App Mesh memoryRequest (default 512Mi)
-	MTLS        bool   // a STRICT PeerAuthentication for the namespace
+	Revision string // istio.io/rev=REV instead of istio-injection=enabled
+	MTLS     bool   // a STRICT PeerAuthentication for the namespace
+
+	// Every sidecar proxy, on equal terms (ProxySetups says how each mesh
+	// takes them). The node and gateway proxies are their install's.
+	Concurrency int    // worker threads, and the CPU limit in cores (default 2)
+	ProxyCPU    string // CPU request (default 1)
+	ProxyMemory string // memory request (default 512Mi)
 
 	// Class is the IngressClass (ingress-nginx: default nginx; ingress:
 	// required, e.g. traefik) or the GatewayClass (gateway, required).
 	Class string
+	// Gateway is the Gateway's name (gateway; default GatewayName): VPC
+	// Lattice maps it to the service network of that name.
+	Gateway string
+	// Routes are the kinds of route the ingress or the gateway carries to
+	// the target: RouteHTTP, RouteGRPC, RouteTCP (default http; k8s run
+	// takes its sweep's, RoutesOf). A kind the class cannot carry is
+	// refused.
+	Routes []string
+	// Via is how the workers reach an ingress or a gateway: ViaService
+	// (the default: the controller's Service inside the cluster) or
+	// ViaPublished (the address the Ingress or the Gateway publishes, a
+	// cloud load balancer's). VPC Lattice has no Service: published.
+	Via string
 	// IngressNamespace is where the ingress-nginx controller runs (default
 	// ingress-nginx); its ConfigMap is rendered there.
 	IngressNamespace string
@@ -125,14 +141,16 @@ func (o Options) WithDefaults() (Options, error) {
 	if o.Mesh == "" {
 		o.Mesh = MeshNone
 	}
-	if o.Concurrency == 0 {
-		o.Concurrency = DefaultConcurrency
-	}
-	if o.ProxyCPU == "" {
-		o.ProxyCPU = DefaultProxyCPU
-	}
-	if o.ProxyMemory == "" {
-		o.ProxyMemory = DefaultProxyMemory
+	if o.sidecars() {
+		if o.Concurrency == 0 {
+			o.Concurrency = DefaultConcurrency
+		}
+		if o.ProxyCPU == "" {
+			o.ProxyCPU = DefaultProxyCPU
+		}
+		if o.ProxyMemory == "" {
+			o.ProxyMemory = DefaultProxyMemory
+		}
 	}
 	if o.IngressNamespace == "" {
 		o.IngressNamespace = DefaultIngressNS
@@ -151,6 +169,12 @@ func (o Options) WithDefaults() (Options, error) {
 	}
 	if o.Mesh == MeshIngressNginx && o.Class == "" {
 		o.Class = DefaultIngressCls
+	}
+	if o.Mesh == MeshGateway && o.Gateway == "" {
+		o.Gateway = GatewayName
+	}
+	if o.Published() && len(o.Routes) == 0 {
+		o.Routes = []string{RouteHTTP}
 	}
 	return o, o.validate()
 }
@@ -179,11 +203,39 @@ func (o Options) validate() error {
 	if o.Class != "" && o.Mesh != MeshGateway && !o.UsesIngress() {
 		return fmt.Errorf("--class applies to --mesh gateway, ingress and ingress-nginx, not %s", o.Mesh)
 	}
+	if o.Gateway != "" && o.Mesh != MeshGateway {
+		return fmt.Errorf("--gateway-name applies to --mesh gateway, not %s", o.Mesh)
+	}
+	if o.Gateway != "" && (len(o.Gateway) > 63 || !dnsLabel.MatchString(o.Gateway)) {
+		return fmt.Errorf("gateway name %q: want a DNS label (lower-case letters, digits and '-', at most 63)", o.Gateway)
+	}
+	if o.Via != "" && o.Via != ViaService && o.Via != ViaPublished {
+		return fmt.Errorf("--via %q: want %s or %s", o.Via, ViaService, ViaPublished)
+	}
+	if o.Via != "" && !o.Published() {
+		return fmt.Errorf("--via applies to --mesh gateway, ingress and ingress-nginx, not %s", o.Mesh)
+	}
+	if o.Via == ViaService && o.Mesh == MeshGateway && o.Class == ClassLattice {
+		return fmt.Errorf("--via service with --class %s: VPC Lattice serves a route at the domain it assigns, outside the cluster, "+
+			"with no Service in it; its address is the published one (--via published, the default for this class)", o.Class)
+	}
+	if len(o.Routes) > 0 && !o.Published() {
+		return fmt.Errorf("--routes applies to --mesh gateway, ingress and ingress-nginx, not %s", o.Mesh)
+	}
+	for _, r := range o.Routes {
+		if err := o.carries(r); err != nil {
+			return err
+		}
+	}
 	if o.Revision != "" && !o.istio() {
 		return fmt.Errorf("--revision applies to the istio meshes, not %s", o.Mesh)
 	}
 	if o.MTLS && !o.istio() {
 		return fmt.Errorf("--mtls (a STRICT PeerAuthentication) applies to the istio meshes, not %s", o.Mesh)
+	}
+	if o.MTLS && o.Mesh == MeshIstio && o.Mode == ModeServerOnly {
+		return fmt.Errorf("--mtls with --mode serveronly: the STRICT PeerAuthentication makes the target's sidecar refuse the workers' plaintext " +
+			"(they have no sidecar to speak mTLS), so every mesh request would fail; use --mode both")
 	}
 	if o.ConfigureController && o.Mesh != MeshIngressNginx {
 		return fmt.Errorf("--configure-controller applies to --mesh ingress-nginx, not %s", o.Mesh)
@@ -192,8 +244,20 @@ func (o Options) validate() error {
 		return fmt.Errorf("--worker-processes changes the ingress controller's ConfigMap, which every Ingress of the cluster shares: " +
 			"add --configure-controller (k8s run puts the previous values back at the end)")
 	}
+	if (o.Concurrency != 0 || o.ProxyCPU != "" || o.ProxyMemory != "") && !o.sidecars() {
+		return fmt.Errorf("--concurrency, --proxy-cpu and --proxy-memory apply to the sidecars loadgen has injected (istio, linkerd, appmesh), "+
+			"not %s: its proxies are its install's", o.Mesh)
+	}
 	if o.Concurrency < 0 || o.Workers < 0 {
 		return fmt.Errorf("concurrency and workers must be positive")
+	}
+	for _, q := range []struct{ flag, v string }{{"--proxy-cpu", o.ProxyCPU}, {"--proxy-memory", o.ProxyMemory}} {
+		if q.v == "" {
+			continue
+		}
+		if _, err := resource.ParseQuantity(q.v); err != nil {
+			return fmt.Errorf("%s %q: want a Kubernetes quantity (1, 500m, 512Mi)", q.flag, q.v)
+		}
 	}
 	if (len(o.TLSCert) == 0) != (len(o.TLSKey) == 0) {
 		return fmt.Errorf("the TLS certificate and key go together")
@@ -204,6 +268,27 @@ func (o Options) validate() error {
 		}
 	}
 	return nil
+}
+
+// How the workers reach an ingress or a gateway (Options.Via).
+const (
+	ViaService   = "service"
+	ViaPublished = "published"
+)
+
+// ViaOf is how the workers reach the ingress or the gateway: Via, or by
+// default the controller's Service (VPC Lattice: its published domain);
+// "" for a mesh without one.
+func (o Options) ViaOf() string {
+	switch {
+	case !o.Published():
+		return ""
+	case o.Via != "":
+		return o.Via
+	case o.Mesh == MeshGateway && o.Class == ClassLattice:
+		return ViaPublished
+	}
+	return ViaService
 }
 
 // sidecars tells whether the mesh injects a proxy into pods.

@@ -54,7 +54,8 @@ const TargetHost = "target"
 // as the cluster published them: the HTTP routes' and the gRPC route's
 // (Amazon VPC Lattice gives each route a domain of its own).
 type Addresses struct {
-	HTTP, GRPC string
+	HTTP string `json:"http,omitempty"`
+	GRPC string `json:"grpc,omitempty"`
 }
 
 // ClassLattice is Amazon VPC Lattice's GatewayClass, where AWS sends App
@@ -74,9 +75,9 @@ const AnnLatticeDomain = "application-networking.k8s.aws/lattice-assigned-domain
 func (o Options) gatewayService() (string, bool) {
 	switch o.Class {
 	case "istio", "nginx":
-		return fmt.Sprintf("%s-%s.%s.svc.cluster.local", GatewayName, o.Class, o.Namespace), true
+		return fmt.Sprintf("%s-%s.%s.svc.cluster.local", o.GatewayObject(), o.Class, o.Namespace), true
 	case "cilium":
-		return fmt.Sprintf("cilium-gateway-%s.%s.svc.cluster.local", GatewayName, o.Namespace), true
+		return fmt.Sprintf("cilium-gateway-%s.%s.svc.cluster.local", o.GatewayObject(), o.Namespace), true
 	}
 	return "", false
 }
@@ -91,7 +92,7 @@ func (e errNoAddress) Error() string {
 	if e.o.Class == ClassLattice {
 		return fmt.Sprintf("class %s: the address is the routes' %s annotation, which only the cluster knows (k8s run reads it)", e.o.Class, AnnLatticeDomain)
 	}
-	return fmt.Sprintf("class %s: the address is Gateway %s/%s's status.addresses, which only the cluster knows (k8s run reads it)", e.o.Class, e.o.Namespace, GatewayName)
+	return fmt.Sprintf("class %s: the address is Gateway %s/%s's status.addresses, which only the cluster knows (k8s run reads it)", e.o.Class, e.o.Namespace, e.o.GatewayObject())
 }
 
 // URL is the address workers load for a target port through the mesh,
@@ -141,11 +142,14 @@ func (o Options) resolve(raw string, addr Addresses) (string, error) {
 				return "", errNoAddress{o}
 			}
 		case MeshGateway:
-			gw := GatewayPortHTTP
-			if port == PortGRPC {
-				gw = GatewayPortGRPC
+			switch port {
+			case PortGRPC:
+				port = GatewayPortGRPC
+			case PortTCP:
+				port = GatewayPortTCP
+			default:
+				port = GatewayPortHTTP
 			}
-			port = gw
 			switch svc, ok := o.gatewayService(); {
 			case published != "":
 				host = published
@@ -212,10 +216,15 @@ func (o Options) RunArgs(l Load, st Step, addr Addresses) ([]string, error) {
 		a = append(a, "--new-conn")
 	}
 	if o.UsesIngress() && !DirectURL(st.URL) && st.UsesTarget() {
-		// The Ingress's rule and certificate are for IngressHost.
-		a = append(a, "-H", "Host: "+IngressHost)
+		// The Ingress's rule and certificate are for IngressHost; gRPC's
+		// Ingress is IngressGRPCHost's.
+		host := IngressHost
+		if st.Route() == RouteGRPC {
+			host = IngressGRPCHost
+		}
+		a = append(a, "-H", "Host: "+host)
 		if strings.HasPrefix(st.URL, "https:") {
-			a = append(a, "--sni", IngressHost)
+			a = append(a, "--sni", host)
 		}
 	}
 	if st.Insecure {
@@ -233,6 +242,25 @@ func (o Options) RunArgs(l Load, st Step, addr Addresses) ([]string, error) {
 		a = append(a, "--size", strconv.Itoa(st.Payload))
 	}
 	return append(a, target), nil
+}
+
+// urlPort is a URL's port, 0 when it has none.
+func urlPort(raw string) int {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return 0
+	}
+	p, _ := strconv.Atoi(u.Port())
+	return p
+}
+
+// urlScheme is a URL's scheme, "" when it does not parse.
+func urlScheme(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme
 }
 
 // JobName is the Job of step i of run id.

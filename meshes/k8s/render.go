@@ -46,8 +46,11 @@ func Render(o Options, client *JobSpec) (*Rendering, error) {
 	if client != nil {
 		objs = append(objs, o.Job(*client))
 	}
-	if o.Mesh == MeshAppMesh {
+	switch o.Mesh {
+	case MeshAppMesh:
 		r.Notes = append(r.Notes, AppMeshNotice)
+	case MeshIngressNginx:
+		r.Notes = append(r.Notes, IngressNginxNotice)
 	}
 	s, err := NewScheme()
 	if err != nil {

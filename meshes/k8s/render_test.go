@@ -37,7 +37,9 @@ var renderCases = []struct {
 	{"ingress-nginx-configure", Options{Mesh: MeshIngressNginx, ConfigureController: true, Workers: 4}},
 	{"ingress-traefik", Options{Mesh: MeshIngress, Class: "traefik"}},
 	{"gateway-nginx", Options{Mesh: MeshGateway, Class: "nginx"}},
-	{"gateway-vpc-lattice", Options{Mesh: MeshGateway, Class: "amazon-vpc-lattice", Namespace: "bench"}},
+	{"gateway-vpc-lattice", Options{Mesh: MeshGateway, Class: "amazon-vpc-lattice", Namespace: "bench", Gateway: "bench-network"}},
+	{"gateway-eg-routes", Options{Mesh: MeshGateway, Class: "eg", Routes: []string{RouteHTTP, RouteGRPC, RouteTCP}}},
+	{"ingress-nginx-grpc", Options{Mesh: MeshIngressNginx, Routes: []string{RouteHTTP, RouteGRPC}}},
 }
 
 // Fixed TLS material keeps the ingress golden file stable; the API server
@@ -155,6 +157,9 @@ func TestRenderRefusesBadOptions(t *testing.T) {
 		{Mesh: MeshLinkerd, MTLS: true},
 		{Mesh: MeshNone, Namespace: "Bad_NS"},
 		{Mesh: MeshIstioAmbient, Class: "x"},
+		{Mesh: MeshGateway, Class: ClassLattice, Via: ViaService}, // Lattice has no Service in the cluster
+		{Mesh: MeshIstio, Via: ViaPublished},
+		{Mesh: MeshGateway, Class: "eg", Via: "lb"},
 	} {
 		if _, err := Render(o, nil); err == nil {
 			t.Errorf("%+v: accepted", o)
@@ -163,6 +168,27 @@ func TestRenderRefusesBadOptions(t *testing.T) {
 	_, err := Render(Options{Mesh: "consul"}, nil)
 	if err == nil || !strings.Contains(err.Error(), strings.Join(Meshes, ", ")) {
 		t.Errorf("unknown mesh: %v, want the list of meshes", err)
+	}
+}
+
+// TestMTLSServerOnlyRefused: a STRICT PeerAuthentication makes the
+// target's sidecar require mTLS, which workers without a sidecar
+// (serveronly) cannot speak: every mesh request would fail.
+//
+// istio.io/api security/v1beta1 PeerAuthentication: "In sidecar mode,
+// PeerAuthentication determines whether or not mTLS is allowed or
+// required for connections to an Envoy proxy sidecar"; its STRICT mode:
+// "Connection is an mTLS tunnel (TLS with client cert must be
+// presented)."
+func TestMTLSServerOnlyRefused(t *testing.T) {
+	_, err := Render(Options{Mesh: MeshIstio, Mode: ModeServerOnly, MTLS: true}, nil)
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "--mtls with --mode serveronly") {
+		t.Fatalf("--mtls --mode serveronly: %v, want a one-line refusal", err)
+	}
+	for _, o := range []Options{{Mesh: MeshIstio, MTLS: true}, {Mesh: MeshIstio, Mode: ModeClientOnly, MTLS: true}, {Mesh: MeshIstioAmbient, MTLS: true}} {
+		if _, err := Render(o, nil); err != nil {
+			t.Errorf("%s %s --mtls: %v", o.Mesh, o.Mode, err)
+		}
 	}
 }
 
@@ -182,6 +208,28 @@ func TestAppMeshNoticeOnce(t *testing.T) {
 	for _, k := range []string{"Mesh", "VirtualNode", "VirtualRouter", "VirtualService"} {
 		if !kinds[k] {
 			t.Errorf("no %s rendered", k)
+		}
+	}
+}
+
+// TestIngressNginxNotice: ingress-nginx is retired, as App Mesh is
+// discontinued, and its rendering says so once. Kubernetes Steering and
+// Security Response Committees (kubernetes.io blog, 2026-01-29): "In
+// March 2026, Kubernetes will retire Ingress NGINX … There will be no
+// more releases for bug fixes, security patches, or any updates of any
+// kind after the project is retired."
+func TestIngressNginxNotice(t *testing.T) {
+	r, err := Render(Options{Mesh: MeshIngressNginx}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "retired ingress-nginx in March 2026") || !strings.Contains(r.Notes[0], "--mesh gateway") {
+		t.Errorf("notes %q: want ingress-nginx's retirement once", r.Notes)
+	}
+	for _, o := range []Options{{Mesh: MeshIngress, Class: "traefik"}, {Mesh: MeshIstio}} {
+		r, err := Render(o, nil)
+		if err != nil || strings.Contains(strings.Join(r.Notes, " "), "retired") {
+			t.Errorf("%s: notes %q %v", o.Mesh, r.Notes, err)
 		}
 	}
 }

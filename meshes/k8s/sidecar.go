@@ -13,17 +13,23 @@ const (
 	annIstioProxyCfg    = "proxy.istio.io/config"
 	annIstioProxyCPU    = "sidecar.istio.io/proxyCPU"
 	annIstioProxyMem    = "sidecar.istio.io/proxyMemory"
+	annIstioProxyCPULim = "sidecar.istio.io/proxyCPULimit"
 	annIstioNative      = "sidecar.istio.io/nativeSidecar"
 	annIstioExcludeIn   = "traffic.sidecar.istio.io/excludeInboundPorts"
 	annIstioExcludeOut  = "traffic.sidecar.istio.io/excludeOutboundPorts"
 	annLinkerdInject    = "linkerd.io/inject"
-	annLinkerdNative    = "config.alpha.linkerd.io/proxy-enable-native-sidecar"
+	annLinkerdNative    = "config.alpha.linkerd.io/proxy-enable-native-sidecar" // deprecated for the beta one, still read
+	annLinkerdNativeB   = "config.beta.linkerd.io/proxy-enable-native-sidecar"
+	annLinkerdCPUReq    = "config.linkerd.io/proxy-cpu-request"
+	annLinkerdCPULim    = "config.linkerd.io/proxy-cpu-limit" // also the proxy's worker threads
+	annLinkerdMemReq    = "config.linkerd.io/proxy-memory-request"
+	annLinkerdOpaque    = "config.linkerd.io/opaque-ports"
 	annLinkerdSkipIn    = "config.linkerd.io/skip-inbound-ports"
 	annLinkerdSkipOut   = "config.linkerd.io/skip-outbound-ports"
 	annAppMeshInject    = "appmesh.k8s.aws/sidecarInjectorWebhook"
 	annAppMeshCPU       = "appmesh.k8s.aws/cpuRequest"
 	annAppMeshMem       = "appmesh.k8s.aws/memoryRequest"
-	annAppMeshNode      = "appmesh.k8s.aws/virtualNode"
+	annAppMeshCPULim    = "appmesh.k8s.aws/cpuLimit"
 	annAppMeshPorts     = "appmesh.k8s.aws/ports"              // the inbound ports the proxy captures
 	annAppMeshEgressIgn = "appmesh.k8s.aws/egressIgnoredPorts" // replaces the controller's default, 22
 	labelIstioNSInject  = "istio-injection"
@@ -97,7 +103,7 @@ func (o Options) podMeta(side podSide) (labels, annotations map[string]string) {
 			return map[string]string{labelIstioInject: "false"}, nil
 		}
 		cfg := fmt.Sprintf("concurrency: %d", o.Concurrency)
-		a := map[string]string{annIstioProxyCPU: o.ProxyCPU, annIstioProxyMem: o.ProxyMemory}
+		a := map[string]string{annIstioProxyCPU: o.ProxyCPU, annIstioProxyMem: o.ProxyMemory, annIstioProxyCPULim: o.proxyCPULimit()}
 		if side.server {
 			a[annIstioExcludeIn] = direct
 		} else {
@@ -116,29 +122,52 @@ func (o Options) podMeta(side podSide) (labels, annotations map[string]string) {
 		if !inject {
 			return nil, map[string]string{annLinkerdInject: "disabled"}
 		}
-		a := map[string]string{annLinkerdInject: "enabled"}
+		// The proxy's CPU limit is its worker threads too: without it
+		// Linkerd runs a single one.
+		a := map[string]string{annLinkerdInject: "enabled", annLinkerdCPUReq: o.ProxyCPU, annLinkerdCPULim: o.proxyCPULimit(),
+			annLinkerdMemReq: o.ProxyMemory}
 		if side.server {
 			a[annLinkerdSkipIn] = direct
+			a[annLinkerdOpaque] = linkerdOpaquePorts
 		} else {
 			a[annLinkerdSkipOut] = direct
 			a[annLinkerdNative] = "true"
+			a[annLinkerdNativeB] = "true"
 		}
 		return nil, a
 	case MeshAppMesh:
 		if !inject {
 			return nil, map[string]string{annAppMeshInject: "disabled"}
 		}
-		a := map[string]string{annAppMeshInject: "enabled", annAppMeshCPU: o.ProxyCPU, annAppMeshMem: o.ProxyMemory}
+		a := map[string]string{annAppMeshInject: "enabled", annAppMeshCPU: o.ProxyCPU, annAppMeshMem: o.ProxyMemory,
+			annAppMeshCPULim: o.proxyCPULimit()}
+		// The controller picks a pod's VirtualNode by the nodes' podSelector.
 		if side.server {
-			a[annAppMeshNode] = TargetName + "_" + o.Namespace
 			a[annAppMeshPorts] = appMeshAppPorts
 		} else {
-			a[annAppMeshNode] = ClientName + "_" + o.Namespace
 			a[annAppMeshEgressIgn] = appMeshEgressIgnored
 		}
 		return nil, a
 	}
 	return nil, nil
+}
+
+// linkerdOpaquePorts is the TCP echo's port: raw TCP, which Linkerd would
+// otherwise hold for protocol detection on every connection.
+var linkerdOpaquePorts = strconv.Itoa(PortTCP)
+
+// proxyCPULimit is every sidecar's CPU limit: as many cores as it runs
+// worker threads (Concurrency), which Linkerd derives from its limit.
+func (o Options) proxyCPULimit() string { return strconv.Itoa(o.Concurrency) }
+
+// ServiceAnnotations are the mesh's annotations of the target's Service:
+// Linkerd's opaque ports, which "any Service which targets that port must
+// also use" (linkerd check).
+func (o Options) ServiceAnnotations() map[string]string {
+	if o.Mesh == MeshLinkerd {
+		return map[string]string{annLinkerdOpaque: linkerdOpaquePorts}
+	}
+	return nil
 }
 
 // decorateNamespace adds the mesh's namespace labels and annotations.

@@ -85,10 +85,20 @@ func (o Options) target() *appsv1.Deployment {
 	return o.targetDeployment(TargetName, l, a)
 }
 
-// targetDirect is the direct path's target of an ambient mesh.
+// targetDirect is the direct path's target of an ambient mesh, on the
+// mesh target's node (a required pod affinity): the baseline then
+// measures the same server node, and the workers, kept off both targets'
+// node, are kept off one node only.
 func (o Options) targetDirect() *appsv1.Deployment {
 	l, a := o.podMeta(podSide{server: true, direct: true})
-	return o.targetDeployment(TargetDirectName, l, a)
+	d := o.targetDeployment(TargetDirectName, l, a)
+	d.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: targetLabels()},
+			TopologyKey:   corev1.LabelHostname,
+		}},
+	}}
+	return d
 }
 
 func (o Options) targetDeployment(name string, meshLabels, annotations map[string]string) *appsv1.Deployment {
@@ -118,10 +128,7 @@ func (o Options) targetDeployment(name string, meshLabels, annotations map[strin
 	}
 	pod := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},
-		Spec: corev1.PodSpec{
-			Containers:      containers,
-			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532)},
-		},
+		Spec:       corev1.PodSpec{Containers: containers},
 	}
 	return &appsv1.Deployment{
 		ObjectMeta: o.Meta(name, o.Namespace, sel),
@@ -152,8 +159,10 @@ func (o Options) targetService(name string) *corev1.Service {
 		ports = append(ports, corev1.ServicePort{Name: p.name, Port: p.port, TargetPort: intstr.FromInt32(p.port),
 			Protocol: corev1.ProtocolTCP, AppProtocol: appProtocol(p.name)})
 	}
+	meta := o.Meta(name, o.Namespace, sel)
+	meta.Annotations = o.ServiceAnnotations()
 	return &corev1.Service{
-		ObjectMeta: o.Meta(name, o.Namespace, sel),
+		ObjectMeta: meta,
 		Spec:       corev1.ServiceSpec{Selector: sel, Ports: ports},
 	}
 }
@@ -167,10 +176,17 @@ func appProtocol(name string) *string {
 	return nil
 }
 
+// NonRootUser is the user loadgen's containers run as.
+const NonRootUser = 65532
+
 // Restricted is a container security context that the "restricted" Pod
-// Security Standard accepts.
+// Security Standard accepts. The user is loadgen's containers', never
+// the pod's: a mesh's injected init container that sets none (App Mesh's
+// proxyinit) would inherit it, and its iptables needs root.
 func Restricted() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
+		RunAsNonRoot:             ptr.To(true),
+		RunAsUser:                ptr.To[int64](NonRootUser),
 		AllowPrivilegeEscalation: ptr.To(false),
 		ReadOnlyRootFilesystem:   ptr.To(true),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},

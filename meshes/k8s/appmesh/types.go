@@ -41,6 +41,15 @@ type MeshStatus struct {
 	ObservedGeneration *int64      `json:"observedGeneration,omitempty"`
 }
 
+// The conditions the controller sets True once it has created (or
+// found) a resource in App Mesh.
+const (
+	MeshActive           = "MeshActive"
+	VirtualNodeActive    = "VirtualNodeActive"
+	VirtualRouterActive  = "VirtualRouterActive"
+	VirtualServiceActive = "VirtualServiceActive"
+)
+
 // Condition is a status condition of any App Mesh resource.
 type Condition struct {
 	Type               string       `json:"type"`
@@ -138,8 +147,17 @@ type VirtualNodeList struct {
 type VirtualRouter struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              VirtualRouterSpec `json:"spec,omitempty"`
-	Status            StatusCommon      `json:"status,omitempty"`
+	Spec              VirtualRouterSpec   `json:"spec,omitempty"`
+	Status            VirtualRouterStatus `json:"status,omitempty"`
+}
+
+// VirtualRouterStatus is the router's status: its conditions and the
+// App Mesh routes the controller created, by route name.
+type VirtualRouterStatus struct {
+	VirtualRouterARN   *string           `json:"virtualRouterARN,omitempty"`
+	RouteARNs          map[string]string `json:"routeARNs,omitempty"`
+	Conditions         []Condition       `json:"conditions,omitempty"`
+	ObservedGeneration *int64            `json:"observedGeneration,omitempty"`
 }
 
 // VirtualRouterSpec is appmesh.k8s.aws/v1beta2 VirtualRouterSpec.
@@ -170,9 +188,13 @@ type HTTPRoute struct {
 	Action RouteAction    `json:"action"`
 }
 
-// HTTPRouteMatch is appmesh.k8s.aws/v1beta2 HTTPRouteMatch (prefix only).
+// HTTPRouteMatch is appmesh.k8s.aws/v1beta2 HTTPRouteMatch (prefix and
+// port only).
 type HTTPRouteMatch struct {
 	Prefix *string `json:"prefix,omitempty"`
+	// Port is the router listener the route takes traffic from: App Mesh
+	// refuses a route without it on a router of several listeners.
+	Port *int64 `json:"port,omitempty"`
 }
 
 // GRPCRoute matches calls by service name.
@@ -181,14 +203,23 @@ type GRPCRoute struct {
 	Action RouteAction    `json:"action"`
 }
 
-// GRPCRouteMatch is appmesh.k8s.aws/v1beta2 GRPCRouteMatch (service name only).
+// GRPCRouteMatch is appmesh.k8s.aws/v1beta2 GRPCRouteMatch (service name
+// and port only; the controller carries the port to App Mesh since
+// v1.12.2, aws-app-mesh-controller-for-k8s#710).
 type GRPCRouteMatch struct {
 	ServiceName *string `json:"serviceName,omitempty"`
+	Port        *int64  `json:"port,omitempty"`
 }
 
-// TCPRoute sends every connection to its targets.
+// TCPRoute sends every connection on its match's port to its targets.
 type TCPRoute struct {
-	Action RouteAction `json:"action"`
+	Match  TCPRouteMatch `json:"match"`
+	Action RouteAction   `json:"action"`
+}
+
+// TCPRouteMatch is appmesh.k8s.aws/v1beta2 TCPRouteMatch.
+type TCPRouteMatch struct {
+	Port *int64 `json:"port,omitempty"`
 }
 
 // RouteAction spreads traffic over weighted targets.

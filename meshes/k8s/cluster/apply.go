@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -96,6 +97,18 @@ func (c *Cluster) Apply(ctx context.Context, objs []*unstructured.Unstructured) 
 
 func ptrTrue() *bool { t := true; return &t }
 
+// RunKinds are the kinds a run's cleanup looks at: those of the objects
+// it applied, and the Jobs of its steps and their pods.
+func RunKinds(objs []*unstructured.Unstructured) []schema.GroupVersionKind {
+	out := []schema.GroupVersionKind{{Group: "batch", Version: "v1", Kind: "Job"}, {Version: "v1", Kind: "Pod"}}
+	for _, u := range objs {
+		if gvk := u.GroupVersionKind(); !slices.Contains(out, gvk) {
+			out = append(out, gvk)
+		}
+	}
+	return out
+}
+
 // cleanupKinds are the kinds loadgen creates in a namespace, deleted by
 // label, in this order (controllers before their pods: a ReplicaSet
 // whose pod is deleted first makes a new one); kinds the cluster does not
@@ -110,6 +123,7 @@ var cleanupKinds = []schema.GroupVersionKind{
 	{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"},
 	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"},
 	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "GRPCRoute"},
+	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "TCPRoute"},
 	{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"},
 	{Group: "security.istio.io", Version: "v1", Kind: "PeerAuthentication"},
 	{Group: "appmesh.k8s.aws", Version: "v1beta2", Kind: "VirtualService"},
@@ -121,13 +135,18 @@ var cleanupKinds = []schema.GroupVersionKind{
 // Cleanup deletes what loadgen created in namespace: the objects labelled
 // managed-by=loadgen (of run runID, or of any run when empty), the
 // cluster-scoped ones tied to the namespace, and the namespace itself only
-// when loadgen created it. It returns what it deleted.
-func (c *Cluster) Cleanup(ctx context.Context, namespace, runID string) ([]string, error) {
+// when loadgen created it. It returns what it deleted. With only, it
+// looks at those kinds only (a run knows what it applied: it then asks
+// for no right on others); a kind it may not list is skipped.
+func (c *Cluster) Cleanup(ctx context.Context, namespace, runID string, only ...schema.GroupVersionKind) ([]string, error) {
 	c.Mapper.Reset()
 	var deleted []string
 	sel := k8s.Selector(runID)
 	bg, fg := metav1.DeletePropagationBackground, metav1.DeletePropagationForeground
 	for _, gvk := range cleanupKinds {
+		if len(only) > 0 && !slices.Contains(only, gvk) {
+			continue
+		}
 		// A Deployment goes in the foreground: its ReplicaSet is marked
 		// for deletion at once, and makes no new pod meanwhile.
 		policy := &bg
@@ -146,7 +165,9 @@ func (c *Cluster) Cleanup(ctx context.Context, namespace, runID string) ([]strin
 			s += "," + k8s.LabelNamespace + "=" + namespace
 		}
 		list, err := ri.List(ctx, metav1.ListOptions{LabelSelector: s})
-		if apierrors.IsNotFound(err) {
+		if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+			// Forbidden: a kind the run's rights (loadgen k8s rbac) do not
+			// cover, which it did not apply either.
 			continue
 		}
 		if err != nil {

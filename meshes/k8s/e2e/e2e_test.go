@@ -76,6 +76,10 @@ func testValidation(t *testing.T, c *cluster) {
 		{Mesh: k8s.MeshIstioAmbient}, {Mesh: k8s.MeshIstioWaypoint, MTLS: true},
 		{Mesh: k8s.MeshLinkerd}, {Mesh: k8s.MeshLinkerd, Mode: k8s.ModeServerOnly},
 		{Mesh: k8s.MeshIngressNginx}, {Mesh: k8s.MeshGateway, Class: "nginx"},
+		// Every route kind: the TCPRoute (Gateway API v1) and the gRPC
+		// Ingress checked against their schemas too.
+		{Mesh: k8s.MeshGateway, Class: "eg", Routes: k8s.RouteKinds},
+		{Mesh: k8s.MeshIngressNginx, Routes: []string{k8s.RouteHTTP, k8s.RouteGRPC}},
 		// Checked against the App Mesh controller's own CRD schemas.
 		{Mesh: k8s.MeshAppMesh}, {Mesh: k8s.MeshAppMesh, Mode: k8s.ModeServerOnly}, {Mesh: k8s.MeshAppMesh, Mode: k8s.ModeClientOnly},
 	}
@@ -346,6 +350,21 @@ func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string
 			t.Errorf("%s: the controller's ConfigMap is data %v labels %v annotations %v, want it as it was: %v %v",
 				when, cm.Data, cm.Labels, cm.Annotations, chart.Data, chart.Labels)
 		}
+		// Field ownership as it was too: loadgen's forced apply took
+		// worker-processes from Helm; the restore gives it back and
+		// keeps nothing (a later `helm upgrade` meets no owner of ours).
+		helmOwns := false
+		for _, m := range cm.ManagedFields {
+			if m.Manager == k8scluster.FieldManager {
+				t.Errorf("%s: loadgen still owns %s of the controller's ConfigMap", when, m.FieldsV1.Raw)
+			}
+			if m.Manager == "helm" && m.FieldsV1 != nil && strings.Contains(string(m.FieldsV1.Raw), `"f:worker-processes"`) {
+				helmOwns = true
+			}
+		}
+		if !helmOwns {
+			t.Errorf("%s: worker-processes is not Helm's again: %+v", when, cm.ManagedFields)
+		}
 	}
 	steps := func(dir string, want int) {
 		t.Helper()
@@ -381,7 +400,8 @@ func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string
 	// With it: set for the run, then put back, as recorded.
 	args, dir = k8sRun("rw", "1s", "--configure-controller", "--worker-processes", "4")
 	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, args...)
-	if r.code != 0 || !strings.Contains(r.stderr, "restored ConfigMap ingress-nginx/ingress-nginx-controller") {
+	if r.code != 0 || !strings.Contains(r.stderr, "restored ConfigMap ingress-nginx/ingress-nginx-controller") ||
+		!strings.Contains(r.stderr, "reloads nginx in every pod of its controller, for every Ingress it serves") {
 		t.Fatalf("k8s run --configure-controller: %v", r)
 	}
 	steps(dir, 4)

@@ -21,10 +21,13 @@ import (
 // TestNodeLatticeAddress: Amazon VPC Lattice publishes no Gateway
 // status.addresses; its controller writes each route's Lattice domain into
 // the route's annotation. The test plays that controller: it accepts the
-// GatewayClass, and once the run's HTTPRoute exists it annotates it with a
-// domain that the node's CoreDNS and kube-proxy carry to the target (a
-// Service of the test's, port 80 like a Lattice listener). The run must
-// load that domain, and every step complete through it.
+// GatewayClass; once the run's Gateway (named by --gateway-name, the
+// service network's name) exists it marks it Accepted and Programmed, and
+// once the HTTPRoute exists it accepts it and annotates it with a domain
+// that the node's CoreDNS and kube-proxy carry to the target (a Service
+// of the test's, port 80 like a Lattice listener). The run must report
+// the Gateway's and the route's status, load that domain, and every step
+// complete through it.
 func TestNodeLatticeAddress(t *testing.T) {
 	n := testNode(t)
 	installCRDs(t, n.RESTConfig)
@@ -54,14 +57,35 @@ func TestNodeLatticeAddress(t *testing.T) {
 	domain := "lattice-sim." + ns + ".svc.cluster.local"
 	dir := filepath.Join(t.TempDir(), "results")
 	sweep := writeNodeSweep(t, "ladder: c2t2", "duration: 2s", `paths: [{name: lattice, url: "http://target:8080"}]`)
-	cmd, out := startLoadgen(t, bin, n.Kubeconfig, "k8s", "run", "--mesh", "gateway", "--class", k8s.ClassLattice, "-n", ns, "-f", sweep,
-		"--workers", "1", "-o", dir, "--image", n.Image, "--same-node-ok", "--start-lead", "5s", "--target-wait", "90s", "--no-metrics", "--run-id", "lat")
+	const network = "node-lattice-network"
+	cmd, out := startLoadgen(t, bin, n.Kubeconfig, "k8s", "run", "--mesh", "gateway", "--class", k8s.ClassLattice, "--gateway-name", network,
+		"-n", ns, "-f", sweep, "--workers", "1", "-o", dir, "--image", n.Image, "--same-node-ok", "--start-lead", "5s", "--target-wait", "90s",
+		"--no-metrics", "--run-id", "lat")
 
+	gws := dyn.Resource(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}).Namespace(ns)
 	routes := dyn.Resource(schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}).Namespace(ns)
+	now := time.Now().UTC().Format(time.RFC3339)
+	cond := func(typ, msg string, gen int64) map[string]any {
+		return map[string]any{"type": typ, "status": "True", "reason": typ, "message": msg, "lastTransitionTime": now, "observedGeneration": gen}
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
+		gw, gerr := gws.Get(ctx, network, metav1.GetOptions{})
 		r, err := routes.Get(ctx, k8s.TargetName, metav1.GetOptions{})
-		if err == nil {
+		if gerr == nil && err == nil {
+			_ = unstructured.SetNestedSlice(gw.Object, []any{cond("Accepted", "application-networking.k8s.aws/gateway-api-controller", gw.GetGeneration()),
+				cond("Programmed", "aws-service-network-arn: arn:aws:vpc-lattice:test", gw.GetGeneration())}, "status", "conditions")
+			if _, err := gws.UpdateStatus(ctx, gw, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			_ = unstructured.SetNestedSlice(r.Object, []any{map[string]any{
+				"parentRef":      map[string]any{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": network},
+				"controllerName": "application-networking.k8s.aws/gateway-api-controller",
+				"conditions":     []any{cond("Accepted", "the test plays the Lattice controller", r.GetGeneration())},
+			}}, "status", "parents")
+			if r, err = routes.UpdateStatus(ctx, r, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
 			sim := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "lattice-sim", Namespace: ns},
 				Spec: corev1.ServiceSpec{Selector: map[string]string{k8s.LabelName: k8s.TargetName},
 					Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(k8s.PortHTTP)}}}}
@@ -84,6 +108,9 @@ func TestNodeLatticeAddress(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "HTTPRoute "+k8s.TargetName+" answers at "+domain) {
 		t.Errorf("the run did not say it read the route's annotation:\n%s", out)
+	}
+	if !strings.Contains(out.String(), "Gateway "+ns+"/"+network+" is Accepted and Programmed (aws-service-network-arn:") {
+		t.Errorf("the run did not report the Gateway's status:\n%s", out)
 	}
 	_, steps, err := store.ReadSweep(dir)
 	if err != nil || len(steps) == 0 {

@@ -32,7 +32,7 @@ func TestNodeMeshMissing(t *testing.T) {
 		{"istio", []string{"--mesh", "istio"}, "the target pod loadgen-target-", false},
 		{"istio-clientonly", []string{"--mesh", "istio", "--mode", "clientonly"}, "has no istio-proxy container, nothing injected it", true},
 		{"linkerd", []string{"--mesh", "linkerd"}, "has no linkerd-proxy container", false},
-		{"ambient", []string{"--mesh", "istio-ambient"}, "no ztunnel runs on node loadgen-node", false},
+		{"ambient", []string{"--mesh", "istio-ambient"}, "no ready ztunnel on node loadgen-node", false},
 		{"ingress", []string{"--mesh", "ingress-nginx"}, "IngressClass nginx does not exist", false},
 		{"ingress-traefik", []string{"--mesh", "ingress", "--class", "traefik"}, "IngressClass traefik does not exist", false},
 		{"gateway", []string{"--mesh", "gateway", "--class", "traefik"}, "GatewayClass traefik does not exist", false},

@@ -59,8 +59,15 @@ func TestNodeTraefik(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("k8s run: %v\n%s", r, tr.Logs(ctx))
 			}
-			if want := "the proxy behind " + tr.ClusterIP + " is Service traefik/traefik's pods"; !strings.Contains(r.stderr, want) {
-				t.Errorf("the run did not find Traefik from its published address: want %q in\n%s", want, r.stderr)
+			// --via service (the default): the published address is
+			// Traefik's Service's cluster IP, and the workers load that
+			// Service by its cluster DNS name.
+			svcDNS := node.TraefikName + "." + node.TraefikNamespace + ".svc.cluster.local"
+			for _, want := range []string{"Service traefik/traefik, which " + tr.ClusterIP + " is, inside the cluster (--via service)",
+				"the proxy behind " + svcDNS + " is Service traefik/traefik's pods"} {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("the run did not find Traefik from its published address: want %q in\n%s", want, r.stderr)
+				}
 			}
 			_, steps, err := store.ReadSweep(dir)
 			if err != nil {
@@ -86,9 +93,10 @@ func TestNodeTraefik(t *testing.T) {
 			}
 			idle, _ := proxyCost(t, direct[0], c.mesh) // 0 if unmeasured: idle
 			for _, st := range mesh {
-				// Traefik's address: what it published, not the target's Service.
-				if u := st.Run.Config.Target; !strings.Contains(u, "://"+tr.ClusterIP+":") {
-					t.Errorf("step %s loaded %s, not Traefik's published address %s", st.ID, u, tr.ClusterIP)
+				// Traefik's Service, found from what it published, not the
+				// target's Service.
+				if u := st.Run.Config.Target; !strings.Contains(u, "://"+svcDNS+":") {
+					t.Errorf("step %s loaded %s, not Traefik's Service %s", st.ID, u, svcDNS)
 				}
 				busy, ok := proxyCost(t, st, c.mesh)
 				if !ok {

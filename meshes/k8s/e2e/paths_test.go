@@ -28,8 +28,8 @@ import (
 // NodePort through the kube-proxy mode that runs; every path × test has
 // figures, the cross-node rows say they cannot be measured on one node,
 // the recorded kube-proxy mode is the one running, the ratios are to the
-// host row, the exit status follows the tolerance, nothing labelled is
-// left.
+// host row, the verdicts are k8s-netperf's rule's (nothing judged on one
+// node) and the exit status follows them, nothing labelled is left.
 func TestNodePaths(t *testing.T) {
 	n := testNode(t)
 	bin := buildLoadgen(t)
@@ -88,8 +88,8 @@ func TestNodePaths(t *testing.T) {
 // the exit status by the tolerance.
 func checkPathsTable(t *testing.T, tab *paths.Table, running, tolerance string, r result) {
 	t.Helper()
-	if tab.KubeProxy.Mode != running || !strings.Contains(tab.KubeProxy.Source, "/api/v1/nodes/"+node.NodeName+":10249/proxy/proxyMode") {
-		t.Errorf("kube-proxy %+v, want %s read from kube-proxy", tab.KubeProxy, running)
+	if tab.KubeProxy.Mode != running || !strings.Contains(tab.KubeProxy.Source, "ConfigMap kube-system/kube-proxy (config.conf mode: "+running+")") {
+		t.Errorf("kube-proxy %+v, want %s read from the ConfigMap kube-system/kube-proxy the node publishes as kubeadm does", tab.KubeProxy, running)
 	}
 	if tab.Nodes.Server != node.NodeName || tab.Nodes.Other != "" || len(tab.Nodes.Schedulable) != 1 {
 		t.Errorf("nodes %+v", tab.Nodes)
@@ -136,13 +136,21 @@ func checkPathsTable(t *testing.T, tab *paths.Table, running, tolerance string, 
 			t.Errorf("%s: ratio %v to %s, want %g (its median over host-host's)", name, row.Ratio, row.Baseline, want)
 			continue
 		}
-		wantVerdict := paths.VerdictOK
-		if want < 1-tol-1e-12 {
-			wantVerdict, below = paths.VerdictBelow, true
+		// k8s-netperf's rule (the default): TCP_STREAM, pod ↔ pod across
+		// nodes; on one node no row is judged, each keeps its ratio.
+		wantVerdict := paths.VerdictNotJudged
+		if paths.Judged(tab.Judge, paths.PathSpec{Name: row.Path, Baseline: row.Baseline}, row.Test) {
+			wantVerdict = paths.VerdictOK
+			if want < 1-tol-1e-12 {
+				wantVerdict, below = paths.VerdictBelow, true
+			}
 		}
 		if row.Verdict != wantVerdict {
-			t.Errorf("%s: ratio %.3f, verdict %s, want %s at %s", name, want, row.Verdict, wantVerdict, tolerance)
+			t.Errorf("%s: ratio %.3f, verdict %s, want %s at %s (judge %s)", name, want, row.Verdict, wantVerdict, tolerance, tab.Judge)
 		}
+	}
+	if tab.Judge != paths.JudgeNetperf || !strings.Contains(r.stdout, "no row is judged here") {
+		t.Errorf("judge %q: want k8s-netperf's rule, and the printout to say no row is judged on one node", tab.Judge)
 	}
 	wantCode := 0
 	if below {

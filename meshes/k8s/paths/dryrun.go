@@ -32,8 +32,12 @@ func DryRun(w io.Writer, o Options) error {
 	o = p.Options
 	ms := p.Measurements()
 	fmt.Fprintf(w, "# loadgen k8s paths %s (dry run): namespace %s, image %s\n", o.RunID, o.Namespace, o.Image)
-	fmt.Fprintf(w, "# %d repeats × %v per path × test, %d B messages; tolerance %g%% below hostNetwork\n",
-		o.Repeats, o.Duration, MessageSize, 100*o.Tolerance)
+	judged := "k8s-netperf's rule: tcp-stream, " + PodPodOtherNode + " against " + HostHostOther
+	if o.Judge == JudgeAll {
+		judged = "every pod row"
+	}
+	fmt.Fprintf(w, "# %d repeats × %v per path × test, %d B messages; tolerance %g%% below hostNetwork, judging %s\n",
+		o.Repeats, o.Duration, MessageSize, 100*o.Tolerance, judged)
 	fmt.Fprintf(w, "# nodes are read from the cluster when it runs: %s is the first schedulable node (servers, same-node clients),\n", dryNodeA)
 	fmt.Fprintf(w, "# %s the second; with one schedulable node the *-other-node rows say %q\n", dryNodeB, NotMeasurableOneNode)
 	fmt.Fprintf(w, "# paths:\n")
@@ -63,8 +67,8 @@ func DryRun(w io.Writer, o Options) error {
 	}
 	fmt.Fprintf(w, "# %d measurements with two nodes (%d with one), one Job each, each bounded by %v\n",
 		len(ms), len(one.Measurements()), o.Duration+jobGrace)
-	fmt.Fprintf(w, "# kube-proxy's mode: GET /api/v1/nodes/%s:%s/proxy/proxyMode, else ConfigMap kube-system/kube-proxy (config.conf mode:)\n",
-		dryNodeA, kubeProxyMetricsPort)
+	fmt.Fprintf(w, "# kube-proxy's mode: ConfigMap kube-system/kube-proxy (kubeadm: config.conf mode:), else kube-system/kube-proxy-config (EKS: config mode:), "+
+		"else the --proxy-mode of the kube-system pods %s\n", KubeProxyPodSelector)
 	fmt.Fprintf(w, "# the first measurement's Job is below; each measurement gets its own\n")
 	objs := append(p.Objects(), runtime.Object(p.ClientJob(ms[0], Endpoints{NodeIP: dryNodeIP, PodIP: dryPodIP, ClusterIP: dryClusterIP})))
 	us, err := k8s.ToUnstructured(objs...)

@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"loadgen/meshes/k8s"
 )
@@ -373,5 +374,28 @@ func TestBaselinePath(t *testing.T) {
 		if got := p.BaselinePath(); got != c.want {
 			t.Errorf("%v: baseline %q, want %q", c.paths, got, c.want)
 		}
+	}
+}
+
+// TestPathsKindsRendered: the kinds the permissions table grants a paths
+// run (k8s.PathsKinds) are the kinds its plan applies, less its
+// namespace.
+func TestPathsKindsRendered(t *testing.T) {
+	p, err := planOn(Options{}, []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	us, err := k8s.ToUnstructured(p.Objects()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []schema.GroupVersionKind
+	for _, u := range us {
+		if gvk := u.GroupVersionKind(); gvk.Kind != "Namespace" && !slices.Contains(got, gvk) {
+			got = append(got, gvk)
+		}
+	}
+	if !slices.Equal(got, k8s.PathsKinds) {
+		t.Errorf("the plan applies %v, the permissions table grants %v", got, k8s.PathsKinds)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -26,61 +28,94 @@ type ProxyMode struct {
 // ProxyModeUnknown is the mode of a run whose kube-proxy mode no source told.
 const ProxyModeUnknown = "unknown"
 
-// kubeProxyMetricsPort is where kube-proxy serves /proxyMode (its
-// metricsBindAddress).
-const kubeProxyMetricsPort = "10249"
+// The kube-proxy configurations a cluster publishes in kube-system:
+// kubeadm's ConfigMap kube-proxy (key config.conf) and Amazon EKS's
+// kube-proxy-config (key config; AWS: "Edit the kube-proxy-config
+// configmap: kubectl edit cm kube-proxy-config -n kube-system … change the
+// mode parameter").
+var kubeProxyConfigMaps = []struct{ name, key string }{{"kube-proxy", "config.conf"}, {"kube-proxy-config", "config"}}
+
+// KubeProxyPodSelector is kube-proxy's DaemonSet's pod label (kubeadm's,
+// EKS's).
+const KubeProxyPodSelector = "k8s-app=kube-proxy"
 
 var modeWord = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
 
-// KubeProxyMode reads the mode kube-proxy runs in on node: first what
-// kube-proxy itself says (/proxyMode, through the API server's node proxy:
-// it answers when kube-proxy's metrics bind where the API server reaches
-// them), else the mode: field of kubeadm's ConfigMap kube-system/kube-proxy
-// (config.conf; empty is iptables, kube-proxy's default on Linux), else
-// unknown, saying why.
+// KubeProxyMode reads the mode kube-proxy runs in, from what the cluster
+// publishes in kube-system and nothing of the nodes' own (the kubelet's
+// API through the API server's node proxy is a right a load test should
+// not ask for): kubeadm's ConfigMap kube-proxy or EKS's
+// kube-proxy-config (a KubeProxyConfiguration's mode:, empty being
+// iptables, kube-proxy's default on Linux), else the --proxy-mode flag of
+// the kube-proxy pods, else unknown, saying why.
 func KubeProxyMode(ctx context.Context, c *cluster.Cluster, node string) ProxyMode {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	ask := func() ([]byte, error) {
-		return c.Client.CoreV1().RESTClient().Get().Resource("nodes").Name(node + ":" + kubeProxyMetricsPort).
-			SubResource("proxy").Suffix("proxyMode").DoRaw(ctx)
-	}
-	return proxyMode(ctx, c.Client, node, ask)
+	m := proxyMode(ctx, c.Client)
+	m.Node = node
+	return m
 }
 
-// proxyMode reads the mode from ask (kube-proxy's /proxyMode), else from
-// the ConfigMap.
-func proxyMode(ctx context.Context, client kubernetes.Interface, node string, ask func() ([]byte, error)) ProxyMode {
-	path := "/api/v1/nodes/" + node + ":" + kubeProxyMetricsPort + "/proxy/proxyMode"
+func proxyMode(ctx context.Context, client kubernetes.Interface) ProxyMode {
 	var whys []string
-	if b, err := ask(); err == nil {
-		if m := strings.TrimSpace(string(b)); modeWord.MatchString(m) {
-			return ProxyMode{Mode: m, Source: "kube-proxy: GET " + path, Node: node}
+	for _, src := range kubeProxyConfigMaps {
+		ref := "ConfigMap kube-system/" + src.name
+		cm, err := client.CoreV1().ConfigMaps("kube-system").Get(ctx, src.name, metav1.GetOptions{})
+		if err != nil {
+			whys = append(whys, ref+": "+cluster.OneLine(err))
+			continue
 		}
-		whys = append(whys, fmt.Sprintf("GET %s answered %q, not a mode", path, clip(string(b), 40)))
-	} else {
-		whys = append(whys, fmt.Sprintf("GET %s: %v", path, cluster.OneLine(err)))
+		conf, ok := cm.Data[src.key]
+		if !ok {
+			whys = append(whys, fmt.Sprintf("%s has no %s", ref, src.key))
+			continue
+		}
+		m, err := modeOfConfig(conf)
+		if err != nil {
+			whys = append(whys, ref+" "+src.key+": "+err.Error())
+			continue
+		}
+		if m == "" {
+			return ProxyMode{Mode: "iptables", Source: fmt.Sprintf("%s (%s mode empty: kube-proxy's default on Linux, iptables)", ref, src.key)}
+		}
+		return ProxyMode{Mode: m, Source: fmt.Sprintf("%s (%s mode: %s)", ref, src.key, m)}
 	}
-	const cmRef = "ConfigMap kube-system/kube-proxy"
-	cm, err := client.CoreV1().ConfigMaps("kube-system").Get(ctx, "kube-proxy", metav1.GetOptions{})
+	pods, err := client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: KubeProxyPodSelector})
 	if err != nil {
-		whys = append(whys, cmRef+": "+cluster.OneLine(err))
-		return ProxyMode{Mode: ProxyModeUnknown, Node: node, Why: strings.Join(whys, "; ")}
+		whys = append(whys, "kube-proxy pods: "+cluster.OneLine(err))
+		return ProxyMode{Mode: ProxyModeUnknown, Why: strings.Join(whys, "; ")}
 	}
-	conf, ok := cm.Data["config.conf"]
-	if !ok {
-		whys = append(whys, cmRef+" has no config.conf")
-		return ProxyMode{Mode: ProxyModeUnknown, Node: node, Why: strings.Join(whys, "; ")}
+	modes := map[string]bool{}
+	for _, p := range pods.Items {
+		for _, c := range p.Spec.Containers {
+			args := append(slices.Clone(c.Command), c.Args...)
+			for i, a := range args {
+				v, ok := strings.CutPrefix(a, "--proxy-mode=")
+				if !ok && a == "--proxy-mode" && i+1 < len(args) {
+					v, ok = args[i+1], true
+				}
+				if ok && modeWord.MatchString(v) {
+					modes[v] = true
+				}
+			}
+		}
 	}
-	m, err := modeOfConfig(conf)
-	if err != nil {
-		whys = append(whys, cmRef+" config.conf: "+err.Error())
-		return ProxyMode{Mode: ProxyModeUnknown, Node: node, Why: strings.Join(whys, "; ")}
+	switch len(modes) {
+	case 1:
+		for m := range modes {
+			return ProxyMode{Mode: m, Source: fmt.Sprintf("kube-system pods %s (--proxy-mode=%s)", KubeProxyPodSelector, m)}
+		}
+	case 0:
+		whys = append(whys, fmt.Sprintf("%d kube-system pods %s, none with --proxy-mode", len(pods.Items), KubeProxyPodSelector))
+	default:
+		var l []string
+		for m := range modes {
+			l = append(l, m)
+		}
+		sort.Strings(l)
+		whys = append(whys, "the kube-proxy pods run several modes: "+strings.Join(l, ", "))
 	}
-	if m == "" {
-		return ProxyMode{Mode: "iptables", Source: cmRef + " (config.conf mode empty: kube-proxy's default on Linux, iptables)"}
-	}
-	return ProxyMode{Mode: m, Source: cmRef + " (config.conf mode: " + m + ")"}
+	return ProxyMode{Mode: ProxyModeUnknown, Why: strings.Join(whys, "; ")}
 }
 
 // modeOfConfig is the mode: field of a KubeProxyConfiguration.

@@ -2,47 +2,60 @@ package paths
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
+// TestProxyMode: the mode is read from what the cluster publishes in
+// kube-system — kubeadm's ConfigMap kube-proxy (config.conf), Amazon
+// EKS's kube-proxy-config (config; AWS re:Post "How do I configure ipvs
+// kube-proxy mode in Amazon EKS?": "Edit the kube-proxy-config configmap
+// … change the mode parameter from iptables to ipvs"), the kube-proxy
+// pods' --proxy-mode — and never through the API server's node proxy
+// (nodes/proxy, the kubelet's API), which no action of the fake client
+// may touch.
 func TestProxyMode(t *testing.T) {
-	cm := func(conf string) *corev1.ConfigMap {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy", Namespace: "kube-system"}, Data: map[string]string{"config.conf": conf}}
+	cm := func(name, key, conf string) runtime.Object {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system"}, Data: map[string]string{key: conf}}
 	}
-	down := func() ([]byte, error) { return nil, errors.New("dial tcp 10.0.0.1:10249: connection refused") }
+	pod := func(args ...string) runtime.Object {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy-x", Namespace: "kube-system", Labels: map[string]string{"k8s-app": "kube-proxy"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kube-proxy", Command: append([]string{"kube-proxy"}, args...)}}}}
+	}
 	for _, tc := range []struct {
 		name     string
-		ask      func() ([]byte, error)
-		objs     []corev1.ConfigMap
+		objs     []runtime.Object
 		mode     string
 		source   string // a part of it
 		whyParts []string
 	}{
-		{"kube-proxy says", func() ([]byte, error) { return []byte("nftables\n"), nil }, nil, "nftables", "kube-proxy: GET /api/v1/nodes/n1:10249/proxy/proxyMode", nil},
-		{"configmap ipvs", down, []corev1.ConfigMap{*cm("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: ipvs\n")}, "ipvs", "ConfigMap kube-system/kube-proxy (config.conf mode: ipvs)", nil},
-		{"configmap empty mode", func() ([]byte, error) { return []byte("<html>"), nil }, []corev1.ConfigMap{*cm("kind: KubeProxyConfiguration\nmode: \"\"\n")}, "iptables", "mode empty", nil},
-		{"neither", down, nil, ProxyModeUnknown, "", []string{"connection refused", "ConfigMap kube-system/kube-proxy: "}},
-		{"configmap of something else", down, []corev1.ConfigMap{*cm("kind: Other\n")}, ProxyModeUnknown, "", []string{"kind \"Other\""}},
+		{"kubeadm ipvs", []runtime.Object{cm("kube-proxy", "config.conf", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: ipvs\n")},
+			"ipvs", "ConfigMap kube-system/kube-proxy (config.conf mode: ipvs)", nil},
+		{"kubeadm empty mode", []runtime.Object{cm("kube-proxy", "config.conf", "kind: KubeProxyConfiguration\nmode: \"\"\n")}, "iptables", "mode empty", nil},
+		{"EKS", []runtime.Object{cm("kube-proxy-config", "config", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: \"ipvs\"\n")},
+			"ipvs", "ConfigMap kube-system/kube-proxy-config (config mode: ipvs)", nil},
+		{"the pods' flag", []runtime.Object{pod("--proxy-mode=nftables", "--v=2")}, "nftables", "--proxy-mode=nftables", nil},
+		{"neither", nil, ProxyModeUnknown, "", []string{"ConfigMap kube-system/kube-proxy: ", "ConfigMap kube-system/kube-proxy-config: ", "none with --proxy-mode"}},
+		{"configmap of something else", []runtime.Object{cm("kube-proxy", "config.conf", "kind: Other\n")}, ProxyModeUnknown, "", []string{"kind \"Other\""}},
 	} {
-		client := fake.NewClientset()
-		for i := range tc.objs {
-			if _, err := client.CoreV1().ConfigMaps("kube-system").Create(context.Background(), &tc.objs[i], metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got := proxyMode(context.Background(), client, "n1", tc.ask)
+		client := fake.NewClientset(tc.objs...)
+		got := proxyMode(context.Background(), client)
 		if got.Mode != tc.mode || !strings.Contains(got.Source, tc.source) {
 			t.Errorf("%s: %+v", tc.name, got)
 		}
 		for _, w := range tc.whyParts {
 			if !strings.Contains(got.Why, w) {
 				t.Errorf("%s: why %q lacks %q", tc.name, got.Why, w)
+			}
+		}
+		for _, a := range client.Actions() {
+			if a.GetResource().Resource == "nodes" || a.GetSubresource() == "proxy" {
+				t.Errorf("%s: %s %s/%s: the kubelet's API through the node proxy", tc.name, a.GetVerb(), a.GetResource().Resource, a.GetSubresource())
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/cluster"
@@ -117,7 +118,7 @@ func (r *Runner) Run(ctx context.Context) (table *Table, err error) {
 	r.say("servers ready: node IP %s, pod IP %s, ClusterIP %s, NodePorts tcp %d http %d", ep.NodeIP, ep.PodIP, ep.ClusterIP, ep.NodePortTCP, ep.NodePortHTTP)
 	table = &Table{Schema: 1, Tool: "loadgen", Kind: Kind, Created: time.Now().UTC(), Context: c.Context, Server: c.Host,
 		Namespace: o.Namespace, RunID: o.RunID, Image: o.Image, DurationSeconds: o.Duration.Seconds(), Repeats: o.Repeats,
-		Tolerance: o.Tolerance, MessageSize: MessageSize, StreamSize: o.StreamSize, HTTPConnections: HTTPConnections,
+		Tolerance: o.Tolerance, Judge: o.Judge, MessageSize: MessageSize, StreamSize: o.StreamSize, HTTPConnections: HTTPConnections,
 		Nodes: Nodes{Schedulable: plan.Nodes, Server: plan.ServerNode, Other: plan.OtherNode}, Flannel: flannel}
 	table.KubeProxy = KubeProxyMode(ctx, c, plan.ServerNode)
 	if table.KubeProxy.Mode == ProxyModeUnknown {
@@ -430,7 +431,8 @@ func (r *Runner) serverFailure(ctx context.Context, p *corev1.Pod) string {
 func (r *Runner) cleanup(ctx context.Context, o Options) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 	defer cancel()
-	deleted, err := r.Cluster.Cleanup(cctx, o.Namespace, o.RunID)
+	kinds := append([]schema.GroupVersionKind{{Group: "batch", Version: "v1", Kind: "Job"}}, k8s.PathsKinds...)
+	deleted, err := r.Cluster.Cleanup(cctx, o.Namespace, o.RunID, kinds...)
 	r.say("cleanup: deleted %d objects of run %s", len(deleted), o.RunID)
 	if err != nil {
 		return err

@@ -22,6 +22,24 @@ func both(a string) k8s.Addresses { return k8s.Addresses{HTTP: a, GRPC: a} }
 // when nothing came.
 func (k *Coordinator) waitAddresses(ctx context.Context) (k8s.Addresses, error) {
 	o := k.Options
+	via := o.ViaOf()
+	if via == k8s.ViaService {
+		a, ok, err := k.serviceAddresses(ctx)
+		if err != nil || ok {
+			return a, err
+		}
+	}
+	a, err := k.waitPublished(ctx)
+	if err != nil || via != k8s.ViaService {
+		return a, err
+	}
+	return k.publishedService(ctx, a), nil
+}
+
+// waitPublished waits for the addresses the ingress or the gateway
+// publishes.
+func (k *Coordinator) waitPublished(ctx context.Context) (k8s.Addresses, error) {
+	o := k.Options
 	type source struct {
 		gvk   schema.GroupVersionKind
 		name  string
@@ -48,7 +66,7 @@ func (k *Coordinator) waitAddresses(ctx context.Context) (k8s.Addresses, error) 
 				func(a *k8s.Addresses, v string) { a.GRPC = v }})
 		}
 	case o.Mesh == k8s.MeshGateway:
-		srcs = []source{{gw("Gateway"), k8s.GatewayName, "status.addresses", gatewayAddress, func(a *k8s.Addresses, v string) { *a = both(v) }}}
+		srcs = []source{{gw("Gateway"), o.GatewayObject(), "status.addresses", gatewayAddress, func(a *k8s.Addresses, v string) { *a = both(v) }}}
 	}
 	var out k8s.Addresses
 	for _, s := range srcs {

@@ -26,6 +26,7 @@ func (k *Coordinator) configureController(ctx context.Context) (*cluster.Control
 		return nil, err
 	}
 	k.say("configured %s: %s (put back at the end)", ch.Object, keyValues(ch.Set))
+	k.say("%s", ReloadNotice(ch.Object))
 	return ch, nil
 }
 
@@ -43,4 +44,12 @@ func keyValues(m map[string]string) string {
 	}
 	sort.Strings(out)
 	return strings.Join(out, ", ")
+}
+
+// ReloadNotice says what a change of the controller's ConfigMap costs
+// others. ingress-nginx's custom-configuration example: "If the Configmap
+// is updated, NGINX will be reloaded with the new configuration".
+func ReloadNotice(object string) string {
+	return fmt.Sprintf("note: each change of %s reloads nginx in every pod of its controller, for every Ingress it serves, "+
+		"other tenants' too: once now, once when it is put back", object)
 }

@@ -68,6 +68,9 @@ type Coordinator struct {
 	// from its published address.
 	proxies []cost.Watch
 	version string // the API server's, once asked
+	// ztunnelNamespace is where checkMesh found the ambient mesh's
+	// ztunnel.
+	ztunnelNamespace string
 }
 
 func (k *Coordinator) say(format string, args ...any) {
@@ -107,6 +110,30 @@ func (k *Coordinator) defaults() {
 	}
 }
 
+// Check fills the options' defaults and checks them against the steps,
+// as Run and DryRun do first: the routes an ingress or a gateway renders
+// are the kinds the steps take (k8s.Options.RoutesOf), and a step the
+// mesh cannot carry is refused here, before anything is applied.
+func (k *Coordinator) Check() error {
+	k.defaults()
+	o, err := k.Options.WithDefaults()
+	if err != nil {
+		return err
+	}
+	if o.Published() {
+		routes, err := o.RoutesOf(k.Steps)
+		if err != nil {
+			return err
+		}
+		o.Routes = routes
+		if o, err = o.WithDefaults(); err != nil {
+			return err
+		}
+	}
+	k.Options = o
+	return nil
+}
+
 // Objects are what the run applies: the rendering without its client Job
 // and without what is not loadgen's (the ingress controller's ConfigMap,
 // which --configure-controller changes and puts back).
@@ -130,12 +157,10 @@ func (k *Coordinator) Objects() ([]*unstructured.Unstructured, []string, error) 
 // recorded and the sweep goes on; Ctrl-C (ctx) stops after the current
 // step. Whatever happens, the objects it created are deleted.
 func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error) {
-	k.defaults()
-	o, err := k.Options.WithDefaults()
-	if err != nil {
+	if err := k.Check(); err != nil {
 		return nil, err
 	}
-	k.Options = o
+	o := k.Options
 	objs, notes, err := k.Objects()
 	if err != nil {
 		return nil, err
@@ -170,7 +195,7 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 				err = errors.Join(err, werr)
 			}
 		}
-		deleted, cerr := k.Cluster.Cleanup(cctx, o.Namespace, o.RunID)
+		deleted, cerr := k.Cluster.Cleanup(cctx, o.Namespace, o.RunID, cluster.RunKinds(objs)...)
 		k.say("cleanup: deleted %d objects of run %s", len(deleted), o.RunID)
 		if cerr != nil {
 			err = errors.Join(err, fmt.Errorf("cleanup: %w (run `loadgen k8s cleanup -n %s`)", cerr, o.Namespace))
@@ -191,8 +216,11 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 	// A target that never gets ready fails the steps that load it, with
 	// its pods' reason; the sweep's other steps still run.
 	addr, terr := k.waitTarget(ctx)
+	if err := k.writeSetup(addr); err != nil {
+		return nil, err
+	}
 	if terr != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(terr, ErrMeshMissing) {
 			return nil, terr
 		}
 		k.say("%v", terr)
@@ -263,6 +291,23 @@ func (k *Coordinator) record(steps []*results.Step, res *results.Step, workers [
 		if err := store.WriteJSON(filepath.Join(k.Dir, WorkersDir, res.ID+".json"), workers); err != nil {
 			return fmt.Errorf("step %s workers: %w", res.ID, err)
 		}
+	}
+	return nil
+}
+
+// MeshFile holds, in a results directory, the run's k8s.Setup: the
+// mesh, how the workers reached an ingress or a gateway and where.
+const MeshFile = "mesh.json"
+
+// writeSetup records the run's setup with the address the mesh steps
+// load (none when the target or the address never came).
+func (k *Coordinator) writeSetup(addr k8s.Addresses) error {
+	s := k.Options.Setup()
+	if addr != (k8s.Addresses{}) {
+		s.Address = &addr
+	}
+	if err := store.WriteJSON(filepath.Join(k.Dir, MeshFile), s); err != nil {
+		return fmt.Errorf("results directory: %w", err)
 	}
 	return nil
 }

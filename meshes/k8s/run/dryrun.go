@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"loadgen/meshes/k8s"
@@ -12,12 +13,10 @@ import (
 // DryRun prints what Run would apply and the plan — each step's Job, its
 // workers' shares and the URL they load — without touching a cluster.
 func (k *Coordinator) DryRun(w io.Writer) error {
-	k.defaults()
-	o, err := k.Options.WithDefaults()
-	if err != nil {
+	if err := k.Check(); err != nil {
 		return err
 	}
-	k.Options = o
+	o := k.Options
 	objs, notes, err := k.Objects()
 	if err != nil {
 		return err
@@ -25,6 +24,13 @@ func (k *Coordinator) DryRun(w io.Writer) error {
 	fmt.Fprintf(w, "# loadgen k8s run %s (dry run): mesh %s, namespace %s, %d steps of %d workers\n", o.RunID, o.Mesh, o.Namespace, len(k.Steps), k.Workers)
 	for _, n := range notes {
 		fmt.Fprintf(w, "# %s\n", n)
+	}
+	for _, p := range o.ProxySetups() {
+		fmt.Fprintf(w, "# proxy %s (%s): %s\n", p.Name, p.Side, proxyTerms(p))
+	}
+	if via := o.ViaOf(); via != "" {
+		fmt.Fprintf(w, "# the workers reach the %s %s (--via %s)\n", o.Mesh, map[string]string{
+			k8s.ViaService: "at its controller's Service inside the cluster", k8s.ViaPublished: "at the address it publishes"}[via], via)
 	}
 	for i, st := range k.Steps {
 		args, err := o.RunArgs(k.Load, st, k8s.Addresses{})
@@ -58,4 +64,28 @@ func (k *Coordinator) DryRun(w io.Writer) error {
 	fmt.Fprintf(w, "# the first step's Job is below; each step gets --start-at %v ahead of its creation\n", k.StartLead)
 	r := &k8s.Rendering{Objects: objs}
 	return r.WriteYAML(w)
+}
+
+// proxyTerms says what a proxy was given, in a line.
+func proxyTerms(p k8s.ProxySetup) string {
+	var parts []string
+	if p.Threads > 0 {
+		parts = append(parts, fmt.Sprintf("%d worker threads", p.Threads))
+	}
+	if p.CPURequest != "" {
+		parts = append(parts, "CPU request "+p.CPURequest)
+	}
+	if p.CPULimit != "" {
+		parts = append(parts, "CPU limit "+p.CPULimit)
+	}
+	if p.MemoryRequest != "" {
+		parts = append(parts, "memory request "+p.MemoryRequest)
+	}
+	if len(p.Set) > 0 {
+		parts = append(parts, "by "+strings.Join(p.Set, ", "))
+	}
+	if p.Note != "" {
+		parts = append(parts, p.Note)
+	}
+	return strings.Join(parts, "; ")
 }

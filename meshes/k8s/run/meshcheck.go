@@ -29,7 +29,9 @@ var ErrMeshMissing = errors.New("the mesh is not running")
 
 // checkMesh refuses to measure, once the target is ready, a mesh that is
 // not there: a sidecar mesh whose proxy is not in the target pod, an
-// ambient mesh without a ztunnel on the target's node.
+// ambient mesh without a ready ztunnel on the mesh target's node (the
+// direct path's target is out of the mesh: its node needs none). Each
+// step's workers are checked too (workerCheck).
 func (k *Coordinator) checkMesh(ctx context.Context) error {
 	o := k.Options
 	pods, err := k.Cluster.Client.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: o.TargetSelector()})
@@ -46,16 +48,23 @@ func (k *Coordinator) checkMesh(ctx context.Context) error {
 				"measured so, the mesh's path would be as direct as the baseline", ErrMeshMissing, o.Mesh, p.Name, c, o.InjectorHint())
 		}
 		if o.DirectTarget() {
-			if err := k.checkZtunnel(ctx, p.Spec.NodeName); err != nil {
-				return err
+			if p.Labels[k8s.LabelName] != k8s.TargetDirectName {
+				zt, err := k.readyZtunnel(ctx, p.Spec.NodeName)
+				if err != nil {
+					return err
+				}
+				k.ztunnelNamespace = zt.Namespace
 			}
 			if err := checkEnrolled(o.Mesh, p); err != nil {
 				return err
 			}
 		}
 	}
-	if o.Mesh == k8s.MeshIstioWaypoint {
+	switch o.Mesh {
+	case k8s.MeshIstioWaypoint:
 		return k.checkWaypoint(ctx)
+	case k8s.MeshAppMesh:
+		return k.checkAppMesh(ctx)
 	}
 	return nil
 }
@@ -115,20 +124,55 @@ func conditionTrue(obj map[string]any, typ string) bool {
 	return false
 }
 
-// checkZtunnel wants a running ztunnel on the node (Istio's ambient mode
-// runs it as the DaemonSet istio-system/ztunnel).
-func (k *Coordinator) checkZtunnel(ctx context.Context, node string) error {
-	l, err := k.Cluster.Client.CoreV1().Pods("istio-system").List(ctx, metav1.ListOptions{LabelSelector: "app=ztunnel", FieldSelector: "spec.nodeName=" + node})
+// ZtunnelSelector is the label of Istio's ztunnel pods (its chart's
+// DaemonSet template), in whatever namespace it was installed.
+const ZtunnelSelector = "app=ztunnel"
+
+// errNoZtunnel is a node without a ready ztunnel.
+type errNoZtunnel struct {
+	mesh, node, why string
+}
+
+func (e errNoZtunnel) Error() string {
+	return fmt.Sprintf("%v: mesh %s: no ready ztunnel on node %s (pods %s, any namespace: %s): is Istio installed in ambient mode "+
+		"(istioctl install --set profile=ambient)? measured so, the mesh's path would be as direct as the baseline", ErrMeshMissing, e.mesh, e.node, ZtunnelSelector, e.why)
+}
+
+func (e errNoZtunnel) Unwrap() error { return ErrMeshMissing }
+
+// readyZtunnel is the ready ztunnel pod on the node. Istio's ambient
+// mode runs it as a DaemonSet of its chart's namespace: istio-system by
+// default, kube-system on some platforms, so every namespace is looked in.
+func (k *Coordinator) readyZtunnel(ctx context.Context, node string) (*corev1.Pod, error) {
+	l, err := k.Cluster.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: ZtunnelSelector, FieldSelector: "spec.nodeName=" + node})
 	if err != nil {
-		return k.Cluster.Errorf("ztunnel pods: %v", cluster.OneLine(err))
+		return nil, k.Cluster.Errorf("ztunnel pods: %v", cluster.OneLine(err))
 	}
-	for _, p := range l.Items {
-		if p.Status.Phase == corev1.PodRunning {
-			return nil
+	why := "none runs there"
+	for i := range l.Items {
+		p := &l.Items[i]
+		if p.Spec.NodeName != node {
+			continue
+		}
+		if podReady(p) {
+			return p, nil
+		}
+		why = fmt.Sprintf("pod %s/%s is %s", p.Namespace, p.Name, cluster.PodReason(p))
+	}
+	return nil, errNoZtunnel{k.Options.Mesh, node, why}
+}
+
+// podReady tells whether a pod runs with its Ready condition true.
+func podReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
 		}
 	}
-	return fmt.Errorf("%w: mesh %s: no ztunnel runs on node %s (pods app=ztunnel in istio-system): is Istio installed in ambient mode (istioctl install --set profile=ambient)? "+
-		"measured so, the mesh's path would be as direct as the baseline", ErrMeshMissing, k.Options.Mesh, node)
+	return false
 }
 
 // checkClass refuses, before waiting for an address, an ingress or

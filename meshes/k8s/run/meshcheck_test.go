@@ -40,9 +40,24 @@ func directPod(isEnrolled bool) *corev1.Pod {
 	return p
 }
 
-func ztunnel() *corev1.Pod {
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ztunnel-x", Namespace: "istio-system", Labels: map[string]string{"app": "ztunnel"}},
-		Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+func ztunnel() *corev1.Pod { return ztunnelIn("istio-system", "n1", true) }
+
+// ztunnelIn is a ztunnel pod as Istio's chart labels it (app=ztunnel),
+// in the chart's namespace, on node, ready or not.
+func ztunnelIn(ns, node string, ready bool) *corev1.Pod {
+	cond := corev1.ConditionFalse
+	if ready {
+		cond = corev1.ConditionTrue
+	}
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "ztunnel-" + node, Namespace: ns, Labels: map[string]string{"app": "ztunnel"}},
+		Spec:   corev1.PodSpec{NodeName: node},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: cond}}}}
+}
+
+// onNode moves a pod to a node.
+func onNode(p *corev1.Pod, node string) *corev1.Pod {
+	p.Spec.NodeName = node
+	return p
 }
 
 // A sidecar mesh whose proxy is not in the target pod, or an ambient mesh
@@ -62,7 +77,20 @@ func TestCheckMesh(t *testing.T) {
 		{"istio revision", k8s.Options{Mesh: k8s.MeshIstio, Revision: "1-32"}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil)}, "istio.io/rev=1-32"},
 		{"clientonly leaves the target alone", k8s.Options{Mesh: k8s.MeshIstio, Mode: k8s.ModeClientOnly}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil)}, ""},
 		{"linkerd missing", k8s.Options{Mesh: k8s.MeshLinkerd}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil)}, "linkerd-proxy"},
-		{"ambient without ztunnel", k8s.Options{Mesh: k8s.MeshIstioAmbient}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil)}, "no ztunnel runs on node n1"},
+		{"ambient without ztunnel", k8s.Options{Mesh: k8s.MeshIstioAmbient}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil)}, "no ready ztunnel on node n1"},
+		// Istio's ztunnel chart installs its DaemonSet in the release's
+		// namespace ({{ .Release.Namespace }}): kube-system on some
+		// platforms.
+		{"ambient, ztunnel in kube-system", k8s.Options{Mesh: k8s.MeshIstioAmbient},
+			[]*corev1.Pod{enrolled(targetPod([]string{"http-httpbin"}, nil)), directPod(false), ztunnelIn("kube-system", "n1", true)}, ""},
+		{"ambient, ztunnel not ready", k8s.Options{Mesh: k8s.MeshIstioAmbient},
+			[]*corev1.Pod{enrolled(targetPod([]string{"http-httpbin"}, nil)), directPod(false), ztunnelIn("istio-system", "n1", false)}, "no ready ztunnel on node n1"},
+		{"ambient, ztunnel on another node only", k8s.Options{Mesh: k8s.MeshIstioAmbient},
+			[]*corev1.Pod{enrolled(targetPod([]string{"http-httpbin"}, nil)), directPod(false), ztunnelIn("istio-system", "n2", true)}, "no ready ztunnel on node n1"},
+		// The direct path's target is out of the mesh: its node needs no
+		// ztunnel.
+		{"ambient, the direct target's node without ztunnel", k8s.Options{Mesh: k8s.MeshIstioAmbient},
+			[]*corev1.Pod{enrolled(targetPod([]string{"http-httpbin"}, nil)), onNode(directPod(false), "n2"), ztunnel()}, ""},
 		{"ambient", k8s.Options{Mesh: k8s.MeshIstioAmbient}, []*corev1.Pod{enrolled(targetPod([]string{"http-httpbin"}, nil)), directPod(false), ztunnel()}, ""},
 		{"ambient, the target not enrolled", k8s.Options{Mesh: k8s.MeshIstioAmbient}, []*corev1.Pod{targetPod([]string{"http-httpbin"}, nil), directPod(false), ztunnel()},
 			"the target pod loadgen-target-1 is not enrolled in the ambient mesh"},

@@ -40,11 +40,24 @@ func proxyWatchName(o k8s.Options) string {
 // found (the steps then record no proxy cost, and say why).
 func (k *Coordinator) proxyWatches(ctx context.Context, addr k8s.Addresses) ([]cost.Watch, string) {
 	o := k.Options
+	if o.Mesh == k8s.MeshIngressNginx {
+		// The controller of --class, not every ingress-nginx controller
+		// of its namespace.
+		nc, err := k.ingressNginxController(ctx)
+		if err != nil {
+			return nil, fmt.Sprintf("ingress-nginx: the steps record no proxy cost: %v", err)
+		}
+		k.say("ingress-nginx: the controller of class %s is pods %s in %s", o.Class, nc.watch.Selector, nc.watch.Namespace)
+		return []cost.Watch{nc.watch}, ""
+	}
 	if o.Mesh != k8s.MeshIngress && o.Mesh != k8s.MeshGateway {
 		return nil, ""
 	}
 	if o.Mesh == k8s.MeshGateway && o.Class == k8s.ClassLattice {
 		return nil, fmt.Sprintf("class %s: the proxy is VPC Lattice, outside the cluster: the steps record no proxy cost", o.Class)
+	}
+	if o.Mesh == k8s.MeshGateway && o.Class == ClassCilium {
+		return k.ciliumEnvoyWatches(ctx)
 	}
 	var out []cost.Watch
 	var misses []string
@@ -69,7 +82,7 @@ func (k *Coordinator) proxyWatches(ctx context.Context, addr k8s.Addresses) ([]c
 	if len(out) == 0 && o.Mesh == k8s.MeshGateway {
 		// Implementations that make a proxy per Gateway label its pods
 		// with the Gateway's name (GEP-1762).
-		sel := "gateway.networking.k8s.io/gateway-name=" + k8s.GatewayName
+		sel := "gateway.networking.k8s.io/gateway-name=" + o.GatewayObject()
 		if l, err := k.Cluster.Client.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil && len(l.Items) > 0 {
 			return []cost.Watch{{Name: proxyWatchName(o), Role: "proxy", Namespace: o.Namespace, Selector: sel}}, ""
 		}
@@ -139,4 +152,34 @@ func serviceAt(svc *corev1.Service, addr string) bool {
 		}
 	}
 	return false
+}
+
+// ClassCilium is Cilium's GatewayClass.
+const ClassCilium = "cilium"
+
+// CiliumEnvoySelector is the label of the cilium-envoy DaemonSet's pods
+// (Cilium's chart).
+const CiliumEnvoySelector = "k8s-app=cilium-envoy"
+
+// ciliumEnvoyWatches are a Cilium gateway's proxy: no pods of its own (its
+// Service has no selector), but the per-node Envoy of the nodes its
+// traffic crosses — Cilium's docs: the Envoy proxy "becomes responsible
+// for proxying all matching L7 requests on that node", run "as
+// independently life-cycled DaemonSet called cilium-envoy" — watched on
+// the run's nodes, as ztunnel is. Without that DaemonSet, Envoy runs
+// inside the cilium agent, whose CPU is the datapath's too: no figure.
+func (k *Coordinator) ciliumEnvoyWatches(ctx context.Context) ([]cost.Watch, string) {
+	o := k.Options
+	l, err := k.Cluster.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: CiliumEnvoySelector})
+	if err != nil {
+		return nil, fmt.Sprintf("gateway: the steps record no proxy cost: cilium-envoy pods: %v", cluster.OneLine(err))
+	}
+	if len(l.Items) == 0 {
+		return nil, fmt.Sprintf("class %s: no cilium-envoy pods (%s): Envoy runs inside the cilium agent, whose CPU is the datapath's too; "+
+			"the steps record no gateway cost (install Cilium with envoy.enabled=true for one)", o.Class, CiliumEnvoySelector)
+	}
+	w := cost.Watch{Name: proxyWatchName(o), Role: "proxy", Namespace: l.Items[0].Namespace, Selector: CiliumEnvoySelector,
+		NodesOf: &cost.PodSet{Namespace: o.Namespace, Selector: k8s.Selector(o.RunID)}}
+	k.say("gateway: class %s's proxy is the cilium-envoy pods (%s/%s) on the run's nodes", o.Class, w.Namespace, w.Selector)
+	return []cost.Watch{w}, ""
 }

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,6 +36,7 @@ func TestProxyWatches(t *testing.T) {
 		svc("manual", "no-selector", "198.18.112.43", nil),
 		svc("b", k8s.TargetName, "198.18.112.44", map[string]string{k8s.LabelName: k8s.TargetName}),
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gw-1", Namespace: "istio", Labels: map[string]string{"gateway.networking.k8s.io/gateway-name": k8s.GatewayName}}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "cilium-envoy-x", Namespace: "kube-system", Labels: map[string]string{"k8s-app": "cilium-envoy"}}},
 	}
 	for _, tc := range []struct {
 		name string
@@ -59,12 +61,17 @@ func TestProxyWatches(t *testing.T) {
 			[]cost.Watch{{Name: "gateway", Role: "proxy", Namespace: "istio", Selector: "gateway.networking.k8s.io/gateway-name=" + k8s.GatewayName}}, ""},
 		{"lattice", k8s.Options{Mesh: k8s.MeshGateway, Class: k8s.ClassLattice, Namespace: "b"}, k8s.Addresses{HTTP: "h.lattice", GRPC: "g.lattice"},
 			nil, "outside the cluster"},
+		// Cilium's gateway Service has no selector: its proxy is the
+		// cilium-envoy DaemonSet's pods, on the run's nodes (as ztunnel).
+		{"cilium", k8s.Options{Mesh: k8s.MeshGateway, Class: "cilium", Namespace: "b", RunID: "r1"}, both("198.18.112.43"),
+			[]cost.Watch{{Name: "gateway", Role: "proxy", Namespace: "kube-system", Selector: "k8s-app=cilium-envoy",
+				NodesOf: &cost.PodSet{Namespace: "b", Selector: k8s.Selector("r1")}}}, ""},
 		{"sidecar mesh", k8s.Options{Mesh: k8s.MeshIstio, Namespace: "b"}, k8s.Addresses{}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := &Coordinator{Cluster: &cluster.Cluster{Client: fake.NewClientset(objs...)}, Options: tc.o}
 			got, note := k.proxyWatches(context.Background(), tc.addr)
-			if !reflect.DeepEqual(got, tc.want) {
+			if !slices.EqualFunc(got, tc.want, func(a, b cost.Watch) bool { return reflect.DeepEqual(a, b) }) {
 				t.Errorf("watches %+v, want %+v", got, tc.want)
 			}
 			if (tc.note == "") != (note == "") || !strings.Contains(note, tc.note) {

@@ -61,11 +61,7 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 	// A worker not running 10 s after the start instant (the kubelet's
 	// status takes a moment to reach the API server) can only be late.
 	startBy := localStart.Add(k.MaxLate + 10*time.Second)
-	sidecar := ""
-	if o.InjectClient() {
-		sidecar = k8s.SidecarContainer(o.Mesh)
-	}
-	outcomes := worker.CollectBy(ctx, k.Cluster, created, k.Workers, startBy, localStart.Add(measured+grace), k.Poll, sidecar, o.InjectorHint())
+	outcomes := worker.CollectBy(ctx, k.Cluster, created, k.Workers, startBy, localStart.Add(measured+grace), k.Poll, k.workerCheck(spec.Direct))
 	close(collected)
 	watched := <-costs
 	res.Cluster = k.placement(ctx, st.Index, created)
@@ -172,7 +168,7 @@ func (k *Coordinator) sampleWindow(ctx context.Context, step int, start time.Tim
 		stop func() (results.ProcessCost, error)
 	}
 	var rs []running
-	for _, w := range append(slices.Clone(k.proxies), ws...) {
+	for _, w := range k.stepWatches(ws) {
 		stop, err := k.Watcher.Start(ctx, w, win)
 		if err != nil {
 			k.say("watch %s: %v", w.Name, err)
@@ -239,6 +235,11 @@ func (k *Coordinator) waitTarget(ctx context.Context) (k8s.Addresses, error) {
 	}
 	if !o.Published() {
 		return k8s.Addresses{}, nil
+	}
+	if o.Mesh == k8s.MeshGateway {
+		if err := k.checkGateway(ctx); err != nil {
+			return k8s.Addresses{}, err
+		}
 	}
 	return k.waitAddresses(ctx)
 }

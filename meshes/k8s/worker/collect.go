@@ -42,15 +42,15 @@ type Outcome struct {
 // cannot be scheduled) can only be late: the step fails at once, with the
 // pod's reason, instead of at the deadline.
 //
-// With sidecar set (a mesh that injects the workers' pods), a worker pod
-// without that container fails at once: the mesh did not inject it.
+// With check set, a worker pod it refuses fails the step at once: a mesh
+// that did not inject or enrol it (its figures would be the baseline's).
 func CollectBy(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, workers int, startBy, deadline time.Time, poll time.Duration,
-	sidecar, hint string) []Outcome {
+	check PodCheck) []Outcome {
 	ns := job.Namespace
 	byIndex := map[int]*corev1.Pod{}
 	gone := map[int]bool{}
 	var notStarted map[int]bool
-	bare := map[int]bool{}
+	refused := map[int]string{}
 	for {
 		list, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labelJobName + "=" + job.Name})
 		if err == nil {
@@ -61,11 +61,13 @@ func CollectBy(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, worker
 			}
 			for i, p := range byIndex {
 				gone[i] = !listed[p.UID]
-				if sidecar != "" && !cluster.HasContainer(p, sidecar) {
-					bare[i] = true
+				if check != nil && !gone[i] {
+					if why := check(ctx, p); why != "" {
+						refused[i] = why
+					}
 				}
 			}
-			if len(bare) > 0 {
+			if len(refused) > 0 {
 				break
 			}
 			if allEnded(byIndex, gone, workers) {
@@ -88,10 +90,10 @@ func CollectBy(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, worker
 	out := make([]Outcome, workers)
 	for i := range workers {
 		switch {
-		case len(bare) > 0 && !bare[i]:
+		case len(refused) > 0 && refused[i] == "":
 			out[i] = Outcome{Index: i, Failed: fmt.Sprintf("worker %d: stopped with the step", i)}
-		case bare[i]:
-			out[i] = Outcome{Index: i, Pod: byIndex[i].Name, Failed: fmt.Sprintf("worker %d (pod %s) has no %s container, nothing injected it (%s)", i, byIndex[i].Name, sidecar, hint)}
+		case refused[i] != "":
+			out[i] = Outcome{Index: i, Pod: byIndex[i].Name, Failed: fmt.Sprintf("worker %d (pod %s) %s", i, byIndex[i].Name, refused[i])}
 		case notStarted[i]:
 			o := Outcome{Index: i, Failed: fmt.Sprintf("worker %d: no pod was created by the start instant%s", i, jobConditions(ctx, c, job))}
 			if p := byIndex[i]; p != nil {
@@ -116,7 +118,26 @@ func CollectBy(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, worker
 // Collect is CollectBy without a start instant: workers that have not
 // started are waited for until the deadline.
 func Collect(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, workers int, deadline time.Time, poll time.Duration) []Outcome {
-	return CollectBy(ctx, c, job, workers, time.Time{}, deadline, poll, "", "")
+	return CollectBy(ctx, c, job, workers, time.Time{}, deadline, poll, nil)
+}
+
+// PodCheck says why a worker pod cannot measure its step, or "" when it
+// can or cannot tell yet (its worker has not started): a mesh that did
+// not inject or enrol it. It is asked at each look at the pods.
+type PodCheck func(ctx context.Context, p *corev1.Pod) string
+
+// Started tells whether a worker pod's worker container runs or has
+// ended: the pod's network is set up, whatever a CNI plugin does to it.
+func Started(p *corev1.Pod) bool {
+	if _, ended := workerExit(p); ended {
+		return true
+	}
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == k8s.ContainerWorker && s.State.Running != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // remember keeps the newest pod of each completion index: a later pod of
@@ -161,16 +182,7 @@ func unstarted(byIndex map[int]*corev1.Pod, gone map[int]bool, workers int) map[
 		if gone[i] {
 			continue
 		}
-		if _, ended := workerExit(p); ended {
-			continue
-		}
-		running := false
-		for _, s := range p.Status.ContainerStatuses {
-			if s.Name == k8s.ContainerWorker && s.State.Running != nil {
-				running = true
-			}
-		}
-		if !running {
+		if !Started(p) {
 			out[i] = true
 		}
 	}

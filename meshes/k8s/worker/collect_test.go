@@ -1,14 +1,21 @@
 package worker
 
 import (
+	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/cluster"
 )
 
 func workerPod(uid string, index string, created time.Time, waiting string) corev1.Pod {
@@ -55,5 +62,36 @@ func TestRememberPods(t *testing.T) {
 	remember(byIndex, []corev1.Pod{running})
 	if u := unstarted(byIndex, map[int]bool{}, 2); u[1] || !u[0] {
 		t.Errorf("unstarted %v: a running worker has started", u)
+	}
+}
+
+// TestCollectRefusedWorker: a worker pod the step's check refuses (a
+// mesh that did not inject or enrol it) fails the step at once, saying
+// why, without waiting for the deadline.
+func TestCollectRefusedWorker(t *testing.T) {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "lg-r-0", Namespace: "bench"}}
+	var objs []runtime.Object
+	for i, name := range []string{"w0", "w1"} {
+		p := workerPod(name, strconv.Itoa(i), time.Now(), "ContainerCreating")
+		p.Namespace, p.Labels = "bench", map[string]string{labelJobName: job.Name}
+		objs = append(objs, &p)
+	}
+	c := &cluster.Cluster{Client: fake.NewClientset(objs...)}
+	check := func(_ context.Context, p *corev1.Pod) string {
+		if p.Name == "w-w1" {
+			return "is not enrolled"
+		}
+		return ""
+	}
+	start := time.Now()
+	out := CollectBy(context.Background(), c, job, 2, time.Time{}, time.Now().Add(time.Hour), time.Millisecond, check)
+	if time.Since(start) > time.Minute {
+		t.Fatal("waited for the deadline")
+	}
+	if got := out[1].Failed; got != "worker 1 (pod w-w1) is not enrolled" {
+		t.Errorf("worker 1: %q", got)
+	}
+	if got := out[0].Failed; !strings.Contains(got, "stopped with the step") {
+		t.Errorf("worker 0: %q", got)
 	}
 }

@@ -10,6 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // startKubeProxy starts kube-proxy in a mode and waits until it has
@@ -22,6 +26,9 @@ func (n *Node) startKubeProxy(ctx context.Context, m Member, mode string) error 
 		return err
 	}
 	if err := writeFile(p.kubeProxyConf, conf); err != nil {
+		return err
+	}
+	if err := n.publishKubeProxyConfig(ctx, conf); err != nil {
 		return err
 	}
 	bin, args := m.inNetns(n.Bins.path("kube-proxy"), "--config", p.kubeProxyConf, "--v=1")
@@ -113,4 +120,31 @@ func (n *Node) SetProxyMode(ctx context.Context, mode string) error {
 	n.mu.Unlock()
 	n.ProxyMode = mode
 	return err
+}
+
+// publishKubeProxyConfig publishes kube-proxy's configuration as kubeadm
+// does, in the ConfigMap kube-system/kube-proxy (key config.conf), where
+// a cluster's tools read the mode kube-proxy runs in.
+func (n *Node) publishKubeProxyConfig(ctx context.Context, conf []byte) error {
+	cms := n.Client.CoreV1().ConfigMaps("kube-system")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-proxy", Namespace: "kube-system"},
+		Data: map[string]string{"config.conf": string(conf)}}
+	// kube-system is the API server's to create, at its start: waited for.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := cms.Update(ctx, cm, metav1.UpdateOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+		}
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("ConfigMap kube-system/kube-proxy: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
