@@ -31,7 +31,7 @@ func TestK8sRender(t *testing.T) {
 	if code != 0 || strings.Count(errOut+out, "discontinued App Mesh") != 1 {
 		t.Errorf("appmesh: exit %d, the notice %d times, want once", code, strings.Count(errOut+out, "discontinued App Mesh"))
 	}
-	code, out, errOut = cli(t, "k8s", "render", "--mesh", "ingress-nginx", "--configure-controller")
+	code, _, errOut = cli(t, "k8s", "render", "--mesh", "ingress-nginx", "--configure-controller")
 	if code != 0 || strings.Count(errOut, "retired ingress-nginx") != 1 || !strings.Contains(errOut, "reloads nginx in every pod of its controller") {
 		t.Errorf("ingress-nginx: exit %d, stderr %s", code, errOut)
 	}

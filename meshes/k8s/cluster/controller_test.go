@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 FieldsV1's accessors are newer than the e2e module's apimachinery v0.35
+
 package cluster
 
 import (

@@ -116,11 +116,7 @@ func apiActions(c *cluster.Cluster) []apiAction {
 		}
 		name := ""
 		switch a := a.(type) {
-		case k8stesting.GetAction:
-			name = a.GetName()
-		case k8stesting.DeleteAction:
-			name = a.GetName()
-		case k8stesting.PatchAction:
+		case interface{ GetName() string }: // get, delete, patch
 			name = a.GetName()
 		case k8stesting.CreateAction:
 			if m, err := meta.Accessor(a.GetObject()); err == nil {
