@@ -135,7 +135,9 @@ func TestOutboundExclusions(t *testing.T) {
 		{"exclusion broken", IstioCapture, "proxy", "proxy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.capture.install(ctx, client); err != nil {
+			// Install, as a pod's init container runs it: in the
+			// namespace it is in.
+			if err := proxyproc.In(client, func() error { return tc.capture.Install(ctx) }); err != nil {
 				t.Fatal(err)
 			}
 			defer func() {
