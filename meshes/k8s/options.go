@@ -29,7 +29,7 @@ const (
 )
 
 // Meshes lists every valid --mesh, in the order --help shows them.
-var Meshes = []string{MeshNone, MeshIstio, MeshIstioAmbient, MeshIstioWaypoint, MeshLinkerd, MeshAppMesh, MeshIngressNginx, MeshIngress, MeshGateway}
+var Meshes = []string{MeshNone, MeshIstio, MeshIstioAmbient, MeshIstioWaypoint, MeshLinkerd, MeshAppMesh, MeshIngressNginx, MeshIngress, MeshGateway, MeshSidecar}
 
 // Sidecar placements (istio/tools' names): which pods get a proxy.
 const (
@@ -39,7 +39,7 @@ const (
 )
 
 // Modes lists the sidecar placements.
-var Modes = []string{ModeBoth, ModeServerOnly, ModeClientOnly}
+var Modes = []string{ModeBoth, ModeServerOnly, ModeClientOnly, ModeNone}
 
 // Options say what to render.
 type Options struct {
@@ -75,6 +75,9 @@ type Options struct {
 	// TLSCert and TLSKey (PEM) are the Ingress's TLS secret; empty: a new
 	// self-signed certificate.
 	TLSCert, TLSKey []byte
+
+	// Sidecar is --mesh sidecar's proxy (sidecarmesh.go).
+	Sidecar SidecarOptions
 
 	// SameNodeOK lets the scheduler put clients beside the target when no
 	// other node fits (preferred instead of required anti-affinity).
@@ -137,6 +140,9 @@ func (o Options) WithDefaults() (Options, error) {
 	if o.Mesh == MeshIngressNginx && o.Class == "" {
 		o.Class = DefaultIngressCls
 	}
+	if err := o.sidecarMeshDefaults(); err != nil {
+		return o, err
+	}
 	return o, o.validate()
 }
 
@@ -167,7 +173,7 @@ func (o Options) validate() error {
 	if o.Revision != "" && !o.istio() {
 		return fmt.Errorf("--revision applies to the istio meshes, not %s", o.Mesh)
 	}
-	if o.MTLS && !o.istio() {
+	if o.MTLS && !o.istio() && o.Mesh != MeshSidecar {
 		return fmt.Errorf("--mtls (a STRICT PeerAuthentication) applies to the istio meshes, not %s", o.Mesh)
 	}
 	if o.ConfigureController && o.Mesh != MeshIngressNginx {
@@ -188,7 +194,7 @@ func (o Options) validate() error {
 
 // sidecars tells whether the mesh injects a proxy into pods.
 func (o Options) sidecars() bool {
-	return o.Mesh == MeshIstio || o.Mesh == MeshLinkerd || o.Mesh == MeshAppMesh
+	return o.Mesh == MeshIstio || o.Mesh == MeshLinkerd || o.Mesh == MeshAppMesh || o.Mesh == MeshSidecar
 }
 
 // UsesIngress tells whether the mesh path crosses an Ingress's controller.
@@ -203,7 +209,11 @@ func (o Options) istio() bool {
 }
 
 // InjectServer tells whether the target gets a sidecar.
-func (o Options) InjectServer() bool { return o.sidecars() && o.Mode != ModeClientOnly }
+func (o Options) InjectServer() bool {
+	return o.sidecars() && o.Mode != ModeClientOnly && o.Mode != ModeNone
+}
 
 // InjectClient tells whether the workers get a sidecar.
-func (o Options) InjectClient() bool { return o.sidecars() && o.Mode != ModeServerOnly }
+func (o Options) InjectClient() bool {
+	return o.sidecars() && o.Mode != ModeServerOnly && o.Mode != ModeNone
+}

@@ -162,6 +162,8 @@ func SidecarContainer(mesh string) string {
 		return "linkerd-proxy"
 	case MeshAppMesh:
 		return "envoy"
+	case MeshSidecar:
+		return ContainerSidecar
 	}
 	return ""
 }
@@ -178,6 +180,8 @@ func (o Options) InjectorHint() string {
 		return "is Linkerd installed (linkerd check), its proxy injector running?"
 	case MeshAppMesh:
 		return "is the App Mesh controller installed, its sidecar injector running?"
+	case MeshSidecar:
+		return "loadgen renders it itself: did an admission policy remove it?"
 	}
 	return ""
 }
