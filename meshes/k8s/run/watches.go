@@ -23,6 +23,8 @@ func watches(o k8s.Options) []cost.Watch {
 		}
 	case k8s.MeshLinkerd:
 		ws = append(ws, cost.Watch{Name: "linkerd-proxy", Role: "proxy", Namespace: o.Namespace, Selector: own, Container: "linkerd-proxy"})
+	case k8s.MeshSidecar:
+		ws = append(ws, cost.Watch{Name: k8s.ContainerSidecar, Role: "proxy", Namespace: o.Namespace, Selector: own, Container: k8s.ContainerSidecar})
 	case k8s.MeshAppMesh:
 		ws = append(ws, cost.Watch{Name: "envoy", Role: "proxy", Namespace: o.Namespace, Selector: own, Container: "envoy"})
 	case k8s.MeshIngressNginx:
