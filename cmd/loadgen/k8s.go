@@ -39,17 +39,19 @@ Meshes: ` + strings.Join(k8s.Meshes[:5], ", ") + `,
 func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringVar(&o.Mesh, "mesh", k8s.MeshNone, "mesh or gateway: "+strings.Join(k8s.Meshes, ", "))
 	fl.StringVarP(&o.Namespace, "namespace", "n", k8s.DefaultNamespace, "namespace of the comparison (loadgen creates it)")
-	fl.StringVar(&o.Mode, "mode", k8s.ModeBoth, "sidecar placement for istio, linkerd and appmesh: "+strings.Join(k8s.Modes, ", "))
+	fl.StringVar(&o.Mode, "mode", k8s.ModeBoth, "sidecar placement for istio, linkerd, appmesh and sidecar: "+strings.Join(k8s.Modes, ", ")+" (none: sidecar only)")
 	fl.StringVar(&o.Image, "image", k8s.DefaultImage, "the loadgen image (built from the repository's Dockerfile)")
 	fl.StringVar(&o.Revision, "revision", "", "istio: inject with istio.io/rev=REV instead of istio-injection=enabled")
 	fl.IntVar(&o.Concurrency, "concurrency", k8s.DefaultConcurrency, "istio: the sidecar's worker threads (proxy.istio.io/config concurrency)")
 	fl.StringVar(&o.ProxyCPU, "proxy-cpu", k8s.DefaultProxyCPU, "istio and appmesh: the sidecar's CPU request")
 	fl.StringVar(&o.ProxyMemory, "proxy-memory", k8s.DefaultProxyMemory, "istio and appmesh: the sidecar's memory request")
-	fl.BoolVar(&o.MTLS, "mtls", false, "istio: a STRICT PeerAuthentication for the namespace")
+	fl.BoolVar(&o.MTLS, "mtls", false, "istio: a STRICT PeerAuthentication for the namespace; sidecar: mutual TLS between the two sidecars (--mode both)")
 	fl.StringVar(&o.Class, "class", "", "gateway: the GatewayClass (traefik, nginx, eg, istio, cilium, amazon-vpc-lattice…); ingress: the IngressClass (traefik, haproxy…); ingress-nginx: the IngressClass (default nginx)")
 	fl.StringVar(&o.IngressNamespace, "ingress-namespace", k8s.DefaultIngressNS, "ingress-nginx: the controller's namespace")
 	fl.BoolVar(&o.ConfigureController, "configure-controller", false, "ingress-nginx: set the controller's shared ConfigMap (worker-processes, keep-alive-requests) for the run; k8s run and k8s cleanup put it back")
 	fl.IntVar(&o.Workers, "worker-processes", 0, "ingress-nginx, with --configure-controller: the controller's worker-processes (default 2; never auto: it counts the node's cores)")
+	fl.StringVar(&o.Sidecar.Proxy, "proxy", "", "sidecar: the proxy beside each pod: "+strings.Join(k8s.SidecarProxies, ", ")+" (default haproxy)")
+	fl.StringVar(&o.Sidecar.Image, "proxy-image", "", "sidecar: the proxy's image (default its official one: nginx:1.27, haproxy:3.0, caddy:2.8)")
 	fl.BoolVar(&o.SameNodeOK, "same-node-ok", false, "let clients share the target's node when no other fits (a preference, not a rule)")
 }
 

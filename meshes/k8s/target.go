@@ -110,6 +110,7 @@ func (o Options) targetDeployment(name string, meshLabels, annotations map[strin
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532)},
 		},
 	}
+	o.addSidecar(&pod.Spec, true)
 	return &appsv1.Deployment{
 		ObjectMeta: o.Meta(name, o.Namespace, sel),
 		Spec: appsv1.DeploymentSpec{

@@ -134,6 +134,9 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 		return nil, err
 	}
 	k.Options = o
+	if err := k.nativeSidecars(ctx); err != nil {
+		return nil, err
+	}
 	objs, notes, err := k.Objects()
 	if err != nil {
 		return nil, err

@@ -50,3 +50,35 @@ func TestWatchedPodsOnTheRunsNodes(t *testing.T) {
 		t.Errorf("ztunnel pods %v, want those of nodes n1 and n2", got)
 	}
 }
+
+// TestSidecarMeshWatch: --mesh sidecar's proxy is its sidecar container,
+// in the run's pods.
+func TestSidecarMeshWatch(t *testing.T) {
+	o, err := k8s.Options{Mesh: k8s.MeshSidecar, Namespace: "bench"}.WithDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var proxies []cost.Watch
+	for _, w := range watches(o) {
+		if w.Role == "proxy" {
+			proxies = append(proxies, w)
+		}
+	}
+	if len(proxies) != 1 || proxies[0].Container != k8s.ContainerSidecar || proxies[0].Namespace != "bench" {
+		t.Errorf("proxy watches %+v, want the %s container", proxies, k8s.ContainerSidecar)
+	}
+}
+
+func TestNativeSidecarVersion(t *testing.T) {
+	for _, tc := range []struct {
+		major, minor string
+		native, ok   bool
+	}{
+		{"1", "28", false, true}, {"1", "29", true, true}, {"1", "35", true, true}, {"1", "28+", false, true},
+		{"1", "30+", true, true}, {"2", "0", true, true}, {"", "", false, false}, {"1", "x", false, false},
+	} {
+		if native, ok := nativeSidecarVersion(tc.major, tc.minor); native != tc.native || ok != tc.ok {
+			t.Errorf("%s.%s: native %v ok %v, want %v %v", tc.major, tc.minor, native, ok, tc.native, tc.ok)
+		}
+	}
+}
