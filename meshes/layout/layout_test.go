@@ -26,7 +26,10 @@ func TestValidate(t *testing.T) {
 		{"port 0", with(func(s *Sidecar) { s.App = netip.AddrPortFrom(s.App.Addr(), 0) }), "app address"},
 		{"same port", with(func(s *Sidecar) { s.Outbound = s.Inbound }), "must be three addresses"},
 		{"workers", with(func(s *Sidecar) { s.Workers = -1 }), "workers must be"},
-		{"upstream name", with(func(s *Sidecar) { s.Upstream = netip.AddrPort{}; s.UpstreamName = "loadgen-target.ns.svc.cluster.local:8080" }), ""},
+		{"upstream name", with(func(s *Sidecar) {
+			s.Upstream = netip.AddrPort{}
+			s.UpstreamName = "loadgen-target.ns.svc.cluster.local:8080"
+		}), ""},
 		{"upstream name no port", with(func(s *Sidecar) { s.UpstreamName = "loadgen-target" }), "upstream name"},
 		{"upstream name bad", with(func(s *Sidecar) { s.UpstreamName = "a b:80" }), "upstream name"},
 		{"upstream name port", with(func(s *Sidecar) { s.UpstreamName = "a:0" }), "upstream name"},
