@@ -164,26 +164,34 @@ func (o Options) clientWorkload() mtls.Workload {
 	return mtls.Workload{Namespace: o.Namespace, ServiceAccount: ClientName}
 }
 
-// sidecarLayout is the sidecar of every pod: Istio's ports, the inbound
-// side to the app on loopback, the outbound side to the target's Service
-// by name (its ClusterIP exists only once applied).
+// sidecarLayout is the sidecar of every pod of --mesh sidecar, with the
+// run's identities under --mtls.
 func (o Options) sidecarLayout() layout.Sidecar {
-	any4, lo := netip.IPv4Unspecified(), netip.AddrFrom4([4]byte{127, 0, 0, 1})
-	s := layout.Sidecar{
-		Inbound:      netip.AddrPortFrom(any4, layout.InboundPort),
-		App:          netip.AddrPortFrom(lo, PortHTTP),
-		Outbound:     netip.AddrPortFrom(any4, layout.OutboundPort),
-		UpstreamName: fmt.Sprintf("%s.%s.svc.cluster.local:%d", TargetName, o.Namespace, PortHTTP),
-		Admin:        netip.AddrPortFrom(lo, layout.AdminPort),
-		Workers:      o.Concurrency,
-	}
-	if o.Sidecar.Proxy != ProxyCaddy { // Caddy cannot bind the source address
-		s.InboundSource = netip.MustParseAddr(layout.InboundSource)
-	}
+	s := SidecarLayout(o.Sidecar.Proxy, fmt.Sprintf("%s.%s.svc.cluster.local:%d", TargetName, o.Namespace, PortHTTP), PortHTTP, o.Concurrency)
 	if o.MTLS {
 		server := o.serverWorkload()
 		s.MTLS = &layout.MTLS{CA: sidecarMTLSDir + "/" + keyCA, Cert: sidecarMTLSDir + "/workload.crt", Key: sidecarMTLSDir + "/workload.key",
 			PeerID: server.ID().String(), PeerName: server.DNSName()}
+	}
+	return s
+}
+
+// SidecarLayout is a pod's sidecar as loadgen runs it in a cluster:
+// Istio's ports, the inbound side to the app on loopback (appPort), the
+// outbound side to upstream (HOST:PORT, a Service's name: its ClusterIP
+// exists only once applied), workers threads (0: Istio's 2).
+func SidecarLayout(proxy, upstream string, appPort uint16, workers int) layout.Sidecar {
+	any4, lo := netip.IPv4Unspecified(), netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	s := layout.Sidecar{
+		Inbound:      netip.AddrPortFrom(any4, layout.InboundPort),
+		App:          netip.AddrPortFrom(lo, appPort),
+		Outbound:     netip.AddrPortFrom(any4, layout.OutboundPort),
+		UpstreamName: upstream,
+		Admin:        netip.AddrPortFrom(lo, layout.AdminPort),
+		Workers:      workers,
+	}
+	if proxy != ProxyCaddy { // Caddy cannot bind the source address
+		s.InboundSource = netip.MustParseAddr(layout.InboundSource)
 	}
 	return s
 }
