@@ -110,7 +110,7 @@ func (o *observer) sample(p *corev1.Pod) {
 		if st.State.Running == nil || st.ContainerID == "" {
 			continue
 		}
-		cg := containerCgroup(p, st.ContainerID)
+		cg := ctrCgroup(p, st.ContainerID)
 		s, ok := readCgroup(cg)
 		if !ok {
 			continue
@@ -152,9 +152,9 @@ func (o *observer) count(pod, cg string) {
 	o.mu.Unlock()
 }
 
-// containerCgroup is a container's cgroup directory, relative to the
+// ctrCgroup is a container's cgroup directory, relative to the
 // cpuacct hierarchy (the memory one has the same path).
-func containerCgroup(p *corev1.Pod, containerID string) string {
+func ctrCgroup(p *corev1.Pod, containerID string) string {
 	qos := ""
 	switch p.Status.QOSClass {
 	case corev1.PodQOSBestEffort:

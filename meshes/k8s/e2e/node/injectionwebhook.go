@@ -87,9 +87,12 @@ type InjectionConfig struct {
 	// Service address, which these proxies cannot pass through (Envoy's
 	// and Linkerd's pass it on to its original destination).
 	ExcludeOutboundIPRanges []string
-	// IgnorePortExclusions breaks the contract on purpose: the ports a pod
-	// asks to leave out are captured anyway (a test shows its checks see it).
-	IgnorePortExclusions bool
+	// BreakExclusionsIn breaks the contract on purpose in these
+	// namespaces: the ports a pod asks to leave out are captured anyway (a
+	// test shows that its checks see it).
+	BreakExclusionsIn []string
+
+	broken bool // the pod at hand is in one of them
 }
 
 // InjectionWebhook is the running webhook and its registration.
@@ -314,6 +317,7 @@ func (c InjectionConfig) Inject(mesh string, pod *corev1.Pod, ns namespaceMeta) 
 	var side injection
 	var ok bool
 	var err error
+	c.broken = slices.Contains(c.BreakExclusionsIn, ns.Name)
 	switch mesh {
 	case meshIstio:
 		side, ok, err = c.istio(pod, ns)
@@ -485,7 +489,7 @@ func (c InjectionConfig) linkerd(pod *corev1.Pod, ns namespaceMeta) (injection, 
 }
 
 // ports reads a comma-separated list of ports and inclusive ranges
-// ("8081,9000-9002"); with IgnorePortExclusions, none.
+// ("8081,9000-9002"); in a namespace of BreakExclusionsIn, none.
 func (c InjectionConfig) ports(list string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(list, ",") {
@@ -506,7 +510,7 @@ func (c InjectionConfig) ports(list string) ([]string, error) {
 			out = append(out, strconv.FormatUint(p, 10))
 		}
 	}
-	if c.IgnorePortExclusions {
+	if c.broken {
 		return nil, nil
 	}
 	return out, nil

@@ -178,10 +178,16 @@ func TestInjectionPolicy(t *testing.T) {
 		t.Errorf("capture %v, config:\n%s", capture, got.Annotations[annSidecarConfig])
 	}
 	broken := testInjection
-	broken.IgnorePortExclusions = true
+	broken.BreakExclusionsIn = []string{"x"}
 	got, _ = broken.Inject(meshIstio, p, ns(map[string]string{istioNSLabel: "enabled"}, nil))
 	if _, capture, _ := injected(got, "istio-proxy", "istio-init"); hasPort(capture["--exclude-inbound-ports"], "8081") {
-		t.Errorf("IgnorePortExclusions left 8081 out: %v", capture)
+		t.Errorf("BreakExclusionsIn left 8081 out: %v", capture)
+	}
+	other := ns(map[string]string{istioNSLabel: "enabled"}, nil)
+	other.Name = "y"
+	got, _ = broken.Inject(meshIstio, p, other)
+	if _, capture, _ := injected(got, "istio-proxy", "istio-init"); !hasPort(capture["--exclude-inbound-ports"], "8081") {
+		t.Errorf("BreakExclusionsIn broke another namespace: %v", capture)
 	}
 	if _, err := testInjection.Inject(meshIstio, pod(nil, map[string]string{istioExcludeOut: "80,x"}), ns(map[string]string{istioNSLabel: "enabled"}, nil)); err == nil {
 		t.Error("a bad port list was accepted")
