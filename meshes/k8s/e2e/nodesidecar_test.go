@@ -300,21 +300,19 @@ func (r *sidecarRun) crossings() []string {
 		direct := st.Baseline
 		reqs := st.Run.Summary.Requests
 		var client, server int64
+		var counted, unread []string // target pods with and without proxy readings
 		workers := 0
 		for pod, info := range pods {
 			switch {
 			case info.target:
+				// A target pod whose proxy never ran (one replaced before
+				// the steps) has no readings: the one that served has.
 				d, ok := r.obs.delta(pod, from.Add(-time.Second), to.Add(time.Second))
-				server += d
-				switch {
-				case !r.c.server && ok:
-					bad = append(bad, fmt.Sprintf("step %s: the target has a proxy, mode %s places none", st.ID, r.c.name))
-				case r.c.server && !ok:
-					bad = append(bad, fmt.Sprintf("step %s: the server proxy's counter was never read: %s", st.ID, errs[pod]))
-				case r.c.server && direct && d != 0:
-					bad = append(bad, fmt.Sprintf("step %s (direct): the server proxy counted %d requests: the baseline crossed it", st.ID, d))
-				case r.c.server && !direct && d < reqs:
-					bad = append(bad, fmt.Sprintf("step %s (mesh): the server proxy counted %d requests of the step's %d", st.ID, d, reqs))
+				if ok {
+					server += d
+					counted = append(counted, pod)
+				} else {
+					unread = append(unread, pod+": "+errs[pod])
 				}
 			case info.step == strconv.Itoa(st.Index):
 				workers++
@@ -329,6 +327,16 @@ func (r *sidecarRun) crossings() []string {
 				}
 				client += d
 			}
+		}
+		switch {
+		case !r.c.server && len(counted) > 0:
+			bad = append(bad, fmt.Sprintf("step %s: the target %v has a proxy, mode %s places none", st.ID, counted, r.c.name))
+		case r.c.server && len(counted) == 0:
+			bad = append(bad, fmt.Sprintf("step %s: the server proxy's counter was never read (%s)", st.ID, strings.Join(unread, "; ")))
+		case r.c.server && direct && server != 0:
+			bad = append(bad, fmt.Sprintf("step %s (direct): the server proxy counted %d requests: the baseline crossed it", st.ID, server))
+		case r.c.server && !direct && server < reqs:
+			bad = append(bad, fmt.Sprintf("step %s (mesh): the server proxy counted %d requests of the step's %d", st.ID, server, reqs))
 		}
 		if workers == 0 {
 			bad = append(bad, fmt.Sprintf("step %s: no worker pod seen", st.ID))
