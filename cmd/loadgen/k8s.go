@@ -42,14 +42,14 @@ Meshes: ` + strings.Join(k8s.Meshes[:5], ", ") + `,
 func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringVar(&o.Mesh, "mesh", k8s.MeshNone, "mesh or gateway: "+strings.Join(k8s.Meshes, ", "))
 	fl.StringVarP(&o.Namespace, "namespace", "n", k8s.DefaultNamespace, "namespace of the comparison (loadgen creates it)")
-	fl.StringVar(&o.Mode, "mode", k8s.ModeBoth, "sidecar placement for istio, linkerd and appmesh: "+strings.Join(k8s.Modes, ", "))
+	fl.StringVar(&o.Mode, "mode", k8s.ModeBoth, "sidecar placement for istio, linkerd, appmesh and sidecar: "+strings.Join(k8s.Modes, ", ")+" (none: sidecar only)")
 	fl.StringVar(&o.Image, "image", k8s.DefaultImage, "the loadgen image (built from the repository's Dockerfile)")
 	fl.StringVar(&o.Revision, "revision", "", "istio: inject with istio.io/rev=REV instead of istio-injection=enabled")
 	fl.IntVar(&o.Concurrency, "concurrency", 0, fmt.Sprintf("istio, linkerd, appmesh: each sidecar's worker threads and its CPU limit in cores "+
 		"(istio concurrency, linkerd proxy-cpu-limit; appmesh: the limit only) (default %d)", k8s.DefaultConcurrency))
 	fl.StringVar(&o.ProxyCPU, "proxy-cpu", "", "istio, linkerd, appmesh: each sidecar's CPU request (default "+k8s.DefaultProxyCPU+")")
 	fl.StringVar(&o.ProxyMemory, "proxy-memory", "", "istio, linkerd, appmesh: each sidecar's memory request (default "+k8s.DefaultProxyMemory+")")
-	fl.BoolVar(&o.MTLS, "mtls", false, "istio: a STRICT PeerAuthentication for the namespace")
+	fl.BoolVar(&o.MTLS, "mtls", false, "istio: a STRICT PeerAuthentication for the namespace; sidecar: mutual TLS between the two sidecars (--mode both)")
 	fl.StringVar(&o.Class, "class", "", "gateway: the GatewayClass (traefik, nginx, eg, istio, cilium, amazon-vpc-lattice…); ingress: the IngressClass (traefik, haproxy…); ingress-nginx: the IngressClass (default nginx)")
 	fl.StringVar(&o.Gateway, "gateway-name", "", "gateway: the Gateway's name (default "+k8s.GatewayName+"); amazon-vpc-lattice maps it to the VPC Lattice service network of that name")
 	fl.StringVar(&o.Via, "via", "", "gateway, ingress, ingress-nginx: how the workers reach it: service (the controller's Service inside the cluster; "+
@@ -60,6 +60,8 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.BoolVar(&o.SameNodeOK, "same-node-ok", false, "let clients share the target's node (and the proxies') when no other fits (a preference, not a rule)")
 	fl.StringVar(&o.WorkerCPU, "worker-cpu", k8s.DefaultWorkerCPU, "each worker's CPU request (a worker is never BestEffort)")
 	fl.StringVar(&o.WorkerMemory, "worker-memory", k8s.DefaultWorkerMem, "each worker's memory request")
+	fl.StringVar(&o.Sidecar.Proxy, "proxy", "", "sidecar: the proxy beside each pod: "+strings.Join(k8s.SidecarProxies, ", ")+" (default haproxy)")
+	fl.StringVar(&o.Sidecar.Image, "proxy-image", "", "sidecar: the proxy's image (default its official one: nginx:1.27, haproxy:3.0, caddy:2.8)")
 }
 
 func newK8sRenderCmd() *cobra.Command {

@@ -183,3 +183,31 @@ func TestK8sRBAC(t *testing.T) {
 		}
 	}
 }
+
+// TestK8sRenderSidecar: --mesh sidecar renders the proxy and capture;
+// --proxy elsewhere, and a protocol the sidecars cannot carry, are usage
+// errors.
+func TestK8sRenderSidecar(t *testing.T) {
+	code, out, errOut := cli(t, "k8s", "render", "--mesh", "sidecar", "--proxy", "nginx", "--mode", "serveronly")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, err := k8s.DecodeStrict([]byte(out)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"name: " + k8s.ContainerSidecar, "image: nginx:1.27", "nginx.conf: |", "- capture"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render lacks %q", want)
+		}
+	}
+	if code, _, errOut := cli(t, "k8s", "render", "--mesh", "istio", "--proxy", "nginx"); code != exitUsage || !strings.Contains(errOut, "--mesh sidecar") {
+		t.Errorf("--proxy with istio: exit %d %s", code, errOut)
+	}
+	sw := filepath.Join(t.TempDir(), "sweep.yaml")
+	if err := os.WriteFile(sw, []byte("protocol: grpc\npaths:\n  - {name: mesh, url: \"http://target:9090\"}\nladder: c1t1\npayloads: [100]\nduration: 5s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := cli(t, "k8s", "run", "--mesh", "sidecar", "-f", sw, "--dry-run"); code != exitUsage || !strings.Contains(errOut, "HTTP/1.1") {
+		t.Errorf("grpc through --mesh sidecar: exit %d %s", code, errOut)
+	}
+}

@@ -126,6 +126,9 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
 	}
+	if err := f.opts.CheckLoad(load, steps); err != nil {
+		return fmt.Errorf("%s: %w", f.file, err)
+	}
 	if f.opts.RunID == "" {
 		f.opts.RunID = newRunID()
 	}

@@ -19,9 +19,9 @@ import (
 func newMeshCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mesh",
-		Short: "Service-mesh sidecars: render the proxy configs loadgen runs",
+		Short: "Service-mesh sidecars: render the proxy configs loadgen runs, install a pod's capture",
 	}
-	cmd.AddCommand(newMeshRenderCmd())
+	cmd.AddCommand(newMeshRenderCmd(), newMeshCaptureCmd())
 	return cmd
 }
 

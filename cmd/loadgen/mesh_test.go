@@ -84,3 +84,42 @@ func TestMeshRenderBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestMeshCapturePrint: mesh capture's defaults are Istio's injector's,
+// the local sidecars' table; its list flags are istio-iptables' -o and -q;
+// bad lists are usage errors.
+func TestMeshCapturePrint(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		golden string
+	}{
+		{nil, "istio-nat.rules"},
+		{[]string{"--include-outbound-ip-ranges", "", "--include-outbound-ports", "8080", "--exclude-outbound-ports", "8081"}, "client-ports-nat.rules"},
+		{[]string{"--exclude-outbound-ports", "8081", "--exclude-outbound-ip-ranges", "198.18.112.1/32", "--include-outbound-ip-ranges", "198.18.112.0/20"}, "ranges-nat.rules"},
+	} {
+		code, out, stderr := cli(t, append([]string{"mesh", "capture", "--print"}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.args, code, stderr)
+		}
+		want, err := os.ReadFile(filepath.Join("..", "..", "meshes", "sidecar", "testdata", tc.golden))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != string(want) {
+			t.Errorf("mesh capture %q differs from meshes/sidecar/testdata/%s:\n%s", tc.args, tc.golden, out)
+		}
+	}
+	for _, args := range [][]string{
+		{"--exclude-outbound-ports", "80,x"},
+		{"--exclude-inbound-ports", "0"},
+		{"--include-outbound-ip-ranges", "10.0.0.0/33"},
+		{"--exclude-outbound-ip-ranges", "::1/128"},
+		{"--inbound-port", "15001"},
+	} {
+		code, _, stderr := cli(t, append([]string{"mesh", "capture", "--print"}, args...)...)
+		first, _, _ := strings.Cut(stderr, "\n")
+		if code != exitUsage || !strings.Contains(first, strings.TrimPrefix(args[0], "--")) && !strings.Contains(first, args[1]) {
+			t.Errorf("%q: exit %d, want %d and the flag named: %s", args, code, exitUsage, stderr)
+		}
+	}
+}

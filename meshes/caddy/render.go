@@ -159,7 +159,7 @@ func (c Config) Render() ([]byte, error) {
 		Storage: storage{Module: "file_system", Root: dir + "/" + storageDir},
 		Apps: apps{HTTP: httpApp{Servers: map[string]server{
 			"inbound":  c.server(s.Inbound.String(), s.App.String(), true),
-			"outbound": c.server(s.Outbound.String(), s.Upstream.String(), false),
+			"outbound": c.server(s.Outbound.String(), s.UpstreamAddr(), false),
 		}}},
 	}
 	if c.AccessLog {

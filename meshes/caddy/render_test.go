@@ -25,6 +25,12 @@ func pod() layout.Sidecar {
 	return s
 }
 
+func named() layout.Sidecar {
+	s := pod()
+	s.UpstreamName = "localhost:8081"
+	return s
+}
+
 func renderCases() []proxytest.Case[Config] {
 	withMTLS := pod()
 	withMTLS.Workers = 4
@@ -34,6 +40,7 @@ func renderCases() []proxytest.Case[Config] {
 		{Name: "pod", Cfg: Config{Sidecar: pod(), NetNS: "ignored-by-render", Dir: "/run/loadgen-caddy"}},
 		{Name: "mtls", Cfg: Config{Sidecar: withMTLS, Dir: "/run/loadgen-caddy"}},
 		{Name: "accesslog", Cfg: Config{Sidecar: pod(), AccessLog: true, Dir: "/run/loadgen-caddy"}},
+		{Name: "named", Cfg: Config{Sidecar: named(), Dir: "/run/loadgen-caddy"}},
 	}
 }
 

@@ -109,6 +109,8 @@ func (c Config) Validate() error {
 		return err
 	}
 	switch {
+	case c.Sidecar.UpstreamName != "":
+		return fmt.Errorf("envoy: the upstream is an address here (a static cluster), not the name %s", c.Sidecar.UpstreamName)
 	case c.Layout == Istio && (!c.Stats.IsValid() || c.Stats.Port() == 0):
 		return fmt.Errorf("envoy: the istio layout needs a stats listener (0.0.0.0:%d)", layout.StatsPort)
 	case c.Layout == AppMesh && c.Stats.IsValid():

@@ -63,7 +63,7 @@ frontend outbound
     default_backend upstream
 
 backend upstream
-    server upstream {{.Upstream}}{{with .MTLS}} ssl crt ` + workloadFile + ` ca-file {{.CA}} verify required verifyhost {{.PeerName}} sni str({{.PeerName}}) alpn http/1.1{{end}}
+    server upstream {{.UpstreamAddr}}{{with .MTLS}} ssl crt ` + workloadFile + ` ca-file {{.CA}} verify required verifyhost {{.PeerName}} sni str({{.PeerName}}) alpn http/1.1{{end}}
 `))
 
 type confView struct {

@@ -22,6 +22,7 @@ func renderCases() []proxytest.Case[Config] {
 		{Name: "loopback", Cfg: Config{Sidecar: layout.Loopback(15006, 8080, 15001, 8081, 15000)}},
 		{Name: "pod", Cfg: Config{Sidecar: proxytest.Pod(), NetNS: "ignored-by-render", Dir: "/ignored"}},
 		{Name: "mtls", Cfg: Config{Sidecar: withMTLS}},
+		{Name: "named", Cfg: Config{Sidecar: proxytest.Named()}},
 	}
 }
 

@@ -97,6 +97,7 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 			Affinity: o.awayFrom(s.AwayFrom),
 		},
 	}
+	o.addSidecar(&pod.Spec, false)
 	job := &batchv1.Job{
 		ObjectMeta: o.Meta(s.Name, o.Namespace, extra),
 		Spec: batchv1.JobSpec{

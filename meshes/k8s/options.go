@@ -31,7 +31,7 @@ const (
 )
 
 // Meshes lists every valid --mesh, in the order --help shows them.
-var Meshes = []string{MeshNone, MeshIstio, MeshIstioAmbient, MeshIstioWaypoint, MeshLinkerd, MeshAppMesh, MeshIngressNginx, MeshIngress, MeshGateway}
+var Meshes = []string{MeshNone, MeshIstio, MeshIstioAmbient, MeshIstioWaypoint, MeshLinkerd, MeshAppMesh, MeshIngressNginx, MeshIngress, MeshGateway, MeshSidecar}
 
 // Sidecar placements (istio/tools' names): which pods get a proxy.
 const (
@@ -41,7 +41,7 @@ const (
 )
 
 // Modes lists the sidecar placements.
-var Modes = []string{ModeBoth, ModeServerOnly, ModeClientOnly}
+var Modes = []string{ModeBoth, ModeServerOnly, ModeClientOnly, ModeNone}
 
 // Options say what to render.
 type Options struct {
@@ -93,6 +93,9 @@ type Options struct {
 	// TLSCert and TLSKey (PEM) are the Ingress's TLS secret; empty: a new
 	// self-signed certificate.
 	TLSCert, TLSKey []byte
+
+	// Sidecar is --mesh sidecar's proxy (sidecarmesh.go).
+	Sidecar SidecarOptions
 
 	// SameNodeOK lets the scheduler put clients beside the target when no
 	// other node fits (preferred instead of required anti-affinity).
@@ -176,6 +179,9 @@ func (o Options) WithDefaults() (Options, error) {
 	if o.Published() && len(o.Routes) == 0 {
 		o.Routes = []string{RouteHTTP}
 	}
+	if err := o.sidecarMeshDefaults(); err != nil {
+		return o, err
+	}
 	return o, o.validate()
 }
 
@@ -230,7 +236,7 @@ func (o Options) validate() error {
 	if o.Revision != "" && !o.istio() {
 		return fmt.Errorf("--revision applies to the istio meshes, not %s", o.Mesh)
 	}
-	if o.MTLS && !o.istio() {
+	if o.MTLS && !o.istio() && o.Mesh != MeshSidecar {
 		return fmt.Errorf("--mtls (a STRICT PeerAuthentication) applies to the istio meshes, not %s", o.Mesh)
 	}
 	if o.MTLS && o.Mesh == MeshIstio && o.Mode == ModeServerOnly {
@@ -293,7 +299,7 @@ func (o Options) ViaOf() string {
 
 // sidecars tells whether the mesh injects a proxy into pods.
 func (o Options) sidecars() bool {
-	return o.Mesh == MeshIstio || o.Mesh == MeshLinkerd || o.Mesh == MeshAppMesh
+	return o.Mesh == MeshIstio || o.Mesh == MeshLinkerd || o.Mesh == MeshAppMesh || o.Mesh == MeshSidecar
 }
 
 // UsesIngress tells whether the mesh path crosses an Ingress's controller.
@@ -308,7 +314,11 @@ func (o Options) istio() bool {
 }
 
 // InjectServer tells whether the target gets a sidecar.
-func (o Options) InjectServer() bool { return o.sidecars() && o.Mode != ModeClientOnly }
+func (o Options) InjectServer() bool {
+	return o.sidecars() && o.Mode != ModeClientOnly && o.Mode != ModeNone
+}
 
 // InjectClient tells whether the workers get a sidecar.
-func (o Options) InjectClient() bool { return o.sidecars() && o.Mode != ModeServerOnly }
+func (o Options) InjectClient() bool {
+	return o.sidecars() && o.Mode != ModeServerOnly && o.Mode != ModeNone
+}

@@ -88,6 +88,11 @@ func (o Options) objects() ([]runtime.Object, error) {
 		}
 	case MeshGateway:
 		extra = o.gatewayObjects()
+	case MeshSidecar:
+		var err error
+		if extra, err = o.sidecarMeshObjects(); err != nil {
+			return nil, err
+		}
 	}
 	out = append(out, o.target(), o.service())
 	if o.DirectTarget() {

@@ -201,6 +201,8 @@ func SidecarContainer(mesh string) string {
 		return "linkerd-proxy"
 	case MeshAppMesh:
 		return "envoy"
+	case MeshSidecar:
+		return ContainerSidecar
 	}
 	return ""
 }
@@ -217,6 +219,8 @@ func (o Options) InjectorHint() string {
 		return "is Linkerd installed (linkerd check), its proxy injector running?"
 	case MeshAppMesh:
 		return "is the App Mesh controller installed, its sidecar injector running?"
+	case MeshSidecar:
+		return "loadgen renders it itself: did an admission policy remove it?"
 	}
 	return ""
 }

@@ -130,6 +130,7 @@ func (o Options) targetDeployment(name string, meshLabels, annotations map[strin
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},
 		Spec:       corev1.PodSpec{Containers: containers},
 	}
+	o.addSidecar(&pod.Spec, true)
 	return &appsv1.Deployment{
 		ObjectMeta: o.Meta(name, o.Namespace, sel),
 		Spec: appsv1.DeploymentSpec{

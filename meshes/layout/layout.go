@@ -9,8 +9,10 @@ package layout
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -47,6 +49,10 @@ type Sidecar struct {
 	// (0.0.0.0:15001), Upstream where they go: the server pod's IP:port.
 	Outbound netip.AddrPort
 	Upstream netip.AddrPort
+	// UpstreamName, when set, is where the outbound side goes instead of
+	// Upstream: HOST:PORT with a DNS name (a Service's, in a cluster),
+	// which the proxy resolves itself.
+	UpstreamName string
 
 	// Admin is the listener of the proxy's own counters (127.0.0.1:15000).
 	Admin netip.AddrPort
@@ -81,6 +87,12 @@ func (s Sidecar) Validate() error {
 		name string
 		v    netip.AddrPort
 	}{{"inbound", s.Inbound}, {"app", s.App}, {"outbound", s.Outbound}, {"upstream", s.Upstream}, {"admin", s.Admin}} {
+		if a.name == "upstream" && s.UpstreamName != "" {
+			if err := checkHostPort(s.UpstreamName); err != nil {
+				return err
+			}
+			continue
+		}
 		if !a.v.IsValid() || a.v.Port() == 0 {
 			return fmt.Errorf("sidecar: %s address %q: want IP:PORT with a port from 1 to 65535", a.name, a.v)
 		}
@@ -93,6 +105,24 @@ func (s Sidecar) Validate() error {
 	}
 	if s.MTLS != nil {
 		return s.MTLS.Validate()
+	}
+	return nil
+}
+
+// UpstreamAddr is where the outbound side forwards: UpstreamName, else
+// Upstream.
+func (s Sidecar) UpstreamAddr() string {
+	if s.UpstreamName != "" {
+		return s.UpstreamName
+	}
+	return s.Upstream.String()
+}
+
+// checkHostPort accepts a DNS name and a port from 1 to 65535.
+func checkHostPort(hp string) error {
+	host, port, err := net.SplitHostPort(hp)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 1 || n > 65535 || !isHostname(host) {
+		return fmt.Errorf("sidecar: upstream name %q: want HOST:PORT, a DNS name and a port from 1 to 65535", hp)
 	}
 	return nil
 }

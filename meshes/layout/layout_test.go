@@ -26,6 +26,13 @@ func TestValidate(t *testing.T) {
 		{"port 0", with(func(s *Sidecar) { s.App = netip.AddrPortFrom(s.App.Addr(), 0) }), "app address"},
 		{"same port", with(func(s *Sidecar) { s.Outbound = s.Inbound }), "must be three addresses"},
 		{"workers", with(func(s *Sidecar) { s.Workers = -1 }), "workers must be"},
+		{"upstream name", with(func(s *Sidecar) {
+			s.Upstream = netip.AddrPort{}
+			s.UpstreamName = "loadgen-target.ns.svc.cluster.local:8080"
+		}), ""},
+		{"upstream name no port", with(func(s *Sidecar) { s.UpstreamName = "loadgen-target" }), "upstream name"},
+		{"upstream name bad", with(func(s *Sidecar) { s.UpstreamName = "a b:80" }), "upstream name"},
+		{"upstream name port", with(func(s *Sidecar) { s.UpstreamName = "a:0" }), "upstream name"},
 		{"mtls empty", with(func(s *Sidecar) { m := *files; m.Key = ""; s.MTLS = &m }), "mtls key path is empty"},
 		{"mtls space", with(func(s *Sidecar) { m := *files; m.CA = "/tmp/my ca.crt"; s.MTLS = &m }), "character ' '"},
 		{"mtls quote", with(func(s *Sidecar) { m := *files; m.Cert = `a";x`; s.MTLS = &m }), `character '"'`},
@@ -34,6 +41,12 @@ func TestValidate(t *testing.T) {
 		{"peer id", with(func(s *Sidecar) { m := *files; m.PeerID = "https://x/y"; s.MTLS = &m }), "want a SPIFFE ID"},
 		{"peer id chars", with(func(s *Sidecar) { m := *files; m.PeerID = "spiffe://a/b c"; s.MTLS = &m }), "not allowed"},
 		{"peer id quote", with(func(s *Sidecar) { m := *files; m.PeerID = `spiffe://a/b"`; s.MTLS = &m }), "not allowed"},
+	}
+	if got := with(func(s *Sidecar) { s.UpstreamName = "a.b:80" }).UpstreamAddr(); got != "a.b:80" {
+		t.Errorf("UpstreamAddr() = %q, want the name", got)
+	}
+	if got := ok.UpstreamAddr(); got != "198.18.0.3:8080" {
+		t.Errorf("UpstreamAddr() = %q, want the address", got)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

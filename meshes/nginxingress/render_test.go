@@ -141,10 +141,12 @@ func sidecarCases() []proxytest.Case[Config] {
 	withMTLS.Workers = 4
 	withMTLS.MTLS = proxytest.GoldenMTLS()
 	loopback := layout.Loopback(15006, 8080, 15001, 8081, 15000)
+	named := proxytest.Named()
 	return []proxytest.Case[Config]{
 		{Name: "sidecar-loopback", Cfg: Config{Sidecar: &loopback}},
 		{Name: "sidecar-pod", Cfg: Config{Sidecar: &pod, NetNS: "ignored-by-render"}},
 		{Name: "sidecar-mtls", Cfg: Config{Sidecar: &withMTLS}},
+		{Name: "sidecar-named", Cfg: Config{Sidecar: &named}},
 	}
 }
 

@@ -41,7 +41,7 @@ http {
     }
 
     upstream upstream {
-        server {{.Upstream}};
+        server {{.UpstreamAddr}};
         keepalive {{.Keepalive}};
         keepalive_requests 10000000;
     }

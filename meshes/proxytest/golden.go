@@ -36,6 +36,14 @@ func Pod() layout.Sidecar {
 	return layout.Pod(netip.MustParseAddr("198.18.0.2"), 8080, netip.MustParseAddrPort("198.18.0.3:8080"))
 }
 
+// Named is Pod with the upstream by name, as in a cluster (a Service's;
+// localhost here, so that a proxy's own check resolves it).
+func Named() layout.Sidecar {
+	s := Pod()
+	s.UpstreamName = "localhost:8081"
+	return s
+}
+
 // GoldenMTLS is the mTLS files of the golden files (paths only).
 func GoldenMTLS() *layout.MTLS {
 	return &layout.MTLS{CA: "/etc/loadgen/mtls/root-cert.pem", Cert: "/etc/loadgen/mtls/default.loadgen.crt",

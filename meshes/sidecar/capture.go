@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/netip"
 	"os/exec"
 	"strings"
 	"text/template"
@@ -13,34 +14,56 @@ import (
 )
 
 // Capture is what istio-iptables is told: where captured connections go,
-// whose traffic is exempt, and which inbound ports are not captured.
+// whose traffic is exempt, which inbound ports are not captured and which
+// outbound connections are.
 type Capture struct {
 	OutboundPort   uint16   // -p: ISTIO_REDIRECT's target
 	InboundPort    uint16   // -z: ISTIO_IN_REDIRECT's target
 	ProxyUID       uint32   // -u
 	ProxyGID       uint32   // -g
 	ExcludeInbound []uint16 // -d: ports that reach the pod uncaptured
+
+	// ExcludeOutbound (-o) are ports the pod's connections reach
+	// uncaptured, whatever their address.
+	ExcludeOutbound []uint16
+	// ExcludeOutboundCIDRs (-x) are addresses reached uncaptured.
+	ExcludeOutboundCIDRs []netip.Prefix
+	// IncludeOutboundPorts (-q) are ports captured whatever the address.
+	IncludeOutboundPorts []uint16
+	// IncludeOutbound (-i) is what else is captured: every address ("*"),
+	// some ranges, or nothing.
+	IncludeOutbound Ranges
+}
+
+// Ranges are istio-iptables' -i: every address, or the CIDRs listed (none
+// captures no address but IncludeOutboundPorts').
+type Ranges struct {
+	All   bool
+	CIDRs []netip.Prefix
 }
 
 // IstioCapture is what Istio's injector runs in every pod: istio-iptables
 // -p 15001 -z 15006 -u 1337 -g 1337 -m REDIRECT -i '*' -x "" -b '*' -d
 // 15090,15021,15020.
 var IstioCapture = Capture{
-	OutboundPort:   layout.OutboundPort,
-	InboundPort:    layout.InboundPort,
-	ProxyUID:       layout.ProxyUID,
-	ProxyGID:       layout.ProxyGID,
-	ExcludeInbound: []uint16{layout.StatsPort, 15021, 15020},
+	OutboundPort:    layout.OutboundPort,
+	InboundPort:     layout.InboundPort,
+	ProxyUID:        layout.ProxyUID,
+	ProxyGID:        layout.ProxyGID,
+	ExcludeInbound:  []uint16{layout.StatsPort, 15021, 15020},
+	IncludeOutbound: Ranges{All: true},
 }
 
 // The nat table istio-iptables writes for capture, in its order: every
 // inbound TCP connection to ISTIO_INBOUND, then (but for the excluded
 // ports and 15008, HBONE) redirected to the inbound port; every outbound
-// one through ISTIO_OUTPUT, where the proxy's own connections (by UID and
-// by GID) and loopback traffic return, the inbound side's connections from
-// 127.0.0.6 to the app return first, a proxy's connection to its own pod
-// IP over lo goes back to the inbound port, and the rest is redirected to
-// the outbound port.
+// one through ISTIO_OUTPUT, where the excluded ports return first, then
+// the inbound side's connections from 127.0.0.6 to the app, the proxy's
+// own connections (by UID and by GID) and loopback traffic return, a
+// proxy's connection to its own pod IP over lo goes back to the inbound
+// port; then the excluded ranges return, the included ports are
+// redirected to the outbound port, and the included ranges are (with
+// ranges listed, whatever else returns).
 var rulesTemplate = template.Must(template.New("nat").Parse(`*nat
 -N ISTIO_INBOUND
 -N ISTIO_REDIRECT
@@ -55,6 +78,9 @@ var rulesTemplate = template.Must(template.New("nat").Parse(`*nat
 {{- end}}
 -A ISTIO_INBOUND -p tcp -j ISTIO_IN_REDIRECT
 -A OUTPUT -p tcp -j ISTIO_OUTPUT
+{{- range .ExcludeOutbound}}
+-A ISTIO_OUTPUT -p tcp --dport {{.}} -j RETURN
+{{- end}}
 -A ISTIO_OUTPUT -o lo -s 127.0.0.6/32 -j RETURN
 -A ISTIO_OUTPUT -o lo ! -d 127.0.0.1/32 -p tcp ! --dport 15008 -m owner --uid-owner {{.ProxyUID}} -j ISTIO_IN_REDIRECT
 -A ISTIO_OUTPUT -o lo -m owner ! --uid-owner {{.ProxyUID}} -j RETURN
@@ -63,7 +89,20 @@ var rulesTemplate = template.Must(template.New("nat").Parse(`*nat
 -A ISTIO_OUTPUT -o lo -m owner ! --gid-owner {{.ProxyGID}} -j RETURN
 -A ISTIO_OUTPUT -m owner --gid-owner {{.ProxyGID}} -j RETURN
 -A ISTIO_OUTPUT -d 127.0.0.1/32 -j RETURN
+{{- range .ExcludeOutboundCIDRs}}
+-A ISTIO_OUTPUT -d {{.}} -j RETURN
+{{- end}}
+{{- range .IncludeOutboundPorts}}
+-A ISTIO_OUTPUT -p tcp --dport {{.}} -j ISTIO_REDIRECT
+{{- end}}
+{{- if .IncludeOutbound.All}}
 -A ISTIO_OUTPUT -j ISTIO_REDIRECT
+{{- else if .IncludeOutbound.CIDRs}}
+{{- range .IncludeOutbound.CIDRs}}
+-A ISTIO_OUTPUT -d {{.}} -j ISTIO_REDIRECT
+{{- end}}
+-A ISTIO_OUTPUT -j RETURN
+{{- end}}
 COMMIT
 `))
 
@@ -76,8 +115,40 @@ var (
 // Rules is the iptables-restore input of c.
 func (c Capture) Rules() []byte {
 	var b bytes.Buffer
-	rulesTemplate.Execute(&b, c) // fields are numbers: it cannot fail
+	rulesTemplate.Execute(&b, c) // fields are numbers and prefixes: it cannot fail
 	return b.Bytes()
+}
+
+// Validate reports the first thing wrong with c, in one line: IPv4 only,
+// as the rules are iptables' (not ip6tables').
+func (c Capture) Validate() error {
+	if c.OutboundPort == 0 || c.InboundPort == 0 || c.OutboundPort == c.InboundPort {
+		return fmt.Errorf("capture: outbound port %d and inbound port %d must be two ports", c.OutboundPort, c.InboundPort)
+	}
+	for _, p := range append(append(append([]uint16{}, c.ExcludeInbound...), c.ExcludeOutbound...), c.IncludeOutboundPorts...) {
+		if p == 0 {
+			return fmt.Errorf("capture: port 0 in a port list")
+		}
+	}
+	for _, p := range append(append([]netip.Prefix{}, c.ExcludeOutboundCIDRs...), c.IncludeOutbound.CIDRs...) {
+		if !p.IsValid() || !p.Addr().Is4() {
+			return fmt.Errorf("capture: range %s: want an IPv4 CIDR", p)
+		}
+	}
+	if c.IncludeOutbound.All && len(c.IncludeOutbound.CIDRs) > 0 {
+		return fmt.Errorf("capture: outbound ranges are every address (*) or a list, not both")
+	}
+	return nil
+}
+
+// Install writes c's rules into this process's network namespace (a
+// pod's, from its init container), leaving the rest of its nat table
+// alone. It needs CAP_NET_ADMIN and iptables-restore.
+func (c Capture) Install(ctx context.Context) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	return c.install(ctx, "")
 }
 
 // undo is the iptables-restore input that removes what Rules added.
@@ -118,7 +189,11 @@ func restore(ctx context.Context, ns string, rules []byte) error {
 	}
 	out, err := runIn(ctx, ns, rules, bin, "--noflush", "-w", "5")
 	if err != nil {
-		return fmt.Errorf("sidecar: iptables-restore in network namespace %s: %v: %s", ns, err, strings.TrimSpace(out))
+		where := "network namespace " + ns
+		if ns == "" {
+			where = "this network namespace"
+		}
+		return fmt.Errorf("sidecar: iptables-restore in %s: %v: %s", where, err, strings.TrimSpace(out))
 	}
 	return nil
 }

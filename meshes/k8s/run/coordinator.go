@@ -160,6 +160,9 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 	if err := k.Check(); err != nil {
 		return nil, err
 	}
+	if err := k.nativeSidecars(ctx); err != nil {
+		return nil, err
+	}
 	o := k.Options
 	objs, notes, err := k.Objects()
 	if err != nil {

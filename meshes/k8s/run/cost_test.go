@@ -299,6 +299,9 @@ func TestProxySidesInEveryMode(t *testing.T) {
 				delete(worker.cores, "istio-proxy")
 			case k8s.ModeClientOnly:
 				delete(target.cores, "istio-proxy")
+			case k8s.ModeNone:
+				delete(worker.cores, "istio-proxy")
+				delete(target.cores, "istio-proxy")
 			}
 			got := podMetricsCosts(t, o, 1, []costPod{target, worker, prev})
 			want := map[string]float64{ClientProxy: 0.2, ServerProxy: 0.5}
@@ -309,7 +312,7 @@ func TestProxySidesInEveryMode(t *testing.T) {
 					t.Errorf("no %s record: %v", side.name, got)
 				case c.Side != side.side || c.Role != "proxy":
 					t.Errorf("%s: side %q role %q", side.name, c.Side, c.Role)
-				case (side.side == "client" && mode == k8s.ModeServerOnly) || (side.side == "server" && mode == k8s.ModeClientOnly):
+				case mode == k8s.ModeNone || (side.side == "client" && mode == k8s.ModeServerOnly) || (side.side == "server" && mode == k8s.ModeClientOnly):
 					if c.NoProxy == "" || c.Unmeasured != "" || !strings.Contains(c.NoProxy, mode) {
 						t.Errorf("%s in --mode %s: %+v, want no proxy, said so", side.name, mode, c)
 					}

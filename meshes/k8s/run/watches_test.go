@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -53,5 +54,42 @@ func TestWatchedPodsOnTheRunsNodes(t *testing.T) {
 	sort.Strings(got)
 	if strings.Join(got, ",") != "ztunnel-0,ztunnel-1" {
 		t.Errorf("ztunnel pods %v, want those of nodes n1 and n2", got)
+	}
+}
+
+// TestSidecarMeshWatch: --mesh sidecar's proxies are its sidecar
+// containers, in the run's pods, one watch a side.
+func TestSidecarMeshWatch(t *testing.T) {
+	o, err := k8s.Options{Mesh: k8s.MeshSidecar, Namespace: "bench"}.WithDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := Watches(o, 0)
+	sides := map[string]bool{}
+	for _, w := range ws {
+		if w.Role != "proxy" {
+			continue
+		}
+		if !slices.Equal(w.Containers, []string{k8s.ContainerSidecar}) || w.Namespace != "bench" {
+			t.Errorf("proxy watch %+v, want the %s container in bench", w, k8s.ContainerSidecar)
+		}
+		sides[w.Side] = true
+	}
+	if !sides["client"] || !sides["server"] || len(sides) != 2 {
+		t.Errorf("proxy watches %+v, want a client and a server side", ws)
+	}
+}
+
+func TestNativeSidecarVersion(t *testing.T) {
+	for _, tc := range []struct {
+		major, minor string
+		native, ok   bool
+	}{
+		{"1", "28", false, true}, {"1", "29", true, true}, {"1", "35", true, true}, {"1", "28+", false, true},
+		{"1", "30+", true, true}, {"2", "0", true, true}, {"", "", false, false}, {"1", "x", false, false},
+	} {
+		if native, ok := nativeSidecarVersion(tc.major, tc.minor); native != tc.native || ok != tc.ok {
+			t.Errorf("%s.%s: native %v ok %v, want %v %v", tc.major, tc.minor, native, ok, tc.native, tc.ok)
+		}
 	}
 }

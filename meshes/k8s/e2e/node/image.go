@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"time"
 
 	digest "github.com/opencontainers/go-digest"
@@ -28,7 +29,7 @@ type nodeImages struct {
 	loadgen, pause image
 }
 
-// The images' repositories; their tags are their binaries' digests, so
+// The images' repositories; their tags are their layers' digests, so
 // that a rebuilt loadgen is a new image and pods never run an old one.
 const (
 	LoadgenRepo = "loadgen.local/loadgen"
@@ -43,8 +44,9 @@ func (b *Bins) images(dir string) (nodeImages, error) {
 	var out nodeImages
 	var err error
 	// The target pods and workers run as 65532 with a read-only root,
-	// as the Dockerfile's image does.
-	if out.loadgen, err = writeImage(dir, LoadgenRepo, b.Loadgen, "/loadgen", loadgenUser); err != nil {
+	// as the Dockerfile's image does; it has iptables-restore, for
+	// loadgen mesh capture.
+	if out.loadgen, err = loadgenImage(dir, b.Loadgen); err != nil {
 		return out, err
 	}
 	if out.pause, err = writeImage(dir, PauseRepo, b.Pause, "/pause", "65535:65535"); err != nil {
@@ -62,23 +64,63 @@ func writeImage(dir, repo, bin, path, user string) (image, error) {
 	if err != nil {
 		return image{}, err
 	}
-	sum := sha256.Sum256(exe)
-	ref := fmt.Sprintf("%s:%x", repo, sum[:6])
+	return writeImageFiles(dir, repo, []imageFile{{path: path, data: exe, mode: 0o755}},
+		ocispec.ImageConfig{Entrypoint: []string{path}, User: user, WorkingDir: "/"})
+}
 
-	// The layer: a gzipped tar of the one file; its diff ID is the
-	// digest of the uncompressed tar.
+// imageFile is one file of an image's layer: its content, or a symbolic
+// link to link.
+type imageFile struct {
+	path string // absolute
+	data []byte
+	mode int64
+	link string
+}
+
+// writeImageFiles writes an OCI image layout, as a tar archive, of files
+// FROM scratch in one layer, with cfg as its config. Its tag is the
+// layer's digest, so that new content is a new image.
+func writeImageFiles(dir, repo string, files []imageFile, cfg ocispec.ImageConfig) (image, error) {
+	// The layer: a gzipped tar of the files, their directories first; its
+	// diff ID is the digest of the uncompressed tar.
 	var raw bytes.Buffer
 	tw := tar.NewWriter(&raw)
 	epoch := time.Unix(0, 0)
-	if err := tw.WriteHeader(&tar.Header{Name: path[1:], Mode: 0o755, Size: int64(len(exe)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
-		return image{}, err
+	dirs := map[string]bool{}
+	for _, f := range files {
+		for d := filepath.Dir(f.path); d != "/" && !dirs[d]; d = filepath.Dir(d) {
+			dirs[d] = true
+		}
 	}
-	if _, err := tw.Write(exe); err != nil {
-		return image{}, err
+	var dirList []string
+	for d := range dirs {
+		dirList = append(dirList, d)
+	}
+	sort.Strings(dirList)
+	for _, d := range dirList {
+		if err := tw.WriteHeader(&tar.Header{Name: d[1:] + "/", Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir}); err != nil {
+			return image{}, err
+		}
+	}
+	for _, f := range files {
+		h := &tar.Header{Name: f.path[1:], Mode: f.mode, Size: int64(len(f.data)), ModTime: epoch, Typeflag: tar.TypeReg}
+		if f.link != "" {
+			h = &tar.Header{Name: f.path[1:], Mode: 0o777, ModTime: epoch, Typeflag: tar.TypeSymlink, Linkname: f.link}
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return image{}, err
+		}
+		if f.link == "" {
+			if _, err := tw.Write(f.data); err != nil {
+				return image{}, err
+			}
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return image{}, err
 	}
+	sum := sha256.Sum256(raw.Bytes())
+	ref := fmt.Sprintf("%s:%x", repo, sum[:6])
 	diffID := digest.FromBytes(raw.Bytes())
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
@@ -90,10 +132,10 @@ func writeImage(dir, repo, bin, path, user string) (image, error) {
 	}
 	layer := gz.Bytes()
 
-	cfg, err := json.Marshal(ocispec.Image{
+	config, err := json.Marshal(ocispec.Image{
 		Created:  &epoch,
 		Platform: ocispec.Platform{Architecture: runtime.GOARCH, OS: "linux"},
-		Config:   ocispec.ImageConfig{Entrypoint: []string{path}, User: user, WorkingDir: "/"},
+		Config:   cfg,
 		RootFS:   ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{diffID}},
 	})
 	if err != nil {
@@ -102,7 +144,7 @@ func writeImage(dir, repo, bin, path, user string) (image, error) {
 	manifest, err := json.Marshal(ocispec.Manifest{
 		Versioned: specs.Versioned{SchemaVersion: 2},
 		MediaType: ocispec.MediaTypeImageManifest,
-		Config:    ocispec.Descriptor{MediaType: ocispec.MediaTypeImageConfig, Digest: digest.FromBytes(cfg), Size: int64(len(cfg))},
+		Config:    ocispec.Descriptor{MediaType: ocispec.MediaTypeImageConfig, Digest: digest.FromBytes(config), Size: int64(len(config))},
 		Layers:    []ocispec.Descriptor{{MediaType: ocispec.MediaTypeImageLayerGzip, Digest: digest.FromBytes(layer), Size: int64(len(layer))}},
 	})
 	if err != nil {
@@ -128,13 +170,13 @@ func writeImage(dir, repo, bin, path, user string) (image, error) {
 	}
 	var out bytes.Buffer
 	aw := tar.NewWriter(&out)
-	files := []struct {
+	blobs := []struct {
 		name string
 		data []byte
 	}{
 		{ocispec.ImageLayoutFile, layout},
 		{"index.json", index},
-		{blob(cfg), cfg},
+		{blob(config), config},
 		{blob(manifest), manifest},
 		{blob(layer), layer},
 	}
@@ -143,7 +185,7 @@ func writeImage(dir, repo, bin, path, user string) (image, error) {
 			return image{}, err
 		}
 	}
-	for _, f := range files {
+	for _, f := range blobs {
 		if err := aw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.data)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
 			return image{}, err
 		}

@@ -342,7 +342,7 @@ func procName(component string, m Member) string {
 // (a node attached to was started with an older build) and makes it the
 // node's Image.
 func (n *Node) ImportLoadgen(ctx context.Context, bins *Bins) error {
-	im, err := writeImage(n.Dir, LoadgenRepo, bins.Loadgen, "/loadgen", loadgenUser)
+	im, err := loadgenImage(n.Dir, bins.Loadgen)
 	if err != nil {
 		return err
 	}

@@ -175,6 +175,15 @@ func makePKI(dir string, a Addresses, nodes []string) (*pki, error) {
 	if p.CA, err = write("ca.crt", root.pem); err != nil {
 		return nil, err
 	}
+	// Its key, for serving certificates issued later (the injection
+	// webhook's, to a node attached to as well).
+	kb, err := x509.MarshalPKCS8PrivateKey(root.key)
+	if err != nil {
+		return nil, err
+	}
+	if p.CAKey, err = write("ca.key", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb})); err != nil {
+		return nil, err
+	}
 	if p.FrontProxyCA, err = write("front-proxy-ca.crt", front.pem); err != nil {
 		return nil, err
 	}
@@ -255,4 +264,34 @@ func writeKubeconfig(path, server, caFile, certFile, keyFile string) error {
 	cfg.Contexts[ContextName] = &clientcmdapi.Context{Cluster: ContextName, AuthInfo: ContextName}
 	cfg.CurrentContext = ContextName
 	return clientcmd.WriteToFile(*cfg, path)
+}
+
+// loadCA reads the node's CA back from its files (ca.crt, ca.key).
+func loadCA(pkiDir string) (*ca, error) {
+	certPEM, err := os.ReadFile(filepath.Join(pkiDir, "ca.crt"))
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := os.ReadFile(filepath.Join(pkiDir, "ca.key"))
+	if err != nil {
+		return nil, fmt.Errorf("the node's CA key (started by an older build? take it down and up again): %w", err)
+	}
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, fmt.Errorf("%s: not PEM", pkiDir)
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	key, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("%s: the CA key cannot sign", pkiDir)
+	}
+	return &ca{cert: cert, key: signer, pem: certPEM}, nil
 }

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"loadgen/meshes/layout"
+	"loadgen/meshes/sidecar"
+)
+
+// meshCapture holds the flags of `mesh capture`: istio-iptables' own,
+// under long names.
+type meshCapture struct {
+	outboundPort, inboundPort uint16
+	uid, gid                  uint32
+	excludeIn, excludeOut     string
+	includeOutPorts           string
+	includeOut, excludeOutIPs string
+	print                     bool
+}
+
+func newMeshCaptureCmd() *cobra.Command {
+	var c meshCapture
+	cmd := &cobra.Command{
+		Use:   "capture",
+		Short: "Install Istio's sidecar capture (iptables NAT rules) in this network namespace",
+		Long: `Write the nat table Istio's istio-iptables writes into the network namespace
+loadgen runs in: every inbound TCP connection redirected to the sidecar's
+inbound port (15006), the pod's outbound connections to its outbound port
+(15001), the sidecar's own traffic (UID and GID 1337) left alone. The same
+rules as loadgen's local sidecars (loadgen sweep's sidecar paths).
+
+It is the init container of the pods 'loadgen k8s run --mesh sidecar'
+renders: it runs as root with NET_ADMIN and NET_RAW, from an image that has
+iptables-restore (loadgen's image does). Rules are added, nothing else in the
+table is touched.
+
+Each list flag is istio-iptables' flag of the same meaning: -d
+--exclude-inbound-ports, -o --exclude-outbound-ports, -q
+--include-outbound-ports, -i --include-outbound-ip-ranges ("*" for every
+address, "" for none), -x --exclude-outbound-ip-ranges.`,
+		Example: `  loadgen mesh capture --print
+  loadgen mesh capture --exclude-inbound-ports 15090,15021,15020,8081
+  loadgen mesh capture --include-outbound-ip-ranges "" --include-outbound-ports 8080 --exclude-outbound-ports 8081`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			capt, err := c.capture()
+			if err != nil {
+				return err
+			}
+			if c.print {
+				_, err := cmd.OutOrStdout().Write(capt.Rules())
+				return err
+			}
+			if err := capt.Install(cmd.Context()); err != nil {
+				return failf("%v", err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "capture installed: inbound to %d, outbound to %d, UID %d and GID %d exempt\n",
+				capt.InboundPort, capt.OutboundPort, capt.ProxyUID, capt.ProxyGID)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.Uint16Var(&c.outboundPort, "outbound-port", layout.OutboundPort, "where outbound connections are redirected (-p)")
+	fl.Uint16Var(&c.inboundPort, "inbound-port", layout.InboundPort, "where inbound connections are redirected (-z)")
+	fl.Uint32Var(&c.uid, "proxy-uid", layout.ProxyUID, "the sidecar's UID: its connections are not captured (-u)")
+	fl.Uint32Var(&c.gid, "proxy-gid", layout.ProxyGID, "the sidecar's GID (-g)")
+	fl.StringVar(&c.excludeIn, "exclude-inbound-ports", joinPorts(sidecar.IstioCapture.ExcludeInbound), "inbound ports left uncaptured (-d)")
+	fl.StringVar(&c.excludeOut, "exclude-outbound-ports", "", "outbound ports left uncaptured (-o)")
+	fl.StringVar(&c.includeOutPorts, "include-outbound-ports", "", "outbound ports captured whatever the address (-q)")
+	fl.StringVar(&c.includeOut, "include-outbound-ip-ranges", "*", `outbound CIDRs captured: "*" every address, "" none (-i)`)
+	fl.StringVar(&c.excludeOutIPs, "exclude-outbound-ip-ranges", "", "outbound CIDRs left uncaptured (-x)")
+	fl.BoolVar(&c.print, "print", false, "print the iptables-restore input instead of installing it")
+	return cmd
+}
+
+// capture is the Capture the flags describe.
+func (c meshCapture) capture() (sidecar.Capture, error) {
+	capt := sidecar.Capture{OutboundPort: c.outboundPort, InboundPort: c.inboundPort, ProxyUID: c.uid, ProxyGID: c.gid}
+	var err error
+	if capt.ExcludeInbound, err = parsePorts("--exclude-inbound-ports", c.excludeIn); err != nil {
+		return capt, err
+	}
+	if capt.ExcludeOutbound, err = parsePorts("--exclude-outbound-ports", c.excludeOut); err != nil {
+		return capt, err
+	}
+	if capt.IncludeOutboundPorts, err = parsePorts("--include-outbound-ports", c.includeOutPorts); err != nil {
+		return capt, err
+	}
+	if capt.ExcludeOutboundCIDRs, err = parseCIDRs("--exclude-outbound-ip-ranges", c.excludeOutIPs); err != nil {
+		return capt, err
+	}
+	if strings.TrimSpace(c.includeOut) == "*" {
+		capt.IncludeOutbound.All = true
+	} else if capt.IncludeOutbound.CIDRs, err = parseCIDRs("--include-outbound-ip-ranges", c.includeOut); err != nil {
+		return capt, err
+	}
+	return capt, capt.Validate()
+}
+
+// parsePorts reads "8080,8081" (empty: none).
+func parsePorts(flag, s string) ([]uint16, error) {
+	var out []uint16
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.ParseUint(f, 10, 16)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("%s: %q is not a port (1 to 65535)", flag, f)
+		}
+		out = append(out, uint16(n))
+	}
+	return out, nil
+}
+
+// parseCIDRs reads "10.0.0.0/8,198.18.112.1/32" (empty: none).
+func parseCIDRs(flag, s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil || !p.Addr().Is4() {
+			return nil, fmt.Errorf("%s: %q is not an IPv4 CIDR", flag, f)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+func joinPorts(ps []uint16) string {
+	var s []string
+	for _, p := range ps {
+		s = append(s, strconv.Itoa(int(p)))
+	}
+	return strings.Join(s, ",")
+}
