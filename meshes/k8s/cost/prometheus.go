@@ -122,6 +122,17 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 					per[k] = m
 				}
 				m.addCPU(inc/span.Seconds(), span, in[len(in)-1].t)
+			} else if cores, ok := s.idle(win.From, win.To); ok {
+				// Too few new measurements because there was nothing to
+				// measure: an idle container (the target's gRPC server in
+				// an HTTP step) is 0, not a reason to drop the figure.
+				m := per[k]
+				if m == nil {
+					m = &measured{}
+					per[k] = m
+				}
+				m.addCPU(cores, win.To.Sub(win.From), win.To)
+				seen[k] = max(seen[k], 2)
 			}
 		}
 		for _, s := range dedupe(mem) {
@@ -311,6 +322,35 @@ func (s series) measurements(from, to time.Time) []point {
 		}
 	}
 	return out
+}
+
+// IdleCores is the CPU below which a container whose counter hardly
+// moved is idle: cAdvisor re-measures an idle container seldom, so its
+// series holds too few new measurements within a step, though there is
+// nothing to measure. A busy container is far above it.
+const IdleCores = 0.01
+
+// idle tells whether the series' counter rose by less than IdleCores over
+// the samples that enclose [from, to] (the last at or before from, the
+// first at or after to), and its rate there: a container that did nothing
+// in the step, whatever cAdvisor's housekeeping and Prometheus' scrape
+// times. A series that does not enclose the window is not known idle.
+func (s series) idle(from, to time.Time) (float64, bool) {
+	var p0, p1 *point
+	for i := range s.points {
+		pt := &s.points[i]
+		if !pt.t.After(from) {
+			p0 = pt
+		}
+		if p1 == nil && !pt.t.Before(to) {
+			p1 = pt
+		}
+	}
+	if p0 == nil || p1 == nil || !p1.t.After(p0.t) || p1.v < p0.v {
+		return 0, false
+	}
+	cores := (p1.v - p0.v) / p1.t.Sub(p0.t).Seconds()
+	return cores, cores < IdleCores
 }
 
 // within are the series' samples within [from, to] whose sample before

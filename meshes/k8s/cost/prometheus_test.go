@@ -294,3 +294,30 @@ func TestPrometheusEndedSeries(t *testing.T) {
 		t.Errorf("waited %v for a series that had ended (MaxWait %v)", waited.Round(time.Second), p.MaxWait)
 	}
 }
+
+// An idle container's counter hardly moves, so its series holds too few
+// new measurements in a step: it is idle (its small rate), not a reason to
+// drop the figure of the pod it is part of. A busy one, or a series that
+// does not enclose the window, is not taken for idle.
+func TestSeriesIdle(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	at := func(sec int, v float64) point { return point{t: t0.Add(time.Duration(sec) * time.Second), v: v} }
+	from, to := t0.Add(30*time.Second), t0.Add(90*time.Second)
+	for _, tc := range []struct {
+		name string
+		pts  []point
+		idle bool
+	}{
+		{"unchanged", []point{at(0, 5), at(30, 5), at(60, 5), at(90, 5), at(120, 5)}, true},
+		{"once, by a little", []point{at(20, 5), at(50, 5), at(80, 5.2), at(110, 5.2)}, true},
+		{"busy, one measurement", []point{at(20, 5), at(50, 5), at(80, 35), at(110, 35)}, false},
+		{"ends inside", []point{at(0, 5), at(30, 5), at(60, 5)}, false},
+		{"starts inside", []point{at(40, 5), at(70, 5), at(100, 5)}, false},
+		{"restarted", []point{at(20, 5), at(100, 1)}, false},
+	} {
+		cores, ok := series{points: tc.pts}.idle(from, to)
+		if ok != tc.idle || (ok && cores >= IdleCores) {
+			t.Errorf("%s: idle %v (%.4f cores), want %v", tc.name, ok, cores, tc.idle)
+		}
+	}
+}
