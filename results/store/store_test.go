@@ -1,6 +1,8 @@
 package store
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -108,8 +110,25 @@ func FuzzDecodeRun(f *testing.F) {
 	f.Add([]byte(`{"schema":1,"tool":"loadgen","config":{"duration":12}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		run, err := DecodeRun(b)
-		if err == nil && run == nil {
+		if err != nil {
+			return
+		}
+		if run == nil {
 			t.Fatal("nil run without error")
+		}
+		// Whatever was read, of any schema, is written in this one and
+		// reads back the same: decode∘encode is the identity on a decoded
+		// run.
+		enc, err := json.Marshal(run)
+		if err != nil {
+			t.Fatalf("a decoded run does not encode: %v", err)
+		}
+		again, err := DecodeRun(enc)
+		if err != nil {
+			t.Fatalf("its own encoding does not decode: %v\n%s", err, enc)
+		}
+		if enc2, _ := json.Marshal(again); !bytes.Equal(enc, enc2) {
+			t.Fatalf("round trip changed the run:\n%s\n%s", enc, enc2)
 		}
 	})
 }
