@@ -109,8 +109,8 @@ labelled with the run id. Nothing is sent to a cluster.`,
 func newK8sRBACCmd() *cobra.Command {
 	var ro k8s.RBACOptions
 	cmd := &cobra.Command{
-		Use:   "rbac --mesh MESH [-n NAMESPACE] [--for run|paths|cleanup] [--bind NS/SERVICEACCOUNT]",
-		Short: "Print the ClusterRole and Roles a run needs, and nothing more (kubectl-applicable YAML)",
+		Use:   "rbac --mesh MESH [-n NS] [--for run|paths|cleanup] [--bind NS/SA]",
+		Short: "Print the roles a run needs, and nothing more (YAML for kubectl apply)",
 		Long: `Print the permissions 'k8s run' (or 'k8s paths', 'k8s cleanup') needs for a mesh and
 its options, from the one table the code is tested against: a ClusterRole — the
 cluster-scoped rules, the reads across namespaces (ztunnel's, a gateway's

@@ -30,7 +30,7 @@ type k8sPathsFlags struct {
 func newK8sPathsCmd() *cobra.Command {
 	f := &k8sPathsFlags{}
 	cmd := &cobra.Command{
-		Use:   "paths [-d 10s] [--repeats 3] [--tcp-tolerance 10%] [--judge netperf|all] [-o DIR]",
+		Use:   "paths [-d 10s] [--repeats 3] [--tcp-tolerance 10%] [--judge netperf|all]",
 		Short: "Measure k8s-netperf's paths (pod, ClusterIP, NodePort…) against hostNetwork",
 		Long: `Measure a cluster's network paths as k8s-netperf does, with loadgen's own client
 and servers in pods:

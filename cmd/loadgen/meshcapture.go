@@ -45,7 +45,8 @@ Each list flag is istio-iptables' flag of the same meaning: -d
 address, "" for none), -x --exclude-outbound-ip-ranges.`,
 		Example: `  loadgen mesh capture --print
   loadgen mesh capture --exclude-inbound-ports 15090,15021,15020,8081
-  loadgen mesh capture --include-outbound-ip-ranges "" --include-outbound-ports 8080 --exclude-outbound-ports 8081`,
+  loadgen mesh capture --include-outbound-ip-ranges "" --include-outbound-ports 8080 \
+    --exclude-outbound-ports 8081`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			capt, err := c.capture()
