@@ -45,8 +45,8 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringVar(&o.Mode, "mode", k8s.ModeBoth, "sidecar placement for istio, linkerd, appmesh and sidecar: "+strings.Join(k8s.Modes, ", ")+" (none: sidecar only)")
 	fl.StringVar(&o.Image, "image", k8s.DefaultImage, "the loadgen image (built from the repository's Dockerfile)")
 	fl.StringVar(&o.Revision, "revision", "", "istio: inject with istio.io/rev=REV instead of istio-injection=enabled")
-	fl.IntVar(&o.Concurrency, "concurrency", 0, fmt.Sprintf("istio, linkerd, appmesh: each sidecar's worker threads and its CPU limit in cores "+
-		"(istio concurrency, linkerd proxy-cpu-limit; appmesh: the limit only) (default %d)", k8s.DefaultConcurrency))
+	fl.IntVar(&o.Concurrency, "concurrency", 0, fmt.Sprintf("istio, linkerd, appmesh, sidecar: each sidecar's worker threads, and for the first three its CPU limit "+
+		"in cores (istio concurrency, linkerd proxy-cpu-limit; appmesh: the limit only) (default %d)", k8s.DefaultConcurrency))
 	fl.StringVar(&o.ProxyCPU, "proxy-cpu", "", "istio, linkerd, appmesh: each sidecar's CPU request (default "+k8s.DefaultProxyCPU+")")
 	fl.StringVar(&o.ProxyMemory, "proxy-memory", "", "istio, linkerd, appmesh: each sidecar's memory request (default "+k8s.DefaultProxyMemory+")")
 	fl.BoolVar(&o.MTLS, "mtls", false, "istio: a STRICT PeerAuthentication for the namespace; sidecar: mutual TLS between the two sidecars (--mode both)")

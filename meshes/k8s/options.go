@@ -148,10 +148,10 @@ func (o Options) WithDefaults() (Options, error) {
 		if o.Concurrency == 0 {
 			o.Concurrency = DefaultConcurrency
 		}
-		if o.ProxyCPU == "" {
+		if o.ProxyCPU == "" && o.Mesh != MeshSidecar {
 			o.ProxyCPU = DefaultProxyCPU
 		}
-		if o.ProxyMemory == "" {
+		if o.ProxyMemory == "" && o.Mesh != MeshSidecar {
 			o.ProxyMemory = DefaultProxyMemory
 		}
 	}
@@ -253,6 +253,9 @@ func (o Options) validate() error {
 	if (o.Concurrency != 0 || o.ProxyCPU != "" || o.ProxyMemory != "") && !o.sidecars() {
 		return fmt.Errorf("--concurrency, --proxy-cpu and --proxy-memory apply to the sidecars loadgen has injected (istio, linkerd, appmesh), "+
 			"not %s: its proxies are its install's", o.Mesh)
+	}
+	if o.Mesh == MeshSidecar && (o.ProxyCPU != "" || o.ProxyMemory != "") {
+		return fmt.Errorf("--proxy-cpu and --proxy-memory do not apply to --mesh sidecar yet: its proxies run without requests or limits (--concurrency sets their threads)")
 	}
 	if o.Concurrency < 0 || o.Workers < 0 {
 		return fmt.Errorf("concurrency and workers must be positive")

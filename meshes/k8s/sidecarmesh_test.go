@@ -258,3 +258,16 @@ func TestSidecarMeshCheckLoad(t *testing.T) {
 		t.Errorf("istio: %v", err)
 	}
 }
+
+// --proxy-cpu and --proxy-memory, which --mesh sidecar does not apply yet,
+// are refused rather than ignored.
+func TestSidecarMeshRefusesProxyResources(t *testing.T) {
+	for _, o := range []Options{{Mesh: MeshSidecar, ProxyCPU: "2"}, {Mesh: MeshSidecar, ProxyMemory: "1Gi"}} {
+		if _, err := o.WithDefaults(); err == nil || !strings.Contains(err.Error(), "--mesh sidecar") {
+			t.Errorf("%+v: %v, want a refusal naming --mesh sidecar", o, err)
+		}
+	}
+	if o, err := (Options{Mesh: MeshSidecar}).WithDefaults(); err != nil || o.Concurrency != DefaultConcurrency {
+		t.Errorf("defaults: %+v %v, want concurrency %d and no error", o, err, DefaultConcurrency)
+	}
+}
