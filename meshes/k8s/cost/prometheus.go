@@ -110,6 +110,7 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 		per := map[part]*measured{}
 		seen := map[part]int{}            // pod and container → the most measurements a series of it has in the window
 		every := map[part]time.Duration{} // … and how often its series is sampled
+		idle := map[part]float64{}        // … idle over the step: its rate
 		for _, s := range dedupe(cpu) {
 			k := s.part(w)
 			in := s.measurements(win.From, win.To)
@@ -123,17 +124,26 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 				}
 				m.addCPU(inc/span.Seconds(), span, in[len(in)-1].t)
 			} else if cores, ok := s.idle(win.From, win.To); ok {
-				// Too few new measurements because there was nothing to
-				// measure: an idle container (the target's gRPC server in
-				// an HTTP step) is 0, not a reason to drop the figure.
-				m := per[k]
-				if m == nil {
-					m = &measured{}
-					per[k] = m
-				}
-				m.addCPU(cores, win.To.Sub(win.From), win.To)
-				seen[k] = max(seen[k], 2)
+				idle[k] = cores
 			}
+		}
+		// Too few new measurements because there was nothing to measure:
+		// an idle container (the target's gRPC server in an HTTP step) is
+		// its small rate, not a reason to drop the figure; it counts over
+		// the span the measured parts cover, so that it widens no figure's
+		// window.
+		from, to := win.From, win.To
+		if lo, hi := coveredBy(per); hi.After(lo) {
+			from, to = lo, hi
+		}
+		for k, cores := range idle {
+			if per[k] != nil {
+				continue
+			}
+			m := &measured{}
+			m.addCPU(cores, to.Sub(from), to)
+			per[k] = m
+			seen[k] = max(seen[k], 2)
 		}
 		for _, s := range dedupe(mem) {
 			if m := per[s.part(w)]; m != nil {
@@ -322,6 +332,20 @@ func (s series) measurements(from, to time.Time) []point {
 		}
 	}
 	return out
+}
+
+// coveredBy is the span the measured parts cover together (zero times
+// for none).
+func coveredBy(per map[part]*measured) (from, to time.Time) {
+	for _, m := range per {
+		if from.IsZero() || m.from.Before(from) {
+			from = m.from
+		}
+		if m.to.After(to) {
+			to = m.to
+		}
+	}
+	return from, to
 }
 
 // IdleCores is the CPU below which a container whose counter hardly
