@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"loadgen/loadgen/study"
+	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/paths"
 	"loadgen/results/compare"
@@ -35,6 +36,7 @@ type studyFlags struct {
 	cpuPrice float64
 	cpus     int
 	cluster  study.Options // mesh-ladder on a cluster: kubeconfig, context, meshes, workers
+	images   []string      // --proxy-image PROXY=IMAGE
 }
 
 func newStudyCmd() *cobra.Command {
@@ -88,6 +90,10 @@ Exit status 1 when a step failed, 99 when a check (--assert) did not hold
 	fl.StringVar(&f.cluster.Context, "context", "", "mesh-ladder, k8s-paths: the kubeconfig context (default the current one; implies the cluster)")
 	fl.StringSliceVar(&f.cluster.Meshes, "meshes", nil, "mesh-ladder on a cluster: the meshes, each a k8s run (default istio): "+strings.Join(k8s.Meshes, ", "))
 	fl.IntVar(&f.cluster.Workers, "workers", 1, "mesh-ladder on a cluster: worker pods per step")
+	fl.StringArrayVar(&f.images, "proxy-image", nil, "mesh-ladder with --meshes sidecar: a proxy's image, PROXY=IMAGE (repeatable; default each proxy's official image)")
+	fl.BoolVar(&f.cluster.SameNodeOK, "same-node-ok", false, "mesh-ladder on a cluster: let workers share the target's node (a one-node cluster; k8s run's --same-node-ok)")
+	fl.StringVar(&f.cluster.Ladder, "ladder", "", "mesh-ladder: the ladder instead of the study's c1t1..c128t128, as the machine allows (sweep's --ladder)")
+	fl.StringVar(&f.cluster.Payloads, "payloads", "", "mesh-ladder: the payloads instead of the study's 100,1MiB (sweep's --payloads)")
 	fl.StringVar(&f.cluster.Image, "image", "", "on a cluster: the loadgen image (k8s run's and k8s paths' --image)")
 	fl.IntVar(&f.cluster.Repeats, "repeats", 0, "samples of every step (default the study's own: loadgen study list); with one, an ordering's noise cannot be told")
 	fl.StringVar(&f.cluster.Tolerance, "tolerance", "10%", "k8s-paths: how far below hostNetwork a pod path may fall (k8s-netperf's --tcp-tolerance)")
@@ -120,6 +126,12 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	}
 	opts := f.cluster
 	opts.Duration, opts.CPUs = f.duration, f.cpus
+	if opts.ProxyImages, err = parseProxyImages(f.images); err != nil {
+		return err
+	}
+	if err := checkLadderOptions(s, opts, cmd.Flags().Changed); err != nil {
+		return err
+	}
 	if err := checkClusterOptions(s, opts, cmd.Flags().Changed("workers")); err != nil {
 		return err
 	}
@@ -276,12 +288,71 @@ func checkClusterOptions(s study.Study, o study.Options, workersSet bool) error 
 		return fmt.Errorf("study %s runs on this machine only: drop --kubeconfig and --context", s.Name)
 	}
 	for _, m := range o.Meshes {
-		if !slices.Contains(k8s.Meshes, m) || m == k8s.MeshNone {
-			return fmt.Errorf("--meshes %s: want some of %s (each is measured beside the same pods uncaptured)", m, strings.Join(k8s.Meshes[1:], ", "))
+		if proxy, ok := strings.CutPrefix(m, k8s.MeshSidecar+":"); ok {
+			if !slices.Contains(k8s.SidecarProxies, proxy) {
+				return fmt.Errorf("--meshes %s: the sidecar mesh's proxies are %s", m, strings.Join(k8s.SidecarProxies, ", "))
+			}
+			continue
 		}
+		if !slices.Contains(k8s.Meshes, m) || m == k8s.MeshNone {
+			return fmt.Errorf("--meshes %s: want some of %s, or sidecar:PROXY (each is measured beside the same pods uncaptured)", m, strings.Join(k8s.Meshes[1:], ", "))
+		}
+	}
+	if len(o.ProxyImages) > 0 && !slices.ContainsFunc(o.Meshes, func(m string) bool { return strings.HasPrefix(m, k8s.MeshSidecar) }) {
+		return errors.New("--proxy-image is for the sidecar mesh: add --meshes sidecar (or sidecar:PROXY)")
 	}
 	if o.Workers < 1 {
 		return fmt.Errorf("--workers %d: want 1 or more", o.Workers)
+	}
+	return nil
+}
+
+// parseProxyImages reads --proxy-image PROXY=IMAGE.
+func parseProxyImages(flags []string) (map[string]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, f := range flags {
+		proxy, img, ok := strings.Cut(f, "=")
+		switch {
+		case !ok || img == "":
+			return nil, fmt.Errorf("--proxy-image %q: want PROXY=IMAGE, e.g. haproxy=haproxy:3.0", f)
+		case !slices.Contains(k8s.SidecarProxies, proxy):
+			return nil, fmt.Errorf("--proxy-image %q: the sidecar mesh's proxies are %s", f, strings.Join(k8s.SidecarProxies, ", "))
+		case out[proxy] != "":
+			return nil, fmt.Errorf("--proxy-image: %s given twice", proxy)
+		}
+		out[proxy] = img
+	}
+	return out, nil
+}
+
+// checkLadderOptions refuses mesh-ladder's own options for other studies,
+// and a ladder or payload list sweep would refuse, before anything runs.
+func checkLadderOptions(s study.Study, o study.Options, changed func(string) bool) error {
+	if s.Name != "mesh-ladder" {
+		for _, name := range []string{"ladder", "payloads", "proxy-image", "same-node-ok"} {
+			if changed(name) {
+				return fmt.Errorf("--%s is mesh-ladder's (study %s has its own plan)", name, s.Name)
+			}
+		}
+		return nil
+	}
+	if o.SameNodeOK && !o.OnCluster() {
+		return errors.New("--same-node-ok is for a cluster: add --kubeconfig (or --context)")
+	}
+	if changed("ladder") {
+		if _, err := sweep.ParseLadder(o.Ladder); err != nil {
+			return fmt.Errorf("--ladder: %w", err)
+		}
+	}
+	if changed("payloads") {
+		for _, p := range strings.Split(o.Payloads, ",") {
+			if _, err := sweep.ParseSize(strings.TrimSpace(p)); err != nil {
+				return fmt.Errorf("--payloads %s: %w", p, err)
+			}
+		}
 	}
 	return nil
 }

@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"loadgen/loadgen/study"
 	"loadgen/loadgen/sweep"
+	"loadgen/meshes/k8s"
 	"loadgen/results/store"
 )
 
@@ -241,12 +243,37 @@ func TestStudyMeshLadderOnCluster(t *testing.T) {
 			t.Errorf("dry run: exit %d, no %q in\n%s%s", code, want, out, stderr)
 		}
 	}
+	if !slices.Equal(study.SidecarProxies, k8s.SidecarProxies) {
+		t.Errorf("the study's sidecar proxies %v, k8s run's %v", study.SidecarProxies, k8s.SidecarProxies)
+	}
+	// The sidecar mesh, each proxy on both sides, on a one-node cluster
+	// with the node's images, over a ladder the machine allows.
+	code, out, stderr = cli(t, "study", "mesh-ladder", "--dry-run", "--kubeconfig", kc, "--meshes", "sidecar", "--same-node-ok",
+		"--proxy-image", "haproxy=loadgen.local/haproxy:1", "--ladder", "c1t1..c8t8", "--payloads", "100,1KiB", "-d", "10s", "-o", dir)
+	for _, want := range []string{
+		"loadgen k8s run --mesh sidecar --proxy nginx --mode both -f " + dir + "/mesh-ladder.yaml --workers 1 -n loadgen-sidecar-nginx --same-node-ok --kubeconfig " + kc + " -o " + filepath.Join(dir, "k8s-sidecar-nginx"),
+		"loadgen k8s run --mesh sidecar --proxy haproxy --mode both --proxy-image loadgen.local/haproxy:1 -f " + dir + "/mesh-ladder.yaml --workers 1 -n loadgen-sidecar-haproxy --same-node-ok",
+		"loadgen k8s run --mesh sidecar --proxy caddy --mode both -f ",
+		"ladder: c1t1..c8t8", "payloads: [100, 1KiB]", "duration: 10s",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("dry run: exit %d, no %q in\n%s%s", code, want, out, stderr)
+		}
+	}
 	for _, args := range [][]string{
 		{"study", "mesh-ladder", "--meshes", "istio", "--dry-run"},
 		{"study", "mesh-ladder", "--workers", "3", "--dry-run"},
 		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "nosuch", "--dry-run"},
 		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "none", "--dry-run"},
 		{"study", "cni-matrix", "--kubeconfig", kc, "--dry-run"},
+		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "sidecar:envoy", "--dry-run"},
+		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "istio", "--proxy-image", "nginx=n:1", "--dry-run"},
+		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "sidecar", "--proxy-image", "nginx", "--dry-run"},
+		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "sidecar", "--proxy-image", "nginx=a", "--proxy-image", "nginx=b", "--dry-run"},
+		{"study", "mesh-ladder", "--same-node-ok", "--dry-run"},
+		{"study", "mesh-ladder", "--ladder", "c0t1", "--dry-run"},
+		{"study", "mesh-ladder", "--payloads", "100,lots", "--dry-run"},
+		{"study", "cni-matrix", "--ladder", "c1t1", "--dry-run"},
 		{"study", "flannel-backends", "--kubeconfig", kc, "--assert", "errors<1%", "--dry-run"},
 	} {
 		if code, _, stderr := cli(t, args...); code != exitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 1 {

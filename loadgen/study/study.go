@@ -54,8 +54,18 @@ type Options struct {
 	// loadgen k8s run, instead of local sidecars.
 	Kubeconfig, Context string
 	// Meshes are mesh-ladder's cluster meshes (default istio), each beside
-	// the same pods' uncaptured port as its baseline.
+	// the same pods' uncaptured port as its baseline. "sidecar" is loadgen's
+	// own sidecar mesh with each proxy in turn, "sidecar:haproxy" one.
 	Meshes []string
+	// ProxyImages are the sidecar meshes' images by proxy (k8s run's
+	// --proxy-image); a proxy without one runs its official image.
+	ProxyImages map[string]string
+	// SameNodeOK lets a cluster step's workers share the target's node
+	// (k8s run's --same-node-ok): a one-node cluster.
+	SameNodeOK bool
+	// Ladder and Payloads replace mesh-ladder's own (c1t1..c128t128; 100
+	// and 1MiB), as the machine allows.
+	Ladder, Payloads string
 	// Workers are the pods of each cluster step's Indexed Job.
 	Workers int
 	// Image is the loadgen image of a cluster step (k8s run's and k8s
@@ -255,7 +265,8 @@ var studies = []Study{
 			if o.OnCluster() {
 				return clusterLadder(d, o)
 			}
-			args := []string{"sweep", "--ladder", "c1t1..c128t128", "--payloads", "100,1MiB", "-d", dur(d),
+			ladder, payloads := o.ladder()
+			args := []string{"sweep", "--ladder", ladder, "--payloads", payloads, "-d", dur(d),
 				"--path", "baseline=sidecar:none"}
 			for _, p := range SidecarProfiles() {
 				args = append(args, "--path", p+"=sidecar:"+p+",mode=both")
@@ -334,35 +345,85 @@ func clusterArgs(o Options) []string {
 // ladderFile is mesh-ladder's sweep on a cluster: through the mesh (the
 // target's captured port) and beside it the same pods' uncaptured port,
 // the baseline, over the study's ladder and payloads.
-func ladderFile(d time.Duration, repeats int) string {
+func ladderFile(d time.Duration, o Options) string {
+	ladder, payloads := o.ladder()
 	s := fmt.Sprintf(`# mesh-ladder on a cluster (loadgen study): the mesh beside the same pods uncaptured
 paths:
   - {name: mesh,   url: "http://target:8080"}
   - {name: direct, url: "http://target:8081", baseline: true}
-ladder: c1t1..c128t128
-payloads: [100, 1MiB]
+ladder: %s
+payloads: [%s]
 duration: %s
-`, dur(d))
-	if repeats > 1 {
-		s += fmt.Sprintf("repeats: %d\n", repeats)
+`, ladder, strings.ReplaceAll(payloads, ",", ", "), dur(d))
+	if o.Repeats > 1 {
+		s += fmt.Sprintf("repeats: %d\n", o.Repeats)
 	}
 	return s
 }
 
-// clusterLadder is a loadgen k8s run per mesh, the same sweep file each.
-func clusterLadder(d time.Duration, o Options) []Step {
-	meshes := o.Meshes
-	if len(meshes) == 0 {
-		meshes = []string{"istio"}
+// ladder is mesh-ladder's ladder and payloads: the options' or the
+// study's own.
+func (o Options) ladder() (ladder, payloads string) {
+	ladder, payloads = "c1t1..c128t128", "100,1MiB"
+	if o.Ladder != "" {
+		ladder = o.Ladder
 	}
+	if o.Payloads != "" {
+		payloads = o.Payloads
+	}
+	return ladder, payloads
+}
+
+// SidecarMesh is the --meshes name of loadgen's own sidecar mesh: alone,
+// each proxy in turn; "sidecar:PROXY", one.
+const SidecarMesh = "sidecar"
+
+// clusterMeshes are the meshes a cluster ladder runs, "sidecar" spelt
+// out per proxy.
+func (o Options) clusterMeshes() []string {
+	if len(o.Meshes) == 0 {
+		return []string{"istio"}
+	}
+	var out []string
+	for _, m := range o.Meshes {
+		if m == SidecarMesh {
+			for _, p := range SidecarProxies {
+				out = append(out, SidecarMesh+":"+p)
+			}
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// SidecarProxies are the proxies of loadgen's sidecar mesh
+// (meshes/k8s.SidecarProxies; the study names them without importing the
+// cluster side).
+var SidecarProxies = []string{"nginx", "haproxy", "caddy"}
+
+// clusterLadder is a loadgen k8s run per mesh, the same sweep file each;
+// the sidecar mesh runs its proxy on both sides.
+func clusterLadder(d time.Duration, o Options) []Step {
 	workers := max(o.Workers, 1)
 	file := OutDir + "/mesh-ladder.yaml"
 	var steps []Step
-	for _, m := range meshes {
-		args := []string{"k8s", "run", "--mesh", m, "-f", file, "--workers", strconv.Itoa(workers), "-n", "loadgen-" + m}
+	for _, m := range o.clusterMeshes() {
+		name := strings.ReplaceAll(m, ":", "-")
+		args := []string{"k8s", "run", "--mesh", m}
+		if proxy, ok := strings.CutPrefix(m, SidecarMesh+":"); ok {
+			args = []string{"k8s", "run", "--mesh", SidecarMesh, "--proxy", proxy, "--mode", "both"}
+			if img := o.ProxyImages[proxy]; img != "" {
+				args = append(args, "--proxy-image", img)
+			}
+		}
+		args = append(args, "-f", file, "--workers", strconv.Itoa(workers), "-n", "loadgen-"+name)
+		if o.SameNodeOK {
+			args = append(args, "--same-node-ok")
+		}
 		args = append(args, clusterArgs(o)...)
-		steps = append(steps, Step{Name: "k8s run: " + m + " beside the same pods uncaptured, over the ladder", Dir: "k8s-" + m,
-			Args: args, Files: map[string]string{"mesh-ladder.yaml": ladderFile(d, o.Repeats)}, Whole: true})
+		steps = append(steps, Step{Name: "k8s run: " + m + " beside the same pods uncaptured, over the ladder", Dir: "k8s-" + name,
+			Args: args, Files: map[string]string{"mesh-ladder.yaml": ladderFile(d, o)}, Whole: true})
 	}
 	return steps
 }

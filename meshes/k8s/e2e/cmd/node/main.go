@@ -3,6 +3,7 @@
 //
 //	go run ./cmd/node up      # build (cached), start, print the kubeconfig
 //	go run ./cmd/node --traefik up   # and Traefik (Gateway API and Ingress, class traefik)
+//	go run ./cmd/node --sidecars up  # and the sidecar mesh's proxy images (nginx, HAProxy, Caddy)
 //	go run ./cmd/node --nodes 2 --backend vxlan up   # two nodes in network namespaces, Flannel
 //	go run ./cmd/node --dir /var/tmp/loadgen-node2 backend host-gw   # switch a running cluster's Flannel backend
 //	go run ./cmd/node --nodes 2 study -o DIR [-d 10s] [--repeats 3] [--lab] [--k8s-paths DIR2]
@@ -19,9 +20,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,6 +44,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("node", flag.ContinueOnError)
 	dir := fs.String("dir", node.DefaultDir, "the node's state directory")
 	mode := fs.String("proxy-mode", node.ProxyIPTables, "kube-proxy's mode: iptables or nftables")
+	sidecars := fs.Bool("sidecars", false, "up: also build and import the sidecar mesh's proxy images (k8s run --mesh sidecar --proxy-image)")
 	traefik := fs.Bool("traefik", false, "up: also install the Gateway API's CRDs and Traefik "+node.TraefikVersion+" (GatewayClass and IngressClass traefik)")
 	nodes := fs.Int("nodes", 1, "up: how many nodes: 1 on the host with the bridge plugin, 2 or more each in a network namespace with Flannel")
 	backend := fs.String("backend", node.FlannelVXLAN, "up with --nodes 2 or more: Flannel's backend: "+strings.Join(node.FlannelBackends, ", "))
@@ -50,7 +54,7 @@ func run(args []string) error {
 	lab := fs.Bool("lab", false, "study: run the lab's flannel-backends into -o first, for its figures beside the cluster's")
 	k8sPaths := fs.String("k8s-paths", "", "study: also loadgen study k8s-paths on the two nodes (vxlan) into this directory")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: node [--dir DIR] [--proxy-mode MODE] [--traefik] [--nodes N [--backend B]] up|down|build\n"+
+		fmt.Fprintln(fs.Output(), "usage: node [--dir DIR] [--proxy-mode MODE] [--traefik] [--sidecars] [--nodes N [--backend B]] up|down|build\n"+
 			"       node [--dir DIR] backend B\n       node --nodes 2 [--dir DIR] study -o DIR [-d D] [--repeats N] [--lab] [--k8s-paths DIR2]")
 		fs.PrintDefaults()
 	}
@@ -113,9 +117,22 @@ func run(args []string) error {
 				return err
 			}
 		}
+		var proxies string
+		if *sidecars {
+			images, err := n.SidecarImages(ctx)
+			if err != nil {
+				return err
+			}
+			for _, p := range slices.Sorted(maps.Keys(images)) {
+				proxies += fmt.Sprintf(" --proxy-image %s=%s", p, images[p])
+			}
+		}
 		fmt.Printf("export KUBECONFIG=%s\n", n.Kubeconfig)
 		fmt.Printf("# kubectl: %s/kubectl   image: %s   Prometheus: %s   logs: %s/logs\n", bins.Dir, n.Image, n.PrometheusURL, n.Dir)
 		fmt.Printf("# loadgen k8s run --image %s --same-node-ok --prometheus %s …\n", n.Image, n.PrometheusURL)
+		if proxies != "" {
+			fmt.Printf("# loadgen study mesh-ladder --kubeconfig %s --image %s --same-node-ok --meshes sidecar%s\n", n.Kubeconfig, n.Image, proxies)
+		}
 		return nil
 	case "down":
 		return node.Down(*dir, os.Stderr)
