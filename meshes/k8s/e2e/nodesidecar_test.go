@@ -387,9 +387,9 @@ func (r *sidecarRun) costs() []string {
 	}
 	isTarget := func(p podInfo) bool { return p.target }
 	isWorker := func(p podInfo) bool { return p.step != "" }
-	app := func(name string) bool {
-		return slices.Contains([]string{"http-httpbin", "http-direct", "grpc-echo", "tcp-echo"}, name)
-	}
+	// Every server of the target pod, the idle ones too: each is a Go
+	// process whose few thousandths of a core are the target's.
+	app := func(name string) bool { return slices.Contains(k8s.TargetContainers(), name) }
 	proxy := func(name string) bool { return name == r.c.container }
 	// Each figure against its containers' cgroups over the span it covers;
 	// what each figure should hold is added up for the proxies' total.
