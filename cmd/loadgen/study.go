@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"loadgen/loadgen/study"
 	"loadgen/loadgen/sweep"
@@ -92,6 +93,7 @@ Exit status 1 when a step failed, 99 when a check (--assert) did not hold
 	fl.IntVar(&f.cluster.Workers, "workers", 1, "mesh-ladder on a cluster: worker pods per step")
 	fl.StringArrayVar(&f.images, "proxy-image", nil, "mesh-ladder with --meshes sidecar: a proxy's image, PROXY=IMAGE (repeatable; default each proxy's official image)")
 	fl.BoolVar(&f.cluster.SameNodeOK, "same-node-ok", false, "mesh-ladder on a cluster: let workers share the target's node (a one-node cluster; k8s run's --same-node-ok)")
+	fl.StringVar(&f.cluster.Prometheus, "prometheus", "", "mesh-ladder on a cluster: read the proxies' CPU and memory from this Prometheus (k8s run's --prometheus; default metrics.k8s.io, which needs steps of 30s or more)")
 	fl.StringVar(&f.cluster.Ladder, "ladder", "", "mesh-ladder: the ladder instead of the study's c1t1..c128t128, as the machine allows (sweep's --ladder)")
 	fl.StringVar(&f.cluster.Payloads, "payloads", "", "mesh-ladder: the payloads instead of the study's 100,1MiB (sweep's --payloads)")
 	fl.StringVar(&f.cluster.Image, "image", "", "on a cluster: the loadgen image (k8s run's and k8s paths' --image)")
@@ -174,7 +176,14 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	if err := writeStudyMarker(f.out, s.Name); err != nil {
 		return failf("study %s: %v", s.Name, err)
 	}
-	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, "duration", "assert", "junit", "cpu-price", "cpus", "kubeconfig", "context", "meshes", "workers", "image", "repeats", "tolerance", "quiet") + "-o " + shellQuote(f.out) + " --resume"
+	// Every flag given, so that a flag added later is not lost on resume.
+	var given []string
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if !slices.Contains([]string{"out", "resume", "dry-run"}, fl.Name) {
+			given = append(given, fl.Name)
+		}
+	})
+	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, given...) + "-o " + shellQuote(f.out) + " --resume"
 	var failed []string
 	worst := compare.OK // the worst status of the steps: 1, 108, 99 or 98
 	for i, st := range plan {
@@ -332,15 +341,15 @@ func parseProxyImages(flags []string) (map[string]string, error) {
 // and a ladder or payload list sweep would refuse, before anything runs.
 func checkLadderOptions(s study.Study, o study.Options, changed func(string) bool) error {
 	if s.Name != "mesh-ladder" {
-		for _, name := range []string{"ladder", "payloads", "proxy-image", "same-node-ok"} {
+		for _, name := range []string{"ladder", "payloads", "proxy-image", "same-node-ok", "prometheus"} {
 			if changed(name) {
 				return fmt.Errorf("--%s is mesh-ladder's (study %s has its own plan)", name, s.Name)
 			}
 		}
 		return nil
 	}
-	if o.SameNodeOK && !o.OnCluster() {
-		return errors.New("--same-node-ok is for a cluster: add --kubeconfig (or --context)")
+	if (o.SameNodeOK || o.Prometheus != "") && !o.OnCluster() {
+		return errors.New("--same-node-ok and --prometheus are for a cluster: add --kubeconfig (or --context)")
 	}
 	if changed("ladder") {
 		if _, err := sweep.ParseLadder(o.Ladder); err != nil {

@@ -249,9 +249,9 @@ func TestStudyMeshLadderOnCluster(t *testing.T) {
 	// The sidecar mesh, each proxy on both sides, on a one-node cluster
 	// with the node's images, over a ladder the machine allows.
 	code, out, stderr = cli(t, "study", "mesh-ladder", "--dry-run", "--kubeconfig", kc, "--meshes", "sidecar", "--same-node-ok",
-		"--proxy-image", "haproxy=loadgen.local/haproxy:1", "--ladder", "c1t1..c8t8", "--payloads", "100,1KiB", "-d", "10s", "-o", dir)
+		"--proxy-image", "haproxy=loadgen.local/haproxy:1", "--prometheus", "http://198.18.64.1:9090", "--ladder", "c1t1..c8t8", "--payloads", "100,1KiB", "-d", "10s", "-o", dir)
 	for _, want := range []string{
-		"loadgen k8s run --mesh sidecar --proxy nginx --mode both -f " + dir + "/mesh-ladder.yaml --workers 1 -n loadgen-sidecar-nginx --same-node-ok --kubeconfig " + kc + " -o " + filepath.Join(dir, "k8s-sidecar-nginx"),
+		"loadgen k8s run --mesh sidecar --proxy nginx --mode both -f " + dir + "/mesh-ladder.yaml --workers 1 -n loadgen-sidecar-nginx --same-node-ok --prometheus http://198.18.64.1:9090 --kubeconfig " + kc + " -o " + filepath.Join(dir, "k8s-sidecar-nginx"),
 		"loadgen k8s run --mesh sidecar --proxy haproxy --mode both --proxy-image loadgen.local/haproxy:1 -f " + dir + "/mesh-ladder.yaml --workers 1 -n loadgen-sidecar-haproxy --same-node-ok",
 		"loadgen k8s run --mesh sidecar --proxy caddy --mode both -f ",
 		"ladder: c1t1..c8t8", "payloads: [100, 1KiB]", "duration: 10s",
@@ -271,6 +271,7 @@ func TestStudyMeshLadderOnCluster(t *testing.T) {
 		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "sidecar", "--proxy-image", "nginx", "--dry-run"},
 		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "sidecar", "--proxy-image", "nginx=a", "--proxy-image", "nginx=b", "--dry-run"},
 		{"study", "mesh-ladder", "--same-node-ok", "--dry-run"},
+		{"study", "mesh-ladder", "--prometheus", "http://127.0.0.1:9090", "--dry-run"},
 		{"study", "mesh-ladder", "--ladder", "c0t1", "--dry-run"},
 		{"study", "mesh-ladder", "--payloads", "100,lots", "--dry-run"},
 		{"study", "cni-matrix", "--ladder", "c1t1", "--dry-run"},

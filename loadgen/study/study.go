@@ -63,6 +63,9 @@ type Options struct {
 	// SameNodeOK lets a cluster step's workers share the target's node
 	// (k8s run's --same-node-ok): a one-node cluster.
 	SameNodeOK bool
+	// Prometheus is the cost source of a cluster step (k8s run's
+	// --prometheus); empty: metrics.k8s.io.
+	Prometheus string
 	// Ladder and Payloads replace mesh-ladder's own (c1t1..c128t128; 100
 	// and 1MiB), as the machine allows.
 	Ladder, Payloads string
@@ -420,6 +423,9 @@ func clusterLadder(d time.Duration, o Options) []Step {
 		args = append(args, "-f", file, "--workers", strconv.Itoa(workers), "-n", "loadgen-"+name)
 		if o.SameNodeOK {
 			args = append(args, "--same-node-ok")
+		}
+		if o.Prometheus != "" {
+			args = append(args, "--prometheus", o.Prometheus)
 		}
 		args = append(args, clusterArgs(o)...)
 		steps = append(steps, Step{Name: "k8s run: " + m + " beside the same pods uncaptured, over the ladder", Dir: "k8s-" + name,
