@@ -40,7 +40,30 @@ func buildLoadgen(t *testing.T) string {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build loadgen: %v\n%s", err, b)
 	}
+	checkShippedClientGo(t, out, cmd.Dir)
 	return out
+}
+
+// checkShippedClientGo fails a test whose loadgen binary was not built
+// against the shipped module's client-go: this module replaces client-go
+// by Kubernetes' own release (k8s.io/kubernetes needs its staging modules
+// at one version), so the code compiled into the tests is not the code
+// users run; every node test drives the binary, built by the main module,
+// and this says so of each binary.
+func checkShippedClientGo(t *testing.T, bin, mainDir string) {
+	t.Helper()
+	want, err := exec.Command(goTool(), "list", "-C", mainDir, "-m", "-f", "{{.Version}}", "k8s.io/client-go").Output()
+	if err != nil {
+		t.Fatalf("the main module's client-go: %v", err)
+	}
+	info, err := exec.Command(goTool(), "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatalf("go version -m %s: %v", bin, err)
+	}
+	line := "\tk8s.io/client-go\t" + strings.TrimSpace(string(want)) + "\t"
+	if !strings.Contains(string(info), "\tdep"+line) {
+		t.Fatalf("the loadgen under test is not built with the shipped client-go %s:\n%s", strings.TrimSpace(string(want)), info)
+	}
 }
 
 // startHTTPBin runs `loadgen serve httpbin` on loopback and returns its URL.
