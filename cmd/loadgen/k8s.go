@@ -64,6 +64,14 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringVar(&o.Sidecar.Image, "proxy-image", "", "sidecar: the proxy's image (default its official one: nginx:1.27, haproxy:3.0, caddy:2.8)")
 }
 
+// controlPlaneFlag is --control-plane, on the commands whose run records
+// cost (k8s run, and k8s rbac for the permissions it needs).
+func controlPlaneFlag(fl *pflag.FlagSet, o *k8s.Options) {
+	fl.StringArrayVar(&o.ControlPlane, "control-plane", nil, "the mesh's control-plane pods whose CPU and memory each step records beside the proxies', "+
+		"NAMESPACE/SELECTOR or NAME=NAMESPACE/SELECTOR (repeatable), or none (default the mesh's own: istiod=istio-system/app=istiod; "+
+		"Linkerd's destination, identity and proxy-injector in linkerd; appmesh-controller in appmesh-system)")
+}
+
 func newK8sRenderCmd() *cobra.Command {
 	var o k8s.Options
 	cmd := &cobra.Command{
@@ -139,6 +147,7 @@ Nothing is sent to a cluster.`,
 		},
 	}
 	meshFlags(cmd.Flags(), &ro.Options)
+	controlPlaneFlag(cmd.Flags(), &ro.Options)
 	_ = cmd.Flags().Set("namespace", "")
 	cmd.Flags().Lookup("namespace").DefValue = k8s.DefaultNamespace + " (k8s paths: " + paths.DefaultNamespace + ")"
 	cmd.Flags().StringVar(&ro.For, "for", k8s.ForRun, "the command: run, paths or cleanup")

@@ -101,6 +101,11 @@ type Options struct {
 	// other node fits (preferred instead of required anti-affinity).
 	SameNodeOK bool
 
+	// ControlPlane is --control-plane: the control planes whose cost a
+	// run records (ParseControlPlane), or "none"; empty: the mesh's own
+	// (DefaultControlPlanes).
+	ControlPlane []string
+
 	// WorkerCPU and WorkerMemory are each worker container's resource
 	// requests (default 100m, 64Mi): a worker is never BestEffort, the
 	// first pod a node under pressure evicts or starves.
@@ -256,6 +261,9 @@ func (o Options) validate() error {
 	}
 	if o.Mesh == MeshSidecar && (o.ProxyCPU != "" || o.ProxyMemory != "") {
 		return fmt.Errorf("--proxy-cpu and --proxy-memory do not apply to --mesh sidecar yet: its proxies run without requests or limits (--concurrency sets their threads)")
+	}
+	if _, err := o.ControlPlanes(); err != nil {
+		return err
 	}
 	if o.Concurrency < 0 || o.Workers < 0 {
 		return fmt.Errorf("concurrency and workers must be positive")

@@ -69,6 +69,12 @@ func ambient(o Options) bool      { return o.DirectTarget() }
 func appMesh(o Options) bool      { return o.Mesh == MeshAppMesh }
 func configures(o Options) bool   { return o.ConfigureController }
 
+// controlPlane: a run records a control plane's cost, in its namespace.
+func controlPlane(o Options) bool {
+	cps, _ := o.ControlPlanes()
+	return len(cps) > 0
+}
+
 // inCluster: the mesh path's proxy runs in the cluster, in a namespace of
 // the implementation's (an ingress controller, a gateway).
 func inCluster(o Options) bool {
@@ -116,11 +122,11 @@ var Permissions = []Permission{
 	{For: []string{ForRun}, Group: "metrics.k8s.io", Resources: []string{"pods"}, Verbs: []string{"list"}, Where: InRunNamespace,
 		Why: "cost.PodMetrics: the target's and the sidecars' CPU and memory"},
 	{For: []string{ForRun}, Group: "metrics.k8s.io", Resources: []string{"pods"}, Verbs: []string{"list"}, Where: InEveryNamespace,
-		When: func(o Options) bool { return ambient(o) || inCluster(o) },
-		Why:  "cost.PodMetrics: ztunnel's, an ingress controller's or a gateway's pods, in their namespace"},
+		When: func(o Options) bool { return ambient(o) || inCluster(o) || controlPlane(o) },
+		Why:  "cost.PodMetrics: ztunnel's, an ingress controller's, a gateway's or the control plane's pods, in their namespace"},
 	{For: []string{ForRun}, Resources: []string{"pods"}, Verbs: []string{"list"}, Where: InEveryNamespace,
-		When: func(o Options) bool { return ambient(o) || inCluster(o) },
-		Why:  "run.readyZtunnel (ztunnel in any namespace), cost.WatchedPods (a node agent's, a gateway's pods)"},
+		When: func(o Options) bool { return ambient(o) || inCluster(o) || controlPlane(o) },
+		Why:  "run.readyZtunnel (ztunnel in any namespace), cost.WatchedPods (a node agent's, a gateway's or the control plane's pods)"},
 	// Ingresses and gateways.
 	{For: []string{ForRun}, Group: "networking.k8s.io", Resources: []string{"ingressclasses"}, Verbs: []string{"get"}, Where: ClusterScoped, When: ingressAny,
 		Why: "run.ingressNginxController"},

@@ -142,6 +142,14 @@ func TestNodeSidecars(t *testing.T) {
 			withSource(istio("", k8s.ModeBoth, true, true), "istio-both-metrics", nil),
 			withSource(linkerd("", k8s.ModeBoth, true, true), "linkerd-both-prometheus", prom),
 		}
+		// No control plane runs here (the webhook plays the injector):
+		// the workers' whole pods stand in for one, named by
+		// --control-plane as a user names istiod's, and checked against
+		// their cgroups like the other figures.
+		for i := len(cases) - 2; i < len(cases); i++ {
+			cases[i].controlPlane = true
+			cases[i].args = append(cases[i].args, "--control-plane", "stand-in=node-sc-"+cases[i].name+"/"+k8s.LabelName+"="+k8s.ClientName)
+		}
 		// Open loop at a rate the node carries four runs of at once: a
 		// closed loop would take both CPUs, and the node's own components
 		// (CoreDNS, the kubelet) with them.
@@ -198,7 +206,10 @@ type sidecarCase struct {
 	counter   string   // how to read its requests (haproxy, nginx); "" not read
 	server    bool     // the target has a proxy
 	client    bool     // the workers have one
-	source    string   // the cost's source, for messages
+	// controlPlane: --control-plane names the workers' pods, whose figure
+	// is checked as a control plane's.
+	controlPlane bool
+	source       string // the cost's source, for messages
 }
 
 // sidecarRun is a finished run with what the node said meanwhile.
@@ -434,6 +445,15 @@ func (r *sidecarRun) costs() []string {
 	check("the target (its servers' containers)", target, true, isTarget, app)
 	check("the server proxy", server, r.c.server, isTarget, proxy)
 	check("the client proxies", client, r.c.client, isWorker, proxy)
+	if r.c.controlPlane {
+		var cp *results.ProcessCost
+		for i := range st.Watched {
+			if st.Watched[i].Role == "control-plane" {
+				cp = &st.Watched[i]
+			}
+		}
+		check("the control plane (its stand-in: the workers' whole pods)", cp, true, isWorker, func(string) bool { return true })
+	}
 	// Each proxy counted once: every proxy figure together is what the
 	// server's and the clients' figures should hold, no more (a proxy
 	// counted under another name too adds to it).

@@ -30,6 +30,7 @@ import (
 // it: its containers (native sidecars among its init containers) and the
 // cores each uses.
 type costPod struct {
+	ns     string // "": the run's namespace
 	name   string
 	labels map[string]string
 	cores  map[string]float64 // by container
@@ -37,7 +38,16 @@ type costPod struct {
 	other  []string           // init containers that end before the app (istio-init)
 }
 
+// in is the pod's namespace: its own, else the run's.
+func (c costPod) in(ns string) string {
+	if c.ns != "" {
+		return c.ns
+	}
+	return ns
+}
+
 func (c costPod) pod(ns string) *corev1.Pod {
+	ns = c.in(ns)
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: c.name, Namespace: ns, Labels: c.labels}, Spec: corev1.PodSpec{NodeName: "n1"}}
 	always := corev1.ContainerRestartPolicyAlways
 	for _, n := range c.containers() {
@@ -90,6 +100,8 @@ func istioPods(o k8s.Options) []costPod {
 			other: []string{"istio-init"}},
 		{name: "lg-r1-0-xyz", labels: run(map[string]string{k8s.LabelName: k8s.ClientName, "loadgen.dev/step": "0"}),
 			cores: map[string]float64{"loadgen": 1.5, "istio-proxy": 0.2}, inits: []string{"istio-proxy"}},
+		// The control plane, in its own namespace: counted whole, once.
+		{ns: "istio-system", name: "istiod-5d9f", labels: map[string]string{"app": "istiod"}, cores: map[string]float64{"discovery": 0.07}},
 	}
 }
 
@@ -118,17 +130,17 @@ func podMetricsCosts(t *testing.T, o k8s.Options, step int, pods []costPod) map[
 	t0 := time.Now().Truncate(time.Second)
 	gvr := metricsv1beta1.SchemeGroupVersion.WithResource("pods")
 	for _, cp := range pods {
-		if _, err := kube.CoreV1().Pods(o.Namespace).Create(ctx, cp.pod(o.Namespace), metav1.CreateOptions{}); err != nil {
+		if _, err := kube.CoreV1().Pods(cp.in(o.Namespace)).Create(ctx, cp.pod(o.Namespace), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		pm := &metricsv1beta1.PodMetrics{ObjectMeta: metav1.ObjectMeta{Name: cp.name, Namespace: o.Namespace, Labels: cp.labels},
+		pm := &metricsv1beta1.PodMetrics{ObjectMeta: metav1.ObjectMeta{Name: cp.name, Namespace: cp.in(o.Namespace), Labels: cp.labels},
 			Timestamp: metav1.NewTime(t0.Add(20 * time.Second)), Window: metav1.Duration{Duration: 15 * time.Second}}
 		for _, n := range cp.containers() {
 			pm.Containers = append(pm.Containers, metricsv1beta1.ContainerMetrics{Name: n, Usage: corev1.ResourceList{
 				corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(cp.cores[n]*1000), resource.DecimalSI),
 				corev1.ResourceMemory: resource.MustParse("10Mi")}})
 		}
-		if err := mc.Tracker().Create(gvr, pm, o.Namespace); err != nil {
+		if err := mc.Tracker().Create(gvr, pm, cp.in(o.Namespace)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -200,11 +212,11 @@ func (e *exporter) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 		var sum float64
 		for _, n := range p.containers() {
 			sum += p.cores[n]
-			fmt.Fprintf(w, "container_cpu_usage_seconds_total{namespace=%q,pod=%q,container=%q,image=\"img\"} %f\n", e.ns, p.name, n, 1+p.cores[n]*el)
-			fmt.Fprintf(w, "container_memory_working_set_bytes{namespace=%q,pod=%q,container=%q,image=\"img\"} %d\n", e.ns, p.name, n, 10<<20)
+			fmt.Fprintf(w, "container_cpu_usage_seconds_total{namespace=%q,pod=%q,container=%q,image=\"img\"} %f\n", p.in(e.ns), p.name, n, 1+p.cores[n]*el)
+			fmt.Fprintf(w, "container_memory_working_set_bytes{namespace=%q,pod=%q,container=%q,image=\"img\"} %d\n", p.in(e.ns), p.name, n, 10<<20)
 		}
-		fmt.Fprintf(w, "container_cpu_usage_seconds_total{namespace=%q,pod=%q,container=\"\",image=\"\"} %f\n", e.ns, p.name, 5+sum*el)
-		fmt.Fprintf(w, "container_memory_working_set_bytes{namespace=%q,pod=%q,container=\"\",image=\"\"} %d\n", e.ns, p.name, 10<<20*len(p.cores))
+		fmt.Fprintf(w, "container_cpu_usage_seconds_total{namespace=%q,pod=%q,container=\"\",image=\"\"} %f\n", p.in(e.ns), p.name, 5+sum*el)
+		fmt.Fprintf(w, "container_memory_working_set_bytes{namespace=%q,pod=%q,container=\"\",image=\"\"} %d\n", p.in(e.ns), p.name, 10<<20*len(p.cores))
 	}
 }
 
@@ -229,7 +241,7 @@ func prometheusCosts(t *testing.T, o k8s.Options, pods []costPod) map[string]res
 	ctx := context.Background()
 	kube := fake.NewClientset()
 	for _, cp := range pods {
-		if _, err := kube.CoreV1().Pods(o.Namespace).Create(ctx, cp.pod(o.Namespace), metav1.CreateOptions{}); err != nil {
+		if _, err := kube.CoreV1().Pods(cp.in(o.Namespace)).Create(ctx, cp.pod(o.Namespace), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -288,7 +300,7 @@ func TestProxySidesInEveryMode(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			o, _ := k8s.Options{Mesh: k8s.MeshIstio, Mode: mode, Namespace: "bench", RunID: "r1"}.WithDefaults()
 			pods := istioPods(o)
-			target, worker := pods[0], pods[1]
+			target, worker, istiod := pods[0], pods[1], pods[2]
 			worker.labels[k8s.LabelStep] = "1" // the step measured
 			// The previous step's worker, its envoy still in its preStop
 			// sleep, with a sidecar in every mode.
@@ -303,7 +315,7 @@ func TestProxySidesInEveryMode(t *testing.T) {
 				delete(worker.cores, "istio-proxy")
 				delete(target.cores, "istio-proxy")
 			}
-			got := podMetricsCosts(t, o, 1, []costPod{target, worker, prev})
+			got := podMetricsCosts(t, o, 1, []costPod{target, worker, prev, istiod})
 			want := map[string]float64{ClientProxy: 0.2, ServerProxy: 0.5}
 			for _, side := range []struct{ name, side string }{{ClientProxy, "client"}, {ServerProxy, "server"}} {
 				c, ok := got[side.name]
@@ -320,7 +332,10 @@ func TestProxySidesInEveryMode(t *testing.T) {
 					t.Errorf("%s in --mode %s: %+v, want %.1f cores of one pod", side.name, mode, c, want[side.name])
 				}
 			}
-			checkCountedOnce(t, got, []costPod{target, worker})
+			checkCountedOnce(t, got, []costPod{target, worker, istiod})
+			if c := got["istiod"]; c.Role != RoleControlPlane || math.Abs(c.CPUMean-0.07) > 1e-6 {
+				t.Errorf("istiod in --mode %s: %+v, want the control plane's 0.07 cores", mode, c)
+			}
 		})
 	}
 }

@@ -189,7 +189,11 @@ func (k *Coordinator) sampleWindow(ctx context.Context, step int, start time.Tim
 			continue
 		}
 		if c.Unmeasured != "" {
-			k.say("watch %s: %s", r.w.Name, c.Unmeasured)
+			hint := ""
+			if r.w.Role == RoleControlPlane && c.Processes == 0 {
+				hint = " (say where the control plane runs with --control-plane NAMESPACE/SELECTOR, or --control-plane none)"
+			}
+			k.say("watch %s: %s%s", r.w.Name, c.Unmeasured, hint)
 		}
 		out = append(out, c)
 	}

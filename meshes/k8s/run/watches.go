@@ -16,6 +16,10 @@ const (
 	ServerProxy = "server-proxy"
 )
 
+// RoleControlPlane is the role of a mesh's control-plane watch, beside
+// "proxy" and "target".
+const RoleControlPlane = "control-plane"
+
 // Watches are the containers whose cost step index of a run records, as
 // far as the options tell them, and a record for each side that has no
 // sidecar in the mode (--mode serveronly: the workers; clientonly: the
@@ -57,6 +61,12 @@ func Watches(o k8s.Options, step int) ([]cost.Watch, []results.ProcessCost) {
 	case k8s.MeshIngressNginx:
 		ws = append(ws, cost.Watch{Name: "ingress-nginx", Role: "proxy", Namespace: o.IngressNamespace,
 			Selector: "app.kubernetes.io/name=ingress-nginx,app.kubernetes.io/component=controller", Containers: []string{"controller"}})
+	}
+	// The control plane's pods, whole (Linkerd's carry their own proxies:
+	// its install's cost); Validate has read the flag.
+	cps, _ := o.ControlPlanes()
+	for _, cp := range cps {
+		ws = append(ws, cost.Watch{Name: cp.Name, Role: RoleControlPlane, Namespace: cp.Namespace, Selector: cp.Selector})
 	}
 	// An ingress's or a gateway's proxy (mesh ingress, gateway) is found
 	// from the address the cluster publishes: Coordinator.proxyWatches.

@@ -1,0 +1,98 @@
+package k8s
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// ControlPlane is a set of a mesh's control-plane pods whose CPU and
+// memory a run records beside its proxies' (Istio's performance page
+// reports istiod's beside the sidecars'): a watch of whole pods.
+type ControlPlane struct {
+	Name      string // in reports and assertions: istiod, linkerd-control-plane …
+	Namespace string
+	Selector  string // label selector of its pods
+}
+
+// NoControlPlane is --control-plane none: no control plane recorded.
+const NoControlPlane = "none"
+
+// DefaultControlPlanes are a mesh's control planes as their installs
+// label them: istiod (app=istiod in istio-system, Istio's Helm chart and
+// istioctl), Linkerd's destination, identity and proxy-injector (each
+// labelled linkerd.io/control-plane-component in the linkerd namespace),
+// the App Mesh controller (appmesh-system, its Helm chart's
+// app.kubernetes.io/name). ingress-nginx's controller is its data plane
+// too (a proxy watch); loadgen's sidecar mesh has none.
+func DefaultControlPlanes(o Options) []ControlPlane {
+	istiod := ControlPlane{Name: "istiod", Namespace: "istio-system", Selector: "app=istiod"}
+	switch {
+	case o.istio(), o.Mesh == MeshGateway && o.Class == "istio":
+		return []ControlPlane{istiod}
+	case o.Mesh == MeshLinkerd:
+		return []ControlPlane{{Name: "linkerd-control-plane", Namespace: "linkerd", Selector: "linkerd.io/control-plane-component"}}
+	case o.Mesh == MeshAppMesh:
+		return []ControlPlane{{Name: "appmesh-controller", Namespace: "appmesh-system", Selector: "app.kubernetes.io/name=appmesh-controller"}}
+	}
+	return nil
+}
+
+// ParseControlPlane reads --control-plane NAMESPACE/SELECTOR or
+// NAME=NAMESPACE/SELECTOR (the name defaults to the namespace).
+func ParseControlPlane(s string) (ControlPlane, error) {
+	bad := func(why string) (ControlPlane, error) {
+		return ControlPlane{}, fmt.Errorf("--control-plane %q: %s (want NAMESPACE/SELECTOR or NAME=NAMESPACE/SELECTOR, e.g. istiod=istio-system/app=istiod, or none)", s, why)
+	}
+	var cp ControlPlane
+	rest := s
+	if i := strings.IndexAny(s, "=/"); i >= 0 && s[i] == '=' {
+		if cp.Name, rest = s[:i], s[i+1:]; !dnsLabel.MatchString(cp.Name) {
+			return bad("the name is not a DNS label")
+		}
+	}
+	ns, sel, ok := strings.Cut(rest, "/")
+	switch {
+	case !ok || strings.TrimSpace(sel) == "":
+		return bad("no selector")
+	case !dnsLabel.MatchString(ns):
+		return bad("the namespace is not a DNS label")
+	}
+	if _, err := labels.Parse(sel); err != nil {
+		return bad("the selector: " + err.Error())
+	}
+	cp.Namespace, cp.Selector = ns, sel
+	if cp.Name == "" {
+		cp.Name = ns
+	}
+	return cp, nil
+}
+
+// ControlPlanes are the control planes a run records: --control-plane's,
+// or the mesh's own (DefaultControlPlanes); none for --control-plane none.
+func (o Options) ControlPlanes() ([]ControlPlane, error) {
+	if len(o.ControlPlane) == 0 {
+		return DefaultControlPlanes(o), nil
+	}
+	if len(o.ControlPlane) == 1 && o.ControlPlane[0] == NoControlPlane {
+		return nil, nil
+	}
+	var out []ControlPlane
+	seen := map[string]bool{}
+	for _, s := range o.ControlPlane {
+		if s == NoControlPlane {
+			return nil, fmt.Errorf("--control-plane none stands alone")
+		}
+		cp, err := ParseControlPlane(s)
+		if err != nil {
+			return nil, err
+		}
+		if seen[cp.Name] {
+			return nil, fmt.Errorf("--control-plane: the name %s twice (name them: NAME=NAMESPACE/SELECTOR)", cp.Name)
+		}
+		seen[cp.Name] = true
+		out = append(out, cp)
+	}
+	return out, nil
+}
