@@ -35,7 +35,9 @@ type k8sRunFlags struct {
 	prometheus string
 	promCPU    string
 	promMem    string
+	promNode   [2]string // --prom-node-cpu, --prom-node-mem
 	noMetrics  bool
+	noNodeCost bool
 	quiet      bool
 	check      checkFlags
 	ui         uiFlags // --ui: the live dashboard
@@ -84,7 +86,10 @@ for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001
 	fl.StringVar(&f.prometheus, "prometheus", "", "read the proxies' CPU and memory from this Prometheus (URL) instead of metrics.k8s.io")
 	fl.StringVar(&f.promCPU, "prom-cpu", "", "Prometheus series selector of a cumulative CPU-seconds counter; {namespace}, {pods} (the watched pods' names) and {container} (the watched containers' names, a regular expression: match it with container=~) are replaced (default cAdvisor's container_cpu_usage_seconds_total)")
 	fl.StringVar(&f.promMem, "prom-mem", "", "Prometheus series selector of a bytes gauge, as --prom-cpu (default cAdvisor's container_memory_working_set_bytes)")
+	fl.StringVar(&f.promNode[0], "prom-node-cpu", "", "Prometheus series selector of a node's CPU-seconds counter, {node} replaced (default cAdvisor's root cgroup: "+cost.DefaultPromNodeCPU+")")
+	fl.StringVar(&f.promNode[1], "prom-node-mem", "", "Prometheus series selector of a node's bytes gauge, as --prom-node-cpu (default "+cost.DefaultPromNodeMemory+")")
 	fl.BoolVar(&f.noMetrics, "no-metrics", false, "record no proxy CPU and memory")
+	fl.BoolVar(&f.noNodeCost, "no-node-cost", false, "leave out the nodes' own CPU and memory (by default each node that ran a step's target, workers or proxies is recorded)")
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines (what is applied, each step's Job)")
 	f.check.registerSweep(fl)
@@ -114,6 +119,11 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err := cost.CheckSelector("--prom-mem", f.promMem); err != nil {
 		return err
 	}
+	for i, name := range []string{"--prom-node-cpu", "--prom-node-mem"} {
+		if err := cost.CheckNodeSelector(name, f.promNode[i]); err != nil {
+			return err
+		}
+	}
 	fh, err := os.Open(f.file)
 	if err != nil {
 		return err
@@ -135,7 +145,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	}
 	w := cmd.OutOrStdout()
 	co := &run.Coordinator{Options: f.opts, Load: load, Steps: steps, Workers: f.workers, Dir: f.out,
-		StartLead: f.startLead, MaxLate: f.maxLate, TargetWait: f.targetWait,
+		StartLead: f.startLead, MaxLate: f.maxLate, TargetWait: f.targetWait, NoNodeCost: f.noNodeCost,
 		Events: func(format string, a ...any) {
 			if !f.quiet {
 				fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...)
@@ -191,7 +201,8 @@ func k8sWatcher(ctx context.Context, c *cluster.Cluster, f *k8sRunFlags) (cost.W
 	case f.noMetrics:
 		return nil, nil
 	case f.prometheus != "":
-		return &cost.Prometheus{URL: f.prometheus, CPU: f.promCPU, Memory: f.promMem, Pods: cost.WatchedPods(c)}, nil
+		return &cost.Prometheus{URL: f.prometheus, CPU: f.promCPU, Memory: f.promMem, NodeCPU: f.promNode[0], NodeMemory: f.promNode[1],
+			Pods: cost.WatchedPods(c)}, nil
 	}
 	pm, err := cost.NewPodMetrics(c)
 	if err != nil {

@@ -9,8 +9,8 @@ import (
 
 func TestParseControlPlane(t *testing.T) {
 	for in, want := range map[string]ControlPlane{
-		"istio-system/app=istiod":        {Name: "istio-system", Namespace: "istio-system", Selector: "app=istiod"},
-		"istiod=istio-system/app=istiod": {Name: "istiod", Namespace: "istio-system", Selector: "app=istiod"},
+		"istio-system/app=istiod":                       {Name: "istio-system", Namespace: "istio-system", Selector: "app=istiod"},
+		"istiod=istio-system/app=istiod":                {Name: "istiod", Namespace: "istio-system", Selector: "app=istiod"},
 		"cp=linkerd/linkerd.io/control-plane-component": {Name: "cp", Namespace: "linkerd", Selector: "linkerd.io/control-plane-component"},
 		"eg=envoy-gateway-system/control-plane=envoy-gateway,app in (a,b)": {Name: "eg", Namespace: "envoy-gateway-system",
 			Selector: "control-plane=envoy-gateway,app in (a,b)"},

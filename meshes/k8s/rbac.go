@@ -121,6 +121,8 @@ var Permissions = []Permission{
 	// The proxies' cost: metrics.k8s.io (metrics-server).
 	{For: []string{ForRun}, Group: "metrics.k8s.io", Resources: []string{"pods"}, Verbs: []string{"list"}, Where: InRunNamespace,
 		Why: "cost.PodMetrics: the target's and the sidecars' CPU and memory"},
+	{For: []string{ForRun}, Group: "metrics.k8s.io", Resources: []string{"nodes"}, Verbs: []string{"get"}, Where: ClusterScoped,
+		Why: "cost.PodMetrics: the CPU and memory of each node that ran a step's pods (k8s run --no-node-cost leaves them out)"},
 	{For: []string{ForRun}, Group: "metrics.k8s.io", Resources: []string{"pods"}, Verbs: []string{"list"}, Where: InEveryNamespace,
 		When: func(o Options) bool { return ambient(o) || inCluster(o) || controlPlane(o) },
 		Why:  "cost.PodMetrics: ztunnel's, an ingress controller's, a gateway's or the control plane's pods, in their namespace"},

@@ -23,6 +23,7 @@ var typedAccessors = map[string][2]string{
 	"Jobs": {"batch", "jobs"}, "Deployments": {"apps", "deployments"}, "DaemonSets": {"apps", "daemonsets"},
 	"IngressClasses": {"networking.k8s.io", "ingressclasses"}, "Ingresses": {"networking.k8s.io", "ingresses"},
 	"EndpointSlices": {"discovery.k8s.io", "endpointslices"}, "PodMetricses": {"metrics.k8s.io", "pods"},
+	"NodeMetricses": {"metrics.k8s.io", "nodes"},
 }
 
 // typedVerbs are the accessors' methods that call the API server, and

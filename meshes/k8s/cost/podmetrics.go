@@ -63,6 +63,9 @@ func (p *PodMetrics) Start(ctx context.Context, w Watch, win Window) (func() (re
 	if every == 0 {
 		every = 5 * time.Second
 	}
+	if w.Node != "" {
+		return p.startNode(ctx, w, win, every)
+	}
 	seen := map[string]map[time.Time]podSample{} // pod → timestamp → sample
 	var lastErr error
 	var pods []Pod
@@ -191,11 +194,15 @@ func podMetricsCost(w Watch, win Window, seen map[string]map[time.Time]podSample
 		if window == 0 {
 			window = 15 * time.Second
 		}
-		if len(seen[pod]) == 0 {
-			return fmt.Sprintf("not measurable at this step length: metrics.k8s.io had no sample of pod %s yet (metrics-server measures over %v windows, from its second scrape of a new pod; the step's load lasted %v)",
-				pod, window.Round(time.Second), load)
+		kind := "pod"
+		if w.Node != "" {
+			kind = "node"
 		}
-		return fmt.Sprintf("not measurable at this step length: metrics.k8s.io measures pod %s over %v windows, and none lay within the step's %v of load (make the step longer than twice that, or use --prometheus)",
-			pod, window.Round(time.Second), load)
+		if len(seen[pod]) == 0 {
+			return fmt.Sprintf("not measurable at this step length: metrics.k8s.io had no sample of %s %s yet (metrics-server measures over %v windows, from its second scrape of a new pod; the step's load lasted %v)",
+				kind, pod, window.Round(time.Second), load)
+		}
+		return fmt.Sprintf("not measurable at this step length: metrics.k8s.io measures %s %s over %v windows, and none lay within the step's %v of load (make the step longer than twice that, or use --prometheus)",
+			kind, pod, window.Round(time.Second), load)
 	})
 }

@@ -43,6 +43,9 @@ type Prometheus struct {
 	// the watch's pod names) and {container} (one of its containers'
 	// names) are replaced. Defaults: DefaultPromCPU, DefaultPromMemory.
 	CPU, Memory string
+	// NodeCPU and NodeMemory are a node's (NodeWatch), {node} replaced by
+	// its name. Defaults: DefaultPromNodeCPU, DefaultPromNodeMemory.
+	NodeCPU, NodeMemory string
 	// Pods lists the pods of a watch (namespace, label selector, the
 	// containers their specs run).
 	Pods   func(ctx context.Context, w Watch) ([]Pod, error)
@@ -85,6 +88,9 @@ func CheckSelector(flag, q string) error {
 // window's samples (after the load, so that Prometheus has scraped what
 // cAdvisor measured last).
 func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (results.ProcessCost, error), error) {
+	if w.Node != "" {
+		return func() (results.ProcessCost, error) { return p.stopNode(ctx, w, win) }, nil
+	}
 	first, err := p.pods(ctx, w)
 	if err != nil {
 		return nil, err

@@ -37,6 +37,9 @@ type Watch struct {
 	// NodesOf, when set, keeps only the pods on the nodes of these pods:
 	// a node agent (ztunnel) serving the run's pods.
 	NodesOf *PodSet `json:"nodes_of,omitempty"`
+	// Node, when set, makes the watch a node's whole usage (NodeWatch):
+	// no namespace, selector or containers.
+	Node string `json:"node,omitempty"`
 }
 
 // PodSet is a namespace's pods that match a label selector.
@@ -53,6 +56,9 @@ type Pod struct {
 
 // String is the watch in a result's selector field.
 func (w Watch) String() string {
+	if w.Node != "" {
+		return "k8s:node/" + w.Node
+	}
 	s := fmt.Sprintf("k8s:%s/%s", w.Namespace, w.Selector)
 	if len(w.Containers) > 0 {
 		s += "/" + strings.Join(w.Containers, ",")

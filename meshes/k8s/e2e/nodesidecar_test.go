@@ -445,6 +445,29 @@ func (r *sidecarRun) costs() []string {
 	check("the target (its servers' containers)", target, true, isTarget, app)
 	check("the server proxy", server, r.c.server, isTarget, proxy)
 	check("the client proxies", client, r.c.client, isWorker, proxy)
+	// The node's own figure (one node here): its root cgroup's.
+	var nodes []*results.ProcessCost
+	for i := range st.Watched {
+		if st.Watched[i].Role == "node" {
+			nodes = append(nodes, &st.Watched[i])
+		}
+	}
+	if len(nodes) != 1 {
+		bad = append(bad, fmt.Sprintf("%d node figures, want the one node's (the step has %s)", len(nodes), listed()))
+	} else if n := nodes[0]; n.Unmeasured != "" {
+		bad = append(bad, fmt.Sprintf("the node: not measured: %s", n.Unmeasured))
+	} else {
+		from, to := window(st)
+		if n.CoveredFrom != nil && n.CoveredTo != nil && n.CoveredTo.After(*n.CoveredFrom) {
+			from, to = *n.CoveredFrom, *n.CoveredTo
+		}
+		truth, err := r.obs.cpuTruth([]containerKey{nodeKey}, from, to)
+		fmt.Fprintf(os.Stderr, "    %s %s: %s %.3f cores, its root cgroup %.3f over %.0f s\n", r.c.name, r.c.source, n.Name, n.CPUMean, truth, to.Sub(from).Seconds())
+		if err != nil || math.Abs(n.CPUMean-truth) > 0.15*truth {
+			bad = append(bad, fmt.Sprintf("%s (%s): %.3f cores, the root cgroup %.3f over %.0f s (%v): off by more than 15%%",
+				n.Name, r.c.source, n.CPUMean, truth, to.Sub(from).Seconds(), err))
+		}
+	}
 	if r.c.controlPlane {
 		var cp *results.ProcessCost
 		for i := range st.Watched {

@@ -96,8 +96,18 @@ func (o *observer) loop() {
 		for i := range l.Items {
 			o.sample(&l.Items[i])
 		}
+		// The machine's root cgroup: the node's own figure (the kubelet's
+		// cAdvisor "/", what metrics-server and id="/" report).
+		if s, ok := readCgroup("/"); ok {
+			o.mu.Lock()
+			o.cpu[nodeKey] = append(o.cpu[nodeKey], s)
+			o.mu.Unlock()
+		}
 	}
 }
+
+// nodeKey holds the root cgroup's samples among the containers'.
+var nodeKey = containerKey{pod: "/", container: "/"}
 
 // sample reads every running container's cgroup and, every half second,
 // the proxy's counter.

@@ -54,8 +54,12 @@ type Coordinator struct {
 	MaxLate time.Duration
 	// Watcher samples the mesh's containers during each step; nil: none.
 	Watcher cost.Watcher
-	Poll    time.Duration                    // how often pods are looked at (default 1 s)
-	Events  func(format string, args ...any) // progress for people
+	// NoNodeCost leaves out the nodes' own figures (the nodes that ran the
+	// step's targets, workers and proxies), which Watcher records beside
+	// the containers' by default.
+	NoNodeCost bool
+	Poll       time.Duration                    // how often pods are looked at (default 1 s)
+	Events     func(format string, args ...any) // progress for people
 	// OnStep, when set, is given each step as it finishes (written to
 	// Dir), failed ones too: a live view's (--ui).
 	OnStep func(*results.Step)

@@ -73,6 +73,19 @@ func (k *Coordinator) placement(ctx context.Context, step int, job *batchv1.Job)
 	return p
 }
 
+// stepNodes are the nodes that run step's pods: its targets, its
+// workers and the proxies' pods, in name order.
+func (k *Coordinator) stepNodes(ctx context.Context, step int) []string {
+	var nodes []string
+	for _, p := range k.placement(ctx, step, &batchv1.Job{}).Pods {
+		if p.Node != "" && !slices.Contains(nodes, p.Node) {
+			nodes = append(nodes, p.Node)
+		}
+	}
+	sort.Strings(nodes)
+	return nodes
+}
+
 // pods lists a namespace's pods a selector selects, and with nodesOf only
 // those on the nodes of these (a node agent serving the run's pods), in
 // name order; none when they cannot be listed.

@@ -168,7 +168,14 @@ func (k *Coordinator) sampleWindow(ctx context.Context, step int, start time.Tim
 		stop func() (results.ProcessCost, error)
 	}
 	var rs []running
-	for _, w := range k.stepWatches(ws) {
+	ws = k.stepWatches(ws)
+	if !k.NoNodeCost {
+		// The workers are scheduled by now: the nodes of the step's pods.
+		for _, n := range k.stepNodes(ctx, step) {
+			ws = append(ws, cost.NodeWatch(n))
+		}
+	}
+	for _, w := range ws {
 		stop, err := k.Watcher.Start(ctx, w, win)
 		if err != nil {
 			k.say("watch %s: %v", w.Name, err)
