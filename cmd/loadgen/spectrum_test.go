@@ -183,6 +183,30 @@ func TestRunWrk2Spectrum(t *testing.T) {
 			t.Errorf("the uncorrected block comes first:\n%s", out)
 		}
 	})
+	// --latency is wrk's flag and wrk2's: wrk's list in a closed loop (wrk
+	// has no -R), wrk2's block with -R (wrk2's README runs -R2000 --latency).
+	t.Run("--latency with -R", func(t *testing.T) {
+		path := filepath.Join(dir, "latency.json")
+		code, out, stderr := cli(t, "run", "-c", "2", "-t", "1", "-d", "1s", "-R", "500", "--latency", "--json", path, url)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		parseWrk2(t, out, "Recorded Latency").check(t, readRunJSON(t, path), "latency")
+		if strings.Contains(out, "  Latency Distribution\n") || strings.Contains(out, "Uncorrected Latency") {
+			t.Errorf("--latency -R prints more than wrk2's block:\n%s", out)
+		}
+	})
+	t.Run("--latency -L closed loop", func(t *testing.T) {
+		path := filepath.Join(dir, "both.json")
+		code, out, stderr := cli(t, "run", "-c", "2", "-t", "1", "-d", "1s", "--latency", "-L", "--json", path, url)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		parseWrk2(t, out, "Recorded Latency").check(t, readRunJSON(t, path), "latency")
+		if !regexp.MustCompile(`(?m)^  Latency Distribution\n     50% +[\d.]+(us|ms|s)\n(.*\n){3}  Latency Distribution \(HdrHistogram`).MatchString(out) {
+			t.Errorf("want wrk's list, then wrk2's block:\n%s", out)
+		}
+	})
 	t.Run("-U without -R", func(t *testing.T) {
 		code, _, stderr := cli(t, "run", "-d", "1s", "-U", url)
 		if first := strings.SplitN(stderr, "\n", 2)[0]; code != exitUsage || !strings.Contains(first, "-U") || !strings.Contains(first, "-R") {
