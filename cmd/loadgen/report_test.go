@@ -117,7 +117,7 @@ func TestReportSingleRun(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q, stdout:\n%s", path, code, stderr, stdout)
 		}
 		code, stdout, _ = reportCLI(t, path, "--percentiles")
-		if code != 0 || !strings.HasPrefix(stdout, " Value\tPercentile\tTotalCount\t1/(1-Percentile)") ||
+		if code != 0 || !strings.HasPrefix(stdout, "       Value   Percentile   TotalCount 1/(1-Percentile)\n\n") ||
 			!strings.Contains(stdout, "#[Max     =       28.656, Total count    =        45244]") {
 			t.Errorf("%s --percentiles: exit %d:\n%.400s", path, code, stdout)
 		}

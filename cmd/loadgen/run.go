@@ -36,6 +36,8 @@ type runFlags struct {
 	headers     []string
 	timeout     time.Duration
 	latency     bool
+	spectrum    bool      // -L: wrk2's latency distribution and percentile spectrum
+	uncorrected bool      // -U: and the uncorrected latency's (open loop)
 	percentiles string    // --percentiles: the summary's latency percentiles
 	pcts        []float64 // read from it
 	method      string
@@ -141,7 +143,9 @@ Exit status, of every command that runs load or judges results:
 	fl.VarP(count64Value{&f.requests}, "requests", "n", "stop after this many requests, e.g. 10k (with -d: whichever comes first)")
 	fl.StringArrayVarP(&f.headers, "header", "H", nil, "add a request header 'Name: value' (repeatable)")
 	durationVarP(fl, &f.timeout, "timeout", "", loadgen.DefaultTimeout, "per-request timeout, a hard bound; a timed-out request counts in the latency at its timeout and closes its connection")
-	fl.BoolVar(&f.latency, "latency", false, "print the latency distribution (as wrk --latency)")
+	fl.BoolVar(&f.latency, "latency", false, "print the latency distribution as wrk --latency does (50, 75, 90, 99%); with -R as wrk2 --latency does: -L's report")
+	fl.BoolVarP(&f.spectrum, "spectrum", "L", false, "print wrk2's latency report (wrk2 -L): the HdrHistogram Latency Distribution (50 … 100%) and the Detailed Percentile spectrum, in the layout HdrHistogram's plotter reads")
+	fl.BoolVarP(&f.uncorrected, "uncorrected", "U", false, "with -R: -L's report, then the same of the uncorrected latency, from each request's actual send (wrk2 -U)")
 	fl.StringVar(&f.percentiles, "percentiles", "50,90,95,99,99.9,99.99", "the latency percentiles loadgen's summary prints, e.g. 50,75,99.5 (fortio's -p); any other than p50, p75, p90, p95, p99, p99.9 and p99.99 is read from the run's histogram")
 	fl.StringVarP(&f.method, "method", "m", "", "HTTP method (default GET, or POST with a body); a number means --streams (h2load's -m)")
 	countVarP(fl, &f.streams, "streams", "", 0, "concurrent streams per connection (h2, grpc)")
@@ -176,6 +180,19 @@ Exit status, of every command that runs load or judges results:
 	f.check.register(fl)
 	f.abort.register(fl, false)
 	return cmd
+}
+
+// wrkOptions are the parts of wrk's summary the flags ask for. --latency
+// is wrk's and wrk2's flag: wrk, which has no -R, prints its 4-line list;
+// wrk2, which always has -R, prints what -L prints.
+func (f *runFlags) wrkOptions() report.WrkOptions {
+	open := f.rate != ""
+	return report.WrkOptions{
+		Latency:     f.latency && !open,
+		Spectrum:    f.spectrum || (f.latency && open),
+		Uncorrected: f.uncorrected,
+		Percentiles: f.pcts,
+	}
 }
 
 // config turns the flags into the engine's configuration.
@@ -246,6 +263,9 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, er
 			return c, fmt.Errorf("-R: %w", err)
 		}
 		c.Pacer = p
+	}
+	if f.uncorrected && f.rate == "" {
+		return c, fmt.Errorf("-U prints the uncorrected latency of an open-loop run: add -R (without it each latency counts from its actual send already, and -L prints it)")
 	}
 	if f.newConn && f.streams > 1 {
 		return c, fmt.Errorf("--new-conn opens a connection (a TLS handshake) per request, and -m %d shares one connection between %d streams: use one of them", f.streams, f.streams)
@@ -383,7 +403,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if live != nil {
 		live.Finish(errorsByClass(run.Summary.Errors), run.Summary.RPS)
 	}
-	if err := report.WrkBody(summary, run, report.WrkOptions{Latency: f.latency, Percentiles: f.pcts}); err != nil {
+	if err := report.WrkBody(summary, run, f.wrkOptions()); err != nil {
 		return runFailure{err: err}
 	}
 	var failures []string

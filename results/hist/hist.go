@@ -9,7 +9,6 @@ package hist
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"time"
 
@@ -176,11 +175,4 @@ func adopt(d *hdr.Histogram) *Histogram {
 		}
 	}
 	return h
-}
-
-// WritePercentiles prints the full percentile spectrum in the .hgrm layout
-// that wrk2 and HdrHistogram print, values in milliseconds.
-func (h *Histogram) WritePercentiles(w io.Writer) error {
-	_, err := h.h.PercentilesPrint(w, 5, float64(time.Millisecond))
-	return err
 }

@@ -20,6 +20,12 @@ import (
 // WrkOptions select the optional parts of the wrk-style summary.
 type WrkOptions struct {
 	Latency bool // print the Latency Distribution (wrk --latency)
+	// Spectrum prints wrk2's HdrHistogram Latency Distribution and its
+	// Detailed Percentile spectrum (wrk2 -L).
+	Spectrum bool
+	// Uncorrected prints wrk2's blocks of the recorded latency, then of
+	// the uncorrected one, from each request's actual send (wrk2 -U).
+	Uncorrected bool
 	// Percentiles are the percentiles of loadgen's own latency lines, in
 	// percent (--percentiles); nil: results.DefaultPercentiles.
 	Percentiles []float64
@@ -61,6 +67,7 @@ func WrkBody(w io.Writer, run *results.Run, opt WrkOptions) error {
 			p.f("\n")
 		}
 	}
+	wrk2Blocks(p, run, opt)
 	moved, how := s.BytesRead, "read"
 	if run.Config.Protocol == "tcp-stream" { // a sink answers nothing: what was sent
 		moved, how = s.BytesWritten, "written"
