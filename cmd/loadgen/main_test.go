@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/testport"
 	"loadgen/results/store"
 	"loadgen/targets/grpcecho"
 	"loadgen/targets/httpbin"
@@ -57,17 +57,6 @@ func startGRPCEcho(t *testing.T) *grpcecho.Server {
 	return g
 }
 
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 func TestBadInput(t *testing.T) {
 	url := startHTTPBin(t) + "/get"
 	for _, tc := range []struct {
@@ -88,7 +77,7 @@ func TestBadInput(t *testing.T) {
 		{"bad timeout", []string{"run", "--timeout", "soon", url}, exitUsage, "invalid argument"},
 		{"unknown protocol", []string{"run", "-p", "smtp", url}, exitUsage, "unknown protocol"},
 		{"tls flags on plaintext", []string{"run", "--cacert", "x.pem", url}, exitUsage, "plaintext target"},
-		{"unreachable port", []string{"run", "-d", "1s", "http://" + closedPort(t) + "/"}, exitFail, "cannot connect"},
+		{"unreachable port", []string{"run", "-d", "1s", "http://" + testport.Closed(t) + "/"}, exitFail, "cannot connect"},
 		{"body and body-file", []string{"run", "--body", "a", "--body-file", "b", url}, exitUsage, "use one"},
 		{"size over http", []string{"run", "--size", "100", url}, exitUsage, "--size"},
 		{"missing body file", []string{"run", "--body-file", "/nonexistent/x", url}, exitUsage, "--body-file"},

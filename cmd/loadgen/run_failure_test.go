@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/testport"
 	"loadgen/results/store"
 )
 
@@ -77,7 +78,7 @@ func TestRunPrometheusHoldInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done, out, errb := startCLI(ctx, "run", "-q", "-c", "1", "-t", "1", "-d", "500ms", "--json", jsonPath,
-		"--prometheus", freeAddr(t), "--prometheus-hold", "15s", url)
+		"--prometheus", testport.Held(t), "--prometheus-hold", "15s", url)
 	waitFor(t, "the hold", func() bool { return strings.Contains(errb.String(), "--prometheus-hold: serving the final figures") })
 	cancel()
 	if code := waitExit(t, done, 3*time.Second); code != 130 {
@@ -149,9 +150,9 @@ func TestRunDriverLoopRefused(t *testing.T) {
 		name, what string
 		args       []string
 	}{
-		{"grpc over --netns", "from --netns", []string{"-p", "grpc", "--netns", "/proc/self/ns/net", closedPort(t)}},
-		{"--new-conn over TLS", "--new-conn over TLS", []string{"--new-conn", "-k", "https://" + closedPort(t) + "/"}},
-		{"--new-conn over h2c", "--new-conn over HTTP/2", []string{"--new-conn", "-p", "h2c", "http://" + closedPort(t) + "/"}},
+		{"grpc over --netns", "from --netns", []string{"-p", "grpc", "--netns", "/proc/self/ns/net", testport.Closed(t)}},
+		{"--new-conn over TLS", "--new-conn over TLS", []string{"--new-conn", "-k", "https://" + testport.Closed(t) + "/"}},
+		{"--new-conn over h2c", "--new-conn over HTTP/2", []string{"--new-conn", "-p", "h2c", "http://" + testport.Closed(t) + "/"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, stderr := cli(t, append([]string{"run", "-d", "1s", "--driver", "loop"}, tc.args...)...)
@@ -206,7 +207,7 @@ func TestRunHlogKeptWhenRunFails(t *testing.T) {
 			t.Errorf("%s: the directory holds %v, want keep.hlog alone", when, names)
 		}
 	}
-	code, _, stderr := cli(t, "run", "-d", "1s", "--hlog", hlog, "--json", filepath.Join(dir, "keep.json"), "http://"+closedPort(t)+"/")
+	code, _, stderr := cli(t, "run", "-d", "1s", "--hlog", hlog, "--json", filepath.Join(dir, "keep.json"), "http://"+testport.Closed(t)+"/")
 	if code != exitFail {
 		t.Errorf("unreachable target: exit %d, want 1; %s", code, stderr)
 	}
@@ -244,8 +245,8 @@ func TestRunRefusesBeforeLoad(t *testing.T) {
 	dir := t.TempDir()
 	same := filepath.Join(dir, "out")
 	url := startHTTPBin(t) + "/get"
-	https := "https://" + closedPort(t) + "/"
-	_, port, _ := net.SplitHostPort(closedPort(t)) // should a host name be missed, nothing listens there
+	https := "https://" + testport.Closed(t) + "/"
+	_, port, _ := net.SplitHostPort(testport.Closed(t)) // should a host name be missed, nothing listens there
 	_, _, portErr := cli(t, "run", "-d", "1s", "http://127.0.0.1:99999/get")
 	portErr = strings.SplitN(portErr, "\n", 2)[0]
 	for _, tc := range []struct {

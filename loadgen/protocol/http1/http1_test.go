@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/testport"
 	"loadgen/loadgen/protocol"
 	"loadgen/targets/tlscert"
 )
@@ -272,12 +273,7 @@ func TestTimeout(t *testing.T) {
 }
 
 func TestDialRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testport.Closed(t)
 	d, err := NewDialer(Config{URL: "http://" + addr + "/", DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"loadgen/internal/testport"
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/tcp"
 	"loadgen/targets/tcpecho"
@@ -82,17 +84,9 @@ func silentListener(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// refusedAddr is a loopback address where nothing listens.
-func refusedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
+// refusedAddr is a loopback address where nothing can listen while the
+// test runs.
+func refusedAddr(t *testing.T) string { return testport.Closed(t) }
 
 // within is a generous deadline for requests that must succeed; it bounds a
 // broken test, it asserts no speed.
@@ -137,5 +131,19 @@ func waitOutcome(t *testing.T, ch <-chan protocol.Outcome) protocol.Outcome {
 	}
 }
 
-// blocked gives a Do started in the background time to block.
-func blocked() { time.Sleep(20 * time.Millisecond) }
+// blocked waits until a Do started in the background waits on the network
+// (parked in the netpoller: a dial, read or write that cannot go on), so
+// that what the test does next aborts a Do in progress, not one yet to
+// begin.
+func blocked(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	eventually(t, "Do to wait on the network", func() bool {
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, "[IO wait") && strings.Contains(g, "loadgen/loadgen/protocol/tcp.(*") && strings.Contains(g, "Conn).Do(") {
+				return true
+			}
+		}
+		return false
+	})
+}
