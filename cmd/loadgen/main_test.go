@@ -175,7 +175,8 @@ func (s *syncBuffer) String() string {
 
 // A run interrupted by its context still prints and writes what it measured.
 func TestInterruptedRunWritesResults(t *testing.T) {
-	url := startHTTPBin(t) + "/get"
+	srv := startHTTPBinServer(t)
+	url := "http://" + srv.Addr() + "/get"
 	jsonPath := filepath.Join(t.TempDir(), "out.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
@@ -183,10 +184,12 @@ func TestInterruptedRunWritesResults(t *testing.T) {
 	go func() {
 		done <- execute(ctx, []string{"run", "-c", "2", "-d", "60s", "--json", jsonPath, url}, &out, &errb)
 	}()
-	for i := 0; i < 100 && !strings.Contains(out.String(), "connections"); i++ {
-		time.Sleep(50 * time.Millisecond)
+	// Interrupted once the load is on: the target has answered.
+	for deadline := time.Now().Add(20 * time.Second); srv.Served() < 100; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run's load never reached the target (%d requests in 20 s)", srv.Served())
+		}
 	}
-	time.Sleep(200 * time.Millisecond)
 	cancel()
 	code := <-done
 	if code != 130 {

@@ -115,8 +115,7 @@ func TestRunInterruptedWhileConnecting(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("loadgen never connected")
 			}
-			time.Sleep(100 * time.Millisecond)
-			cancel()
+			cancel() // the listener never answers: loadgen is still connecting
 			code := waitExit(t, done, 5*time.Second)
 			stderr := errb.String()
 			if code != 130 {
@@ -289,24 +288,38 @@ func TestRunSecondInterruptExits(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("loadgen never connected")
 	}
+	// Ctrl-C until the process exits: two signals sent back to back may
+	// reach it as one (a pending signal is not queued twice), and no sleep
+	// can say when it has taken the first. The exit must be the second's.
 	t0 := time.Now()
-	cmd.Process.Signal(syscall.SIGINT)
-	time.Sleep(200 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if code := exitCode(err); code != 130 {
-			t.Errorf("exit %d, want 130; stderr %s", code, errb.String())
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	giveUp := time.After(10 * time.Second)
+	for sent := 0; ; {
+		if sent < 100 {
+			cmd.Process.Signal(syscall.SIGINT)
+			sent++
 		}
-		if took := time.Since(t0); took > 5*time.Second {
-			t.Errorf("exited %v after the first Ctrl-C", took)
+		select {
+		case err := <-exited:
+			if code := exitCode(err); code != 130 {
+				t.Errorf("exit %d, want 130; stderr %s", code, errb.String())
+			}
+			if !strings.Contains(errb.String(), "interrupted again: exiting now") {
+				t.Errorf("the exit is not the second Ctrl-C's; stderr %s", errb.String())
+			}
+			if took := time.Since(t0); took > 5*time.Second {
+				t.Errorf("exited %v after the first Ctrl-C", took)
+			}
+			return
+		case <-giveUp:
+			cmd.Process.Kill()
+			<-exited
+			t.Fatalf("still running 10 s after Ctrl-C")
+		case <-tick.C:
 		}
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("still running 10 s after two Ctrl-C")
 	}
 }
 

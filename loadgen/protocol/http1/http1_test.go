@@ -251,7 +251,11 @@ func TestPeerClosesIdle(t *testing.T) {
 	if o := c.Do(context.Background(), soon()); o.Err != protocol.None || o.Done {
 		t.Fatalf("first request: %+v", o)
 	}
-	time.Sleep(20 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); cs.closed.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the peer never closed")
+		}
+	}
 	o := c.Do(context.Background(), soon())
 	if (o.Err != protocol.Read && o.Err != protocol.Write) || !o.Done {
 		t.Errorf("outcome %+v, want a read or write error and Done", o)
