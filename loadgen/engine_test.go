@@ -275,20 +275,21 @@ func TestDelayLatencyAndLittlesLaw(t *testing.T) {
 		srv := newServer(t, func(int64) time.Duration { return 10 * time.Millisecond })
 		r := run(t, conf(10, 2*time.Second), srv.URL)
 		s := r.Summary
-		// 10–11.5 ms where the server's timer wakes on time; on a loaded
-		// machine (CI runs packages side by side, -race slows everything) the
-		// server's own sleep runs long, and the generator must agree with the
-		// server, not with a round number: at most 1.5 ms over what it slept.
-		// Under -race the in-process server's own path (HTTP/2's frames
-		// through several goroutines) takes about a millisecond more per
-		// request than its timer, on every driver (measured: +0.8 to
-		// +1.4 ms with -race, +0.2 to +0.6 ms without): 3 ms then.
-		slept, tol := srv.sleptP50(), 1500*time.Microsecond
+		// 10–11.5 ms, as the docs say: the server's timer, loaded as this
+		// machine is (helpers' tests side by side on two CPUs), wakes
+		// 0.3–1 ms late, and the generator adds 0.1–0.5 ms of its own
+		// (p50 10.36–11.13 ms over 35 runs of every driver). Under -race
+		// the in-process server's own path (HTTP/2's frames through
+		// several goroutines) takes about a millisecond more per request
+		// than its timer, on every driver (measured: +0.8 to +1.4 ms; CI's
+		// race pass saw 11.51 ms): there the generator must agree with the
+		// server's own sleep, within 3 ms of it.
+		lo, hi := 10*time.Millisecond, 11500*time.Microsecond
 		if race.Enabled {
-			tol = 3 * time.Millisecond
+			hi = max(hi, srv.sleptP50()+3*time.Millisecond)
 		}
-		if p50 := s.Latency.P50.D(); p50 < 10*time.Millisecond || p50 > max(11500*time.Microsecond, slept+tol) {
-			t.Errorf("p50 %v, want 10–11.5 ms, or within %v of the server's own %v", p50, tol, slept)
+		if p50 := s.Latency.P50.D(); p50 < lo || p50 > hi {
+			t.Errorf("p50 %v, want %v–%v (the server's own sleep: %v)", p50, lo, hi, srv.sleptP50())
 		}
 		want := 10 / s.Latency.Mean.D().Seconds()
 		if dev := s.RPS/want - 1; dev < -0.05 || dev > 0.05 {
