@@ -429,12 +429,13 @@ func TestOpenLoopRate(t *testing.T) {
 		if p.Unsent > allowed {
 			t.Errorf("%d requests never sent against an idle target; the max lag, %v, accounts for %d", p.Unsent, p.MaxLag.D(), allowed)
 		}
-		short := float64(allowed) / 6000
-		if dev := p.Achieved/2000 - 1; dev < -0.02-short || dev > 0.02 {
-			t.Errorf("achieved %.1f/s for 2000 asked (%.2f%%; the max lag %v accounts for %.2f%%)", p.Achieved, 100*dev, p.MaxLag.D(), 100*short)
+		// Within 2% (the docs' claim), as the requests counted: a stall
+		// shorter than 2% of the run (120 sends) widens neither.
+		if err := ratecheck.Achieved(p, 2000, 3*time.Second, 0.02, 6, stalled); err != nil {
+			t.Error(err)
 		}
-		if n := r.Summary.Requests; n < 5880-allowed || n > 6001 {
-			t.Errorf("%d requests in 3 s at 2000/s (the max lag %v accounts for %d fewer)", n, p.MaxLag.D(), allowed)
+		if n := r.Summary.Requests; n < 6000-max(120, allowed) || n > 6001 {
+			t.Errorf("%d requests in 3 s at 2000/s, want within 2%% of 6000 (the max lag %v spans %d sends)", n, p.MaxLag.D(), allowed)
 		}
 	})
 }
