@@ -4,11 +4,11 @@ import (
 	"context"
 	"net"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"loadgen/internal/parked"
 	"loadgen/internal/testport"
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/tcp"
@@ -137,13 +137,5 @@ func waitOutcome(t *testing.T, ch <-chan protocol.Outcome) protocol.Outcome {
 // begin.
 func blocked(t *testing.T) {
 	t.Helper()
-	buf := make([]byte, 1<<20)
-	eventually(t, "Do to wait on the network", func() bool {
-		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.Contains(g, "[IO wait") && strings.Contains(g, "loadgen/loadgen/protocol/tcp.(*") && strings.Contains(g, "Conn).Do(") {
-				return true
-			}
-		}
-		return false
-	})
+	parked.Wait(t, "IO wait", "loadgen/loadgen/protocol/tcp.(*", "Conn).Do(")
 }
