@@ -17,9 +17,21 @@
 # not: interrupts and the switches to and from the generator. The README
 # (Benchmarks: which CPU is the generator's) has why the ways differ.
 #
+# A run that failed is no figure: one whose tool exited non-zero (or was
+# killed at its time limit), counted no requests, or had more than
+# MAX_ERRORS (0.1%) of its requests fail by the tool's own count (wrk's
+# and loadgen's socket errors and non-2xx/3xx answers, loadgen's gRPC
+# statuses but OK and protocol errors among them; h2load's failed
+# requests; fortio's answers but 200 or SERVING; vegeta's but 200; ghz's
+# calls but OK) is left out of table.txt and the medians, and listed with
+# its reason at the end of summary.txt (failed.txt). Its output stays.
+#
 # Knobs: DUR=10 REPS=3 GEN_CPU=0 TGT_CPU=1 ONLY=<regex over case names>
 #        BENCH_WORK=/tmp/loadgen-bench SKIP_INSTALL=1
 #        SOAK=0 (no spinner, no taken_s) SOAK_GAP=1.5 (its baseline, s)
+#        MAX_ERRORS=0.001 (the share of failed requests that leaves a run out)
+#        TGT_PATH=/100b (the path nginx serves the cases; /500 answers 500,
+#        /flaky 500 to 1% of requests: to check that failed runs are left out)
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -32,6 +44,8 @@ TGT_CPU=${TGT_CPU:-1}
 ONLY=${ONLY:-}
 SOAK=${SOAK:-1}
 SOAK_GAP=${SOAK_GAP:-1.5}
+MAX_ERRORS=${MAX_ERRORS:-0.001}
+TGT_PATH=${TGT_PATH:-/100b}
 H=127.0.0.1
 P_H1=18180 P_H2C=18182 P_TLS=18443 P_GRPC=18190 P_SP=18300 P_TCP=18301 P_IPERF=18302
 LG=$W/loadgen
@@ -105,6 +119,7 @@ worker_rlimit_nofile 20000;
 events { worker_connections 16384; }
 http {
   access_log off;
+  split_clients "\$request_id" \$flaky { 1% fail; * ok; }
   default_type text/plain;
   keepalive_requests 10000000;
   keepalive_timeout 75s;
@@ -120,6 +135,8 @@ http {
     ssl_session_cache off;
     ssl_session_tickets off;
     location = /100b { return 200 "$b100\n"; }
+    location = /500 { return 500 "$b100\n"; }
+    location = /flaky { if (\$flaky = fail) { return 500 "$b100\n"; } return 200 "$b100\n"; }
   }
 }
 CONF
@@ -178,6 +195,24 @@ parse() {
     END{printf "%.0f %.3f %.3f %d\n", rps, p50, p99, n}' "$1"
 }
 
+# errors: failed total — the requests of a run that failed, by the tool's
+# own count, and those it tried (parse has run: vegeta's report is there).
+errors() {
+  case $1 in
+  *.fortio.*) # RetCodes by answer: 200 (HTTP) or SERVING (gRPC health) is a success
+    jq -r '(.RetCodes // {}) as $c | (.DurationHistogram.Count // 0) as $n | "\($n - ($c["200"] // 0) - ($c["SERVING"] // 0)) \($n)"' "${1%.out}.json" 2>/dev/null || echo "0 0" ;;
+  *.vegeta.*) jq -r '"\(.requests - (.status_codes."200" // 0)) \(.requests)"' "${1%.out}.json" 2>/dev/null || echo "0 0" ;;
+  *.ghz*) jq -r '"\(.count - (.statusCodeDistribution.OK // 0)) \(.count)"' "${1%.out}.json" 2>/dev/null || echo "0 0" ;;
+  *.sockperf.* | *.iperf3.*) echo "0 0" ;; # no count of their own: their exit status says
+  *) # wrk's layout (loadgen prints it too, its gRPC statuses but OK among
+    # the non-2xx), h2load's "requests:" line
+    awk '/requests in/ {n=$1} /^requests:/ {n=$6; e=$10}
+      /Socket errors:/ { gsub(",", ""); s=$4+$6+$8+$10; e+=s }
+      /Non-2xx or 3xx responses:/ || /Protocol errors:/ {e+=$NF}
+      END { printf "%d %d\n", e, n+s }' "$1" ;;
+  esac
+}
+
 printf '%-14s %-8s %3s %10s %9s %9s %7s %10s %7s %10s %10s\n' case tool rep rps p50_ms p99_ms cpu_s req/cpu_s taken_s req/taken sleeps/req >"$OUT/table.txt"
 # settle waits (up to 75 s) until nginx holds fewer than 100 connections
 # and fewer than 8,000 closed ones wait out TIME-WAIT on loopback: a peer
@@ -202,11 +237,11 @@ one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
   local c=$1 t=$2 r=$3; shift 3
   local b=$OUT/$c.$t.r$r
   set -- "${@//@B@/$b}"
-  local t0 t1 taken=- pert=- drift sw
+  local t0 t1 taken=- pert=- drift sw rc=0 why= ne nt
   settle
   ((SOAK)) && sleep "$SOAK_GAP"
   t0=$(date +%s%N)
-  timeout -k 5 -s INT $((DUR + 20)) /usr/bin/time -f '%U %S %M %w' -o "$b.time" taskset -c "$GEN_CPU" "$@" >"$b.out" 2>"$b.err"
+  timeout -k 5 -s INT $((DUR + 20)) /usr/bin/time -f '%U %S %M %w' -o "$b.time" taskset -c "$GEN_CPU" "$@" >"$b.out" 2>"$b.err" || rc=$?
   t1=$(date +%s%N)
   if ((SOAK)); then
     sleep "$SOAK_GAP"; sleep 0.2 # its samples past the baseline
@@ -216,9 +251,21 @@ one() { # case tool rep cmd...  (@B@ in cmd = this run's file base)
   fi
   read -r rps p50 p99 n < <(parse "$b.out")
   read -r u s m sw < <(tail -1 "$b.time") # sw: voluntary context switches, each a sleep
-  if [[ -z $n || $n == 0 ]]; then # a run that counted nothing is no figure: not in the medians
-    log "$c $t run $r counted no requests (its output: $b.out, $b.err): left out of the medians"
-    echo "$c $t $r" >>"$OUT/failed.txt"
+  # a run that failed is no figure: not in the table nor the medians
+  read -r ne nt < <(errors "$b.out")
+  if ((rc == 124 || rc == 137)); then
+    why="still running at its time limit ($((DUR + 20)) s): killed"
+  elif ((rc != 0)); then
+    why="exit status $rc"
+    ((${ne:-0} > 0)) && why+=", $ne of $nt requests failed"
+  elif awk -v e="${ne:-0}" -v t="${nt:-0}" -v m="$MAX_ERRORS" 'BEGIN { exit !(t > 0 && e / t > m) }'; then
+    why=$(awk -v e="$ne" -v t="$nt" -v m="$MAX_ERRORS" 'BEGIN { printf "%d of %d requests failed (%.2f%%, over %g%%)", e, t, 100 * e / t, 100 * m }')
+  elif [[ -z $n || $n == 0 ]]; then
+    why="counted no requests"
+  fi
+  if [[ -n $why ]]; then
+    log "$c $t run $r: $why (its output: $b.out, $b.err): left out of the medians"
+    echo "$c $t $r: $why" >>"$OUT/failed.txt"
     return 1
   fi
   echo "$c $t $r ${m:-0}" >>"$OUT/rss.txt" # peak RSS, KiB
@@ -245,7 +292,7 @@ target_row() {
 }
 
 case_h1() { # name conns
-  local name=$1 c=$2 url=http://$H:$P_H1/100b
+  local name=$1 c=$2 url=http://$H:$P_H1$TGT_PATH
   [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
   # nginx's own cost per request, over loadgen's runs at c50: what a C
   # server pays on this kernel, the bar for loadgen's httpbin below.
@@ -290,7 +337,7 @@ one_open() { # case tool rep rate cmd...
     'BEGIN{ n=per*cpu; printf "%-14s %-8s %3s %8d %10.1f %7s %9s %7s %11.2f %7s %11s %10.3f %11s\n", c, t, r, rate, a, late, p99, cpu, (per>0 ? 1e6/per : 0), tk, (pt>0 ? sprintf("%.2f", 1e6/pt) : "-"), (n>0 ? sw/n : 0), p99s }' >>"$OUT/open.txt"
 }
 case_open() {
-  local rate name url=http://$H:$P_H1/100b
+  local rate name url=http://$H:$P_H1$TGT_PATH
   for rate in $OPEN_RATES; do
     name=open$((rate / 1000))k-c50
     [[ -n $ONLY && ! $name =~ $ONLY ]] && continue
@@ -316,7 +363,7 @@ case_open
 # CPU-second, each one's peak RSS (rss.txt) and loadgen's slowest connect
 # (all are opened before the clock starts).
 case_c10k() {
-  local name=h1-c10k url=http://$H:$P_H1/100b
+  local name=h1-c10k url=http://$H:$P_H1$TGT_PATH
   [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
   for ((r = 1; r <= REPS; r++)); do
     one "$name" wrk "$r" wrk -t1 -c10000 -d"${DUR}s" --latency "$url"
@@ -334,7 +381,7 @@ cmp() {
     eval "one $name loadgen $r $lc"
   done
 }
-U=$H:$P_H2C/100b T=$H:$P_TLS/100b
+U=$H:$P_H2C$TGT_PATH T=$H:$P_TLS$TGT_PATH
 cmp h2c-c50m10 h2load "h2load -D $DUR -c 50 -m 10 -t 1 http://$U" "$LG run -p h2c -t1 -c50 -m10 -d${DUR}s --latency -q http://$U"
 # Many streams on few connections (issue 28, point 3).
 cmp h2c-c10m100 h2load "h2load -D $DUR -c 10 -m 100 -t 1 http://$U" "$LG run -p h2c -t1 -c10 -m100 -d${DUR}s --latency -q http://$U"
@@ -539,7 +586,7 @@ cpucount_run() { # case tool rep spinner(0|1) cmd...
     tee -a "$OUT/cpucount.txt" >&2
 }
 case_cpucount() {
-  local name=cpu-$((CPU_RATE / 1000))k url=http://$H:$P_H1/100b sp
+  local name=cpu-$((CPU_RATE / 1000))k url=http://$H:$P_H1$TGT_PATH sp
   [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
   if ! ((SOAK)) || ! command -v perf >/dev/null || ! [[ -x $W/bin/fortio ]]; then
     log "$name: needs the spinner (SOAK=1), perf and fortio; skipped"
@@ -656,7 +703,7 @@ awk 'NR>1 { k=$1" "$2; s[k]=s[k]" "$4; rv[k]=rv[k]" "$5; tg[k]=tg[k]" "$6; d=$6-
   }' "$OUT/cpucount.txt" 2>/dev/null | tee -a "$OUT/summary.txt"
 if [[ -s $OUT/failed.txt ]]; then
   echo
-  echo "runs that counted no requests, left out of the medians above (case tool rep):"
+  echo "runs that failed, left out of the medians above (case tool rep: why; output in $OUT):"
   cat "$OUT/failed.txt"
 fi | tee -a "$OUT/summary.txt"
 exit 0

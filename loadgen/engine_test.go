@@ -275,20 +275,21 @@ func TestDelayLatencyAndLittlesLaw(t *testing.T) {
 		srv := newServer(t, func(int64) time.Duration { return 10 * time.Millisecond })
 		r := run(t, conf(10, 2*time.Second), srv.URL)
 		s := r.Summary
-		// 10–11.5 ms where the server's timer wakes on time; on a loaded
-		// machine (CI runs packages side by side, -race slows everything) the
-		// server's own sleep runs long, and the generator must agree with the
-		// server, not with a round number: at most 1.5 ms over what it slept.
-		// Under -race the in-process server's own path (HTTP/2's frames
-		// through several goroutines) takes about a millisecond more per
-		// request than its timer, on every driver (measured: +0.8 to
-		// +1.4 ms with -race, +0.2 to +0.6 ms without): 3 ms then.
-		slept, tol := srv.sleptP50(), 1500*time.Microsecond
+		// 10–11.5 ms, as the docs say: the server's timer, loaded as this
+		// machine is (helpers' tests side by side on two CPUs), wakes
+		// 0.3–1 ms late, and the generator adds 0.1–0.5 ms of its own
+		// (p50 10.36–11.13 ms over 35 runs of every driver). Under -race
+		// the in-process server's own path (HTTP/2's frames through
+		// several goroutines) takes about a millisecond more per request
+		// than its timer, on every driver (measured: +0.8 to +1.4 ms; CI's
+		// race pass saw 11.51 ms): there the generator must agree with the
+		// server's own sleep, within 3 ms of it.
+		lo, hi := 10*time.Millisecond, 11500*time.Microsecond
 		if race.Enabled {
-			tol = 3 * time.Millisecond
+			hi = max(hi, srv.sleptP50()+3*time.Millisecond)
 		}
-		if p50 := s.Latency.P50.D(); p50 < 10*time.Millisecond || p50 > max(11500*time.Microsecond, slept+tol) {
-			t.Errorf("p50 %v, want 10–11.5 ms, or within %v of the server's own %v", p50, tol, slept)
+		if p50 := s.Latency.P50.D(); p50 < lo || p50 > hi {
+			t.Errorf("p50 %v, want %v–%v (the server's own sleep: %v)", p50, lo, hi, srv.sleptP50())
 		}
 		want := 10 / s.Latency.Mean.D().Seconds()
 		if dev := s.RPS/want - 1; dev < -0.05 || dev > 0.05 {
@@ -428,12 +429,13 @@ func TestOpenLoopRate(t *testing.T) {
 		if p.Unsent > allowed {
 			t.Errorf("%d requests never sent against an idle target; the max lag, %v, accounts for %d", p.Unsent, p.MaxLag.D(), allowed)
 		}
-		short := float64(allowed) / 6000
-		if dev := p.Achieved/2000 - 1; dev < -0.02-short || dev > 0.02 {
-			t.Errorf("achieved %.1f/s for 2000 asked (%.2f%%; the max lag %v accounts for %.2f%%)", p.Achieved, 100*dev, p.MaxLag.D(), 100*short)
+		// Within 2% (the docs' claim), as the requests counted: a stall
+		// shorter than 2% of the run (120 sends) widens neither.
+		if err := ratecheck.Achieved(p, 2000, 3*time.Second, 0.02, 6, stalled); err != nil {
+			t.Error(err)
 		}
-		if n := r.Summary.Requests; n < 5880-allowed || n > 6001 {
-			t.Errorf("%d requests in 3 s at 2000/s (the max lag %v accounts for %d fewer)", n, p.MaxLag.D(), allowed)
+		if n := r.Summary.Requests; n < 6000-max(120, allowed) || n > 6001 {
+			t.Errorf("%d requests in 3 s at 2000/s, want within 2%% of 6000 (the max lag %v spans %d sends)", n, p.MaxLag.D(), allowed)
 		}
 	})
 }

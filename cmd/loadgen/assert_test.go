@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"loadgen/internal/testport"
 	"loadgen/results"
 	"loadgen/results/compare"
 	"loadgen/results/store"
@@ -310,7 +311,7 @@ func TestRunAssertCLI(t *testing.T) {
 	// A target that answers nothing but errors: the run fails, and so does
 	// its JUnit report, though the latency bound holds. A dead one: the
 	// report is written all the same, with its run case failed.
-	for _, tc := range []struct{ name, url string }{{"errors only", startHTTPBin(t) + "/status/500"}, {"dead", "http://" + closedPort(t) + "/get"}} {
+	for _, tc := range []struct{ name, url string }{{"errors only", startHTTPBin(t) + "/status/500"}, {"dead", "http://" + testport.Closed(t) + "/get"}} {
 		os.Remove(junit)
 		code, out, stderr := cli(t, "run", "-c", "2", "-t", "1", "-d", "300ms", "-q", "--assert", "p99<10s", "--max-errors", "100%", "--junit", junit, tc.url)
 		r := chkReadJUnit(t, junit)
@@ -397,7 +398,7 @@ func TestSweepAssertUnwatched(t *testing.T) {
 		{"--find-max", "--slo", "p99<10ms,cpu.nginx<1"},
 	} {
 		out := filepath.Join(t.TempDir(), "s")
-		code, _, stderr := cli(t, append([]string{"sweep", "--path", "baseline=http://" + closedPort(t), "--ladder", "c1t1", "--payloads", "100", "-d", "1s", "-q", "-o", out}, args...)...)
+		code, _, stderr := cli(t, append([]string{"sweep", "--path", "baseline=http://" + testport.Closed(t), "--ladder", "c1t1", "--payloads", "100", "-d", "1s", "-q", "-o", out}, args...)...)
 		if code != exitUsage || !strings.Contains(stderr, "watched") {
 			t.Errorf("%v: exit %d, %s", args, code, stderr)
 		}

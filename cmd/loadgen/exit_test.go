@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/testport"
 	"loadgen/meshes/k8s/paths"
 	"loadgen/results"
 	"loadgen/results/compare"
@@ -137,7 +138,7 @@ func TestRunVerdict(t *testing.T) {
 
 // A sweep whose steps failed exits 1, its last line naming them.
 func TestSweepExitStatus(t *testing.T) {
-	code, out, stderr := cli(t, "sweep", "-q", "--path", "baseline=http://"+closedPort(t), "--ladder", "c1t1..c2t2",
+	code, out, stderr := cli(t, "sweep", "-q", "--path", "baseline=http://"+testport.Closed(t), "--ladder", "c1t1..c2t2",
 		"--payloads", "100", "-d", "500ms", "-o", t.TempDir()+"/s")
 	if code != exitFail {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, stderr)
@@ -161,7 +162,7 @@ func TestExitStatusTable(t *testing.T) {
 	}{
 		{"all good", []string{"run", "-c", "1", "-t", "1", "-n", "50", "--assert", "p99<10s", url + "/get"}, exitOK},
 		{"an assertion breached", []string{"run", "-c", "1", "-t", "1", "-n", "50", "--assert", "p50<1ns", url + "/get"}, exitBreached},
-		{"the run failed", []string{"run", "-c", "1", "-t", "1", "-n", "50", "http://" + closedPort(t) + "/get"}, exitFail},
+		{"the run failed", []string{"run", "-c", "1", "-t", "1", "-n", "50", "http://" + testport.Closed(t) + "/get"}, exitFail},
 		{"failed and breached: failed", []string{"run", "-c", "1", "-t", "1", "-n", "50", "--assert", "p50<1ns", url + "/status/503"}, exitFail},
 		{"usage", []string{"run", "--assert", "p50<", url + "/get"}, exitUsage},
 	} {

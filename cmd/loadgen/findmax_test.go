@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"loadgen/internal/testport"
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
 	"loadgen/results/store"
@@ -111,7 +112,7 @@ func TestFindMaxTable(t *testing.T) {
 // or lower would not change it), says so, and fails the command; the
 // progress counts probes, not "[n/0]".
 func TestFindMaxUnreachablePath(t *testing.T) {
-	code, out, stderr := cli(t, "sweep", "--path", "baseline=http://"+closedPort(t), "--ladder", "c1t1", "--payloads", "100",
+	code, out, stderr := cli(t, "sweep", "--path", "baseline=http://"+testport.Closed(t), "--ladder", "c1t1", "--payloads", "100",
 		"-d", "200ms", "--find-max", "--slo", "p99<1s", "-o", t.TempDir()+"/fm")
 	if code != exitFail {
 		t.Errorf("exit %d, want %d\n%s%s", code, exitFail, out, stderr)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"loadgen/internal/promtest"
+	"loadgen/internal/testport"
 	"loadgen/loadgen/metrics"
 )
 
@@ -363,13 +364,13 @@ func TestGrafanaDashboardLive(t *testing.T) {
 	needTool(t, "prometheus") // before any process starts
 	d := readGrafanaDashboard(t)
 	qs := d.queries(t)
-	runTarget, sweepTarget := freeAddr(t), freeAddr(t)
+	runTarget, sweepTarget := testport.Held(t), testport.Held(t)
 	target, _, _ := cliProcess(t, "serve", "httpbin", "--addr", runTarget, "--for", "1m")
 	cliProcess(t, "serve", "httpbin", "--addr", sweepTarget, "--for", "1m")
 	for _, a := range []string{runTarget, sweepTarget} {
 		waitHTTPOK(t, "http://"+a+"/healthz")
 	}
-	runMetrics, sweepMetrics := freeAddr(t), freeAddr(t)
+	runMetrics, sweepMetrics := testport.Held(t), testport.Held(t)
 	prom := promtest.Start(t, runMetrics, sweepMetrics)
 	// Prometheus applies its targets a few seconds after it starts: the
 	// commands start once it has tried to scrape them.

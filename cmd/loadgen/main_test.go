@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/testport"
 	"loadgen/results/store"
 	"loadgen/targets/grpcecho"
 	"loadgen/targets/httpbin"
@@ -57,17 +57,6 @@ func startGRPCEcho(t *testing.T) *grpcecho.Server {
 	return g
 }
 
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 func TestBadInput(t *testing.T) {
 	url := startHTTPBin(t) + "/get"
 	for _, tc := range []struct {
@@ -88,7 +77,7 @@ func TestBadInput(t *testing.T) {
 		{"bad timeout", []string{"run", "--timeout", "soon", url}, exitUsage, "invalid argument"},
 		{"unknown protocol", []string{"run", "-p", "smtp", url}, exitUsage, "unknown protocol"},
 		{"tls flags on plaintext", []string{"run", "--cacert", "x.pem", url}, exitUsage, "plaintext target"},
-		{"unreachable port", []string{"run", "-d", "1s", "http://" + closedPort(t) + "/"}, exitFail, "cannot connect"},
+		{"unreachable port", []string{"run", "-d", "1s", "http://" + testport.Closed(t) + "/"}, exitFail, "cannot connect"},
 		{"body and body-file", []string{"run", "--body", "a", "--body-file", "b", url}, exitUsage, "use one"},
 		{"size over http", []string{"run", "--size", "100", url}, exitUsage, "--size"},
 		{"missing body file", []string{"run", "--body-file", "/nonexistent/x", url}, exitUsage, "--body-file"},
@@ -186,7 +175,8 @@ func (s *syncBuffer) String() string {
 
 // A run interrupted by its context still prints and writes what it measured.
 func TestInterruptedRunWritesResults(t *testing.T) {
-	url := startHTTPBin(t) + "/get"
+	srv := startHTTPBinServer(t)
+	url := "http://" + srv.Addr() + "/get"
 	jsonPath := filepath.Join(t.TempDir(), "out.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
@@ -194,10 +184,12 @@ func TestInterruptedRunWritesResults(t *testing.T) {
 	go func() {
 		done <- execute(ctx, []string{"run", "-c", "2", "-d", "60s", "--json", jsonPath, url}, &out, &errb)
 	}()
-	for i := 0; i < 100 && !strings.Contains(out.String(), "connections"); i++ {
-		time.Sleep(50 * time.Millisecond)
+	// Interrupted once the load is on: the target has answered.
+	for deadline := time.Now().Add(20 * time.Second); srv.Served() < 100; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run's load never reached the target (%d requests in 20 s)", srv.Served())
+		}
 	}
-	time.Sleep(200 * time.Millisecond)
 	cancel()
 	code := <-done
 	if code != 130 {

@@ -2,32 +2,22 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"loadgen/internal/promtest"
+	"loadgen/internal/testport"
 	"loadgen/loadgen/sweep"
 	"loadgen/results/store"
 )
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // --prometheus, scraped by a real Prometheus every second: its query API
 // returns what loadgen printed — the requests, every latency counted, the
 // generator's CPU — for a run and for each step of a sweep.
 func TestPrometheusLiveMetrics(t *testing.T) {
 	url := startHTTPBin(t) + "/get"
-	addr := freeAddr(t)
+	addr := testport.Held(t)
 	prom := promtest.Start(t, addr)
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, _, stderr := cli(t, "run", "-q", "-c", "2", "-d", "3s", "--prometheus", addr, "--prometheus-hold", "3s", "--json", out, url)
@@ -54,7 +44,7 @@ func TestPrometheusLiveMetrics(t *testing.T) {
 	}
 
 	// A sweep: a series per step.
-	addr = freeAddr(t)
+	addr = testport.Held(t)
 	prom = promtest.Start(t, addr)
 	dir := filepath.Join(t.TempDir(), "s")
 	code, _, stderr = cli(t, "sweep", "-q", "--path", "baseline="+startHTTPBin(t), "--ladder", "c1t1..c2t2", "--payloads", "100",

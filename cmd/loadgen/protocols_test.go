@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"loadgen/internal/ratecheck"
+	"loadgen/internal/testport"
 	"loadgen/results"
 	"loadgen/results/store"
 	"loadgen/targets/tcpecho"
@@ -129,7 +130,7 @@ func TestProtocolCountsMatchTargets(t *testing.T) {
 			{[]string{"-p", "grpc", "--call", "loadgen.echo.v1.Echo/Unary", "--data", `{"bogus":1}`, g.Addr()}, 2, "bogus"},
 			{[]string{"-p", "grpc", "--data", "{}", g.Addr()}, 2, "--call"},
 			{[]string{"-p", "tcp-rr", "--call", "a.B/C", tc.Addr()}, 2, "--call"},
-			{[]string{"-p", "grpc", "--call", "a.B/C", closedPort(t)}, 1, "cannot connect"},
+			{[]string{"-p", "grpc", "--call", "a.B/C", testport.Closed(t)}, 1, "cannot connect"},
 		} {
 			if code, _, stderr := cli(t, append([]string{"run", "-n", "1"}, bad.args...)...); code != bad.code || !strings.Contains(stderr, bad.msg) {
 				t.Errorf("run %v: exit %d, %s; want %d and %q", bad.args, code, stderr, bad.code, bad.msg)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/testport"
 	"loadgen/results/store"
 )
 
@@ -77,7 +78,7 @@ func TestRunPrometheusHoldInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done, out, errb := startCLI(ctx, "run", "-q", "-c", "1", "-t", "1", "-d", "500ms", "--json", jsonPath,
-		"--prometheus", freeAddr(t), "--prometheus-hold", "15s", url)
+		"--prometheus", testport.Held(t), "--prometheus-hold", "15s", url)
 	waitFor(t, "the hold", func() bool { return strings.Contains(errb.String(), "--prometheus-hold: serving the final figures") })
 	cancel()
 	if code := waitExit(t, done, 3*time.Second); code != 130 {
@@ -114,8 +115,7 @@ func TestRunInterruptedWhileConnecting(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("loadgen never connected")
 			}
-			time.Sleep(100 * time.Millisecond)
-			cancel()
+			cancel() // the listener never answers: loadgen is still connecting
 			code := waitExit(t, done, 5*time.Second)
 			stderr := errb.String()
 			if code != 130 {
@@ -149,9 +149,9 @@ func TestRunDriverLoopRefused(t *testing.T) {
 		name, what string
 		args       []string
 	}{
-		{"grpc over --netns", "from --netns", []string{"-p", "grpc", "--netns", "/proc/self/ns/net", closedPort(t)}},
-		{"--new-conn over TLS", "--new-conn over TLS", []string{"--new-conn", "-k", "https://" + closedPort(t) + "/"}},
-		{"--new-conn over h2c", "--new-conn over HTTP/2", []string{"--new-conn", "-p", "h2c", "http://" + closedPort(t) + "/"}},
+		{"grpc over --netns", "from --netns", []string{"-p", "grpc", "--netns", "/proc/self/ns/net", testport.Closed(t)}},
+		{"--new-conn over TLS", "--new-conn over TLS", []string{"--new-conn", "-k", "https://" + testport.Closed(t) + "/"}},
+		{"--new-conn over h2c", "--new-conn over HTTP/2", []string{"--new-conn", "-p", "h2c", "http://" + testport.Closed(t) + "/"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, stderr := cli(t, append([]string{"run", "-d", "1s", "--driver", "loop"}, tc.args...)...)
@@ -206,7 +206,7 @@ func TestRunHlogKeptWhenRunFails(t *testing.T) {
 			t.Errorf("%s: the directory holds %v, want keep.hlog alone", when, names)
 		}
 	}
-	code, _, stderr := cli(t, "run", "-d", "1s", "--hlog", hlog, "--json", filepath.Join(dir, "keep.json"), "http://"+closedPort(t)+"/")
+	code, _, stderr := cli(t, "run", "-d", "1s", "--hlog", hlog, "--json", filepath.Join(dir, "keep.json"), "http://"+testport.Closed(t)+"/")
 	if code != exitFail {
 		t.Errorf("unreachable target: exit %d, want 1; %s", code, stderr)
 	}
@@ -244,8 +244,8 @@ func TestRunRefusesBeforeLoad(t *testing.T) {
 	dir := t.TempDir()
 	same := filepath.Join(dir, "out")
 	url := startHTTPBin(t) + "/get"
-	https := "https://" + closedPort(t) + "/"
-	_, port, _ := net.SplitHostPort(closedPort(t)) // should a host name be missed, nothing listens there
+	https := "https://" + testport.Closed(t) + "/"
+	_, port, _ := net.SplitHostPort(testport.Closed(t)) // should a host name be missed, nothing listens there
 	_, _, portErr := cli(t, "run", "-d", "1s", "http://127.0.0.1:99999/get")
 	portErr = strings.SplitN(portErr, "\n", 2)[0]
 	for _, tc := range []struct {
@@ -288,24 +288,38 @@ func TestRunSecondInterruptExits(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("loadgen never connected")
 	}
+	// Ctrl-C until the process exits: two signals sent back to back may
+	// reach it as one (a pending signal is not queued twice), and no sleep
+	// can say when it has taken the first. The exit must be the second's.
 	t0 := time.Now()
-	cmd.Process.Signal(syscall.SIGINT)
-	time.Sleep(200 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if code := exitCode(err); code != 130 {
-			t.Errorf("exit %d, want 130; stderr %s", code, errb.String())
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	giveUp := time.After(10 * time.Second)
+	for sent := 0; ; {
+		if sent < 100 {
+			cmd.Process.Signal(syscall.SIGINT)
+			sent++
 		}
-		if took := time.Since(t0); took > 5*time.Second {
-			t.Errorf("exited %v after the first Ctrl-C", took)
+		select {
+		case err := <-exited:
+			if code := exitCode(err); code != 130 {
+				t.Errorf("exit %d, want 130; stderr %s", code, errb.String())
+			}
+			if !strings.Contains(errb.String(), "interrupted again: exiting now") {
+				t.Errorf("the exit is not the second Ctrl-C's; stderr %s", errb.String())
+			}
+			if took := time.Since(t0); took > 5*time.Second {
+				t.Errorf("exited %v after the first Ctrl-C", took)
+			}
+			return
+		case <-giveUp:
+			cmd.Process.Kill()
+			<-exited
+			t.Fatalf("still running 10 s after Ctrl-C")
+		case <-tick.C:
 		}
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		<-exited
-		t.Fatalf("still running 10 s after two Ctrl-C")
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/testport"
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/lab"
 	"loadgen/meshes/nginxingress"
@@ -207,7 +208,7 @@ func TestSweepBadInput(t *testing.T) {
 func TestSweepFlagsOverrideFile(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "s.yaml")
-	a, b, c := "http://"+closedPort(t), "http://"+closedPort(t), "http://"+closedPort(t)
+	a, b, c := "http://"+testport.Closed(t), "http://"+testport.Closed(t), "http://"+testport.Closed(t)
 	os.WriteFile(file, []byte("paths:\n  - name: baseline\n    url: "+a+"\n  - name: px\n    url: "+b+"\nladder: c1t1..c4t4\npayloads: [100, 1KiB]\nduration: 30s\n"), 0o644)
 	code, out, stderr := cli(t, "sweep", "-f", file, "--ladder", "c2t2", "-d", "2s", "--path", "px="+c, "--path", "more="+a,
 		"--watch", "baseline=pid:1", "-o", filepath.Join(dir, "o"), "--dry-run")
@@ -235,7 +236,7 @@ func TestSweepFlagsOverrideFile(t *testing.T) {
 func TestSweepUnreachablePath(t *testing.T) {
 	url := startHTTPBin(t)
 	dir := filepath.Join(t.TempDir(), "s")
-	code, out, stderr := cli(t, "sweep", "--path", "baseline="+url, "--path", "dead=http://"+closedPort(t),
+	code, out, stderr := cli(t, "sweep", "--path", "baseline="+url, "--path", "dead=http://"+testport.Closed(t),
 		"--ladder", "c1t1", "--payloads", "100", "-d", "200ms", "-o", dir, "-q")
 	if code != exitFail || !strings.Contains(out, "sweep: 1 of 2 steps failed: dead_c1t1_100B_closed_r1") {
 		t.Fatalf("exit %d: %s%s", code, out, stderr)
@@ -304,7 +305,7 @@ func TestSweepGRPCFlags(t *testing.T) {
 // writing results.
 func TestSweepDryRun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
-	code, out, stderr := cli(t, "sweep", "--path", "a=http://"+closedPort(t), "--path", "b=http://"+closedPort(t),
+	code, out, stderr := cli(t, "sweep", "--path", "a=http://"+testport.Closed(t), "--path", "b=http://"+testport.Closed(t),
 		"--ladder", "c1t1..c4t4", "--payloads", "100", "-o", dir, "--dry-run")
 	if code != 0 || !strings.Contains(stderr, "dry run") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
@@ -318,7 +319,7 @@ func TestSweepDryRun(t *testing.T) {
 		t.Errorf("a dry run wrote %s: %v", dir, err)
 	}
 	// With --find-max, the plan is the searches and the rules they follow.
-	code, out, stderr = cli(t, "sweep", "--path", "a=http://"+closedPort(t), "--path", "b=http://"+closedPort(t), "--ladder", "c1t1", "--payloads", "100",
+	code, out, stderr = cli(t, "sweep", "--path", "a=http://"+testport.Closed(t), "--path", "b=http://"+testport.Closed(t), "--ladder", "c1t1", "--payloads", "100",
 		"-d", "2s", "-R", "500", "-o", dir, "--dry-run", "--find-max", "--slo", "p99<1s")
 	if code != 0 || !strings.Contains(stderr, "dry run") {
 		t.Fatalf("--dry-run --find-max: exit %d\n%s\n%s", code, out, stderr)
@@ -333,7 +334,7 @@ func TestSweepDryRun(t *testing.T) {
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a dry run of --find-max wrote %s: %v", dir, err)
 	}
-	if code, _, stderr := cli(t, "sweep", "--path", "a=http://"+closedPort(t), "--dry-run", "--find-max"); code != exitUsage || !strings.Contains(stderr, "--slo") {
+	if code, _, stderr := cli(t, "sweep", "--path", "a=http://"+testport.Closed(t), "--dry-run", "--find-max"); code != exitUsage || !strings.Contains(stderr, "--slo") {
 		t.Errorf("--dry-run --find-max without --slo: exit %d, %s", code, stderr)
 	}
 }
@@ -363,7 +364,7 @@ func TestSweepDryRunChecksProxies(t *testing.T) {
 // 100 columns.
 func TestSweepHeaderPluralsAndWidth(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), strings.Repeat("long-results-directory-", 3))
-	code, out, stderr := cli(t, "sweep", "--path", "a=http://"+closedPort(t), "--ladder", "c1t1", "--payloads", "100", "-o", dir, "--dry-run")
+	code, out, stderr := cli(t, "sweep", "--path", "a=http://"+testport.Closed(t), "--ladder", "c1t1", "--payloads", "100", "-o", dir, "--dry-run")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/testport"
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/run"
@@ -249,7 +250,7 @@ func startUICommand(t *testing.T, args ...string) (stop func() (int, string)) {
 func TestUIRunInBrowser(t *testing.T) {
 	bin := uiChromium(t)
 	url := startHTTPBin(t) + "/get"
-	addr := freeAddr(t)
+	addr := testport.Held(t)
 	out := filepath.Join(t.TempDir(), "out.json")
 	stop := startUICommand(t, "run", "-q", "-c", "2", "-t", "1", "-d", "6s", "-R", "300", "--ui", addr, "--ui-linger", "60s", "--json", out, url)
 	page := "http://" + addr + "/"
@@ -302,7 +303,7 @@ func TestUIRunInBrowser(t *testing.T) {
 func TestUISweepInBrowser(t *testing.T) {
 	bin := uiChromium(t)
 	base := startHTTPBin(t)
-	addr := freeAddr(t)
+	addr := testport.Held(t)
 	dir := filepath.Join(t.TempDir(), "s")
 	stop := startUICommand(t, "sweep", "-q", "--path", "baseline="+base, "--ladder", "c1t1..c2t2", "--payloads", "100",
 		"-d", "2s", "-o", dir, "--ui", ":"+strings.Split(addr, ":")[1], "--ui-linger", "60s")

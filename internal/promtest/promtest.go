@@ -6,7 +6,6 @@ package promtest
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"loadgen/internal/testport"
 )
 
 // Start runs Prometheus until the test ends and returns its base URL. It
@@ -40,12 +41,7 @@ func StartWith(t testing.TB, o Options, targets ...string) string {
 		}
 		t.Skip("prometheus is not installed (apt-get install prometheus)")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testport.Held(t) // Prometheus binds it itself
 	if len(targets) == 0 {
 		targets = []string{addr}
 	}

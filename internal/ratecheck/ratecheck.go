@@ -48,6 +48,24 @@ func Short(p *results.Pacing, perSec float64, floor int64, excused time.Duration
 	return max(floor, int64(p.MaxLag.D()/interval)), nil
 }
 
+// Achieved checks that an open-loop run of window at perSec achieved the
+// rate asked within tol (0.02: 2%) either way. Short's bound on the lag
+// holds first; a stall it excuses widens the shortfall allowed only by the
+// sends it spans past tol of the schedule: tol already covers a shorter
+// one.
+func Achieved(p *results.Pacing, perSec float64, window time.Duration, tol float64, floor int64, excused time.Duration) error {
+	n, err := Short(p, perSec, floor, excused)
+	if err != nil {
+		return err
+	}
+	below := max(tol, float64(n)/(perSec*window.Seconds()))
+	if dev := p.Achieved/perSec - 1; dev < -below || dev > tol {
+		return fmt.Errorf("achieved %.1f/s for %.0f/s asked (%+.2f%%), want within %+.2f%% and %+.2f%% (the max lag %v spans %d sends)",
+			p.Achieved, perSec, 100*dev, -100*below, 100*tol, p.MaxLag.D(), n)
+	}
+	return nil
+}
+
 // Probe measures, independently of the engine, how long the machine kept
 // this process from running: the longest oversleep of a goroutine that
 // sleeps 5 ms at a time, or, on Linux, the time the process's threads

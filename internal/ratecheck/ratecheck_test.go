@@ -58,6 +58,40 @@ func TestShort(t *testing.T) {
 	}
 }
 
+// -R 2000 for 3 s within 2%: a stall of the machine shorter than 2% of the
+// run widens nothing; a longer one (the test's own or one a Probe saw)
+// excuses the sends it spans.
+func TestAchieved(t *testing.T) {
+	ms := func(n float64) results.Duration { return results.Duration(n * float64(time.Millisecond)) }
+	for _, c := range []struct {
+		name    string
+		p       results.Pacing
+		excused time.Duration
+		ok      bool
+	}{
+		{"idle", results.Pacing{Achieved: 1999.5, MaxLag: ms(0.4)}, 0, true},
+		{"2% short", results.Pacing{Achieved: 1960.5, MaxLag: ms(0.4)}, 0, true},
+		{"2.5% short, no lag", results.Pacing{Achieved: 1950, MaxLag: ms(0.4)}, 0, false},
+		// A 90 ms lag spans 180 sends, 3%: the old bound (2% plus the
+		// lag's share) let 4% short pass.
+		{"4% short, 90 ms lag", results.Pacing{Achieved: 1920, MaxLag: ms(90)}, 0, false},
+		{"3% short, 90 ms lag", results.Pacing{Achieved: 1941, MaxLag: ms(90)}, 0, true},
+		// A 300 ms stall a Probe saw: 600 sends, 10%.
+		{"stall seen", results.Pacing{Achieved: 1820, MaxLag: ms(300)}, 300 * time.Millisecond, true},
+		{"3% over", results.Pacing{Achieved: 2060, MaxLag: ms(0.4)}, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := ratecheck.Achieved(&c.p, 2000, 3*time.Second, 0.02, 6, c.excused)
+			if c.ok && err != nil {
+				t.Errorf("%+v: %v", c.p, err)
+			}
+			if !c.ok && err == nil {
+				t.Errorf("%+v passed", c.p)
+			}
+		})
+	}
+}
+
 // The probe sees a stall of the process: here the whole process stopped
 // for 150 ms by another (SIGSTOP, then SIGCONT), as a busy machine or a
 // VM's steal stops it.

@@ -211,7 +211,7 @@ func TestTLSHandoffBuffered(t *testing.T) {
 		fd, m, inner := handedOffWith(t, cfg, copies, func(c net.Conn) net.Conn { return &FlightConn{Conn: c} }, func(tc *tls.Conn) {
 			tc.Write([]byte("after the ticket"))
 			tc.NetConn().(*FlightConn).Read(nil) // flush
-			time.Sleep(time.Second)
+			<-t.Context().Done()                 // the connection stays open until the test ends
 		})
 		p := m.(*tlsMux).t.p
 		if n := len(m.(*tlsMux).t.ConnectionState().PeerCertificates); n != copies {
@@ -311,7 +311,7 @@ func TestTLSMuxBadRecord(t *testing.T) {
 			fd, m, inner := handedOff(t, func(c *tls.Conn) {
 				c.Write([]byte("hello"))
 				c.NetConn().Write(tc.b)
-				time.Sleep(time.Second)
+				<-t.Context().Done() // the connection stays open until the test ends: its end is not what fails it
 			})
 			readAll(t, fd, m, inner, 1<<20, 0)
 			if !m.Dead() || inner.fail != 1 || string(inner.got) != "hello" {
@@ -327,7 +327,7 @@ func TestTLSMuxCloseNotify(t *testing.T) {
 	fd, m, inner := handedOff(t, func(c *tls.Conn) {
 		c.Write([]byte("bye"))
 		c.CloseWrite()
-		time.Sleep(time.Second)
+		<-t.Context().Done() // open until the test ends: the close_notify, not the close, ends it
 	})
 	readAll(t, fd, m, inner, 1<<20, 0)
 	if !m.Dead() || inner.fail != 1 || string(inner.got) != "bye" {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"loadgen/internal/parked"
 )
 
 func listen(t *testing.T) *Listener {
@@ -108,7 +110,7 @@ func TestRun(t *testing.T) {
 
 	errc := make(chan error, 1)
 	go func() { errc <- p.Run(time.Time{}, func([]unix.EpollEvent) bool { return true }) }()
-	time.Sleep(20 * time.Millisecond)
+	parked.Wait(t, "IO wait", "evloop.(*Poller).Run(") // in the netpoller: Close ends a wait in progress
 	p.Close()
 	select {
 	case err := <-errc:

@@ -69,6 +69,8 @@ func (s *Server) delay(ctx context.Context) error {
 	if s.cfg.Delay <= 0 {
 		return nil
 	}
+	s.delayed.Add(1)
+	defer s.delayed.Add(-1)
 	t := time.NewTimer(s.cfg.Delay)
 	defer t.Stop()
 	select {

@@ -97,6 +97,7 @@ type Server struct {
 	checks   atomic.Uint64
 	streams  atomic.Uint64
 	active   atomic.Int64
+	delayed  atomic.Int64
 }
 
 // New checks cfg and builds a server that is not listening yet.
@@ -193,6 +194,10 @@ func (s *Server) HealthChecks() uint64 { return s.checks.Load() }
 
 // Streams counts the Echo.PingPong streams opened.
 func (s *Server) Streams() uint64 { return s.streams.Load() }
+
+// Delayed is the number of calls and messages waiting out Config.Delay
+// now: received, not yet answered.
+func (s *Server) Delayed() int64 { return s.delayed.Load() }
 
 // ActiveStreams is the number of Echo.PingPong streams open now.
 func (s *Server) ActiveStreams() int64 { return s.active.Load() }

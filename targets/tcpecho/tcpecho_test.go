@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"loadgen/internal/parked"
 )
 
 // A backend is one way of serving: event loops (Linux) or a goroutine per
@@ -155,7 +157,7 @@ func TestEchoBackpressure(t *testing.T) {
 			_, err := c.Write(msg)
 			errc <- err
 		}()
-		time.Sleep(50 * time.Millisecond) // let both sides' buffers fill
+		parked.Wait(t, "IO wait", "net.(*conn).Write(", "TestEchoBackpressure") // both sides' buffers are full
 		got := make([]byte, len(msg))
 		if _, err := io.ReadFull(c, got); err != nil {
 			t.Fatal(err)
@@ -462,8 +464,9 @@ func TestSoloClose(t *testing.T) {
 			t.Fatal(err)
 		}
 		ended := make(chan error, 1)
+		echoed := s.Echoed()
 		go func() { ended <- pingPong(t, c, 1<<30) }() // until Close ends it
-		time.Sleep(20 * time.Millisecond)
+		eventually(t, "the connection to go on echoing", func() bool { return s.Echoed() > echoed })
 		done := make(chan error, 1)
 		go func() { done <- s.Close() }()
 		select {

@@ -246,8 +246,11 @@ func TestFlowControl(t *testing.T) {
 
 func TestGoAway(t *testing.T) {
 	eachClient(t, func(t *testing.T, cl client) {
+		first, once := make(chan struct{}), sync.Once{}
 		addr := startPeer(t, nil, func(p *peer) {
-			a, b := p.Request(), p.Request()
+			a := p.Request()
+			once.Do(func() { close(first) }) // the first connection's first request
+			b := p.Request()
 			if a == nil || b == nil {
 				return
 			}
@@ -269,7 +272,11 @@ func TestGoAway(t *testing.T) {
 		c1, c2 := cs[0], cs[1]
 		done := make(chan protocol.Outcome, 2)
 		go func() { done <- c1.Do(context.Background(), soon()) }()
-		time.Sleep(10 * time.Millisecond) // c1 takes stream 1
+		select { // c1 takes stream 1
+		case <-first:
+		case <-time.After(10 * time.Second):
+			t.Fatal("c1's request never reached the peer")
+		}
 		go func() { done <- c2.Do(context.Background(), soon()) }()
 		var ok, refused int
 		for i := 0; i < 2; i++ {

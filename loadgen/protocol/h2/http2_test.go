@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/testport"
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2wire"
 )
@@ -402,9 +403,7 @@ func TestServerGone(t *testing.T) {
 }
 
 func TestDialErrors(t *testing.T) {
-	ln := listen(t)
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testport.Closed(t)
 	d, err := NewDialer(Config{URL: "http://" + addr, Cleartext: true, DialTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -72,7 +72,7 @@ func TestTLSMuxRecordLargerThanRoom(t *testing.T) {
 		tc.Write(a[:16384])                                                                          // the Fed's buffer: 16384 of a
 		tc.Write(a[16384:16388])                                                                     // 16388: room for 16380 more
 		tc.Write(append(a[16388:], b...))                                                            // a record of 16384 bytes: 4 do not fit
-		time.Sleep(3 * time.Second)
+		<-t.Context().Done()                                                                         // the connection stays open until the test ends
 	}()
 
 	d, err := NewDialer(Config{URL: "https://" + ln.Addr().String() + "/", TLS: protocol.TLS{Insecure: true}})

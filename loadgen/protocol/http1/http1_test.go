@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/testport"
 	"loadgen/loadgen/protocol"
 	"loadgen/targets/tlscert"
 )
@@ -250,7 +251,11 @@ func TestPeerClosesIdle(t *testing.T) {
 	if o := c.Do(context.Background(), soon()); o.Err != protocol.None || o.Done {
 		t.Fatalf("first request: %+v", o)
 	}
-	time.Sleep(20 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); cs.closed.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the peer never closed")
+		}
+	}
 	o := c.Do(context.Background(), soon())
 	if (o.Err != protocol.Read && o.Err != protocol.Write) || !o.Done {
 		t.Errorf("outcome %+v, want a read or write error and Done", o)
@@ -272,12 +277,7 @@ func TestTimeout(t *testing.T) {
 }
 
 func TestDialRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testport.Closed(t)
 	d, err := NewDialer(Config{URL: "http://" + addr + "/", DialTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)

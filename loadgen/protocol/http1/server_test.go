@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,6 +128,8 @@ type cannedServer struct {
 	mu    sync.Mutex
 	reqs  []*http.Request
 	bodys []string
+
+	closed atomic.Int32 // connections the server has closed
 }
 
 func startCanned(t testing.TB, reply func(r *http.Request) (resp string, close bool)) *cannedServer {
@@ -150,7 +153,7 @@ func startCanned(t testing.TB, reply func(r *http.Request) (resp string, close b
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer c.Close()
+				defer func() { c.Close(); cs.closed.Add(1) }()
 				br := bufio.NewReader(c)
 				for {
 					r, err := http.ReadRequest(br)

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"loadgen/internal/testport"
 	"loadgen/loadgen/protocol"
 	"loadgen/targets/grpcecho"
 	"loadgen/targets/grpcecho/echopb"
@@ -195,12 +196,7 @@ func TestCallProtoset(t *testing.T) {
 
 func TestCallErrors(t *testing.T) {
 	srv := startEcho(t, grpcecho.Config{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String()
-	ln.Close()
+	closed := testport.Closed(t)
 	for _, tc := range []struct {
 		name, method, data, want string
 		edit                     func(*Config)

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"loadgen/internal/testport"
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2conn"
 	"loadgen/loadgen/protocol/h2conn/h2peer"
@@ -136,12 +137,7 @@ func TestDialErrors(t *testing.T) {
 	}()
 
 	// A port nobody listens on.
-	rl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := rl.Addr().String()
-	rl.Close()
+	refused := testport.Closed(t)
 
 	cert, err := tlscert.New(tlscert.ECDSAP256)
 	if err != nil {

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,8 +69,11 @@ func TestStreamErrors(t *testing.T) {
 // §6.8): Unsent and Done, for the engine to send it again on a new
 // connection; the one below completes; a Do afterwards is not sent.
 func TestGoAway(t *testing.T) {
+	first, once := make(chan struct{}), sync.Once{}
 	addr := h2peer.Start(t, nil, func(p *h2peer.Peer) {
-		a, b := p.Request(), p.Request()
+		a := p.Request()
+		once.Do(func() { close(first) }) // the first connection's first request
+		b := p.Request()
 		if a == nil || b == nil {
 			return
 		}
@@ -82,7 +86,11 @@ func TestGoAway(t *testing.T) {
 	c1, c2 := dial(t, d), dial(t, d)
 	done := make(chan protocol.Outcome, 2)
 	go func() { done <- c1.Do(context.Background(), time.Now().Add(hangGuard)) }()
-	time.Sleep(10 * time.Millisecond) // c1 takes stream 1
+	select { // c1 takes stream 1
+	case <-first:
+	case <-time.After(hangGuard):
+		t.Fatal("c1's request never reached the peer")
+	}
 	go func() { done <- c2.Do(context.Background(), time.Now().Add(hangGuard)) }()
 	var ok, unsent int
 	for range 2 {

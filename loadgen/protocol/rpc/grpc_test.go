@@ -412,7 +412,7 @@ func TestCloseUnblocksDo(t *testing.T) {
 		c, other := dial(t, d), dial(t, d)
 		done := make(chan protocol.Outcome)
 		go func() { done <- c.Do(context.Background(), time.Time{}) }()
-		time.Sleep(20 * time.Millisecond) // let the request leave
+		waitDelayed(t, srv) // the request has left
 		c.Close()
 		select {
 		case o := <-done:
@@ -442,7 +442,7 @@ func TestRunContextEndsDo(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan protocol.Outcome)
 		go func() { done <- c.Do(ctx, time.Time{}) }()
-		time.Sleep(20 * time.Millisecond)
+		waitDelayed(t, srv) // the request has left
 		cancel()
 		select {
 		case o := <-done:
@@ -553,4 +553,14 @@ func hasCurrent(d protocol.Dialer) bool {
 		return d.conns.Current() != nil
 	}
 	panic(fmt.Sprintf("%T", d))
+}
+
+// waitDelayed waits until the server holds a request in its delay.
+func waitDelayed(t *testing.T, srv *grpcecho.Server) {
+	t.Helper()
+	for deadline := time.Now().Add(hangGuard); srv.Delayed() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached the server")
+		}
+	}
 }

@@ -86,7 +86,7 @@ func TestCRRCloseUnblocksDo(t *testing.T) {
 	checkNoLeak(t)
 	c := dial(t, newDialer(t, tcp.CRR, silentListener(t), 100))
 	ch := doAsync(context.Background(), c, time.Time{})
-	blocked()
+	blocked(t)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestCRRContextCancel(t *testing.T) {
 	c := dial(t, newDialer(t, tcp.CRR, silentListener(t), 100))
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := doAsync(ctx, c, time.Time{})
-	blocked()
+	blocked(t)
 	cancel()
 	if out := waitOutcome(t, ch); out.Err != protocol.Timeout {
 		t.Fatalf("Do when the run ends = %+v, want Timeout", out)

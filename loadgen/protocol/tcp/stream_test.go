@@ -58,7 +58,7 @@ func TestStreamCloseUnblocksDo(t *testing.T) {
 	checkNoLeak(t)
 	c := dial(t, newDialer(t, tcp.Stream, silentListener(t), 64<<20))
 	ch := doAsync(context.Background(), c, time.Time{})
-	blocked()
+	blocked(t)
 	c.Close()
 	if out := waitOutcome(t, ch); out.Err != protocol.Write || !out.Done {
 		t.Fatalf("Do aborted by Close = %+v, want Write and Done", out)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/parked"
+	"loadgen/internal/testport"
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/tcp"
 	"loadgen/targets/tcpecho"
@@ -82,17 +84,9 @@ func silentListener(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// refusedAddr is a loopback address where nothing listens.
-func refusedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
+// refusedAddr is a loopback address where nothing can listen while the
+// test runs.
+func refusedAddr(t *testing.T) string { return testport.Closed(t) }
 
 // within is a generous deadline for requests that must succeed; it bounds a
 // broken test, it asserts no speed.
@@ -137,5 +131,11 @@ func waitOutcome(t *testing.T, ch <-chan protocol.Outcome) protocol.Outcome {
 	}
 }
 
-// blocked gives a Do started in the background time to block.
-func blocked() { time.Sleep(20 * time.Millisecond) }
+// blocked waits until a Do started in the background waits on the network
+// (parked in the netpoller: a dial, read or write that cannot go on), so
+// that what the test does next aborts a Do in progress, not one yet to
+// begin.
+func blocked(t *testing.T) {
+	t.Helper()
+	parked.Wait(t, "IO wait", "loadgen/loadgen/protocol/tcp.(*", "Conn).Do(")
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"loadgen/internal/testport"
 	"loadgen/meshes/k8s/e2e/node"
 )
 
@@ -69,12 +69,7 @@ func checkShippedClientGo(t *testing.T, bin, mainDir string) {
 // startHTTPBin runs `loadgen serve httpbin` on loopback and returns its URL.
 func startHTTPBin(t *testing.T, bin string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testport.Held(t) // the command binds it
 	cmd := exec.Command(bin, "serve", "httpbin", "--addr", addr, "--for", "10m")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
