@@ -431,6 +431,9 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 			}
 		}
 	}
+	if line := proxyNotice(spec.Protocol, sweepURLs(spec), os.Getenv); line != "" {
+		fmt.Fprintln(stderr, line) // the sweep connects directly too
+	}
 	if !f.dryRun {
 		cleanLeftovers(ctx, stderr) // what killed runs left, before this sweep makes its own
 	}
