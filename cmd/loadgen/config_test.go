@@ -158,6 +158,12 @@ func TestProxyVariables(t *testing.T) {
 	if len(lines) != 1 || !strings.Contains(lines[0], "HTTP_PROXY is set: loadgen ignores it and connects directly to 127.0.0.1:") {
 		t.Errorf("stderr %q: want the one line about HTTP_PROXY", stderr)
 	}
+	// gRPC reads HTTPS_PROXY (as grpc-go does), whatever the TLS.
+	t.Setenv("HTTPS_PROXY", "http://"+closedPort(t))
+	_, _, stderr = runConfig(t, "-p", "grpc", "-c", "1", "-t", "1", "-n", "10", startGRPCEcho(t).Addr())
+	if !strings.Contains(stderr, "HTTPS_PROXY is set: loadgen ignores it") {
+		t.Errorf("-p grpc: stderr %q: want the line about HTTPS_PROXY", stderr)
+	}
 	t.Setenv("NO_PROXY", "localhost,127.0.0.0/8")
 	if _, _, stderr := runConfig(t, "-c", "1", "-t", "1", "-n", "10", url); strings.Contains(stderr, "PROXY") {
 		t.Errorf("NO_PROXY names the target, yet stderr says %q", stderr)

@@ -278,7 +278,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if err := f.readTargets(cmd.InOrStdin()); err != nil {
 		return err // a bad targets file fails before any load, saying where
 	}
-	noteProxyEnv(cmd.ErrOrStderr(), f, cfg.Protocol, cfg.Target)
+	noteProxyEnv(cmd.ErrOrStderr(), f, f.protocol, cfg.Target)
 	toStdout, err := f.checkOutputs()
 	if err != nil {
 		return err // before any load, and before a --call's reflection

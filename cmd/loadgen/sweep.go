@@ -119,7 +119,7 @@ A sweep file (YAML; every key may also be given as a flag, which wins):
 	durationVarP(fl, &f.duration, "duration", "d", 30*time.Second, "measured duration of each step (30s, 1m30s, or plain seconds)")
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "warm-up before each step's measured window, excluded from results, e.g. 5s (default none)")
 	durationVarP(fl, &f.trimFrom, "trim-start", "", 0, "start sampling the watched processes' CPU and memory this long into each step's measured window (istio/tools: 62s); latency keeps the whole window")
-	durationVarP(fl, &f.trimTo, "trim-end", "", time.Second, "stop sampling the watched processes this long before each step's measured window ends (istio/tools: 30s); default min(1s, a quarter of the window)")
+	durationVarP(fl, &f.trimTo, "trim-end", "", 0, "stop sampling the watched processes this long before each step's measured window ends (istio/tools: 30s); default min(1s, a quarter of the window)")
 	durationVarP(fl, &f.timeout, "timeout", "", loadgen.DefaultTimeout, "per-request timeout, a hard bound")
 	countVarP(fl, &f.repeats, "repeats", "", 1, "repeats of every step")
 	fl.StringVarP(&f.rates, "rate", "R", "0", "open-loop rates, comma-separated, e.g. 0,1k,2.5k (0 = closed loop)")
