@@ -555,7 +555,9 @@ type ProcessCost struct {
 	MiBPer1kRPS float64 `json:"mib_per_1k_rps"`
 	// Covered is the time the CPU figure spans, in seconds, when it is
 	// read from a source that measures over windows of its own (a
-	// cluster's metrics-server or cAdvisor): part of the step's load.
+	// cluster's metrics-server or cAdvisor): part of the step's load; on
+	// a local sweep, the span sampled (the measured window, trimmed:
+	// --trim-start, --trim-end).
 	Covered float64 `json:"covered_s,omitempty"`
 	// CoveredFrom and CoveredTo are when the span the CPU figure is the
 	// mean over began and ended (its source's first and last measurement

@@ -142,6 +142,9 @@ func startHTTPBinChild(ctx context.Context, log io.Writer) (addr string, pid int
 // for the address it says it listens on.
 func startChild(ctx context.Context, log io.Writer, target *exec.Cmd) (addr string, pid int, stop func(), err error) {
 	target.SysProcAttr = killedWithUs()
+	if target.Env == nil {
+		target.Env = childEnv()
+	}
 	out, err := target.StdoutPipe()
 	if err != nil {
 		return "", 0, nil, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -12,21 +13,36 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// applyFlagFile reads an options file — YAML whose keys are the command's
-// long flag names (duration: 10s, workers: [1, 2], modes: host-gw,vxlan) —
-// and sets every flag the command line did not, through the flags' own
-// parsers: one grammar, one set of checks, the command line winning.
-// Every key that is wrong is reported at once.
+// applyFlagFile reads an options file — YAML (or JSON) whose keys are the
+// command's long flag names (duration: 10s, workers: [1, 2], modes:
+// host-gw,vxlan) — and sets every flag the command line did not, through
+// the flags' own parsers: one grammar, one set of checks, the command line
+// winning. Every key that is wrong is reported at once.
 func applyFlagFile(fl *pflag.FlagSet, path string, skip ...string) error {
+	m, err := readFlagFile(path)
+	if err != nil {
+		return err
+	}
+	return setFlagsFromFile(fl, path, m, nil, skip)
+}
+
+// readFlagFile reads an options file's keys and their values.
+func readFlagFile(path string) (map[string]yaml.Node, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("-f: %w", err)
+		return nil, fmt.Errorf("-f: %w", err)
 	}
 	var m map[string]yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&m); err != nil {
-		return fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %v", path, err)
 	}
+	return m, nil
+}
+
+// setFlagsFromFile sets the flags of an options file's keys; extra are
+// keys the caller took out before (run's url), valid but no flag.
+func setFlagsFromFile(fl *pflag.FlagSet, path string, m map[string]yaml.Node, extra, skip []string) error {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -34,7 +50,7 @@ func applyFlagFile(fl *pflag.FlagSet, path string, skip ...string) error {
 	sort.Strings(keys)
 	var errs []string
 	for _, k := range keys {
-		if err := setFromFile(fl, k, m[k], skip); err != nil {
+		if err := setFromFile(fl, k, m[k], extra, skip); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}
@@ -49,10 +65,14 @@ func applyFlagFile(fl *pflag.FlagSet, path string, skip ...string) error {
 
 // setFromFile sets flag k from an options file's node n, unless the
 // command line gave it.
-func setFromFile(fl *pflag.FlagSet, k string, n yaml.Node, skip []string) error {
+func setFromFile(fl *pflag.FlagSet, k string, n yaml.Node, extra, skip []string) error {
 	f := fl.Lookup(k)
 	if f == nil || f.Hidden || k == "help" || slices.Contains(skip, k) {
-		return fmt.Errorf("%q is not an option here (the keys are the command's long flags, as in --help)", k)
+		err := fmt.Sprintf("%q is not an option here (the keys are the command's long flags, as in --help)", k)
+		if near := nearestKey(fl, k, extra, skip); near != "" {
+			err += fmt.Sprintf(": did you mean %q?", near)
+		}
+		return errors.New(err)
 	}
 	if f.Changed {
 		return nil // the command line wins
@@ -81,4 +101,46 @@ func setFromFile(fl *pflag.FlagSet, k string, n yaml.Node, skip []string) error 
 		return fmt.Errorf("line %d: %s: %v", n.Line, k, err)
 	}
 	return nil
+}
+
+// nearestKey is the valid key of an options file closest to k (the
+// fewest edits), "" when there is none.
+func nearestKey(fl *pflag.FlagSet, k string, extra, skip []string) string {
+	best, bestD := "", -1
+	try := func(name string) {
+		if d := editDistance(k, name); bestD < 0 || d < bestD || (d == bestD && name < best) {
+			best, bestD = name, d
+		}
+	}
+	fl.VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden && f.Name != "help" && !slices.Contains(skip, f.Name) {
+			try(f.Name)
+		}
+	})
+	for _, name := range extra {
+		try(name)
+	}
+	return best
+}
+
+// editDistance is Levenshtein's: the insertions, deletions and
+// substitutions that turn a into b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -133,6 +133,9 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
 	}
+	if spec.TrimStart != nil || spec.TrimEnd != nil {
+		return fmt.Errorf("%s: trim_start and trim_end are the local sweep's: k8s run measures each step's cost over the spans its metrics source covers", f.file)
+	}
 	load, steps, err := k8sPlan(&spec)
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)

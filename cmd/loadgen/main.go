@@ -146,6 +146,9 @@ start itself, and reports latency to p99.99, errors and its own CPU cost.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// LOADGEN_<FLAG> variables fill the flags the command line did not
+	// give, before a command reads its -f: flag > environment > file.
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return applyEnv(cmd, os.LookupEnv) }
 	root.AddCommand(newRunCmd(), newSweepCmd(), newReportCmd(), newCompareCmd(), newSizeCmd(), newLabCmd(), newMeshCmd(), newServeCmd(), newVersionCmd())
 	root.AddCommand(newStudyCmd(), newMergeCmd(), newK8sCmd(), newCleanupCmd())
 	// --version and -v, as users of other tools type them.

@@ -22,6 +22,7 @@ type reportFlags struct {
 	cpuPrice    float64
 	html        string
 	csv         string
+	csvIstio    string
 	markdown    string
 	fortio      string
 	smp         string
@@ -50,6 +51,8 @@ into); "-" writes to stdout instead, for one of them:
                    tables, and the environment. No network needed to view it.
   --markdown F     the sweep summary tables (medians over repeats)
   --csv F          one row per step, every figure, watched processes' CPU/memory
+  --csv-istio F    istio/tools' perf benchmark CSV (its columns and units: µs,
+                   millicores, MiB; its labels, _qps_Q_c_C_SIZE_PATH_MODE)
   --json-fortio F  fortio's result JSON (one object per run; an array for several)
   --json-smp F     Service Mesh Performance PerformanceTestResult JSON
   --percentiles    the full latency percentile spectrum (.hgrm, as wrk2 prints) to stdout`,
@@ -71,6 +74,7 @@ into); "-" writes to stdout instead, for one of them:
 	fl.StringVar(&f.html, "html", "", "write the HTML report (one self-contained file) to `FILE`")
 	fl.StringVar(&f.markdown, "markdown", "", "write the Markdown summary to `FILE` (default stdout when no other output is asked)")
 	fl.StringVar(&f.csv, "csv", "", "write one CSV row per step to `FILE`")
+	fl.StringVar(&f.csvIstio, "csv-istio", "", "write istio/tools' perf benchmark CSV (the columns its graph_plotter.py reads) to `FILE`")
 	fl.StringVar(&f.fortio, "json-fortio", "", "write fortio's result JSON to `FILE`")
 	fl.StringVar(&f.smp, "json-smp", "", "write Service Mesh Performance result JSON to `FILE`")
 	fl.BoolVar(&f.percentiles, "percentiles", false, "print the full latency percentile spectrum (.hgrm) to stdout")
@@ -81,7 +85,7 @@ into); "-" writes to stdout instead, for one of them:
 }
 
 func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
-	files := []output{{"--html", f.html}, {"--markdown", f.markdown}, {"--csv", f.csv}, {"--json-fortio", f.fortio}, {"--json-smp", f.smp}}
+	files := []output{{"--html", f.html}, {"--markdown", f.markdown}, {"--csv", f.csv}, {"--csv-istio", f.csvIstio}, {"--json-fortio", f.fortio}, {"--json-smp", f.smp}}
 	if f.percentiles {
 		files = append(files, output{"--percentiles", store.Stdout})
 	}
@@ -128,6 +132,7 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 	}
 	add("markdown", f.markdown, markdown)
 	add("csv", f.csv, func(w io.Writer) error { return report.CSV(w, sweeps) })
+	add("csv-istio", f.csvIstio, func(w io.Writer) error { return report.IstioCSV(w, sweeps) })
 	add("json-fortio", f.fortio, func(w io.Writer) error { return report.Fortio(w, sweeps) })
 	add("json-smp", f.smp, func(w io.Writer) error { return report.SMP(w, sweeps) })
 	if f.percentiles {

@@ -73,6 +73,7 @@ type runFlags struct {
 	tls         tlsFlags
 	ui          uiFlags // --ui: the live dashboard
 	script      string  // -s: wrk's Lua script, refused with what to use instead
+	file        runFile // -f: an options file, and the target
 }
 
 func newRunCmd() *cobra.Command {
@@ -116,23 +117,12 @@ Exit status, of every command that runs load or judges results:
   loadgen run -c 50 -t 2 -d 30s -R 20000 --latency --json out.json http://127.0.0.1:8080/get
   loadgen run -n 1000 -m POST --body '{"a":1}' -H 'Content-Type: application/json' \
       http://127.0.0.1:8080/post`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if f.targets != "" {
-				if len(args) > 0 {
-					return fmt.Errorf("--targets gives the requests and where they go: leave out the URL (%s)", args[0])
-				}
-				return nil
-			}
-			if len(args) != 1 {
-				return fmt.Errorf("run takes one target URL (or --targets FILE), got %d arguments", len(args))
-			}
-			return nil
+		Args: cobra.ArbitraryArgs, // checked with -f's url (the file, then the environment, are read first)
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			return f.file.apply(cmd, f, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.targets != "" {
-				return runLoad(cmd, f, "")
-			}
-			return runLoad(cmd, f, args[0])
+			return runLoad(cmd, f, f.file.url)
 		},
 	}
 	fl := cmd.Flags()
@@ -179,6 +169,7 @@ Exit status, of every command that runs load or judges results:
 	f.tls.register(fl)
 	f.check.register(fl)
 	f.abort.register(fl, false)
+	f.file.register(cmd)
 	return cmd
 }
 
@@ -307,6 +298,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if err := f.readTargets(cmd.InOrStdin()); err != nil {
 		return err // a bad targets file fails before any load, saying where
 	}
+	noteProxyEnv(cmd.ErrOrStderr(), f, f.protocol, cfg.Target)
 	toStdout, err := f.checkOutputs()
 	if err != nil {
 		return err // before any load, and before a --call's reflection

@@ -19,6 +19,8 @@ import (
 
 type sweepFlags struct {
 	file     string
+	trimFrom time.Duration // --trim-start: the cost window's
+	trimTo   time.Duration // --trim-end
 	out      string
 	resume   bool
 	paths    []string
@@ -116,6 +118,8 @@ A sweep file (YAML; every key may also be given as a flag, which wins):
 	fl.StringVar(&f.protoset, "protoset", "", "with --call: a FileDescriptorSet instead of server reflection")
 	durationVarP(fl, &f.duration, "duration", "d", 30*time.Second, "measured duration of each step (30s, 1m30s, or plain seconds)")
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "warm-up before each step's measured window, excluded from results, e.g. 5s (default none)")
+	durationVarP(fl, &f.trimFrom, "trim-start", "", 0, "start sampling the watched processes' CPU and memory this long into each step's measured window (istio/tools: 62s); latency keeps the whole window")
+	durationVarP(fl, &f.trimTo, "trim-end", "", 0, "stop sampling the watched processes this long before each step's measured window ends (istio/tools: 30s); default min(1s, a quarter of the window)")
 	durationVarP(fl, &f.timeout, "timeout", "", loadgen.DefaultTimeout, "per-request timeout, a hard bound")
 	countVarP(fl, &f.repeats, "repeats", "", 1, "repeats of every step")
 	fl.StringVarP(&f.rates, "rate", "R", "0", "open-loop rates, comma-separated, e.g. 0,1k,2.5k (0 = closed loop)")
@@ -198,6 +202,14 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 	}
 	if given("repeats") {
 		s.Repeats = f.repeats
+	}
+	if cmd.Flags().Changed("trim-start") { // unset: the file's, or none
+		d := sweep.Duration(f.trimFrom)
+		s.TrimStart = &d
+	}
+	if cmd.Flags().Changed("trim-end") { // unset: the file's, or the default
+		d := sweep.Duration(f.trimTo)
+		s.TrimEnd = &d
 	}
 	if given("call") {
 		s.Call = f.call
@@ -430,6 +442,9 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 				return err // before any sidecar starts
 			}
 		}
+	}
+	if line := proxyNotice(spec.Protocol, sweepURLs(spec), os.Getenv); line != "" {
+		fmt.Fprintln(stderr, line) // the sweep connects directly too
 	}
 	if !f.dryRun {
 		cleanLeftovers(ctx, stderr) // what killed runs left, before this sweep makes its own

@@ -392,23 +392,26 @@ func (r *Runner) runStep(ctx context.Context, st Step, ev Event) *results.Step {
 		case <-runDone:
 			return
 		}
-		if !sleepUntil(w[0], runDone) {
+		from, to := r.Spec.CostWindow(w[0], w[1])
+		if !sleepUntil(from, runDone) {
 			return
 		}
 		stops := make([]func() results.ProcessCost, len(watches))
+		began := time.Now()
 		for i, wt := range watches {
 			if stop, err := r.Probes.Start(wt.sel); err == nil {
 				stops[i] = stop
 			}
 		}
-		trim := min(time.Second, w[1].Sub(w[0])/4)
-		sleepUntil(w[1].Add(-trim), runDone)
+		sleepUntil(to, runDone)
+		ended := time.Now()
 		for i, stop := range stops {
 			if stop == nil {
 				continue
 			}
 			c := stop()
 			c.Name, c.Selector, c.Role = watches[i].name, watches[i].sel, watches[i].role
+			c.Covered, c.CoveredFrom, c.CoveredTo = ended.Sub(began).Seconds(), &began, &ended
 			out = append(out, c)
 		}
 	}()

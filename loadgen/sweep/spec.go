@@ -36,6 +36,12 @@ type Spec struct {
 	Timeout  Duration `yaml:"timeout" json:"timeout"`
 	Repeats  int      `yaml:"repeats" json:"repeats"`
 	Rates    Rates    `yaml:"rate" json:"rate"` // 0 or empty: closed loop
+	// TrimStart and TrimEnd cut the watched processes' cost window, never
+	// the latency's: it starts TrimStart into each step's measured window
+	// and ends TrimEnd before its end (nil: min(1 s, a quarter of the
+	// window)). istio/tools' fortio.py cuts 62 s and 30 s.
+	TrimStart *Duration `yaml:"trim_start,omitempty" json:"trim_start,omitempty"`
+	TrimEnd   *Duration `yaml:"trim_end,omitempty" json:"trim_end,omitempty"`
 	// Call, Data and Protoset are `loadgen run`'s --call, --data and
 	// --protoset: with protocol grpc or grpc-stream, any method of the
 	// target instead of loadgen's echo (payloads then do not apply).
@@ -334,6 +340,10 @@ func (s *Spec) Validate() error {
 		return errors.New("timeout cannot be negative")
 	case s.Repeats < 1:
 		return fmt.Errorf("repeats must be at least 1, got %d", s.Repeats)
+	case s.TrimStart != nil && *s.TrimStart < 0, s.TrimEnd != nil && *s.TrimEnd < 0:
+		return errors.New("trim_start and trim_end cannot be negative")
+	case !s.costSpan():
+		return fmt.Errorf("the cost window's trim (trim_start, trim_end; --trim-start, --trim-end) leaves nothing of each step's %s: make duration longer", units.FormatDuration(s.Duration.D()))
 	case s.Call != "" && s.Protocol != "grpc" && s.Protocol != "grpc-stream":
 		return fmt.Errorf("call %q is a gRPC method: use protocol grpc or grpc-stream", s.Call)
 	case s.Call == "" && (s.Data != "" || s.Protoset != ""):
@@ -396,6 +406,29 @@ func (w Watch) validate() error {
 		return fmt.Errorf("name %q: use letters, digits, '-', '_' or '.' (assertions call it cpu.NAME)", w.Name)
 	}
 	return nil
+}
+
+// CostWindow is the span of a measured window [start, end) the watched
+// processes' CPU and memory are sampled over: TrimStart after its start,
+// TrimEnd before its end (by default min(1 s, a quarter of the window),
+// past which the last requests' answers and the reporter's work fall).
+func (s *Spec) CostWindow(start, end time.Time) (time.Time, time.Time) {
+	from, to := start, end.Add(-min(time.Second, end.Sub(start)/4))
+	if s.TrimStart != nil {
+		from = start.Add(s.TrimStart.D())
+	}
+	if s.TrimEnd != nil {
+		to = end.Add(-s.TrimEnd.D())
+	}
+	return from, to
+}
+
+// costSpan says whether CostWindow leaves any of a step's measured
+// window.
+func (s *Spec) costSpan() bool {
+	var t0 time.Time
+	from, to := s.CostWindow(t0, t0.Add(s.Duration.D()))
+	return to.After(from)
 }
 
 // WatchNames are what assertions call the processes the sweep watches

@@ -189,7 +189,7 @@ func reflectTypes(ctx context.Context, s settings, service string) (*typeSource,
 		}
 		creds = credentials.NewTLS(tc)
 	}
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds), grpc.WithNoProxy()} // as the load's clients: no HTTPS_PROXY
 	if s.authority != "" {
 		opts = append(opts, grpc.WithAuthority(s.authority))
 	}

@@ -113,6 +113,7 @@ func NewLibraryDialer(cfg Config) (protocol.Dialer, error) {
 			grpc.MaxCallSendMsgSize(maxMessage),
 		),
 		grpc.WithUserAgent(ua),
+		grpc.WithNoProxy(), // a load test measures its path: never through HTTPS_PROXY
 		// Nothing but the calls asked for: no service config from the
 		// resolver, no retries, no health-checking stream, and no idle
 		// mode (which would close a quiet channel's connection).

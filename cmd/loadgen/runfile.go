@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+)
+
+// runFile is what run reads from -f: its flags' keys, and url, the target
+// the command line gives as its argument.
+type runFile struct {
+	path string // -f
+	url  string // the target: the argument, or the file's url
+}
+
+// register adds -f to run.
+func (r *runFile) register(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&r.path, "file", "f", "", "an options file, YAML or JSON: the long flags as keys (connections: 50, header: [..]) and url; flags and LOADGEN_ variables win over it")
+}
+
+// apply reads -f into the flags neither the command line nor the
+// environment gave, then takes the target: the argument, or the file's
+// url. It runs after the environment's flags are set (the root's
+// PersistentPreRunE), so that --targets from either counts.
+func (r *runFile) apply(cmd *cobra.Command, f *runFlags, args []string) error {
+	fileURL := ""
+	if r.path != "" {
+		m, err := readFlagFile(r.path)
+		if err != nil {
+			return err
+		}
+		if n, ok := m["url"]; ok {
+			if n.Kind != yaml.ScalarNode || n.Value == "" {
+				return fmt.Errorf("%s: line %d: url: want one URL", r.path, n.Line)
+			}
+			fileURL = n.Value
+			delete(m, "url")
+		}
+		if err := setFlagsFromFile(cmd.Flags(), r.path, m, []string{"url"}, []string{"file"}); err != nil {
+			return err
+		}
+	}
+	if len(args) > 1 {
+		return fmt.Errorf("run takes one target URL (or --targets FILE), got %d arguments", len(args))
+	}
+	r.url = fileURL
+	if len(args) == 1 {
+		r.url = args[0] // the command line wins
+	}
+	if f.targets != "" {
+		if len(args) > 0 {
+			return fmt.Errorf("--targets gives the requests and where they go: leave out the URL (%s)", args[0])
+		}
+		if fileURL != "" {
+			return fmt.Errorf("%s: url and --targets both say where requests go: keep one", r.path)
+		}
+		r.url = ""
+		return nil
+	}
+	if r.url == "" {
+		return fmt.Errorf("run takes one target URL (or --targets FILE, or url in -f's file), got %d arguments", len(args))
+	}
+	return nil
+}
