@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"loadgen/internal/testport"
 	"loadgen/results/store"
 )
 
@@ -152,14 +153,14 @@ func TestChildEnv(t *testing.T) {
 // NO_PROXY naming the target silences it.
 func TestProxyVariables(t *testing.T) {
 	url := startHTTPBin(t) + "/get"
-	t.Setenv("HTTP_PROXY", "http://"+closedPort(t))
+	t.Setenv("HTTP_PROXY", "http://"+testport.Closed(t))
 	_, _, stderr := runConfig(t, "-c", "1", "-t", "1", "-n", "10", url)
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	if len(lines) != 1 || !strings.Contains(lines[0], "HTTP_PROXY is set: loadgen ignores it and connects directly to 127.0.0.1:") {
 		t.Errorf("stderr %q: want the one line about HTTP_PROXY", stderr)
 	}
 	// gRPC reads HTTPS_PROXY (as grpc-go does), whatever the TLS.
-	t.Setenv("HTTPS_PROXY", "http://"+closedPort(t))
+	t.Setenv("HTTPS_PROXY", "http://"+testport.Closed(t))
 	_, _, stderr = runConfig(t, "-p", "grpc", "-c", "1", "-t", "1", "-n", "10", startGRPCEcho(t).Addr())
 	if !strings.Contains(stderr, "HTTPS_PROXY is set: loadgen ignores it") {
 		t.Errorf("-p grpc: stderr %q: want the line about HTTPS_PROXY", stderr)
