@@ -324,8 +324,20 @@ func (m *Measured) addSizing(s *report.Sweep) {
 
 // Value is the measured figure of a table's kind for what a published row
 // measures.
+//
+// A measure may name alternatives, A|B: the first measured (a row of
+// the local sidecars reads the local sweep, or the same proxy's k8s run
+// of loadgen's sidecar mesh on a cluster).
 func (m *Measured) Value(t PublishedTable, measure string) (Figure, bool) {
 	if m == nil || measure == "" {
+		return Figure{}, false
+	}
+	if alts := strings.Split(measure, "|"); len(alts) > 1 {
+		for _, a := range alts {
+			if f, ok := m.Value(t, a); ok {
+				return f, true
+			}
+		}
 		return Figure{}, false
 	}
 	switch t.Kind {
