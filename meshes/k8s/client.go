@@ -6,7 +6,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -97,6 +96,7 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 			Affinity: o.awayFrom(s.AwayFrom),
 		},
 	}
+	o.placeWorkers(&pod.Spec)
 	o.addSidecar(&pod.Spec, false)
 	job := &batchv1.Job{
 		ObjectMeta: o.Meta(s.Name, o.Namespace, extra),
@@ -114,19 +114,6 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 		job.Spec.ActiveDeadlineSeconds = ptr.To(int64((s.Deadline + time.Second - 1) / time.Second))
 	}
 	return job
-}
-
-// workerResources are the worker container's requests: a worker is never
-// BestEffort (the QoS class a node under pressure starves first).
-func (o Options) workerResources() corev1.ResourceRequirements {
-	r := corev1.ResourceList{}
-	if q, err := resource.ParseQuantity(o.WorkerCPU); err == nil {
-		r[corev1.ResourceCPU] = q
-	}
-	if q, err := resource.ParseQuantity(o.WorkerMemory); err == nil {
-		r[corev1.ResourceMemory] = q
-	}
-	return corev1.ResourceRequirements{Requests: r}
 }
 
 // IngressNginxController selects the ingress-nginx controller's pods, as

@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 
@@ -32,8 +33,9 @@ func TestWorkersPlacement(t *testing.T) {
 		}
 		pod := o.Job(JobSpec{Name: "j", Workers: 2, AwayFrom: tc.more}).Spec.Template.Spec
 		req := pod.Containers[0].Resources.Requests
-		if req.Cpu().String() != o.WorkerCPU || req.Memory().String() != o.WorkerMemory {
-			t.Errorf("%s: requests %v, want cpu %s memory %s", o.Mesh, req, o.WorkerCPU, o.WorkerMemory)
+		wantCPU, wantMem := cmp.Or(o.WorkerCPU, DefaultWorkerCPU), cmp.Or(o.WorkerMemory, DefaultWorkerMem)
+		if req.Cpu().String() != wantCPU || req.Memory().String() != wantMem {
+			t.Errorf("%s: requests %v, want cpu %s memory %s", o.Mesh, req, wantCPU, wantMem)
 		}
 		anti := pod.Affinity.PodAntiAffinity
 		terms := anti.RequiredDuringSchedulingIgnoredDuringExecution
