@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"loadgen/loadgen"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/cluster"
 	"loadgen/meshes/k8s/paths"
@@ -209,8 +210,10 @@ func newK8sWorkerCmd() *cobra.Command {
 		Long: `Wait for the start instant, measure this pod's clock against the API server's,
 run this worker's share of the load with 'loadgen run', and print the result as
 one log line for the coordinator. The share is 1/--workers of --connections,
---threads and --rate, by JOB_COMPLETION_INDEX.`,
-		Example: `  loadgen k8s worker --workers 4 --connections 64 --threads 8 --start-at 2026-11-01T12:00:00Z \
+--threads and --rate, by JOB_COMPLETION_INDEX. A worker refuses a coordinator
+whose --wire (the version of the command line and report they share) is not
+its own, naming both loadgen versions.`,
+		Example: `  loadgen k8s worker --wire ` + strconv.Itoa(k8s.WireVersion) + ` --workers 4 --connections 64 --threads 8 --start-at 2026-11-01T12:00:00Z \
       -- run -d 30s http://target:8080/get`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -218,6 +221,7 @@ one log line for the coordinator. The share is 1/--workers of --connections,
 				return fmt.Errorf("after --: want 'run …', got %q", args[0])
 			}
 			cfg.RunArgs = args[1:]
+			cfg.Version = loadgen.Version()
 			if startAt != "" {
 				t, err := time.Parse(time.RFC3339Nano, startAt)
 				if err != nil {
@@ -254,6 +258,8 @@ one log line for the coordinator. The share is 1/--workers of --connections,
 		},
 	}
 	fl := cmd.Flags()
+	fl.IntVar(&cfg.Wire, strings.TrimPrefix(k8s.FlagWire, "--"), 0, fmt.Sprintf("the coordinator's wire version (k8s run sets it); another than this loadgen's, %d, is refused", k8s.WireVersion))
+	fl.StringVar(&cfg.CoordinatorVersion, strings.TrimPrefix(k8s.FlagCoordinatorVersion, "--"), "", "the coordinator's loadgen version, named when the wire versions differ")
 	fl.IntVar(&cfg.Workers, "workers", 1, "workers of the step")
 	fl.IntVar(&cfg.Index, "index", 0, "this worker (default $JOB_COMPLETION_INDEX)")
 	fl.IntVar(&cfg.Connections, "connections", 1, "connections of the step, in all")

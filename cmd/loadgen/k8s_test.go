@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 
+	"loadgen/loadgen"
 	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/worker"
 	"loadgen/results/hist"
 	"loadgen/results/store"
 )
@@ -270,5 +273,34 @@ func TestK8sPlacementFlags(t *testing.T) {
 		if code != exitUsage || len(lines) != 2 || !strings.HasPrefix(lines[0], "loadgen: ") || !strings.HasPrefix(lines[1], "Run 'loadgen k8s render --help'") {
 			t.Errorf("%v: exit %d, stderr %q; want 2, one line and the usage hint", bad, code, errOut)
 		}
+	}
+}
+
+// TestK8sWorkerWire: a worker told another wire version refuses with one
+// line naming both loadgen versions and both wires, and its report line
+// says so to the coordinator; an image older than the check fails on
+// --wire in the words the coordinator looks for ("unknown flag: --wire",
+// shown here on another unknown flag, as pflag writes every one).
+func TestK8sWorkerWire(t *testing.T) {
+	next := strconv.Itoa(k8s.WireVersion + 1)
+	code, out, errOut := cli(t, "k8s", "worker", "--wire", next, "--coordinator-version", "v9.9.9", "--workers", "1", "--", "run", "http://127.0.0.1:1/")
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if code != exitFail || len(lines) != 1 || !strings.HasPrefix(lines[0], "loadgen: wire version mismatch: ") {
+		t.Fatalf("exit %d, stderr %q: want 1 and one line", code, errOut)
+	}
+	for _, want := range []string{"loadgen v9.9.9, wire " + next, "loadgen " + loadgen.Version() + ", wire " + strconv.Itoa(k8s.WireVersion)} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("%q lacks %q", lines[0], want)
+		}
+	}
+	r, err := worker.ParseReport([]byte(out))
+	if err != nil || "loadgen: "+r.Error != lines[0] {
+		t.Errorf("report %+v, %v: want the same error", r, err)
+	}
+	if code, _, errOut := cli(t, "k8s", "worker", "--workers", "1", "--", "run", "http://127.0.0.1:1/"); code != exitFail || !strings.Contains(errOut, "older than the wire check") {
+		t.Errorf("no --wire: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := cli(t, "k8s", "worker", "--wire-from-the-future", "1"); code != exitUsage || !strings.HasPrefix(errOut, "loadgen: unknown flag: --wire-from-the-future\n") {
+		t.Errorf("unknown flag: exit %d, %q", code, errOut)
 	}
 }

@@ -135,7 +135,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	}
 	w := cmd.OutOrStdout()
 	co := &run.Coordinator{Options: f.opts, Load: load, Steps: steps, Workers: f.workers, Dir: f.out,
-		StartLead: f.startLead, MaxLate: f.maxLate, TargetWait: f.targetWait,
+		StartLead: f.startLead, MaxLate: f.maxLate, TargetWait: f.targetWait, Version: loadgen.Version(),
 		Events: func(format string, a ...any) {
 			if !f.quiet {
 				fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...)

@@ -30,6 +30,9 @@ type JobSpec struct {
 	// Direct: the Job loads the direct path (the baseline), and in an
 	// ambient mesh its pods are left out of the mesh.
 	Direct bool
+	// Version is the coordinator's loadgen version, which a worker of
+	// another WireVersion names when it refuses to run; empty: not told.
+	Version string
 	// AwayFrom are more pods the workers keep off the nodes of, beside
 	// the targets and the proxies the options name: the proxies an ingress
 	// or a gateway publishes, which only the cluster knows.
@@ -49,10 +52,13 @@ const ContainerWorker = "loadgen"
 // WorkerArgs is the worker container's command line (after the image's
 // entrypoint, /loadgen).
 func (s JobSpec) WorkerArgs() []string {
-	a := []string{"k8s", "worker",
-		"--workers", strconv.Itoa(s.Workers),
+	a := []string{"k8s", "worker", FlagWire, strconv.Itoa(WireVersion)}
+	if s.Version != "" {
+		a = append(a, FlagCoordinatorVersion, s.Version)
+	}
+	a = append(a, "--workers", strconv.Itoa(s.Workers),
 		"--connections", strconv.Itoa(s.Connections),
-		"--threads", strconv.Itoa(s.Threads)}
+		"--threads", strconv.Itoa(s.Threads))
 	if s.Rate > 0 {
 		a = append(a, "--rate", strconv.FormatFloat(s.Rate, 'f', -1, 64))
 	}

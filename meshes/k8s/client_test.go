@@ -2,6 +2,8 @@ package k8s
 
 import (
 	"cmp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,5 +69,19 @@ func TestWorkersPlacement(t *testing.T) {
 		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "--worker-") {
 			t.Errorf("%+v: %v", bad, err)
 		}
+	}
+}
+
+// TestWorkerArgsWire: a worker's command line starts with the wire
+// version, where a worker older than the check stops at once, and names
+// the coordinator's loadgen version when it is known.
+func TestWorkerArgsWire(t *testing.T) {
+	a := JobSpec{Workers: 2, Connections: 2, Threads: 2, RunArgs: []string{"http://x/"}, Version: "v1.4.0"}.WorkerArgs()
+	want := []string{"k8s", "worker", FlagWire, strconv.Itoa(WireVersion), FlagCoordinatorVersion, "v1.4.0", "--workers"}
+	if !slices.Equal(a[:len(want)], want) {
+		t.Errorf("args %q, want them to start %q", a, want)
+	}
+	if a := (JobSpec{Workers: 1, Connections: 1, Threads: 1}).WorkerArgs(); slices.Contains(a, FlagCoordinatorVersion) || a[2] != FlagWire {
+		t.Errorf("no version: args %q", a)
 	}
 }
