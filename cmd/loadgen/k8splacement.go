@@ -19,7 +19,7 @@ func placementFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.Var(&tolerationsValue{p: &o.WorkerTolerations}, "worker-toleration",
 		"let the workers run on nodes with this taint: KEY=VALUE:EFFECT, KEY=VALUE (any effect), KEY:EFFECT or KEY:Exists[:EFFECT] (any value), KEY (repeatable)")
 	fl.Var(resourcesValue{&o.WorkerRequests}, "worker-resources",
-		"each worker's requests, as kubectl set resources --requests: cpu=2,memory=1Gi (cpu and memory replace --worker-cpu and --worker-memory; repeatable)")
+		"each worker's requests, as kubectl set resources --requests: cpu=2,memory=1Gi (its cpu and memory stand for --worker-cpu and --worker-memory, not beside them; repeatable)")
 	fl.Var(resourcesValue{&o.WorkerLimits}, "worker-limits",
 		"each worker's limits, as kubectl set resources --limits: cpu=4,memory=1Gi (none by default; repeatable)")
 	fl.StringVar(&o.TargetNode, "target-node", "", "run the target on this node (its name; through the scheduler: its taints and room count); the workers keep off it")

@@ -74,7 +74,7 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 			k.mismatch = w.Failed
 			fails = append(fails, w.Failed)
 		case w.Failed != "":
-			fails = append(fails, w.Failed)
+			fails = append(fails, w.Failed+scheduleHint(w.Failed, o))
 		case time.Duration(w.Report.Late) > k.MaxLate:
 			fails = append(fails, fmt.Sprintf("worker %d (pod %s) started %v late (the limit is %v)", w.Index, w.Pod, w.Report.Late, k.MaxLate))
 		default:
