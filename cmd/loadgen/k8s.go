@@ -213,8 +213,8 @@ one log line for the coordinator. The share is 1/--workers of --connections,
 --threads and --rate, by JOB_COMPLETION_INDEX. A worker refuses a coordinator
 whose --wire (the version of the command line and report they share) is not
 its own, naming both loadgen versions.`,
-		Example: `  loadgen k8s worker --wire ` + strconv.Itoa(k8s.WireVersion) + ` --workers 4 --connections 64 --threads 8 --start-at 2026-11-01T12:00:00Z \
-      -- run -d 30s http://target:8080/get`,
+		Example: `  loadgen k8s worker --wire ` + strconv.Itoa(k8s.WireVersion) + ` --workers 4 --connections 64 --threads 8 \
+      --start-at 2026-11-01T12:00:00Z -- run -d 30s http://target:8080/get`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] != "run" {
