@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"loadgen/loadgen"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/cluster"
 	"loadgen/meshes/k8s/paths"
@@ -58,8 +59,8 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.BoolVar(&o.ConfigureController, "configure-controller", false, "ingress-nginx: set the controller's shared ConfigMap (worker-processes, keep-alive-requests) for the run; k8s run and k8s cleanup put it back")
 	fl.IntVar(&o.Workers, "worker-processes", 0, "ingress-nginx, with --configure-controller: the controller's worker-processes (default 2; never auto: it counts the node's cores)")
 	fl.BoolVar(&o.SameNodeOK, "same-node-ok", false, "let clients share the target's node (and the proxies') when no other fits (a preference, not a rule)")
-	fl.StringVar(&o.WorkerCPU, "worker-cpu", k8s.DefaultWorkerCPU, "each worker's CPU request (a worker is never BestEffort)")
-	fl.StringVar(&o.WorkerMemory, "worker-memory", k8s.DefaultWorkerMem, "each worker's memory request")
+	fl.StringVar(&o.WorkerCPU, "worker-cpu", "", "each worker's CPU request (a worker is never BestEffort) (default "+k8s.DefaultWorkerCPU+", or a lower --worker-limits cpu)")
+	fl.StringVar(&o.WorkerMemory, "worker-memory", "", "each worker's memory request (default "+k8s.DefaultWorkerMem+", or a lower --worker-limits memory)")
 	fl.StringVar(&o.Sidecar.Proxy, "proxy", "", "sidecar: the proxy beside each pod: "+strings.Join(k8s.SidecarProxies, ", ")+" (default haproxy)")
 	fl.StringVar(&o.Sidecar.Image, "proxy-image", "", "sidecar: the proxy's image (default its official one: nginx:1.27, haproxy:3.0, caddy:2.8)")
 }
@@ -109,6 +110,7 @@ labelled with the run id. Nothing is sent to a cluster.`,
 		},
 	}
 	meshFlags(cmd.Flags(), &o)
+	placementFlags(cmd.Flags(), &o)
 	cmd.Flags().StringSliceVar(&o.Routes, "routes", nil, "gateway, ingress, ingress-nginx: the routes rendered to the target, some of "+
 		strings.Join(k8s.RouteKinds, ", ")+" (default http; k8s run renders its sweep's)")
 	return cmd
@@ -217,15 +219,18 @@ func newK8sWorkerCmd() *cobra.Command {
 		Long: `Wait for the start instant, measure this pod's clock against the API server's,
 run this worker's share of the load with 'loadgen run', and print the result as
 one log line for the coordinator. The share is 1/--workers of --connections,
---threads and --rate, by JOB_COMPLETION_INDEX.`,
-		Example: `  loadgen k8s worker --workers 4 --connections 64 --threads 8 --start-at 2026-11-01T12:00:00Z \
-      -- run -d 30s http://target:8080/get`,
+--threads and --rate, by JOB_COMPLETION_INDEX. A worker refuses a coordinator
+whose --wire (the version of the command line and report they share) is not
+its own, naming both loadgen versions.`,
+		Example: `  loadgen k8s worker --wire ` + strconv.Itoa(k8s.WireVersion) + ` --workers 4 --connections 64 --threads 8 \
+      --start-at 2026-11-01T12:00:00Z -- run -d 30s http://target:8080/get`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] != "run" {
 				return fmt.Errorf("after --: want 'run …', got %q", args[0])
 			}
 			cfg.RunArgs = args[1:]
+			cfg.Version = loadgen.Version()
 			if startAt != "" {
 				t, err := time.Parse(time.RFC3339Nano, startAt)
 				if err != nil {
@@ -262,6 +267,8 @@ one log line for the coordinator. The share is 1/--workers of --connections,
 		},
 	}
 	fl := cmd.Flags()
+	fl.IntVar(&cfg.Wire, strings.TrimPrefix(k8s.FlagWire, "--"), 0, fmt.Sprintf("the coordinator's wire version (k8s run sets it); another than this loadgen's, %d, is refused", k8s.WireVersion))
+	fl.StringVar(&cfg.CoordinatorVersion, strings.TrimPrefix(k8s.FlagCoordinatorVersion, "--"), "", "the coordinator's loadgen version, named when the wire versions differ")
 	fl.IntVar(&cfg.Workers, "workers", 1, "workers of the step")
 	fl.IntVar(&cfg.Index, "index", 0, "this worker (default $JOB_COMPLETION_INDEX)")
 	fl.IntVar(&cfg.Connections, "connections", 1, "connections of the step, in all")

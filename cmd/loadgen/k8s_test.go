@@ -1,12 +1,19 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+
+	"loadgen/loadgen"
 	"loadgen/meshes/k8s"
+	"loadgen/meshes/k8s/worker"
 	"loadgen/results/hist"
 	"loadgen/results/store"
 )
@@ -209,5 +216,91 @@ func TestK8sRenderSidecar(t *testing.T) {
 	}
 	if code, _, errOut := cli(t, "k8s", "run", "--mesh", "sidecar", "-f", sw, "--dry-run"); code != exitUsage || !strings.Contains(errOut, "HTTP/1.1") {
 		t.Errorf("grpc through --mesh sidecar: exit %d %s", code, errOut)
+	}
+}
+
+// TestK8sPlacementFlags: the runner placement flags reach the rendered
+// worker Job and target, repeated flags add up, and a bad value is one
+// line and exit 2.
+func TestK8sPlacementFlags(t *testing.T) {
+	code, out, errOut := cli(t, "k8s", "render", "--worker-node-selector", "node-role=load", "--worker-node-selector", "zone=a",
+		"--worker-toleration", "dedicated=load:NoSchedule", "--worker-toleration", "spot:Exists",
+		"--worker-resources", "cpu=2", "--worker-resources", "memory=1Gi", "--worker-limits", "cpu=4,memory=1Gi", "--target-node", "node-b")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	objs, err := k8s.DecodeStrict([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job *batchv1.Job
+	var target *appsv1.Deployment
+	for _, o := range objs {
+		switch v := o.(type) {
+		case *batchv1.Job:
+			job = v
+		case *appsv1.Deployment:
+			target = v
+		}
+	}
+	if job == nil || target == nil {
+		t.Fatalf("no Job or target in:\n%s", out)
+	}
+	pod := job.Spec.Template.Spec
+	r := pod.Containers[0].Resources
+	if got := fmt.Sprintf("%v %v %s %s %s %s", pod.NodeSelector, pod.Tolerations, r.Requests.Cpu(), r.Requests.Memory(), r.Limits.Cpu(), r.Limits.Memory()); got !=
+		"map[node-role:load zone:a] [{dedicated Equal load NoSchedule <nil>} {spot Exists   <nil>}] 2 1Gi 4 1Gi" {
+		t.Errorf("worker pod: %s", got)
+	}
+	na := target.Spec.Template.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if got := fmt.Sprint(na[0].MatchFields); got != "[{metadata.name In [node-b]}]" {
+		t.Errorf("target's node affinity %s", got)
+	}
+	for _, bad := range [][]string{
+		{"--worker-node-selector", "node-role"},
+		{"--worker-node-selector", "a=b", "--worker-node-selector", "a=c"},
+		{"--worker-toleration", "dedicated=load:Sometimes"},
+		{"--worker-toleration", "k=v:Exists"},
+		{"--worker-resources", "cpu=lots"},
+		{"--worker-resources", "gpu=1"},
+		{"--worker-limits", "memory=-1"},
+		{"--worker-cpu", "1", "--worker-resources", "cpu=1"},
+		{"--worker-resources", "cpu=2", "--worker-limits", "cpu=1"},
+		{"--target-node", "Node_1"},
+	} {
+		code, _, errOut := cli(t, append([]string{"k8s", "render"}, bad...)...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code != exitUsage || len(lines) != 2 || !strings.HasPrefix(lines[0], "loadgen: ") || !strings.HasPrefix(lines[1], "Run 'loadgen k8s render --help'") {
+			t.Errorf("%v: exit %d, stderr %q; want 2, one line and the usage hint", bad, code, errOut)
+		}
+	}
+}
+
+// TestK8sWorkerWire: a worker told another wire version refuses with one
+// line naming both loadgen versions and both wires, and its report line
+// says so to the coordinator; an image older than the check fails on
+// --wire in the words the coordinator looks for ("unknown flag: --wire",
+// shown here on another unknown flag, as pflag writes every one).
+func TestK8sWorkerWire(t *testing.T) {
+	next := strconv.Itoa(k8s.WireVersion + 1)
+	code, out, errOut := cli(t, "k8s", "worker", "--wire", next, "--coordinator-version", "v9.9.9", "--workers", "1", "--", "run", "http://127.0.0.1:1/")
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if code != exitFail || len(lines) != 1 || !strings.HasPrefix(lines[0], "loadgen: wire version mismatch: ") {
+		t.Fatalf("exit %d, stderr %q: want 1 and one line", code, errOut)
+	}
+	for _, want := range []string{"loadgen v9.9.9, wire " + next, "loadgen " + loadgen.Version() + ", wire " + strconv.Itoa(k8s.WireVersion)} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("%q lacks %q", lines[0], want)
+		}
+	}
+	r, err := worker.ParseReport([]byte(out))
+	if err != nil || "loadgen: "+r.Error != lines[0] {
+		t.Errorf("report %+v, %v: want the same error", r, err)
+	}
+	if code, _, errOut := cli(t, "k8s", "worker", "--workers", "1", "--", "run", "http://127.0.0.1:1/"); code != exitFail || !strings.Contains(errOut, "older than the wire check") {
+		t.Errorf("no --wire: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := cli(t, "k8s", "worker", "--wire-from-the-future", "1"); code != exitUsage || !strings.HasPrefix(errOut, "loadgen: unknown flag: --wire-from-the-future\n") {
+		t.Errorf("unknown flag: exit %d, %q", code, errOut)
 	}
 }

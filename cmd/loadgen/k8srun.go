@@ -74,6 +74,7 @@ for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001
 	fl := cmd.Flags()
 	meshFlags(fl, &f.opts)
 	controlPlaneFlag(fl, &f.opts)
+	placementFlags(fl, &f.opts)
 	fl.StringVarP(&f.file, "file", "f", "", "sweep file (YAML, as 'loadgen sweep -f')")
 	fl.StringVarP(&f.out, "output", "o", "", "results directory (required, but with --dry-run)")
 	fl.IntVar(&f.workers, "workers", 1, "workers per step (pods of the Indexed Job), each taking 1/N of the connections, threads and rate")
@@ -148,7 +149,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	}
 	w := cmd.OutOrStdout()
 	co := &run.Coordinator{Options: f.opts, Load: load, Steps: steps, Workers: f.workers, Dir: f.out,
-		StartLead: f.startLead, MaxLate: f.maxLate, TargetWait: f.targetWait, NoNodeCost: f.noNodeCost,
+		StartLead: f.startLead, MaxLate: f.maxLate, TargetWait: f.targetWait, NoNodeCost: f.noNodeCost, Version: loadgen.Version(),
 		Events: func(format string, a ...any) {
 			if !f.quiet {
 				fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...)

@@ -6,7 +6,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -31,6 +30,9 @@ type JobSpec struct {
 	// Direct: the Job loads the direct path (the baseline), and in an
 	// ambient mesh its pods are left out of the mesh.
 	Direct bool
+	// Version is the coordinator's loadgen version, which a worker of
+	// another WireVersion names when it refuses to run; empty: not told.
+	Version string
 	// AwayFrom are more pods the workers keep off the nodes of, beside
 	// the targets and the proxies the options name: the proxies an ingress
 	// or a gateway publishes, which only the cluster knows.
@@ -50,10 +52,13 @@ const ContainerWorker = "loadgen"
 // WorkerArgs is the worker container's command line (after the image's
 // entrypoint, /loadgen).
 func (s JobSpec) WorkerArgs() []string {
-	a := []string{"k8s", "worker",
-		"--workers", strconv.Itoa(s.Workers),
+	a := []string{"k8s", "worker", FlagWire, strconv.Itoa(WireVersion)}
+	if s.Version != "" {
+		a = append(a, FlagCoordinatorVersion, s.Version)
+	}
+	a = append(a, "--workers", strconv.Itoa(s.Workers),
 		"--connections", strconv.Itoa(s.Connections),
-		"--threads", strconv.Itoa(s.Threads)}
+		"--threads", strconv.Itoa(s.Threads))
 	if s.Rate > 0 {
 		a = append(a, "--rate", strconv.FormatFloat(s.Rate, 'f', -1, 64))
 	}
@@ -97,6 +102,7 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 			Affinity: o.awayFrom(s.AwayFrom),
 		},
 	}
+	o.placeWorkers(&pod.Spec)
 	o.addSidecar(&pod.Spec, false)
 	job := &batchv1.Job{
 		ObjectMeta: o.Meta(s.Name, o.Namespace, extra),
@@ -114,19 +120,6 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 		job.Spec.ActiveDeadlineSeconds = ptr.To(int64((s.Deadline + time.Second - 1) / time.Second))
 	}
 	return job
-}
-
-// workerResources are the worker container's requests: a worker is never
-// BestEffort (the QoS class a node under pressure starves first).
-func (o Options) workerResources() corev1.ResourceRequirements {
-	r := corev1.ResourceList{}
-	if q, err := resource.ParseQuantity(o.WorkerCPU); err == nil {
-		r[corev1.ResourceCPU] = q
-	}
-	if q, err := resource.ParseQuantity(o.WorkerMemory); err == nil {
-		r[corev1.ResourceMemory] = q
-	}
-	return corev1.ResourceRequirements{Requests: r}
 }
 
 // IngressNginxController selects the ingress-nginx controller's pods, as

@@ -1,6 +1,9 @@
 package k8s
 
 import (
+	"cmp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -32,8 +35,9 @@ func TestWorkersPlacement(t *testing.T) {
 		}
 		pod := o.Job(JobSpec{Name: "j", Workers: 2, AwayFrom: tc.more}).Spec.Template.Spec
 		req := pod.Containers[0].Resources.Requests
-		if req.Cpu().String() != o.WorkerCPU || req.Memory().String() != o.WorkerMemory {
-			t.Errorf("%s: requests %v, want cpu %s memory %s", o.Mesh, req, o.WorkerCPU, o.WorkerMemory)
+		wantCPU, wantMem := cmp.Or(o.WorkerCPU, DefaultWorkerCPU), cmp.Or(o.WorkerMemory, DefaultWorkerMem)
+		if req.Cpu().String() != wantCPU || req.Memory().String() != wantMem {
+			t.Errorf("%s: requests %v, want cpu %s memory %s", o.Mesh, req, wantCPU, wantMem)
 		}
 		anti := pod.Affinity.PodAntiAffinity
 		terms := anti.RequiredDuringSchedulingIgnoredDuringExecution
@@ -65,5 +69,19 @@ func TestWorkersPlacement(t *testing.T) {
 		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "--worker-") {
 			t.Errorf("%+v: %v", bad, err)
 		}
+	}
+}
+
+// TestWorkerArgsWire: a worker's command line starts with the wire
+// version, where a worker older than the check stops at once, and names
+// the coordinator's loadgen version when it is known.
+func TestWorkerArgsWire(t *testing.T) {
+	a := JobSpec{Workers: 2, Connections: 2, Threads: 2, RunArgs: []string{"http://x/"}, Version: "v1.4.0"}.WorkerArgs()
+	want := []string{"k8s", "worker", FlagWire, strconv.Itoa(WireVersion), FlagCoordinatorVersion, "v1.4.0", "--workers"}
+	if !slices.Equal(a[:len(want)], want) {
+		t.Errorf("args %q, want them to start %q", a, want)
+	}
+	if a := (JobSpec{Workers: 1, Connections: 1, Threads: 1}).WorkerArgs(); slices.Contains(a, FlagCoordinatorVersion) || a[2] != FlagWire {
+		t.Errorf("no version: args %q", a)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -110,6 +111,17 @@ type Options struct {
 	// requests (default 100m, 64Mi): a worker is never BestEffort, the
 	// first pod a node under pressure evicts or starves.
 	WorkerCPU, WorkerMemory string
+
+	// Runner placement (placement.go). WorkerRequests and WorkerLimits
+	// are the worker container's requests (beside WorkerCPU and
+	// WorkerMemory, which they may replace) and limits.
+	WorkerRequests, WorkerLimits corev1.ResourceList
+	// WorkerNodeSelector and WorkerTolerations are the worker pods'.
+	WorkerNodeSelector map[string]string
+	WorkerTolerations  []corev1.Toleration
+	// TargetNode is the node the target pods run on; empty: the
+	// scheduler's choice.
+	TargetNode string
 }
 
 // Defaults.
@@ -168,12 +180,6 @@ func (o Options) WithDefaults() (Options, error) {
 	}
 	if o.Mode == "" {
 		o.Mode = ModeBoth
-	}
-	if o.WorkerCPU == "" {
-		o.WorkerCPU = DefaultWorkerCPU
-	}
-	if o.WorkerMemory == "" {
-		o.WorkerMemory = DefaultWorkerMem
 	}
 	if o.Mesh == MeshIngressNginx && o.Class == "" {
 		o.Class = DefaultIngressCls
@@ -280,11 +286,14 @@ func (o Options) validate() error {
 		return fmt.Errorf("the TLS certificate and key go together")
 	}
 	for _, q := range []struct{ flag, v string }{{"--worker-cpu", o.WorkerCPU}, {"--worker-memory", o.WorkerMemory}} {
+		if q.v == "" {
+			continue
+		}
 		if v, err := resource.ParseQuantity(q.v); err != nil || v.Sign() <= 0 {
 			return fmt.Errorf("%s %q: want a positive Kubernetes quantity (e.g. 100m, 0.5, 64Mi)", q.flag, q.v)
 		}
 	}
-	return nil
+	return o.validatePlacement()
 }
 
 // How the workers reach an ingress or a gateway (Options.Via).

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -43,6 +45,12 @@ var renderCases = []struct {
 	{"sidecar-both", Options{Mesh: MeshSidecar}},
 	{"sidecar-serveronly-nginx", Options{Mesh: MeshSidecar, Mode: ModeServerOnly, Sidecar: SidecarOptions{Proxy: ProxyNginx}}},
 	{"sidecar-clientonly-caddy", Options{Mesh: MeshSidecar, Mode: ModeClientOnly, Sidecar: SidecarOptions{Proxy: ProxyCaddy}}},
+	{"istio-ambient-placement", Options{Mesh: MeshIstioAmbient, TargetNode: "node-b",
+		WorkerNodeSelector: map[string]string{"node-role": "load"},
+		WorkerTolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "load", Effect: corev1.TaintEffectNoSchedule},
+			{Key: "spot", Operator: corev1.TolerationOpExists}},
+		WorkerRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+		WorkerLimits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("1Gi")}}},
 }
 
 // Fixed TLS material keeps the ingress golden file stable; the API server

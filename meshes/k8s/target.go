@@ -92,12 +92,15 @@ func (o Options) target() *appsv1.Deployment {
 func (o Options) targetDirect() *appsv1.Deployment {
 	l, a := o.podMeta(podSide{server: true, direct: true})
 	d := o.targetDeployment(TargetDirectName, l, a)
-	d.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+	if d.Spec.Template.Spec.Affinity == nil {
+		d.Spec.Template.Spec.Affinity = &corev1.Affinity{}
+	}
+	d.Spec.Template.Spec.Affinity.PodAffinity = &corev1.PodAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 			LabelSelector: &metav1.LabelSelector{MatchLabels: targetLabels()},
 			TopologyKey:   corev1.LabelHostname,
 		}},
-	}}
+	}
 	return d
 }
 
@@ -131,6 +134,7 @@ func (o Options) targetDeployment(name string, meshLabels, annotations map[strin
 		Spec:       corev1.PodSpec{Containers: containers},
 	}
 	o.addSidecar(&pod.Spec, true)
+	o.onTargetNode(&pod.Spec)
 	return &appsv1.Deployment{
 		ObjectMeta: o.Meta(name, o.Namespace, sel),
 		Spec: appsv1.DeploymentSpec{

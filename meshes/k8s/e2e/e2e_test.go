@@ -52,6 +52,7 @@ func TestKubernetes(t *testing.T) {
 	t.Run("IngressWorkerProcesses", func(t *testing.T) { testIngressWorkers(t, c, bin, kubeconfig, target) })
 	t.Run("LateWorker", func(t *testing.T) { testLate(t, c, bin, kubeconfig, target) })
 	t.Run("WorkerNeverStarts", func(t *testing.T) { testStuck(t, c, bin, kubeconfig, target) })
+	t.Run("WireMismatch", func(t *testing.T) { testWireMismatch(t, c, kl, bin, kubeconfig, target) })
 	t.Run("Interrupt", func(t *testing.T) { testInterrupt(t, c, bin, kubeconfig, target) })
 	t.Run("CleanupAfterKill", func(t *testing.T) { testCleanupAfterKill(t, c, bin, kubeconfig, target) })
 	t.Run("MissingCRDs", func(t *testing.T) { testMissingCRDs(t, c, bin, kubeconfig) })
@@ -492,6 +493,38 @@ func testStuck(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 		t.Errorf("step 1: %s", steps[1].Failed)
 	}
 	noneLeft(t, c, "e2e-stuck", k8s.Selector(""))
+}
+
+// testWireMismatch: workers whose image is a loadgen of the next wire
+// version (built with -tags loadgen_wire_next) refuse this coordinator's
+// step; the run says so in one line naming both wire versions and stops
+// there instead of failing every step alike; nothing is left.
+func testWireMismatch(t *testing.T, c *cluster, kl *kubelet, bin, kubeconfig, target string) {
+	const image = "loadgen:wire-next"
+	next := buildLoadgen(t, "loadgen_wire_next")
+	kl.mu.Lock()
+	kl.images = map[string]string{image: next}
+	kl.mu.Unlock()
+	dir := filepath.Join(t.TempDir(), "results")
+	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "-n", "e2e-wire", "-f", writeSweep(t, target, "1s"), "--image", image,
+		"--workers", "2", "-o", dir, "--start-lead", "8s", "--no-metrics", "--run-id", "wire")
+	if r.code != 1 {
+		t.Fatalf("k8s run with workers of another wire: %v, want exit 1", r)
+	}
+	last := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	msg := last[len(last)-1]
+	t.Logf("k8s run said: %s", msg)
+	for _, want := range []string{"loadgen: worker ", "wire version mismatch", fmt.Sprintf("wire %d", k8s.WireVersion), fmt.Sprintf("wire %d", k8s.WireVersion+1),
+		"the steps after it were not run"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("last line %q lacks %q\n%v", msg, want, r)
+		}
+	}
+	_, steps, err := store.ReadSweep(dir)
+	if err != nil || len(steps) != 1 || !strings.Contains(steps[0].Failed, "wire version mismatch") {
+		t.Errorf("%d steps (%v), want the first one only, failed on the wire: %+v", len(steps), err, steps)
+	}
+	noneLeft(t, c, "e2e-wire", k8s.Selector(""))
 }
 
 // testInterrupt: Ctrl-C during a step still deletes every labelled object.

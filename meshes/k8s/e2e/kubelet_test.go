@@ -36,6 +36,9 @@ type kubelet struct {
 	// stuck never starts chosen pods (name prefix → waiting reason), as a
 	// kubelet that cannot pull the image.
 	stuck map[string]string
+	// images run another binary for pods of these images (image →
+	// binary): a worker image of another loadgen.
+	images map[string]string
 
 	mu      sync.Mutex
 	logs    map[string]*bytes.Buffer // ns/pod/container
@@ -176,7 +179,13 @@ func (k *kubelet) run(ctx context.Context, p *corev1.Pod) {
 	}
 	key := p.Namespace + "/" + p.Name
 	logKey := key + "/" + c.Name
-	cmd := exec.Command(k.binary, c.Args...) // the image's entrypoint is /loadgen
+	bin := k.binary
+	k.mu.Lock()
+	if b, ok := k.images[c.Image]; ok {
+		bin = b
+	}
+	k.mu.Unlock()
+	cmd := exec.Command(bin, c.Args...) // the image's entrypoint is /loadgen
 	cmd.Env = append(podEnv(p, c), "KUBERNETES_SERVICE_HOST="+k.c.Host, "KUBERNETES_SERVICE_PORT="+k.c.Port, "HOME=/tmp", "PATH=/usr/bin:/bin")
 	buf := &syncBuffer{mu: &k.mu}
 	k.mu.Lock()

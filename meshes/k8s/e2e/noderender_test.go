@@ -41,6 +41,13 @@ func TestNodeRenderings(t *testing.T) {
 		{Mesh: k8s.MeshLinkerd}, {Mesh: k8s.MeshIngressNginx}, {Mesh: k8s.MeshGateway, Class: "traefik"},
 		{Mesh: k8s.MeshAppMesh},
 	}
+	// --target-node: both targets of an ambient mesh on the last node the
+	// API server lists, through the real scheduler.
+	nodes, err := n.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) == 0 {
+		t.Fatalf("nodes: %v", err)
+	}
+	cases = append(cases, k8s.Options{Mesh: k8s.MeshIstioAmbient, TargetNode: nodes.Items[len(nodes.Items)-1].Name})
 	// All at once (the pods start side by side), then each one's checks.
 	for i := range cases {
 		o := &cases[i]
@@ -77,6 +84,9 @@ func TestNodeRenderings(t *testing.T) {
 				pod := waitTargetReady(t, n.Client, o.Namespace, name)
 				if pod.Spec.NodeName == "" || pod.Status.PodIP == "" {
 					t.Errorf("target pod %s: node %q, IP %q", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
+				}
+				if o.TargetNode != "" && pod.Spec.NodeName != o.TargetNode {
+					t.Errorf("target pod %s on node %q, want --target-node %s", pod.Name, pod.Spec.NodeName, o.TargetNode)
 				}
 				if len(pod.Spec.Containers) != len(k8s.TargetContainers()) {
 					t.Errorf("target pod %s has %d containers: something injected into it", pod.Name, len(pod.Spec.Containers))

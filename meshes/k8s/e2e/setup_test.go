@@ -32,10 +32,10 @@ func goTool() string {
 }
 
 // buildLoadgen builds the real loadgen binary from the main module.
-func buildLoadgen(t *testing.T) string {
+func buildLoadgen(t *testing.T, tags ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "loadgen")
-	cmd := exec.Command(goTool(), "build", "-o", out, "./cmd/loadgen")
+	cmd := exec.Command(goTool(), "build", "-tags", strings.Join(tags, ","), "-o", out, "./cmd/loadgen")
 	cmd.Dir = filepath.Join("..", "..", "..")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build loadgen: %v\n%s", err, b)

@@ -66,6 +66,10 @@ type Coordinator struct {
 	// TargetWait bounds the wait for the target (and the ingress or
 	// gateway address) when the sweep loads it (default 5 min).
 	TargetWait time.Duration
+	// Version is this loadgen's version, told to the workers with
+	// k8s.WireVersion: a worker of another wire version names it when it
+	// refuses to run.
+	Version string
 
 	said map[string]bool // what sayOnce said
 	// proxies are the watches of an ingress's or a gateway's proxy, found
@@ -75,6 +79,9 @@ type Coordinator struct {
 	// ztunnelNamespace is where checkMesh found the ambient mesh's
 	// ztunnel.
 	ztunnelNamespace string
+	// mismatch is why a worker refused to speak with this coordinator
+	// (worker.ErrWire): the run stops, since every step would fail alike.
+	mismatch string
 }
 
 func (k *Coordinator) say(format string, args ...any) {
@@ -271,6 +278,9 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 		steps = append(steps, res)
 		if k.OnStep != nil {
 			k.OnStep(res)
+		}
+		if k.mismatch != "" {
+			return steps, fmt.Errorf("%s (step %s; the steps after it were not run)", k.mismatch, st.ID)
 		}
 	}
 	return steps, ctx.Err()

@@ -53,7 +53,7 @@ func (k *Coordinator) DryRun(w io.Writer) error {
 		if i == 0 {
 			spec := k8s.JobSpec{Name: k8s.JobName(o.RunID, st.Index), Workers: k.Workers, StartAt: time.Time{}, MaxLate: k.MaxLate,
 				Connections: st.Connections, Threads: st.Threads, Rate: st.Rate, RunArgs: args, Index: st.Index, Direct: k8s.DirectURL(st.URL),
-				Deadline: k.StartLead + k.Load.Warmup + k.Load.Duration + k.Load.Timeout + 30*time.Second}
+				Deadline: k.StartLead + k.Load.Warmup + k.Load.Duration + k.Load.Timeout + 30*time.Second, Version: k.Version}
 			us, err := k8s.ToUnstructured(o.Job(spec))
 			if err != nil {
 				return err

@@ -29,6 +29,9 @@ type Outcome struct {
 	Pod    string
 	Report *Report
 	Failed string // why there is no report
+	// Mismatch: the worker does not speak the coordinator's wire version
+	// (its image is another loadgen's); every step would fail alike.
+	Mismatch bool
 }
 
 // CollectBy waits until every worker's container of an Indexed Job has
@@ -225,7 +228,7 @@ func outcome(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, i int, p
 				why += ": " + term.Message
 			}
 		}
-		o.Failed = fmt.Sprintf("worker %d (pod %s) failed: %s%s", i, p.Name, why, lastLines(ctx, c, p, 5))
+		o.Failed, o.Mismatch = failure(i, p.Name, why, lastLog(ctx, c, p))
 		return o
 	}
 	log, err := c.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: k8s.ContainerWorker,
@@ -249,13 +252,30 @@ func outcome(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, i int, p
 
 func ptrInt64(v int64) *int64 { return &v }
 
-// lastLines are the worker's last log lines, for a failure message.
-func lastLines(ctx context.Context, c *cluster.Cluster, p *corev1.Pod, n int64) string {
-	log, err := c.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: k8s.ContainerWorker, TailLines: &n}).DoRaw(ctx)
-	if err != nil {
-		return ""
+// failure says why worker i (pod) failed, from how its container ended
+// (why) and the end of its log: the error of its report line, else its
+// last log lines; mismatch when it does not speak this coordinator's wire
+// version (wireMismatch).
+func failure(i int, pod, why string, log []byte) (msg string, mismatch bool) {
+	r, _ := ParseReport(log)
+	if m := wireMismatch(log, r); m != "" {
+		return fmt.Sprintf("worker %d (pod %s) refused the step, %s: %s", i, pod, why, m), true
 	}
-	return Tail(log, int(n))
+	if r != nil && r.Error != "" {
+		return fmt.Sprintf("worker %d (pod %s) failed, %s: %s", i, pod, why, r.Error), false
+	}
+	return fmt.Sprintf("worker %d (pod %s) failed: %s%s", i, pod, why, Tail(log, 5)), false
+}
+
+// lastLog is the end of a failed worker's log (its last 20 lines), where
+// its report line and its error are; none when it cannot be read.
+func lastLog(ctx context.Context, c *cluster.Cluster, p *corev1.Pod) []byte {
+	log, err := c.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: k8s.ContainerWorker,
+		TailLines: ptrInt64(20)}).DoRaw(ctx)
+	if err != nil {
+		return nil
+	}
+	return log
 }
 
 // Tail is a log's last n lines, less the report line, for a failure

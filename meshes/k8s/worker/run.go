@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"loadgen/meshes/k8s"
 	"loadgen/meshes/leftover"
 	"loadgen/results"
 	"loadgen/results/store"
@@ -33,6 +34,11 @@ type Config struct {
 	Clock   string
 	ClockCA string   // CA file of Clock (the service account's)
 	RunArgs []string // `loadgen run …` without -c, -t, -R and --json
+	// Wire and CoordinatorVersion are the coordinator's wire version and
+	// loadgen version; Version is this worker's loadgen version. A Wire
+	// other than k8s.WireVersion is refused (CheckWire).
+	Wire                        int
+	CoordinatorVersion, Version string
 }
 
 // ServiceAccountCA is where pods find the cluster's CA.
@@ -54,7 +60,7 @@ type RunFunc func(ctx context.Context, args []string, jsonPath string) error
 // share and prints its report line on out. The report is printed for a
 // failure too (late, or the run failed), and the error returned.
 func Run(ctx context.Context, cfg Config, run RunFunc, out io.Writer) error {
-	rep := Report{Index: cfg.Index, StartAt: cfg.StartAt}
+	rep := Report{Index: cfg.Index, StartAt: cfg.StartAt, Wire: k8s.WireVersion}
 	rep.Host, _ = os.Hostname()
 	fail := func(err error) error {
 		rep.Error = err.Error()
@@ -62,6 +68,9 @@ func Run(ctx context.Context, cfg Config, run RunFunc, out io.Writer) error {
 			_, _ = out.Write(line)
 		}
 		return err
+	}
+	if err := CheckWire(cfg.Wire, cfg.CoordinatorVersion, cfg.Version); err != nil {
+		return fail(err)
 	}
 	share, err := ShareOf(cfg.Connections, cfg.Threads, cfg.Rate, cfg.Workers, cfg.Index)
 	if err != nil {

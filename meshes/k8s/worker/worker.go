@@ -55,7 +55,9 @@ const ReportMarker = "LOADGEN-WORKER "
 
 // Report is what a worker tells the coordinator.
 type Report struct {
-	Index        int              `json:"index"`
+	Index int `json:"index"`
+	// Wire is the worker's k8s.WireVersion (0: a worker older than it).
+	Wire         int              `json:"wire,omitempty"`
 	Host         string           `json:"host,omitempty"`
 	StartAt      time.Time        `json:"start_at,omitzero"`
 	Late         results.Duration `json:"late"`
