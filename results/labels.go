@@ -16,43 +16,53 @@ type Labels map[string]string
 // MaxLabelLen bounds a label's key and its value, in bytes.
 const MaxLabelLen = 256
 
-// ParseLabels reads --label flags, each KEY=VALUE: the key non-empty, of
-// printable characters but '=', ',' and spaces; the value non-empty and
-// printable (spaces allowed); no key twice, nor two keys with one
-// Prometheus name (PromName). nil for no flags.
+// ParseLabels reads --label flags, each KEY=VALUE (Add). nil for no
+// flags.
 func ParseLabels(flags []string) (Labels, error) {
 	if len(flags) == 0 {
 		return nil, nil
 	}
 	out := make(Labels, len(flags))
-	prom := make(map[string]string, len(flags))
 	for _, f := range flags {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
-			return nil, fmt.Errorf("--label %q: want KEY=VALUE, e.g. --label mesh=istio", f)
-		}
-		if err := checkLabelKey(k); err != nil {
+		if err := out.Add(f); err != nil {
 			return nil, fmt.Errorf("--label %q: %v", f, err)
 		}
-		if err := checkLabelValue(v); err != nil {
-			return nil, fmt.Errorf("--label %q: %v", f, err)
-		}
-		if old, dup := out[k]; dup {
-			return nil, fmt.Errorf("--label %q: key %q given twice (first %s=%s)", f, k, k, old)
-		}
-		p := PromName(k)
-		if other, dup := prom[p]; dup {
-			return nil, fmt.Errorf("--label %q: keys %q and %q are both %q in Prometheus: rename one", f, other, k, p)
-		}
-		out[k], prom[p] = v, k
 	}
 	return out, nil
+}
+
+// Add adds one label, KEY=VALUE: the key non-empty, of printable
+// characters but '=', ',' and spaces; the value non-empty and printable
+// (spaces allowed); no key twice, nor two keys with one Prometheus name
+// (PromName).
+func (l Labels) Add(f string) error {
+	k, v, ok := strings.Cut(f, "=")
+	if !ok {
+		return fmt.Errorf("want KEY=VALUE, e.g. mesh=istio")
+	}
+	if err := checkLabelKey(k); err != nil {
+		return err
+	}
+	if err := checkLabelValue(v); err != nil {
+		return err
+	}
+	if old, dup := l[k]; dup {
+		return fmt.Errorf("key %q given twice (first %s=%s)", k, k, old)
+	}
+	p := PromName(k)
+	for other := range l {
+		if PromName(other) == p {
+			return fmt.Errorf("keys %q and %q are both %q in Prometheus: rename one", other, k, p)
+		}
+	}
+	l[k] = v
+	return nil
 }
 
 func checkLabelKey(k string) error {
 	switch {
 	case k == "":
-		return fmt.Errorf("empty key: want KEY=VALUE, e.g. --label mesh=istio")
+		return fmt.Errorf("empty key: want KEY=VALUE, e.g. mesh=istio")
 	case len(k) > MaxLabelLen:
 		return fmt.Errorf("key longer than %d bytes", MaxLabelLen)
 	case !utf8.ValidString(k):

@@ -71,6 +71,7 @@ type runFlags struct {
 	tls         tlsFlags
 	ui          uiFlags // --ui: the live dashboard
 	script      string  // -s: wrk's Lua script, refused with what to use instead
+	labels      results.Labels
 }
 
 func newRunCmd() *cobra.Command {
@@ -175,6 +176,7 @@ Exit status, of every command that runs load or judges results:
 	f.tls.register(fl)
 	f.check.register(fl)
 	f.abort.register(fl, false)
+	labelFlag(fl, &f.labels)
 	return cmd
 }
 
@@ -233,6 +235,7 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, er
 	c.Headers = f.headers
 	c.Streams = f.streams
 	c.Size = f.size
+	c.Labels = f.labels
 	c.Slack = f.slack
 	if f.slack == 0 {
 		c.Slack = -1 // none
@@ -331,7 +334,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	var live *metrics.Exporter
 	ran := false // there are final figures to hold for --prometheus-hold
 	if f.prometheus != "" {
-		x, url, stop, serr := serveMetrics(f.prometheus, stderr)
+		x, url, stop, serr := serveMetrics(f.prometheus, f.labels, stderr)
 		if serr != nil {
 			closeDialer(dialer)
 			return serr
