@@ -377,7 +377,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 			// not the target's.
 			return f.interruptedBeforeStart(stderr, cfg.Target)
 		}
-		if jerr := f.check.noRun(cfg.Target, err); jerr != nil {
+		if jerr := f.check.noRun(cfg.Target, f.labels, err); jerr != nil {
 			fmt.Fprintf(stderr, "loadgen: %v\n", jerr)
 		}
 		return runFailure{err: err}
@@ -464,7 +464,7 @@ func (f *runFlags) hint(ctx context.Context, run *results.Run) string {
 // --junit report says the same.
 func (f *runFlags) interruptedBeforeStart(stderr io.Writer, target string) error {
 	why := "interrupted before the load started, while connecting to " + target + ": nothing was measured"
-	if jerr := f.check.noRun(target, errors.New(why)); jerr != nil {
+	if jerr := f.check.noRun(target, f.labels, errors.New(why)); jerr != nil {
 		fmt.Fprintf(stderr, "loadgen: %v\n", jerr)
 	}
 	fmt.Fprintf(stderr, "loadgen: %s\n", why)

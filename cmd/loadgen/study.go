@@ -20,6 +20,7 @@ import (
 	"loadgen/loadgen/study"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/paths"
+	"loadgen/results"
 	"loadgen/results/compare"
 	"loadgen/results/store"
 )
@@ -35,6 +36,7 @@ type studyFlags struct {
 	cpuPrice float64
 	cpus     int
 	cluster  study.Options // mesh-ladder on a cluster: kubeconfig, context, meshes, workers
+	labels   results.Labels
 }
 
 func newStudyCmd() *cobra.Command {
@@ -91,6 +93,7 @@ Exit status 1 when a step failed, 99 when a check (--assert) did not hold
 	fl.StringVar(&f.cluster.Image, "image", "", "on a cluster: the loadgen image (k8s run's and k8s paths' --image)")
 	fl.IntVar(&f.cluster.Repeats, "repeats", 0, "samples of every step (default the study's own: loadgen study list); with one, an ordering's noise cannot be told")
 	fl.StringVar(&f.cluster.Tolerance, "tolerance", "10%", "k8s-paths: how far below hostNetwork a pod path may fall (k8s-netperf's --tcp-tolerance)")
+	labelFlag(fl, &f.labels)
 	return cmd
 }
 
@@ -162,7 +165,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	if err := writeStudyMarker(f.out, s.Name); err != nil {
 		return failf("study %s: %v", s.Name, err)
 	}
-	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, "duration", "assert", "junit", "cpu-price", "cpus", "kubeconfig", "context", "meshes", "workers", "image", "repeats", "tolerance", "quiet") + "-o " + shellQuote(f.out) + " --resume"
+	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, "duration", "assert", "junit", "cpu-price", "cpus", "kubeconfig", "context", "meshes", "workers", "image", "repeats", "tolerance", "quiet", "label") + "-o " + shellQuote(f.out) + " --resume"
 	var failed []string
 	worst := compare.OK // the worst status of the steps: 1, 108, 99 or 98
 	for i, st := range plan {
@@ -223,6 +226,7 @@ func (f *studyFlags) stepArgs(st study.Step, run bool) []string {
 	for _, a := range f.asserts {
 		args = append(args, "--assert", a)
 	}
+	args = append(args, f.labels.Flags()...)
 	if f.junit != "" {
 		ext := filepath.Ext(f.junit)
 		args = append(args, "--junit", strings.TrimSuffix(f.junit, ext)+"-"+st.Dir+ext)
