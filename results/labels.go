@@ -173,3 +173,41 @@ func PromName(k string) string {
 	}
 	return s
 }
+
+// CommonLabels are the labels every one of ls carries with the same
+// value, and the keys of the others, sorted: what a merge of runs, a
+// sweep's JUnit suite or its report says of them all. nil and none for
+// no ls.
+func CommonLabels(ls []Labels) (Labels, []string) {
+	if len(ls) == 0 {
+		return nil, nil
+	}
+	var common Labels
+	var other []string
+	seen := map[string]bool{}
+	for _, l := range ls {
+		for k := range l {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			v, alike := l[k], true
+			for _, m := range ls {
+				if w, ok := m[k]; !ok || w != v {
+					alike = false
+					break
+				}
+			}
+			if !alike {
+				other = append(other, k)
+				continue
+			}
+			if common == nil {
+				common = Labels{}
+			}
+			common[k] = v
+		}
+	}
+	slices.Sort(other)
+	return common, other
+}

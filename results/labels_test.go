@@ -108,3 +108,17 @@ func validPromName(s string) bool {
 	}
 	return true
 }
+
+func TestCommonLabels(t *testing.T) {
+	common, other := results.CommonLabels([]results.Labels{
+		{"mesh": "istio", "build": "1", "a": "x"},
+		{"mesh": "istio", "build": "2"},
+		{"mesh": "istio", "build": "1", "z": "y"},
+	})
+	if !common.Equal(results.Labels{"mesh": "istio"}) || strings.Join(other, ",") != "a,build,z" {
+		t.Errorf("common %v, other %v", common, other)
+	}
+	if common, other := results.CommonLabels(nil); common != nil || other != nil {
+		t.Errorf("none: %v, %v", common, other)
+	}
+}

@@ -3,7 +3,6 @@ package compare
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -193,23 +192,14 @@ func NoRun(target string, labels results.Labels, why error) Suite {
 // stepsLabels are the labels every step's run carries alike (a sweep's
 // --label); steps without a run have none to say.
 func stepsLabels(steps []*results.Step) results.Labels {
-	var out results.Labels
-	first := true
+	var ls []results.Labels
 	for _, st := range steps {
-		if st.Run == nil {
-			continue
-		}
-		if first {
-			out, first = maps.Clone(st.Run.Labels), false
-			continue
-		}
-		for k, v := range out {
-			if w, ok := st.Run.Labels[k]; !ok || w != v {
-				delete(out, k)
-			}
+		if st.Run != nil {
+			ls = append(ls, st.Run.Labels)
 		}
 	}
-	return out
+	common, _ := results.CommonLabels(ls)
+	return common
 }
 
 // Unwatched checks, before any load, that every cpu.NAME and mem.NAME of

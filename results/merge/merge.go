@@ -86,7 +86,11 @@ func RunsWith(in []Input, o Options) (*results.Run, []Worker, error) {
 		Start: first.Start, End: first.End}
 	out.Config.Connections, out.Config.Threads, out.Config.Rate, out.Config.Requests = 0, 0, 0, 0
 	var dropped []string
-	out.Labels, dropped = sharedLabels(in)
+	ls := make([]results.Labels, len(in))
+	for i, x := range in {
+		ls[i] = x.Run.Labels
+	}
+	out.Labels, dropped = results.CommonLabels(ls)
 	if len(dropped) > 0 {
 		out.Notes = append(out.Notes, "labels not alike on every run, left out: "+strings.Join(dropped, ", "))
 	}
@@ -369,36 +373,4 @@ func Sources(in []Input) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// sharedLabels are the labels every run carries with the same value, and
-// the keys of the others, sorted.
-func sharedLabels(in []Input) (results.Labels, []string) {
-	var shared results.Labels
-	var dropped []string
-	for k, v := range in[0].Run.Labels {
-		alike := true
-		for _, x := range in[1:] {
-			if w, ok := x.Run.Labels[k]; !ok || w != v {
-				alike = false
-			}
-		}
-		if !alike {
-			dropped = append(dropped, k)
-			continue
-		}
-		if shared == nil {
-			shared = results.Labels{}
-		}
-		shared[k] = v
-	}
-	for _, x := range in[1:] {
-		for k := range x.Run.Labels {
-			if _, ok := in[0].Run.Labels[k]; !ok && !slices.Contains(dropped, k) {
-				dropped = append(dropped, k)
-			}
-		}
-	}
-	slices.Sort(dropped)
-	return shared, dropped
 }
