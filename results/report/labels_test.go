@@ -74,3 +74,14 @@ func TestReportsSayTheLabels(t *testing.T) {
 		t.Errorf("HTML does not say the run's labels")
 	}
 }
+
+// TestWrkSaysTheLabels: run's summary names the run's labels in its own
+// section, after wrk's (whose lines scripts parse).
+func TestWrkSaysTheLabels(t *testing.T) {
+	run := fixtureRun(t)[0].Steps[0].Run
+	run.Labels = results.Labels{"mesh": "istio", "build": "42"}
+	out := string(render(t, func(b *bytes.Buffer) error { return WrkBody(b, run, WrkOptions{}) }))
+	if !strings.Contains(out, "--- loadgen ---\n  Labels:                build=42, mesh=istio\n") {
+		t.Errorf("no labels line:\n%s", out)
+	}
+}
