@@ -171,3 +171,29 @@ func TestWorkersCarryLabels(t *testing.T) {
 		t.Errorf("study step %q: labels %v", args, got)
 	}
 }
+
+// TestOptionsFileLabels: an options file's label list (size, lab -f)
+// gives one label per item; the command line's --label wins.
+func TestOptionsFileLabels(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "opts.yaml")
+	if err := os.WriteFile(path, []byte("label: [mesh=istio, \"note=a, b\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := newSizeCmd()
+	if err := applyFlagFile(cmd.Flags(), path); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cmdLabels(t, cmd, nil), (results.Labels{"mesh": "istio", "note": "a, b"}); !got.Equal(want) {
+		t.Errorf("labels %q, want %q", map[string]string(got), map[string]string(want))
+	}
+	cmd = newSizeCmd()
+	if err := cmd.ParseFlags([]string{"--label", "mesh=linkerd"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyFlagFile(cmd.Flags(), path); err != nil {
+		t.Fatal(err)
+	}
+	if got := *cmd.Flags().Lookup("label").Value.(labelsValue).p; !got.Equal(results.Labels{"mesh": "linkerd"}) {
+		t.Errorf("command line and file: labels %v, want the command line's", got)
+	}
+}
