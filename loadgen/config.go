@@ -75,6 +75,8 @@ type Config struct {
 	// negative: none, each request wakes its loop when due. The goroutine
 	// driver wakes each worker at its request's start.
 	Slack time.Duration
+	// Labels name the run (--label k=v): the result carries them.
+	Labels results.Labels
 }
 
 // DefaultSlack is Config.Slack's default: at most 1/5 of LateAfter, so

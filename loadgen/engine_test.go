@@ -268,6 +268,18 @@ func TestRequestCount(t *testing.T) {
 	})
 }
 
+// TestRunCarriesLabels: the result names the run as it was asked.
+func TestRunCarriesLabels(t *testing.T) {
+	srv := newServer(t, nil)
+	var cfg loadgen.Config
+	cfg.Connections, cfg.Requests = 1, 10
+	cfg.Labels = results.Labels{"mesh": "istio", "build": "42"}
+	r := run(t, cfg, srv.URL)
+	if !r.Labels.Equal(cfg.Labels) {
+		t.Fatalf("labels %v, want %v", r.Labels, cfg.Labels)
+	}
+}
+
 // At c10 against a 10 ms delay, the generator must agree with the target's
 // own timer: p50 in 10–11.5 ms, and RPS within 5% of connections ÷ mean.
 func TestDelayLatencyAndLittlesLaw(t *testing.T) {

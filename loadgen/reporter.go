@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"time"
 
@@ -223,6 +224,7 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 	run := &results.Run{
 		Schema:      results.SchemaVersion,
 		Tool:        "loadgen",
+		Labels:      maps.Clone(e.cfg.Labels),
 		Config:      e.cfg.Config,
 		Env:         Environment(),
 		Start:       e.measure,

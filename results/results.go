@@ -36,8 +36,10 @@ const SchemaVersion = 4
 
 // Run is one load run: what was asked, where, and what was measured.
 type Run struct {
-	Schema    int       `json:"schema"`
-	Tool      string    `json:"tool"` // "loadgen"
+	Schema int    `json:"schema"`
+	Tool   string `json:"tool"` // "loadgen"
+	// Labels are what the user named the run (--label k=v).
+	Labels    Labels    `json:"labels,omitempty"`
 	Config    Config    `json:"config"`
 	Env       Env       `json:"environment"`
 	Start     time.Time `json:"start"` // start of the measured window

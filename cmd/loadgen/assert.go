@@ -182,8 +182,8 @@ func watchedIn(as []compare.Assertion, names []string, sweep bool) error {
 
 // noRun writes the JUnit report of a run that could not run at all (the
 // target unreachable from the start): its "run" case fails with err.
-func (c *checkFlags) noRun(target string, err error) error {
-	return c.writeJUnit(compare.NoRun(target, err))
+func (c *checkFlags) noRun(target string, labels results.Labels, err error) error {
+	return c.writeJUnit(compare.NoRun(target, labels, err))
 }
 
 func (c *checkFlags) writeJUnit(s compare.Suite) error {

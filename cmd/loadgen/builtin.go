@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"loadgen/loadgen/sweep"
+	"loadgen/results"
 )
 
 // builtinFlags are what the built-in sweeps (size, lab) share with every
@@ -25,6 +26,7 @@ type builtinFlags struct {
 	check    checkFlags
 	file     string // -f: an options file
 	dryRun   bool
+	labels   results.Labels
 }
 
 // register adds the flags, with the command's defaults; name prefixes the
@@ -41,6 +43,7 @@ func (b *builtinFlags) register(fl *pflag.FlagSet, name, ladder string, duration
 	fl.BoolVar(&b.dryRun, "dry-run", false, "check everything and print the plan, step by step, without building or sending anything")
 	fl.BoolVar(&b.wide, "wide", false, wideUsage)
 	b.check.registerSweep(fl)
+	labelFlag(fl, &b.labels)
 }
 
 // applyFile sets from -f the flags the command line did not.
@@ -86,5 +89,5 @@ func (b *builtinFlags) spec(ladder sweep.Ladder, protocol string, payload int) *
 
 // job runs spec into dir with these flags.
 func (b *builtinFlags) job(spec *sweep.Spec, dir, again string) sweepJob {
-	return sweepJob{spec: spec, out: dir, resume: b.resume, quiet: b.quiet, check: &b.check, again: again, dryRun: b.dryRun, wide: b.wide}
+	return sweepJob{spec: spec, out: dir, resume: b.resume, quiet: b.quiet, check: &b.check, again: again, dryRun: b.dryRun, wide: b.wide, labels: b.labels}
 }

@@ -142,7 +142,13 @@ func runCompare(cmd *cobra.Command, f *compareFlags, a, b string) error {
 			return err
 		}
 		if !c.Matched() {
-			return fmt.Errorf("nothing to compare: no step of %s ran in %s (steps match by path, rung, payload and rate)", a, b)
+			by := "steps match by path, rung, payload and rate"
+			for _, l := range c.LabelLines {
+				if strings.HasPrefix(l, "steps matched by ") {
+					by = "steps match by " + strings.TrimPrefix(l, "steps matched by ")
+				}
+			}
+			return fmt.Errorf("nothing to compare: no step of %s ran in %s (%s)", a, b, by)
 		}
 	} else {
 		ra, err := compare.ReadRunFile(a)

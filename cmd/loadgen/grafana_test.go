@@ -255,7 +255,7 @@ func TestGrafanaDashboardModel(t *testing.T) {
 
 	// What an exporter serves with no load yet: Go's and the process's
 	// collectors; loadgen's own appear with the first progress.
-	srv := httptest.NewServer(metrics.New().Handler())
+	srv := httptest.NewServer(metrics.New(nil).Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
 	if err != nil {

@@ -102,6 +102,7 @@ either way.`,
 	fl.StringSliceVar(&f.opts.Paths, "paths", nil, "only these paths (default all), each pod path with its hostNetwork row")
 	fl.StringSliceVar(&f.opts.Tests, "tests", nil, "only these tests (default all): tcp-stream, tcp-rr, tcp-crr, http")
 	fl.StringVar(&f.streamSize, "stream-size", "", "TCP_STREAM's write size (default 1024 B, k8s-netperf's; 128KiB is iperf-style)")
+	labelFlag(fl, &f.opts.Labels)
 	fl.StringVar(&f.opts.FlannelBackend, "flannel-backend", "", "refuse a cluster whose nodes do not run this Flannel backend (vxlan, host-gw, udp…)")
 	return cmd
 }

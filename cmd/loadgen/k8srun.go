@@ -41,6 +41,7 @@ type k8sRunFlags struct {
 	quiet      bool
 	check      checkFlags
 	ui         uiFlags // --ui: the live dashboard
+	labels     results.Labels
 }
 
 func newK8sRunCmd() *cobra.Command {
@@ -93,6 +94,7 @@ for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001
 	fl.BoolVar(&f.noNodeCost, "no-node-cost", false, "leave out the nodes' own CPU and memory (by default each node that ran a step's target, workers or proxies is recorded)")
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines (what is applied, each step's Job)")
+	labelFlag(fl, &f.labels)
 	f.check.registerSweep(fl)
 	f.ui.register(fl, "k8s run")
 	return cmd
@@ -141,6 +143,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
 	}
+	load.Labels = f.labels
 	if err := f.opts.CheckLoad(load, steps); err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
 	}

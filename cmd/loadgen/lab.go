@@ -263,7 +263,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		return err
 	}
 
-	resume := "loadgen lab " + flagArgs(cmd, "modes", "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats", "assert", "baseline", "max-regression", "judge-contended", "allow-contended", "junit", "quiet") + "-o " + shellQuote(f.out) + " --resume"
+	resume := "loadgen lab " + flagArgs(cmd, "modes", "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats", "assert", "baseline", "max-regression", "judge-contended", "allow-contended", "junit", "quiet", "label") + "-o " + shellQuote(f.out) + " --resume"
 	var dirs []string
 	var failed []string
 	checked := compare.OK // the worst check of the protocols' sweeps

@@ -15,13 +15,14 @@ import (
 
 // serveMetrics starts --prometheus: the Prometheus text format on
 // http://ADDR/metrics (url) while the load runs. Failing to listen is a
-// usage error (the address is taken, say), before any load.
-func serveMetrics(addr string, stderr io.Writer) (x *metrics.Exporter, url string, stop func(), err error) {
+// usage error (the address is taken, say), before any load. Every
+// loadgen series carries the run's labels.
+func serveMetrics(addr string, labels results.Labels, stderr io.Writer) (x *metrics.Exporter, url string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("--prometheus %s: %w", addr, err)
 	}
-	x = metrics.New()
+	x = metrics.New(labels)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", x.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}

@@ -74,6 +74,7 @@ type runFlags struct {
 	ui          uiFlags // --ui: the live dashboard
 	script      string  // -s: wrk's Lua script, refused with what to use instead
 	file        runFile // -f: an options file, and the target
+	labels      results.Labels
 }
 
 func newRunCmd() *cobra.Command {
@@ -170,6 +171,7 @@ Exit status, of every command that runs load or judges results:
 	f.check.register(fl)
 	f.abort.register(fl, false)
 	f.file.register(cmd)
+	labelFlag(fl, &f.labels)
 	return cmd
 }
 
@@ -241,6 +243,7 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, er
 	c.Headers = f.headers
 	c.Streams = f.streams
 	c.Size = f.size
+	c.Labels = f.labels
 	c.Slack = f.slack
 	if f.slack == 0 {
 		c.Slack = -1 // none
@@ -343,7 +346,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	var live *metrics.Exporter
 	ran := false // there are final figures to hold for --prometheus-hold
 	if f.prometheus != "" {
-		x, url, stop, serr := serveMetrics(f.prometheus, stderr)
+		x, url, stop, serr := serveMetrics(f.prometheus, f.labels, stderr)
 		if serr != nil {
 			closeDialer(dialer)
 			return serr
@@ -386,7 +389,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 			// not the target's.
 			return f.interruptedBeforeStart(stderr, cfg.Target)
 		}
-		if jerr := f.check.noRun(cfg.Target, err); jerr != nil {
+		if jerr := f.check.noRun(cfg.Target, f.labels, err); jerr != nil {
 			fmt.Fprintf(stderr, "loadgen: %v\n", jerr)
 		}
 		return runFailure{err: err}
@@ -473,7 +476,7 @@ func (f *runFlags) hint(ctx context.Context, run *results.Run) string {
 // --junit report says the same.
 func (f *runFlags) interruptedBeforeStart(stderr io.Writer, target string) error {
 	why := "interrupted before the load started, while connecting to " + target + ": nothing was measured"
-	if jerr := f.check.noRun(target, errors.New(why)); jerr != nil {
+	if jerr := f.check.noRun(target, f.labels, errors.New(why)); jerr != nil {
 		fmt.Fprintf(stderr, "loadgen: %v\n", jerr)
 	}
 	fmt.Fprintf(stderr, "loadgen: %s\n", why)

@@ -171,7 +171,7 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 		return failf("size: %v", err)
 	}
 	defer lab.Close()
-	job := f.job(spec, f.out, "loadgen size "+flagArgs(cmd, "workers", "ladder", "payload", "duration", "warmup", "repeats", "key-type"))
+	job := f.job(spec, f.out, "loadgen size "+flagArgs(cmd, "workers", "ladder", "payload", "duration", "warmup", "repeats", "key-type", "label"))
 	job.note = lab.note
 	job.extra = func(w io.Writer, steps []*results.Step) error {
 		fmt.Fprintln(w, "ingress sizing: the best over the ladder per worker_processes count")

@@ -22,6 +22,7 @@ import (
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/paths"
+	"loadgen/results"
 	"loadgen/results/compare"
 	"loadgen/results/store"
 )
@@ -38,6 +39,7 @@ type studyFlags struct {
 	cpus     int
 	cluster  study.Options // mesh-ladder on a cluster: kubeconfig, context, meshes, workers
 	images   []string      // --proxy-image PROXY=IMAGE
+	labels   results.Labels
 }
 
 func newStudyCmd() *cobra.Command {
@@ -99,6 +101,7 @@ Exit status 1 when a step failed, 99 when a check (--assert) did not hold
 	fl.StringVar(&f.cluster.Image, "image", "", "on a cluster: the loadgen image (k8s run's and k8s paths' --image)")
 	fl.IntVar(&f.cluster.Repeats, "repeats", 0, "samples of every step (default the study's own: loadgen study list); with one, an ordering's noise cannot be told")
 	fl.StringVar(&f.cluster.Tolerance, "tolerance", "10%", "k8s-paths: how far below hostNetwork a pod path may fall (k8s-netperf's --tcp-tolerance)")
+	labelFlag(fl, &f.labels)
 	return cmd
 }
 
@@ -244,6 +247,7 @@ func (f *studyFlags) stepArgs(st study.Step, run bool) []string {
 	for _, a := range f.asserts {
 		args = append(args, "--assert", a)
 	}
+	args = append(args, f.labels.Flags()...)
 	if f.junit != "" {
 		ext := filepath.Ext(f.junit)
 		args = append(args, "--junit", strings.TrimSuffix(f.junit, ext)+"-"+st.Dir+ext)

@@ -48,6 +48,7 @@ type sweepFlags struct {
 	promHold time.Duration
 	wide     bool
 	ui       uiFlags // --ui: the live dashboard
+	labels   results.Labels
 }
 
 func newSweepCmd() *cobra.Command {
@@ -133,6 +134,7 @@ A sweep file (YAML; every key may also be given as a flag, which wins):
 	f.ui.register(fl, "sweep")
 	fl.StringVar(&f.slo, "slo", "", "with --find-max: the objective, e.g. 'p99<10ms,errors<0.1%'")
 	fl.BoolVar(&f.wide, "wide", false, wideUsage)
+	labelFlag(fl, &f.labels)
 	return cmd
 }
 
@@ -472,7 +474,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	}
 	var live *metrics.Exporter
 	if f.prom != "" && !f.dryRun {
-		x, url, stop, err := serveMetrics(f.prom, stderr)
+		x, url, stop, err := serveMetrics(f.prom, f.labels, stderr)
 		if err != nil {
 			return err
 		}
@@ -489,7 +491,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		ui:   f.ui.state,
 		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, sidecars: cars, live: live,
 		findMax: f.findMax, slo: slo, sloText: f.slo, dryRun: f.dryRun, wide: f.wide, abort: &f.abort,
-		again: "loadgen sweep " + fileArg(f),
+		again: "loadgen sweep " + fileArg(f) + flagArgs(cmd, "label"), labels: f.labels,
 	}
 	if demo != nil {
 		job.note = demo.note

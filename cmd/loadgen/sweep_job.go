@@ -40,6 +40,7 @@ type sweepJob struct {
 	wide      bool                                   // every column of the table, whatever the terminal's width
 	abort     *abortFlags                            // --abort-on-fail: nil for none
 	ui        *uiState                               // --ui: nil for none
+	labels    results.Labels                         // --label: every step's run carries them
 }
 
 func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
@@ -73,6 +74,7 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 			}
 			cfg, d, err := buildStep(spec, p, st)
 			cfg.LiveLatency = j.live != nil
+			cfg.Labels = j.labels
 			j.abort.apply(&cfg)
 			if err == nil {
 				sweepStepUI(j.ui, &cfg, st)

@@ -7,6 +7,7 @@ package metrics
 
 import (
 	"net/http"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"loadgen/loadgen"
+	"loadgen/results"
 	"loadgen/results/hist"
 )
 
@@ -48,7 +50,9 @@ type latencyAcc struct {
 
 // New makes an Exporter with its own registry (and Go's process and
 // runtime collectors, so the generator's CPU and memory are there too).
-func New() *Exporter {
+// Every loadgen_ series carries the run's labels (PromLabels); Go's do
+// not.
+func New(labels results.Labels) *Exporter {
 	x := &Exporter{
 		reg:      prometheus.NewRegistry(),
 		requests: map[[2]string]float64{},
@@ -58,10 +62,31 @@ func New() *Exporter {
 			Name: "loadgen_step_running", Help: "1 for the step running now.",
 		}, []string{"step", "path"}),
 	}
-	x.reg.MustRegister(x, x.info,
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	prometheus.WrapRegistererWith(PromLabels(labels), x.reg).MustRegister(x, x.info)
+	x.reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewGoCollector())
 	return x
+}
+
+// own are the label names of the loadgen_ series themselves (le:
+// histograms' buckets).
+var own = []string{"step", "path", "class", "le"}
+
+// PromLabels are a run's labels as Prometheus labels: each key by its
+// name under Prometheus' rules (results.PromName: mesh.version is
+// mesh_version), and one of the series' own names with "exported_"
+// before it, as Prometheus renames a target's label that clashes with
+// its own; the values as they are.
+func PromLabels(l results.Labels) prometheus.Labels {
+	out := make(prometheus.Labels, len(l))
+	for k, v := range l {
+		name := results.PromName(k)
+		if slices.Contains(own, name) {
+			name = "exported_" + name
+		}
+		out[name] = v
+	}
+	return out
 }
 
 // Handler serves /metrics.

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"loadgen/results"
 )
 
 // Load is what every step of a sweep shares (loadgen/sweep's Spec, less
@@ -19,6 +21,8 @@ type Load struct {
 	Timeout  time.Duration
 	Call     string
 	Data     string
+	// Labels name every worker's run (--label), and so the merged one.
+	Labels results.Labels
 }
 
 // Step is one step of the plan, as loadgen/sweep lays it out.
@@ -241,6 +245,7 @@ func (o Options) RunArgs(l Load, st Step, addr Addresses) ([]string, error) {
 	} else if l.Call == "" {
 		a = append(a, "--size", strconv.Itoa(st.Payload))
 	}
+	a = append(a, l.Labels.Flags()...)
 	return append(a, target), nil
 }
 

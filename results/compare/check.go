@@ -90,7 +90,7 @@ func (c *Check) Run(run *results.Run, verdict string) Checked {
 		cases = c.baseline(&out, cmp, cases)
 	}
 	out.count()
-	out.Suite = Suite{Name: "loadgen run " + run.Config.Target, Time: run.Summary.Duration.D(), Cases: cases}
+	out.Suite = Suite{Name: "loadgen run " + run.Config.Target, Time: run.Summary.Duration.D(), Cases: cases, Properties: run.Labels}
 	return out
 }
 
@@ -138,7 +138,7 @@ func (c *Check) Steps(steps []*results.Step) Checked {
 		cases = c.baseline(&out, cmp, cases)
 	}
 	out.count()
-	out.Suite = Suite{Name: "loadgen sweep", Time: took, Cases: cases}
+	out.Suite = Suite{Name: "loadgen sweep", Time: took, Cases: cases, Properties: stepsLabels(steps)}
 	return out
 }
 
@@ -183,9 +183,23 @@ func (c *Checked) count() {
 }
 
 // NoRun is the JUnit report of a run that could not run at all (the
-// target unreachable from the start): its "run" case fails with why.
-func NoRun(target string, why error) Suite {
-	return Suite{Name: "loadgen run " + target, Cases: []Case{RunCase(target, why.Error())}}
+// target unreachable from the start): its "run" case fails with why; its
+// properties are the labels it was given.
+func NoRun(target string, labels results.Labels, why error) Suite {
+	return Suite{Name: "loadgen run " + target, Cases: []Case{RunCase(target, why.Error())}, Properties: labels}
+}
+
+// stepsLabels are the labels every step's run carries alike (a sweep's
+// --label); steps without a run have none to say.
+func stepsLabels(steps []*results.Step) results.Labels {
+	var ls []results.Labels
+	for _, st := range steps {
+		if st.Run != nil {
+			ls = append(ls, st.Run.Labels)
+		}
+	}
+	common, _ := results.CommonLabels(ls)
+	return common
 }
 
 // Unwatched checks, before any load, that every cpu.NAME and mem.NAME of

@@ -15,6 +15,9 @@ type Comparison struct {
 	Options Options
 	Rows    []Row
 	Notes   []string // what makes the comparison doubtful
+	// LabelLines say which labels each side carried and by what steps
+	// were matched (--label); empty when no run carried labels.
+	LabelLines []string
 }
 
 // Undecided are the rows that got worse beyond Options.MaxRegression
@@ -160,6 +163,7 @@ func Runs(a, b *results.Run, opt Options) Comparison {
 	if d := configDiff(a.Config, b.Config); d != "" {
 		c.Notes = append(c.Notes, "A and B were asked different things: "+d)
 	}
+	c.LabelLines = matchLabels(ra, rb).lines(false)
 	c.Notes = append(c.Notes, runNotes("A", []*results.Run{a})...)
 	c.Notes = append(c.Notes, runNotes("B", []*results.Run{b})...)
 	return c
@@ -239,15 +243,20 @@ func (c *cell) failure() string {
 	return "no run"
 }
 
-// cells groups steps by path, rung, payload and rate, in first-seen order.
-func cells(steps []*results.Step) (map[string]*cell, []string) {
+// cells groups steps by path, rung, payload, rate and the labels m
+// matches on, in first-seen order.
+func cells(steps []*results.Step, m labelMatch) (map[string]*cell, []string) {
 	byKey := map[string]*cell{}
 	var order []string
 	for _, st := range steps {
-		k := fmt.Sprintf("%s|%s|%d|%g", st.Path, st.Rung, st.Payload, st.Rate)
+		l := m.of(st)
+		k := fmt.Sprintf("%s|%s|%d|%g|%s", st.Path, st.Rung, st.Payload, st.Rate, l)
 		c := byKey[k]
 		if c == nil {
 			c = &cell{label: stepLabel(st)}
+			if l != "" {
+				c.label += " " + l
+			}
 			byKey[k] = c
 			order = append(order, k)
 		}
@@ -283,8 +292,10 @@ func Steps(a, b []*results.Step, opt Options) Comparison {
 	c := Comparison{Options: opt}
 	c.Options.Noise = opt.noise()
 	c.Options.ErrorRise = opt.errorRise()
-	ca, orderA := cells(a)
-	cb, orderB := cells(b)
+	m := matchLabels(stepRuns(a), stepRuns(b))
+	c.LabelLines = m.lines(true)
+	ca, orderA := cells(a, m)
+	cb, orderB := cells(b, m)
 	var allA, allB []*results.Run
 	for _, k := range orderA {
 		x, y := ca[k], cb[k]
@@ -321,6 +332,16 @@ func Steps(a, b []*results.Step, opt Options) Comparison {
 	c.Notes = append(c.Notes, runNotes("A", allA)...)
 	c.Notes = append(c.Notes, runNotes("B", allB)...)
 	return c
+}
+
+func stepRuns(steps []*results.Step) []*results.Run {
+	var out []*results.Run
+	for _, st := range steps {
+		if st.Run != nil {
+			out = append(out, st.Run)
+		}
+	}
+	return out
 }
 
 // Sweeps compares the sweep in results directory bDir with the one in aDir.

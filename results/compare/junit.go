@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"loadgen/results"
 )
 
 // Suite is one <testsuite> of a JUnit report: a run or a sweep.
@@ -12,6 +14,9 @@ type Suite struct {
 	Name  string        // "loadgen run http://…", "loadgen sweep results/istio"
 	Time  time.Duration // measured time of the run(s)
 	Cases []Case
+	// Properties are the suite's <properties>: the run's labels (--label),
+	// or those every step of a sweep shares.
+	Properties results.Labels
 }
 
 // Case is one <testcase>: an assertion on a run or a sweep step, or a
@@ -76,13 +81,24 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name     string `xml:"name,attr"`
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Errors   int    `xml:"errors,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	Time     string `xml:"time,attr"`
+	// Properties come first, as JUnit's schema (and Surefire) has them.
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Cases      []junitCase      `xml:"testcase"`
+}
+
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -111,6 +127,12 @@ func WriteJUnit(w io.Writer, suites []Suite) error {
 	doc := junitSuites{Suites: make([]junitSuite, 0, len(suites))}
 	for _, s := range suites {
 		js := junitSuite{Name: s.Name, Time: seconds(s.Time), Cases: make([]junitCase, 0, len(s.Cases))}
+		if len(s.Properties) > 0 {
+			js.Properties = &junitProperties{}
+			for _, k := range s.Properties.Keys() {
+				js.Properties.Property = append(js.Properties.Property, junitProperty{Name: k, Value: s.Properties[k]})
+			}
+		}
 		for _, c := range s.Cases {
 			jc := junitCase{Class: c.Class, Name: c.Name, Time: "0", Output: c.Output}
 			switch {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"loadgen/results"
 )
 
 // junitDoc is how CI systems read the report.
@@ -128,5 +130,47 @@ func TestWriteJUnitSkipped(t *testing.T) {
 	}
 	if doc := parseJUnit(t, b.Bytes()); doc.Failures != 0 || doc.Errors != 0 || doc.Tests != 1 {
 		t.Errorf("%+v", doc)
+	}
+}
+
+// TestJUnitPropertiesAreTheLabels: a run's labels are its suite's
+// <properties>, before its test cases, as CI systems read them; a
+// sweep's are those every step shares.
+func TestJUnitPropertiesAreTheLabels(t *testing.T) {
+	run := sampleRun()
+	run.Labels = results.Labels{"mesh": "istio", "note": `a "b" & <c>`}
+	var c Check
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, []Suite{c.Run(run, "").Suite}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Suites []struct {
+			Props []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	s := doc.Suites[0]
+	got := results.Labels{}
+	for _, p := range s.Props {
+		got[p.Name] = p.Value
+	}
+	if !got.Equal(run.Labels) {
+		t.Errorf("properties %v, want %v:\n%s", got, run.Labels, b.String())
+	}
+	if p, c := strings.Index(b.String(), "<properties>"), strings.Index(b.String(), "<testcase"); p < 0 || p > c {
+		t.Errorf("properties not before the test cases:\n%s", b.String())
+	}
+	// A sweep: the labels every step's run carries alike.
+	other := sampleRun()
+	other.Labels = results.Labels{"mesh": "istio", "note": "other"}
+	steps := []*results.Step{{ID: "a", Run: run}, {ID: "b", Run: other}, {ID: "c", Failed: "no run"}}
+	if p := c.Steps(steps).Suite.Properties; !p.Equal(results.Labels{"mesh": "istio"}) {
+		t.Errorf("sweep properties %v, want mesh=istio alone", p)
 	}
 }

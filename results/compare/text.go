@@ -17,6 +17,9 @@ func WriteText(w io.Writer, c Comparison) error {
 	if c.A != "" || c.B != "" {
 		fmt.Fprintf(ew, "A: %s\nB: %s\n", c.A, c.B)
 	}
+	for _, l := range c.LabelLines {
+		fmt.Fprintln(ew, l)
+	}
 	limit := formatPercent(c.Options.MaxRegression)
 	levels, points, contended, judgedContended := c.kinds()
 	fmt.Fprintf(ew, "regression beyond %s: the whole interval of B/A past it; within noise: the interval spans it\n", limit)

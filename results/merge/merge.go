@@ -85,6 +85,15 @@ func RunsWith(in []Input, o Options) (*results.Run, []Worker, error) {
 	out := &results.Run{Schema: first.Schema, Tool: "loadgen", Config: first.Config, Env: first.Env,
 		Start: first.Start, End: first.End}
 	out.Config.Connections, out.Config.Threads, out.Config.Rate, out.Config.Requests = 0, 0, 0, 0
+	var dropped []string
+	ls := make([]results.Labels, len(in))
+	for i, x := range in {
+		ls[i] = x.Run.Labels
+	}
+	out.Labels, dropped = results.CommonLabels(ls)
+	if len(dropped) > 0 {
+		out.Notes = append(out.Notes, "labels not alike on every run, left out: "+strings.Join(dropped, ", "))
+	}
 	var workers []Worker
 	var hosts []string
 	var windows float64 // nanoseconds, summed without overflow

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -272,5 +273,28 @@ func TestDecodeChecksHistograms(t *testing.T) {
 	}
 	if _, err := Decode("x.json", []byte(`{"schema":2,"tool":"wrk"}`)); err == nil {
 		t.Error("a file of another tool was accepted")
+	}
+}
+
+// TestMergeKeepsTheLabels: the merged run carries the labels its runs
+// share (k8s run's workers are given the same); one not alike on every
+// run is left out, and a note says so.
+func TestMergeKeepsTheLabels(t *testing.T) {
+	in, _, _ := workerRuns(t, 3, 5)
+	for i, x := range in {
+		x.Run.Labels = results.Labels{"mesh": "istio", "build": "42", "pod": x.Source}
+		if i == 2 {
+			x.Run.Labels["extra"] = "y"
+		}
+	}
+	got, _, err := Runs(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (results.Labels{"mesh": "istio", "build": "42"}); !got.Labels.Equal(want) {
+		t.Errorf("labels %v, want %v", got.Labels, want)
+	}
+	if !slices.ContainsFunc(got.Notes, func(n string) bool { return strings.Contains(n, "left out: extra, pod") }) {
+		t.Errorf("no note of the labels left out: %q", got.Notes)
 	}
 }

@@ -28,7 +28,8 @@ var csvFixed = []string{
 // has no proxy in the run's mode. After the generator's
 // and the machine's saturation come the proxy's worker count (ingress
 // sizing), TLS and new connection per request. A failed step has its plan
-// columns and its reason only.
+// columns and its reason only. Last, a column per label key (--label),
+// label.KEY, empty on a run without that label.
 func CSV(w io.Writer, sweeps []*Sweep) error {
 	var names []csvWatch // watched process sets, in order of appearance
 	for _, s := range sweeps {
@@ -48,19 +49,52 @@ func CSV(w io.Writer, sweeps []*Sweep) error {
 		}
 	}
 	head = append(head, "generator_cpu", "generator_saturated", "machine_saturated", "workers", "tls", "new_conn", "failed")
+	keys := csvLabelKeys(sweeps)
+	for _, k := range keys {
+		head = append(head, "label."+k)
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(head); err != nil {
 		return err
 	}
 	for _, s := range sweeps {
 		for _, st := range s.Steps {
-			if err := cw.Write(csvRow(s, st, names)); err != nil {
+			row := csvRow(s, st, names)
+			labels := s.Labels() // a step without a run: its sweep's
+			if st.Run != nil {
+				labels = st.Run.Labels
+			}
+			for _, k := range keys {
+				row = append(row, labels[k])
+			}
+			if err := cw.Write(row); err != nil {
 				return err
 			}
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvLabelKeys are the label keys of every run, sorted: a column each,
+// label.KEY, after the others, so that every other column keeps its
+// place whether or not the runs were labelled.
+func csvLabelKeys(sweeps []*Sweep) []string {
+	var keys []string
+	for _, s := range sweeps {
+		for _, st := range s.Steps {
+			if st.Run == nil {
+				continue
+			}
+			for k := range st.Run.Labels {
+				if !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // csvWatch is a watched process set's columns: four, six for one side's

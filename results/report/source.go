@@ -170,6 +170,26 @@ func (s *Sweep) spec() specInfo {
 // describe is one line of what was measured: protocol, paths, ladder,
 // payloads, time per step, repeats.
 func (s *Sweep) describe() []string {
+	parts := s.describeLoad()
+	if l := s.Labels(); len(l) > 0 {
+		parts = append(parts, "labels "+strings.ReplaceAll(l.String(), ",", ", "))
+	}
+	return parts
+}
+
+// Labels are the labels every run of s carries alike (--label).
+func (s *Sweep) Labels() results.Labels {
+	var ls []results.Labels
+	for _, st := range s.Steps {
+		if st.Run != nil {
+			ls = append(ls, st.Run.Labels)
+		}
+	}
+	common, _ := results.CommonLabels(ls)
+	return common
+}
+
+func (s *Sweep) describeLoad() []string {
 	sp := s.spec()
 	var parts []string
 	if p := s.Protocol(); p != "" {

@@ -111,6 +111,9 @@ const TextWidth = 100
 func extras(p *printer, run *results.Run, opt WrkOptions) {
 	s := run.Summary
 	p.f("--- loadgen ---\n")
+	if len(run.Labels) > 0 {
+		p.f("  Labels:                %s\n", strings.ReplaceAll(run.Labels.String(), ",", ", "))
+	}
 	l := s.Latency
 	label := "Latency"
 	if s.Uncorrected != nil {

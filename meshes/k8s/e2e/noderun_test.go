@@ -38,7 +38,8 @@ func TestNodeRun(t *testing.T) {
 			sweep := writeNodeSweep(t, "ladder: c4t2,c6t2", "duration: 3s", "warmup: 500ms",
 				`paths: [{name: mesh, url: "http://target:8080"}, {name: direct, url: "http://target:8081", baseline: true}]`)
 			r := runLoadgen(t, bin, n.Kubeconfig, 5*time.Minute, "k8s", "run", "--mesh", "none", "-n", ns, "-f", sweep,
-				"--workers", "2", "-o", dir, "--image", n.Image, "--same-node-ok", "--start-lead", "8s", "--target-wait", "90s", "--no-metrics", "--run-id", "run"+mode[:2])
+				"--workers", "2", "-o", dir, "--image", n.Image, "--same-node-ok", "--start-lead", "8s", "--target-wait", "90s", "--no-metrics", "--run-id", "run"+mode[:2],
+				"--label", "mesh=none", "--label", "proxy.mode="+mode)
 			if r.code != 0 {
 				t.Fatalf("k8s run: %v\n%s", r, n.Logs(10))
 			}
@@ -55,7 +56,14 @@ func TestNodeRun(t *testing.T) {
 					t.Fatalf("step %s failed: %s", st.ID, st.Failed)
 				}
 				want, reps := remerge(t, got, k8s.JobName("run"+mode[:2], i)+"-", 2)
+				labels := results.Labels{"mesh": "none", "proxy.mode": mode}
+				if !st.Run.Labels.Equal(labels) {
+					t.Errorf("step %d: the merged run's labels are %v, want %v", i, st.Run.Labels, labels)
+				}
 				for _, rep := range reps {
+					if !rep.Run.Labels.Equal(labels) {
+						t.Errorf("step %d, worker %d: its run's labels are %v, want %v", i, rep.Index, rep.Run.Labels, labels)
+					}
 					if !rep.ClockChecked {
 						t.Errorf("worker %d: it did not measure its clock against the API server (through the kubernetes Service)", rep.Index)
 					}

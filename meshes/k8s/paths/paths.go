@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"loadgen/meshes/k8s"
+	"loadgen/results"
 )
 
 // `loadgen k8s paths` measures the paths k8s-netperf measures
@@ -104,6 +105,8 @@ type Options struct {
 	// node must run (its flannel.alpha.coreos.com/backend-type
 	// annotation): a run on another refuses before it creates anything.
 	FlannelBackend string
+	// Labels name every measurement's run (--label).
+	Labels results.Labels
 }
 
 // withDefaults fills what was left empty and checks the rest.
@@ -440,5 +443,6 @@ func (p *Plan) RunArgs(m Measurement, ep Endpoints) []string {
 	if m.Test.Name != TestHTTP {
 		a = append(a, "-p", m.Test.Protocol, "--size", strconv.Itoa(m.size()))
 	}
+	a = append(a, p.Options.Labels.Flags()...)
 	return append(a, p.Target(m, ep))
 }
