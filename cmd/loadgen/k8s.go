@@ -57,6 +57,8 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringVar(&o.IngressNamespace, "ingress-namespace", k8s.DefaultIngressNS, "ingress-nginx: the controller's namespace")
 	fl.BoolVar(&o.ConfigureController, "configure-controller", false, "ingress-nginx: set the controller's shared ConfigMap (worker-processes, keep-alive-requests) for the run; k8s run and k8s cleanup put it back")
 	fl.IntVar(&o.Workers, "worker-processes", 0, "ingress-nginx, with --configure-controller: the controller's worker-processes (default 2; never auto: it counts the node's cores)")
+	fl.IntVar(&o.Hops, "hops", 1, fmt.Sprintf("targets a request crosses, isotope-style: loadgen-target (which the paths load) calls loadgen-target-2 and so on, "+
+		"each on its mesh port (the direct path on the direct ports), so a mesh path crosses N proxy pairs (1 up to %d; not appmesh, istio-ambient, istio-waypoint)", k8s.MaxHops))
 	fl.BoolVar(&o.SameNodeOK, "same-node-ok", false, "let clients share the target's node (and the proxies') when no other fits (a preference, not a rule)")
 	fl.StringVar(&o.WorkerCPU, "worker-cpu", k8s.DefaultWorkerCPU, "each worker's CPU request (a worker is never BestEffort)")
 	fl.StringVar(&o.WorkerMemory, "worker-memory", k8s.DefaultWorkerMem, "each worker's memory request")

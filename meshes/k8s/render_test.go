@@ -43,6 +43,9 @@ var renderCases = []struct {
 	{"sidecar-both", Options{Mesh: MeshSidecar}},
 	{"sidecar-serveronly-nginx", Options{Mesh: MeshSidecar, Mode: ModeServerOnly, Sidecar: SidecarOptions{Proxy: ProxyNginx}}},
 	{"sidecar-clientonly-caddy", Options{Mesh: MeshSidecar, Mode: ModeClientOnly, Sidecar: SidecarOptions{Proxy: ProxyCaddy}}},
+	{"istio-hops3", Options{Mesh: MeshIstio, Hops: 3}},
+	{"linkerd-hops3", Options{Mesh: MeshLinkerd, Hops: 3}},
+	{"sidecar-hops3", Options{Mesh: MeshSidecar, Hops: 3}},
 }
 
 // Fixed TLS material keeps the ingress golden file stable; the API server
