@@ -57,13 +57,17 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringVar(&o.IngressNamespace, "ingress-namespace", k8s.DefaultIngressNS, "ingress-nginx: the controller's namespace")
 	fl.BoolVar(&o.ConfigureController, "configure-controller", false, "ingress-nginx: set the controller's shared ConfigMap (worker-processes, keep-alive-requests) for the run; k8s run and k8s cleanup put it back")
 	fl.IntVar(&o.Workers, "worker-processes", 0, "ingress-nginx, with --configure-controller: the controller's worker-processes (default 2; never auto: it counts the node's cores)")
-	fl.IntVar(&o.Hops, "hops", 1, fmt.Sprintf("targets a request crosses, isotope-style: loadgen-target (which the paths load) calls loadgen-target-2 and so on, "+
-		"each on its mesh port (the direct path on the direct ports), so a mesh path crosses N proxy pairs (1 up to %d; not appmesh, istio-ambient, istio-waypoint)", k8s.MaxHops))
 	fl.BoolVar(&o.SameNodeOK, "same-node-ok", false, "let clients share the target's node (and the proxies') when no other fits (a preference, not a rule)")
 	fl.StringVar(&o.WorkerCPU, "worker-cpu", k8s.DefaultWorkerCPU, "each worker's CPU request (a worker is never BestEffort)")
 	fl.StringVar(&o.WorkerMemory, "worker-memory", k8s.DefaultWorkerMem, "each worker's memory request")
 	fl.StringVar(&o.Sidecar.Proxy, "proxy", "", "sidecar: the proxy beside each pod: "+strings.Join(k8s.SidecarProxies, ", ")+" (default haproxy)")
 	fl.StringVar(&o.Sidecar.Image, "proxy-image", "", "sidecar: the proxy's image (default its official one: nginx:1.27, haproxy:3.0, caddy:2.8)")
+}
+
+// hopsFlag is --hops, of the commands that render the targets.
+func hopsFlag(fl *pflag.FlagSet, o *k8s.Options) {
+	fl.IntVar(&o.Hops, "hops", 1, fmt.Sprintf("targets a request crosses, isotope-style: loadgen-target (which the paths load) calls loadgen-target-2 and so on, "+
+		"each on its mesh port (the direct path on the direct ports), so a mesh path crosses N proxy pairs (1 up to %d; not appmesh, istio-ambient, istio-waypoint)", k8s.MaxHops))
 }
 
 func newK8sRenderCmd() *cobra.Command {
@@ -103,6 +107,7 @@ labelled with the run id. Nothing is sent to a cluster.`,
 		},
 	}
 	meshFlags(cmd.Flags(), &o)
+	hopsFlag(cmd.Flags(), &o)
 	cmd.Flags().StringSliceVar(&o.Routes, "routes", nil, "gateway, ingress, ingress-nginx: the routes rendered to the target, some of "+
 		strings.Join(k8s.RouteKinds, ", ")+" (default http; k8s run renders its sweep's)")
 	return cmd
