@@ -28,8 +28,10 @@ var csvFixed = []string{
 // has no proxy in the run's mode. After the generator's
 // and the machine's saturation come the proxy's worker count (ingress
 // sizing), TLS and new connection per request. A failed step has its plan
-// columns and its reason only.
+// columns and its reason only. Where a sweep's requests crossed a chain
+// of targets, a last column, hops, says how many (1 elsewhere).
 func CSV(w io.Writer, sweeps []*Sweep) error {
+	chained := slices.ContainsFunc(sweeps, func(s *Sweep) bool { return s.Hops() > 1 })
 	var names []csvWatch // watched process sets, in order of appearance
 	for _, s := range sweeps {
 		for _, st := range s.Steps {
@@ -48,13 +50,20 @@ func CSV(w io.Writer, sweeps []*Sweep) error {
 		}
 	}
 	head = append(head, "generator_cpu", "generator_saturated", "machine_saturated", "workers", "tls", "new_conn", "failed")
+	if chained {
+		head = append(head, "hops")
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(head); err != nil {
 		return err
 	}
 	for _, s := range sweeps {
 		for _, st := range s.Steps {
-			if err := cw.Write(csvRow(s, st, names)); err != nil {
+			row := csvRow(s, st, names)
+			if chained {
+				row = append(row, itoa(s.Hops()))
+			}
+			if err := cw.Write(row); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"slices"
@@ -104,5 +105,36 @@ func TestPerHopColumns(t *testing.T) {
 	md := string(render(t, func(b *bytes.Buffer) error { return Markdown(b, []*Sweep{s}, Options{Wide: true}) }))
 	if !strings.Contains(md, "+p99/hop") || !strings.Contains(md, "each request crosses 3 targets") {
 		t.Errorf("the Markdown report has no per-hop figures:\n%s", md)
+	}
+}
+
+// TestCSVHops: a chain's CSV says how many hops each row crossed, in a
+// last column; a CSV of no chain has none.
+func TestCSVHops(t *testing.T) {
+	read := func(sweeps ...*Sweep) [][]string {
+		b := render(t, func(b *bytes.Buffer) error { return CSV(b, sweeps) })
+		rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	if rows := read(fixtureSweep(t)[0]); slices.Contains(rows[0], "hops") {
+		t.Errorf("one hop, yet a hops column: %v", rows[0])
+	}
+	rows := read(withHops(t, 3), fixtureSweep(t)[0])
+	last := len(rows[0]) - 1
+	if rows[0][last] != "hops" {
+		t.Fatalf("header %v: want hops last", rows[0])
+	}
+	n := len(fixtureSweep(t)[0].Steps)
+	for i, r := range rows[1:] {
+		want := "3"
+		if i >= n {
+			want = "1"
+		}
+		if len(r) != len(rows[0]) || r[last] != want {
+			t.Fatalf("row %d: %d columns, hops %q, want %d and %s", i+1, len(r), r[last], len(rows[0]), want)
+		}
 	}
 }
