@@ -305,9 +305,9 @@ func (c *caller) worker(j *callJob) {
 	defer timer.Stop()
 	for {
 		j.run()
-		j.f.wg.Done()
 		timer.Reset(callWorkerIdle)
-		c.idle.Add(1)
+		c.idle.Add(1) // before Done: the request's next calls may count on it
+		j.f.wg.Done()
 		select {
 		case j = <-c.work:
 			continue
