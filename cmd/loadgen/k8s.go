@@ -73,6 +73,12 @@ func controlPlaneFlag(fl *pflag.FlagSet, o *k8s.Options) {
 		"Linkerd's destination, identity and proxy-injector in linkerd; appmesh-controller in appmesh-system)")
 }
 
+// hopsFlag is --hops, of the commands that render the targets.
+func hopsFlag(fl *pflag.FlagSet, o *k8s.Options) {
+	fl.IntVar(&o.Hops, "hops", 1, fmt.Sprintf("targets a request crosses, isotope-style: loadgen-target (which the paths load) calls loadgen-target-2 and so on, "+
+		"each on its mesh port (the direct path on the direct ports), so a mesh path crosses N proxy pairs (1 up to %d; not appmesh, istio-ambient, istio-waypoint)", k8s.MaxHops))
+}
+
 func newK8sRenderCmd() *cobra.Command {
 	var o k8s.Options
 	cmd := &cobra.Command{
@@ -111,6 +117,7 @@ labelled with the run id. Nothing is sent to a cluster.`,
 	}
 	meshFlags(cmd.Flags(), &o)
 	placementFlags(cmd.Flags(), &o)
+	hopsFlag(cmd.Flags(), &o)
 	cmd.Flags().StringSliceVar(&o.Routes, "routes", nil, "gateway, ingress, ingress-nginx: the routes rendered to the target, some of "+
 		strings.Join(k8s.RouteKinds, ", ")+" (default http; k8s run renders its sweep's)")
 	return cmd

@@ -12,9 +12,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	"loadgen/loadgen"
+	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/worker"
 	"loadgen/results/hist"
+	"loadgen/results/report"
 	"loadgen/results/store"
 )
 
@@ -302,5 +304,50 @@ func TestK8sWorkerWire(t *testing.T) {
 	}
 	if code, _, errOut := cli(t, "k8s", "worker", "--wire-from-the-future", "1"); code != exitUsage || !strings.HasPrefix(errOut, "loadgen: unknown flag: --wire-from-the-future\n") {
 		t.Errorf("unknown flag: exit %d, %q", code, errOut)
+	}
+}
+
+// TestK8sRunHops: --hops, or the sweep file's hops, renders the chain of
+// targets; the flag wins; the manifest carries the length to the report;
+// a mesh that cannot chain is refused in one line.
+func TestK8sRunHops(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "sweep.yaml")
+	body := "paths:\n  - {name: mesh, url: \"http://target:8080\"}\n  - {name: direct, url: \"http://target:8081\", baseline: true}\nladder: c4t4\npayloads: [100]\nduration: 5s\n"
+	if err := os.WriteFile(sw, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "k8s", "run", "--mesh", "istio", "-f", sw, "--hops", "3", "--dry-run", "--run-id", "dry")
+	if code != 0 {
+		t.Fatalf("dry run: exit %d %s", code, errOut)
+	}
+	for _, want := range []string{"name: loadgen-target-3", "http://loadgen-target-2.loadgen.svc.cluster.local:8080", "http://loadgen-target.loadgen.svc.cluster.local:8080/bytes/100"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--hops 3 dry run lacks %q", want)
+		}
+	}
+	withHops := filepath.Join(dir, "hops.yaml")
+	if err := os.WriteFile(withHops, []byte(body+"hops: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut = cli(t, "k8s", "run", "-f", withHops, "--dry-run", "--run-id", "dry"); code != 0 || !strings.Contains(out, "name: loadgen-target-2") || strings.Contains(out, "loadgen-target-3") {
+		t.Errorf("hops: 2 in the sweep file: exit %d %s, want loadgen-target-2 only", code, errOut)
+	}
+	if code, _, errOut = cli(t, "k8s", "run", "--mesh", "appmesh", "-f", sw, "--hops", "2", "--dry-run"); code != exitUsage || strings.Count(errOut, "\n") > 2 || !strings.Contains(errOut, "--hops") {
+		t.Errorf("--hops with appmesh: exit %d %q, want 2 and one line", code, errOut)
+	}
+
+	spec, err := sweep.Parse(strings.NewReader(body + "hops: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := k8s.Options{Hops: 4}
+	if err := chainHops(&o, &spec, true); err != nil || o.Hops != 4 {
+		t.Fatalf("the flag's 4 against the file's 2: %d, %v", o.Hops, err)
+	}
+	m := k8sManifest(&spec)
+	s := &report.Sweep{Manifest: &m}
+	if s.Hops() != 4 {
+		t.Errorf("the manifest carries %d hops to the report (%s), want 4", s.Hops(), m.Spec)
 	}
 }

@@ -76,6 +76,7 @@ for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001
 	meshFlags(fl, &f.opts)
 	controlPlaneFlag(fl, &f.opts)
 	placementFlags(fl, &f.opts)
+	hopsFlag(fl, &f.opts)
 	fl.StringVarP(&f.file, "file", "f", "", "sweep file (YAML, as 'loadgen sweep -f')")
 	fl.StringVarP(&f.out, "output", "o", "", "results directory (required, but with --dry-run)")
 	fl.IntVar(&f.workers, "workers", 1, "workers per step (pods of the Indexed Job), each taking 1/N of the connections, threads and rate")
@@ -139,6 +140,9 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if spec.TrimStart != nil || spec.TrimEnd != nil {
 		return fmt.Errorf("%s: trim_start and trim_end are the local sweep's: k8s run measures each step's cost over the spans its metrics source covers", f.file)
 	}
+	if err := chainHops(&f.opts, &spec, cmd.Flags().Changed("hops")); err != nil {
+		return fmt.Errorf("%s: %w", f.file, err)
+	}
 	load, steps, err := k8sPlan(&spec)
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
@@ -167,11 +171,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err := f.startUI(co, cmd.ErrOrStderr()); err != nil {
 		return err // before the cluster is touched
 	}
-	specJSON, _ := json.Marshal(&spec)
-	co.Manifest = results.Manifest{Spec: specJSON, Baseline: spec.BaselineName(), Env: loadgen.Environment()}
-	for _, p := range spec.Paths {
-		co.Manifest.Paths = append(co.Manifest.Paths, p.Name)
-	}
+	co.Manifest = k8sManifest(&spec)
 	ctx := cmd.Context()
 	c, err := cluster.Connect(ctx, f.kubeconfig, f.context)
 	if err != nil {
@@ -258,4 +258,31 @@ func newRunID() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return "r" + hex.EncodeToString(b)
+}
+
+// chainHops settles the chain's length (--hops, else the sweep file's
+// hops: the flag wins) in both: the rendering's, and the spec's, which
+// the manifest carries to the report for its per-hop figures.
+func chainHops(o *k8s.Options, spec *sweep.Spec, flagGiven bool) error {
+	if spec.Hops > 1 && !flagGiven {
+		o.Hops = spec.Hops
+		if err := o.Validate(); err != nil {
+			return err
+		}
+	}
+	spec.Hops = 0
+	if o.Hops > 1 {
+		spec.Hops = o.Hops
+	}
+	return nil
+}
+
+// k8sManifest is the manifest of a k8s run of spec.
+func k8sManifest(spec *sweep.Spec) results.Manifest {
+	specJSON, _ := json.Marshal(spec)
+	m := results.Manifest{Spec: specJSON, Baseline: spec.BaselineName(), Env: loadgen.Environment()}
+	for _, p := range spec.Paths {
+		m.Paths = append(m.Paths, p.Name)
+	}
+	return m
 }

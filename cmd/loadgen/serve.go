@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -106,9 +107,19 @@ knowledge) on one port; --tls serves HTTP/2 and HTTP/1.1 by ALPN.
 
 Endpoints: /get, /post, /anything (echo method, headers, body), /bytes/{n},
 /status/{code}, /delay/{d} (10ms, 1.5s or seconds), /headers, /healthz, and
-/stats: the count of requests served, so a run can be checked against it.`,
+/stats: the count of requests served, so a run can be checked against it.
+
+--call makes it a hop of a multi-hop target (isotope-style): every request but
+/healthz and /stats first calls the next service(s) and is answered once they
+answered. A URL without a path is called with the request's own method, path,
+query and body. Each answer says how many hops answered (X-Loadgen-Hops); a
+failed call makes it a 502 whose one-line body names the hop that failed
+(X-Loadgen-Hop-Failed).`,
 		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080
-  loadgen serve httpbin --addr 127.0.0.1:8443 --tls --write-ca ca.pem`,
+  loadgen serve httpbin --addr 127.0.0.1:8443 --tls --write-ca ca.pem
+  loadgen serve httpbin --addr 127.0.0.1:8082
+  loadgen serve httpbin --addr 127.0.0.1:8081 --call http://127.0.0.1:8082
+  loadgen serve httpbin --addr 127.0.0.1:8080 --call http://127.0.0.1:8081 --fanout 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tc, err := st.config("h2", "http/1.1")
@@ -129,6 +140,13 @@ Endpoints: /get, /post, /anything (echo method, headers, body), /bytes/{n},
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "httpbin listening on %s://%s (%s); Ctrl-C to stop\n", scheme, srv.Addr(), protos)
+			if len(cfg.Calls) > 0 {
+				fanout := cfg.Fanout
+				if fanout == 0 {
+					fanout = len(cfg.Calls)
+				}
+				fmt.Fprintf(out, "each request first calls %s (%d at once)\n", strings.Join(cfg.Calls, ", "), fanout)
+			}
 			serveUntil(cmd.Context(), runFor)
 			return closeServer(out, srv.Close, func() string { return fmt.Sprintf("served %d requests", srv.Served()) })
 		},
@@ -139,6 +157,10 @@ Endpoints: /get, /post, /anything (echo method, headers, body), /bytes/{n},
 	durationVarP(fl, &cfg.MaxDelay, "max-delay", "", httpbin.DefaultMaxDelay, "largest d of /delay/{d}")
 	bytesVar(fl, &cfg.MaxBody, "max-body", httpbin.DefaultMaxBody, "largest request body (413 beyond; bytes: 1MiB)")
 	countVarP(fl, &cfg.MaxConns, "max-conns", "", 0, "refuse connections beyond this many at once (0: no limit)")
+	fl.StringSliceVar(&cfg.Calls, "call", nil, "call these next services (http://host:port[/path], comma-separated) before answering each request: a multi-hop target")
+	countVarP(fl, &cfg.Fanout, "fanout", "", 0, "with --call: calls per request, made at once and spread over the URLs in turn (default one to each)")
+	durationVarP(fl, &cfg.CallTimeout, "call-timeout", "", httpbin.DefaultCallTimeout, "with --call: the most a request's calls take (a caller's own time left bounds it further); past it the answer is a 502")
+	countVarP(fl, &cfg.CallConns, "call-conns", "", httpbin.DefaultCallConns, "with --call: connections kept open to each URL at most (a call waits for a free one)")
 	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long (default: until Ctrl-C)")
 	st.register(fl)
 	return cmd

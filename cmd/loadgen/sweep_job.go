@@ -111,7 +111,9 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	err = halt.result(runCtx, err, stderr, j.resumeHint())
 	if len(steps) > 0 {
 		fmt.Fprintln(stdout)
-		if terr := report.SweepTable(stdout, spec.BaselineName(), steps, tableOptions(stdout, j.wide)); terr != nil {
+		opt := tableOptions(stdout, j.wide)
+		opt.Hops = spec.Hops
+		if terr := report.SweepTable(stdout, spec.BaselineName(), steps, opt); terr != nil {
 			return failf("%v", terr)
 		}
 		if j.extra != nil {

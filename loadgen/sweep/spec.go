@@ -48,11 +48,18 @@ type Spec struct {
 	Call     string `yaml:"call,omitempty" json:"call,omitempty"`
 	Data     string `yaml:"data,omitempty" json:"data,omitempty"`
 	Protoset string `yaml:"protoset,omitempty" json:"protoset,omitempty"`
+	// Hops is how many targets each request crosses, a chain (serve
+	// httpbin --call; k8s run --hops): the report gives the latency and
+	// proxy cost each path adds per hop. 0 or 1: one target.
+	Hops int `yaml:"hops,omitempty" json:"hops,omitempty"`
 	// Builtin names the built-in sweep this is (demo, size), which starts
 	// its own servers: a resume from the manifest starts them again. Not
 	// a key of a sweep file.
 	Builtin string `yaml:"-" json:"builtin,omitempty"`
 }
+
+// MaxHops bounds Spec.Hops: a target's chain of calls (httpbin.MaxHops).
+const MaxHops = 64
 
 // Path is one way to reach the target.
 type Path struct {
@@ -219,7 +226,7 @@ func cleanYAMLError(err error) error {
 		lines[i] = strings.TrimSpace(lines[i])
 	}
 	msg = strings.Join(lines, "; ")
-	msg = strings.Replace(msg, "not found in type sweep.Spec", "is not a sweep key (paths, target, ladder, payloads, protocol, endpoint, duration, warmup, timeout, repeats, rate, call, data, protoset)", 1)
+	msg = strings.Replace(msg, "not found in type sweep.Spec", "is not a sweep key (paths, target, ladder, payloads, protocol, endpoint, duration, warmup, timeout, repeats, rate, call, data, protoset, hops)", 1)
 	msg = strings.Replace(msg, "not found in type sweep.Path", "is not a path key (name, url, baseline, watch, new_conn, cacert, insecure, workers, netns)", 1)
 	msg = strings.Replace(msg, "not found in type sweep.Watch", "is not a watch key (process, pid, cgroup, name)", 1)
 	return errors.New(msg)
@@ -344,6 +351,8 @@ func (s *Spec) Validate() error {
 		return errors.New("trim_start and trim_end cannot be negative")
 	case !s.costSpan():
 		return fmt.Errorf("the cost window's trim (trim_start, trim_end; --trim-start, --trim-end) leaves nothing of each step's %s: make duration longer", units.FormatDuration(s.Duration.D()))
+	case s.Hops < 0 || s.Hops > MaxHops:
+		return fmt.Errorf("hops must be 1 up to %d, got %d", MaxHops, s.Hops)
 	case s.Call != "" && s.Protocol != "grpc" && s.Protocol != "grpc-stream":
 		return fmt.Errorf("call %q is a gRPC method: use protocol grpc or grpc-stream", s.Call)
 	case s.Call == "" && (s.Data != "" || s.Protoset != ""):

@@ -92,6 +92,10 @@ func TestParseSpec(t *testing.T) {
 	if p := s.Paths[1]; !p.NewConn || p.CACert != "ca.pem" || p.Workers != 2 || p.Insecure {
 		t.Errorf("parsed path %+v", p)
 	}
+	// hops: the chain of targets each request crosses, for the report.
+	if s, err = Parse(strings.NewReader(goodSpec + "hops: 3\n")); err != nil || s.Hops != 3 {
+		t.Errorf("hops: 3 parsed as %d: %v", s.Hops, err)
+	}
 }
 
 // Bad sweep files name the line and the field at fault.
@@ -110,6 +114,7 @@ func TestParseSpecErrors(t *testing.T) {
 		"bad duration":     {func(s string) string { return strings.Replace(s, "2s", "soon", 1) }, []string{"line 9", "soon"}},
 		"zero duration":    {func(s string) string { return strings.Replace(s, "2s", "0s", 1) }, []string{"duration", "got 0"}},
 		"zero repeats":     {func(s string) string { return strings.Replace(s, "repeats: 2", "repeats: 0", 1) }, []string{"repeats", "at least 1"}},
+		"too many hops":    {func(s string) string { return s + "hops: 65\n" }, []string{"hops", "65"}},
 		"two watches":      {func(s string) string { return strings.Replace(s, "{process: nginx}", "{process: nginx, pid: 3}", 1) }, []string{"watch", "exactly one"}},
 		"dup name":         {func(s string) string { return strings.Replace(s, "name: nginx", "name: baseline", 1) }, []string{"used twice"}},
 		"not yaml":         {func(string) string { return "paths: [" }, []string{"line"}},

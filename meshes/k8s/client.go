@@ -103,7 +103,7 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 		},
 	}
 	o.placeWorkers(&pod.Spec)
-	o.addSidecar(&pod.Spec, false)
+	o.addSidecar(&pod.Spec, false, sidecarObject)
 	job := &batchv1.Job{
 		ObjectMeta: o.Meta(s.Name, o.Namespace, extra),
 		Spec: batchv1.JobSpec{

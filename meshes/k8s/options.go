@@ -98,6 +98,12 @@ type Options struct {
 	// Sidecar is --mesh sidecar's proxy (sidecarmesh.go).
 	Sidecar SidecarOptions
 
+	// Hops is how many targets a request crosses (isotope-style chain):
+	// loadgen-target, which the paths load, calls loadgen-target-2 on its
+	// mesh port, and so on, so a mesh path crosses Hops proxy pairs (the
+	// direct path, on the direct ports, none). 0 or 1: one target.
+	Hops int
+
 	// SameNodeOK lets the scheduler put clients beside the target when no
 	// other node fits (preferred instead of required anti-affinity).
 	SameNodeOK bool
@@ -123,6 +129,9 @@ type Options struct {
 	// scheduler's choice.
 	TargetNode string
 }
+
+// MaxHops bounds Options.Hops.
+const MaxHops = 16
 
 // Defaults.
 const (
@@ -282,6 +291,9 @@ func (o Options) validate() error {
 			return fmt.Errorf("%s %q: want a Kubernetes quantity (1, 500m, 512Mi)", q.flag, q.v)
 		}
 	}
+	if err := o.validateHops(); err != nil {
+		return err
+	}
 	if (len(o.TLSCert) == 0) != (len(o.TLSKey) == 0) {
 		return fmt.Errorf("the TLS certificate and key go together")
 	}
@@ -341,4 +353,21 @@ func (o Options) InjectServer() bool {
 // InjectClient tells whether the workers get a sidecar.
 func (o Options) InjectClient() bool {
 	return o.sidecars() && o.Mode != ModeServerOnly && o.Mode != ModeNone
+}
+
+// validateHops refuses a chain (--hops) the rendering cannot make.
+func (o Options) validateHops() error {
+	switch {
+	case o.Hops < 0 || o.Hops > MaxHops:
+		return fmt.Errorf("--hops %d: want 1 up to %d targets", o.Hops, MaxHops)
+	case o.Hops <= 1:
+		return nil
+	case o.Mesh == MeshAppMesh:
+		return fmt.Errorf("--hops with --mesh appmesh is not rendered: a chain needs a VirtualNode, router and service per hop, each with the next as its backend")
+	case o.DirectTarget():
+		return fmt.Errorf("--hops with --mesh %s is not rendered: the direct path's target is out of the mesh, and a chain would need a copy of each hop out of it", o.Mesh)
+	case o.Mesh == MeshSidecar && o.MTLS:
+		return fmt.Errorf("--hops with --mesh sidecar --mtls is not rendered: a hop's sidecar would need the server's identity inbound and the client's outbound")
+	}
+	return nil
 }

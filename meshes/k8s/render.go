@@ -95,6 +95,9 @@ func (o Options) objects() ([]runtime.Object, error) {
 		}
 	}
 	out = append(out, o.target(), o.service())
+	for i := 2; i <= o.Hops; i++ {
+		out = append(out, o.hopTarget(i), o.targetService(HopName(i)))
+	}
 	if o.DirectTarget() {
 		out = append(out, o.targetDirect(), o.targetService(TargetDirectName))
 	}

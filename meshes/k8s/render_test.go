@@ -51,6 +51,9 @@ var renderCases = []struct {
 			{Key: "spot", Operator: corev1.TolerationOpExists}},
 		WorkerRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
 		WorkerLimits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("1Gi")}}},
+	{"istio-hops3", Options{Mesh: MeshIstio, Hops: 3}},
+	{"linkerd-hops3", Options{Mesh: MeshLinkerd, Hops: 3}},
+	{"sidecar-hops3", Options{Mesh: MeshSidecar, Hops: 3}},
 }
 
 // Fixed TLS material keeps the ingress golden file stable; the API server

@@ -106,6 +106,9 @@ func (o Options) podMeta(side podSide) (labels, annotations map[string]string) {
 		a := map[string]string{annIstioProxyCPU: o.ProxyCPU, annIstioProxyMem: o.ProxyMemory, annIstioProxyCPULim: o.proxyCPULimit()}
 		if side.server {
 			a[annIstioExcludeIn] = direct
+			if o.Hops > 1 { // a hop's calls on the direct ports: the baseline's chain
+				a[annIstioExcludeOut] = direct
+			}
 		} else {
 			a[annIstioExcludeOut] = direct
 			cfg += "\nholdApplicationUntilProxyStarts: true"
@@ -129,6 +132,9 @@ func (o Options) podMeta(side podSide) (labels, annotations map[string]string) {
 		if side.server {
 			a[annLinkerdSkipIn] = direct
 			a[annLinkerdOpaque] = linkerdOpaquePorts
+			if o.Hops > 1 { // a hop's calls on the direct ports: the baseline's chain
+				a[annLinkerdSkipOut] = direct
+			}
 		} else {
 			a[annLinkerdSkipOut] = direct
 			a[annLinkerdNative] = "true"

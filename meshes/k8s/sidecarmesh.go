@@ -144,6 +144,17 @@ func (o Options) sidecarMeshObjects() ([]runtime.Object, error) {
 	cm := &corev1.ConfigMap{ObjectMeta: o.Meta(sidecarObject, o.Namespace, nil),
 		Data: map[string]string{SidecarConfigFile(o.Sidecar.Proxy): string(conf)}}
 	out := []runtime.Object{cm}
+	// A chain's hops (--hops) send their calls to the next hop: each but
+	// the last has a sidecar whose outbound side goes there.
+	for i := 1; i < o.Hops; i++ {
+		l := SidecarLayout(o.Sidecar.Proxy, fmt.Sprintf("%s:%d", o.next(i), PortHTTP), PortHTTP, o.Concurrency)
+		conf, err := SidecarConfig(o.Sidecar.Proxy, l, false)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &corev1.ConfigMap{ObjectMeta: o.Meta(o.hopSidecarConfig(i), o.Namespace, nil),
+			Data: map[string]string{SidecarConfigFile(o.Sidecar.Proxy): string(conf)}})
+	}
 	if o.MTLS {
 		s, err := o.sidecarIdentities()
 		if err != nil {
@@ -395,7 +406,7 @@ func (s PodSidecar) proxyContainer() corev1.Container {
 // capture takes the target's mesh port only, so that its other
 // connections (the API server's clock) go where they were sent, as
 // Envoy's passthrough would send them.
-func (o Options) podSidecar(server bool) PodSidecar {
+func (o Options) podSidecar(server bool, config string) PodSidecar {
 	direct := strconv.Itoa(PortHTTPDirect)
 	capture := []string{"--exclude-inbound-ports", "15090,15021,15020," + direct, "--exclude-outbound-ports", direct}
 	side := "client"
@@ -407,7 +418,7 @@ func (o Options) podSidecar(server bool) PodSidecar {
 	s := PodSidecar{Proxy: o.Sidecar.Proxy, Image: o.Sidecar.Image, CaptureImage: o.Image,
 		ProxyContainer: ContainerSidecar, CaptureContainer: ContainerCapture, Capture: capture, Native: !o.Sidecar.NoNative,
 		Uncaptured: []int32{PortHTTPDirect},
-		Config:     corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: sidecarObject}}}}
+		Config:     corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: config}}}}
 	if o.MTLS {
 		s.MTLS = &corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: sidecarObject, Items: []corev1.KeyToPath{
 			{Key: keyCA, Path: keyCA}, {Key: side + ".crt", Path: "workload.crt"}, {Key: side + ".key", Path: "workload.key"}, {Key: side + ".pem", Path: "workload.pem"},
@@ -417,12 +428,22 @@ func (o Options) podSidecar(server bool) PodSidecar {
 }
 
 // addSidecar gives a pod of --mesh sidecar its sidecar, when the mode
-// places one on its side.
-func (o Options) addSidecar(spec *corev1.PodSpec, server bool) {
+// places one on its side, configured by the ConfigMap config.
+func (o Options) addSidecar(spec *corev1.PodSpec, server bool, config string) {
 	if o.Mesh != MeshSidecar || server && !o.InjectServer() || !server && !o.InjectClient() {
 		return
 	}
-	o.podSidecar(server).Inject(spec)
+	o.podSidecar(server, config).Inject(spec)
+}
+
+// hopSidecarConfig is the ConfigMap of the sidecar of hop i's target:
+// the run's, or for a hop that calls the next one (--hops), its own,
+// whose outbound side goes to the next hop.
+func (o Options) hopSidecarConfig(i int) string {
+	if i < 1 || i >= o.Hops {
+		return sidecarObject
+	}
+	return sidecarObject + "-hop" + strconv.Itoa(i)
 }
 
 // CheckLoad refuses a load --mesh sidecar cannot carry: its proxies are

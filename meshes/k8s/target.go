@@ -26,11 +26,20 @@ type targetPort struct {
 	args []string
 }
 
-func targetPorts() []targetPort {
+// targetPorts are a target's servers; next, when set, is the Service
+// its httpbin servers call (--hops): the mesh port the next's mesh port,
+// the direct port the next's direct port.
+func targetPorts(next string) []targetPort {
 	addr := func(p int) string { return "0.0.0.0:" + strconv.Itoa(p) }
+	call := func(p int) []string {
+		if next == "" {
+			return nil
+		}
+		return []string{"--call", "http://" + next + ":" + strconv.Itoa(p)}
+	}
 	return []targetPort{
-		{"http-httpbin", PortHTTP, []string{"serve", "httpbin", "--addr", addr(PortHTTP)}},
-		{"http-direct", PortHTTPDirect, []string{"serve", "httpbin", "--addr", addr(PortHTTPDirect)}},
+		{"http-httpbin", PortHTTP, append([]string{"serve", "httpbin", "--addr", addr(PortHTTP)}, call(PortHTTP)...)},
+		{"http-direct", PortHTTPDirect, append([]string{"serve", "httpbin", "--addr", addr(PortHTTPDirect)}, call(PortHTTPDirect)...)},
 		{"grpc-echo", PortGRPC, []string{"serve", "grpc", "--addr", addr(PortGRPC)}},
 		{"grpc-direct", PortGRPCDirect, []string{"serve", "grpc", "--addr", addr(PortGRPCDirect)}},
 		{"tcp-echo", PortTCP, []string{"serve", "tcp", "--addr", addr(PortTCP)}},
@@ -42,7 +51,7 @@ func targetPorts() []targetPort {
 // its cost counts, and not the containers a mesh injects beside them.
 func TargetContainers() []string {
 	var out []string
-	for _, p := range targetPorts() {
+	for _, p := range targetPorts("") {
 		out = append(out, p.name)
 	}
 	return out
@@ -63,26 +72,53 @@ func (o Options) DirectTarget() bool {
 	return o.Mesh == MeshIstioAmbient || o.Mesh == MeshIstioWaypoint
 }
 
-// TargetNames are the target Deployments (and Services) of the rendering.
+// TargetNames are the target Deployments (and Services) of the rendering:
+// the first, the next hops' (--hops), the direct path's.
 func (o Options) TargetNames() []string {
-	if o.DirectTarget() {
-		return []string{TargetName, TargetDirectName}
+	out := []string{TargetName}
+	for i := 2; i <= o.Hops; i++ {
+		out = append(out, HopName(i))
 	}
-	return []string{TargetName}
+	if o.DirectTarget() {
+		out = append(out, TargetDirectName)
+	}
+	return out
 }
 
 // TargetSelector selects every target pod of the rendering.
 func (o Options) TargetSelector() string {
-	if o.DirectTarget() {
-		return LabelName + " in (" + TargetName + "," + TargetDirectName + ")"
+	names := o.TargetNames()
+	if len(names) == 1 {
+		return LabelName + "=" + TargetName
 	}
-	return LabelName + "=" + TargetName
+	return LabelName + " in (" + strings.Join(names, ",") + ")"
+}
+
+// HopName is the target of hop i of a chain (--hops): loadgen-target for
+// the first, which the paths load, then loadgen-target-2, -3, ….
+func HopName(i int) string {
+	if i <= 1 {
+		return TargetName
+	}
+	return TargetName + "-" + strconv.Itoa(i)
+}
+
+// next is the Service hop i calls, "" for the last.
+func (o Options) next(i int) string {
+	if i >= o.Hops {
+		return ""
+	}
+	return HopName(i+1) + "." + o.Namespace + ".svc.cluster.local"
 }
 
 // target is the httpbin + gRPC + TCP target: one Deployment of one pod.
-func (o Options) target() *appsv1.Deployment {
+func (o Options) target() *appsv1.Deployment { return o.hopTarget(1) }
+
+// hopTarget is hop i's target: the first one's, or the one of a
+// further hop of a chain, the same servers calling the next hop's.
+func (o Options) hopTarget(i int) *appsv1.Deployment {
 	l, a := o.serverPod()
-	return o.targetDeployment(TargetName, l, a)
+	return o.targetDeployment(HopName(i), o.next(i), i, l, a)
 }
 
 // targetDirect is the direct path's target of an ambient mesh, on the
@@ -91,7 +127,7 @@ func (o Options) target() *appsv1.Deployment {
 // node, are kept off one node only.
 func (o Options) targetDirect() *appsv1.Deployment {
 	l, a := o.podMeta(podSide{server: true, direct: true})
-	d := o.targetDeployment(TargetDirectName, l, a)
+	d := o.targetDeployment(TargetDirectName, "", 0, l, a)
 	if d.Spec.Template.Spec.Affinity == nil {
 		d.Spec.Template.Spec.Affinity = &corev1.Affinity{}
 	}
@@ -104,14 +140,16 @@ func (o Options) targetDirect() *appsv1.Deployment {
 	return d
 }
 
-func (o Options) targetDeployment(name string, meshLabels, annotations map[string]string) *appsv1.Deployment {
+// targetDeployment is a target named name whose httpbin servers call
+// next (none: ""); hop is its place in a chain (0: the direct target).
+func (o Options) targetDeployment(name, next string, hop int, meshLabels, annotations map[string]string) *appsv1.Deployment {
 	sel := map[string]string{LabelName: name}
 	podLabels := o.labels(sel)
 	for k, v := range meshLabels {
 		podLabels[k] = v
 	}
 	var containers []corev1.Container
-	for _, p := range targetPorts() {
+	for _, p := range targetPorts(next) {
 		c := corev1.Container{
 			Name:            p.name,
 			Image:           o.Image,
@@ -133,7 +171,7 @@ func (o Options) targetDeployment(name string, meshLabels, annotations map[strin
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},
 		Spec:       corev1.PodSpec{Containers: containers},
 	}
-	o.addSidecar(&pod.Spec, true)
+	o.addSidecar(&pod.Spec, true, o.hopSidecarConfig(hop))
 	o.onTargetNode(&pod.Spec)
 	return &appsv1.Deployment{
 		ObjectMeta: o.Meta(name, o.Namespace, sel),
@@ -160,7 +198,7 @@ func (o Options) service() *corev1.Service { return o.targetService(TargetName) 
 func (o Options) targetService(name string) *corev1.Service {
 	sel := map[string]string{LabelName: name}
 	var ports []corev1.ServicePort
-	for _, p := range targetPorts() {
+	for _, p := range targetPorts("") {
 		ports = append(ports, corev1.ServicePort{Name: p.name, Port: p.port, TargetPort: intstr.FromInt32(p.port),
 			Protocol: corev1.ProtocolTCP, AppProtocol: appProtocol(p.name)})
 	}

@@ -42,11 +42,14 @@ type column struct {
 // columnPriority is the order in which the other columns join the first
 // ones while the table still fits the width.
 var columnPriority = []string{"+cpu", "p90", "p99.9", "proxy cpu", "client cpu/unit", "server cpu/unit", "timeouts", "+MiB", "proxy MiB",
-	"+p50", "target cpu", "gen cpu", "+p90", "+p99.9", "client cpu", "server cpu", "client MiB", "server MiB", "p95"}
+	"+p50", "target cpu", "gen cpu", "+p90", "+p99.9", "client cpu", "server cpu", "client MiB", "server MiB", "p95",
+	"+p50/hop", "+cpu/hop", "proxy cpu/hop"}
 
 // sweepColumns are every column of a sweep table in the protocol's units,
 // in the order they print. Step, path and flags are filled by the table.
-func sweepColumns(u unit) []column {
+// Past one hop (a chain of targets), the added figures per hop follow
+// the added ones.
+func sweepColumns(u unit, hops int) []column {
 	latGroup := "latency"
 	if u.micros {
 		latGroup = "latency, µs"
@@ -132,9 +135,13 @@ func sweepColumns(u unit) []column {
 			added("+p99", true, func(s CellStats) float64 { return s.AddP99 }, func(s CellStats) compare.Interval { return s.AddP99CI }),
 			added("+p99.9", false, func(s CellStats) float64 { return s.AddP999 }, func(s CellStats) compare.Interval { return s.AddP999CI }))
 	}
-	return append(cols,
+	cols = append(cols,
 		addedCostCol("+cpu", "+cpu/"+u.per, "%+.3f", func(s CellStats) float64 { return s.AddCPUPerUnit }, func(s CellStats) compare.Interval { return s.AddCPUCI }),
-		addedCostCol("+MiB", "+MiB", "%+.1f", func(s CellStats) float64 { return s.AddMiB }, func(s CellStats) compare.Interval { return s.AddMiBCI }),
+		addedCostCol("+MiB", "+MiB", "%+.1f", func(s CellStats) float64 { return s.AddMiB }, func(s CellStats) compare.Interval { return s.AddMiBCI }))
+	if hops > 1 {
+		cols = append(cols, perHopColumns(u, hops)...)
+	}
+	return append(cols,
 		cost("proxy cpu", "proxy cpu", "proxy", "%.2f", proxy, func(s CellStats) float64 { return s.ProxyCPU }),
 		cost("cpu/unit", "cpu/"+u.per, "proxy", "%.3f", proxy, func(s CellStats) float64 { return s.ProxyCPUPerUnit }),
 		cost("proxy MiB", "proxy MiB", "proxy", "%.1f", proxy, func(s CellStats) float64 { return s.ProxyMiB }),
@@ -147,6 +154,51 @@ func sweepColumns(u unit) []column {
 		cost("target cpu", "target cpu", "", "%.2f", func(s CellStats) bool { return s.HasTarget }, func(s CellStats) float64 { return s.TargetCPU }),
 		column{key: "gen cpu", head: "gen cpu", get: func(s CellStats) string { return fmt.Sprintf("%.2f", s.GenCPU) }},
 		column{key: "flags", head: "flags", first: true, left: true})
+}
+
+// perHopColumns are the added figures of a path whose requests cross
+// hops targets, each hop's share: (path − baseline)/hops for latency and
+// the added CPU, the proxies' CPU over hops.
+func perHopColumns(u unit, hops int) []column {
+	n := float64(hops)
+	const group = "added per hop"
+	lat := func(key string, first bool, f func(CellStats) float64) column {
+		return column{key: key, head: key, group: group, first: first, get: func(s CellStats) string {
+			switch {
+			case !s.Answered:
+				return "—"
+			case !s.HasAdded:
+				return ""
+			case u.micros:
+				return fmt.Sprintf("%+.1f", f(s)/n/1e3)
+			}
+			return delta(f(s) / n)
+		}}
+	}
+	if u.stream {
+		return []column{{key: "+cpu/hop", head: "+cpu/" + u.per + "/hop", group: group, get: func(s CellStats) string {
+			if !s.HasAddedCost {
+				return ""
+			}
+			return fmt.Sprintf("%+.3f", s.AddCPUPerUnit/n)
+		}}}
+	}
+	return []column{
+		lat("+p50/hop", false, func(s CellStats) float64 { return s.AddP50 }),
+		lat("+p99/hop", true, func(s CellStats) float64 { return s.AddP99 }),
+		{key: "+cpu/hop", head: "+cpu/" + u.per + "/hop", group: group, get: func(s CellStats) string {
+			if !s.HasAddedCost {
+				return ""
+			}
+			return fmt.Sprintf("%+.3f", s.AddCPUPerUnit/n)
+		}},
+		{key: "proxy cpu/hop", head: "proxy cpu/hop", group: group, get: func(s CellStats) string {
+			if !s.HasProxy {
+				return ""
+			}
+			return fmt.Sprintf("%.2f", s.ProxyCPU/n)
+		}},
+	}
 }
 
 // belowZero marks an added latency below zero — a path through more than
@@ -222,7 +274,7 @@ func (col column) text(c *Cell, s CellStats) string {
 }
 
 // legend explains the columns shown (by key), for the lines under a table.
-func legend(u unit, baseline string, shown []string, levels []string) string {
+func legend(u unit, baseline string, shown []string, levels []string, hops int) string {
 	has := func(key string) bool {
 		for _, k := range shown {
 			if k == key {
@@ -260,6 +312,9 @@ func legend(u unit, baseline string, shown []string, levels []string) string {
 	}
 	if has("cpu/unit") {
 		parts = append(parts, fmt.Sprintf("cpu/%s: the proxy's cores %s", u.per, per))
+	}
+	if has("+p50/hop") || has("+p99/hop") || has("+cpu/hop") || has("proxy cpu/hop") {
+		parts = append(parts, fmt.Sprintf("/hop: each request crosses %d targets, each calling the next (%s too): the added figure, or the proxies' cpu, divided by %d", hops, b, hops))
 	}
 	if has("client cpu") || has("client cpu/unit") || has("client MiB") || has("server cpu") || has("server cpu/unit") || has("server MiB") {
 		parts = append(parts, "client, server: the workers' sidecars and the target's, each counted once (— no sidecar on that side in this mode)")

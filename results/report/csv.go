@@ -28,9 +28,11 @@ var csvFixed = []string{
 // has no proxy in the run's mode. After the generator's
 // and the machine's saturation come the proxy's worker count (ingress
 // sizing), TLS and new connection per request. A failed step has its plan
-// columns and its reason only. Last, a column per label key (--label),
-// label.KEY, empty on a run without that label.
+// columns and its reason only. Where a sweep's requests crossed a chain
+// of targets, a column hops says how many (1 elsewhere). Last, a column
+// per label key (--label), label.KEY, empty on a run without that label.
 func CSV(w io.Writer, sweeps []*Sweep) error {
+	chained := slices.ContainsFunc(sweeps, func(s *Sweep) bool { return s.Hops() > 1 })
 	var names []csvWatch // watched process sets, in order of appearance
 	for _, s := range sweeps {
 		for _, st := range s.Steps {
@@ -49,6 +51,9 @@ func CSV(w io.Writer, sweeps []*Sweep) error {
 		}
 	}
 	head = append(head, "generator_cpu", "generator_saturated", "machine_saturated", "workers", "tls", "new_conn", "failed")
+	if chained {
+		head = append(head, "hops")
+	}
 	keys := csvLabelKeys(sweeps)
 	for _, k := range keys {
 		head = append(head, "label."+k)
@@ -60,6 +65,9 @@ func CSV(w io.Writer, sweeps []*Sweep) error {
 	for _, s := range sweeps {
 		for _, st := range s.Steps {
 			row := csvRow(s, st, names)
+			if chained {
+				row = append(row, itoa(s.Hops()))
+			}
 			labels := s.Labels() // a step without a run: its sweep's
 			if st.Run != nil {
 				labels = st.Run.Labels

@@ -405,7 +405,7 @@ func buildSection(i int, s *Sweep, colors map[string]string) *section {
 	}
 	sec.Title = "Sweep " + s.Name
 	sec.Lead = strings.Join(s.describe(), " · ")
-	t := newTable(s.Baseline(), s.Steps)
+	t := newTable(s.Baseline(), s.Steps, s.Hops())
 	shown, _ := t.choose(0, true)
 	var figures []int // the columns between path and flags
 	for _, k := range shown {

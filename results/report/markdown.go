@@ -61,7 +61,7 @@ func markdownSweep(p *printer, s *Sweep, wide bool) {
 	if e := envLine(s.Env()); e != "" {
 		p.f("Environment: %s\n", e)
 	}
-	t := newTable(s.Baseline(), s.Steps)
+	t := newTable(s.Baseline(), s.Steps, s.Hops())
 	shown, hidden := t.choose(0, wide)
 	for _, b := range t.blocks {
 		p.f("\n### %s\n\n", b.title)
@@ -93,7 +93,7 @@ func markdownSweep(p *printer, s *Sweep, wide bool) {
 	if len(hidden) > 0 {
 		p.f("\nNot shown: %s (`--wide` shows every column; the CSV and HTML reports have every figure).\n", strings.Join(hidden, ", "))
 	}
-	p.f("\n%s.\n", upperFirst(legend(t.unit, s.Baseline(), t.keys(shown), t.levels)))
+	p.f("\n%s.\n", upperFirst(legend(t.unit, s.Baseline(), t.keys(shown), t.levels, s.Hops())))
 	if lines := placementLines(Cells(s.Steps)); len(lines) > 0 {
 		p.f("\nWhere the steps ran:\n\n")
 		for _, l := range lines {

@@ -56,6 +56,21 @@ func (s *Sweep) Baseline() string {
 	return ""
 }
 
+// Hops is how many targets each request of the sweep crossed (its spec's
+// hops: a chain of targets), 1 when it says none.
+func (s *Sweep) Hops() int {
+	if s.Manifest == nil || len(s.Manifest.Spec) == 0 {
+		return 1
+	}
+	var spec struct {
+		Hops int `json:"hops"`
+	}
+	if json.Unmarshal(s.Manifest.Spec, &spec) != nil || spec.Hops < 1 {
+		return 1
+	}
+	return spec.Hops
+}
+
 // Paths are the sweep's path names in plan order (the manifest's, then
 // any only its steps name).
 func (s *Sweep) Paths() []string {

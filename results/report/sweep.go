@@ -201,6 +201,9 @@ func ms(d float64) string {
 type TableOptions struct {
 	Width int  // columns to fit in; 0 is DefaultWidth
 	Wide  bool // every column, whatever the width
+	// Hops is how many targets each request crossed (Sweep.Hops): past
+	// one, the table has the added figures per hop too.
+	Hops int
 }
 
 // DefaultWidth is the width tables fit when the output is not a terminal.
@@ -224,7 +227,7 @@ type tableBlock struct {
 	rows  [][]string // a text per column
 }
 
-func newTable(baseline string, steps []*results.Step) *table {
+func newTable(baseline string, steps []*results.Step, hops int) *table {
 	cells := Cells(steps)
 	t := &table{}
 	for _, c := range cells {
@@ -236,7 +239,7 @@ func newTable(baseline string, steps []*results.Step) *table {
 	if t.unit.rate == "" {
 		t.unit = unitOf("")
 	}
-	t.cols = sweepColumns(t.unit)
+	t.cols = sweepColumns(t.unit, hops)
 	baseOf := BaselineOf(cells, baseline)
 	type why struct{ path, reason string }
 	var order []why
@@ -371,7 +374,7 @@ func SweepTable(w io.Writer, baseline string, steps []*results.Step, opt TableOp
 	if width <= 0 {
 		width = DefaultWidth
 	}
-	t := newTable(baseline, steps)
+	t := newTable(baseline, steps, opt.Hops)
 	shown, hidden := t.choose(width, opt.Wide)
 	widths := t.widths()
 	var b strings.Builder
@@ -409,7 +412,7 @@ func SweepTable(w io.Writer, baseline string, steps []*results.Step, opt TableOp
 	if len(hidden) > 0 {
 		b.WriteString(Wrap(fmt.Sprintf("not shown to fit %d columns: %s (--wide shows them; the CSV and HTML reports have every figure)", width, strings.Join(hidden, ", ")), notes, "  "))
 	}
-	b.WriteString(Wrap(legend(t.unit, baseline, t.keys(shown), t.levels), notes, "  "))
+	b.WriteString(Wrap(legend(t.unit, baseline, t.keys(shown), t.levels, opt.Hops), notes, "  "))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

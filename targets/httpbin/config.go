@@ -43,6 +43,23 @@ type Config struct {
 	// connection is closed at once, by the event loops and the goroutines
 	// alike, and counted as rejected.
 	MaxConns int
+
+	// Calls are the next services of a multi-hop target (call.go), each
+	// http://host:port[/path]: every request but /healthz and /stats
+	// calls them, and is answered once they answered. A URL without a
+	// path is called with the served request's method, path, query and
+	// body. Plaintext is then served by goroutines, not event loops: a
+	// request waits for its calls.
+	Calls []string
+	// Fanout is how many calls a request makes at once, spread over
+	// Calls in turn; 0 means one to each.
+	Fanout int
+	// CallTimeout bounds a request's calls (default DefaultCallTimeout);
+	// a caller's HeaderTimeout bounds them further.
+	CallTimeout time.Duration
+	// CallConns bounds the connections kept open to each of Calls
+	// (default DefaultCallConns); a call waits for a free one.
+	CallConns int
 }
 
 // Validate reports the first thing wrong with c, in one line.
@@ -66,6 +83,21 @@ func (c Config) Validate() error {
 		return fmt.Errorf("httpbin: max connections must be 0 (no limit) or more, not %d", c.MaxConns)
 	case c.IdleTimeout < 0:
 		return fmt.Errorf("httpbin: idle timeout must be 0 (default %v) or more, not %v", DefaultIdleTimeout, c.IdleTimeout)
+	case c.Fanout < 0 || c.Fanout > maxFanout:
+		return fmt.Errorf("httpbin: fanout must be 0 (one call to each URL) up to %d, not %d", maxFanout, c.Fanout)
+	case c.Fanout > 0 && len(c.Calls) == 0:
+		return fmt.Errorf("httpbin: fanout %d without a URL to call", c.Fanout)
+	case c.CallTimeout < 0:
+		return fmt.Errorf("httpbin: call timeout must be 0 (default %v) or more, not %v", DefaultCallTimeout, c.CallTimeout)
+	case c.CallConns < 0:
+		return fmt.Errorf("httpbin: call connections must be 0 (default %d) or more, not %d", DefaultCallConns, c.CallConns)
+	case len(c.Calls) > maxFanout:
+		return fmt.Errorf("httpbin: at most %d URLs to call, not %d", maxFanout, len(c.Calls))
+	}
+	for _, u := range c.Calls {
+		if _, err := parseCall(u); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -86,6 +118,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.CallTimeout == 0 {
+		c.CallTimeout = DefaultCallTimeout
+	}
+	if c.CallConns == 0 {
+		c.CallConns = DefaultCallConns
 	}
 	return c
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -31,8 +32,43 @@ func (s *Server) newFast() *fasthttp.Server {
 
 func (s *Server) serveFast(ctx *fasthttp.RequestCtx) {
 	rt, param := s.routes.match(ctx.Path())
+	if chained(rt) && (s.caller != nil || len(ctx.Request.Header.Peek(HeaderHop)) > 0) {
+		s.serveFastHop(ctx, rt, param)
+		return
+	}
 	rep := s.handle(rt, ctx.Method(), param, (*fastReq)(ctx))
 	s.writeFast(ctx, &rep)
+}
+
+// serveFastHop serves a request of a chain (call.go): its calls first,
+// then the endpoint, and the hop headers.
+func (s *Server) serveFastHop(ctx *fasthttp.RequestCtx, rt *route, param []byte) {
+	h := &ctx.Request.Header
+	n, deadline, refused := hopOf(h.Peek(HeaderHop), h.Peek(HeaderTimeout), s.cfg.CallTimeout)
+	if refused != nil {
+		s.writeFast(ctx, refused)
+		return
+	}
+	res := hopResult{hops: n}
+	if s.caller != nil {
+		in := hopIn{method: ctx.Method(), uri: ctx.RequestURI(), body: ctx.PostBody(), hop: n, deadline: deadline}
+		var f *fan
+		f, res = s.caller.call(&in)
+		defer s.caller.release(f)
+	}
+	var num [20]byte
+	if res.failed != 0 {
+		s.counts.add(res.status)
+		resp := &ctx.Response
+		resp.SetStatusCode(res.status)
+		resp.Header.SetContentType(textType)
+		resp.SetBody(res.msg) // a copy: the fan goes back before the write
+		resp.Header.SetBytesV(HeaderHopFailed, strconv.AppendInt(num[:0], int64(res.failed), 10))
+	} else {
+		rep := s.handle(rt, ctx.Method(), param, (*fastReq)(ctx))
+		s.writeFast(ctx, &rep)
+	}
+	ctx.Response.Header.SetBytesV(HeaderHops, strconv.AppendInt(num[:0], int64(res.hops), 10))
 }
 
 // fastError answers a request fasthttp could not read: a body over

@@ -227,6 +227,10 @@ func (h *head) field(line []byte, hosts *int) bool {
 				return false
 			}
 		}
+	case 13:
+		if equalFold(name, HeaderHop) {
+			return false // a hop of a chain (call.go): its answer says so
+		}
 	case 14, 17, 6, 7:
 		if equalFold(name, "Content-Length") || equalFold(name, "Transfer-Encoding") ||
 			equalFold(name, "Expect") || equalFold(name, "Upgrade") {

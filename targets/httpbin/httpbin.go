@@ -52,6 +52,7 @@ type Server struct {
 	reqs    sync.Pool // *request
 	counts  counters
 	done    chan struct{} // closed by Close
+	caller  *caller       // the calls of a multi-hop target; nil without Calls
 
 	mu    sync.Mutex
 	state accept.State            // listener, started, closed: under mu
@@ -81,13 +82,19 @@ func newServer(cfg Config, loops bool) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
 		limit:   accept.Cap{Max: cfg.MaxConns},
-		loops:   loops,
+		loops:   loops && len(cfg.Calls) == 0, // a request waits for its calls: not on a loop
 		payload: make([]byte, cfg.MaxBytes),
 		routes:  newRoutes(),
 		done:    make(chan struct{}),
 		conns:   make(map[*sniffConn]struct{}),
 	}
 	s.tick.Store(1)
+	if len(cfg.Calls) > 0 {
+		var err error
+		if s.caller, err = newCaller(cfg, s.done, &s.wg); err != nil {
+			return nil, err
+		}
+	}
 	// Random bytes, the same for every server: nothing on the path can
 	// compress them, and a run can be compared with the next.
 	rand.NewChaCha8([32]byte{'h', 't', 't', 'p', 'b', 'i', 'n'}).Read(s.payload)
@@ -197,6 +204,9 @@ func (s *Server) Close() error {
 		c.Close()
 	}
 	s.wg.Wait()
+	if s.caller != nil {
+		s.caller.close()
+	}
 	return err
 }
 

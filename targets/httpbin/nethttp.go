@@ -1,6 +1,7 @@
 package httpbin
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -45,6 +46,11 @@ func (s *Server) newRouter() http.Handler {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, rt *route, param []byte) {
+	if chained(rt) && (s.caller != nil || r.Header.Get(HeaderHop) != "") && r.ContentLength <= int64(s.cfg.MaxBody) {
+		if !s.hopHTTP(w, r) {
+			return
+		}
+	}
 	var rep reply
 	if r.ContentLength > int64(s.cfg.MaxBody) {
 		rep = s.tooLarge()
@@ -74,6 +80,52 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, rt *route, pa
 	if rep.req != nil {
 		s.release(rep.req)
 	}
+}
+
+// hopHTTP makes the calls of a request of a chain (call.go) and sets the
+// hop headers. It reports false when it answered: a failed call, or a
+// refused hop.
+func (s *Server) hopHTTP(w http.ResponseWriter, r *http.Request) bool {
+	n, deadline, refused := hopOf([]byte(r.Header.Get(HeaderHop)), []byte(r.Header.Get(HeaderTimeout)), s.cfg.CallTimeout)
+	if refused != nil {
+		s.counts.add(refused.status)
+		http.Error(w, refused.text[:len(refused.text)-1], refused.status)
+		return false
+	}
+	res := hopResult{hops: n}
+	if s.caller != nil {
+		if d, ok := r.Context().Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
+		in := hopIn{method: []byte(r.Method), uri: []byte(r.RequestURI), hop: n, deadline: deadline}
+		if r.Body != nil && r.Body != http.NoBody {
+			body, err := readAll(nil, http.MaxBytesReader(w, r.Body, int64(s.cfg.MaxBody)))
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				rep := s.tooLarge()
+				s.counts.add(rep.status)
+				http.Error(w, rep.text[:len(rep.text)-1], rep.status)
+				return false
+			}
+			in.body = body
+			r.Body = io.NopCloser(bytes.NewReader(body)) // for the endpoint
+		}
+		var f *fan
+		f, res = s.caller.call(&in)
+		defer s.caller.release(f)
+	}
+	h := w.Header()
+	h.Set(HeaderHops, strconv.Itoa(res.hops))
+	if res.failed == 0 {
+		return true
+	}
+	s.counts.add(res.status)
+	h.Set(HeaderHopFailed, strconv.Itoa(res.failed))
+	h.Set("Content-Type", textType)
+	h.Set("Content-Length", strconv.Itoa(len(res.msg)))
+	w.WriteHeader(res.status)
+	w.Write(res.msg)
+	return false
 }
 
 // httpReq is the net/http adapter's source.

@@ -83,6 +83,9 @@ func testValidation(t *testing.T, c *cluster) {
 		{Mesh: k8s.MeshIngressNginx, Routes: []string{k8s.RouteHTTP, k8s.RouteGRPC}},
 		// Checked against the App Mesh controller's own CRD schemas.
 		{Mesh: k8s.MeshAppMesh}, {Mesh: k8s.MeshAppMesh, Mode: k8s.ModeServerOnly}, {Mesh: k8s.MeshAppMesh, Mode: k8s.ModeClientOnly},
+		// A chain of three targets (--hops 3): their Deployments,
+		// Services and --mesh sidecar's ConfigMap per hop.
+		{Mesh: k8s.MeshIstio, Hops: 3}, {Mesh: k8s.MeshSidecar, Hops: 3},
 	}
 	// The App Mesh CRDs only for this test: MissingCRDs wants a cluster
 	// without them.

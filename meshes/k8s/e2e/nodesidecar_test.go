@@ -122,6 +122,30 @@ func TestNodeSidecars(t *testing.T) {
 		}
 	})
 
+	// A chain of three targets through --mesh sidecar (issue 39, point
+	// 9): every answer comes back through the three hops, each mesh
+	// request crosses every hop's sidecar and the baseline's chain none,
+	// and the report gives the added figures per hop.
+	t.Run("hops", func(t *testing.T) {
+		c := haproxy("haproxy-hops3", append(sidecar(k8s.ProxyHAProxy, k8s.ModeBoth), "--hops", "3"), true, true)
+		dir := filepath.Join(t.TempDir(), "results")
+		r := runCase(n, bin, "h0", c, crossingSweep(t), dir)
+		noneLeftOn(t, n.Client, "node-sc-"+c.name)
+		if r.err != "" {
+			t.Fatal(r.err)
+		}
+		for _, e := range r.hopCrossings(3) {
+			t.Error(e)
+		}
+		for _, note := range r.notes {
+			t.Log(note)
+		}
+		rep := runLoadgen(t, bin, n.Kubeconfig, time.Minute, "report", "--wide", dir)
+		if rep.code != 0 || !strings.Contains(rep.stdout, "+p99/hop") || !strings.Contains(rep.stdout, "crosses 3 targets") {
+			t.Errorf("loadgen report of the chain has no per-hop figures: %v", rep)
+		}
+	})
+
 	t.Run("cost", func(t *testing.T) {
 		prom := []string{"--prometheus", n.PrometheusURL}
 		withSource := func(c sidecarCase, name string, extra []string) sidecarCase {
@@ -356,6 +380,55 @@ func (r *sidecarRun) crossings() []string {
 			st.ID, reqs, st.Run.Summary.RPS, server, client))
 		if r.c.client && !direct && client == 0 {
 			bad = append(bad, fmt.Sprintf("step %s (mesh): the client proxies counted no request of the step's %d", st.ID, reqs))
+		}
+	}
+	return bad
+}
+
+// hopCrossings checks a chain of hops targets (--hops): every step
+// answered without an error, which only a whole chain can; the direct
+// step's requests reached no hop's sidecar; the mesh step's crossed
+// every hop's, each counting at least the step's requests.
+func (r *sidecarRun) hopCrossings(hops int) []string {
+	var bad []string
+	r.obs.mu.Lock()
+	pods := map[string]podInfo{}
+	for p, i := range r.obs.pods {
+		pods[p] = i
+	}
+	r.obs.mu.Unlock()
+	for _, st := range r.steps {
+		if st.Run == nil || st.Run.Summary.Requests == 0 || st.Run.Summary.Errors.Total() != 0 {
+			var reqs, errs int64
+			if st.Run != nil {
+				reqs, errs = st.Run.Summary.Requests, st.Run.Summary.Errors.Total()
+			}
+			bad = append(bad, fmt.Sprintf("step %s: %d answers, %d errors, want answers only: %s", st.ID, reqs, errs, st.Failed))
+			continue
+		}
+		from, to := window(st)
+		reqs := st.Run.Summary.Requests
+		for i := 1; i <= hops; i++ {
+			name := k8s.HopName(i)
+			var d int64
+			read := false
+			for pod, info := range pods {
+				if info.labels[k8s.LabelName] != name {
+					continue
+				}
+				if v, ok := r.obs.delta(pod, from.Add(-time.Second), to.Add(time.Second)); ok {
+					d, read = d+v, true
+				}
+			}
+			switch {
+			case !read:
+				bad = append(bad, fmt.Sprintf("step %s: %s's sidecar counter was never read", st.ID, name))
+			case st.Baseline && d != 0:
+				bad = append(bad, fmt.Sprintf("step %s (direct): %s's sidecar counted %d requests: the baseline's chain crossed it", st.ID, name, d))
+			case !st.Baseline && d < reqs:
+				bad = append(bad, fmt.Sprintf("step %s (mesh): %s's sidecar counted %d of the step's %d requests", st.ID, name, d, reqs))
+			}
+			r.notes = append(r.notes, fmt.Sprintf("%s: %d requests; %s's sidecar counted %d", st.ID, reqs, name, d))
 		}
 	}
 	return bad
