@@ -33,7 +33,7 @@ func TestHeld(t *testing.T) {
 	if _, err := net.Dial("tcp", addr); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("dial %s before it listens: %v, want connection refused", addr, err)
 	}
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
