@@ -531,12 +531,25 @@ func (s Summary) Stalled() (time.Duration, bool) {
 	return gap, s.Errors.Total() > 0 && s.LastOK > 0 && gap > max(time.Second, window/10)
 }
 
+// The roles of a cluster's watches that are context, not the path's own
+// cost: a mesh's control plane, and a node's whole usage (which holds
+// every pod on it, the generator's too). Added-cost figures leave them
+// out; they are reported beside.
+const (
+	RoleControlPlane = "control-plane"
+	RoleNode         = "node"
+)
+
+// PathCost tells whether a watch's cost is the path's own: a proxy's or
+// the target's, not a control plane's or a node's.
+func (c ProcessCost) PathCost() bool { return c.Role != RoleControlPlane && c.Role != RoleNode }
+
 // ProcessCost is what a watched set of processes spent during a step's
 // measured window (warm-up and the last second trimmed).
 type ProcessCost struct {
 	Name     string `json:"name"`     // e.g. nginx, target
 	Selector string `json:"selector"` // name:nginx, pid:123, cgroup:/sys/fs/cgroup/…
-	Role     string `json:"role"`     // proxy or target
+	Role     string `json:"role"`     // proxy or target; on a cluster also RoleControlPlane, RoleNode
 	// Side is the side of the path a proxy serves: client (the load
 	// generators' sidecars), server (the target's), or empty (a proxy
 	// between them, or serving both: an ingress, a gateway, a waypoint, a

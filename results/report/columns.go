@@ -43,7 +43,7 @@ type column struct {
 // ones while the table still fits the width.
 var columnPriority = []string{"+cpu", "p90", "p99.9", "proxy cpu", "client cpu/unit", "server cpu/unit", "timeouts", "+MiB", "proxy MiB",
 	"+p50", "target cpu", "gen cpu", "+p90", "+p99.9", "client cpu", "server cpu", "client MiB", "server MiB", "p95",
-	"+p50/hop", "+cpu/hop", "proxy cpu/hop"}
+	"+p50/hop", "+cpu/hop", "proxy cpu/hop", "node cpu", "cp cpu"}
 
 // sweepColumns are every column of a sweep table in the protocol's units,
 // in the order they print. Step, path and flags are filled by the table.
@@ -152,6 +152,8 @@ func sweepColumns(u unit, hops int) []column {
 		sideCol("server cpu/unit", "server cpu/"+u.per, "%.3f", func(s CellStats) SideStats { return s.Server }, func(s SideStats) float64 { return s.CPUPer }),
 		sideCol("server MiB", "server MiB", "%.1f", func(s CellStats) SideStats { return s.Server }, func(s SideStats) float64 { return s.MiB }),
 		cost("target cpu", "target cpu", "", "%.2f", func(s CellStats) bool { return s.HasTarget }, func(s CellStats) float64 { return s.TargetCPU }),
+		cost("cp cpu", "cp cpu", "", "%.2f", func(s CellStats) bool { return s.HasControlPlane }, func(s CellStats) float64 { return s.ControlPlaneCPU }),
+		cost("node cpu", "node cpu", "", "%.2f", func(s CellStats) bool { return s.HasNode }, func(s CellStats) float64 { return s.NodeCPU }),
 		column{key: "gen cpu", head: "gen cpu", get: func(s CellStats) string { return fmt.Sprintf("%.2f", s.GenCPU) }},
 		column{key: "flags", head: "flags", first: true, left: true})
 }
@@ -319,7 +321,10 @@ func legend(u unit, baseline string, shown []string, levels []string, hops int) 
 	if has("client cpu") || has("client cpu/unit") || has("client MiB") || has("server cpu") || has("server cpu/unit") || has("server MiB") {
 		parts = append(parts, "client, server: the workers' sidecars and the target's, each counted once (— no sidecar on that side in this mode)")
 	}
-	if has("+cpu") || has("proxy cpu") || has("cpu/unit") || has("target cpu") || has("gen cpu") || has("client cpu") || has("server cpu") {
+	if has("cp cpu") || has("node cpu") {
+		parts = append(parts, "cp cpu: the mesh's control plane; node cpu: the nodes that ran the step's pods, whole (neither is in +cpu)")
+	}
+	if has("+cpu") || has("proxy cpu") || has("cpu/unit") || has("target cpu") || has("gen cpu") || has("client cpu") || has("server cpu") || has("cp cpu") || has("node cpu") {
 		parts = append(parts, "cpu in cores")
 	}
 	if !u.stream {

@@ -56,6 +56,10 @@ type CellStats struct {
 	Client, Server SideStats
 	HasTarget      bool
 	TargetCPU      float64
+	// The cluster's context: the control plane's cores and the nodes'
+	// (every node that ran the step's pods, summed).
+	HasControlPlane, HasNode bool
+	ControlPlaneCPU, NodeCPU float64
 	GenCPU         float64 // cores the generator used
 	Flags          string  // see Cell.Flags
 }
@@ -150,6 +154,9 @@ func (c *Cell) Stats(base *Cell) CellStats {
 	if v, ok := c.Watched("target", func(p results.ProcessCost) float64 { return p.CPUMean }); ok {
 		s.HasTarget, s.TargetCPU = true, v
 	}
+	cpu := func(p results.ProcessCost) float64 { return p.CPUMean }
+	s.ControlPlaneCPU, s.HasControlPlane = c.Watched(results.RoleControlPlane, cpu)
+	s.NodeCPU, s.HasNode = c.Watched(results.RoleNode, cpu)
 	s.GenCPU, _ = c.Median(func(st *results.Step) float64 { return GeneratorCores(st.Run) })
 	return s
 }
@@ -213,7 +220,9 @@ func gbps(st *results.Step) float64 { return st.Run.Summary.WritePerSec * 8 / 1e
 func watchedCPU(st *results.Step) float64 {
 	var c float64
 	for _, w := range st.Watched {
-		c += w.CPUMean
+		if w.PathCost() {
+			c += w.CPUMean
+		}
 	}
 	return c
 }
@@ -222,7 +231,9 @@ func watchedCPU(st *results.Step) float64 {
 func watchedMem(st *results.Step) float64 {
 	var m float64
 	for _, w := range st.Watched {
-		m += float64(w.MemMean)
+		if w.PathCost() {
+			m += float64(w.MemMean)
+		}
 	}
 	return m
 }
@@ -237,12 +248,16 @@ func roleCPU(st *results.Step, role string) float64 {
 	return c
 }
 
-// watched tells whether the cell's runs watched processes and every
-// figure of them was measured (a sum short of one would read as a saving).
+// watched tells whether the cell's runs watched processes of the path
+// (not a control plane's or a node's) and every figure of them was
+// measured (a sum short of one would read as a saving).
 func (c *Cell) watched() bool {
 	any := false
 	for _, st := range c.Steps {
 		for _, w := range st.Watched {
+			if !w.PathCost() {
+				continue
+			}
 			if w.Unmeasured != "" {
 				return false
 			}

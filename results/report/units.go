@@ -5,7 +5,7 @@ package report
 // cores (the text tables say so once, in their legend).
 func htmlHead(col column) string {
 	switch col.key {
-	case "+cpu", "proxy cpu", "cpu/unit", "target cpu", "gen cpu", "client cpu", "client cpu/unit", "server cpu", "server cpu/unit":
+	case "+cpu", "proxy cpu", "cpu/unit", "target cpu", "gen cpu", "client cpu", "client cpu/unit", "server cpu", "server cpu/unit", "cp cpu", "node cpu":
 		return col.head + ", cores"
 	}
 	return col.head

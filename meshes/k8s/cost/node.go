@@ -15,7 +15,7 @@ import (
 // RoleNode is the role of a node's watch: the whole node's CPU and memory
 // (what metrics.k8s.io's NodeMetrics and cAdvisor's root cgroup measure),
 // beside its pods' figures.
-const RoleNode = "node"
+const RoleNode = results.RoleNode
 
 // NodeWatch is the watch of a node's whole usage.
 func NodeWatch(node string) Watch {

@@ -127,9 +127,15 @@ func TestNodeSidecars(t *testing.T) {
 	// request crosses every hop's sidecar and the baseline's chain none,
 	// and the report gives the added figures per hop.
 	t.Run("hops", func(t *testing.T) {
-		c := haproxy("haproxy-hops3", append(sidecar(k8s.ProxyHAProxy, k8s.ModeBoth), "--hops", "3"), true, true)
+		// With the cost of the nodes and of a control plane (the workers
+		// stand in for one), from Prometheus: steps long enough for it.
+		c := haproxy("haproxy-hops3", append(sidecar(k8s.ProxyHAProxy, k8s.ModeBoth), "--hops", "3", "--prometheus", n.PrometheusURL,
+			"--control-plane", "stand-in=node-sc-haproxy-hops3/"+k8s.LabelName+"="+k8s.ClientName), true, true)
+		c.source = "prometheus"
+		sweep := writeNodeSweep(t, "ladder: c2t1", "duration: 8s",
+			`paths: [{name: direct, url: "http://target:8081", baseline: true}, {name: mesh, url: "http://target:8080"}]`)
 		dir := filepath.Join(t.TempDir(), "results")
-		r := runCase(n, bin, "h0", c, crossingSweep(t), dir)
+		r := runCase(n, bin, "h0", c, sweep, dir)
 		noneLeftOn(t, n.Client, "node-sc-"+c.name)
 		if r.err != "" {
 			t.Fatal(r.err)
@@ -143,6 +149,21 @@ func TestNodeSidecars(t *testing.T) {
 		rep := runLoadgen(t, bin, n.Kubeconfig, time.Minute, "report", "--wide", dir)
 		if rep.code != 0 || !strings.Contains(rep.stdout, "+p99/hop") || !strings.Contains(rep.stdout, "crosses 3 targets") {
 			t.Errorf("loadgen report of the chain has no per-hop figures: %v", rep)
+		}
+		// The node's and the control plane's columns, with figures.
+		for _, st := range r.steps {
+			roles := map[string]bool{}
+			for _, w := range st.Watched {
+				if w.Unmeasured == "" && w.CPUMean > 0 {
+					roles[w.Role] = true
+				}
+			}
+			if !roles["node"] || !roles["control-plane"] {
+				t.Errorf("step %s: measured roles %v, want the node's and the control plane's", st.ID, roles)
+			}
+		}
+		if !strings.Contains(rep.stdout, "node cpu") || !strings.Contains(rep.stdout, "cp cpu") {
+			t.Errorf("loadgen report of the chain has no node or control-plane column:\n%s", rep.stdout)
 		}
 	})
 

@@ -18,7 +18,7 @@ const (
 
 // RoleControlPlane is the role of a mesh's control-plane watch, beside
 // "proxy" and "target".
-const RoleControlPlane = "control-plane"
+const RoleControlPlane = results.RoleControlPlane
 
 // Watches are the containers whose cost step index of a run records, as
 // far as the options tell them, and a record for each side that has no
