@@ -615,7 +615,7 @@ awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$
   function bytaken(a, b) { return ((a in pt) && (b in pt) && med(pt[b]) > 0) ? sprintf("  req/taken_s %.2f (%s)", med(pt[a])/med(pt[b]), spreadt(a, b)) : "" }
   # spread: the ratio of each alternating pair of runs (rep r of both), lowest to highest
   function spread(a, b,   r, x, lo, hi, n) { n=0; for (r in reps) if (((a" "r) in rp) && ((b" "r) in rp) && rp[b" "r] > 0) { x=rp[a" "r]/rp[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }; return n ? sprintf("runs %.2f-%.2f", lo, hi) : "" }
-  function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]<a[i]) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
+  function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]<a[i]) {t=a[i];a[i]=a[j];a[j]=t}; return n ? (n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2) : 0 }
   END {
     printf "%-14s %-8s %10s %9s %9s %10s %10s %10s\n", "case", "tool", "rps", "p50_ms", "p99_ms", "req/cpu_s", "req/taken", "sleeps/req"
     for (c in cases) for (t in tools) { k=c" "t; if (k in rps) printf "%-14s %-8s %10.0f %9.3f %9.3f %10.0f %10s %10s\n", c, t, med(rps[k]), med(p50[k]), med(p99[k]), med(per[k]), ((k in pt) ? sprintf("%.0f", med(pt[k])) : "-"), ((k in sl) ? sprintf("%.3f", med(sl[k])) : "-") }
@@ -640,7 +640,7 @@ awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$
 # Peak RSS at c10000: medians, loadgen's over wrk's (goal <= 1.5); the
 # slowest of loadgen's connects.
 [[ -s $OUT/rss.txt ]] && awk '$1 == "h1-c10k" { k=$2; rss[k]=rss[k]" "$4 }
-  function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
+  function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return n ? (n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2) : 0 }
   END { if (("loadgen" in rss) && ("wrk" in rss) && med(rss["wrk"]) > 0)
     printf "%-14s loadgen/wrk: peak RSS %.2f (%.0f vs %.0f MiB; goal <= 1.5)\n", "h1-c10k", med(rss["loadgen"])/med(rss["wrk"]), med(rss["loadgen"])/1024, med(rss["wrk"])/1024 }' "$OUT/rss.txt" | tee -a "$OUT/summary.txt"
 for f in "$OUT"/h1-c10k.loadgen.r*.json; do
@@ -653,7 +653,7 @@ done | tee -a "$OUT/summary.txt"
 awk -v wake="$(awk '{print $1}' "$OUT/wake.txt" 2>/dev/null)" 'NR>1 { k=$1" "$2; ask[$1]=$4; ach[k]=ach[k]" "$5; late[k]=late[k]" "$6; p99[k]=p99[k]" "$7; ms[k]=ms[k]" "$9; sl[k]=sl[k]" "$12; ps[k]=ps[k]" "$13; cases[$1]=1; tools[$2]=1; rp[k" "$3]=$9; reps[$3]=1
     if ($11 > 0) { mt[k]=mt[k]" "$11; rt[k" "$3]=$11 } }
   function spreadt(a, b,   r, x, lo, hi, n) { n=0; for (r in reps) if (((a" "r) in rt) && ((b" "r) in rt)) { x=rt[a" "r]/rt[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }; return n ? sprintf("runs %.2f-%.2f", lo, hi) : "" }
-  function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
+  function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return n ? (n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2) : 0 }
   function spread(a, b,   r, x, lo, hi, n) { n=0; for (r in reps) if (((a" "r) in rp) && ((b" "r) in rp) && rp[b" "r] > 0) { x=rp[a" "r]/rp[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }; return n ? sprintf("runs %.2f-%.2f", lo, hi) : "" }
   # kept up: achieved at least 80% of the rate (fortio reaches 85% at 50,000/s here)
   function kept(k,   c) { split(k, c, " "); return med(ach[k]) >= 0.8*ask[c[1]] }
@@ -677,7 +677,7 @@ awk -v wake="$(awk '{print $1}' "$OUT/wake.txt" 2>/dev/null)" 'NR>1 { k=$1" "$2;
 # target answered, medians over the runs, and the largest gap between a
 # tool's count of replies and the target's in any run.
 awk 'NR>1 { k=$1" "$2; s[k]=s[k]" "$4; rv[k]=rv[k]" "$5; tg[k]=tg[k]" "$6; d=$6-$5; if (d<0) d=-d; if (d>gap[k]) gap[k]=d; keys[k]=1 }
-  function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return n ? a[int((n+1)/2)] : 0 }
+  function med(s,   a, n, i, j, t) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {t=a[i];a[i]=a[j];a[j]=t}; return n ? (n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2) : 0 }
   END {
     if (!length(keys)) exit
     print ""
@@ -689,7 +689,7 @@ awk 'NR>1 { k=$1" "$2; s[k]=s[k]" "$4; rv[k]=rv[k]" "$5; tg[k]=tg[k]" "$6; d=$6-
 # fortio's by each (a bench with the spinner only).
 [[ -s $OUT/cpucount.txt ]] && awk 'NR>1 { k=$2" "$4; n=$5; if (n <= 0) next; t[k]=1
     u[k]=u[k]" "$6*1e6/n; tc[k]=tc[k]" "$7*1e6/n; if ($8 != "-") b[k]=b[k]" "$8*1e6/n; if ($9 != "-") tk[k]=tk[k]" "$9*1e6/n }
-  function med(s,   a, n, i, j, x) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {x=a[i];a[i]=a[j];a[j]=x}; return n ? a[int((n+1)/2)] : 0 }
+  function med(s,   a, n, i, j, x) { n=split(s, a, " "); for (i=1;i<=n;i++) for (j=i+1;j<=n;j++) if (a[j]+0<a[i]+0) {x=a[i];a[i]=a[j];a[j]=x}; return n ? (n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2) : 0 }
   function col(a, k) { return (k in a) ? sprintf("%.2f", med(a[k])) : "-" }
   function rat(a, x, y) { return ((x in a) && (y in a) && med(a[y]) > 0) ? sprintf("%.2f", med(a[x])/med(a[y])) : "-" }
   END {
