@@ -35,7 +35,10 @@ func TestNodeCostSidecar(t *testing.T) {
 	n := testNode(t)
 	ctx := context.Background()
 	ns := "node-cost-sidecar"
-	o, err := k8s.Options{Mesh: k8s.MeshIstio, Namespace: ns, RunID: "sc"}.WithDefaults()
+	// No istiod runs on the node: the control plane's figure is
+	// TestNodeSidecars' (--control-plane naming a stand-in), not this
+	// test's, which holds each side's proxy and the target to their cgroups.
+	o, err := k8s.Options{Mesh: k8s.MeshIstio, Namespace: ns, RunID: "sc", ControlPlane: []string{k8s.NoControlPlane}}.WithDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
