@@ -60,8 +60,8 @@ type CellStats struct {
 	// (every node that ran the step's pods, summed).
 	HasControlPlane, HasNode bool
 	ControlPlaneCPU, NodeCPU float64
-	GenCPU         float64 // cores the generator used
-	Flags          string  // see Cell.Flags
+	GenCPU                   float64 // cores the generator used
+	Flags                    string  // see Cell.Flags
 }
 
 // failure is why every repeat of the cell failed (Step.Failure: a path
