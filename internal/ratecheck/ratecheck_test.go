@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/internal/race"
 	"loadgen/internal/ratecheck"
 	"loadgen/results"
 )
@@ -41,15 +42,22 @@ func TestShort(t *testing.T) {
 				// past any bound, -race or not
 				p.MaxLag += results.Duration(time.Second)
 			}
+			want := c.want
+			if c.name == "5% slow" && race.Enabled {
+				// Under -race the machine's stall may be 500 ms
+				// (MaxStall): a 150 ms lag is within it, and its 300
+				// sends are excused. Without -race it is an error.
+				want = 300
+			}
 			n, err := ratecheck.Short(&p, 2000, 6, c.designed)
-			if c.want < 0 {
+			if want < 0 {
 				if err == nil {
 					t.Fatalf("excused %d missing sends of %+v", n, p)
 				}
 				return
 			}
-			if err != nil || n != c.want {
-				t.Fatalf("Short = %d, %v; want %d", n, err, c.want)
+			if err != nil || n != want {
+				t.Fatalf("Short = %d, %v; want %d", n, err, want)
 			}
 		})
 	}

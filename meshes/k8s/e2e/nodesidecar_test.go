@@ -127,12 +127,16 @@ func TestNodeSidecars(t *testing.T) {
 	// request crosses every hop's sidecar and the baseline's chain none,
 	// and the report gives the added figures per hop.
 	t.Run("hops", func(t *testing.T) {
-		// With the cost of the nodes and of a control plane (the workers
-		// stand in for one), from Prometheus: steps long enough for it.
+		// With the cost of the nodes and of a control plane (the workers'
+		// whole pods stand in for one, as in the cost cases), from
+		// Prometheus: the cost cases' step length, so that cAdvisor's
+		// housekeeping of the root and the pod cgroups (10 to 20 s apart,
+		// longer for a cgroup that hardly moves) gives each series the
+		// measurements a figure needs.
 		c := haproxy("haproxy-hops3", append(sidecar(k8s.ProxyHAProxy, k8s.ModeBoth), "--hops", "3", "--prometheus", n.PrometheusURL,
 			"--control-plane", "stand-in=node-sc-haproxy-hops3/"+k8s.LabelName+"="+k8s.ClientName), true, true)
 		c.source = "prometheus"
-		sweep := writeNodeSweep(t, "ladder: c2t1", "duration: 8s",
+		sweep := writeNodeSweep(t, "ladder: c2t1", "duration: "+costDuration.String(), "warmup: "+costWarmup.String(),
 			`paths: [{name: direct, url: "http://target:8081", baseline: true}, {name: mesh, url: "http://target:8080"}]`)
 		dir := filepath.Join(t.TempDir(), "results")
 		r := runCase(n, bin, "h0", c, sweep, dir)
@@ -159,7 +163,13 @@ func TestNodeSidecars(t *testing.T) {
 				}
 			}
 			if !roles["node"] || !roles["control-plane"] {
-				t.Errorf("step %s: measured roles %v, want the node's and the control plane's", st.ID, roles)
+				var why []string
+				for _, w := range st.Watched {
+					if w.Unmeasured != "" {
+						why = append(why, w.Name+": "+w.Unmeasured)
+					}
+				}
+				t.Errorf("step %s: measured roles %v, want the node's and the control plane's (%s)", st.ID, roles, strings.Join(why, "; "))
 			}
 		}
 		if !strings.Contains(rep.stdout, "node cpu") || !strings.Contains(rep.stdout, "cp cpu") {
