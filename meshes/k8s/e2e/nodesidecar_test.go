@@ -127,14 +127,16 @@ func TestNodeSidecars(t *testing.T) {
 	// request crosses every hop's sidecar and the baseline's chain none,
 	// and the report gives the added figures per hop.
 	t.Run("hops", func(t *testing.T) {
-		// With the cost of the nodes and of a control plane (the workers'
-		// whole pods stand in for one, as in the cost cases), from
-		// Prometheus: the cost cases' step length, so that cAdvisor's
-		// housekeeping of the root and the pod cgroups (10 to 20 s apart,
-		// longer for a cgroup that hardly moves) gives each series the
+		// With the cost of the nodes and of a control plane, from
+		// Prometheus. The chain's first target stands in for a control
+		// plane: a pod that lives through every step, as istiod does, and
+		// is busy in each (the workers' pods would take in the step
+		// before's, ended; an idle pod's cgroup hardly moves, and cAdvisor
+		// measures it seldom). The cost cases' step length, so that
+		// cAdvisor's housekeeping (10 to 20 s apart) gives each series the
 		// measurements a figure needs.
 		c := haproxy("haproxy-hops3", append(sidecar(k8s.ProxyHAProxy, k8s.ModeBoth), "--hops", "3", "--prometheus", n.PrometheusURL,
-			"--control-plane", "stand-in=node-sc-haproxy-hops3/"+k8s.LabelName+"="+k8s.ClientName), true, true)
+			"--control-plane", "stand-in=node-sc-haproxy-hops3/"+k8s.LabelName+"="+k8s.TargetName), true, true)
 		c.source = "prometheus"
 		sweep := writeNodeSweep(t, "ladder: c2t1", "duration: "+costDuration.String(), "warmup: "+costWarmup.String(),
 			`paths: [{name: direct, url: "http://target:8081", baseline: true}, {name: mesh, url: "http://target:8080"}]`)
