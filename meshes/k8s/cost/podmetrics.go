@@ -102,26 +102,9 @@ func (p *PodMetrics) Start(ctx context.Context, w Watch, win Window) (func() (re
 	if err := addPods(ctx); err != nil {
 		return nil, err
 	}
-	stopc := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			list(ctx)
-			select {
-			case <-stopc:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	stop := poll(ctx, every, list)
 	return func() (results.ProcessCost, error) {
-		close(stopc)
-		<-done
+		stop()
 		list(ctx) // what metrics-server published since the last list
 		if err := addPods(ctx); err != nil {
 			return w.cost(w.String()), err
