@@ -116,7 +116,10 @@ const (
 
 // Defaults the engine applies to zero fields.
 const (
-	DefaultTimeout  = 2 * time.Second // as wrk
+	DefaultTimeout = 2 * time.Second // as wrk
+	// ResolveTimeout bounds the lookup of the target's name before a
+	// run (retried while it times out); a longer --timeout extends it.
+	ResolveTimeout  = 30 * time.Second
 	DefaultInterval = time.Second
 	MaxConnections  = 1 << 16
 )

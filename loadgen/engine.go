@@ -128,6 +128,19 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	// Preflight: one connection before any load, so an unreachable target
 	// is one clear error instead of a run full of connect errors. The
 	// goroutines keep it as the first worker's connection.
+	// The target's name is looked up first, once, within a bound of its
+	// own: a lookup that times out or fails for a while (a pod's first
+	// seconds, a cluster DNS under load, a lost UDP packet Go's resolver
+	// waits 5 s on) is asked again, never failing a run whose target is
+	// there; and no connect of the run waits on DNS after.
+	if r, ok := d.(protocol.Resolver); ok {
+		rctx, cancel := context.WithTimeout(ctx, max(ResolveTimeout, cfg.Timeout.D()))
+		err := r.Resolve(rctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("cannot connect to %s: %w", cfg.Target, err)
+		}
+	}
 	dctx, cancel := context.WithTimeout(ctx, cfg.Timeout.D())
 	t0 := time.Now()
 	first, err := d.Dial(dctx)

@@ -664,3 +664,46 @@ func TestOpenLoopRateCatchesSlowSends(t *testing.T) {
 		t.Fatalf("a run that sent %d of 2,000 (max lag %v, %d late) passed the rate checks, excusing %d", p.Sent, p.MaxLag.D(), p.Late, n)
 	}
 }
+
+// resolvingDialer records when the engine looks its target up.
+type resolvingDialer struct {
+	stuckDialer
+	resolved  int
+	dialsThen int32         // Dials made before the lookup
+	bound     time.Duration // what was left of the lookup's context
+	err       error
+}
+
+func (d *resolvingDialer) Resolve(ctx context.Context) error {
+	d.resolved++
+	d.dialsThen = d.n.Load()
+	if dl, ok := ctx.Deadline(); ok {
+		d.bound = time.Until(dl)
+	}
+	return d.err
+}
+
+// The target's name is looked up once, before the first connect, within
+// a bound of its own (ResolveTimeout), not the 2 s of a request's timeout:
+// a cluster's DNS that is slow for a while does not fail the run.
+func TestRunResolvesBeforeConnecting(t *testing.T) {
+	var cfg loadgen.Config
+	cfg.Target = "resolving"
+	cfg.Connections, cfg.Threads = 1, 1
+	cfg.Duration, cfg.Timeout = results.Duration(50*time.Millisecond), results.Duration(100*time.Millisecond)
+	d := &resolvingDialer{}
+	if _, err := loadgen.Run(context.Background(), cfg, d); err != nil {
+		t.Fatal(err)
+	}
+	if d.resolved != 1 || d.dialsThen != 0 {
+		t.Fatalf("looked up %d times, after %d dials; want once, before any", d.resolved, d.dialsThen)
+	}
+	if d.bound < loadgen.ResolveTimeout-5*time.Second {
+		t.Fatalf("the lookup's bound was %v, want about %v", d.bound, loadgen.ResolveTimeout)
+	}
+	d = &resolvingDialer{err: errors.New("lookup resolving: no such host")}
+	_, err := loadgen.Run(context.Background(), cfg, d)
+	if err == nil || !strings.Contains(err.Error(), "cannot connect to resolving: lookup resolving: no such host") || d.n.Load() != 0 {
+		t.Fatalf("a failed lookup: %v after %d dials; want the run refused before any", err, d.n.Load())
+	}
+}

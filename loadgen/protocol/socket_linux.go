@@ -11,16 +11,16 @@ import (
 // sets it) and starts connecting it to the target. The connection is up
 // once the socket is writable and SO_ERROR is 0.
 func (t *Target) Socket() (int, error) {
-	t.once.Do(t.resolve)
-	if t.err != nil {
-		return -1, t.err
+	ap, err := t.addrPort()
+	if err != nil {
+		return -1, err
 	}
 	family, sa := unix.AF_INET, unix.Sockaddr(nil)
-	if a := t.ap.Addr(); a.Is4() || a.Is4In6() {
-		sa = &unix.SockaddrInet4{Port: int(t.ap.Port()), Addr: a.Unmap().As4()}
+	if a := ap.Addr(); a.Is4() || a.Is4In6() {
+		sa = &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.Unmap().As4()}
 	} else {
 		family = unix.AF_INET6
-		sa = &unix.SockaddrInet6{Port: int(t.ap.Port()), Addr: a.As16()}
+		sa = &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
 	}
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

@@ -33,17 +33,22 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dialer{t: t, sock: protocol.Target{Addr: t.addr}, core: h2conn.NewDialer(h2conn.Config{
+	d := &Dialer{t: t, sock: protocol.Target{Addr: t.addr}}
+	d.core = h2conn.NewDialer(h2conn.Config{
 		Name:        "http2",
 		Addr:        t.addr,
+		Dest:        &d.sock,
 		TLS:         tlsConf,
 		DialTimeout: t.dialTimeout,
 		Streams:     t.streams,
 		Fields:      t.fields,
 		Requests:    t.lists,
-	})}
+	})
 	return d, nil
 }
+
+// Resolve looks the target's name up once, before a run (protocol.Resolver).
+func (d *Dialer) Resolve(ctx context.Context) error { return d.sock.Resolve(ctx) }
 
 // Opened reports how many HTTP/2 connections were established.
 func (d *Dialer) Opened() int64 { return d.core.Opened() }

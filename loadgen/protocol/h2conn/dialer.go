@@ -155,7 +155,7 @@ func (e *DialError) Silent() bool {
 func (c *Conn) connect(ctx context.Context) error {
 	cfg := &c.d.cfg
 	var nd net.Dialer // TCP_NODELAY is Go's default
-	raw, err := nd.DialContext(ctx, "tcp", cfg.Addr)
+	raw, err := nd.DialContext(ctx, "tcp", cfg.dialAddr())
 	if err != nil {
 		return &DialError{Stage: StageTCP, Addr: cfg.Addr, Err: err, Timeout: ctx.Err() != nil}
 	}
@@ -214,7 +214,7 @@ func (d *Dialer) OpenTLS(ctx context.Context) (int, *protocol.LoopTLS, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
 	defer cancel()
 	var nd net.Dialer
-	raw, err := nd.DialContext(ctx, "tcp", cfg.Addr)
+	raw, err := nd.DialContext(ctx, "tcp", cfg.dialAddr())
 	if err != nil {
 		return -1, nil, &DialError{Stage: StageTCP, Addr: cfg.Addr, Err: err, Timeout: ctx.Err() != nil}
 	}

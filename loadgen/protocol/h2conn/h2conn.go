@@ -38,8 +38,11 @@ import (
 
 // Config is the connection side of a target.
 type Config struct {
-	Name        string      // the layer's name, starting its errors: "http2", "grpc"
-	Addr        string      // host:port to dial
+	Name string // the layer's name, starting its errors: "http2", "grpc"
+	Addr string // host:port to dial
+	// Dest, when set, is Addr with its name looked up before a run: a
+	// connection dials the address it found.
+	Dest        *protocol.Target
 	TLS         *tls.Config // nil for h2c with prior knowledge; ALPN h2 otherwise
 	DialTimeout time.Duration
 	Streams     int            // Conns per connection (-m); 0 means 1
@@ -52,6 +55,14 @@ type Config struct {
 	// Want names the response fields (lowercase) the Handler gets, besides
 	// :status which the connection reads itself.
 	Want []string
+}
+
+// dialAddr is the address a connection dials.
+func (c *Config) dialAddr() string {
+	if c.Dest != nil {
+		return c.Dest.DialAddr()
+	}
+	return c.Addr
 }
 
 // Handler is a layer's part of a Stream: what it makes of the response.

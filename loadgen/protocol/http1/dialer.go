@@ -54,7 +54,7 @@ func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
 		defer cancel()
 	}
 	var nd net.Dialer // TCP_NODELAY is Go's default
-	raw, err := nd.DialContext(ctx, "tcp", d.addr)
+	raw, err := nd.DialContext(ctx, "tcp", d.target.DialAddr())
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +93,9 @@ func (d *Dialer) Sessions() bool { return d.tls == nil }
 
 // Socket starts a connection for an event loop (see protocol.Target).
 func (d *Dialer) Socket() (int, error) { return d.target.Socket() }
+
+// Resolve looks the target's name up once, before a run (protocol.Resolver).
+func (d *Dialer) Resolve(ctx context.Context) error { return d.target.Resolve(ctx) }
 
 // Session returns the state of one connection an event loop drives.
 func (d *Dialer) Session() protocol.Session {

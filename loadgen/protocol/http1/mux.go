@@ -29,7 +29,7 @@ func (d *Dialer) Open(ctx context.Context, _ int) (int, protocol.Mux, error) {
 		defer cancel()
 	}
 	var nd net.Dialer
-	raw, err := nd.DialContext(ctx, "tcp", d.addr)
+	raw, err := nd.DialContext(ctx, "tcp", d.target.DialAddr())
 	if err != nil {
 		return -1, nil, err
 	}

@@ -73,5 +73,15 @@ func (d *Dialer) Session() protocol.Session { return d.Inner.(protocol.SessionDi
 
 func (d *Dialer) PerRequest() bool { return d.Inner.(protocol.SessionDialer).PerRequest() }
 
+// Resolve looks Inner's target up from inside the namespace, when Inner
+// is a protocol.Resolver.
+func (d *Dialer) Resolve(ctx context.Context) error {
+	r, ok := d.Inner.(protocol.Resolver)
+	if !ok {
+		return nil
+	}
+	return d.NS.Do(func() error { return r.Resolve(ctx) })
+}
+
 // Close closes the namespace (the engine calls it when the run ends).
 func (d *Dialer) Close() error { return d.NS.Close() }

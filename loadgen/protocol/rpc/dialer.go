@@ -52,6 +52,7 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	d.core = h2conn.NewDialer(h2conn.Config{
 		Name:        "grpc",
 		Addr:        s.Target,
+		Dest:        &d.sock,
 		TLS:         d.tls,
 		DialTimeout: s.DialTimeout,
 		Streams:     s.Streams,
@@ -60,6 +61,9 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	})
 	return d, nil
 }
+
+// Resolve looks the target's name up once, before a run (protocol.Resolver).
+func (d *Dialer) Resolve(ctx context.Context) error { return d.sock.Resolve(ctx) }
 
 // Opened counts the HTTP/2 connections really established: those whose
 // target answered with HTTP/2 settings.

@@ -88,6 +88,15 @@ func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
 // tcp-crr's Do included.
 func (d *Dialer) Opened() int64 { return d.opened.Load() }
 
+// Resolve looks the target's name up once, before a run, from the
+// namespace the connections are opened in (protocol.Resolver).
+func (d *Dialer) Resolve(ctx context.Context) error {
+	if d.cfg.Enter == nil {
+		return d.target.Resolve(ctx)
+	}
+	return d.cfg.Enter(func() error { return d.target.Resolve(ctx) })
+}
+
 // connect opens one TCP connection, bounded by ctx, deadline (zero means
 // none) and the dial timeout.
 func (d *Dialer) connect(ctx context.Context, deadline time.Time) (net.Conn, error) {
@@ -96,10 +105,10 @@ func (d *Dialer) connect(ctx context.Context, deadline time.Time) (net.Conn, err
 	var c net.Conn
 	var err error
 	if d.cfg.Enter == nil {
-		c, err = nd.DialContext(ctx, "tcp", d.cfg.Addr)
+		c, err = nd.DialContext(ctx, "tcp", d.target.DialAddr())
 	} else {
 		err = d.cfg.Enter(func() (err error) {
-			c, err = nd.DialContext(ctx, "tcp", d.cfg.Addr)
+			c, err = nd.DialContext(ctx, "tcp", d.target.DialAddr())
 			return err
 		})
 	}
