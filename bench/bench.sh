@@ -54,6 +54,26 @@ mkdir -p "$OUT" "$W/nginx/logs" "$W/nginx/tmp"
 export PATH=/usr/local/go/bin:$PATH
 
 log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+# listening PORT PID...: every one of these processes (the bench started
+# them) listens on PORT, not just anything (a target left from another run
+# would answer in their place).
+listening() {
+  local port=$1 out; shift
+  out=$(ss -Hltnp "( sport = :$port )")
+  for pid; do [[ $out == *"pid=$pid,"* ]] || return 1; done
+}
+# wait_listen PORT PID NAME: waits (up to 10 s, while PID lives) until the
+# process the bench started listens on PORT; says why not and fails.
+wait_listen() {
+  local port=$1 pid=$2 name=$3
+  for _ in $(seq 100); do
+    listening "$port" "$pid" && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  log "$name (pid $pid) is not listening on :$port: $(ss -Hltnp "( sport = :$port )" | grep -o 'users:.*' || echo 'nothing is')"
+  return 1
+}
 
 # ------------------------------------------------------------ install, build
 if [[ -z ${SKIP_INSTALL:-} ]]; then
@@ -142,8 +162,7 @@ http {
 CONF
 taskset -c "$TGT_CPU" nginx -c "$W/nginx/nginx.conf" -p "$W/nginx" >"$OUT/nginx.out" 2>&1 &
 NGINX_PID=$!
-for _ in $(seq 100); do ss -Hltn "( sport = :$P_H1 )" | grep -q . && break; sleep 0.1; done
-ss -Hltn "( sport = :$P_H1 )" | grep -q . || { log "nginx did not start: $(cat "$OUT/nginx.out")"; exit 1; }
+wait_listen "$P_H1" "$NGINX_PID" nginx || { log "nginx did not start: $(cat "$OUT/nginx.out")"; exit 1; }
 log "nginx $NGINX_PID on CPU $TGT_CPU, generators on CPU $GEN_CPU, ${DUR}s x $REPS"
 if ((SOAK)); then
   GOMAXPROCS=1 chrt --idle 0 taskset -c "$GEN_CPU" "$W/soak" spin >"$OUT/soak.txt" 2>&1 &
@@ -405,7 +424,7 @@ case_grpc() {
   # that stopped early once left a rep's last runs with nothing to call)
   taskset -c "$TGT_CPU" "$LG" serve grpc --addr "$H:$P_GRPC" --for $((REPS * 3 * (DUR + 30) + 60))s >"$OUT/grpc.out" 2>&1 &
   local pid=$!
-  for _ in $(seq 100); do ss -Hltn "( sport = :$P_GRPC )" | grep -q . && break; sleep 0.1; done
+  wait_listen "$P_GRPC" "$pid" "loadgen serve grpc" || { kill "$pid" 2>/dev/null; return 0; }
   for ((r = 1; r <= REPS; r++)); do
     if [[ -x $W/bin/ghz ]]; then
       one "$name" ghz "$r" "$W/bin/ghz" --insecure --call grpc.health.v1.Health/Check -d '{"service":""}' \
@@ -463,7 +482,7 @@ one_stream() { # case tool rep cmd...
   local b=$OUT/$c.$t.r$r pid sent=0 recv=0 srv
   taskset -c "$TGT_CPU" "$LG" serve grpc --addr "$H:$P_GRPC" --for $((DUR + 60))s >"$b.srv" 2>&1 &
   pid=$!
-  for _ in $(seq 100); do ss -Hltn "( sport = :$P_GRPC )" | grep -q . && break; sleep 0.1; done
+  wait_listen "$P_GRPC" "$pid" "loadgen serve grpc" || { kill "$pid" 2>/dev/null; return 1; }
   local ok=0
   one "$c" "$t" "$r" "$@" || ok=1
   kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
@@ -516,7 +535,7 @@ case_httpbin() {
   [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
   taskset -c "$TGT_CPU" "$LG" serve httpbin --addr "$H:$port" --for $((REPS * (DUR + 30) + 60))s >"$OUT/httpbin.out" 2>&1 &
   local pid=$!
-  for _ in $(seq 100); do ss -Hltn "( sport = :$port )" | grep -q . && break; sleep 0.1; done
+  wait_listen "$port" "$pid" "loadgen serve httpbin" || { kill "$pid" 2>/dev/null; return 0; }
   local t0 t1
   for ((r = 1; r <= REPS; r++)); do
     t0=$(ticks "$pid")
@@ -538,7 +557,10 @@ case_tcp() {
   local sp=$!
   taskset -c "$TGT_CPU" "$LG" serve tcp --addr "$H:$P_TCP" --for $((REPS * 4 * (DUR + 5) + 30))s >"$OUT/tcp.out" 2>&1 &
   local lt=$!
-  for _ in $(seq 100); do ss -Hltn "( sport = :$P_TCP )" | grep -q . && ss -Hltn "( sport = :$P_SP )" | grep -q . && break; sleep 0.1; done
+  if ! wait_listen "$P_TCP" "$lt" "loadgen serve tcp" || ! wait_listen "$P_SP" "$sp" "sockperf server"; then
+    kill "$sp" "$lt" 2>/dev/null
+    return 0
+  fi
   for ((r = 1; r <= REPS; r++)); do
     [[ -z $ONLY || tcprr-c1 =~ $ONLY ]] && {
       one tcprr-c1 sockperf "$r" sh -c "sockperf ping-pong --tcp -i $H -p $P_SP -m 1024 -t $DUR --mps max 2>&1"
@@ -547,7 +569,7 @@ case_tcp() {
     [[ -z $ONLY || tcpstream-c1 =~ $ONLY ]] && {
       taskset -c "$TGT_CPU" iperf3 -s -1 -p "$P_IPERF" >"$OUT/iperf3.srv.r$r" 2>&1 &
       local ip=$!
-      for _ in $(seq 50); do ss -Hltn "( sport = :$P_IPERF )" | grep -q . && break; sleep 0.1; done
+      wait_listen "$P_IPERF" "$ip" "iperf3 -s" || { kill "$ip" 2>/dev/null; continue; }
       one tcpstream-c1 iperf3 "$r" iperf3 -c "$H" -p "$P_IPERF" -t "$DUR" -l 128K -J
       wait "$ip" 2>/dev/null
       one tcpstream-c1 loadgen "$r" "$LG" run -p tcp-stream --size 128KiB -t1 -c1 -d"${DUR}s" -q "$H:$P_TCP"
@@ -607,7 +629,7 @@ case_cpucount
 log "done; raw output in $OUT"
 echo
 echo "# medians over $REPS runs; req/cpu_s = requests per generator CPU-second; sleeps/req = its voluntary context switches per request"
-awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$6; per[k]=per[k]" "$8; cases[$1]=1; tools[$2]=1; rp[k" "$3]=$8; reps[$3]=1
+awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$6; per[k]=per[k]" "$8; cases[$1]=1; tools[$2]=1; rp[k" "$3]=$8; rq[k" "$3]=$5; reps[$3]=1
     if ($10 > 0) { pt[k]=pt[k]" "$10; rt[k" "$3]=$10 }
     if (NF >= 11 && $11 != "-") sl[k]=sl[k]" "$11 }
   # the same by what the spinner lost (taken_s), where both runs have it
@@ -633,6 +655,11 @@ awk 'NR>1 { k=$1" "$2; rps[k]=rps[k]" "$4; p50[k]=p50[k]" "$5; p99[k]=p99[k]" "$
       printf "%-14s httpbin/loadgen: req/cpu_s %.2f (%s; the target must keep up: >= 1.0)\n", c, med(per[b])/med(per[a]), spread(b, a) }
     for (c in cases) { a=c" loadgen"; b=c" nginx"; if ((a in per) && (b in per) && med(per[a]) > 0)
       printf "%-14s nginx/loadgen: req/cpu_s %.2f (%s; a C server on the same kernel path)\n", c, med(per[b])/med(per[a]), spread(b, a) }
+    # TCP_RR is compared by its round trip: the p50 of loadgen over that of
+    # sockperf, the medians and the spread of the alternating pairs
+    for (c in cases) { a=c" loadgen"; b=c" sockperf"; if (!(a in p50) || !(b in p50) || med(p50[b]) <= 0) continue
+      n=0; for (r in reps) if (((a" "r) in rq) && ((b" "r) in rq) && rq[b" "r] > 0) { x=rq[a" "r]/rq[b" "r]; if (!n || x<lo) lo=x; if (!n || x>hi) hi=x; n++ }
+      printf "%-14s loadgen/sockperf: round trip p50 %.2f (runs %.2f-%.2f; %.0f against %.0f us; goal <= 1.1)\n", c, med(p50[a])/med(p50[b]), lo, hi, med(p50[a])*1000, med(p50[b])*1000 }
     if (("httpbin-c50 httpbin" in per) && ("h1-c50 nginx" in per) && med(per["h1-c50 nginx"]) > 0)
       printf "%-14s httpbin/nginx: req/cpu_s %.2f (each serving loadgen at c50, /bytes/100 and nginx return 200)\n", "httpbin-c50", med(per["httpbin-c50 httpbin"])/med(per["h1-c50 nginx"])
   }' "$OUT/table.txt" | tee "$OUT/summary.txt"
