@@ -86,7 +86,7 @@ test-k8s:
 # the first node tests run (`go run ./cmd/node --nodes 2 build` builds
 # flanneld beforehand).
 test-cluster: node-build
-	cd $(E2E) && $(GO) test -count=1 -timeout 45m -run '^TestNode' ./...
+	cd $(E2E) && $(GO) test -count=1 -timeout 55m -run '^TestNode' ./...
 
 node-build:
 	cd $(E2E) && $(GO) run ./cmd/node build
@@ -95,7 +95,8 @@ node-build:
 # NODEFLAGS=--traefik adds the Gateway API's CRDs and Traefik
 # (GatewayClass and IngressClass traefik); NODEFLAGS="--nodes 2 --backend vxlan"
 # starts two nodes with Flannel instead (backend: vxlan, host-gw or udp;
-# `go run ./cmd/node backend host-gw` in meshes/k8s/e2e switches it).
+# `go run ./cmd/node backend host-gw` in meshes/k8s/e2e switches it), and
+# NODEFLAGS="--nodes 2 --cni macvlan" two nodes with Macvlan.
 cluster-up:
 	cd $(E2E) && $(GO) run ./cmd/node $(NODEFLAGS) up
 

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +30,12 @@ const flannelDir = "/var/tmp/loadgen-node-flannel"
 // them down when the test ends, failing it if anything of them is left
 // on the machine. A machine that cannot run them skips, but under CI.
 func startFlannelCluster(t *testing.T, backend string) *node.Node {
+	return startNodes(t, node.Config{Dir: flannelDir, Nodes: 2, CNI: node.CNIFlannel, Backend: backend})
+}
+
+// startNodes starts the nodes of cfg (Bins, Flanneld and Log filled in
+// here), checking that their teardown leaves the machine as it was.
+func startNodes(t *testing.T, cfg node.Config) *node.Node {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
@@ -48,26 +53,28 @@ func startFlannelCluster(t *testing.T, backend string) *node.Node {
 	if err != nil {
 		fail("building the node: %v", err)
 	}
-	t0 := time.Now()
-	flanneld, err := flanneldBin()
-	if err != nil {
-		fail("building flanneld: %v", err)
+	if cfg.CNI == node.CNIFlannel {
+		t0 := time.Now()
+		if cfg.Flanneld, err = flanneldBin(); err != nil {
+			fail("building flanneld: %v", err)
+		}
+		t.Logf("flanneld %s: %s (%v)", node.FlannelVersion, cfg.Flanneld, time.Since(t0).Round(100*time.Millisecond))
 	}
-	t.Logf("flanneld %s: %s (%v)", node.FlannelVersion, flanneld, time.Since(t0).Round(100*time.Millisecond))
 	before := hostTraces(t)
-	t0 = time.Now()
-	n, err := node.Start(ctx, node.Config{Dir: flannelDir, Bins: bins, Nodes: 2, Backend: backend, Flanneld: flanneld, Log: os.Stderr})
+	t0 := time.Now()
+	cfg.Bins, cfg.Log = bins, os.Stderr
+	n, err := node.Start(ctx, cfg)
 	if err != nil {
 		fail("%v", err)
 	}
-	t.Logf("two nodes with Flannel %s up in %v", backend, time.Since(t0).Round(100*time.Millisecond))
+	t.Logf("%d nodes with %s %s up in %v", cfg.Nodes, cfg.CNI, cfg.Backend, time.Since(t0).Round(100*time.Millisecond))
 	t.Cleanup(func() {
 		logs := n.Logs(20)
 		if err := n.Stop(); err != nil {
-			t.Errorf("the two nodes' teardown: %v\n%s", err, logs)
+			t.Errorf("the nodes' teardown: %v\n%s", err, logs)
 		}
 		if after := hostTraces(t); !slices.Equal(before, after) {
-			t.Errorf("the machine after the two nodes' teardown differs:\nbefore: %q\nafter:  %q", before, after)
+			t.Errorf("the machine after the nodes' teardown differs:\nbefore: %q\nafter:  %q", before, after)
 		}
 	})
 	return n
@@ -250,21 +257,8 @@ func vxlanBytes(t *testing.T, n *node.Node) map[string][2]uint64 {
 	t.Helper()
 	out := map[string][2]uint64{}
 	for _, m := range n.Members {
-		b, err := m.Run(context.Background(), "ip", "-s", "-j", "link", "show", "flannel.1")
-		if err != nil {
-			t.Fatalf("node %s: %v", m.Name, err)
-		}
-		var links []struct {
-			Stats64 struct {
-				RX, TX struct {
-					Bytes uint64 `json:"bytes"`
-				}
-			} `json:"stats64"`
-		}
-		if err := json.Unmarshal([]byte(b), &links); err != nil || len(links) != 1 {
-			t.Fatalf("node %s: flannel.1 stats %q: %v", m.Name, b, err)
-		}
-		out[m.Name] = [2]uint64{links[0].Stats64.RX.Bytes, links[0].Stats64.TX.Bytes}
+		rx, tx := devBytes(t, m, "flannel.1")
+		out[m.Name] = [2]uint64{rx, tx}
 	}
 	return out
 }

@@ -105,9 +105,10 @@ func (n *Node) startControllers(ctx context.Context) error {
 		"--service-cluster-ip-range", n.Addr.ServiceCIDR,
 		"--profiling=false", "--v=1",
 	}
-	if n.CNI == CNIFlannel {
-		// Flannel's kube subnet manager takes each node's subnet from its
-		// spec.podCIDR, which the controller manager allocates.
+	if n.Multi() {
+		// Flannel's kube subnet manager and the Macvlan network take each
+		// node's subnet from its spec.podCIDR, which the controller
+		// manager allocates.
 		args = append(args, "--allocate-node-cidrs=true", "--cluster-cidr", n.Addr.PodCIDR, "--node-cidr-mask-size", "24")
 	}
 	cmp, err := n.launch("kube-controller-manager", n.Bins.path("kube-controller-manager"), args)
@@ -225,9 +226,9 @@ func (n *Node) startKubelet(ctx context.Context, m Member) error {
 	if err := pr.waitFor(ctx, 60*time.Second, httpCheck("http://"+net.JoinHostPort(m.IP, strconv.Itoa(PortKubeletHealthz))+"/healthz")); err != nil {
 		return err
 	}
-	if n.CNI == CNIFlannel {
-		// Registered: Ready waits for the pod network, which Flannel
-		// makes from the node's podCIDR.
+	if n.Multi() {
+		// Registered: Ready waits for the pod network, which Flannel (or
+		// the Macvlan network) makes from the node's podCIDR.
 		return pr.waitFor(ctx, 60*time.Second, func(ctx context.Context) error {
 			nd, err := n.Client.CoreV1().Nodes().Get(ctx, m.Name, metav1.GetOptions{})
 			if err != nil {

@@ -185,8 +185,13 @@ func kubeletConfig(p paths, a Addresses, m Member, caFile string) ([]byte, error
 }
 
 // kubeProxyConfig is the KubeProxyConfiguration in one mode (iptables or
-// nftables), leaving the machine's conntrack table size alone.
-func kubeProxyConfig(p paths, a Addresses, m Member, mode, kubeconfig string) ([]byte, error) {
+// nftables), leaving the machine's conntrack table size alone. With
+// masqueradeAll (the Macvlan network), every packet to a Service is
+// SNATed to the node: "This may be required with some CNI plugins"
+// (KubeProxyIPTablesConfiguration.masqueradeAll) — a macvlan pod would
+// otherwise answer the client pod straight over the underlay, from its
+// own address, not the Service's.
+func kubeProxyConfig(p paths, a Addresses, m Member, mode, kubeconfig string, masqueradeAll bool) ([]byte, error) {
 	c := map[string]any{
 		"apiVersion":         "kubeproxy.config.k8s.io/v1alpha1",
 		"kind":               "KubeProxyConfiguration",
@@ -199,6 +204,9 @@ func kubeProxyConfig(p paths, a Addresses, m Member, mode, kubeconfig string) ([
 		"clientConnection":   map[string]any{"kubeconfig": kubeconfig},
 		"conntrack":          map[string]any{"maxPerCore": 0, "min": 0},
 		"nodePortAddresses":  []string{m.IP + "/32"},
+	}
+	if masqueradeAll {
+		c[mode] = map[string]any{"masqueradeAll": true}
 	}
 	return yaml.Marshal(c)
 }

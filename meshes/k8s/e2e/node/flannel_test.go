@@ -208,7 +208,7 @@ func TestMemberConfigs(t *testing.T) {
 	if c := containerdConfig(p, "p:1", "/d/nodes/loadgen-node-2/runc"); !strings.Contains(c, `Root = "/d/nodes/loadgen-node-2/runc"`) {
 		t.Errorf("node 2's containerd has no runc root of its own:\n%s", c)
 	}
-	pc, err := kubeProxyConfig(p, MultiAddresses, m, ProxyNFTables, "/kc")
+	pc, err := kubeProxyConfig(p, MultiAddresses, m, ProxyNFTables, "/kc", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,6 +118,9 @@ type Config struct {
 	Backend string
 	// Flanneld is the flanneld binary (BuildFlannel), with several nodes.
 	Flanneld string
+	// CNI is several nodes' network: CNIFlannel (default) or CNIMacvlan.
+	// The one node runs CNIBridge.
+	CNI string
 	// Log receives progress lines; nil: none.
 	Log io.Writer
 }
@@ -126,10 +129,52 @@ type Config struct {
 const (
 	CNIBridge  = "bridge"  // the one node: Debian's bridge plugin on the node's bridge
 	CNIFlannel = "flannel" // several nodes: flanneld on each, the bridge plugin as Flannel's CNI plugin delegates to it
+	CNIMacvlan = "macvlan" // several nodes: Debian's macvlan plugin on each node's uplink, a host shim (macvlan.go)
 )
+
+// MultiCNIs are the networks of several nodes.
+var MultiCNIs = []string{CNIFlannel, CNIMacvlan}
 
 // Multi tells whether the configuration is of several nodes.
 func (c *Config) Multi() bool { return c.Nodes > 1 }
+
+// checkCNI fills in the network's defaults and checks them: the one node
+// runs the bridge plugin; several run Flannel (a backend, flanneld built)
+// or Macvlan.
+func (c *Config) checkCNI() error {
+	if !c.Multi() {
+		switch {
+		case c.Backend != "":
+			return errors.New("a Flannel backend is for several nodes (Nodes 2 or more): the one node runs the bridge plugin")
+		case c.CNI != "" && c.CNI != CNIBridge:
+			return fmt.Errorf("CNI %s is for several nodes (Nodes 2 or more): the one node runs the bridge plugin", c.CNI)
+		}
+		c.CNI = CNIBridge
+		return nil
+	}
+	if c.CNI == "" {
+		c.CNI = CNIFlannel
+	}
+	switch c.CNI {
+	case CNIFlannel:
+		if c.Backend == "" {
+			c.Backend = FlannelVXLAN
+		}
+		if err := checkBackend(c.Backend); err != nil {
+			return err
+		}
+		if c.Flanneld == "" {
+			return errors.New("several nodes run Flannel: call BuildFlannel first")
+		}
+	case CNIMacvlan:
+		if c.Backend != "" {
+			return fmt.Errorf("a Flannel backend (%s) is for CNI flannel, not macvlan", c.Backend)
+		}
+	default:
+		return fmt.Errorf("CNI %q: several nodes run %s", c.CNI, strings.Join(MultiCNIs, " or "))
+	}
+	return nil
+}
 
 // DefaultDir is the node's state directory unless told otherwise.
 const DefaultDir = "/var/tmp/loadgen-node"
@@ -151,13 +196,10 @@ type Node struct {
 	// Members are the nodes, in name order: the one node, or each of
 	// several with its network namespace and address.
 	Members []Member
-	// CNI is CNIBridge (one node) or CNIFlannel (several).
-	CNI string
-
-	paths paths
-	pki   *pki
-	mu    sync.Mutex
-	st    *state
+	paths   paths
+	pki     *pki
+	mu      sync.Mutex
+	st      *state
 }
 
 func (c *Config) say(format string, a ...any) {
@@ -183,18 +225,8 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if cfg.Nodes < 0 || cfg.Nodes > MaxNodes {
 		return nil, fmt.Errorf("%d nodes: want 1 to %d", cfg.Nodes, MaxNodes)
 	}
-	if cfg.Multi() {
-		if cfg.Backend == "" {
-			cfg.Backend = FlannelVXLAN
-		}
-		if err := checkBackend(cfg.Backend); err != nil {
-			return nil, err
-		}
-		if cfg.Flanneld == "" {
-			return nil, errors.New("several nodes run Flannel: call BuildFlannel first")
-		}
-	} else if cfg.Backend != "" {
-		return nil, errors.New("a Flannel backend is for several nodes (Nodes 2 or more): the one node runs the bridge plugin")
+	if err := cfg.checkCNI(); err != nil {
+		return nil, err
 	}
 	if cfg.Bins == nil {
 		return nil, errors.New("no components: call Build first")
@@ -210,15 +242,16 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err := down(cfg.Dir, cfg.Log, cfg.Multi()); err != nil {
 		return nil, fmt.Errorf("taking down what an earlier node left in %s: %w", cfg.Dir, err)
 	}
-	addr, members, cni := DefaultAddresses, []Member{oneMember(DefaultAddresses)}, CNIBridge
+	addr, members := DefaultAddresses, []Member{oneMember(DefaultAddresses)}
 	if cfg.Multi() {
-		addr, members, cni = MultiAddresses, multiMembers(cfg.Nodes), CNIFlannel
+		addr, members = MultiAddresses, multiMembers(cfg.Nodes)
 	}
+	cni := cfg.CNI
 	if err := checkAddressFree(addr.NodeIP); err != nil {
 		return nil, err
 	}
 	started := time.Now()
-	n = &Node{Config: cfg, Addr: addr, Members: members, CNI: cni, paths: pathsOf(cfg.Dir)}
+	n = &Node{Config: cfg, Addr: addr, Members: members, paths: pathsOf(cfg.Dir)}
 	n.st = &state{Dir: cfg.Dir, Started: started.UTC(), Addr: n.Addr, ProxyMode: cfg.ProxyMode, Bins: cfg.Bins.Dir,
 		CNI: cni, Backend: cfg.Backend, Flanneld: cfg.Flanneld}
 	defer func() {
@@ -276,8 +309,13 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 			return nil, err
 		}
 	}
-	if n.CNI == CNIFlannel {
+	switch n.CNI {
+	case CNIFlannel:
 		if err := n.startFlannel(ctx); err != nil {
+			return nil, err
+		}
+	case CNIMacvlan:
+		if err := n.startMacvlan(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -364,9 +402,9 @@ func Attach(ctx context.Context, dir string, log io.Writer) (*Node, error) {
 		return nil, fmt.Errorf("no node is up in %s: %w", dir, err)
 	}
 	n := &Node{Config: Config{Dir: st.Dir, Bins: &Bins{Dir: st.Bins}, ProxyMode: st.ProxyMode, Log: log,
-		Nodes: len(st.members()), Backend: st.Backend, Flanneld: st.Flanneld},
+		Nodes: len(st.members()), Backend: st.Backend, Flanneld: st.Flanneld, CNI: st.cni()},
 		Addr: st.Addr, paths: pathsOf(st.Dir), st: st, Image: st.Image, PauseImage: st.Pause,
-		Members: st.members(), CNI: st.cni(),
+		Members:    st.members(),
 		Kubeconfig: filepath.Join(st.Dir, "admin.kubeconfig"), PrometheusURL: "http://" + net.JoinHostPort(st.Addr.NodeIP, strconv.Itoa(PortPrometheus))}
 	n.pki = &pki{dir: filepath.Join(st.Dir, "pki")}
 	if dead := n.Dead(); len(dead) > 0 {

@@ -21,7 +21,7 @@ import (
 func (n *Node) startKubeProxy(ctx context.Context, m Member, mode string) error {
 	n.say("kube-proxy (%s)%s", mode, n.on(m))
 	p := n.mpaths(m)
-	conf, err := kubeProxyConfig(p, n.Addr, m, mode, filepath.Join(n.Dir, "kube-proxy.kubeconfig"))
+	conf, err := kubeProxyConfig(p, n.Addr, m, mode, filepath.Join(n.Dir, "kube-proxy.kubeconfig"), n.CNI == CNIMacvlan)
 	if err != nil {
 		return err
 	}

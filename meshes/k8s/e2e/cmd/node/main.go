@@ -5,6 +5,7 @@
 //	go run ./cmd/node --traefik up   # and Traefik (Gateway API and Ingress, class traefik)
 //	go run ./cmd/node --sidecars up  # and the sidecar mesh's proxy images (nginx, HAProxy, Caddy)
 //	go run ./cmd/node --nodes 2 --backend vxlan up   # two nodes in network namespaces, Flannel
+//	go run ./cmd/node --nodes 2 --cni macvlan up     # two nodes, each pod a macvlan child of its node's uplink
 //	go run ./cmd/node --dir /var/tmp/loadgen-node2 backend host-gw   # switch a running cluster's Flannel backend
 //	go run ./cmd/node --nodes 2 study -o DIR [-d 10s] [--repeats 3] [--lab] [--k8s-paths DIR2]
 //	    # loadgen study flannel-backends on two nodes, each backend in turn (and
@@ -47,14 +48,15 @@ func run(args []string) error {
 	sidecars := fs.Bool("sidecars", false, "up: also build and import the sidecar mesh's proxy images (k8s run --mesh sidecar --proxy-image)")
 	traefik := fs.Bool("traefik", false, "up: also install the Gateway API's CRDs and Traefik "+node.TraefikVersion+" (GatewayClass and IngressClass traefik)")
 	nodes := fs.Int("nodes", 1, "up: how many nodes: 1 on the host with the bridge plugin, 2 or more each in a network namespace with Flannel")
-	backend := fs.String("backend", node.FlannelVXLAN, "up with --nodes 2 or more: Flannel's backend: "+strings.Join(node.FlannelBackends, ", "))
+	backend := fs.String("backend", "", "up with --nodes 2 or more and --cni flannel: Flannel's backend: "+strings.Join(node.FlannelBackends, ", ")+" (default "+node.FlannelVXLAN+")")
+	cni := fs.String("cni", node.CNIFlannel, "up with --nodes 2 or more: the pods' network: "+strings.Join(node.MultiCNIs, " or ")+" (each pod a macvlan child of its node's uplink)")
 	out := fs.String("o", "", "study: the study's results directory (loadgen study flannel-backends -o)")
 	dur := fs.Duration("d", 0, "study: each measurement's duration (default the study's own)")
 	repeats := fs.Int("repeats", 0, "study: the samples of each (default the study's own)")
 	lab := fs.Bool("lab", false, "study: run the lab's flannel-backends into -o first, for its figures beside the cluster's")
 	k8sPaths := fs.String("k8s-paths", "", "study: also loadgen study k8s-paths on the two nodes (vxlan) into this directory")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: node [--dir DIR] [--proxy-mode MODE] [--traefik] [--sidecars] [--nodes N [--backend B]] up|down|build\n"+
+		fmt.Fprintln(fs.Output(), "usage: node [--dir DIR] [--proxy-mode MODE] [--traefik] [--sidecars] [--nodes N [--cni flannel|macvlan] [--backend B]] up|down|build\n"+
 			"       node [--dir DIR] backend B\n       node --nodes 2 [--dir DIR] study -o DIR [-d D] [--repeats N] [--lab] [--k8s-paths DIR2]")
 		fs.PrintDefaults()
 	}
@@ -103,10 +105,12 @@ func run(args []string) error {
 		}
 		cfg := node.Config{Dir: *dir, Bins: bins, ProxyMode: *mode, Log: os.Stderr}
 		if *nodes > 1 {
-			if cfg.Flanneld, err = node.BuildFlannel(ctx, node.BuildOptions{Log: os.Stderr}); err != nil {
-				return err
+			cfg.Nodes, cfg.Backend, cfg.CNI = *nodes, *backend, *cni
+			if *cni == node.CNIFlannel {
+				if cfg.Flanneld, err = node.BuildFlannel(ctx, node.BuildOptions{Log: os.Stderr}); err != nil {
+					return err
+				}
 			}
-			cfg.Nodes, cfg.Backend = *nodes, *backend
 		}
 		n, err := node.Start(ctx, cfg)
 		if err != nil {
