@@ -34,6 +34,9 @@ const (
 	Ping    = "ping" // answered OK, counted nowhere: a sender's probe
 )
 
+// readBuffer is the socket receive buffer asked for.
+const readBuffer = 4 << 20
+
 // DefaultAddr is where the server listens when Config.Addr is empty.
 const DefaultAddr = "127.0.0.1:0"
 
@@ -107,6 +110,9 @@ func (s *Server) Start() error {
 		return fmt.Errorf("udpecho: %w", err)
 	}
 	s.conn = pc.(*net.UDPConn)
+	// A burst must not overflow the socket while the one reader is off
+	// the CPU: the kernel caps this at net.core.rmem_max.
+	s.conn.SetReadBuffer(readBuffer)
 	s.done = make(chan struct{})
 	go s.serve(s.conn, s.done)
 	return nil
