@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -168,7 +167,7 @@ func (s *Server) serve(c *net.UDPConn, done chan struct{}) {
 			continue // a transient error (ICMP's refused on some systems)
 		}
 		p := buf[:n]
-		if strings.HasPrefix(string(p), Control) {
+		if len(p) >= len(Control) && string(p[:len(Control)]) == Control { // compared, not converted: no allocation
 			s.control(c, from, string(p[len(Control):]))
 			continue
 		}
