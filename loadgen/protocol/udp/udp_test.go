@@ -75,3 +75,35 @@ func TestDialNoAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A sink that is gone when the connection closes never tells its count:
+// what was sent on that connection is unknown, neither received nor lost.
+func TestStreamCountNeverCame(t *testing.T) {
+	srv, err := udpecho.New(udpecho.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewDialer(Config{Addr: srv.Addr(), Mode: Stream, Size: 100, DialTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := d.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if o := c.Do(ctx, time.Time{}); o.Err != 0 {
+			t.Fatalf("Do: %+v", o)
+		}
+	}
+	srv.Close()
+	c.Close()
+	g, ok := d.Datagrams(ctx)
+	if !ok || g.Sent != 10 || g.Unknown != 10 || g.Received != 0 || g.Lost() != 0 {
+		t.Errorf("datagrams %+v, want 10 sent, 10 unknown", g)
+	}
+}
