@@ -232,8 +232,31 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	<-allDone
 	finish := time.Now()
 	e.drv.close()
-	return rep.result(finish, interrupted), nil
+	res := rep.result(finish, interrupted)
+	res.Summary.Datagrams = datagrams(ctx, d, cfg.Timeout.D(), finish.Sub(e.start))
+	return res, nil
 }
+
+// datagrams asks a datagram protocol's Dialer its counts, once its
+// connections are closed, waiting for its receivers' answers at most
+// settleBound past the timeout.
+func datagrams(ctx context.Context, d protocol.Dialer, timeout, span time.Duration) *results.Datagrams {
+	dc, ok := d.(protocol.DatagramCounter)
+	if !ok {
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout+settleBound)
+	defer cancel()
+	g, ok := dc.Datagrams(sctx)
+	if !ok {
+		return nil
+	}
+	return &results.Datagrams{Sent: g.Sent, Received: g.Received, ReceivedBytes: g.ReceivedBytes,
+		Lost: g.Lost(), Unknown: g.Unknown, Span: results.Duration(span)}
+}
+
+// settleBound bounds the wait for a UDP sink's count past the timeout.
+const settleBound = 10 * time.Second
 
 // SpareP reports whether Run drives cfg on event loops: GOMAXPROCS one
 // above cfg.Procs then lets them wait for events holding their Ps.

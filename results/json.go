@@ -243,3 +243,20 @@ func (p *Pacing) UnmarshalJSON(b []byte) error {
 	}{(*plain)(p), (*micros)(&p.MaxLag), (*micros)(&p.Slack)}
 	return json.Unmarshal(b, &v)
 }
+
+func (d Datagrams) MarshalJSON() ([]byte, error) {
+	type plain Datagrams
+	return json.Marshal(struct {
+		plain
+		Span seconds `json:"span_s"`
+	}{plain(d), seconds(d.Span)})
+}
+
+func (d *Datagrams) UnmarshalJSON(b []byte) error {
+	type plain Datagrams
+	v := struct {
+		*plain
+		Span *seconds `json:"span_s"`
+	}{(*plain)(d), (*seconds)(&d.Span)}
+	return json.Unmarshal(b, &v)
+}

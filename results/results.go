@@ -161,6 +161,9 @@ type Summary struct {
 	// target down for seconds costs few errors.
 	Outage   Duration `json:"outage_s,omitempty"`
 	OutageAt Duration `json:"outage_at_s,omitempty"`
+	// Datagrams are a UDP run's datagrams and their loss (udp-rr,
+	// udp-stream), over the whole run, warm-up included.
+	Datagrams *Datagrams `json:"datagrams,omitempty"`
 }
 
 // OK counts the requests that were answered with a status that is not an
@@ -304,6 +307,32 @@ type Connections struct {
 	// FailedMeasured is how many of the failed ones were tried in the
 	// measured window, where they count as connect errors.
 	FailedMeasured int64 `json:"failed_measured"`
+}
+
+// Datagrams count a UDP run's datagrams over the whole run, warm-up
+// included: what was sent, what the other end received (for udp-rr the
+// answers that came back within the timeout; for udp-stream the sink's own
+// count, asked when each connection closed) and the difference, lost.
+type Datagrams struct {
+	Sent          int64 `json:"sent"`
+	Received      int64 `json:"received"`
+	ReceivedBytes int64 `json:"received_bytes"`
+	Lost          int64 `json:"lost"`
+	// Unknown are datagrams sent on connections whose receiver never
+	// answered how many it got: in neither Received nor Lost.
+	Unknown int64 `json:"unknown,omitempty"`
+	// Span is the time they were sent over (warm-up and window): the
+	// receiver's rate is Received over it.
+	Span Duration `json:"span_s"`
+}
+
+// LossPercent is Lost as a share of the datagrams whose fate is known.
+func (d Datagrams) LossPercent() float64 {
+	known := d.Sent - d.Unknown
+	if known <= 0 {
+		return 0
+	}
+	return 100 * float64(d.Lost) / float64(known)
 }
 
 // Pacing reports how well the open loop kept its schedule.

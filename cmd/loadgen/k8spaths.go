@@ -47,7 +47,10 @@ and servers in pods:
 
 each × TCP_STREAM, TCP_RR and TCP_CRR (-p tcp-stream|tcp-rr|tcp-crr, 1024-byte
 messages, one connection, against loadgen serve tcp) and HTTP/1.1 (GET
-/bytes/1024, closed loop, 4 connections, against loadgen serve httpbin). Nodes
+/bytes/1024, closed loop, 4 connections, against loadgen serve httpbin); asked
+with --tests, UDP_STREAM and UDP_RR (-p udp-stream|udp-rr, 1024-byte datagrams,
+one connection, against loadgen serve udp on UDP port 9002, its Services' port
+of protocol UDP; UDP_STREAM's figure is what the sink received). Nodes
 are read from the cluster: servers and same-node clients run on the first
 schedulable node (not cordoned, not tainted NoSchedule), cross-node clients on
 the second; with one schedulable node the cross-node rows say they are not
@@ -100,7 +103,7 @@ either way.`,
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines (the table is printed still)")
 	fl.StringSliceVar(&f.opts.Paths, "paths", nil, "only these paths (default all), each pod path with its hostNetwork row")
-	fl.StringSliceVar(&f.opts.Tests, "tests", nil, "only these tests (default all): tcp-stream, tcp-rr, tcp-crr, http")
+	fl.StringSliceVar(&f.opts.Tests, "tests", nil, "only these tests (default all but UDP): tcp-stream, tcp-rr, tcp-crr, http, udp-stream, udp-rr")
 	fl.StringVar(&f.streamSize, "stream-size", "", "TCP_STREAM's write size (default 1024 B, k8s-netperf's; 128KiB is iperf-style)")
 	labelFlag(fl, &f.opts.Labels)
 	fl.StringVar(&f.opts.FlannelBackend, "flannel-backend", "", "refuse a cluster whose nodes do not run this Flannel backend (vxlan, host-gw, udp…)")

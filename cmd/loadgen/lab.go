@@ -33,8 +33,10 @@ type labFlags struct {
 
 // labProtocols are the lab's protocols; the first three, netperf's, are the
 // default. grpc-stream (gRPC ping-pong, the VPC CNI study's) serves a gRPC
-// target on the paths' ports instead, so it runs alone.
-var labProtocols = []string{"tcp-rr", "tcp-crr", "tcp-stream", "grpc-stream"}
+// target on the paths' ports instead, so it runs alone. udp-rr and
+// udp-stream are served by `serve udp` on the same port numbers, beside
+// the TCP target.
+var labProtocols = []string{"tcp-rr", "tcp-crr", "tcp-stream", "grpc-stream", "udp-rr", "udp-stream"}
 
 func newLabCmd() *cobra.Command {
 	f := &labFlags{}
@@ -91,7 +93,7 @@ hold (the table: loadgen run --help).`,
 	fl.StringVar(&f.modes, "modes", "", "CNI modes, comma-separated (default all: "+strings.Join(modeStrings(lab.Modes()), ",")+")")
 	fl.StringVar(&f.paths, "paths", "", "paths to measure in every mode, comma-separated (default all)")
 	fl.BoolVar(&f.cleanup, "cleanup", false, "loadgen cleanup: remove what killed loadgen runs left (namespaces, temporary directories), and exit")
-	fl.StringVar(&f.protocols, "protocols", strings.Join(labProtocols[:3], ","), "protocols, comma-separated: tcp-rr, tcp-crr, tcp-stream, or grpc-stream alone")
+	fl.StringVar(&f.protocols, "protocols", strings.Join(labProtocols[:3], ","), "protocols, comma-separated: tcp-rr, tcp-crr, tcp-stream, udp-rr, udp-stream, or grpc-stream alone")
 	fl.StringVar(&f.size, "size", "1KiB", "request and response size of tcp-rr and tcp-crr")
 	fl.StringVar(&f.streamSize, "stream-size", "64KiB", "write size of tcp-stream")
 	f.register(fl, "lab", "c1t1", 3*time.Second, 500*time.Millisecond) // netperf runs one connection
@@ -249,18 +251,18 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	if len(labs) == 0 {
 		return failf("lab: no mode could be built here (%s)", strings.Join(skipped, "; "))
 	}
-	target := "tcp"
-	if p.protocols[0] == "grpc-stream" {
-		target = "grpc"
-	}
-	stops, err := startLabServers(ctx, stderr, labs, exe, target)
+	var stops []func()
 	defer func() {
 		for _, stop := range stops {
 			stop()
 		}
 	}()
-	if err != nil {
-		return err
+	for _, target := range labTargets(p.protocols) {
+		st, err := startLabServers(ctx, stderr, labs, exe, target)
+		stops = append(stops, st...)
+		if err != nil {
+			return err
+		}
 	}
 
 	resume := "loadgen lab " + flagArgs(cmd, "modes", "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats", "assert", "baseline", "max-regression", "judge-contended", "allow-contended", "junit", "quiet", "label") + "-o " + shellQuote(f.out) + " --resume"
@@ -350,6 +352,19 @@ func startLabs(ctx context.Context, stderr io.Writer, p *labPlan, exe string) (l
 
 // startLabServers starts one target (loadgen serve tcp or grpc) per server
 // namespace and address of the applicable paths.
+// labTargets are the `loadgen serve` targets the protocols need: grpc for
+// grpc-stream, tcp for TCP's, udp for UDP's.
+func labTargets(protocols []string) []string {
+	var out []string
+	for _, proto := range protocols {
+		t, _, _ := strings.Cut(proto, "-")
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 func startLabServers(ctx context.Context, stderr io.Writer, labs []*lab.Lab, exe, target string) ([]func(), error) {
 	var stops []func()
 	seen := map[string]bool{}

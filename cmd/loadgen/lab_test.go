@@ -300,7 +300,7 @@ func TestLabTools(t *testing.T) {
 
 func TestLabBadInput(t *testing.T) {
 	for _, args := range [][]string{
-		{"--protocols", "udp-rr"}, {"--protocols", ","}, {"--ladder", "c1t2"}, {"--size", "-1"}, {"--size", "0"}, {"-d", "0s"}, {"--resume"},
+		{"--protocols", "sctp-rr"}, {"--protocols", ","}, {"--ladder", "c1t2"}, {"--size", "-1"}, {"--size", "0"}, {"-d", "0s"}, {"--resume"},
 		{"--paths", "loopback,pod-pod-wireguard"}, {"--modes", "host-gw,wireguard"}, {"--modes", "vxlan,vxlan"},
 		{"-o", os.TempDir(), "--resume"}, // holds no lab
 	} {

@@ -94,10 +94,13 @@ func stepLine(e sweep.Event, label string) string {
 		s := st.Run.Summary
 		rate, lat := fmt.Sprintf("%.0f req/s", s.RPS), fmt.Sprintf(", p50 %v, p99 %v", report.Latency(s.Latency.P50), report.Latency(s.Latency.P99))
 		switch st.Run.Config.Protocol {
-		case "tcp-stream": // a write's latency is not a round trip's
+		case "tcp-stream", "udp-stream": // a write's latency is not a round trip's
 			rate, lat = fmt.Sprintf("%.2f Gbit/s", s.WritePerSec*8/1e9), ""
-		case "tcp-rr", "tcp-crr":
+		case "tcp-rr", "tcp-crr", "udp-rr":
 			rate = fmt.Sprintf("%.0f trans/s", s.RPS)
+		}
+		if g := s.Datagrams; g != nil {
+			lat += fmt.Sprintf(", lost %d (%.2f%%)", g.Lost, g.LossPercent())
 		}
 		figures = fmt.Sprintf("%s%s, errors %d", rate, lat, s.Errors.Total())
 		if s.Requests == 0 {

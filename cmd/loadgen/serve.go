@@ -17,16 +17,17 @@ import (
 	"loadgen/targets/httpbin"
 	"loadgen/targets/tcpecho"
 	"loadgen/targets/tlscert"
+	"loadgen/targets/udpecho"
 )
 
 func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve TARGET",
-		Short: "Start a target server (httpbin, grpc, tcp) until Ctrl-C",
+		Short: "Start a target server (httpbin, grpc, tcp, udp) until Ctrl-C",
 		Long: `Start one of loadgen's target servers in the foreground. It runs until
 Ctrl-C (or --for elapses) and then prints how many requests it served.`,
 	}
-	cmd.AddCommand(newServeHTTPBinCmd(), newServeGRPCCmd(), newServeTCPCmd())
+	cmd.AddCommand(newServeHTTPBinCmd(), newServeGRPCCmd(), newServeTCPCmd(), newServeUDPCmd())
 	return cmd
 }
 
@@ -213,6 +214,53 @@ tcp-stream sends: then it is a sink that reads and counts.`,
 	fl := cmd.Flags()
 	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "address to listen on")
 	countVarP(fl, &cfg.MaxConns, "max-conns", "", 0, "refuse connections beyond this many at once (0: no limit)")
+	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long (default: until Ctrl-C)")
+	return cmd
+}
+
+func newServeUDPCmd() *cobra.Command {
+	var (
+		cfg    udpecho.Config
+		runFor time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "udp",
+		Short: "UDP target: echo (udp-rr) and counting sink (udp-stream) on one port",
+		Long: `A UDP target for netperf-style runs. A datagram is sent back as it came
+(udp-rr), unless its sender opened itself as a sink with loadgen's control
+datagram, which -p udp-stream sends: then its datagrams are counted and
+dropped, and the sender is told the count when it asks, so that a run's loss
+is what this end received.
+
+--drop-every N drops every Nth datagram on purpose: a known loss, to check
+that a path's loss accounting sees it.`,
+		Example: `  loadgen serve udp --addr 127.0.0.1:9001
+  loadgen run -p udp-rr --size 64 -d 10s 127.0.0.1:9001
+  loadgen run -p udp-stream --size 1400 -R 50k -d 10s 127.0.0.1:9001`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			srv, err := udpecho.New(cfg)
+			if err != nil {
+				return err
+			}
+			if err := srv.Start(); err != nil {
+				return failf("%v", err)
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "udp echo/sink listening on %s; Ctrl-C to stop\n", srv.Addr())
+			serveUntil(cmd.Context(), runFor)
+			return closeServer(out, srv.Close, func() string {
+				msg := fmt.Sprintf("%d datagrams echoed, %d sunk (%d bytes)", srv.Echoed(), srv.Sunk(), srv.SunkBytes())
+				if cfg.DropEvery > 0 {
+					msg += fmt.Sprintf(", %d dropped on purpose", srv.Dropped())
+				}
+				return msg
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:9001", "address to listen on")
+	countVarP(fl, &cfg.DropEvery, "drop-every", "", 0, "drop every Nth datagram, echoed or sunk, on purpose (0: none)")
 	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long (default: until Ctrl-C)")
 	return cmd
 }

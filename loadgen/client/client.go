@@ -24,17 +24,18 @@ import (
 	"loadgen/loadgen/protocol/netns"
 	"loadgen/loadgen/protocol/rpc"
 	"loadgen/loadgen/protocol/tcp"
+	"loadgen/loadgen/protocol/udp"
 	"loadgen/results"
 )
 
 // Spec is one load target, as asked.
 type Spec struct {
-	Protocol string // http1 (default), h2, h2c, grpc, grpc-stream, tcp-rr, tcp-crr, tcp-stream
+	Protocol string // http1 (default), h2, h2c, grpc, grpc-stream, tcp-rr, tcp-crr, tcp-stream, udp-rr, udp-stream
 	Target   string // http(s):// URL, or host:port for grpc and tcp; host:port/path is taken as http://
 	Method   string // HTTP; default GET, or POST with a body
 	Headers  []string
 	Body     []byte
-	Size     int // grpc and tcp payload bytes; tcp default 1024
+	Size     int // grpc, tcp and udp payload bytes; tcp and udp default 1024
 	Streams  int // concurrent streams per connection (h2, grpc)
 	// Connections is the run's connection count: gRPC groups its streams
 	// by it.
@@ -101,11 +102,13 @@ var described = [][2]string{
 	{"tcp-rr", "netperf's TCP_RR, request and response on a kept connection"},
 	{"tcp-crr", "TCP_CRR, a new connection per request"},
 	{"tcp-stream", "TCP_STREAM, bulk writes"},
+	{"udp-rr", "netperf's UDP_RR, a datagram there and one back, loss counted"},
+	{"udp-stream", "UDP_STREAM, datagrams one way, loss by the receiver's count"},
 }
 
 // Described lists every protocol a Spec takes with what it is ("h2c:
 // HTTP/2 without TLS (…)"), in the order a reader takes them: HTTP,
-// gRPC, raw TCP.
+// gRPC, raw TCP, UDP.
 func Described() []string {
 	out := make([]string, len(described))
 	for i, d := range described {
@@ -124,6 +127,8 @@ var builders = map[string]builder{
 	"tcp-rr":      newTCP,
 	"tcp-crr":     newTCP,
 	"tcp-stream":  newTCP,
+	"udp-rr":      newUDP,
+	"udp-stream":  newUDP,
 	"grpc":        newGRPC,
 	"grpc-stream": newGRPC,
 }
@@ -385,6 +390,30 @@ func newTCP(s *Spec, enter func(func() error) error) (protocol.Dialer, error) {
 		s.Size = tcp.DefaultSize
 	}
 	return tcp.NewDialer(tcp.Config{Addr: addr, Mode: tcp.Mode(s.Protocol), Size: s.Size, DialTimeout: s.Timeout, Enter: enter})
+}
+
+func newUDP(s *Spec, enter func(func() error) error) (protocol.Dialer, error) {
+	addr, err := hostPort(s.Target)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(s.Body) > 0 || s.Method != "" || len(s.Headers) > 0:
+		return nil, fmt.Errorf("-p %s sends datagrams of raw bytes: --body, -m and -H do not apply; use --size", s.Protocol)
+	case s.TLS.Enabled:
+		return nil, fmt.Errorf("-p %s is plaintext UDP: --tls does not apply", s.Protocol)
+	case s.Streams > 1:
+		return nil, fmt.Errorf("-p %s keeps one datagram in flight per connection: --streams does not apply; use -c for more", s.Protocol)
+	case s.Size > udp.MaxSize:
+		return nil, fmt.Errorf("--size %d: a UDP datagram carries at most %d bytes", s.Size, udp.MaxSize)
+	}
+	if err := tlsFor(s, false); err != nil {
+		return nil, err
+	}
+	if s.Size == 0 {
+		s.Size = udp.DefaultSize
+	}
+	return udp.NewDialer(udp.Config{Addr: addr, Mode: udp.Mode(s.Protocol), Size: s.Size, DialTimeout: s.Timeout, Enter: enter})
 }
 
 func newGRPC(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {

@@ -41,6 +41,7 @@ const (
 	PortGRPCDirect = 9091
 	PortTCP        = 9000
 	PortTCPDirect  = 9001
+	PortUDP        = 9002 // loadgen serve udp: echo and counting sink
 )
 
 // DirectPorts are the target's ports that no proxy captures.

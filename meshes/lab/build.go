@@ -242,8 +242,10 @@ func (l *Lab) services(b *builder, ns string) {
 	b.exec(ns, "iptables", "-w", "-t", "nat", "-A", "PREROUTING", "-j", "KUBE-SERVICES")
 	b.exec(ns, "iptables", "-w", "-t", "nat", "-A", "OUTPUT", "-j", "KUBE-SERVICES")
 	for _, s := range []struct{ ip, endpoint string }{{svcLocalIP, a.pod1b}, {svcRemoteIP, a.pod2a}} {
-		b.exec(ns, "iptables", "-w", "-t", "nat", "-A", "KUBE-SERVICES",
-			"-d", s.ip+"/32", "-p", "tcp", "--dport", strconv.Itoa(ServicePort),
-			"-j", "DNAT", "--to-destination", hostPort(s.endpoint, TargetPort))
+		for _, proto := range []string{"tcp", "udp"} { // a Service port of each protocol, as UDP's
+			b.exec(ns, "iptables", "-w", "-t", "nat", "-A", "KUBE-SERVICES",
+				"-d", s.ip+"/32", "-p", proto, "--dport", strconv.Itoa(ServicePort),
+				"-j", "DNAT", "--to-destination", hostPort(s.endpoint, TargetPort))
+		}
 	}
 }

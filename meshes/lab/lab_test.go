@@ -314,9 +314,12 @@ func dnatPackets(t *testing.T, l *Lab) uint64 {
 		t.Fatal(err)
 	}
 	var sum uint64
-	rules := 0
+	rules, udp := 0, 0
 	for _, line := range strings.Split(out, "\n") {
 		if strings.Contains(line, "DNAT") {
+			if slices.Contains(strings.Fields(line), "udp") {
+				udp++
+			}
 			n, err := strconv.ParseUint(strings.Fields(line)[0], 10, 64)
 			if err != nil {
 				t.Fatalf("DNAT rule line %q: %v", line, err)
@@ -325,8 +328,8 @@ func dnatPackets(t *testing.T, l *Lab) uint64 {
 			rules++
 		}
 	}
-	if rules != 2 {
-		t.Fatalf("node1's KUBE-SERVICES has %d DNAT rules, want 2:\n%s", rules, out)
+	if rules != 4 || udp != 2 {
+		t.Fatalf("node1's KUBE-SERVICES has %d DNAT rules (%d UDP), want a TCP and a UDP one for each of the 2 Services:\n%s", rules, udp, out)
 	}
 	return sum
 }

@@ -215,6 +215,18 @@ func addSummary(a, b *results.Summary) {
 	a.Connections.Failed += b.Connections.Failed
 	a.Connections.Measured += b.Connections.Measured
 	a.Connections.FailedMeasured += b.Connections.FailedMeasured
+	if g := b.Datagrams; g != nil {
+		if a.Datagrams == nil {
+			a.Datagrams = &results.Datagrams{}
+		}
+		d := a.Datagrams
+		d.Sent += g.Sent
+		d.Received += g.Received
+		d.ReceivedBytes += g.ReceivedBytes
+		d.Lost += g.Lost
+		d.Unknown += g.Unknown
+		d.Span = max(d.Span, g.Span)
+	}
 	if p := b.Pacing; p != nil {
 		if a.Pacing == nil {
 			a.Pacing = &results.Pacing{}

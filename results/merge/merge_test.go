@@ -298,3 +298,31 @@ func TestMergeKeepsTheLabels(t *testing.T) {
 		t.Errorf("no note of the labels left out: %q", got.Notes)
 	}
 }
+
+// A UDP run's datagrams are counts: the merge adds them, and the span is
+// the longest worker's.
+func TestMergeAddsDatagrams(t *testing.T) {
+	in, _, _ := workerRuns(t, 3, 11)
+	var want results.Datagrams
+	for i, w := range in {
+		if i == 2 {
+			continue // a worker without counts (an older one): counts nothing
+		}
+		g := results.Datagrams{Sent: int64(100 * (i + 1)), Received: int64(90 * (i + 1)), ReceivedBytes: int64(9000 * (i + 1)),
+			Lost: int64(8 * (i + 1)), Unknown: int64(2 * (i + 1)), Span: results.Duration(time.Duration(10+i) * time.Second)}
+		w.Run.Summary.Datagrams = &g
+		want.Sent += g.Sent
+		want.Received += g.Received
+		want.ReceivedBytes += g.ReceivedBytes
+		want.Lost += g.Lost
+		want.Unknown += g.Unknown
+		want.Span = max(want.Span, g.Span)
+	}
+	got, _, err := Runs(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Summary.Datagrams == nil || *got.Summary.Datagrams != want {
+		t.Errorf("merged datagrams %+v, want %+v", got.Summary.Datagrams, want)
+	}
+}

@@ -9,7 +9,7 @@ import (
 
 // unit is how a protocol's figures read: its throughput (netperf's
 // transactions/s for tcp-rr and tcp-crr, messages/s for gRPC ping-pong,
-// Gbit/s for tcp-stream), what CPU is counted per, and its latencies.
+// Gbit/s for tcp-stream and udp-stream), what CPU is counted per, and its latencies.
 type unit struct {
 	rate   string // head of the throughput column
 	per    string // CPU is counted per 1000 of rate ("1k"), or per Gbit/s ("Gbit")
@@ -19,9 +19,9 @@ type unit struct {
 
 func unitOf(protocol string) unit {
 	switch protocol {
-	case "tcp-stream":
+	case "tcp-stream", "udp-stream":
 		return unit{rate: "Gbit/s", per: "Gbit", stream: true}
-	case "tcp-rr", "tcp-crr":
+	case "tcp-rr", "tcp-crr", "udp-rr":
 		return unit{rate: "trans/s", per: "1k", micros: true}
 	case "grpc-stream":
 		return unit{rate: "msgs/s", per: "1k"}

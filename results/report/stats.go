@@ -21,7 +21,7 @@ type CellStats struct {
 	// Answered: some run had a response; without one a cell has no
 	// latency to show (a failed request's latency is its failure's).
 	Answered bool
-	Stream   bool // tcp-stream: Gbps is the throughput, latencies are a write's
+	Stream   bool // tcp-stream, udp-stream: Gbps is the throughput, latencies are a write's
 
 	RPS                      float64
 	Gbps                     float64 // bytes written, in Gbit/s
@@ -92,7 +92,7 @@ func (c *Cell) Stats(base *Cell) CellStats {
 		return s
 	}
 	s.OK, s.RPS = true, rps
-	s.Stream = c.protocol() == "tcp-stream"
+	s.Stream = SendsOnly(c.protocol())
 	s.Unmeasured = true
 	for _, st := range c.Steps {
 		if r := st.Run; r != nil {

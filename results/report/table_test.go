@@ -101,6 +101,16 @@ func TestSweepTableColumns(t *testing.T) {
 	if strings.Join(stream, " ") != "step path Gbit/s errors timeouts gen cpu" {
 		t.Errorf("tcp-stream columns %v: throughput in Gbit/s, no write latency, nothing unwatched", stream)
 	}
+	udp := *fixtureCNI(t)[2]
+	udp.Steps = nil
+	for _, st := range fixtureCNI(t)[2].Steps {
+		c, run := *st, *st.Run
+		run.Config.Protocol, c.Run = "udp-stream", &run
+		udp.Steps = append(udp.Steps, &c)
+	}
+	if got := head(sweepTable(t, &udp, TableOptions{Wide: true})); strings.Join(got, " ") != strings.Join(stream, " ") {
+		t.Errorf("udp-stream columns %v, want tcp-stream's %v", got, stream)
+	}
 }
 
 // A failed path's reason is one note under the table, not a column; an

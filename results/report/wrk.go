@@ -69,7 +69,7 @@ func WrkBody(w io.Writer, run *results.Run, opt WrkOptions) error {
 	}
 	wrk2Blocks(p, run, opt)
 	moved, how := s.BytesRead, "read"
-	if run.Config.Protocol == "tcp-stream" { // a sink answers nothing: what was sent
+	if SendsOnly(run.Config.Protocol) { // a sink answers nothing: what was sent
 		moved, how = s.BytesWritten, "written"
 	}
 	p.f("  %d requests in %s, %sB %s\n", s.Requests, fmtTimeUS(us(s.Duration)), fmtBinary(float64(moved)), how)
@@ -82,12 +82,33 @@ func WrkBody(w io.Writer, run *results.Run, opt WrkOptions) error {
 	}
 	p.f("Requests/sec: %9.2f\n", s.RPS)
 	transfer := s.ReadPerSec
-	if run.Config.Protocol == "tcp-stream" { // a sink answers nothing: count what was sent
+	if SendsOnly(run.Config.Protocol) { // a sink answers nothing: count what was sent
 		transfer = s.WritePerSec
 	}
 	p.f("Transfer/sec: %10sB\n", fmtBinary(transfer))
 	extras(p, run, opt)
 	return p.err
+}
+
+// SendsOnly tells a protocol whose requests are sent and never answered
+// (tcp-stream, udp-stream): its figure is what was sent.
+func SendsOnly(protocol string) bool { return protocol == "tcp-stream" || protocol == "udp-stream" }
+
+// DatagramsText says what a UDP run sent, what arrived and what was lost:
+// "1000 sent, 990 received by the sink (7.92 Mbit/s, 3300/s), 10 lost (1.00%)".
+func DatagramsText(g results.Datagrams, protocol string) string {
+	got := fmt.Sprintf("%d answered in time", g.Received)
+	if protocol == "udp-stream" {
+		got = fmt.Sprintf("%d received by the sink", g.Received)
+		if sec := g.Span.D().Seconds(); sec > 0 {
+			got += fmt.Sprintf(" (%.2f Mbit/s, %.0f/s)", float64(g.ReceivedBytes)*8/1e6/sec, float64(g.Received)/sec)
+		}
+	}
+	t := fmt.Sprintf("%d sent, %s, %d lost (%.2f%%)", g.Sent, got, g.Lost, g.LossPercent())
+	if g.Unknown > 0 {
+		t += fmt.Sprintf("; %d unknown: their receiver's count never came", g.Unknown)
+	}
+	return t + ", over the whole run, warm-up included"
 }
 
 // WrkHeader prints wrk's first two lines; the CLI prints them when the run
@@ -173,7 +194,7 @@ func extras(p *printer, run *results.Run, opt WrkOptions) {
 	if s.Errors.Protocol > 0 {
 		p.f("  Protocol errors: %d\n", s.Errors.Protocol)
 	}
-	if len(s.Status) > 0 && !strings.HasPrefix(run.Config.Protocol, "tcp") {
+	if len(s.Status) > 0 && !strings.HasPrefix(run.Config.Protocol, "tcp") && !strings.HasPrefix(run.Config.Protocol, "udp") {
 		codes := make([]int, 0, len(s.Status))
 		for code := range s.Status {
 			codes = append(codes, code)
@@ -202,8 +223,11 @@ func extras(p *printer, run *results.Run, opt WrkOptions) {
 		}
 	}
 	textByName(p, run) // a request mix's figures by name (byname.go)
-	if s.BytesWritten > 0 && run.Config.Protocol == "tcp-stream" {
+	if s.BytesWritten > 0 && SendsOnly(run.Config.Protocol) {
 		p.f("  Throughput: %.3f Gbit/s sent\n", s.WritePerSec*8/1e9)
+	}
+	if g := s.Datagrams; g != nil {
+		p.f("  %s", Wrap("Datagrams: "+DatagramsText(*g, run.Config.Protocol), TextWidth-2, "    "))
 	}
 	if s.InFlight > 0 {
 		p.f("  In flight when stopped (not counted): %d\n", s.InFlight)

@@ -85,3 +85,12 @@ func (d *Dialer) Resolve(ctx context.Context) error {
 
 // Close closes the namespace (the engine calls it when the run ends).
 func (d *Dialer) Close() error { return d.NS.Close() }
+
+// Datagrams are Inner's, when Inner counts datagrams (UDP).
+func (d *Dialer) Datagrams(ctx context.Context) (protocol.Datagrams, bool) {
+	dc, ok := d.Inner.(protocol.DatagramCounter)
+	if !ok {
+		return protocol.Datagrams{}, false
+	}
+	return dc.Datagrams(ctx)
+}

@@ -58,6 +58,9 @@ func TestNodePaths(t *testing.T) {
 			}
 			// Each test's results directory holds every measurement's run.
 			for _, test := range paths.Tests {
+				if test.OptIn {
+					continue // UDP: TestNodePathsUDP
+				}
 				man, steps, err := store.ReadSweep(filepath.Join(dir, "k8s-paths", test.Name))
 				if err != nil {
 					t.Fatal(err)
@@ -201,4 +204,49 @@ func metas[T any](items []T, meta func(T) metav1.ObjectMeta) []metav1.ObjectMeta
 		out = append(out, meta(x))
 	}
 	return out
+}
+
+// TestNodePathsUDP: `loadgen k8s paths --tests udp-stream,udp-rr` on the
+// real node: `loadgen serve udp` in the pod network and in the node's,
+// reached by the pod IP, the ClusterIP (a Service port of protocol UDP,
+// through kube-proxy's UDP rules) and the NodePort; every same-node row
+// has a figure, and every run's datagrams were counted, sink and echo
+// alike.
+func TestNodePathsUDP(t *testing.T) {
+	n := testNode(t)
+	bin := buildLoadgen(t)
+	dir := filepath.Join(t.TempDir(), "paths")
+	r := runLoadgen(t, bin, n.Kubeconfig, 8*time.Minute, "k8s", "paths", "-n", "node-paths-udp", "-d", "2s", "--repeats", "1",
+		"--tests", paths.TestUDPStream+","+paths.TestUDPRR, "--paths", paths.PodPodSameNode+","+paths.PodClusterIP+","+paths.PodNodePort,
+		"--image", n.Image, "-o", dir, "--run-id", "udpp", "-q")
+	tab, err := paths.ReadTable(dir)
+	if err != nil {
+		t.Fatalf("%v\n%v", err, r)
+	}
+	measured := 0
+	for _, row := range tab.Rows {
+		if row.Test != paths.TestUDPStream && row.Test != paths.TestUDPRR {
+			t.Errorf("row %s %s: only UDP was asked", row.Path, row.Test)
+		}
+		if row.Median == nil || *row.Median <= 0 {
+			t.Errorf("%s %s: no figure: %v", row.Path, row.Test, row.Failures)
+			continue
+		}
+		measured++
+	}
+	if measured != 4*2 {
+		t.Errorf("%d rows measured, want 4 paths (host-host with them) × 2 UDP tests\n%v", measured, r)
+	}
+	for _, test := range []string{paths.TestUDPStream, paths.TestUDPRR} {
+		_, steps, err := store.ReadSweep(filepath.Join(dir, test))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range steps {
+			if st.Run == nil || st.Run.Summary.Datagrams == nil || st.Run.Summary.Datagrams.Sent == 0 || st.Run.Summary.Datagrams.Unknown != 0 {
+				t.Errorf("%s %s: no datagrams counted: %+v", test, st.ID, st.Failed)
+			}
+		}
+	}
+	assertNothingLeft(t, n.Client, "node-paths-udp", "udpp")
 }

@@ -58,26 +58,32 @@ func (p *Plan) ServerLifetime() time.Duration {
 	return 10*time.Minute + n*(p.Options.Duration+jobGrace)
 }
 
-// serverPod is `loadgen serve httpbin` and `loadgen serve tcp` in one pod
+// serverPod is `loadgen serve httpbin`, `serve tcp` and `serve udp` in one pod
 // on the server node: in the pod network, or (host) in the node's, bound
 // to the node's IP (status.hostIP) on ports of their own.
 func (p *Plan) serverPod(host bool) *corev1.Pod {
 	o := p.Options.mesh()
-	name, component, addr, httpPort, tcpPort := ServerName, componentServer, "0.0.0.0", k8s.PortHTTP, k8s.PortTCP
+	name, component, addr, httpPort, tcpPort, udpPort := ServerName, componentServer, "0.0.0.0", k8s.PortHTTP, k8s.PortTCP, k8s.PortUDP
 	var env []corev1.EnvVar
 	if host {
-		name, component, addr, httpPort, tcpPort = HostServerName, componentHostServer, "$(HOST_IP)", HostPortHTTP, HostPortTCP
+		name, component, addr, httpPort, tcpPort, udpPort = HostServerName, componentHostServer, "$(HOST_IP)", HostPortHTTP, HostPortTCP, HostPortUDP
 		env = []corev1.EnvVar{{Name: "HOST_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.hostIP"}}}}
 	}
 	container := func(cname, kind string, port int, probe corev1.ProbeHandler) corev1.Container {
+		proto, rp := corev1.ProtocolTCP, &corev1.Probe{ProbeHandler: probe, PeriodSeconds: 2}
+		if kind == "udp" {
+			// No probe reaches a UDP port; the client's first datagram
+			// (its probe, a sink's opening) is retried until it answers.
+			proto, rp = corev1.ProtocolUDP, nil
+		}
 		return corev1.Container{
 			Name:            cname,
 			Image:           o.Image,
 			ImagePullPolicy: corev1.PullIfNotPresent,
 			Args:            []string{"serve", kind, "--addr", addr + ":" + strconv.Itoa(port)},
 			Env:             env,
-			Ports:           []corev1.ContainerPort{{Name: cname, ContainerPort: int32(port), Protocol: corev1.ProtocolTCP}},
-			ReadinessProbe:  &corev1.Probe{ProbeHandler: probe, PeriodSeconds: 2},
+			Ports:           []corev1.ContainerPort{{Name: cname, ContainerPort: int32(port), Protocol: proto}},
+			ReadinessProbe:  rp,
 			SecurityContext: k8s.Restricted(),
 		}
 	}
@@ -85,6 +91,7 @@ func (p *Plan) serverPod(host bool) *corev1.Pod {
 		Containers: []corev1.Container{
 			container("http", "httpbin", httpPort, corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt(httpPort)}}),
 			container("tcp", "tcp", tcpPort, corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt(tcpPort)}}),
+			container("udp", "udp", udpPort, corev1.ProbeHandler{}),
 		},
 		RestartPolicy:         corev1.RestartPolicyNever,
 		ActiveDeadlineSeconds: ptr.To(int64(p.ServerLifetime() / time.Second)),
@@ -107,6 +114,7 @@ func (p *Plan) service(name string, typ corev1.ServiceType) *corev1.Service {
 			Ports: []corev1.ServicePort{
 				{Name: "http", Port: k8s.PortHTTP, TargetPort: intstr.FromInt32(k8s.PortHTTP), Protocol: corev1.ProtocolTCP},
 				{Name: "tcp", Port: k8s.PortTCP, TargetPort: intstr.FromInt32(k8s.PortTCP), Protocol: corev1.ProtocolTCP},
+				{Name: "udp", Port: k8s.PortUDP, TargetPort: intstr.FromInt32(k8s.PortUDP), Protocol: corev1.ProtocolUDP},
 			},
 		},
 	}

@@ -43,6 +43,10 @@ const (
 	TestTCPRR     = "tcp-rr"
 	TestTCPCRR    = "tcp-crr"
 	TestHTTP      = "http"
+	// UDP_STREAM and UDP_RR against `loadgen serve udp`: asked by name
+	// only (--tests), as k8s-netperf's UDP profiles are.
+	TestUDPStream = "udp-stream"
+	TestUDPRR     = "udp-rr"
 )
 
 // Defaults of `loadgen k8s paths`: k8s-netperf's 10 s per sample and 3
@@ -64,6 +68,7 @@ const (
 const (
 	HostPortHTTP = 18080
 	HostPortTCP  = 19000
+	HostPortUDP  = 19002
 )
 
 // Names of the objects a paths run creates (besides a Job per
@@ -153,7 +158,7 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	for _, name := range o.Tests {
 		if !slices.ContainsFunc(Tests, func(t TestSpec) bool { return t.Name == name }) {
-			return o, fmt.Errorf("test %q: want some of %s, %s, %s, %s", name, TestTCPStream, TestTCPRR, TestTCPCRR, TestHTTP)
+			return o, fmt.Errorf("test %q: want some of %s, %s, %s, %s, %s, %s", name, TestTCPStream, TestTCPRR, TestTCPCRR, TestHTTP, TestUDPStream, TestUDPRR)
 		}
 	}
 	return o, o.mesh().Validate()
@@ -234,7 +239,21 @@ type TestSpec struct {
 	Unit     string // of the figure: higher is better for every test
 	// Connections and Threads are the closed loop's.
 	Connections, Threads int
+	// OptIn: the test runs only when asked by name (Options.Tests).
+	OptIn bool
 }
+
+// Runs tells whether the options run test t: every test not OptIn when
+// none is named, else the named ones.
+func (o Options) Runs(t TestSpec) bool {
+	if len(o.Tests) == 0 {
+		return !t.OptIn
+	}
+	return slices.Contains(o.Tests, t.Name)
+}
+
+// UDP tells a UDP test (its server is `loadgen serve udp`).
+func (t TestSpec) UDP() bool { return t.Name == TestUDPStream || t.Name == TestUDPRR }
 
 // Tests are the tests, in the order they run and print: one
 // connection for STREAM, RR and CRR (k8s-netperf's default), a few for
@@ -244,6 +263,8 @@ var Tests = []TestSpec{
 	{Name: TestTCPRR, Title: "TCP_RR", Protocol: "tcp-rr", Unit: "trans/s", Connections: 1, Threads: 1},
 	{Name: TestTCPCRR, Title: "TCP_CRR", Protocol: "tcp-crr", Unit: "conn/s", Connections: 1, Threads: 1},
 	{Name: TestHTTP, Title: "HTTP/1.1", Protocol: "http1", Unit: "req/s", Connections: HTTPConnections, Threads: 1},
+	{Name: TestUDPStream, Title: "UDP_STREAM", Protocol: "udp-stream", Unit: "Gbit/s", Connections: 1, Threads: 1, OptIn: true},
+	{Name: TestUDPRR, Title: "UDP_RR", Protocol: "udp-rr", Unit: "trans/s", Connections: 1, Threads: 1, OptIn: true},
 }
 
 // Rung is the test's closed loop as sweeps name it: c1t1.
@@ -301,7 +322,7 @@ func planOn(o Options, nodes []string) (*Plan, error) {
 	}
 	p := &Plan{Options: o, Nodes: nodes, ServerNode: nodes[0]}
 	for _, t := range Tests {
-		if len(o.Tests) == 0 || slices.Contains(o.Tests, t.Name) {
+		if o.Runs(t) {
 			p.Tests = append(p.Tests, t)
 		}
 	}
@@ -410,23 +431,28 @@ type Endpoints struct {
 	NodeIP    string // the servers' node (the hostNetwork server's status.hostIP)
 	PodIP     string // the pod-network server's status.podIP
 	ClusterIP string // the ClusterIP Service's spec.clusterIP
-	// NodePortTCP and NodePortHTTP are the NodePort Service's allocated ports.
-	NodePortTCP, NodePortHTTP int32
+	// NodePortTCP, NodePortHTTP and NodePortUDP are the NodePort
+	// Service's allocated ports.
+	NodePortTCP, NodePortHTTP, NodePortUDP int32
 }
 
 // Target is what the measurement's client dials: host:port for TCP, a
 // URL for HTTP.
 func (p *Plan) Target(m Measurement, ep Endpoints) string {
 	n := func(port int32) string { return strconv.Itoa(int(port)) }
+	tcpPort, udpPort, nodePort, hostPort := k8s.PortTCP, k8s.PortUDP, ep.NodePortTCP, HostPortTCP
+	if m.Test.UDP() {
+		tcpPort, nodePort, hostPort = udpPort, ep.NodePortUDP, HostPortUDP
+	}
 	switch m.Path.reach {
 	case reachPodIP:
-		return target(m.Test, ep.PodIP, strconv.Itoa(k8s.PortTCP), strconv.Itoa(k8s.PortHTTP))
+		return target(m.Test, ep.PodIP, strconv.Itoa(tcpPort), strconv.Itoa(k8s.PortHTTP))
 	case reachClusterIP:
-		return target(m.Test, ep.ClusterIP, strconv.Itoa(k8s.PortTCP), strconv.Itoa(k8s.PortHTTP))
+		return target(m.Test, ep.ClusterIP, strconv.Itoa(tcpPort), strconv.Itoa(k8s.PortHTTP))
 	case reachNodePort:
-		return target(m.Test, ep.NodeIP, n(ep.NodePortTCP), n(ep.NodePortHTTP))
+		return target(m.Test, ep.NodeIP, n(nodePort), n(ep.NodePortHTTP))
 	}
-	return target(m.Test, ep.NodeIP, strconv.Itoa(HostPortTCP), strconv.Itoa(HostPortHTTP))
+	return target(m.Test, ep.NodeIP, strconv.Itoa(hostPort), strconv.Itoa(HostPortHTTP))
 }
 
 func target(t TestSpec, host, tcpPort, httpPort string) string {

@@ -261,7 +261,7 @@ func TestPlanSubset(t *testing.T) {
 	if err := (Options{StreamSize: -1}).Validate(); err == nil {
 		t.Error("a negative stream size: no error")
 	}
-	for _, o := range []Options{{Paths: []string{"pod-pod"}}, {Tests: []string{"udp-rr"}}} {
+	for _, o := range []Options{{Paths: []string{"pod-pod"}}, {Tests: []string{"sctp-rr"}}} {
 		if err := o.Validate(); err == nil {
 			t.Errorf("%+v: no error", o)
 		}
@@ -397,5 +397,62 @@ func TestPathsKindsRendered(t *testing.T) {
 	}
 	if !slices.Equal(got, k8s.PathsKinds) {
 		t.Errorf("the plan applies %v, the permissions table grants %v", got, k8s.PathsKinds)
+	}
+}
+
+// UDP_STREAM and UDP_RR, asked by name: the servers serve UDP on ports of
+// their own, the Services carry a UDP port, and each path dials it.
+func TestPathsUDP(t *testing.T) {
+	two := []corev1.Node{node("a", false), node("b", false)}
+	def, err := NewPlan(Options{Repeats: 1}, two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ts := range def.Tests {
+		if ts.UDP() {
+			t.Errorf("the default plan runs %s: UDP is asked by name", ts.Name)
+		}
+	}
+	p, err := NewPlan(Options{Tests: []string{TestUDPStream, TestUDPRR}, Repeats: 1, Duration: 2 * time.Second}, two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := p.Objects()
+	for i, want := range map[int]string{1: "serve udp --addr $(HOST_IP):19002", 2: "serve udp --addr 0.0.0.0:9002"} {
+		pod := objs[i].(*corev1.Pod)
+		var found bool
+		for _, c := range pod.Spec.Containers {
+			if strings.Join(c.Args, " ") == want {
+				found = c.Ports[0].Protocol == corev1.ProtocolUDP && c.ReadinessProbe == nil
+			}
+		}
+		if !found {
+			t.Errorf("%s: no container %q with a UDP port and no probe", pod.Name, want)
+		}
+	}
+	for _, o := range objs[3:] {
+		svc := o.(*corev1.Service)
+		if !slices.ContainsFunc(svc.Spec.Ports, func(sp corev1.ServicePort) bool {
+			return sp.Port == k8s.PortUDP && sp.Protocol == corev1.ProtocolUDP && sp.TargetPort.IntValue() == k8s.PortUDP
+		}) {
+			t.Errorf("Service %s has no UDP port %d: %+v", svc.Name, k8s.PortUDP, svc.Spec.Ports)
+		}
+	}
+	ep := Endpoints{NodeIP: "198.18.64.1", PodIP: "198.18.65.7", ClusterIP: "198.18.112.20", NodePortTCP: 30900, NodePortHTTP: 30080, NodePortUDP: 30902}
+	want := map[string]string{
+		HostHost: "198.18.64.1:19002", PodPodSameNode: "198.18.65.7:9002", PodClusterIP: "198.18.112.20:9002", PodNodePort: "198.18.64.1:30902",
+		HostHostOther: "198.18.64.1:19002", PodPodOtherNode: "198.18.65.7:9002", PodClusterIPOther: "198.18.112.20:9002",
+	}
+	n := 0
+	for _, m := range p.Measurements() {
+		args := p.RunArgs(m, ep)
+		got := strings.Join(args, " ")
+		if args[len(args)-1] != want[m.Path.Name] || !strings.Contains(got, "-p "+m.Test.Protocol+" --size 1024") {
+			t.Errorf("%s %s: run %s, want the target %s", m.Path.Name, m.Test.Name, got, want[m.Path.Name])
+		}
+		n++
+	}
+	if n != 7*2 {
+		t.Errorf("%d measurements, want 7 paths × 2 UDP tests", n)
 	}
 }

@@ -115,7 +115,7 @@ func (r *Runner) Run(ctx context.Context) (table *Table, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r.say("servers ready: node IP %s, pod IP %s, ClusterIP %s, NodePorts tcp %d http %d", ep.NodeIP, ep.PodIP, ep.ClusterIP, ep.NodePortTCP, ep.NodePortHTTP)
+	r.say("servers ready: node IP %s, pod IP %s, ClusterIP %s, NodePorts tcp %d http %d udp %d", ep.NodeIP, ep.PodIP, ep.ClusterIP, ep.NodePortTCP, ep.NodePortHTTP, ep.NodePortUDP)
 	table = &Table{Schema: 1, Tool: "loadgen", Kind: Kind, Created: time.Now().UTC(), Context: c.Context, Server: c.Host,
 		Namespace: o.Namespace, RunID: o.RunID, Image: o.Image, DurationSeconds: o.Duration.Seconds(), Repeats: o.Repeats,
 		Tolerance: o.Tolerance, Judge: o.Judge, MessageSize: MessageSize, StreamSize: o.StreamSize, HTTPConnections: HTTPConnections,
@@ -168,7 +168,7 @@ func (r *Runner) prepareDir() error {
 		return fmt.Errorf("%s already holds results: choose another -o", r.Dir)
 	}
 	for _, t := range Tests {
-		if len(r.Options.Tests) > 0 && !slices.Contains(r.Options.Tests, t.Name) {
+		if !r.Options.Runs(t) {
 			continue
 		}
 		if err := os.MkdirAll(filepath.Join(r.Dir, t.Name, store.StepsDir), 0o755); err != nil {
@@ -322,6 +322,8 @@ func (r *Runner) serversReady(ctx context.Context, ns string) (Endpoints, bool, 
 					ep.NodePortTCP = sp.NodePort
 				case k8s.PortHTTP:
 					ep.NodePortHTTP = sp.NodePort
+				case k8s.PortUDP:
+					ep.NodePortUDP = sp.NodePort
 				}
 			}
 		}
@@ -333,7 +335,7 @@ func (r *Runner) serversReady(ctx context.Context, ns string) (Endpoints, bool, 
 			return ep, false, fmt.Sprintf("Service %s has no ready endpoint %s yet", name, ep.PodIP), nil
 		}
 	}
-	if ep.ClusterIP == "" || ep.ClusterIP == corev1.ClusterIPNone || ep.NodePortTCP == 0 || ep.NodePortHTTP == 0 {
+	if ep.ClusterIP == "" || ep.ClusterIP == corev1.ClusterIPNone || ep.NodePortTCP == 0 || ep.NodePortHTTP == 0 || ep.NodePortUDP == 0 {
 		return ep, false, "", fmt.Errorf("the Services got no ClusterIP or NodePorts (ClusterIP %q, NodePorts %d, %d)", ep.ClusterIP, ep.NodePortTCP, ep.NodePortHTTP)
 	}
 	return ep, true, "", nil

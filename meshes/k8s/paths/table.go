@@ -59,11 +59,16 @@ func SampleOf(m Measurement, st *results.Step) Sample {
 }
 
 // Figure is a test's figure of a finished run: Gbit/s written for
-// TCP_STREAM, requests answered without error per second for the rest
-// (transactions of RR, connections of CRR, HTTP requests).
+// TCP_STREAM, Gbit/s the sink received for UDP_STREAM (what a lossy path
+// delivers, not what was sent into it), requests answered without error
+// per second for the rest (transactions of RR, connections of CRR, HTTP
+// requests).
 func Figure(test string, r *results.Run) float64 {
 	s := r.Summary
-	if test == TestTCPStream {
+	if g := s.Datagrams; test == TestUDPStream && g != nil && g.Span > 0 {
+		return float64(g.ReceivedBytes) * 8 / 1e9 / g.Span.D().Seconds()
+	}
+	if test == TestTCPStream || test == TestUDPStream {
 		return s.WritePerSec * 8 / 1e9
 	}
 	if d := s.Duration.D().Seconds(); d > 0 {

@@ -107,6 +107,11 @@ func TestFigure(t *testing.T) {
 	if got := Figure(TestTCPStream, run); got != 1 {
 		t.Errorf("stream: %g Gbit/s, want 1", got)
 	}
+	udp := *run
+	udp.Summary.Datagrams = &results.Datagrams{Sent: 200, Received: 100, ReceivedBytes: 250e6, Lost: 100, Span: results.Duration(4 * time.Second)}
+	if got := Figure(TestUDPStream, &udp); got != 0.5 {
+		t.Errorf("udp stream: %g Gbit/s, want 0.5, what the sink received", got)
+	}
 	if got := Figure(TestHTTP, run); got != 450 {
 		t.Errorf("http: %g req/s, want 450 (errors are not throughput)", got)
 	}
