@@ -54,6 +54,9 @@ type shard struct {
 	// warm-up only: its requests count in nothing else.
 	wuLatency *hist.Histogram
 	wu        ivCounts
+	// msgs are the messages of streamed answers (messages.go); nil when
+	// the protocol's answers are not streams.
+	msgs *messageStats
 	_         [64]byte // keep shards' hot fields off each other's cache lines
 }
 

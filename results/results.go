@@ -161,6 +161,23 @@ type Summary struct {
 	// target down for seconds costs few errors.
 	Outage   Duration `json:"outage_s,omitempty"`
 	OutageAt Duration `json:"outage_at_s,omitempty"`
+	// Messages are the messages of streamed answers (gRPC server
+	// streaming), when the requests' answers are streams: a request's
+	// Latency is to the end of its answer, these time each message.
+	Messages *Messages `json:"messages,omitempty"`
+}
+
+// Messages are the messages of streamed answers, in the measured window.
+type Messages struct {
+	Count  int64   `json:"count"`   // messages received
+	PerSec float64 `json:"per_sec"` // Count over the window
+	// First is the time to each answer's first message: from the
+	// request's intended start in open loop (as Latency), from its send in
+	// closed loop.
+	First Latency `json:"first"`
+	// Gap is the time between two messages of one answer (from the one
+	// before); absent when no answer had two.
+	Gap *Latency `json:"gap,omitempty"`
 }
 
 // OK counts the requests that were answered with a status that is not an

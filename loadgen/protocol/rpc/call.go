@@ -32,7 +32,8 @@ import (
 // --protoset) when not empty — and encodes data, the request as JSON
 // (protojson; "" or "{}" is the empty message), as protobuf. It checks the
 // method exists and its streaming kind matches mode (Unary: neither client
-// nor server streaming; Stream: both).
+// nor server streaming; Stream: both; ServerStream and ClientStream: the
+// one side).
 //
 // method is "package.Service/Method", a leading "/" optional; call is it
 // as a :path, "/package.Service/Method", for Config.Call, and message is
@@ -60,12 +61,8 @@ func ResolveCall(ctx context.Context, cfg Config, method, data, protoset string)
 	if err != nil {
 		return "", nil, err
 	}
-	want := "unary"
-	if s.Mode == Stream {
-		want = "bidi-streaming"
-	}
-	if kind := streamingKind(md); kind != want {
-		return "", nil, fmt.Errorf("grpc: %s is %s: -p grpc calls unary methods, -p grpc-stream bidi-streaming ones", s.Call[1:], kind)
+	if kind := streamingKind(md); kind != modeKinds[s.Mode] {
+		return "", nil, fmt.Errorf("grpc: %s is %s: call it with -p %s (-p %s calls %s methods)", s.Call[1:], kind, kindModes[kind], s.Mode, modeKinds[s.Mode])
 	}
 	message, err = encodeJSON(md.Input(), data, types.files)
 	if err != nil {
@@ -73,6 +70,13 @@ func ResolveCall(ctx context.Context, cfg Config, method, data, protoset string)
 	}
 	return s.Call, message, nil
 }
+
+// modeKinds are the kinds of method each mode calls; kindModes the other
+// way.
+var (
+	modeKinds = map[Mode]string{Unary: "unary", Stream: "bidi-streaming", ServerStream: "server-streaming", ClientStream: "client-streaming"}
+	kindModes = map[string]Mode{"unary": Unary, "bidi-streaming": Stream, "server-streaming": ServerStream, "client-streaming": ClientStream}
+)
 
 // streamingKind names md's kind as errors say it.
 func streamingKind(md protoreflect.MethodDescriptor) string {
