@@ -57,7 +57,7 @@ type shard struct {
 	// msgs are the messages of streamed answers (messages.go); nil when
 	// the protocol's answers are not streams.
 	msgs *messageStats
-	_         [64]byte // keep shards' hot fields off each other's cache lines
+	_    [64]byte // keep shards' hot fields off each other's cache lines
 }
 
 func newShard(openLoop, intervals bool) *shard {

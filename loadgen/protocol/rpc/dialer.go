@@ -17,7 +17,6 @@ import (
 // maxMessage bounds a message: a body of MaxSize and its tags.
 const maxMessage = MaxSize + 64
 
-
 // Dialer hands out Conns, Config.Streams of them per HTTP/2 connection:
 // Dials 1…m share the first connection, m+1…2m the second, and so on. A
 // connection is closed with its last Conn. h2conn does the connection's
