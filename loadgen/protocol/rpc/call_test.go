@@ -32,7 +32,7 @@ func resolve(t *testing.T, cfg Config, method, data, protoset string) (call stri
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	call, msg, err := ResolveCall(ctx, cfg, method, data, protoset)
+	call, msg, err := ResolveCall(ctx, cfg, method, data, Types{Protoset: protoset})
 	if err != nil {
 		t.Fatalf("ResolveCall(%s, %s): %v", method, data, err)
 	}
@@ -44,7 +44,7 @@ func resolveFails(t *testing.T, cfg Config, method, data, protoset, want string)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	_, _, err := ResolveCall(ctx, cfg, method, data, protoset)
+	_, _, err := ResolveCall(ctx, cfg, method, data, Types{Protoset: protoset})
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("ResolveCall(%s, %s) = %v, want an error containing %q", method, data, err, want)
 	}
