@@ -88,6 +88,13 @@ type Config struct {
 	NetNS    string `json:"netns,omitempty"`  // the network namespace the load was sent from
 	Client   string `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for
 	Call     string `json:"call,omitempty"`   // the gRPC method of --call
+	// Messages is a streaming gRPC call's message count (--messages):
+	// what a client-streaming call sent, what a server-streaming one asked
+	// the echo target for.
+	Messages int `json:"messages_per_call,omitempty"`
+	// Window is the ping-pong messages in flight on each gRPC stream
+	// (--window); 0 or 1: one.
+	Window int `json:"window,omitempty"`
 	TLS      bool   `json:"tls,omitempty"`
 	// OKStatus are the HTTP statuses that counted as a success
 	// (--ok-status, as ranges: "200-299,404"); empty: every status below

@@ -32,6 +32,7 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 		Size: cfg.Size, Streams: cfg.Streams, Connections: cfg.Connections, Timeout: cfg.Timeout.D(),
 		TLS: tlsOpt, Client: f.client, NetNS: f.netns, Health: f.health,
 		Call: f.call, Data: f.data, Protoset: f.protoset, OKStatus: f.okStatus,
+		Proto: f.proto, ImportPaths: f.importPaths, Messages: f.messages, Window: f.window,
 	}
 	if m := f.mix; m != nil { // --targets
 		for _, r := range m.Requests {
