@@ -94,8 +94,8 @@ type Config struct {
 	Messages int `json:"messages_per_call,omitempty"`
 	// Window is the ping-pong messages in flight on each gRPC stream
 	// (--window); 0 or 1: one.
-	Window int `json:"window,omitempty"`
-	TLS      bool   `json:"tls,omitempty"`
+	Window int  `json:"window,omitempty"`
+	TLS    bool `json:"tls,omitempty"`
 	// OKStatus are the HTTP statuses that counted as a success
 	// (--ok-status, as ranges: "200-299,404"); empty: every status below
 	// 400, as wrk counts.

@@ -131,14 +131,14 @@ func Described() []string {
 type builder func(s *Spec, enter func(func() error) error) (protocol.Dialer, error)
 
 var builders = map[string]builder{
-	"http1":       newHTTP1,
-	"h2":          newHTTP2,
-	"h2c":         newHTTP2,
-	"tcp-rr":      newTCP,
-	"tcp-crr":     newTCP,
-	"tcp-stream":  newTCP,
-	"grpc":        newGRPC,
-	"grpc-stream": newGRPC,
+	"http1":              newHTTP1,
+	"h2":                 newHTTP2,
+	"h2c":                newHTTP2,
+	"tcp-rr":             newTCP,
+	"tcp-crr":            newTCP,
+	"tcp-stream":         newTCP,
+	"grpc":               newGRPC,
+	"grpc-stream":        newGRPC,
 	"grpc-server-stream": newGRPC,
 	"grpc-client-stream": newGRPC,
 }
