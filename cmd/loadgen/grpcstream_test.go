@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"loadgen/targets/grpcecho"
 )
 
 // Server- and client-streaming calls from the command line, against the
@@ -62,6 +65,26 @@ service Echo { rpc ServerStream(Payload) returns (stream Payload); }
 			t.Errorf("missing import: exit %d, %q; want 2 and %q", code, stderr, want)
 		}
 	})
+	t.Run("--window", func(t *testing.T) {
+		slow, err := grpcecho.New(grpcecho.Config{Addr: "127.0.0.1:0", Delay: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := slow.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { slow.Close() })
+		r := runJSON(t, "-p", "grpc-stream", "--window", "6", "-c", "1", "-n", "60", slow.Addr())
+		if r.Summary.Requests != 60 || slow.Messages() != 60 || slow.Streams() != 1 {
+			t.Errorf("%d messages answered; the server answered %d on %d streams; want 60 on 1", r.Summary.Requests, slow.Messages(), slow.Streams())
+		}
+		if got := slow.MaxInFlight(); got != 6 {
+			t.Errorf("the server held up to %d messages of the stream at once, want the window, 6", got)
+		}
+		if r.Config.Window != 6 || r.Config.Client != "grpc-go" {
+			t.Errorf("recorded window %d, client %q", r.Config.Window, r.Config.Client)
+		}
+	})
 	t.Run("bad input", func(t *testing.T) {
 		for _, bad := range []struct {
 			args []string
@@ -72,6 +95,8 @@ service Echo { rpc ServerStream(Payload) returns (stream Payload); }
 			{[]string{"-p", "grpc-server-stream", "--call", "loadgen.echo.v1.Echo/ServerStream", "--messages", "3"}, "server decides how many messages it sends"},
 			{[]string{"-p", "grpc-server-stream", "--call", "loadgen.echo.v1.Echo/Unary"}, "Echo/Unary is unary: call it with -p grpc"},
 			{[]string{"-p", "grpc-client-stream", "-I", t.TempDir()}, "--import-path describe a --call"},
+			{[]string{"-p", "grpc", "--window", "4"}, "--window keeps ping-pong messages in flight on a stream: use it with -p grpc-stream, not -p grpc"},
+			{[]string{"-p", "grpc-stream", "--window", "4", "--client", "x-net"}, "--client"},
 			{[]string{"-p", "grpc-server-stream", "--driver", "loop"}, "--driver loop cannot drive -p grpc-server-stream"},
 		} {
 			code, _, stderr := cli(t, append(append([]string{"run", "-n", "1"}, bad.args...), g.Addr())...)

@@ -160,6 +160,7 @@ Exit status, of every command that runs load or judges results:
 	fl.StringVar(&f.protoset, "protoset", "", "with --call: a FileDescriptorSet (protoc --descriptor_set_out) instead of server reflection")
 	fl.StringArrayVar(&f.proto, "proto", nil, "with --call: a .proto file to parse for the method's types instead of server reflection (repeatable)")
 	fl.StringArrayVarP(&f.importPaths, "import-path", "I", nil, "with --proto: a directory to search for its imports, as protoc -I (repeatable; then the file's own directory)")
+	countVarP(fl, &f.window, "window", "", 0, "-p grpc-stream: messages in flight on each stream, pipelined (default 1, the ping-pong); runs on grpc-go's client")
 	countVarP(fl, &f.messages, "messages", "", 0, "-p grpc-client-stream: messages each call sends; -p grpc-server-stream: messages each call asks the echo target for (default 10)")
 	fl.BoolVar(&f.newConn, "new-conn", false, "open a new connection for every request (TLS handshakes/s); its latency then includes the connect and handshake, on purpose")
 	fl.StringVar(&f.client, "client", "loadgen", "the client library: loadgen (lean, allocation-free), or the reference x-net (h2, h2c) or grpc-go (grpc, grpc-stream)")

@@ -64,6 +64,8 @@ type Spec struct {
 	Messages int
 	// Window is how many ping-pong messages each stream keeps in flight
 	// (-p grpc-stream); 0 or 1: one, the reply before the next message.
+	// A window is Window Conns on one stream: Streams counts Conns per
+	// connection, a multiple of it. It runs on grpc-go's client.
 	Window int
 	// Requests, when set, are a request mix (loadgen run --targets): what
 	// is sent over HTTP (http1, h2, h2c), each request picked by the
@@ -429,7 +431,10 @@ func newGRPC(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 	c := rpc.Config{
 		Target: addr, Mode: rpc.Mode(s.Protocol), Size: s.Size, Streams: s.Streams,
 		Connections: s.Connections, TLS: s.TLS, Metadata: s.Headers, DialTimeout: s.Timeout, Health: s.Health,
-		Messages: s.Messages,
+		Messages: s.Messages, Window: s.Window,
+	}
+	if s.Window > 1 {
+		s.Client = "grpc-go" // the lean client keeps one message in flight per stream
 	}
 	if c.Mode == rpc.ClientStream || (c.Mode == rpc.ServerStream && s.Call == "") {
 		c.Messages = cmp.Or(c.Messages, rpc.DefaultMessages)

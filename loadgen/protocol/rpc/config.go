@@ -95,6 +95,11 @@ type Config struct {
 	// ServerStream mode, the messages each call asks the echo target for
 	// (with Call, the server decides: leave it 0). 0 means DefaultMessages.
 	Messages int
+	// Window is, in Stream mode, how many messages each stream keeps in
+	// flight: Window Conns share a stream, each Do one message on it (the
+	// library client only: NewLibraryDialer). Streams counts Conns, so it
+	// is a multiple of Window. 0 or 1: a stream per Conn, the ping-pong.
+	Window int
 
 	// Call is the method to call instead of the echo target's, in full,
 	// "package.Service/Method" (a leading "/" is optional): a unary method
@@ -187,6 +192,14 @@ func (c Config) settings() (settings, error) {
 	}
 	if s.DialTimeout == 0 {
 		s.DialTimeout = DefaultDialTimeout
+	}
+	switch {
+	case c.Window < 0 || c.Window > MaxStreams:
+		return s, fmt.Errorf("grpc: window of %d messages out of range: use 1 to %d", c.Window, MaxStreams)
+	case c.Window > 1 && s.Mode != Stream:
+		return s, fmt.Errorf("grpc: a window of messages in flight is on a ping-pong stream: use grpc-stream, not %s", s.Mode)
+	case c.Window > 1 && s.Streams%c.Window != 0:
+		return s, fmt.Errorf("grpc: %d Conns per connection do not share streams of a window of %d: give a multiple of it", s.Streams, c.Window)
 	}
 	if err := s.setMessages(); err != nil {
 		return s, err

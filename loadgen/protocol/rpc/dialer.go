@@ -43,6 +43,9 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.Window > 1 {
+		return nil, fmt.Errorf("grpc: loadgen's own client keeps one message in flight per stream: a window of %d runs on grpc-go's (NewLibraryDialer)", s.Window)
+	}
 	d := &Dialer{s: s, req: newRequest(s), check: s.replyCheck(), sock: protocol.Target{Addr: s.Target}}
 	d.body = s.callBody(d.req)
 	if s.TLS.Enabled {

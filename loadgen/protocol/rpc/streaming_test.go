@@ -182,3 +182,52 @@ func TestStreamingNotOnLoop(t *testing.T) {
 		}
 	}
 }
+
+// A window keeps its messages in flight on one stream: with a delay at the
+// server, which reads a stream's messages as they come, the most it holds
+// at once is the window, every message answered, on one stream per
+// window.
+func TestEngineWindow(t *testing.T) {
+	const window, n = 8, 64
+	srv := startEcho(t, grpcecho.Config{Delay: 50 * time.Millisecond})
+	cfg := Config{Target: srv.Addr(), Mode: Stream, Streams: window, Window: window}
+	d, err := NewLibraryDialer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := closedN(1, n)
+	lc.Target, lc.Protocol, lc.Driver, lc.Streams, lc.Threads = cfg.Target, string(Stream), loadgen.DriverGoroutines, window, 1
+	r, err := loadgen.Run(context.Background(), lc, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Summary
+	if s.Requests != n || s.Errors.Total() != 0 || srv.Messages() != n {
+		t.Fatalf("%d messages answered, errors %+v, the server answered %d; want %d", s.Requests, s.Errors, srv.Messages(), n)
+	}
+	if got := srv.MaxInFlight(); got != window {
+		t.Errorf("the server held up to %d messages of a stream at once, want the window, %d", got, window)
+	}
+	if got := srv.Streams(); got != 1 {
+		t.Errorf("%d streams opened, want 1 for the window", got)
+	}
+}
+
+func TestWindowConfig(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Mode: Unary, Window: 2, Streams: 2}, "a window of messages in flight is on a ping-pong stream"},
+		{Config{Mode: Stream, Window: 4, Streams: 6}, "give a multiple of it"},
+		{Config{Mode: Stream, Window: -1}, "out of range"},
+	} {
+		tc.cfg.Target = "127.0.0.1:1"
+		if _, err := NewLibraryDialer(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)
+		}
+	}
+	if _, err := NewDialer(Config{Target: "127.0.0.1:1", Mode: Stream, Window: 2, Streams: 2}); err == nil || !strings.Contains(err.Error(), "runs on grpc-go's") {
+		t.Errorf("the lean client with a window: %v", err)
+	}
+}
