@@ -231,3 +231,28 @@ func TestWindowConfig(t *testing.T) {
 		t.Errorf("the lean client with a window: %v", err)
 	}
 }
+
+// Open loop, the time to a call's first message is from its intended
+// start, as the call's latency: a server slower than the schedule makes
+// the calls late, and their first messages with them, while the
+// uncorrected latency, from each send, stays near the server's time.
+func TestEngineServerStreamOpenLoop(t *testing.T) {
+	const delay = 20 * time.Millisecond // one call at a time: 50 calls/s
+	v := streamingVariants[0]
+	srv := v.echo(t, grpcecho.Config{Delay: delay})
+	lc := closedN(1, 40)
+	lc.Pacer = pace.Constant{PerSec: 200} // 4 times what the one connection can do
+	s := runMode(t, v, Config{Target: srv.Addr(), Mode: ServerStream, Messages: 1}, lc)
+	m := s.Messages
+	if s.Errors.Total() != 0 || m == nil || s.Uncorrected == nil {
+		t.Fatalf("errors %+v, messages %+v", s.Errors, m)
+	}
+	// The 40th call is due at 195 ms and starts after 39 calls of 20 ms:
+	// its first message is at least 585 ms late.
+	if m.First.Max.D() < 20*delay {
+		t.Errorf("first message max %v, uncorrected latency max %v: the first message is not timed from the call's intended start", m.First.Max, s.Uncorrected.Max)
+	}
+	if m.First.Max > s.Latency.Max {
+		t.Errorf("first message max %v past the calls' max %v", m.First.Max, s.Latency.Max)
+	}
+}
