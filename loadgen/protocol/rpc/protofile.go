@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/bufbuild/protocompile"
 	"github.com/bufbuild/protocompile/reporter"
@@ -49,6 +51,7 @@ func (t Types) Validate() error {
 func readProto(ctx context.Context, t Types) (*typeSource, error) {
 	paths := slices.Clone(t.ImportPaths)
 	var names []string
+	given := map[string]string{} // a name compiled: the --proto it is
 	for _, p := range t.Proto {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("grpc: --proto: %v", err)
@@ -65,15 +68,16 @@ func readProto(ctx context.Context, t Types) (*typeSource, error) {
 			name, _ = under(dir, p)
 		}
 		names = append(names, name)
+		given[name] = p
 	}
-	r := &missing{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: paths})}
+	r := &missing{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: paths, Accessor: open})}
 	c := protocompile.Compiler{
 		Resolver: r,
 		Reporter: reporter.NewReporter(nil, nil), // the first error ends it
 	}
 	files, err := c.Compile(ctx, names...)
 	if err != nil {
-		return nil, r.explain(err, t.Proto, paths)
+		return nil, r.explain(err, t.Proto, paths, given)
 	}
 	set := new(descriptorpb.FileDescriptorSet)
 	seen := map[string]bool{}
@@ -92,6 +96,17 @@ func readProto(ctx context.Context, t Types) (*typeSource, error) {
 		add(f)
 	}
 	return newTypeSource("--proto "+strings.Join(t.Proto, ", "), set)
+}
+
+// open opens a file to parse. A path through a file that is not a
+// directory (an import path holding a file named as the import's first
+// directory) is not there either: the next import path is searched.
+func open(path string) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, syscall.ENOTDIR) {
+		return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
+	}
+	return f, err
 }
 
 // under is p's name relative to dir, if dir holds it.
@@ -122,7 +137,7 @@ func (m *missing) FindFileByPath(path string) (protocompile.SearchResult, error)
 
 // explain says why parsing failed, in one line: an import not found names
 // the file, the file importing it and the paths searched.
-func (m *missing) explain(err error, protos, paths []string) error {
+func (m *missing) explain(err error, protos, paths []string, given map[string]string) error {
 	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
 	m.mu.Lock()
 	names := slices.Clone(m.names)
@@ -137,7 +152,11 @@ func (m *missing) explain(err error, protos, paths []string) error {
 	by := ""
 	var ferr reporter.ErrorWithPos
 	if errors.As(err, &ferr) {
-		by = ferr.GetPosition().Filename + " imports "
+		f := ferr.GetPosition().Filename
+		if p, ok := given[f]; ok {
+			f = p
+		}
+		by = f + " imports "
 	}
 	return fmt.Errorf("grpc: --proto: %s%s, which is in none of the import paths searched (%s): add the directory it is under with --import-path",
 		by, names[0], strings.Join(searched, ", "))

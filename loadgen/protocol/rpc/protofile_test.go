@@ -80,7 +80,9 @@ func TestCallProtoFileErrors(t *testing.T) {
 		want string
 	}{
 		{"import not found", Types{Proto: []string{service}, ImportPaths: []string{other}},
-			"echo.proto imports loadgen/echo/v1/payload.proto, which is in none of the import paths searched (-I " + other + ", -I " + filepath.Dir(service) + "): add the directory it is under with --import-path"},
+			service + " imports loadgen/echo/v1/payload.proto, which is in none of the import paths searched (-I " + other + ", -I " + filepath.Dir(service) + "): add the directory it is under with --import-path"},
+		{"through a file", Types{Proto: []string{service}, ImportPaths: []string{fileDir(t)}},
+			service + " imports loadgen/echo/v1/payload.proto, which is in none of the import paths searched"},
 		{"no import path", Types{Proto: []string{service}},
 			"imports loadgen/echo/v1/payload.proto, which is in none of the import paths searched (-I " + filepath.Dir(service) + ")"},
 		{"no such file", Types{Proto: []string{filepath.Join(other, "nope.proto")}}, "--proto: stat " + filepath.Join(other, "nope.proto")},
@@ -110,3 +112,11 @@ func resolveFrom(t *testing.T, cfg Config, method string, from Types, want strin
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// fileDir is a directory holding a file named "loadgen", as the first
+// directory of the echo's import.
+func fileDir(t *testing.T) string {
+	dir := t.TempDir()
+	writeFile(t, dir, "loadgen", "not a directory")
+	return dir
+}
