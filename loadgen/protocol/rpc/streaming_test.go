@@ -256,3 +256,33 @@ func TestEngineServerStreamOpenLoop(t *testing.T) {
 		t.Errorf("first message max %v past the calls' max %v", m.First.Max, s.Latency.Max)
 	}
 }
+
+// A window's message past the timeout cancels its stream: every message
+// on it fails, counted at the timeout, and the Conns dial new streams.
+func TestEngineWindowTimeouts(t *testing.T) {
+	const window = 4
+	srv := startEcho(t, grpcecho.Config{Delay: time.Second})
+	cfg := Config{Target: srv.Addr(), Mode: Stream, Streams: window, Window: window}
+	d, err := NewLibraryDialer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lc loadgen.Config
+	lc.Connections, lc.Duration, lc.Timeout = 1, results.Duration(400*time.Millisecond), results.Duration(50*time.Millisecond)
+	lc.Target, lc.Protocol, lc.Driver, lc.Streams, lc.Threads = cfg.Target, string(Stream), loadgen.DriverGoroutines, window, 1
+	r, err := loadgen.Run(context.Background(), lc, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Summary
+	if s.Requests != 0 || s.Errors.Timeout < window || s.Errors.Total() != s.Errors.Timeout {
+		t.Fatalf("%d answered, errors %+v: want timeouts only", s.Requests, s.Errors)
+	}
+	if mx := s.Latency.Max.D(); mx < 50*time.Millisecond || mx > 60*time.Millisecond {
+		t.Errorf("max %v: a timeout is counted at the 50 ms timeout", mx)
+	}
+	// Each round of timeouts breaks one stream; the next round is on a new one.
+	if n := srv.Streams(); n < 2 {
+		t.Errorf("the server saw %d streams over %d timed-out messages: a broken window's Conns must open a new one", n, s.Errors.Timeout)
+	}
+}

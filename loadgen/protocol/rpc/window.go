@@ -28,12 +28,13 @@ type window struct {
 	sendMu sync.Mutex // one SendMsg at a time; sent is the next ticket
 	sent   uint64
 
-	broken atomic.Bool // the stream failed: every Conn on it is done
+	broken  atomic.Bool  // the stream failed: every Conn on it is done
+	expired atomic.Bool  // a deadline broke it
+	conns   atomic.Int32 // Conns not closed yet
 
-	mu    sync.Mutex // guards the rest; held by the receiver in turn, never by a sender
-	turn  sync.Cond  // on mu: the next reply's ticket changed, or the stream broke
-	next  uint64     // the ticket of the next reply
-	conns int        // Conns not closed yet
+	mu   sync.Mutex // guards next; held by the receiver in turn, so only Do waits on it
+	turn sync.Cond  // on mu: the next reply's ticket changed, or the stream broke
+	next uint64     // the ticket of the next reply
 }
 
 // windowConn is one Conn of a window.
@@ -43,12 +44,13 @@ type windowConn struct {
 }
 
 // dialWindow returns a Conn on the channel's current window, opening a
-// stream every Window Conns.
+// stream every Window Conns, and when the current one broke (the Conns
+// that were on it dial anew).
 func (d *libraryDialer) dialWindow(ctx context.Context, c *libConn) (protocol.Conn, error) {
 	d.winMu.Lock()
 	defer d.winMu.Unlock()
 	w := d.win
-	if w == nil || d.winConns == d.s.Window || d.winCh != c.ch {
+	if w == nil || w.broken.Load() || d.winConns == d.s.Window || d.winCh != c.ch {
 		sctx, cancel := context.WithCancel(d.ctx)
 		stop := context.AfterFunc(ctx, cancel)
 		st, err := c.ch.cc.NewStream(sctx, &pingPongDesc, d.method)
@@ -64,9 +66,7 @@ func (d *libraryDialer) dialWindow(ctx context.Context, c *libConn) (protocol.Co
 		d.win, d.winConns, d.winCh = w, 0, c.ch
 	}
 	d.winConns++
-	w.mu.Lock()
-	w.conns++
-	w.mu.Unlock()
+	w.conns.Add(1)
 	return &windowConn{c: c, w: w}, nil
 }
 
@@ -81,7 +81,8 @@ func (wc *windowConn) Do(ctx context.Context, deadline time.Time) protocol.Outco
 	w.sendMu.Lock()
 	if w.broken.Load() || c.ctx.Err() != nil {
 		w.sendMu.Unlock()
-		return dead
+		// Not sent: the engine sends it again on a new stream.
+		return protocol.Outcome{Err: protocol.Read, Done: true, Unsent: true}
 	}
 	ticket := w.sent
 	w.sent++
@@ -99,7 +100,7 @@ func (wc *windowConn) Do(ctx context.Context, deadline time.Time) protocol.Outco
 			w.fail()
 			return protocol.Outcome{Err: protocol.Timeout, Done: true}
 		}
-		timer = time.AfterFunc(left, func() { w.fail() })
+		timer = time.AfterFunc(left, w.expire)
 	}
 	w.mu.Lock()
 	for w.next != ticket && !w.broken.Load() {
@@ -107,11 +108,11 @@ func (wc *windowConn) Do(ctx context.Context, deadline time.Time) protocol.Outco
 	}
 	if w.broken.Load() {
 		w.mu.Unlock()
-		if timer != nil && !timer.Stop() {
-			expired = true
+		if timer != nil {
+			timer.Stop()
 		}
-		if expired {
-			return protocol.Outcome{Err: protocol.Timeout, Done: true}
+		if w.expired.Load() { // its stream's deadline passed: it was in flight as long
+			return protocol.Outcome{Err: protocol.Timeout, Done: true, Written: c.d.written}
 		}
 		return dead
 	}
@@ -123,7 +124,7 @@ func (wc *windowConn) Do(ctx context.Context, deadline time.Time) protocol.Outco
 	}
 	w.turn.Broadcast()
 	w.mu.Unlock()
-	if timer != nil && !timer.Stop() {
+	if timer != nil && !timer.Stop() || err != nil && w.expired.Load() {
 		expired = true
 	}
 	o := c.outcome(err, expired)
@@ -132,6 +133,13 @@ func (wc *windowConn) Do(ctx context.Context, deadline time.Time) protocol.Outco
 		w.fail()
 	}
 	return o
+}
+
+// expire breaks the stream at a message's deadline: the messages in flight
+// on it are timeouts.
+func (w *window) expire() {
+	w.expired.Store(true)
+	w.fail()
 }
 
 // fail breaks the stream: it is cancelled, and every Conn on it is done.
@@ -145,13 +153,8 @@ func (w *window) fail() {
 
 // Close releases the Conn; the stream ends with its last one.
 func (wc *windowConn) Close() error {
-	w := wc.w
-	w.mu.Lock()
-	w.conns--
-	last := w.conns == 0
-	w.mu.Unlock()
-	if last {
-		w.cancel()
+	if wc.w.conns.Add(-1) == 0 {
+		wc.w.cancel()
 	}
 	return wc.c.Close()
 }
