@@ -225,7 +225,7 @@ func newServeGRPCCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "grpc",
-		Short: "gRPC target: Echo (unary, ping-pong, server- and client-streaming), grpc.health.v1, reflection",
+		Short: "gRPC target: Echo (unary, ping-pong, server and client streams), health, reflection",
 		Long: `A gRPC target (grpc-go): loadgen.echo.v1.Echo/Unary echoes each payload,
 Echo/PingPong answers each stream message with one (the ping-pong of the CNI
 studies), Echo/ServerStream answers one payload with Payload.messages of them,
