@@ -74,9 +74,10 @@ func (w *worker) clockMessages(open bool, intended, start time.Time) {
 	}
 }
 
-// messageSummary merges the shards' message statistics over window; nil
-// when the protocol's answers are not streams.
-func (e *engine) messageSummary(window time.Duration) *results.Messages {
+// messageSummary merges the shards' message statistics over window, with
+// their histograms encoded into enc; nil when the protocol's answers are
+// not streams.
+func (e *engine) messageSummary(window time.Duration, enc *results.Encoded) *results.Messages {
 	if !e.messages {
 		return nil
 	}
@@ -93,9 +94,11 @@ func (e *engine) messageSummary(window time.Duration) *results.Messages {
 		m.PerSec = float64(m.Count) / sec
 	}
 	m.First = results.Reduce(first)
+	enc.MessageFirst, _ = first.Encode()
 	if gap.Count() > 0 {
 		g := results.Reduce(gap)
 		m.Gap = &g
+		enc.MessageGap, _ = gap.Encode()
 	}
 	return m
 }

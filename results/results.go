@@ -391,6 +391,9 @@ type Encoded struct {
 	Connect     string `json:"connect,omitempty"`
 	Succeeded   string `json:"succeeded,omitempty"` // answered requests, corrected
 	Failed      string `json:"failed,omitempty"`    // failed requests, corrected
+	// The messages of streamed answers (Summary.Messages.First and Gap).
+	MessageFirst string `json:"message_first,omitempty"`
+	MessageGap   string `json:"message_gap,omitempty"`
 }
 
 // Duration is a time.Duration. In the result format (Run, Step, Manifest)

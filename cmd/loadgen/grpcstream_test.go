@@ -21,6 +21,9 @@ func TestGRPCStreamingKinds(t *testing.T) {
 		if r.Summary.Requests != 100 || m == nil || m.Count != 800 || g.StreamedMessages()-before != 800 {
 			t.Fatalf("%d calls, messages %+v; the server sent %d; want 100 calls of 8", r.Summary.Requests, m, g.StreamedMessages()-before)
 		}
+		if r.Histograms.MessageFirst == "" || r.Histograms.MessageGap == "" {
+			t.Error("the result does not keep the messages' histograms")
+		}
 		if r.Config.Messages != 8 || r.Config.Protocol != "grpc-server-stream" {
 			t.Errorf("recorded %d messages per call, -p %s", r.Config.Messages, r.Config.Protocol)
 		}
