@@ -73,6 +73,9 @@ type engine struct {
 	backoffCap      time.Duration // closed loop, between failed connects (backoff.go)
 	// mix is the request mix (Config.Mix, requestmix.go); nil without.
 	mix *mixState
+	// messages: the Dialer's answers are streams of messages, whose
+	// statistics the shards keep (messages.go).
+	messages bool
 	// slack is Config.Slack, 0 for none: how late an open-loop request
 	// may start to share an event loop's wake-up.
 	slack time.Duration
@@ -156,8 +159,14 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 		nshards = loopCount(cfg)
 	}
 	e.shards = make([]*shard, nshards)
+	if md, ok := d.(protocol.MessageDialer); ok && md.StreamsMessages() {
+		e.messages = true
+	}
 	for i := range e.shards {
 		e.shards[i] = newShard(e.pacer != nil, cfg.HistLog != nil || cfg.LiveLatency)
+		if e.messages {
+			e.shards[i].msgs = newMessageStats()
+		}
 	}
 	e.counts = make([]counter, cfg.Threads)
 	if cfg.Mix != nil {

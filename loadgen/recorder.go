@@ -54,7 +54,10 @@ type shard struct {
 	// warm-up only: its requests count in nothing else.
 	wuLatency *hist.Histogram
 	wu        ivCounts
-	_         [64]byte // keep shards' hot fields off each other's cache lines
+	// msgs are the messages of streamed answers (messages.go); nil when
+	// the protocol's answers are not streams.
+	msgs *messageStats
+	_    [64]byte // keep shards' hot fields off each other's cache lines
 }
 
 func newShard(openLoop, intervals bool) *shard {

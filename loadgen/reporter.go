@@ -310,6 +310,7 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 		c := results.Reduce(conn)
 		s.Connect = &c
 	}
+	s.Messages = e.messageSummary(window, &run.Histograms)
 	s.ThreadRPS = r.rps.spread()
 	if r.outage > 0 {
 		s.Outage, s.OutageAt = results.Duration(r.outage), results.Duration(max(0, r.outageAt.Sub(e.measure)))

@@ -38,6 +38,10 @@ type worker struct {
 	// requests.
 	pk     protocol.Picker
 	pkConn protocol.Conn
+	// msgs times the messages of conn's streamed answers; msgConn is the
+	// Conn it was given to.
+	msgs    messageClock
+	msgConn protocol.Conn
 }
 
 // perRequestConn is a Conn that opens a connection inside every Do, as
@@ -368,6 +372,9 @@ func (w *worker) step() bool {
 				w.pk, w.pkConn = w.conn.(protocol.Picker), w.conn
 			}
 			w.pk.Pick(int(pick))
+		}
+		if e.messages {
+			w.clockMessages(open, intended, start)
 		}
 		o = w.conn.Do(e.runCtx, deadline)
 		done = time.Now()

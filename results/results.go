@@ -88,7 +88,14 @@ type Config struct {
 	NetNS    string `json:"netns,omitempty"`  // the network namespace the load was sent from
 	Client   string `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for
 	Call     string `json:"call,omitempty"`   // the gRPC method of --call
-	TLS      bool   `json:"tls,omitempty"`
+	// Messages is a streaming gRPC call's message count (--messages):
+	// what a client-streaming call sent, what a server-streaming one asked
+	// the echo target for.
+	Messages int `json:"messages_per_call,omitempty"`
+	// Window is the ping-pong messages in flight on each gRPC stream
+	// (--window); 0 or 1: one.
+	Window int  `json:"window,omitempty"`
+	TLS    bool `json:"tls,omitempty"`
 	// OKStatus are the HTTP statuses that counted as a success
 	// (--ok-status, as ranges: "200-299,404"); empty: every status below
 	// 400, as wrk counts.
@@ -164,6 +171,23 @@ type Summary struct {
 	// Datagrams are a UDP run's datagrams and their loss (udp-rr,
 	// udp-stream), over the whole run, warm-up included.
 	Datagrams *Datagrams `json:"datagrams,omitempty"`
+	// Messages are the messages of streamed answers (gRPC server
+	// streaming), when the requests' answers are streams: a request's
+	// Latency is to the end of its answer, these time each message.
+	Messages *Messages `json:"messages,omitempty"`
+}
+
+// Messages are the messages of streamed answers, in the measured window.
+type Messages struct {
+	Count  int64   `json:"count"`   // messages received
+	PerSec float64 `json:"per_sec"` // Count over the window
+	// First is the time to each answer's first message: from the
+	// request's intended start in open loop (as Latency), from its send in
+	// closed loop.
+	First Latency `json:"first"`
+	// Gap is the time between two messages of one answer (from the one
+	// before); absent when no answer had two.
+	Gap *Latency `json:"gap,omitempty"`
 }
 
 // OK counts the requests that were answered with a status that is not an
@@ -396,6 +420,9 @@ type Encoded struct {
 	Connect     string `json:"connect,omitempty"`
 	Succeeded   string `json:"succeeded,omitempty"` // answered requests, corrected
 	Failed      string `json:"failed,omitempty"`    // failed requests, corrected
+	// The messages of streamed answers (Summary.Messages.First and Gap).
+	MessageFirst string `json:"message_first,omitempty"`
+	MessageGap   string `json:"message_gap,omitempty"`
 }
 
 // Duration is a time.Duration. In the result format (Run, Step, Manifest)

@@ -27,11 +27,16 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 		// loadgen's completes a handshake below 1.2.
 		return nil, fmt.Errorf("--tls-version %s: loadgen's clients speak TLS 1.2 and 1.3 only: use 1.2 or 1.3", f.tls.version)
 	}
+	if f.window > 1 && f.protocol == "grpc-stream" {
+		// Each stream's window is Window Conns of the engine's.
+		cfg.Streams = max(1, cfg.Streams) * f.window
+	}
 	s := client.Spec{
 		Protocol: f.protocol, Target: cfg.Target, Method: f.method, Headers: cfg.Headers, Body: body,
 		Size: cfg.Size, Streams: cfg.Streams, Connections: cfg.Connections, Timeout: cfg.Timeout.D(),
 		TLS: tlsOpt, Client: f.client, NetNS: f.netns, Health: f.health,
 		Call: f.call, Data: f.data, Protoset: f.protoset, OKStatus: f.okStatus,
+		Proto: f.proto, ImportPaths: f.importPaths, Messages: f.messages, Window: f.window,
 	}
 	if m := f.mix; m != nil { // --targets
 		for _, r := range m.Requests {

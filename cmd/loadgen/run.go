@@ -66,6 +66,10 @@ type runFlags struct {
 	call        string // -p grpc: any method, ghz's --call
 	data        string
 	protoset    string
+	proto       []string // --proto: .proto files for --call's types
+	importPaths []string // --import-path: where their imports are
+	messages    int      // --messages: a streaming call's message count
+	window      int      // --window: ping-pong messages in flight per stream
 	targets     string   // --targets: a request mix's file
 	mix         *mix.Mix // read from it
 	check       checkFlags
@@ -151,9 +155,13 @@ Exit status, of every command that runs load or judges results:
 	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol (default http1): "+strings.Join(client.Described(), "; "))
 	bytesVar(fl, &f.size, "size", 0, "payload bytes for grpc and tcp protocols, e.g. 100, 1KiB, 64k (default: tcp 1024, grpc an empty message)")
 	fl.BoolVar(&f.health, "health", false, "-p grpc: call grpc.health.v1.Health/Check (any gRPC server) instead of loadgen's echo")
-	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream: call this method of any server, pkg.Service/Method (types by server reflection or --protoset)")
+	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream, grpc-server-stream, grpc-client-stream: call this method of any server, pkg.Service/Method (types by server reflection, --protoset or --proto)")
 	fl.StringVar(&f.data, "data", "", "with --call: the request message as JSON (@FILE reads it from a file); default {}")
 	fl.StringVar(&f.protoset, "protoset", "", "with --call: a FileDescriptorSet (protoc --descriptor_set_out) instead of server reflection")
+	fl.StringArrayVar(&f.proto, "proto", nil, "with --call: a .proto file to parse for the method's types instead of server reflection (repeatable)")
+	fl.StringArrayVarP(&f.importPaths, "import-path", "I", nil, "with --proto: a directory to search for its imports, as protoc -I (repeatable; then the file's own directory)")
+	countVarP(fl, &f.window, "window", "", 0, "-p grpc-stream: messages in flight on each stream, pipelined (default 1, the ping-pong); runs on grpc-go's client")
+	countVarP(fl, &f.messages, "messages", "", 0, "-p grpc-client-stream: messages each call sends; -p grpc-server-stream: messages each call asks the echo target for (default 10)")
 	fl.BoolVar(&f.newConn, "new-conn", false, "open a new connection for every request (TLS handshakes/s); its latency then includes the connect and handshake, on purpose")
 	fl.StringVar(&f.client, "client", "loadgen", "the client library: loadgen (lean, allocation-free), or the reference x-net (h2, h2c) or grpc-go (grpc, grpc-stream)")
 	fl.StringVar(&f.netns, "netns", "", "send from this network namespace (a name from ip netns list; needs root)")

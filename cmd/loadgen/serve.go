@@ -273,14 +273,19 @@ func newServeGRPCCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "grpc",
-		Short: "gRPC target: Echo (unary and ping-pong stream), grpc.health.v1, reflection",
+		Short: "gRPC target: Echo (unary, ping-pong, server and client streams), health, reflection",
 		Long: `A gRPC target (grpc-go): loadgen.echo.v1.Echo/Unary echoes each payload,
 Echo/PingPong answers each stream message with one (the ping-pong of the CNI
-studies), grpc.health.v1 reports SERVING, and reflection lets grpcurl, ghz and
-fortio drive it too.`,
+studies), Echo/ServerStream answers one payload with Payload.messages of them,
+Echo/ClientStream reads a stream of payloads and answers one counting them,
+grpc.health.v1 reports SERVING, and reflection lets grpcurl, ghz and fortio
+drive it too. With --delay, a ping-pong stream's messages are read as they
+come, each answered a delay after it arrived.`,
 		Example: `  loadgen serve grpc --addr 127.0.0.1:9090
   loadgen run -p grpc -c 50 -d 10s --size 1024 127.0.0.1:9090
-  loadgen run -p grpc-stream -c 1 -d 30s 127.0.0.1:9090`,
+  loadgen run -p grpc-stream -c 1 -d 30s 127.0.0.1:9090
+  loadgen run -p grpc-server-stream --messages 100 -c 4 -d 10s 127.0.0.1:9090
+  loadgen run -p grpc-client-stream --messages 100 -c 4 -d 10s 127.0.0.1:9090`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tc, err := st.config("h2")
@@ -303,7 +308,8 @@ fortio drive it too.`,
 			fmt.Fprintf(out, "grpc listening on %s, %s; Ctrl-C to stop\n", srv.Addr(), mode)
 			serveUntil(cmd.Context(), runFor)
 			return closeServer(out, srv.Close, func() string {
-				return fmt.Sprintf("%d unary calls, %d ping-pong messages, %d health checks", srv.Calls(), srv.Messages(), srv.HealthChecks())
+				return fmt.Sprintf("%d unary calls, %d ping-pong messages, %d server-streaming calls (%d messages), %d client-streaming calls (%d messages), %d health checks",
+					srv.Calls(), srv.Messages(), srv.ServerStreamCalls(), srv.StreamedMessages(), srv.ClientStreamCalls(), srv.ReceivedMessages(), srv.HealthChecks())
 			})
 		},
 	}

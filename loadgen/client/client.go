@@ -6,6 +6,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,6 +56,18 @@ type Spec struct {
 	// message as JSON (@FILE reads a file), types by reflection or from a
 	// FileDescriptorSet.
 	Call, Data, Protoset string
+	// Proto are .proto files to parse for a Call's types instead, their
+	// imports found in ImportPaths (protoc's -I).
+	Proto, ImportPaths []string
+	// Messages is a streaming call's message count: what a
+	// client-streaming call sends, what a server-streaming one asks the
+	// echo target for (-p grpc-client-stream, grpc-server-stream).
+	Messages int
+	// Window is how many ping-pong messages each stream keeps in flight
+	// (-p grpc-stream); 0 or 1: one, the reply before the next message.
+	// A window is Window Conns on one stream: Streams counts Conns per
+	// connection, a multiple of it. It runs on grpc-go's client.
+	Window int
 	// Requests, when set, are a request mix (loadgen run --targets): what
 	// is sent over HTTP (http1, h2, h2c), each request picked by the
 	// engine. Their URLs share one scheme, host and port, which Target is
@@ -98,7 +111,9 @@ var described = [][2]string{
 	{"h2", "HTTP/2 over TLS (https://, ALPN h2)"},
 	{"h2c", "HTTP/2 without TLS (http://, prior knowledge)"},
 	{"grpc", "gRPC unary calls"},
-	{"grpc-stream", "gRPC ping-pong streams"},
+	{"grpc-stream", "gRPC ping-pong streams (--window N: N messages in flight on each)"},
+	{"grpc-server-stream", "gRPC server-streaming calls: one message out, a stream back (--messages asks the echo target for that many)"},
+	{"grpc-client-stream", "gRPC client-streaming calls: --messages out (default 10), one back"},
 	{"tcp-rr", "netperf's TCP_RR, request and response on a kept connection"},
 	{"tcp-crr", "TCP_CRR, a new connection per request"},
 	{"tcp-stream", "TCP_STREAM, bulk writes"},
@@ -121,16 +136,18 @@ func Described() []string {
 type builder func(s *Spec, enter func(func() error) error) (protocol.Dialer, error)
 
 var builders = map[string]builder{
-	"http1":       newHTTP1,
-	"h2":          newHTTP2,
-	"h2c":         newHTTP2,
-	"tcp-rr":      newTCP,
-	"tcp-crr":     newTCP,
-	"tcp-stream":  newTCP,
-	"udp-rr":      newUDP,
-	"udp-stream":  newUDP,
-	"grpc":        newGRPC,
-	"grpc-stream": newGRPC,
+	"http1":              newHTTP1,
+	"h2":                 newHTTP2,
+	"h2c":                newHTTP2,
+	"tcp-rr":             newTCP,
+	"tcp-crr":            newTCP,
+	"tcp-stream":         newTCP,
+	"udp-rr":             newUDP,
+	"udp-stream":         newUDP,
+	"grpc":               newGRPC,
+	"grpc-stream":        newGRPC,
+	"grpc-server-stream": newGRPC,
+	"grpc-client-stream": newGRPC,
 }
 
 // New checks s, completes it with what it implies (the protocol's
@@ -148,10 +165,14 @@ func New(s *Spec) (protocol.Dialer, error) {
 		return nil, err
 	}
 	switch {
-	case s.Call != "" && s.Protocol != "grpc" && s.Protocol != "grpc-stream":
-		return nil, fmt.Errorf("--call names a gRPC method: use it with -p grpc or -p grpc-stream")
-	case s.Call == "" && (s.Data != "" || s.Protoset != ""):
-		return nil, fmt.Errorf("--data and --protoset describe a --call: give the method with --call pkg.Service/Method")
+	case s.Call != "" && !isGRPC(s.Protocol):
+		return nil, fmt.Errorf("--call names a gRPC method: use it with -p grpc, grpc-stream, grpc-server-stream or grpc-client-stream")
+	case s.Call == "" && (s.Data != "" || s.Protoset != "" || len(s.Proto) > 0 || len(s.ImportPaths) > 0):
+		return nil, fmt.Errorf("--data, --protoset, --proto and --import-path describe a --call: give the method with --call pkg.Service/Method")
+	case s.Messages != 0 && s.Protocol != "grpc-server-stream" && s.Protocol != "grpc-client-stream":
+		return nil, fmt.Errorf("--messages counts a streaming call's messages: use it with -p grpc-server-stream or grpc-client-stream, not -p %s", s.Protocol)
+	case s.Window != 0 && s.Protocol != "grpc-stream":
+		return nil, fmt.Errorf("--window keeps ping-pong messages in flight on a stream: use it with -p grpc-stream, not -p %s", s.Protocol)
 	}
 	if s.Client == "loadgen" {
 		s.Client = ""
@@ -186,6 +207,7 @@ func (s *Spec) Record(c *results.Config) {
 	c.BodyBytes, c.Size, c.Streams = len(s.Body), s.Size, s.Streams
 	c.TLS, c.NetNS, c.Client, c.Call = s.TLS.Enabled, s.NetNS, s.Client, s.Call
 	c.OKStatus = s.OKStatus
+	c.Messages, c.Window = s.Messages, s.Window
 }
 
 // checkMix checks a request mix against the rest of the Spec, and makes
@@ -438,6 +460,14 @@ func newGRPC(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 	c := rpc.Config{
 		Target: addr, Mode: rpc.Mode(s.Protocol), Size: s.Size, Streams: s.Streams,
 		Connections: s.Connections, TLS: s.TLS, Metadata: s.Headers, DialTimeout: s.Timeout, Health: s.Health,
+		Messages: s.Messages, Window: s.Window,
+	}
+	if s.Window > 1 {
+		s.Client = "grpc-go" // the lean client keeps one message in flight per stream
+	}
+	if c.Mode == rpc.ClientStream || (c.Mode == rpc.ServerStream && s.Call == "") {
+		c.Messages = cmp.Or(c.Messages, rpc.DefaultMessages)
+		s.Messages = c.Messages // as recorded
 	}
 	if s.Call != "" {
 		data, err := callData(s.Data)
@@ -446,7 +476,7 @@ func newGRPC(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.Timeout)
 		defer cancel()
-		if c.Call, c.Message, err = rpc.ResolveCall(ctx, c, s.Call, data, s.Protoset); err != nil {
+		if c.Call, c.Message, err = rpc.ResolveCall(ctx, c, s.Call, data, rpc.Types{Protoset: s.Protoset, Proto: s.Proto, ImportPaths: s.ImportPaths}); err != nil {
 			if errors.Is(err, rpc.ErrUnreachable) {
 				return nil, fmt.Errorf("cannot connect to %s: %w: %w", s.Target, ErrUnreachable, err)
 			}
@@ -459,6 +489,9 @@ func newGRPC(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 	}
 	return rpc.NewDialer(c)
 }
+
+// isGRPC tells the gRPC protocols.
+func isGRPC(p string) bool { return strings.HasPrefix(p, "grpc") }
 
 // referenceClients are the libraries Spec.Client can put under a protocol
 // instead of loadgen's own client, to cross-check it.

@@ -74,6 +74,30 @@ type Conn interface {
 	Close() error
 }
 
+// MessageSink is told of each message of a streamed response as it
+// arrives: at is when it was read. The engine's, per Conn: it times the
+// messages against the request's start.
+type MessageSink interface {
+	Message(at time.Time)
+}
+
+// MessageConn is a Conn whose answers are streams of messages (a gRPC
+// server-streaming call). The engine gives it a sink once, before its
+// first Do; during a Do, the Conn tells it of each message of that Do's
+// answer, from whichever goroutine reads the connection, never after Do
+// returned. The sink must not allocate nor block.
+type MessageConn interface {
+	Conn
+	SetMessageSink(MessageSink)
+}
+
+// MessageDialer is a Dialer whose Conns may answer with streams of
+// messages: StreamsMessages says they do, and the engine then keeps the
+// messages' statistics.
+type MessageDialer interface {
+	StreamsMessages() bool
+}
+
 // ConnCounter is implemented by dialers whose connections share transport
 // connections (HTTP/2 streams, gRPC channels): Opened reports how many
 // transport connections were really established, which the engine reports

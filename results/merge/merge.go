@@ -173,6 +173,13 @@ func addRates(a *results.Summary, r *results.Run) {
 	b := &r.Summary
 	w := ownWindow(r)
 	a.RPS += ownRate(r)
+	if m := b.Messages; m != nil && a.Messages != nil {
+		if w <= 0 {
+			a.Messages.PerSec += m.PerSec
+		} else {
+			a.Messages.PerSec += float64(m.Count) / w.Seconds()
+		}
+	}
 	if w <= 0 { // no window: the rates it recorded
 		a.ReadPerSec += b.ReadPerSec
 		a.WritePerSec += b.WritePerSec
@@ -193,6 +200,12 @@ func addRates(a *results.Summary, r *results.Run) {
 // addSummary adds the counts of b into a. Figures that are not sums
 // (latency, rates) are rebuilt afterwards.
 func addSummary(a, b *results.Summary) {
+	if m := b.Messages; m != nil { // the histograms make First and Gap
+		if a.Messages == nil {
+			a.Messages = &results.Messages{}
+		}
+		a.Messages.Count += m.Count
+	}
 	a.Requests += b.Requests
 	a.BytesRead += b.BytesRead
 	a.BytesWritten += b.BytesWritten
@@ -301,6 +314,7 @@ func generators(in []Input) results.Cost {
 // no input had one.
 type histograms struct {
 	latency, uncorrected, connect, succeeded, failed *hist.Histogram
+	msgFirst, msgGap                                 *hist.Histogram
 }
 
 // fields lists the Encoded fields with their merged histogram, so that
@@ -320,6 +334,8 @@ func (h *histograms) fields(e *results.Encoded) []struct {
 		{"connect", &e.Connect, &h.connect},
 		{"succeeded", &e.Succeeded, &h.succeeded},
 		{"failed", &e.Failed, &h.failed},
+		{"message_first", &e.MessageFirst, &h.msgFirst},
+		{"message_gap", &e.MessageGap, &h.msgGap},
 	}
 }
 
@@ -373,6 +389,10 @@ func (h *histograms) summarise(run *results.Run) error {
 	s.Succeeded = reduce(h.succeeded)
 	if h.failed != nil && h.failed.Count() > 0 {
 		s.Failed = reduce(h.failed)
+	}
+	if m := s.Messages; m != nil && h.msgFirst != nil {
+		m.First = results.Reduce(h.msgFirst)
+		m.Gap = reduce(h.msgGap)
 	}
 	return nil
 }

@@ -184,6 +184,9 @@ func extras(p *printer, run *results.Run, opt WrkOptions) {
 		p.f("; connect p50 %s p99 %s max %s", Latency(cn.P50), Latency(cn.P99), Latency(cn.Max))
 	}
 	p.f("\n")
+	if m := s.Messages; m != nil {
+		messagesLine(p, m)
+	}
 	if run.Config.NewConn && s.Duration > 0 {
 		kind := "Connections"
 		if run.Config.TLS {
@@ -443,3 +446,16 @@ func trim(v float64) string {
 }
 
 func fmtMiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// messagesLine says what streamed answers carried: their messages, the
+// time to each answer's first and between the next ones.
+func messagesLine(p *printer, m *results.Messages) {
+	p.f("  Messages: %d, %.2f/sec", m.Count, m.PerSec)
+	if f := m.First; f.Count > 0 {
+		p.f("; first p50 %s p99 %s max %s", Latency(f.P50), Latency(f.P99), Latency(f.Max))
+	}
+	if g := m.Gap; g != nil {
+		p.f("; gap p50 %s p99 %s max %s", Latency(g.P50), Latency(g.P99), Latency(g.Max))
+	}
+	p.f("\n")
+}

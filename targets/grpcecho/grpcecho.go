@@ -7,7 +7,11 @@
 //     echoed, or response_size zero bytes.
 //   - Echo.PingPong answers each message of a stream with one message, in
 //     order, as the ping-pong benchmark of the CNI studies does: the client
-//     sends its next message when it has read the reply to the last one.
+//     sends its next message when it has read the reply to the last one (or
+//     keeps a window of them in flight).
+//   - Echo.ServerStream answers one Payload with Payload.messages of them.
+//   - Echo.ClientStream reads a stream of Payloads and answers one, whose
+//     messages counts them.
 //
 // The server is tuned for throughput: no per-call logging, static flow
 // control windows, a shared write buffer, stream workers, reply bodies of
@@ -98,6 +102,10 @@ type Server struct {
 	streams  atomic.Uint64
 	active   atomic.Int64
 	delayed  atomic.Int64
+
+	serverCalls, sent     atomic.Uint64 // Echo.ServerStream calls and the messages they sent
+	clientCalls, received atomic.Uint64 // Echo.ClientStream calls answered and the messages they read
+	maxInFlight           atomic.Int64
 }
 
 // New checks cfg and builds a server that is not listening yet.
@@ -188,6 +196,26 @@ func (s *Server) Calls() uint64 { return s.calls.Load() }
 // Messages counts the ping-pong messages answered on Echo.PingPong streams
 // (counted before the reply is sent).
 func (s *Server) Messages() uint64 { return s.messages.Load() }
+
+// ServerStreamCalls counts the Echo.ServerStream calls started.
+func (s *Server) ServerStreamCalls() uint64 { return s.serverCalls.Load() }
+
+// StreamedMessages counts the messages Echo.ServerStream calls sent
+// (counted before each is sent).
+func (s *Server) StreamedMessages() uint64 { return s.sent.Load() }
+
+// ClientStreamCalls counts the Echo.ClientStream calls answered (counted
+// before the reply is sent).
+func (s *Server) ClientStreamCalls() uint64 { return s.clientCalls.Load() }
+
+// ReceivedMessages counts the messages Echo.ClientStream calls read.
+func (s *Server) ReceivedMessages() uint64 { return s.received.Load() }
+
+// MaxInFlight is the most messages one Echo.PingPong stream had received
+// and not yet answered at once. It is kept with Config.Delay only, which
+// reads a stream's messages as they come (without it, a stream's messages
+// are read one at a time).
+func (s *Server) MaxInFlight() int64 { return s.maxInFlight.Load() }
 
 // HealthChecks counts the grpc.health.v1 Check calls answered.
 func (s *Server) HealthChecks() uint64 { return s.checks.Load() }

@@ -27,12 +27,14 @@ import (
 )
 
 // ResolveCall finds method's request type — by the server's reflection
-// service (grpc.reflection.v1, falling back to v1alpha), or from protoset,
-// a FileDescriptorSet file (protoc --descriptor_set_out, as ghz's
-// --protoset) when not empty — and encodes data, the request as JSON
+// service (grpc.reflection.v1, falling back to v1alpha), or from a
+// FileDescriptorSet file (protoc --descriptor_set_out, as ghz's
+// --protoset) or .proto files and their import paths, as from says — and
+// encodes data, the request as JSON
 // (protojson; "" or "{}" is the empty message), as protobuf. It checks the
 // method exists and its streaming kind matches mode (Unary: neither client
-// nor server streaming; Stream: both).
+// nor server streaming; Stream: both; ServerStream and ClientStream: the
+// one side).
 //
 // method is "package.Service/Method", a leading "/" optional; call is it
 // as a :path, "/package.Service/Method", for Config.Call, and message is
@@ -40,17 +42,23 @@ import (
 // where the server is and how to reach it (TLS, metadata, DialTimeout),
 // and is checked as NewDialer checks it with method as its Call. ctx and
 // DialTimeout bound the reflection; a protoset needs no server.
-func ResolveCall(ctx context.Context, cfg Config, method, data, protoset string) (call string, message []byte, err error) {
+func ResolveCall(ctx context.Context, cfg Config, method, data string, from Types) (call string, message []byte, err error) {
 	cfg.Call, cfg.Message = method, nil
 	s, err := cfg.settings()
 	if err != nil {
 		return "", nil, err
 	}
+	if err := from.Validate(); err != nil {
+		return "", nil, err
+	}
 	service, name, _ := strings.Cut(s.Call[1:], "/")
 	var types *typeSource
-	if protoset != "" {
-		types, err = readProtoset(protoset)
-	} else {
+	switch {
+	case from.Protoset != "":
+		types, err = readProtoset(from.Protoset)
+	case len(from.Proto) > 0:
+		types, err = readProto(ctx, from)
+	default:
 		types, err = reflectTypes(ctx, s, service)
 	}
 	if err != nil {
@@ -60,12 +68,8 @@ func ResolveCall(ctx context.Context, cfg Config, method, data, protoset string)
 	if err != nil {
 		return "", nil, err
 	}
-	want := "unary"
-	if s.Mode == Stream {
-		want = "bidi-streaming"
-	}
-	if kind := streamingKind(md); kind != want {
-		return "", nil, fmt.Errorf("grpc: %s is %s: -p grpc calls unary methods, -p grpc-stream bidi-streaming ones", s.Call[1:], kind)
+	if kind := streamingKind(md); kind != modeKinds[s.Mode] {
+		return "", nil, fmt.Errorf("grpc: %s is %s: call it with -p %s (-p %s calls %s methods)", s.Call[1:], kind, kindModes[kind], s.Mode, modeKinds[s.Mode])
 	}
 	message, err = encodeJSON(md.Input(), data, types.files)
 	if err != nil {
@@ -73,6 +77,13 @@ func ResolveCall(ctx context.Context, cfg Config, method, data, protoset string)
 	}
 	return s.Call, message, nil
 }
+
+// modeKinds are the kinds of method each mode calls; kindModes the other
+// way.
+var (
+	modeKinds = map[Mode]string{Unary: "unary", Stream: "bidi-streaming", ServerStream: "server-streaming", ClientStream: "client-streaming"}
+	kindModes = map[string]Mode{"unary": Unary, "bidi-streaming": Stream, "server-streaming": ServerStream, "client-streaming": ClientStream}
+)
 
 // streamingKind names md's kind as errors say it.
 func streamingKind(md protoreflect.MethodDescriptor) string {
@@ -149,11 +160,20 @@ func readProtoset(path string) (*typeSource, error) {
 	if err := proto.Unmarshal(b, &set); err != nil {
 		return nil, fmt.Errorf("grpc: --protoset %s is not a FileDescriptorSet (protoc --descriptor_set_out): %v", path, err)
 	}
-	files, err := protodesc.NewFiles(&set)
+	t, err := newTypeSource("protoset "+path, &set)
 	if err != nil {
 		return nil, fmt.Errorf("grpc: --protoset %s: %v (a set needs every file imported: protoc --include_imports)", path, err)
 	}
-	t := &typeSource{where: "protoset " + path, files: files}
+	return t, nil
+}
+
+// newTypeSource makes the types of set known: every service in it.
+func newTypeSource(where string, set *descriptorpb.FileDescriptorSet) (*typeSource, error) {
+	files, err := protodesc.NewFiles(set)
+	if err != nil {
+		return nil, err
+	}
+	t := &typeSource{where: where, files: files}
 	files.RangeFiles(func(f protoreflect.FileDescriptor) bool {
 		for i := range f.Services().Len() {
 			t.services = append(t.services, string(f.Services().Get(i).FullName()))

@@ -32,7 +32,7 @@ func resolve(t *testing.T, cfg Config, method, data, protoset string) (call stri
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	call, msg, err := ResolveCall(ctx, cfg, method, data, protoset)
+	call, msg, err := ResolveCall(ctx, cfg, method, data, Types{Protoset: protoset})
 	if err != nil {
 		t.Fatalf("ResolveCall(%s, %s): %v", method, data, err)
 	}
@@ -44,7 +44,7 @@ func resolveFails(t *testing.T, cfg Config, method, data, protoset, want string)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	_, _, err := ResolveCall(ctx, cfg, method, data, protoset)
+	_, _, err := ResolveCall(ctx, cfg, method, data, Types{Protoset: protoset})
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("ResolveCall(%s, %s) = %v, want an error containing %q", method, data, err, want)
 	}
@@ -206,9 +206,9 @@ func TestCallErrors(t *testing.T) {
 		{"unknown field", "loadgen.echo.v1.Echo/Unary", `{"bogus":1}`, `unknown field "bogus"`, nil}, // protojson's words, which it varies on purpose
 		{"bad value", "loadgen.echo.v1.Echo/Unary", `{"responseSize":"x"}`, "--data is not a loadgen.echo.v1.Payload: ", nil},
 		{"not JSON", "loadgen.echo.v1.Echo/Unary", `body=1`, "--data is not a loadgen.echo.v1.Payload: ", nil},
-		{"unary in Stream mode", "loadgen.echo.v1.Echo/Unary", "", "loadgen.echo.v1.Echo/Unary is unary: -p grpc calls unary methods, -p grpc-stream bidi-streaming ones",
+		{"unary in Stream mode", "loadgen.echo.v1.Echo/Unary", "", "loadgen.echo.v1.Echo/Unary is unary: call it with -p grpc (-p grpc-stream calls bidi-streaming methods)",
 			func(c *Config) { c.Mode = Stream }},
-		{"bidi in Unary mode", "loadgen.echo.v1.Echo/PingPong", "", "loadgen.echo.v1.Echo/PingPong is bidi-streaming: -p grpc calls unary methods", nil},
+		{"bidi in Unary mode", "loadgen.echo.v1.Echo/PingPong", "", "loadgen.echo.v1.Echo/PingPong is bidi-streaming: call it with -p grpc-stream (-p grpc calls unary methods)", nil},
 		{"size", "loadgen.echo.v1.Echo/Unary", "", "--size applies to the echo target; with --call the message comes from --data",
 			func(c *Config) { c.Size = 10 }},
 		{"health", "grpc.health.v1.Health/Check", "", "--health calls grpc.health.v1.Health/Check", func(c *Config) { c.Health = true }},
@@ -362,7 +362,7 @@ func TestCallImports(t *testing.T) {
 				t.Errorf("server answered %d calls, want 5", calls.Load())
 			}
 			resolveFails(t, Config{Target: addr}, "loadgen.calltest.v1.Test/Watch", "", "",
-				"loadgen.calltest.v1.Test/Watch is server-streaming: -p grpc calls unary methods, -p grpc-stream bidi-streaming ones")
+				"loadgen.calltest.v1.Test/Watch is server-streaming: call it with -p grpc-server-stream (-p grpc calls unary methods)")
 		})
 	}
 }

@@ -56,8 +56,10 @@ import (
 type Mode string
 
 const (
-	Unary  Mode = "grpc"        // one unary call per request
-	Stream Mode = "grpc-stream" // one ping-pong message per request on a kept stream
+	Unary        Mode = "grpc"               // one unary call per request
+	Stream       Mode = "grpc-stream"        // one ping-pong message per request on a kept stream
+	ServerStream Mode = "grpc-server-stream" // one server-streaming call per request: one message out, a stream back
+	ClientStream Mode = "grpc-client-stream" // one client-streaming call per request: Messages out, one back
 )
 
 const (
@@ -65,6 +67,13 @@ const (
 	MaxSize = 64 << 20
 	// MaxStreams bounds Config.Streams.
 	MaxStreams = 10000
+	// MaxMessages bounds Config.Messages.
+	MaxMessages = 1000000
+	// maxCallBody bounds what a client-streaming call sends.
+	maxCallBody = 256 << 20
+	// DefaultMessages is Config.Messages when 0, in ServerStream and
+	// ClientStream modes.
+	DefaultMessages = 10
 	// DefaultDialTimeout bounds a Dial when Config.DialTimeout is 0 (the
 	// Dial's context may end it sooner).
 	DefaultDialTimeout = 10 * time.Second
@@ -82,6 +91,15 @@ type Config struct {
 	Metadata     []string      // "key: value" (-H); "host: …" sets :authority, "user-agent: …" the agent
 	DialTimeout  time.Duration // bounds a Dial (TCP, TLS, HTTP/2 settings); 0 means DefaultDialTimeout
 	Health       bool          // call grpc.health.v1.Health/Check instead of Echo.Unary (Unary only)
+	// Messages is, in ClientStream mode, the messages each call sends; in
+	// ServerStream mode, the messages each call asks the echo target for
+	// (with Call, the server decides: leave it 0). 0 means DefaultMessages.
+	Messages int
+	// Window is, in Stream mode, how many messages each stream keeps in
+	// flight: Window Conns share a stream, each Do one message on it (the
+	// library client only: NewLibraryDialer). Streams counts Conns, so it
+	// is a multiple of Window. 0 or 1: a stream per Conn, the ping-pong.
+	Window int
 
 	// Call is the method to call instead of the echo target's, in full,
 	// "package.Service/Method" (a leading "/" is optional): a unary method
@@ -96,17 +114,28 @@ type Config struct {
 	Message []byte
 }
 
-// ParseMode accepts "grpc" / "unary" and "grpc-stream" / "stream" /
-// "ping-pong".
+// ParseMode accepts "grpc" / "unary", "grpc-stream" / "stream" /
+// "ping-pong", "grpc-server-stream" / "server-stream" and
+// "grpc-client-stream" / "client-stream".
 func ParseMode(s string) (Mode, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "grpc", "unary", "grpc-unary", "":
 		return Unary, nil
 	case "grpc-stream", "stream", "ping-pong", "pingpong", "grpc-pingpong":
 		return Stream, nil
+	case "grpc-server-stream", "server-stream", "server-streaming":
+		return ServerStream, nil
+	case "grpc-client-stream", "client-stream", "client-streaming":
+		return ClientStream, nil
 	}
-	return "", fmt.Errorf("unknown gRPC mode %q: use grpc (unary) or grpc-stream (ping-pong)", s)
+	return "", fmt.Errorf("unknown gRPC mode %q: %s", s, modeList)
 }
+
+// modeList says the modes in an error.
+const modeList = "use grpc (unary), grpc-stream (ping-pong), grpc-server-stream or grpc-client-stream"
+
+// streamsCalls: each request of m is a call of its own, on a new stream.
+func (m Mode) streamsCalls() bool { return m != Stream }
 
 // Validate reports the first thing wrong with c, in one line.
 func (c Config) Validate() error {
@@ -126,11 +155,11 @@ type settings struct {
 func (c Config) settings() (settings, error) {
 	s := settings{Config: c}
 	switch c.Mode {
-	case Unary, Stream:
+	case Unary, Stream, ServerStream, ClientStream:
 	case "":
 		s.Mode = Unary
 	default:
-		return s, fmt.Errorf("grpc: unknown mode %q: use grpc (unary) or grpc-stream (ping-pong)", c.Mode)
+		return s, fmt.Errorf("grpc: unknown mode %q: %s", c.Mode, modeList)
 	}
 	host, port, err := net.SplitHostPort(c.Target)
 	if err != nil || strings.Contains(c.Target, "/") {
@@ -164,8 +193,22 @@ func (c Config) settings() (settings, error) {
 	if s.DialTimeout == 0 {
 		s.DialTimeout = DefaultDialTimeout
 	}
+	switch {
+	case c.Window < 0 || c.Window > MaxStreams:
+		return s, fmt.Errorf("grpc: window of %d messages out of range: use 1 to %d", c.Window, MaxStreams)
+	case c.Window > 1 && s.Mode != Stream:
+		return s, fmt.Errorf("grpc: a window of messages in flight is on a ping-pong stream: use grpc-stream, not %s", s.Mode)
+	case c.Window > 1 && s.Streams%c.Window != 0:
+		return s, fmt.Errorf("grpc: %d Conns per connection do not share streams of a window of %d: give a multiple of it", s.Streams, c.Window)
+	}
+	if err := s.setMessages(); err != nil {
+		return s, err
+	}
 	if err := s.setCall(); err != nil {
 		return s, err
+	}
+	if n := prefixLen + max(s.Size, len(s.Message)); s.Mode == ClientStream && n*s.Messages > maxCallBody {
+		return s, fmt.Errorf("grpc: %d messages of %d bytes are over %d MiB a call: keep a client-streaming call within %d MiB", s.Messages, n, n*s.Messages>>20, maxCallBody>>20)
 	}
 	if c.Health {
 		if s.Mode != Unary {
@@ -184,6 +227,25 @@ func (c Config) settings() (settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// setMessages checks Messages and applies its default.
+func (s *settings) setMessages() error {
+	switch {
+	case s.Messages < 0 || s.Messages > MaxMessages:
+		return fmt.Errorf("grpc: %d messages per call out of range: use 1 to %d", s.Messages, MaxMessages)
+	case s.Mode != ServerStream && s.Mode != ClientStream:
+		if s.Messages != 0 {
+			return fmt.Errorf("grpc: messages per call apply to grpc-server-stream and grpc-client-stream, not %s", s.Mode)
+		}
+	case s.Mode == ServerStream && s.Call != "":
+		if s.Messages != 0 {
+			return errors.New("grpc: a server-streaming --call's server decides how many messages it sends: leave out the message count")
+		}
+	case s.Messages == 0:
+		s.Messages = DefaultMessages
+	}
+	return nil
 }
 
 // setCall checks Call and Message, and makes Call a :path ("/" first).

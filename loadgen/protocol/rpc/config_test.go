@@ -29,6 +29,14 @@ func TestValidate(t *testing.T) {
 		{"response sizes", func(c *Config) { c.ResponseSize = -1 }, ""},
 		{"call", func(c *Config) { c.Call = "pkg.v1.Service/Method"; c.Message = []byte{0x08, 0x01} }, ""},
 		{"call path", func(c *Config) { c.Call = "/Service/Method"; c.Mode = Stream }, ""},
+		{"server stream", func(c *Config) { c.Mode = ServerStream; c.Messages = 100; c.Size = 10 }, ""},
+		{"client stream", func(c *Config) { c.Mode = ClientStream }, ""},
+		{"server stream call", func(c *Config) { c.Mode = ServerStream; c.Call = "pkg.S/M" }, ""},
+		{"messages in unary", func(c *Config) { c.Messages = 3 }, "messages per call apply to grpc-server-stream and grpc-client-stream, not grpc"},
+		{"negative messages", func(c *Config) { c.Mode = ClientStream; c.Messages = -1 }, "-1 messages per call out of range"},
+		{"too many messages", func(c *Config) { c.Mode = ClientStream; c.Messages = MaxMessages + 1 }, "out of range"},
+		{"huge client stream", func(c *Config) { c.Mode = ClientStream; c.Messages = 5; c.Size = MaxSize }, "keep a client-streaming call within 256 MiB"},
+		{"server stream call messages", func(c *Config) { c.Mode = ServerStream; c.Call = "pkg.S/M"; c.Messages = 2 }, "server decides"},
 		{"no target", func(c *Config) { c.Target = "" }, "want host:port"},
 		{"url target", func(c *Config) { c.Target = "http://127.0.0.1:50051" }, "no scheme"},
 		{"no port", func(c *Config) { c.Target = "127.0.0.1" }, "want host:port"},
@@ -99,7 +107,8 @@ func TestMetadataSettings(t *testing.T) {
 }
 
 func TestParseMode(t *testing.T) {
-	for in, want := range map[string]Mode{"grpc": Unary, "unary": Unary, "grpc-stream": Stream, "ping-pong": Stream, " Stream ": Stream} {
+	for in, want := range map[string]Mode{"grpc": Unary, "unary": Unary, "grpc-stream": Stream, "ping-pong": Stream, " Stream ": Stream,
+		"grpc-server-stream": ServerStream, "server-stream": ServerStream, "grpc-client-stream": ClientStream, "client-streaming": ClientStream} {
 		if got, err := ParseMode(in); err != nil || got != want {
 			t.Errorf("ParseMode(%q) = %q, %v; want %q", in, got, err, want)
 		}
@@ -114,6 +123,10 @@ func TestMethodNames(t *testing.T) {
 	if unaryMethod != echopb.Echo_Unary_FullMethodName || pingPongMethod != echopb.Echo_PingPong_FullMethodName {
 		t.Errorf("echo methods %s, %s; echopb has %s, %s", unaryMethod, pingPongMethod,
 			echopb.Echo_Unary_FullMethodName, echopb.Echo_PingPong_FullMethodName)
+	}
+	if serverMethod != echopb.Echo_ServerStream_FullMethodName || clientMethod != echopb.Echo_ClientStream_FullMethodName {
+		t.Errorf("streaming methods %s, %s; echopb has %s, %s", serverMethod, clientMethod,
+			echopb.Echo_ServerStream_FullMethodName, echopb.Echo_ClientStream_FullMethodName)
 	}
 	if healthMethod != healthpb.Health_Check_FullMethodName {
 		t.Errorf("health method %s, grpc has %s", healthMethod, healthpb.Health_Check_FullMethodName)

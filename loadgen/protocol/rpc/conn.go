@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"errors"
+	"time"
 
 	"golang.org/x/net/http2"
 
@@ -27,7 +28,7 @@ var errGoingAway = errors.New("the connection is going away")
 // init dials the Conn's stream.
 func (c *conn) init(ctx context.Context, d *Dialer, unary bool) error {
 	c.d = d
-	c.reply = reply{check: d.check, unary: unary, written: int64(len(d.req))}
+	c.reply = reply{check: d.check, unary: unary, many: d.s.Mode == ServerStream, written: int64(len(d.body))}
 	c.reply.reset()
 	s, err := d.core.Dial(ctx, &c.reply)
 	if err != nil {
@@ -47,8 +48,10 @@ func (c *conn) Close() error { return c.s.Close() }
 // outcome Settle makes of it for Do.
 type reply struct {
 	check   replyCheck
-	unary   bool
-	written int64 // request bytes per Do: prefix and message
+	unary   bool                 // a call per stream: the stream ends the reply
+	many    bool                 // and it is a stream of messages (server streaming)
+	sink    protocol.MessageSink // told of each message of a stream (many); nil: none
+	written int64                // request bytes per Do: prefixes and messages
 
 	pending responseFields // the header block being decoded
 
@@ -105,6 +108,9 @@ func (r *reply) Data(p []byte) {
 			r.msgs++
 			r.bytes += int64(prefixLen + m.size)
 			r.verdict = max(r.verdict, v)
+			if r.sink != nil {
+				r.sink.Message(time.Now())
+			}
 		}
 	}
 }
@@ -173,7 +179,7 @@ func (r *reply) outcome(res h2conn.Result, o protocol.Outcome) protocol.Outcome 
 	case !r.unary:
 		o.Status = 0
 		o.Err = protocol.Read // the server ended the stream without a reply
-	case r.msgs != 1:
+	case r.msgs != 1 && !r.many:
 		o.Status = 0
 		o.Err = protocol.Protocol // a unary call answers one message
 	default:

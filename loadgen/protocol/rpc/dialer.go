@@ -25,6 +25,7 @@ type Dialer struct {
 	s      settings
 	tls    *tls.Config // nil for plaintext
 	req    []byte      // the request as sent: prefix and message; shared, read-only
+	body   []byte      // what a call sends: req, or (ClientStream) Messages of it; shared, read-only
 	fields []h2wire.Field
 	check  replyCheck
 	core   *h2conn.Dialer
@@ -42,7 +43,11 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.Window > 1 {
+		return nil, fmt.Errorf("grpc: loadgen's own client keeps one message in flight per stream: a window of %d runs on grpc-go's (NewLibraryDialer)", s.Window)
+	}
 	d := &Dialer{s: s, req: newRequest(s), check: s.replyCheck(), sock: protocol.Target{Addr: s.Target}}
+	d.body = s.callBody(d.req)
 	if s.TLS.Enabled {
 		if d.tls, err = s.TLS.Config(s.host, "h2"); err != nil {
 			return nil, err
@@ -62,6 +67,10 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	return d, nil
 }
 
+// StreamsMessages tells that the calls answer with streams of messages
+// (ServerStream mode): protocol.MessageDialer.
+func (d *Dialer) StreamsMessages() bool { return d.s.Mode == ServerStream }
+
 // Resolve looks the target's name up once, before a run (protocol.Resolver).
 func (d *Dialer) Resolve(ctx context.Context) error { return d.sock.Resolve(ctx) }
 
@@ -72,10 +81,11 @@ func (d *Dialer) Opened() int64 { return d.core.Opened() }
 // Dial returns a Conn on the current connection, opening a connection when
 // the current one has Streams Conns already or cannot take more, bounded by
 // ctx and Config.DialTimeout. In Stream mode it also opens the Conn's
-// ping-pong stream. Its errors are one line saying what is wrong: not a
+// ping-pong stream. In ServerStream mode the Conn is a
+// protocol.MessageConn. Its errors are one line saying what is wrong: not a
 // gRPC server, TLS expected, certificate not trusted …
 func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
-	if d.s.Mode != Stream {
+	if d.s.Mode.streamsCalls() {
 		c := &unaryConn{}
 		if err := c.init(ctx, d, true); err != nil {
 			return nil, err

@@ -57,6 +57,12 @@ type libraryDialer struct {
 
 	opened atomic.Int64
 	conns  h2conn.Group[*libChannel]
+
+	// The window Conns join (Config.Window > 1, window.go).
+	winMu    sync.Mutex
+	win      *window
+	winConns int         // Conns on win
+	winCh    *libChannel // win's channel
 }
 
 var (
@@ -80,11 +86,17 @@ var pingPongDesc = grpc.StreamDesc{StreamName: "PingPong", ServerStreams: true, 
 func NewLibraryDialer(cfg Config) (protocol.Dialer, error) {
 	// The lean Dialer's construction validates cfg and builds what both
 	// clients share: the request, the reply check and the TLS config.
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	window := cfg.Window
+	cfg.Window = 0 // the lean client has none
 	lean, err := NewDialer(cfg)
 	if err != nil {
 		return nil, err
 	}
 	s := lean.s
+	s.Window = window
 	d := &libraryDialer{
 		s:       s,
 		method:  s.method(),
@@ -154,6 +166,15 @@ func (d *libraryDialer) Dial(ctx context.Context) (protocol.Conn, error) {
 	}
 	c := &libConn{d: d, ch: ch, reply: rawReply{check: d.check}}
 	c.ctx, c.cancel = context.WithCancel(d.ctx)
+	if d.s.Window > 1 {
+		wc, err := d.dialWindow(ctx, c)
+		if err != nil {
+			c.cancel()
+			d.conns.Release(ch, true)
+			return nil, err
+		}
+		return wc, nil
+	}
 	if d.s.Mode == Stream {
 		if err := c.openStream(ctx); err != nil {
 			c.cancel()

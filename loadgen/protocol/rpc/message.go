@@ -11,6 +11,8 @@ import (
 const (
 	unaryMethod    = "/loadgen.echo.v1.Echo/Unary"
 	pingPongMethod = "/loadgen.echo.v1.Echo/PingPong"
+	serverMethod   = "/loadgen.echo.v1.Echo/ServerStream"
+	clientMethod   = "/loadgen.echo.v1.Echo/ClientStream"
 	healthMethod   = "/grpc.health.v1.Health/Check"
 )
 
@@ -26,13 +28,18 @@ func (s settings) method() string {
 		return healthMethod
 	case s.Mode == Stream:
 		return pingPongMethod
+	case s.Mode == ServerStream:
+		return serverMethod
+	case s.Mode == ClientStream:
+		return clientMethod
 	}
 	return unaryMethod
 }
 
 // newRequest encodes the request once, as it goes on the wire: the gRPC
 // prefix, then a loadgen.echo.v1.Payload with a body (field 1) of Size zero
-// bytes and response_size (field 2). A health check is an empty
+// bytes, response_size (field 2) and, server-streaming, messages (field
+// 3). A health check is an empty
 // HealthCheckRequest (service "": the server as a whole); a Call's request
 // is its Message.
 func newRequest(s settings) []byte {
@@ -50,8 +57,25 @@ func newRequest(s settings) []byte {
 			b = protowire.AppendTag(b, 2, protowire.VarintType)
 			b = protowire.AppendVarint(b, uint64(int64(s.ResponseSize))) // int32: sign-extended
 		}
+		if s.Mode == ServerStream {
+			b = protowire.AppendTag(b, 3, protowire.VarintType) // messages: how many replies
+			b = protowire.AppendVarint(b, uint64(s.Messages))
+		}
 	}
 	binary.BigEndian.PutUint32(b[1:], uint32(len(b)-prefixLen))
+	return b
+}
+
+// callBody is what a call sends: the request, or in ClientStream mode
+// Messages of them, one after the other.
+func (s settings) callBody(req []byte) []byte {
+	if s.Mode != ClientStream {
+		return req
+	}
+	b := make([]byte, 0, len(req)*s.Messages)
+	for range s.Messages {
+		b = append(b, req...)
+	}
 	return b
 }
 

@@ -19,15 +19,17 @@ import (
 
 var _ protocol.MuxOpener = (*Dialer)(nil)
 
-// Sessions tells that an event loop can drive the calls and streams.
-func (d *Dialer) Sessions() bool { return true }
+// Sessions tells whether an event loop can drive the calls and streams:
+// unary calls and ping-pong streams; goroutines drive server- and
+// client-streaming calls.
+func (d *Dialer) Sessions() bool { return d.s.Mode == Unary || d.s.Mode == Stream }
 
 // Socket starts a plaintext connection for an event loop (see
 // protocol.Target).
 func (d *Dialer) Socket() (int, error) { return d.sock.Socket() }
 
 // Opens tells that connections over TLS are opened by Open.
-func (d *Dialer) Opens() bool { return d.tls != nil }
+func (d *Dialer) Opens() bool { return d.tls != nil && d.Sessions() }
 
 // Open opens a connection over TLS for an event loop.
 func (d *Dialer) Open(ctx context.Context, slots int) (int, protocol.Mux, error) {

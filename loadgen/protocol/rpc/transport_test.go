@@ -343,9 +343,14 @@ func TestDoAllocs(t *testing.T) {
 		{"ping-pong, server pings", Config{Mode: Stream, Size: 100}, echo100, true},
 		{"call", Config{Call: unaryMethod, Message: echo100}, echo100, false},
 		{"ping-pong call", Config{Mode: Stream, Call: pingPongMethod, Message: echo100}, echo100, false},
+		{"server-streaming", Config{Mode: ServerStream, Size: 100, Messages: 1}, echo100, false},
+		{"client-streaming", Config{Mode: ClientStream, Size: 100, Messages: 5}, echo100, false},
 	} {
 		tc.cfg.Target = startFakePing(t, tc.reply, tc.ping)
 		c := dial(t, newDialer(t, tc.cfg))
+		if mc, ok := c.(protocol.MessageConn); ok {
+			mc.SetMessageSink(new(sinkCount)) // timed, as the engine's
+		}
 		for _, timed := range []bool{false, true} {
 			ctx := context.Background()
 			c.Do(ctx, time.Time{}) // warm up: the link to ctx

@@ -1,4 +1,4 @@
-// Package echopb holds echo.proto, the gRPC echo and ping-pong service that
+// Package echopb holds echo.proto, the gRPC echo, ping-pong and streaming service that
 // targets/grpcecho serves and loadgen's grpc protocol calls, and the code
 // protoc generates from it.
 //

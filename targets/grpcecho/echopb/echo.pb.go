@@ -28,7 +28,10 @@ type Payload struct {
 	Body []byte `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
 	// response_size asks for a reply body of that many zero bytes instead of
 	// the echo: 0 echoes body, a negative value asks for an empty body.
-	ResponseSize  int32 `protobuf:"varint,2,opt,name=response_size,json=responseSize,proto3" json:"response_size,omitempty"`
+	ResponseSize int32 `protobuf:"varint,2,opt,name=response_size,json=responseSize,proto3" json:"response_size,omitempty"`
+	// messages is, in a ServerStream request, how many messages to answer
+	// with (0 means 1); in a ClientStream reply, how many messages came.
+	Messages      int32 `protobuf:"varint,3,opt,name=messages,proto3" json:"messages,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -77,18 +80,28 @@ func (x *Payload) GetResponseSize() int32 {
 	return 0
 }
 
+func (x *Payload) GetMessages() int32 {
+	if x != nil {
+		return x.Messages
+	}
+	return 0
+}
+
 var File_echo_proto protoreflect.FileDescriptor
 
 const file_echo_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"echo.proto\x12\x0floadgen.echo.v1\"B\n" +
+	"echo.proto\x12\x0floadgen.echo.v1\"^\n" +
 	"\aPayload\x12\x12\n" +
 	"\x04body\x18\x01 \x01(\fR\x04body\x12#\n" +
-	"\rresponse_size\x18\x02 \x01(\x05R\fresponseSize2\x87\x01\n" +
+	"\rresponse_size\x18\x02 \x01(\x05R\fresponseSize\x12\x1a\n" +
+	"\bmessages\x18\x03 \x01(\x05R\bmessages2\x93\x02\n" +
 	"\x04Echo\x12;\n" +
 	"\x05Unary\x12\x18.loadgen.echo.v1.Payload\x1a\x18.loadgen.echo.v1.Payload\x12B\n" +
-	"\bPingPong\x12\x18.loadgen.echo.v1.Payload\x1a\x18.loadgen.echo.v1.Payload(\x010\x01B!Z\x1floadgen/targets/grpcecho/echopbb\x06proto3"
+	"\bPingPong\x12\x18.loadgen.echo.v1.Payload\x1a\x18.loadgen.echo.v1.Payload(\x010\x01\x12D\n" +
+	"\fServerStream\x12\x18.loadgen.echo.v1.Payload\x1a\x18.loadgen.echo.v1.Payload0\x01\x12D\n" +
+	"\fClientStream\x12\x18.loadgen.echo.v1.Payload\x1a\x18.loadgen.echo.v1.Payload(\x01B!Z\x1floadgen/targets/grpcecho/echopbb\x06proto3"
 
 var (
 	file_echo_proto_rawDescOnce sync.Once
@@ -109,10 +122,14 @@ var file_echo_proto_goTypes = []any{
 var file_echo_proto_depIdxs = []int32{
 	0, // 0: loadgen.echo.v1.Echo.Unary:input_type -> loadgen.echo.v1.Payload
 	0, // 1: loadgen.echo.v1.Echo.PingPong:input_type -> loadgen.echo.v1.Payload
-	0, // 2: loadgen.echo.v1.Echo.Unary:output_type -> loadgen.echo.v1.Payload
-	0, // 3: loadgen.echo.v1.Echo.PingPong:output_type -> loadgen.echo.v1.Payload
-	2, // [2:4] is the sub-list for method output_type
-	0, // [0:2] is the sub-list for method input_type
+	0, // 2: loadgen.echo.v1.Echo.ServerStream:input_type -> loadgen.echo.v1.Payload
+	0, // 3: loadgen.echo.v1.Echo.ClientStream:input_type -> loadgen.echo.v1.Payload
+	0, // 4: loadgen.echo.v1.Echo.Unary:output_type -> loadgen.echo.v1.Payload
+	0, // 5: loadgen.echo.v1.Echo.PingPong:output_type -> loadgen.echo.v1.Payload
+	0, // 6: loadgen.echo.v1.Echo.ServerStream:output_type -> loadgen.echo.v1.Payload
+	0, // 7: loadgen.echo.v1.Echo.ClientStream:output_type -> loadgen.echo.v1.Payload
+	4, // [4:8] is the sub-list for method output_type
+	0, // [0:4] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
 	0, // [0:0] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name

@@ -19,8 +19,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Echo_Unary_FullMethodName    = "/loadgen.echo.v1.Echo/Unary"
-	Echo_PingPong_FullMethodName = "/loadgen.echo.v1.Echo/PingPong"
+	Echo_Unary_FullMethodName        = "/loadgen.echo.v1.Echo/Unary"
+	Echo_PingPong_FullMethodName     = "/loadgen.echo.v1.Echo/PingPong"
+	Echo_ServerStream_FullMethodName = "/loadgen.echo.v1.Echo/ServerStream"
+	Echo_ClientStream_FullMethodName = "/loadgen.echo.v1.Echo/ClientStream"
 )
 
 // EchoClient is the client API for Echo service.
@@ -35,6 +37,13 @@ type EchoClient interface {
 	// PingPong answers each message of the stream with one message, in order:
 	// the client sends the next message when it has the reply to the last one.
 	PingPong(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Payload, Payload], error)
+	// ServerStream answers one Payload with a stream of messages Payloads
+	// (one when messages is 0): a server-streaming call.
+	ServerStream(ctx context.Context, in *Payload, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Payload], error)
+	// ClientStream reads the client's Payloads until it closes its side, then
+	// answers with one Payload whose messages counts them: a client-streaming
+	// call.
+	ClientStream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[Payload, Payload], error)
 }
 
 type echoClient struct {
@@ -68,6 +77,38 @@ func (c *echoClient) PingPong(ctx context.Context, opts ...grpc.CallOption) (grp
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Echo_PingPongClient = grpc.BidiStreamingClient[Payload, Payload]
 
+func (c *echoClient) ServerStream(ctx context.Context, in *Payload, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Payload], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Echo_ServiceDesc.Streams[1], Echo_ServerStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[Payload, Payload]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Echo_ServerStreamClient = grpc.ServerStreamingClient[Payload]
+
+func (c *echoClient) ClientStream(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[Payload, Payload], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Echo_ServiceDesc.Streams[2], Echo_ClientStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[Payload, Payload]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Echo_ClientStreamClient = grpc.ClientStreamingClient[Payload, Payload]
+
 // EchoServer is the server API for Echo service.
 // All implementations must embed UnimplementedEchoServer
 // for forward compatibility.
@@ -80,6 +121,13 @@ type EchoServer interface {
 	// PingPong answers each message of the stream with one message, in order:
 	// the client sends the next message when it has the reply to the last one.
 	PingPong(grpc.BidiStreamingServer[Payload, Payload]) error
+	// ServerStream answers one Payload with a stream of messages Payloads
+	// (one when messages is 0): a server-streaming call.
+	ServerStream(*Payload, grpc.ServerStreamingServer[Payload]) error
+	// ClientStream reads the client's Payloads until it closes its side, then
+	// answers with one Payload whose messages counts them: a client-streaming
+	// call.
+	ClientStream(grpc.ClientStreamingServer[Payload, Payload]) error
 	mustEmbedUnimplementedEchoServer()
 }
 
@@ -95,6 +143,12 @@ func (UnimplementedEchoServer) Unary(context.Context, *Payload) (*Payload, error
 }
 func (UnimplementedEchoServer) PingPong(grpc.BidiStreamingServer[Payload, Payload]) error {
 	return status.Error(codes.Unimplemented, "method PingPong not implemented")
+}
+func (UnimplementedEchoServer) ServerStream(*Payload, grpc.ServerStreamingServer[Payload]) error {
+	return status.Error(codes.Unimplemented, "method ServerStream not implemented")
+}
+func (UnimplementedEchoServer) ClientStream(grpc.ClientStreamingServer[Payload, Payload]) error {
+	return status.Error(codes.Unimplemented, "method ClientStream not implemented")
 }
 func (UnimplementedEchoServer) mustEmbedUnimplementedEchoServer() {}
 func (UnimplementedEchoServer) testEmbeddedByValue()              {}
@@ -142,6 +196,24 @@ func _Echo_PingPong_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Echo_PingPongServer = grpc.BidiStreamingServer[Payload, Payload]
 
+func _Echo_ServerStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(Payload)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(EchoServer).ServerStream(m, &grpc.GenericServerStream[Payload, Payload]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Echo_ServerStreamServer = grpc.ServerStreamingServer[Payload]
+
+func _Echo_ClientStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(EchoServer).ClientStream(&grpc.GenericServerStream[Payload, Payload]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Echo_ClientStreamServer = grpc.ClientStreamingServer[Payload, Payload]
+
 // Echo_ServiceDesc is the grpc.ServiceDesc for Echo service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -159,6 +231,16 @@ var Echo_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "PingPong",
 			Handler:       _Echo_PingPong_Handler,
 			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "ServerStream",
+			Handler:       _Echo_ServerStream_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "ClientStream",
+			Handler:       _Echo_ClientStream_Handler,
 			ClientStreams: true,
 		},
 	},
