@@ -1,0 +1,81 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"strings"
+
+	"loadgen/loadgen/protocol"
+)
+
+// CertHint says, after a run over TLS that failed (err, its connect
+// error, or its requests' errors), whether the server wants a client
+// certificate that the run did not give, and what to do: "" when a
+// certificate was given (t) or the server does not ask for one. A TLS 1.3
+// server refuses a missing certificate after the client's handshake is
+// over, so the run's connections opened and its requests failed on read:
+// the hint finds out with one handshake of its own (bounded by ctx and two
+// seconds), reading the server's verdict.
+func CertHint(ctx context.Context, target string, t protocol.TLS) string {
+	if !t.Enabled || t.ClientCertSet() {
+		return ""
+	}
+	addr, name, ok := tlsAddr(target)
+	if !ok {
+		return ""
+	}
+	if t.ServerName != "" {
+		name = t.ServerName
+	}
+	ctx, cancel := context.WithTimeout(ctx, hintTimeout)
+	defer cancel()
+	asked := false
+	conf := &tls.Config{InsecureSkipVerify: true, ServerName: name, NextProtos: []string{"h2", "http/1.1"}, MinVersion: t.MinVersion, MaxVersion: t.MaxVersion,
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			asked = true
+			return &tls.Certificate{}, nil // none: as the run did
+		}}
+	d := tls.Dialer{Config: conf}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err == nil {
+		defer c.Close()
+		if dl, ok := ctx.Deadline(); ok {
+			c.SetDeadline(dl)
+		}
+		// TLS 1.3: the verdict comes after the handshake, as an alert in
+		// place of the first bytes (an HTTP/2 server's SETTINGS).
+		_, err = c.Read(make([]byte, 1))
+	}
+	if !asked {
+		return ""
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "remote error" {
+		return "the server requires a client certificate (mutual TLS) and refused the connection without one (" +
+			op.Err.Error() + "): give one with --cert FILE --key FILE, or --cert-p12 FILE."
+	}
+	return "the server asked for a client certificate (mutual TLS) in the TLS handshake and none was given: if it requires one, give it with --cert FILE --key FILE, or --cert-p12 FILE."
+}
+
+// tlsAddr is the host:port a TLS target is dialed at and the name its
+// handshake sends: an https:// URL, or host:port (grpc with --tls).
+func tlsAddr(target string) (addr, name string, ok bool) {
+	if strings.Contains(target, "://") {
+		u, err := TargetURL(target)
+		if err != nil || u.Host == "" {
+			return "", "", false
+		}
+		addr = u.Host
+		if u.Port() == "" {
+			addr = net.JoinHostPort(u.Hostname(), "443")
+		}
+		return addr, u.Hostname(), true
+	}
+	host, _, err := net.SplitHostPort(target)
+	if err != nil {
+		return "", "", false
+	}
+	return target, host, true
+}
