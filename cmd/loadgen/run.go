@@ -389,7 +389,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 			// not the target's.
 			return f.interruptedBeforeStart(stderr, cfg.Target)
 		}
-		if hint := f.certHint(ctx, cfg.Target, cfg.TLS); hint != "" {
+		if hint := f.certHint(ctx, cfg.Target, cfg.TLS); hint != "" && !strings.Contains(err.Error(), "--cert") {
 			err = fmt.Errorf("%w; %s", err, hint)
 		}
 		if jerr := f.check.noRun(cfg.Target, f.labels, err); jerr != nil {

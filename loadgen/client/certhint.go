@@ -10,17 +10,24 @@ import (
 	"loadgen/loadgen/protocol"
 )
 
-// CertHint says, after a run over TLS that failed (err, its connect
-// error, or its requests' errors), whether the server wants a client
-// certificate that the run did not give, and what to do: "" when a
-// certificate was given (t) or the server does not ask for one. A TLS 1.3
-// server refuses a missing certificate after the client's handshake is
+// CertHint says, after a run over TLS that failed, whether the server
+// wants a client certificate that the run did not give, or refuses the one
+// it gave (t), and what to do; "" when the server does not ask for one or
+// takes it. A TLS 1.3 server refuses after the client's handshake is
 // over, so the run's connections opened and its requests failed on read:
 // the hint finds out with one handshake of its own (bounded by ctx and two
 // seconds), reading the server's verdict.
 func CertHint(ctx context.Context, target string, t protocol.TLS) string {
-	if !t.Enabled || t.ClientCertSet() {
+	if !t.Enabled {
 		return ""
+	}
+	var cert *tls.Certificate
+	if t.ClientCertSet() {
+		c, err := t.ClientCert()
+		if err != nil {
+			return ""
+		}
+		cert = &c
 	}
 	addr, name, ok := tlsAddr(target)
 	if !ok {
@@ -35,6 +42,9 @@ func CertHint(ctx context.Context, target string, t protocol.TLS) string {
 	conf := &tls.Config{InsecureSkipVerify: true, ServerName: name, NextProtos: []string{"h2", "http/1.1"}, MinVersion: t.MinVersion, MaxVersion: t.MaxVersion,
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 			asked = true
+			if cert != nil {
+				return cert, nil
+			}
 			return &tls.Certificate{}, nil // none: as the run did
 		}}
 	d := tls.Dialer{Config: conf}
@@ -52,7 +62,14 @@ func CertHint(ctx context.Context, target string, t protocol.TLS) string {
 		return ""
 	}
 	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "remote error" {
+	refused := errors.As(err, &op) && op.Op == "remote error"
+	switch {
+	case cert != nil && refused:
+		return "the server refused the client certificate (" + op.Err.Error() +
+			"): give one (--cert and --key, or --cert-p12) issued by a CA the server trusts, for client authentication."
+	case cert != nil:
+		return ""
+	case refused:
 		return "the server requires a client certificate (mutual TLS) and refused the connection without one (" +
 			op.Err.Error() + "): give one with --cert FILE --key FILE, or --cert-p12 FILE."
 	}
