@@ -228,3 +228,38 @@ func TestClientCertificateP12(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepClientCertificates: a sweep path's cert and key reach its
+// steps, as cacert does: the path with them is answered by a target that
+// requires a client certificate, the one without fails; and a path's
+// certificate options are checked before any step.
+func TestSweepClientCertificates(t *testing.T) {
+	pki := newClientPKI(t)
+	httpAddr, _, serverCA, verified := mtlsTargets(t, pki)
+	url := "https://" + httpAddr
+	file := filepath.Join(pki.dir, "s.yaml")
+	spec := "paths:\n  - name: mtls\n    url: " + url + "\n    cacert: " + serverCA + "\n    cert: " + pki.cert + "\n    key: " + pki.key +
+		"\n  - name: nocert\n    url: " + url + "\n    cacert: " + serverCA + "\nladder: c1t1\npayloads: [100]\nduration: 200ms\nwarmup: 0s\n"
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := verified.Load()
+	code, out, stderr := cli(t, "sweep", "-f", file, "-o", filepath.Join(pki.dir, "out"), "-q")
+	if code != exitFail || !strings.Contains(out, "1 of 2 steps failed: nocert_c1t1_100B_closed_r1") {
+		t.Fatalf("exit %d, want %d with the nocert step failed alone:\n%s%s", code, exitFail, out, stderr)
+	}
+	if verified.Load() == before {
+		t.Errorf("the mtls path presented no client certificate")
+	}
+	for _, tc := range []struct{ edit, want string }{
+		{strings.Replace(spec, "    key: "+pki.key, "    key: "+pki.strangerKey, 1), "private key does not match public key"},
+		{strings.Replace(spec, "    key: "+pki.key+"\n", "", 1), "holds no private key"},
+		{strings.Replace(spec, "url: "+url+"\n    cacert: "+serverCA+"\n    cert:", "url: http://"+httpAddr+"\n    cert:", 1), "apply to https:// URLs"},
+	} {
+		os.WriteFile(file, []byte(tc.edit), 0o644)
+		code, _, stderr := cli(t, "sweep", "-f", file, "--dry-run")
+		if code != exitUsage || !strings.Contains(stderr, "mtls") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("exit %d, %q; want %d naming the path mtls and %q", code, stderr, exitUsage, tc.want)
+		}
+	}
+}
