@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/tls"
+	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -260,6 +261,37 @@ func TestSweepClientCertificates(t *testing.T) {
 		code, _, stderr := cli(t, "sweep", "-f", file, "--dry-run")
 		if code != exitUsage || !strings.Contains(stderr, "mtls") || !strings.Contains(stderr, tc.want) {
 			t.Errorf("exit %d, %q; want %d naming the path mtls and %q", code, stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+// TestK8sRunClientCertificates: a sweep path's cert and key go to the
+// workers of `k8s run` in the run's Secret, mounted in the first step's
+// Job, and its `loadgen run` names the mounted files; the dry run prints
+// neither key nor certificate.
+func TestK8sRunClientCertificates(t *testing.T) {
+	pki := newClientPKI(t)
+	sw := filepath.Join(pki.dir, "sweep.yaml")
+	spec := "paths:\n  - name: mtls\n    url: https://target:8443\n    insecure: true\n    cert: " + pki.cert + "\n    key: " + pki.key +
+		"\nladder: c2t2\npayloads: [100]\nduration: 5s\n"
+	if err := os.WriteFile(sw, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "k8s", "run", "-f", sw, "--dry-run", "--run-id", "dry")
+	if code != 0 {
+		t.Fatalf("dry run: exit %d %s", code, errOut)
+	}
+	for _, want := range []string{"kind: Secret", "name: loadgen-client-cert", "path0.crt", "path0.key", "secretName: loadgen-client-cert",
+		"mountPath: /etc/loadgen/client-cert", "- --cert\n", "- /etc/loadgen/client-cert/path0.crt", "- /etc/loadgen/client-cert/path0.key"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	certPEM, _ := os.ReadFile(pki.cert)
+	keyPEM, _ := os.ReadFile(pki.key)
+	for _, secret := range [][]byte{certPEM, keyPEM} {
+		if b64 := base64.StdEncoding.EncodeToString(secret); strings.Contains(out, b64[:40]) || strings.Contains(out, string(secret[30:70])) {
+			t.Errorf("the dry run prints a path's certificate or key:\n%s", out)
 		}
 	}
 }
