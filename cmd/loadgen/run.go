@@ -467,28 +467,25 @@ func discarded(n int64) string {
 // is not what the protocol expects (client.Hint), looked at from here: not
 // for a run sent from another network namespace.
 func (f *runFlags) hint(ctx context.Context, run *results.Run) string {
-	if f.netns != "" {
-		return ""
-	}
 	if hint := f.certHint(ctx, run.Config.Target, run.Config.TLS); hint != "" {
 		return hint
 	}
-	if f.targets != "" {
+	if f.netns != "" || f.targets != "" {
 		return ""
 	}
 	return client.Hint(ctx, f.protocol, run.Config.Target, run.Summary.Errors)
 }
 
 // certHint says whether the server wants a client certificate the run
-// did not give (client.CertHint), looked at from here: not for a run sent
-// from another network namespace.
+// did not give, or refuses the one it gave (client.CertHint), looked at
+// from the run's network namespace.
 func (f *runFlags) certHint(ctx context.Context, target string, tlsOn bool) string {
 	t, err := f.tls.options()
-	if err != nil || f.netns != "" || ctx.Err() != nil {
+	if err != nil || ctx.Err() != nil {
 		return ""
 	}
 	t.Enabled = tlsOn
-	return client.CertHint(ctx, target, t)
+	return client.CertHint(ctx, target, t, f.netns)
 }
 
 // interruptedBeforeStart ends a run that Ctrl-C stopped before its load

@@ -1,13 +1,17 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
+	"regexp"
 	"strings"
 
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/netns"
 )
 
 // CertHint says, after a run over TLS that failed, whether the server
@@ -16,8 +20,9 @@ import (
 // takes it. A TLS 1.3 server refuses after the client's handshake is
 // over, so the run's connections opened and its requests failed on read:
 // the hint finds out with one handshake of its own (bounded by ctx and two
-// seconds), reading the server's verdict.
-func CertHint(ctx context.Context, target string, t protocol.TLS) string {
+// seconds), from the run's network namespace (netnsName; "" for this
+// one), reading the server's verdict.
+func CertHint(ctx context.Context, target string, t protocol.TLS, netnsName string) string {
 	if !t.Enabled {
 		return ""
 	}
@@ -47,19 +52,41 @@ func CertHint(ctx context.Context, target string, t protocol.TLS) string {
 			}
 			return &tls.Certificate{}, nil // none: as the run did
 		}}
-	d := tls.Dialer{Config: conf}
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err == nil {
-		defer c.Close()
-		if dl, ok := ctx.Deadline(); ok {
-			c.SetDeadline(dl)
-		}
+	raw, err := dialFrom(ctx, netnsName, addr)
+	if err != nil {
+		return ""
+	}
+	defer raw.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		raw.SetDeadline(dl)
+	}
+	c := tls.Client(raw, conf)
+	refusedHTTP := ""
+	if err = c.HandshakeContext(ctx); err == nil {
 		// TLS 1.3: the verdict comes after the handshake, as an alert in
-		// place of the first bytes (an HTTP/2 server's SETTINGS).
-		_, err = c.Read(make([]byte, 1))
+		// place of the first bytes: an HTTP/2 server's SETTINGS, or the
+		// answer to an HTTP/1.1 request, which nginx makes a 400 ("No
+		// required SSL certificate was sent", "The SSL certificate
+		// error").
+		if c.ConnectionState().NegotiatedProtocol != "h2" {
+			_, err = c.Write([]byte("GET / HTTP/1.1\r\nHost: " + name + "\r\nUser-Agent: loadgen\r\nConnection: close\r\n\r\n"))
+		}
+		if err == nil {
+			buf := make([]byte, 1024)
+			var n int
+			n, err = io.ReadAtLeast(c, buf, 1)
+			if bytes.HasPrefix(buf[:n], []byte("HTTP/1.1 400")) {
+				if m := nginxTitle.FindSubmatch(buf[:n]); m != nil {
+					refusedHTTP = "HTTP " + string(m[1])
+				}
+			}
+		}
 	}
 	if !asked {
 		return ""
+	}
+	if refusedHTTP != "" {
+		err = &net.OpError{Op: "remote error", Err: errors.New(refusedHTTP)}
 	}
 	var op *net.OpError
 	refused := errors.As(err, &op) && op.Op == "remote error"
@@ -95,4 +122,30 @@ func tlsAddr(target string) (addr, name string, ok bool) {
 		return "", "", false
 	}
 	return target, host, true
+}
+
+// nginxTitle is the title of nginx's page for a request whose client
+// certificate is missing or wrong: "400 No required SSL certificate was
+// sent", "400 The SSL certificate error".
+var nginxTitle = regexp.MustCompile(`<title>(400 [^<]*SSL certificate[^<]*)</title>`)
+
+// dialFrom connects to addr over TCP from network namespace ns ("": this
+// one).
+func dialFrom(ctx context.Context, ns, addr string) (net.Conn, error) {
+	var d net.Dialer
+	if ns == "" {
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	h, err := netns.Open(ns)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	var c net.Conn
+	err = h.Do(func() error {
+		var err error
+		c, err = d.DialContext(ctx, "tcp", addr)
+		return err
+	})
+	return c, err
 }
