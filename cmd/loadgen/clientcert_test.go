@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"loadgen/results/store"
 	"loadgen/targets/grpcecho"
 	"loadgen/targets/httpbin"
 	"loadgen/targets/tlscert"
@@ -293,5 +294,41 @@ func TestK8sRunClientCertificates(t *testing.T) {
 		if b64 := base64.StdEncoding.EncodeToString(secret); strings.Contains(out, b64[:40]) || strings.Contains(out, string(secret[30:70])) {
 			t.Errorf("the dry run prints a path's certificate or key:\n%s", out)
 		}
+	}
+}
+
+// TestSizeMTLS: `size --mtls` sizes mutual TLS: the TLS nginx requires a
+// client certificate (an answer without one is a 400, an error) and every
+// request of its step presents the one made for the run.
+func TestSizeMTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two nginx instances; not with -short")
+	}
+	needNginx(t)
+	t.Setenv("LOADGEN_TEST_AS_CLI", "1") // size runs this binary as `loadgen serve httpbin`
+	dir := filepath.Join(t.TempDir(), "size")
+	code, out, stderr := cli(t, "size", "--workers", "1", "--mtls", "--key-type", "ecdsa", "--ladder", "c4t2", "-d", "500ms", "--warmup", "100ms", "-o", dir, "-q")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "nginx requires and verifies the load's client certificate") {
+		t.Errorf("the sizing does not say it was mutual TLS:\n%s", out)
+	}
+	_, steps, err := store.ReadSweep(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsSteps := 0
+	for _, st := range steps {
+		if st.Run == nil || !st.Run.Config.TLS {
+			continue
+		}
+		tlsSteps++
+		if s := st.Run.Summary; s.Requests == 0 || s.Errors.Total() != 0 {
+			t.Errorf("step %s: %d requests, errors %+v: want every mutual TLS handshake to pass", st.ID, s.Requests, s.Errors)
+		}
+	}
+	if tlsSteps != 1 {
+		t.Errorf("%d TLS steps, want 1", tlsSteps)
 	}
 }
