@@ -62,7 +62,11 @@ func CertHint(ctx context.Context, target string, t protocol.TLS, netnsName stri
 	}
 	c := tls.Client(raw, conf)
 	refusedHTTP := ""
-	if err = c.HandshakeContext(ctx); err == nil {
+	err = c.HandshakeContext(ctx)
+	if !asked {
+		return "" // the server's CertificateRequest is part of the handshake
+	}
+	if err == nil {
 		// TLS 1.3: the verdict comes after the handshake, as an alert in
 		// place of the first bytes: an HTTP/2 server's SETTINGS, or the
 		// answer to an HTTP/1.1 request, which nginx makes a 400 ("No
@@ -81,9 +85,6 @@ func CertHint(ctx context.Context, target string, t protocol.TLS, netnsName stri
 				}
 			}
 		}
-	}
-	if !asked {
-		return ""
 	}
 	if refusedHTTP != "" {
 		err = &net.OpError{Op: "remote error", Err: errors.New(refusedHTTP)}
