@@ -167,8 +167,8 @@ func (r *Runner) prepareDir() error {
 	if entries, err := os.ReadDir(r.Dir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("%s already holds results: choose another -o", r.Dir)
 	}
-	for _, t := range Tests {
-		if len(r.Options.Tests) > 0 && !slices.Contains(r.Options.Tests, t.Name) {
+	for _, t := range slices.Concat(Tests, OptInTests) {
+		if len(r.Options.Tests) == 0 && slices.Contains(OptInTests, t) || len(r.Options.Tests) > 0 && !slices.Contains(r.Options.Tests, t.Name) {
 			continue
 		}
 		if err := os.MkdirAll(filepath.Join(r.Dir, t.Name, store.StepsDir), 0o755); err != nil {
@@ -201,7 +201,7 @@ func (r *Runner) writeManifests(p *Plan, ep Endpoints, created time.Time) error 
 	for _, t := range p.Tests {
 		sp := pathsSpec{Ladder: []string{t.Rung()}, Payloads: []int{p.Size(t)}, Protocol: t.Protocol,
 			Duration: p.Options.Duration.String(), Repeats: p.Options.Repeats}
-		if t.Name == TestHTTP {
+		if t.Name == TestHTTP || t.Name == TestMTLS {
 			sp.Endpoint = HTTPEndpoint
 		}
 		m := results.Manifest{Schema: results.SchemaVersion, Tool: "loadgen", Kind: "sweep", Created: created,
@@ -322,6 +322,8 @@ func (r *Runner) serversReady(ctx context.Context, ns string) (Endpoints, bool, 
 					ep.NodePortTCP = sp.NodePort
 				case k8s.PortHTTP:
 					ep.NodePortHTTP = sp.NodePort
+				case PortMTLS:
+					ep.NodePortMTLS = sp.NodePort
 				}
 			}
 		}
@@ -335,6 +337,9 @@ func (r *Runner) serversReady(ctx context.Context, ns string) (Endpoints, bool, 
 	}
 	if ep.ClusterIP == "" || ep.ClusterIP == corev1.ClusterIPNone || ep.NodePortTCP == 0 || ep.NodePortHTTP == 0 {
 		return ep, false, "", fmt.Errorf("the Services got no ClusterIP or NodePorts (ClusterIP %q, NodePorts %d, %d)", ep.ClusterIP, ep.NodePortTCP, ep.NodePortHTTP)
+	}
+	if slices.Contains(r.Options.Tests, TestMTLS) && ep.NodePortMTLS == 0 {
+		return ep, false, "", fmt.Errorf("the NodePort Service got no nodePort for its mtls port %d", PortMTLS)
 	}
 	return ep, true, "", nil
 }
