@@ -76,6 +76,10 @@ namespace is created by loadgen and deleted at the end with everything in it,
 after Ctrl-C too; 'loadgen k8s cleanup -n NS' removes what a killed run left.
 The hostNetwork server listens on the node's IP, ports 18080 and 19000.
 --paths and --tests measure some only (a pod path with its hostNetwork row);
+--tests mtls (only when asked for) is HTTP/1.1 over mutual TLS: the servers
+require a client certificate (loadgen serve httpbin --client-ca, ports 8443
+and 18443) and the clients present theirs, both issued by a CA made for the
+run and kept in the Secret loadgen-client-cert;
 --flannel-backend refuses a cluster whose nodes do not run that Flannel
 backend (their flannel.alpha.coreos.com/backend-type), which is recorded
 either way.`,
@@ -103,7 +107,7 @@ either way.`,
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines (the table is printed still)")
 	fl.StringSliceVar(&f.opts.Paths, "paths", nil, "only these paths (default all), each pod path with its hostNetwork row")
-	fl.StringSliceVar(&f.opts.Tests, "tests", nil, "only these tests (default all but UDP): tcp-stream, tcp-rr, tcp-crr, http, udp-stream, udp-rr")
+	fl.StringSliceVar(&f.opts.Tests, "tests", nil, "only these tests (default all but UDP and mtls): tcp-stream, tcp-rr, tcp-crr, http, udp-stream, udp-rr, and mtls (HTTP/1.1 over mutual TLS: a CA made for the run, the client's certificate in a Secret)")
 	fl.StringVar(&f.streamSize, "stream-size", "", "TCP_STREAM's write size (default 1024 B, k8s-netperf's; 128KiB is iperf-style)")
 	labelFlag(fl, &f.opts.Labels)
 	fl.StringVar(&f.opts.FlannelBackend, "flannel-backend", "", "refuse a cluster whose nodes do not run this Flannel backend (vxlan, host-gw, udp…)")

@@ -244,14 +244,45 @@ func k8sPlan(s *sweep.Spec) (k8s.Load, []k8s.Step, error) {
 	}
 	load := k8s.Load{Protocol: s.Protocol, Endpoint: s.Endpoint, Duration: s.Duration.D(), Warmup: s.Warmup.D(),
 		Timeout: s.Timeout.D(), Call: s.Call, Data: s.Data}
+	// A path's client certificate goes to the workers in the run's Secret,
+	// named by the path's place in the file.
+	certOf := map[string]string{}
+	for i, p := range s.Paths {
+		if p.Cert == "" {
+			continue
+		}
+		c, err := readClientCert(fmt.Sprintf("path%d", i), p.Cert, p.Key)
+		if err != nil {
+			return k8s.Load{}, nil, fmt.Errorf("path %s: %w", p.Name, err)
+		}
+		load.ClientCerts = append(load.ClientCerts, c)
+		certOf[p.Name] = c.Name
+	}
 	var steps []k8s.Step
 	for _, st := range s.Plan() {
 		p, _ := s.PathByName(st.Path)
 		steps = append(steps, k8s.Step{Index: st.Index, ID: st.ID(), Path: st.Path, Baseline: p.Baseline, URL: p.URL,
-			NewConn: p.NewConn, Insecure: p.Insecure, Connections: st.Rung.Connections, Threads: st.Rung.Threads,
+			NewConn: p.NewConn, Insecure: p.Insecure, ClientCert: certOf[p.Name], Connections: st.Rung.Connections, Threads: st.Rung.Threads,
 			Payload: st.Payload, Rate: st.Rate, Repeat: st.Repeat})
 	}
 	return load, steps, nil
+}
+
+// readClientCert reads a path's cert and key files (the sweep checked
+// that they make a pair); a cert file that holds the key is both.
+func readClientCert(name, certFile, keyFile string) (k8s.ClientCert, error) {
+	if keyFile == "" {
+		keyFile = certFile
+	}
+	c := k8s.ClientCert{Name: name}
+	var err error
+	if c.Cert, err = os.ReadFile(certFile); err != nil {
+		return c, fmt.Errorf("cert: %w", err)
+	}
+	if c.Key, err = os.ReadFile(keyFile); err != nil {
+		return c, fmt.Errorf("key: %w", err)
+	}
+	return c, nil
 }
 
 func newRunID() string {

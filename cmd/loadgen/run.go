@@ -397,6 +397,9 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 			// not the target's.
 			return f.interruptedBeforeStart(stderr, cfg.Target)
 		}
+		if hint := f.certHint(ctx, cfg.Target, cfg.TLS); hint != "" && !strings.Contains(err.Error(), "--cert") {
+			err = fmt.Errorf("%w; %s", err, hint)
+		}
 		if jerr := f.check.noRun(cfg.Target, f.labels, err); jerr != nil {
 			fmt.Fprintf(stderr, "loadgen: %v\n", jerr)
 		}
@@ -472,10 +475,25 @@ func discarded(n int64) string {
 // is not what the protocol expects (client.Hint), looked at from here: not
 // for a run sent from another network namespace.
 func (f *runFlags) hint(ctx context.Context, run *results.Run) string {
+	if hint := f.certHint(ctx, run.Config.Target, run.Config.TLS); hint != "" {
+		return hint
+	}
 	if f.netns != "" || f.targets != "" {
 		return ""
 	}
 	return client.Hint(ctx, f.protocol, run.Config.Target, run.Summary.Errors)
+}
+
+// certHint says whether the server wants a client certificate the run
+// did not give, or refuses the one it gave (client.CertHint), looked at
+// from the run's network namespace.
+func (f *runFlags) certHint(ctx context.Context, target string, tlsOn bool) string {
+	t, err := f.tls.options()
+	if err != nil || ctx.Err() != nil {
+		return ""
+	}
+	t.Enabled = tlsOn
+	return client.CertHint(ctx, target, t, f.netns)
 }
 
 // interruptedBeforeStart ends a run that Ctrl-C stopped before its load

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"os"
@@ -38,6 +39,7 @@ type serverTLS struct {
 	certFile string
 	keyFile  string
 	writeCA  string
+	clientCA string
 }
 
 func (s *serverTLS) register(fl *pflag.FlagSet) {
@@ -46,6 +48,7 @@ func (s *serverTLS) register(fl *pflag.FlagSet) {
 	fl.StringVar(&s.certFile, "cert", "", "PEM certificate file (implies --tls)")
 	fl.StringVar(&s.keyFile, "key", "", "PEM key file for --cert")
 	fl.StringVar(&s.writeCA, "write-ca", "", "write the self-signed certificate (PEM) here, for clients' --cacert")
+	fl.StringVar(&s.clientCA, "client-ca", "", "require a client certificate issued by these CAs (PEM) on every connection: mutual TLS (needs --tls or --cert)")
 }
 
 // config returns the server's TLS configuration, nil for plaintext.
@@ -56,6 +59,9 @@ func (s *serverTLS) config(nextProtos ...string) (*tls.Config, error) {
 	if !s.enable && s.certFile == "" {
 		if s.writeCA != "" {
 			return nil, fmt.Errorf("--write-ca needs --tls")
+		}
+		if s.clientCA != "" {
+			return nil, fmt.Errorf("--client-ca asks for client certificates in the TLS handshake: add --tls (or --cert/--key)")
 		}
 		return nil, nil
 	}
@@ -81,7 +87,28 @@ func (s *serverTLS) config(nextProtos ...string) (*tls.Config, error) {
 			return nil, fmt.Errorf("--write-ca: %w", err)
 		}
 	}
-	return &tls.Config{Certificates: []tls.Certificate{cert.TLS}, NextProtos: nextProtos}, nil
+	c := &tls.Config{Certificates: []tls.Certificate{cert.TLS}, NextProtos: nextProtos}
+	if s.clientCA != "" {
+		pem, err := os.ReadFile(s.clientCA)
+		if err != nil {
+			return nil, fmt.Errorf("--client-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--client-ca %s: no PEM certificate found", s.clientCA)
+		}
+		c.ClientCAs, c.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	return c, nil
+}
+
+// mode says how the server takes TLS, for its first line: "", or
+// ", client certificates from CA.pem required".
+func (s *serverTLS) mode() string {
+	if s.clientCA == "" {
+		return ""
+	}
+	return ", client certificates from " + s.clientCA + " required"
 }
 
 // serveUntil waits for ctx (Ctrl-C) or the --for duration.
@@ -140,7 +167,7 @@ failed call makes it a 502 whose one-line body names the hop that failed
 				scheme, protos = "https", "h2 + HTTP/1.1 by ALPN"
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "httpbin listening on %s://%s (%s); Ctrl-C to stop\n", scheme, srv.Addr(), protos)
+			fmt.Fprintf(out, "httpbin listening on %s://%s (%s%s); Ctrl-C to stop\n", scheme, srv.Addr(), protos, st.mode())
 			if len(cfg.Calls) > 0 {
 				fanout := cfg.Fanout
 				if fanout == 0 {
@@ -305,7 +332,7 @@ come, each answered a delay after it arrived.`,
 			if tc != nil {
 				mode = "TLS"
 			}
-			fmt.Fprintf(out, "grpc listening on %s, %s; Ctrl-C to stop\n", srv.Addr(), mode)
+			fmt.Fprintf(out, "grpc listening on %s, %s%s; Ctrl-C to stop\n", srv.Addr(), mode, st.mode())
 			serveUntil(cmd.Context(), runFor)
 			return closeServer(out, srv.Close, func() string {
 				return fmt.Sprintf("%d unary calls, %d ping-pong messages, %d server-streaming calls (%d messages), %d client-streaming calls (%d messages), %d health checks",

@@ -29,6 +29,7 @@ type sizeFlags struct {
 	payload string
 	keyType string
 	price   float64
+	mtls    bool
 }
 
 func newSizeCmd() *cobra.Command {
@@ -53,6 +54,7 @@ column says how much it used. Size on a machine where the generator has CPUs
 of its own for figures that measure nginx alone.`,
 		Example: `  loadgen size
   loadgen size --workers 1,2 -d 10s --ladder c64t2 -o results/nginx-sizing
+  loadgen size --workers 1,2 --mtls -o results/nginx-mtls-sizing
   loadgen report results/nginx-sizing --html sizing.html`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSize(cmd, f) },
@@ -62,6 +64,7 @@ of its own for figures that measure nginx alone.`,
 	fl.StringVar(&f.workers, "workers", "", "worker_processes counts, comma-separated or a range 1..4 (default 1..CPUs)")
 	fl.StringVar(&f.payload, "payload", "1KiB", "response body size")
 	fl.StringVar(&f.keyType, "key-type", "rsa", "the TLS listener's key: rsa (RSA-2048, as NGINX's figures) or ecdsa (P-256)")
+	fl.BoolVar(&f.mtls, "mtls", false, "mutual TLS: the TLS listeners require a client certificate (ssl_verify_client on), which the load presents (--key-type's kind, from a CA made for the run)")
 	fl.Float64Var(&f.price, "cpu-price", 0, "what one CPU costs a month: adds each worker count's monthly cost to the table")
 	f.register(fl, "size", "c64t2", 5*time.Second, time.Second)
 	return cmd
@@ -146,7 +149,7 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	for _, n := range workers {
 		for _, tls := range []string{"", "-tls"} {
 			p := sweep.Path{Name: fmt.Sprintf("nginx-w%d%s", n, tls), Workers: n,
-				URL: fmt.Sprintf("nginx, worker_processes %d%s, started by loadgen", n, map[string]string{"": "", "-tls": ", TLS with a new connection per request"}[tls])}
+				URL: fmt.Sprintf("nginx, worker_processes %d%s, started by loadgen", n, map[string]string{"": "", "-tls": ", " + tlsKind(f.mtls) + " with a new connection per request"}[tls])}
 			p.NewConn = tls != ""
 			planned.Paths = append(planned.Paths, p)
 		}
@@ -166,12 +169,12 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 		return failf("size needs nginx: %v (Debian: apt-get install nginx)", err)
 	}
 	cleanLeftovers(ctx, stderr)
-	lab, err := startSizing(ctx, stderr, spec, workers, kt)
+	lab, err := startSizing(ctx, stderr, spec, workers, kt, f.mtls)
 	if err != nil {
 		return failf("size: %v", err)
 	}
 	defer lab.Close()
-	job := f.job(spec, f.out, "loadgen size "+flagArgs(cmd, "workers", "ladder", "payload", "duration", "warmup", "repeats", "key-type", "label"))
+	job := f.job(spec, f.out, "loadgen size "+flagArgs(cmd, "workers", "ladder", "payload", "duration", "warmup", "repeats", "key-type", "mtls", "label"))
 	job.note = lab.note
 	job.extra = func(w io.Writer, steps []*results.Step) error {
 		fmt.Fprintln(w, "ingress sizing: the best over the ladder per worker_processes count")
@@ -192,10 +195,15 @@ func (f *sizeFlags) fromSaved(fl *pflag.FlagSet) error {
 		return fmt.Errorf("--resume: %s holds a loadgen %s run, not a sizing", f.out, saved.Builtin)
 	}
 	var workers, rungs []string
+	mtls := false
 	for _, p := range saved.Paths {
 		if !strings.HasSuffix(p.Name, "-tls") && p.Workers > 0 {
 			workers = append(workers, strconv.Itoa(p.Workers))
 		}
+		mtls = mtls || p.Cert != ""
+	}
+	if mtls && !fl.Changed("mtls") {
+		f.mtls = true
 	}
 	for _, r := range saved.Ladder {
 		rungs = append(rungs, r.String())
@@ -218,8 +226,10 @@ func (f *sizeFlags) fromSaved(fl *pflag.FlagSet) error {
 }
 
 // startSizing starts the target and, for each worker count, a plaintext and
-// a TLS nginx in front of it, and fills the spec's paths and watches.
-func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers []int, kt tlscert.KeyType) (*demoPaths, error) {
+// a TLS nginx in front of it, and fills the spec's paths and watches. With
+// mtls the TLS nginx requires a client certificate, which the TLS paths
+// present: a CA made for the run issues it.
+func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers []int, kt tlscert.KeyType, mtls bool) (*demoPaths, error) {
 	d, addr, pid, err := withHTTPBin(ctx, log)
 	if err != nil {
 		return nil, err
@@ -248,6 +258,13 @@ func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers [
 	if err := os.WriteFile(files.Key, cert.KeyPEM, 0o600); err != nil {
 		return nil, err
 	}
+	var client *clientFiles
+	if mtls {
+		if client, err = writeClientCert(dir, kt); err != nil {
+			return nil, err
+		}
+		files.ClientCA = client.ca
+	}
 	for _, n := range workers {
 		for _, tls := range []bool{false, true} {
 			cfg := nginxingress.Config{Listen: "127.0.0.1:0", Upstream: addr, Workers: n}
@@ -264,6 +281,9 @@ func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers [
 			p := sweep.Path{Name: name, URL: px.URL(), Workers: n, Watch: &sweep.Watch{PID: px.MasterPID(), Name: "nginx"}}
 			if tls {
 				p.NewConn, p.CACert = true, files.Cert
+				if client != nil {
+					p.Cert, p.Key = client.cert, client.key
+				}
 			}
 			spec.Paths = append(spec.Paths, p)
 		}
@@ -273,10 +293,45 @@ func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers [
 	}
 	d.spec = spec
 	d.note = fmt.Sprintf("Each nginx-wN path is a real nginx with worker_processes N proxying to loadgen's httpbin (%d) with kept upstream connections; "+
-		"the -tls paths open a new connection with a full %s handshake per request (session cache and tickets off). "+
-		"proxy cpu is that nginx's master and workers.", pid, keyName(kt))
+		"the -tls paths open a new connection with a full %s handshake per request (session cache and tickets off)%s. "+
+		"proxy cpu is that nginx's master and workers.", pid, keyName(kt), map[bool]string{true: ", mutual: nginx requires and verifies the load's client certificate (" + keyName(kt) + ")"}[mtls])
 	ok = true
 	return d, nil
+}
+
+// tlsKind names the sizing's TLS paths: TLS, or mutual TLS.
+func tlsKind(mtls bool) string {
+	if mtls {
+		return "mutual TLS"
+	}
+	return "TLS"
+}
+
+// clientFiles are the PEM files of a client certificate and of the CA
+// that issued it.
+type clientFiles struct{ ca, cert, key string }
+
+// writeClientCert makes a CA and a client certificate of key type kt in
+// dir.
+func writeClientCert(dir string, kt tlscert.KeyType) (*clientFiles, error) {
+	ca, err := tlscert.NewCA(kt, "loadgen size clients")
+	if err != nil {
+		return nil, err
+	}
+	c, err := ca.Issue(kt, nil, "loadgen-client")
+	if err != nil {
+		return nil, err
+	}
+	f := &clientFiles{ca: filepath.Join(dir, "client-ca.pem"), cert: filepath.Join(dir, "client.crt"), key: filepath.Join(dir, "client.key")}
+	for _, w := range []struct {
+		path string
+		b    []byte
+	}{{f.ca, ca.CertPEM}, {f.cert, c.CertPEM}, {f.key, c.KeyPEM}} {
+		if err := os.WriteFile(w.path, w.b, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
 }
 
 func keyName(kt tlscert.KeyType) string {

@@ -81,6 +81,8 @@ A sweep file (YAML; every key may also be given as a flag, which wins):
     - name: nginx-tls
       url: https://127.0.0.1:8443
       cacert: ca.pem              # or insecure: true
+      cert: client.pem            # a client certificate for mutual TLS (PEM),
+      key: client.key             # and its key
       new_conn: true              # a new connection (TLS handshake) per request
       workers: 2                  # the proxy's worker_processes: the report's sizing table
       netns: lab-pod1             # send from this network namespace (ip netns list)

@@ -18,6 +18,10 @@ type tlsFlags struct {
 	ciphers  string
 	resume   bool
 	curves   string
+	cert     string
+	key      string
+	p12      string
+	p12Pass  string
 }
 
 func (t *tlsFlags) register(fl *pflag.FlagSet) {
@@ -28,6 +32,10 @@ func (t *tlsFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&t.version, "tls-version", "", "pin the TLS version: 1.2 or 1.3")
 	fl.StringVar(&t.ciphers, "cipher", "", "TLS 1.2 cipher suites, comma-separated (Go/IANA names)")
 	fl.BoolVar(&t.resume, "tls-resume", false, "allow TLS session resumption (default: every handshake is full)")
+	fl.StringVar(&t.cert, "cert", "", "client certificate (PEM, chain after it) for a server that asks for one (mutual TLS); the file may hold the key too")
+	fl.StringVar(&t.key, "key", "", "the client certificate's private key (PEM)")
+	fl.StringVar(&t.p12, "cert-p12", "", "client certificate and key as a PKCS#12 bundle (.p12/.pfx), instead of --cert/--key")
+	fl.StringVar(&t.p12Pass, "cert-p12-password", "", "the --cert-p12 bundle's password (or LOADGEN_CERT_P12_PASSWORD, which keeps it out of ps)")
 	fl.StringVar(&t.curves, "tls-curves", "", "key exchanges offered, in order (default X25519,P256; add X25519MLKEM768 to offer post-quantum, as browsers do)")
 }
 
@@ -35,11 +43,15 @@ func (t *tlsFlags) register(fl *pflag.FlagSet) {
 // on (loadgen/client), --tls does for any other.
 func (t *tlsFlags) options() (protocol.TLS, error) {
 	o := protocol.TLS{
-		Enabled:    t.enable,
-		Insecure:   t.insecure,
-		CAFile:     t.caFile,
-		ServerName: t.sni,
-		Resume:     t.resume,
+		Enabled:     t.enable,
+		Insecure:    t.insecure,
+		CAFile:      t.caFile,
+		ServerName:  t.sni,
+		Resume:      t.resume,
+		CertFile:    t.cert,
+		KeyFile:     t.key,
+		P12File:     t.p12,
+		P12Password: t.p12Pass,
 	}
 	if t.version != "" {
 		v, err := protocol.ParseTLSVersion(t.version)

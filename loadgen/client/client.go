@@ -286,8 +286,15 @@ func TargetURL(s string) (*url.URL, error) {
 func tlsFor(s *Spec, https bool) error {
 	t := &s.TLS
 	t.Enabled = t.Enabled || https
-	if !t.Enabled && (t.Insecure || t.CAFile != "" || t.ServerName != "" || t.MinVersion != 0 || len(t.Ciphers) > 0 || len(t.Curves) > 0) {
+	switch {
+	case !t.Enabled && t.ClientCertSet():
+		return fmt.Errorf("a client certificate (--cert, --key, --cert-p12) is sent over TLS, and %s is plaintext: use an https:// URL or --tls", s.Target)
+	case !t.Enabled && (t.Insecure || t.CAFile != "" || t.ServerName != "" || t.MinVersion != 0 || len(t.Ciphers) > 0 || len(t.Curves) > 0):
 		return fmt.Errorf("TLS options given for a plaintext target: use an https:// URL or --tls")
+	case t.ClientCertSet():
+		if _, err := t.ClientCert(); err != nil {
+			return err // before any protocol's dialer: the same message for all
+		}
 	}
 	return nil
 }

@@ -27,6 +27,18 @@ type TLS struct {
 	// offer, so the client does not spend a post-quantum key generation on
 	// every handshake with a server that cannot use it.
 	Curves []tls.CurveID
+	// CertFile and KeyFile are the client's certificate (chain) and its
+	// private key, PEM, for a server that asks for one (mutual TLS); a
+	// CertFile that holds the key too needs no KeyFile.
+	CertFile, KeyFile string
+	// P12File is a PKCS#12 bundle of the client's certificate and key, in
+	// place of CertFile and KeyFile; P12Password opens it.
+	P12File, P12Password string
+}
+
+// ClientCertSet says whether a client certificate was asked for.
+func (t TLS) ClientCertSet() bool {
+	return t.CertFile != "" || t.KeyFile != "" || t.P12File != "" || t.P12Password != ""
 }
 
 // DefaultCurves are offered when TLS.Curves is nil (a new slice each call:
@@ -73,6 +85,16 @@ func (t TLS) Config(host string, nextProtos ...string) (*tls.Config, error) {
 			return nil, fmt.Errorf("--cacert %s: no PEM certificate found", t.CAFile)
 		}
 		c.RootCAs = pool
+	}
+	if t.ClientCertSet() {
+		cert, err := t.ClientCert()
+		if err != nil {
+			return nil, err
+		}
+		// Sent to any server that asks, as curl and openssl s_client do:
+		// Go's own choice sends none when the server's list of CAs does
+		// not name the certificate's issuer, which reads as no --cert.
+		c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
 	}
 	return c, nil
 }
@@ -137,6 +159,24 @@ func ExplainTLS(err error) error {
 		return fmt.Errorf("%w (set the name to verify with --sni NAME, or skip verification with --insecure)", err)
 	case errors.As(err, &invalid):
 		return fmt.Errorf("%w (use a valid certificate, or skip verification with --insecure)", err)
+	}
+	return explainClientCert(err)
+}
+
+// explainClientCert adds what to do to a server's alert about the client's
+// certificate: one it requires and was not sent (TLS 1.3's
+// certificate_required), or one it refused.
+func explainClientCert(err error) error {
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "remote error" || op.Err == nil {
+		return err
+	}
+	switch op.Err.Error() {
+	case "tls: certificate required":
+		return fmt.Errorf("%w (the server requires a client certificate: give one with --cert FILE --key FILE, or --cert-p12 FILE)", err)
+	case "tls: bad certificate", "tls: unknown certificate authority", "tls: unsupported certificate",
+		"tls: certificate unknown", "tls: certificate revoked", "tls: certificate expired", "tls: access denied":
+		return fmt.Errorf("%w (the server refused the client certificate, or wanted one: give --cert FILE --key FILE with a certificate from a CA it trusts)", err)
 	}
 	return err
 }

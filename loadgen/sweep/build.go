@@ -21,6 +21,7 @@ func BuildStep(spec *Spec, p Path, st Step) (loadgen.Config, protocol.Dialer, er
 		Call: spec.Call, Data: spec.Data, Protoset: spec.Protoset, NetNS: p.NetNS,
 	}
 	cs.TLS.CAFile, cs.TLS.Insecure = p.CACert, p.Insecure
+	cs.TLS.CertFile, cs.TLS.KeyFile = p.Cert, p.Key
 	if spec.Endpoint != "" {
 		cs.Target = strings.TrimRight(p.URL, "/") + strings.ReplaceAll(spec.Endpoint, "{size}", strconv.Itoa(st.Payload))
 	} else {

@@ -284,13 +284,14 @@ func settingsDiff(stored json.RawMessage, spec *Spec) string {
 	return strings.Join(d, ", ")
 }
 
-// settingsOf is s without where its paths are (a path's CA file too: a
-// built-in sweep makes its certificate anew on every run).
+// settingsOf is s without where its paths are (a path's CA file and
+// client certificate too: a built-in sweep makes its certificates anew on
+// every run).
 func settingsOf(s Spec) Spec {
 	s.Target, s.Builtin = nil, ""
 	paths := make([]Path, len(s.Paths))
 	for i, p := range s.Paths {
-		p.URL, p.Watch, p.NetNS, p.CACert = "", nil, "", ""
+		p.URL, p.Watch, p.NetNS, p.CACert, p.Cert, p.Key = "", nil, "", "", "", ""
 		if p.Sidecar != nil {
 			p.Workers = 0
 		}

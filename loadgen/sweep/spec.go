@@ -18,6 +18,7 @@ import (
 
 	"loadgen/internal/units"
 	"loadgen/loadgen/client"
+	"loadgen/loadgen/protocol"
 )
 
 // Spec is a sweep: the same target reached through each path, across a
@@ -76,6 +77,11 @@ type Path struct {
 	// an https:// path.
 	CACert   string `yaml:"cacert,omitempty" json:"cacert,omitempty"`
 	Insecure bool   `yaml:"insecure,omitempty" json:"insecure,omitempty"`
+	// Cert and Key are `loadgen run`'s --cert and --key: the client
+	// certificate (PEM) an https:// path presents to a server that asks
+	// for one (mutual TLS). A Cert file that holds the key needs no Key.
+	Cert string `yaml:"cert,omitempty" json:"cert,omitempty"`
+	Key  string `yaml:"key,omitempty" json:"key,omitempty"`
 	// Workers is how many worker processes (one per CPU) the proxy on this
 	// path runs, nginx's worker_processes: recorded with every step, it
 	// makes the report's ingress sizing table.
@@ -227,7 +233,7 @@ func cleanYAMLError(err error) error {
 	}
 	msg = strings.Join(lines, "; ")
 	msg = strings.Replace(msg, "not found in type sweep.Spec", "is not a sweep key (paths, target, ladder, payloads, protocol, endpoint, duration, warmup, timeout, repeats, rate, call, data, protoset, hops)", 1)
-	msg = strings.Replace(msg, "not found in type sweep.Path", "is not a path key (name, url, baseline, watch, new_conn, cacert, insecure, workers, netns)", 1)
+	msg = strings.Replace(msg, "not found in type sweep.Path", "is not a path key (name, url, baseline, watch, new_conn, cacert, insecure, cert, key, workers, netns)", 1)
 	msg = strings.Replace(msg, "not found in type sweep.Watch", "is not a watch key (process, pid, cgroup, name)", 1)
 	return errors.New(msg)
 }
@@ -314,6 +320,14 @@ func (s *Spec) Validate() error {
 		}
 		if (p.CACert != "" || p.Insecure) && !strings.HasPrefix(p.URL, "https://") {
 			return fmt.Errorf("%s (%s): cacert and insecure apply to https:// URLs", where, p.Name)
+		}
+		if p.Cert != "" || p.Key != "" {
+			if !strings.HasPrefix(p.URL, "https://") {
+				return fmt.Errorf("%s (%s): cert and key are a client certificate, sent over TLS: they apply to https:// URLs", where, p.Name)
+			}
+			if _, err := (protocol.TLS{CertFile: p.Cert, KeyFile: p.Key}).ClientCert(); err != nil {
+				return fmt.Errorf("%s (%s): cert, key: %v", where, p.Name, err)
+			}
 		}
 		if p.Watch != nil {
 			if err := p.Watch.validate(); err != nil {

@@ -33,6 +33,9 @@ type JobSpec struct {
 	// Version is the coordinator's loadgen version, which a worker of
 	// another WireVersion names when it refuses to run; empty: not told.
 	Version string
+	// ClientCert mounts the run's client certificates (ClientCertSecret)
+	// in the workers, for RunArgs that name them (ClientCertArgs).
+	ClientCert bool
 	// AwayFrom are more pods the workers keep off the nodes of, beside
 	// the targets and the proxies the options name: the proxies an ingress
 	// or a gateway publishes, which only the cluster knows.
@@ -101,6 +104,9 @@ func (o Options) Job(s JobSpec) *batchv1.Job {
 			Volumes:  []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 			Affinity: o.awayFrom(s.AwayFrom),
 		},
+	}
+	if s.ClientCert {
+		mountClientCert(&pod.Spec)
 	}
 	o.placeWorkers(&pod.Spec)
 	o.addSidecar(&pod.Spec, false, sidecarObject)

@@ -23,17 +23,23 @@ type Load struct {
 	Data     string
 	// Labels name every worker's run (--label), and so the merged one.
 	Labels results.Labels
+	// ClientCerts are the paths' client certificates, which the run puts
+	// in its ClientCertSecret for the steps that name them.
+	ClientCerts []ClientCert
 }
 
 // Step is one step of the plan, as loadgen/sweep lays it out.
 type Step struct {
-	Index       int
-	ID          string
-	Path        string
-	Baseline    bool
-	URL         string // the path's URL; host "target" is the comparison's target through the mesh
-	NewConn     bool
-	Insecure    bool
+	Index    int
+	ID       string
+	Path     string
+	Baseline bool
+	URL      string // the path's URL; host "target" is the comparison's target through the mesh
+	NewConn  bool
+	Insecure bool
+	// ClientCert names the path's client certificate in the run's
+	// ClientCertSecret; empty: none.
+	ClientCert  string
 	Connections int
 	Threads     int
 	Payload     int
@@ -233,6 +239,9 @@ func (o Options) RunArgs(l Load, st Step, addr Addresses) ([]string, error) {
 	}
 	if st.Insecure {
 		a = append(a, "--insecure")
+	}
+	if st.ClientCert != "" {
+		a = append(a, ClientCertArgs(st.ClientCert)...)
 	}
 	if l.Call != "" {
 		a = append(a, "--call", l.Call)

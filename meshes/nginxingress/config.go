@@ -99,6 +99,10 @@ type Config struct {
 type TLSFiles struct {
 	Cert string
 	Key  string
+	// ClientCA, when set, makes nginx require a client certificate that
+	// these CAs (PEM) issued (ssl_verify_client on): mutual TLS. A
+	// request without one is answered 400.
+	ClientCA string
 }
 
 // Validate reports the first thing wrong with c, in one line. Everything
@@ -129,6 +133,11 @@ func (c Config) Validate() error {
 		}
 		if err := checkPath("tls key", c.TLS.Key); err != nil {
 			return err
+		}
+		if c.TLS.ClientCA != "" {
+			if err := checkPath("tls client ca", c.TLS.ClientCA); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -480,3 +480,52 @@ func cpusAllowedList(t *testing.T, pid int) string {
 	t.Fatalf("no Cpus_allowed_list in /proc/%d/status", pid)
 	return ""
 }
+
+// TestProxyMTLS: with a ClientCA nginx answers a client that presents a
+// certificate that CA issued, and refuses one without (400) or with
+// another CA's.
+func TestProxyMTLS(t *testing.T) {
+	needNginx(t)
+	server, err := tlscert.New(tlscert.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := func() (*tlscert.Cert, *tlscert.Cert) {
+		ca, err := tlscert.NewCA(tlscert.ECDSAP256, "clients")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := ca.Issue(tlscert.ECDSAP256, nil, "client.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ca, c
+	}
+	ca, client := issue()
+	_, stranger := issue()
+	dir := t.TempDir()
+	files := TLSFiles{Cert: filepath.Join(dir, "tls.crt"), Key: filepath.Join(dir, "tls.key"), ClientCA: filepath.Join(dir, "client-ca.pem")}
+	for f, b := range map[string][]byte{files.Cert: server.CertPEM, files.Key: server.KeyPEM, files.ClientCA: ca.CertPEM} {
+		if err := os.WriteFile(f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	up := startUpstream(t)
+	p := startProxy(t, Config{Listen: "127.0.0.1:0", Upstream: up.addr(), TLS: &files})
+	for _, tc := range []struct {
+		name   string
+		certs  []tls.Certificate
+		status int
+	}{{"with", []tls.Certificate{client.TLS}, 200}, {"without", nil, 400}, {"another CA's", []tls.Certificate{stranger.TLS}, 400}} {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: server.Pool(), Certificates: tc.certs}}
+		resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get(p.URL() + "/mtls")
+		tr.CloseIdleConnections()
+		if err != nil {
+			t.Fatalf("%s a client certificate: %v", tc.name, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s a client certificate: status %d, want %d", tc.name, resp.StatusCode, tc.status)
+		}
+	}
+}

@@ -65,6 +65,10 @@ http {
         ssl_protocols TLSv1.2 TLSv1.3;
         ssl_session_cache off;
         ssl_session_tickets off;
+{{- if .ClientCA}}
+        ssl_client_certificate "{{.ClientCA}}";
+        ssl_verify_client on;
+{{- end}}
 {{- end}}
 
         location / {

@@ -34,6 +34,8 @@ var renderCases = []struct {
 	{"tls", Config{Listen: "127.0.0.1:8443", Upstream: "httpbin.loadgen.svc.cluster.local:8000",
 		TLS: &TLSFiles{Cert: "/etc/loadgen/tls.crt", Key: "/etc/loadgen/tls.key"},
 		Dir: "/ignored/by/render", Binary: "/ignored/too"}, false},
+	{"mtls", Config{Listen: "127.0.0.1:8443", Upstream: "127.0.0.1:8081",
+		TLS: &TLSFiles{Cert: "/etc/loadgen/tls.crt", Key: "/etc/loadgen/tls.key", ClientCA: "/etc/loadgen/client-ca.pem"}}, false},
 	{"grpc", Config{Listen: "127.0.0.1:9090", Upstream: "127.0.0.1:9091", GRPC: true}, true},
 	{"h2c", Config{Listen: "127.0.0.1:8080", Upstream: "127.0.0.1:8081", HTTP2: true}, true},
 }

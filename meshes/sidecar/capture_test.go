@@ -60,7 +60,7 @@ func TestValidate(t *testing.T) {
 		"ns":        {func(c *Config) { c.ServerNS = "" }, "must be named"},
 		"same ns":   {func(c *Config) { c.ServerNS = "c" }, "two pods"},
 		"addr":      {func(c *Config) { c.ServerAddr = mustAddrPort("198.18.0.3:0") }, "server address"},
-		"mtls":      {func(c *Config) { c.Placement = ServerOnly }, "mTLS is between two sidecars"},
+		"mtls":      {func(c *Config) { c.Placement = ClientOnly }, "placement both or serveronly"},
 	} {
 		c := ok
 		tc.mut(&c)

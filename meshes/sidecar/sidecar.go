@@ -90,8 +90,10 @@ type Config struct {
 	// optional.
 	ClientIP netip.Addr
 
-	// MTLS makes the two sidecars of Both speak mutual TLS: the client's
-	// originates it, the server's requires it.
+	// MTLS makes the server's sidecar require mutual TLS (Istio's STRICT):
+	// in Both the client's sidecar originates it; in ServerOnly the
+	// client, which has no sidecar, speaks it itself with the client
+	// workload's identity (ClientIdentity), as `loadgen run --cert` does.
 	MTLS bool
 	// Workers is each proxy's workers: 0 means Istio's concurrency, 2.
 	Workers int
@@ -116,8 +118,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sidecar: client and server must be two pods, not both %s", c.ClientNS)
 	case !c.ServerAddr.IsValid() || c.ServerAddr.Port() == 0:
 		return fmt.Errorf("sidecar: server address %q: want the target's IP:PORT", c.ServerAddr)
-	case c.MTLS && c.Placement != Both:
-		return fmt.Errorf("sidecar: mTLS is between two sidecars: placement both, not %s", c.Placement)
+	case c.MTLS && c.Placement != Both && c.Placement != ServerOnly:
+		return fmt.Errorf("sidecar: mTLS is required by the server's sidecar: placement both or serveronly, not %s", c.Placement)
 	}
 	return nil
 }
@@ -131,6 +133,7 @@ type Sidecar struct {
 	server   running
 	dir      string // the CA's files
 	cert     *x509.Certificate
+	identity *layout.MTLS // the client workload's files
 }
 
 // running is a started profile.
@@ -247,13 +250,20 @@ func (s *Sidecar) issue() (client, server *layout.MTLS, err error) {
 	if err := proxyproc.Chown(proxyUser, client.Key, server.Key); err != nil {
 		return nil, nil, fmt.Errorf("sidecar: %w", err)
 	}
-	s.cert = cert.Leaf
+	s.cert, s.identity = cert.Leaf, client
 	return client, server, nil
 }
 
 // ClientCert is the client workload's certificate (with MTLS), whose hash
 // the server sidecar forwards to the target in X-Forwarded-Client-Cert.
 func (s *Sidecar) ClientCert() *x509.Certificate { return s.cert }
+
+// ClientIdentity names the PEM files of the client workload's identity
+// (with MTLS; nil without): the run's CA, the certificate and key, and
+// the server's name to verify (PeerName). In ServerOnly a client that
+// presents them is what the server's sidecar lets through: `loadgen run
+// --cacert CA --sni PeerName --cert Cert --key Key`. They go with Close.
+func (s *Sidecar) ClientIdentity() *layout.MTLS { return s.identity }
 
 // Pids lists the processes of every sidecar of the path, client's first:
 // what a step's proxy cost is sampled from. None has none.
@@ -325,7 +335,7 @@ func (s *Sidecar) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	s.client, s.server, s.captured = nil, nil, nil
+	s.client, s.server, s.captured, s.identity = nil, nil, nil, nil
 	if s.dir != "" {
 		if err := os.RemoveAll(s.dir); err != nil {
 			errs = append(errs, fmt.Errorf("sidecar: %w", err))

@@ -326,5 +326,5 @@ func isMetadataKey(k string) bool {
 
 func tlsOptionsSet(t protocol.TLS) bool {
 	return t.Insecure || t.CAFile != "" || t.ServerName != "" || t.MinVersion != 0 ||
-		t.MaxVersion != 0 || len(t.Ciphers) > 0 || t.Resume
+		t.MaxVersion != 0 || len(t.Ciphers) > 0 || t.Resume || t.ClientCertSet()
 }

@@ -3,7 +3,6 @@ package paths
 import (
 	"fmt"
 	"io"
-	"strconv"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -50,14 +49,20 @@ func DryRun(w io.Writer, o Options) error {
 		if path.Baseline != "" {
 			ratio = "ratio to " + path.Baseline
 		}
-		tcp, http := dryTarget(p, path, Tests[1]), dryTarget(p, path, Tests[3])
-		fmt.Fprintf(w, "#   %-24s %s on %s → %s, %s (%s)\n", path.Name, client, path.ClientNode, tcp, http, ratio)
+		dials := dryTarget(p, path, Tests[1]) + ", " + dryTarget(p, path, Tests[3])
+		if p.HasMTLS() {
+			dials += ", " + dryTarget(p, path, testSpec(TestMTLS))
+		}
+		fmt.Fprintf(w, "#   %-24s %s on %s → %s (%s)\n", path.Name, client, path.ClientNode, dials, ratio)
 	}
 	fmt.Fprintf(w, "# tests:\n")
 	for _, t := range p.Tests {
 		how := fmt.Sprintf("-p %s --size %d", t.Protocol, p.Size(t))
-		if t.Name == TestHTTP {
+		switch t.Name {
+		case TestHTTP:
 			how = "GET " + HTTPEndpoint
+		case TestMTLS:
+			how = "GET " + HTTPEndpoint + " over mutual TLS (a CA made for the run; the client's certificate in Secret " + k8s.ClientCertSecret + ")"
 		}
 		fmt.Fprintf(w, "#   %-10s %-10s %s, %s, in %s\n", t.Name, t.Title, how, t.Rung(), t.Unit)
 	}
@@ -82,11 +87,11 @@ func DryRun(w io.Writer, o Options) error {
 func dryTarget(p *Plan, path PathSpec, t TestSpec) string {
 	switch path.reach {
 	case reachPodIP:
-		return target(t, dryPodIP, strconv.Itoa(k8s.PortTCP), strconv.Itoa(k8s.PortHTTP))
+		return target(t, dryPodIP, podPorts)
 	case reachClusterIP:
-		return target(t, dryClusterIP, strconv.Itoa(k8s.PortTCP), strconv.Itoa(k8s.PortHTTP))
+		return target(t, dryClusterIP, podPorts)
 	case reachNodePort:
-		return target(t, dryNodeIP, "NODEPORT-TCP", "NODEPORT-HTTP")
+		return target(t, dryNodeIP, ports{"NODEPORT-TCP", "NODEPORT-HTTP", "NODEPORT-MTLS"})
 	}
 	return p.Target(Measurement{Path: path, Test: t}, Endpoints{NodeIP: dryNodeIP})
 }

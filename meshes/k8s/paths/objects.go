@@ -40,8 +40,12 @@ const jobGrace = 60 * time.Second
 func (p *Plan) Objects() []runtime.Object {
 	o := p.Options.mesh()
 	ns := &corev1.Namespace{ObjectMeta: o.Meta(o.Namespace, "", map[string]string{k8s.LabelCreated: "true"})}
-	return []runtime.Object{ns, p.serverPod(true), p.serverPod(false),
-		p.service(ClusterIPName, corev1.ServiceTypeClusterIP), p.service(NodePortName, corev1.ServiceTypeNodePort)}
+	objs := []runtime.Object{ns}
+	if p.mtls != nil {
+		objs = append(objs, p.mtlsSecret())
+	}
+	return append(objs, p.serverPod(true), p.serverPod(false),
+		p.service(ClusterIPName, corev1.ServiceTypeClusterIP), p.service(NodePortName, corev1.ServiceTypeNodePort))
 }
 
 // serverLabels select a server's pod.
@@ -63,10 +67,10 @@ func (p *Plan) ServerLifetime() time.Duration {
 // to the node's IP (status.hostIP) on ports of their own.
 func (p *Plan) serverPod(host bool) *corev1.Pod {
 	o := p.Options.mesh()
-	name, component, addr, httpPort, tcpPort, udpPort := ServerName, componentServer, "0.0.0.0", k8s.PortHTTP, k8s.PortTCP, k8s.PortUDP
+	name, component, addr, httpPort, tcpPort, udpPort, mtlsPort := ServerName, componentServer, "0.0.0.0", k8s.PortHTTP, k8s.PortTCP, k8s.PortUDP, PortMTLS
 	var env []corev1.EnvVar
 	if host {
-		name, component, addr, httpPort, tcpPort, udpPort = HostServerName, componentHostServer, "$(HOST_IP)", HostPortHTTP, HostPortTCP, HostPortUDP
+		name, component, addr, httpPort, tcpPort, udpPort, mtlsPort = HostServerName, componentHostServer, "$(HOST_IP)", HostPortHTTP, HostPortTCP, HostPortUDP, HostPortMTLS
 		env = []corev1.EnvVar{{Name: "HOST_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.hostIP"}}}}
 	}
 	container := func(cname, kind string, port int, probe corev1.ProbeHandler) corev1.Container {
@@ -99,6 +103,9 @@ func (p *Plan) serverPod(host bool) *corev1.Pod {
 		HostNetwork:           host,
 		SecurityContext:       &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532)},
 	}
+	if p.mtls != nil {
+		p.addMTLSServer(&spec, o.Image, addr, mtlsPort, env)
+	}
 	return &corev1.Pod{ObjectMeta: o.Meta(name, o.Namespace, serverLabels(component)), Spec: spec}
 }
 
@@ -106,7 +113,7 @@ func (p *Plan) serverPod(host bool) *corev1.Pod {
 // Service (its nodePorts allocated by the API server, read back after).
 func (p *Plan) service(name string, typ corev1.ServiceType) *corev1.Service {
 	o := p.Options.mesh()
-	return &corev1.Service{
+	svc := &corev1.Service{
 		ObjectMeta: o.Meta(name, o.Namespace, map[string]string{k8s.LabelName: appName}),
 		Spec: corev1.ServiceSpec{
 			Type:     typ,
@@ -118,6 +125,10 @@ func (p *Plan) service(name string, typ corev1.ServiceType) *corev1.Service {
 			},
 		},
 	}
+	if p.mtls != nil {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "mtls", Port: PortMTLS, TargetPort: intstr.FromInt32(PortMTLS), Protocol: corev1.ProtocolTCP})
+	}
+	return svc
 }
 
 // onNode places a pod on one node by name (the node's metadata.name, as
@@ -142,7 +153,7 @@ func (p *Plan) JobName(m Measurement) string {
 func (p *Plan) ClientJob(m Measurement, ep Endpoints) *batchv1.Job {
 	o := p.Options.mesh()
 	job := o.Job(k8s.JobSpec{Name: p.JobName(m), Workers: 1, Connections: m.Test.Connections, Threads: m.Test.Threads,
-		RunArgs: p.RunArgs(m, ep), Deadline: p.Options.Duration + jobGrace, Index: m.Index})
+		RunArgs: p.RunArgs(m, ep), Deadline: p.Options.Duration + jobGrace, Index: m.Index, ClientCert: m.Test.Name == TestMTLS})
 	for _, l := range []map[string]string{job.Labels, job.Spec.Template.Labels} {
 		l[LabelPath], l[LabelTest] = m.Path.Name, m.Test.Name
 	}

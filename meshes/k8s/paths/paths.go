@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,6 +48,10 @@ const (
 	// only (--tests), as k8s-netperf's UDP profiles are.
 	TestUDPStream = "udp-stream"
 	TestUDPRR     = "udp-rr"
+	// TestMTLS is HTTP/1.1 over mutual TLS, only when asked for
+	// (Options.Tests): the servers require a client certificate, which
+	// the clients present (a CA made for the run issues both).
+	TestMTLS = "mtls"
 )
 
 // Defaults of `loadgen k8s paths`: k8s-netperf's 10 s per sample and 3
@@ -69,7 +74,12 @@ const (
 	HostPortHTTP = 18080
 	HostPortTCP  = 19000
 	HostPortUDP  = 19002
+	HostPortMTLS = 18443
 )
+
+// PortMTLS is the pod-network server's mutual TLS port (TestMTLS), and
+// its Services'.
+const PortMTLS = 8443
 
 // Names of the objects a paths run creates (besides a Job per
 // measurement).
@@ -158,7 +168,7 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	for _, name := range o.Tests {
 		if !slices.ContainsFunc(Tests, func(t TestSpec) bool { return t.Name == name }) {
-			return o, fmt.Errorf("test %q: want some of %s, %s, %s, %s, %s, %s", name, TestTCPStream, TestTCPRR, TestTCPCRR, TestHTTP, TestUDPStream, TestUDPRR)
+			return o, fmt.Errorf("test %q: want some of %s", name, testNames())
 		}
 	}
 	return o, o.mesh().Validate()
@@ -265,6 +275,22 @@ var Tests = []TestSpec{
 	{Name: TestHTTP, Title: "HTTP/1.1", Protocol: "http1", Unit: "req/s", Connections: HTTPConnections, Threads: 1},
 	{Name: TestUDPStream, Title: "UDP_STREAM", Protocol: "udp-stream", Unit: "Gbit/s", Connections: 1, Threads: 1, OptIn: true},
 	{Name: TestUDPRR, Title: "UDP_RR", Protocol: "udp-rr", Unit: "trans/s", Connections: 1, Threads: 1, OptIn: true},
+	{Name: TestMTLS, Title: "HTTP/1.1 mTLS", Protocol: "http1", Unit: "req/s", Connections: HTTPConnections, Threads: 1, OptIn: true},
+}
+
+// testSpec is the test named name.
+func testSpec(name string) TestSpec {
+	i := slices.IndexFunc(Tests, func(t TestSpec) bool { return t.Name == name })
+	return Tests[i]
+}
+
+// testNames are every test's names, for a message.
+func testNames() string {
+	var names []string
+	for _, t := range Tests {
+		names = append(names, t.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // Rung is the test's closed loop as sweeps name it: c1t1.
@@ -280,6 +306,8 @@ type Plan struct {
 	ServerNode, OtherNode string
 	Paths                 []PathSpec
 	Tests                 []TestSpec
+	// mtls are the run's certificates when TestMTLS is planned.
+	mtls *mtlsFiles
 }
 
 // SchedulableNodes are the nodes a pod can be placed on, by name: not
@@ -324,6 +352,11 @@ func planOn(o Options, nodes []string) (*Plan, error) {
 	for _, t := range Tests {
 		if o.Runs(t) {
 			p.Tests = append(p.Tests, t)
+		}
+	}
+	if p.HasMTLS() {
+		if p.mtls, err = newMTLSFiles(); err != nil {
+			return nil, err
 		}
 	}
 	if len(nodes) > 1 {
@@ -432,8 +465,9 @@ type Endpoints struct {
 	PodIP     string // the pod-network server's status.podIP
 	ClusterIP string // the ClusterIP Service's spec.clusterIP
 	// NodePortTCP, NodePortHTTP and NodePortUDP are the NodePort
-	// Service's allocated ports.
-	NodePortTCP, NodePortHTTP, NodePortUDP int32
+	// Service's allocated ports; NodePortMTLS its mutual TLS port's
+	// (TestMTLS).
+	NodePortTCP, NodePortHTTP, NodePortUDP, NodePortMTLS int32
 }
 
 // Target is what the measurement's client dials: host:port for TCP, a
@@ -446,27 +480,43 @@ func (p *Plan) Target(m Measurement, ep Endpoints) string {
 	}
 	switch m.Path.reach {
 	case reachPodIP:
-		return target(m.Test, ep.PodIP, strconv.Itoa(tcpPort), strconv.Itoa(k8s.PortHTTP))
+		return target(m.Test, ep.PodIP, ports{strconv.Itoa(tcpPort), strconv.Itoa(k8s.PortHTTP), strconv.Itoa(PortMTLS)})
 	case reachClusterIP:
-		return target(m.Test, ep.ClusterIP, strconv.Itoa(tcpPort), strconv.Itoa(k8s.PortHTTP))
+		return target(m.Test, ep.ClusterIP, ports{strconv.Itoa(tcpPort), strconv.Itoa(k8s.PortHTTP), strconv.Itoa(PortMTLS)})
 	case reachNodePort:
-		return target(m.Test, ep.NodeIP, n(nodePort), n(ep.NodePortHTTP))
+		return target(m.Test, ep.NodeIP, ports{n(nodePort), n(ep.NodePortHTTP), n(ep.NodePortMTLS)})
 	}
-	return target(m.Test, ep.NodeIP, strconv.Itoa(hostPort), strconv.Itoa(HostPortHTTP))
+	return target(m.Test, ep.NodeIP, ports{strconv.Itoa(hostPort), strconv.Itoa(HostPortHTTP), strconv.Itoa(HostPortMTLS)})
 }
 
-func target(t TestSpec, host, tcpPort, httpPort string) string {
-	if t.Name == TestHTTP {
-		return "http://" + net.JoinHostPort(host, httpPort) + HTTPEndpoint
+// ports are a server's TCP, HTTP and mutual TLS ports.
+type ports struct{ tcp, http, mtls string }
+
+// podPorts are the pod-network server's, and its Services'.
+var podPorts = ports{strconv.Itoa(k8s.PortTCP), strconv.Itoa(k8s.PortHTTP), strconv.Itoa(PortMTLS)}
+
+func target(t TestSpec, host string, p ports) string {
+	switch t.Name {
+	case TestHTTP:
+		return "http://" + net.JoinHostPort(host, p.http) + HTTPEndpoint
+	case TestMTLS:
+		return "https://" + net.JoinHostPort(host, p.mtls) + HTTPEndpoint
 	}
-	return net.JoinHostPort(host, tcpPort)
+	return net.JoinHostPort(host, p.tcp)
 }
 
 // RunArgs are `loadgen run`'s flags for a measurement, less the -c and
 // -t the worker adds, with the target last.
 func (p *Plan) RunArgs(m Measurement, ep Endpoints) []string {
 	a := []string{"-q", "-d", p.Options.Duration.String()}
-	if m.Test.Name != TestHTTP {
+	switch m.Test.Name {
+	case TestHTTP:
+	case TestMTLS:
+		// The server's certificate names no address the client dials (a
+		// pod IP, a ClusterIP, a node's): what is checked is the client's.
+		a = append(a, "--insecure")
+		a = append(a, k8s.ClientCertArgs(mtlsClient)...)
+	default:
 		a = append(a, "-p", m.Test.Protocol, "--size", strconv.Itoa(m.size()))
 	}
 	a = append(a, p.Options.Labels.Flags()...)

@@ -201,7 +201,7 @@ func (r *Runner) writeManifests(p *Plan, ep Endpoints, created time.Time) error 
 	for _, t := range p.Tests {
 		sp := pathsSpec{Ladder: []string{t.Rung()}, Payloads: []int{p.Size(t)}, Protocol: t.Protocol,
 			Duration: p.Options.Duration.String(), Repeats: p.Options.Repeats}
-		if t.Name == TestHTTP {
+		if t.Name == TestHTTP || t.Name == TestMTLS {
 			sp.Endpoint = HTTPEndpoint
 		}
 		m := results.Manifest{Schema: results.SchemaVersion, Tool: "loadgen", Kind: "sweep", Created: created,
@@ -324,6 +324,8 @@ func (r *Runner) serversReady(ctx context.Context, ns string) (Endpoints, bool, 
 					ep.NodePortHTTP = sp.NodePort
 				case k8s.PortUDP:
 					ep.NodePortUDP = sp.NodePort
+				case PortMTLS:
+					ep.NodePortMTLS = sp.NodePort
 				}
 			}
 		}
@@ -337,6 +339,9 @@ func (r *Runner) serversReady(ctx context.Context, ns string) (Endpoints, bool, 
 	}
 	if ep.ClusterIP == "" || ep.ClusterIP == corev1.ClusterIPNone || ep.NodePortTCP == 0 || ep.NodePortHTTP == 0 || ep.NodePortUDP == 0 {
 		return ep, false, "", fmt.Errorf("the Services got no ClusterIP or NodePorts (ClusterIP %q, NodePorts %d, %d)", ep.ClusterIP, ep.NodePortTCP, ep.NodePortHTTP)
+	}
+	if slices.Contains(r.Options.Tests, TestMTLS) && ep.NodePortMTLS == 0 {
+		return ep, false, "", fmt.Errorf("the NodePort Service got no nodePort for its mtls port %d", PortMTLS)
 	}
 	return ep, true, "", nil
 }

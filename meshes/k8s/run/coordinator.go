@@ -147,7 +147,8 @@ func (k *Coordinator) Check() error {
 
 // Objects are what the run applies: the rendering without its client Job
 // and without what is not loadgen's (the ingress controller's ConfigMap,
-// which --configure-controller changes and puts back).
+// which --configure-controller changes and puts back), and the Secret of
+// the paths' client certificates.
 func (k *Coordinator) Objects() ([]*unstructured.Unstructured, []string, error) {
 	r, err := k8s.Render(k.Options, nil)
 	if err != nil {
@@ -161,7 +162,15 @@ func (k *Coordinator) Objects() ([]*unstructured.Unstructured, []string, error) 
 		}
 		out = append(out, u)
 	}
-	return out, notes, nil
+	certs, err := k.Options.ClientCertObjects(k.Load.ClientCerts)
+	if err != nil {
+		return nil, nil, err
+	}
+	us, err := k8s.ToUnstructured(certs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(out, us...), notes, nil
 }
 
 // Run runs every step and returns them in plan order. A failed step is

@@ -53,7 +53,8 @@ func (k *Coordinator) DryRun(w io.Writer) error {
 		if i == 0 {
 			spec := k8s.JobSpec{Name: k8s.JobName(o.RunID, st.Index), Workers: k.Workers, StartAt: time.Time{}, MaxLate: k.MaxLate,
 				Connections: st.Connections, Threads: st.Threads, Rate: st.Rate, RunArgs: args, Index: st.Index, Direct: k8s.DirectURL(st.URL),
-				Deadline: k.StartLead + k.Load.Warmup + k.Load.Duration + k.Load.Timeout + 30*time.Second, Version: k.Version}
+				Deadline: k.StartLead + k.Load.Warmup + k.Load.Duration + k.Load.Timeout + 30*time.Second, Version: k.Version,
+				ClientCert: st.ClientCert != ""}
 			us, err := k8s.ToUnstructured(o.Job(spec))
 			if err != nil {
 				return err
@@ -62,6 +63,16 @@ func (k *Coordinator) DryRun(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "# the first step's Job is below; each step gets --start-at %v ahead of its creation\n", k.StartLead)
+	for _, u := range objs {
+		if u.GetKind() == "Secret" && u.GetName() == k8s.ClientCertSecret {
+			// The paths' keys are not printed: their names only.
+			fmt.Fprintf(w, "# Secret %s: the paths' client certificates and keys, from their files (not printed)\n", k8s.ClientCertSecret)
+			data, _ := u.Object["data"].(map[string]any)
+			for name := range data {
+				data[name] = ""
+			}
+		}
+	}
 	r := &k8s.Rendering{Objects: objs}
 	return r.WriteYAML(w)
 }

@@ -46,7 +46,7 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 	grace := k.Load.Timeout + 30*time.Second
 	spec := k8s.JobSpec{Name: k8s.JobName(o.RunID, st.Index), Workers: k.Workers, StartAt: startAt, MaxLate: k.MaxLate,
 		Connections: st.Connections, Threads: st.Threads, Rate: st.Rate, RunArgs: args, Index: st.Index, Direct: k8s.DirectURL(st.URL),
-		Deadline: k.StartLead + measured + grace, AwayFrom: k.awayFrom(), Version: k.Version}
+		Deadline: k.StartLead + measured + grace, AwayFrom: k.awayFrom(), Version: k.Version, ClientCert: st.ClientCert != ""}
 	job := o.Job(spec)
 	created, err := k.Cluster.Client.BatchV1().Jobs(o.Namespace).Create(ctx, job, metav1.CreateOptions{FieldValidation: "Strict"})
 	if err != nil {
