@@ -206,18 +206,20 @@ func metas[T any](items []T, meta func(T) metav1.ObjectMeta) []metav1.ObjectMeta
 	return out
 }
 
-// TestNodePathsUDP: `loadgen k8s paths --tests udp-stream,udp-rr` on the
-// real node: `loadgen serve udp` in the pod network and in the node's,
-// reached by the pod IP, the ClusterIP (a Service port of protocol UDP,
-// through kube-proxy's UDP rules) and the NodePort; every same-node row
-// has a figure, and every run's datagrams were counted, sink and echo
-// alike.
-func TestNodePathsUDP(t *testing.T) {
+// TestNodePathsOptIn: `loadgen k8s paths --tests udp-stream,udp-rr,mtls`
+// on the real node, the tests a default run leaves out. UDP: `loadgen serve
+// udp` in the pod network and in the node's, reached by the pod IP, the
+// ClusterIP (a Service port of protocol UDP, through kube-proxy's UDP
+// rules) and the NodePort; every run's datagrams were counted, sink and
+// echo alike. mTLS: servers that require a client certificate from the
+// run's CA answered every request of every path (without the certificate
+// in the workers' Secret, every request fails).
+func TestNodePathsOptIn(t *testing.T) {
 	n := testNode(t)
 	bin := buildLoadgen(t)
 	dir := filepath.Join(t.TempDir(), "paths")
 	r := runLoadgen(t, bin, n.Kubeconfig, 8*time.Minute, "k8s", "paths", "-n", "node-paths-udp", "-d", "2s", "--repeats", "1",
-		"--tests", paths.TestUDPStream+","+paths.TestUDPRR, "--paths", paths.PodPodSameNode+","+paths.PodClusterIP+","+paths.PodNodePort,
+		"--tests", paths.TestUDPStream+","+paths.TestUDPRR+","+paths.TestMTLS, "--paths", paths.PodPodSameNode+","+paths.PodClusterIP+","+paths.PodNodePort,
 		"--image", n.Image, "-o", dir, "--run-id", "udpp", "-q")
 	tab, err := paths.ReadTable(dir)
 	if err != nil {
@@ -225,8 +227,8 @@ func TestNodePathsUDP(t *testing.T) {
 	}
 	measured := 0
 	for _, row := range tab.Rows {
-		if row.Test != paths.TestUDPStream && row.Test != paths.TestUDPRR {
-			t.Errorf("row %s %s: only UDP was asked", row.Path, row.Test)
+		if row.Test != paths.TestUDPStream && row.Test != paths.TestUDPRR && row.Test != paths.TestMTLS {
+			t.Errorf("row %s %s: only UDP and mTLS were asked", row.Path, row.Test)
 		}
 		if row.Median == nil || *row.Median <= 0 {
 			t.Errorf("%s %s: no figure: %v", row.Path, row.Test, row.Failures)
@@ -234,8 +236,8 @@ func TestNodePathsUDP(t *testing.T) {
 		}
 		measured++
 	}
-	if measured != 4*2 {
-		t.Errorf("%d rows measured, want 4 paths (host-host with them) × 2 UDP tests\n%v", measured, r)
+	if measured != 4*3 {
+		t.Errorf("%d rows measured, want 4 paths (host-host with them) × 2 UDP tests and mTLS\n%v", measured, r)
 	}
 	for _, test := range []string{paths.TestUDPStream, paths.TestUDPRR} {
 		_, steps, err := store.ReadSweep(filepath.Join(dir, test))
@@ -247,6 +249,20 @@ func TestNodePathsUDP(t *testing.T) {
 				t.Errorf("%s %s: no datagrams counted: %+v", test, st.ID, st.Failed)
 			}
 		}
+	}
+	_, steps, err := store.ReadSweep(filepath.Join(dir, paths.TestMTLS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 4 {
+		t.Errorf("%d mTLS steps, want one per path", len(steps))
+	}
+	for _, st := range steps {
+		if st.Run == nil || st.Run.Summary.Requests == 0 || st.Run.Summary.Errors.Total() != 0 || !st.Run.Config.TLS {
+			t.Errorf("mtls %s: %+v", st.ID, st.Failed)
+			continue
+		}
+		t.Logf("mtls %s: %d requests over mutual TLS, none failed", st.ID, st.Run.Summary.Requests)
 	}
 	assertNothingLeft(t, n.Client, "node-paths-udp", "udpp")
 }
