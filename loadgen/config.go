@@ -20,7 +20,8 @@ import (
 type Config struct {
 	results.Config
 
-	// Pacer overrides Rate with another open-loop schedule (ramp, step).
+	// Pacer overrides Rate with another open-loop schedule (ramp, step),
+	// on an arrival process (pace.WithArrival).
 	Pacer pace.Pacer
 	// Mix, when set, is a request mix (loadgen run --targets): which of
 	// the Dialer's requests each request sends, and the statistics by
@@ -177,8 +178,11 @@ func (c *Config) setDefaults() {
 		c.Pacer = pace.Constant{PerSec: c.Rate}
 	}
 	if c.Pacer != nil {
-		if _, constant := c.Pacer.(pace.Constant); !constant {
+		if _, constant := pace.Schedule(c.Pacer).(pace.Constant); !constant {
 			c.Schedule = c.Pacer.String()
+		}
+		if process, jitter := pace.Arrival(c.Pacer); process != pace.Uniform || jitter > 0 {
+			c.Arrival, c.JitterPct = process, jitter*100
 		}
 	}
 	if c.CPUQuota == 0 {

@@ -84,6 +84,13 @@ type Config struct {
 	// Schedule is the open-loop schedule as asked when it is not a constant
 	// rate: ramp:100-5000/30s, step:1000+500/5s.
 	Schedule string `json:"schedule,omitempty"`
+	// Arrival is the open loop's arrival process when it is not the
+	// evenly spaced schedule: "poisson", or "uniform" varied by JitterPct
+	// (--arrival, --jitter). Empty: evenly spaced.
+	Arrival string `json:"arrival,omitempty"`
+	// JitterPct is how far each gap was varied, at most, in % of the
+	// schedule's (--jitter).
+	JitterPct float64 `json:"jitter_pct,omitempty"`
 	NewConn  bool   `json:"new_conn,omitempty"`
 	NetNS    string `json:"netns,omitempty"`  // the network namespace the load was sent from
 	Client   string `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for

@@ -46,6 +46,7 @@ type runFlags struct {
 	bodyFile    string
 	warmup      time.Duration
 	rate        string
+	arrival     arrivalFlags
 	slack       time.Duration
 	jsonOut     string
 	hlog        string
@@ -145,6 +146,7 @@ Exit status, of every command that runs load or judges results:
 	fl.StringVar(&f.targets, "targets", "", "a request mix: the requests in vegeta's targets format (METHOD URL, headers, @body-file; - reads stdin), each named and weighted by a '# name=N weight=W' line before it")
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "load sent before the measured window, excluded from results, e.g. 5s (default none)")
 	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k (or ramp:100-5k/30s, step:1k+500/5s)")
+	f.arrival.register(fl)
 	durationVarP(fl, &f.slack, "slack", "", loadgen.DefaultSlack, "open loop on event loops: requests due within this of the next one share its wake-up, each started up to this late (counted in its latency); 0: each wakes its loop when due")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file (atomically; - for stdout, the summary then goes to stderr)")
 	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file (- for stdout)")
@@ -189,8 +191,7 @@ func (f *runFlags) wrkOptions() report.WrkOptions {
 }
 
 // config turns the flags into the engine's configuration.
-func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, error) {
-	var c loadgen.Config
+func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, err error) {
 	if f.connections < 1 {
 		return c, fmt.Errorf("-c must be at least 1, got %d", f.connections)
 	}
@@ -257,6 +258,9 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, er
 			return c, fmt.Errorf("-R: %w", err)
 		}
 		c.Pacer = p
+	}
+	if c.Pacer, err = f.arrival.apply(c.Pacer, "-R"); err != nil {
+		return c, err
 	}
 	if f.uncorrected && f.rate == "" {
 		return c, fmt.Errorf("-U prints the uncorrected latency of an open-loop run: add -R (without it each latency counts from its actual send already, and -L prints it)")

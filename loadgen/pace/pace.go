@@ -1,6 +1,9 @@
 // Package pace holds the open-loop pacers: pure functions from a request's
 // sequence number to its intended start, offset from the start of the run.
 // They never sleep and never read the clock, so they are tested with tables.
+// A schedule (Constant, Ramp, Step) says how many requests are due by when;
+// an arrival process (Poisson, Jitter) moves each request around that
+// schedule's time.
 package pace
 
 import (
@@ -17,6 +20,10 @@ import (
 // when the schedule has no i-th request.
 type Pacer interface {
 	Intended(i uint64) (offset time.Duration, ok bool)
+	// At is Intended at a fractional request count n >= 0: when the
+	// schedule has started n requests, the inverse of its cumulative
+	// count. Arrival processes move requests along it.
+	At(n float64) (offset time.Duration, ok bool)
 	// Rate is the asked rate (requests/s) at an offset, for reports.
 	Rate(at time.Duration) float64
 	// String is the spec Parse reads back.
@@ -26,11 +33,13 @@ type Pacer interface {
 // Constant paces PerSec requests every second, evenly spaced.
 type Constant struct{ PerSec float64 }
 
-func (c Constant) Intended(i uint64) (time.Duration, bool) {
+func (c Constant) Intended(i uint64) (time.Duration, bool) { return c.At(float64(i)) }
+
+func (c Constant) At(n float64) (time.Duration, bool) {
 	if c.PerSec <= 0 {
 		return 0, false
 	}
-	return seconds(float64(i) / c.PerSec), true
+	return seconds(n / c.PerSec), true
 }
 
 func (c Constant) Rate(time.Duration) float64 { return c.PerSec }
@@ -45,11 +54,12 @@ type Ramp struct {
 	Over     time.Duration
 }
 
-func (r Ramp) Intended(i uint64) (time.Duration, bool) {
+func (r Ramp) Intended(i uint64) (time.Duration, bool) { return r.At(float64(i)) }
+
+func (r Ramp) At(n float64) (time.Duration, bool) {
 	D := r.Over.Seconds()
-	n := float64(i)
 	if D <= 0 {
-		return Constant{r.To}.Intended(i)
+		return Constant{r.To}.At(n)
 	}
 	// Requests by time t (t <= D): N(t) = From·t + (To−From)·t²/(2D).
 	total := (r.From + r.To) / 2 * D
@@ -99,14 +109,16 @@ func (s Step) level(k int) float64 {
 	return r
 }
 
-func (s Step) Intended(i uint64) (time.Duration, bool) {
+func (s Step) Intended(i uint64) (time.Duration, bool) { return s.At(float64(i)) }
+
+func (s Step) At(n float64) (time.Duration, bool) {
 	if s.Every <= 0 || s.Step <= 0 {
-		return Constant{s.Start}.Intended(i)
+		return Constant{s.Start}.At(n)
 	}
 	if s.Start <= 0 {
 		return 0, false
 	}
-	n, per := float64(i), s.Every.Seconds()
+	per := s.Every.Seconds()
 	// Requests in the first K steps: S(K) = per·(K·Start + Step·K(K−1)/2).
 	sum := func(k float64) float64 { return per * (k*s.Start + s.Step*k*(k-1)/2) }
 	last := math.Inf(1) // the step from which the rate holds at Max

@@ -140,6 +140,12 @@ func extras(p *printer, run *results.Run, opt WrkOptions) {
 		if sch := run.Config.Schedule; sch != "" {
 			asked = fmt.Sprintf("%s (%.0f/s at the start, %.0f/s at the end, mean %.2f/s)", sch, pc.StartRate, pc.EndRate, pc.Asked)
 		}
+		switch c := run.Config; {
+		case c.Arrival != "" && c.JitterPct > 0:
+			asked += fmt.Sprintf(" %s arrivals, jitter ±%g%%", c.Arrival, c.JitterPct)
+		case c.Arrival != "":
+			asked += " " + c.Arrival + " arrivals"
+		}
 		rate := fmt.Sprintf("Rate: asked %s, achieved %.2f/s;", asked, pc.Achieved)
 		sent := fmt.Sprintf("%d sent, %d late (>%v), %d never sent, max lag %s", pc.Sent, pc.Late, results.LateAfter, pc.Unsent, Latency(pc.MaxLag))
 		if pc.Slack > 0 {

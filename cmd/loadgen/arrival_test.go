@@ -1,0 +1,84 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"loadgen/results/store"
+)
+
+// --arrival and --jitter refuse what they cannot do in one line, exit 2,
+// before any load.
+func TestArrivalBadInput(t *testing.T) {
+	url := "http://127.0.0.1:1/" // never reached: the flags fail first
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--arrival", "gaussian", "-R", "100"}, `--arrival "gaussian": want uniform or poisson`},
+		{[]string{"--arrival", "poisson"}, "--arrival paces an open loop: add -R"},
+		{[]string{"--arrival", "uniform"}, "--arrival paces an open loop: add -R"},
+		{[]string{"--jitter", "10%"}, "--jitter paces an open loop: add -R"},
+		{[]string{"--jitter", "101%", "-R", "100"}, "--jitter: jitter \"101%\""},
+		{[]string{"--jitter", "-5", "-R", "100"}, "--jitter"},
+		{[]string{"--jitter", "ten", "-R", "100"}, "--jitter"},
+		{[]string{"--arrival", "poisson", "--jitter", "10%", "-R", "100"}, "use one"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, stderr := cli(t, append(append([]string{"run", "-d", "1s"}, tc.args...), url)...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr: %s", code, exitUsage, stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if !strings.HasPrefix(lines[0], "loadgen: ") || !strings.Contains(lines[0], tc.msg) {
+				t.Errorf("first line %q, want a 'loadgen: ' error mentioning %q", lines[0], tc.msg)
+			}
+			if strings.Contains(stderr, "goroutine ") {
+				t.Errorf("stack trace:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// A Poisson run says so in its JSON and its summary, and a jittered one
+// its jitter; LOADGEN_ARRIVAL asks for it as the flag does.
+func TestArrivalRun(t *testing.T) {
+	url := startHTTPBin(t) + "/get"
+	for _, tc := range []struct {
+		args       []string
+		env        string
+		arrival    string
+		jitter     float64
+		summaryHas string
+	}{
+		{[]string{"--arrival", "poisson"}, "", "poisson", 0, "poisson arrivals"},
+		{nil, "poisson", "poisson", 0, "poisson arrivals"},
+		{[]string{"--jitter", "20%"}, "", "uniform", 20, "uniform arrivals, jitter ±20%"},
+	} {
+		t.Run(strings.Join(tc.args, " ")+tc.env, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv("LOADGEN_ARRIVAL", tc.env)
+			}
+			out := filepath.Join(t.TempDir(), "run.json")
+			args := append([]string{"run", "-c", "2", "-t", "1", "-d", "500ms", "-R", "400", "--json", out}, tc.args...)
+			code, stdout, stderr := cli(t, append(args, url)...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			run, err := store.ReadRun(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := run.Config; c.Arrival != tc.arrival || c.JitterPct != tc.jitter {
+				t.Errorf("config arrival %q jitter %v%%, want %q %v%%", c.Arrival, c.JitterPct, tc.arrival, tc.jitter)
+			}
+			if !strings.Contains(stdout, tc.summaryHas) {
+				t.Errorf("summary lacks %q:\n%s", tc.summaryHas, stdout)
+			}
+			if p := run.Summary.Pacing; p == nil || p.Sent < 100 {
+				t.Errorf("pacing %+v, want about 200 sent", p)
+			}
+		})
+	}
+}
