@@ -91,11 +91,11 @@ type Config struct {
 	// JitterPct is how far each gap was varied, at most, in % of the
 	// schedule's (--jitter).
 	JitterPct float64 `json:"jitter_pct,omitempty"`
-	NewConn  bool   `json:"new_conn,omitempty"`
-	NetNS    string `json:"netns,omitempty"`  // the network namespace the load was sent from
-	Client   string `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for
-	Call     string `json:"call,omitempty"`   // the gRPC method of --call
-	TLS      bool   `json:"tls,omitempty"`
+	NewConn   bool    `json:"new_conn,omitempty"`
+	NetNS     string  `json:"netns,omitempty"`  // the network namespace the load was sent from
+	Client    string  `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for
+	Call      string  `json:"call,omitempty"`   // the gRPC method of --call
+	TLS       bool    `json:"tls,omitempty"`
 	// OKStatus are the HTTP statuses that counted as a success
 	// (--ok-status, as ranges: "200-299,404"); empty: every status below
 	// 400, as wrk counts.
