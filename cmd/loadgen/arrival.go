@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"loadgen/loadgen/pace"
+	"loadgen/loadgen/sweep"
 )
 
 // arrivalFlags are the open loop's arrival process: --arrival and --jitter.
@@ -55,4 +57,35 @@ func (a *arrivalFlags) apply(p pace.Pacer, rateFlag string) (pace.Pacer, error) 
 		return nil, fmt.Errorf("--arrival %s --jitter %s: %w", a.process, a.jitter, err) // poisson with jitter
 	}
 	return q, nil
+}
+
+// spec puts the flags given in a sweep's spec, and refuses them for a
+// sweep with no open-loop step.
+func (a *arrivalFlags) spec(s *sweep.Spec, arrival, jitter, findMax bool) error {
+	if arrival {
+		switch a.process {
+		case pace.Uniform, pace.Poisson:
+			s.Arrival = a.process
+		default:
+			return fmt.Errorf("--arrival %q: want uniform or poisson", a.process)
+		}
+	}
+	if jitter {
+		j, err := pace.ParseJitter(a.jitter)
+		if err != nil {
+			return fmt.Errorf("--jitter: %w", err)
+		}
+		s.JitterPct = j * 100
+	}
+	if s.Arrival == "" && s.JitterPct == 0 {
+		return nil
+	}
+	open := findMax
+	for _, r := range s.Rates {
+		open = open || r > 0
+	}
+	if !open {
+		return fmt.Errorf("arrival %s, jitter %g%%: these pace an open loop, and every step is closed loop: add -R (rates)", cmp.Or(s.Arrival, pace.Uniform), s.JitterPct)
+	}
+	return nil
 }

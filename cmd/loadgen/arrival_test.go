@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"loadgen/loadgen/sweep"
 	"loadgen/results/store"
 )
 
@@ -80,5 +81,30 @@ func TestArrivalRun(t *testing.T) {
 				t.Errorf("pacing %+v, want about 200 sent", p)
 			}
 		})
+	}
+}
+
+// A sweep's open-loop steps run on the asked arrival process; a sweep with
+// none refuses it.
+func TestSweepArrival(t *testing.T) {
+	url := startHTTPBin(t)
+	dir := filepath.Join(t.TempDir(), "s")
+	code, _, stderr := cli(t, "sweep", "--path", "baseline="+url, "--ladder", "c1t1", "--payloads", "100",
+		"-R", "0,200", "--arrival", "poisson", "-d", "300ms", "-o", dir, "-q")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for id, want := range map[string]string{"baseline_c1t1_100B_r200_r1": "poisson", "baseline_c1t1_100B_closed_r1": ""} {
+		st, err := store.ReadStep(filepath.Join(dir, sweep.StepsDir, id+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Run.Config.Arrival; got != want {
+			t.Errorf("%s: arrival %q, want %q", id, got, want)
+		}
+	}
+	code, _, stderr = cli(t, "sweep", "--path", "baseline="+url, "--arrival", "poisson", "--dry-run")
+	if first := strings.SplitN(stderr, "\n", 2)[0]; code != exitUsage || !strings.Contains(first, "add -R") {
+		t.Errorf("exit %d, %q: want 2 and add -R", code, first)
 	}
 }
