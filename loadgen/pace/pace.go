@@ -155,8 +155,10 @@ func (s Step) Rate(at time.Duration) float64 {
 	return s.level(int(at / s.Every))
 }
 
-// Parse reads a rate spec: "1000" or "1.5k" (constant), "ramp:100-5k/30s",
-// "step:1000+500/5s" or "step:1k+500/5s,max=8k". Rates take SI suffixes and
+// Parse reads a rate spec: "1000" or "1.5k" (constant), stages
+// "0-2k/30s,2k/2m,2k-0/10s" (a ramp, a hold, a ramp: Stages, which end with
+// the last), "ramp:100-5k/30s" (then held), "step:1000+500/5s" or
+// "step:1k+500/5s,max=8k". Rates take SI suffixes and
 // durations plain seconds, as everywhere in loadgen.
 func Parse(s string) (Pacer, error) {
 	t := strings.TrimSpace(s)
@@ -189,9 +191,12 @@ func Parse(s string) (Pacer, error) {
 		}
 		return st, nil
 	}
+	if strings.Contains(t, "/") {
+		return parseStages(t)
+	}
 	r, err := units.ParseRate(t)
 	if err != nil {
-		return nil, fmt.Errorf("rate %q: want requests/s (e.g. 2000 or 1.5k), ramp:FROM-TO/DUR or step:START+STEP/EVERY", s)
+		return nil, fmt.Errorf("rate %q: want requests/s (e.g. 2000 or 1.5k), stages (0-2k/30s,2k/2m), ramp:FROM-TO/DUR or step:START+STEP/EVERY", s)
 	}
 	if r <= 0 {
 		return nil, fmt.Errorf("rate %q: must be a positive number of requests/s", s)
@@ -209,7 +214,7 @@ func cutDuration(s string) (string, time.Duration, bool) {
 	return s[:i], d, err == nil
 }
 
-func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func seconds(s float64) time.Duration {
 	if s >= math.MaxInt64/1e9 {
