@@ -158,7 +158,10 @@ type Summary struct {
 	Non2xx3xx   int64         `json:"non_2xx_3xx"`
 	Connections Connections   `json:"connections"`
 	Pacing      *Pacing       `json:"pacing,omitempty"` // open loop only
-	InFlight    int64         `json:"in_flight_at_stop,omitempty"`
+	// Stages are the figures of each stage of a staged schedule (-R
+	// '0-2k/30s,2k/2m'), apart; absent otherwise.
+	Stages   []Stage `json:"stages,omitempty"`
+	InFlight int64   `json:"in_flight_at_stop,omitempty"`
 	// LastOK is when, from the window's start, the last request succeeded:
 	// well before the end, the target stopped answering.
 	LastOK Duration `json:"last_ok_s,omitempty"`

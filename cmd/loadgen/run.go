@@ -258,6 +258,11 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 			return c, fmt.Errorf("-R: %w", err)
 		}
 		c.Pacer = p
+		if st, ok := p.(*pace.Stages); ok {
+			if c.Duration, err = stagesWindow(st, f.warmup, f.duration, cmd.Flags().Changed("duration")); err != nil {
+				return c, err
+			}
+		}
 	}
 	if c.Pacer, err = f.arrival.apply(c.Pacer, "-R"); err != nil {
 		return c, err
@@ -628,4 +633,18 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// stagesWindow is the measured window of a run on stages: what the stages
+// leave after the warm-up, unless -d says otherwise, which it may not: the
+// schedule ends with its last stage.
+func stagesWindow(st *pace.Stages, warmup, d time.Duration, given bool) (results.Duration, error) {
+	total := st.Total()
+	if warmup >= total {
+		return 0, fmt.Errorf("--warmup %v: the stages last %v in all, warm-up included: nothing would be measured", warmup, total)
+	}
+	if given && warmup+d != total {
+		return 0, fmt.Errorf("-d %v: the stages last %v (the warm-up's %v included): leave -d out, the run lasts as long as its stages", d, total, warmup)
+	}
+	return results.Duration(total - warmup), nil
 }

@@ -28,7 +28,7 @@ func (s Stage) String() string {
 func (s Stage) count() float64 { return (s.From + s.To) / 2 * s.Over.Seconds() }
 
 // MaxStages bounds a Stages schedule's length.
-const MaxStages = 1000
+const MaxStages = 100
 
 // Stages is a list of stages run one after the other (k6's
 // ramping-arrival-rate): the schedule ends with the last.

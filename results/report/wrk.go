@@ -157,6 +157,7 @@ func extras(p *printer, run *results.Run, opt WrkOptions) {
 			p.f("  %s        %s", Wrap(rate, TextWidth-2, "        "), Wrap(sent, TextWidth-8, "        "))
 		}
 	}
+	stagesTable(p, s.Stages)
 	if s.Outed() {
 		p.f("  Outage: %s\n", s.OutageText())
 	}
@@ -425,3 +426,21 @@ func trim(v float64) string {
 }
 
 func fmtMiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// stagesTable prints each stage of a staged schedule apart: when its
+// measured intervals start, its asked and achieved rates, its latency.
+func stagesTable(p *printer, stages []results.Stage) {
+	if len(stages) == 0 {
+		return
+	}
+	w := len("Stage")
+	for _, st := range stages {
+		w = max(w, len(st.Stage))
+	}
+	p.f("  %-*s %8s %10s %11s %9s %9s %9s %7s\n", w, "Stage", "From", "Asked/s", "Achieved/s", "p50", "p95", "p99", "Errors")
+	for _, st := range stages {
+		l := st.Latency
+		p.f("  %-*s %7.1fs %10.1f %11.1f %9s %9s %9s %7d\n", w, st.Stage, st.Start.D().Seconds(), st.Asked, st.Achieved,
+			Latency(l.P50), Latency(l.P95), Latency(l.P99), st.Errors)
+	}
+}
