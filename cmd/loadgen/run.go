@@ -145,7 +145,7 @@ Exit status, of every command that runs load or judges results:
 	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file")
 	fl.StringVar(&f.targets, "targets", "", "a request mix: the requests in vegeta's targets format (METHOD URL, headers, @body-file; - reads stdin), each named and weighted by a '# name=N weight=W' line before it")
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "load sent before the measured window, excluded from results, e.g. 5s (default none)")
-	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k (or ramp:100-5k/30s, step:1k+500/5s)")
+	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k; or stages, ramps and holds that end with the last, e.g. 0-2k/30s,2k/2m,2k-0/10s (-d: their total), or @FILE of them one per line; or ramp:100-5k/30s, step:1k+500/5s (then held)")
 	f.arrival.register(fl)
 	durationVarP(fl, &f.slack, "slack", "", loadgen.DefaultSlack, "open loop on event loops: requests due within this of the next one share its wake-up, each started up to this late (counted in its latency); 0: each wakes its loop when due")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file (atomically; - for stdout, the summary then goes to stderr)")
@@ -253,7 +253,11 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 		return c, fmt.Errorf("--slack must not be negative, got %v", f.slack)
 	}
 	if f.rate != "" {
-		p, err := pace.Parse(f.rate)
+		spec, err := readStages(f.rate)
+		if err != nil {
+			return c, err
+		}
+		p, err := pace.Parse(spec)
 		if err != nil {
 			return c, fmt.Errorf("-R: %w", err)
 		}
@@ -647,4 +651,28 @@ func stagesWindow(st *pace.Stages, warmup, d time.Duration, given bool) (results
 		return 0, fmt.Errorf("-d %v: the stages last %v (the warm-up's %v included): leave -d out, the run lasts as long as its stages", d, total, warmup)
 	}
 	return results.Duration(total - warmup), nil
+}
+
+// readStages reads -R @FILE: stages one per line (blank lines and # comments
+// skipped), as one comma-separated spec. Any other -R is the spec itself.
+func readStages(rate string) (string, error) {
+	name, ok := strings.CutPrefix(rate, "@")
+	if !ok {
+		return rate, nil
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("-R @%s: %w", name, errors.Unwrap(err))
+	}
+	var stages []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if line = strings.TrimSpace(line); line != "" {
+			stages = append(stages, line)
+		}
+	}
+	if len(stages) == 0 {
+		return "", fmt.Errorf("-R @%s: no stages in the file", name)
+	}
+	return strings.Join(stages, ","), nil
 }
