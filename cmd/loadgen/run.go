@@ -648,7 +648,11 @@ func stagesWindow(st *pace.Stages, warmup, d time.Duration, given bool) (results
 		return 0, fmt.Errorf("--warmup %v: the stages last %v in all, warm-up included: nothing would be measured", warmup, total)
 	}
 	if given && warmup+d != total {
-		return 0, fmt.Errorf("-d %v: the stages last %v (the warm-up's %v included): leave -d out, the run lasts as long as its stages", d, total, warmup)
+		what := fmt.Sprintf("the stages last %v", total)
+		if warmup > 0 {
+			what += fmt.Sprintf(", --warmup %v included", warmup)
+		}
+		return 0, fmt.Errorf("-d %v: %s: leave -d out, the run lasts as long as its stages", d, what)
 	}
 	return results.Duration(total - warmup), nil
 }
