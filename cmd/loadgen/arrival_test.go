@@ -77,8 +77,10 @@ func TestArrivalRun(t *testing.T) {
 			if !strings.Contains(stdout, tc.summaryHas) {
 				t.Errorf("summary lacks %q:\n%s", tc.summaryHas, stdout)
 			}
-			if p := run.Summary.Pacing; p == nil || p.Sent < 100 {
-				t.Errorf("pacing %+v, want about 200 sent", p)
+			// The schedule's requests, sent or not (a busy machine may
+			// stall the 0.5 s run): about 200.
+			if p := run.Summary.Pacing; p == nil || p.Sent == 0 || p.Sent+p.Unsent < 150 || p.Sent+p.Unsent > 250 {
+				t.Errorf("pacing %+v, want about 200 due", p)
 			}
 		})
 	}
