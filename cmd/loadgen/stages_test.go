@@ -13,7 +13,7 @@ import (
 )
 
 // A run on three stages lasts as long as they do, sends each at its rate
-// (a pacer at half the rate would miss every tolerance here by 30 points),
+// (a pacer at half the rate would miss every tolerance here by 30 points or more),
 // and reports each stage apart, in the JSON and the summary.
 func TestStagesRun(t *testing.T) {
 	url := startHTTPBin(t) + "/get"
@@ -45,8 +45,8 @@ func TestStagesRun(t *testing.T) {
 		if math.Abs(s.Asked/want-1) > 0.2 {
 			t.Errorf("stage %d (%s): asked %.1f/s, want about %.0f/s", i+1, s.Stage, s.Asked, want)
 		}
-		if math.Abs(s.Achieved/s.Asked-1) > 0.15 {
-			t.Errorf("stage %d (%s): achieved %.1f/s for %.1f/s asked, want within 15%%", i+1, s.Stage, s.Achieved, s.Asked)
+		if math.Abs(s.Achieved/s.Asked-1) > 0.2 {
+			t.Errorf("stage %d (%s): achieved %.1f/s for %.1f/s asked, want within 20%%", i+1, s.Stage, s.Achieved, s.Asked)
 		}
 		if l := s.Latency; l.Count == 0 || l.P50 <= 0 || l.P95 < l.P50 || l.P99 < l.P95 {
 			t.Errorf("stage %d latency %+v", i+1, l)
