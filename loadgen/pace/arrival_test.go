@@ -171,3 +171,22 @@ func TestPoissonAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per request", n)
 	}
 }
+
+// What a request's time costs the loops, by arrival process.
+func BenchmarkIntended(b *testing.B) {
+	base := Constant{PerSec: 100000}
+	poisson, _ := WithArrival(base, Poisson, 0, 1)
+	jitter, _ := WithArrival(base, Uniform, 0.1, 1)
+	stages, _ := Parse("0-10k/1m,10k/1m,10k-0/1m")
+	for _, p := range []struct {
+		name string
+		p    Pacer
+	}{{"uniform", base}, {"poisson", poisson}, {"jitter", jitter}, {"stages", stages}} {
+		b.Run(p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := range b.N {
+				p.p.Intended(uint64(i % 1_000_000))
+			}
+		})
+	}
+}
