@@ -64,7 +64,10 @@ func newReporter(e *engine) *reporter {
 		r.ivUnc, r.spareUnc = hist.New(), hist.New()
 	}
 	r.tl.init(e)
-	if r.stages = stagesOf(e.pacer); r.stages != nil {
+	if r.stages = stagesOf(e.pacer); r.stages == nil {
+		r.stages = e.cfg.ConnSchedule
+	}
+	if r.stages != nil {
 		r.stAcc = make([]stageAcc, len(r.stages.List()))
 	}
 	return r
@@ -326,8 +329,8 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 
 	if e.pacer != nil {
 		r.pacing(run, finish, sent, late, maxLag)
-		s.Stages = r.stageSummaries()
 	}
+	s.Stages = r.stageSummaries()
 
 	run.Histograms.Latency, _ = lat.Encode()
 	if unc != nil {

@@ -17,7 +17,8 @@ type stageAcc struct {
 	n        int
 }
 
-// stagesOf is the staged schedule under p's arrival process, or nil.
+// stagesOf is the staged schedule under p's arrival process, or nil. (A
+// closed loop's stages are its connection schedule's: Config.ConnSchedule.)
 func stagesOf(p pace.Pacer) *pace.Stages {
 	s, _ := pace.Schedule(p).(*pace.Stages)
 	return s
@@ -62,9 +63,11 @@ func (r *reporter) stageSummaries() []results.Stage {
 		e := a.c.errors()
 		st := results.Stage{Stage: list[k].String(), Start: results.Duration(a.from.Sub(r.e.measure)), Duration: results.Duration(d),
 			Requests: a.c.answered, Errors: e.Total(), Latency: results.Reduce(a.h)}
-		// The schedule's own count, not an arrival process's draw.
-		from, to := a.from.Sub(r.e.start), a.to.Sub(r.e.start)
-		st.Asked = float64(expected(r.stages, from, to)) / d.Seconds()
+		if r.e.pacer != nil {
+			// The schedule's own count, not an arrival process's draw.
+			from, to := a.from.Sub(r.e.start), a.to.Sub(r.e.start)
+			st.Asked = float64(expected(r.stages, from, to)) / d.Seconds()
+		}
 		st.Achieved = float64(a.c.answered+e.Total()-e.Status) / d.Seconds()
 		out = append(out, st)
 	}

@@ -88,6 +88,9 @@ type Config struct {
 	// evenly spaced schedule: "poisson", or "uniform" varied by JitterPct
 	// (--arrival, --jitter). Empty: evenly spaced.
 	Arrival string `json:"arrival,omitempty"`
+	// ConnectionSchedule is a closed loop's connection schedule as asked
+	// (-c 10-200/1m,200/2m): Connections is its peak.
+	ConnectionSchedule string `json:"connection_schedule,omitempty"`
 	// JitterPct is how far each gap was varied, at most, in % of the
 	// schedule's (--jitter).
 	JitterPct float64 `json:"jitter_pct,omitempty"`

@@ -29,53 +29,54 @@ import (
 
 // runFlags are the flags of `loadgen run`, as typed.
 type runFlags struct {
-	connections int
-	threads     int
-	duration    time.Duration
-	requests    int64
-	headers     []string
-	timeout     time.Duration
-	latency     bool
-	spectrum    bool      // -L: wrk2's latency distribution and percentile spectrum
-	uncorrected bool      // -U: and the uncorrected latency's (open loop)
-	percentiles string    // --percentiles: the summary's latency percentiles
-	pcts        []float64 // read from it
-	method      string
-	streams     int
-	body        string
-	bodyFile    string
-	warmup      time.Duration
-	rate        string
-	arrival     arrivalFlags
-	slack       time.Duration
-	jsonOut     string
-	hlog        string
-	protocol    string
-	size        int
-	newConn     bool
-	netns       string
-	client      string
-	cpus        int
-	driver      string
-	prometheus  string
-	promHold    time.Duration
-	quiet       bool
-	maxErrors   string
-	okStatus    string // --ok-status: the statuses of a success
-	budget      errorBudget
-	health      bool
-	call        string // -p grpc: any method, ghz's --call
-	data        string
-	protoset    string
-	targets     string   // --targets: a request mix's file
-	mix         *mix.Mix // read from it
-	check       checkFlags
-	abort       abortFlags
-	tls         tlsFlags
-	ui          uiFlags // --ui: the live dashboard
-	script      string  // -s: wrk's Lua script, refused with what to use instead
-	file        runFile // -f: an options file, and the target
-	labels      results.Labels
+	connections  int
+	threads      int
+	duration     time.Duration
+	requests     int64
+	headers      []string
+	timeout      time.Duration
+	latency      bool
+	spectrum     bool      // -L: wrk2's latency distribution and percentile spectrum
+	uncorrected  bool      // -U: and the uncorrected latency's (open loop)
+	percentiles  string    // --percentiles: the summary's latency percentiles
+	pcts         []float64 // read from it
+	method       string
+	streams      int
+	body         string
+	bodyFile     string
+	warmup       time.Duration
+	rate         string
+	connSchedule string // -c as stages: a closed loop's connection schedule
+	arrival      arrivalFlags
+	slack        time.Duration
+	jsonOut      string
+	hlog         string
+	protocol     string
+	size         int
+	newConn      bool
+	netns        string
+	client       string
+	cpus         int
+	driver       string
+	prometheus   string
+	promHold     time.Duration
+	quiet        bool
+	maxErrors    string
+	okStatus     string // --ok-status: the statuses of a success
+	budget       errorBudget
+	health       bool
+	call         string // -p grpc: any method, ghz's --call
+	data         string
+	protoset     string
+	targets      string   // --targets: a request mix's file
+	mix          *mix.Mix // read from it
+	check        checkFlags
+	abort        abortFlags
+	tls          tlsFlags
+	ui           uiFlags // --ui: the live dashboard
+	script       string  // -s: wrk's Lua script, refused with what to use instead
+	file         runFile // -f: an options file, and the target
+	labels       results.Labels
 }
 
 func newRunCmd() *cobra.Command {
@@ -129,7 +130,8 @@ Exit status, of every command that runs load or judges results:
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	countVarP(fl, &f.connections, "connections", "c", 10, "connections to keep open (SI suffixes: 1k)")
+	f.connections = 10
+	fl.VarP(connsValue{&f.connections, &f.connSchedule}, "connections", "c", "connections to keep open (SI suffixes: 1k); or, closed loop, a schedule of how many send, ramps and holds that end with the last, e.g. 10-200/1m,200/2m (-d: their total; the peak's connections open at the start, on goroutines)")
 	countVarP(fl, &f.threads, "threads", "t", 2, "threads: groups of connections for stats; caps GOMAXPROCS at min(t, CPUs, CPU quota)")
 	durationVarP(fl, &f.duration, "duration", "d", 10*time.Second, "duration of the measured window (10s, 2m30s, or plain seconds)")
 	fl.VarP(count64Value{&f.requests}, "requests", "n", "stop after this many requests, e.g. 10k (with -d: whichever comes first)")
@@ -270,6 +272,20 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 	}
 	if c.Pacer, err = f.arrival.apply(c.Pacer, "-R"); err != nil {
 		return c, err
+	}
+	if f.connSchedule != "" {
+		p, err := pace.Parse(f.connSchedule)
+		st, staged := p.(*pace.Stages)
+		if err != nil || !staged {
+			return c, fmt.Errorf("-c %s: want a count, or stages of counts (10-200/1m,200/2m): %v", f.connSchedule, err)
+		}
+		if f.rate != "" {
+			return c, fmt.Errorf("-c %s is a closed loop's connection schedule: not with -R (an open loop's stages go in -R)", f.connSchedule)
+		}
+		if c.Duration, err = stagesWindow(st, f.warmup, f.duration, cmd.Flags().Changed("duration")); err != nil {
+			return c, err
+		}
+		c.ConnSchedule = st
 	}
 	if f.uncorrected && f.rate == "" {
 		return c, fmt.Errorf("-U prints the uncorrected latency of an open-loop run: add -R (without it each latency counts from its actual send already, and -L prints it)")
@@ -680,3 +696,46 @@ func readStages(rate string) (string, error) {
 	}
 	return strings.Join(stages, ","), nil
 }
+
+// connsValue is -c: a count of connections, or a closed loop's connection
+// schedule (stages of counts), whose peak is then the count.
+type connsValue struct {
+	n     *int
+	sched *string
+}
+
+func (v connsValue) Set(s string) error {
+	if !strings.Contains(s, "/") {
+		*v.sched = ""
+		return countValue{v.n}.Set(s)
+	}
+	p, err := pace.Parse(s)
+	if err != nil {
+		return err
+	}
+	st, ok := p.(*pace.Stages)
+	if !ok {
+		return fmt.Errorf("%q: want a count or stages of counts, e.g. 10-200/1m,200/2m", s)
+	}
+	peak := 0.0
+	for _, x := range st.List() {
+		if x.From != math.Trunc(x.From) || x.To != math.Trunc(x.To) {
+			return fmt.Errorf("%q: connection counts are whole numbers", s)
+		}
+		peak = max(peak, x.From, x.To)
+	}
+	if peak > loadgen.MaxConnections {
+		return fmt.Errorf("%q: at most %d connections", s, loadgen.MaxConnections)
+	}
+	*v.n, *v.sched = int(peak), s
+	return nil
+}
+
+func (v connsValue) String() string {
+	if *v.sched != "" {
+		return *v.sched
+	}
+	return itoaInt(*v.n)
+}
+
+func (v connsValue) Type() string { return "count" }

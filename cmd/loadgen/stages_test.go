@@ -114,3 +114,63 @@ func TestStagesFile(t *testing.T) {
 		}
 	}
 }
+
+// A closed loop on a connection schedule sends on as many connections as
+// each stage counts: three connections answer about three times what one
+// does (all three from the start would make it one time), each stage
+// reported apart.
+func TestConnScheduleRun(t *testing.T) {
+	url := startHTTPBin(t) + "/delay/0.02"
+	out := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := cli(t, "run", "-c", "1/1s,3/1s", "--json", out, url)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	run, err := store.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := run.Config
+	if c.ConnectionSchedule != "1/1s,3/1s" || c.Connections != 3 || c.Duration.D() != 2*time.Second || c.Driver != "goroutines" || c.OpenLoop() {
+		t.Errorf("config %+v", c)
+	}
+	st := run.Summary.Stages
+	if len(st) != 2 {
+		t.Fatalf("%d stages: %+v", len(st), st)
+	}
+	if r := st[1].Achieved / st[0].Achieved; r < 2.2 || r > 3.8 {
+		t.Errorf("3 connections answered %.1f/s, 1 %.1f/s: ratio %.2f, want about 3", st[1].Achieved, st[0].Achieved, r)
+	}
+	for i, s := range st {
+		if s.Asked != 0 || s.Latency.Count == 0 || s.Latency.P50.D() < 20*time.Millisecond {
+			t.Errorf("stage %d: %+v", i+1, s)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^  3/1s\s+\d+\.\ds\s+-\s+\d+\.\d`).MatchString(stdout) {
+		t.Errorf("no row for stage 3/1s:\n%s", stdout)
+	}
+}
+
+// What a connection schedule cannot be is refused, exit 2.
+func TestConnScheduleBadInput(t *testing.T) {
+	url := "http://127.0.0.1:1/" // never reached
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-c", "1-4/1s", "-R", "100"}, "not with -R"},
+		{[]string{"-c", "1-4/1s", "--driver", "loop"}, "runs on goroutines"},
+		{[]string{"-c", "1.5/1s"}, "whole numbers"},
+		{[]string{"-c", "1/1s", "-d", "5s"}, "the stages last 1s"},
+		{[]string{"-c", "ramp:1-4/1s"}, "-c"},
+		{[]string{"-c", "0/1s"}, "at least one"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, stderr := cli(t, append(append([]string{"run"}, tc.args...), url)...)
+			first := strings.SplitN(stderr, "\n", 2)[0]
+			if code != exitUsage || !strings.HasPrefix(first, "loadgen: ") || !strings.Contains(first, tc.msg) {
+				t.Errorf("exit %d, %q: want 2 and %q", code, first, tc.msg)
+			}
+		})
+	}
+}

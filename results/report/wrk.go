@@ -440,7 +440,11 @@ func stagesTable(p *printer, stages []results.Stage) {
 	p.f("  %-*s %8s %10s %11s %9s %9s %9s %7s\n", w, "Stage", "From", "Asked/s", "Achieved/s", "p50", "p95", "p99", "Errors")
 	for _, st := range stages {
 		l := st.Latency
-		p.f("  %-*s %7.1fs %10.1f %11.1f %9s %9s %9s %7d\n", w, st.Stage, st.Start.D().Seconds(), st.Asked, st.Achieved,
+		asked := "-" // a closed loop's stage: connections, no rate asked
+		if st.Asked > 0 {
+			asked = fmt.Sprintf("%.1f", st.Asked)
+		}
+		p.f("  %-*s %7.1fs %10s %11.1f %9s %9s %9s %7d\n", w, st.Stage, st.Start.D().Seconds(), asked, st.Achieved,
 			Latency(l.P50), Latency(l.P95), Latency(l.P99), st.Errors)
 	}
 }
