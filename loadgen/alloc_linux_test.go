@@ -83,6 +83,8 @@ func TestLoopAllocatesNothing(t *testing.T) {
 		{"tcp-rr/closed loop", rr, 1, nil, false, false},
 		{"tcp-rr/solo", rr, 1, nil, false, true},
 		{"tcp-rr/open loop", rr, 1, pace.Constant{PerSec: 50000}, false, false},
+		{"tcp-rr/open loop poisson", rr, 1, poissonPacer(50000), false, false},
+		{"tcp-rr/open loop jitter", rr, 1, jitterPacer(50000), false, false},
 		{"h2c/closed loop", h2c(1), 1, nil, false, false},
 		{"h2c/open loop", h2c(1), 1, pace.Constant{PerSec: 50000}, false, false},
 		{"h2c m4/closed loop", h2c(4), 4, nil, false, false},

@@ -56,6 +56,7 @@ func TestStepAllocatesNothing(t *testing.T) {
 	}{
 		{"closed loop", nil},
 		{"open loop", pace.Constant{PerSec: 20000}}, // ahead of schedule: steps wait
+		{"open loop poisson", poissonPacer(20000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{Pacer: tc.pacer}
@@ -150,4 +151,22 @@ func TestSpreadAcc(t *testing.T) {
 	if len(a.res) != reservoirSize {
 		t.Errorf("reservoir grew to %d", len(a.res))
 	}
+}
+
+// poissonPacer is rate/s on Poisson arrivals, a fixed seed.
+func poissonPacer(rate float64) pace.Pacer {
+	p, err := pace.WithArrival(pace.Constant{PerSec: rate}, pace.Poisson, 0, 1)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// jitterPacer is rate/s, each gap varied by up to ±50%.
+func jitterPacer(rate float64) pace.Pacer {
+	p, err := pace.WithArrival(pace.Constant{PerSec: rate}, pace.Uniform, 0.5, 1)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }

@@ -20,8 +20,14 @@ import (
 type Config struct {
 	results.Config
 
-	// Pacer overrides Rate with another open-loop schedule (ramp, step).
+	// Pacer overrides Rate with another open-loop schedule (ramp, step),
+	// on an arrival process (pace.WithArrival).
 	Pacer pace.Pacer
+	// ConnSchedule, when set, is a closed loop's connection schedule (-c
+	// '10-200/1m,200/2m', k6's ramping-vus): how many of the Connections
+	// send at each moment from the start of the load, the rest idle on
+	// their open connections; the load ends with it. Goroutines drive it.
+	ConnSchedule *pace.Stages
 	// Mix, when set, is a request mix (loadgen run --targets): which of
 	// the Dialer's requests each request sends, and the statistics by
 	// name (requestmix.go).
@@ -157,6 +163,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("connections × streams must be at most %d", MaxConnections)
 	case c.Slack > maxSlack:
 		return fmt.Errorf("slack (--slack) must be at most %v, got %v", maxSlack, c.Slack)
+	case c.ConnSchedule != nil && (c.Pacer != nil || c.Rate > 0):
+		return errors.New("a connection schedule (-c with stages) paces a closed loop: not with -R")
+	case c.ConnSchedule != nil && c.Driver == DriverLoop:
+		return errors.New("a connection schedule (-c with stages) runs on goroutines: leave out --driver loop")
 	case c.Driver != DriverAuto && c.Driver != DriverLoop && c.Driver != DriverGoroutines:
 		return fmt.Errorf("driver %q: use loop or goroutines (default: the loop where the protocol allows it)", c.Driver)
 	}
@@ -177,9 +187,15 @@ func (c *Config) setDefaults() {
 		c.Pacer = pace.Constant{PerSec: c.Rate}
 	}
 	if c.Pacer != nil {
-		if _, constant := c.Pacer.(pace.Constant); !constant {
+		if _, constant := pace.Schedule(c.Pacer).(pace.Constant); !constant {
 			c.Schedule = c.Pacer.String()
 		}
+		if process, jitter := pace.Arrival(c.Pacer); process != pace.Uniform || jitter > 0 {
+			c.Arrival, c.JitterPct = process, jitter*100
+		}
+	}
+	if c.ConnSchedule != nil {
+		c.ConnectionSchedule = c.ConnSchedule.String()
 	}
 	if c.CPUQuota == 0 {
 		c.CPUQuota = -1

@@ -291,7 +291,7 @@ func chooseDriver(cfg Config, d protocol.Dialer) (loopDialer, bool, error) {
 	} else if md, ok := d.(protocol.MuxDialer); ok && loopMux(md) && !cfg.NewConn {
 		ld.md, can = md, true
 	}
-	can = can && loopSupported
+	can = can && loopSupported && cfg.ConnSchedule == nil
 	switch cfg.Driver {
 	case DriverGoroutines:
 		return loopDialer{}, false, nil

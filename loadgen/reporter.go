@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
 	"loadgen/results"
 	"loadgen/results/hist"
@@ -45,6 +46,11 @@ type reporter struct {
 	lastCount int64
 
 	tl timeline // the run over time, and --abort-on-fail's window (timeline.go)
+
+	// A staged schedule's stages, and each one's measured intervals
+	// (stages.go).
+	stages *pace.Stages
+	stAcc  []stageAcc
 }
 
 func newReporter(e *engine) *reporter {
@@ -58,6 +64,12 @@ func newReporter(e *engine) *reporter {
 		r.ivUnc, r.spareUnc = hist.New(), hist.New()
 	}
 	r.tl.init(e)
+	if r.stages = stagesOf(e.pacer); r.stages == nil {
+		r.stages = e.cfg.ConnSchedule
+	}
+	if r.stages != nil {
+		r.stAcc = make([]stageAcc, len(r.stages.List()))
+	}
 	return r
 }
 
@@ -319,6 +331,7 @@ func (r *reporter) result(finish time.Time, interrupted bool) *results.Run {
 	if e.pacer != nil {
 		r.pacing(run, finish, sent, late, maxLag)
 	}
+	s.Stages = r.stageSummaries()
 
 	run.Histograms.Latency, _ = lat.Encode()
 	if unc != nil {

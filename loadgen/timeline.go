@@ -352,6 +352,7 @@ func (r *reporter) cut(now time.Time) {
 	c := total.sub(t.last)
 	t.last = total
 	t.add(r.ivFrom, now, r.ivLat, c, false)
+	r.stageCut(r.ivFrom, now, r.ivLat, c)
 	if t.judge == nil || t.final || t.abort != "" {
 		return
 	}

@@ -42,6 +42,9 @@ type worker struct {
 	// Conn it was given to.
 	msgs    messageClock
 	msgConn protocol.Conn
+	// index is its connection's, from 0: with a connection schedule it
+	// sends while the schedule counts more connections than that.
+	index int
 }
 
 // perRequestConn is a Conn that opens a connection inside every Do, as
@@ -63,7 +66,7 @@ func newWorkers(e *engine, first protocol.Conn, dialTime time.Duration) (*worker
 	cfg := e.cfg
 	d := &workers{e: e, ws: make([]*worker, cfg.Connections*max(1, cfg.Streams)), stop: make(chan struct{})}
 	for i := range d.ws {
-		w := &worker{e: e, shard: e.shards[i%len(e.shards)], count: &e.counts[i%cfg.Threads], stop: d.stop}
+		w := &worker{e: e, shard: e.shards[i%len(e.shards)], count: &e.counts[i%cfg.Threads], stop: d.stop, index: i / max(1, cfg.Streams)}
 		if e.pacer != nil {
 			var err error
 			if w.wait, err = newWaiter(); err != nil {
@@ -278,6 +281,9 @@ func (w *worker) step() bool {
 		return false
 	}
 	open := e.pacer != nil
+	if e.cfg.ConnSchedule != nil && !w.scheduled() {
+		return false
+	}
 	// Closed loop, a kept-alive connection is opened before a request is
 	// taken: a connect that fails costs no request (-n stays exact) and is
 	// tried again after a backoff.

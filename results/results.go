@@ -84,10 +84,20 @@ type Config struct {
 	// Schedule is the open-loop schedule as asked when it is not a constant
 	// rate: ramp:100-5000/30s, step:1000+500/5s.
 	Schedule string `json:"schedule,omitempty"`
-	NewConn  bool   `json:"new_conn,omitempty"`
-	NetNS    string `json:"netns,omitempty"`  // the network namespace the load was sent from
-	Client   string `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for
-	Call     string `json:"call,omitempty"`   // the gRPC method of --call
+	// Arrival is the open loop's arrival process when it is not the
+	// evenly spaced schedule: "poisson", or "uniform" varied by JitterPct
+	// (--arrival, --jitter). Empty: evenly spaced.
+	Arrival string `json:"arrival,omitempty"`
+	// ConnectionSchedule is a closed loop's connection schedule as asked
+	// (-c 10-200/1m,200/2m): Connections is its peak.
+	ConnectionSchedule string `json:"connection_schedule,omitempty"`
+	// JitterPct is how far each gap was varied, at most, in % of the
+	// schedule's (--jitter).
+	JitterPct float64 `json:"jitter_pct,omitempty"`
+	NewConn   bool    `json:"new_conn,omitempty"`
+	NetNS     string  `json:"netns,omitempty"`  // the network namespace the load was sent from
+	Client    string  `json:"client,omitempty"` // x-net or grpc-go when a reference client was asked for
+	Call      string  `json:"call,omitempty"`   // the gRPC method of --call
 	// Messages is a streaming gRPC call's message count (--messages):
 	// what a client-streaming call sent, what a server-streaming one asked
 	// the echo target for.
@@ -158,7 +168,10 @@ type Summary struct {
 	Non2xx3xx   int64         `json:"non_2xx_3xx"`
 	Connections Connections   `json:"connections"`
 	Pacing      *Pacing       `json:"pacing,omitempty"` // open loop only
-	InFlight    int64         `json:"in_flight_at_stop,omitempty"`
+	// Stages are the figures of each stage of a staged schedule (-R
+	// '0-2k/30s,2k/2m'), apart; absent otherwise.
+	Stages   []Stage `json:"stages,omitempty"`
+	InFlight int64   `json:"in_flight_at_stop,omitempty"`
 	// LastOK is when, from the window's start, the last request succeeded:
 	// well before the end, the target stopped answering.
 	LastOK Duration `json:"last_ok_s,omitempty"`

@@ -29,56 +29,58 @@ import (
 
 // runFlags are the flags of `loadgen run`, as typed.
 type runFlags struct {
-	connections int
-	threads     int
-	duration    time.Duration
-	requests    int64
-	headers     []string
-	timeout     time.Duration
-	latency     bool
-	spectrum    bool      // -L: wrk2's latency distribution and percentile spectrum
-	uncorrected bool      // -U: and the uncorrected latency's (open loop)
-	percentiles string    // --percentiles: the summary's latency percentiles
-	pcts        []float64 // read from it
-	method      string
-	streams     int
-	body        string
-	bodyFile    string
-	warmup      time.Duration
-	rate        string
-	slack       time.Duration
-	jsonOut     string
-	hlog        string
-	protocol    string
-	size        int
-	newConn     bool
-	netns       string
-	client      string
-	cpus        int
-	driver      string
-	prometheus  string
-	promHold    time.Duration
-	quiet       bool
-	maxErrors   string
-	okStatus    string // --ok-status: the statuses of a success
-	budget      errorBudget
-	health      bool
-	call        string // -p grpc: any method, ghz's --call
-	data        string
-	protoset    string
-	proto       []string // --proto: .proto files for --call's types
-	importPaths []string // --import-path: where their imports are
-	messages    int      // --messages: a streaming call's message count
-	window      int      // --window: ping-pong messages in flight per stream
-	targets     string   // --targets: a request mix's file
-	mix         *mix.Mix // read from it
-	check       checkFlags
-	abort       abortFlags
-	tls         tlsFlags
-	ui          uiFlags // --ui: the live dashboard
-	script      string  // -s: wrk's Lua script, refused with what to use instead
-	file        runFile // -f: an options file, and the target
-	labels      results.Labels
+	connections  int
+	threads      int
+	duration     time.Duration
+	requests     int64
+	headers      []string
+	timeout      time.Duration
+	latency      bool
+	spectrum     bool      // -L: wrk2's latency distribution and percentile spectrum
+	uncorrected  bool      // -U: and the uncorrected latency's (open loop)
+	percentiles  string    // --percentiles: the summary's latency percentiles
+	pcts         []float64 // read from it
+	method       string
+	streams      int
+	body         string
+	bodyFile     string
+	warmup       time.Duration
+	rate         string
+	connSchedule string // -c as stages: a closed loop's connection schedule
+	arrival      arrivalFlags
+	slack        time.Duration
+	jsonOut      string
+	hlog         string
+	protocol     string
+	size         int
+	newConn      bool
+	netns        string
+	client       string
+	cpus         int
+	driver       string
+	prometheus   string
+	promHold     time.Duration
+	quiet        bool
+	maxErrors    string
+	okStatus     string // --ok-status: the statuses of a success
+	budget       errorBudget
+	health       bool
+	call         string // -p grpc: any method, ghz's --call
+	data         string
+	protoset     string
+	proto        []string // --proto: .proto files for --call's types
+	importPaths  []string // --import-path: where their imports are
+	messages     int      // --messages: a streaming call's message count
+	window       int      // --window: ping-pong messages in flight per stream
+	targets      string   // --targets: a request mix's file
+	mix          *mix.Mix // read from it
+	check        checkFlags
+	abort        abortFlags
+	tls          tlsFlags
+	ui           uiFlags // --ui: the live dashboard
+	script       string  // -s: wrk's Lua script, refused with what to use instead
+	file         runFile // -f: an options file, and the target
+	labels       results.Labels
 }
 
 func newRunCmd() *cobra.Command {
@@ -132,7 +134,8 @@ Exit status, of every command that runs load or judges results:
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	countVarP(fl, &f.connections, "connections", "c", 10, "connections to keep open (SI suffixes: 1k)")
+	f.connections = 10
+	fl.VarP(connsValue{&f.connections, &f.connSchedule}, "connections", "c", "connections to keep open (SI suffixes: 1k); or, closed loop, a schedule of how many send, ramps and holds that end with the last, e.g. 10-200/1m,200/2m (-d: their total; the peak's connections open at the start, on goroutines)")
 	countVarP(fl, &f.threads, "threads", "t", 2, "threads: groups of connections for stats; caps GOMAXPROCS at min(t, CPUs, CPU quota)")
 	durationVarP(fl, &f.duration, "duration", "d", 10*time.Second, "duration of the measured window (10s, 2m30s, or plain seconds)")
 	fl.VarP(count64Value{&f.requests}, "requests", "n", "stop after this many requests, e.g. 10k (with -d: whichever comes first)")
@@ -148,7 +151,8 @@ Exit status, of every command that runs load or judges results:
 	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file")
 	fl.StringVar(&f.targets, "targets", "", "a request mix: the requests in vegeta's targets format (METHOD URL, headers, @body-file; - reads stdin), each named and weighted by a '# name=N weight=W' line before it")
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "load sent before the measured window, excluded from results, e.g. 5s (default none)")
-	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k (or ramp:100-5k/30s, step:1k+500/5s)")
+	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k; or stages, ramps and holds that end with the last, e.g. 0-2k/30s,2k/2m,2k-0/10s (-d: their total), or @FILE of them one per line; or ramp:100-5k/30s, step:1k+500/5s (then held)")
+	f.arrival.register(fl)
 	durationVarP(fl, &f.slack, "slack", "", loadgen.DefaultSlack, "open loop on event loops: requests due within this of the next one share its wake-up, each started up to this late (counted in its latency); 0: each wakes its loop when due")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file (atomically; - for stdout, the summary then goes to stderr)")
 	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file (- for stdout)")
@@ -197,8 +201,7 @@ func (f *runFlags) wrkOptions() report.WrkOptions {
 }
 
 // config turns the flags into the engine's configuration.
-func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, error) {
-	var c loadgen.Config
+func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, err error) {
 	if f.connections < 1 {
 		return c, fmt.Errorf("-c must be at least 1, got %d", f.connections)
 	}
@@ -260,11 +263,37 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (loadgen.Config, er
 		return c, fmt.Errorf("--slack must not be negative, got %v", f.slack)
 	}
 	if f.rate != "" {
-		p, err := pace.Parse(f.rate)
+		spec, err := readStages(f.rate)
+		if err != nil {
+			return c, err
+		}
+		p, err := pace.Parse(spec)
 		if err != nil {
 			return c, fmt.Errorf("-R: %w", err)
 		}
 		c.Pacer = p
+		if st, ok := p.(*pace.Stages); ok {
+			if c.Duration, err = stagesWindow(st, f.warmup, f.duration, cmd.Flags().Changed("duration")); err != nil {
+				return c, err
+			}
+		}
+	}
+	if c.Pacer, err = f.arrival.apply(c.Pacer, "-R"); err != nil {
+		return c, err
+	}
+	if f.connSchedule != "" {
+		p, err := pace.Parse(f.connSchedule)
+		st, staged := p.(*pace.Stages)
+		if err != nil || !staged {
+			return c, fmt.Errorf("-c %s: want a count, or stages of counts (10-200/1m,200/2m): %v", f.connSchedule, err)
+		}
+		if f.rate != "" {
+			return c, fmt.Errorf("-c %s is a closed loop's connection schedule: not with -R (an open loop's stages go in -R)", f.connSchedule)
+		}
+		if c.Duration, err = stagesWindow(st, f.warmup, f.duration, cmd.Flags().Changed("duration")); err != nil {
+			return c, err
+		}
+		c.ConnSchedule = st
 	}
 	if f.uncorrected && f.rate == "" {
 		return c, fmt.Errorf("-U prints the uncorrected latency of an open-loop run: add -R (without it each latency counts from its actual send already, and -L prints it)")
@@ -651,3 +680,88 @@ func isTerminal(w io.Writer) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
+
+// stagesWindow is the measured window of a run on stages: what the stages
+// leave after the warm-up, unless -d says otherwise, which it may not: the
+// schedule ends with its last stage.
+func stagesWindow(st *pace.Stages, warmup, d time.Duration, given bool) (results.Duration, error) {
+	total := st.Total()
+	if warmup >= total {
+		return 0, fmt.Errorf("--warmup %v: the stages last %v in all, warm-up included: nothing would be measured", warmup, total)
+	}
+	if given && warmup+d != total {
+		what := fmt.Sprintf("the stages last %v", total)
+		if warmup > 0 {
+			what += fmt.Sprintf(", --warmup %v included", warmup)
+		}
+		return 0, fmt.Errorf("-d %v: %s: leave -d out, the run lasts as long as its stages", d, what)
+	}
+	return results.Duration(total - warmup), nil
+}
+
+// readStages reads -R @FILE: stages one per line (blank lines and # comments
+// skipped), as one comma-separated spec. Any other -R is the spec itself.
+func readStages(rate string) (string, error) {
+	name, ok := strings.CutPrefix(rate, "@")
+	if !ok {
+		return rate, nil
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("-R @%s: %w", name, errors.Unwrap(err))
+	}
+	var stages []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if line = strings.TrimSpace(line); line != "" {
+			stages = append(stages, line)
+		}
+	}
+	if len(stages) == 0 {
+		return "", fmt.Errorf("-R @%s: no stages in the file", name)
+	}
+	return strings.Join(stages, ","), nil
+}
+
+// connsValue is -c: a count of connections, or a closed loop's connection
+// schedule (stages of counts), whose peak is then the count.
+type connsValue struct {
+	n     *int
+	sched *string
+}
+
+func (v connsValue) Set(s string) error {
+	if !strings.Contains(s, "/") {
+		*v.sched = ""
+		return countValue{v.n}.Set(s)
+	}
+	p, err := pace.Parse(s)
+	if err != nil {
+		return err
+	}
+	st, ok := p.(*pace.Stages)
+	if !ok {
+		return fmt.Errorf("%q: want a count or stages of counts, e.g. 10-200/1m,200/2m", s)
+	}
+	peak := 0.0
+	for _, x := range st.List() {
+		if x.From != math.Trunc(x.From) || x.To != math.Trunc(x.To) {
+			return fmt.Errorf("%q: connection counts are whole numbers", s)
+		}
+		peak = max(peak, x.From, x.To)
+	}
+	if peak > loadgen.MaxConnections {
+		return fmt.Errorf("%q: at most %d connections", s, loadgen.MaxConnections)
+	}
+	*v.n, *v.sched = int(peak), s
+	return nil
+}
+
+func (v connsValue) String() string {
+	if *v.sched != "" {
+		return *v.sched
+	}
+	return itoaInt(*v.n)
+}
+
+func (v connsValue) Type() string { return "count" }

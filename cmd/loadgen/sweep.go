@@ -38,6 +38,7 @@ type sweepFlags struct {
 	timeout  time.Duration
 	repeats  int
 	rates    string
+	arrival  arrivalFlags
 	quiet    bool
 	dryRun   bool
 	check    checkFlags
@@ -130,6 +131,7 @@ A sweep file (YAML; every key may also be given as a flag, which wins):
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the sweep and print its plan, step by step, without sending any load")
 	f.check.registerSweep(fl)
 	f.abort.register(fl, true)
+	f.arrival.register(fl)
 	fl.BoolVar(&f.findMax, "find-max", false, "search each path's highest open-loop rate that holds --slo (instead of the ladder of rates)")
 	fl.StringVar(&f.prom, "prometheus", "", "serve live metrics in the Prometheus text format on ADDR/metrics while the sweep runs (requests, errors, latency, rate, CPU, the step running)")
 	durationVarP(fl, &f.promHold, "prometheus-hold", "", 0, "with --prometheus: keep serving the final figures this long after the sweep, for a last scrape, e.g. 15s")
@@ -286,6 +288,9 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 			}
 			s.Rates = append(s.Rates, v)
 		}
+	}
+	if err := f.arrival.spec(s, cmd.Flags().Changed("arrival"), cmd.Flags().Changed("jitter"), f.findMax); err != nil {
+		return nil, err
 	}
 	// Defaults that fit only some protocols are left to the spec's own.
 	if cmd.Flags().Changed("endpoint") {

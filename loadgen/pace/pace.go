@@ -1,6 +1,9 @@
 // Package pace holds the open-loop pacers: pure functions from a request's
 // sequence number to its intended start, offset from the start of the run.
 // They never sleep and never read the clock, so they are tested with tables.
+// A schedule (Constant, Ramp, Step) says how many requests are due by when;
+// an arrival process (Poisson, Jitter) moves each request around that
+// schedule's time.
 package pace
 
 import (
@@ -17,6 +20,10 @@ import (
 // when the schedule has no i-th request.
 type Pacer interface {
 	Intended(i uint64) (offset time.Duration, ok bool)
+	// At is Intended at a fractional request count n >= 0: when the
+	// schedule has started n requests, the inverse of its cumulative
+	// count. Arrival processes move requests along it.
+	At(n float64) (offset time.Duration, ok bool)
 	// Rate is the asked rate (requests/s) at an offset, for reports.
 	Rate(at time.Duration) float64
 	// String is the spec Parse reads back.
@@ -26,11 +33,13 @@ type Pacer interface {
 // Constant paces PerSec requests every second, evenly spaced.
 type Constant struct{ PerSec float64 }
 
-func (c Constant) Intended(i uint64) (time.Duration, bool) {
+func (c Constant) Intended(i uint64) (time.Duration, bool) { return c.At(float64(i)) }
+
+func (c Constant) At(n float64) (time.Duration, bool) {
 	if c.PerSec <= 0 {
 		return 0, false
 	}
-	return seconds(float64(i) / c.PerSec), true
+	return seconds(n / c.PerSec), true
 }
 
 func (c Constant) Rate(time.Duration) float64 { return c.PerSec }
@@ -45,11 +54,12 @@ type Ramp struct {
 	Over     time.Duration
 }
 
-func (r Ramp) Intended(i uint64) (time.Duration, bool) {
+func (r Ramp) Intended(i uint64) (time.Duration, bool) { return r.At(float64(i)) }
+
+func (r Ramp) At(n float64) (time.Duration, bool) {
 	D := r.Over.Seconds()
-	n := float64(i)
 	if D <= 0 {
-		return Constant{r.To}.Intended(i)
+		return Constant{r.To}.At(n)
 	}
 	// Requests by time t (t <= D): N(t) = From·t + (To−From)·t²/(2D).
 	total := (r.From + r.To) / 2 * D
@@ -99,14 +109,16 @@ func (s Step) level(k int) float64 {
 	return r
 }
 
-func (s Step) Intended(i uint64) (time.Duration, bool) {
+func (s Step) Intended(i uint64) (time.Duration, bool) { return s.At(float64(i)) }
+
+func (s Step) At(n float64) (time.Duration, bool) {
 	if s.Every <= 0 || s.Step <= 0 {
-		return Constant{s.Start}.Intended(i)
+		return Constant{s.Start}.At(n)
 	}
 	if s.Start <= 0 {
 		return 0, false
 	}
-	n, per := float64(i), s.Every.Seconds()
+	per := s.Every.Seconds()
 	// Requests in the first K steps: S(K) = per·(K·Start + Step·K(K−1)/2).
 	sum := func(k float64) float64 { return per * (k*s.Start + s.Step*k*(k-1)/2) }
 	last := math.Inf(1) // the step from which the rate holds at Max
@@ -143,8 +155,10 @@ func (s Step) Rate(at time.Duration) float64 {
 	return s.level(int(at / s.Every))
 }
 
-// Parse reads a rate spec: "1000" or "1.5k" (constant), "ramp:100-5k/30s",
-// "step:1000+500/5s" or "step:1k+500/5s,max=8k". Rates take SI suffixes and
+// Parse reads a rate spec: "1000" or "1.5k" (constant), stages
+// "0-2k/30s,2k/2m,2k-0/10s" (a ramp, a hold, a ramp: Stages, which end with
+// the last), "ramp:100-5k/30s" (then held), "step:1000+500/5s" or
+// "step:1k+500/5s,max=8k". Rates take SI suffixes and
 // durations plain seconds, as everywhere in loadgen.
 func Parse(s string) (Pacer, error) {
 	t := strings.TrimSpace(s)
@@ -177,9 +191,12 @@ func Parse(s string) (Pacer, error) {
 		}
 		return st, nil
 	}
+	if strings.Contains(t, "/") {
+		return parseStages(t)
+	}
 	r, err := units.ParseRate(t)
 	if err != nil {
-		return nil, fmt.Errorf("rate %q: want requests/s (e.g. 2000 or 1.5k), ramp:FROM-TO/DUR or step:START+STEP/EVERY", s)
+		return nil, fmt.Errorf("rate %q: want requests/s (e.g. 2000 or 1.5k), stages (0-2k/30s,2k/2m), ramp:FROM-TO/DUR or step:START+STEP/EVERY", s)
 	}
 	if r <= 0 {
 		return nil, fmt.Errorf("rate %q: must be a positive number of requests/s", s)
@@ -197,7 +214,7 @@ func cutDuration(s string) (string, time.Duration, bool) {
 	return s[:i], d, err == nil
 }
 
-func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func seconds(s float64) time.Duration {
 	if s >= math.MaxInt64/1e9 {

@@ -3,6 +3,7 @@ package sweep
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/client"
@@ -36,6 +37,13 @@ func BuildStep(spec *Spec, p Path, st Step) (loadgen.Config, protocol.Dialer, er
 		cfg.Timeout = results.Duration(loadgen.DefaultTimeout)
 	}
 	cfg.Rate = st.Rate
+	if st.Rate > 0 && (spec.Arrival != "" || spec.JitterPct != 0) {
+		p, err := spec.pacer(st.Rate, uint64(time.Now().UnixNano()))
+		if err != nil {
+			return cfg, nil, err
+		}
+		cfg.Pacer = p
+	}
 	cs.Timeout = cfg.Timeout.D()
 	d, err := client.New(&cs)
 	cs.Record(&cfg.Config)

@@ -18,6 +18,7 @@ import (
 
 	"loadgen/internal/units"
 	"loadgen/loadgen/client"
+	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
 )
 
@@ -37,6 +38,11 @@ type Spec struct {
 	Timeout  Duration `yaml:"timeout" json:"timeout"`
 	Repeats  int      `yaml:"repeats" json:"repeats"`
 	Rates    Rates    `yaml:"rate" json:"rate"` // 0 or empty: closed loop
+	// Arrival and JitterPct are the open-loop steps' arrival process
+	// (`loadgen run`'s --arrival and --jitter): "" or uniform, or poisson;
+	// each gap of the uniform schedule varied by up to ±JitterPct %.
+	Arrival   string  `yaml:"arrival,omitempty" json:"arrival,omitempty"`
+	JitterPct float64 `yaml:"jitter_pct,omitempty" json:"jitter_pct,omitempty"`
 	// TrimStart and TrimEnd cut the watched processes' cost window, never
 	// the latency's: it starts TrimStart into each step's measured window
 	// and ends TrimEnd before its end (nil: min(1 s, a quarter of the
@@ -286,6 +292,9 @@ func (s *Spec) Validate() error {
 		return errors.New(m[0])
 	} else if len(m) > 1 {
 		return fmt.Errorf("%d required keys are missing: %s", len(m), strings.Join(m, "; "))
+	}
+	if _, err := s.pacer(1, 1); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	baselines := 0
@@ -614,4 +623,14 @@ func (l *Ladder) UnmarshalJSON(b []byte) error {
 	r, err := ParseLadder(strings.Join(parts, ","))
 	*l = r
 	return err
+}
+
+// pacer is an open-loop step's schedule at rate, on the spec's arrival
+// process.
+func (s *Spec) pacer(rate float64, seed uint64) (pace.Pacer, error) {
+	p, err := pace.WithArrival(pace.Constant{PerSec: rate}, s.Arrival, s.JitterPct/100, seed)
+	if err != nil {
+		return nil, fmt.Errorf("arrival: %w", err)
+	}
+	return p, nil
 }

@@ -161,6 +161,12 @@ func extras(p *printer, run *results.Run, opt WrkOptions) {
 		if sch := run.Config.Schedule; sch != "" {
 			asked = fmt.Sprintf("%s (%.0f/s at the start, %.0f/s at the end, mean %.2f/s)", sch, pc.StartRate, pc.EndRate, pc.Asked)
 		}
+		switch c := run.Config; {
+		case c.Arrival != "" && c.JitterPct > 0:
+			asked += fmt.Sprintf(" %s arrivals, jitter ±%g%%", c.Arrival, c.JitterPct)
+		case c.Arrival != "":
+			asked += " " + c.Arrival + " arrivals"
+		}
 		rate := fmt.Sprintf("Rate: asked %s, achieved %.2f/s;", asked, pc.Achieved)
 		sent := fmt.Sprintf("%d sent, %d late (>%v), %d never sent, max lag %s", pc.Sent, pc.Late, results.LateAfter, pc.Unsent, Latency(pc.MaxLag))
 		if pc.Slack > 0 {
@@ -172,6 +178,7 @@ func extras(p *printer, run *results.Run, opt WrkOptions) {
 			p.f("  %s        %s", Wrap(rate, TextWidth-2, "        "), Wrap(sent, TextWidth-8, "        "))
 		}
 	}
+	stagesTable(p, s.Stages)
 	if s.Outed() {
 		p.f("  Outage: %s\n", s.OutageText())
 	}
@@ -458,4 +465,26 @@ func messagesLine(p *printer, m *results.Messages) {
 		p.f("; gap p50 %s p99 %s max %s", Latency(g.P50), Latency(g.P99), Latency(g.Max))
 	}
 	p.f("\n")
+}
+
+// stagesTable prints each stage of a staged schedule apart: when its
+// measured intervals start, its asked and achieved rates, its latency.
+func stagesTable(p *printer, stages []results.Stage) {
+	if len(stages) == 0 {
+		return
+	}
+	w := len("Stage")
+	for _, st := range stages {
+		w = max(w, len(st.Stage))
+	}
+	p.f("  %-*s %8s %10s %11s %9s %9s %9s %7s\n", w, "Stage", "From", "Asked/s", "Achieved/s", "p50", "p95", "p99", "Errors")
+	for _, st := range stages {
+		l := st.Latency
+		asked := "-" // a closed loop's stage: connections, no rate asked
+		if st.Asked > 0 {
+			asked = fmt.Sprintf("%.1f", st.Asked)
+		}
+		p.f("  %-*s %7.1fs %10s %11.1f %9s %9s %9s %7d\n", w, st.Stage, st.Start.D().Seconds(), asked, st.Achieved,
+			Latency(l.P50), Latency(l.P95), Latency(l.P99), st.Errors)
+	}
 }
