@@ -89,7 +89,7 @@ Exit status 1 when a step failed, 99 when a check (--assert) did not hold
 	fl.Float64Var(&f.cpuPrice, "cpu-price", 0, "nginx-sizing: what one CPU costs a month, for the cost columns")
 	fl.IntVar(&f.cpus, "cpus", runtime.NumCPU(), "nginx-sizing: the most worker_processes to size")
 	fl.Lookup("cpus").DefValue = "this machine's CPUs" // said, not counted: the reference is the same on every machine
-	fl.StringVar(&f.cluster.Kubeconfig, "kubeconfig", "", "mesh-ladder: run on this cluster (loadgen k8s run) instead of local sidecars; flannel-backends: on this cluster's Flannel (loadgen k8s paths per backend) instead of the lab; k8s-paths: its cluster (default $KUBECONFIG)")
+	fl.StringVar(&f.cluster.Kubeconfig, "kubeconfig", "", "mesh-ladder: run on this cluster (loadgen k8s run) instead of local sidecars; flannel-backends: on this cluster's Flannel (loadgen k8s paths per backend) instead of the lab; cni-matrix: on this cluster's CNI (loadgen k8s paths, named by --cni); k8s-paths: its cluster (default $KUBECONFIG)")
 	fl.StringVar(&f.cluster.Context, "context", "", "mesh-ladder, k8s-paths: the kubeconfig context (default the current one; implies the cluster)")
 	fl.StringSliceVar(&f.cluster.Meshes, "meshes", nil, "mesh-ladder on a cluster: the meshes, each a k8s run (default istio): "+strings.Join(k8s.Meshes, ", "))
 	fl.IntVar(&f.cluster.Workers, "workers", 1, "mesh-ladder on a cluster: worker pods per step")
@@ -100,6 +100,7 @@ Exit status 1 when a step failed, 99 when a check (--assert) did not hold
 	fl.StringVar(&f.cluster.Payloads, "payloads", "", "mesh-ladder: the payloads instead of the study's 100,1MiB (sweep's --payloads)")
 	fl.StringVar(&f.cluster.Image, "image", "", "on a cluster: the loadgen image (k8s run's and k8s paths' --image)")
 	fl.IntVar(&f.cluster.Repeats, "repeats", 0, "samples of every step (default the study's own: loadgen study list); with one, an ordering's noise cannot be told")
+	fl.StringVar(&f.cluster.CNI, "cni", "", "cni-matrix on a cluster: its datapath, named as the lab's modes (macvlan, vxlan, host-gw, ebpf…; default its Flannel backend): its rows are that mode's; run once per CNI with --resume into one -o")
 	fl.StringVar(&f.cluster.Tolerance, "tolerance", "10%", "k8s-paths: how far below hostNetwork a pod path may fall (k8s-netperf's --tcp-tolerance)")
 	labelFlag(fl, &f.labels)
 	return cmd
@@ -295,10 +296,19 @@ func checkClusterOptions(s study.Study, o study.Options, workersSet bool) error 
 		if len(o.Meshes) > 0 || workersSet {
 			return errors.New("--meshes and --workers are for a cluster: add --kubeconfig (or --context)")
 		}
+		if o.CNI != "" {
+			return errors.New("--cni names a cluster's datapath: add --kubeconfig (or --context); the lab builds every mode itself")
+		}
 		return nil
 	}
 	if !s.Cluster {
 		return fmt.Errorf("study %s runs on this machine only: drop --kubeconfig and --context", s.Name)
+	}
+	if o.CNI != "" && s.Name != "cni-matrix" {
+		return fmt.Errorf("--cni is cni-matrix's: study %s does not take it", s.Name)
+	}
+	if o.CNI != "" && !slices.Contains(study.CNIModes(), o.CNI) {
+		return fmt.Errorf("--cni %s: name the datapath as the lab's modes, whose published rows it is read as: %s (Cilium: ebpf; Calico: ipip, vxlan or host-gw)", o.CNI, strings.Join(study.CNIModes(), ", "))
 	}
 	for _, m := range o.Meshes {
 		if proxy, ok := strings.CutPrefix(m, k8s.MeshSidecar+":"); ok {

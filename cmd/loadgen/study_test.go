@@ -243,6 +243,11 @@ func TestStudyMeshLadderOnCluster(t *testing.T) {
 			t.Errorf("dry run: exit %d, no %q in\n%s%s", code, want, out, stderr)
 		}
 	}
+	// cni-matrix on a cluster: one k8s paths run, its datapath named.
+	code, out, stderr = cli(t, "study", "cni-matrix", "--dry-run", "--kubeconfig", kc, "--cni", "macvlan", "-d", "3s", "-o", dir)
+	if want := "loadgen k8s paths -n loadgen-cni --tests tcp-stream,tcp-rr,tcp-crr,http -d 3s --repeats 1 --tolerance 99% --cni macvlan --kubeconfig " + kc + " -o " + filepath.Join(dir, "k8s-macvlan"); code != 0 || !strings.Contains(out, want) {
+		t.Errorf("cni-matrix dry run: exit %d, no %q in\n%s%s", code, want, out, stderr)
+	}
 	if !slices.Equal(study.SidecarProxies, k8s.SidecarProxies) {
 		t.Errorf("the study's sidecar proxies %v, k8s run's %v", study.SidecarProxies, k8s.SidecarProxies)
 	}
@@ -265,7 +270,10 @@ func TestStudyMeshLadderOnCluster(t *testing.T) {
 		{"study", "mesh-ladder", "--workers", "3", "--dry-run"},
 		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "nosuch", "--dry-run"},
 		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "none", "--dry-run"},
-		{"study", "cni-matrix", "--kubeconfig", kc, "--dry-run"},
+		{"study", "nginx-sizing", "--kubeconfig", kc, "--dry-run"},
+		{"study", "cni-matrix", "--kubeconfig", kc, "--cni", "cilium", "--dry-run"},
+		{"study", "cni-matrix", "--cni", "macvlan", "--dry-run"},
+		{"study", "flannel-backends", "--kubeconfig", kc, "--cni", "vxlan", "--dry-run"},
 		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "sidecar:envoy", "--dry-run"},
 		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "istio", "--proxy-image", "nginx=n:1", "--dry-run"},
 		{"study", "mesh-ladder", "--kubeconfig", kc, "--meshes", "sidecar", "--proxy-image", "nginx", "--dry-run"},

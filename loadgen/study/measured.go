@@ -83,24 +83,38 @@ func ReadSweeps(dir string) ([]*report.Sweep, error) {
 	return sweeps, err
 }
 
-// A study's cluster steps are `loadgen k8s paths` runs (k8s-BACKEND/, each
-// with its paths.json): their cross-node rows read as the lab's paths of
-// the Flannel backend the run's nodes ran (recorded in paths.json), so
-// that the same published rows (MODE.PATH) are measured on a cluster.
+// A study's cluster steps are `loadgen k8s paths` runs (k8s-MODE/, each
+// with its paths.json): their rows read as the lab's paths of the mode the
+// run's cluster ran (its --cni, or the Flannel backend its nodes ran, as
+// paths.json records them), so that the same published rows (MODE.PATH)
+// are measured on a cluster.
 var clusterPaths = map[string]string{
-	"host-host-other-node": "node-node",          // hostNetwork ↔ hostNetwork across nodes
-	"pod-pod-other-node":   "pod-pod-other-node", // pod ↔ pod across nodes
+	"host-host-other-node":     "node-node",          // hostNetwork ↔ hostNetwork across nodes
+	"pod-pod-other-node":       "pod-pod-other-node", // pod ↔ pod across nodes
+	"pod-pod-same-node":        "pod-pod-same-node",
+	"pod-clusterip":            "pod-service-local",  // pod → a Service, its endpoint on the pod's node
+	"pod-clusterip-other-node": "pod-service-remote", // its endpoint on the other node
 }
 
 // pathsRun is what a study reads of a k8s paths run's paths.json.
 type pathsRun struct {
 	Kind    string `json:"kind"`
 	Flannel string `json:"flannel_backend"`
+	CNI     string `json:"cni"`
+}
+
+// mode is the lab mode a run's rows are: the CNI it was told (--cni), or
+// its nodes' Flannel backend.
+func (p pathsRun) mode() string {
+	if p.CNI != "" {
+		return p.CNI
+	}
+	return p.Flannel
 }
 
 // ReadClusterMeasured reads the k8s paths runs of a study's directory
-// that ran on Flannel, each backend's cross-node paths as that backend's
-// MODE.PATH; ok is false when there are none.
+// whose CNI is known (--cni, or their nodes' Flannel backend), each run's
+// paths as that mode's MODE.PATH; ok is false when there are none.
 func ReadClusterMeasured(dir string) (m *Measured, ok bool, err error) {
 	ents, err := os.ReadDir(dir)
 	if os.IsNotExist(err) {
@@ -109,6 +123,11 @@ func ReadClusterMeasured(dir string) (m *Measured, ok bool, err error) {
 		return nil, false, err
 	}
 	var sweeps []*report.Sweep
+	// The hosts' own network (node-node) is the same whatever the pods
+	// run: the published tables measure it as host-gw's, so a cluster that
+	// ran no host-gw gives it from the first run that measured it (by
+	// directory name).
+	hostGW, nodeNode := false, []*report.Sweep(nil)
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -118,26 +137,39 @@ func ReadClusterMeasured(dir string) (m *Measured, ok bool, err error) {
 			continue
 		}
 		var pr pathsRun
-		if json.Unmarshal(b, &pr) != nil || pr.Kind != "k8s-paths" || pr.Flannel == "" {
+		if json.Unmarshal(b, &pr) != nil || pr.Kind != "k8s-paths" || pr.mode() == "" {
 			continue
 		}
 		ss, err := ReadSweeps(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return nil, false, err
 		}
+		hostGW = hostGW || pr.mode() == "host-gw"
+		first := nodeNode == nil
 		for _, sw := range ss {
-			var steps []*results.Step
+			var steps, nn []*results.Step
 			for _, st := range sw.Steps {
 				lab, known := clusterPaths[st.Path]
 				if !known {
 					continue
 				}
 				c := *st
-				c.Path = pr.Flannel + "." + lab
+				c.Path = pr.mode() + "." + lab
 				steps = append(steps, &c)
+				if lab == "node-node" && first {
+					n := *st
+					n.Path = "host-gw." + lab
+					nn = append(nn, &n)
+				}
 			}
 			sweeps = append(sweeps, &report.Sweep{Name: sw.Name, Manifest: sw.Manifest, Steps: steps})
+			if len(nn) > 0 {
+				nodeNode = append(nodeNode, &report.Sweep{Name: sw.Name, Manifest: sw.Manifest, Steps: nn})
+			}
 		}
+	}
+	if !hostGW {
+		sweeps = append(sweeps, nodeNode...)
 	}
 	if len(sweeps) == 0 {
 		return nil, false, nil
@@ -155,8 +187,8 @@ type Set struct {
 }
 
 // MeasuredSets are what a study's directory measured: the lab's (what
-// ReadMeasured reads) and, where the directory holds k8s paths runs on
-// Flannel, the cluster's; the lab's left out when it measured none of the
+// ReadMeasured reads) and, where the directory holds k8s paths runs of a
+// known CNI, the cluster's; the lab's left out when it measured none of the
 // published rows and a cluster did.
 func MeasuredSets(dir string, pub Published) ([]Set, error) {
 	lab, err := ReadMeasured(dir)

@@ -80,6 +80,10 @@ type Options struct {
 	// Tolerance (default 10%) is k8s-paths': how far below hostNetwork a
 	// pod path may fall.
 	Tolerance string
+	// CNI names the datapath of the cluster cni-matrix runs on, as the
+	// lab's modes are named (macvlan, vxlan, host-gw …): its rows are
+	// that mode's.
+	CNI string
 }
 
 // OnCluster tells whether the options run the study on a cluster.
@@ -192,6 +196,10 @@ func dur(d time.Duration) string { return d.String() }
 // beyond it); the lab skips the ones this kernel lacks.
 var cniModes = "host-gw,vxlan,bridge,macvlan,ebpf,udp,ipip,geneve"
 
+// CNIModes are the lab's CNI modes, the names a cluster's datapath takes
+// in cni-matrix (its --cni).
+func CNIModes() []string { return strings.Split(cniModes, ",") }
+
 var studies = []Study{
 	{
 		Name:  "cni-matrix",
@@ -201,7 +209,11 @@ var studies = []Study{
 			"for every CNI mode the lab builds here.",
 		Needs:    []Need{NeedRoot},
 		Duration: 60 * time.Second,
+		Cluster:  true,
 		plan: func(d time.Duration, o Options) []Step {
+			if o.OnCluster() {
+				return []Step{cniClusterStep(d, o)}
+			}
 			return []Step{{Name: "lab: every mode × nine paths, TCP_STREAM/RR/CRR", Dir: "lab", Args: append([]string{
 				"lab", "--modes", cniModes, "--protocols", "tcp-rr,tcp-crr,tcp-stream",
 				"--size", "1KiB", "--stream-size", "1KiB", "--ladder", "c1t1", "-d", dur(d), "--warmup", "1s"}, repeatArgs(o)...)}}
@@ -315,6 +327,26 @@ func flannelClusterSteps(d time.Duration, o Options) []Step {
 			Args: args, Whole: true})
 	}
 	return steps
+}
+
+// cniClusterStep is cni-matrix's step on a cluster: loadgen k8s paths
+// with the study's 1 KiB messages, TCP_STREAM, TCP_RR and TCP_CRR (and
+// HTTP/1.1) on every path, the cluster's datapath named by --cni (or its
+// Flannel backend), into k8s-CNI. A study of several CNIs runs it once on
+// each (with --resume into one directory).
+func cniClusterStep(d time.Duration, o Options) Step {
+	name := o.CNI
+	if name == "" {
+		name = "cluster"
+	}
+	args := []string{"k8s", "paths", "-n", "loadgen-cni", "--tests", "tcp-stream,tcp-rr,tcp-crr,http",
+		"-d", dur(d), "--repeats", strconv.Itoa(max(o.Repeats, 1)), "--tolerance", "99%"}
+	if o.CNI != "" {
+		args = append(args, "--cni", o.CNI)
+	}
+	args = append(args, clusterArgs(o)...)
+	return Step{Name: "k8s paths on the cluster's " + name + ": every path × TCP_STREAM, TCP_RR, TCP_CRR, HTTP/1.1", Dir: "k8s-" + name,
+		Args: args, Whole: true}
 }
 
 // pathsStep is k8s-paths' one step: loadgen k8s paths with the study's

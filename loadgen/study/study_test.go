@@ -738,3 +738,89 @@ func TestClusterMeasured(t *testing.T) {
 		}
 	}
 }
+
+// cni-matrix on a cluster is one k8s paths run naming the cluster's
+// datapath (--cni), whose rows read as that lab mode's: a Macvlan
+// cluster's pod ↔ pod across nodes is the published macvlan row, a
+// Flannel cluster's (named by its backend) the vxlan one; a run whose CNI
+// is not known is not one of the study's.
+func TestCNIClusterPlanAndMeasured(t *testing.T) {
+	s, err := Lookup("cni-matrix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Kubeconfig: "/k", Image: "img:1", Duration: 3 * time.Second, CNI: "macvlan"}
+	if got := s.NeedsFor(o); !slices.Equal(got, []Need{NeedCluster}) {
+		t.Errorf("needs %v", got)
+	}
+	plan := s.Plan(o)
+	if len(plan) != 1 {
+		t.Fatalf("plan %+v", plan)
+	}
+	st := plan[0]
+	if st.Dir != "k8s-macvlan" || !st.Whole || strings.Join(st.Args[:2], " ") != "k8s paths" || argValue(st.Args, "--cni") != "macvlan" ||
+		argValue(st.Args, "--tests") != "tcp-stream,tcp-rr,tcp-crr,http" || argValue(st.Args, "-d") != "3s" ||
+		argValue(st.Args, "--kubeconfig") != "/k" || argValue(st.Args, "--image") != "img:1" {
+		t.Errorf("step %+v", st)
+	}
+	if st := s.Plan(Options{Kubeconfig: "/k"})[0]; st.Dir != "k8s-cluster" || argValue(st.Args, "--cni") != "" {
+		t.Errorf("without --cni: %+v", st)
+	}
+
+	dir := t.TempDir()
+	write := func(path string, v any) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.WriteJSON(filepath.Join(dir, path), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs := map[string]struct {
+		meta map[string]any
+		figs map[string][]float64
+	}{
+		"macvlan": {map[string]any{"kind": "k8s-paths", "cni": "macvlan"}, map[string][]float64{"host-host-other-node": {10, 10.2, 9.9}, "pod-pod-other-node": {9.5, 9.6, 9.4}}},
+		"vxlan":   {map[string]any{"kind": "k8s-paths", "flannel_backend": "vxlan"}, map[string][]float64{"pod-pod-other-node": {2, 2.1, 1.9}}},
+		"unknown": {map[string]any{"kind": "k8s-paths"}, map[string][]float64{"pod-pod-other-node": {50, 50, 50}}},
+	}
+	for name, r := range runs {
+		write("k8s-"+name+"/paths.json", r.meta)
+		m := results.Manifest{Schema: results.SchemaVersion, Tool: "loadgen", Kind: "sweep", Baseline: "host-host"}
+		for _, p := range slices.Sorted(maps.Keys(r.figs)) {
+			for i, v := range r.figs[p] {
+				st := labStep(p, "tcp-stream", i+1, v)
+				st.Schema, st.Tool, st.ID = results.SchemaVersion, "loadgen", fmt.Sprintf("%s_c1t1_1KiB_closed_r%d", p, i+1)
+				m.Steps = append(m.Steps, st.ID)
+				write("k8s-"+name+"/tcp-stream/steps/"+st.ID+".json", st)
+			}
+		}
+		write("k8s-"+name+"/tcp-stream/manifest.json", m)
+	}
+	pub, _, _ := PublishedFor("cni-matrix")
+	sets, err := MeasuredSets(dir, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sets) != 1 || sets[0].Where != ClusterWhere {
+		t.Fatalf("sets %+v: want the cluster's alone", sets)
+	}
+	var b bytes.Buffer
+	if err := Compare(pub, pub.Tables[0], sets[0].M).Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"node-node       9.16     10.00  9.90–10.20 ×3             1.00            1.00", // hostNetwork, from the macvlan run
+		"macvlan       9.18      9.50   9.40–9.60 ×3             1.00            0.95",
+		"calico-vxlan       1.37      2.00   1.90–2.10 ×3             0.15            0.20",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "50.00") {
+		t.Errorf("a run of no known CNI was read:\n%s", out)
+	}
+	t.Logf("\n%s", out)
+}

@@ -120,6 +120,11 @@ type Options struct {
 	// node must run (its flannel.alpha.coreos.com/backend-type
 	// annotation): a run on another refuses before it creates anything.
 	FlannelBackend string
+	// CNI names the cluster's datapath as the lab's modes do (macvlan,
+	// vxlan, host-gw, ebpf …), recorded in the table for the studies,
+	// which read a run's rows as that mode's; a cluster on Flannel is
+	// named by its backend unless told.
+	CNI string
 	// Labels name every measurement's run (--label).
 	Labels results.Labels
 }

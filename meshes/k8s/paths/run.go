@@ -119,7 +119,7 @@ func (r *Runner) Run(ctx context.Context) (table *Table, err error) {
 	table = &Table{Schema: 1, Tool: "loadgen", Kind: Kind, Created: time.Now().UTC(), Context: c.Context, Server: c.Host,
 		Namespace: o.Namespace, RunID: o.RunID, Image: o.Image, DurationSeconds: o.Duration.Seconds(), Repeats: o.Repeats,
 		Tolerance: o.Tolerance, Judge: o.Judge, MessageSize: MessageSize, StreamSize: o.StreamSize, HTTPConnections: HTTPConnections,
-		Nodes: Nodes{Schedulable: plan.Nodes, Server: plan.ServerNode, Other: plan.OtherNode}, Flannel: flannel}
+		Nodes: Nodes{Schedulable: plan.Nodes, Server: plan.ServerNode, Other: plan.OtherNode}, Flannel: flannel, CNI: o.CNI}
 	table.KubeProxy = KubeProxyMode(ctx, c, plan.ServerNode)
 	if table.KubeProxy.Mode == ProxyModeUnknown {
 		r.say("kube-proxy mode: unknown: %s", table.KubeProxy.Why)

@@ -139,7 +139,9 @@ type Table struct {
 	// Flannel is the Flannel backend the nodes run (their
 	// flannel.alpha.coreos.com/backend-type), when they run Flannel.
 	Flannel string `json:"flannel_backend,omitempty"`
-	Rows    []Row  `json:"rows"`
+	// CNI is the datapath's name as asked (--cni), for the studies.
+	CNI  string `json:"cni,omitempty"`
+	Rows []Row  `json:"rows"`
 	// Passed: every row measured and no pod path below its tolerance.
 	Passed      bool `json:"passed"`
 	Interrupted bool `json:"interrupted,omitempty"`
@@ -288,8 +290,13 @@ func (t *Table) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, ", cross-node clients on %s", t.Nodes.Other)
 	}
 	fmt.Fprintf(w, " (schedulable: %s)\n", strings.Join(t.Nodes.Schedulable, ", "))
-	if t.Flannel != "" {
+	switch {
+	case t.Flannel != "" && t.CNI != "" && t.CNI != t.Flannel:
+		fmt.Fprintf(w, "CNI: %s (as named by --cni); Flannel, %s backend (the nodes' %s)\n", t.CNI, t.Flannel, FlannelBackendAnnotation)
+	case t.Flannel != "":
 		fmt.Fprintf(w, "CNI: Flannel, %s backend (the nodes' %s)\n", t.Flannel, FlannelBackendAnnotation)
+	case t.CNI != "":
+		fmt.Fprintf(w, "CNI: %s (as named by --cni)\n", t.CNI)
 	}
 	msgs := fmt.Sprintf("%d B messages", t.MessageSize)
 	if t.StreamSize > 0 && t.StreamSize != t.MessageSize {

@@ -291,3 +291,25 @@ func TestNetperfRule(t *testing.T) {
 		t.Error("--judge some accepted")
 	}
 }
+
+// The CNI a run was told (--cni) is printed and kept beside the Flannel
+// backend its nodes ran, which it names otherwise.
+func TestPathsTableCNI(t *testing.T) {
+	for _, c := range []struct {
+		cni, flannel, want string
+	}{
+		{"macvlan", "", "CNI: macvlan (as named by --cni)"},
+		{"", "vxlan", "CNI: Flannel, vxlan backend (the nodes' " + FlannelBackendAnnotation + ")"},
+		{"vxlan", "vxlan", "CNI: Flannel, vxlan backend"},
+		{"ebpf", "vxlan", "CNI: ebpf (as named by --cni); Flannel, vxlan backend"},
+	} {
+		tab := &Table{Kind: Kind, Nodes: Nodes{Schedulable: []string{"a"}, Server: "a"}, CNI: c.cni, Flannel: c.flannel}
+		var b bytes.Buffer
+		if err := tab.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("--cni %q on Flannel %q: no %q in\n%s", c.cni, c.flannel, c.want, b.String())
+		}
+	}
+}

@@ -10,6 +10,9 @@
 //	go run ./cmd/node --nodes 2 study -o DIR [-d 10s] [--repeats 3] [--lab] [--k8s-paths DIR2]
 //	    # loadgen study flannel-backends on two nodes, each backend in turn (and
 //	    # the lab's, and loadgen study k8s-paths on vxlan); the nodes taken down after
+//	go run ./cmd/node cni-study -o DIR [-d 3s] [--repeats 1] [--lab]
+//	    # loadgen study cni-matrix on two nodes with Macvlan, then Flannel vxlan
+//	    # and host-gw (and the lab's first), each network taken down after
 //	go run ./cmd/node down    # take it down, leaving nothing on the machine
 //	go run ./cmd/node build   # only build the components
 //
@@ -57,13 +60,13 @@ func run(args []string) error {
 	k8sPaths := fs.String("k8s-paths", "", "study: also loadgen study k8s-paths on the two nodes (vxlan) into this directory")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: node [--dir DIR] [--proxy-mode MODE] [--traefik] [--sidecars] [--nodes N [--cni flannel|macvlan] [--backend B]] up|down|build\n"+
-			"       node [--dir DIR] backend B\n       node --nodes 2 [--dir DIR] study -o DIR [-d D] [--repeats N] [--lab] [--k8s-paths DIR2]")
+			"       node [--dir DIR] backend B\n       node --nodes 2 [--dir DIR] study -o DIR [-d D] [--repeats N] [--lab] [--k8s-paths DIR2]\n       node [--dir DIR] cni-study -o DIR [-d D] [--repeats N] [--lab]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.Arg(0) == "study" {
+	if sub := fs.Arg(0); sub == "study" || sub == "cni-study" {
 		// Its flags after the command, too.
 		if err := fs.Parse(fs.Args()[1:]); err != nil {
 			return err
@@ -74,7 +77,11 @@ func run(args []string) error {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		return flannelStudy(ctx, studyFlags{dir: *dir, nodes: *nodes, mode: *mode, out: *out, d: *dur, repeats: *repeats, lab: *lab, k8sPaths: *k8sPaths})
+		sf := studyFlags{dir: *dir, nodes: *nodes, mode: *mode, out: *out, d: *dur, repeats: *repeats, lab: *lab, k8sPaths: *k8sPaths}
+		if sub == "cni-study" {
+			return cniStudy(ctx, sf)
+		}
+		return flannelStudy(ctx, sf)
 	}
 	if fs.Arg(0) == "backend" && fs.NArg() == 2 {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -174,6 +181,100 @@ type studyFlags struct {
 	lab                      bool
 }
 
+// loadgen runs the node's loadgen (the working tree's, static) with
+// args, its output the command's, and returns its exit status.
+func (f studyFlags) loadgen(ctx context.Context, bins *node.Bins) func(args ...string) int {
+	return func(args ...string) int {
+		fmt.Fprintf(os.Stderr, "node study: loadgen %s\n", strings.Join(args, " "))
+		cmd := exec.CommandContext(ctx, bins.Loadgen, args...)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			if ee, ok := err.(*exec.ExitError); ok {
+				return ee.ExitCode()
+			}
+			fmt.Fprintf(os.Stderr, "node study: %v\n", err)
+			return -1
+		}
+		return 0
+	}
+}
+
+// common are a study run's flags: its duration and repeats, -o, and
+// --resume once the directory exists.
+func (f studyFlags) common() []string {
+	var a []string
+	if f.d > 0 {
+		a = append(a, "-d", f.d.String())
+	}
+	if f.repeats > 0 {
+		a = append(a, "--repeats", strconv.Itoa(f.repeats))
+	}
+	if _, err := os.Stat(f.out); err == nil {
+		a = append(a, "--resume")
+	}
+	return append(a, "-o", f.out, "-q")
+}
+
+// cniStudy runs `loadgen study cni-matrix` on two nodes of this machine,
+// each of their CNIs in turn: the lab's first (--lab), then the nodes up
+// with Macvlan, then with Flannel's vxlan and host-gw backends, the study
+// on each with its datapath named (--cni) and --resume, the last printing
+// the whole table. The nodes are taken down after each network, whatever
+// happened.
+func cniStudy(ctx context.Context, f studyFlags) error {
+	if f.out == "" {
+		return errors.New("cni-study: say where its results go (-o DIR)")
+	}
+	bins, err := node.Build(ctx, node.BuildOptions{Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	flanneld, err := node.BuildFlannel(ctx, node.BuildOptions{Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	loadgen := f.loadgen(ctx, bins)
+	if f.lab {
+		if code := loadgen(append([]string{"study", "cni-matrix"}, f.common()...)...); code != 0 {
+			return fmt.Errorf("the lab's study: exit %d", code)
+		}
+	}
+	code := 0
+	for _, cfg := range []node.Config{
+		{CNI: node.CNIMacvlan},
+		{CNI: node.CNIFlannel, Backend: node.FlannelVXLAN, Flanneld: flanneld},
+	} {
+		cfg.Dir, cfg.Bins, cfg.ProxyMode, cfg.Nodes, cfg.Log = f.dir, bins, f.mode, max(f.nodes, 2), os.Stderr
+		n, err := node.Start(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		modes := []string{node.CNIMacvlan}
+		if cfg.CNI == node.CNIFlannel {
+			modes = []string{node.FlannelVXLAN, node.FlannelHostGW}
+		}
+		for _, mode := range modes {
+			if cfg.CNI == node.CNIFlannel {
+				if err = n.SetBackend(ctx, mode); err != nil {
+					break
+				}
+			}
+			code = loadgen(append([]string{"study", "cni-matrix", "--kubeconfig", n.Kubeconfig, "--image", n.Image, "--cni", mode}, f.common()...)...)
+			if ctx.Err() != nil {
+				err = ctx.Err()
+				break
+			}
+		}
+		if derr := n.Stop(); derr != nil || err != nil {
+			return errors.Join(err, derr)
+		}
+	}
+	if code != 0 {
+		return fmt.Errorf("the study's last run: exit %d", code)
+	}
+	return nil
+}
+
 // flannelStudy runs `loadgen study flannel-backends` on two nodes of
 // this machine: the lab's first (--lab, before the nodes start), then the
 // nodes up with each Flannel backend in turn and the study on them with
@@ -197,32 +298,7 @@ func flannelStudy(ctx context.Context, f studyFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	loadgen := func(args ...string) int {
-		fmt.Fprintf(os.Stderr, "node study: loadgen %s\n", strings.Join(args, " "))
-		cmd := exec.CommandContext(ctx, bins.Loadgen, args...)
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			if ee, ok := err.(*exec.ExitError); ok {
-				return ee.ExitCode()
-			}
-			fmt.Fprintf(os.Stderr, "node study: %v\n", err)
-			return -1
-		}
-		return 0
-	}
-	common := func() []string {
-		var a []string
-		if f.d > 0 {
-			a = append(a, "-d", f.d.String())
-		}
-		if f.repeats > 0 {
-			a = append(a, "--repeats", strconv.Itoa(f.repeats))
-		}
-		if _, err := os.Stat(f.out); err == nil {
-			a = append(a, "--resume")
-		}
-		return append(a, "-o", f.out, "-q")
-	}
+	loadgen, common := f.loadgen(ctx, bins), f.common
 	if f.lab {
 		if code := loadgen(append([]string{"study", "flannel-backends"}, common()...)...); code != 0 {
 			return fmt.Errorf("the lab's study: exit %d", code)
