@@ -28,6 +28,15 @@ type ProxyMode struct {
 // ProxyModeUnknown is the mode of a run whose kube-proxy mode no source told.
 const ProxyModeUnknown = "unknown"
 
+// ProxyModeReplaced is the mode of a cluster whose Services a kube-proxy
+// replacement serves (Cilium's), not kube-proxy.
+const ProxyModeReplaced = "replaced"
+
+// ciliumConfig is Cilium's ConfigMap and the key of its kube-proxy
+// replacement: "true" since v1.14 ("strict" before; "false", "partial",
+// "probe" and "disabled" leave kube-proxy serving the Services).
+var ciliumConfig = struct{ name, key string }{"cilium-config", "kube-proxy-replacement"}
+
 // The kube-proxy configurations a cluster publishes in kube-system:
 // kubeadm's ConfigMap kube-proxy (key config.conf) and Amazon EKS's
 // kube-proxy-config (key config; AWS: "Edit the kube-proxy-config
@@ -58,6 +67,13 @@ func KubeProxyMode(ctx context.Context, c *cluster.Cluster, node string) ProxyMo
 
 func proxyMode(ctx context.Context, client kubernetes.Interface) ProxyMode {
 	var whys []string
+	// Cilium's replacement first: it serves the Services before any rule
+	// a kube-proxy left (or still runs) could.
+	if cm, err := client.CoreV1().ConfigMaps("kube-system").Get(ctx, ciliumConfig.name, metav1.GetOptions{}); err == nil {
+		if v := strings.TrimSpace(cm.Data[ciliumConfig.key]); v == "true" || v == "strict" {
+			return ProxyMode{Mode: ProxyModeReplaced, Source: fmt.Sprintf("ConfigMap kube-system/%s (%s: %s): Cilium's kube-proxy replacement serves the Services, in eBPF", ciliumConfig.name, ciliumConfig.key, v)}
+		}
+	}
 	for _, src := range kubeProxyConfigMaps {
 		ref := "ConfigMap kube-system/" + src.name
 		cm, err := client.CoreV1().ConfigMaps("kube-system").Get(ctx, src.name, metav1.GetOptions{})

@@ -40,6 +40,12 @@ func TestProxyMode(t *testing.T) {
 		{"EKS", []runtime.Object{cm("kube-proxy-config", "config", "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: \"ipvs\"\n")},
 			"ipvs", "ConfigMap kube-system/kube-proxy-config (config mode: ipvs)", nil},
 		{"the pods' flag", []runtime.Object{pod("--proxy-mode=nftables", "--v=2")}, "nftables", "--proxy-mode=nftables", nil},
+		// Cilium's documented ConfigMap key (helm kubeProxyReplacement=true;
+		// "strict" before v1.14), whatever kube-proxy left behind.
+		{"cilium kube-proxy replacement", []runtime.Object{cm("cilium-config", "kube-proxy-replacement", "true"), cm("kube-proxy", "config.conf", "kind: KubeProxyConfiguration\nmode: iptables\n")},
+			ProxyModeReplaced, "ConfigMap kube-system/cilium-config (kube-proxy-replacement: true): Cilium's kube-proxy replacement", nil},
+		{"cilium strict", []runtime.Object{cm("cilium-config", "kube-proxy-replacement", "strict")}, ProxyModeReplaced, "kube-proxy-replacement: strict", nil},
+		{"cilium beside kube-proxy", []runtime.Object{cm("cilium-config", "kube-proxy-replacement", "false"), pod("--proxy-mode=ipvs")}, "ipvs", "--proxy-mode=ipvs", nil},
 		{"neither", nil, ProxyModeUnknown, "", []string{"ConfigMap kube-system/kube-proxy: ", "ConfigMap kube-system/kube-proxy-config: ", "none with --proxy-mode"}},
 		{"configmap of something else", []runtime.Object{cm("kube-proxy", "config.conf", "kind: Other\n")}, ProxyModeUnknown, "", []string{"kind \"Other\""}},
 	} {
