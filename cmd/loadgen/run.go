@@ -66,12 +66,14 @@ type runFlags struct {
 	call        string // -p grpc: any method, ghz's --call
 	data        string
 	protoset    string
-	proto       []string // --proto: .proto files for --call's types
-	importPaths []string // --import-path: where their imports are
-	messages    int      // --messages: a streaming call's message count
-	window      int      // --window: ping-pong messages in flight per stream
-	targets     string   // --targets: a request mix's file
-	mix         *mix.Mix // read from it
+	proto       []string       // --proto: .proto files for --call's types
+	importPaths []string       // --import-path: where their imports are
+	messages    int            // --messages: a streaming call's message count
+	window      int            // --window: ping-pong messages in flight per stream
+	targets     string         // --targets: a request mix's file
+	mix         *mix.Mix       // read from it
+	feed        string         // --feed: a CSV of rows for {{row.COLUMN}}
+	feedRows    *protocol.Feed // read from it
 	check       checkFlags
 	abort       abortFlags
 	tls         tlsFlags
@@ -146,7 +148,8 @@ Exit status, of every command that runs load or judges results:
 	countVarP(fl, &f.streams, "streams", "", 0, "concurrent streams per connection (h2, grpc)")
 	fl.StringVar(&f.body, "body", "", "request body")
 	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file")
-	fl.StringVar(&f.targets, "targets", "", "a request mix: the requests in vegeta's targets format (METHOD URL, headers, @body-file; - reads stdin), each named and weighted by a '# name=N weight=W' line before it")
+	fl.StringVar(&f.targets, "targets", "", "a request mix: the requests in vegeta's targets format (METHOD URL, headers, @body-file; or one JSON object a line; - reads stdin), each named and weighted by a '# name=N weight=W' line before it")
+	fl.StringVar(&f.feed, "feed", "", "-p http1: a CSV file (a header line naming the columns, then rows) whose rows {{row.COLUMN}} takes, one row per request, in order, starting again after the last")
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "load sent before the measured window, excluded from results, e.g. 5s (default none)")
 	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k (or ramp:100-5k/30s, step:1k+500/5s)")
 	durationVarP(fl, &f.slack, "slack", "", loadgen.DefaultSlack, "open loop on event loops: requests due within this of the next one share its wake-up, each started up to this late (counted in its latency); 0: each wakes its loop when due")
@@ -304,6 +307,9 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	body, err := f.readBody()
 	if err != nil {
+		return err
+	}
+	if err := f.readFeed(); err != nil {
 		return err
 	}
 	if err := f.readTargets(cmd.InOrStdin()); err != nil {
@@ -596,7 +602,26 @@ func (f *runFlags) readTargets(stdin io.Reader) error {
 	} else {
 		f.mix, err = mix.Load(f.targets)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return f.mix.CheckFields(f.feedRows)
+}
+
+// readFeed reads --feed, the CSV rows of {{row.COLUMN}}, if given.
+func (f *runFlags) readFeed() error {
+	if f.feed == "" {
+		return nil
+	}
+	src, err := os.ReadFile(f.feed)
+	if err != nil {
+		return fmt.Errorf("--feed: %w", err)
+	}
+	f.feedRows, err = protocol.ParseFeed(f.feed, src)
+	if err != nil {
+		return fmt.Errorf("--feed %w", err)
+	}
+	return nil
 }
 
 func (f *runFlags) readBody() ([]byte, error) {

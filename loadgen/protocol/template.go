@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // Requests that vary (loadgen run's URL, -H, --body and --targets): a
@@ -72,6 +73,10 @@ func LiteralTemplate(s string) *Template {
 // HasTemplate tells whether s holds a field's opening braces: a text
 // without them is sent as it is.
 func HasTemplate(s string) bool { return strings.Contains(s, "{{") }
+
+// BodyHasTemplate tells whether a body holds fields: a body that is
+// not UTF-8 text is sent as it is, whatever bytes it holds.
+func BodyHasTemplate(b []byte) bool { return HasTemplate(string(b)) && utf8.Valid(b) }
 
 // ParseTemplate compiles s. feed gives the columns {{row.COLUMN}} may
 // name; nil when there is no feed. The error says which field is wrong

@@ -228,7 +228,7 @@ func build(uri, host, method string, headers []string, body []byte, feed *protoc
 		b = append(b, "User-Agent: loadgen\r\n"...)
 	}
 	clen := len(body) > 0 || method == "POST" || method == "PUT" || method == "PATCH"
-	bodyFields := textBody(body) && protocol.HasTemplate(string(body))
+	bodyFields := protocol.BodyHasTemplate(body)
 	if fields || bodyFields {
 		vary, err = compile(string(b), body, bodyFields, clen, feed)
 		return nil, vary, head, err

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"loadgen/loadgen/protocol"
 )
@@ -70,10 +69,6 @@ func compile(head string, body []byte, bodyFields, clen bool, feed *protocol.Fee
 	}
 	return v, nil
 }
-
-// textBody tells a body that may hold fields: UTF-8 text. Any other is
-// sent as it is, whatever bytes it holds.
-func textBody(b []byte) bool { return len(b) > 0 && utf8.Valid(b) }
 
 // parseURL parses a URL whose path and query may hold fields, and
 // returns its request target as text (a template's when it has
