@@ -91,7 +91,7 @@ func (c Config) target() (target, error) {
 	if !strings.Contains(c.URL, "://") {
 		return t, fmt.Errorf("URL %q has no scheme: want http://%s or https://…", c.URL, strings.TrimPrefix(c.URL, "//"))
 	}
-	u, uri, err := parseURL(c.URL, c.Feed)
+	u, uri, err := protocol.ParseURL(c.URL, c.Feed)
 	if err != nil {
 		return t, err
 	}
@@ -136,7 +136,7 @@ func (c Config) target() (target, error) {
 func (c Config) mix(t *target, u *url.URL) error {
 	t.mix = &list{}
 	for i, r := range c.Requests {
-		ru, uri, err := parseURL(r.URL, c.Feed)
+		ru, uri, err := protocol.ParseURL(r.URL, c.Feed)
 		if err != nil {
 			return fmt.Errorf("request %d: %w", i+1, err)
 		}
@@ -188,7 +188,7 @@ func build(uri, host, method string, headers []string, body []byte, feed *protoc
 			return nil, nil, false, err
 		}
 		if protocol.HasTemplate(value) {
-			if err := checkHeaderFields(h, name, value, feed); err != nil {
+			if err := protocol.CheckHeaderFields(h, name, value, feed); err != nil {
 				return nil, nil, false, err
 			}
 			fields = true
