@@ -72,6 +72,11 @@ func TestLoopAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h2cFields, err := h2.NewDialer(h2.Config{URL: "http://" + canned + "/u/{{seq}}?r={{rand 100}}", Cleartext: true, Streams: 4, Feed: feed,
+		Headers: []string{"X-Id: {{uuid}}", "X-User: {{row.user}}"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	grpcCanned := h2peer.CannedGRPC(t)
 	grpc, err := rpc.NewDialer(rpc.Config{Target: grpcCanned, Health: true, Streams: 4})
 	if err != nil {
@@ -97,6 +102,7 @@ func TestLoopAllocatesNothing(t *testing.T) {
 		{"h2c/closed loop", h2c(1), 1, nil, false, false},
 		{"h2c/open loop", h2c(1), 1, pace.Constant{PerSec: 50000}, false, false},
 		{"h2c m4/closed loop", h2c(4), 4, nil, false, false},
+		{"h2c fields m4/closed loop", loopDialer{md: h2cFields}, 4, nil, false, false},
 		{"h2 over TLS m4/closed loop", loopDialer{md: h2tls}, 4, nil, true, false},
 		{"http1 over TLS/closed loop", loopDialer{md: h1tls}, 1, nil, true, false},
 		{"http1 fields over TLS/closed loop", loopDialer{md: h1fields}, 1, nil, true, false},

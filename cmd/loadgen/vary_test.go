@@ -25,12 +25,19 @@ type recorded struct{ path, id, body string }
 func newRecorder(t *testing.T) *recorder {
 	t.Helper()
 	r := &recorder{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		b, _ := io.ReadAll(req.Body)
+		if x := req.Header.Get("X-Body"); x != "" {
+			b = []byte(x)
+		}
 		r.mu.Lock()
 		r.got = append(r.got, recorded{req.URL.RequestURI(), req.Header.Get("X-Id"), string(b)})
 		r.mu.Unlock()
 	}))
+	r.Config.Protocols = new(http.Protocols)
+	r.Config.Protocols.SetHTTP1(true)
+	r.Config.Protocols.SetUnencryptedHTTP2(true)
+	r.Start()
 	t.Cleanup(r.Close)
 	return r
 }
@@ -72,6 +79,11 @@ func TestFieldsRun(t *testing.T) {
 		{"targets file", func(base string) []string {
 			body := writeTemp(t, "body.json", `{"n":{{seq}},"r":{{rand 7}}}`)
 			return []string{"--targets", writeTemp(t, "targets.txt", "# name=user\nPOST "+base+"/u/{{seq}}/{{row.user}}?plan={{row.plan}}\nX-Id: {{ uuid }}\n@"+body+"\n")}
+		}},
+		{"h2c", func(base string) []string {
+			// Over HTTP/2 the body does not vary: the seq of the path is
+			// echoed in it through a header the recorder copies.
+			return []string{base + "/u/{{seq}}/{{row.user}}?plan={{row.plan}}", "-p", "h2c", "-m", "4", "-H", "X-Id: {{uuid}}", "-H", `X-Body: {"n":{{seq}},"r":{{rand 7}}}`}
 		}},
 		{"JSON targets file", func(base string) []string {
 			// body: base64 of {"n":{{seq}},"r":{{rand 7}}}
@@ -137,8 +149,9 @@ func TestFieldsBadInput(t *testing.T) {
 		{"a column the CSV lacks", []string{base + "/{{row.email}}", "--feed", feed}, `has no column "email" (its columns: user)`},
 		{"rand without N", []string{base + "/{{rand}}"}, "want {{rand N}}"},
 		{"field in the host", []string{"http://{{row.user}}:8080/", "--feed", feed}, "a field in the host"},
-		{"over h2c", []string{base + "/{{seq}}", "-p", "h2c"}, "for -p http1 only"},
-		{"--feed over h2c", []string{base + "/", "-p", "h2c", "--feed", feed}, "--feed gives rows"},
+		{"body over h2c", []string{base + "/{{seq}}", "-p", "h2c", "--body", "{{seq}}"}, "fields ({{…}}) in the body are rendered by -p http1 only"},
+		{"over tcp", []string{"127.0.0.1:1", "-p", "tcp-rr", "-H", "X: {{seq}}"}, "fields ({{seq}}, {{row.COLUMN}} …) in the URL, headers or body are for -p http1, h2 and h2c"},
+		{"--feed over grpc", []string{"127.0.0.1:1", "-p", "grpc", "--feed", feed}, "--feed gives rows"},
 		{"no feed file", []string{base + "/", "--feed", "/nonexistent/users.csv"}, "--feed: open /nonexistent/users.csv"},
 		{"empty feed", []string{base + "/", "--feed", writeTemp(t, "empty.csv", "user\n")}, "no row under the header line"},
 		{"ragged feed", []string{base + "/", "--feed", writeTemp(t, "ragged.csv", "a,b\n1,2\n3\n")}, "line 3: a row's field count differs"},

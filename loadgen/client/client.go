@@ -80,8 +80,9 @@ type Spec struct {
 	// refuse it.
 	OKStatus string
 	// Feed is the CSV rows {{row.COLUMN}} takes (--feed). Fields
-	// ({{seq}} …: protocol.ParseTemplate) in the URL's path and query,
-	// header values and a text body are sent by -p http1 only.
+	// ({{seq}} …: protocol.ParseTemplate) in the URL's path and query and
+	// header values are rendered by -p http1, h2 and h2c; in a text body by
+	// -p http1 only.
 	Feed *protocol.Feed
 }
 
@@ -261,13 +262,14 @@ func (s *Spec) checkFields() error {
 	if i := strings.Index(rest, "{{"); i >= 0 && i < strings.IndexAny(rest+"/", "/?#") {
 		return fmt.Errorf("URL %q: a field in the host: the requests of a run share one connection pool (one scheme, host and port); fields go in the path and query", s.Target)
 	}
+	http := s.Protocol == "http1" || s.Protocol == "h2" || s.Protocol == "h2c"
 	switch {
-	case fields && s.Protocol != "http1":
-		return fmt.Errorf("-p %s sends every request built once: fields ({{seq}}, {{row.COLUMN}} …) in the URL, headers or body are for -p http1 only", s.Protocol)
+	case fields && !http:
+		return fmt.Errorf("-p %s sends every request built once: fields ({{seq}}, {{row.COLUMN}} …) in the URL, headers or body are for -p http1, h2 and h2c", s.Protocol)
 	case fields && s.Client != "":
 		return fmt.Errorf("--client %s sends one request built once: fields ({{seq}} …) need loadgen's own client", s.Client)
-	case s.Feed != nil && s.Protocol != "http1":
-		return fmt.Errorf("--feed gives rows to {{row.COLUMN}} fields, which -p http1 alone renders, not -p %s", s.Protocol)
+	case s.Feed != nil && !http:
+		return fmt.Errorf("--feed gives rows to {{row.COLUMN}} fields, which -p http1, h2 and h2c render, not -p %s", s.Protocol)
 	}
 	return nil
 }
@@ -392,7 +394,7 @@ func newHTTP2(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 		return nil, err
 	}
 	c := h2.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS,
-		Cleartext: s.Protocol == "h2c", Streams: s.Streams, DialTimeout: s.Timeout, OKStatus: ok}
+		Cleartext: s.Protocol == "h2c", Streams: s.Streams, DialTimeout: s.Timeout, OKStatus: ok, Feed: s.Feed}
 	for _, r := range s.Requests {
 		c.Requests = append(c.Requests, h2.Request{Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body})
 	}

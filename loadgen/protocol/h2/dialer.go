@@ -43,6 +43,8 @@ func NewDialer(cfg Config) (*Dialer, error) {
 		Streams:     t.streams,
 		Fields:      t.fields,
 		Requests:    t.lists,
+		Vary:        t.vary,
+		Vars:        protocol.NewVars(cfg.Feed),
 	})
 	return d, nil
 }

@@ -93,6 +93,9 @@ func (c *Conn) openLocked(s *Stream, end bool) {
 	s.sendWindow, s.recvUnack = c.peerWindow, 0
 	n := len(c.wbuf)
 	prefix, block := c.hpPrefix, c.blockLocked(s.pick)
+	if c.d.vary != nil && c.d.vary[s.pick].fields != nil {
+		block = c.varyLocked(&c.d.vary[s.pick], block)
+	}
 	c.wbuf = h2wire.AppendHeaders(c.wbuf, s.id, end, c.peerMaxFrame, prefix, block)
 	c.hpPrefix = c.hpPrefix[:0]
 	s.written += int64(len(c.wbuf) - n)
@@ -350,4 +353,33 @@ func (s *Stream) Close() error {
 	c.mu.Unlock()
 	c.d.group.Release(c, false)
 	return nil
+}
+
+// varied is a request's VaryFields, ready to render.
+type varied struct {
+	fields []VaryField
+	names  []int // each one's static name index
+	uses   protocol.Uses
+}
+
+// varyLocked renders the fields of v around block, into a buffer the
+// connection keeps (its HEADERS are written before the next request's).
+func (c *Conn) varyLocked(v *varied, block []byte) []byte {
+	d := c.d.cfg.Vars.Draw(v.uses)
+	b := c.vbuf[:0]
+	for pseudo := range 2 { // the pseudo fields first (RFC 9113 §8.3)
+		if pseudo == 1 {
+			b = append(b, block...)
+		}
+		for i := range v.fields {
+			f := &v.fields[i]
+			if (f.Name[0] == ':') != (pseudo == 0) {
+				continue
+			}
+			c.vval = f.Value.Append(c.vval[:0], &d)
+			b = h2wire.AppendLiteralValue(b, v.names[i], f.Name, c.vval)
+		}
+	}
+	c.vbuf = b
+	return b
 }
