@@ -66,4 +66,3 @@ func compile(head string, body []byte, bodyFields, clen bool, feed *protocol.Fee
 	}
 	return v, nil
 }
-
