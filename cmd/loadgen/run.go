@@ -149,7 +149,7 @@ Exit status, of every command that runs load or judges results:
 	fl.StringVar(&f.body, "body", "", "request body")
 	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file")
 	fl.StringVar(&f.targets, "targets", "", "a request mix: the requests in vegeta's targets format (METHOD URL, headers, @body-file; or one JSON object a line; - reads stdin), each named and weighted by a '# name=N weight=W' line before it")
-	fl.StringVar(&f.feed, "feed", "", "-p http1: a CSV file (a header line naming the columns, then rows) whose rows {{row.COLUMN}} takes, one row per request, in order, starting again after the last")
+	fl.StringVar(&f.feed, "feed", "", "a CSV file (a header line naming the columns, then rows) whose rows {{row.COLUMN}} fields take, one row per request, in order, starting again after the last (-p http1, h2, h2c)")
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "load sent before the measured window, excluded from results, e.g. 5s (default none)")
 	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k (or ramp:100-5k/30s, step:1k+500/5s)")
 	durationVarP(fl, &f.slack, "slack", "", loadgen.DefaultSlack, "open loop on event loops: requests due within this of the next one share its wake-up, each started up to this late (counted in its latency); 0: each wakes its loop when due")

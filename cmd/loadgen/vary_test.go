@@ -147,6 +147,8 @@ func TestFieldsBadInput(t *testing.T) {
 		{"unclosed in the body", []string{base + "/", "--body", "{{seq"}, `the body: "{{seq" is not closed`},
 		{"row without --feed", []string{base + "/{{row.user}}"}, "give one with --feed FILE"},
 		{"a column the CSV lacks", []string{base + "/{{row.email}}", "--feed", feed}, `has no column "email" (its columns: user)`},
+		{"a space in a row, in the URL", []string{base + "/{{row.user}}", "--feed", writeTemp(t, "sp.csv", "user\nada b\n")}, `sp.csv: row 1: column user holds "ada b", which a URL cannot carry: percent-encode it in the file`},
+		{"a space in the URL", []string{base + "/a b/{{seq}}"}, "holds a space or a control character: percent-encode it"},
 		{"rand without N", []string{base + "/{{rand}}"}, "want {{rand N}}"},
 		{"field in the host", []string{"http://{{row.user}}:8080/", "--feed", feed}, "a field in the host"},
 		{"body over h2c", []string{base + "/{{seq}}", "-p", "h2c", "--body", "{{seq}}"}, "fields ({{…}}) in the body are rendered by -p http1 only"},

@@ -203,6 +203,15 @@ func (t *Template) Static() bool {
 	return len(t.parts) == 0 || len(t.parts) == 1 && t.parts[0].kind == fLiteral
 }
 
+// Literal is t's literal parts, its fields left out.
+func (t *Template) Literal() string {
+	var b strings.Builder
+	for _, p := range t.parts {
+		b.WriteString(p.lit)
+	}
+	return b.String()
+}
+
 // Uses tells which shared values t takes per request.
 func (t *Template) Uses() Uses { return t.uses }
 

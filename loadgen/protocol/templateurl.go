@@ -42,7 +42,7 @@ func ParseURL(raw string, feed *Feed) (*url.URL, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("URL %q: %w", raw, err)
 	}
-	if s := ut.Sample(feed); strings.IndexFunc(s, notURIByte) >= 0 {
+	if strings.IndexFunc(ut.Literal(), notURIByte) >= 0 {
 		return nil, "", fmt.Errorf("URL %q holds a space or a control character: percent-encode it (%%20 for a space)", raw)
 	}
 	for _, col := range ut.Columns() {
