@@ -121,6 +121,8 @@ Exit status, of every command that runs load or judges results:
 		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080 &
   loadgen run -c 50 -t 2 -d 10s http://127.0.0.1:8080/bytes/1024
   loadgen run -c 50 -t 2 -d 30s --targets targets.txt   # vegeta's format, '# name=N weight=W'
+  loadgen run -c 50 -d 30s --feed users.csv -H 'X-Request-Id: {{uuid}}' \
+      'http://127.0.0.1:8080/anything/{{row.user}}?seq={{seq}}'   # {{rand N}} {{now}} too
   loadgen run -c 50 -t 2 -d 30s -R 20000 --latency --json out.json http://127.0.0.1:8080/get
   loadgen run -n 1000 -m POST --body '{"a":1}' -H 'Content-Type: application/json' \
       http://127.0.0.1:8080/post`,
