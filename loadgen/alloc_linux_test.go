@@ -73,7 +73,7 @@ func TestLoopAllocatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	h2cFields, err := h2.NewDialer(h2.Config{URL: "http://" + canned + "/u/{{seq}}?r={{rand 100}}", Cleartext: true, Streams: 4, Feed: feed,
-		Headers: []string{"X-Id: {{uuid}}", "X-User: {{row.user}}"}})
+		Headers: []string{"X-Id: {{uuid}}", "X-User: {{row.user}}"}, Method: "POST", Body: []byte(`{"seq":{{seq}}}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

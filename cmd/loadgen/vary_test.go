@@ -27,9 +27,6 @@ func newRecorder(t *testing.T) *recorder {
 	r := &recorder{}
 	r.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		b, _ := io.ReadAll(req.Body)
-		if x := req.Header.Get("X-Body"); x != "" {
-			b = []byte(x)
-		}
 		r.mu.Lock()
 		r.got = append(r.got, recorded{req.URL.RequestURI(), req.Header.Get("X-Id"), string(b)})
 		r.mu.Unlock()
@@ -62,8 +59,9 @@ var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-
 // loadgen run with fields in the URL, a header and the body, rows from
 // --feed: the target receives exactly the rendered values — seqs 1…N
 // once each across the connections, each row equally often, distinct
-// UUIDs — from the command line, a targets file in vegeta's http format
-// and one in its JSON format, on both drivers.
+// UUIDs, a body with the seq of its URL — from the command line (HTTP/1.1
+// and h2c, both drivers), a targets file in vegeta's http format and one
+// in its JSON format.
 func TestFieldsRun(t *testing.T) {
 	feed := writeTemp(t, "users.csv", "user,plan\nada,pro\nbob,free\n\"cy\",pro\n")
 	for _, tc := range []struct {
@@ -80,10 +78,15 @@ func TestFieldsRun(t *testing.T) {
 			body := writeTemp(t, "body.json", `{"n":{{seq}},"r":{{rand 7}}}`)
 			return []string{"--targets", writeTemp(t, "targets.txt", "# name=user\nPOST "+base+"/u/{{seq}}/{{row.user}}?plan={{row.plan}}\nX-Id: {{ uuid }}\n@"+body+"\n")}
 		}},
-		{"h2c", func(base string) []string {
-			// Over HTTP/2 the body does not vary: the seq of the path is
-			// echoed in it through a header the recorder copies.
-			return []string{base + "/u/{{seq}}/{{row.user}}?plan={{row.plan}}", "-p", "h2c", "-m", "4", "-H", "X-Id: {{uuid}}", "-H", `X-Body: {"n":{{seq}},"r":{{rand 7}}}`}
+		{"h2c/loop", func(base string) []string {
+			return []string{base + "/u/{{seq}}/{{row.user}}?plan={{row.plan}}", "-p", "h2c", "-m", "4", "-H", "X-Id: {{uuid}}", "--body", `{"n":{{seq}},"r":{{rand 7}}}`, "--driver", "loop"}
+		}},
+		{"h2c/goroutines", func(base string) []string {
+			return []string{base + "/u/{{seq}}/{{row.user}}?plan={{row.plan}}", "-p", "h2c", "-m", "4", "-H", "X-Id: {{uuid}}", "--body", `{"n":{{seq}},"r":{{rand 7}}}`, "--driver", "goroutines"}
+		}},
+		{"targets file/h2c", func(base string) []string {
+			body := writeTemp(t, "body.json", `{"n":{{seq}},"r":{{rand 7}}}`)
+			return []string{"-p", "h2c", "-m", "2", "--targets", writeTemp(t, "targets.txt", "# name=user\nPOST "+base+"/u/{{seq}}/{{row.user}}?plan={{row.plan}}\nX-Id: {{ uuid }}\n@"+body+"\n")}
 		}},
 		{"JSON targets file", func(base string) []string {
 			// body: base64 of {"n":{{seq}},"r":{{rand 7}}}
@@ -151,7 +154,7 @@ func TestFieldsBadInput(t *testing.T) {
 		{"a space in the URL", []string{base + "/a b/{{seq}}"}, "holds a space or a control character: percent-encode it"},
 		{"rand without N", []string{base + "/{{rand}}"}, "want {{rand N}}"},
 		{"field in the host", []string{"http://{{row.user}}:8080/", "--feed", feed}, "a field in the host"},
-		{"body over h2c", []string{base + "/{{seq}}", "-p", "h2c", "--body", "{{seq}}"}, "fields ({{…}}) in the body are rendered by -p http1 only"},
+		{"content-length with a body that varies, h2c", []string{base + "/", "-p", "h2c", "--body", "{{seq}}", "-H", "Content-Length: 1"}, "a content-length header with a body that varies: leave it out"},
 		{"over tcp", []string{"127.0.0.1:1", "-p", "tcp-rr", "-H", "X: {{seq}}"}, "fields ({{seq}}, {{row.COLUMN}} …) in the URL, headers or body are for -p http1, h2 and h2c"},
 		{"--feed over grpc", []string{"127.0.0.1:1", "-p", "grpc", "--feed", feed}, "--feed gives rows"},
 		{"no feed file", []string{base + "/", "--feed", "/nonexistent/users.csv"}, "--feed: open /nonexistent/users.csv"},

@@ -80,9 +80,8 @@ type Spec struct {
 	// refuse it.
 	OKStatus string
 	// Feed is the CSV rows {{row.COLUMN}} takes (--feed). Fields
-	// ({{seq}} …: protocol.ParseTemplate) in the URL's path and query and
-	// header values are rendered by -p http1, h2 and h2c; in a text body by
-	// -p http1 only.
+	// ({{seq}} …: protocol.ParseTemplate) in the URL's path and query,
+	// header values and a text body are rendered by -p http1, h2 and h2c.
 	Feed *protocol.Feed
 }
 

@@ -54,7 +54,7 @@ func TestZeroAllocs(t *testing.T) {
 		streams int
 		body    []byte
 		ok      protocol.StatusSet // --ok-status
-		fields  bool               // a :path and headers that vary: rendered into the connection's buffers, none per request
+		fields  bool               // a :path, headers and a body that vary: rendered into the connection's and the stream's buffers, none per request
 	}{{false, 1, nil, protocol.StatusSet{}, false}, {true, 1, nil, protocol.StatusSet{}, false}, {false, 4, nil, protocol.StatusSet{}, false},
 		{false, 1, make([]byte, 1000), protocol.StatusSet{}, false}, {false, 1, nil, ok, false}, {false, 4, nil, protocol.StatusSet{}, true}} {
 		t.Run(fmt.Sprintf("tls=%v,streams=%d,body=%d,ok=%s,fields=%v", tc.tls, tc.streams, len(tc.body), tc.ok, tc.fields), func(t *testing.T) {
@@ -69,6 +69,7 @@ func TestZeroAllocs(t *testing.T) {
 				}
 				cfg.URL += "u/{{seq}}?r={{rand 100}}&at={{now}}"
 				cfg.Headers, cfg.Feed = []string{"X-Id: {{uuid}}", "X-User: {{row.user}}"}, feed
+				cfg.Method, cfg.Body = "POST", []byte(`{"seq":{{seq}},"user":"{{row.user}}"}`)
 			}
 			cfg.OKStatus = tc.ok
 			d, err := NewDialer(cfg)

@@ -44,7 +44,6 @@ func NewDialer(cfg Config) *Dialer {
 		v := varied{fields: fs}
 		for _, f := range fs {
 			v.names = append(v.names, h2wire.StaticNameIndex(f.Name))
-			v.uses |= f.Value.Uses()
 		}
 		d.vary = append(d.vary, v)
 	}
