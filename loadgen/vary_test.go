@@ -58,6 +58,9 @@ func newVaryServer(t *testing.T) *varyServer {
 		seq, _ := strconv.Atoi(m[1])
 		s.got = append(s.got, varyGot{seq: seq, user: m[2], id: r.Header.Get("X-Id"), bodySeq: body.N, bodyUser: body.User, bodyRandOK: body.R >= 0 && body.R < 5})
 	}))
+	// One stream at a time: a loop's second slot waits its turn (a Start
+	// put off), and must keep the values it drew.
+	s.Config.HTTP2 = &http.HTTP2Config{MaxConcurrentStreams: 1}
 	startBoth(s.Server)
 	t.Cleanup(s.Close)
 	return s
