@@ -61,6 +61,22 @@ func TestLoopAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A request with fields renders into its connection's buffer, made
+	// at its first request: none per request after that.
+	feed, err := protocol.ParseFeed("users.csv", []byte("user\nada\nbob\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1fields, err := http1.NewDialer(http1.Config{URL: h1srv.URL + "/u/{{seq}}?r={{rand 100}}", Method: "POST", Feed: feed,
+		Headers: []string{"X-Id: {{uuid}}"}, Body: []byte(`{"user":"{{row.user}}","at":{{now}}}`), TLS: protocol.TLS{Insecure: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2cFields, err := h2.NewDialer(h2.Config{URL: "http://" + canned + "/u/{{seq}}?r={{rand 100}}", Cleartext: true, Streams: 4, Feed: feed,
+		Headers: []string{"X-Id: {{uuid}}", "X-User: {{row.user}}"}, Method: "POST", Body: []byte(`{"seq":{{seq}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	grpcCanned := h2peer.CannedGRPC(t)
 	grpc, err := rpc.NewDialer(rpc.Config{Target: grpcCanned, Health: true, Streams: 4})
 	if err != nil {
@@ -88,8 +104,10 @@ func TestLoopAllocatesNothing(t *testing.T) {
 		{"h2c/closed loop", h2c(1), 1, nil, false, false},
 		{"h2c/open loop", h2c(1), 1, pace.Constant{PerSec: 50000}, false, false},
 		{"h2c m4/closed loop", h2c(4), 4, nil, false, false},
+		{"h2c fields m4/closed loop", loopDialer{md: h2cFields}, 4, nil, false, false},
 		{"h2 over TLS m4/closed loop", loopDialer{md: h2tls}, 4, nil, true, false},
 		{"http1 over TLS/closed loop", loopDialer{md: h1tls}, 1, nil, true, false},
+		{"http1 fields over TLS/closed loop", loopDialer{md: h1fields}, 1, nil, true, false},
 		{"grpc m4/closed loop", loopDialer{md: grpc}, 4, nil, false, false},
 		{"grpc-stream m4/closed loop", loopDialer{md: grpcStream}, 4, nil, false, false},
 		{"grpc-stream m4/open loop", loopDialer{md: grpcStream}, 4, pace.Constant{PerSec: 50000}, false, false},

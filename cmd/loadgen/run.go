@@ -68,12 +68,14 @@ type runFlags struct {
 	call         string // -p grpc: any method, ghz's --call
 	data         string
 	protoset     string
-	proto        []string // --proto: .proto files for --call's types
-	importPaths  []string // --import-path: where their imports are
-	messages     int      // --messages: a streaming call's message count
-	window       int      // --window: ping-pong messages in flight per stream
-	targets      string   // --targets: a request mix's file
-	mix          *mix.Mix // read from it
+	proto        []string       // --proto: .proto files for --call's types
+	importPaths  []string       // --import-path: where their imports are
+	messages     int            // --messages: a streaming call's message count
+	window       int            // --window: ping-pong messages in flight per stream
+	targets      string         // --targets: a request mix's file
+	mix          *mix.Mix       // read from it
+	feed         string         // --feed: a CSV of rows for {{row.COLUMN}}
+	feedRows     *protocol.Feed // read from it
 	check        checkFlags
 	abort        abortFlags
 	tls          tlsFlags
@@ -121,6 +123,8 @@ Exit status, of every command that runs load or judges results:
 		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080 &
   loadgen run -c 50 -t 2 -d 10s http://127.0.0.1:8080/bytes/1024
   loadgen run -c 50 -t 2 -d 30s --targets targets.txt   # vegeta's format, '# name=N weight=W'
+  loadgen run -c 50 -d 30s --feed users.csv -H 'X-Request-Id: {{uuid}}' \
+      'http://127.0.0.1:8080/anything/{{row.user}}?seq={{seq}}'   # {{rand N}} {{now}} too
   loadgen run -c 50 -t 2 -d 30s -R 20000 --latency --json out.json http://127.0.0.1:8080/get
   loadgen run -n 1000 -m POST --body '{"a":1}' -H 'Content-Type: application/json' \
       http://127.0.0.1:8080/post`,
@@ -149,7 +153,8 @@ Exit status, of every command that runs load or judges results:
 	countVarP(fl, &f.streams, "streams", "", 0, "concurrent streams per connection (h2, grpc)")
 	fl.StringVar(&f.body, "body", "", "request body")
 	fl.StringVar(&f.bodyFile, "body-file", "", "read the request body from a file")
-	fl.StringVar(&f.targets, "targets", "", "a request mix: the requests in vegeta's targets format (METHOD URL, headers, @body-file; - reads stdin), each named and weighted by a '# name=N weight=W' line before it")
+	fl.StringVar(&f.targets, "targets", "", "a request mix: the requests in vegeta's targets format (METHOD URL, headers, @body-file; or one JSON object a line; - reads stdin), each named and weighted by a '# name=N weight=W' line before it")
+	fl.StringVar(&f.feed, "feed", "", "a CSV file (a header line naming the columns, then rows) whose rows {{row.COLUMN}} fields take, one row per request, in order, starting again after the last (-p http1, h2, h2c)")
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "load sent before the measured window, excluded from results, e.g. 5s (default none)")
 	fl.StringVarP(&f.rate, "rate", "R", "", "open loop: requests/s in total, e.g. 2000 or 1.5k; or stages, ramps and holds that end with the last, e.g. 0-2k/30s,2k/2m,2k-0/10s (-d: their total), or @FILE of them one per line; or ramp:100-5k/30s, step:1k+500/5s (then held)")
 	f.arrival.register(fl)
@@ -333,6 +338,9 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	body, err := f.readBody()
 	if err != nil {
+		return err
+	}
+	if err := f.readFeed(); err != nil {
 		return err
 	}
 	if err := f.readTargets(cmd.InOrStdin()); err != nil {
@@ -643,7 +651,26 @@ func (f *runFlags) readTargets(stdin io.Reader) error {
 	} else {
 		f.mix, err = mix.Load(f.targets)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return f.mix.CheckFields(f.feedRows)
+}
+
+// readFeed reads --feed, the CSV rows of {{row.COLUMN}}, if given.
+func (f *runFlags) readFeed() error {
+	if f.feed == "" {
+		return nil
+	}
+	src, err := os.ReadFile(f.feed)
+	if err != nil {
+		return fmt.Errorf("--feed: %w", err)
+	}
+	f.feedRows, err = protocol.ParseFeed(f.feed, src)
+	if err != nil {
+		return fmt.Errorf("--feed %w", err)
+	}
+	return nil
 }
 
 func (f *runFlags) readBody() ([]byte, error) {

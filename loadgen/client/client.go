@@ -79,6 +79,10 @@ type Spec struct {
 	// gRPC's success is its own status, OK, and raw TCP has none: both
 	// refuse it.
 	OKStatus string
+	// Feed is the CSV rows {{row.COLUMN}} takes (--feed). Fields
+	// ({{seq}} …: protocol.ParseTemplate) in the URL's path and query,
+	// header values and a text body are rendered by -p http1, h2 and h2c.
+	Feed *protocol.Feed
 }
 
 // Request is one request of a mix (Spec.Requests).
@@ -180,6 +184,9 @@ func New(s *Spec) (protocol.Dialer, error) {
 	if err := s.checkMix(); err != nil {
 		return nil, err
 	}
+	if err := s.checkFields(); err != nil {
+		return nil, err
+	}
 	if s.OKStatus != "" && s.Protocol != "http1" && s.Protocol != "h2" && s.Protocol != "h2c" {
 		return nil, fmt.Errorf("--ok-status names HTTP statuses: -p %s has none of its own (gRPC's success is its status OK; an HTTP status without one is mapped to a gRPC code and fails), use it with -p http1, h2 or h2c", s.Protocol)
 	}
@@ -231,6 +238,37 @@ func (s *Spec) checkMix() error {
 	origin := first.Scheme + "://" + first.Host
 	if s.Target == "" {
 		s.Target = origin
+	}
+	return nil
+}
+
+// checkFields refuses fields ({{seq}} …) where they are not rendered:
+// loadgen's HTTP/1.1 client renders them; the others send what is built
+// once.
+func (s *Spec) checkFields() error {
+	texts := append([]string{s.Target}, s.Headers...)
+	fields := protocol.BodyHasTemplate(s.Body)
+	for _, r := range s.Requests {
+		texts = append(texts, r.URL)
+		texts = append(texts, r.Headers...)
+		fields = fields || protocol.BodyHasTemplate(r.Body)
+	}
+	fields = fields || slices.ContainsFunc(texts, protocol.HasTemplate)
+	rest := s.Target
+	if _, r, ok := strings.Cut(s.Target, "://"); ok {
+		rest = r
+	}
+	if i := strings.Index(rest, "{{"); i >= 0 && i < strings.IndexAny(rest+"/", "/?#") {
+		return fmt.Errorf("URL %q: a field in the host: the requests of a run share one connection pool (one scheme, host and port); fields go in the path and query", s.Target)
+	}
+	http := s.Protocol == "http1" || s.Protocol == "h2" || s.Protocol == "h2c"
+	switch {
+	case fields && !http:
+		return fmt.Errorf("-p %s sends every request built once: fields ({{seq}}, {{row.COLUMN}} …) in the URL, headers or body are for -p http1, h2 and h2c", s.Protocol)
+	case fields && s.Client != "":
+		return fmt.Errorf("--client %s sends one request built once: fields ({{seq}} …) need loadgen's own client", s.Client)
+	case s.Feed != nil && !http:
+		return fmt.Errorf("--feed gives rows to {{row.COLUMN}} fields, which -p http1, h2 and h2c render, not -p %s", s.Protocol)
 	}
 	return nil
 }
@@ -339,7 +377,7 @@ func newHTTP1(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := http1.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS, DialTimeout: s.Timeout, OKStatus: ok}
+	c := http1.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS, DialTimeout: s.Timeout, OKStatus: ok, Feed: s.Feed}
 	for _, r := range s.Requests {
 		c.Requests = append(c.Requests, http1.Request{Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body})
 	}
@@ -362,7 +400,7 @@ func newHTTP2(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 		return nil, err
 	}
 	c := h2.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS,
-		Cleartext: s.Protocol == "h2c", Streams: s.Streams, DialTimeout: s.Timeout, OKStatus: ok}
+		Cleartext: s.Protocol == "h2c", Streams: s.Streams, DialTimeout: s.Timeout, OKStatus: ok, Feed: s.Feed}
 	for _, r := range s.Requests {
 		c.Requests = append(c.Requests, h2.Request{Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body})
 	}

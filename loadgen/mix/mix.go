@@ -22,7 +22,9 @@
 // reads it. Requests of one name share their statistics.
 //
 // Every request of a mix goes to one scheme, host and port: a run has one
-// connection pool. A URL's user:password@ becomes a Basic Authorization
+// connection pool. URLs, header values and bodies may hold fields
+// ({{seq}}, {{row.COLUMN}} …: protocol.ParseTemplate), in the path and
+// query only for a URL; CheckFields checks them against the --feed. A URL's user:password@ becomes a Basic Authorization
 // header, as Go's client (vegeta's) sends it.
 //
 // The package only reads: it imports nothing of loadgen, and what it
@@ -33,11 +35,14 @@ package mix
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -153,6 +158,7 @@ func (p *parser) errf(line int, format string, a ...any) error {
 }
 
 func (p *parser) parse(src []byte) error {
+	json := isJSON(src)
 	for n := 1; len(src) > 0; n++ {
 		var raw []byte
 		if i := bytes.IndexByte(src, '\n'); i >= 0 {
@@ -160,7 +166,11 @@ func (p *parser) parse(src []byte) error {
 		} else {
 			raw, src = src, nil
 		}
-		if err := p.line(n, string(raw)); err != nil {
+		line := p.line
+		if json {
+			line = p.jsonLine
+		}
+		if err := line(n, string(raw)); err != nil {
 			return err
 		}
 	}
@@ -209,12 +219,15 @@ func (p *parser) request(n int, line string) error {
 	if len(p.m.Requests) == MaxRequests {
 		return p.errf(n, "more than %d requests: a mix has at most %d (weights repeat a request without repeating its lines)", MaxRequests, MaxRequests)
 	}
-	f := strings.Fields(line)
-	if len(f) != 2 || !protocol.IsToken(f[0]) || !strings.Contains(f[1], "://") {
+	method, raw, _ := strings.Cut(strings.ReplaceAll(line, "\t", " "), " ")
+	raw = strings.TrimSpace(raw)
+	if !protocol.IsToken(method) || !strings.Contains(raw, "://") || strings.ContainsAny(withoutFields(raw), " \t") {
 		return p.errf(n, `want "METHOD URL", got %s`, quote(line))
 	}
-	method, raw := f[0], f[1]
-	u, err := url.Parse(raw)
+	if scheme, rest, _ := strings.Cut(raw, "://"); protocol.HasTemplate(scheme) || strings.Index(rest, "{{") >= 0 && strings.Index(rest, "{{") < authorityEnd(rest) {
+		return p.errf(n, "URL %s: a field in the scheme or host: the requests of a mix share one connection pool (one scheme, host and port); fields go in the path and query", quote(raw))
+	}
+	u, err := url.Parse(withoutFields(raw))
 	switch {
 	case err != nil:
 		return p.errf(n, "malformed URL %s: %v", quote(raw), errors.Unwrap(err))
@@ -241,7 +254,7 @@ func (p *parser) request(n int, line string) error {
 		u.User = nil
 		raw = u.String()
 	}
-	r := Request{Line: n, Method: method, URL: raw, Name: defaultName(method, u), Weight: 1}
+	r := Request{Line: n, Method: method, URL: raw, Name: defaultName(method, raw, u), Weight: 1}
 	if d := p.given; d != nil {
 		if d.name != "" {
 			r.Name = d.name
@@ -260,9 +273,16 @@ func (p *parser) request(n int, line string) error {
 }
 
 // defaultName is METHOD /path: the query is left out, so that the
-// requests of one endpoint share their statistics.
-func defaultName(method string, u *url.URL) string {
+// requests of one endpoint share their statistics. A path with fields is
+// named as written ("GET /users/{{seq}}").
+func defaultName(method, raw string, u *url.URL) string {
 	path := u.EscapedPath()
+	if protocol.HasTemplate(raw) {
+		_, rest, _ := strings.Cut(raw, "://")
+		rest = rest[authorityEnd(rest):]
+		path, _, _ = strings.Cut(rest, "?")
+		path, _, _ = strings.Cut(path, "#")
+	}
 	if path == "" {
 		path = "/"
 	}
@@ -271,6 +291,64 @@ func defaultName(method string, u *url.URL) string {
 		name = name[:MaxName-3] + "..."
 	}
 	return name
+}
+
+// authorityEnd is where a URL's host and port end in rest, the URL after
+// its "://".
+func authorityEnd(rest string) int {
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		return i
+	}
+	return len(rest)
+}
+
+// withoutFields is s with each field ({{…}}) as "x": what the URL's
+// checks parse.
+func withoutFields(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "{{")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(s[i:], "}}")
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		b.WriteString("x")
+		s = s[i+j+2:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// CheckFields checks the fields ({{seq}}, {{row.COLUMN}} …) of every
+// request's URL, headers and body (when it is text) against feed, the
+// --feed rows (nil without): the first wrong one is the error, with its
+// request's line.
+func (m *Mix) CheckFields(feed *protocol.Feed) error {
+	for _, r := range m.Requests {
+		texts := append([]string{r.URL}, r.Headers...)
+		for i, t := range texts {
+			if !protocol.HasTemplate(t) {
+				continue
+			}
+			if _, err := protocol.ParseTemplate(t, feed); err != nil {
+				what := "the URL"
+				if i > 0 {
+					what = "header " + quote(t)
+				}
+				return &Error{File: m.File, Line: r.Line, Msg: what + ": " + err.Error()}
+			}
+		}
+		if protocol.BodyHasTemplate(r.Body) {
+			if _, err := protocol.ParseTemplate(string(r.Body), feed); err != nil {
+				return &Error{File: m.File, Line: r.Line, Msg: "the body (" + r.BodyFile + "): " + err.Error()}
+			}
+		}
+	}
+	return nil
 }
 
 func (p *parser) header(n int, line string) error {
@@ -401,4 +479,90 @@ func quote(s string) string {
 		s = s[:77] + "..."
 	}
 	return strconv.Quote(s)
+}
+
+// isJSON tells a targets file in vegeta's JSON format: its first line
+// that is not blank nor a comment is an object.
+func isJSON(src []byte) bool {
+	for len(src) > 0 {
+		line := src
+		if i := bytes.IndexByte(src, '\n'); i >= 0 {
+			line, src = src[:i], src[i+1:]
+		} else {
+			src = nil
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 && line[0] != '#' {
+			return line[0] == '{'
+		}
+	}
+	return false
+}
+
+// jsonTarget is a line of vegeta's JSON format, and loadgen's name and
+// weight.
+type jsonTarget struct {
+	Method string              `json:"method"`
+	URL    string              `json:"url"`
+	Header map[string][]string `json:"header"`
+	Body   []byte              `json:"body"` // base64, as Go encodes []byte
+	Name   *string             `json:"name"`
+	Weight *int                `json:"weight"`
+}
+
+// jsonLine reads a line of a file in vegeta's JSON format: one request
+// an object, {"method":…,"url":…,"header":{"Name":["value"]},"body":BASE64},
+// with loadgen's "name" and "weight"; blank lines and # comments between.
+func (p *parser) jsonLine(n int, raw string) error {
+	line := strings.TrimSpace(raw)
+	if line == "" || line[0] == '#' {
+		return nil
+	}
+	var jt jsonTarget
+	dec := json.NewDecoder(strings.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&jt); err != nil {
+		return p.errf(n, `want one JSON object a line, {"method":"GET","url":"http://…","header":{"Name":["value"]},"body":"BASE64"}: %v`, err)
+	}
+	if dec.More() {
+		return p.errf(n, "more than one JSON object on the line: one request a line")
+	}
+	if jt.Method == "" {
+		jt.Method = "GET"
+	}
+	if jt.Name != nil || jt.Weight != nil {
+		d := &directive{}
+		if jt.Name != nil {
+			if *jt.Name == "" || len(*jt.Name) > MaxName {
+				return p.errf(n, "name %s: a name has 1 to %d bytes", quote(*jt.Name), MaxName)
+			}
+			d.name = *jt.Name
+		}
+		if jt.Weight != nil {
+			if *jt.Weight < 1 || *jt.Weight > MaxWeight {
+				return p.errf(n, "weight %d: want a whole number from 1 to %d (a request never sent is left out)", *jt.Weight, MaxWeight)
+			}
+			d.weight = *jt.Weight
+		}
+		p.given, p.givenAt = d, n
+	}
+	p.end()
+	if err := p.request(n, jt.Method+" "+jt.URL); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(jt.Header)) {
+		for _, v := range jt.Header[name] {
+			if !validText(v) {
+				return p.errf(n, "header %s: a control character in its value", quote(name))
+			}
+			if err := p.header(n, name+": "+v); err != nil {
+				return err
+			}
+		}
+	}
+	if jt.Body != nil {
+		p.cur.Body = jt.Body
+	}
+	p.end()
+	p.state = between
+	return nil
 }

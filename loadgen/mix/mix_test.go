@@ -227,3 +227,71 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// vegeta's JSON format reads as its http format does: one object a
+// line, headers in their names' order, the body base64; loadgen's name
+// and weight; blank and # lines between.
+func TestParseJSON(t *testing.T) {
+	src := `
+# vegeta's JSON format
+{"method":"POST","url":"http://goku:9090/things","header":{"X-B":["2"],"X-A":["1","3"]},"body":"eyJhIjoxfQ==","name":"create","weight":3}
+
+{"url":"http://user:secret@goku:9090/path/to?q=1"}
+`
+	m, err := Parse("targets.json", []byte(src), bodies(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Request{
+		{Line: 3, Method: "POST", URL: "http://goku:9090/things", Headers: []string{"X-A: 1", "X-A: 3", "X-B: 2"}, Body: []byte(`{"a":1}`), Name: "create", Weight: 3},
+		{Line: 5, Method: "GET", URL: "http://goku:9090/path/to?q=1", Headers: []string{"Authorization: Basic dXNlcjpzZWNyZXQ="}, Name: "GET /path/to", Weight: 1},
+	}
+	if !reflect.DeepEqual(m.Requests, want) {
+		t.Errorf("got  %+v\nwant %+v", m.Requests, want)
+	}
+	for _, c := range []struct{ src, want string }{
+		{`{"url":"http://a/"} {"url":"http://a/"}`, "targets.json:1: more than one JSON object"},
+		{"{\"url\":\"http://a/\"}\n{\"url\":\"http://a/\",\"weight\":0}", "targets.json:2: weight 0"},
+		{`{"url":"http://a/","body":"!!"}`, "targets.json:1: want one JSON object a line"},
+		{`{"url":"http://a/","header":{"X":["a` + "\\n" + `b"]}}`, "targets.json:1: header \"X\": a control character"},
+		{"{\"url\":\"http://a/\"}\nGET http://a/", "targets.json:2: want one JSON object a line"},
+	} {
+		_, err := Parse("targets.json", []byte(c.src), bodies(nil))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.src, err, c.want)
+		}
+	}
+}
+
+// A URL with fields may hold spaces inside them; its default name is its
+// path as written; fields are checked against the feed with the
+// request's line.
+func TestParseFields(t *testing.T) {
+	src := "GET http://goku:9090/u/{{rand 10}}?id={{seq}}\n\nPOST http://goku:9090/p\nX-Id: {{row.id}}\n"
+	m, err := Parse("targets.txt", []byte(src), bodies(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := m.Requests[0]; r.URL != "http://goku:9090/u/{{rand 10}}?id={{seq}}" || r.Name != "GET /u/{{rand 10}}" {
+		t.Errorf("request 1: %+v", r)
+	}
+	if err := m.CheckFields(nil); err == nil || !strings.HasPrefix(err.Error(), `targets.txt:3: header "X-Id: {{row.id}}": `) {
+		t.Errorf("{{row.id}} without a feed: %v", err)
+	}
+	feed, err := protocol.ParseFeed("ids.csv", []byte("id\n7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckFields(feed); err != nil {
+		t.Errorf("with a feed of ids: %v", err)
+	}
+	for _, c := range []struct{ src, want string }{
+		{"GET http://{{row.h}}:80/\n", "targets.txt:1: URL \"http://{{row.h}}:80/\": a field in the scheme or host"},
+		{"GET http://a/x y\n", `targets.txt:1: want "METHOD URL"`},
+	} {
+		_, err := Parse("targets.txt", []byte(c.src), bodies(nil))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.src, err, c.want)
+		}
+	}
+}

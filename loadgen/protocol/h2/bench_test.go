@@ -54,12 +54,22 @@ func TestZeroAllocs(t *testing.T) {
 		streams int
 		body    []byte
 		ok      protocol.StatusSet // --ok-status
-	}{{false, 1, nil, protocol.StatusSet{}}, {true, 1, nil, protocol.StatusSet{}}, {false, 4, nil, protocol.StatusSet{}},
-		{false, 1, make([]byte, 1000), protocol.StatusSet{}}, {false, 1, nil, ok}} {
-		t.Run(fmt.Sprintf("tls=%v,streams=%d,body=%d,ok=%s", tc.tls, tc.streams, len(tc.body), tc.ok), func(t *testing.T) {
+		fields  bool               // a :path, headers and a body that vary: rendered into the connection's and the stream's buffers, none per request
+	}{{false, 1, nil, protocol.StatusSet{}, false}, {true, 1, nil, protocol.StatusSet{}, false}, {false, 4, nil, protocol.StatusSet{}, false},
+		{false, 1, make([]byte, 1000), protocol.StatusSet{}, false}, {false, 1, nil, ok, false}, {false, 4, nil, protocol.StatusSet{}, true}} {
+		t.Run(fmt.Sprintf("tls=%v,streams=%d,body=%d,ok=%s,fields=%v", tc.tls, tc.streams, len(tc.body), tc.ok, tc.fields), func(t *testing.T) {
 			cfg := cannedConfig(t, tc.tls, tc.streams)
 			if tc.body != nil {
 				cfg.Method, cfg.Body = "POST", tc.body
+			}
+			if tc.fields {
+				feed, err := protocol.ParseFeed("users.csv", []byte("user\nada\nbob\n"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.URL += "u/{{seq}}?r={{rand 100}}&at={{now}}"
+				cfg.Headers, cfg.Feed = []string{"X-Id: {{uuid}}", "X-User: {{row.user}}"}, feed
+				cfg.Method, cfg.Body = "POST", []byte(`{"seq":{{seq}},"user":"{{row.user}}"}`)
 			}
 			cfg.OKStatus = tc.ok
 			d, err := NewDialer(cfg)

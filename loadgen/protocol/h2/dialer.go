@@ -16,6 +16,7 @@ type Dialer struct {
 	t    *target
 	core *h2conn.Dialer
 	sock protocol.Target // for the event loop's sockets (h2c)
+	vars *protocol.Vars  // the values fields share: one sequence, one feed
 }
 
 var (
@@ -33,7 +34,7 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dialer{t: t, sock: protocol.Target{Addr: t.addr}}
+	d := &Dialer{t: t, sock: protocol.Target{Addr: t.addr}, vars: protocol.NewVars(cfg.Feed)}
 	d.core = h2conn.NewDialer(h2conn.Config{
 		Name:        "http2",
 		Addr:        t.addr,
@@ -43,6 +44,7 @@ func NewDialer(cfg Config) (*Dialer, error) {
 		Streams:     t.streams,
 		Fields:      t.fields,
 		Requests:    t.lists,
+		Vary:        t.vary,
 	})
 	return d, nil
 }
@@ -60,7 +62,11 @@ func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
 	if err != nil {
 		return nil, d.explain(err)
 	}
-	return &stream{s: s, body: d.t.body, bodies: d.t.bodies, ok: &d.t.ok}, nil
+	c := &stream{s: s, body: d.t.body, bodies: d.t.bodies, ok: &d.t.ok, renders: d.t.renders, vars: d.vars}
+	if c.renders != nil {
+		c.render = c.renders[0]
+	}
+	return c, nil
 }
 
 // explain says why a connection could not be opened, in what to do.

@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/h2conn"
 	"loadgen/loadgen/protocol/h2wire"
 )
 
@@ -68,6 +69,13 @@ type Config struct {
 	// OKStatus are the statuses of a successful answer (--ok-status); the
 	// zero value: every status below 400.
 	OKStatus protocol.StatusSet
+	// Feed is the CSV rows {{row.COLUMN}} takes (--feed); nil without.
+	// Fields ({{seq}} …: protocol.ParseTemplate) may stand in a URL's path
+	// and query, in header values and in a body that is text: those
+	// headers are sent as literals rendered per request (content-length
+	// too, with a body that varies), the rest of the header block built
+	// once; the body is rendered into a buffer its stream keeps.
+	Feed *protocol.Feed
 }
 
 // Request is one request of a mix (Config.Requests).
@@ -104,8 +112,10 @@ type target struct {
 	tls         bool
 	fields      []h2wire.Field
 	body        []byte
-	lists       [][]h2wire.Field // a mix's requests' fields (Config.Requests); nil without
-	bodies      [][]byte         // and bodies
+	lists       [][]h2wire.Field     // a mix's requests' fields (Config.Requests); nil without
+	vary        [][]h2conn.VaryField // the fields that vary, by request (one without a mix); nil without
+	renders     []*render            // what each request renders (one without a mix); nil without fields
+	bodies      [][]byte             // and bodies
 	streams     int
 	dialTimeout time.Duration
 	ok          protocol.StatusSet // the statuses of a success
@@ -115,9 +125,9 @@ func (c Config) request() (*target, error) {
 	if c.URL == "" {
 		return nil, errors.New("http2: no URL")
 	}
-	u, err := url.Parse(c.URL)
+	u, uri, err := parseURL(c.URL, c.Feed)
 	if err != nil {
-		return nil, fmt.Errorf("http2: bad URL %q: %v", c.URL, errors.Unwrap(err))
+		return nil, err
 	}
 	t := &target{body: c.Body, streams: c.Streams, dialTimeout: c.DialTimeout, ok: c.OKStatus}
 	port := u.Port()
@@ -164,13 +174,19 @@ func (c Config) request() (*target, error) {
 	}
 
 	if len(c.Requests) == 0 {
-		t.fields, err = fields(u, c.Method, c.Headers, c.Body)
+		var vary []h2conn.VaryField
+		var r *render
+		t.fields, vary, r, err = fields(u, uri, c.Method, c.Headers, c.Body, c.Feed)
+		if vary != nil {
+			t.vary, t.renders = [][]h2conn.VaryField{vary}, []*render{r}
+		}
 		return t, err
 	}
+	varies := false
 	for i, r := range c.Requests {
-		ru, err := url.Parse(r.URL)
+		ru, ruri, err := parseURL(r.URL, c.Feed)
 		if err != nil {
-			return nil, fmt.Errorf("http2: request %d: bad URL %q: %v", i+1, r.URL, errors.Unwrap(err))
+			return nil, fmt.Errorf("http2: request %d: %s", i+1, strings.TrimPrefix(err.Error(), "http2: "))
 		}
 		rport := ru.Port()
 		if rport == "" {
@@ -182,26 +198,64 @@ func (c Config) request() (*target, error) {
 		if ru.User != nil {
 			return nil, fmt.Errorf("http2: request %d: URL %q: credentials in the URL are not sent; give an Authorization header", i+1, r.URL)
 		}
-		fs, err := fields(ru, r.Method, append(slices.Clip(c.Headers), r.Headers...), r.Body)
+		fs, vary, rr, err := fields(ru, ruri, r.Method, append(slices.Clip(c.Headers), r.Headers...), r.Body, c.Feed)
 		if err != nil {
 			return nil, fmt.Errorf("http2: request %d (%s %s): %s", i+1, r.Method, r.URL, strings.TrimPrefix(err.Error(), "http2: "))
 		}
-		t.lists, t.bodies = append(t.lists, fs), append(t.bodies, r.Body)
+		t.lists, t.bodies, t.vary, t.renders = append(t.lists, fs), append(t.bodies, r.Body), append(t.vary, vary), append(t.renders, rr)
+		varies = varies || vary != nil
+	}
+	if !varies {
+		t.vary, t.renders = nil, nil
 	}
 	t.fields, t.body = t.lists[0], t.bodies[0]
 	return t, nil
 }
 
-// fields is the header list of one request to u.
-func fields(u *url.URL, method string, headers []string, body []byte) ([]h2wire.Field, error) {
+// parseURL parses a URL, and one with fields in its path and query
+// (protocol.ParseURL): uri is then its request target as written.
+func parseURL(raw string, feed *protocol.Feed) (*url.URL, string, error) {
+	if protocol.HasTemplate(raw) {
+		u, uri, err := protocol.ParseURL(raw, feed)
+		if err != nil {
+			return nil, "", fmt.Errorf("http2: %w", err)
+		}
+		return u, uri, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, "", fmt.Errorf("http2: bad URL %q: %v", raw, errors.Unwrap(err))
+	}
+	return u, "", nil
+}
+
+// fields is the header list of one request to u (uri its request
+// target as written), and the fields of it whose values vary, apart,
+// with what the request renders (nil when nothing varies).
+func fields(u *url.URL, uri, method string, headers []string, body []byte, feed *protocol.Feed) ([]h2wire.Field, []h2conn.VaryField, *render, error) {
 	if method == "" {
 		method = "GET"
 	}
 	if !isToken(method) {
-		return nil, fmt.Errorf("http2: bad method %q", method)
+		return nil, nil, nil, fmt.Errorf("http2: bad method %q", method)
 	}
 	if method == "CONNECT" {
-		return nil, errors.New("http2: CONNECT is not supported")
+		return nil, nil, nil, errors.New("http2: CONNECT is not supported")
+	}
+	var vary []h2conn.VaryField
+	var bodyT *protocol.Template
+	if protocol.BodyHasTemplate(body) {
+		var err error
+		if bodyT, err = protocol.ParseTemplate(string(body), feed); err != nil {
+			return nil, nil, nil, fmt.Errorf("http2: the body: %w", err)
+		}
+	}
+	if protocol.HasTemplate(uri) {
+		tp, err := protocol.ParseTemplate(uri, feed)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("http2: %w", err)
+		}
+		vary = append(vary, h2conn.VaryField{Name: ":path", Value: tp})
 	}
 	path := u.EscapedPath()
 	if path == "" {
@@ -219,13 +273,18 @@ func fields(u *url.URL, method string, headers []string, body []byte) ([]h2wire.
 		name, value, ok := strings.Cut(h, ":")
 		name = strings.ToLower(strings.TrimSpace(name))
 		value = strings.TrimSpace(value)
+		if ok && protocol.HasTemplate(h) {
+			if err := protocol.CheckHeaderFields(h, name, value, feed); err != nil {
+				return nil, nil, nil, fmt.Errorf("http2: %w", err)
+			}
+		}
 		switch {
 		case !ok:
-			return nil, fmt.Errorf("http2: header %q: want \"Name: value\"", h)
+			return nil, nil, nil, fmt.Errorf("http2: header %q: want \"Name: value\"", h)
 		case !isToken(name):
-			return nil, fmt.Errorf("http2: header %q: bad name", h)
+			return nil, nil, nil, fmt.Errorf("http2: header %q: bad name", h)
 		case strings.ContainsAny(value, "\r\n\x00"):
-			return nil, fmt.Errorf("http2: header %q: value holds CR, LF or NUL", h)
+			return nil, nil, nil, fmt.Errorf("http2: header %q: value holds CR, LF or NUL", h)
 		case droppedHeaders[name]:
 			continue
 		case name == "te" && !strings.EqualFold(value, "trailers"):
@@ -238,21 +297,45 @@ func fields(u *url.URL, method string, headers []string, body []byte) ([]h2wire.
 		case name == "content-length":
 			hasLength = true
 		}
+		if protocol.HasTemplate(value) {
+			tp, _ := protocol.ParseTemplate(value, feed) // checked above
+			vary = append(vary, h2conn.VaryField{Name: name, Value: tp})
+			continue
+		}
 		extra = append(extra, h2wire.Field{Name: name, Value: value})
 	}
 	fs := []h2wire.Field{
 		{Name: ":method", Value: method},
 		{Name: ":scheme", Value: scheme},
 		{Name: ":authority", Value: authority},
-		{Name: ":path", Value: path},
+	}
+	if vary == nil || vary[0].Name != ":path" {
+		fs = append(fs, h2wire.Field{Name: ":path", Value: path})
 	}
 	if !hasUA {
 		fs = append(fs, h2wire.Field{Name: "user-agent", Value: userAgent})
 	}
-	if len(body) > 0 && !hasLength {
+	switch {
+	case bodyT != nil && hasLength:
+		return nil, nil, nil, errors.New("http2: a content-length header with a body that varies: leave it out, it is set from each rendered body")
+	case bodyT != nil:
+		vary = append(vary, h2conn.VaryField{Name: "content-length"}) // the rendered body's
+	case len(body) > 0 && !hasLength:
 		fs = append(fs, h2wire.Field{Name: "content-length", Value: fmt.Sprint(len(body))})
 	}
-	return append(fs, extra...), nil
+	if vary == nil {
+		return append(fs, extra...), nil, nil, nil
+	}
+	r := &render{body: bodyT}
+	for _, f := range vary {
+		if f.Value != nil {
+			r.uses |= f.Value.Uses()
+		}
+	}
+	if bodyT != nil {
+		r.uses |= bodyT.Uses()
+	}
+	return append(fs, extra...), vary, r, nil
 }
 
 // isToken reports whether s is an RFC 9110 token (method, header name).
@@ -270,4 +353,23 @@ func isToken(s string) bool {
 		}
 	}
 	return true
+}
+
+// render is what a request with fields renders per request: its values
+// (protocol.Draw), and its body when that has fields. Its header fields
+// are rendered by h2conn (Config.Vary) with the same values.
+type render struct {
+	uses protocol.Uses
+	body *protocol.Template // nil: the body does not vary
+}
+
+// draw takes one request's values and renders its body into buf (when it
+// has fields; else body is the request's own): what the stream sends.
+func (r *render) draw(vars *protocol.Vars, buf, body []byte) (protocol.Draw, []byte, []byte) {
+	d := vars.Draw(r.uses)
+	if r.body != nil {
+		buf = r.body.Append(buf[:0], &d)
+		body = buf
+	}
+	return d, buf, body
 }

@@ -17,6 +17,12 @@ type stream struct {
 	body   []byte
 	bodies [][]byte            // a request mix's, by request; nil without one
 	ok     *protocol.StatusSet // the Dialer's: the statuses of a success
+	// Fields: what the current request renders (nil: nothing varies),
+	// the Dialer's by request, its values, and the body rendered.
+	render  *render
+	renders []*render
+	vars    *protocol.Vars
+	buf     []byte
 }
 
 var (
@@ -28,12 +34,21 @@ var (
 // (protocol.Picker).
 func (c *stream) Pick(i int) {
 	c.body = c.bodies[i]
+	if c.renders != nil {
+		c.render = c.renders[i]
+	}
 	c.s.Pick(i)
 }
 
 // Do sends one request on a new stream and reads the whole response.
 func (c *stream) Do(ctx context.Context, deadline time.Time) protocol.Outcome {
-	return outcome(c.s.Request(ctx, deadline, c.body, true, h2conn.WaitEnd), c.ok)
+	body := c.body
+	if c.render != nil {
+		var d protocol.Draw
+		d, c.buf, body = c.render.draw(c.vars, c.buf, body)
+		c.s.SetDraw(d, len(body))
+	}
+	return outcome(c.s.Request(ctx, deadline, body, true, h2conn.WaitEnd), c.ok)
 }
 
 // outcome applies the package's rules (see the package documentation);

@@ -53,6 +53,8 @@ type Conn struct {
 	blocks   []h2wire.RequestBlocks // for the peer's table: the Dialer's, or the connection's own; a mix's by request
 	hp       uint8                  // hpFirst, hpSteady or hpLiteral
 	hpPrefix []byte                 // a dynamic table size update to send first
+	vbuf     []byte                 // a header block with fields rendered (Config.Vary)
+	vval     []byte                 // one field's value, rendered
 	encMax   uint32                 // our encoder's table size as last signalled
 
 	// the peer's settings and our send windows

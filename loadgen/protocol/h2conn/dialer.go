@@ -24,6 +24,7 @@ const DefaultDialTimeout = 10 * time.Second
 type Dialer struct {
 	cfg    Config
 	blocks []h2wire.RequestBlocks // the request (a mix's requests) for a peer with the default HPACK table
+	vary   []varied               // Config.Vary, by request; nil without
 	opened atomic.Int64
 	group  Group[*Conn]
 }
@@ -39,6 +40,13 @@ func NewDialer(cfg Config) *Dialer {
 	}
 	d := &Dialer{cfg: cfg}
 	d.blocks = d.encode(h2wire.DefaultTableSize)
+	for _, fs := range cfg.Vary {
+		v := varied{fields: fs}
+		for _, f := range fs {
+			v.names = append(v.names, h2wire.StaticNameIndex(f.Name))
+		}
+		d.vary = append(d.vary, v)
+	}
 	d.group = Group[*Conn]{
 		Streams: cfg.Streams,
 		Name:    cfg.Name,

@@ -248,6 +248,23 @@ func (f *Fed) Start(k int) (int, Result) {
 	return Started, Result{}
 }
 
+// Body is the body given to Fed: every request's, without a mix.
+func (f *Fed) Body() []byte { return f.body }
+
+// SetDraw gives slot k's next request its values and its body, rendered
+// by the layer above (Stream.SetDraw): the body stays the caller's until
+// the request ends.
+func (f *Fed) SetDraw(k int, d protocol.Draw, body []byte) {
+	f.slots[k].SetDraw(d, len(body))
+	if f.kbody == nil {
+		f.kbody = make([][]byte, len(f.slots))
+		for j := range f.kbody {
+			f.kbody[j] = f.body
+		}
+	}
+	f.kbody[k] = body
+}
+
 // Pick makes request i of the Dialer's mix (Config.Requests), with body,
 // what slot k's next Start sends.
 func (f *Fed) Pick(k, i int, body []byte) {

@@ -52,9 +52,21 @@ type Config struct {
 	// first until another is. Their HPACK blocks share the fields all of
 	// them have (h2wire.EncodeRequests).
 	Requests [][]h2wire.Field
+	// Vary are the fields whose values vary per request (a field's
+	// {{seq}} …), by request (one list without a mix); nil without.
+	// They are sent as literals around the request's block: the pseudo
+	// fields before it, the others after it, rendered with the values
+	// the layer above gave the stream (Stream.SetDraw, Fed.SetDraw).
+	Vary [][]VaryField
 	// Want names the response fields (lowercase) the Handler gets, besides
 	// :status which the connection reads itself.
 	Want []string
+}
+
+// VaryField is a header field whose value is rendered per request.
+type VaryField struct {
+	Name  string             // lowercase; a pseudo field (":path") goes before the others
+	Value *protocol.Template // nil: the rendered body's length (content-length)
 }
 
 // dialAddr is the address a connection dials.

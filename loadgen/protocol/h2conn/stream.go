@@ -2,6 +2,7 @@ package h2conn
 
 import (
 	"context"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +41,8 @@ type Stream struct {
 	written     int64
 	sendWindow  int64
 	recvUnack   int64
+	draw        protocol.Draw // the values of its request's fields (SetDraw)
+	bodyLen     int           // the length of its request's body, rendered
 }
 
 func newStream(c *Conn, h Handler) *Stream {
@@ -93,6 +96,9 @@ func (c *Conn) openLocked(s *Stream, end bool) {
 	s.sendWindow, s.recvUnack = c.peerWindow, 0
 	n := len(c.wbuf)
 	prefix, block := c.hpPrefix, c.blockLocked(s.pick)
+	if c.d.vary != nil && c.d.vary[s.pick].fields != nil {
+		block = c.varyLocked(s, &c.d.vary[s.pick], block)
+	}
 	c.wbuf = h2wire.AppendHeaders(c.wbuf, s.id, end, c.peerMaxFrame, prefix, block)
 	c.hpPrefix = c.hpPrefix[:0]
 	s.written += int64(len(c.wbuf) - n)
@@ -350,4 +356,43 @@ func (s *Stream) Close() error {
 	c.mu.Unlock()
 	c.d.group.Release(c, false)
 	return nil
+}
+
+// varied is a request's VaryFields, ready to render.
+type varied struct {
+	fields []VaryField
+	names  []int // each one's static name index
+}
+
+// SetDraw gives the Stream's next request its values (Config.Vary),
+// drawn by the layer above, which renders the body with them too, and
+// the body's length, a content-length field's value. Only the Stream's
+// own goroutine calls it, before a Request.
+func (s *Stream) SetDraw(d protocol.Draw, bodyLen int) { s.draw, s.bodyLen = d, bodyLen }
+
+// varyLocked renders the fields of v with s's values around block, into
+// a buffer the connection keeps (its HEADERS are written before the next
+// request's).
+func (c *Conn) varyLocked(s *Stream, v *varied, block []byte) []byte {
+	d := &s.draw
+	b := c.vbuf[:0]
+	for pseudo := range 2 { // the pseudo fields first (RFC 9113 §8.3)
+		if pseudo == 1 {
+			b = append(b, block...)
+		}
+		for i := range v.fields {
+			f := &v.fields[i]
+			if (f.Name[0] == ':') != (pseudo == 0) {
+				continue
+			}
+			if f.Value == nil { // the length of the rendered body
+				c.vval = strconv.AppendInt(c.vval[:0], int64(s.bodyLen), 10)
+			} else {
+				c.vval = f.Value.Append(c.vval[:0], d)
+			}
+			b = h2wire.AppendLiteralValue(b, v.names[i], f.Name, c.vval)
+		}
+	}
+	c.vbuf = b
+	return b
 }

@@ -130,6 +130,26 @@ func AppendTableSizeUpdate(dst []byte, size uint32) []byte {
 	return appendInt(dst, 0x20, 5, uint64(size))
 }
 
+// StaticNameIndex is the static table's index of a field named name, or
+// 0 when it has none.
+func StaticNameIndex(name string) int {
+	_, idx := staticIndex(Field{Name: name})
+	return idx
+}
+
+// AppendLiteralValue appends a field as a literal never added to the
+// table (RFC 7541 §6.2.2), its name by nameIdx (StaticNameIndex; 0: the
+// name follows), its value raw: how a value that varies per request is
+// sent. It allocates only when dst has no room.
+func AppendLiteralValue(dst []byte, nameIdx int, name string, value []byte) []byte {
+	dst = appendInt(dst, 0x00, 4, uint64(nameIdx))
+	if nameIdx == 0 {
+		dst = appendString(dst, name)
+	}
+	dst = appendInt(dst, 0, 7, uint64(len(value)))
+	return append(dst, value...)
+}
+
 // appendLiteral appends a literal field whose representation starts with
 // first and has an n-bit name index (0: the name follows).
 func appendLiteral(dst []byte, first byte, n uint8, nameIdx int, f Field) []byte {

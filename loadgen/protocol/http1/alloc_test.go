@@ -39,6 +39,11 @@ func TestZeroAllocs(t *testing.T) {
 		{"404", Config{URL: "http://" + fs.addr + "/status/404"}, 0},
 		{"--ok-status", Config{URL: "http://" + fs.addr + "/hello", OKStatus: okStatus(t, "200-299,404")}, 0},
 		{"1MiB", Config{URL: "http://" + fs.addr + "/big"}, 0},
+		// Fields render into a buffer the connection keeps: made at its
+		// first request (the warm-up), grown only by a longer request;
+		// none per request after that.
+		{"fields", Config{URL: "http://" + fs.addr + "/hello?n={{seq}}&r={{rand 1000}}", Method: "POST", Feed: allocFeed(t),
+			Headers: []string{"X-Id: {{uuid}}", "X-User: {{row.user}}"}, Body: []byte(`{"at":{{now}},"user":"{{row.user}}"}`)}, 0},
 		// crypto/tls allocates one small atLeastReader per record it reads
 		// (tls.Conn.readFromUntil): one on this side, one on the server's.
 		{"TLS", Config{URL: "https://" + tfs.addr + "/hello", TLS: protocol.TLS{Insecure: true}}, 2},
@@ -94,6 +99,15 @@ func TestZeroAllocsChunked(t *testing.T) {
 	if n > allocs.Slack {
 		t.Errorf("%d allocations in 100 chunked Dos, want 0", n)
 	}
+}
+
+func allocFeed(t *testing.T) *protocol.Feed {
+	t.Helper()
+	f, err := protocol.ParseFeed("users.csv", []byte("user\nada\nbob\ncy\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func okStatus(t *testing.T, s string) protocol.StatusSet {

@@ -41,6 +41,12 @@ type Config struct {
 	// OKStatus are the statuses of a successful answer (--ok-status); the
 	// zero value: every status below 400.
 	OKStatus protocol.StatusSet
+	// Feed is the CSV rows {{row.COLUMN}} takes (--feed); nil without.
+	// Fields ({{seq}} …: protocol.ParseTemplate) may stand in a URL's
+	// path and query, in header values and in a body that is text; a
+	// request with none is built once, one with some is compiled once and
+	// rendered per request.
+	Feed *protocol.Feed
 }
 
 // Request is one request of a mix (Config.Requests).
@@ -63,15 +69,17 @@ type target struct {
 	addr     string // host:port to dial
 	hostname string // the URL's host without port or brackets (SNI, verification)
 	tls      bool
-	head     bool   // HEAD: responses carry no body whatever their headers say
-	req      []byte // the whole request: request line, headers, body
-	mix      *list  // Config.Requests, built; nil without
+	head     bool     // HEAD: responses carry no body whatever their headers say
+	req      []byte   // the whole request: request line, headers, body
+	vary     *varying // the request compiled, when it has fields (req is nil then)
+	mix      *list    // Config.Requests, built; nil without
 }
 
-// list is the requests of a mix, built: each one's bytes and whether it
-// is a HEAD, by its index.
+// list is the requests of a mix, built: each one's bytes (or, with
+// fields, its compiled form) and whether it is a HEAD, by its index.
 type list struct {
 	reqs  [][]byte
+	varys []*varying
 	heads []bool
 }
 
@@ -83,9 +91,9 @@ func (c Config) target() (target, error) {
 	if !strings.Contains(c.URL, "://") {
 		return t, fmt.Errorf("URL %q has no scheme: want http://%s or https://…", c.URL, strings.TrimPrefix(c.URL, "//"))
 	}
-	u, err := url.Parse(c.URL)
+	u, uri, err := protocol.ParseURL(c.URL, c.Feed)
 	if err != nil {
-		return t, fmt.Errorf("malformed URL %q: %v", c.URL, errors.Unwrap(err))
+		return t, err
 	}
 	switch u.Scheme {
 	case "http":
@@ -119,7 +127,7 @@ func (c Config) target() (target, error) {
 	if len(c.Requests) > 0 {
 		return t, c.mix(&t, u)
 	}
-	t.req, t.head, err = build(u, c.Method, c.Headers, c.Body)
+	t.req, t.vary, t.head, err = build(uri, u.Host, c.Method, c.Headers, c.Body, c.Feed)
 	return t, err
 }
 
@@ -128,9 +136,9 @@ func (c Config) target() (target, error) {
 func (c Config) mix(t *target, u *url.URL) error {
 	t.mix = &list{}
 	for i, r := range c.Requests {
-		ru, err := url.Parse(r.URL)
+		ru, uri, err := protocol.ParseURL(r.URL, c.Feed)
 		if err != nil {
-			return fmt.Errorf("request %d: malformed URL %q: %v", i+1, r.URL, errors.Unwrap(err))
+			return fmt.Errorf("request %d: %w", i+1, err)
 		}
 		if ru.Scheme != u.Scheme || !sameHostPort(ru, u) {
 			return fmt.Errorf("request %d: %s is not on %s://%s: the requests of a mix share one connection pool (one scheme, host and port)", i+1, r.URL, u.Scheme, t.addr)
@@ -138,13 +146,13 @@ func (c Config) mix(t *target, u *url.URL) error {
 		if ru.User != nil {
 			return fmt.Errorf("request %d: URL %q: credentials in the URL are not sent; give an Authorization header", i+1, r.URL)
 		}
-		req, head, err := build(ru, r.Method, append(slices.Clip(c.Headers), r.Headers...), r.Body)
+		req, vary, head, err := build(uri, ru.Host, r.Method, append(slices.Clip(c.Headers), r.Headers...), r.Body, c.Feed)
 		if err != nil {
 			return fmt.Errorf("request %d (%s %s): %w", i+1, r.Method, r.URL, err)
 		}
-		t.mix.reqs, t.mix.heads = append(t.mix.reqs, req), append(t.mix.heads, head)
+		t.mix.reqs, t.mix.varys, t.mix.heads = append(t.mix.reqs, req), append(t.mix.varys, vary), append(t.mix.heads, head)
 	}
-	t.req, t.head = t.mix.reqs[0], t.mix.heads[0]
+	t.req, t.vary, t.head = t.mix.reqs[0], t.mix.varys[0], t.mix.heads[0]
 	return nil
 }
 
@@ -160,38 +168,45 @@ func sameHostPort(a, b *url.URL) bool {
 	return strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
-// build makes the bytes of one request to u, and tells a HEAD.
-func build(u *url.URL, method string, headers []string, body []byte) ([]byte, bool, error) {
+// build makes the bytes of one request to uri (its request target) on
+// host, and tells a HEAD. A request with fields ({{seq}} …) in its URI,
+// a header's value or its body is compiled instead (vary; req is nil).
+func build(uri, host, method string, headers []string, body []byte, feed *protocol.Feed) (req []byte, vary *varying, head bool, err error) {
 	if method == "" {
 		method = "GET"
 	}
 	if !protocol.IsToken(method) {
-		return nil, false, fmt.Errorf("method %q is not a valid HTTP method", method)
+		return nil, nil, false, fmt.Errorf("method %q is not a valid HTTP method", method)
 	}
-	head := method == "HEAD"
+	head = method == "HEAD"
 
-	host := u.Host // as wrk sends it: host[:port], IPv6 in brackets
 	var hdrs []string
-	userAgent := false
+	userAgent, fields := false, protocol.HasTemplate(uri)
 	for _, h := range headers {
 		name, value, err := parseHeader(h)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
+		}
+		if protocol.HasTemplate(value) {
+			if err := protocol.CheckHeaderFields(h, name, value, feed); err != nil {
+				return nil, nil, false, err
+			}
+			fields = true
 		}
 		switch {
 		case strings.EqualFold(name, "Host"):
 			if value == "" {
-				return nil, false, fmt.Errorf("header %q: empty Host", h)
+				return nil, nil, false, fmt.Errorf("header %q: empty Host", h)
 			}
 			host = value
 			continue
 		case strings.EqualFold(name, "Content-Length"):
 			if value != strconv.Itoa(len(body)) {
-				return nil, false, fmt.Errorf("header %q disagrees with the body (%d bytes): leave Content-Length out, it is set from the body", h, len(body))
+				return nil, nil, false, fmt.Errorf("header %q disagrees with the body (%d bytes): leave Content-Length out, it is set from the body", h, len(body))
 			}
 			continue
 		case strings.EqualFold(name, "Transfer-Encoding"):
-			return nil, false, fmt.Errorf("header %q: the body is always sent with Content-Length; leave Transfer-Encoding out", h)
+			return nil, nil, false, fmt.Errorf("header %q: the body is always sent with Content-Length; leave Transfer-Encoding out", h)
 		case strings.EqualFold(name, "User-Agent"):
 			userAgent = true
 		}
@@ -201,7 +216,7 @@ func build(u *url.URL, method string, headers []string, body []byte) ([]byte, bo
 	b := make([]byte, 0, 256+len(body))
 	b = append(b, method...)
 	b = append(b, ' ')
-	b = append(b, u.RequestURI()...)
+	b = append(b, uri...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, host...)
 	b = append(b, "\r\n"...)
@@ -212,14 +227,20 @@ func build(u *url.URL, method string, headers []string, body []byte) ([]byte, bo
 	if !userAgent {
 		b = append(b, "User-Agent: loadgen\r\n"...)
 	}
-	if len(body) > 0 || method == "POST" || method == "PUT" || method == "PATCH" {
+	clen := len(body) > 0 || method == "POST" || method == "PUT" || method == "PATCH"
+	bodyFields := protocol.BodyHasTemplate(body)
+	if fields || bodyFields {
+		vary, err = compile(string(b), body, bodyFields, clen, feed)
+		return nil, vary, head, err
+	}
+	if clen {
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, int64(len(body)), 10)
 		b = append(b, "\r\n"...)
 	}
 	b = append(b, "\r\n"...)
 	b = append(b, body...)
-	return b, head, nil
+	return b, nil, head, nil
 }
 
 // parseHeader splits "Name: value" and checks both halves.

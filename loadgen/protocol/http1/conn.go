@@ -48,7 +48,10 @@ type conn struct {
 	fc     *protocol.FlightConn // under the *tls.Conn: the first request's write waits for its read
 	req    []byte               // the request, shared read-only with the Dialer
 	head   bool
-	mix    *list // the Dialer's request mix, if any: Pick sets req and head from it
+	vary   *varying       // the request to render, when it has fields
+	vars   *protocol.Vars // the Dialer's: the values fields share
+	buf    []byte         // what vary renders into, kept
+	mix    *list          // the Dialer's request mix, if any: Pick sets req and head from it
 	cr     countingReader
 	br     *bufio.Reader // borrowed while a response is read
 	resp   fasthttp.Response
@@ -63,7 +66,7 @@ var (
 )
 
 func newConn(raw, rw net.Conn, d *Dialer) *conn {
-	c := &conn{raw: raw, rw: rw, req: d.req, head: d.head, mix: d.mix, ok: &d.ok}
+	c := &conn{raw: raw, rw: rw, req: d.req, head: d.head, vary: d.vary, vars: d.vars, mix: d.mix, ok: &d.ok}
 	c.cr.r = rw
 	if tc, ok := rw.(*net.TCPConn); ok {
 		if rc, err := tc.SyscallConn(); err == nil {
@@ -81,7 +84,7 @@ func newConn(raw, rw net.Conn, d *Dialer) *conn {
 
 // Pick makes request i of the Dialer's mix the one Do sends
 // (protocol.Picker).
-func (c *conn) Pick(i int) { c.req, c.head = c.mix.reqs[i], c.mix.heads[i] }
+func (c *conn) Pick(i int) { c.req, c.vary, c.head = c.mix.reqs[i], c.mix.varys[i], c.mix.heads[i] }
 
 // Do sends the request and reads the whole response. ctx is not watched on
 // the hot path: the engine aborts a Do in progress with Close.
@@ -94,6 +97,10 @@ func (c *conn) Do(_ context.Context, deadline time.Time) protocol.Outcome {
 		c.timed = false
 	}
 	c.cr.n, c.cr.err = 0, nil
+	if c.vary != nil {
+		c.buf = c.vary.render(c.buf, c.vars)
+		c.req = c.buf
+	}
 
 	var o protocol.Outcome
 	if c.cr.rc != nil && len(c.req) <= pollWriteMax {

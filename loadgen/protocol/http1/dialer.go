@@ -17,6 +17,8 @@ type Dialer struct {
 	target  protocol.Target // for the event loop's sockets
 	addr    string
 	req     []byte
+	vary    *varying       // the request compiled, when it has fields
+	vars    *protocol.Vars // the values its fields share: one sequence, one feed
 	head    bool
 	mix     *list       // a request mix (Config.Requests); nil without
 	tls     *tls.Config // nil for plain HTTP
@@ -33,7 +35,7 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dialer{target: protocol.Target{Addr: t.addr}, addr: t.addr, req: t.req, head: t.head, mix: t.mix, timeout: cfg.DialTimeout, ok: cfg.OKStatus}
+	d := &Dialer{target: protocol.Target{Addr: t.addr}, addr: t.addr, req: t.req, vary: t.vary, vars: protocol.NewVars(cfg.Feed), head: t.head, mix: t.mix, timeout: cfg.DialTimeout, ok: cfg.OKStatus}
 	if t.tls {
 		tc := cfg.TLS
 		tc.Enabled = true
@@ -99,7 +101,7 @@ func (d *Dialer) Resolve(ctx context.Context) error { return d.target.Resolve(ct
 
 // Session returns the state of one connection an event loop drives.
 func (d *Dialer) Session() protocol.Session {
-	return &session{req: d.req, head: d.head, mix: d.mix, ok: &d.ok}
+	return &session{req: d.req, vary: d.vary, vars: d.vars, head: d.head, mix: d.mix, ok: &d.ok}
 }
 
 // PerRequest is false: connections are kept alive.

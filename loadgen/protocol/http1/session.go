@@ -17,6 +17,9 @@ const maxHeader = readBufSize
 // in a buffer made the first time that happens and kept.
 type session struct {
 	req  []byte
+	vary *varying            // the request to render, when it has fields
+	vars *protocol.Vars      // the Dialer's: the values fields share
+	buf  []byte              // what vary renders into, kept
 	head bool                // a HEAD request: responses have no body
 	mix  *list               // the Dialer's request mix, if any
 	ok   *protocol.StatusSet // the Dialer's: the statuses of a success
@@ -28,12 +31,19 @@ var (
 	_ protocol.Picker  = (*session)(nil)
 )
 
-func (s *session) Request() []byte { return s.req }
+// Request is the next request: with fields, rendered now.
+func (s *session) Request() []byte {
+	if s.vary != nil {
+		s.buf = s.vary.render(s.buf, s.vars)
+		s.req = s.buf
+	}
+	return s.req
+}
 
 // Pick makes request i of the Dialer's mix the next one Request gives
 // (protocol.Picker): the response is parsed as that request's (a HEAD's
 // has no body).
-func (s *session) Pick(i int) { s.req, s.head = s.mix.reqs[i], s.mix.heads[i] }
+func (s *session) Pick(i int) { s.req, s.vary, s.head = s.mix.reqs[i], s.mix.varys[i], s.mix.heads[i] }
 
 // Response parses the response, as RFC 9112 frames it: interim 1xx
 // responses are skipped; a HEAD request's, 1xx, 204 and 304 have no body;
