@@ -63,7 +63,7 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 // (http://:8080/) is refused instead of dialed on this machine.
 func runTarget(proto, target string) (string, error) {
 	switch proto {
-	case "", "http1", "h2", "h2c":
+	case "", "http1", "h2", "h2c", "h3":
 	default:
 		return target, nil // host:port, checked by the protocol
 	}

@@ -21,6 +21,7 @@ import (
 
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2"
+	"loadgen/loadgen/protocol/h3"
 	"loadgen/loadgen/protocol/http1"
 	"loadgen/loadgen/protocol/netns"
 	"loadgen/loadgen/protocol/rpc"
@@ -31,13 +32,13 @@ import (
 
 // Spec is one load target, as asked.
 type Spec struct {
-	Protocol string // http1 (default), h2, h2c, grpc, grpc-stream, tcp-rr, tcp-crr, tcp-stream, udp-rr, udp-stream
+	Protocol string // http1 (default), h2, h2c, h3, grpc, grpc-stream, tcp-rr, tcp-crr, tcp-stream, udp-rr, udp-stream
 	Target   string // http(s):// URL, or host:port for grpc and tcp; host:port/path is taken as http://
 	Method   string // HTTP; default GET, or POST with a body
 	Headers  []string
 	Body     []byte
 	Size     int // grpc, tcp and udp payload bytes; tcp and udp default 1024
-	Streams  int // concurrent streams per connection (h2, grpc)
+	Streams  int // concurrent streams per connection (h2, h3, grpc)
 	// Connections is the run's connection count: gRPC groups its streams
 	// by it.
 	Connections int
@@ -110,6 +111,7 @@ var described = [][2]string{
 	{"http1", "HTTP/1.1 (http:// or https://)"},
 	{"h2", "HTTP/2 over TLS (https://, ALPN h2)"},
 	{"h2c", "HTTP/2 without TLS (http://, prior knowledge)"},
+	{"h3", "HTTP/3 over QUIC (https://, the UDP port of that number; 0-RTT off)"},
 	{"grpc", "gRPC unary calls"},
 	{"grpc-stream", "gRPC ping-pong streams (--window N: N messages in flight on each)"},
 	{"grpc-server-stream", "gRPC server-streaming calls: one message out, a stream back (--messages asks the echo target for that many)"},
@@ -139,6 +141,7 @@ var builders = map[string]builder{
 	"http1":              newHTTP1,
 	"h2":                 newHTTP2,
 	"h2c":                newHTTP2,
+	"h3":                 newHTTP3,
 	"tcp-rr":             newTCP,
 	"tcp-crr":            newTCP,
 	"tcp-stream":         newTCP,
@@ -180,8 +183,8 @@ func New(s *Spec) (protocol.Dialer, error) {
 	if err := s.checkMix(); err != nil {
 		return nil, err
 	}
-	if s.OKStatus != "" && s.Protocol != "http1" && s.Protocol != "h2" && s.Protocol != "h2c" {
-		return nil, fmt.Errorf("--ok-status names HTTP statuses: -p %s has none of its own (gRPC's success is its status OK; an HTTP status without one is mapped to a gRPC code and fails), use it with -p http1, h2 or h2c", s.Protocol)
+	if s.OKStatus != "" && s.Protocol != "http1" && s.Protocol != "h2" && s.Protocol != "h2c" && s.Protocol != "h3" {
+		return nil, fmt.Errorf("--ok-status names HTTP statuses: -p %s has none of its own (gRPC's success is its status OK; an HTTP status without one is mapped to a gRPC code and fails), use it with -p http1, h2, h2c or h3", s.Protocol)
 	}
 	if s.NetNS == "" {
 		return b(s, nil)
@@ -363,6 +366,25 @@ func newHTTP2(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 		return h2.NewLibraryDialer(c)
 	}
 	return h2.NewDialer(c)
+}
+
+func newHTTP3(s *Spec, enter func(func() error) error) (protocol.Dialer, error) {
+	if enter != nil {
+		return nil, fmt.Errorf("-p h3 from --netns is not supported yet: quic-go opens its sockets on goroutines of its own")
+	}
+	if err := httpTarget(s); err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(s.Target, "https://") {
+		return nil, fmt.Errorf("-p h3 is HTTP/3 over QUIC, always TLS: use an https:// URL (QUIC goes to the UDP port of its number)")
+	}
+	s.Streams = max(1, s.Streams)
+	ok, err := okStatus(s)
+	if err != nil {
+		return nil, err
+	}
+	return h3.NewDialer(h3.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS,
+		Streams: s.Streams, DialTimeout: s.Timeout, OKStatus: ok})
 }
 
 // okStatus reads the Spec's --ok-status, and writes it back as it reads

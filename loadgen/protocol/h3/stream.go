@@ -1,0 +1,97 @@
+package h3
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"loadgen/loadgen/protocol"
+)
+
+// stream is a protocol.Conn: one of the Streams Conns sharing a QUIC
+// connection, one request (one QUIC stream) at a time.
+type stream struct {
+	d      *Dialer
+	c      *qconn
+	abort  context.Context // cancelled by Close: ends a Do in progress
+	cancel context.CancelFunc
+	closed atomic.Bool
+}
+
+// Do sends one request on a new QUIC stream and reads the whole response.
+func (s *stream) Do(ctx context.Context, deadline time.Time) protocol.Outcome {
+	if s.closed.Load() {
+		return protocol.Outcome{Err: protocol.Read, Done: true}
+	}
+	rctx, cancel := s.abort, context.CancelFunc(func() {})
+	if !deadline.IsZero() {
+		rctx, cancel = context.WithDeadline(rctx, deadline)
+	}
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+
+	t := s.d.t
+	req := t.req.WithContext(rctx)
+	o := protocol.Outcome{Written: int64(len(t.body))}
+	if len(t.body) > 0 {
+		req.Body = io.NopCloser(bytes.NewReader(t.body))
+	}
+	resp, err := s.c.cc.RoundTrip(req)
+	if err == nil {
+		o.Status = int32(resp.StatusCode)
+		o.Bytes, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	switch {
+	case err != nil:
+		s.fail(&o, ctx, rctx, err)
+	case t.ok.Failed(resp.StatusCode):
+		o.Err = protocol.Status
+	}
+	return o
+}
+
+// fail classifies err, a request's failure (see the package documentation).
+func (s *stream) fail(o *protocol.Outcome, run, req context.Context, err error) {
+	var se *quic.StreamError
+	var he *http3.Error
+	switch {
+	case s.closed.Load():
+		o.Err, o.Done = protocol.Read, true
+	case run.Err() != nil, req.Err() != nil:
+		o.Err = protocol.Timeout
+	case s.c.conn.Context().Err() != nil:
+		s.c.dead.Store(true)
+		o.Err, o.Done = protocol.Read, true
+	case errors.As(err, &se) && se.Remote:
+		o.Err = protocol.Read
+		if http3.ErrCode(se.ErrorCode) == http3.ErrCodeRequestRejected {
+			o.Unsent, o.Done = true, true // not processed: sent again
+		}
+	case errors.As(err, &he) && !he.Remote:
+		o.Err = protocol.Protocol // the server broke HTTP/3 on the stream
+	default:
+		// the stream could not be opened or the connection failed
+		s.c.dead.Store(true)
+		o.Err, o.Done = protocol.Read, true
+	}
+}
+
+// Close ends the Conn's request, if any; the last Close of a connection
+// closes it. It may run concurrently with Do, which then returns promptly.
+// It is idempotent.
+func (s *stream) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.cancel()
+	s.d.release(s.c)
+	return nil
+}
