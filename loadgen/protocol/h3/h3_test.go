@@ -1,0 +1,196 @@
+package h3
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"loadgen/loadgen/protocol"
+	"loadgen/targets/tlscert"
+)
+
+// server is quic-go's HTTP/3 server on loopback, in-process, counting the
+// QUIC connections it accepted.
+type server struct {
+	url   string
+	conns atomic.Int64
+	srv   *http3.Server
+}
+
+func startServer(t *testing.T, h http.Handler) *server {
+	t.Helper()
+	cert, err := tlscert.New(tlscert.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{url: "https://" + udp.LocalAddr().String()}
+	s.srv = &http3.Server{
+		Handler:   h,
+		TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert.TLS}}),
+		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
+			s.conns.Add(1)
+			return context.WithValue(ctx, connKey{}, c)
+		},
+	}
+	go s.srv.Serve(udp)
+	t.Cleanup(func() { s.srv.Close(); udp.Close() })
+	return s
+}
+
+type connKey struct{}
+
+func dial(t *testing.T, cfg Config) (*Dialer, protocol.Conn) {
+	t.Helper()
+	cfg.TLS.Insecure = true
+	d, err := NewDialer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return d, c
+}
+
+func echo(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/status/503":
+		w.WriteHeader(503)
+	case "/reset":
+		panic(http.ErrAbortHandler) // the server resets the stream
+	case "/slow":
+		<-r.Context().Done()
+	case "/close":
+		r.Context().Value(connKey{}).(*quic.Conn).CloseWithError(0x100, "closing")
+	default:
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Method", r.Method)
+		w.Write([]byte(r.Method + " " + r.Header.Get("X-Test") + " " + string(b)))
+	}
+}
+
+// A request and its answer: the status, the body's bytes, the request's,
+// its method and headers as given.
+func TestDo(t *testing.T) {
+	s := startServer(t, http.HandlerFunc(echo))
+	_, c := dial(t, Config{URL: s.url + "/echo", Method: "PUT", Headers: []string{"X-Test: yes"}, Body: []byte("hello")})
+	o := c.Do(context.Background(), time.Now().Add(5*time.Second))
+	if want := len("PUT yes hello"); o.Err != protocol.None || o.Status != 200 || o.Bytes != int64(want) || o.Written != 5 {
+		t.Errorf("%+v; want 200, %d bytes read, 5 written", o, want)
+	}
+	_, c = dial(t, Config{URL: s.url + "/status/503"})
+	if o := c.Do(context.Background(), time.Time{}); o.Err != protocol.Status || o.Status != 503 || o.Done {
+		t.Errorf("503: %+v, want Status, not Done", o)
+	}
+}
+
+// Streams Dials share a QUIC connection; the next one opens another.
+func TestStreamsShareAConnection(t *testing.T) {
+	s := startServer(t, http.HandlerFunc(echo))
+	d, c := dial(t, Config{URL: s.url + "/get", Streams: 3})
+	conns := []protocol.Conn{c}
+	for range 5 {
+		c, err := d.Dial(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		if o := c.Do(context.Background(), time.Time{}); o.Err != protocol.None {
+			t.Fatalf("%+v", o)
+		}
+	}
+	if d.Opened() != 2 || s.conns.Load() != 2 {
+		t.Errorf("6 Conns at -m 3: %d connections opened, the server accepted %d; want 2", d.Opened(), s.conns.Load())
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
+// A request past its deadline is a Timeout that keeps the connection; one
+// the server resets is a Read that keeps it too.
+func TestTimeoutAndResetKeepTheConnection(t *testing.T) {
+	s := startServer(t, http.HandlerFunc(echo))
+	for _, path := range []string{"/slow", "/reset"} {
+		d, c := dial(t, Config{URL: s.url + path})
+		want := map[string]protocol.ErrClass{"/slow": protocol.Timeout, "/reset": protocol.Read}[path]
+		for range 2 {
+			if o := c.Do(context.Background(), time.Now().Add(50*time.Millisecond)); o.Err != want || o.Done {
+				t.Errorf("%s: %+v, want %v and not Done", path, o, want)
+			}
+		}
+		if d.Opened() != 1 {
+			t.Errorf("%s: %d connections, want 1", path, d.Opened())
+		}
+	}
+}
+
+// Close from another goroutine ends a Do in progress: Read, Done.
+func TestCloseAbortsDo(t *testing.T) {
+	s := startServer(t, http.HandlerFunc(echo))
+	_, c := dial(t, Config{URL: s.url + "/slow"})
+	done := make(chan protocol.Outcome)
+	go func() { done <- c.Do(context.Background(), time.Time{}) }()
+	c.Close()
+	if o := <-done; o.Err != protocol.Read || !o.Done {
+		t.Errorf("%+v, want Read and Done", o)
+	}
+}
+
+// The server closing the connection ends its Conns' requests with Done,
+// and the next Dial opens a new connection.
+func TestConnectionClosedIsDone(t *testing.T) {
+	s := startServer(t, http.HandlerFunc(echo))
+	d, c := dial(t, Config{URL: s.url + "/close"})
+	if o := c.Do(context.Background(), time.Now().Add(5*time.Second)); o.Err != protocol.Read || !o.Done {
+		t.Errorf("the server closed the connection: %+v, want Read and Done", o)
+	}
+	c.Close()
+	c, err := d.Dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if o := c.Do(context.Background(), time.Now().Add(5*time.Second)); o.Err != protocol.Read || !o.Done {
+		t.Errorf("on the new connection: %+v, want Read and Done again", o) // and the server has seen it
+	}
+	if d.Opened() != 2 || s.conns.Load() != 2 {
+		t.Errorf("after Done: %d connections opened, the server accepted %d; want 2", d.Opened(), s.conns.Load())
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{URL: "http://127.0.0.1:1/"}, "https://"},
+		{Config{URL: "https:///x"}, "no host"},
+		{Config{URL: "https://127.0.0.1:1/", Streams: -1}, "at least 1"},
+		{Config{URL: "https://127.0.0.1:1/", Method: "GE T"}, "bad method"},
+		{Config{URL: "https://127.0.0.1:1/", Headers: []string{"nocolon"}}, "Name: value"},
+		{Config{URL: "https://127.0.0.1:1/", TLS: protocol.TLS{MaxVersion: tls.VersionTLS12}}, "TLS 1.3"},
+	} {
+		_, err := NewDialer(tc.cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: %v, want one line with %q", tc.cfg, err, tc.want)
+		}
+	}
+}
