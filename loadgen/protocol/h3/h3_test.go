@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,9 +25,15 @@ type server struct {
 	url   string
 	conns atomic.Int64
 	srv   *http3.Server
+	mu    sync.Mutex
+	qs    []*quic.Conn // every connection accepted
 }
 
 func startServer(t *testing.T, h http.Handler) *server {
+	return startServerWith(t, h, nil)
+}
+
+func startServerWith(t *testing.T, h http.Handler, qc *quic.Config) *server {
 	t.Helper()
 	cert, err := tlscert.New(tlscert.ECDSAP256)
 	if err != nil {
@@ -38,10 +45,14 @@ func startServer(t *testing.T, h http.Handler) *server {
 	}
 	s := &server{url: "https://" + udp.LocalAddr().String()}
 	s.srv = &http3.Server{
-		Handler:   h,
-		TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert.TLS}}),
+		Handler:    h,
+		TLSConfig:  http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert.TLS}}),
+		QUICConfig: qc,
 		ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
 			s.conns.Add(1)
+			s.mu.Lock()
+			s.qs = append(s.qs, c)
+			s.mu.Unlock()
 			return context.WithValue(ctx, connKey{}, c)
 		},
 	}
@@ -192,5 +203,41 @@ func TestConfigErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%+v: %v, want one line with %q", tc.cfg, err, tc.want)
 		}
+	}
+}
+
+// 0-RTT is off: against a server that accepts it, with sessions resumed
+// (--tls-resume), no connection uses it.
+func TestNo0RTT(t *testing.T) {
+	s := startServerWith(t, http.HandlerFunc(echo), &quic.Config{Allow0RTT: true})
+	d, err := NewDialer(Config{URL: s.url + "/get", TLS: protocol.TLS{Insecure: true, Resume: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // one connection each, as --new-conn
+		c, err := d.Dial(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := c.Do(context.Background(), time.Now().Add(5*time.Second)); o.Err != protocol.None {
+			t.Fatalf("%+v", o)
+		}
+		c.Close()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	resumed := 0
+	for _, q := range s.qs {
+		<-q.HandshakeComplete()
+		st := q.ConnectionState()
+		if st.Used0RTT {
+			t.Error("a connection used 0-RTT")
+		}
+		if st.TLS.DidResume {
+			resumed++
+		}
+	}
+	if len(s.qs) != 3 || resumed == 0 {
+		t.Errorf("%d connections, %d resumed; want 3, some resumed (so 0-RTT was possible)", len(s.qs), resumed)
 	}
 }
