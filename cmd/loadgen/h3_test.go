@@ -86,6 +86,22 @@ func TestH3CountsWhatHTTPBinServed(t *testing.T) {
 	}
 }
 
+// --0rtt with a new connection per request: every connection after the
+// first resumes and may send in 0-RTT, and the counts still match the
+// target's, one QUIC handshake per request.
+func TestH3ZeroRTTNewConn(t *testing.T) {
+	srv, ca, handshakes := h3HTTPBin(t, true)
+	before, shaken := srv.Served(), handshakes.Load()
+	r := runJSON(t, "-p", "h3", "--0rtt", "--new-conn", "--cacert", ca, "-c", "2", "-n", "100", "https://"+srv.Addr()+"/get")
+	if served := srv.Served() - before; r.Summary.Requests != 100 || served != 100 {
+		t.Errorf("loadgen counted %d requests, httpbin served %d; want 100", r.Summary.Requests, served)
+	}
+	// the preflight's connection, then one per request
+	if c, hs := r.Summary.Connections, handshakes.Load()-shaken; c.Established != 100 || hs != 101 {
+		t.Errorf("%d connections established, %d handshakes at the target; want 100 and 101 (the preflight's too)", c.Established, hs)
+	}
+}
+
 // httpbin's answers over TCP advertise its HTTP/3 (Alt-Svc), only when it
 // serves it.
 func TestHTTPBinAdvertisesH3(t *testing.T) {
@@ -134,6 +150,8 @@ func TestH3BadInput(t *testing.T) {
 		{[]string{"-p", "h3", "http://127.0.0.1:1/get"}, "use an https:// URL"},
 		{[]string{"-p", "h3", "--tls-version", "1.2", "https://127.0.0.1:1/get"}, "QUIC needs TLS 1.3"},
 		{[]string{"-p", "h3", "--client", "x-net", "https://127.0.0.1:1/get"}, "not -p h3"},
+		{[]string{"-p", "h2", "--0rtt", "https://127.0.0.1:1/get"}, "use it with -p h3"},
+		{[]string{"-p", "h3", "--0rtt", "--body", "x", "https://127.0.0.1:1/post"}, "GET and HEAD only"},
 	} {
 		code, _, stderr := cli(t, append([]string{"run", "-q", "-n", "1"}, tc.args...)...)
 		first, _, _ := strings.Cut(stderr, "\n")

@@ -37,6 +37,7 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 		TLS: tlsOpt, Client: f.client, NetNS: f.netns, Health: f.health,
 		Call: f.call, Data: f.data, Protoset: f.protoset, OKStatus: f.okStatus,
 		Proto: f.proto, ImportPaths: f.importPaths, Messages: f.messages, Window: f.window,
+		ZeroRTT: f.zeroRTT,
 	}
 	if m := f.mix; m != nil { // --targets
 		for _, r := range m.Requests {

@@ -69,6 +69,9 @@ type Spec struct {
 	// A window is Window Conns on one stream: Streams counts Conns per
 	// connection, a multiple of it. It runs on grpc-go's client.
 	Window int
+	// ZeroRTT sends -p h3's GET and HEAD requests in 0-RTT on resumed
+	// sessions (--0rtt); off, no request leaves before its handshake.
+	ZeroRTT bool
 	// Requests, when set, are a request mix (loadgen run --targets): what
 	// is sent over HTTP (http1, h2, h2c), each request picked by the
 	// engine. Their URLs share one scheme, host and port, which Target is
@@ -174,6 +177,8 @@ func New(s *Spec) (protocol.Dialer, error) {
 		return nil, fmt.Errorf("--data, --protoset, --proto and --import-path describe a --call: give the method with --call pkg.Service/Method")
 	case s.Messages != 0 && s.Protocol != "grpc-server-stream" && s.Protocol != "grpc-client-stream":
 		return nil, fmt.Errorf("--messages counts a streaming call's messages: use it with -p grpc-server-stream or grpc-client-stream, not -p %s", s.Protocol)
+	case s.ZeroRTT && s.Protocol != "h3":
+		return nil, fmt.Errorf("--0rtt sends requests in QUIC's 0-RTT: use it with -p h3, not -p %s", s.Protocol)
 	case s.Window != 0 && s.Protocol != "grpc-stream":
 		return nil, fmt.Errorf("--window keeps ping-pong messages in flight on a stream: use it with -p grpc-stream, not -p %s", s.Protocol)
 	}
@@ -384,7 +389,7 @@ func newHTTP3(s *Spec, enter func(func() error) error) (protocol.Dialer, error) 
 		return nil, err
 	}
 	return h3.NewDialer(h3.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS,
-		Streams: s.Streams, DialTimeout: s.Timeout, OKStatus: ok})
+		Streams: s.Streams, DialTimeout: s.Timeout, OKStatus: ok, ZeroRTT: s.ZeroRTT})
 }
 
 // okStatus reads the Spec's --ok-status, and writes it back as it reads

@@ -19,9 +19,11 @@ func (s *Server) startH3(tcp *net.TCPAddr) error {
 		return fmt.Errorf("HTTP/3 on UDP port %d (the TLS port's number): %w", tcp.Port, err)
 	}
 	s.h3 = &http3.Server{
-		Handler:     s.router,
-		TLSConfig:   http3.ConfigureTLSConfig(s.cfg.TLS.Clone()),
-		QUICConfig:  &quic.Config{MaxIdleTimeout: s.cfg.IdleTimeout, MaxIncomingStreams: 1 << 10},
+		Handler:   s.router,
+		TLSConfig: http3.ConfigureTLSConfig(s.cfg.TLS.Clone()),
+		// 0-RTT is accepted, for clients that ask (loadgen run --0rtt):
+		// every endpoint may be replayed without harm.
+		QUICConfig:  &quic.Config{MaxIdleTimeout: s.cfg.IdleTimeout, MaxIncomingStreams: 1 << 10, Allow0RTT: true},
 		IdleTimeout: s.cfg.IdleTimeout,
 	}
 	altSvc := `h3=":` + strconv.Itoa(tcp.Port) + `"; ma=86400`

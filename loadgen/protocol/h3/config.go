@@ -6,10 +6,14 @@
 //
 // A QUIC connection always begins with a TLS 1.3 handshake: the Dialer
 // counts the connections whose handshake completed (Opened), which the
-// engine reports as the run's connections. 0-RTT is off: a connection is
-// dialed with quic.Dial, never DialEarly, so no request leaves before the
-// handshake completed, and a resumed session (--tls-resume) still waits
-// for it.
+// engine reports as the run's connections. 0-RTT is off unless
+// Config.ZeroRTT: a connection is dialed with quic.Dial, never DialEarly,
+// so no request leaves before the handshake completed, and a resumed
+// session (--tls-resume) still waits for it. With ZeroRTT, sessions are
+// resumed and a connection whose session allows it sends its GET or HEAD
+// requests in 0-RTT, before the handshake completed; a server that
+// rejects 0-RTT has those requests sent again (Unsent), and 0-RTT is not
+// tried again in the run.
 //
 // quic-go's client allocates per request (a request, a stream, its
 // goroutines): h3 runs on the engine's goroutine driver, and its
@@ -38,6 +42,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quic-go/quic-go/http3"
+
 	"loadgen/loadgen/protocol"
 )
 
@@ -53,6 +59,9 @@ type Config struct {
 	// OKStatus are the statuses of a successful answer (--ok-status); the
 	// zero value: every status below 400.
 	OKStatus protocol.StatusSet
+	// ZeroRTT sends requests in 0-RTT on resumed sessions (--0rtt): GET
+	// and HEAD only, which a replay cannot harm.
+	ZeroRTT bool
 }
 
 const (
@@ -76,6 +85,7 @@ type target struct {
 	streams     int
 	dialTimeout time.Duration
 	ok          protocol.StatusSet
+	early       *http.Request // req sent in 0-RTT; nil without ZeroRTT
 }
 
 func (c Config) target() (*target, error) {
@@ -157,6 +167,18 @@ func (c Config) target() (*target, error) {
 		req.Header.Set("User-Agent", userAgent)
 	}
 	t.req = req
+	if c.ZeroRTT {
+		early := *req
+		switch method {
+		case http.MethodGet:
+			early.Method = http3.MethodGet0RTT
+		case http.MethodHead:
+			early.Method = http3.MethodHead0RTT
+		default:
+			return nil, fmt.Errorf("http3: 0-RTT sends GET and HEAD only (a request in 0-RTT can be replayed), not %s", method)
+		}
+		t.early = &early
+	}
 	return t, nil
 }
 

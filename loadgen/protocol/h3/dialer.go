@@ -30,6 +30,8 @@ type Dialer struct {
 	tr     *http3.Transport // only for NewClientConn's settings
 	sock   protocol.Target
 	opened atomic.Int64
+	// rejected: a server rejected 0-RTT; connections after do without it.
+	rejected atomic.Bool
 
 	mu  sync.Mutex
 	cur *qconn // the connection Dials hand out, nil for a new one
@@ -49,6 +51,7 @@ func NewDialer(cfg Config) (*Dialer, error) {
 	}
 	o := cfg.TLS
 	o.Enabled = true
+	o.Resume = o.Resume || cfg.ZeroRTT // 0-RTT needs a resumed session
 	if o.MaxVersion != 0 && o.MaxVersion < tls.VersionTLS13 {
 		return nil, errors.New("http3: QUIC needs TLS 1.3: leave out --tls-version or give 1.3")
 	}
@@ -80,6 +83,7 @@ type qconn struct {
 	cc    *http3.ClientConn
 	udp   *net.UDPConn
 	dead  atomic.Bool // a Conn found it unable to carry another request
+	early bool        // dialed for 0-RTT: its requests may go before the handshake completed
 
 	// under Dialer.mu
 	handed int // Dials handed out on it
@@ -144,7 +148,11 @@ func (d *Dialer) open(ctx context.Context, c *qconn) error {
 	if err != nil {
 		return fmt.Errorf("http3: %w", err)
 	}
-	conn, err := quic.Dial(ctx, udp, addr, d.tls, d.qc)
+	dialQUIC := quic.Dial
+	if c.early = d.t.early != nil && !d.rejected.Load(); c.early {
+		dialQUIC = quic.DialEarly
+	}
+	conn, err := dialQUIC(ctx, udp, addr, d.tls, d.qc)
 	if err != nil {
 		udp.Close()
 		return d.explain(err)

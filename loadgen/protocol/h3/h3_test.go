@@ -27,6 +27,35 @@ type server struct {
 	srv   *http3.Server
 	mu    sync.Mutex
 	qs    []*quic.Conn // every connection accepted
+	udp   *net.UDPConn
+}
+
+// used0RTT counts the server's connections that took 0-RTT, once their
+// handshakes completed.
+func (s *server) used0RTT() (n, of int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, q := range s.qs {
+		<-q.HandshakeComplete()
+		if q.ConnectionState().Used0RTT {
+			n++
+		}
+	}
+	return n, len(s.qs)
+}
+
+// cycle dials, sends one request and closes, n times: a new connection each.
+func cycle(t *testing.T, d *Dialer, n int) (outcomes []protocol.Outcome) {
+	t.Helper()
+	for range n {
+		c, err := d.Dial(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		outcomes = append(outcomes, c.Do(context.Background(), time.Now().Add(5*time.Second)))
+		c.Close()
+	}
+	return outcomes
 }
 
 func startServer(t *testing.T, h http.Handler) *server {
@@ -35,15 +64,21 @@ func startServer(t *testing.T, h http.Handler) *server {
 
 func startServerWith(t *testing.T, h http.Handler, qc *quic.Config) *server {
 	t.Helper()
+	return startServerOn(t, h, qc, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+}
+
+// startServerOn serves on addr.
+func startServerOn(t *testing.T, h http.Handler, qc *quic.Config, addr *net.UDPAddr) *server {
+	t.Helper()
 	cert, err := tlscert.New(tlscert.ECDSAP256)
 	if err != nil {
 		t.Fatal(err)
 	}
-	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	udp, err := net.ListenUDP("udp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{url: "https://" + udp.LocalAddr().String()}
+	s := &server{url: "https://" + udp.LocalAddr().String(), udp: udp}
 	s.srv = &http3.Server{
 		Handler:    h,
 		TLSConfig:  http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert.TLS}}),
@@ -239,5 +274,51 @@ func TestNo0RTT(t *testing.T) {
 	}
 	if len(s.qs) != 3 || resumed == 0 {
 		t.Errorf("%d connections, %d resumed; want 3, some resumed (so 0-RTT was possible)", len(s.qs), resumed)
+	}
+}
+
+// With ZeroRTT, a resumed connection sends its request in 0-RTT: the
+// server's connections after the first took it.
+func TestZeroRTT(t *testing.T) {
+	s := startServerWith(t, http.HandlerFunc(echo), &quic.Config{Allow0RTT: true})
+	d, err := NewDialer(Config{URL: s.url + "/get", ZeroRTT: true, TLS: protocol.TLS{Insecure: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range cycle(t, d, 3) {
+		if o.Err != protocol.None || o.Status != 200 {
+			t.Fatalf("%+v", o)
+		}
+	}
+	if n, of := s.used0RTT(); n != 2 || of != 3 {
+		t.Errorf("%d of %d connections took 0-RTT; want 2 of 3 (all but the first)", n, of)
+	}
+}
+
+// A server that rejects 0-RTT (its session keys are not the ones that
+// issued the ticket): the request is Unsent, sent again by the engine,
+// and no later connection tries 0-RTT.
+func TestZeroRTTRejected(t *testing.T) {
+	a := startServerWith(t, http.HandlerFunc(echo), &quic.Config{Allow0RTT: true})
+	d, err := NewDialer(Config{URL: a.url + "/get", ZeroRTT: true, TLS: protocol.TLS{Insecure: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cycle(t, d, 1) // a ticket that allows 0-RTT
+	addr := a.udp.LocalAddr().(*net.UDPAddr)
+	a.srv.Close()
+	a.udp.Close()
+	b := startServerOn(t, http.HandlerFunc(echo), &quic.Config{Allow0RTT: true}, addr)
+	out := cycle(t, d, 3)
+	if o := out[0]; o.Err != protocol.Read || !o.Done || !o.Unsent {
+		t.Errorf("0-RTT rejected: %+v, want Read, Done and Unsent", o)
+	}
+	for _, o := range out[1:] {
+		if o.Err != protocol.None {
+			t.Errorf("after the rejection: %+v, want success", o)
+		}
+	}
+	if n, of := b.used0RTT(); n != 0 || of != 3 {
+		t.Errorf("%d of %d connections took 0-RTT; want none of 3", n, of)
 	}
 }

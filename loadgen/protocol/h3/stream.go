@@ -38,7 +38,11 @@ func (s *stream) Do(ctx context.Context, deadline time.Time) protocol.Outcome {
 	defer stop()
 
 	t := s.d.t
-	req := t.req.WithContext(rctx)
+	tmpl := t.req
+	if s.c.early {
+		tmpl = t.early
+	}
+	req := tmpl.WithContext(rctx)
 	o := protocol.Outcome{Written: int64(len(t.body))}
 	if len(t.body) > 0 {
 		req.Body = io.NopCloser(bytes.NewReader(t.body))
@@ -67,6 +71,11 @@ func (s *stream) fail(o *protocol.Outcome, run, req context.Context, err error) 
 		o.Err, o.Done = protocol.Read, true
 	case run.Err() != nil, req.Err() != nil:
 		o.Err = protocol.Timeout
+	case errors.Is(err, quic.Err0RTTRejected):
+		// not processed: sent again on a connection without 0-RTT
+		s.d.rejected.Store(true)
+		s.c.dead.Store(true)
+		o.Err, o.Done, o.Unsent = protocol.Read, true, true
 	case s.c.conn.Context().Err() != nil:
 		s.c.dead.Store(true)
 		o.Err, o.Done = protocol.Read, true
