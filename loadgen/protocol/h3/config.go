@@ -28,7 +28,9 @@
 //     kept; the run's context ended: Timeout;
 //   - the server reset the stream: Read, the connection kept;
 //   - the connection closed or lost (idle timeout, the server's
-//     CONNECTION_CLOSE, a stateless reset): Read and Done;
+//     CONNECTION_CLOSE, a stateless reset): Read and Done; and Unsent when
+//     the request's header had not gone out (the connection was closed or
+//     going away, GOAWAY, before it): the engine sends it again;
 //   - aborted by Close: Read, Done.
 package h3
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -133,6 +134,7 @@ func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
 	}
 	s := &stream{d: d, c: c}
 	s.abort, s.cancel = context.WithCancel(context.Background())
+	s.trace = &httptrace.ClientTrace{WroteHeaders: func() { s.wrote.Store(true) }}
 	return s, nil
 }
 

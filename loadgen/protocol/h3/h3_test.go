@@ -30,18 +30,27 @@ type server struct {
 	udp   *net.UDPConn
 }
 
-// used0RTT counts the server's connections that took 0-RTT, once their
-// handshakes completed.
+// used0RTT counts the server's connections that took 0-RTT among those
+// whose handshake completed (of), once each completed or ended.
 func (s *server) used0RTT() (n, of int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, q := range s.qs {
-		<-q.HandshakeComplete()
+		select {
+		case <-q.HandshakeComplete():
+		case <-q.Context().Done():
+			select {
+			case <-q.HandshakeComplete():
+			default:
+				continue // ended before its handshake completed
+			}
+		}
+		of++
 		if q.ConnectionState().Used0RTT {
 			n++
 		}
 	}
-	return n, len(s.qs)
+	return n, of
 }
 
 // cycle dials, sends one request and closes, n times: a new connection each.
@@ -318,7 +327,48 @@ func TestZeroRTTRejected(t *testing.T) {
 			t.Errorf("after the rejection: %+v, want success", o)
 		}
 	}
-	if n, of := b.used0RTT(); n != 0 || of != 3 {
-		t.Errorf("%d of %d connections took 0-RTT; want none of 3", n, of)
+	if n, of := b.used0RTT(); n != 0 || of < 2 {
+		t.Errorf("%d of %d connections took 0-RTT; want none, of at least the 2 after the rejection", n, of)
 	}
+}
+
+// A request on a connection the server closed never goes out: Unsent (and
+// Done), which the engine sends again on a new connection; the server saw
+// none of them. (After a GOAWAY, quic-go's client opens no stream either:
+// the same path.)
+func TestUnsentOnClosedConnection(t *testing.T) {
+	var got atomic.Int64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/get" {
+			got.Add(1)
+		}
+		echo(w, r)
+	})
+	t.Run("closed", func(t *testing.T) {
+		s := startServer(t, h)
+		_, c := dial(t, Config{URL: s.url + "/get", Streams: 2})
+		d := c.(*stream).d
+		c2, err := d.Dial(context.Background()) // the same connection
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c2.Close()
+		if o := c.Do(context.Background(), time.Now().Add(5*time.Second)); o.Err != protocol.None {
+			t.Fatalf("%+v", o)
+		}
+		before := got.Load()
+		s.mu.Lock()
+		q := s.qs[0]
+		s.mu.Unlock()
+		q.CloseWithError(0x100, "closing")
+		<-c.(*stream).c.conn.Context().Done() // the client knows
+		for _, c := range []protocol.Conn{c, c2} {
+			if o := c.Do(context.Background(), time.Now().Add(5*time.Second)); o.Err != protocol.Read || !o.Done || !o.Unsent {
+				t.Errorf("on the closed connection: %+v, want Read, Done and Unsent", o)
+			}
+		}
+		if got.Load() != before {
+			t.Errorf("the server saw %d requests after the close", got.Load()-before)
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http/httptrace"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +23,10 @@ type stream struct {
 	abort  context.Context // cancelled by Close: ends a Do in progress
 	cancel context.CancelFunc
 	closed atomic.Bool
+	// wrote tells that the request's header went out (the trace's
+	// WroteHeaders): a request that failed before is unsent.
+	wrote atomic.Bool
+	trace *httptrace.ClientTrace
 }
 
 // Do sends one request on a new QUIC stream and reads the whole response.
@@ -29,7 +34,8 @@ func (s *stream) Do(ctx context.Context, deadline time.Time) protocol.Outcome {
 	if s.closed.Load() {
 		return protocol.Outcome{Err: protocol.Read, Done: true}
 	}
-	rctx, cancel := s.abort, context.CancelFunc(func() {})
+	s.wrote.Store(false)
+	rctx, cancel := httptrace.WithClientTrace(s.abort, s.trace), context.CancelFunc(func() {})
 	if !deadline.IsZero() {
 		rctx, cancel = context.WithDeadline(rctx, deadline)
 	}
@@ -74,6 +80,12 @@ func (s *stream) fail(o *protocol.Outcome, run, req context.Context, err error) 
 	case errors.Is(err, quic.Err0RTTRejected):
 		// not processed: sent again on a connection without 0-RTT
 		s.d.rejected.Store(true)
+		s.c.dead.Store(true)
+		o.Err, o.Done, o.Unsent = protocol.Read, true, true
+	case !s.wrote.Load():
+		// No stream opened, or no header sent on it: the connection is
+		// closed or going away (GOAWAY). The request was not processed:
+		// the engine sends it again on a new connection.
 		s.c.dead.Store(true)
 		o.Err, o.Done, o.Unsent = protocol.Read, true, true
 	case s.c.conn.Context().Err() != nil:
