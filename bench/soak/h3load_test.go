@@ -17,8 +17,9 @@ import (
 	"loadgen/targets/tlscert"
 )
 
-// h3load's count is what an HTTP/3 server answered, in the layout
-// bench.sh parses (wrk's).
+// h3load's count is what an HTTP/3 server answered, but for the requests
+// in flight when the time was up (at most one per connection, not
+// counted, as wrk does), in the layout bench.sh parses (wrk's).
 func TestH3Load(t *testing.T) {
 	cert, err := tlscert.New(tlscert.ECDSAP256)
 	if err != nil {
@@ -39,11 +40,12 @@ func TestH3Load(t *testing.T) {
 	go srv.Serve(udp)
 	defer func() { srv.Close(); udp.Close() }()
 
-	r, err := h3load(context.Background(), "https://"+udp.LocalAddr().String()+"/", 2, 300*time.Millisecond)
+	const conns = 2
+	r, err := h3load(context.Background(), "https://"+udp.LocalAddr().String()+"/", conns, 300*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.lat) == 0 || int64(len(r.lat)) != served.Load() || r.failed != 0 || r.read != 2*int64(len(r.lat)) {
+	if n := int64(len(r.lat)); n == 0 || served.Load() < n || served.Load() > n+conns || r.failed != 0 || r.read != 2*n {
 		t.Errorf("%d requests, %d failed, %d bytes; the server answered %d", len(r.lat), r.failed, r.read, served.Load())
 	}
 	var out bytes.Buffer
