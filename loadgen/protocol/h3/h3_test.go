@@ -209,6 +209,20 @@ func TestCloseAbortsDo(t *testing.T) {
 	}
 }
 
+// The run's context ending ends a Do without a deadline: Timeout, and
+// the connection is kept.
+func TestRunEndEndsDo(t *testing.T) {
+	s := startServer(t, http.HandlerFunc(echo))
+	_, c := dial(t, Config{URL: s.url + "/slow"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan protocol.Outcome)
+	go func() { done <- c.Do(ctx, time.Time{}) }()
+	cancel()
+	if o := <-done; o.Err != protocol.Timeout || o.Done {
+		t.Errorf("%+v, want Timeout and not Done", o)
+	}
+}
+
 // The server closing the connection ends its Conns' requests with Done,
 // and the next Dial opens a new connection.
 func TestConnectionClosedIsDone(t *testing.T) {

@@ -35,9 +35,10 @@ func (s *stream) Do(ctx context.Context, deadline time.Time) protocol.Outcome {
 		return protocol.Outcome{Err: protocol.Read, Done: true}
 	}
 	s.wrote.Store(false)
-	rctx, cancel := httptrace.WithClientTrace(s.abort, s.trace), context.CancelFunc(func() {})
+	base := httptrace.WithClientTrace(s.abort, s.trace)
+	rctx, cancel := context.WithCancel(base)
 	if !deadline.IsZero() {
-		rctx, cancel = context.WithDeadline(rctx, deadline)
+		rctx, cancel = context.WithDeadline(base, deadline)
 	}
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
