@@ -547,6 +547,28 @@ case_httpbin() {
 }
 case_httpbin
 
+# HTTP/3 (issue 40, point 6): loadgen -p h3 against loadgen's httpbin
+# serving h3 (quic-go's server) on TGT_CPU, /bytes/100, beside the best
+# HTTP/3 client this machine can have: Debian's curl and h2load are built
+# without QUIC, so the peer is quic-go's own HTTP/3 client (http3.Transport,
+# as its example client uses it) driven by bench/soak's h3load, one QUIC
+# connection per closed loop. Both are quic-go: the ratio is loadgen's
+# engine over the library's bare client, per CPU-second.
+case_h3() {
+  local name=h3-c10 port=18444
+  [[ -n $ONLY && ! $name =~ $ONLY ]] && return 0
+  taskset -c "$TGT_CPU" "$LG" serve httpbin --tls --addr "$H:$port" --for $((REPS * 2 * (DUR + 30) + 60))s >"$OUT/httpbin-h3.out" 2>&1 &
+  local pid=$!
+  wait_listen "$port" "$pid" "loadgen serve httpbin --tls" || { kill "$pid" 2>/dev/null; return 0; }
+  local url=https://$H:$port/bytes/100
+  for ((r = 1; r <= REPS; r++)); do
+    one "$name" quic-go "$r" "$W/soak" h3load -c 10 -d "${DUR}s" "$url"
+    one "$name" loadgen "$r" "$LG" run -p h3 -k -t1 -c10 -d"${DUR}s" --latency -q "$url"
+  done
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+}
+case_h3
+
 # TCP_RR: one 1 KiB round trip at a time on one connection, each client
 # against its own server on TGT_CPU (sockperf's figure is one-way latency:
 # doubled); TCP_STREAM: Gbit/s per sender CPU-second, iperf3 against

@@ -13,6 +13,9 @@
 //	soak wake [-n 20000] [-every 250us]  what one wake-up costs the woken
 //	                             thread here, by a timer and by another
 //	                             thread on its CPU: "timer-µs thread-µs"
+//	soak h3load [-c 10] [-d 10s] URL  the bench's HTTP/3 peer: -c closed
+//	                             loops on quic-go's own HTTP/3 client, one
+//	                             QUIC connection each; wrk's layout out
 //
 // make bench runs one spinner on the generators' CPU for the whole bench
 // and asks `taken` for each run's window.
@@ -20,6 +23,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,7 +41,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: soak spin [-every 20ms] [-for 2h] | soak taken FILE FROM-NS TO-NS [-around 1.5s] | soak wake [-n 20000] [-every 250us]")
+		return errors.New("usage: soak spin [-every 20ms] [-for 2h] | soak taken FILE FROM-NS TO-NS [-around 1.5s] | soak wake [-n 20000] [-every 250us] | soak h3load [-c 10] [-d 10s] URL")
 	}
 	switch args[0] {
 	case "spin":
@@ -94,8 +98,24 @@ func run(args []string) error {
 		}
 		fmt.Printf("%.2f %.2f\n", float64(c.Timer.Nanoseconds())/1e3, float64(c.Thread.Nanoseconds())/1e3)
 		return nil
+	case "h3load":
+		fs := flag.NewFlagSet("h3load", flag.ContinueOnError)
+		conns := fs.Int("c", 10, "connections, each a closed loop")
+		d := fs.Duration("d", 10*time.Second, "how long")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 || *conns < 1 || *d <= 0 {
+			return errors.New("h3load: want [-c N>0] [-d D>0] https://URL")
+		}
+		r, err := h3load(context.Background(), fs.Arg(0), *conns, *d)
+		if err != nil {
+			return fmt.Errorf("h3load: %w", err)
+		}
+		r.print(os.Stdout)
+		return nil
 	}
-	return fmt.Errorf("unknown command %q: spin, taken or wake", args[0])
+	return fmt.Errorf("unknown command %q: spin, taken, wake or h3load", args[0])
 }
 
 // spin counts loops for ever, printing the time and the count every so

@@ -37,7 +37,8 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 		TLS: tlsOpt, Client: f.client, NetNS: f.netns, Health: f.health,
 		Call: f.call, Data: f.data, Protoset: f.protoset, OKStatus: f.okStatus,
 		Proto: f.proto, ImportPaths: f.importPaths, Messages: f.messages, Window: f.window,
-		Feed: f.feedRows,
+		Feed:    f.feedRows,
+		ZeroRTT: f.zeroRTT,
 	}
 	if m := f.mix; m != nil { // --targets
 		for _, r := range m.Requests {
@@ -64,7 +65,7 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 // (http://:8080/) is refused instead of dialed on this machine.
 func runTarget(proto, target string) (string, error) {
 	switch proto {
-	case "", "http1", "h2", "h2c":
+	case "", "http1", "h2", "h2c", "h3":
 	default:
 		return target, nil // host:port, checked by the protocol
 	}

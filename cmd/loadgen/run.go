@@ -72,6 +72,7 @@ type runFlags struct {
 	importPaths  []string       // --import-path: where their imports are
 	messages     int            // --messages: a streaming call's message count
 	window       int            // --window: ping-pong messages in flight per stream
+	zeroRTT      bool           // --0rtt: -p h3's requests in 0-RTT on resumed sessions
 	targets      string         // --targets: a request mix's file
 	mix          *mix.Mix       // read from it
 	feed         string         // --feed: a CSV of rows for {{row.COLUMN}}
@@ -171,6 +172,7 @@ Exit status, of every command that runs load or judges results:
 	fl.StringArrayVarP(&f.importPaths, "import-path", "I", nil, "with --proto: a directory to search for its imports, as protoc -I (repeatable; then the file's own directory)")
 	countVarP(fl, &f.window, "window", "", 0, "-p grpc-stream: messages in flight on each stream, pipelined (default 1, the ping-pong); runs on grpc-go's client")
 	countVarP(fl, &f.messages, "messages", "", 0, "-p grpc-client-stream: messages each call sends; -p grpc-server-stream: messages each call asks the echo target for (default 10)")
+	fl.BoolVar(&f.zeroRTT, "0rtt", false, "-p h3: send GET and HEAD requests in 0-RTT on resumed sessions (implies --tls-resume; off by default: a request in 0-RTT can be replayed)")
 	fl.BoolVar(&f.newConn, "new-conn", false, "open a new connection for every request (TLS handshakes/s); its latency then includes the connect and handshake, on purpose")
 	fl.StringVar(&f.client, "client", "loadgen", "the client library: loadgen (lean, allocation-free), or the reference x-net (h2, h2c) or grpc-go (grpc, grpc-stream)")
 	fl.StringVar(&f.netns, "netns", "", "send from this network namespace (a name from ip netns list; needs root)")

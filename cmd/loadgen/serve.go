@@ -126,12 +126,15 @@ func newServeHTTPBinCmd() *cobra.Command {
 		cfg    httpbin.Config
 		st     serverTLS
 		runFor time.Duration
+		http3  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "httpbin",
 		Short: "httpbin-style HTTP target: /get /post /anything /bytes/N /status/C /delay/D /headers",
 		Long: `An httpbin-style HTTP target. Plaintext serves HTTP/1.1 and h2c (prior
-knowledge) on one port; --tls serves HTTP/2 and HTTP/1.1 by ALPN.
+knowledge) on one port; --tls serves HTTP/2 and HTTP/1.1 by ALPN, and
+HTTP/3 on the UDP port of the same number (advertised by Alt-Svc on the
+TCP answers; --http3=false leaves it out).
 
 Endpoints: /get, /post, /anything (echo method, headers, body), /bytes/{n},
 /status/{code}, /delay/{d} (10ms, 1.5s or seconds), /headers, /healthz, and
@@ -145,6 +148,7 @@ failed call makes it a 502 whose one-line body names the hop that failed
 (X-Loadgen-Hop-Failed).`,
 		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080
   loadgen serve httpbin --addr 127.0.0.1:8443 --tls --write-ca ca.pem
+  loadgen run -p h3 --cacert ca.pem -d 10s https://127.0.0.1:8443/get
   loadgen serve httpbin --addr 127.0.0.1:8082
   loadgen serve httpbin --addr 127.0.0.1:8081 --call http://127.0.0.1:8082
   loadgen serve httpbin --addr 127.0.0.1:8080 --call http://127.0.0.1:8081 --fanout 4`,
@@ -155,6 +159,7 @@ failed call makes it a 502 whose one-line body names the hop that failed
 				return err
 			}
 			cfg.TLS = tc
+			cfg.HTTP3 = tc != nil && http3
 			srv, err := httpbin.New(cfg)
 			if err != nil {
 				return err
@@ -165,6 +170,9 @@ failed call makes it a 502 whose one-line body names the hop that failed
 			scheme, protos := "http", "HTTP/1.1 + h2c"
 			if tc != nil {
 				scheme, protos = "https", "h2 + HTTP/1.1 by ALPN"
+				if cfg.HTTP3 {
+					protos += "; HTTP/3 on UDP " + srv.Addr()
+				}
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "httpbin listening on %s://%s (%s%s); Ctrl-C to stop\n", scheme, srv.Addr(), protos, st.mode())
@@ -190,6 +198,7 @@ failed call makes it a 502 whose one-line body names the hop that failed
 	durationVarP(fl, &cfg.CallTimeout, "call-timeout", "", httpbin.DefaultCallTimeout, "with --call: the most a request's calls take (a caller's own time left bounds it further); past it the answer is a 502")
 	countVarP(fl, &cfg.CallConns, "call-conns", "", httpbin.DefaultCallConns, "with --call: connections kept open to each URL at most (a call waits for a free one)")
 	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long (default: until Ctrl-C)")
+	fl.BoolVar(&http3, "http3", true, "with --tls, serve HTTP/3 too, on the UDP port of the same number")
 	st.register(fl)
 	return cmd
 }

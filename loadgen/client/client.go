@@ -21,6 +21,7 @@ import (
 
 	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2"
+	"loadgen/loadgen/protocol/h3"
 	"loadgen/loadgen/protocol/http1"
 	"loadgen/loadgen/protocol/netns"
 	"loadgen/loadgen/protocol/rpc"
@@ -31,13 +32,13 @@ import (
 
 // Spec is one load target, as asked.
 type Spec struct {
-	Protocol string // http1 (default), h2, h2c, grpc, grpc-stream, tcp-rr, tcp-crr, tcp-stream, udp-rr, udp-stream
+	Protocol string // http1 (default), h2, h2c, h3, grpc, grpc-stream, tcp-rr, tcp-crr, tcp-stream, udp-rr, udp-stream
 	Target   string // http(s):// URL, or host:port for grpc and tcp; host:port/path is taken as http://
 	Method   string // HTTP; default GET, or POST with a body
 	Headers  []string
 	Body     []byte
 	Size     int // grpc, tcp and udp payload bytes; tcp and udp default 1024
-	Streams  int // concurrent streams per connection (h2, grpc)
+	Streams  int // concurrent streams per connection (h2, h3, grpc)
 	// Connections is the run's connection count: gRPC groups its streams
 	// by it.
 	Connections int
@@ -68,6 +69,9 @@ type Spec struct {
 	// A window is Window Conns on one stream: Streams counts Conns per
 	// connection, a multiple of it. It runs on grpc-go's client.
 	Window int
+	// ZeroRTT sends -p h3's GET and HEAD requests in 0-RTT on resumed
+	// sessions (--0rtt); off, no request leaves before its handshake.
+	ZeroRTT bool
 	// Requests, when set, are a request mix (loadgen run --targets): what
 	// is sent over HTTP (http1, h2, h2c), each request picked by the
 	// engine. Their URLs share one scheme, host and port, which Target is
@@ -114,6 +118,7 @@ var described = [][2]string{
 	{"http1", "HTTP/1.1 (http:// or https://)"},
 	{"h2", "HTTP/2 over TLS (https://, ALPN h2)"},
 	{"h2c", "HTTP/2 without TLS (http://, prior knowledge)"},
+	{"h3", "HTTP/3 over QUIC (https://, the UDP port of that number; 0-RTT off)"},
 	{"grpc", "gRPC unary calls"},
 	{"grpc-stream", "gRPC ping-pong streams (--window N: N messages in flight on each)"},
 	{"grpc-server-stream", "gRPC server-streaming calls: one message out, a stream back (--messages asks the echo target for that many)"},
@@ -143,6 +148,7 @@ var builders = map[string]builder{
 	"http1":              newHTTP1,
 	"h2":                 newHTTP2,
 	"h2c":                newHTTP2,
+	"h3":                 newHTTP3,
 	"tcp-rr":             newTCP,
 	"tcp-crr":            newTCP,
 	"tcp-stream":         newTCP,
@@ -175,6 +181,8 @@ func New(s *Spec) (protocol.Dialer, error) {
 		return nil, fmt.Errorf("--data, --protoset, --proto and --import-path describe a --call: give the method with --call pkg.Service/Method")
 	case s.Messages != 0 && s.Protocol != "grpc-server-stream" && s.Protocol != "grpc-client-stream":
 		return nil, fmt.Errorf("--messages counts a streaming call's messages: use it with -p grpc-server-stream or grpc-client-stream, not -p %s", s.Protocol)
+	case s.ZeroRTT && s.Protocol != "h3":
+		return nil, fmt.Errorf("--0rtt sends requests in QUIC's 0-RTT: use it with -p h3, not -p %s", s.Protocol)
 	case s.Window != 0 && s.Protocol != "grpc-stream":
 		return nil, fmt.Errorf("--window keeps ping-pong messages in flight on a stream: use it with -p grpc-stream, not -p %s", s.Protocol)
 	}
@@ -187,8 +195,8 @@ func New(s *Spec) (protocol.Dialer, error) {
 	if err := s.checkFields(); err != nil {
 		return nil, err
 	}
-	if s.OKStatus != "" && s.Protocol != "http1" && s.Protocol != "h2" && s.Protocol != "h2c" {
-		return nil, fmt.Errorf("--ok-status names HTTP statuses: -p %s has none of its own (gRPC's success is its status OK; an HTTP status without one is mapped to a gRPC code and fails), use it with -p http1, h2 or h2c", s.Protocol)
+	if s.OKStatus != "" && s.Protocol != "http1" && s.Protocol != "h2" && s.Protocol != "h2c" && s.Protocol != "h3" {
+		return nil, fmt.Errorf("--ok-status names HTTP statuses: -p %s has none of its own (gRPC's success is its status OK; an HTTP status without one is mapped to a gRPC code and fails), use it with -p http1, h2, h2c or h3", s.Protocol)
 	}
 	if s.NetNS == "" {
 		return b(s, nil)
@@ -408,6 +416,24 @@ func newHTTP2(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
 		return h2.NewLibraryDialer(c)
 	}
 	return h2.NewDialer(c)
+}
+
+// newHTTP3 needs no enter for --netns: a connection's UDP socket is made
+// in Dial, which netns.Wrap runs inside the namespace.
+func newHTTP3(s *Spec, _ func(func() error) error) (protocol.Dialer, error) {
+	if err := httpTarget(s); err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(s.Target, "https://") {
+		return nil, fmt.Errorf("-p h3 is HTTP/3 over QUIC, always TLS: use an https:// URL (QUIC goes to the UDP port of its number)")
+	}
+	s.Streams = max(1, s.Streams)
+	ok, err := okStatus(s)
+	if err != nil {
+		return nil, err
+	}
+	return h3.NewDialer(h3.Config{URL: s.Target, Method: s.Method, Headers: s.Headers, Body: s.Body, TLS: s.TLS,
+		Streams: s.Streams, DialTimeout: s.Timeout, OKStatus: ok, ZeroRTT: s.ZeroRTT})
 }
 
 // okStatus reads the Spec's --ok-status, and writes it back as it reads

@@ -281,7 +281,7 @@ func (s *Spec) setDefaults() {
 	}
 }
 
-func isHTTP(p string) bool { return p == "http1" || p == "h2" || p == "h2c" }
+func isHTTP(p string) bool { return p == "http1" || p == "h2" || p == "h2c" || p == "h3" }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
 

@@ -92,6 +92,14 @@ func TestParseSpec(t *testing.T) {
 	if p := s.Paths[1]; !p.NewConn || p.CACert != "ca.pem" || p.Workers != 2 || p.Insecure {
 		t.Errorf("parsed path %+v", p)
 	}
+	// HTTP/3 is HTTP: the endpoint and its payloads apply.
+	h3 := "protocol: h3\n" + strings.ReplaceAll(goodSpec, "http://127.0.0.1:808", "https://127.0.0.1:808")
+	if s, err := Parse(strings.NewReader(h3)); err != nil || s.Endpoint != DefaultEndpoint {
+		t.Errorf("protocol h3: %v, endpoint %q", err, s.Endpoint)
+	}
+	if s, err := Parse(strings.NewReader("endpoint: /get\n" + h3)); err != nil || s.Endpoint != "/get" {
+		t.Errorf("protocol h3 with an endpoint: %v, endpoint %q", err, s.Endpoint)
+	}
 	// hops: the chain of targets each request crosses, for the report.
 	if s, err = Parse(strings.NewReader(goodSpec + "hops: 3\n")); err != nil || s.Hops != 3 {
 		t.Errorf("hops: 3 parsed as %d: %v", s.Hops, err)

@@ -28,6 +28,10 @@ type Config struct {
 	// plaintext HTTP/1.1 (fasthttp) and h2c with prior knowledge (net/http)
 	// on the one port.
 	TLS *tls.Config
+	// HTTP3, with TLS, serves HTTP/3 too (quic-go's http3.Server) on the
+	// UDP port of the TCP port's number, and every answer over TCP
+	// advertises it (Alt-Svc).
+	HTTP3 bool
 
 	MaxBytes int           // largest n of /bytes/{n}; the buffer is allocated whole
 	MaxDelay time.Duration // largest d of /delay/{d}
@@ -68,6 +72,9 @@ func (c Config) Validate() error {
 		if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 			return fmt.Errorf("httpbin: listen address %q: want host:port", c.Addr)
 		}
+	}
+	if c.HTTP3 && c.TLS == nil {
+		return fmt.Errorf("httpbin: HTTP/3 runs over QUIC, always TLS: it needs a TLS config")
 	}
 	if c.TLS != nil && len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil && c.TLS.GetConfigForClient == nil {
 		return fmt.Errorf("httpbin: TLS config has no certificate")

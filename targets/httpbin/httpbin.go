@@ -39,6 +39,7 @@ import (
 
 	"loadgen/targets/accept"
 
+	"github.com/quic-go/quic-go/http3"
 	"github.com/valyala/fasthttp"
 )
 
@@ -58,6 +59,7 @@ type Server struct {
 	state accept.State            // listener, started, closed: under mu
 	fast  *fasthttp.Server        // plaintext HTTP/1.1, one ServeConn per connection
 	std   *http.Server            // TLS, or h2c on plaintext
+	h3    *http3.Server           // with HTTP3
 	h2    *chanListener           // plaintext: the h2c connections, for std
 	ev    *loops                  // plaintext with loops: set by Start
 	conns map[*sniffConn]struct{} // served by goroutines
@@ -119,6 +121,12 @@ func (s *Server) Start() error {
 		Protocols:         new(http.Protocols),
 	}
 	if s.cfg.TLS != nil {
+		if s.cfg.HTTP3 {
+			if err := s.startH3(ln.Addr().(*net.TCPAddr)); err != nil {
+				ln.Close()
+				return fmt.Errorf("httpbin: %w", err)
+			}
+		}
 		ln = capListener{ln, s}
 		s.std.TLSConfig = s.cfg.TLS.Clone()
 		s.std.Protocols.SetHTTP1(true)
@@ -199,6 +207,9 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	if s.std != nil {
 		s.std.Close()
+	}
+	if s.h3 != nil {
+		s.h3.Close()
 	}
 	for _, c := range conns {
 		c.Close()
