@@ -212,7 +212,7 @@ func MeasuredSets(dir string, pub Published) ([]Set, error) {
 // Where a Set was measured, as its heading says it.
 const (
 	LabWhere     = "by the lab (network namespaces joined as each backend joins its nodes)"
-	ClusterWhere = "on the cluster (loadgen k8s paths, its nodes running each Flannel backend)"
+	ClusterWhere = "on the cluster (loadgen k8s paths, each run's rows as the mode its nodes ran: --cni, or their Flannel backend)"
 )
 
 // measuresAny tells whether m has a figure for a published row.
