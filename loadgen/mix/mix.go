@@ -224,7 +224,7 @@ func (p *parser) request(n int, line string) error {
 	if !protocol.IsToken(method) || !strings.Contains(raw, "://") || strings.ContainsAny(withoutFields(raw), " \t") {
 		return p.errf(n, `want "METHOD URL", got %s`, quote(line))
 	}
-	if scheme, rest, _ := strings.Cut(raw, "://"); protocol.HasTemplate(scheme) || strings.Index(rest, "{{") >= 0 && strings.Index(rest, "{{") < authorityEnd(rest) {
+	if scheme, rest, _ := strings.Cut(raw, "://"); protocol.HasTemplate(scheme) || strings.Contains(rest, "{{") && strings.Index(rest, "{{") < authorityEnd(rest) {
 		return p.errf(n, "URL %s: a field in the scheme or host: the requests of a mix share one connection pool (one scheme, host and port); fields go in the path and query", quote(raw))
 	}
 	u, err := url.Parse(withoutFields(raw))

@@ -98,7 +98,7 @@ func (s *Stages) At(n float64) (time.Duration, bool) {
 	// Stages of no requests (at 0/s) share their before with the next:
 	// the search passed over them.
 	st := s.list[k]
-	d, ok := Ramp{From: st.From, To: st.To, Over: st.Over}.At(n - s.before[k])
+	d, ok := Ramp(st).At(n - s.before[k])
 	if !ok {
 		return 0, false
 	}
