@@ -53,9 +53,17 @@ func timerWake(n int, every time.Duration) (time.Duration, error) {
 	ts := unix.NsecToTimespec(every.Nanoseconds())
 	c0 := threadCPU()
 	for range n {
-		_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(ep), uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0)
-		if e != 0 && e != unix.EINTR {
-			return 0, os.NewSyscallError("epoll_pwait2", e)
+		// A signal (the runtime's preemption, under load) ends a wait
+		// early: that one is waited again, so each of the n is a timer's.
+		for {
+			_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(ep), uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0)
+			if e == unix.EINTR {
+				continue
+			}
+			if e != 0 {
+				return 0, os.NewSyscallError("epoll_pwait2", e)
+			}
+			break
 		}
 	}
 	return (threadCPU() - c0) / time.Duration(n), nil
