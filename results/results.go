@@ -104,8 +104,14 @@ type Config struct {
 	Messages int `json:"messages_per_call,omitempty"`
 	// Window is the ping-pong messages in flight on each gRPC stream
 	// (--window); 0 or 1: one.
-	Window int  `json:"window,omitempty"`
-	TLS    bool `json:"tls,omitempty"`
+	Window int `json:"window,omitempty"`
+	// ZeroRTT: -p h3's GET and HEAD went in 0-RTT on resumed sessions
+	// (--0rtt).
+	ZeroRTT bool `json:"zero_rtt,omitempty"`
+	// Feed is the CSV file {{row.COLUMN}} fields took their rows from
+	// (--feed), as given.
+	Feed string `json:"feed,omitempty"`
+	TLS  bool   `json:"tls,omitempty"`
 	// OKStatus are the HTTP statuses that counted as a success
 	// (--ok-status, as ranges: "200-299,404"); empty: every status below
 	// 400, as wrk counts.

@@ -100,6 +100,9 @@ func TestH3ZeroRTTNewConn(t *testing.T) {
 	if c, hs := r.Summary.Connections, handshakes.Load()-shaken; c.Established != 100 || hs != 101 {
 		t.Errorf("%d connections established, %d handshakes at the target; want 100 and 101 (the preflight's too)", c.Established, hs)
 	}
+	if !r.Config.ZeroRTT {
+		t.Error("the result does not record --0rtt (config.zero_rtt)")
+	}
 }
 
 // httpbin's answers over TCP advertise its HTTP/3 (Alt-Svc), only when it

@@ -96,10 +96,14 @@ func TestFieldsRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newRecorder(t)
-			args := append([]string{"run", "-c", "3", "-n", "300", "--feed", feed}, tc.args(srv.URL)...)
+			out := filepath.Join(t.TempDir(), "run.json")
+			args := append([]string{"run", "-c", "3", "-n", "300", "--feed", feed, "--json", out}, tc.args(srv.URL)...)
 			code, stdout, stderr := cli(t, args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+			}
+			if b, err := os.ReadFile(out); err != nil || !strings.Contains(string(b), `"feed": "`+feed+`"`) {
+				t.Errorf("the result does not record the feed (config.feed %q): %v\n%.400s", feed, err, b)
 			}
 			got := srv.requests()
 			if len(got) != 300 {

@@ -222,7 +222,10 @@ func (s *Spec) Record(c *results.Config) {
 	c.BodyBytes, c.Size, c.Streams = len(s.Body), s.Size, s.Streams
 	c.TLS, c.NetNS, c.Client, c.Call = s.TLS.Enabled, s.NetNS, s.Client, s.Call
 	c.OKStatus = s.OKStatus
-	c.Messages, c.Window = s.Messages, s.Window
+	c.Messages, c.Window, c.ZeroRTT = s.Messages, s.Window, s.ZeroRTT
+	if s.Feed != nil {
+		c.Feed = s.Feed.Name
+	}
 }
 
 // checkMix checks a request mix against the rest of the Spec, and makes
