@@ -66,7 +66,9 @@ rule by default (--judge netperf): TCP_STREAM, pod ↔ pod across nodes against
 hostNetwork across nodes — on one schedulable node no row is; --judge all
 judges every pod row (the same-node rows against hostNetwork over the node's
 own IP included). Every row shows its ratio either way. kube-proxy's mode is recorded, from
-what the cluster publishes in kube-system: kubeadm's ConfigMap kube-proxy,
+what the cluster publishes in kube-system: "replaced" where Cilium's
+cilium-config says its kube-proxy replacement serves the Services, else
+kubeadm's ConfigMap kube-proxy,
 EKS's kube-proxy-config, else the kube-proxy pods' --proxy-mode, else
 "unknown" and why (never the kubelet's API through the node proxy).
 

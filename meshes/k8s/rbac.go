@@ -114,8 +114,8 @@ var Permissions = []Permission{
 		Why: "paths.serversReady waits for the Services' endpoints"},
 	{For: []string{ForPaths}, Resources: []string{"nodes"}, Verbs: []string{"list"}, Where: ClusterScoped,
 		Why: "paths.Runner.Run lays the paths out on the schedulable nodes"},
-	{For: []string{ForPaths}, Resources: []string{"configmaps"}, Verbs: []string{"get"}, Where: InKubeSystem, Names: []string{"kube-proxy", "kube-proxy-config"},
-		Why: "paths.KubeProxyMode: kubeadm's ConfigMap kube-proxy, EKS's kube-proxy-config"},
+	{For: []string{ForPaths}, Resources: []string{"configmaps"}, Verbs: []string{"get"}, Where: InKubeSystem, Names: []string{"cilium-config", "kube-proxy", "kube-proxy-config"},
+		Why: "paths.KubeProxyMode: Cilium's cilium-config (its kube-proxy replacement), kubeadm's ConfigMap kube-proxy, EKS's kube-proxy-config"},
 	{For: []string{ForPaths}, Resources: []string{"pods"}, Verbs: []string{"list"}, Where: InKubeSystem,
 		Why: "paths.KubeProxyMode: the kube-proxy pods' --proxy-mode"},
 	// The proxies' cost: metrics.k8s.io (metrics-server).

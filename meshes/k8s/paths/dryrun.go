@@ -72,7 +72,7 @@ func DryRun(w io.Writer, o Options) error {
 	}
 	fmt.Fprintf(w, "# %d measurements with two nodes (%d with one), one Job each, each bounded by %v\n",
 		len(ms), len(one.Measurements()), o.Duration+jobGrace)
-	fmt.Fprintf(w, "# kube-proxy's mode: ConfigMap kube-system/kube-proxy (kubeadm: config.conf mode:), else kube-system/kube-proxy-config (EKS: config mode:), "+
+	fmt.Fprintf(w, "# kube-proxy's mode: replaced when ConfigMap kube-system/cilium-config says kube-proxy-replacement: true, else ConfigMap kube-system/kube-proxy (kubeadm: config.conf mode:), else kube-system/kube-proxy-config (EKS: config mode:), "+
 		"else the --proxy-mode of the kube-system pods %s\n", KubeProxyPodSelector)
 	fmt.Fprintf(w, "# the first measurement's Job is below; each measurement gets its own\n")
 	objs := append(p.Objects(), runtime.Object(p.ClientJob(ms[0], Endpoints{NodeIP: dryNodeIP, PodIP: dryPodIP, ClusterIP: dryClusterIP})))
