@@ -27,10 +27,7 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 		// loadgen's completes a handshake below 1.2.
 		return nil, fmt.Errorf("--tls-version %s: loadgen's clients speak TLS 1.2 and 1.3 only: use 1.2 or 1.3", f.tls.version)
 	}
-	if f.window > 1 && f.protocol == "grpc-stream" {
-		// Each stream's window is Window Conns of the engine's.
-		cfg.Streams = max(1, cfg.Streams) * f.window
-	}
+	cfg.Streams = client.WindowStreams(f.protocol, cfg.Streams, f.window)
 	s := client.Spec{
 		Protocol: f.protocol, Target: cfg.Target, Method: f.method, Headers: cfg.Headers, Body: body,
 		Size: cfg.Size, Streams: cfg.Streams, Connections: cfg.Connections, Timeout: cfg.Timeout.D(),

@@ -89,6 +89,16 @@ type Spec struct {
 	Feed *protocol.Feed
 }
 
+// WindowStreams is the engine's Conns per connection of a run of streams
+// streams per connection (-m) each keeping window ping-pong messages in
+// flight (--window, protocol grpc-stream): a message is one of its Conns.
+func WindowStreams(protocol string, streams, window int) int {
+	if window > 1 && protocol == "grpc-stream" {
+		return max(1, streams) * window
+	}
+	return streams
+}
+
 // Request is one request of a mix (Spec.Requests).
 type Request struct {
 	Method  string

@@ -20,6 +20,7 @@ func BuildStep(spec *Spec, p Path, st Step) (loadgen.Config, protocol.Dialer, er
 	cs := client.Spec{
 		Protocol: spec.Protocol, Target: p.URL, Connections: st.Rung.Connections,
 		Call: spec.Call, Data: spec.Data, Protoset: spec.Protoset, NetNS: p.NetNS,
+		Messages: spec.Messages, Window: spec.Window,
 	}
 	cs.TLS.CAFile, cs.TLS.Insecure = p.CACert, p.Insecure
 	cs.TLS.CertFile, cs.TLS.KeyFile = p.Cert, p.Key
@@ -29,6 +30,8 @@ func BuildStep(spec *Spec, p Path, st Step) (loadgen.Config, protocol.Dialer, er
 		cs.Size = st.Payload
 	}
 	var cfg loadgen.Config
+	cfg.Streams = client.WindowStreams(spec.Protocol, 0, spec.Window)
+	cs.Streams = cfg.Streams
 	cfg.NewConn = p.NewConn
 	cfg.Connections, cfg.Threads = st.Rung.Connections, st.Rung.Threads
 	cfg.Duration, cfg.Warmup = results.Duration(spec.Duration), results.Duration(spec.Warmup)

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,6 +56,11 @@ type Spec struct {
 	Call     string `yaml:"call,omitempty" json:"call,omitempty"`
 	Data     string `yaml:"data,omitempty" json:"data,omitempty"`
 	Protoset string `yaml:"protoset,omitempty" json:"protoset,omitempty"`
+	// Messages and Window are `loadgen run`'s --messages (protocol
+	// grpc-server-stream or grpc-client-stream: a call's messages) and
+	// --window (grpc-stream: ping-pong messages in flight on each stream).
+	Messages int `yaml:"messages,omitempty" json:"messages,omitempty"`
+	Window   int `yaml:"window,omitempty" json:"window,omitempty"`
 	// Hops is how many targets each request crosses, a chain (serve
 	// httpbin --call; k8s run --hops): the report gives the latency and
 	// proxy cost each path adds per hop. 0 or 1: one target.
@@ -376,8 +382,14 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("the cost window's trim (trim_start, trim_end; --trim-start, --trim-end) leaves nothing of each step's %s: make duration longer", units.FormatDuration(s.Duration.D()))
 	case s.Hops < 0 || s.Hops > MaxHops:
 		return fmt.Errorf("hops must be 1 up to %d, got %d", MaxHops, s.Hops)
-	case s.Call != "" && s.Protocol != "grpc" && s.Protocol != "grpc-stream":
-		return fmt.Errorf("call %q is a gRPC method: use protocol grpc or grpc-stream", s.Call)
+	case s.Call != "" && !strings.HasPrefix(s.Protocol, "grpc"):
+		return fmt.Errorf("call %q is a gRPC method: use protocol grpc, grpc-stream, grpc-server-stream or grpc-client-stream", s.Call)
+	case s.Messages < 0 || s.Window < 0:
+		return errors.New("messages and window cannot be negative")
+	case s.Messages > 0 && s.Protocol != "grpc-server-stream" && s.Protocol != "grpc-client-stream":
+		return fmt.Errorf("messages counts a streaming call's messages: use it with protocol grpc-server-stream or grpc-client-stream, not %s", cmp.Or(s.Protocol, "http1"))
+	case s.Window > 0 && s.Protocol != "grpc-stream":
+		return fmt.Errorf("window keeps ping-pong messages in flight on a stream: use it with protocol grpc-stream, not %s", cmp.Or(s.Protocol, "http1"))
 	case s.Call == "" && (s.Data != "" || s.Protoset != ""):
 		return errors.New("data and protoset describe a call: give the method with call: pkg.Service/Method")
 	case s.Call != "" && !(len(s.Payloads) == 1 && s.Payloads[0] == 0):

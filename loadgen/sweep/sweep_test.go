@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -132,6 +133,9 @@ func TestParseSpecErrors(t *testing.T) {
 		"endpoint on grpc":  {func(s string) string { return s + "protocol: grpc\nendpoint: /x\n" }, []string{"endpoint", "grpc"}},
 		"call on http":      {func(s string) string { return s + "call: a.B/C\n" }, []string{"call", "grpc"}},
 		"data without call": {func(s string) string { return s + "data: \"{}\"\n" }, []string{"call"}},
+		"messages on http":  {func(s string) string { return s + "messages: 5\n" }, []string{"messages", "grpc-server-stream", "not http1"}},
+		"window on grpc":    {func(s string) string { return s + "protocol: grpc\nwindow: 4\n" }, []string{"window", "grpc-stream", "not grpc"}},
+		"negative messages": {func(s string) string { return s + "protocol: grpc-client-stream\nmessages: -1\n" }, []string{"negative"}},
 		"negative workers": {func(s string) string {
 			return strings.Replace(s, "{process: nginx}", "{process: nginx}\n    workers: -1", 1)
 		}, []string{"nginx", "workers -1"}},
@@ -237,4 +241,33 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("valid spec %q has an empty plan", s)
 		}
 	})
+}
+
+// A sweep's messages and window reach each step's run, as run's
+// --messages and --window, and its result records them.
+func TestStepMessagesAndWindow(t *testing.T) {
+	for _, tc := range []struct {
+		spec             string
+		messages, window int
+	}{
+		{"protocol: grpc-client-stream\nmessages: 7\n", 7, 0},
+		{"protocol: grpc-server-stream\nmessages: 3\n", 3, 0},
+		{"protocol: grpc-stream\nwindow: 4\n", 0, 4},
+	} {
+		s, err := Parse(strings.NewReader("paths: [{name: echo, url: \"127.0.0.1:9\"}]\nladder: c1t1\npayloads: [100]\nduration: 1s\n" + tc.spec))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.spec, err)
+		}
+		st := s.Plan()[0]
+		cfg, d, err := BuildStep(&s, s.Paths[0], st)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.spec, err)
+		}
+		if c, ok := d.(io.Closer); ok {
+			c.Close()
+		}
+		if cfg.Config.Messages != tc.messages || cfg.Config.Window != tc.window {
+			t.Errorf("%q: the step's run has messages %d, window %d; want %d, %d", tc.spec, cfg.Config.Messages, cfg.Config.Window, tc.messages, tc.window)
+		}
+	}
 }
