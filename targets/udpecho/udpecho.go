@@ -181,9 +181,14 @@ func (s *Server) serve(c *net.UDPConn, done chan struct{}) {
 			s.sunkBytes.Add(uint64(n))
 			continue
 		}
-		if _, err := c.WriteToUDPAddrPort(p, from); err == nil {
-			s.echoed.Add(1)
-			s.echoBytes.Add(uint64(n))
+		// Counted before it is sent: a peer that has its answer must find
+		// it counted (a test, or a run reading the server's figures right
+		// after its last answer). A send that fails takes it back.
+		s.echoed.Add(1)
+		s.echoBytes.Add(uint64(n))
+		if _, err := c.WriteToUDPAddrPort(p, from); err != nil {
+			s.echoed.Add(^uint64(0))
+			s.echoBytes.Add(^uint64(n - 1))
 		}
 	}
 }

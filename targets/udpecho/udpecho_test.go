@@ -95,3 +95,20 @@ func TestDropEvery(t *testing.T) {
 		t.Error("a negative drop-every: no error")
 	}
 }
+
+// An answer in the peer's hands is already counted: a run reads the
+// server's figures right after its last answer.
+func TestEchoCountedBeforeItIsAnswered(t *testing.T) {
+	s := start(t, Config{})
+	c, err := net.Dial("udp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := uint64(1); i <= 3000; i++ {
+		exchange(t, c, "e")
+		if got := s.Echoed(); got != i {
+			t.Fatalf("after answer %d the server counts %d", i, got)
+		}
+	}
+}
