@@ -106,9 +106,11 @@ func TestStallingTargetCountsTimeoutsInTheLatency(t *testing.T) {
 				t.Errorf("the %s histogram is not in the JSON: %v", name, err)
 			}
 		}
-		// From theory: p90 is the timeout (plus at most the send's lag).
-		if p90 := s.Latency.P90.D(); p90 < timeout-5*time.Millisecond || p90 > timeout+20*time.Millisecond {
-			t.Errorf("corrected p90 %v, theory: the %v timeout", p90, timeout)
+		// From theory: p90 is the timeout plus at most the send's lag,
+		// which Short has already held to a fixed bound (a busy CI machine
+		// lags some sends past 20 ms: 273 ms seen).
+		if p90, most := s.Latency.P90.D(), timeout+max(20*time.Millisecond, s.Pacing.MaxLag.D()+time.Millisecond); p90 < timeout-5*time.Millisecond || p90 > most {
+			t.Errorf("corrected p90 %v, theory: the %v timeout plus at most the max send lag %v", p90, timeout, s.Pacing.MaxLag.D())
 		}
 		if u := s.Uncorrected; u == nil || u.Count != s.Latency.Count || u.P90.D() < timeout-5*time.Millisecond {
 			t.Errorf("uncorrected latency %+v: it must count the same requests, its p90 the timeout too", u)
