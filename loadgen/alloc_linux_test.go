@@ -208,8 +208,18 @@ func TestLoopAllocatesNothing(t *testing.T) {
 				}
 				count = allocs.CountOnEveryP
 			}
-			if n := count(2000, one); n > allocs.Slack {
-				t.Errorf("%d allocations in 2000 requests, want 0", n)
+			const n = 2000
+			if all := count(n, one); all > allocs.Slack {
+				// The count is the process's: the in-process peer's and
+				// the runtime's allocations count too (32 once in a
+				// loaded CI run). Count the loop's own, by where each
+				// was made, over as many requests again: none.
+				reads, other, where := loopAllocs(n, one)
+				if own := reads + other; own != 0 {
+					t.Errorf("%d allocations in %d requests on the loop (%d in the process), want 0; at %s", own, n, all, where)
+				} else {
+					t.Logf("%d allocations in the process over %d requests, none of them the loop's", all, n)
+				}
 			}
 			if tc.solo && solos < 1900 {
 				t.Errorf("%d of 2000 answers read blocking, want (nearly) all", solos)
