@@ -432,9 +432,9 @@ func (o Options) clusterMeshes() []string {
 	return out
 }
 
-// SidecarProxies are the proxies of loadgen's sidecar mesh
-// (meshes/k8s.SidecarProxies; the study names them without importing the
-// cluster side).
+// SidecarProxies are the proxies of loadgen's sidecar mesh:
+// meshes/k8s.SidecarProxies, named here without importing the cluster side
+// (cmd/loadgen's TestSidecarNamesAgree holds them equal).
 var SidecarProxies = []string{"nginx", "haproxy", "caddy"}
 
 // clusterLadder is a loadgen k8s run per mesh, the same sweep file each;

@@ -117,7 +117,9 @@ type Sidecar struct {
 	Workers   int    `yaml:"workers,omitempty" json:"workers,omitempty"` // per proxy; default Istio's 2
 }
 
-// The sidecar profiles and placements a path may name (meshes/sidecar's).
+// The sidecar profiles and placements a path may name: meshes/sidecar's
+// Proxies and Placements, which this layer may not import
+// (cmd/loadgen's TestSidecarNamesAgree holds them equal).
 var (
 	SidecarProxies    = []string{"nginx", "haproxy", "caddy", "envoy"}
 	SidecarPlacements = []string{"none", "serveronly", "clientonly", "both"}
