@@ -34,6 +34,11 @@ the ClusterRole and Roles a run needs.
 
 Meshes: ` + strings.Join(k8s.Meshes[:5], ", ") + `,
 ` + strings.Join(k8s.Meshes[5:], ", ") + `.`,
+		Example: `  loadgen k8s rbac --mesh istio | kubectl apply -f -
+  loadgen k8s render --mesh istio | kubectl apply --dry-run=client -f -
+  loadgen k8s run --mesh istio -f examples/k8s-sweep.yaml --workers 4 -o results/istio
+  loadgen k8s paths -o results/paths
+  loadgen k8s cleanup`,
 	}
 	cmd.AddCommand(newK8sRenderCmd(), newK8sRunCmd(), newK8sPathsCmd(), newK8sCleanupCmd(), newK8sRBACCmd(), newK8sWorkerCmd())
 	return cmd

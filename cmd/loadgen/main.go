@@ -138,9 +138,18 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "loadgen",
 		Short: "Load generator for the network paths of Kubernetes",
-		Long: `loadgen drives HTTP/1.1, HTTP/2, gRPC and raw TCP load, closed loop like wrk or
-open loop like wrk2 (coordinated-omission corrected), against targets it can
-start itself, and reports latency to p99.99, errors and its own CPU cost.`,
+		Long: `loadgen drives HTTP/1.1, HTTP/2, HTTP/3, gRPC, raw TCP and UDP load, closed
+loop like wrk or open loop like wrk2 (coordinated-omission corrected),
+against targets it can start itself, and reports latency to p99.99, errors
+and its own CPU cost. Its three uses: comparing meshes and paths (sweep,
+k8s run), sizing an ingress (size), and gating CI (run --assert,
+--baseline).`,
+		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080 &
+  loadgen run -c 50 -d 10s --latency http://127.0.0.1:8080/get
+  loadgen run -R 2000 -d 30s --assert 'p99<20ms,errors<0.1%' --junit junit.xml http://127.0.0.1:8080/get
+  loadgen sweep                       # the built-in demo: httpbin direct vs through a real nginx
+  loadgen size --workers 1,2,4 -o results/sizing
+  loadgen k8s run --mesh istio -f examples/k8s-sweep.yaml --workers 4 -o results/istio`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -20,6 +20,9 @@ func newMeshCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mesh",
 		Short: "Service-mesh sidecars: render the proxy configs loadgen runs, install a pod's capture",
+		Example: `  loadgen mesh render envoy --layout istio -o envoy.yaml
+  loadgen mesh render haproxy --upstream 198.18.0.3:8080 --mtls-dir /etc/loadgen/mtls
+  loadgen mesh capture --print`,
 	}
 	cmd.AddCommand(newMeshRenderCmd(), newMeshCaptureCmd())
 	return cmd

@@ -27,6 +27,11 @@ func newServeCmd() *cobra.Command {
 		Short: "Start a target server (httpbin, grpc, tcp, udp) until Ctrl-C",
 		Long: `Start one of loadgen's target servers in the foreground. It runs until
 Ctrl-C (or --for elapses) and then prints how many requests it served.`,
+		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080
+  loadgen serve httpbin --addr 127.0.0.1:8443 --tls     # HTTP/1.1, h2 and HTTP/3 on 8443
+  loadgen serve grpc --addr 127.0.0.1:9090
+  loadgen serve tcp --addr 127.0.0.1:9001
+  loadgen serve udp --addr 127.0.0.1:9002`,
 	}
 	cmd.AddCommand(newServeHTTPBinCmd(), newServeGRPCCmd(), newServeTCPCmd(), newServeUDPCmd())
 	return cmd
