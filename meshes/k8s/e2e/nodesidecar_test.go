@@ -85,11 +85,12 @@ func TestNodeSidecars(t *testing.T) {
 			haproxy("haproxy-both", sidecar(k8s.ProxyHAProxy, k8s.ModeBoth), true, true),
 			haproxy("haproxy-serveronly", sidecar(k8s.ProxyHAProxy, k8s.ModeServerOnly), true, false),
 			haproxy("haproxy-clientonly", sidecar(k8s.ProxyHAProxy, k8s.ModeClientOnly), false, true),
-			// Mutual TLS between the sidecars: nginx's counted, Caddy's
-			// (which counts only by an access log) answered.
+			// Mutual TLS between the sidecars, each proxy counted by its
+			// own counter: nginx's stub_status, Caddy's HTTP metrics.
 			{name: "nginx-both-mtls", args: append(sidecar(k8s.ProxyNginx, k8s.ModeBoth), "--mtls"), container: k8s.ContainerSidecar,
 				counter: k8s.ProxyNginx, server: true, client: true},
-			{name: "caddy-both-mtls", args: append(sidecar(k8s.ProxyCaddy, k8s.ModeBoth), "--mtls"), container: k8s.ContainerSidecar, server: true, client: true},
+			{name: "caddy-both-mtls", args: append(sidecar(k8s.ProxyCaddy, k8s.ModeBoth), "--mtls"), container: k8s.ContainerSidecar,
+				counter: k8s.ProxyCaddy, server: true, client: true},
 			istio("istio-both", k8s.ModeBoth, true, true),
 			istio("istio-serveronly", k8s.ModeServerOnly, true, false),
 			istio("istio-clientonly", k8s.ModeClientOnly, false, true),

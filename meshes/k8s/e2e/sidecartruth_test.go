@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"loadgen/meshes/caddy"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/e2e/node"
 )
@@ -27,8 +28,8 @@ import (
 // What the node itself says about a run's pods while it runs, the
 // ground truth the run's figures are checked against: each container's
 // cgroup (cpuacct.usage), and each proxy's own request counter, read in
-// its pod's network namespace (HAProxy's stats, nginx's stub_status, on
-// the admin listener 127.0.0.1:15000).
+// its pod's network namespace (HAProxy's stats, nginx's stub_status,
+// Caddy's metrics, on the admin listener 127.0.0.1:15000).
 
 // containerKey names one container of one pod.
 type containerKey struct{ pod, container string }
@@ -51,7 +52,7 @@ type observer struct {
 	c         kubernetes.Interface
 	ns        string
 	proxy     string // the proxy container's name
-	counter   string // how its requests are counted: haproxy, nginx; "" none
+	counter   string // how its requests are counted: haproxy, nginx, caddy; "" none
 	mu        sync.Mutex
 	cpu       map[containerKey][]cgSample
 	requests  map[string][]counterSample // by pod
@@ -190,11 +191,20 @@ func firstPID(cg string) (int, error) {
 
 // readCounter asks the proxy of pid's network namespace for its request
 // count: HAProxy's inbound and outbound frontends' req_tot (its stats
-// page), nginx's stub_status requests.
+// page), nginx's stub_status requests, Caddy's inbound and outbound
+// servers' caddy_http_requests_total (its admin API's /metrics, with the
+// HTTP metrics k8s.SidecarConfig turns on).
 func readCounter(pid int, proxy string) (int64, error) {
-	path := "/stats"
-	if proxy == k8s.ProxyHAProxy {
+	var path string
+	switch proxy {
+	case k8s.ProxyHAProxy:
 		path = "/stats;csv"
+	case k8s.ProxyNginx:
+		path = "/stats"
+	case k8s.ProxyCaddy:
+		path = caddy.MetricsPath
+	default:
+		return 0, fmt.Errorf("no counter for %s", proxy)
 	}
 	body, err := getIn(pid, "http://127.0.0.1:15000"+path)
 	if err != nil {
@@ -206,7 +216,7 @@ func readCounter(pid int, proxy string) (int64, error) {
 	case k8s.ProxyNginx:
 		return nginxRequests(body)
 	}
-	return 0, fmt.Errorf("no counter for %s", proxy)
+	return caddy.MetricsRequests(strings.NewReader(body))
 }
 
 // getIn makes an HTTP GET from inside pid's network namespace.
