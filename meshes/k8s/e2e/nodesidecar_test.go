@@ -95,9 +95,17 @@ func TestNodeSidecars(t *testing.T) {
 			istio("istio-serveronly", k8s.ModeServerOnly, true, false),
 			istio("istio-clientonly", k8s.ModeClientOnly, false, true),
 			linkerd("linkerd-both", k8s.ModeBoth, true, true),
+			linkerd("linkerd-serveronly", k8s.ModeServerOnly, true, false),
+			linkerd("linkerd-clientonly", k8s.ModeClientOnly, false, true),
 			istio("istio-broken", k8s.ModeServerOnly, true, false),
+			// --mode none: the same objects without a proxy, which no
+			// request crosses and no pod has.
+			haproxy("haproxy-none", sidecar(k8s.ProxyHAProxy, k8s.ModeNone), false, false),
 		}
-		runs := runCases(t, n, bin, "x", cases, crossingSweep(t), 5)
+		// Seven at once, the thirteen in two rounds as the ten were at
+		// five: a crossing step is an open loop of a few hundred requests
+		// a second (crossingSweep), light beside the pods' starts.
+		runs := runCases(t, n, bin, "x", cases, crossingSweep(t), 7)
 		for _, r := range runs {
 			t.Run(r.c.name, func(t *testing.T) {
 				if r.err != "" {
@@ -250,9 +258,11 @@ func TestNodeSidecars(t *testing.T) {
 const sidecarStartLead = "25s"
 
 // crossingSweep is a short step on the direct port, then one on the
-// mesh's: each proxy's counter is read in between.
+// mesh's: each proxy's counter is read in between. An open loop: the
+// counts need requests, not the node's every cycle, and seven runs
+// share its two cores.
 func crossingSweep(t *testing.T) string {
-	return writeNodeSweep(t, "ladder: c2t1", "duration: 3s",
+	return writeNodeSweep(t, "ladder: c2t1", "rate: [400]", "duration: 3s",
 		`paths: [{name: direct, url: "http://target:8081", baseline: true}, {name: mesh, url: "http://target:8080"}]`)
 }
 
@@ -342,7 +352,9 @@ func window(st *results.Step) (time.Time, time.Time) {
 
 // crossings checks which proxies each step's requests crossed, by the
 // proxies' own counters: none for the direct step, those the mode places
-// for the mesh's. It returns what is wrong.
+// for the mesh's, each side counting at least the step's requests; and a
+// pod the mode places no proxy in has no proxy container. It returns
+// what is wrong.
 func (r *sidecarRun) crossings() []string {
 	var bad []string
 	if r.c.counter == "" {
@@ -360,6 +372,13 @@ func (r *sidecarRun) crossings() []string {
 	}
 	errs := r.obs.readErrs
 	r.obs.mu.Unlock()
+	// A pod of a side the mode leaves bare must have no proxy container at
+	// all, read or not (--mode none: neither side has one).
+	for pod, info := range pods {
+		if has := r.obs.hasContainer(pod, r.c.container); has && ((info.target && !r.c.server) || (info.step != "" && !r.c.client)) {
+			bad = append(bad, fmt.Sprintf("pod %s has a %s container, but mode %s places no proxy there", pod, r.c.container, r.c.name))
+		}
+	}
 	for _, st := range r.steps {
 		if st.Run == nil {
 			bad = append(bad, fmt.Sprintf("step %s failed: %s", st.ID, st.Failed))
@@ -371,6 +390,7 @@ func (r *sidecarRun) crossings() []string {
 		var client, server int64
 		var counted, unread []string // target pods with and without proxy readings
 		workers := 0
+		var clientRead time.Time // the earliest of the step's client proxies' last readings
 		for pod, info := range pods {
 			switch {
 			case info.target:
@@ -394,6 +414,9 @@ func (r *sidecarRun) crossings() []string {
 				case r.c.client && direct && d != 0:
 					bad = append(bad, fmt.Sprintf("step %s (direct): worker %s's client proxy counted %d requests: the baseline crossed it", st.ID, pod, d))
 				}
+				if last := r.obs.lastRead(pod); ok && (clientRead.IsZero() || last.Before(clientRead)) {
+					clientRead = last
+				}
 				client += d
 			}
 		}
@@ -412,12 +435,47 @@ func (r *sidecarRun) crossings() []string {
 		}
 		r.notes = append(r.notes, fmt.Sprintf("%s: %d requests, %.0f/s; the server proxy counted %d, the client proxies %d",
 			st.ID, reqs, st.Run.Summary.RPS, server, client))
-		if r.c.client && !direct && client == 0 {
-			bad = append(bad, fmt.Sprintf("step %s (mesh): the client proxies counted no request of the step's %d", st.ID, reqs))
+		if r.c.client && !direct && workers > 0 && !clientRead.IsZero() {
+			want, why := clientBound(st, clientRead)
+			r.notes = append(r.notes, fmt.Sprintf("%s: the client proxies must have counted %d: %s", st.ID, want, why))
+			if client < want || client == 0 {
+				bad = append(bad, fmt.Sprintf("step %s (mesh): the client proxies counted %d requests, want at least %d (%s)", st.ID, client, want, why))
+			}
 		}
 	}
 	return bad
 }
+
+// clientBound is how many requests a step's client proxies must have
+// counted by read, the earliest of their last readings. A worker's proxy
+// counts each request the worker sends it, whatever connection carried
+// it and however often it tried its upstream (HAProxy's frontend req_tot
+// and nginx's stub_status count a request as it arrives; Caddy's
+// caddy_http_requests_total once its handler has answered, which
+// readSlack allows for), so every request the step saw answered by read
+// was counted. Read after the step's end, that is every request of the
+// step. But a worker's pod ends with its run and the kubelet then stops
+// the proxy: the last reading can come before the last requests. Then the
+// bound is the step's timeline's requests (warm-up included: they
+// crossed the proxy too) in the intervals surely ended by read: a merged
+// interval lies up to half an interval off each worker's own (merge
+// aligns them so), and the clocks are the one node's.
+func clientBound(st *results.Step, read time.Time) (int64, string) {
+	if !read.Before(st.Run.End.Add(readSlack)) {
+		return st.Run.Summary.Requests, "read after the step's end: its every request"
+	}
+	var n int64
+	for _, iv := range st.Run.Timeline {
+		end := st.Run.Start.Add(iv.Start.D() + iv.Duration.D() + iv.Duration.D()/2 + readSlack)
+		if !end.After(read) {
+			n += iv.Requests
+		}
+	}
+	return n, fmt.Sprintf("last read %.1f s before the step's end: the requests answered by then", st.Run.End.Sub(read).Seconds())
+}
+
+// readSlack is how long after answering a request a proxy may count it.
+const readSlack = 100 * time.Millisecond
 
 // hopCrossings checks a chain of hops targets (--hops): every step
 // answered without an error, which only a whole chain can; the direct

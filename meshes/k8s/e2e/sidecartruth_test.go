@@ -403,3 +403,22 @@ func (o *observer) delta(pod string, from, to time.Time) (int64, bool) {
 	}
 	return b - a, true
 }
+
+// lastRead is when a pod's proxy counter was last read; zero if never.
+func (o *observer) lastRead(pod string) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ss := o.requests[pod]
+	if len(ss) == 0 {
+		return time.Time{}
+	}
+	return ss[len(ss)-1].at
+}
+
+// hasContainer reports whether a pod was seen running a container so
+// named.
+func (o *observer) hasContainer(pod, container string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.cpu[containerKey{pod, container}]) > 0
+}

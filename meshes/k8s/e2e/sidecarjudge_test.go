@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"loadgen/meshes/k8s"
+	"loadgen/results"
+)
+
+// The node tests' judgments (crossings, costs, the table's figures) fed
+// what the node would say, without a node: each fails where the node's
+// run would be wrong.
+
+// fakeNode is what an observer would have seen of a run's pods.
+type fakeNode struct {
+	o  *observer
+	t0 time.Time
+}
+
+func newFakeNode() *fakeNode {
+	return &fakeNode{t0: time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC), o: &observer{cpu: map[containerKey][]cgSample{},
+		requests: map[string][]counterSample{}, reads: map[string]int64{}, pods: map[string]podInfo{}, readErrs: map[string]string{}}}
+}
+
+// at is t0 plus s seconds.
+func (f *fakeNode) at(s float64) time.Time { return f.t0.Add(time.Duration(s * float64(time.Second))) }
+
+// pod adds a pod: the target's, or a worker of step (its index).
+func (f *fakeNode) pod(name string, target bool, step string, containers ...string) {
+	labels := map[string]string{}
+	if target {
+		labels[k8s.LabelName] = k8s.TargetName
+	}
+	f.o.pods[name] = podInfo{labels: labels, target: target, step: step}
+	for _, c := range containers {
+		f.o.cpu[containerKey{name, c}] = []cgSample{{at: f.at(0)}, {at: f.at(100)}}
+	}
+}
+
+// count adds a reading of a pod's proxy counter: n at s seconds.
+func (f *fakeNode) count(pod string, s float64, n int64) {
+	f.o.requests[pod] = append(f.o.requests[pod], counterSample{f.at(s), n})
+}
+
+// step is a 3 s step of reqs requests from start s, its timeline three
+// 1 s intervals.
+func (f *fakeNode) step(id string, index int, baseline bool, s float64, reqs int64) *results.Step {
+	start := f.at(s)
+	run := &results.Run{Start: start, End: start.Add(3 * time.Second), Summary: results.Summary{Requests: reqs, RPS: float64(reqs) / 3}}
+	for i := range 3 {
+		run.Timeline = append(run.Timeline, results.Interval{Start: results.Duration(time.Duration(i) * time.Second),
+			Duration: results.Duration(time.Second), Requests: reqs / 3})
+	}
+	return &results.Step{ID: id, Index: index, Baseline: baseline, Run: run}
+}
+
+// TestCrossingsJudge: the crossing check of a run in each mode, from the
+// counters its proxies would show: right, and wrong in each way the
+// check is there for.
+func TestCrossingsJudge(t *testing.T) {
+	const reqs = 3000
+	sc := k8s.ContainerSidecar
+	// run is a --mesh sidecar run: the direct step from 10 s, the mesh's
+	// from 30 s; the target's proxy counts mesh, the mesh step's worker's
+	// client, its last reading at read.
+	run := func(server, client bool, mesh, clientN int64, read float64) *sidecarRun {
+		f := newFakeNode()
+		steps := []*results.Step{f.step("direct", 0, true, 10, reqs), f.step("mesh", 1, false, 30, reqs)}
+		if server {
+			f.pod("target", true, "", "httpbin", sc)
+			f.count("target", 5, 0)
+			f.count("target", 20, 0)
+			f.count("target", 40, mesh)
+		} else {
+			f.pod("target", true, "", "httpbin")
+		}
+		if client {
+			f.pod("w0", false, "0", "worker", sc)
+			f.count("w0", 14, 0)
+			f.pod("w1", false, "1", "worker", sc)
+			f.count("w1", 25, 0)
+			f.count("w1", read, clientN)
+		} else {
+			f.pod("w0", false, "0", "worker")
+			f.pod("w1", false, "1", "worker")
+		}
+		name := map[[2]bool]string{{true, true}: "both", {true, false}: "serveronly", {false, true}: "clientonly", {false, false}: "none"}[[2]bool{server, client}]
+		return &sidecarRun{c: sidecarCase{name: "haproxy-" + name, container: sc, counter: k8s.ProxyHAProxy, server: server, client: client},
+			steps: steps, obs: f.o}
+	}
+	end := 33.2 // read after the mesh step's end
+	for _, c := range []struct {
+		name string
+		r    *sidecarRun
+		want string // in an error; "" none
+	}{
+		{"both", run(true, true, reqs, reqs+40, end), ""},
+		{"serveronly", run(true, false, reqs, 0, 0), ""},
+		{"clientonly", run(false, true, 0, reqs, end), ""},
+		{"none", run(false, false, 0, 0, 0), ""},
+		// The client proxies saw part of the step: a non-zero count is
+		// not enough.
+		{"client short", run(true, true, reqs, reqs/2, end), "client proxies counted 1500 requests, want at least 3000"},
+		{"clientonly short", run(false, true, 0, 1, end), "client proxies counted 1 requests, want at least 3000"},
+		// Last read 1.7 s into the step: the first interval's requests at
+		// least (it ended by 1.5 s on any worker's clock).
+		{"read early", run(true, true, reqs, reqs/3, 31.7), ""},
+		{"read early short", run(true, true, reqs, reqs/3-1, 31.7), "want at least 1000"},
+		{"server short", run(true, true, reqs-1, reqs, end), "server proxy counted 2999 requests of the step's 3000"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			errs := c.r.crossings()
+			switch {
+			case c.want == "" && len(errs) > 0:
+				t.Errorf("errors %q, want none", errs)
+			case c.want != "" && !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, c.want) }):
+				t.Errorf("errors %q, want one saying %q", errs, c.want)
+			}
+		})
+	}
+
+	// --mode none: a proxy container where the mode places none is wrong
+	// even when its counter was never read.
+	r := run(false, false, 0, 0, 0)
+	r.obs.cpu[containerKey{"target", sc}] = []cgSample{{at: time.Now()}}
+	r.obs.readErrs["target"] = "connection refused"
+	if errs := r.crossings(); !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, "pod target has a "+sc+" container") }) {
+		t.Errorf("a proxy container in mode none: errors %q", errs)
+	}
+	r = run(true, false, reqs, 0, 0)
+	r.obs.cpu[containerKey{"w1", sc}] = []cgSample{{at: time.Now()}}
+	if errs := r.crossings(); !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, "pod w1 has a "+sc+" container") }) {
+		t.Errorf("a worker's proxy container in serveronly: errors %q", errs)
+	}
+	// The direct step crossing the server's proxy (the exclusion broken).
+	r = run(true, false, reqs, 0, 0)
+	r.obs.requests["target"][1].n = 7
+	r.obs.requests["target"][2].n += 7
+	if errs := r.crossings(); !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, "(direct): the server proxy counted 7") }) {
+		t.Errorf("the baseline through the server's proxy: errors %q", errs)
+	}
+}
