@@ -143,3 +143,88 @@ func TestCrossingsJudge(t *testing.T) {
 		t.Errorf("the baseline through the server's proxy: errors %q", errs)
 	}
 }
+
+// sidecarCostRun is a one-step cost run of mode (both, serveronly, clientonly)
+// whose containers used, in cores: the target's app 0.30, its sidecar
+// 0.20, the worker's sidecar 0.25, the node 1.20; its figures are
+// watched.
+func sidecarCostRun(mode string, watched ...results.ProcessCost) *sidecarRun {
+	f := newFakeNode()
+	sc := k8s.ContainerSidecar
+	server, client := mode != "clientonly", mode != "serveronly"
+	// A container's cgroup sampled every second from 0 to 100 s.
+	use := func(k containerKey, cores float64) {
+		for s := 0; s <= 100; s++ {
+			f.o.cpu[k] = append(f.o.cpu[k], cgSample{at: f.at(float64(s)), usage: cores * float64(s)})
+		}
+	}
+	f.pod("target", true, "")
+	for i, c := range k8s.TargetContainers() {
+		use(containerKey{"target", c}, map[bool]float64{true: 0.30}[i == 0])
+	}
+	f.pod("w0", false, "0")
+	use(containerKey{"w0", "worker"}, 0.50)
+	if server {
+		use(containerKey{"target", sc}, 0.20)
+	}
+	if client {
+		use(containerKey{"w0", sc}, 0.25)
+	}
+	use(nodeKey, 1.20)
+	st := f.step("mesh", 0, false, 20, 60000)
+	st.Run.End = f.at(80) // a cost step: 60 s
+	st.Watched = append(watched, results.ProcessCost{Name: "node", Role: "node", Samples: 4, CPUMean: 1.20})
+	return &sidecarRun{c: sidecarCase{name: "haproxy-" + mode, container: sc, server: server, client: client, source: "metrics.k8s.io"},
+		steps: []*results.Step{st}, obs: f.o}
+}
+
+// TestCostsJudge: the cost check passes the figures each container's
+// cgroup gives, and fails the old cost code's: the server's sidecar in
+// the target's figure too, one proxy figure for both sides beside the
+// sides' own, and a one-sided mode's figure missing or "not measurable".
+func TestCostsJudge(t *testing.T) {
+	fig := func(name, role, side string, cores float64) results.ProcessCost {
+		return results.ProcessCost{Name: name, Role: role, Side: side, Samples: 4, Processes: 1, CPUMean: cores}
+	}
+	none := func(name, side string) results.ProcessCost {
+		return results.ProcessCost{Name: name, Role: "proxy", Side: side, NoProxy: "no proxy in this mode"}
+	}
+	target := fig("target", "target", "", 0.30)
+	server := fig("server-proxy", "proxy", "server", 0.20)
+	client := fig("client-proxy", "proxy", "client", 0.25)
+	for _, c := range []struct {
+		name string
+		r    *sidecarRun
+		want string // in an error; "" none
+	}{
+		{"both", sidecarCostRun("both", target, server, client), ""},
+		{"serveronly", sidecarCostRun("serveronly", target, server, none("client-proxy", "client")), ""},
+		{"clientonly", sidecarCostRun("clientonly", target, none("server-proxy", "server"), client), ""},
+		// Within 15%: a figure of the cgroups' 0.30 read as 0.33.
+		{"near", sidecarCostRun("both", fig("target", "target", "", 0.33), server, client), ""},
+		// The old selection: the target's figure was its whole pod, the
+		// server's sidecar with it.
+		{"server in the target", sidecarCostRun("both", fig("target", "target", "", 0.50), server, client), "the target (its servers' containers) (metrics.k8s.io): 0.500 cores"},
+		// One figure for every proxy beside each side's: the server's
+		// sidecar (and the clients') counted twice.
+		{"proxies twice", sidecarCostRun("both", target, server, client, fig("proxy", "proxy", "", 0.45)), "a proxy is counted twice"},
+		// The old one-sided modes: one proxy figure over every pod, not
+		// measurable as a pod without the container had no sample.
+		{"serveronly unmeasured", sidecarCostRun("serveronly", target, results.ProcessCost{Name: "proxy", Role: "proxy", Unmeasured: "not measurable at this step length"}),
+			"the server proxy: no figure"},
+		{"clientonly unmeasured", sidecarCostRun("clientonly", target, results.ProcessCost{Name: "client-proxy", Role: "proxy", Side: "client", Unmeasured: "not measurable at this step length"}),
+			"the client proxies: not measured"},
+		// A side the mode leaves bare given a figure.
+		{"serveronly with a client figure", sidecarCostRun("serveronly", target, server, fig("client-proxy", "proxy", "client", 0.25)), "the mode places no such proxy"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			errs := c.r.costs()
+			switch {
+			case c.want == "" && len(errs) > 0:
+				t.Errorf("errors %q, want none", errs)
+			case c.want != "" && !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, c.want) }):
+				t.Errorf("errors %q, want one saying %q", errs, c.want)
+			}
+		})
+	}
+}
