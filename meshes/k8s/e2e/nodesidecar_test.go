@@ -28,14 +28,17 @@ import (
 // and checks a run's figures against what the node itself says:
 //
 //   - crossings: a direct step's requests reach no proxy (each proxy's
-//     own counter does not move), a mesh step's cross the proxies its
-//     mode places; where the webhook breaks the direct port's exclusion
+//     own counter — HAProxy's stats, nginx's stub_status, Caddy's
+//     metrics — does not move), a mesh step's cross the proxies its mode
+//     places, each side counting the step's requests, and --mode none
+//     has no proxy; where the webhook breaks the direct port's exclusion
 //     on purpose, the check fails;
 //   - cost: the target's CPU figure is its servers' containers' cgroups
 //     within 15%, the server proxy's and the client proxies' figures
 //     theirs, each proxy counted once, from metrics-server and from
 //     Prometheus; serveronly and clientonly each have the figure of the
-//     side that has a proxy;
+//     side that has a proxy (HAProxy's and Istio's); the table k8s run
+//     prints shows each side's figure per 1000 requests/s;
 //   - presence: with the webhook off, k8s run --mesh istio refuses to
 //     measure, naming the missing container.
 //
@@ -205,6 +208,10 @@ func TestNodeSidecars(t *testing.T) {
 			withSource(haproxy("", sidecar(k8s.ProxyHAProxy, k8s.ModeServerOnly), true, false), "haproxy-serveronly-prometheus", prom),
 			withSource(haproxy("", sidecar(k8s.ProxyHAProxy, k8s.ModeClientOnly), false, true), "haproxy-clientonly-metrics", nil),
 			withSource(haproxy("", sidecar(k8s.ProxyHAProxy, k8s.ModeClientOnly), false, true), "haproxy-clientonly-prometheus", prom),
+			// Istio's one-sided modes through the injection webhook: each
+			// has the figure of the side that has istio-proxy.
+			withSource(istio("", k8s.ModeServerOnly, true, false), "istio-serveronly-metrics", nil),
+			withSource(istio("", k8s.ModeClientOnly, false, true), "istio-clientonly-metrics", nil),
 			withSource(istio("", k8s.ModeBoth, true, true), "istio-both-metrics", nil),
 			withSource(linkerd("", k8s.ModeBoth, true, true), "linkerd-both-prometheus", prom),
 		}
@@ -216,12 +223,14 @@ func TestNodeSidecars(t *testing.T) {
 			cases[i].controlPlane = true
 			cases[i].args = append(cases[i].args, "--control-plane", "stand-in=node-sc-"+cases[i].name+"/"+k8s.LabelName+"="+k8s.ClientName)
 		}
-		// Open loop at a rate the node carries four runs of at once: a
-		// closed loop would take both CPUs, and the node's own components
-		// (CoreDNS, the kubelet) with them.
-		sweep := writeNodeSweep(t, "ladder: c8t2", "rate: [1500]", "duration: "+costDuration.String(), "warmup: "+costWarmup.String(),
+		// Open loop at a rate the node carries five runs of at once (the
+		// ten cases in two rounds, as the eight were at four runs of 1500
+		// requests/s: the same load on the node): a closed loop would
+		// take both CPUs, and the node's own components (CoreDNS, the
+		// kubelet) with them.
+		sweep := writeNodeSweep(t, "ladder: c8t2", "rate: [1200]", "duration: "+costDuration.String(), "warmup: "+costWarmup.String(),
 			`paths: [{name: mesh, url: "http://target:8080"}]`)
-		runs := runCases(t, n, bin, "c", cases, sweep, 4)
+		runs := runCases(t, n, bin, "c", cases, sweep, 5)
 		for _, r := range runs {
 			t.Run(r.c.name, func(t *testing.T) {
 				if r.err != "" {
@@ -229,6 +238,14 @@ func TestNodeSidecars(t *testing.T) {
 				}
 				for _, e := range r.costs() {
 					t.Error(e)
+				}
+				// The table k8s run printed shows each side's figure the
+				// check above verified (issue 36: haproxy in both modes
+				// prints the client-proxy and server-proxy columns).
+				if strings.HasPrefix(r.c.name, "haproxy-both-") {
+					for _, e := range r.tableSides() {
+						t.Error(e)
+					}
 				}
 			})
 		}
@@ -654,4 +671,80 @@ func (r *sidecarRun) costs() []string {
 		bad = append(bad, fmt.Sprintf("the proxies' figures add up to %.3f cores, the sidecars' cgroups to %.3f: a proxy is counted twice (%s)", figures, truths, listed()))
 	}
 	return bad
+}
+
+// tableSides checks the table k8s run printed (r.out) against the step's
+// figures: its mesh row's client cpu/1k and server cpu/1k are each side's
+// proxies' CPU, which costs checks against their cgroups, per 1000
+// requests/s of the step, as printed (three decimals). It returns what
+// is wrong.
+func (r *sidecarRun) tableSides() []string {
+	st := r.steps[0]
+	if st.Run == nil || st.Run.Summary.RPS <= 0 {
+		return []string{"the step has no rate: " + st.Failed}
+	}
+	var bad []string
+	for _, side := range []string{"client", "server"} {
+		var cores float64
+		n := 0
+		for _, w := range st.Watched {
+			if w.Role == "proxy" && w.Side == side && w.NoProxy == "" && w.Unmeasured == "" {
+				cores += w.CPUMean
+				n++
+			}
+		}
+		col := side + " cpu/1k"
+		cell, err := tableFigure(r.out, col, st.Path)
+		if err != nil {
+			bad = append(bad, err.Error())
+			continue
+		}
+		want := cores / (st.Run.Summary.RPS / 1000)
+		got, err := strconv.ParseFloat(cell, 64)
+		switch {
+		case n == 0:
+			bad = append(bad, fmt.Sprintf("%s: the step has no measured %s proxy figure (table: %q)", col, side, cell))
+		case err != nil:
+			bad = append(bad, fmt.Sprintf("%s: the table shows %q, want %.3f", col, cell, want))
+		case math.Abs(got-want) > 0.0005+1e-9:
+			bad = append(bad, fmt.Sprintf("%s: the table shows %s, the step's %s proxy %.4f cores at %.0f requests/s is %.4f", col, cell, side, cores, st.Run.Summary.RPS, want))
+		}
+	}
+	return bad
+}
+
+// tableFigure is what a sweep table in out (loadgen's output, other
+// lines among it) shows in column col of path's row: the table aligns a
+// figure's right edge with its head's.
+func tableFigure(out, col, path string) (string, error) {
+	var head []rune
+	at := -1
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 0 && f[0] == "step":
+			head, at = []rune(line), -1
+			r := []rune(col)
+			for i := 0; i+len(r) <= len(head); i++ {
+				if string(head[i:i+len(r)]) == col && (i == 0 || head[i-1] == ' ') && (i+len(r) == len(head) || head[i+len(r)] == ' ') {
+					at = i + len(r)
+					break
+				}
+			}
+		case head != nil && len(f) > 1 && f[1] == path:
+			if at < 0 {
+				return "", fmt.Errorf("the table has no %q column: %s", col, string(head))
+			}
+			row := []rune(line)
+			if at > len(row) || (at < len(row) && row[at] != ' ') {
+				return "", fmt.Errorf("%q: the %s row does not line up with the head:\n%s\n%s", col, path, string(head), line)
+			}
+			start := at
+			for start > 0 && row[start-1] != ' ' {
+				start--
+			}
+			return string(row[start:at]), nil
+		}
+	}
+	return "", fmt.Errorf("no table with a %s row in the output:\n%s", path, out)
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"loadgen/meshes/k8s"
 	"loadgen/results"
+	"loadgen/results/report"
 )
 
 // The node tests' judgments (crossings, costs, the table's figures) fed
@@ -226,5 +228,56 @@ func TestCostsJudge(t *testing.T) {
 				t.Errorf("errors %q, want one saying %q", errs, c.want)
 			}
 		})
+	}
+}
+
+// TestTableSides: the figures of the table k8s run prints, found under
+// their heads (report.SweepTable at its default width, as k8s run prints
+// it to a pipe) and checked against the step's: right when they are the
+// step's, wrong when the step's figure differs or the table has no such
+// column (the cost code before issue 35 had one proxy figure).
+func TestTableSides(t *testing.T) {
+	step := func(watched ...results.ProcessCost) *results.Step {
+		st := &results.Step{ID: "c8t2-mesh", Path: "mesh", Rung: "c8t2", Connections: 8, Threads: 2, Repeat: 1,
+			Run: &results.Run{Config: results.Config{Protocol: "http1", Rate: 1500}, Summary: results.Summary{Requests: 96673, RPS: 1487.3,
+				Duration: results.Duration(65 * time.Second), Latency: results.Latency{P50: 900, P90: 1500, P99: 4000, P999: 9000},
+				Status: map[int]int64{200: 96673}}},
+			Watched: watched}
+		for i := range st.Watched {
+			st.Watched[i].CPUPer1kRPS = st.Watched[i].CPUMean / (st.Run.Summary.RPS / 1000)
+		}
+		return st
+	}
+	w := func(name, role, side string, cores float64) results.ProcessCost {
+		return results.ProcessCost{Name: name, Role: role, Side: side, Samples: 7, Processes: 1, CPUMean: cores, MemMean: 30 << 20}
+	}
+	sides := []results.ProcessCost{w("client-proxy", "proxy", "client", 0.2113), w("server-proxy", "proxy", "server", 0.1742),
+		w("target", "target", "", 0.0931), w("node", "node", "", 1.31)}
+	printed := func(st *results.Step) string {
+		var b bytes.Buffer
+		b.WriteString("step 1/1 c8t2 mesh: 96673 requests\n\n")
+		if err := report.SweepTable(&b, "", []*results.Step{st}, report.TableOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	st := step(slices.Clone(sides)...)
+	r := &sidecarRun{steps: []*results.Step{st}, out: printed(st)}
+	if errs := r.tableSides(); len(errs) > 0 {
+		t.Fatalf("the table as printed: %q\n%s", errs, r.out)
+	}
+	if got, err := tableFigure(r.out, "server cpu/1k", "mesh"); got != "0.117" || err != nil {
+		t.Errorf("server cpu/1k = %q, %v; want 0.117 (0.1742 cores at 1487.3/s)\n%s", got, err, r.out)
+	}
+	// The step's server figure 2% off what the table printed.
+	r.steps[0].Watched[1].CPUMean *= 1.02
+	if errs := r.tableSides(); !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, "server cpu/1k: the table shows 0.117") }) {
+		t.Errorf("a figure other than the step's: errors %q", errs)
+	}
+	// One proxy figure, no side: no side columns.
+	old := step(w("proxy", "proxy", "", 0.3855), w("target", "target", "", 0.0931))
+	r = &sidecarRun{steps: []*results.Step{old}, out: printed(old)}
+	if errs := r.tableSides(); !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, `no "client cpu/1k" column`) }) {
+		t.Errorf("a table without the sides' columns: errors %q\n%s", errs, r.out)
 	}
 }
