@@ -111,12 +111,20 @@ func (o *observer) loop() {
 var nodeKey = containerKey{pod: "/", container: "/"}
 
 // sample reads every running container's cgroup and, every half second,
-// the proxy's counter.
+// the proxy's counter: at every poll once the pod's app has ended (a
+// worker's, whose proxy the kubelet stops soon after), so that a reading
+// after the last request is likely.
 func (o *observer) sample(p *corev1.Pod) {
 	info := podInfo{labels: p.Labels, target: p.Labels[k8s.LabelName] == k8s.TargetName, step: p.Labels["loadgen.dev/step"]}
 	o.mu.Lock()
 	o.pods[p.Name] = info
 	o.mu.Unlock()
+	ended := false
+	for _, st := range p.Status.ContainerStatuses {
+		if st.Name != o.proxy && st.State.Terminated != nil {
+			ended = true
+		}
+	}
 	for _, st := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
 		if st.State.Running == nil || st.ContainerID == "" {
 			continue
@@ -129,7 +137,7 @@ func (o *observer) sample(p *corev1.Pod) {
 		o.mu.Lock()
 		k := containerKey{p.Name, st.Name}
 		o.cpu[k] = append(o.cpu[k], s)
-		due := st.Name == o.proxy && o.counter != "" && time.Since(o.lastCount[p.Name]) >= 450*time.Millisecond
+		due := st.Name == o.proxy && o.counter != "" && (ended || time.Since(o.lastCount[p.Name]) >= 450*time.Millisecond)
 		if due {
 			o.lastCount[p.Name] = time.Now()
 		}
