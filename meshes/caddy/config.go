@@ -25,6 +25,16 @@ type Config struct {
 	// no request counter. It costs CPU; sweeps leave it off.
 	AccessLog bool
 
+	// Metrics turns on Caddy's HTTP metrics on both servers: its request
+	// counter, which Requests then reads (caddy_http_requests_total) on
+	// the admin listener's /metrics. Caddy's docs (caddyserver.com/docs/
+	// metrics): "If using JSON, add "metrics": {} to your apps > http >
+	// servers configuration", and "a /metrics endpoint is also attached
+	// to the admin API" (the metrics directive's page). Since Caddy 2.6
+	// they are off unless asked for; Debian's 2.6.2 and the official
+	// 2.8 image take the field.
+	Metrics bool
+
 	// NetNS is the network namespace (a name under /var/run/netns) caddy
 	// runs in; empty: this process's.
 	NetNS string

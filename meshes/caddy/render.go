@@ -56,6 +56,8 @@ type (
 		// on a mismatch once client certificates are required).
 		StrictSNIHost *bool      `json:"strict_sni_host,omitempty"`
 		Logs          *serverLog `json:"logs,omitempty"`
+		// Metrics {} turns on the server's HTTP metrics (Config.Metrics).
+		Metrics *struct{} `json:"metrics,omitempty"`
 	}
 	serverLog struct {
 		DefaultLoggerName string `json:"default_logger_name"`
@@ -199,6 +201,9 @@ func (c Config) server(listen, dial string, inbound bool) server {
 	}
 	if c.AccessLog {
 		srv.Logs = &serverLog{DefaultLoggerName: "sidecar"}
+	}
+	if c.Metrics {
+		srv.Metrics = &struct{}{}
 	}
 	switch {
 	case m != nil && inbound:

@@ -41,6 +41,7 @@ func renderCases() []proxytest.Case[Config] {
 		{Name: "mtls", Cfg: Config{Sidecar: withMTLS, Dir: "/run/loadgen-caddy"}},
 		{Name: "accesslog", Cfg: Config{Sidecar: pod(), AccessLog: true, Dir: "/run/loadgen-caddy"}},
 		{Name: "named", Cfg: Config{Sidecar: named(), Dir: "/run/loadgen-caddy"}},
+		{Name: "metrics", Cfg: Config{Sidecar: pod(), Metrics: true, Dir: "/run/loadgen-caddy"}},
 	}
 }
 
@@ -94,6 +95,55 @@ func TestConformance(t *testing.T) {
 		},
 		Hash: proxytest.SHA256,
 	})
+}
+
+// TestConformanceMetrics: the suite's request counts read from Caddy's
+// own counter (Metrics) instead of the access log.
+func TestConformanceMetrics(t *testing.T) {
+	needCaddy(t)
+	proxytest.Run(t, proxytest.Profile{
+		Name: "caddy",
+		Start: func(ctx context.Context, s layout.Sidecar) (proxytest.Proxy, error) {
+			return Start(ctx, Config{Sidecar: s, Metrics: true})
+		},
+		Hash: proxytest.SHA256,
+	})
+}
+
+// TestMetricsRequests reads what Debian's caddy 2.6.2 served after 3
+// requests to the outbound server, which it forwarded to the inbound
+// one, and 1 more straight to the inbound one; the admin API's reads are
+// another metric.
+func TestMetricsRequests(t *testing.T) {
+	f, err := os.Open("testdata/metrics-2.6.2.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if n, err := MetricsRequests(f); err != nil || n != 7 {
+		t.Errorf("MetricsRequests = %d, %v; want inbound 4 + outbound 3", n, err)
+	}
+	const other = `# TYPE caddy_http_requests_total counter
+caddy_http_requests_total{handler="reverse_proxy",server="inbound"} 5
+caddy_http_requests_total{handler="headers",server="inbound"} 5
+caddy_http_requests_total{handler="reverse_proxy",server="srv0"} 9
+`
+	for _, c := range []struct {
+		text string
+		want int64
+		err  bool
+	}{
+		{other, 5, false}, // another handler, another server: not the sidecar's
+		{"# TYPE go_goroutines gauge\ngo_goroutines 7\n", 0, false}, // no request yet
+		{"", 0, true},
+		{"<html>not metrics</html>\n", 0, true},
+		{"# TYPE caddy_http_requests_total counter\ncaddy_http_requests_total{handler=\"reverse_proxy\",server=\"inbound\"} 1.5\n", 0, true},
+	} {
+		n, err := MetricsRequests(strings.NewReader(c.text))
+		if n != c.want || (err != nil) != c.err {
+			t.Errorf("MetricsRequests(%q) = %d, %v; want %d, error %v", c.text, n, err, c.want, c.err)
+		}
+	}
 }
 
 const accessText = `{"level":"info","logger":"http.log.access.sidecar","msg":"handled request","status":200}

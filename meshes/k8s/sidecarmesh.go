@@ -213,8 +213,11 @@ func (o Options) sidecarConfig() ([]byte, error) {
 }
 
 // SidecarConfig renders proxy's config for a pod's sidecar in layout s,
-// its files under the container's run directory; count makes Caddy keep
-// its access log there (its only request counter: it costs CPU).
+// its files under the container's run directory. Each proxy counts its
+// requests on the admin listener (s.Admin), as a mesh's proxy keeps its
+// stats: nginx's stub_status, HAProxy's stats page, Caddy's HTTP metrics
+// (off in Caddy unless asked for, so asked for here); count makes Caddy
+// keep its access log there too (it costs CPU).
 func SidecarConfig(proxy string, s layout.Sidecar, count bool) ([]byte, error) {
 	switch proxy {
 	case ProxyNginx:
@@ -222,7 +225,7 @@ func SidecarConfig(proxy string, s layout.Sidecar, count bool) ([]byte, error) {
 	case ProxyHAProxy:
 		return haproxy.Config{Sidecar: s}.Render()
 	case ProxyCaddy:
-		return caddy.Config{Sidecar: s, Dir: sidecarRunDir, AccessLog: count}.Render()
+		return caddy.Config{Sidecar: s, Dir: sidecarRunDir, AccessLog: count, Metrics: true}.Render()
 	}
 	return nil, fmt.Errorf("unknown proxy %q: want one of %s", proxy, strings.Join(SidecarProxies, ", "))
 }

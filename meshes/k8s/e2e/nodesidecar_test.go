@@ -28,14 +28,17 @@ import (
 // and checks a run's figures against what the node itself says:
 //
 //   - crossings: a direct step's requests reach no proxy (each proxy's
-//     own counter does not move), a mesh step's cross the proxies its
-//     mode places; where the webhook breaks the direct port's exclusion
+//     own counter — HAProxy's stats, nginx's stub_status, Caddy's
+//     metrics — does not move), a mesh step's cross the proxies its mode
+//     places, each side counting the step's requests, and --mode none
+//     has no proxy; where the webhook breaks the direct port's exclusion
 //     on purpose, the check fails;
 //   - cost: the target's CPU figure is its servers' containers' cgroups
 //     within 15%, the server proxy's and the client proxies' figures
 //     theirs, each proxy counted once, from metrics-server and from
 //     Prometheus; serveronly and clientonly each have the figure of the
-//     side that has a proxy;
+//     side that has a proxy (HAProxy's and Istio's); the table k8s run
+//     prints shows each side's figure per 1000 requests/s;
 //   - presence: with the webhook off, k8s run --mesh istio refuses to
 //     measure, naming the missing container.
 //
@@ -85,18 +88,27 @@ func TestNodeSidecars(t *testing.T) {
 			haproxy("haproxy-both", sidecar(k8s.ProxyHAProxy, k8s.ModeBoth), true, true),
 			haproxy("haproxy-serveronly", sidecar(k8s.ProxyHAProxy, k8s.ModeServerOnly), true, false),
 			haproxy("haproxy-clientonly", sidecar(k8s.ProxyHAProxy, k8s.ModeClientOnly), false, true),
-			// Mutual TLS between the sidecars: nginx's counted, Caddy's
-			// (which counts only by an access log) answered.
+			// Mutual TLS between the sidecars, each proxy counted by its
+			// own counter: nginx's stub_status, Caddy's HTTP metrics.
 			{name: "nginx-both-mtls", args: append(sidecar(k8s.ProxyNginx, k8s.ModeBoth), "--mtls"), container: k8s.ContainerSidecar,
 				counter: k8s.ProxyNginx, server: true, client: true},
-			{name: "caddy-both-mtls", args: append(sidecar(k8s.ProxyCaddy, k8s.ModeBoth), "--mtls"), container: k8s.ContainerSidecar, server: true, client: true},
+			{name: "caddy-both-mtls", args: append(sidecar(k8s.ProxyCaddy, k8s.ModeBoth), "--mtls"), container: k8s.ContainerSidecar,
+				counter: k8s.ProxyCaddy, server: true, client: true},
 			istio("istio-both", k8s.ModeBoth, true, true),
 			istio("istio-serveronly", k8s.ModeServerOnly, true, false),
 			istio("istio-clientonly", k8s.ModeClientOnly, false, true),
 			linkerd("linkerd-both", k8s.ModeBoth, true, true),
+			linkerd("linkerd-serveronly", k8s.ModeServerOnly, true, false),
+			linkerd("linkerd-clientonly", k8s.ModeClientOnly, false, true),
 			istio("istio-broken", k8s.ModeServerOnly, true, false),
+			// --mode none: the same objects without a proxy, which no
+			// request crosses and no pod has.
+			haproxy("haproxy-none", sidecar(k8s.ProxyHAProxy, k8s.ModeNone), false, false),
 		}
-		runs := runCases(t, n, bin, "x", cases, crossingSweep(t), 5)
+		// Seven at once, the thirteen in two rounds as the ten were at
+		// five: a crossing step is an open loop of a few hundred requests
+		// a second (crossingSweep), light beside the pods' starts.
+		runs := runCases(t, n, bin, "x", cases, crossingSweep(t), 7)
 		for _, r := range runs {
 			t.Run(r.c.name, func(t *testing.T) {
 				if r.err != "" {
@@ -196,6 +208,10 @@ func TestNodeSidecars(t *testing.T) {
 			withSource(haproxy("", sidecar(k8s.ProxyHAProxy, k8s.ModeServerOnly), true, false), "haproxy-serveronly-prometheus", prom),
 			withSource(haproxy("", sidecar(k8s.ProxyHAProxy, k8s.ModeClientOnly), false, true), "haproxy-clientonly-metrics", nil),
 			withSource(haproxy("", sidecar(k8s.ProxyHAProxy, k8s.ModeClientOnly), false, true), "haproxy-clientonly-prometheus", prom),
+			// Istio's one-sided modes through the injection webhook: each
+			// has the figure of the side that has istio-proxy.
+			withSource(istio("", k8s.ModeServerOnly, true, false), "istio-serveronly-metrics", nil),
+			withSource(istio("", k8s.ModeClientOnly, false, true), "istio-clientonly-metrics", nil),
 			withSource(istio("", k8s.ModeBoth, true, true), "istio-both-metrics", nil),
 			withSource(linkerd("", k8s.ModeBoth, true, true), "linkerd-both-prometheus", prom),
 		}
@@ -207,12 +223,14 @@ func TestNodeSidecars(t *testing.T) {
 			cases[i].controlPlane = true
 			cases[i].args = append(cases[i].args, "--control-plane", "stand-in=node-sc-"+cases[i].name+"/"+k8s.LabelName+"="+k8s.ClientName)
 		}
-		// Open loop at a rate the node carries four runs of at once: a
-		// closed loop would take both CPUs, and the node's own components
-		// (CoreDNS, the kubelet) with them.
-		sweep := writeNodeSweep(t, "ladder: c8t2", "rate: [1500]", "duration: "+costDuration.String(), "warmup: "+costWarmup.String(),
+		// Open loop at a rate the node carries five runs of at once (the
+		// ten cases in two rounds, as the eight were at four runs of 1500
+		// requests/s: the same load on the node): a closed loop would
+		// take both CPUs, and the node's own components (CoreDNS, the
+		// kubelet) with them.
+		sweep := writeNodeSweep(t, "ladder: c8t2", "rate: [1200]", "duration: "+costDuration.String(), "warmup: "+costWarmup.String(),
 			`paths: [{name: mesh, url: "http://target:8080"}]`)
-		runs := runCases(t, n, bin, "c", cases, sweep, 4)
+		runs := runCases(t, n, bin, "c", cases, sweep, 5)
 		for _, r := range runs {
 			t.Run(r.c.name, func(t *testing.T) {
 				if r.err != "" {
@@ -220,6 +238,14 @@ func TestNodeSidecars(t *testing.T) {
 				}
 				for _, e := range r.costs() {
 					t.Error(e)
+				}
+				// The table k8s run printed shows each side's figure the
+				// check above verified (issue 36: haproxy in both modes
+				// prints the client-proxy and server-proxy columns).
+				if strings.HasPrefix(r.c.name, "haproxy-both-") {
+					for _, e := range r.tableSides() {
+						t.Error(e)
+					}
 				}
 			})
 		}
@@ -249,9 +275,11 @@ func TestNodeSidecars(t *testing.T) {
 const sidecarStartLead = "25s"
 
 // crossingSweep is a short step on the direct port, then one on the
-// mesh's: each proxy's counter is read in between.
+// mesh's: each proxy's counter is read in between. An open loop: the
+// counts need requests, not the node's every cycle, and seven runs
+// share its two cores.
 func crossingSweep(t *testing.T) string {
-	return writeNodeSweep(t, "ladder: c2t1", "duration: 3s",
+	return writeNodeSweep(t, "ladder: c2t1", "rate: [400]", "duration: 3s",
 		`paths: [{name: direct, url: "http://target:8081", baseline: true}, {name: mesh, url: "http://target:8080"}]`)
 }
 
@@ -341,7 +369,9 @@ func window(st *results.Step) (time.Time, time.Time) {
 
 // crossings checks which proxies each step's requests crossed, by the
 // proxies' own counters: none for the direct step, those the mode places
-// for the mesh's. It returns what is wrong.
+// for the mesh's, each side counting at least the step's requests; and a
+// pod the mode places no proxy in has no proxy container. It returns
+// what is wrong.
 func (r *sidecarRun) crossings() []string {
 	var bad []string
 	if r.c.counter == "" {
@@ -359,6 +389,13 @@ func (r *sidecarRun) crossings() []string {
 	}
 	errs := r.obs.readErrs
 	r.obs.mu.Unlock()
+	// A pod of a side the mode leaves bare must have no proxy container at
+	// all, read or not (--mode none: neither side has one).
+	for pod, info := range pods {
+		if has := r.obs.hasContainer(pod, r.c.container); has && ((info.target && !r.c.server) || (info.step != "" && !r.c.client)) {
+			bad = append(bad, fmt.Sprintf("pod %s has a %s container, but mode %s places no proxy there", pod, r.c.container, r.c.name))
+		}
+	}
 	for _, st := range r.steps {
 		if st.Run == nil {
 			bad = append(bad, fmt.Sprintf("step %s failed: %s", st.ID, st.Failed))
@@ -370,6 +407,7 @@ func (r *sidecarRun) crossings() []string {
 		var client, server int64
 		var counted, unread []string // target pods with and without proxy readings
 		workers := 0
+		var clientRead time.Time // the earliest of the step's client proxies' last readings
 		for pod, info := range pods {
 			switch {
 			case info.target:
@@ -393,6 +431,9 @@ func (r *sidecarRun) crossings() []string {
 				case r.c.client && direct && d != 0:
 					bad = append(bad, fmt.Sprintf("step %s (direct): worker %s's client proxy counted %d requests: the baseline crossed it", st.ID, pod, d))
 				}
+				if last := r.obs.lastRead(pod); ok && (clientRead.IsZero() || last.Before(clientRead)) {
+					clientRead = last
+				}
 				client += d
 			}
 		}
@@ -411,12 +452,47 @@ func (r *sidecarRun) crossings() []string {
 		}
 		r.notes = append(r.notes, fmt.Sprintf("%s: %d requests, %.0f/s; the server proxy counted %d, the client proxies %d",
 			st.ID, reqs, st.Run.Summary.RPS, server, client))
-		if r.c.client && !direct && client == 0 {
-			bad = append(bad, fmt.Sprintf("step %s (mesh): the client proxies counted no request of the step's %d", st.ID, reqs))
+		if r.c.client && !direct && workers > 0 && !clientRead.IsZero() {
+			want, why := clientBound(st, clientRead)
+			r.notes = append(r.notes, fmt.Sprintf("%s: the client proxies must have counted %d: %s", st.ID, want, why))
+			if client < want || client == 0 {
+				bad = append(bad, fmt.Sprintf("step %s (mesh): the client proxies counted %d requests, want at least %d (%s)", st.ID, client, want, why))
+			}
 		}
 	}
 	return bad
 }
+
+// clientBound is how many requests a step's client proxies must have
+// counted by read, the earliest of their last readings. A worker's proxy
+// counts each request the worker sends it, whatever connection carried
+// it and however often it tried its upstream (HAProxy's frontend req_tot
+// and nginx's stub_status count a request as it arrives; Caddy's
+// caddy_http_requests_total once its handler has answered, which
+// readSlack allows for), so every request the step saw answered by read
+// was counted. Read after the step's end, that is every request of the
+// step. But a worker's pod ends with its run and the kubelet then stops
+// the proxy: the last reading can come before the last requests. Then the
+// bound is the step's timeline's requests (warm-up included: they
+// crossed the proxy too) in the intervals surely ended by read: a merged
+// interval lies up to half an interval off each worker's own (merge
+// aligns them so), and the clocks are the one node's.
+func clientBound(st *results.Step, read time.Time) (int64, string) {
+	if !read.Before(st.Run.End.Add(readSlack)) {
+		return st.Run.Summary.Requests, "read after the step's end: its every request"
+	}
+	var n int64
+	for _, iv := range st.Run.Timeline {
+		end := st.Run.Start.Add(iv.Start.D() + iv.Duration.D() + iv.Duration.D()/2 + readSlack)
+		if !end.After(read) {
+			n += iv.Requests
+		}
+	}
+	return n, fmt.Sprintf("last read %.1f s before the step's end: the requests answered by then", st.Run.End.Sub(read).Seconds())
+}
+
+// readSlack is how long after answering a request a proxy may count it.
+const readSlack = 100 * time.Millisecond
 
 // hopCrossings checks a chain of hops targets (--hops): every step
 // answered without an error, which only a whole chain can; the direct
@@ -595,4 +671,80 @@ func (r *sidecarRun) costs() []string {
 		bad = append(bad, fmt.Sprintf("the proxies' figures add up to %.3f cores, the sidecars' cgroups to %.3f: a proxy is counted twice (%s)", figures, truths, listed()))
 	}
 	return bad
+}
+
+// tableSides checks the table k8s run printed (r.out) against the step's
+// figures: its mesh row's client cpu/1k and server cpu/1k are each side's
+// proxies' CPU, which costs checks against their cgroups, per 1000
+// requests/s of the step, as printed (three decimals). It returns what
+// is wrong.
+func (r *sidecarRun) tableSides() []string {
+	st := r.steps[0]
+	if st.Run == nil || st.Run.Summary.RPS <= 0 {
+		return []string{"the step has no rate: " + st.Failed}
+	}
+	var bad []string
+	for _, side := range []string{"client", "server"} {
+		var cores float64
+		n := 0
+		for _, w := range st.Watched {
+			if w.Role == "proxy" && w.Side == side && w.NoProxy == "" && w.Unmeasured == "" {
+				cores += w.CPUMean
+				n++
+			}
+		}
+		col := side + " cpu/1k"
+		cell, err := tableFigure(r.out, col, st.Path)
+		if err != nil {
+			bad = append(bad, err.Error())
+			continue
+		}
+		want := cores / (st.Run.Summary.RPS / 1000)
+		got, err := strconv.ParseFloat(cell, 64)
+		switch {
+		case n == 0:
+			bad = append(bad, fmt.Sprintf("%s: the step has no measured %s proxy figure (table: %q)", col, side, cell))
+		case err != nil:
+			bad = append(bad, fmt.Sprintf("%s: the table shows %q, want %.3f", col, cell, want))
+		case math.Abs(got-want) > 0.0005+1e-9:
+			bad = append(bad, fmt.Sprintf("%s: the table shows %s, the step's %s proxy %.4f cores at %.0f requests/s is %.4f", col, cell, side, cores, st.Run.Summary.RPS, want))
+		}
+	}
+	return bad
+}
+
+// tableFigure is what a sweep table in out (loadgen's output, other
+// lines among it) shows in column col of path's row: the table aligns a
+// figure's right edge with its head's.
+func tableFigure(out, col, path string) (string, error) {
+	var head []rune
+	at := -1
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 0 && f[0] == "step":
+			head, at = []rune(line), -1
+			r := []rune(col)
+			for i := 0; i+len(r) <= len(head); i++ {
+				if string(head[i:i+len(r)]) == col && (i == 0 || head[i-1] == ' ') && (i+len(r) == len(head) || head[i+len(r)] == ' ') {
+					at = i + len(r)
+					break
+				}
+			}
+		case head != nil && len(f) > 1 && f[1] == path:
+			if at < 0 {
+				return "", fmt.Errorf("the table has no %q column: %s", col, string(head))
+			}
+			row := []rune(line)
+			if at > len(row) || (at < len(row) && row[at] != ' ') {
+				return "", fmt.Errorf("%q: the %s row does not line up with the head:\n%s\n%s", col, path, string(head), line)
+			}
+			start := at
+			for start > 0 && row[start-1] != ' ' {
+				start--
+			}
+			return string(row[start:at]), nil
+		}
+	}
+	return "", fmt.Errorf("no table with a %s row in the output:\n%s", path, out)
 }

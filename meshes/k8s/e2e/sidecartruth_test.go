@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"loadgen/meshes/caddy"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/e2e/node"
 )
@@ -27,8 +28,8 @@ import (
 // What the node itself says about a run's pods while it runs, the
 // ground truth the run's figures are checked against: each container's
 // cgroup (cpuacct.usage), and each proxy's own request counter, read in
-// its pod's network namespace (HAProxy's stats, nginx's stub_status, on
-// the admin listener 127.0.0.1:15000).
+// its pod's network namespace (HAProxy's stats, nginx's stub_status,
+// Caddy's metrics, on the admin listener 127.0.0.1:15000).
 
 // containerKey names one container of one pod.
 type containerKey struct{ pod, container string }
@@ -51,7 +52,7 @@ type observer struct {
 	c         kubernetes.Interface
 	ns        string
 	proxy     string // the proxy container's name
-	counter   string // how its requests are counted: haproxy, nginx; "" none
+	counter   string // how its requests are counted: haproxy, nginx, caddy; "" none
 	mu        sync.Mutex
 	cpu       map[containerKey][]cgSample
 	requests  map[string][]counterSample // by pod
@@ -110,12 +111,20 @@ func (o *observer) loop() {
 var nodeKey = containerKey{pod: "/", container: "/"}
 
 // sample reads every running container's cgroup and, every half second,
-// the proxy's counter.
+// the proxy's counter: at every poll once the pod's app has ended (a
+// worker's, whose proxy the kubelet stops soon after), so that a reading
+// after the last request is likely.
 func (o *observer) sample(p *corev1.Pod) {
 	info := podInfo{labels: p.Labels, target: p.Labels[k8s.LabelName] == k8s.TargetName, step: p.Labels["loadgen.dev/step"]}
 	o.mu.Lock()
 	o.pods[p.Name] = info
 	o.mu.Unlock()
+	ended := false
+	for _, st := range p.Status.ContainerStatuses {
+		if st.Name != o.proxy && st.State.Terminated != nil {
+			ended = true
+		}
+	}
 	for _, st := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
 		if st.State.Running == nil || st.ContainerID == "" {
 			continue
@@ -128,7 +137,7 @@ func (o *observer) sample(p *corev1.Pod) {
 		o.mu.Lock()
 		k := containerKey{p.Name, st.Name}
 		o.cpu[k] = append(o.cpu[k], s)
-		due := st.Name == o.proxy && o.counter != "" && time.Since(o.lastCount[p.Name]) >= 450*time.Millisecond
+		due := st.Name == o.proxy && o.counter != "" && (ended || time.Since(o.lastCount[p.Name]) >= 450*time.Millisecond)
 		if due {
 			o.lastCount[p.Name] = time.Now()
 		}
@@ -190,11 +199,20 @@ func firstPID(cg string) (int, error) {
 
 // readCounter asks the proxy of pid's network namespace for its request
 // count: HAProxy's inbound and outbound frontends' req_tot (its stats
-// page), nginx's stub_status requests.
+// page), nginx's stub_status requests, Caddy's inbound and outbound
+// servers' caddy_http_requests_total (its admin API's /metrics, with the
+// HTTP metrics k8s.SidecarConfig turns on).
 func readCounter(pid int, proxy string) (int64, error) {
-	path := "/stats"
-	if proxy == k8s.ProxyHAProxy {
+	var path string
+	switch proxy {
+	case k8s.ProxyHAProxy:
 		path = "/stats;csv"
+	case k8s.ProxyNginx:
+		path = "/stats"
+	case k8s.ProxyCaddy:
+		path = caddy.MetricsPath
+	default:
+		return 0, fmt.Errorf("no counter for %s", proxy)
 	}
 	body, err := getIn(pid, "http://127.0.0.1:15000"+path)
 	if err != nil {
@@ -206,7 +224,7 @@ func readCounter(pid int, proxy string) (int64, error) {
 	case k8s.ProxyNginx:
 		return nginxRequests(body)
 	}
-	return 0, fmt.Errorf("no counter for %s", proxy)
+	return caddy.MetricsRequests(strings.NewReader(body))
 }
 
 // getIn makes an HTTP GET from inside pid's network namespace.
@@ -392,4 +410,23 @@ func (o *observer) delta(pod string, from, to time.Time) (int64, bool) {
 		}
 	}
 	return b - a, true
+}
+
+// lastRead is when a pod's proxy counter was last read; zero if never.
+func (o *observer) lastRead(pod string) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ss := o.requests[pod]
+	if len(ss) == 0 {
+		return time.Time{}
+	}
+	return ss[len(ss)-1].at
+}
+
+// hasContainer reports whether a pod was seen running a container so
+// named.
+func (o *observer) hasContainer(pod, container string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.cpu[containerKey{pod, container}]) > 0
 }
