@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +12,7 @@ import (
 
 	"loadgen/results"
 	"loadgen/results/compare"
+	"loadgen/results/store"
 )
 
 // checkFlags are the CI flags of run and sweep: assertions, a JUnit
@@ -117,9 +117,8 @@ func (c *checkFlags) parse() error {
 		return fmt.Errorf("--junit %s: this command writes several reports: give a file name", c.junit)
 	}
 	if c.junit != "" && !isStdout(c.junit) {
-		dir := filepath.Dir(c.junit)
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return fmt.Errorf("--junit %s: directory %s does not exist", c.junit, dir)
+		if err := store.CheckWritable(c.junit); err != nil {
+			return fmt.Errorf("--junit: %w", err)
 		}
 	}
 	if c.baseline != "" && !c.perSweep {

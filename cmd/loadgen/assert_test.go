@@ -195,10 +195,10 @@ func TestCheckRunBaseline(t *testing.T) {
 				t.Errorf("the baseline is not named:\n%s", out.String())
 			}
 			r := chkReadJUnit(t, junit)
-			if r.Tests != 7 || (r.Failures > 0) != tc.failed { // run, rps, errors, p50 … p99.9
+			if r.Tests != 8 || (r.Failures > 0) != tc.failed { // run, rps, errors, p50, p90, p95, p99, p99.9
 				t.Errorf("junit %+v", r)
 			}
-			if c := r.Suites[0].Cases[5]; c.Name != "p99 vs baseline" || (c.Failure != nil) != tc.failed {
+			if c := r.Suites[0].Cases[6]; c.Name != "p99 vs baseline" || (c.Failure != nil) != tc.failed {
 				t.Errorf("junit case %+v", c)
 			}
 		})

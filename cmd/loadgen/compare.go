@@ -28,7 +28,7 @@ func newCompareCmd() *cobra.Command {
 		Long: `Compare B with A: two run files (loadgen run --json) or two sweep results
 directories (loadgen sweep -o), step by step. For each step, RPS (requests
 answered without error per second: a B failing fast is not faster), the
-share of requests that failed (errors), latency p50, p90, p99 and p99.9, and
+share of requests that failed (errors), latency p50, p90, p95, p99 and p99.9, and
 for each set of processes a sweep watched, its
 CPU cores per 1000 requests/s (cpu/1k.NAME: a B that serves fewer requests is
 not cheaper for it) and its memory (MiB.NAME): the ratio B/A of the medians

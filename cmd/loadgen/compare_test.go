@@ -62,7 +62,7 @@ func cmpRun(rps, p99 float64) *results.Run {
 		Config: results.Config{Target: "http://127.0.0.1:8080/get", Protocol: "http1", Connections: 16, Threads: 2,
 			Duration: results.Duration(10 * time.Second)},
 		Summary: results.Summary{Requests: int64(rps * 10), Duration: results.Duration(10 * time.Second), RPS: rps,
-			Latency: results.Latency{Count: int64(rps * 10), P50: msDur(p99 / 10), P75: msDur(p99 / 5), P90: msDur(p99 / 4),
+			Latency: results.Latency{Count: int64(rps * 10), P50: msDur(p99 / 10), P75: msDur(p99 / 5), P90: msDur(p99 / 4), P95: msDur(p99 / 2),
 				P99: msDur(p99), P999: msDur(p99 * 2), P9999: msDur(p99 * 3), Mean: msDur(p99 / 8), Max: msDur(p99 * 4)}},
 		Generator: results.Cost{CPUs: 2, Utilization: 0.25},
 	}
@@ -118,8 +118,8 @@ func TestCompareRuns(t *testing.T) {
 		out    []string
 		stderr string
 	}{
-		{"regression", []string{a, slow}, exitBreached, []string{"A: " + a, "B: " + slow, "REGRESSION", "0.70", "1.30", "5 regressions beyond 10%"},
-			"5 regressions beyond 10%: http://127.0.0.1:8080/get rps, http://127.0.0.1:8080/get p50, http://127.0.0.1:8080/get p90, and 2 more"},
+		{"regression", []string{a, slow}, exitBreached, []string{"A: " + a, "B: " + slow, "REGRESSION", "0.70", "1.30", "6 regressions beyond 10%"},
+			"6 regressions beyond 10%: http://127.0.0.1:8080/get rps, http://127.0.0.1:8080/get p50, http://127.0.0.1:8080/get p90, and 3 more"},
 		{"noise", []string{a, noisy}, exitOK, []string{"same (point)", "no regression beyond 10%", "one repeat a side"}, ""},
 		{"same file", []string{a, a}, exitOK, []string{"1.00", "no regression"}, ""},
 		{"within a wider limit", []string{a, slow, "--max-regression", "50%"}, exitOK, []string{"worse", "no regression beyond 50%"}, ""},
@@ -163,7 +163,7 @@ func TestCompareSweeps(t *testing.T) {
 			t.Errorf("baseline moved within noise but reads %q", l)
 		}
 	}
-	if !strings.Contains(stderr, "5 regressions beyond 10%") {
+	if !strings.Contains(stderr, "6 regressions beyond 10%") {
 		t.Errorf("stderr %q", stderr)
 	}
 
@@ -312,7 +312,7 @@ func TestCompareContended(t *testing.T) {
 	}{
 		{slow, nil, compare.Breached, "REGRESSION (M in B, past contention)"},
 		{slow, []string{"--allow-contended", "--judge-contended"}, compare.Breached, "REGRESSION"},
-		{busy, nil, compare.Undecided, "5 figures not decidable"},
+		{busy, nil, compare.Undecided, "6 figures not decidable"},
 		{busy, []string{"--allow-contended"}, compare.OK, "--allow-contended: they do not fail the check"},
 	} {
 		c, err := chkFlags(t, false, append([]string{"--baseline", a, "--junit", junit}, tc.args...)...)
@@ -332,8 +332,8 @@ func TestCompareContended(t *testing.T) {
 					skipped++
 				}
 			}
-			if r.Failures != 0 || skipped != 5 {
-				t.Errorf("junit: %d cases not decidable, want 5: %+v", skipped, r)
+			if r.Failures != 0 || skipped != 6 {
+				t.Errorf("junit: %d cases not decidable, want 6: %+v", skipped, r)
 			}
 		}
 	}

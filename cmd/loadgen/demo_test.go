@@ -122,9 +122,9 @@ func TestDemoSweepRunsItsFlags(t *testing.T) {
 // Flags that cannot apply to the demo's HTTP/1.1 servers are refused,
 // never ignored.
 func TestDemoSweepRefusesFlags(t *testing.T) {
-	for _, args := range [][]string{{"-p", "h2c"}, {"-p", "grpc"}, {"--call", "a.B/C"}, {"--watch", "x=name:nginx"}} {
+	for _, args := range [][]string{{"-p", "h2c"}, {"-p", "grpc"}, {"--call", "a.B/C"}, {"--watch", "x=name:nginx"}, {"--target-watch", "name:httpbin"}} {
 		code, _, stderr := cli(t, append([]string{"sweep", "--dry-run", "-o", t.TempDir()}, args...)...)
-		if code != exitUsage || !strings.Contains(stderr, args[0]) {
+		if code != exitUsage || !strings.Contains(stderr, args[0]+" ") || (args[0] != "--watch" && strings.Contains(stderr, "--watch")) {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}
 	}

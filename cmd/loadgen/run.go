@@ -560,7 +560,7 @@ func (f *runFlags) checkOutputs() (toStdout bool, err error) {
 // intervals written so far, as it always did.
 type hlogFile struct {
 	path   string
-	f      *os.File
+	f      io.WriteCloser
 	err    error
 	w      *bufio.Writer
 	stdout io.Writer // --hlog -
@@ -577,7 +577,7 @@ func (h *hlogFile) Write(p []byte) (int, error) {
 		return h.stdout.Write(p)
 	}
 	if h.f == nil && h.err == nil {
-		h.f, h.err = os.Create(h.path)
+		h.f, h.err = store.Create(h.path) // a FIFO written, never opened read-write to fill unread
 	}
 	if h.err != nil {
 		return 0, h.err

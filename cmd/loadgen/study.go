@@ -40,6 +40,9 @@ type studyFlags struct {
 	cluster  study.Options // mesh-ladder on a cluster: kubeconfig, context, meshes, workers
 	images   []string      // --proxy-image PROXY=IMAGE
 	labels   results.Labels
+	// allowContended: exit 0, not 98, when an ordering is not decidable
+	// for contention alone.
+	allowContended bool
 }
 
 func newStudyCmd() *cobra.Command {
@@ -64,8 +67,17 @@ comparable with one machine's network namespaces; ratios and orderings are.
 
 A study that needs root, nginx or a cluster says so before building anything.
 Ctrl-C keeps finished steps and prints the command that resumes the study.
-Exit status 1 when a step failed, 99 when a check (--assert) did not hold
-(the table: loadgen run --help).`,
+An ordering whose runs measured contention for CPU (a saturated machine, M,
+or generator, G) that can explain the figures is not decidable (contended)
+instead of holds or reversed: contention can stretch a latency or lower a
+rate by the factor loadgen compare derives from the runs, and the ordering
+stands only when the rows' ranges stay apart with that margin.
+
+Exit status: 0 every step ran and every ordering was decidable; 1 a step
+failed; 2 usage; 98 an ordering was not decidable for contention alone
+(--allow-contended: 0); 99 a check (--assert) did not hold; 108 a step
+was stopped by --abort-on-fail; 130/143 interrupted (the table: loadgen
+run --help).`,
 		Example: `  loadgen study list
   sudo loadgen study flannel-backends -d 5s -o results/flannel
   sudo loadgen study cni-matrix -o results/cni --resume
@@ -103,6 +115,7 @@ Exit status 1 when a step failed, 99 when a check (--assert) did not hold
 	fl.StringVar(&f.cluster.CNI, "cni", "", "cni-matrix on a cluster: its datapath, named as the lab's modes (macvlan, vxlan, host-gw, ebpf…; default its Flannel backend): its rows are that mode's; run once per CNI with --resume into one -o")
 	fl.StringVar(&f.cluster.Tolerance, "tolerance", "10%", "k8s-paths: how far below hostNetwork a pod path may fall (k8s-netperf's --tcp-tolerance)")
 	labelFlag(fl, &f.labels)
+	fl.BoolVar(&f.allowContended, "allow-contended", false, "exit 0, not 98, when the only doubt is contention: an ordering the runs' saturated machine (M) or generator (G) can explain is not decidable (contended), and still printed so")
 	return cmd
 }
 
@@ -219,15 +232,31 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 			return exitError{code: exitInterrupted}
 		}
 	}
-	if err := printStudy(stdout, s, f); err != nil {
+	contended, err := printStudy(stdout, s, f)
+	if err != nil {
 		return failf("study %s: %v", s.Name, err)
 	}
 	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
 	if len(failed) > 0 {
 		fmt.Fprintf(stdout, "study %s: %d of %d steps failed: %s\n", s.Name, len(failed), len(plan), strings.Join(failed, "; "))
-		return exitWith(worst)
 	}
-	return nil
+	return exitWith(studyExit(worst, contended, f.allowContended, stderr))
+}
+
+// studyExit is the study's exit status: the worst of its steps' (worst)
+// and, when an ordering was not decidable for contention, 98 unless
+// allowContended; it says so on stderr.
+func studyExit(worst compare.Exit, contended []string, allowContended bool, stderr io.Writer) compare.Exit {
+	if len(contended) == 0 {
+		return worst
+	}
+	if allowContended {
+		fmt.Fprintf(stderr, "%s not decidable for contention: allowed (--allow-contended)\n", plural(len(contended), "ordering"))
+		return worst
+	}
+	fmt.Fprintf(stderr, "%s not decidable for contention (exit status 98; --allow-contended: 0): %s\n",
+		plural(len(contended), "ordering"), strings.Join(contended, "; "))
+	return compare.Worst(worst, compare.Undecided)
 }
 
 // stepArgs is a step's command line with the study's results directory,
@@ -458,27 +487,29 @@ func printSources(w io.Writer, s study.Study) error {
 	return nil
 }
 
-// printStudy prints the study's tables: published beside measured.
-func printStudy(w io.Writer, s study.Study, f *studyFlags) error {
+// printStudy prints the study's tables: published beside measured. It
+// returns the orderings not decidable for contention ("vxlan below
+// host-gw").
+func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, err error) {
 	m, err := study.ReadMeasured(f.out)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pub, ok, err := s.Published()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if s.Name == "k8s-paths" {
-		return printPathsStudy(w, s, f)
+		return nil, printPathsStudy(w, s, f)
 	}
 	if !ok {
 		fmt.Fprintf(w, "\nstudy %s: no published figures are in the repository yet: the tables above are ours alone\n", s.Name)
-		return nil
+		return nil, nil
 	}
 	fmt.Fprintf(w, "\n== %s ==\n", s.Title)
 	sets, err := study.MeasuredSets(f.out, pub)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, set := range sets {
 		if len(sets) > 1 || set.Where != "" {
@@ -486,8 +517,18 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) error {
 		}
 		for _, t := range pub.Tables {
 			fmt.Fprintln(w)
-			if err := study.Compare(pub, t, set.M).Write(w); err != nil {
-				return err
+			ct := study.Compare(pub, t, set.M)
+			if err := ct.Write(w); err != nil {
+				return nil, err
+			}
+			for _, v := range ct.Verdicts {
+				if v.Outcome == study.Contended {
+					rel := " below "
+					if v.About {
+						rel = " about the same as "
+					}
+					contended = append(contended, v.Lower+rel+v.Higher+" on "+t.Metric)
+				}
 			}
 		}
 	}
@@ -504,7 +545,7 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) error {
 		tw.Flush()
 	}
 	fmt.Fprintf(w, "\n%s.\n", study.Caveat)
-	return nil
+	return contended, nil
 }
 
 // printPathsStudy prints k8s-paths' table, from its step's paths.json:

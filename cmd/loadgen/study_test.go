@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,10 +11,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"loadgen/loadgen/study"
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s"
+	"loadgen/results"
+	"loadgen/results/compare"
 	"loadgen/results/store"
 )
 
@@ -306,5 +312,87 @@ users: [{name: u, user: {token: t}}]
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "mesh-ladder.yaml")); err != nil || !strings.Contains(string(b), "target:8080") {
 		t.Errorf("the study's sweep file: %v %s", err, b)
+	}
+}
+
+// writeLabSweep writes a made-up lab sweep of tcp-stream under dir: each
+// path's Gbit/s in its repeats, its runs on a machine whose 2 CPUs were
+// as busy as cores says (saturated from 1.8).
+func writeLabSweep(t *testing.T, dir string, gbps map[string][]float64, cores map[string]float64) {
+	t.Helper()
+	m := results.Manifest{Schema: results.SchemaVersion, Tool: "loadgen", Kind: "sweep"}
+	if err := os.MkdirAll(filepath.Join(dir, store.StepsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range slices.Sorted(maps.Keys(gbps)) {
+		for i, v := range gbps[path] {
+			run := &results.Run{Schema: results.SchemaVersion, Tool: "loadgen", Config: results.Config{Protocol: "tcp-stream"}}
+			run.Summary.WritePerSec = v * 1e9 / 8
+			run.Summary.Duration = results.Duration(time.Second)
+			run.Generator.CPUSeconds = 0.2
+			if c, ok := cores[path]; ok {
+				run.Machine = &results.MachineCost{CPUs: 2, BusyCores: c, Utilization: c / 2, Saturated: c >= 1.8}
+			}
+			id := fmt.Sprintf("%s_c1t1_1KiB_closed_r%d", path, i+1)
+			st := &results.Step{Schema: results.SchemaVersion, Tool: "loadgen", ID: id, Path: path, Rung: "c1t1", Connections: 1, Threads: 1,
+				Payload: 1024, Repeat: i + 1, Run: run}
+			if err := store.WriteJSON(filepath.Join(dir, store.StepsDir, id+".json"), st); err != nil {
+				t.Fatal(err)
+			}
+			m.Steps = append(m.Steps, id)
+		}
+	}
+	if err := store.WriteJSON(filepath.Join(dir, store.ManifestFile), m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A study whose runs measured a saturated machine that can explain an
+// ordering says it is not decidable and exits 98, unless
+// --allow-contended; its help lists 98 and the flag.
+func TestStudyContended(t *testing.T) {
+	s, err := study.Lookup("flannel-backends")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gbps := map[string][]float64{"host-gw.node-node": {15, 15.2, 14.9}, "host-gw.pod-pod-other-node": {12, 12.1, 11.8},
+		"vxlan.pod-pod-other-node": {10, 10.4, 9.9}, "udp.pod-pod-other-node": {2, 2.1, 1.9}}
+	for _, c := range []struct {
+		name  string
+		cores map[string]float64
+		allow bool
+		want  compare.Exit
+	}{
+		{"quiet", nil, false, compare.OK},
+		{"vxlan on a busy machine", map[string]float64{"vxlan.pod-pod-other-node": 1.9, "host-gw.pod-pod-other-node": 0.2}, false, compare.Undecided},
+		{"allowed", map[string]float64{"vxlan.pod-pod-other-node": 1.9, "host-gw.pod-pod-other-node": 0.2}, true, compare.OK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeLabSweep(t, filepath.Join(dir, "lab", "tcp-stream"), gbps, c.cores)
+			var out, errw strings.Builder
+			contended, err := printStudy(&out, s, &studyFlags{out: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := studyExit(compare.OK, contended, c.allow, &errw); got != c.want {
+				t.Errorf("exit %v, want %v\n%s\n%s", got, c.want, out.String(), errw.String())
+			}
+			line := "vxlan below host-gw on pod-to-pod bandwidth across nodes (TCP stream): not decidable (contended): M in vxlan saturated"
+			if (c.cores != nil) != strings.Contains(out.String(), line) {
+				t.Errorf("the table:\n%s", out.String())
+			}
+			if c.want == compare.Undecided && !strings.Contains(errw.String(), "1 ordering not decidable for contention (exit status 98; --allow-contended: 0): vxlan below host-gw") {
+				t.Errorf("stderr: %s", errw.String())
+			}
+		})
+	}
+	// The worse status of a failed step wins.
+	if got := studyExit(compare.Failed, []string{"a below b"}, false, io.Discard); got != compare.Failed {
+		t.Errorf("a failed step and a contended ordering: %v", got)
+	}
+	code, out, _ := cli(t, "study", "--help")
+	if code != 0 || !strings.Contains(out, "98 an ordering was not decidable for contention alone") || !strings.Contains(out, "--allow-contended") {
+		t.Errorf("study --help: exit %d\n%s", code, out)
 	}
 }

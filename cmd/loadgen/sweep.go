@@ -321,7 +321,11 @@ func (f *sweepFlags) demoPlan(cmd *cobra.Command, saved *sweep.Spec) (*sweep.Spe
 	fl := cmd.Flags()
 	switch {
 	case fl.Changed("watch") || fl.Changed("target-watch"):
-		return nil, errors.New("--watch needs --path: the built-in demo watches its own processes")
+		name := "--target-watch"
+		if fl.Changed("watch") {
+			name = "--watch"
+		}
+		return nil, errors.New(name + " needs --path: the built-in demo watches its own processes")
 	case fl.Changed("protocol") && f.protocol != "http1":
 		return nil, fmt.Errorf("-p %s: the built-in demo serves HTTP/1.1 (loadgen's httpbin, nginx in front of it): give the paths with --path NAME=URL or -f for another protocol", f.protocol)
 	}

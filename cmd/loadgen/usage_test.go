@@ -27,7 +27,7 @@ func TestSweepFileMissingKeysAllAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr = cli(t, "sweep", "-f", file, "--dry-run")
-	for _, key := range []string{"4 required keys are missing", "paths[0]: name is missing", "paths[1] (nginx): url is missing", "paths[2]: name and url are missing", "payloads is missing"} {
+	for _, key := range []string{"5 required keys are missing", "paths[0]: name is missing", "paths[1] (nginx): url is missing", "paths[2]: name and url are missing", "payloads is missing"} {
 		if code != exitUsage || !strings.Contains(stderr, key) {
 			t.Errorf("exit %d; stderr does not say %q:\n%s", code, key, stderr)
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"loadgen/results/compare"
 	"loadgen/results/report"
 )
 
@@ -54,7 +55,58 @@ const (
 	// Differs: for a pair the study found about the same, the ranges are
 	// apart.
 	Differs Outcome = "differs"
+	// Contended: the runs behind the two rows measured contention for CPU
+	// (a saturated machine, M, or generator, G) that can explain what the
+	// figures show: had contention not stretched them, the ranges could
+	// lie the other way (or, for a pair found about the same, apart). Not
+	// decidable: exit status 98 unless --allow-contended.
+	Contended Outcome = "not decidable (contended)"
 )
+
+// contended tells whether contention c can explain the outcome o of rows
+// a and b of a table of kind k: each row's range is widened by its own
+// runs' contention beyond the other's (widen), and the ordering stands
+// only when the widened ranges still lie as the figures do.
+func contended(k Kind, a, b Figure, o Outcome, c compare.Contention) bool {
+	if c.Flags == "" {
+		return false
+	}
+	alo, ahi := widen(k, a, c.OnA)
+	blo, bhi := widen(k, b, c.OnB)
+	switch o {
+	case Holds, Reversed, Differs:
+		if a.Max < b.Min || b.Max < a.Min { // apart: could they meet?
+			return ahi >= blo && bhi >= alo
+		}
+		// about the same, holding: could a gap hide in the ranges?
+		return alo < a.Min || ahi > a.Max || blo < b.Min || bhi > b.Max
+	}
+	return false
+}
+
+// widen is the range a figure could have had without contention that
+// stretches what it is made of by f: a rate is lowered (the truth up to
+// f higher), a latency or a CPU per request raised (up to f lower); a
+// ratio of two cells moves either way by f, a difference by (f − 1) ×
+// the larger of its two figures. Memory is not contention's, nor is a
+// baseline's own ratio (1) or difference (0).
+func widen(k Kind, x Figure, f float64) (lo, hi float64) {
+	if len(x.Runs) == 0 {
+		return x.Min, x.Max
+	}
+	switch k {
+	case Gbps, Msgs, RPS, TPS:
+		return x.Min, x.Max * f
+	case RRus, CRRs, ProxyCPU:
+		return x.Min / f, x.Max
+	case ProxyMem, ProxyMemMax:
+		return x.Min, x.Max
+	case AddedP50:
+		d := (f - 1) * x.Raw
+		return x.Min - d, x.Max + d
+	}
+	return x.Min / f, x.Max * f
+}
 
 // Judge decides an ordering (a below b; about: a about the same as b) on
 // two measured figures by their repeats' spread against the gap.
@@ -94,6 +146,9 @@ type Verdict struct {
 	// Label is what the table's figures are: "published", or "unsourced"
 	// for a table whose source cannot be named.
 	Label string
+	// Contention is what the two rows' runs measured of contention for
+	// CPU; the Outcome is Contended when it explains the figures.
+	Contention compare.Contention
 }
 
 // Table is a study's table filled with what we measured.
@@ -174,6 +229,10 @@ func Compare(p Published, t PublishedTable, m *Measured) Table {
 			v.Outcome = NotMeasured
 		default:
 			v.Outcome = Judge(lo.Measured, hi.Measured, about)
+			v.Contention = compare.ContentionBetween(o[0], lo.Measured.Runs, o[1], hi.Measured.Runs)
+			if contended(t.Kind, lo.Measured, hi.Measured, v.Outcome, v.Contention) {
+				v.Outcome = Contended
+			}
 		}
 		out.Verdicts = append(out.Verdicts, v)
 	}
@@ -196,7 +255,7 @@ func sortRowsNumerically(rows []Row) {
 }
 
 // Caveat is printed under every study's table.
-const Caveat = "absolute figures from the study's testbed (10 GbE and more, bare metal, a cloud's nodes) are not comparable to one kernel's namespaces; the ratios to the baseline row and the orderings are. An ordering holds or is reversed when every repeat of one row is on its side of every repeat of the other; within noise when their ranges overlap"
+const Caveat = "absolute figures from the study's testbed (10 GbE and more, bare metal, a cloud's nodes) are not comparable to one kernel's namespaces; the ratios to the baseline row and the orderings are. An ordering holds or is reversed when every repeat of one row is on its side of every repeat of the other; within noise when their ranges overlap; not decidable (contended) when the runs' machine or generator was saturated (M, G) and contention for CPU can explain the figures"
 
 // SourceLines are the table's source lines: "source: …" for its own, then
 // "source [key]: …" for its rows' others; "unsourced: why" for a table
@@ -290,6 +349,9 @@ func (v Verdict) Line(metric string) string {
 			lower = v.Higher
 		}
 		return fmt.Sprintf("%s: differs, %s lower beyond noise (%s, %s; %s, their ranges apart)", what, lower, here, pub, repeats)
+	case Contended:
+		return fmt.Sprintf("%s: not decidable (contended): %s saturated, contention can stretch a figure %s, enough to explain what the figures show (%s, %s; %s; --allow-contended: exit 0)",
+			what, v.Contention.Flags, v.Contention.Why, here, pub, repeats)
 	case Holds:
 		if v.About {
 			return fmt.Sprintf("%s: holds (%s, %s; %s, their ranges overlap)", what, here, pub, repeats)

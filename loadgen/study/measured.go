@@ -21,6 +21,12 @@ import (
 type Figure struct {
 	Value, Min, Max float64
 	N               int
+	// Runs are the runs behind the figure (both cells' for a ratio or a
+	// difference): what they measured of contention for CPU.
+	Runs []*results.Run
+	// Raw is, for a difference of two cells, the larger of the figures it
+	// is the difference of: contention stretches those, not the difference.
+	Raw float64
 }
 
 // Measured is what a study's run measured, by kind and by what a published
@@ -231,12 +237,14 @@ func (m *Measured) measuresAny(pub Published) bool {
 // where f is NaN have no figure.
 func stat(c *report.Cell, keep func(*results.Step) bool, f func(*results.Step) float64) (Figure, bool) {
 	var xs []float64
+	var runs []*results.Run
 	for _, st := range c.Steps {
 		if st.Run == nil || (keep != nil && !keep(st)) {
 			continue
 		}
 		if v := f(st); !math.IsNaN(v) {
 			xs = append(xs, v)
+			runs = append(runs, st.Run)
 		}
 	}
 	if len(xs) == 0 {
@@ -248,11 +256,11 @@ func stat(c *report.Cell, keep func(*results.Step) bool, f func(*results.Step) f
 	if n%2 == 0 {
 		med = (xs[n/2-1] + xs[n/2]) / 2
 	}
-	return Figure{Value: med, Min: xs[0], Max: xs[n-1], N: n}, true
+	return Figure{Value: med, Min: xs[0], Max: xs[n-1], N: n, Runs: runs}, true
 }
 
 func (f Figure) scale(k float64) Figure {
-	return Figure{Value: f.Value * k, Min: f.Min * k, Max: f.Max * k, N: f.N}
+	return Figure{Value: f.Value * k, Min: f.Min * k, Max: f.Max * k, N: f.N, Runs: f.Runs}
 }
 
 func measuredFrom(root string, sweeps []*report.Sweep) *Measured {
@@ -449,7 +457,7 @@ func (m *Measured) sweepValue(t PublishedTable, measure string) (Figure, bool) {
 		if !ok {
 			return Figure{}, false
 		}
-		if path == base {
+		if path == base { // 1 or 0 by definition: no contention moves it
 			if t.Kind == AddedP50 {
 				return Figure{N: a.N}, true
 			}
@@ -463,13 +471,14 @@ func (m *Measured) sweepValue(t PublishedTable, measure string) (Figure, bool) {
 		if !ok {
 			return Figure{}, false
 		}
+		runs := append(slices.Clip(a.Runs), b.Runs...)
 		if t.Kind == AddedP50 {
-			return Figure{Value: a.Value - b.Value, Min: a.Min - b.Max, Max: a.Max - b.Min, N: min(a.N, b.N)}, true
+			return Figure{Value: a.Value - b.Value, Min: a.Min - b.Max, Max: a.Max - b.Min, N: min(a.N, b.N), Runs: runs, Raw: max(a.Max, b.Max)}, true
 		}
 		if b.Value <= 0 || b.Min <= 0 {
 			return Figure{}, false
 		}
-		return Figure{Value: a.Value / b.Value, Min: a.Min / b.Max, Max: a.Max / b.Min, N: min(a.N, b.N)}, true
+		return Figure{Value: a.Value / b.Value, Min: a.Min / b.Max, Max: a.Max / b.Min, N: min(a.N, b.N), Runs: runs}, true
 	}
 	return Figure{}, false
 }

@@ -360,7 +360,7 @@ func TestCompare(t *testing.T) {
 	}
 	p, _, _ := PublishedFor("flannel-backends")
 	tb := Compare(p, p.Tables[0], m)
-	if r := tb.Rows[2]; r.Key != "host-gw" || !r.HasMRatio || r.MeasRatio != 12.0/15 || r.PubRatio != 6.0/9.39 || r.Measured != (Figure{12, 11.8, 12.1, 3}) {
+	if r := tb.Rows[2]; r.Key != "host-gw" || !r.HasMRatio || r.MeasRatio != 12.0/15 || r.PubRatio != 6.0/9.39 || !sameFigure(r.Measured, fig(12, 11.8, 12.1, 3)) {
 		t.Errorf("host-gw row %+v", r)
 	}
 	// A measured figure that breaks the published order, beyond noise;
@@ -381,7 +381,7 @@ func TestCompare(t *testing.T) {
 // the gap; one repeat cannot tell noise; pairs the study found about the
 // same hold within noise.
 func TestJudge(t *testing.T) {
-	f := func(v, lo, hi float64, n int) Figure { return Figure{v, lo, hi, n} }
+	f := fig
 	for _, c := range []struct {
 		name  string
 		a, b  Figure
@@ -494,22 +494,22 @@ func TestMeshLadderMeasured(t *testing.T) {
 		want                Figure
 	}{
 		// nginx's both sidecars at c16t16: 0.50, 0.51, 0.52 vCPU per 1k.
-		{"proxy CPU per 1,000 requests/s, 100 B at c16t16 (lower is better)", "istio-1.24", "nginx", Figure{0.51, 0.5, 0.52, 3}},
+		{"proxy CPU per 1,000 requests/s, 100 B at c16t16 (lower is better)", "istio-1.24", "nginx", fig(0.51, 0.5, 0.52, 3)},
 		// HAProxy's row, not run locally: its cluster run's two sides, summed.
-		{"proxy CPU per 1,000 requests/s, 100 B at c16t16 (lower is better)", "istio-1.24", "haproxy", Figure{0.31, 0.3, 0.32, 3}},
-		{"proxy memory, 100 B at c16t16 (lower is better)", "istio-1.24", "haproxy", Figure{10, 10, 10, 3}},
-		{"median latency added over no mesh, 100 B at c1t1 (lower is better)", "linkerd-2021", "haproxy", Figure{0.11, 0.10, 0.12, 3}},
+		{"proxy CPU per 1,000 requests/s, 100 B at c16t16 (lower is better)", "istio-1.24", "haproxy", fig(0.31, 0.3, 0.32, 3)},
+		{"proxy memory, 100 B at c16t16 (lower is better)", "istio-1.24", "haproxy", fig(10, 10, 10, 3)},
+		{"median latency added over no mesh, 100 B at c1t1 (lower is better)", "linkerd-2021", "haproxy", fig(0.11, 0.10, 0.12, 3)},
 		// Istio's two sidecars, summed.
-		{"proxy CPU per 1,000 requests/s, 100 B at c16t16 (lower is better)", "istio-1.24", "istio-sidecar", Figure{1.02, 1, 1.04, 3}},
-		{"proxy memory, 100 B at c16t16 (lower is better)", "istio-1.24", "istio-sidecar", Figure{16, 16, 16, 3}},
-		{"a proxy's peak memory (lower is better)", "linkerd-2021", "linkerd", Figure{30, 30, 30, 3}},
+		{"proxy CPU per 1,000 requests/s, 100 B at c16t16 (lower is better)", "istio-1.24", "istio-sidecar", fig(1.02, 1, 1.04, 3)},
+		{"proxy memory, 100 B at c16t16 (lower is better)", "istio-1.24", "istio-sidecar", fig(16, 16, 16, 3)},
+		{"a proxy's peak memory (lower is better)", "linkerd-2021", "linkerd", fig(30, 30, 30, 3)},
 		// Median latency added at c1t1: 0.26..0.28 ms less 0.06.
-		{"median latency added over no mesh, 100 B at c1t1 (lower is better)", "linkerd-2021", "istio", Figure{0.21, 0.20, 0.22, 3}},
-		{"median latency added over no mesh, 100 B at c1t1 (lower is better)", "linkerd-2021", "nginx", Figure{0.06, 0.04, 0.08, 3}},
-		{"throughput, 100 B at c16t16, as a ratio to no mesh", "appmesh-study", "nginx", Figure{0.5, 0.5, 0.5, 3}},
-		{"throughput, 100 B at c16t16, as a ratio to no mesh", "appmesh-study", "baseline", Figure{1, 1, 1, 3}},
-		{"throughput, 1 MB at c16t16, as a ratio to no mesh", "appmesh-study", "nginx", Figure{0.99, 0.99, 0.99, 3}},
-		{"median latency, 1 MB at c16t16, as a ratio to no mesh (lower is better)", "appmesh-study", "nginx", Figure{15.11 / 15.01, 15.1 / 15.02, 15.12 / 15, 3}},
+		{"median latency added over no mesh, 100 B at c1t1 (lower is better)", "linkerd-2021", "istio", fig(0.21, 0.20, 0.22, 3)},
+		{"median latency added over no mesh, 100 B at c1t1 (lower is better)", "linkerd-2021", "nginx", fig(0.06, 0.04, 0.08, 3)},
+		{"throughput, 100 B at c16t16, as a ratio to no mesh", "appmesh-study", "nginx", fig(0.5, 0.5, 0.5, 3)},
+		{"throughput, 100 B at c16t16, as a ratio to no mesh", "appmesh-study", "baseline", fig(1, 1, 1, 3)},
+		{"throughput, 1 MB at c16t16, as a ratio to no mesh", "appmesh-study", "nginx", fig(0.99, 0.99, 0.99, 3)},
+		{"median latency, 1 MB at c16t16, as a ratio to no mesh (lower is better)", "appmesh-study", "nginx", fig(15.11/15.01, 15.1/15.02, 15.12/15, 3)},
 	} {
 		tb := table(c.metric, c.source)
 		i := slices.IndexFunc(tb.Rows, func(r PublishedRow) bool { return r.Key == c.row })
@@ -823,4 +823,115 @@ func TestCNIClusterPlanAndMeasured(t *testing.T) {
 		t.Errorf("a run of no known CNI was read:\n%s", out)
 	}
 	t.Logf("\n%s", out)
+}
+
+// fig is a measured figure with no runs behind it.
+func fig(v, lo, hi float64, n int) Figure { return Figure{Value: v, Min: lo, Max: hi, N: n} }
+
+// sameFigure compares figures by their numbers.
+func sameFigure(a, b Figure) bool {
+	return a.Value == b.Value && a.Min == b.Min && a.Max == b.Max && a.N == b.N
+}
+
+// busy marks a made-up lab sweep's runs of path with what the machine
+// measured: its 2 CPUs' busy cores, beside a generator that took 0.2 of
+// a core over 1 s; saturated as run marks a machine past 90%.
+func busy(s *report.Sweep, path string, cores float64) {
+	for _, st := range s.Steps {
+		if st.Path != path {
+			continue
+		}
+		r := *st.Run
+		r.Summary.Duration = results.Duration(time.Second)
+		r.Generator.CPUSeconds = 0.2
+		r.Machine = &results.MachineCost{CPUs: 2, BusyCores: cores, Utilization: cores / 2, Saturated: cores/2 >= 0.9}
+		st.Run = &r
+	}
+}
+
+// An ordering whose runs measured a saturated machine is not decidable
+// when contention can explain it; it still holds (or is reversed) when the
+// gap is past what contention can do, and stays as it was without the flag.
+func TestCompareContended(t *testing.T) {
+	root := "/r"
+	p, _, _ := PublishedFor("flannel-backends")
+	figs := map[string][]float64{
+		"host-gw.node-node":          {15, 15.2, 14.9},
+		"host-gw.pod-pod-other-node": {12, 12.1, 11.8},
+		"vxlan.pod-pod-other-node":   {10, 10.4, 9.9},
+		"udp.pod-pod-other-node":     {2, 2.1, 1.9},
+	}
+	verdict := func(mark func(s *report.Sweep), lower, higher string) Verdict {
+		t.Helper()
+		s := labSweep(root, "tcp-stream", figs)
+		mark(s)
+		tb := Compare(p, p.Tables[0], measuredFrom(root, []*report.Sweep{s}))
+		for _, v := range tb.Verdicts {
+			if v.Lower == lower && v.Higher == higher {
+				return v
+			}
+		}
+		t.Fatalf("no ordering %s below %s", lower, higher)
+		return Verdict{}
+	}
+	quiet := verdict(func(*report.Sweep) {}, "vxlan", "host-gw")
+	if quiet.Outcome != Holds || quiet.Contention.Flags != "" {
+		t.Fatalf("quiet: %s", quiet.Line("x"))
+	}
+	// vxlan's runs on a machine whose other work took 1.7 of its 2 CPUs
+	// beyond host-gw's: a rate can be 1/(1 − 0.85) ≈ 6.7 times lower, far
+	// past the 13% gap between the rows.
+	v := verdict(func(s *report.Sweep) {
+		busy(s, "vxlan.pod-pod-other-node", 1.9)
+		busy(s, "host-gw.pod-pod-other-node", 0.2)
+	}, "vxlan", "host-gw")
+	if v.Outcome != Contended || !strings.Contains(v.Line("x"), "vxlan below host-gw on x: not decidable (contended): M in vxlan saturated, contention can stretch a figure ×6.67: 85% of the machine's CPUs taken by other work") ||
+		!strings.Contains(v.Line("x"), "(0.83 here, 0.28 published; 3 repeats; --allow-contended: exit 0)") {
+		t.Errorf("contended: %s", v.Line("x"))
+	}
+	// Both sides about as busy: 0.05 of the CPUs beyond host-gw's, ×1.05,
+	// short of the gap: the ordering holds, contended or not.
+	v = verdict(func(s *report.Sweep) {
+		busy(s, "vxlan.pod-pod-other-node", 1.9)
+		busy(s, "host-gw.pod-pod-other-node", 1.8)
+	}, "vxlan", "host-gw")
+	if v.Outcome != Holds || v.Contention.Flags != "M in vxlan, M in host-gw" {
+		t.Errorf("contended within the gap: %s (%+v)", v.Line("x"), v.Contention)
+	}
+	// udp five times below vxlan: past ×1.5 of contention, it holds.
+	v = verdict(func(s *report.Sweep) {
+		busy(s, "udp.pod-pod-other-node", 1.2)
+		busy(s, "vxlan.pod-pod-other-node", 1.8)
+	}, "udp", "vxlan")
+	if v.Outcome != Holds || v.Contention.Factor() < 1.4 {
+		t.Errorf("a gap past contention: %s (%+v)", v.Line("x"), v.Contention)
+	}
+	// A reversed ordering as well: vxlan above host-gw on a busy machine.
+	figs["vxlan.pod-pod-other-node"] = []float64{13, 13.2, 12.9}
+	v = verdict(func(s *report.Sweep) {
+		busy(s, "host-gw.pod-pod-other-node", 1.9)
+		busy(s, "vxlan.pod-pod-other-node", 0.2)
+	}, "vxlan", "host-gw")
+	if v.Outcome != Contended {
+		t.Errorf("reversed on a busy machine: %s", v.Line("x"))
+	}
+}
+
+// widen: a rate may be higher without contention, a latency lower, a
+// ratio either; memory not at all, nor a baseline's own ratio.
+func TestWiden(t *testing.T) {
+	runs := []*results.Run{{}}
+	x := Figure{Value: 10, Min: 9, Max: 11, N: 3, Runs: runs, Raw: 4}
+	for _, c := range []struct {
+		k      Kind
+		x      Figure
+		lo, hi float64
+	}{
+		{RPS, x, 9, 22}, {Gbps, x, 9, 22}, {RRus, x, 4.5, 11}, {ProxyCPU, x, 4.5, 11}, {ProxyMem, x, 9, 11},
+		{RPSRatio, x, 4.5, 22}, {AddedP50, x, 5, 15}, {RPSRatio, fig(1, 1, 1, 3), 1, 1},
+	} {
+		if lo, hi := widen(c.k, c.x, 2); math.Abs(lo-c.lo) > 1e-9 || math.Abs(hi-c.hi) > 1e-9 {
+			t.Errorf("%s: %g–%g, want %g–%g", c.k, lo, hi, c.lo, c.hi)
+		}
+	}
 }

@@ -211,7 +211,17 @@ func Parse(r io.Reader) (Spec, error) {
 		if errors.Is(err, io.EOF) {
 			return s, errors.New("empty sweep file")
 		}
-		return s, cleanYAMLError(err)
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return s, cleanYAMLError(err)
+		}
+		// The decoder went on past what it could not read: the keys
+		// missing are told in the same message as the unknown ones.
+		msg := cleanYAMLError(err).Error()
+		if m := missingError(s.missing()); m != nil {
+			msg += "; " + m.Error()
+		}
+		return s, errors.New(msg)
 	}
 	switch {
 	case s.Repeats == 0:
@@ -245,11 +255,7 @@ func cleanYAMLError(err error) error {
 	for i := range lines {
 		lines[i] = strings.TrimSpace(lines[i])
 	}
-	msg = strings.Join(lines, "; ")
-	msg = strings.Replace(msg, "not found in type sweep.Spec", "is not a sweep key (paths, target, ladder, payloads, protocol, endpoint, duration, warmup, timeout, repeats, rate, call, data, protoset, hops)", 1)
-	msg = strings.Replace(msg, "not found in type sweep.Path", "is not a path key (name, url, baseline, watch, new_conn, cacert, insecure, cert, key, workers, netns)", 1)
-	msg = strings.Replace(msg, "not found in type sweep.Watch", "is not a watch key (process, pid, cgroup, name)", 1)
-	return errors.New(msg)
+	return errors.New(unknownKeys(strings.Join(lines, "; ")))
 }
 
 // unset marks, while a file is read, a key it did not give.
@@ -296,10 +302,8 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
 // Validate reports what is wrong with s: every required key that is
 // missing at once (missing), else the first other thing wrong.
 func (s *Spec) Validate() error {
-	if m := s.missing(); len(m) == 1 {
-		return errors.New(m[0])
-	} else if len(m) > 1 {
-		return fmt.Errorf("%d required keys are missing: %s", len(m), strings.Join(m, "; "))
+	if err := missingError(s.missing()); err != nil {
+		return err
 	}
 	if _, err := s.pacer(1, 1); err != nil {
 		return err
@@ -402,30 +406,54 @@ func (s *Spec) Validate() error {
 
 // missing names each required key s lacks: paths, each path's name and
 // url (a sidecar path's is the sweep's to fill), ladder and payloads.
-func (s *Spec) missing() []string {
-	var m []string
+func (s *Spec) missing() []missingKeys {
+	var m []missingKeys
 	if len(s.Paths) == 0 {
-		m = append(m, "paths: a sweep needs at least one path (name and url)")
+		m = append(m, missingKeys{1, "paths: a sweep needs at least one path (name and url)"})
 	}
 	for i, p := range s.Paths {
 		where := fmt.Sprintf("paths[%d]", i)
 		noURL := p.URL == "" && p.Sidecar == nil
 		switch {
 		case p.Name == "" && noURL:
-			m = append(m, where+": name and url are missing")
+			m = append(m, missingKeys{2, where + ": name and url are missing"})
 		case p.Name == "":
-			m = append(m, where+": name is missing")
+			m = append(m, missingKeys{1, where + ": name is missing"})
 		case noURL:
-			m = append(m, fmt.Sprintf("%s (%s): url is missing", where, p.Name))
+			m = append(m, missingKeys{1, fmt.Sprintf("%s (%s): url is missing", where, p.Name)})
 		}
 	}
 	if len(s.Ladder) == 0 {
-		m = append(m, "ladder is missing: e.g. ladder: c1t1..c128t128")
+		m = append(m, missingKeys{1, "ladder is missing: e.g. ladder: c1t1..c128t128"})
 	}
 	if len(s.Payloads) == 0 {
-		m = append(m, "payloads is missing: e.g. payloads: [100, 1KiB]")
+		m = append(m, missingKeys{1, "payloads is missing: e.g. payloads: [100, 1KiB]"})
 	}
 	return m
+}
+
+// missingKeys is what missing says of n required keys.
+type missingKeys struct {
+	n   int
+	msg string
+}
+
+// missingError is every required key missing in one error, counted as
+// listed; nil when none is.
+func missingError(m []missingKeys) error {
+	n := 0
+	var msgs []string
+	for _, k := range m {
+		n += k.n
+		msgs = append(msgs, k.msg)
+	}
+	switch {
+	case n == 0:
+		return nil
+	case n == 1:
+		return errors.New(msgs[0])
+	}
+	return fmt.Errorf("%d required keys are missing: %s", n, strings.Join(msgs, "; "))
 }
 
 func (w Watch) validate() error {

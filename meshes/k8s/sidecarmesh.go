@@ -17,6 +17,7 @@ import (
 	"loadgen/meshes/caddy"
 	"loadgen/meshes/haproxy"
 	"loadgen/meshes/layout"
+	"loadgen/meshes/leftover"
 	"loadgen/meshes/mtls"
 	"loadgen/meshes/nginxingress"
 )
@@ -233,7 +234,7 @@ func SidecarConfig(proxy string, s layout.Sidecar, count bool) ([]byte, error) {
 // sidecarIdentities is the Secret of a CA made for the run and the two
 // workloads' certificates and keys (server.*, client.*).
 func (o Options) sidecarIdentities() (*corev1.Secret, error) {
-	dir, err := os.MkdirTemp("", "loadgen-sidecar-ca-")
+	dir, err := leftover.TempDir("sidecarca") // marked with the pid: loadgen cleanup's after a kill
 	if err != nil {
 		return nil, err
 	}

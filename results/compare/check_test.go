@@ -27,11 +27,11 @@ func TestCheckRun(t *testing.T) {
 	if got.Held != 1 || got.Failed != 1 || got.Skipped != 0 || !got.Fails() || got.Comparison == nil || got.Unmatched != "" {
 		t.Fatalf("%+v", got)
 	}
-	if cmp := got.Comparison; cmp.A != "last.json" || cmp.B != "this run" || len(cmp.Regressions()) != 5 || !cmp.Rows[0].Point {
+	if cmp := got.Comparison; cmp.A != "last.json" || cmp.B != "this run" || len(cmp.Regressions()) != 6 || !cmp.Rows[0].Point {
 		t.Errorf("comparison %+v", cmp)
 	}
-	// run, two assertions, six figures.
-	if s := got.Suite; s.Name != "loadgen run http://127.0.0.1:8080/get" || len(s.Cases) != 9 || s.Cases[3].Name != "rps vs baseline" || s.Cases[3].Failure == "" {
+	// run, two assertions, seven figures.
+	if s := got.Suite; s.Name != "loadgen run http://127.0.0.1:8080/get" || len(s.Cases) != 10 || s.Cases[3].Name != "rps vs baseline" || s.Cases[3].Failure == "" {
 		t.Errorf("suite %+v", s)
 	}
 	if got := (&Check{Assertions: mustParse(t, "p99<30ms")}).Run(runOf(1000, 20), ""); got.Fails() || got.Comparison != nil || got.Held != 1 {

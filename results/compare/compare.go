@@ -75,6 +75,7 @@ var compared = []metric{
 	{name: "rps", higher: true, get: func(r *results.Run) float64 { return r.Summary.OKPerSec() }},
 	latencyMetric("p50", func(l results.Latency) results.Duration { return l.P50 }),
 	latencyMetric("p90", func(l results.Latency) results.Duration { return l.P90 }),
+	latencyMetric("p95", func(l results.Latency) results.Duration { return l.P95 }),
 	latencyMetric("p99", func(l results.Latency) results.Duration { return l.P99 }),
 	latencyMetric("p99.9", func(l results.Latency) results.Duration { return l.P999 }),
 }

@@ -20,7 +20,7 @@ func runOf(rps, p99 float64) *results.Run {
 	r := sampleRun()
 	r.Summary.RPS = rps
 	l := &r.Summary.Latency
-	l.P50, l.P90, l.P99, l.P999 = ms(p99/10), ms(p99/4), ms(p99), ms(p99*2)
+	l.P50, l.P90, l.P95, l.P99, l.P999 = ms(p99/10), ms(p99/4), ms(p99/2), ms(p99), ms(p99*2)
 	return r
 }
 
@@ -185,7 +185,7 @@ func TestSweeps(t *testing.T) {
 	for _, r := range c.Regressions() {
 		regs = append(regs, r.Step+" "+r.Metric)
 	}
-	if want := "nginx c4t4 100B rps,nginx c4t4 100B p50,nginx c4t4 100B p90,nginx c4t4 100B p99,nginx c4t4 100B p99.9,nginx c16t16 100B run"; strings.Join(regs, ",") != want {
+	if want := "nginx c4t4 100B rps,nginx c4t4 100B p50,nginx c4t4 100B p90,nginx c4t4 100B p95,nginx c4t4 100B p99,nginx c4t4 100B p99.9,nginx c16t16 100B run"; strings.Join(regs, ",") != want {
 		t.Errorf("regressions %v\nwant %s", regs, want)
 	}
 	for _, r := range c.Rows {
@@ -255,7 +255,7 @@ func TestWriteText(t *testing.T) {
 		"step", "metric", "B/A", "interval", "verdict",
 		"nginx c4t4 100B", "20.2ms [20ms..20.4ms ×3]", "1.30", "1.27..1.32", "REGRESSION", "0.93..1.40  within noise", "holds",
 		"REGRESSION: failed in B: cannot connect", "missing: not in B", "999/s ×3", "errors  0.2% ×3",
-		"6 regressions beyond 10% (4 within noise, 9 holds, 1 missing)",
+		"7 regressions beyond 10% (5 within noise, 10 holds, 1 missing)",
 		"nginx c4t4 100B rps: 2997/s → 2118/s (×0.71 [0.70..0.71] 90%, REGRESSION)",
 	} {
 		if !strings.Contains(out, want) {
@@ -293,16 +293,18 @@ func ExampleWriteText() {
 	//                            errors  0.2%    0.2%    1.00  -         same (point)
 	//                            p50     2ms     2.6ms   1.30  -         REGRESSION (point)
 	//                            p90     5ms     6.5ms   1.30  -         REGRESSION (point)
+	//                            p95     10ms    13ms    1.30  -         REGRESSION (point)
 	//                            p99     20ms    26ms    1.30  -         REGRESSION (point)
 	//                            p99.9   40ms    52ms    1.30  -         REGRESSION (point)
 	//
-	// 5 regressions beyond 10% (1 same (point)):
+	// 6 regressions beyond 10% (1 same (point)):
 	//   http://127.0.0.1:8080/get rps: 9990/s → 6993/s (×0.70, REGRESSION (point))
 	//   http://127.0.0.1:8080/get p50: 2ms → 2.6ms (×1.30, REGRESSION (point))
 	//   http://127.0.0.1:8080/get p90: 5ms → 6.5ms (×1.30, REGRESSION (point))
+	//   http://127.0.0.1:8080/get p95: 10ms → 13ms (×1.30, REGRESSION (point))
 	//   http://127.0.0.1:8080/get p99: 20ms → 26ms (×1.30, REGRESSION (point))
 	//   http://127.0.0.1:8080/get p99.9: 40ms → 52ms (×1.30, REGRESSION (point))
-	// note: one repeat a side: 6 figures marked (point): noise cannot be told from a change; their verdicts compare B with A and the noise band alone, and a REGRESSION (point) fails the check as before; loadgen sweep --repeats 3 on both sides gives each ratio an interval and judges by it
+	// note: one repeat a side: 7 figures marked (point): noise cannot be told from a change; their verdicts compare B with A and the noise band alone, and a REGRESSION (point) fails the check as before; loadgen sweep --repeats 3 on both sides gives each ratio an interval and judges by it
 }
 
 // What the watched processes cost is compared per request: B's proxy uses

@@ -312,3 +312,47 @@ func errorsPastTimeouts(a, b []*results.Run, opt Options) bool {
 	}
 	return statOf(xb).Min > statOf(xa).Max+rise
 }
+
+// Contention is what two sets of runs measured of contention for CPU, for
+// a judge that orders two figures instead of comparing B with A (study's
+// orderings): either side may be the one a busy machine made worse.
+type Contention struct {
+	// Flags says which side was saturated: "M in A, G in B"; "" when
+	// neither was (then the factors are 1).
+	Flags string
+	// OnA and OnB are F for each side's figures: the most that side's
+	// contention beyond the other's can stretch them (a latency, a CPU
+	// per request: × F; a rate: / F).
+	OnA, OnB float64
+	// Why is the larger in words: "×1.8: 44% of the machine's CPUs taken
+	// by other work beyond the other side's".
+	Why string
+}
+
+// Factor is the larger of OnA and OnB.
+func (c Contention) Factor() float64 { return max(c.OnA, c.OnB, 1) }
+
+// ContentionBetween is the contention of runs a and b, named nameA and
+// nameB, taken both ways: a's beyond b's, b's beyond a's; the send lag is
+// left out (a mean or a median of closed-loop runs).
+func ContentionBetween(nameA string, a []*results.Run, nameB string, b []*results.Run) Contention {
+	c := Contention{OnA: 1, OnB: 1, Why: "×1"}
+	flags := contentionFlags(a, b)
+	if flags == "" {
+		return c
+	}
+	var named []string
+	for _, f := range strings.Split(flags, ", ") {
+		f = strings.Replace(f, " in A", " in "+nameA, 1)
+		named = append(named, strings.Replace(f, " in B", " in "+nameB, 1))
+	}
+	c.Flags = strings.Join(named, ", ")
+	onA, onB := contentionOf(b, a), contentionOf(a, b)
+	c.OnA, c.OnB = onA.factor(), onB.factor()
+	why := onB
+	if c.OnA > c.OnB {
+		why = onA
+	}
+	c.Why = strings.ReplaceAll(why.describe(""), "beyond A's", "beyond the other side's")
+	return c
+}

@@ -218,13 +218,13 @@ func TestContended(t *testing.T) {
 	if r := c.Rows[0]; r.Contended != "M in B" || !strings.HasPrefix(r.Margin, "×6.25: 84% of the machine's CPUs taken by other work") {
 		t.Errorf("row %+v", r)
 	}
-	if len(c.Regressions()) != 0 || len(c.Undecided()) != 5 || c.Exit() != Undecided {
+	if len(c.Regressions()) != 0 || len(c.Undecided()) != 6 || c.Exit() != Undecided {
 		t.Errorf("regressions %v, undecided %d, exit %v", c.Regressions(), len(c.Undecided()), c.Exit())
 	}
 	var out strings.Builder
 	WriteText(&out, c)
-	for _, want := range []string{"no regression beyond 10% (1 holds, 5 contended (not decidable))",
-		"5 figures not decidable: worse than 10%, but within what contention for CPU on B's side can explain (exit status 98)",
+	for _, want := range []string{"no regression beyond 10% (1 holds, 6 contended (not decidable))",
+		"6 figures not decidable: worse than 10%, but within what contention for CPU on B's side can explain (exit status 98)",
 		"nginx c4t4 100B p99: 20.2ms → 26.3ms", "(×6.25 + 1ms: 84% of the machine's CPUs taken by other work beyond A's)",
 		"1.27..1.33  contended (M in B)"} {
 		if !strings.Contains(out.String(), want) {
@@ -241,7 +241,7 @@ func TestContended(t *testing.T) {
 	}
 	judged := opt
 	judged.JudgeContended = true
-	if c := Steps(a, b, judged); len(c.Regressions()) != 5 || c.Exit() != Breached {
+	if c := Steps(a, b, judged); len(c.Regressions()) != 6 || c.Exit() != Breached {
 		t.Errorf("JudgeContended: %v", verdicts(c))
 	}
 
@@ -253,7 +253,7 @@ func TestContended(t *testing.T) {
 		if v := verdicts(c); v["p99"] != Regression || v["rps"] != Contended || c.Exit() != Breached {
 			t.Errorf("×4000 (%+v): %v, exit %v", o, v, c.Exit())
 		}
-		if r := c.Rows[4]; r.Metric != "p99" || r.Label() != "REGRESSION (M in B, past contention)" ||
+		if r := c.Rows[5]; r.Metric != "p99" || r.Label() != "REGRESSION (M in B, past contention)" ||
 			!strings.Contains(r.Message(), "past what contention on B's side can explain (×6.25 + 1ms") {
 			t.Errorf("row %+v: %s", r, r.Message())
 		}
@@ -262,7 +262,7 @@ func TestContended(t *testing.T) {
 	// Contention in A alone cannot make B worse: judged as on a quiet
 	// machine.
 	a, b = steps(26, 2100, 1.98, 0.3)
-	if c := Steps(a, b, opt); len(c.Regressions()) != 5 || c.Rows[0].Contended != "M in A" {
+	if c := Steps(a, b, opt); len(c.Regressions()) != 6 || c.Rows[0].Contended != "M in A" {
 		t.Errorf("contended in A: %v", verdicts(c))
 	}
 

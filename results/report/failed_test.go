@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"html"
 	"regexp"
 	"strings"
 	"testing"
@@ -151,5 +152,48 @@ func TestHTMLSizingOnlyForSize(t *testing.T) {
 	var md strings.Builder
 	if err := Markdown(&md, []*Sweep{sidecars}, Options{}); err != nil || strings.Contains(md.String(), "Ingress sizing") {
 		t.Errorf("Markdown of sidecars has the sizing table (%v):\n%s", err, md.String())
+	}
+}
+
+var (
+	glanceNoteRE = regexp.MustCompile(`<p class="note glance-note">[^<]*</p>`)
+	sweepNoteRE  = regexp.MustCompile(`<p class="note warn sweep-note">[^<]*</p>`)
+)
+
+// A sweep of several paths, none the baseline, warns in its page as the
+// text table does, naming the fix, and the cards' caption does not speak
+// of an "added" latency there is none of.
+func TestHTMLNoBaseline(t *testing.T) {
+	demo := fixtureSweep(t)[0]
+	var steps []*results.Step
+	for _, st := range demo.Steps {
+		c := *st
+		c.Baseline = false
+		steps = append(steps, &c)
+	}
+	none := sweepOf(t, "", demo.Manifest.Steps, steps...)
+	none.Manifest.Baseline = ""
+	if none.Baseline() != "" {
+		t.Fatalf("the fixture still has the baseline %q", none.Baseline())
+	}
+	page, with := htmlOf(t, []*Sweep{none}), htmlOf(t, fixtureSweep(t))
+	got := fragments(page, glanceNoteRE, sweepNoteRE)
+	golden(t, "reports/no-baseline.html", []byte(got))
+	var text strings.Builder
+	if err := SweepTable(&text, "", steps, TableOptions{Wide: true}); err != nil {
+		t.Fatal(err)
+	}
+	note := noBaselineNote("", Cells(steps))
+	if note == "" || !strings.Contains(strings.Join(strings.Fields(text.String()), " "), note) {
+		t.Fatalf("the text table lacks the note %q:\n%s", note, text.String())
+	}
+	if !strings.Contains(html.UnescapeString(page), note) {
+		t.Errorf("the page lacks the text report's note %q:\n%s", note, got)
+	}
+	if strings.Contains(got, "minus the baseline") {
+		t.Errorf("the caption speaks of a baseline there is none of:\n%s", got)
+	}
+	if strings.Contains(with, "sweep-note") || !strings.Contains(fragments(with, glanceNoteRE), "minus the baseline") {
+		t.Errorf("a sweep with its baseline:\n%s", fragments(with, glanceNoteRE, sweepNoteRE))
 	}
 }

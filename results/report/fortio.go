@@ -127,7 +127,7 @@ func fortioRun(s *Sweep, st *results.Step) (*fortioResult, error) {
 		return nil, fmt.Errorf("step %s: %w", st.ID, err)
 	}
 	r := &fortioResult{
-		Labels:            stepLabel(s, st),
+		Labels:            fortioLabels(s, st),
 		StartTime:         run.Start,
 		RequestedQPS:      "max",
 		RequestedDuration: c.Duration.D().String(),
@@ -200,6 +200,21 @@ func fortioRun(s *Sweep, st *results.Step) (*fortioResult, error) {
 		}
 	}
 	return r, nil
+}
+
+// fortioLabels is fortio's Labels, one string, as its -labels flag fills
+// it: the user's own text, here the run's --label pairs (k=v,k=v, keys
+// sorted), and in a sweep the step after fortio's " , " (the separator of
+// its default, URL , host); without labels, the step alone.
+func fortioLabels(s *Sweep, st *results.Step) string {
+	user := st.Run.Labels.String()
+	switch {
+	case user == "":
+		return stepLabel(s, st)
+	case s.Single():
+		return user
+	}
+	return user + " , " + stepLabel(s, st)
 }
 
 // stepLabel names a step for tools that show one label per result.

@@ -64,7 +64,10 @@ type page struct {
 	Facts  []fact
 	TOC    []tocEntry
 	Glance []glanceCard
-	CNI    []CNIRow
+	// GlanceNote is the cards' caption: what "added" is, or that no
+	// path is the baseline, so nothing is added.
+	GlanceNote string
+	CNI        []CNIRow
 	// CNICharts are the matrix per metric, a bar per mode, when the paths
 	// are named per CNI mode (loadgen lab's MODE.PATH).
 	CNICharts      []chartView
@@ -97,8 +100,10 @@ type glanceCard struct {
 
 type section struct {
 	ID, Title, Lead string
-	Blocks          []*blockView
-	Run             *runView
+	// Notes are warnings on the whole sweep (no path is the baseline).
+	Notes  []string
+	Blocks []*blockView
+	Run    *runView
 }
 
 type blockView struct {
@@ -201,6 +206,7 @@ func buildPage(sweeps []*Sweep, opt Options) *page {
 	if pg.Title == "" {
 		pg.Title = defaultTitle(sweeps, paths)
 	}
+	based, unbased := 0, 0 // the sweeps with cards, with a baseline or needing one
 	for i, s := range sweeps {
 		sec := buildSection(i, s, colors)
 		if len(sweeps) == 1 {
@@ -216,7 +222,15 @@ func buildPage(sweeps []*Sweep, opt Options) *page {
 			te.Sub = append(te.Sub, tocEntry{ID: b.ID, Title: t})
 		}
 		pg.TOC = append(pg.TOC, te)
-		pg.Glance = append(pg.Glance, glance(s, colors, len(sweeps) > 1)...)
+		cards := glance(s, colors, len(sweeps) > 1)
+		pg.Glance = append(pg.Glance, cards...)
+		if len(cards) > 0 {
+			if noBaselineNote(s.Baseline(), Cells(s.Steps)) != "" {
+				unbased++
+			} else {
+				based++
+			}
+		}
 		pg.Envs = append(pg.Envs, envFor(s))
 	}
 	if len(sweeps) == 1 {
@@ -224,6 +238,7 @@ func buildPage(sweeps []*Sweep, opt Options) *page {
 	} else {
 		pg.Lead = plural(len(sweeps), "result set") + ": " + strings.Join(names(sweeps), ", ")
 	}
+	pg.GlanceNote = glanceNote(based, unbased)
 	pg.Facts = pageFacts(sweeps)
 	pg.CNI = CNIMatrix(sweeps)
 	pg.CNICharts = cniCharts(pg.CNI)
@@ -406,6 +421,9 @@ func buildSection(i int, s *Sweep, colors map[string]string) *section {
 	sec.Title = "Sweep " + s.Name
 	sec.Lead = strings.Join(s.describe(), " · ")
 	t := newTable(s.Baseline(), s.Steps, s.Hops())
+	if n := noBaselineNote(s.Baseline(), Cells(s.Steps)); n != "" {
+		sec.Notes = append(sec.Notes, n)
+	}
 	shown, _ := t.choose(0, true)
 	var figures []int // the columns between path and flags
 	for _, k := range shown {
@@ -562,4 +580,20 @@ func thousands(v float64) string {
 		return "−" + b.String()
 	}
 	return b.String()
+}
+
+// glanceNote is the caption of the cards of based sweeps with a baseline
+// and unbased ones whose paths have none.
+func glanceNote(based, unbased int) string {
+	const medians = "Medians over the ladder steps and payloads of each path"
+	const added = "“added” is the path’s latency minus the baseline’s at the same step"
+	const name = "name the direct one baseline (--path baseline=URL, or baseline: true in the sweep file)"
+	switch {
+	case unbased == 0:
+		return medians + "; " + added + "."
+	case based == 0:
+		return medians + "; no path is the baseline, so no latency or cost is “added”: " + name + "."
+	default:
+		return medians + "; " + added + "; the sweeps with no path as baseline have none: " + name + "."
+	}
 }

@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,5 +85,42 @@ func TestWrkSaysTheLabels(t *testing.T) {
 	out := string(render(t, func(b *bytes.Buffer) error { return WrkBody(b, run, WrkOptions{}) }))
 	if !strings.Contains(out, "--- loadgen ---\n  Labels:                build=42, mesh=istio\n") {
 		t.Errorf("no labels line:\n%s", out)
+	}
+}
+
+// labelRun is the fixture run, labelled mesh=istio and run=3.
+func labelRun(t *testing.T) []*Sweep {
+	s := fixtureRun(t)
+	run := *s[0].Steps[0].Run
+	run.Labels = results.Labels{"mesh": "istio", "run": "3"}
+	s[0].Steps[0].Run = &run
+	return s
+}
+
+// TestFortioAndSMPCarryLabels: the user's --label pairs reach fortio's
+// Labels as its -labels flag gives them (the user's text alone, the step
+// after " , " in a sweep) and SMP's labels map beside loadgen.* keys.
+func TestFortioAndSMPCarryLabels(t *testing.T) {
+	run := labelRun(t)
+	fortio := render(t, func(b *bytes.Buffer) error { return Fortio(b, run) })
+	smp := render(t, func(b *bytes.Buffer) error { return SMP(b, run) })
+	golden(t, "labels.fortio.json", fortio)
+	golden(t, "labels.smp.json", smp)
+	var f struct{ Labels string }
+	var m struct{ Labels map[string]string }
+	if err := json.Unmarshal(fortio, &f); err != nil || f.Labels != "mesh=istio,run=3" {
+		t.Errorf("fortio Labels %q (%v), want mesh=istio,run=3", f.Labels, err)
+	}
+	if err := json.Unmarshal(smp, &m); err != nil || m.Labels["mesh"] != "istio" || m.Labels["run"] != "3" || m.Labels["loadgen.path"] == "" {
+		t.Errorf("SMP labels %v (%v)", m.Labels, err)
+	}
+	var steps []struct{ Labels string }
+	if err := json.Unmarshal(render(t, func(b *bytes.Buffer) error { return Fortio(b, labelSweep(t)) }), &steps); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"build=1,mesh=istio , baseline c4t4 100 B", "build=2,mesh=istio , nginx c64t64 1 KiB"} {
+		if !slices.ContainsFunc(steps, func(s struct{ Labels string }) bool { return s.Labels == want }) {
+			t.Errorf("no step labelled %q in the sweep's fortio JSON", want)
+		}
 	}
 }

@@ -44,7 +44,8 @@ type smpLatency struct {
 // message has no field for (the path, ladder step, payload, errors, tail
 // percentiles, and the CPU and memory of the watched processes, which SMP
 // models only as nested message types) goes into its string labels,
-// named loadgen.* (a watched process set as loadgen.ROLE.cpu_mcores …);
+// named loadgen.* (a watched process set as loadgen.ROLE.cpu_mcores …),
+// beside the run's own --label pairs, keys as given;
 // CPU in millicores and memory in MB (10⁶ bytes), as SMP counts them. One run is written as one object, several as an array.
 func SMP(w io.Writer, sweeps []*Sweep) error {
 	var out []*smpResult
@@ -79,7 +80,11 @@ func smpRun(st *results.Step, test string) *smpResult {
 		TestID:    test,
 		EnvID:     run.Env.Hostname,
 	}
-	lb := map[string]string{
+	lb := map[string]string{}
+	for k, v := range run.Labels { // the user's --label pairs, as given
+		lb[k] = v
+	}
+	for k, v := range map[string]string{
 		"loadgen.path":                 st.Path,
 		"loadgen.rung":                 st.Rung,
 		"loadgen.connections":          itoa(st.Connections),
@@ -94,6 +99,8 @@ func smpRun(st *results.Step, test string) *smpResult {
 		"loadgen.p99_99_ms":            fnum(msf(l.P9999)),
 		"loadgen.generator_cpu_mcores": strconv.Itoa(int(GeneratorCores(run)*1000 + 0.5)),
 		"loadgen.version":              run.Env.Version,
+	} {
+		lb[k] = v // loadgen's own keys over a user's of the same name
 	}
 	if st.Baseline {
 		lb["loadgen.baseline"] = "true"

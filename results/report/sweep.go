@@ -281,14 +281,25 @@ func newTable(baseline string, steps []*results.Step, hops int) *table {
 			}
 		}
 	}
-	if paths := cellPaths(cells); baseline == "" && len(paths) > 1 && !allWorkers(cells) {
-		t.notes = append(t.notes, fmt.Sprintf("no latency or cost added over a baseline (+pNN, +cpu): no path is the baseline; "+
-			"name the direct one baseline (--path baseline=URL, or baseline: true in the sweep file), e.g. %s, and the others are compared with it", paths[0]))
+	if n := noBaselineNote(baseline, cells); n != "" {
+		t.notes = append(t.notes, n)
 	}
 	for _, k := range order {
 		t.notes = append(t.notes, fmt.Sprintf("%s at %s: %s", k.path, strings.Join(where[k], ", "), k.reason))
 	}
 	return t
+}
+
+// noBaselineNote says how to name a baseline when cells hold several
+// paths and none is the baseline (so nothing is added over one), or "".
+// An ingress sizing (every step at a worker count) has none to name.
+func noBaselineNote(baseline string, cells []*Cell) string {
+	paths := cellPaths(cells)
+	if baseline != "" || len(paths) < 2 || allWorkers(cells) {
+		return ""
+	}
+	return fmt.Sprintf("no latency or cost added over a baseline (+pNN, +cpu): no path is the baseline; "+
+		"name the direct one baseline (--path baseline=URL, or baseline: true in the sweep file), e.g. %s, and the others are compared with it", paths[0])
 }
 
 // cellPaths are the paths of cells, in order.

@@ -93,6 +93,11 @@ func CheckWritable(path string) error {
 		if err := writable(d.path); err != nil {
 			return fmt.Errorf("cannot write %s: %v", path, reason(err))
 		}
+		if d.info.Mode()&fs.ModeNamedPipe != 0 {
+			if err := holdFIFO(d.path); err != nil {
+				return fmt.Errorf("cannot write %s: %v", path, reason(err))
+			}
+		}
 		return nil
 	}
 	dir := filepath.Dir(d.path)
@@ -176,16 +181,15 @@ func writeDirect(d dest, data []byte) error {
 	if mode&fs.ModeSocket != 0 {
 		return writeSocket(d.path, data)
 	}
-	flag := os.O_WRONLY
+	var f *os.File
+	var err error
 	switch {
 	case mode&fs.ModeNamedPipe != 0:
-		flag |= syscall.O_NONBLOCK // Go's poller then waits while the pipe is full
+		f, err = takeFIFO(d.path)
 	case mode.IsRegular():
-		flag |= os.O_TRUNC
-	}
-	f, err := os.OpenFile(d.path, flag, 0)
-	if errors.Is(err, syscall.ENXIO) && mode&fs.ModeNamedPipe != 0 {
-		return errors.New("it is a FIFO that no process reads: start its reader first")
+		f, err = os.OpenFile(d.path, os.O_WRONLY|os.O_TRUNC, 0)
+	default:
+		f, err = os.OpenFile(d.path, os.O_WRONLY, 0)
 	}
 	if err != nil {
 		return err
@@ -200,10 +204,7 @@ func writeDirect(d dest, data []byte) error {
 // writeSocket sends data to the Unix socket at path, as a stream, or as
 // one datagram to a datagram socket.
 func writeSocket(path string, data []byte) error {
-	c, err := net.Dial("unix", path)
-	if errors.Is(err, syscall.EPROTOTYPE) {
-		c, err = net.Dial("unixgram", path)
-	}
+	c, err := dialSocket(path)
 	if err != nil {
 		return err
 	}
@@ -212,6 +213,16 @@ func writeSocket(path string, data []byte) error {
 		err = cerr
 	}
 	return err
+}
+
+// dialSocket connects to the Unix socket at path: a stream, or a
+// datagram socket.
+func dialSocket(path string) (net.Conn, error) {
+	c, err := net.Dial("unix", path)
+	if errors.Is(err, syscall.EPROTOTYPE) {
+		c, err = net.Dial("unixgram", path)
+	}
+	return c, err
 }
 
 // namePath makes an error about the temporary file, or a file a link

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -172,18 +173,24 @@ func TestWriteFileThroughLinks(t *testing.T) {
 
 // A FIFO with a reader receives the bytes, more than a pipe holds, and
 // stays a FIFO; one without a reader is an error at once, not a wait
-// forever. CheckWritable takes it without opening it.
+// forever, from CheckWritable before any work as from WriteFile and Create.
 func TestWriteFileFIFO(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckWritable(fifo); err != nil {
-		t.Fatalf("CheckWritable of a FIFO: %v", err)
+	if err := CheckWritable(fifo); err == nil || err.Error() != "cannot write "+fifo+": it is a FIFO that no process reads: start its reader first" {
+		t.Errorf("CheckWritable of a FIFO without a reader: %v", err)
 	}
 	if err := WriteFile(fifo, []byte("x")); err == nil || !strings.Contains(err.Error(), "no process reads") {
 		t.Errorf("a FIFO without a reader: %v", err)
+	}
+	if w, err := Create(fifo); err == nil {
+		w.Close()
+		t.Error("Create of a FIFO without a reader: no error")
+	} else if !strings.Contains(err.Error(), "no process reads") {
+		t.Errorf("Create of a FIFO without a reader: %v", err)
 	}
 	// The reader opens it read-write, which never waits, so it is there
 	// before the write; it reads exactly what is sent.
@@ -209,6 +216,47 @@ func TestWriteFileFIFO(t *testing.T) {
 		t.Errorf("the reader got %d bytes, want the %d written", len(b), len(data))
 	}
 	noTemporaries(t, dir, "fifo")
+}
+
+// CheckWritable keeps open the FIFO it found a reader on, for the write:
+// a reader that stops at the end of its input, as cat does, gets the
+// bytes, not an end made by the check's close; Create writes it so too.
+func TestCheckWritableHoldsFIFO(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		fifo := filepath.Join(t.TempDir(), "fifo")
+		if err := unix.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckWritable(fifo); err != nil {
+			t.Fatalf("CheckWritable of a FIFO with a reader: %v", err)
+		}
+		got := make(chan []byte, 1)
+		go func() {
+			b, _ := io.ReadAll(r) // to the end: the last writer's close
+			got <- b
+		}()
+		if stream {
+			w, err := Create(fifo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(w, "line 1\n")
+			io.WriteString(w, "line 2\n")
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := WriteFile(fifo, []byte("line 1\nline 2\n")); err != nil {
+			t.Fatal(err)
+		}
+		if b := <-got; string(b) != "line 1\nline 2\n" {
+			t.Errorf("stream %v: the reader got %q", stream, b)
+		}
+		r.Close()
+	}
 }
 
 // A character device made here (a copy of /dev/null: major 1, minor 3)

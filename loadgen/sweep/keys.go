@@ -1,0 +1,90 @@
+package sweep
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+)
+
+// fileObjects are a sweep file's objects by the Go type the YAML decoder
+// names in its errors (sweep.Spec), with what a message calls them.
+var fileObjects = map[string]struct {
+	what string
+	typ  reflect.Type
+}{
+	"Spec":    {"sweep", reflect.TypeFor[Spec]()},
+	"Path":    {"path", reflect.TypeFor[Path]()},
+	"Sidecar": {"sidecar", reflect.TypeFor[Sidecar]()},
+	"Watch":   {"watch", reflect.TypeFor[Watch]()},
+}
+
+// unknownFieldRE matches the YAML decoder's words for an unknown key.
+var unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type sweep\.(\w+)`)
+
+// unknownKeys rewrites the decoder's "field ladderr not found in type
+// sweep.Spec" in msg as "ladderr is not a sweep key (did you mean
+// ladder?)", or with the object's keys when none is near.
+func unknownKeys(msg string) string {
+	return unknownFieldRE.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := unknownFieldRE.FindStringSubmatch(m)
+		key, obj := sub[1], fileObjects[sub[2]]
+		if obj.typ == nil {
+			return key + " is not a key here"
+		}
+		keys := yamlKeys(obj.typ)
+		if near := nearest(key, keys); near != "" {
+			return fmt.Sprintf("%s is not a %s key (did you mean %s?)", key, obj.what, near)
+		}
+		return fmt.Sprintf("%s is not a %s key (%s)", key, obj.what, strings.Join(keys, ", "))
+	})
+}
+
+// yamlKeys are the keys a struct reads from YAML, in field order.
+func yamlKeys(t reflect.Type) []string {
+	var keys []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name != "" && name != "-" && f.IsExported() {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
+
+// nearest is the key of keys closest to k by edit distance, when it is
+// near enough to be a typo (at most 2 edits, fewer than half of k's
+// letters); else "".
+func nearest(k string, keys []string) string {
+	best, bestD := "", -1
+	for _, c := range keys {
+		if d := editDistance(k, c); bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if bestD < 0 || bestD > 2 || 2*bestD >= len(k) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is Levenshtein's: the insertions, deletions and
+// substitutions that turn a into b.
+func editDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
