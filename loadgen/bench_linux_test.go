@@ -110,7 +110,7 @@ func BenchmarkLoopComplete(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				now := time.Now()
-				c.intended, c.sent, c.deadline, c.lag = now, now, now.Add(time.Second), 0
+				c.intended, c.first, c.sent, c.deadline = now, now, now, now.Add(time.Second)
 				c.state = stReading
 				l.inFlight++
 				o.Done = false
