@@ -200,6 +200,18 @@ func TestSettleRules(t *testing.T) {
 	}
 }
 
+// A request's lag is its first try's, its latency without the correction
+// runs from its last.
+func TestRequestTry(t *testing.T) {
+	base := time.Unix(1_800_000_000, 0)
+	r := request{intended: base}
+	r.try(base.Add(time.Millisecond))
+	r.try(base.Add(5 * time.Millisecond)) // sent again
+	if r.first != base.Add(time.Millisecond) || r.sent != base.Add(5*time.Millisecond) {
+		t.Errorf("first try at +%v, last at +%v; want +1ms, +5ms", r.first.Sub(base), r.sent.Sub(base))
+	}
+}
+
 // near says a histogram's reading of want is want: they keep 3
 // significant digits.
 func near(got, want time.Duration) bool {
