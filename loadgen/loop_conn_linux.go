@@ -350,7 +350,8 @@ func (l *loop) fail(c *lconn, class protocol.ErrClass, now time.Time) {
 	l.complete(c, &o, now)
 }
 
-// complete records c's request and sends its next one.
+// complete settles c's request (settle: the engine's rules) and sends
+// its next one.
 func (l *loop) complete(c *lconn, o *protocol.Outcome, now time.Time) {
 	l.unflight(c)
 	done := now

@@ -265,16 +265,14 @@ func (w *worker) run() {
 }
 
 // step takes the next request, waits for its intended start (open loop),
-// executes it and records it. It returns false when the worker is done.
-// It allocates nothing (see TestStepAllocatesNothing).
+// executes it and settles it (settle: the engine's rules). It returns
+// false when the worker is done. It allocates nothing (see
+// TestStepAllocatesNothing).
 //
-// What a latency counts: open loop, from the request's intended start,
-// whatever it waited for (a connection included: that is the correction);
-// closed loop, from when the request is sent, so a connection's TCP and TLS
-// handshake (at the start, or after a reconnect) is in the connect histogram,
-// not in its first request's latency — except with NewConn, where the
-// handshake is what is measured. Every request sent counts, a failed one
-// at the time it failed: a timeout at its timeout.
+// A try starts when the request is sent, so a connection's TCP and TLS
+// handshake (at the start, or after a reconnect) is in the connect
+// histogram — except with NewConn, where the handshake is part of the
+// request; open loop, the latency runs from the intended start anyway.
 func (w *worker) step() bool {
 	e := w.e
 	if e.stopping.Load() {
