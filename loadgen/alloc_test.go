@@ -18,7 +18,7 @@ import (
 )
 
 // echoServer is the in-process echo target, closed when the test ends.
-func echoServer(t *testing.T) *tcpecho.Server {
+func echoServer(t testing.TB) *tcpecho.Server {
 	t.Helper()
 	srv, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
 	if err != nil {
@@ -32,7 +32,7 @@ func echoServer(t *testing.T) *tcpecho.Server {
 }
 
 // rrDialer dials addr for 64-byte TCP_RR round trips.
-func rrDialer(t *testing.T, addr string) *tcp.Dialer {
+func rrDialer(t testing.TB, addr string) *tcp.Dialer {
 	t.Helper()
 	d, err := tcp.NewDialer(tcp.Config{Addr: addr, Mode: tcp.RR, Size: 64})
 	if err != nil {

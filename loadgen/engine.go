@@ -13,7 +13,8 @@
 // request. Goroutines (workers.go) drive every
 // protocol: a goroutine per connection (per stream with -m) sends a
 // request, waits for its answer, records it and sends the next. Both keep
-// the same rules and pass the same tests.
+// the same rules, applied by one function (settle, recorder.go), and pass
+// the same tests.
 //
 // A thread (-t) is a group of connections whose statistics are reported
 // together (wrk's "Thread Stats"); the command line also caps the number of

@@ -99,8 +99,7 @@ func (l *loop) connectFailed(c *lconn, now time.Time) {
 		// its failure fails the request.
 		l.shard.dialedErr(now.Sub(c.connStart), errConnect, !c.connStart.Before(e.measure), false)
 		o := protocol.Outcome{Err: protocol.Connect}
-		l.record(c, &o, now, true)
-		l.after(c, &o, true, false, now)
+		l.after(c, &o, e.settle(l.shard, c.count, &c.request, &o, now, true), now)
 		return
 	}
 	if forReq || c.thenNext {
@@ -148,8 +147,7 @@ func (l *loop) next(c *lconn, now time.Time) {
 		l.exhausted = true
 		return
 	}
-	c.pick = e.pick(i)
-	c.intended = now
+	c.pick, c.first = e.pick(i), time.Time{}
 	l.begin(c, now)
 }
 
@@ -164,23 +162,19 @@ func (l *loop) begin(c *lconn, now time.Time) {
 		if c.fd >= 0 {
 			l.drop(c)
 		}
-		c.sent = now
+		if l.newConn {
+			c.try(now) // the connect is the request's first part
+		}
 		l.connect(c, now, true)
 		return
 	}
 	l.send(c, now, now)
 }
 
-// send writes c's request; start is when its latency starts (closed loop:
-// now; with a connect per request: before the connect).
+// send writes c's request; start is when its try started (now; with a
+// connect per request, at the connect).
 func (l *loop) send(c *lconn, start, now time.Time) {
-	if l.e.pacer == nil {
-		c.intended = start
-	}
-	c.sent = start
-	if l.e.pacer != nil && c.lag < 0 {
-		c.lag = now.Sub(c.intended)
-	}
+	c.try(start)
 	if l.e.mix != nil {
 		if c.pk == nil {
 			c.pk = c.s.(protocol.Picker) // once: a type assertion may allocate
@@ -356,58 +350,28 @@ func (l *loop) fail(c *lconn, class protocol.ErrClass, now time.Time) {
 	l.complete(c, &o, now)
 }
 
-// complete records c's request and sends its next one.
+// complete settles c's request (settle: the engine's rules) and sends
+// its next one.
 func (l *loop) complete(c *lconn, o *protocol.Outcome, now time.Time) {
 	l.unflight(c)
 	done := now
 	if !l.answered.IsZero() && l.answered.Before(now) {
 		done = l.answered // read after a pause, timed by the kernel
 	}
-	failed := o.Err != protocol.None && o.Err != protocol.Status
-	answeredLate := false
-	if done.After(c.deadline) {
-		// The timeout is a hard bound: an answer that came after it is a
-		// timeout, counted at its timeout.
-		if !failed {
-			o.Err, failed, answeredLate = protocol.Timeout, true, true
-		}
-		if o.Err == protocol.Timeout {
-			done = c.deadline
-		}
-	}
-	l.record(c, o, done, failed)
-	l.after(c, o, failed, answeredLate, now)
+	l.after(c, o, l.e.settle(l.shard, c.count, &c.request, o, done, l.newConn), now)
 }
 
-// record adds c's request to the shard.
-func (l *loop) record(c *lconn, o *protocol.Outcome, done time.Time, failed bool) {
-	if c.intended.Before(l.e.measure) {
-		l.shard.warm(o, failed, done.Sub(c.intended)) // the timeline's warm-up
-		return
-	}
-	if l.e.pacer != nil {
-		l.shard.paced(c.lag)
-	}
-	if failed {
-		l.shard.failure(o, done.Sub(c.intended), done.Sub(c.sent))
-	} else {
-		l.shard.response(o, done, done.Sub(c.intended), done.Sub(c.sent))
-		c.count.n.Add(1)
-	}
-	if l.e.mix != nil {
-		l.e.mix.record(l.shard, c.pick, o, done.Sub(c.intended), failed)
-	}
-}
-
-// after decides what becomes of c once its request ended.
-func (l *loop) after(c *lconn, o *protocol.Outcome, failed, answeredLate bool, now time.Time) {
+// after decides what becomes of c once its request ended: drop, settle's
+// verdict on its connection. A member of a multiplexed connection leaves
+// the socket to its state instead: a stream's failure does not break it.
+func (l *loop) after(c *lconn, o *protocol.Outcome, drop bool, now time.Time) {
 	l.inFlight--
 	l.ends++
 	c.state = stIdle
 	switch {
 	case c.g != nil:
 		l.muxAfter(c, o, now)
-	case o.Done || l.newConn || (failed && !answeredLate):
+	case drop:
 		l.drop(c)
 	case l.soloOK && l.solo == nil:
 		l.goSolo(c)

@@ -225,25 +225,25 @@ type lconn struct {
 	connected bool // it was connected at some point
 	events    uint32
 
-	req                 []byte
-	wrote               int
-	read                int64 // bytes of this answer read so far
-	intended, sent      time.Time
-	connStart, deadline time.Time
-	lag                 time.Duration
-	backoff             time.Duration
-	retryAt             time.Time
-	prev, next          *lconn // the flight list
-	inList              bool
+	req   []byte
+	wrote int
+	read  int64 // bytes of this answer read so far
+	// request is the times of its request, for settle; its deadline is
+	// also its connect's while it connects.
+	request
+	connStart  time.Time
+	backoff    time.Duration
+	retryAt    time.Time
+	prev, next *lconn // the flight list
+	inList     bool
 
 	g       *mgroup // multiplexed: its group, slot, the socket its request is on,
 	slot    int32
 	ms      *msock
 	wait    *msock // or the one it waits for (to be Ready, or for a stream)
 	resends uint8  // of the request: the peer did not process it
-	// pick is the request of a mix it sends (Config.Mix); pk is s, then.
-	pick int32
-	pk   protocol.Picker
+	// pk is s as the Picker of a mix's requests (Config.Mix).
+	pk protocol.Picker
 }
 
 func newLoop(e *engine, ld loopDialer, sh *shard) (*loop, error) {

@@ -42,8 +42,7 @@ func (l *loop) muxNext(c *lconn, now time.Time) {
 		l.exhausted = true
 		return
 	}
-	c.pick = e.pick(i)
-	c.intended = now
+	c.pick, c.first = e.pick(i), time.Time{}
 	l.inFlight++
 	l.muxStart(s, c, now)
 }
@@ -95,12 +94,7 @@ func (l *loop) muxCurrent(g *mgroup, now time.Time) *msock {
 // on goroutines).
 func (l *loop) muxStart(s *msock, c *lconn, now time.Time) {
 	if !c.inList {
-		if l.e.pacer == nil {
-			c.intended = now
-		} else if c.lag < 0 {
-			c.lag = now.Sub(c.intended)
-		}
-		c.sent = now
+		c.try(now)
 		c.deadline = now.Add(l.e.cfg.Timeout.D())
 		l.flight(c)
 	}
@@ -166,10 +160,7 @@ func (l *loop) muxEnded(c *lconn, o *protocol.Outcome, now time.Time) {
 		// loop, its latency starts anew.
 		l.unflight(c)
 		c.resends++
-		if l.e.pacer == nil {
-			c.intended = now
-		}
-		l.muxBegin(c, now)
+		l.muxBegin(c, now) // its try starts anew (muxStart)
 		return
 	}
 	c.resends = 0

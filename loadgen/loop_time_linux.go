@@ -121,7 +121,7 @@ func (l *loop) dispatch(now time.Time) {
 		c := l.idle[len(l.idle)-1]
 		l.idle = l.idle[:len(l.idle)-1]
 		l.claimed = false
-		c.intended, c.lag, c.pick = l.claimAt, -1, l.claimPick
+		c.intended, c.first, c.pick = l.claimAt, time.Time{}, l.claimPick
 		l.begin(c, now)
 		now = time.Now()
 	}

@@ -113,6 +113,77 @@ func (s *shard) failure(o *protocol.Outcome, latency, service time.Duration) {
 	s.mu.Unlock()
 }
 
+// request is one request's times as its driver saw them: what settle
+// needs. The driver fills it in as the request goes.
+type request struct {
+	intended    time.Time // open loop: its intended start, from the pacer
+	first, sent time.Time // when its first and its last try started (try)
+	deadline    time.Time // its last try's start + the timeout; zero: none
+	pick        int32     // the request of a mix it sends; -1 without
+}
+
+// try marks a try of r starting at t: at its connect with a connection
+// per request, else at its send. A request the peer left unprocessed
+// (Outcome.Unsent) is tried again: its lag is its first try's, its
+// latency without the correction runs from its last.
+func (r *request) try(t time.Time) {
+	r.sent = t
+	if r.first.IsZero() {
+		r.first = t
+	}
+}
+
+// settle applies the engine's rules to request r, which ended at done
+// with outcome o, records it in sh (an answer in n too) and reports
+// whether the connection it ran on is to be dropped; newConn: each
+// request has a connection of its own. Both drivers call it, so that
+// they keep only how they wait. It allocates nothing.
+//
+// The timeout is a hard bound: an answer after r's deadline is a timeout
+// (o says so), and a timeout counts at the deadline, however late the
+// timer fired. Latency runs to done from the intended start, open loop,
+// or from the send, closed loop; without the correction, from the send.
+// A request that started before the measured window counts in the
+// warm-up only. Open loop, a measured request's lag is how late its first
+// try started. A request of a mix counts in its name's statistics too. A
+// failure leaves its connection in an unknown state; an answer in full
+// after the timeout left it clean.
+func (e *engine) settle(sh *shard, n *counter, r *request, o *protocol.Outcome, done time.Time, newConn bool) (drop bool) {
+	failed := o.Err != protocol.None && o.Err != protocol.Status
+	answeredLate := false
+	if !r.deadline.IsZero() && done.After(r.deadline) {
+		if !failed {
+			o.Err, failed, answeredLate = protocol.Timeout, true, true
+		}
+		if o.Err == protocol.Timeout {
+			done = r.deadline
+		}
+	}
+	open := e.pacer != nil
+	from := r.sent
+	if open {
+		from = r.intended
+	}
+	latency := done.Sub(from)
+	if from.Before(e.measure) {
+		sh.warm(o, failed, latency) // the timeline's warm-up
+	} else {
+		if open {
+			sh.paced(r.first.Sub(r.intended))
+		}
+		if failed {
+			sh.failure(o, latency, done.Sub(r.sent))
+		} else {
+			sh.response(o, done, latency, done.Sub(r.sent))
+			n.n.Add(1)
+		}
+		if e.mix != nil {
+			e.mix.record(sh, r.pick, o, latency, failed)
+		}
+	}
+	return o.Done || newConn || (failed && !answeredLate)
+}
+
 // recordAll adds a request to the histograms of every request. s.mu is held.
 func (s *shard) recordAll(latency, service time.Duration) {
 	if s.uncorrected != nil {

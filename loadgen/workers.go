@@ -265,16 +265,14 @@ func (w *worker) run() {
 }
 
 // step takes the next request, waits for its intended start (open loop),
-// executes it and records it. It returns false when the worker is done.
-// It allocates nothing (see TestStepAllocatesNothing).
+// executes it and settles it (settle: the engine's rules). It returns
+// false when the worker is done. It allocates nothing (see
+// TestStepAllocatesNothing).
 //
-// What a latency counts: open loop, from the request's intended start,
-// whatever it waited for (a connection included: that is the correction);
-// closed loop, from when the request is sent, so a connection's TCP and TLS
-// handshake (at the start, or after a reconnect) is in the connect histogram,
-// not in its first request's latency — except with NewConn, where the
-// handshake is what is measured. Every request sent counts, a failed one
-// at the time it failed: a timeout at its timeout.
+// A try starts when the request is sent, so a connection's TCP and TLS
+// handshake (at the start, or after a reconnect) is in the connect
+// histogram — except with NewConn, where the handshake is part of the
+// request; open loop, the latency runs from the intended start anyway.
 func (w *worker) step() bool {
 	e := w.e
 	if e.stopping.Load() {
@@ -306,18 +304,17 @@ func (w *worker) step() bool {
 	if n := uint64(e.cfg.Requests); n > 0 && i >= n {
 		return false
 	}
-	pick := e.pick(i) // of a request mix; -1 without
-	var intended time.Time
+	r := request{pick: e.pick(i)} // pick: of a request mix; -1 without
 	if open {
 		off, ok := e.pacer.Intended(i)
 		if !ok {
 			return false
 		}
-		intended = e.start.Add(off)
-		if !e.end.IsZero() && !intended.Before(e.end) {
+		r.intended = e.start.Add(off)
+		if !e.end.IsZero() && !r.intended.Before(e.end) {
 			return false
 		}
-		slept := w.wait.sleep(time.Until(intended))
+		slept := w.wait.sleep(time.Until(r.intended))
 		if (!slept || e.stopping.Load()) && !e.endedOnTime() {
 			return false
 		}
@@ -327,8 +324,7 @@ func (w *worker) step() bool {
 		return false
 	}
 	var o protocol.Outcome
-	var deadline, done time.Time
-	var lag time.Duration // of the first send, open loop
+	var done time.Time
 	for resend := 0; ; resend++ {
 		if w.conn == nil {
 			// Open loop, a new connection per request, or a resend.
@@ -339,22 +335,10 @@ func (w *worker) step() bool {
 				if e.cfg.NewConn {
 					// The handshake is part of the request: its failure
 					// fails the request.
-					now := time.Now()
-					if !open {
-						intended = start
-					}
-					o := protocol.Outcome{Err: protocol.Connect}
-					if !intended.Before(e.measure) {
-						if open {
-							w.shard.paced(start.Sub(intended))
-						}
-						w.shard.failure(&o, now.Sub(intended), now.Sub(start))
-						if pick >= 0 {
-							e.mix.record(w.shard, pick, &o, now.Sub(intended), true)
-						}
-					} else {
-						w.shard.warm(&o, true, now.Sub(intended)) // the timeline's warm-up
-					}
+					r.try(start)
+					r.deadline = start.Add(e.cfg.Timeout.D())
+					o = protocol.Outcome{Err: protocol.Connect}
+					e.settle(w.shard, w.count, &r, &o, time.Now(), true)
 				}
 				return true // open loop: the request is lost, counted as never sent
 			}
@@ -363,26 +347,24 @@ func (w *worker) step() bool {
 				start = time.Now() // connecting is not part of a kept-alive request
 			}
 		}
+		r.try(start)
 		if e.cfg.Timeout > 0 {
-			deadline = start.Add(e.cfg.Timeout.D())
-		}
-		if resend == 0 && open {
-			lag = start.Sub(intended)
+			r.deadline = start.Add(e.cfg.Timeout.D())
 		}
 		var connStart time.Time
 		if w.perReq != nil {
 			connStart = time.Now()
 		}
-		if pick >= 0 {
+		if r.pick >= 0 {
 			if w.pkConn != w.conn { // once a connection: a type assertion may allocate
 				w.pk, w.pkConn = w.conn.(protocol.Picker), w.conn
 			}
-			w.pk.Pick(int(pick))
+			w.pk.Pick(int(r.pick))
 		}
 		if e.messages {
-			w.clockMessages(open, intended, start)
+			w.clockMessages(open, r.intended, start)
 		}
-		o = w.conn.Do(e.runCtx, deadline)
+		o = w.conn.Do(e.runCtx, r.deadline)
 		done = time.Now()
 		if e.aborted.Load() {
 			w.shard.aborted()
@@ -400,43 +382,10 @@ func (w *worker) step() bool {
 		w.dropConn()
 		start = done
 	}
-	if !open {
-		intended = start
-	}
-	measuring := !intended.Before(e.measure)
-	failed := o.Err != protocol.None && o.Err != protocol.Status
-	answeredLate := false
-	if !deadline.IsZero() && done.After(deadline) {
-		// The timeout is a hard bound: an answer that came after it is a
-		// timeout, however late the timer fired; and it is counted at its
-		// timeout.
-		if !failed {
-			o.Err, failed, answeredLate = protocol.Timeout, true, true
-		}
-		if o.Err == protocol.Timeout {
-			done = deadline
-		}
-	}
-	if measuring {
-		if open {
-			w.shard.paced(lag)
-		}
-		if failed {
-			w.shard.failure(&o, done.Sub(intended), done.Sub(start))
-		} else {
-			w.shard.response(&o, done, done.Sub(intended), done.Sub(start))
-			w.count.n.Add(1)
-		}
-		if pick >= 0 {
-			e.mix.record(w.shard, pick, &o, done.Sub(intended), failed)
-		}
-	} else {
-		w.shard.warm(&o, failed, done.Sub(intended)) // the timeline's warm-up
-	}
-	// A request that failed leaves its connection in an unknown state; one
-	// answered in full after its timeout left it clean. A per-request Conn
-	// keeps no connection between requests: it stays, unless Done.
-	if o.Done || e.cfg.NewConn || (failed && !answeredLate && w.perReq == nil) {
+	// A per-request Conn keeps no connection between requests: the one a
+	// request made is closed in its Do, and the Conn stays unless Done.
+	newConn := e.cfg.NewConn || w.perReq != nil
+	if e.settle(w.shard, w.count, &r, &o, done, newConn) && (w.perReq == nil || o.Done) {
 		w.dropConn()
 	}
 	return true

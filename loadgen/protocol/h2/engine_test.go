@@ -21,6 +21,7 @@ import (
 	"loadgen/loadgen/protocol/h2conn/h2peer"
 	"loadgen/loadgen/protocol/h2wire"
 	"loadgen/results"
+	"loadgen/results/hist"
 )
 
 // The engine's runs of HTTP/2, h2c and over TLS, on both drivers: the
@@ -337,6 +338,75 @@ func TestEngineGoAwayEveryNRequests(t *testing.T) {
 				srv.Check(t, r.Summary, lc.Connections*4)
 			})
 		}
+	}
+}
+
+// Closed loop, a request the server left unprocessed (above a GOAWAY's
+// last stream) is sent again on a new connection, and its latency runs
+// from that send, as every closed-loop request's: the new connection's
+// TLS handshake belongs to the connect histogram, on both drivers. Every
+// handshake here takes 50 ms, and every other connection serves one
+// request of the two sent on it.
+func TestEngineResendLeavesTheHandshakeOut(t *testing.T) {
+	const handshake = 50 * time.Millisecond
+	for _, v := range engineVariants {
+		if !v.tls {
+			continue // an h2c socket is ready at once
+		}
+		t.Run(v.String(), func(t *testing.T) {
+			cfg := &tls.Config{Certificates: []tls.Certificate{testCert(t).TLS},
+				GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+					time.Sleep(handshake) // a slow handshake, not an order of events
+					return nil, nil
+				}}
+			// Odd connections serve one request, even ones two (so that no
+			// request is left unprocessed twice running), then GOAWAY.
+			var conns, served, unprocessed atomic.Int64
+			url := "https://" + h2peer.StartTLS(t, cfg, nil, func(p *peer) {
+				perConn := 1 + int(conns.Add(1)+1)%2
+				for n := 1; ; n++ {
+					h := p.Request()
+					if h == nil {
+						return
+					}
+					if n > perConn {
+						unprocessed.Add(1) // above the GOAWAY's last stream
+						continue
+					}
+					served.Add(1)
+					p.Respond(h.StreamID, "200", 5)
+					if n == perConn {
+						p.GoAway(h.StreamID)
+					}
+				}
+			}) + "/"
+			lc := engineConf(1, 0)
+			lc.Requests, lc.Timeout = 16, results.Duration(5*time.Second)
+			r := runEngine(t, v, Config{URL: url, Streams: 2}, lc)
+			sm := r.Summary
+			t.Logf("%d requests, %d served, %d sent again, %d connections", sm.Requests, served.Load(), unprocessed.Load(), sm.Connections.Established)
+			if sm.Requests != 16 || sm.Errors.Total() != 0 || served.Load() != 16 {
+				t.Fatalf("%d answered, errors %+v, %d served: want all 16 answered", sm.Requests, sm.Errors, served.Load())
+			}
+			if unprocessed.Load() < 3 {
+				t.Fatalf("%d requests sent again: the test needs a few", unprocessed.Load())
+			}
+			h, err := hist.Decode(r.Histograms.Latency)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var slow int64
+			for _, b := range h.Buckets() {
+				if b.From >= handshake {
+					slow += b.Count
+				}
+			}
+			// A busy machine may stall one request that long; a handshake
+			// counted in the resent requests' latency makes them all.
+			if slow > 1 {
+				t.Errorf("%d of %d requests took %v or more (%d sent again): a handshake counted as latency", slow, h.Count(), handshake, unprocessed.Load())
+			}
+		})
 	}
 }
 
