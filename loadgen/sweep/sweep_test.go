@@ -82,7 +82,7 @@ func TestParseSpec(t *testing.T) {
 		t.Errorf("parsed %+v", s)
 	}
 	named, err := Parse(strings.NewReader(strings.Replace(goodSpec, "{process: nginx}", "{pid: 42, name: ingress}", 1)))
-	if err != nil || named.Paths[1].Watch.Label() != "ingress" || named.Paths[1].Watch.Selector() != "tree:42" {
+	if err != nil || named.Paths[1].Watch.Label() != "ingress" || named.Paths[1].Watch.Selector() != "pid:42" {
 		t.Errorf("named watch: %v %+v", err, named.Paths[1].Watch)
 	}
 	tlsPath := strings.Replace(goodSpec, "    url: http://127.0.0.1:8081", "    url: https://127.0.0.1:8443\n    new_conn: true\n    cacert: ca.pem\n    workers: 2", 1)
