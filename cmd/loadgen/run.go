@@ -22,6 +22,7 @@ import (
 	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
 	"loadgen/results"
+	"loadgen/results/compare"
 	"loadgen/results/cost"
 	"loadgen/results/report"
 	"loadgen/results/store"
@@ -63,7 +64,7 @@ type runFlags struct {
 	quiet        bool
 	maxErrors    string
 	okStatus     string // --ok-status: the statuses of a success
-	budget       errorBudget
+	budget       compare.ErrorBudget
 	health       bool
 	call         string // -p grpc: any method, ghz's --call
 	data         string
@@ -185,7 +186,7 @@ Exit status, of every command that runs load or judges results:
 	fl.StringVarP(&f.script, "script", "s", "", "wrk's Lua script: not supported (see --targets)")
 	fl.MarkHidden("script")
 	fl.StringVar(&f.okStatus, "ok-status", "", "HTTP statuses that count as a success, any other an error (class status): 2xx, 200,204 or 200-299,404 (default: every status below 400, as wrk)")
-	fl.StringVar(&f.maxErrors, "max-errors", defaultMaxErrors, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
+	fl.StringVar(&f.maxErrors, "max-errors", compare.DefaultErrorBudget, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
 	f.tls.register(fl)
 	f.check.register(fl)
 	f.abort.register(fl, false)
@@ -335,8 +336,8 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		return err
 	}
 	f.abort.apply(&cfg)
-	if f.budget, err = parseErrorBudget(f.maxErrors); err != nil {
-		return err
+	if f.budget, err = compare.ParseErrorBudget(f.maxErrors); err != nil {
+		return fmt.Errorf("--max-errors %w", err)
 	}
 	body, err := f.readBody()
 	if err != nil {
@@ -471,7 +472,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	case run.Aborted != "":
 		why = run.Aborted // --abort-on-fail: JUnit's run case fails with it
 	case !run.Interrupted:
-		why = runVerdict(run, f.budget)
+		why = compare.RunVerdict(run, f.budget)
 	}
 	checked, err := f.check.checkRun(summary, run, why)
 	if err != nil {
