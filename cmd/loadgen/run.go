@@ -606,34 +606,13 @@ func (h *hlogFile) discard() {
 	}
 }
 
-// setProcs gives a run its processors: cfg.Procs from generatorProcs, and
-// GOMAXPROCS at that, or one above for a run on event loops, whose loops
-// then wait for events holding their Ps while the rest of the process
-// (reporter, signals, an in-process target) keeps the spare one. It
+// setProcs gives a run its processors (loadgen.Procs, from this machine's
+// CPUs and cgroup quota) and sets GOMAXPROCS as loadgen.MaxProcs says. It
 // returns the GOMAXPROCS before.
 func setProcs(cfg *loadgen.Config, d protocol.Dialer, threads, cpus int) (prev int) {
-	cfg.Procs = generatorProcs(threads, cpus)
-	n := cfg.Procs
-	if loadgen.SpareP(*cfg, d) {
-		n++
-	}
-	return runtime.GOMAXPROCS(n)
-}
-
-// generatorProcs is the processors of a run (Config.Procs): --cpus if given, else the
-// thread count, capped by the CPUs this process may run on and by its
-// cgroup's CPU quota (a pod's limits.cpu, rounded up): more OS threads than
-// the quota allows only get throttled.
-func generatorProcs(threads, cpus int) int {
-	n := threads
-	if cpus > 0 {
-		n = cpus
-	}
-	n = min(n, runtime.NumCPU())
-	if q, ok := cost.CPUQuota(); ok {
-		n = min(n, max(1, int(math.Ceil(q))))
-	}
-	return max(1, n)
+	quota, _ := cost.CPUQuota()
+	cfg.Procs = loadgen.Procs(threads, cpus, runtime.NumCPU(), quota)
+	return runtime.GOMAXPROCS(loadgen.MaxProcs(*cfg, d))
 }
 
 // readTargets reads --targets, a request mix, if given.
