@@ -8,8 +8,9 @@ import (
 
 // Procs is the processors of a run (Config.Procs): cpus if given, else
 // threads, capped by the CPUs the process may run on (online) and by its
-// cgroup's CPU quota in cores, rounded up (0: none; a pod's limits.cpu):
-// more OS threads than the quota allows only get throttled. At least 1.
+// cgroup's CPU quota in cores, rounded up (a pod's limits.cpu; 0, +Inf or
+// NaN: none): more OS threads than the quota allows only get throttled.
+// At least 1.
 func Procs(threads, cpus, online int, quota float64) int {
 	n := threads
 	if cpus > 0 {
@@ -18,8 +19,8 @@ func Procs(threads, cpus, online int, quota float64) int {
 	if online > 0 {
 		n = min(n, online)
 	}
-	if quota > 0 {
-		n = min(n, max(1, int(math.Ceil(quota))))
+	if quota > 0 && quota < float64(n) {
+		n = max(1, int(math.Ceil(quota)))
 	}
 	return max(1, n)
 }

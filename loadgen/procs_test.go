@@ -1,6 +1,7 @@
 package loadgen_test
 
 import (
+	"math"
 	"testing"
 
 	"loadgen/loadgen"
@@ -25,6 +26,9 @@ func TestProcs(t *testing.T) {
 		{"a quota under a core is one", 8, 0, 8, 0.2, 1},
 		{"a quota above the CPUs", 4, 0, 8, 16, 4},
 		{"CPUs unknown", 4, 0, 0, 0, 4},
+		{"no quota: +Inf", 2, 0, 8, math.Inf(1), 2},
+		{"a huge quota", 2, 0, 8, 1e300, 2},
+		{"NaN is no quota", 2, 0, 8, math.NaN(), 2},
 		{"at least one", 0, 0, 8, 0, 1},
 	} {
 		if got := loadgen.Procs(tc.threads, tc.cpus, tc.cores, tc.quota); got != tc.want {

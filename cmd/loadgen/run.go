@@ -610,7 +610,10 @@ func (h *hlogFile) discard() {
 // CPUs and cgroup quota) and sets GOMAXPROCS as loadgen.MaxProcs says. It
 // returns the GOMAXPROCS before.
 func setProcs(cfg *loadgen.Config, d protocol.Dialer, threads, cpus int) (prev int) {
-	quota, _ := cost.CPUQuota()
+	quota, ok := cost.CPUQuota()
+	if !ok {
+		quota = 0
+	}
 	cfg.Procs = loadgen.Procs(threads, cpus, runtime.NumCPU(), quota)
 	return runtime.GOMAXPROCS(loadgen.MaxProcs(*cfg, d))
 }
