@@ -269,5 +269,11 @@ func TestStepMessagesAndWindow(t *testing.T) {
 		if cfg.Config.Messages != tc.messages || cfg.Config.Window != tc.window {
 			t.Errorf("%q: the step's run has messages %d, window %d; want %d, %d", tc.spec, cfg.Config.Messages, cfg.Config.Window, tc.messages, tc.window)
 		}
+		if want := max(1, tc.window); tc.window > 0 && cfg.Streams != want {
+			t.Errorf("%q: the step's run has %d streams; want the window's %d, as run --window gives", tc.spec, cfg.Streams, want)
+		}
+		if cfg.Size != 100 || cfg.Target != "127.0.0.1:9" || cfg.Connections != 1 {
+			t.Errorf("%q: recorded size %d, target %q, connections %d; want the payload, the path and the rung's", tc.spec, cfg.Size, cfg.Target, cfg.Connections)
+		}
 	}
 }
