@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -91,56 +90,24 @@ func (a *abortFlags) apply(cfg *loadgen.Config) {
 	}
 }
 
-// errStepAborted stops a sweep at a step that aborted.
-var errStepAborted = errors.New("a step aborted")
-
-// sweepHalt stops a sweep after a step that aborted, unless --keep-going.
-type sweepHalt struct {
-	cancel context.CancelCauseFunc
-	mu     sync.Mutex
-	step   string
-	why    string
-}
-
-// halting wraps the sweep's context; nil (nothing to stop) without
-// --abort-on-fail or with --keep-going.
-func (a *abortFlags) halting(ctx context.Context) (context.Context, *sweepHalt) {
+// halting wraps the sweep's context so that it stops after a step that
+// aborted; no Halt (nil) without --abort-on-fail or with --keep-going.
+func (a *abortFlags) halting(ctx context.Context) (context.Context, *sweep.Halt) {
 	if a == nil || !a.on || a.keepGoing {
 		return ctx, nil
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	return ctx, &sweepHalt{cancel: cancel}
+	return sweep.NewHalt(ctx)
 }
 
-// events passes the sweep's events on and, at a step that aborted, stops
-// the sweep before its next step.
-func (h *sweepHalt) events(next func(sweep.Event)) func(sweep.Event) {
-	if h == nil {
-		return next
-	}
-	return func(ev sweep.Event) {
-		next(ev)
-		if ev.Kind == sweep.StepFinished && ev.Result != nil && ev.Result.Run != nil && ev.Result.Run.Aborted != "" {
-			h.mu.Lock()
-			if h.step == "" {
-				h.step, h.why = ev.Result.ID, ev.Result.Run.Aborted
-			}
-			h.mu.Unlock()
-			h.cancel(errStepAborted)
-		}
-	}
-}
-
-// result is the sweep's error once it stopped at an aborted step: none (the
-// step counts as failed), after saying so; err as it was otherwise.
-func (h *sweepHalt) result(ctx context.Context, err error, stderr io.Writer, again string) error {
-	if h == nil || !errors.Is(err, context.Canceled) || !errors.Is(context.Cause(ctx), errStepAborted) {
+// haltResult is the sweep's error once it stopped at an aborted step: none
+// (the step counts as failed), after saying so; err as it was otherwise.
+func haltResult(ctx context.Context, h *sweep.Halt, err error, stderr io.Writer, again string) error {
+	step, why, ok := h.Stopped(ctx, err)
+	if !ok {
 		return err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	fmt.Fprintf(stderr, "sweep: step %s %s: the sweep stopped there (--keep-going runs the rest); finished steps are saved, continue with: %s\n",
-		h.step, h.why, again)
+		step, why, again)
 	return nil
 }
 

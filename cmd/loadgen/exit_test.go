@@ -7,7 +7,6 @@ import (
 
 	"loadgen/internal/testport"
 	"loadgen/meshes/k8s/paths"
-	"loadgen/results"
 	"loadgen/results/compare"
 )
 
@@ -67,72 +66,6 @@ func TestRunExitStatusTargetKilled(t *testing.T) {
 	code, out, stderr := cli(t, "run", "-c", "2", "-d", "2500ms", url)
 	if code != exitFail || !strings.Contains(stderr, "the target stopped answering") {
 		t.Errorf("exit %d, stderr %q, want 1 and 'the target stopped answering'\n%s", code, stderr, out)
-	}
-}
-
-func TestRunVerdict(t *testing.T) {
-	run := func(ok, timeouts, status int64) *results.Run {
-		r := &results.Run{}
-		r.Summary.Requests = ok + status
-		r.Summary.Errors.Timeout, r.Summary.Errors.Status = timeouts, status
-		r.Summary.Duration = results.Duration(10 * time.Second)
-		r.Summary.LastOK = results.Duration(10 * time.Second)
-		return r
-	}
-	mustBudget := func(s string) errorBudget {
-		b, err := parseErrorBudget(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	for _, tc := range []struct {
-		name   string
-		run    *results.Run
-		budget string
-		fails  bool
-	}{
-		{"5% errors under the default", run(950, 50, 0), defaultMaxErrors, false},
-		{"15% errors over the default", run(850, 100, 50), defaultMaxErrors, true},
-		{"a count: 150 over 100", run(850, 150, 0), "100", true},
-		{"a count: 50 under 100", run(950, 50, 0), "100", false},
-		{"100% never fails for errors", run(100, 900, 0), "100%", false},
-		{"nothing succeeded", run(0, 10, 0), "100%", true},
-		{"nothing sent", run(0, 0, 0), defaultMaxErrors, true},
-	} {
-		why := runVerdict(tc.run, mustBudget(tc.budget))
-		if (why != "") != tc.fails {
-			t.Errorf("%s: verdict %q, want failed=%v", tc.name, why, tc.fails)
-		}
-	}
-	stopped := run(500, 0, 0)
-	stopped.Summary.Errors.Connect = 20
-	stopped.Summary.LastOK = results.Duration(3 * time.Second)
-	if why := runVerdict(stopped, mustBudget(defaultMaxErrors)); !strings.Contains(why, "stopped answering") {
-		t.Errorf("answers ended 7 s before the end with connect errors after: verdict %q", why)
-	}
-	// Down 3 s in the middle: few errors (connects back off), still a failed run.
-	out := run(5000, 0, 0)
-	out.Summary.Errors.Connect = 90
-	out.Summary.LastOK = out.Summary.Duration
-	out.Summary.Outage, out.Summary.OutageAt = results.Duration(3*time.Second), results.Duration(2*time.Second)
-	if why := runVerdict(out, mustBudget(defaultMaxErrors)); !strings.Contains(why, "stopped answering for 3s, from 2s to 5s") {
-		t.Errorf("an outage of 3 s in 10: verdict %q", why)
-	}
-	out.Summary.Outage = results.Duration(900 * time.Millisecond)
-	if why := runVerdict(out, mustBudget(defaultMaxErrors)); why != "" {
-		t.Errorf("0.9 s without answers in 10 s: verdict %q", why)
-	}
-	// Answers that take 1.5 s each: 2 s with none is the load's pace.
-	out.Summary.Outage = results.Duration(2 * time.Second)
-	out.Summary.Succeeded = &results.Latency{P99: results.Duration(1500 * time.Millisecond)}
-	if why := runVerdict(out, mustBudget(defaultMaxErrors)); why != "" {
-		t.Errorf("2 s without answers where they take 1.5 s: verdict %q", why)
-	}
-	for _, bad := range []string{"", "-1%", "101%", "lots", "x%"} {
-		if _, err := parseErrorBudget(bad); err == nil {
-			t.Errorf("--max-errors %q: no error", bad)
-		}
 	}
 }
 

@@ -287,7 +287,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		err := job.execute(ctx, stdout, stderr)
 		dirs = append(dirs, dir)
 		if _, steps, rerr := store.ReadSweep(dir); rerr == nil {
-			for _, id := range failedSteps(steps) {
+			for _, id := range compare.FailedSteps(steps) {
 				failed = append(failed, proto+" "+id)
 			}
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,22 +14,16 @@ import (
 	"loadgen/loadgen/protocol"
 )
 
-// newDialer builds the run's Dialer from its flags (loadgen/client does
-// the work) and records what it implies in cfg.
+// newDialer builds the run's Dialer from its flags through client.Build,
+// as every sweep step's is (sweep.BuildStep), and records what it implies
+// in cfg.
 func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, error) {
 	tlsOpt, err := f.tls.options()
 	if err != nil {
 		return nil, err
 	}
-	if tlsOpt.MinVersion != 0 && tlsOpt.MinVersion < tls.VersionTLS12 {
-		// Parsed for the sake of a clear message, but no client of
-		// loadgen's completes a handshake below 1.2.
-		return nil, fmt.Errorf("--tls-version %s: loadgen's clients speak TLS 1.2 and 1.3 only: use 1.2 or 1.3", f.tls.version)
-	}
-	cfg.Streams = client.WindowStreams(f.protocol, cfg.Streams, f.window)
 	s := client.Spec{
-		Protocol: f.protocol, Target: cfg.Target, Method: f.method, Headers: cfg.Headers, Body: body,
-		Size: cfg.Size, Streams: cfg.Streams, Connections: cfg.Connections, Timeout: cfg.Timeout.D(),
+		Protocol: f.protocol, Method: f.method, Body: body,
 		TLS: tlsOpt, Client: f.client, NetNS: f.netns, Health: f.health,
 		Call: f.call, Data: f.data, Protoset: f.protoset, OKStatus: f.okStatus,
 		Proto: f.proto, ImportPaths: f.importPaths, Messages: f.messages, Window: f.window,
@@ -43,14 +36,13 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 		}
 		cfg.Mix = &loadgen.Mix{Weights: m.Weights(), Names: m.Names()}
 	}
-	d, err := client.New(&s)
+	d, err := client.Build(&s, &cfg.Config)
 	if errors.Is(err, client.ErrUnreachable) {
 		return nil, runFailure{err: err}
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.Record(&cfg.Config)
 	cfg.Config.Targets = f.targets
 	return d, nil
 }

@@ -22,6 +22,7 @@ import (
 	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
 	"loadgen/results"
+	"loadgen/results/compare"
 	"loadgen/results/cost"
 	"loadgen/results/report"
 	"loadgen/results/store"
@@ -63,7 +64,7 @@ type runFlags struct {
 	quiet        bool
 	maxErrors    string
 	okStatus     string // --ok-status: the statuses of a success
-	budget       errorBudget
+	budget       compare.ErrorBudget
 	health       bool
 	call         string // -p grpc: any method, ghz's --call
 	data         string
@@ -185,7 +186,7 @@ Exit status, of every command that runs load or judges results:
 	fl.StringVarP(&f.script, "script", "s", "", "wrk's Lua script: not supported (see --targets)")
 	fl.MarkHidden("script")
 	fl.StringVar(&f.okStatus, "ok-status", "", "HTTP statuses that count as a success, any other an error (class status): 2xx, 200,204 or 200-299,404 (default: every status below 400, as wrk)")
-	fl.StringVar(&f.maxErrors, "max-errors", defaultMaxErrors, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
+	fl.StringVar(&f.maxErrors, "max-errors", compare.DefaultErrorBudget, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
 	f.tls.register(fl)
 	f.check.register(fl)
 	f.abort.register(fl, false)
@@ -335,8 +336,8 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		return err
 	}
 	f.abort.apply(&cfg)
-	if f.budget, err = parseErrorBudget(f.maxErrors); err != nil {
-		return err
+	if f.budget, err = compare.ParseErrorBudget(f.maxErrors); err != nil {
+		return fmt.Errorf("--max-errors %w", err)
 	}
 	body, err := f.readBody()
 	if err != nil {
@@ -471,7 +472,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	case run.Aborted != "":
 		why = run.Aborted // --abort-on-fail: JUnit's run case fails with it
 	case !run.Interrupted:
-		why = runVerdict(run, f.budget)
+		why = compare.RunVerdict(run, f.budget)
 	}
 	checked, err := f.check.checkRun(summary, run, why)
 	if err != nil {
@@ -605,34 +606,16 @@ func (h *hlogFile) discard() {
 	}
 }
 
-// setProcs gives a run its processors: cfg.Procs from generatorProcs, and
-// GOMAXPROCS at that, or one above for a run on event loops, whose loops
-// then wait for events holding their Ps while the rest of the process
-// (reporter, signals, an in-process target) keeps the spare one. It
+// setProcs gives a run its processors (loadgen.Procs, from this machine's
+// CPUs and cgroup quota) and sets GOMAXPROCS as loadgen.MaxProcs says. It
 // returns the GOMAXPROCS before.
 func setProcs(cfg *loadgen.Config, d protocol.Dialer, threads, cpus int) (prev int) {
-	cfg.Procs = generatorProcs(threads, cpus)
-	n := cfg.Procs
-	if loadgen.SpareP(*cfg, d) {
-		n++
+	quota, ok := cost.CPUQuota()
+	if !ok {
+		quota = 0
 	}
-	return runtime.GOMAXPROCS(n)
-}
-
-// generatorProcs is the processors of a run (Config.Procs): --cpus if given, else the
-// thread count, capped by the CPUs this process may run on and by its
-// cgroup's CPU quota (a pod's limits.cpu, rounded up): more OS threads than
-// the quota allows only get throttled.
-func generatorProcs(threads, cpus int) int {
-	n := threads
-	if cpus > 0 {
-		n = cpus
-	}
-	n = min(n, runtime.NumCPU())
-	if q, ok := cost.CPUQuota(); ok {
-		n = min(n, max(1, int(math.Ceil(q))))
-	}
-	return max(1, n)
+	cfg.Procs = loadgen.Procs(threads, cpus, runtime.NumCPU(), quota)
+	return runtime.GOMAXPROCS(loadgen.MaxProcs(*cfg, d))
 }
 
 // readTargets reads --targets, a request mix, if given.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"strconv"
 	"strings"
 
 	"loadgen/loadgen/sweep"
@@ -127,38 +126,6 @@ func (sp *sidecarPaths) Close() error {
 	}
 	sp.cars, sp.targets, sp.pods = nil, nil, nil
 	return errors.Join(errs...)
-}
-
-// parseSidecarURL reads a --path's "sidecar:PROXY,mode=PLACEMENT[,mtls][,workers=N]"
-// (mode none needs no proxy: sidecar:none).
-func parseSidecarURL(s string) (*sweep.Sidecar, bool, error) {
-	rest, ok := strings.CutPrefix(s, "sidecar:")
-	if !ok {
-		return nil, false, nil
-	}
-	parts := strings.Split(rest, ",")
-	sc := &sweep.Sidecar{Proxy: parts[0], Placement: "both"}
-	if parts[0] == "none" {
-		sc.Proxy, sc.Placement = "", "none"
-	}
-	for _, kv := range parts[1:] {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "mode", "placement":
-			sc.Placement = v
-		case "mtls":
-			sc.MTLS = true
-		case "workers":
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return nil, true, fmt.Errorf("sidecar %q: workers=%q is not a number", s, v)
-			}
-			sc.Workers = n
-		default:
-			return nil, true, fmt.Errorf("sidecar %q: unknown %q; want sidecar:PROXY,mode=PLACEMENT[,mtls][,workers=N]", s, kv)
-		}
-	}
-	return sc, true, nil
 }
 
 // proxyMissing says why a sidecar profile's proxy cannot run here (not

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -233,7 +232,7 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 		if !ok {
 			return nil, fmt.Errorf("--watch %q: want NAME=name:PROCESS, NAME=pid:N or NAME=cgroup:DIR", w)
 		}
-		ws, err := parseWatch(sel)
+		ws, err := sweep.ParseWatch(sel)
 		if err != nil {
 			return nil, fmt.Errorf("--watch %s: %w", name, err)
 		}
@@ -245,7 +244,7 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 		if !ok {
 			return nil, fmt.Errorf("--path %q: want NAME=URL", p)
 		}
-		sc, isSidecar, err := parseSidecarURL(url)
+		sc, isSidecar, err := sweep.ParseSidecarURL(url)
 		if err != nil {
 			return nil, fmt.Errorf("--path %s: %w", name, err)
 		}
@@ -266,7 +265,7 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 		s.Paths[i].Watch = watch[name]
 	}
 	if given("target-watch") && f.target != "" {
-		w, err := parseWatch(f.target)
+		w, err := sweep.ParseWatch(f.target)
 		if err != nil {
 			return nil, fmt.Errorf("--target-watch: %w", err)
 		}
@@ -362,28 +361,6 @@ func pathIndex(s *sweep.Spec, name string) int {
 		}
 	}
 	return -1
-}
-
-// parseWatch reads "name:nginx", "pid:12", "cgroup:/x" or a bare process
-// name.
-func parseWatch(sel string) (*sweep.Watch, error) {
-	kind, v, ok := strings.Cut(sel, ":")
-	if !ok {
-		kind, v = "name", sel
-	}
-	switch kind {
-	case "name":
-		return &sweep.Watch{Process: v}, nil
-	case "pid":
-		pid, err := strconv.Atoi(v)
-		if err != nil {
-			return nil, fmt.Errorf("pid %q is not a number", v)
-		}
-		return &sweep.Watch{PID: pid}, nil
-	case "cgroup":
-		return &sweep.Watch{Cgroup: v}, nil
-	}
-	return nil, fmt.Errorf("%q: want name:PROCESS, pid:N or cgroup:DIR", sel)
 }
 
 func runSweep(cmd *cobra.Command, f *sweepFlags) error {

@@ -83,7 +83,7 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 		},
 		After:  func(p sweep.Path, _ sweep.Step) error { return j.sidecars.check(p.Name) },
 		Probes: costProbes{},
-		Events: halt.events(j.liveEvents(sweepEvents(j.ui, prog.event))),
+		Events: halt.Events(j.liveEvents(sweepEvents(j.ui, prog.event))),
 	}
 	if err := r.Check(); err != nil {
 		return err // before any load: the command line must change
@@ -108,7 +108,7 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	steps, err := r.Run(runCtx)
 	prog.finish()
-	err = halt.result(runCtx, err, stderr, j.resumeHint())
+	err = haltResult(runCtx, halt, err, stderr, j.resumeHint())
 	if len(steps) > 0 {
 		fmt.Fprintln(stdout)
 		opt := tableOptions(stdout, j.wide)
@@ -142,9 +142,9 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 		return failf("%v", err)
 	}
-	if bad := failedSteps(steps); len(bad) > 0 {
+	if bad := compare.FailedSteps(steps); len(bad) > 0 {
 		fmt.Fprintf(stdout, "sweep: %d of %d steps failed: %s\n", len(bad), len(plan), strings.Join(bad, ", "))
-		return exitError{code: int(compare.Worst(stepsExit(steps), checked))}
+		return exitError{code: int(compare.Worst(compare.StepsExit(steps), checked))}
 	}
 	return exitWith(checked)
 }

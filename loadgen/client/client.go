@@ -8,6 +8,7 @@ package client
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -174,6 +175,11 @@ var builders = map[string]builder{
 // defaults, the scheme, TLS from https://, the resolved --call), and
 // returns its Dialer. Record copies what a result keeps of it.
 func New(s *Spec) (protocol.Dialer, error) {
+	if v := s.TLS.MinVersion; v != 0 && v < tls.VersionTLS12 {
+		// Parsed for the sake of a clear message, but no client of
+		// loadgen's completes a handshake below 1.2.
+		return nil, fmt.Errorf("--tls-version %s: loadgen's clients speak TLS 1.2 and 1.3 only: use 1.2 or 1.3", strings.TrimPrefix(tls.VersionName(v), "TLS "))
+	}
 	if s.Protocol == "" {
 		s.Protocol = "http1"
 	}

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"slices"
 	"strings"
 	"testing"
@@ -26,6 +27,9 @@ func TestSpecErrors(t *testing.T) {
 		{Spec{Target: "http://127.0.0.1:1/", Streams: 4}, "--streams needs -p h2"},
 		{Spec{Target: "http://127.0.0.1:1/", Size: 100}, "--size and --health apply to grpc and tcp"},
 		{Spec{Target: "http://127.0.0.1:1/", TLS: protocol.TLS{Insecure: true}}, "TLS options given for a plaintext target"},
+		{Spec{Target: "https://127.0.0.1:1/", TLS: protocol.TLS{MinVersion: tls.VersionTLS11}}, "--tls-version 1.1: loadgen's clients speak TLS 1.2 and 1.3 only: use 1.2 or 1.3"},
+		{Spec{Protocol: "h2", Target: "https://127.0.0.1:1/", TLS: protocol.TLS{MinVersion: tls.VersionTLS10}}, "--tls-version 1.0: loadgen's clients speak TLS 1.2 and 1.3 only"},
+		{Spec{Protocol: "grpc", Target: "127.0.0.1:1", TLS: protocol.TLS{Enabled: true, MinVersion: tls.VersionTLS11}}, "use 1.2 or 1.3"},
 		{Spec{Protocol: "tcp-rr", Target: "127.0.0.1:1", Body: []byte("x")}, "sends raw bytes"},
 		{Spec{Protocol: "tcp-rr", Target: "nohostport"}, "want host:port"},
 		{Spec{Protocol: "grpc-stream", Target: "127.0.0.1:1", Health: true}, "a unary call: use -p grpc"},

@@ -14,24 +14,22 @@ import (
 // BuildStep makes one step's engine configuration and Dialer: the path's
 // target (with the endpoint for the step's payload, over HTTP; the payload
 // as the message size otherwise), the rung's connections and threads, the
-// step's rate, the spec's timing — through the same client package as
-// `loadgen run`.
+// step's rate, the spec's timing — its Dialer through client.Build, as
+// `loadgen run`'s is.
 func BuildStep(spec *Spec, p Path, st Step) (loadgen.Config, protocol.Dialer, error) {
 	cs := client.Spec{
-		Protocol: spec.Protocol, Target: p.URL, Connections: st.Rung.Connections,
-		Call: spec.Call, Data: spec.Data, Protoset: spec.Protoset, NetNS: p.NetNS,
+		Protocol: spec.Protocol, Call: spec.Call, Data: spec.Data, Protoset: spec.Protoset, NetNS: p.NetNS,
 		Messages: spec.Messages, Window: spec.Window,
 	}
 	cs.TLS.CAFile, cs.TLS.Insecure = p.CACert, p.Insecure
 	cs.TLS.CertFile, cs.TLS.KeyFile = p.Cert, p.Key
-	if spec.Endpoint != "" {
-		cs.Target = strings.TrimRight(p.URL, "/") + strings.ReplaceAll(spec.Endpoint, "{size}", strconv.Itoa(st.Payload))
-	} else {
-		cs.Size = st.Payload
-	}
 	var cfg loadgen.Config
-	cfg.Streams = client.WindowStreams(spec.Protocol, 0, spec.Window)
-	cs.Streams = cfg.Streams
+	cfg.Target = p.URL
+	if spec.Endpoint != "" {
+		cfg.Target = strings.TrimRight(p.URL, "/") + strings.ReplaceAll(spec.Endpoint, "{size}", strconv.Itoa(st.Payload))
+	} else {
+		cfg.Size = st.Payload
+	}
 	cfg.NewConn = p.NewConn
 	cfg.Connections, cfg.Threads = st.Rung.Connections, st.Rung.Threads
 	cfg.Duration, cfg.Warmup = results.Duration(spec.Duration), results.Duration(spec.Warmup)
@@ -47,8 +45,6 @@ func BuildStep(spec *Spec, p Path, st Step) (loadgen.Config, protocol.Dialer, er
 		}
 		cfg.Pacer = p
 	}
-	cs.Timeout = cfg.Timeout.D()
-	d, err := client.New(&cs)
-	cs.Record(&cfg.Config)
+	d, err := client.Build(&cs, &cfg.Config)
 	return cfg, d, err
 }

@@ -153,24 +153,6 @@ type Watch struct {
 	Name string `yaml:"name,omitempty" json:"name,omitempty"`
 }
 
-// Selector is the watch in the form results/cost parses ("name:nginx").
-func (w Watch) Selector() string {
-	switch {
-	case w.Process != "":
-		return "name:" + w.Process
-	case w.PID != 0:
-		return "tree:" + strconv.Itoa(w.PID)
-	case len(w.PIDs) > 0:
-		ids := make([]string, len(w.PIDs))
-		for i, p := range w.PIDs {
-			ids[i] = strconv.Itoa(p)
-		}
-		return "tree:" + strings.Join(ids, ",")
-	default:
-		return "cgroup:" + w.Cgroup
-	}
-}
-
 // Label names the watch in tables: its name, the process name, or
 // pid/cgroup.
 func (w Watch) Label() string {

@@ -82,7 +82,7 @@ func TestParseSpec(t *testing.T) {
 		t.Errorf("parsed %+v", s)
 	}
 	named, err := Parse(strings.NewReader(strings.Replace(goodSpec, "{process: nginx}", "{pid: 42, name: ingress}", 1)))
-	if err != nil || named.Paths[1].Watch.Label() != "ingress" || named.Paths[1].Watch.Selector() != "tree:42" {
+	if err != nil || named.Paths[1].Watch.Label() != "ingress" || named.Paths[1].Watch.Selector() != "pid:42" {
 		t.Errorf("named watch: %v %+v", err, named.Paths[1].Watch)
 	}
 	tlsPath := strings.Replace(goodSpec, "    url: http://127.0.0.1:8081", "    url: https://127.0.0.1:8443\n    new_conn: true\n    cacert: ca.pem\n    workers: 2", 1)
@@ -268,6 +268,12 @@ func TestStepMessagesAndWindow(t *testing.T) {
 		}
 		if cfg.Config.Messages != tc.messages || cfg.Config.Window != tc.window {
 			t.Errorf("%q: the step's run has messages %d, window %d; want %d, %d", tc.spec, cfg.Config.Messages, cfg.Config.Window, tc.messages, tc.window)
+		}
+		if want := max(1, tc.window); tc.window > 0 && cfg.Streams != want {
+			t.Errorf("%q: the step's run has %d streams; want the window's %d, as run --window gives", tc.spec, cfg.Streams, want)
+		}
+		if cfg.Size != 100 || cfg.Target != "127.0.0.1:9" || cfg.Connections != 1 {
+			t.Errorf("%q: recorded size %d, target %q, connections %d; want the payload, the path and the rung's", tc.spec, cfg.Size, cfg.Target, cfg.Connections)
 		}
 	}
 }

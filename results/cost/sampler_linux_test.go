@@ -207,13 +207,24 @@ func TestAllVanish(t *testing.T) {
 	}
 }
 
+// pid:N is the process and its descendants, as a sweep's watch is;
+// only:N the process alone.
 func TestTree(t *testing.T) {
 	c := startChild(t, "", "tree")
-	if u := measure(t, Selector{PIDs: []int{c.pid}, Children: true}, 50*time.Millisecond, 100*time.Millisecond); u.Processes != 3 {
-		t.Errorf("tree: Processes = %d, want the child and its 2 children", u.Processes)
-	}
-	if u := measure(t, Selector{PIDs: []int{c.pid}}, 50*time.Millisecond, 100*time.Millisecond); u.Processes != 1 {
-		t.Errorf("pid: Processes = %d, want the child alone", u.Processes)
+	for _, tc := range []struct {
+		sel  string
+		want int
+	}{
+		{"pid:" + strconv.Itoa(c.pid), 3},
+		{"only:" + strconv.Itoa(c.pid), 1},
+	} {
+		sel, err := ParseSelector(tc.sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u := measure(t, sel, 50*time.Millisecond, 100*time.Millisecond); u.Processes != tc.want {
+			t.Errorf("%s: Processes = %d, want %d (the child has 2 children)", tc.sel, u.Processes, tc.want)
+		}
 	}
 	// Without /proc/PID/task/TID/children files, parents are found by
 	// reading every process's stat.

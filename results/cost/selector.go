@@ -43,18 +43,20 @@ const maxNameLen = 255
 
 // ParseSelector reads a selector as given on the command line:
 //
-//	pid:123,456                            these processes
-//	tree:123                               process 123 and its descendants
+//	pid:123,456                            these processes and their descendants
+//	only:123,456                           these processes, not their descendants
 //	name:nginx                             every process named nginx
 //	cgroup:/sys/fs/cgroup/system.slice/x.service
 //	nginx                                  (no kind) a name
 //
-// A word of letters before the first ':' other than these four kinds is an
+// pid: is a process with its descendants (an nginx master and its workers),
+// as a sweep's watch is; tree: is read as pid:, as older results wrote it.
+// A word of letters before the first ':' other than these kinds is an
 // error; a process name that looks like one is written "name:a:b".
 func ParseSelector(s string) (Selector, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return Selector{}, errors.New("cost selector: empty; want pid:N[,N…], tree:N[,N…], name:NAME or cgroup:DIR")
+		return Selector{}, errors.New("cost selector: empty; want pid:N[,N…], only:N[,N…], name:NAME or cgroup:DIR")
 	}
 	kind, rest, ok := strings.Cut(s, ":")
 	if !ok || !lettersOnly(kind) {
@@ -62,12 +64,12 @@ func ParseSelector(s string) (Selector, error) {
 	}
 	rest = strings.TrimSpace(rest)
 	switch kind {
-	case "pid", "tree":
+	case "pid", "tree", "only":
 		pids, err := parsePIDs(rest)
 		if err != nil {
 			return Selector{}, fmt.Errorf("cost selector %q: %w", s, err)
 		}
-		return Selector{PIDs: pids, Children: kind == "tree"}, nil
+		return Selector{PIDs: pids, Children: kind != "only"}, nil
 	case "name":
 		return parseName(s, rest)
 	case "cgroup":
@@ -77,7 +79,7 @@ func ParseSelector(s string) (Selector, error) {
 		}
 		return Selector{Cgroup: dir}, nil
 	}
-	return Selector{}, fmt.Errorf("cost selector %q: unknown kind %q; want pid, tree, name or cgroup (a process name containing ':' is written name:NAME)", s, kind)
+	return Selector{}, fmt.Errorf("cost selector %q: unknown kind %q; want pid, only, name or cgroup (a process name containing ':' is written name:NAME)", s, kind)
 }
 
 // lettersOnly tells whether the text before the first ':' reads as a
@@ -137,9 +139,9 @@ func (s Selector) String() string {
 	case len(s.PIDs) > 0:
 		var b strings.Builder
 		if s.Children {
-			b.WriteString("tree:")
-		} else {
 			b.WriteString("pid:")
+		} else {
+			b.WriteString("only:")
 		}
 		for i, p := range s.PIDs {
 			if i > 0 {

@@ -12,10 +12,12 @@ func TestParseSelector(t *testing.T) {
 		want Selector
 		str  string
 	}{
-		{"pid:123", Selector{PIDs: []int{123}}, "pid:123"},
-		{"pid:123,456", Selector{PIDs: []int{123, 456}}, "pid:123,456"},
-		{" pid: 123 , 456 ,123 ", Selector{PIDs: []int{123, 456}}, "pid:123,456"},
-		{"tree:1", Selector{PIDs: []int{1}, Children: true}, "tree:1"},
+		{"pid:123", Selector{PIDs: []int{123}, Children: true}, "pid:123"},
+		{"pid:123,456", Selector{PIDs: []int{123, 456}, Children: true}, "pid:123,456"},
+		{" pid: 123 , 456 ,123 ", Selector{PIDs: []int{123, 456}, Children: true}, "pid:123,456"},
+		{"tree:1", Selector{PIDs: []int{1}, Children: true}, "pid:1"},
+		{"only:123", Selector{PIDs: []int{123}}, "only:123"},
+		{"only:1,2", Selector{PIDs: []int{1, 2}}, "only:1,2"},
 		{"name:nginx", Selector{Name: "nginx"}, "name:nginx"},
 		{"nginx", Selector{Name: "nginx"}, "name:nginx"},
 		{"envoy", Selector{Name: "envoy"}, "name:envoy"},
@@ -51,6 +53,8 @@ func TestParseSelectorErrors(t *testing.T) {
 		{"pid:1,,2", `"" is not a process id`},
 		{"pid:99999999", "not a process id"},
 		{"tree:", "process ids"},
+		{"only:", "process ids"},
+		{"only:x", `"x" is not a process id`},
 		{"name:", "empty name"},
 		{"name:a\x00b", "NUL"},
 		{"name:" + strings.Repeat("x", 256), "at most 255"},
@@ -72,7 +76,7 @@ func TestParseSelectorErrors(t *testing.T) {
 // A selector that parses is valid and reads back from its String.
 func FuzzParseSelector(f *testing.F) {
 	for _, s := range []string{
-		"pid:1", "pid:123,456", "tree:1,2", "name:nginx", "nginx", "kworker/0:1",
+		"pid:1", "pid:123,456", "tree:1,2", "only:3,4", "name:nginx", "nginx", "kworker/0:1",
 		"cgroup:/sys/fs/cgroup/a/../b", "cgroup:/a /.", "name:pid:1", " x ", "pid:+5", "a:b:c",
 	} {
 		f.Add(s)

@@ -1,0 +1,97 @@
+package compare
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"loadgen/internal/units"
+	"loadgen/results"
+)
+
+// ErrorBudget is how many failed requests a run may have and still pass
+// (run's --max-errors): a share of what it tried, or a count.
+type ErrorBudget struct {
+	Share float64 // used when Count < 0
+	Count int64
+}
+
+// DefaultErrorBudget fails a run where more than one request in ten failed.
+const DefaultErrorBudget = "10%"
+
+// ParseErrorBudget reads a budget: a share ("10%"; "100%" never fails a
+// run for its errors) or a count ("100").
+func ParseErrorBudget(s string) (ErrorBudget, error) {
+	t := strings.TrimSpace(s)
+	if pct, ok := strings.CutSuffix(t, "%"); ok {
+		v, err := strconv.ParseFloat(pct, 64)
+		if err != nil || v < 0 || v > 100 || v != v {
+			return ErrorBudget{}, fmt.Errorf("%q: want a share from 0%% to 100%%, or a count", s)
+		}
+		return ErrorBudget{Share: v / 100, Count: -1}, nil
+	}
+	n, err := units.ParseCount(t)
+	if err != nil {
+		return ErrorBudget{}, fmt.Errorf("%q: want a share like 10%% (100%%: never fail for errors) or a count like 100", s)
+	}
+	return ErrorBudget{Count: n}, nil
+}
+
+// RunVerdict says why a finished run failed, or "" if it did not: no
+// request succeeded, it stopped answering, or more requests failed than
+// the budget (--max-errors) allows. Every failure counts: timeouts,
+// resets, error statuses, refused connections.
+func RunVerdict(run *results.Run, b ErrorBudget) string {
+	s := run.Summary
+	if why := s.Verdict(); why != "" {
+		return why
+	}
+	tried, failed := s.Attempts(), s.Errors.Total()
+	over := failed > b.Count
+	limit := strconv.FormatInt(b.Count, 10)
+	if b.Count < 0 {
+		over = float64(failed) > b.Share*float64(tried)
+		limit = strconv.FormatFloat(100*b.Share, 'g', -1, 64) + "%"
+	}
+	if over {
+		return fmt.Sprintf("%d of %d requests failed (%.1f%%: %s), more than --max-errors %s",
+			failed, tried, 100*float64(failed)/float64(tried), s.Errors, limit)
+	}
+	return ""
+}
+
+// FailedSteps names the steps of a sweep that failed (Step.Failure): no
+// run (the target could not be reached, the step could not be built), or
+// a run in which no request succeeded, or none after a point; a step with
+// a run is named with its reason.
+func FailedSteps(steps []*results.Step) []string {
+	var out []string
+	for _, st := range steps {
+		switch why := st.Failure(); {
+		case why == "":
+		case st.Run == nil: // why is printed with the step
+			out = append(out, st.ID)
+		default:
+			out = append(out, st.ID+" ("+why+")")
+		}
+	}
+	return out
+}
+
+// StepsExit is the status the failed steps of a sweep come to: Failed when
+// one failed for want of a run or of answers, Aborted when every failed
+// one was stopped by --abort-on-fail (its assertion broke while it ran),
+// OK when none failed.
+func StepsExit(steps []*results.Step) Exit {
+	code := OK
+	for _, st := range steps {
+		switch {
+		case st.Failure() == "":
+		case st.Run != nil && st.Run.Aborted != "":
+			code = Worst(code, Aborted)
+		default:
+			return Failed
+		}
+	}
+	return code
+}

@@ -1,0 +1,128 @@
+package compare
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"loadgen/results"
+)
+
+// A run fails when no request succeeded, when it stopped answering, or
+// when more requests failed than the budget allows.
+func TestRunVerdict(t *testing.T) {
+	run := func(ok, timeouts, status int64) *results.Run {
+		r := &results.Run{}
+		r.Summary.Requests = ok + status
+		r.Summary.Errors.Timeout, r.Summary.Errors.Status = timeouts, status
+		r.Summary.Duration = results.Duration(10 * time.Second)
+		r.Summary.LastOK = results.Duration(10 * time.Second)
+		return r
+	}
+	mustBudget := func(s string) ErrorBudget {
+		b, err := ParseErrorBudget(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name   string
+		run    *results.Run
+		budget string
+		fails  bool
+	}{
+		{"5% errors under the default", run(950, 50, 0), DefaultErrorBudget, false},
+		{"15% errors over the default", run(850, 100, 50), DefaultErrorBudget, true},
+		{"a count: 150 over 100", run(850, 150, 0), "100", true},
+		{"a count: 50 under 100", run(950, 50, 0), "100", false},
+		{"100% never fails for errors", run(100, 900, 0), "100%", false},
+		{"nothing succeeded", run(0, 10, 0), "100%", true},
+		{"nothing sent", run(0, 0, 0), DefaultErrorBudget, true},
+	} {
+		why := RunVerdict(tc.run, mustBudget(tc.budget))
+		if (why != "") != tc.fails {
+			t.Errorf("%s: verdict %q, want failed=%v", tc.name, why, tc.fails)
+		}
+	}
+	stopped := run(500, 0, 0)
+	stopped.Summary.Errors.Connect = 20
+	stopped.Summary.LastOK = results.Duration(3 * time.Second)
+	if why := RunVerdict(stopped, mustBudget(DefaultErrorBudget)); !strings.Contains(why, "stopped answering") {
+		t.Errorf("answers ended 7 s before the end with connect errors after: verdict %q", why)
+	}
+	// Down 3 s in the middle: few errors (connects back off), still a failed run.
+	out := run(5000, 0, 0)
+	out.Summary.Errors.Connect = 90
+	out.Summary.LastOK = out.Summary.Duration
+	out.Summary.Outage, out.Summary.OutageAt = results.Duration(3*time.Second), results.Duration(2*time.Second)
+	if why := RunVerdict(out, mustBudget(DefaultErrorBudget)); !strings.Contains(why, "stopped answering for 3s, from 2s to 5s") {
+		t.Errorf("an outage of 3 s in 10: verdict %q", why)
+	}
+	out.Summary.Outage = results.Duration(900 * time.Millisecond)
+	if why := RunVerdict(out, mustBudget(DefaultErrorBudget)); why != "" {
+		t.Errorf("0.9 s without answers in 10 s: verdict %q", why)
+	}
+	// Answers that take 1.5 s each: 2 s with none is the load's pace.
+	out.Summary.Outage = results.Duration(2 * time.Second)
+	out.Summary.Succeeded = &results.Latency{P99: results.Duration(1500 * time.Millisecond)}
+	if why := RunVerdict(out, mustBudget(DefaultErrorBudget)); why != "" {
+		t.Errorf("2 s without answers where they take 1.5 s: verdict %q", why)
+	}
+	for _, bad := range []string{"", "-1%", "101%", "lots", "x%"} {
+		if _, err := ParseErrorBudget(bad); err == nil {
+			t.Errorf("--max-errors %q: no error", bad)
+		}
+	}
+}
+
+func TestParseErrorBudget(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want ErrorBudget
+	}{
+		{"10%", ErrorBudget{Share: 0.1, Count: -1}},
+		{" 0% ", ErrorBudget{Share: 0, Count: -1}},
+		{"100%", ErrorBudget{Share: 1, Count: -1}},
+		{"100", ErrorBudget{Count: 100}},
+		{"0", ErrorBudget{Count: 0}},
+	} {
+		if got, err := ParseErrorBudget(tc.in); err != nil || got != tc.want {
+			t.Errorf("ParseErrorBudget(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"NaN%", "1e3%"} {
+		if _, err := ParseErrorBudget(bad); err == nil || !strings.Contains(err.Error(), "want a share") {
+			t.Errorf("ParseErrorBudget(%q) = %v, want an error asking for a share", bad, err)
+		}
+	}
+}
+
+// A sweep's failed steps are named, with the reason when the step has a
+// run; they come to Failed, or Aborted when every one was aborted.
+func TestFailedStepsAndExit(t *testing.T) {
+	ok := &results.Step{ID: "ok", Run: &results.Run{Summary: results.Summary{Requests: 10, Duration: results.Duration(time.Second), LastOK: results.Duration(time.Second)}}}
+	noRun := &results.Step{ID: "unreachable", Failed: "connection refused"}
+	aborted := &results.Step{ID: "aborted", Run: &results.Run{Aborted: "p99<1ms broke", Summary: results.Summary{Requests: 10, Duration: results.Duration(time.Second), LastOK: results.Duration(time.Second)}}}
+	silent := &results.Step{ID: "silent", Run: &results.Run{Summary: results.Summary{Duration: results.Duration(time.Second)}}}
+	if ok.Failure() != "" || aborted.Failure() == "" || silent.Failure() == "" {
+		t.Fatalf("the fixtures: ok %q, aborted %q, silent %q", ok.Failure(), aborted.Failure(), silent.Failure())
+	}
+	for _, tc := range []struct {
+		steps  []*results.Step
+		failed []string
+		exit   Exit
+	}{
+		{[]*results.Step{ok}, nil, OK},
+		{[]*results.Step{ok, aborted}, []string{"aborted (" + aborted.Failure() + ")"}, Aborted},
+		{[]*results.Step{aborted, noRun}, []string{"aborted (" + aborted.Failure() + ")", "unreachable"}, Failed},
+		{[]*results.Step{silent, aborted}, []string{"silent (" + silent.Failure() + ")", "aborted (" + aborted.Failure() + ")"}, Failed},
+	} {
+		if got := FailedSteps(tc.steps); strings.Join(got, "|") != strings.Join(tc.failed, "|") {
+			t.Errorf("FailedSteps = %q, want %q", got, tc.failed)
+		}
+		if got := StepsExit(tc.steps); got != tc.exit {
+			t.Errorf("StepsExit(%q) = %d, want %d", tc.failed, got, tc.exit)
+		}
+	}
+}
