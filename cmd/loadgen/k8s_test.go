@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/sweep"
@@ -185,6 +187,34 @@ func TestK8sRBAC(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "- nodes") || !strings.Contains(out, "namespace: kube-system") || strings.Contains(out, "nodes/proxy") ||
 		!strings.Contains(out, "- loadgen-paths") {
 		t.Errorf("rbac --for paths: exit %d\n%s", code, out)
+	}
+	// The run's cost source: metrics.k8s.io only for a run that reads it.
+	for _, tc := range []struct {
+		args       []string
+		pods, node bool
+	}{
+		{nil, true, true}, {[]string{"--no-node-cost"}, true, false},
+		{[]string{"--prometheus", "http://prometheus.monitoring:9090"}, false, false}, {[]string{"--no-metrics"}, false, false},
+	} {
+		code, out, errOut := cli(t, append([]string{"k8s", "rbac", "--mesh", "istio"}, tc.args...)...)
+		objs, err := k8s.DecodeStrict([]byte(out))
+		if code != 0 || err != nil || len(objs) != 1 {
+			t.Fatalf("%v: exit %d %v %s", tc.args, code, err, errOut)
+		}
+		cr, ok := objs[0].(*rbacv1.ClusterRole)
+		if !ok {
+			t.Fatalf("%v: a %T, want a ClusterRole", tc.args, objs[0])
+		}
+		var pods, node bool
+		for _, r := range cr.Rules {
+			if slices.Contains(r.APIGroups, "metrics.k8s.io") {
+				pods = pods || slices.Contains(r.Resources, "pods")
+				node = node || slices.Contains(r.Resources, "nodes")
+			}
+		}
+		if pods != tc.pods || node != tc.node {
+			t.Errorf("rbac %v: metrics.k8s.io pods %v, nodes %v; want %v, %v:\n%s", tc.args, pods, node, tc.pods, tc.node, out)
+		}
 	}
 	for _, args := range [][]string{{"--bind", "loadgen"}, {"--for", "deploy"}, {"--mesh", "consul"}} {
 		if code, _, errOut := cli(t, append([]string{"k8s", "rbac"}, args...)...); code != exitUsage || !strings.Contains(errOut, strings.TrimPrefix(args[0], "--")) {

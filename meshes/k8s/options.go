@@ -113,6 +113,13 @@ type Options struct {
 	// (DefaultControlPlanes).
 	ControlPlane []string
 
+	// Metrics is where a run reads its cost (k8s run's --prometheus and
+	// --no-metrics): MetricsAPI (the default), MetricsPrometheus or
+	// MetricsNone. NoNodeCost (--no-node-cost) leaves out the nodes' own
+	// figures. The permissions a run needs follow both (rbac.go).
+	Metrics    string
+	NoNodeCost bool
+
 	// WorkerCPU and WorkerMemory are each worker container's resource
 	// requests (default 100m, 64Mi): a worker is never BestEffort, the
 	// first pod a node under pressure evicts or starves.
@@ -129,6 +136,13 @@ type Options struct {
 	// scheduler's choice.
 	TargetNode string
 }
+
+// Where a run reads its cost (Options.Metrics).
+const (
+	MetricsAPI        = "metrics.k8s.io" // metrics-server
+	MetricsPrometheus = "prometheus"     // cAdvisor's series in a Prometheus
+	MetricsNone       = "none"           // no cost recorded
+)
 
 // MaxHops bounds Options.Hops.
 const MaxHops = 16
@@ -189,6 +203,9 @@ func (o Options) WithDefaults() (Options, error) {
 	}
 	if o.Mode == "" {
 		o.Mode = ModeBoth
+	}
+	if o.Metrics == "" {
+		o.Metrics = MetricsAPI
 	}
 	if o.Mesh == MeshIngressNginx && o.Class == "" {
 		o.Class = DefaultIngressCls
@@ -276,6 +293,9 @@ func (o Options) validate() error {
 	}
 	if o.Mesh == MeshSidecar && (o.ProxyCPU != "" || o.ProxyMemory != "") {
 		return fmt.Errorf("--proxy-cpu and --proxy-memory do not apply to --mesh sidecar yet: its proxies run without requests or limits (--concurrency sets their threads)")
+	}
+	if !slices.Contains([]string{MetricsAPI, MetricsPrometheus, MetricsNone}, o.Metrics) {
+		return fmt.Errorf("metrics source %q: want %s, %s or %s", o.Metrics, MetricsAPI, MetricsPrometheus, MetricsNone)
 	}
 	if _, err := o.ControlPlanes(); err != nil {
 		return err

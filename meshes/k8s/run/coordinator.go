@@ -53,13 +53,11 @@ type Coordinator struct {
 	// MaxLate is how late a worker may start (default 2 s).
 	MaxLate time.Duration
 	// Watcher samples the mesh's containers during each step; nil: none.
+	// It records the nodes' own figures too (the nodes that ran the
+	// step's targets, workers and proxies) unless Options.NoNodeCost.
 	Watcher cost.Watcher
-	// NoNodeCost leaves out the nodes' own figures (the nodes that ran the
-	// step's targets, workers and proxies), which Watcher records beside
-	// the containers' by default.
-	NoNodeCost bool
-	Poll       time.Duration                    // how often pods are looked at (default 1 s)
-	Events     func(format string, args ...any) // progress for people
+	Poll    time.Duration                    // how often pods are looked at (default 1 s)
+	Events  func(format string, args ...any) // progress for people
 	// OnStep, when set, is given each step as it finishes (written to
 	// Dir), failed ones too: a live view's (--ui).
 	OnStep func(*results.Step)
@@ -251,12 +249,7 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 		if err := k.checkMesh(ctx); err != nil {
 			return nil, err
 		}
-		if k.Watcher != nil {
-			var note string
-			if k.proxies, note = k.proxyWatches(ctx, addr); note != "" {
-				k.say("%s", note)
-			}
-		}
+		k.findProxies(ctx, addr)
 	}
 	off, err := k.clockOffset(ctx)
 	if err != nil {

@@ -97,6 +97,19 @@ func (k *Coordinator) proxyWatches(ctx context.Context, addr k8s.Addresses) ([]c
 	return out, ""
 }
 
+// findProxies finds, for a run that records cost, the proxies serving
+// the published addresses: their watches, and their pods' nodes, which
+// the workers keep off and the steps' placement records.
+func (k *Coordinator) findProxies(ctx context.Context, addr k8s.Addresses) {
+	if k.Watcher == nil {
+		return
+	}
+	var note string
+	if k.proxies, note = k.proxyWatches(ctx, addr); note != "" {
+		k.say("%s", note)
+	}
+}
+
 // publishingService is the Service an address is: by its cluster DNS
 // name (name.namespace.svc…), or the one whose cluster IP, external IP or
 // load balancer address it is.

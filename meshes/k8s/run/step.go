@@ -172,7 +172,7 @@ func (k *Coordinator) sampleWindow(ctx context.Context, step int, start time.Tim
 	}
 	var rs []running
 	ws = k.stepWatches(ws)
-	if !k.NoNodeCost {
+	if !k.Options.NoNodeCost {
 		// The workers are scheduled by now: the nodes of the step's pods.
 		for _, n := range k.stepNodes(ctx, step) {
 			ws = append(ws, cost.NodeWatch(n))
