@@ -73,6 +73,9 @@ type Coordinator struct {
 	// proxies are the watches of an ingress's or a gateway's proxy, found
 	// from its published address.
 	proxies []cost.Watch
+	// inProxy are the control planes whose pods are a proxy's too
+	// (findProxies): counted once, by the proxy's watch.
+	inProxy map[string]bool
 	version string // the API server's, once asked
 	// ztunnelNamespace is where checkMesh found the ambient mesh's
 	// ztunnel.

@@ -163,6 +163,9 @@ func (k *Coordinator) sampleWindow(ctx context.Context, step int, start time.Tim
 		return nil
 	}
 	ws, none := Watches(k.Options, step)
+	if note := k8s.ControlPlaneNote(k.Options); note != "" {
+		k.sayOnce("%s", note)
+	}
 	if !worker.Sleep(ctx, time.Until(start)) {
 		return nil
 	}
