@@ -89,6 +89,18 @@ func TestK8sRunDryRunAndBadInput(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "kind: GRPCRoute") || strings.Contains(out, "kind: HTTPRoute") {
 		t.Errorf("gRPC through a gateway: exit %d %s, want a GRPCRoute and no HTTPRoute:\n%s", code, errOut, out)
 	}
+	// --ingress-service names the controller's Service the workers load.
+	code, out, errOut = cli(t, "k8s", "run", "--mesh", "ingress", "--class", "traefik", "--ingress-service", "traefik/traefik", "-f", sw, "--dry-run", "--run-id", "dry")
+	if code != 0 || !strings.Contains(out, "--ingress-service traefik/traefik") {
+		t.Errorf("--ingress-service: exit %d %s:\n%s", code, errOut, out)
+	}
+	for _, args := range [][]string{{"--mesh", "ingress", "--class", "traefik", "--ingress-service", "traefik"},
+		{"--mesh", "ingress", "--class", "traefik", "--via", "published", "--ingress-service", "traefik/traefik"}, {"--mesh", "istio", "--ingress-service", "a/b"}} {
+		code, _, errOut = cli(t, append(append([]string{"k8s", "run"}, args...), "-f", sw, "--dry-run")...)
+		if first, _, _ := strings.Cut(errOut, "\n"); code != exitUsage || !strings.Contains(first, "--ingress-service") {
+			t.Errorf("%v: exit %d %q, want 2 and one line naming --ingress-service", args, code, errOut)
+		}
+	}
 	// No kubeconfig: one line that says what was tried.
 	t.Setenv("KUBECONFIG", filepath.Join(dir, "missing"))
 	t.Setenv("HOME", dir)

@@ -89,6 +89,9 @@ for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001
 	fl.StringVar(&f.promMem, "prom-mem", "", "Prometheus series selector of a bytes gauge, as --prom-cpu (default cAdvisor's container_memory_working_set_bytes)")
 	fl.StringVar(&f.promNode[0], "prom-node-cpu", "", "Prometheus series selector of a node's CPU-seconds counter, {node} replaced (default cAdvisor's root cgroup: "+cost.DefaultPromNodeCPU+")")
 	fl.StringVar(&f.promNode[1], "prom-node-mem", "", "Prometheus series selector of a node's bytes gauge, as --prom-node-cpu (default "+cost.DefaultPromNodeMemory+")")
+	fl.StringVar(&f.opts.IngressService, "ingress-service", "", "gateway, ingress, ingress-nginx with --via service: the controller's Service the workers load, "+
+		"NAMESPACE/NAME (e.g. traefik/traefik); default the one the controller says is its own (ingress-nginx's --publish-service, a Gateway's labelled Service), "+
+		"else the one at the published address")
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines (what is applied, each step's Job)")
 	labelFlag(fl, &f.labels)

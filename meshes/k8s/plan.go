@@ -92,6 +92,10 @@ func (o Options) gatewayService() (string, bool) {
 	return "", false
 }
 
+// LabelGatewayName is the label Gateway API implementations put on the
+// objects they make for a Gateway, its Service among them (GEP-1762).
+const LabelGatewayName = "gateway.networking.k8s.io/gateway-name"
+
 // errNoAddress is a gateway whose address only the cluster knows.
 type errNoAddress struct{ o Options }
 
@@ -138,6 +142,9 @@ func (o Options) resolve(raw string, addr Addresses) (string, error) {
 		published := addr.HTTP
 		if port == PortGRPC {
 			published = addr.GRPC
+		}
+		if ns, name, ok := strings.Cut(o.IngressService, "/"); ok && published == "" && o.ViaOf() == ViaService {
+			published = name + "." + ns + ".svc.cluster.local" // --ingress-service
 		}
 		switch o.Mesh {
 		case MeshIngressNginx, MeshIngress:

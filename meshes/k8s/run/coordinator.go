@@ -64,6 +64,11 @@ type Coordinator struct {
 	// TargetWait bounds the wait for the target (and the ingress or
 	// gateway address) when the sweep loads it (default 5 min).
 	TargetWait time.Duration
+	// PublishWait bounds, with --via service, the wait for an ingress's or
+	// a gateway's published address when its controller's Service cannot
+	// be found (default DefaultPublishWait): past it the steps fail with
+	// one line naming --ingress-service.
+	PublishWait time.Duration
 	// Version is this loadgen's version, told to the workers with
 	// k8s.WireVersion: a worker of another wire version names it when it
 	// refuses to run.

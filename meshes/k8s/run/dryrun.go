@@ -29,8 +29,12 @@ func (k *Coordinator) DryRun(w io.Writer) error {
 		fmt.Fprintf(w, "# proxy %s (%s): %s\n", p.Name, p.Side, proxyTerms(p))
 	}
 	if via := o.ViaOf(); via != "" {
-		fmt.Fprintf(w, "# the workers reach the %s %s (--via %s)\n", o.Mesh, map[string]string{
-			k8s.ViaService: "at its controller's Service inside the cluster", k8s.ViaPublished: "at the address it publishes"}[via], via)
+		svc := ""
+		if o.IngressService != "" {
+			svc = ", --ingress-service " + o.IngressService
+		}
+		fmt.Fprintf(w, "# the workers reach the %s %s (--via %s%s)\n", o.Mesh, map[string]string{
+			k8s.ViaService: "at its controller's Service inside the cluster", k8s.ViaPublished: "at the address it publishes"}[via], via, svc)
 	}
 	if cps, _ := o.ControlPlanes(); len(cps) > 0 {
 		for _, cp := range cps {
