@@ -89,6 +89,13 @@ func TestK8sRunDryRunAndBadInput(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "kind: GRPCRoute") || strings.Contains(out, "kind: HTTPRoute") {
 		t.Errorf("gRPC through a gateway: exit %d %s, want a GRPCRoute and no HTTPRoute:\n%s", code, errOut, out)
 	}
+	// A dry run through Envoy Gateway cannot know the address: it says
+	// which k8s run reads under --via service, not the Gateway's status.
+	code, _, errOut = cli(t, "k8s", "run", "--mesh", "gateway", "--class", "eg", "-f", sw, "--dry-run", "--run-id", "dry")
+	if first, _, _ := strings.Cut(errOut, "\n"); code == 0 || !strings.Contains(first, "labels gateway.networking.k8s.io/gateway-name=loadgen-gateway") ||
+		strings.Contains(first, "status.addresses") || !strings.Contains(first, "--ingress-service") {
+		t.Errorf("dry run through gateway eg: exit %d %q", code, errOut)
+	}
 	// --ingress-service names the controller's Service the workers load.
 	code, out, errOut = cli(t, "k8s", "run", "--mesh", "ingress", "--class", "traefik", "--ingress-service", "traefik/traefik", "-f", sw, "--dry-run", "--run-id", "dry")
 	if code != 0 || !strings.Contains(out, "--ingress-service traefik/traefik") {
