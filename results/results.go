@@ -528,10 +528,20 @@ type PlacedPod struct {
 	Proxies []ContainerImage `json:"proxies,omitempty"`
 }
 
-// ContainerImage is a container and the image it ran.
+// ContainerImage is a container, the image it ran, and the terms it ran
+// on, as its pod's spec says (a sidecar as the mesh's injector made it,
+// whatever loadgen asked for).
 type ContainerImage struct {
 	Container string `json:"container"`
 	Image     string `json:"image"`
+	// Threads are the worker threads its spec gives it (Envoy's
+	// --concurrency, Linkerd's LINKERD2_PROXY_CORES, App Mesh's
+	// ENVOY_CONCURRENCY); 0: none said, the proxy's own default.
+	Threads int `json:"threads,omitempty"`
+	// Requests and Limits are its resources: cpu=1,memory=512Mi ("" for
+	// none).
+	Requests string `json:"requests,omitempty"`
+	Limits   string `json:"limits,omitempty"`
 }
 
 // Failure says why the step failed, or "" if it did not: it has no run

@@ -75,7 +75,37 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 func controlPlaneFlag(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringArrayVar(&o.ControlPlane, "control-plane", nil, "the mesh's control-plane pods whose CPU and memory each step records beside the proxies', "+
 		"NAMESPACE/SELECTOR or NAME=NAMESPACE/SELECTOR (repeatable), or none (default the mesh's own: istiod=istio-system/app=istiod; "+
-		"Linkerd's destination, identity and proxy-injector in linkerd; appmesh-controller in appmesh-system)")
+		"Linkerd's destination, identity and proxy-injector in linkerd; appmesh-controller in appmesh-system; gateway eg: envoy-gateway-system/control-plane=envoy-gateway; "+
+		"gateway nginx: nginx-gateway/app.kubernetes.io/name=nginx-gateway-fabric; cilium: kube-system/io.cilium/app=operator; "+
+		"ingress-nginx and traefik: none apart, their controller is their proxy)")
+}
+
+// costSourceFlags are where a run reads its cost: k8s run's, and k8s
+// rbac's for the permissions that run needs.
+type costSourceFlags struct {
+	prometheus string
+	noMetrics  bool
+	noNodeCost bool
+}
+
+func (c *costSourceFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&c.prometheus, "prometheus", "", "read the proxies' CPU and memory from this Prometheus (URL) instead of metrics.k8s.io")
+	fl.BoolVar(&c.noMetrics, "no-metrics", false, "record no proxy CPU and memory")
+	fl.BoolVar(&c.noNodeCost, "no-node-cost", false, "leave out the nodes' own CPU and memory (by default each node that ran a step's target, workers or proxies is recorded)")
+}
+
+// set puts the source into the options (the permissions follow it):
+// --no-metrics wins over --prometheus, as the run's watcher does.
+func (c *costSourceFlags) set(o *k8s.Options) {
+	switch {
+	case c.noMetrics:
+		o.Metrics = k8s.MetricsNone
+	case c.prometheus != "":
+		o.Metrics = k8s.MetricsPrometheus
+	default:
+		o.Metrics = k8s.MetricsAPI
+	}
+	o.NoNodeCost = c.noNodeCost
 }
 
 // hopsFlag is --hops, of the commands that render the targets.
@@ -129,7 +159,10 @@ labelled with the run id. Nothing is sent to a cluster.`,
 }
 
 func newK8sRBACCmd() *cobra.Command {
-	var ro k8s.RBACOptions
+	var (
+		ro  k8s.RBACOptions
+		src costSourceFlags
+	)
 	cmd := &cobra.Command{
 		Use:   "rbac --mesh MESH [-n NS] [--for run|paths|cleanup] [--bind NS/SA]",
 		Short: "Print the roles a run needs, and nothing more (YAML for kubectl apply)",
@@ -140,15 +173,19 @@ Service), and the rules in the run's namespace, which the run creates, so that
 no Role can be bound there beforehand — and a Role per namespace that exists
 before the run (the ingress controller's, kube-system). With --bind, the
 bindings of that ServiceAccount too. Never nodes/proxy (the kubelet's API).
-Nothing is sent to a cluster.`,
+Give the run's own --prometheus, --no-metrics and --no-node-cost: without
+them the roles read metrics.k8s.io, pods' and nodes'. Nothing is sent to a
+cluster.`,
 		Example: `  loadgen k8s rbac --mesh istio -n bench | kubectl apply -f -
   loadgen k8s rbac --mesh ingress-nginx --configure-controller --bind ci/loadgen
+  loadgen k8s rbac --mesh istio --prometheus http://prometheus.monitoring:9090
   loadgen k8s rbac --for paths -n loadgen-paths`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if ro.For == k8s.ForPaths && ro.Options.Namespace == "" {
 				ro.Options.Namespace = paths.DefaultNamespace
 			}
+			src.set(&ro.Options)
 			objs, err := k8s.RBAC(ro)
 			if err != nil {
 				return err
@@ -162,6 +199,7 @@ Nothing is sent to a cluster.`,
 	}
 	meshFlags(cmd.Flags(), &ro.Options)
 	controlPlaneFlag(cmd.Flags(), &ro.Options)
+	src.register(cmd.Flags())
 	_ = cmd.Flags().Set("namespace", "")
 	cmd.Flags().Lookup("namespace").DefValue = k8s.DefaultNamespace + " (k8s paths: " + paths.DefaultNamespace + ")"
 	cmd.Flags().StringVar(&ro.For, "for", k8s.ForRun, "the command: run, paths or cleanup")

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/sweep"
@@ -86,6 +88,25 @@ func TestK8sRunDryRunAndBadInput(t *testing.T) {
 	code, out, errOut = cli(t, "k8s", "run", "--mesh", "gateway", "--class", "nginx", "-f", grpc, "--dry-run", "--run-id", "dry")
 	if code != 0 || !strings.Contains(out, "kind: GRPCRoute") || strings.Contains(out, "kind: HTTPRoute") {
 		t.Errorf("gRPC through a gateway: exit %d %s, want a GRPCRoute and no HTTPRoute:\n%s", code, errOut, out)
+	}
+	// A dry run through Envoy Gateway cannot know the address: it says
+	// which k8s run reads under --via service, not the Gateway's status.
+	code, _, errOut = cli(t, "k8s", "run", "--mesh", "gateway", "--class", "eg", "-f", sw, "--dry-run", "--run-id", "dry")
+	if first, _, _ := strings.Cut(errOut, "\n"); code == 0 || !strings.Contains(first, "labels gateway.networking.k8s.io/gateway-name=loadgen-gateway") ||
+		strings.Contains(first, "status.addresses") || !strings.Contains(first, "--ingress-service") {
+		t.Errorf("dry run through gateway eg: exit %d %q", code, errOut)
+	}
+	// --ingress-service names the controller's Service the workers load.
+	code, out, errOut = cli(t, "k8s", "run", "--mesh", "ingress", "--class", "traefik", "--ingress-service", "traefik/traefik", "-f", sw, "--dry-run", "--run-id", "dry")
+	if code != 0 || !strings.Contains(out, "--ingress-service traefik/traefik") {
+		t.Errorf("--ingress-service: exit %d %s:\n%s", code, errOut, out)
+	}
+	for _, args := range [][]string{{"--mesh", "ingress", "--class", "traefik", "--ingress-service", "traefik"},
+		{"--mesh", "ingress", "--class", "traefik", "--via", "published", "--ingress-service", "traefik/traefik"}, {"--mesh", "istio", "--ingress-service", "a/b"}} {
+		code, _, errOut = cli(t, append(append([]string{"k8s", "run"}, args...), "-f", sw, "--dry-run")...)
+		if first, _, _ := strings.Cut(errOut, "\n"); code != exitUsage || !strings.Contains(first, "--ingress-service") {
+			t.Errorf("%v: exit %d %q, want 2 and one line naming --ingress-service", args, code, errOut)
+		}
 	}
 	// No kubeconfig: one line that says what was tried.
 	t.Setenv("KUBECONFIG", filepath.Join(dir, "missing"))
@@ -185,6 +206,34 @@ func TestK8sRBAC(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "- nodes") || !strings.Contains(out, "namespace: kube-system") || strings.Contains(out, "nodes/proxy") ||
 		!strings.Contains(out, "- loadgen-paths") {
 		t.Errorf("rbac --for paths: exit %d\n%s", code, out)
+	}
+	// The run's cost source: metrics.k8s.io only for a run that reads it.
+	for _, tc := range []struct {
+		args       []string
+		pods, node bool
+	}{
+		{nil, true, true}, {[]string{"--no-node-cost"}, true, false},
+		{[]string{"--prometheus", "http://prometheus.monitoring:9090"}, false, false}, {[]string{"--no-metrics"}, false, false},
+	} {
+		code, out, errOut := cli(t, append([]string{"k8s", "rbac", "--mesh", "istio"}, tc.args...)...)
+		objs, err := k8s.DecodeStrict([]byte(out))
+		if code != 0 || err != nil || len(objs) != 1 {
+			t.Fatalf("%v: exit %d %v %s", tc.args, code, err, errOut)
+		}
+		cr, ok := objs[0].(*rbacv1.ClusterRole)
+		if !ok {
+			t.Fatalf("%v: a %T, want a ClusterRole", tc.args, objs[0])
+		}
+		var pods, node bool
+		for _, r := range cr.Rules {
+			if slices.Contains(r.APIGroups, "metrics.k8s.io") {
+				pods = pods || slices.Contains(r.Resources, "pods")
+				node = node || slices.Contains(r.Resources, "nodes")
+			}
+		}
+		if pods != tc.pods || node != tc.node {
+			t.Errorf("rbac %v: metrics.k8s.io pods %v, nodes %v; want %v, %v:\n%s", tc.args, pods, node, tc.pods, tc.node, out)
+		}
 	}
 	for _, args := range [][]string{{"--bind", "loadgen"}, {"--for", "deploy"}, {"--mesh", "consul"}} {
 		if code, _, errOut := cli(t, append([]string{"k8s", "rbac"}, args...)...); code != exitUsage || !strings.Contains(errOut, strings.TrimPrefix(args[0], "--")) {

@@ -32,12 +32,10 @@ type k8sRunFlags struct {
 	startLead  time.Duration
 	maxLate    time.Duration
 	targetWait time.Duration
-	prometheus string
+	cost       costSourceFlags // --prometheus, --no-metrics, --no-node-cost
 	promCPU    string
 	promMem    string
 	promNode   [2]string // --prom-node-cpu, --prom-node-mem
-	noMetrics  bool
-	noNodeCost bool
 	quiet      bool
 	check      checkFlags
 	ui         uiFlags // --ui: the live dashboard
@@ -86,13 +84,14 @@ for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001
 	fl.DurationVar(&f.startLead, "start-lead", 30*time.Second, "how far ahead each step's start instant is set: time to schedule and start the pods")
 	fl.DurationVar(&f.maxLate, "max-late", 2*time.Second, "a worker starting later than this fails the step")
 	fl.DurationVar(&f.targetWait, "target-wait", 5*time.Minute, "how long to wait for the target (and an ingress's or gateway's address); past it, the steps that load the target fail with its pods' reason")
-	fl.StringVar(&f.prometheus, "prometheus", "", "read the proxies' CPU and memory from this Prometheus (URL) instead of metrics.k8s.io")
+	f.cost.register(fl)
 	fl.StringVar(&f.promCPU, "prom-cpu", "", "Prometheus series selector of a cumulative CPU-seconds counter; {namespace}, {pods} (the watched pods' names) and {container} (the watched containers' names, a regular expression: match it with container=~) are replaced (default cAdvisor's container_cpu_usage_seconds_total)")
 	fl.StringVar(&f.promMem, "prom-mem", "", "Prometheus series selector of a bytes gauge, as --prom-cpu (default cAdvisor's container_memory_working_set_bytes)")
 	fl.StringVar(&f.promNode[0], "prom-node-cpu", "", "Prometheus series selector of a node's CPU-seconds counter, {node} replaced (default cAdvisor's root cgroup: "+cost.DefaultPromNodeCPU+")")
 	fl.StringVar(&f.promNode[1], "prom-node-mem", "", "Prometheus series selector of a node's bytes gauge, as --prom-node-cpu (default "+cost.DefaultPromNodeMemory+")")
-	fl.BoolVar(&f.noMetrics, "no-metrics", false, "record no proxy CPU and memory")
-	fl.BoolVar(&f.noNodeCost, "no-node-cost", false, "leave out the nodes' own CPU and memory (by default each node that ran a step's target, workers or proxies is recorded)")
+	fl.StringVar(&f.opts.IngressService, "ingress-service", "", "gateway, ingress, ingress-nginx with --via service: the controller's Service the workers load, "+
+		"NAMESPACE/NAME (e.g. traefik/traefik); default the one the controller says is its own (ingress-nginx's --publish-service, a Gateway's labelled Service), "+
+		"else the one at the published address")
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines (what is applied, each step's Job)")
 	labelFlag(fl, &f.labels)
@@ -111,6 +110,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if f.workers < 1 {
 		return fmt.Errorf("--workers %d: want 1 or more", f.workers)
 	}
+	f.cost.set(&f.opts)
 	if err := f.opts.Validate(); err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	}
 	w := cmd.OutOrStdout()
 	co := &run.Coordinator{Options: f.opts, Load: load, Steps: steps, Workers: f.workers, Dir: f.out,
-		StartLead: f.startLead, MaxLate: f.maxLate, TargetWait: f.targetWait, NoNodeCost: f.noNodeCost, Version: loadgen.Version(),
+		StartLead: f.startLead, MaxLate: f.maxLate, TargetWait: f.targetWait, Version: loadgen.Version(),
 		Events: func(format string, a ...any) {
 			if !f.quiet {
 				fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...)
@@ -205,10 +205,10 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 // k8sWatcher picks where the proxies' cost comes from.
 func k8sWatcher(ctx context.Context, c *cluster.Cluster, f *k8sRunFlags) (cost.Watcher, error) {
 	switch {
-	case f.noMetrics:
+	case f.opts.Metrics == k8s.MetricsNone:
 		return nil, nil
-	case f.prometheus != "":
-		return &cost.Prometheus{URL: f.prometheus, CPU: f.promCPU, Memory: f.promMem, NodeCPU: f.promNode[0], NodeMemory: f.promNode[1],
+	case f.opts.Metrics == k8s.MetricsPrometheus:
+		return &cost.Prometheus{URL: f.cost.prometheus, CPU: f.promCPU, Memory: f.promMem, NodeCPU: f.promNode[0], NodeMemory: f.promNode[1],
 			Pods: cost.WatchedPods(c)}, nil
 	}
 	pm, err := cost.NewPodMetrics(c)

@@ -24,8 +24,15 @@ const NoControlPlane = "none"
 // istioctl), Linkerd's destination, identity and proxy-injector (each
 // labelled linkerd.io/control-plane-component in the linkerd namespace),
 // the App Mesh controller (appmesh-system, its Helm chart's
-// app.kubernetes.io/name). ingress-nginx's controller is its data plane
-// too (a proxy watch); loadgen's sidecar mesh has none.
+// app.kubernetes.io/name); a gateway's or an ingress's controller where
+// it runs apart from its proxy, as its quick start installs it: Envoy
+// Gateway's (class eg: control-plane=envoy-gateway in
+// envoy-gateway-system), NGINX Gateway Fabric's (class nginx:
+// app.kubernetes.io/name=nginx-gateway-fabric in nginx-gateway), the
+// Cilium operator (class cilium: io.cilium/app=operator in kube-system).
+// ingress-nginx's and Traefik's controllers are their proxies too (one
+// process): counted once, by the proxy's watch (ControlPlaneNote says
+// so); loadgen's sidecar mesh has none.
 func DefaultControlPlanes(o Options) []ControlPlane {
 	istiod := ControlPlane{Name: "istiod", Namespace: "istio-system", Selector: "app=istiod"}
 	switch {
@@ -35,8 +42,47 @@ func DefaultControlPlanes(o Options) []ControlPlane {
 		return []ControlPlane{{Name: "linkerd-control-plane", Namespace: "linkerd", Selector: "linkerd.io/control-plane-component"}}
 	case o.Mesh == MeshAppMesh:
 		return []ControlPlane{{Name: "appmesh-controller", Namespace: "appmesh-system", Selector: "app.kubernetes.io/name=appmesh-controller"}}
+	case o.Mesh == MeshGateway && o.Class == ClassEnvoyGateway:
+		return []ControlPlane{{Name: "envoy-gateway", Namespace: "envoy-gateway-system", Selector: "control-plane=envoy-gateway"}}
+	case o.Mesh == MeshGateway && o.Class == ClassNginxGatewayFabric:
+		return []ControlPlane{{Name: "nginx-gateway-fabric", Namespace: "nginx-gateway", Selector: "app.kubernetes.io/name=nginx-gateway-fabric"}}
+	case (o.Mesh == MeshGateway || o.Mesh == MeshIngress) && o.Class == ClassCilium:
+		return []ControlPlane{{Name: "cilium-operator", Namespace: "kube-system", Selector: "io.cilium/app=operator"}}
 	}
 	return nil
+}
+
+// The classes whose control planes DefaultControlPlanes knows, as their
+// quick starts name their GatewayClass (and Cilium its IngressClass).
+const (
+	ClassEnvoyGateway       = "eg"
+	ClassNginxGatewayFabric = "nginx"
+	ClassCilium             = "cilium"
+	ClassTraefik            = "traefik"
+)
+
+// ControlPlaneNote says why a run records no control plane of an ingress
+// or a gateway by default, and how to name one: "" when it records one,
+// was told which (--control-plane), or the mesh has none. A controller
+// that is its proxy too (ingress-nginx, Traefik) is counted once, in the
+// proxy's figure.
+func ControlPlaneNote(o Options) string {
+	if len(o.ControlPlane) > 0 || len(DefaultControlPlanes(o)) > 0 || !o.Published() {
+		return ""
+	}
+	const name = "(name another with --control-plane NAME=NAMESPACE/SELECTOR)"
+	switch {
+	case o.Mesh == MeshIngressNginx:
+		return "ingress-nginx: the controller is the proxy and the control plane at once (one process watches the API and runs nginx): " +
+			"counted once, in the ingress-nginx figure, and no control plane apart " + name
+	case o.Class == ClassTraefik:
+		return fmt.Sprintf("class %s: Traefik's controller is its proxy too (one process): counted once, in the %s figure, and no control plane apart %s",
+			o.Class, o.Mesh, name)
+	case o.Mesh == MeshGateway && o.Class == ClassLattice:
+		return fmt.Sprintf("class %s: the proxy and its control plane are AWS's, outside the cluster: the steps record no control plane %s", o.Class, name)
+	}
+	return fmt.Sprintf("class %s: loadgen knows no documented control plane for it: the steps record none; "+
+		"name its pods with --control-plane NAME=NAMESPACE/SELECTOR (or --control-plane none)", o.Class)
 }
 
 // ParseControlPlane reads --control-plane NAMESPACE/SELECTOR or

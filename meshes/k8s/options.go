@@ -78,6 +78,10 @@ type Options struct {
 	// ViaPublished (the address the Ingress or the Gateway publishes, a
 	// cloud load balancer's). VPC Lattice has no Service: published.
 	Via string
+	// IngressService ("NAMESPACE/NAME") is the ingress controller's or
+	// the gateway's Service the workers load with --via service, named by
+	// the user; empty: found from what the controller says of itself.
+	IngressService string
 	// IngressNamespace is where the ingress-nginx controller runs (default
 	// ingress-nginx); its ConfigMap is rendered there.
 	IngressNamespace string
@@ -113,6 +117,13 @@ type Options struct {
 	// (DefaultControlPlanes).
 	ControlPlane []string
 
+	// Metrics is where a run reads its cost (k8s run's --prometheus and
+	// --no-metrics): MetricsAPI (the default), MetricsPrometheus or
+	// MetricsNone. NoNodeCost (--no-node-cost) leaves out the nodes' own
+	// figures. The permissions a run needs follow both (rbac.go).
+	Metrics    string
+	NoNodeCost bool
+
 	// WorkerCPU and WorkerMemory are each worker container's resource
 	// requests (default 100m, 64Mi): a worker is never BestEffort, the
 	// first pod a node under pressure evicts or starves.
@@ -129,6 +140,13 @@ type Options struct {
 	// scheduler's choice.
 	TargetNode string
 }
+
+// Where a run reads its cost (Options.Metrics).
+const (
+	MetricsAPI        = "metrics.k8s.io" // metrics-server
+	MetricsPrometheus = "prometheus"     // cAdvisor's series in a Prometheus
+	MetricsNone       = "none"           // no cost recorded
+)
 
 // MaxHops bounds Options.Hops.
 const MaxHops = 16
@@ -190,6 +208,9 @@ func (o Options) WithDefaults() (Options, error) {
 	if o.Mode == "" {
 		o.Mode = ModeBoth
 	}
+	if o.Metrics == "" {
+		o.Metrics = MetricsAPI
+	}
 	if o.Mesh == MeshIngressNginx && o.Class == "" {
 		o.Class = DefaultIngressCls
 	}
@@ -245,6 +266,9 @@ func (o Options) validate() error {
 		return fmt.Errorf("--via service with --class %s: VPC Lattice serves a route at the domain it assigns, outside the cluster, "+
 			"with no Service in it; its address is the published one (--via published, the default for this class)", o.Class)
 	}
+	if err := o.validateIngressService(); err != nil {
+		return err
+	}
 	if len(o.Routes) > 0 && !o.Published() {
 		return fmt.Errorf("--routes applies to --mesh gateway, ingress and ingress-nginx, not %s", o.Mesh)
 	}
@@ -276,6 +300,9 @@ func (o Options) validate() error {
 	}
 	if o.Mesh == MeshSidecar && (o.ProxyCPU != "" || o.ProxyMemory != "") {
 		return fmt.Errorf("--proxy-cpu and --proxy-memory do not apply to --mesh sidecar yet: its proxies run without requests or limits (--concurrency sets their threads)")
+	}
+	if !slices.Contains([]string{MetricsAPI, MetricsPrometheus, MetricsNone}, o.Metrics) {
+		return fmt.Errorf("metrics source %q: want %s, %s or %s", o.Metrics, MetricsAPI, MetricsPrometheus, MetricsNone)
 	}
 	if _, err := o.ControlPlanes(); err != nil {
 		return err
@@ -368,6 +395,25 @@ func (o Options) validateHops() error {
 		return fmt.Errorf("--hops with --mesh %s is not rendered: the direct path's target is out of the mesh, and a chain would need a copy of each hop out of it", o.Mesh)
 	case o.Mesh == MeshSidecar && o.MTLS:
 		return fmt.Errorf("--hops with --mesh sidecar --mtls is not rendered: a hop's sidecar would need the server's identity inbound and the client's outbound")
+	}
+	return nil
+}
+
+// validateIngressService checks --ingress-service: a Service's
+// NAMESPACE/NAME, for an ingress or a gateway reached through its
+// Service (--via service).
+func (o Options) validateIngressService() error {
+	if o.IngressService == "" {
+		return nil
+	}
+	ns, name, ok := strings.Cut(o.IngressService, "/")
+	switch {
+	case !o.Published():
+		return fmt.Errorf("--ingress-service applies to --mesh gateway, ingress and ingress-nginx, not %s", o.Mesh)
+	case o.ViaOf() != ViaService:
+		return fmt.Errorf("--ingress-service names the Service --via service loads, not --via %s", o.ViaOf())
+	case !ok || !dnsLabel.MatchString(ns) || len(ns) > 63 || !dnsLabel.MatchString(name) || len(name) > 63:
+		return fmt.Errorf("--ingress-service %q: want NAMESPACE/NAME of the controller's Service (e.g. traefik/traefik)", o.IngressService)
 	}
 	return nil
 }

@@ -92,10 +92,24 @@ func (o Options) gatewayService() (string, bool) {
 	return "", false
 }
 
+// LabelGatewayName is the label Gateway API implementations put on the
+// objects they make for a Gateway, its Service among them (GEP-1762).
+const LabelGatewayName = "gateway.networking.k8s.io/gateway-name"
+
 // errNoAddress is a gateway whose address only the cluster knows.
 type errNoAddress struct{ o Options }
 
 func (e errNoAddress) Error() string {
+	if e.o.ViaOf() == ViaService {
+		// The workers load the controller's Service, which the run finds
+		// in the cluster.
+		if e.o.UsesIngress() {
+			return fmt.Sprintf("ingress class %s: the address is its controller's Service (--via service), which only the cluster knows "+
+				"(k8s run finds it at Ingress %s/%s's status.loadBalancer.ingress); name it with --ingress-service NAMESPACE/NAME", e.o.Class, e.o.Namespace, TargetName)
+		}
+		return fmt.Sprintf("class %s: the address is the Service its implementation labels %s=%s for Gateway %s/%s (--via service), "+
+			"which only the cluster knows (k8s run finds it); name it with --ingress-service NAMESPACE/NAME", e.o.Class, LabelGatewayName, e.o.GatewayObject(), e.o.Namespace, e.o.GatewayObject())
+	}
 	if e.o.UsesIngress() {
 		return fmt.Sprintf("ingress class %s: the address is Ingress %s/%s's status.loadBalancer.ingress, which only the cluster knows (k8s run reads it)", e.o.Class, e.o.Namespace, TargetName)
 	}
@@ -138,6 +152,9 @@ func (o Options) resolve(raw string, addr Addresses) (string, error) {
 		published := addr.HTTP
 		if port == PortGRPC {
 			published = addr.GRPC
+		}
+		if ns, name, ok := strings.Cut(o.IngressService, "/"); ok && published == "" && o.ViaOf() == ViaService {
+			published = name + "." + ns + ".svc.cluster.local" // --ingress-service
 		}
 		switch o.Mesh {
 		case MeshIngressNginx, MeshIngress:

@@ -47,6 +47,49 @@ func TestResolveTarget(t *testing.T) {
 			t.Errorf("class %s without its address: %q, want an error", class, got)
 		}
 	}
+	// --ingress-service names the Service (--via service): known without
+	// the cluster.
+	for _, o := range []Options{{Mesh: MeshIngress, Class: "traefik", Namespace: "b", IngressService: "traefik/traefik"},
+		{Mesh: MeshGateway, Class: "eg", Namespace: "b", IngressService: "traefik/traefik"}} {
+		if got, err := o.resolve("http://target:8080", Addresses{}); err != nil || got != "http://traefik.traefik.svc.cluster.local:80" {
+			t.Errorf("%s --class %s --ingress-service traefik/traefik: %q %v", o.Mesh, o.Class, got, err)
+		}
+	}
+}
+
+// TestNoAddressSaysWhatRunReads: a dry run that cannot resolve the mesh
+// path's address says which address k8s run will read: under --via
+// service (the default) the Service the implementation labels with the
+// Gateway's name, or the ingress controller's Service, and the flag that
+// names it; under --via published the Gateway's status.addresses or the
+// Ingress's status.
+func TestNoAddressSaysWhatRunReads(t *testing.T) {
+	for _, tc := range []struct {
+		o       Options
+		want    []string
+		notWant string
+	}{
+		{Options{Mesh: MeshGateway, Class: "eg", Namespace: "b"},
+			[]string{"the Service its implementation labels gateway.networking.k8s.io/gateway-name=loadgen-gateway for Gateway b/loadgen-gateway (--via service)", "--ingress-service"},
+			"status.addresses"},
+		{Options{Mesh: MeshGateway, Class: "eg", Namespace: "b", Via: ViaPublished},
+			[]string{"Gateway b/loadgen-gateway's status.addresses"}, "--via service"},
+		{Options{Mesh: MeshIngress, Class: "traefik", Namespace: "b"},
+			[]string{"its controller's Service (--via service)", "--ingress-service"}, ""},
+		{Options{Mesh: MeshIngress, Class: "traefik", Namespace: "b", Via: ViaPublished},
+			[]string{"Ingress b/loadgen-target's status.loadBalancer.ingress, which only the cluster knows"}, "--via service"},
+		{Options{Mesh: MeshGateway, Class: ClassLattice, Namespace: "b"}, []string{AnnLatticeDomain}, "--via service"},
+	} {
+		_, err := tc.o.resolve("http://target:8080", Addresses{})
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s --class %s --via %q: %v, want %q", tc.o.Mesh, tc.o.Class, tc.o.Via, err, w)
+			}
+		}
+		if err != nil && tc.notWant != "" && strings.Contains(err.Error(), tc.notWant) {
+			t.Errorf("%s --class %s --via %q: %v says %q", tc.o.Mesh, tc.o.Class, tc.o.Via, err, tc.notWant)
+		}
+	}
 }
 
 // TestRunArgsIngressHost: through ingress-nginx the workers send the

@@ -69,6 +69,12 @@ func ambient(o Options) bool      { return o.DirectTarget() }
 func appMesh(o Options) bool      { return o.Mesh == MeshAppMesh }
 func configures(o Options) bool   { return o.ConfigureController }
 
+// metricsAPI: a run reads its cost from metrics.k8s.io; nodeMetrics:
+// each node's too; metered: a run records cost at all.
+func metricsAPI(o Options) bool  { return o.Metrics == "" || o.Metrics == MetricsAPI }
+func nodeMetrics(o Options) bool { return metricsAPI(o) && !o.NoNodeCost }
+func metered(o Options) bool     { return o.Metrics != MetricsNone }
+
 // controlPlane: a run records a control plane's cost, in its namespace.
 func controlPlane(o Options) bool {
 	cps, _ := o.ControlPlanes()
@@ -118,17 +124,18 @@ var Permissions = []Permission{
 		Why: "paths.KubeProxyMode: Cilium's cilium-config (its kube-proxy replacement), kubeadm's ConfigMap kube-proxy, EKS's kube-proxy-config"},
 	{For: []string{ForPaths}, Resources: []string{"pods"}, Verbs: []string{"list"}, Where: InKubeSystem,
 		Why: "paths.KubeProxyMode: the kube-proxy pods' --proxy-mode"},
-	// The proxies' cost: metrics.k8s.io (metrics-server).
-	{For: []string{ForRun}, Group: "metrics.k8s.io", Resources: []string{"pods"}, Verbs: []string{"list"}, Where: InRunNamespace,
+	// The proxies' cost: metrics.k8s.io (metrics-server), unless the run
+	// reads Prometheus (--prometheus) or records none (--no-metrics).
+	{For: []string{ForRun}, Group: "metrics.k8s.io", Resources: []string{"pods"}, Verbs: []string{"list"}, Where: InRunNamespace, When: metricsAPI,
 		Why: "cost.PodMetrics: the target's and the sidecars' CPU and memory"},
-	{For: []string{ForRun}, Group: "metrics.k8s.io", Resources: []string{"nodes"}, Verbs: []string{"get"}, Where: ClusterScoped,
+	{For: []string{ForRun}, Group: "metrics.k8s.io", Resources: []string{"nodes"}, Verbs: []string{"get"}, Where: ClusterScoped, When: nodeMetrics,
 		Why: "cost.PodMetrics: the CPU and memory of each node that ran a step's pods (k8s run --no-node-cost leaves them out)"},
 	{For: []string{ForRun}, Group: "metrics.k8s.io", Resources: []string{"pods"}, Verbs: []string{"list"}, Where: InEveryNamespace,
-		When: func(o Options) bool { return ambient(o) || inCluster(o) || controlPlane(o) },
+		When: func(o Options) bool { return metricsAPI(o) && (ambient(o) || inCluster(o) || controlPlane(o)) },
 		Why:  "cost.PodMetrics: ztunnel's, an ingress controller's, a gateway's or the control plane's pods, in their namespace"},
 	{For: []string{ForRun}, Resources: []string{"pods"}, Verbs: []string{"list"}, Where: InEveryNamespace,
-		When: func(o Options) bool { return ambient(o) || inCluster(o) || controlPlane(o) },
-		Why:  "run.readyZtunnel (ztunnel in any namespace), cost.WatchedPods (a node agent's, a gateway's or the control plane's pods)"},
+		When: func(o Options) bool { return ambient(o) || (metered(o) && (inCluster(o) || controlPlane(o))) },
+		Why:  "run.readyZtunnel (ztunnel in any namespace), run.placement (a node agent's, a gateway's pods), cost.WatchedPods (theirs and the control plane's)"},
 	// Ingresses and gateways.
 	{For: []string{ForRun}, Group: "networking.k8s.io", Resources: []string{"ingressclasses"}, Verbs: []string{"get"}, Where: ClusterScoped, When: ingressAny,
 		Why: "run.ingressNginxController"},
@@ -221,6 +228,10 @@ func renderedKinds(cmd string, o Options) (map[Where][]schema.GroupResource, err
 	case ForPaths:
 		gvks = PathsKinds
 	default:
+		// The kinds only: no Ingress certificate to make (an RSA key).
+		if len(o.TLSCert) == 0 {
+			o.TLSCert, o.TLSKey = []byte("unused"), []byte("unused")
+		}
 		r, err := Render(o, nil)
 		if err != nil {
 			return nil, err

@@ -268,4 +268,31 @@ func TestRBACRendered(t *testing.T) {
 	if _, err := RBAC(RBACOptions{For: "deploy"}); err == nil {
 		t.Error("--for deploy accepted")
 	}
+	// The cost source (k8s run's --prometheus, --no-metrics,
+	// --no-node-cost): metrics.k8s.io's pods and nodes only for a run that
+	// reads them.
+	for _, tc := range []struct {
+		metrics          string
+		noNodeCost       bool
+		podMetrics, node bool
+	}{
+		{"", false, true, true}, {MetricsAPI, true, true, false},
+		{MetricsPrometheus, false, false, false}, {MetricsNone, false, false, false}, {MetricsNone, true, false, false},
+	} {
+		objs, err := RBAC(RBACOptions{Options: Options{Mesh: MeshIstio, Metrics: tc.metrics, NoNodeCost: tc.noNodeCost}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, _ := rules(objs)
+		if has(cl, "metrics.k8s.io", "pods", "list") != tc.podMetrics || has(cl, "metrics.k8s.io", "nodes", "get") != tc.node {
+			t.Errorf("metrics %q, no node cost %v: pods' metrics %v, nodes' %v, want %v and %v", tc.metrics, tc.noNodeCost,
+				has(cl, "metrics.k8s.io", "pods", "list"), has(cl, "metrics.k8s.io", "nodes", "get"), tc.podMetrics, tc.node)
+		}
+		if !has(cl, "", "pods", "list") || !has(cl, "batch", "jobs", "create") {
+			t.Errorf("metrics %q: the run's own rows are gone: %+v", tc.metrics, cl)
+		}
+	}
+	if _, err := RBAC(RBACOptions{Options: Options{Metrics: "statsd"}}); err == nil {
+		t.Error("metrics source statsd accepted")
+	}
 }

@@ -25,7 +25,8 @@ func placementLines(cells []*Cell) []string {
 
 // placementLine is one step's placement: "Kubernetes v1.35.0 · target on
 // n1 · 2 workers on n2, n3 · waypoint on n5 · images istio-proxy
-// docker.io/istio/proxyv2:1.26.0 · worker requests cpu=100m,memory=64Mi".
+// docker.io/istio/proxyv2:1.26.0 (2 threads, requests cpu=1,memory=512Mi,
+// limits cpu=2) · worker requests cpu=100m,memory=64Mi".
 func placementLine(p *results.Placement) string {
 	var parts []string
 	if p.Kubernetes != "" {
@@ -44,7 +45,7 @@ func placementLine(p *results.Placement) string {
 			nodes[pod.Role] = append(nodes[pod.Role], pod.Node)
 		}
 		for _, im := range pod.Proxies {
-			if s := im.Container + " " + im.Image; !contains(images, s) {
+			if s := im.Container + " " + im.Image + proxyTerms(im); !contains(images, s) {
 				images = append(images, s)
 			}
 		}
@@ -66,4 +67,24 @@ func placementLine(p *results.Placement) string {
 		parts = append(parts, "limits "+p.WorkerLimits)
 	}
 	return strings.Join(parts, " · ")
+}
+
+// proxyTerms are the terms a proxy container ran on, as its spec said
+// them: " (2 threads, requests cpu=1,memory=512Mi, limits cpu=2)", or ""
+// when it said none.
+func proxyTerms(im results.ContainerImage) string {
+	var t []string
+	if im.Threads > 0 {
+		t = append(t, fmt.Sprintf("%d threads", im.Threads))
+	}
+	if im.Requests != "" {
+		t = append(t, "requests "+im.Requests)
+	}
+	if im.Limits != "" {
+		t = append(t, "limits "+im.Limits)
+	}
+	if len(t) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(t, ", ") + ")"
 }

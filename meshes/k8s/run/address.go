@@ -23,22 +23,50 @@ func both(a string) k8s.Addresses { return k8s.Addresses{HTTP: a, GRPC: a} }
 func (k *Coordinator) waitAddresses(ctx context.Context) (k8s.Addresses, error) {
 	o := k.Options
 	via := o.ViaOf()
-	if via == k8s.ViaService {
-		a, ok, err := k.serviceAddresses(ctx)
-		if err != nil || ok {
+	if via != k8s.ViaService {
+		return k.waitPublished(ctx, k.TargetWait)
+	}
+	a, ok, err := k.serviceAddresses(ctx)
+	if err != nil || ok {
+		return a, err
+	}
+	// No Service of the controller to be found: its published address,
+	// if the controller publishes one as it takes the route up, else one
+	// line naming the flag that names the Service, not --target-wait's
+	// wait for an address that may never come.
+	grace := k.PublishWait
+	if grace == 0 {
+		grace = DefaultPublishWait
+	}
+	grace = min(k.TargetWait, grace)
+	pctx, cancel := context.WithTimeout(ctx, grace)
+	defer cancel()
+	a, err = k.waitPublished(pctx, grace)
+	if err != nil {
+		if ctx.Err() != nil {
 			return a, err
 		}
-	}
-	a, err := k.waitPublished(ctx)
-	if err != nil || via != k8s.ViaService {
-		return a, err
+		return a, fmt.Errorf("%s: no Service of its controller found, and %v: name the controller's Service with "+
+			"--ingress-service NAMESPACE/NAME (or --via published to wait --target-wait for the address)", proxyWhat(o), err)
 	}
 	return k.publishedService(ctx, a), nil
 }
 
+// DefaultPublishWait is Coordinator.PublishWait's default: long enough
+// for a running controller to take the route up and publish it.
+const DefaultPublishWait = 30 * time.Second
+
+// proxyWhat names the ingress or the gateway: "--mesh ingress --class traefik".
+func proxyWhat(o k8s.Options) string {
+	if o.Class == "" {
+		return "--mesh " + o.Mesh
+	}
+	return "--mesh " + o.Mesh + " --class " + o.Class
+}
+
 // waitPublished waits for the addresses the ingress or the gateway
-// publishes.
-func (k *Coordinator) waitPublished(ctx context.Context) (k8s.Addresses, error) {
+// publishes, within (ctx's bound, which the error names).
+func (k *Coordinator) waitPublished(ctx context.Context, within time.Duration) (k8s.Addresses, error) {
 	o := k.Options
 	type source struct {
 		gvk   schema.GroupVersionKind
@@ -84,7 +112,7 @@ func (k *Coordinator) waitPublished(ctx context.Context) (k8s.Addresses, error) 
 			}
 			if !worker.Sleep(ctx, 2*time.Second) {
 				return out, fmt.Errorf("%s %s/%s got no address within %v: waited on its %s; is its controller running (class %s)?",
-					s.gvk.Kind, o.Namespace, s.name, k.TargetWait, s.field, o.Class)
+					s.gvk.Kind, o.Namespace, s.name, within, s.field, o.Class)
 			}
 		}
 	}

@@ -53,19 +53,22 @@ type Coordinator struct {
 	// MaxLate is how late a worker may start (default 2 s).
 	MaxLate time.Duration
 	// Watcher samples the mesh's containers during each step; nil: none.
+	// It records the nodes' own figures too (the nodes that ran the
+	// step's targets, workers and proxies) unless Options.NoNodeCost.
 	Watcher cost.Watcher
-	// NoNodeCost leaves out the nodes' own figures (the nodes that ran the
-	// step's targets, workers and proxies), which Watcher records beside
-	// the containers' by default.
-	NoNodeCost bool
-	Poll       time.Duration                    // how often pods are looked at (default 1 s)
-	Events     func(format string, args ...any) // progress for people
+	Poll    time.Duration                    // how often pods are looked at (default 1 s)
+	Events  func(format string, args ...any) // progress for people
 	// OnStep, when set, is given each step as it finishes (written to
 	// Dir), failed ones too: a live view's (--ui).
 	OnStep func(*results.Step)
 	// TargetWait bounds the wait for the target (and the ingress or
 	// gateway address) when the sweep loads it (default 5 min).
 	TargetWait time.Duration
+	// PublishWait bounds, with --via service, the wait for an ingress's or
+	// a gateway's published address when its controller's Service cannot
+	// be found (default DefaultPublishWait): past it the steps fail with
+	// one line naming --ingress-service.
+	PublishWait time.Duration
 	// Version is this loadgen's version, told to the workers with
 	// k8s.WireVersion: a worker of another wire version names it when it
 	// refuses to run.
@@ -75,6 +78,9 @@ type Coordinator struct {
 	// proxies are the watches of an ingress's or a gateway's proxy, found
 	// from its published address.
 	proxies []cost.Watch
+	// inProxy are the control planes whose pods are a proxy's too
+	// (findProxies): counted once, by the proxy's watch.
+	inProxy map[string]bool
 	version string // the API server's, once asked
 	// ztunnelNamespace is where checkMesh found the ambient mesh's
 	// ztunnel.
@@ -251,12 +257,7 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 		if err := k.checkMesh(ctx); err != nil {
 			return nil, err
 		}
-		if k.Watcher != nil {
-			var note string
-			if k.proxies, note = k.proxyWatches(ctx, addr); note != "" {
-				k.say("%s", note)
-			}
-		}
+		k.findProxies(ctx, addr)
 	}
 	off, err := k.clockOffset(ctx)
 	if err != nil {

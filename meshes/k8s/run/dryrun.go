@@ -29,8 +29,19 @@ func (k *Coordinator) DryRun(w io.Writer) error {
 		fmt.Fprintf(w, "# proxy %s (%s): %s\n", p.Name, p.Side, proxyTerms(p))
 	}
 	if via := o.ViaOf(); via != "" {
-		fmt.Fprintf(w, "# the workers reach the %s %s (--via %s)\n", o.Mesh, map[string]string{
-			k8s.ViaService: "at its controller's Service inside the cluster", k8s.ViaPublished: "at the address it publishes"}[via], via)
+		svc := ""
+		if o.IngressService != "" {
+			svc = ", --ingress-service " + o.IngressService
+		}
+		fmt.Fprintf(w, "# the workers reach the %s %s (--via %s%s)\n", o.Mesh, map[string]string{
+			k8s.ViaService: "at its controller's Service inside the cluster", k8s.ViaPublished: "at the address it publishes"}[via], via, svc)
+	}
+	if cps, _ := o.ControlPlanes(); len(cps) > 0 {
+		for _, cp := range cps {
+			fmt.Fprintf(w, "# control plane %s: pods %s in %s\n", cp.Name, cp.Selector, cp.Namespace)
+		}
+	} else if note := k8s.ControlPlaneNote(o); note != "" {
+		fmt.Fprintf(w, "# %s\n", note)
 	}
 	for i, st := range k.Steps {
 		args, err := o.RunArgs(k.Load, st, k8s.Addresses{})

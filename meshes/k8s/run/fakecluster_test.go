@@ -100,8 +100,11 @@ func withConditions(u *unstructured.Unstructured, conds map[string]string, messa
 // (with its subresource), verb, namespace and the object's name.
 type apiAction struct{ group, resource, verb, namespace, name string }
 
-func apiActions(c *cluster.Cluster) []apiAction {
+func apiActions(c *cluster.Cluster, more ...actioner) []apiAction {
 	var acts []k8stesting.Action
+	for _, m := range more {
+		acts = append(acts, m.Actions()...)
+	}
 	if f, ok := c.Client.(*fake.Clientset); ok {
 		acts = append(acts, f.Actions()...)
 	}
@@ -132,12 +135,19 @@ func apiActions(c *cluster.Cluster) []apiAction {
 	return out
 }
 
+// actioner is a fake client of another API (metrics.k8s.io's), whose
+// calls count beside the cluster's.
+type actioner interface{ Actions() []k8stesting.Action }
+
 // assertPermitted holds the calls a run made on the fake clients to the
 // permissions table (k8s.Permissions): each one granted by a row for
 // `k8s run` with these options.
-func assertPermitted(t *testing.T, c *cluster.Cluster, o k8s.Options) {
+func assertPermitted(t *testing.T, calls []apiAction, o k8s.Options) {
 	t.Helper()
-	for _, a := range apiActions(c) {
+	for _, a := range calls {
+		if a.resource == "version" {
+			continue // discovery's /version: every user may read it (system:public-info-viewer)
+		}
 		if !k8s.Allows(k8s.ForRun, o, a.group, a.resource, a.verb, a.namespace, a.name) {
 			t.Errorf("mesh %s: %s %s (group %q) in namespace %q, name %q: no row of the permissions table grants it",
 				o.Mesh, a.verb, a.resource, a.group, a.namespace, a.name)

@@ -2,8 +2,10 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -54,7 +56,7 @@ func (k *Coordinator) placement(ctx context.Context, step int, job *batchv1.Job)
 			}
 			for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
 				if proxy(c.Name) && len(cost.RunningContainers(pod, []string{c.Name})) > 0 {
-					pp.Proxies = append(pp.Proxies, results.ContainerImage{Container: c.Name, Image: c.Image})
+					pp.Proxies = append(pp.Proxies, containerTerms(c))
 				}
 			}
 			p.Pods = append(p.Pods, pp)
@@ -71,6 +73,39 @@ func (k *Coordinator) placement(ctx context.Context, step int, job *batchv1.Job)
 		add(w.Name, k.pods(ctx, w.Namespace, w.Selector, w.NodesOf), func(string) bool { return true })
 	}
 	return p
+}
+
+// containerTerms is a proxy container as its spec ran it: its image,
+// worker threads and resources. Each mesh's injector writes its own
+// terms, which may differ from what loadgen asked (a mesh-wide default,
+// a LimitRange, an injector that ignores an annotation): these are
+// what the step ran with.
+func containerTerms(c corev1.Container) results.ContainerImage {
+	t := results.ContainerImage{Container: c.Name, Image: c.Image,
+		Requests: quantities(c.Resources.Requests), Limits: quantities(c.Resources.Limits)}
+	// Envoy's --concurrency (Istio's injector passes ProxyConfig's
+	// concurrency to pilot-agent so), Linkerd's proxy runtime
+	// (LINKERD2_PROXY_CORES, its proxy's main.rs: "the appropriate number
+	// of cores: LINKERD2_PROXY_CORES env or the number of available
+	// CPUs"), App Mesh's Envoy image (ENVOY_CONCURRENCY).
+	if v, ok := flagValue(controllerArgs(c), "concurrency"); ok {
+		t.Threads, _ = strconv.Atoi(v)
+	}
+	for _, e := range c.Env {
+		switch e.Name {
+		case "LINKERD2_PROXY_CORES", "ENVOY_CONCURRENCY":
+			t.Threads, _ = strconv.Atoi(e.Value)
+		case "PROXY_CONFIG": // Istio's ProxyConfig, as JSON, where its injector left out --concurrency
+			var pc struct {
+				Concurrency int `json:"concurrency"`
+			}
+			if json.Unmarshal([]byte(e.Value), &pc) == nil && pc.Concurrency > 0 && t.Threads == 0 {
+				t.Threads = pc.Concurrency
+			}
+		}
+	}
+	t.Threads = max(t.Threads, 0)
+	return t
 }
 
 // stepNodes are the nodes that run step's pods: its targets, its

@@ -97,6 +97,44 @@ func (k *Coordinator) proxyWatches(ctx context.Context, addr k8s.Addresses) ([]c
 	return out, ""
 }
 
+// findProxies finds, for a run that records cost, the proxies serving
+// the published addresses: their watches, and their pods' nodes, which
+// the workers keep off and the steps' placement records.
+func (k *Coordinator) findProxies(ctx context.Context, addr k8s.Addresses) {
+	if k.Watcher == nil {
+		return
+	}
+	var note string
+	if k.proxies, note = k.proxyWatches(ctx, addr); note != "" {
+		k.say("%s", note)
+	}
+	// A controller in its proxy's pods (NGINX Gateway Fabric before 2.0
+	// ran nginx beside it in one pod) is counted once, by the proxy's
+	// watch of the whole pod.
+	cps, _ := k.Options.ControlPlanes()
+	k.inProxy = map[string]bool{}
+	for _, cp := range cps {
+		for _, p := range k.pods(ctx, cp.Namespace, cp.Selector, nil) {
+			if w, ok := proxyOf(k.proxies, &p); ok {
+				k.inProxy[cp.Name] = true
+				k.say("control plane %s: its pod %s/%s is the %s proxy's too: counted once, in the %s figure", cp.Name, p.Namespace, p.Name, w.Name, w.Name)
+				break
+			}
+		}
+	}
+}
+
+// proxyOf is the proxy watch, of whole pods, that selects the pod.
+func proxyOf(proxies []cost.Watch, p *corev1.Pod) (cost.Watch, bool) {
+	for _, w := range proxies {
+		sel, err := labels.Parse(w.Selector)
+		if err == nil && w.Namespace == p.Namespace && len(w.Containers) == 0 && sel.Matches(labels.Set(p.Labels)) {
+			return w, true
+		}
+	}
+	return cost.Watch{}, false
+}
+
 // publishingService is the Service an address is: by its cluster DNS
 // name (name.namespace.svc…), or the one whose cluster IP, external IP or
 // load balancer address it is.
@@ -155,7 +193,7 @@ func serviceAt(svc *corev1.Service, addr string) bool {
 }
 
 // ClassCilium is Cilium's GatewayClass.
-const ClassCilium = "cilium"
+const ClassCilium = k8s.ClassCilium
 
 // CiliumEnvoySelector is the label of the cilium-envoy DaemonSet's pods
 // (Cilium's chart).

@@ -163,6 +163,9 @@ func (k *Coordinator) sampleWindow(ctx context.Context, step int, start time.Tim
 		return nil
 	}
 	ws, none := Watches(k.Options, step)
+	if note := k8s.ControlPlaneNote(k.Options); note != "" {
+		k.sayOnce("%s", note)
+	}
 	if !worker.Sleep(ctx, time.Until(start)) {
 		return nil
 	}
@@ -172,7 +175,7 @@ func (k *Coordinator) sampleWindow(ctx context.Context, step int, start time.Tim
 	}
 	var rs []running
 	ws = k.stepWatches(ws)
-	if !k.NoNodeCost {
+	if !k.Options.NoNodeCost {
 		// The workers are scheduled by now: the nodes of the step's pods.
 		for _, n := range k.stepNodes(ctx, step) {
 			ws = append(ws, cost.NodeWatch(n))

@@ -179,6 +179,15 @@ func serviceDNS(svc *corev1.Service) string {
 // then waited for, and its Service taken: publishedService).
 func (k *Coordinator) serviceAddresses(ctx context.Context) (k8s.Addresses, bool, error) {
 	o := k.Options
+	if o.IngressService != "" {
+		ns, name, _ := strings.Cut(o.IngressService, "/")
+		svc, err := k.Cluster.Client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return k8s.Addresses{}, false, k.Cluster.Errorf("--ingress-service %s: %v", o.IngressService, cluster.OneLine(err))
+		}
+		k.say("%s: the workers load Service %s/%s, as --ingress-service names it, inside the cluster (--via service)", proxyWatchName(o), ns, name)
+		return both(serviceDNS(svc)), true, nil
+	}
 	switch o.Mesh {
 	case k8s.MeshIngressNginx:
 		nc, err := k.ingressNginxController(ctx)
@@ -194,7 +203,7 @@ func (k *Coordinator) serviceAddresses(ctx context.Context) (k8s.Addresses, bool
 	case k8s.MeshGateway:
 		// GEP-1762: "implementations SHOULD label the resources they
 		// create with gateway.networking.k8s.io/gateway-name".
-		sel := "gateway.networking.k8s.io/gateway-name=" + o.GatewayObject()
+		sel := k8s.LabelGatewayName + "=" + o.GatewayObject()
 		l, err := k.Cluster.Client.CoreV1().Services("").List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err != nil {
 			return k8s.Addresses{}, false, k.Cluster.Errorf("Services %s: %v", sel, cluster.OneLine(err))

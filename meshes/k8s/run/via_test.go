@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -148,5 +149,73 @@ func TestViaServiceGateway(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `"via": "service"`) || !strings.Contains(string(b), `"gateway": "my-gw"`) ||
 		!strings.Contains(string(b), "envoy-bench-my-gw-1a2b.envoy-gateway-system") {
 		t.Errorf("%s: %s %v", MeshFile, b, err)
+	}
+}
+
+// TestIngressService: with --via service, --ingress-service names the
+// controller's Service the workers load (Traefik's, whose Ingress status
+// is never set on a cluster without a load balancer), at once; a named
+// Service that does not exist fails in one line naming the flag; and a
+// controller whose Service cannot be found and whose Ingress publishes no
+// address fails within PublishWait in one line naming the flag, not after
+// --target-wait.
+func TestIngressService(t *testing.T) {
+	ingress := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+		"metadata": map[string]any{"name": k8s.TargetName, "namespace": "bench"}}}
+	traefik := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "traefik", Namespace: "traefik"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app.kubernetes.io/name": "traefik"}}}
+	for _, tc := range []struct {
+		name    string
+		o       k8s.Options
+		want    string // the address; "" wants an error
+		wantErr string
+	}{
+		{"named", k8s.Options{Mesh: k8s.MeshIngress, Class: "traefik", IngressService: "traefik/traefik"},
+			"traefik.traefik.svc.cluster.local", ""},
+		{"named, gateway", k8s.Options{Mesh: k8s.MeshGateway, Class: "traefik", IngressService: "traefik/traefik"},
+			"traefik.traefik.svc.cluster.local", ""},
+		{"named, absent", k8s.Options{Mesh: k8s.MeshIngress, Class: "traefik", IngressService: "traefik/traefik-web"},
+			"", "--ingress-service traefik/traefik-web: "},
+		{"not found", k8s.Options{Mesh: k8s.MeshIngress, Class: "traefik"},
+			"", "--mesh ingress --class traefik: no Service of its controller found, and Ingress bench/loadgen-target got no address within 50ms: " +
+				"waited on its status.loadBalancer.ingress; is its controller running (class traefik)?: name the controller's Service with --ingress-service NAMESPACE/NAME"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.o
+			o.Namespace = "bench"
+			o, err := o.WithDefaults()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var said []string
+			k := &Coordinator{Cluster: fakeCluster(t, []runtime.Object{traefik}, ingress), Options: o,
+				TargetWait: time.Hour, PublishWait: 50 * time.Millisecond, Poll: time.Millisecond,
+				Events: func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }}
+			k.defaults()
+			ctx, cancel := context.WithTimeout(context.Background(), k.TargetWait)
+			defer cancel()
+			start := time.Now()
+			addr, err := k.waitAddresses(ctx)
+			switch {
+			case tc.want != "" && (err != nil || addr != both(tc.want)):
+				t.Errorf("address %+v %v, want %s", addr, err, tc.want)
+			case tc.want != "" && !slices.ContainsFunc(said, func(s string) bool { return strings.Contains(s, "as --ingress-service names it") }):
+				t.Errorf("the run does not say where it went: %q", said)
+			case tc.want == "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "\n")):
+				t.Errorf("%+v %v, want one line with %q", addr, err, tc.wantErr)
+			case time.Since(start) > time.Minute:
+				t.Errorf("took %v: waited for --target-wait", time.Since(start))
+			}
+		})
+	}
+	for _, bad := range []k8s.Options{
+		{Mesh: k8s.MeshIstio, IngressService: "traefik/traefik"},
+		{Mesh: k8s.MeshIngress, Class: "traefik", Via: k8s.ViaPublished, IngressService: "traefik/traefik"},
+		{Mesh: k8s.MeshIngress, Class: "traefik", IngressService: "traefik"},
+		{Mesh: k8s.MeshIngress, Class: "traefik", IngressService: "Traefik/x"},
+	} {
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "--ingress-service") {
+			t.Errorf("%+v: %v, want an error naming --ingress-service", bad, err)
+		}
 	}
 }

@@ -84,6 +84,8 @@ func (k *Coordinator) stepWatches(step []cost.Watch) []cost.Watch {
 			w.Namespace = k.ztunnelNamespace
 		case w.Name == "ingress-nginx" && k.Options.Mesh == k8s.MeshIngressNginx:
 			continue // every controller of the namespace: proxyWatches found the class's
+		case w.Role == RoleControlPlane && k.inProxy[w.Name]:
+			continue // in the proxy's pods: counted by its watch
 		}
 		ws = append(ws, w)
 	}
