@@ -92,7 +92,7 @@ func TestGoroutinesBackoffEndsWithTheWindow(t *testing.T) {
 			}
 			// The run's own ending takes a few milliseconds, more when a
 			// busy machine held this process (the probe's independent
-			// figure); a backoff slept out is 270 ms and more.
+			// figure); a backoff slept out is hundreds of milliseconds.
 			const margin = 150 * time.Millisecond
 			if late := returned.Sub(end); late > margin+stalled {
 				t.Errorf("the run returned %v after its window ended (the machine stalled this process %v): a backoff outlasted it", late, stalled)
