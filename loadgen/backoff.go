@@ -14,11 +14,14 @@ import (
 // retry together: the first to retry after the target came back ends the
 // outage the run records, not the last.
 const (
-	minBackoff     = 10 * time.Millisecond
-	minBackoffCap  = 50 * time.Millisecond
-	maxBackoffCap  = time.Second
-	backoffPerConn = 400 * time.Microsecond
+	minBackoff    = 10 * time.Millisecond
+	minBackoffCap = 50 * time.Millisecond
+	maxBackoffCap = time.Second
 )
+
+// backoffPerConn is how much each connection adds to the cap (a variable
+// for the tests that need a long backoff with few connections).
+var backoffPerConn = 400 * time.Microsecond
 
 // backoffCap is the longest wait between connects for a run of conns
 // connections.

@@ -247,18 +247,41 @@ func startUICommand(t *testing.T, args ...string) (stop func() (int, string)) {
 // run --ui: headless Chromium loads the dashboard while the run goes,
 // and sees it live (figures, charts); once the run is over, the page's
 // figures are the run's JSON's.
+//
+// Chromium's start can outlast a run on a busy machine: when the run was
+// over by the time the browser returned, and the page says so, nothing
+// was seen live, and the test runs again, longer (bounded: 6 s, 20 s,
+// 60 s). A page that says "done" while the run still goes fails at once.
 func TestUIRunInBrowser(t *testing.T) {
 	bin := uiChromium(t)
 	url := startHTTPBin(t) + "/get"
-	addr := testport.Held(t)
-	out := filepath.Join(t.TempDir(), "out.json")
-	stop := startUICommand(t, "run", "-q", "-c", "2", "-t", "1", "-d", "6s", "-R", "300", "--ui", addr, "--ui-linger", "60s", "--json", out, url)
-	page := "http://" + addr + "/"
-
-	pollUI(t, addr, 10*time.Second, "the run's first second", func(s live.Snapshot) bool {
-		return s.Run != nil && s.Run.State == "running" && len(s.Run.Timeline) > 0
-	})
-	d := parseUI(t, uiBrowse(t, bin, page, "--window-size=1400,1000", "--dump-dom"))
+	var (
+		addr, out, page string
+		stop            func() (int, string)
+		d               uiDOM
+		dur             time.Duration
+	)
+	runs := []time.Duration{6 * time.Second, 20 * time.Second, time.Minute}
+	for i := range runs {
+		dur = runs[i]
+		addr = testport.Held(t)
+		out = filepath.Join(t.TempDir(), "out.json")
+		stop = startUICommand(t, "run", "-q", "-c", "2", "-t", "1", "-d", dur.String(), "-R", "300", "--ui", addr, "--ui-linger", "60s", "--json", out, url)
+		page = "http://" + addr + "/"
+		pollUI(t, addr, 10*time.Second, "the run's first second", func(s live.Snapshot) bool {
+			return s.Run != nil && s.Run.State == "running" && len(s.Run.Timeline) > 0
+		})
+		d = parseUI(t, uiBrowse(t, bin, page, "--window-size=1400,1000", "--dump-dom"))
+		after := pollUI(t, addr, time.Second, "the state", func(live.Snapshot) bool { return true })
+		if !after.Done || d.root["done"] != "yes" {
+			break // the page saw the run going (or claims it over while it goes: a failure below)
+		}
+		if i == len(runs)-1 {
+			t.Fatalf("the browser saw each run only after it ended (the last of %s): nothing was seen live", dur)
+		}
+		t.Logf("the browser came after the %s run ended: again, longer", dur)
+		stop()
+	}
 	if d.root["figures"] != "live" || d.root["connected"] != "yes" || d.root["done"] != "no" || d.root["polls"] == "0" {
 		t.Errorf("while the run goes: %v", d.root)
 	}
@@ -272,7 +295,7 @@ func TestUIRunInBrowser(t *testing.T) {
 		t.Errorf("no chart drawn live: %v", d.root)
 	}
 
-	pollUI(t, addr, 15*time.Second, "the end of the run", func(s live.Snapshot) bool { return s.Done })
+	pollUI(t, addr, dur+15*time.Second, "the end of the run", func(s live.Snapshot) bool { return s.Done })
 	run, err := store.ReadRun(out)
 	if err != nil {
 		t.Fatal(err)

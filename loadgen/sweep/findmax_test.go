@@ -532,10 +532,17 @@ func TestFindMaxFlappingTarget(t *testing.T) {
 // Three short searches in a row against the in-process httpbin target,
 // bounded by its delay rather than by CPU (/delay/20ms over 32
 // connections: 1600/s by Little's law, less what answering costs), agree
-// within ±15% of their midpoint. A search during which the machine or
-// the generator was saturated (M, G) says so in the failure: its figures
-// measure contention. Each search takes 15–25 probes of 0.35 s; on a
-// 2-CPU machine other processes keep busy, about 20–45 s in all.
+// within ±15% of their midpoint. Each search takes 15–25 probes of 0.35 s;
+// on a 2-CPU machine other processes keep busy, about 20–45 s in all.
+//
+// A search during which the machine or the generator was saturated (M,
+// G) says so: its figures measure contention for CPU, not the target.
+// When searches that disagree measured contention, their agreement
+// cannot be judged: not a pass. Outside CI that is a skip with the
+// reason. Under CI, which must judge, the three searches run once more
+// (a neighbouring package's load passes); if they still cannot be
+// judged, the test fails with the reason. The test's own load is not the
+// contention: it takes about a tenth of one CPU (2.4 CPU-seconds for 32 s).
 func TestFindMaxSearchesAgree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: three searches, 20–45 s of load")
@@ -548,6 +555,27 @@ func TestFindMaxSearchesAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	ci := os.Getenv("CI") != ""
+	for try := 1; ; try++ {
+		agree, contended, msg := findMaxThrice(t, "http://"+srv.Addr())
+		switch {
+		case agree:
+			return
+		case !contended:
+			t.Fatal(msg)
+		case !ci:
+			t.Skip("cannot judge (not a pass): " + msg)
+		case try == 2:
+			t.Fatal("under CI, twice: " + msg)
+		}
+		t.Log("cannot judge, under CI: the three searches again")
+	}
+}
+
+// findMaxThrice runs the three searches of TestFindMaxSearchesAgree:
+// whether they agree, whether any measured contention, and why not when
+// they do not agree.
+func findMaxThrice(t *testing.T, url string) (agree, contention bool, why string) {
 	const (
 		delay = 20 * time.Millisecond
 		conns = 32
@@ -557,7 +585,7 @@ func TestFindMaxSearchesAgree(t *testing.T) {
 	var logs, contended []string
 	for i := range 3 {
 		began := time.Now()
-		r := probeRunner(t, "http://"+srv.Addr(), "/delay/"+delay.String(), conns, start, 250*time.Millisecond, 100*time.Millisecond)
+		r := probeRunner(t, url, "/delay/"+delay.String(), conns, start, 250*time.Millisecond, 100*time.Millisecond)
 		maxes, err := r.FindMax(context.Background(), p90Below(2*delay))
 		if err != nil {
 			t.Fatal(err)
@@ -588,9 +616,10 @@ func TestFindMaxSearchesAgree(t *testing.T) {
 		busy = "the machine (M) or the generator (G) was saturated, so these searches measured contention for CPU, not only the target: " + strings.Join(contended, "; ")
 		t.Log(busy)
 	}
-	if lo <= 0 || (hi-lo)/(hi+lo) > 0.15 {
-		t.Errorf("three searches found %v/s: not within ±15%% of their midpoint %.0f/s; %s\n%s", found, mid, busy, strings.Join(logs, ""))
+	if lo > 0 && (hi-lo)/(hi+lo) <= 0.15 {
+		return true, len(contended) > 0, ""
 	}
+	return false, len(contended) > 0, fmt.Sprintf("three searches found %v/s: not within ±15%% of their midpoint %.0f/s; %s\n%s", found, mid, busy, strings.Join(logs, ""))
 }
 
 // A search stopped midway and resumed takes the probes saved whole as
