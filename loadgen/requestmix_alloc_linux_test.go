@@ -98,7 +98,7 @@ func fixedHTTP1(t *testing.T) string {
 func testMix(t *testing.T, e *engine) {
 	t.Helper()
 	var err error
-	if e.mix, err = newMix(&Mix{Weights: []int{1, 2, 3}, Names: []string{"a", "b", "c"}}, e.shards, &pickConn{}); err != nil {
+	if e.mix, err = newMix(&Mix{Weights: []int{1, 2, 3}, Names: []string{"a", "b", "c"}}, e.shards, &pickConn{}, nil, 1); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -302,7 +302,7 @@ func TestMixStepAllocatesNothing(t *testing.T) {
 			e.counts = make([]counter, 1)
 			e.shards = []*shard{newShard(tc.pacer != nil, true)}
 			testMix(t, e)
-			w := &worker{e: e, shard: e.shards[0], count: &e.counts[0]}
+			w := &worker{e: e, shard: e.shards[0], count: &e.counts[0], dialer: e.dialer}
 			if tc.pacer != nil {
 				var err error
 				if w.wait, err = newWaiter(); err != nil {

@@ -42,6 +42,9 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 			s.Requests = append(s.Requests, client.Request{Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body})
 		}
 		cfg.Mix = &loadgen.Mix{Weights: m.Weights(), Names: m.Names()}
+		if len(m.Origins) > 1 {
+			cfg.Mix.Hosts = m.Hosts()
+		}
 	}
 	d, err := client.New(&s)
 	if errors.Is(err, client.ErrUnreachable) {
