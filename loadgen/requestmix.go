@@ -252,7 +252,10 @@ func (s *mixState) setHosts(m *Mix, d protocol.Dialer, conns int) error {
 	if err != nil {
 		return err
 	}
-	s.connHost = deal
+	// Connection 0 is the first host's: the goroutines keep Run's
+	// preflight connection, host 0's, as their first connection.
+	at := slices.Index(deal, 0)
+	s.connHost = slices.Concat(deal[at:], deal[:at])
 	return nil
 }
 

@@ -176,6 +176,31 @@ func TestMixHosts(t *testing.T) {
 			})
 		}
 	}
+	// The second host weighs more: its connections come first in the
+	// deal, yet the run's first connection (its check before the run)
+	// is the first host's, and stays with it.
+	t.Run("heavier second host", func(t *testing.T) {
+		a, b := newHostServer(t, listen(t, "127.0.0.1:0")), newHostServer(t, listen(t, "127.0.0.2:0"))
+		cfg := loadgen.Config{}
+		cfg.Connections, cfg.Requests, cfg.Threads = 5, 600, 1
+		cfg.Mix = &loadgen.Mix{Weights: []int{1, 1, 4}, Names: hostMix.names, Hosts: hostMix.hosts}
+		r, err := loadgen.Run(context.Background(), cfg, hostsDialer(t, false, a.URL, b.URL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			srv  *hostServer
+			path string
+			want int64
+		}{{a, "/a1", 100}, {a, "/a2", 100}, {b, "/b", 400}, {a, "/b", 0}, {b, "/a1", 0}} {
+			if got := c.srv.count(c.path); got != c.want {
+				t.Errorf("%s got %d of %s, want %d", c.srv.URL, got, c.path, c.want)
+			}
+		}
+		if h := r.RequestsByHost; len(h) != 2 || h[0].Connections != 2 || h[1].Connections != 3 {
+			t.Errorf("connections by host %+v, want 2 and 3", h)
+		}
+	})
 	t.Run("driver loop", func(t *testing.T) {
 		a, b := newHostServer(t, listen(t, "127.0.0.1:0")), newHostServer(t, listen(t, "127.0.0.2:0"))
 		cfg := loadgen.Config{}
