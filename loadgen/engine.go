@@ -149,14 +149,22 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	first, err := d.Dial(dctx)
 	dialTime := time.Since(t0)
 	cancel()
+	var hostsOpened int64 // by the other hosts' preflights
 	if hd, ok := d.(protocol.HostDialer); ok {
 		if err != nil {
 			return nil, fmt.Errorf("cannot connect to %s (host 1 of the request mix's %d): %w", hd.Origin(0), hd.Hosts(), err)
 		}
 		// Every host once: a host that refuses is the run's error too.
+		cc, counts := d.(protocol.ConnCounter)
+		if counts {
+			hostsOpened = -cc.Opened()
+		}
 		if err := preflightHosts(ctx, cfg, hd); err != nil {
 			first.Close()
 			return nil, err
+		}
+		if counts {
+			hostsOpened += cc.Opened()
 		}
 	}
 	if err != nil {
@@ -190,6 +198,8 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	e.runCtx = runCtx
 	if cc, ok := d.(protocol.ConnCounter); ok && (loop || cfg.NewConn || isPerRequest(first)) {
 		e.preflightOpened = cc.Opened()
+	} else {
+		e.preflightOpened = hostsOpened // closed: the goroutines keep the first only
 	}
 	if loop {
 		first.Close()

@@ -272,3 +272,20 @@ func (l *acceptOnce) Accept() (net.Conn, error) {
 	}
 	return c, err
 }
+
+// The connections a mix on two hosts established are its -c: the check
+// of each host before the run is not one of them.
+func TestMixHostsConnections(t *testing.T) {
+	for _, h2c := range []bool{false, true} {
+		a, b := newHostServer(t, listen(t, "127.0.0.1:0")), newHostServer(t, listen(t, "127.0.0.2:0"))
+		cfg := loadgen.Config{}
+		cfg.Connections, cfg.Requests = 5, 100
+		r, err := hostsRun(t, cfg, hostsDialer(t, h2c, a.URL, b.URL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := r.Summary.Connections; c.Established != 5 || c.Failed != 0 {
+			t.Errorf("h2c %v: %d connections established, %d failed; want 5, 0", h2c, c.Established, c.Failed)
+		}
+	}
+}
