@@ -646,7 +646,8 @@ func origin(rawURL string) string {
 
 // newHosts builds a request mix on several origins: a Dialer per origin,
 // each with that origin's requests in their order (a protocol.HostDialer).
-// s then records the first host's Spec, with every origin as its Target.
+// s then records the first host's Spec, with every origin as its Target,
+// and TLS when a host's requests go over it.
 func (s *Spec) newHosts(origins []string) (protocol.Dialer, error) {
 	if s.Target != "" && !slices.Contains(origins, origin(WithScheme(s.Target))) {
 		return nil, fmt.Errorf("the request mix (--targets) goes to %d hosts: leave out the URL %s", len(origins), s.Target)
@@ -686,5 +687,7 @@ func (s *Spec) newHosts(origins []string) (protocol.Dialer, error) {
 	requests := s.Requests
 	*s = first
 	s.Target, s.Requests = strings.Join(origins, " "), requests
+	// TLS: some host's requests went over it.
+	s.TLS.Enabled = slices.ContainsFunc(origins, func(o string) bool { return strings.HasPrefix(o, "https://") })
 	return hd, nil
 }

@@ -66,8 +66,8 @@ func TestSpecMixHosts(t *testing.T) {
 	if hd.Origin(0) != "http://127.0.0.1:8080" || hd.Origin(1) != "https://localhost:443" {
 		t.Errorf("origins %q, %q", hd.Origin(0), hd.Origin(1))
 	}
-	if s.Target != "http://127.0.0.1:8080 https://localhost:443" || len(s.Requests) != 3 {
-		t.Errorf("target %q, %d requests", s.Target, len(s.Requests))
+	if s.Target != "http://127.0.0.1:8080 https://localhost:443" || len(s.Requests) != 3 || !s.TLS.Enabled {
+		t.Errorf("target %q, %d requests, TLS %v; want both hosts, 3, TLS", s.Target, len(s.Requests), s.TLS.Enabled)
 	}
 	for h, tls := range []bool{false, true} {
 		if _, ok := hd.Host(h).(*http1.Dialer); !ok {
