@@ -289,3 +289,41 @@ func TestMixHostsConnections(t *testing.T) {
 		}
 	}
 }
+
+// HTTP/1.1 to one host in cleartext and to the other over TLS, in one
+// run: each server answers its own requests.
+func TestMixHostsTLS(t *testing.T) {
+	a := newHostServer(t, listen(t, "127.0.0.1:0"))
+	b := &hostServer{seen: map[string]int64{}}
+	b.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		b.seen[r.URL.Path]++
+		b.mu.Unlock()
+		w.Write([]byte("hello"))
+	}))
+	b.Listener.Close()
+	b.Listener = listen(t, "127.0.0.2:0")
+	b.StartTLS()
+	t.Cleanup(b.Close)
+	da, err := http1.NewDialer(http1.Config{URL: a.URL, Requests: []http1.Request{{URL: a.URL + "/a1"}, {URL: a.URL + "/a2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := http1.NewDialer(http1.Config{URL: b.URL, TLS: protocol.TLS{Enabled: true, Insecure: true}, Requests: []http1.Request{{URL: b.URL + "/b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hd, err := protocol.NewHosts([]string{a.URL, b.URL}, []protocol.Dialer{da, db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := loadgen.Config{}
+	cfg.Connections, cfg.Requests = 4, 600
+	r, err := hostsRun(t, cfg, hd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := [3]int64{a.count("/a1"), a.count("/a2"), b.count("/b")}; got != [3]int64{100, 200, 300} || r.Summary.Errors.Total() != 0 {
+		t.Errorf("the servers answered /a1, /a2, /b: %v, errors %+v; want 100, 200, 300, none", got, r.Summary.Errors)
+	}
+}
