@@ -66,7 +66,7 @@ func TestStepAllocatesNothing(t *testing.T) {
 			e.start = time.Now()
 			e.measure = e.start
 			e.counts = make([]counter, 1)
-			w := &worker{e: e, shard: newShard(tc.pacer != nil, true), count: &e.counts[0]}
+			w := &worker{e: e, shard: newShard(tc.pacer != nil, true), count: &e.counts[0], dialer: e.dialer}
 			if tc.pacer != nil {
 				var err error
 				if w.wait, err = newWaiter(); err != nil {

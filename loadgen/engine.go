@@ -150,6 +150,24 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	first, err := d.Dial(dctx)
 	dialTime := time.Since(t0)
 	cancel()
+	var hostsOpened int64 // by the other hosts' preflights
+	if hd, ok := d.(protocol.HostDialer); ok {
+		if err != nil {
+			return nil, fmt.Errorf("cannot connect to %s (host 1 of the request mix's %d): %w", hd.Origin(0), hd.Hosts(), err)
+		}
+		// Every host once: a host that refuses is the run's error too.
+		cc, counts := d.(protocol.ConnCounter)
+		if counts {
+			hostsOpened = -cc.Opened()
+		}
+		if err := preflightHosts(ctx, cfg, hd); err != nil {
+			first.Close()
+			return nil, err
+		}
+		if counts {
+			hostsOpened += cc.Opened()
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to %s: %w", cfg.Target, err)
 	}
@@ -171,7 +189,7 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	}
 	e.counts = make([]counter, cfg.Threads)
 	if cfg.Mix != nil {
-		if e.mix, err = newMix(cfg.Mix, e.shards, first); err != nil {
+		if e.mix, err = newMix(cfg.Mix, e.shards, first, d, cfg.Connections); err != nil {
 			first.Close()
 			return nil, err
 		}
@@ -181,6 +199,8 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	e.runCtx = runCtx
 	if cc, ok := d.(protocol.ConnCounter); ok && (loop || cfg.NewConn || isPerRequest(first)) {
 		e.preflightOpened = cc.Opened()
+	} else {
+		e.preflightOpened = hostsOpened // closed: the goroutines keep the first only
 	}
 	if loop {
 		first.Close()
@@ -243,6 +263,9 @@ func Run(ctx context.Context, cfg Config, d protocol.Dialer) (*results.Run, erro
 	finish := time.Now()
 	e.drv.close()
 	res := rep.result(finish, interrupted)
+	if hd, ok := d.(protocol.HostDialer); ok && cfg.Driver == DriverAuto && SpareP(cfg, hd.Host(0)) {
+		res.Notes = append(res.Notes, fmt.Sprintf("the request mix goes to %d hosts: it ran on goroutines (the event loop drives one host)", hd.Hosts()))
+	}
 	res.Summary.Datagrams = datagrams(ctx, d, cfg.Timeout.D(), finish.Sub(e.start))
 	return res, nil
 }
@@ -275,6 +298,22 @@ func SpareP(cfg Config, d protocol.Dialer) bool {
 	return loop && err == nil
 }
 
+// preflightHosts opens a connection to each host of hd but the first
+// (Run's own preflight), and closes it: a host that refuses is an error
+// that names it.
+func preflightHosts(ctx context.Context, cfg Config, hd protocol.HostDialer) error {
+	for h := 1; h < hd.Hosts(); h++ {
+		dctx, cancel := context.WithTimeout(ctx, cfg.Timeout.D())
+		c, err := hd.Host(h).Dial(dctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("cannot connect to %s (host %d of the request mix's %d): %w", hd.Origin(h), h+1, hd.Hosts(), err)
+		}
+		c.Close()
+	}
+	return nil
+}
+
 // loopDialer is what an event loop connects with: a SessionDialer (a
 // request at a time per connection) or a MuxDialer (Streams at once).
 type loopDialer struct {
@@ -297,6 +336,9 @@ func chooseDriver(cfg Config, d protocol.Dialer) (loopDialer, bool, error) {
 	case DriverGoroutines:
 		return loopDialer{}, false, nil
 	case DriverLoop:
+		if hd, ok := d.(protocol.HostDialer); ok {
+			return loopDialer{}, false, fmt.Errorf("a request mix on %d hosts runs on goroutines (the event loop drives one host): leave out --driver loop", hd.Hosts())
+		}
 		if !can {
 			return loopDialer{}, false, fmt.Errorf("the event loop drives HTTP/1.1, HTTP/2 and gRPC (unary calls and ping-pong streams, with or without TLS) and raw TCP on Linux (over TLS and for HTTP/2 and gRPC without --new-conn, HTTP/1.1 and TCP one stream per connection): %s runs on goroutines (leave out --driver loop)", cfg.Protocol)
 		}

@@ -98,7 +98,7 @@ func fixedHTTP1(t *testing.T) string {
 func testMix(t *testing.T, e *engine) {
 	t.Helper()
 	var err error
-	if e.mix, err = newMix(&Mix{Weights: []int{1, 2, 3}, Names: []string{"a", "b", "c"}}, e.shards, &pickConn{}); err != nil {
+	if e.mix, err = newMix(&Mix{Weights: []int{1, 2, 3}, Names: []string{"a", "b", "c"}}, e.shards, &pickConn{}, nil, 1); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -302,7 +302,7 @@ func TestMixStepAllocatesNothing(t *testing.T) {
 			e.counts = make([]counter, 1)
 			e.shards = []*shard{newShard(tc.pacer != nil, true)}
 			testMix(t, e)
-			w := &worker{e: e, shard: e.shards[0], count: &e.counts[0]}
+			w := &worker{e: e, shard: e.shards[0], count: &e.counts[0], dialer: e.dialer}
 			if tc.pacer != nil {
 				var err error
 				if w.wait, err = newWaiter(); err != nil {
@@ -325,6 +325,80 @@ func TestMixStepAllocatesNothing(t *testing.T) {
 				t.Errorf("%d requests recorded, %d failed", n, w.shard.errors())
 			}
 			checkMixCounts(t, e.mix)
+		})
+	}
+}
+
+// A step of a mix on two hosts allocates nothing either: a worker of
+// each host takes its host's requests (its claim and pick) only.
+func TestMixHostsStepAllocatesNothing(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts are measured without -race (make test)")
+	}
+	a, b := "http://"+fixedHTTP1(t), "http://"+fixedHTTP1(t)
+	da, err := http1.NewDialer(http1.Config{URL: a, Requests: []http1.Request{{URL: a + "/a"}, {Method: "HEAD", URL: a + "/b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := http1.NewDialer(http1.Config{URL: b, Requests: []http1.Request{{URL: b + "/c"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hd, err := protocol.NewHosts([]string{a, b}, []protocol.Dialer{da, db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		host  int32
+		pacer pace.Pacer
+	}{
+		{"first host/closed loop", 0, nil},
+		{"second host/closed loop", 1, nil},
+		{"first host/open loop", 0, pace.Constant{PerSec: 20000}},
+		{"second host/open loop", 1, pace.Constant{PerSec: 20000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Pacer: tc.pacer}
+			cfg.Connections, cfg.Threads, cfg.Duration = 2, 1, results.Duration(time.Hour)
+			cfg.setDefaults()
+			e := &engine{cfg: cfg, dialer: hd, pacer: tc.pacer, runCtx: context.Background()}
+			e.start = time.Now()
+			e.measure = e.start
+			e.counts = make([]counter, 1)
+			e.shards = []*shard{newShard(tc.pacer != nil, true)}
+			if e.mix, err = newMix(&Mix{Weights: []int{1, 2, 3}, Names: []string{"a", "b", "c"}, Hosts: []int{0, 0, 1}}, e.shards, &pickConn{}, hd, 2); err != nil {
+				t.Fatal(err)
+			}
+			w := &worker{e: e, shard: e.shards[0], count: &e.counts[0], host: tc.host, dialer: hd.Host(int(tc.host))}
+			if tc.pacer != nil {
+				if w.wait, err = newWaiter(); err != nil {
+					t.Fatal(err)
+				}
+				defer w.wait.close()
+			}
+			defer w.dropConn()
+			if !w.step() || w.conn == nil {
+				t.Fatal("first step failed")
+			}
+			if n := allocs.Count(2000, func() {
+				if !w.step() {
+					t.Fatal("step failed")
+				}
+			}); n > allocs.Slack {
+				t.Errorf("%d allocations in 2000 requests, want 0", n)
+			}
+			if n := w.count.n.Load(); n < 2000 || w.shard.errors() != 0 {
+				t.Errorf("%d requests recorded, %d failed", n, w.shard.errors())
+			}
+			var run results.Run
+			e.mix.result(&run)
+			for _, nr := range run.RequestsByName {
+				mine := (nr.Name == "c") == (tc.host == 1)
+				if mine != (nr.Requests > 0) {
+					t.Errorf("host %d's worker sent %d of %s", tc.host+1, nr.Requests, nr.Name)
+				}
+			}
 		})
 	}
 }

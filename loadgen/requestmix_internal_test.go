@@ -76,7 +76,7 @@ func (c *pickConn) Close() error                                   { return nil 
 // so. A name's statistics are split by shard while they fit mixHists.
 func TestMixNames(t *testing.T) {
 	shards := []*shard{newShard(false, false), newShard(false, false), newShard(false, false), newShard(false, false)}
-	m, err := newMix(&Mix{Weights: []int{1, 2, 3, 4}, Names: []string{"a", "b", "a", "c"}}, shards, &pickConn{})
+	m, err := newMix(&Mix{Weights: []int{1, 2, 3, 4}, Names: []string{"a", "b", "a", "c"}}, shards, &pickConn{}, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestMixNames(t *testing.T) {
 	for i := range MaxMixNames + 50 {
 		names = append(names, fmt.Sprint("n", i))
 	}
-	m, err = newMix(&Mix{Weights: make1(len(names)), Names: names}, shards, &pickConn{})
+	m, err = newMix(&Mix{Weights: make1(len(names)), Names: names}, shards, &pickConn{}, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestMixNames(t *testing.T) {
 		t.Errorf("other %+v, first %+v, notes %v", other, first, run.Notes)
 	}
 	// Exactly MaxMixNames names: none folded.
-	m, err = newMix(&Mix{Weights: make1(MaxMixNames), Names: names[:MaxMixNames]}, shards, &pickConn{})
+	m, err = newMix(&Mix{Weights: make1(MaxMixNames), Names: names[:MaxMixNames]}, shards, &pickConn{}, nil, 1)
 	if err != nil || m.folded != 0 || m.names[MaxMixNames-1] != names[MaxMixNames-1] {
 		t.Errorf("%d names: %d folded (%v)", MaxMixNames, m.folded, err)
 	}

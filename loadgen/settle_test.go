@@ -110,7 +110,7 @@ func TestSettleRules(t *testing.T) {
 			sh := newShard(tc.open, true)
 			sh.wuLatency = hist.New() // a run with a warm-up
 			if tc.pick >= 0 {
-				m, err := newMix(&Mix{Weights: []int{1, 1, 1}, Names: []string{"a", "b", "c"}}, []*shard{sh}, &pickConn{})
+				m, err := newMix(&Mix{Weights: []int{1, 1, 1}, Names: []string{"a", "b", "c"}}, []*shard{sh}, &pickConn{}, nil, 1)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -237,7 +237,7 @@ func TestSettleAllocatesNothing(t *testing.T) {
 	sh := newShard(true, true)
 	sh.wuLatency = hist.New()
 	var err error
-	if e.mix, err = newMix(&Mix{Weights: []int{1, 1}, Names: []string{"a", "b"}}, []*shard{sh}, &pickConn{}); err != nil {
+	if e.mix, err = newMix(&Mix{Weights: []int{1, 1}, Names: []string{"a", "b"}}, []*shard{sh}, &pickConn{}, nil, 1); err != nil {
 		t.Fatal(err)
 	}
 	var n counter

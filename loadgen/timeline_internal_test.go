@@ -85,7 +85,7 @@ func TestWarmupAllocatesNothing(t *testing.T) {
 	e.counts = make([]counter, 1)
 	sh := newShard(false, false)
 	sh.wuLatency = hist.New()
-	w := &worker{e: e, shard: sh, count: &e.counts[0]}
+	w := &worker{e: e, shard: sh, count: &e.counts[0], dialer: e.dialer}
 	defer w.dropConn()
 	if !w.step() || w.conn == nil {
 		t.Fatal("first step failed")

@@ -45,6 +45,10 @@ type worker struct {
 	// index is its connection's, from 0: with a connection schedule it
 	// sends while the schedule counts more connections than that.
 	index int
+	// host is its connection's host, of a request mix on several (0 on
+	// one), and dialer what dials it.
+	host   int32
+	dialer protocol.Dialer
 }
 
 // perRequestConn is a Conn that opens a connection inside every Do, as
@@ -67,6 +71,7 @@ func newWorkers(e *engine, first protocol.Conn, dialTime time.Duration) (*worker
 	d := &workers{e: e, ws: make([]*worker, cfg.Connections*max(1, cfg.Streams)), stop: make(chan struct{})}
 	for i := range d.ws {
 		w := &worker{e: e, shard: e.shards[i%len(e.shards)], count: &e.counts[i%cfg.Threads], stop: d.stop, index: i / max(1, cfg.Streams)}
+		w.host, w.dialer = e.host(w.index)
 		if e.pacer != nil {
 			var err error
 			if w.wait, err = newWaiter(); err != nil {
@@ -201,7 +206,7 @@ func (w *worker) dropConn() {
 func (w *worker) dial(now time.Time, prefetch bool) bool {
 	e := w.e
 	ctx, cancel := context.WithTimeout(e.runCtx, e.cfg.Timeout.D())
-	c, err := e.dialer.Dial(ctx)
+	c, err := w.dialer.Dial(ctx)
 	cancel()
 	if e.aborted.Load() {
 		if c != nil {
@@ -213,6 +218,9 @@ func (w *worker) dial(now time.Time, prefetch bool) bool {
 	perReq, _ := c.(perRequestConn)
 	if perReq == nil {
 		w.shard.dialedErr(time.Since(now), err, inWindow, inWindow && !e.cfg.NewConn)
+		if err != nil && inWindow && !e.cfg.NewConn {
+			e.mix.connectFailed(w.host)
+		}
 	}
 	if err != nil {
 		return true
@@ -300,11 +308,11 @@ func (w *worker) step() bool {
 		}
 		w.backoff = 0
 	}
-	i := e.next.Add(1) - 1
+	i, pick := e.claim(w.host) // pick: of a request mix; -1 without
 	if n := uint64(e.cfg.Requests); n > 0 && i >= n {
 		return false
 	}
-	r := request{pick: e.pick(i)} // pick: of a request mix; -1 without
+	r := request{pick: pick}
 	if open {
 		off, ok := e.pacer.Intended(i)
 		if !ok {
@@ -359,7 +367,7 @@ func (w *worker) step() bool {
 			if w.pkConn != w.conn { // once a connection: a type assertion may allocate
 				w.pk, w.pkConn = w.conn.(protocol.Picker), w.conn
 			}
-			w.pk.Pick(int(r.pick))
+			w.pk.Pick(int(e.mix.local[r.pick]))
 		}
 		if e.messages {
 			w.clockMessages(open, r.intended, start)

@@ -22,4 +22,6 @@ type NamedRequests struct {
 	// Latency counts every request of this name sent, answered or failed,
 	// as Summary.Latency does.
 	Latency Latency `json:"latency"`
+	// Connections is a host's connections (RequestsByHost); 0 by name.
+	Connections int `json:"connections,omitempty"`
 }

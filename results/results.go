@@ -49,6 +49,10 @@ type Run struct {
 	// RequestsByName are a request mix's figures by request name (loadgen
 	// run --targets), in the order the names first appear in its file.
 	RequestsByName []NamedRequests `json:"requests_by_name,omitempty"`
+	// RequestsByHost are a request mix's figures by host, when its
+	// requests go to several (scheme://host:port as Name): each host's
+	// requests, its connections and its failed connects.
+	RequestsByHost []NamedRequests `json:"requests_by_host,omitempty"`
 	// Machine is the whole machine's CPU over the measured window: when it
 	// was saturated, figures measure contention.
 	Machine     *MachineCost `json:"machine,omitempty"`

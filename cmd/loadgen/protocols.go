@@ -35,6 +35,12 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 			s.Requests = append(s.Requests, client.Request{Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body})
 		}
 		cfg.Mix = &loadgen.Mix{Weights: m.Weights(), Names: m.Names()}
+		if len(m.Origins) > 1 {
+			cfg.Mix.Hosts = m.Hosts()
+			if cfg.Connections < len(m.Origins) {
+				return nil, fmt.Errorf("--targets %s goes to %d hosts, a connection or more each: give at least -c %d", f.targets, len(m.Origins), len(m.Origins))
+			}
+		}
 	}
 	d, err := client.Build(&s, &cfg.Config)
 	if errors.Is(err, client.ErrUnreachable) {
@@ -89,6 +95,8 @@ func loopCannot(f *runFlags, cfg loadgen.Config) error {
 			over = "gRPC"
 		}
 		what = "--new-conn over " + over + " (the loop opens a connection per request only for plaintext HTTP/1.1 and TCP)"
+	case cfg.Mix != nil && cfg.Mix.Hosts != nil:
+		what = "a request mix on several hosts (a loop drives one host)"
 	case cfg.NetNS != "":
 		what = "-p " + proto + " from --netns (in a namespace the loop drives only plaintext HTTP/1.1 and TCP)"
 	case cfg.Streams > 1:

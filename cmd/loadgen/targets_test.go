@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"loadgen/internal/testport"
 	"loadgen/results"
+	"loadgen/targets/httpbin"
 )
 
 // writeTargets writes a targets file of three weighted requests to the
@@ -115,7 +117,9 @@ func TestTargetsBadInput(t *testing.T) {
 		msg  string
 	}{
 		{"bad line", []string{"run", "--targets", bad}, bad + `:4: want "METHOD URL", got "GT/ ` + base + `/"`},
-		{"two origins", []string{"run", "--targets", file("GET " + base + "/get\nGET http://127.0.0.1:1/\n")}, ":2: \"http://127.0.0.1:1/\" goes to http://127.0.0.1:1, the requests before it (line 1) to " + base},
+		{"two hosts, one connection", []string{"run", "-c", "1", "--targets", file("GET " + base + "/get\nGET http://127.0.0.2:1/\n")}, "goes to 2 hosts, a connection or more each: give at least -c 2"},
+		{"h2 on an http host", []string{"run", "-p", "h2", "--targets", file("GET https://127.0.0.2:1/\nGET " + base + "/get\n")}, "host " + base + ": -p h2 is HTTP/2 over TLS"},
+		{"two hosts, driver loop", []string{"run", "--driver", "loop", "--targets", file("GET " + base + "/get\nGET http://127.0.0.2:1/\n")}, "--driver loop cannot drive a request mix on several hosts"},
 		{"missing body", []string{"run", "--targets", file("POST " + base + "/post\n@/nonexistent/body\n")}, ":2: the body: open /nonexistent/body"},
 		{"bad weight", []string{"run", "--targets", file("# weight=0\nGET " + base + "/\n")}, ":1: weight=0"},
 		{"no file", []string{"run", "--targets", "/nonexistent/targets"}, "--targets: open /nonexistent/targets"},
@@ -141,4 +145,84 @@ func TestTargetsBadInput(t *testing.T) {
 	if n := srv.Served(); n != 0 {
 		t.Errorf("the target served %d requests: load was sent", n)
 	}
+}
+
+// loadgen run --targets on two hosts (httpbin on 127.0.0.1 and on
+// 127.0.0.2): each server answers its own requests, exactly their share
+// of -n, open and closed loop; the reports give the figures by host; a
+// host that refuses connections fails the run before any load, named.
+func TestTargetsHosts(t *testing.T) {
+	a := startHTTPBinServer(t)
+	b, err := httpbin.New(httpbin.Config{Addr: "127.0.0.2:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	baseA, baseB := "http://"+a.Addr(), "http://"+b.Addr()
+	dir := t.TempDir()
+	targets := filepath.Join(dir, "targets.txt")
+	src := "GET " + baseA + "/get\n\n# weight=2\nGET " + baseA + "/bytes/10\n\n# name=b weight=3\nGET " + baseB + "/get\n"
+	if err := os.WriteFile(targets, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]uint64{}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"closed", nil},
+		{"open", []string{"-R", "3000"}},
+		{"h2c", []string{"-p", "h2c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run.json")
+			args := append([]string{"run", "-c", "4", "-n", "600", "--targets", targets, "--json", out}, tc.args...)
+			code, stdout, stderr := cli(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+			}
+			// 600 requests, a round of 6: 300 to each host.
+			gotA, gotB := a.Served()-served["a"], b.Served()-served["b"]
+			served["a"], served["b"] = a.Served(), b.Served()
+			if gotA != 300 || gotB != 300 {
+				t.Errorf("the servers answered %d and %d, want 300 each", gotA, gotB)
+			}
+			for _, want := range []string{"Requests by host", "\n    " + baseA + " (2 conn) ", "\n    " + baseB + " (2 conn) ",
+				"\n    GET " + a.Addr() + "/bytes/10 ", "WARNING: the request mix goes to 2 hosts: it ran on goroutines"} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("no %q in\n%s", want, stdout)
+				}
+			}
+			checkSchema(t, "run", out)
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var run results.Run
+			if err := json.Unmarshal(b, &run); err != nil {
+				t.Fatal(err)
+			}
+			if run.Config.Target != baseA+" "+baseB {
+				t.Errorf("target %q, want both hosts", run.Config.Target)
+			}
+			if len(run.RequestsByHost) != 2 || run.RequestsByHost[0].Requests != 300 || run.RequestsByHost[1].Requests != 300 {
+				t.Errorf("by host %+v", run.RequestsByHost)
+			}
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		closed := "http://" + strings.Replace(testport.Closed(t), "127.0.0.1", "127.0.0.2", 1)
+		bad := filepath.Join(dir, "refused.txt")
+		if err := os.WriteFile(bad, []byte("GET "+baseA+"/get\nGET "+closed+"/get\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := cli(t, "run", "-c", "2", "-d", "1s", "--targets", bad)
+		want := "cannot connect to " + closed + " (host 2 of the request mix's 2)"
+		if code == 0 || !strings.Contains(stderr, want) {
+			t.Errorf("exit %d, stderr %q; want an error with %q", code, stderr, want)
+		}
+	})
 }

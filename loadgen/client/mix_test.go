@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"loadgen/loadgen/protocol"
 	"loadgen/loadgen/protocol/h2"
 	"loadgen/loadgen/protocol/http1"
 )
@@ -21,7 +22,8 @@ func TestSpecMix(t *testing.T) {
 		{Spec{Protocol: "h2c", Client: "x-net", Requests: reqs}, "--client x-net sends one request"},
 		{Spec{Method: "PUT", Requests: reqs}, "leave out -m and --body"},
 		{Spec{Body: []byte("x"), Requests: reqs}, "leave out -m and --body"},
-		{Spec{Requests: []Request{{Method: "GET", URL: "http://127.0.0.1:8080/"}, {Method: "GET", URL: "http://127.0.0.1:9090/"}}}, "request 2: http://127.0.0.1:9090/ is not on"},
+		{Spec{Protocol: "h2", Requests: []Request{{Method: "GET", URL: "https://127.0.0.1:8443/"}, {Method: "GET", URL: "http://127.0.0.2:8080/"}}}, "host http://127.0.0.2:8080: -p h2 is HTTP/2 over TLS"},
+		{Spec{Target: "http://127.0.0.3:80", Requests: []Request{{Method: "GET", URL: "http://127.0.0.1:8080/"}, {Method: "GET", URL: "http://127.0.0.2:8080/"}}}, "goes to 2 hosts: leave out the URL"},
 	} {
 		s := tc.s
 		if _, err := New(&s); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -42,5 +44,37 @@ func TestSpecMix(t *testing.T) {
 	}
 	if _, ok := d.(*h2.Dialer); !ok {
 		t.Errorf("dialer %T", d)
+	}
+}
+
+// A mix on several origins is a Dialer per origin, each with its own
+// requests: TLS on the https:// one only; the Spec records every origin.
+func TestSpecMixHosts(t *testing.T) {
+	s := Spec{Requests: []Request{
+		{Method: "GET", URL: "http://127.0.0.1:8080/a"},
+		{Method: "GET", URL: "https://LOCALHOST/b"},
+		{Method: "GET", URL: "http://127.0.0.1:8080/c?x={{seq}}"},
+	}}
+	d, err := New(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hd, ok := d.(protocol.HostDialer)
+	if !ok || hd.Hosts() != 2 {
+		t.Fatalf("dialer %T, want a HostDialer of 2 hosts", d)
+	}
+	if hd.Origin(0) != "http://127.0.0.1:8080" || hd.Origin(1) != "https://localhost:443" {
+		t.Errorf("origins %q, %q", hd.Origin(0), hd.Origin(1))
+	}
+	if s.Target != "http://127.0.0.1:8080 https://localhost:443" || len(s.Requests) != 3 || !s.TLS.Enabled {
+		t.Errorf("target %q, %d requests, TLS %v; want both hosts, 3, TLS", s.Target, len(s.Requests), s.TLS.Enabled)
+	}
+	for h, tls := range []bool{false, true} {
+		if _, ok := hd.Host(h).(*http1.Dialer); !ok {
+			t.Fatalf("host %d: %T", h, hd.Host(h))
+		}
+		if got := !hd.Host(h).(*http1.Dialer).Sessions(); got != tls {
+			t.Errorf("host %d: TLS %v, want %v", h, got, tls)
+		}
 	}
 }

@@ -21,8 +21,12 @@
 // method and path ("GET /get"): a file vegeta reads is read as vegeta
 // reads it. Requests of one name share their statistics.
 //
-// Every request of a mix goes to one scheme, host and port: a run has one
-// connection pool. URLs, header values and bodies may hold fields
+// The requests of a mix may go to several origins (scheme, host and
+// port: Origins, at most MaxHosts); each connection of a run goes to one
+// of them (the engine splits the connections, loadgen/requestmix.go).
+// In a mix of several origins, a request without a name is named with
+// its host and port too ("GET 127.0.0.2:8080/get"), so that the same
+// path on two hosts is counted apart. URLs, header values and bodies may hold fields
 // ({{seq}}, {{row.COLUMN}} …: protocol.ParseTemplate), in the path and
 // query only for a URL; CheckFields checks them against the --feed. A URL's user:password@ becomes a Basic Authorization
 // header, as Go's client (vegeta's) sends it.
@@ -55,6 +59,7 @@ const (
 	MaxRequests = 1 << 16 // requests in a file
 	MaxWeight   = 1 << 20 // the sum of the weights, and so any one of them
 	MaxName     = 100     // bytes of a name
+	MaxHosts    = 64      // origins (scheme, host and port) in a file
 )
 
 // Request is one request of a mix.
@@ -67,12 +72,14 @@ type Request struct {
 	BodyFile string   // the @file, as written
 	Name     string   // # name=…, or METHOD /path
 	Weight   int      // # weight=…, or 1
+	Origin   string   // scheme://host:port, lower case, the port written
 }
 
 // Mix is a targets file, read.
 type Mix struct {
 	File     string    // the file's name, as given (errors start with it)
-	Origin   string    // scheme://host:port, every request's
+	Origin   string    // scheme://host:port, the first request's
+	Origins  []string  // every request's, in the order they first appear
 	Requests []Request // in the file's order
 }
 
@@ -143,8 +150,8 @@ type parser struct {
 	user     *url.Userinfo // of cur's URL
 	given    *directive    // the # name=… weight=… for the next request
 	givenAt  int
-	origin   int // the line of the first request, whose origin all share
-	total    int // of the weights
+	named    []bool // by request: named by a # name= line
+	total    int    // of the weights
 }
 
 // directive is a # name=… weight=… line.
@@ -181,7 +188,36 @@ func (p *parser) parse(src []byte) error {
 	if len(p.m.Requests) == 0 {
 		return p.errf(0, `no request: want lines of "METHOD URL" (then "Name: value" headers, an optional @body-file), a blank line between requests`)
 	}
+	if len(p.m.Origins) > 1 {
+		p.nameHosts()
+	}
 	return nil
+}
+
+// nameHosts names each request of a mix of several origins that has no
+// name of its own with its host and port: METHOD host:port/path.
+func (p *parser) nameHosts() {
+	for i := range p.m.Requests {
+		r := &p.m.Requests[i]
+		if p.named[i] {
+			continue
+		}
+		u, err := url.Parse(withoutFields(r.URL))
+		if err != nil {
+			continue // checked when read
+		}
+		r.Name = defaultName(r.Method, r.URL, u, u.Host)
+	}
+}
+
+// Hosts are the requests' origins, as indexes into Origins, by their
+// order in the file.
+func (m *Mix) Hosts() []int {
+	h := make([]int, len(m.Requests))
+	for i, r := range m.Requests {
+		h[i] = slices.Index(m.Origins, r.Origin)
+	}
+	return h
 }
 
 func (p *parser) line(n int, raw string) error {
@@ -244,20 +280,24 @@ func (p *parser) request(n int, line string) error {
 	}
 	origin := u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 	if len(p.m.Requests) == 0 {
-		p.m.Origin, p.origin = origin, n
-	} else if origin != p.m.Origin {
-		return p.errf(n, "%s goes to %s, the requests before it (line %d) to %s: one run is one connection pool, so every request of a mix goes to one scheme, host and port",
-			quote(raw), origin, p.origin, p.m.Origin)
+		p.m.Origin = origin
+	}
+	if !slices.Contains(p.m.Origins, origin) {
+		if len(p.m.Origins) == MaxHosts {
+			return p.errf(n, "%s goes to a host past the %d a mix may load (scheme, host and port): split the file", quote(raw), MaxHosts)
+		}
+		p.m.Origins = append(p.m.Origins, origin)
 	}
 	p.user = u.User
 	if u.User != nil {
 		u.User = nil
 		raw = u.String()
 	}
-	r := Request{Line: n, Method: method, URL: raw, Name: defaultName(method, raw, u), Weight: 1}
+	r := Request{Line: n, Method: method, URL: raw, Name: defaultName(method, raw, u, ""), Weight: 1, Origin: origin}
+	named := false
 	if d := p.given; d != nil {
 		if d.name != "" {
-			r.Name = d.name
+			r.Name, named = d.name, true
 		}
 		if d.weight > 0 {
 			r.Weight = d.weight
@@ -268,14 +308,16 @@ func (p *parser) request(n int, line string) error {
 		return p.errf(n, "the weights add up to more than %d: make them smaller (only their ratios matter)", MaxWeight)
 	}
 	p.m.Requests = append(p.m.Requests, r)
+	p.named = append(p.named, named)
 	p.cur, p.state = &p.m.Requests[len(p.m.Requests)-1], inHead
 	return nil
 }
 
-// defaultName is METHOD /path: the query is left out, so that the
+// defaultName is METHOD /path, or METHOD host:port/path with a host
+// (a mix of several origins): the query is left out, so that the
 // requests of one endpoint share their statistics. A path with fields is
 // named as written ("GET /users/{{seq}}").
-func defaultName(method, raw string, u *url.URL) string {
+func defaultName(method, raw string, u *url.URL, host string) string {
 	path := u.EscapedPath()
 	if protocol.HasTemplate(raw) {
 		_, rest, _ := strings.Cut(raw, "://")
@@ -286,7 +328,7 @@ func defaultName(method, raw string, u *url.URL) string {
 	if path == "" {
 		path = "/"
 	}
-	name := method + " " + path
+	name := method + " " + host + path
 	if len(name) > MaxName {
 		name = name[:MaxName-3] + "..."
 	}

@@ -52,12 +52,12 @@ HEAD http://GOKU:9090/path/to/success
 		t.Fatal(err)
 	}
 	want := []Request{
-		{Line: 2, Method: "GET", URL: "http://goku:9090/path/to/dragon?item=ball", Headers: []string{"X-Account-ID: 8675309"}, Name: "GET /path/to/dragon", Weight: 1},
-		{Line: 6, Method: "DELETE", URL: "http://goku:9090/path/to/remove", Headers: []string{"Confirmation-Token: 90215", "Authorization: Token DEADBEEF"}, Name: "DELETE /path/to/remove", Weight: 1},
-		{Line: 11, Method: "POST", URL: "http://goku:9090/things", Headers: []string{"X-Account-ID: 99"}, Body: []byte(`{"a":1}`), BodyFile: "/path/to/newthing.json", Name: "create", Weight: 3},
-		{Line: 16, Method: "GET", URL: "http://goku:9090/things?id=1", Name: "read it back", Weight: 2},
-		{Line: 17, Method: "GET", URL: "http://goku:9090/path/to", Headers: []string{"Authorization: Basic dXNlcjpzZWNyZXQ="}, Name: "GET /path/to", Weight: 1},
-		{Line: 18, Method: "HEAD", URL: "http://GOKU:9090/path/to/success", Name: "HEAD /path/to/success", Weight: 1},
+		{Line: 2, Method: "GET", URL: "http://goku:9090/path/to/dragon?item=ball", Headers: []string{"X-Account-ID: 8675309"}, Name: "GET /path/to/dragon", Weight: 1, Origin: "http://goku:9090"},
+		{Line: 6, Method: "DELETE", URL: "http://goku:9090/path/to/remove", Headers: []string{"Confirmation-Token: 90215", "Authorization: Token DEADBEEF"}, Name: "DELETE /path/to/remove", Weight: 1, Origin: "http://goku:9090"},
+		{Line: 11, Method: "POST", URL: "http://goku:9090/things", Headers: []string{"X-Account-ID: 99"}, Body: []byte(`{"a":1}`), BodyFile: "/path/to/newthing.json", Name: "create", Weight: 3, Origin: "http://goku:9090"},
+		{Line: 16, Method: "GET", URL: "http://goku:9090/things?id=1", Name: "read it back", Weight: 2, Origin: "http://goku:9090"},
+		{Line: 17, Method: "GET", URL: "http://goku:9090/path/to", Headers: []string{"Authorization: Basic dXNlcjpzZWNyZXQ="}, Name: "GET /path/to", Weight: 1, Origin: "http://goku:9090"},
+		{Line: 18, Method: "HEAD", URL: "http://GOKU:9090/path/to/success", Name: "HEAD /path/to/success", Weight: 1, Origin: "http://goku:9090"},
 	}
 	if !reflect.DeepEqual(m.Requests, want) {
 		t.Errorf("requests:\n got %+v\nwant %+v", m.Requests, want)
@@ -101,8 +101,6 @@ func TestParseErrors(t *testing.T) {
 		{"GET http:///x\n", `t:1: URL "http:///x" has no host`},
 		{"GET http://h:99999/\n", `t:1: URL "http://h:99999/": port "99999" out of range`},
 		{"GET http://h/%zz\n", `t:1: malformed URL "http://h/%zz"`},
-		{"GET http://h/\nGET http://h:81/\n", `t:2: "http://h:81/" goes to http://h:81, the requests before it (line 1) to http://h:80: one run is one connection pool`},
-		{"GET http://h/\n\nGET https://h/\n", `t:3: "https://h/" goes to https://h:443`},
 		{"GET http://h/\nBad Header: x\n", `t:2: want "METHOD URL", got "Bad Header: x"`},
 		{"GET http://h/\nBad/Header: x\n", `t:2: want a header "Name: value", an @body-file or a blank line, got "Bad/Header: x"`},
 		{"X-Header: 1\n", `t:1: want "METHOD URL", got "X-Header: 1"`},
@@ -243,8 +241,8 @@ func TestParseJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Request{
-		{Line: 3, Method: "POST", URL: "http://goku:9090/things", Headers: []string{"X-A: 1", "X-A: 3", "X-B: 2"}, Body: []byte(`{"a":1}`), Name: "create", Weight: 3},
-		{Line: 5, Method: "GET", URL: "http://goku:9090/path/to?q=1", Headers: []string{"Authorization: Basic dXNlcjpzZWNyZXQ="}, Name: "GET /path/to", Weight: 1},
+		{Line: 3, Method: "POST", URL: "http://goku:9090/things", Headers: []string{"X-A: 1", "X-A: 3", "X-B: 2"}, Body: []byte(`{"a":1}`), Name: "create", Weight: 3, Origin: "http://goku:9090"},
+		{Line: 5, Method: "GET", URL: "http://goku:9090/path/to?q=1", Headers: []string{"Authorization: Basic dXNlcjpzZWNyZXQ="}, Name: "GET /path/to", Weight: 1, Origin: "http://goku:9090"},
 	}
 	if !reflect.DeepEqual(m.Requests, want) {
 		t.Errorf("got  %+v\nwant %+v", m.Requests, want)
@@ -293,5 +291,40 @@ func TestParseFields(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.src, err, c.want)
 		}
+	}
+}
+
+// A mix may go to several origins: each request keeps its own, a
+// request without a name is named with its host and port, and past
+// MaxHosts origins the file is refused.
+func TestParseHosts(t *testing.T) {
+	src := `GET http://127.0.0.1:8080/get?q=1
+# name=upload weight=3
+POST https://b.example/post
+GET http://127.0.0.2:8080/get
+GET http://127.0.0.1:8080/get
+`
+	m, err := Parse("t", []byte(src), bodies(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	origins := []string{"http://127.0.0.1:8080", "https://b.example:443", "http://127.0.0.2:8080"}
+	if !reflect.DeepEqual(m.Origins, origins) || m.Origin != origins[0] {
+		t.Errorf("origins %q (first %q), want %q", m.Origins, m.Origin, origins)
+	}
+	if h := m.Hosts(); !reflect.DeepEqual(h, []int{0, 1, 2, 0}) {
+		t.Errorf("hosts %v, want [0 1 2 0]", h)
+	}
+	names := []string{"GET 127.0.0.1:8080/get", "upload", "GET 127.0.0.2:8080/get", "GET 127.0.0.1:8080/get"}
+	if n := m.Names(); !reflect.DeepEqual(n, names) {
+		t.Errorf("names %q, want %q", n, names)
+	}
+	var many strings.Builder
+	for i := range MaxHosts + 1 {
+		fmt.Fprintf(&many, "GET http://127.0.0.1:%d/\n", 1000+i)
+	}
+	_, err = Parse("t", []byte(many.String()), bodies(nil))
+	if want := fmt.Sprintf("t:%d: \"http://127.0.0.1:%d/\" goes to a host past the %d", MaxHosts+1, 1000+MaxHosts, MaxHosts); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("%d hosts: %v, want %s…", MaxHosts+1, err, want)
 	}
 }

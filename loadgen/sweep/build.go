@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +22,18 @@ func BuildStep(spec *Spec, p Path, st Step) (loadgen.Config, protocol.Dialer, er
 	cs := client.Spec{
 		Protocol: spec.Protocol, Call: spec.Call, Data: spec.Data, Protoset: spec.Protoset, NetNS: p.NetNS,
 		Messages: spec.Messages, Window: spec.Window,
+		Proto: spec.Proto, ImportPaths: spec.ImportPaths,
+	}
+	if spec.Feed != "" {
+		// Read for each step, so that every step starts at the first row,
+		// as a run does.
+		src, err := os.ReadFile(spec.Feed)
+		if err != nil {
+			return loadgen.Config{}, nil, fmt.Errorf("feed: %w", err)
+		}
+		if cs.Feed, err = protocol.ParseFeed(spec.Feed, src); err != nil {
+			return loadgen.Config{}, nil, fmt.Errorf("feed %w", err)
+		}
 	}
 	cs.TLS.CAFile, cs.TLS.Insecure = p.CACert, p.Insecure
 	cs.TLS.CertFile, cs.TLS.KeyFile = p.Cert, p.Key

@@ -61,6 +61,15 @@ type Spec struct {
 	// --window (grpc-stream: ping-pong messages in flight on each stream).
 	Messages int `yaml:"messages,omitempty" json:"messages,omitempty"`
 	Window   int `yaml:"window,omitempty" json:"window,omitempty"`
+	// Proto and ImportPaths are `loadgen run`'s --proto and -I: .proto
+	// files parsed for the call's types instead of server reflection, and
+	// the directories their imports are found in (then each file's own).
+	Proto       []string `yaml:"proto,omitempty" json:"proto,omitempty"`
+	ImportPaths []string `yaml:"import_paths,omitempty" json:"import_paths,omitempty"`
+	// Feed is `loadgen run`'s --feed: a CSV file whose rows the
+	// endpoint's {{row.COLUMN}} fields take, one row per request, on
+	// every path alike (protocols http1, h2, h2c).
+	Feed string `yaml:"feed,omitempty" json:"feed,omitempty"`
 	// Hops is how many targets each request crosses, a chain (serve
 	// httpbin --call; k8s run --hops): the report gives the latency and
 	// proxy cost each path adds per hop. 0 or 1: one target.
@@ -378,8 +387,14 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("messages counts a streaming call's messages: use it with protocol grpc-server-stream or grpc-client-stream, not %s", cmp.Or(s.Protocol, "http1"))
 	case s.Window > 0 && s.Protocol != "grpc-stream":
 		return fmt.Errorf("window keeps ping-pong messages in flight on a stream: use it with protocol grpc-stream, not %s", cmp.Or(s.Protocol, "http1"))
-	case s.Call == "" && (s.Data != "" || s.Protoset != ""):
-		return errors.New("data and protoset describe a call: give the method with call: pkg.Service/Method")
+	case s.Call == "" && (s.Data != "" || s.Protoset != "" || len(s.Proto) > 0 || len(s.ImportPaths) > 0):
+		return errors.New("data, protoset, proto and import_paths describe a call: give the method with call: pkg.Service/Method")
+	case s.Protoset != "" && len(s.Proto) > 0:
+		return errors.New("protoset and proto both give the call's types: keep one")
+	case len(s.ImportPaths) > 0 && len(s.Proto) == 0:
+		return errors.New("import_paths are where proto's imports are found: give the .proto files with proto:")
+	case s.Feed != "" && s.Protocol != "http1" && s.Protocol != "h2" && s.Protocol != "h2c":
+		return fmt.Errorf("feed gives rows to the endpoint's {{row.COLUMN}} fields, which protocols http1, h2 and h2c render, not %s", s.Protocol)
 	case s.Call != "" && !(len(s.Payloads) == 1 && s.Payloads[0] == 0):
 		return errors.New("with call, the message comes from data: leave payloads out")
 	}

@@ -130,11 +130,19 @@ func TestParseSpecErrors(t *testing.T) {
 		"bad watch name": {func(s string) string {
 			return strings.Replace(s, "{process: nginx}", "{process: nginx, name: \"a b\"}", 1)
 		}, []string{"nginx", "a b"}},
-		"endpoint on grpc":  {func(s string) string { return s + "protocol: grpc\nendpoint: /x\n" }, []string{"endpoint", "grpc"}},
-		"call on http":      {func(s string) string { return s + "call: a.B/C\n" }, []string{"call", "grpc"}},
-		"data without call": {func(s string) string { return s + "data: \"{}\"\n" }, []string{"call"}},
-		"messages on http":  {func(s string) string { return s + "messages: 5\n" }, []string{"messages", "grpc-server-stream", "not http1"}},
-		"window on grpc":    {func(s string) string { return s + "protocol: grpc\nwindow: 4\n" }, []string{"window", "grpc-stream", "not grpc"}},
+		"endpoint on grpc":   {func(s string) string { return s + "protocol: grpc\nendpoint: /x\n" }, []string{"endpoint", "grpc"}},
+		"call on http":       {func(s string) string { return s + "call: a.B/C\n" }, []string{"call", "grpc"}},
+		"data without call":  {func(s string) string { return s + "data: \"{}\"\n" }, []string{"call"}},
+		"messages on http":   {func(s string) string { return s + "messages: 5\n" }, []string{"messages", "grpc-server-stream", "not http1"}},
+		"window on grpc":     {func(s string) string { return s + "protocol: grpc\nwindow: 4\n" }, []string{"window", "grpc-stream", "not grpc"}},
+		"feed on grpc":       {func(s string) string { return s + "protocol: grpc\nfeed: rows.csv\n" }, []string{"feed", "http1, h2 and h2c", "not grpc"}},
+		"proto without call": {func(s string) string { return s + "proto: [a.proto]\n" }, []string{"proto", "call:"}},
+		"import_paths alone": {func(s string) string {
+			return s + "protocol: grpc\ncall: a.B/C\nimport_paths: [inc]\n"
+		}, []string{"import_paths", "proto:"}},
+		"proto and protoset": {func(s string) string {
+			return s + "protocol: grpc\ncall: a.B/C\nprotoset: x.pb\nproto: [a.proto]\n"
+		}, []string{"protoset and proto"}},
 		"negative messages": {func(s string) string { return s + "protocol: grpc-client-stream\nmessages: -1\n" }, []string{"negative"}},
 		"negative workers": {func(s string) string {
 			return strings.Replace(s, "{process: nginx}", "{process: nginx}\n    workers: -1", 1)

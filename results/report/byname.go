@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -9,15 +10,22 @@ import (
 )
 
 // A request mix's figures by name (loadgen run --targets): a row per
-// name, in every report of a run — text, Markdown and HTML.
+// name, in every report of a run — text, Markdown and HTML; and by host,
+// a row per host, for a mix on several (text and Markdown).
 
 // byNameCols are the columns of the table by name.
 var byNameCols = []string{"request", "weight", "share", "requests", "req/s", "p50", "p90", "p99", "max", "errors", "status"}
 
 // byNameRows are the table's rows: each name's figures, as text.
-func byNameRows(run *results.Run) [][]string {
+func byNameRows(run *results.Run) [][]string { return namedRows(run.RequestsByName) }
+
+// byHostCols are the columns of the table by host.
+var byHostCols = append([]string{"host"}, byNameCols[1:]...)
+
+// namedRows are the rows of a table by name or by host.
+func namedRows(named []results.NamedRequests) [][]string {
 	var rows [][]string
-	for _, nr := range run.RequestsByName {
+	for _, nr := range named {
 		l := nr.Latency
 		lat := func(d results.Duration) string {
 			if l.Count == 0 {
@@ -72,21 +80,36 @@ var textCols = []int{0, 1, 2, 3, 4, 5, 7, 9, 10} // request, weight, share, requ
 const textName = 30
 
 // textByName prints the table by name under wrk's summary, its columns
-// aligned.
+// aligned, and the table by host of a mix on several.
 func textByName(p *printer, run *results.Run) {
-	if len(run.RequestsByName) == 0 {
+	textNamed(p, "  Requests by name (share: of the requests sent; latency: every request of the name):\n", byNameCols, run.RequestsByName)
+	textNamed(p, "  Requests by host (connections: of -c; errors: with its failed connects):\n", byHostCols, hostsNamed(run.RequestsByHost))
+}
+
+// hostsNamed are hosts' figures with each one's connections in its name.
+func hostsNamed(hosts []results.NamedRequests) []results.NamedRequests {
+	out := slices.Clone(hosts)
+	for i := range out {
+		out[i].Name = fmt.Sprintf("%s (%d conn)", out[i].Name, out[i].Connections)
+	}
+	return out
+}
+
+// textNamed prints a table by name or by host, its columns aligned.
+func textNamed(p *printer, title string, cols []string, named []results.NamedRequests) {
+	if len(named) == 0 {
 		return
 	}
 	var rows [][]string
-	for k, r := range append([][]string{byNameCols}, byNameRows(run)...) {
+	for k, r := range append([][]string{cols}, namedRows(named)...) {
 		row := make([]string, len(textCols))
 		for i, c := range textCols {
 			row[i] = r[c]
 		}
 		if k > 0 {
-			row[1] = fmt.Sprintf("%d (%.0f%%)", run.RequestsByName[k-1].Weight, 100*run.RequestsByName[k-1].WeightShare)
+			row[1] = fmt.Sprintf("%d (%.0f%%)", named[k-1].Weight, 100*named[k-1].WeightShare)
 		}
-		if name := []rune(row[0]); len(name) > textName {
+		if name := []rune(row[0]); len(name) > textName && k > 0 && cols[0] == byNameCols[0] {
 			row[0] = string(name[:textName-1]) + "…"
 		}
 		rows = append(rows, row)
@@ -97,7 +120,7 @@ func textByName(p *printer, run *results.Run) {
 			widths[i] = max(widths[i], len([]rune(c)))
 		}
 	}
-	p.f("  Requests by name (share: of the requests sent; latency: every request of the name):\n")
+	p.f("%s", title)
 	for _, r := range rows {
 		var b strings.Builder
 		b.WriteString("   ")
@@ -125,6 +148,15 @@ func markdownByName(p *printer, run *results.Run) {
 	mdRow(p, byNameCols...)
 	p.f("|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
 	for _, r := range byNameRows(run) {
+		mdRow(p, r...)
+	}
+	if len(run.RequestsByHost) == 0 {
+		return
+	}
+	p.f("\nRequests by host (connections: of -c; errors: with its failed connects):\n\n")
+	mdRow(p, byHostCols...)
+	p.f("|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+	for _, r := range namedRows(hostsNamed(run.RequestsByHost)) {
 		mdRow(p, r...)
 	}
 }

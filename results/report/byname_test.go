@@ -77,3 +77,46 @@ func TestByName(t *testing.T) {
 		t.Error("a run without a mix reports requests by name")
 	}
 }
+
+// A mix on several hosts reports its figures by host too, each with its
+// connections, in the text summary and Markdown.
+func TestByHost(t *testing.T) {
+	sweeps := mixRun(t)
+	run := sweeps[0].Steps[0].Run
+	ms := func(f float64) results.Duration { return results.Duration(f * float64(time.Millisecond)) }
+	run.RequestsByHost = []results.NamedRequests{
+		{Name: "http://127.0.0.1:8080", Weight: 5, WeightShare: 5.0 / 6, Share: 0.833, Requests: 8330, RPS: 833, Connections: 5,
+			Status: map[int]int64{200: 8320, 503: 10}, Errors: results.Errors{Status: 10}, Latency: results.Latency{Count: 8330, P50: ms(1), P90: ms(2), P99: ms(3), Max: ms(9)}},
+		{Name: "https://127.0.0.2:8443", Weight: 1, WeightShare: 1.0 / 6, Share: 0.167, Requests: 1660, RPS: 166, Connections: 1,
+			Status: map[int]int64{200: 1660}, Errors: results.Errors{Connect: 3, Timeout: 10}, Latency: results.Latency{Count: 1670, P50: ms(20), P90: ms(30), P99: ms(2000), Max: ms(2000)}},
+	}
+	var txt bytes.Buffer
+	if err := Wrk(&txt, run, WrkOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := "  Requests by host (connections: of -c; errors: with its failed connects):\n" +
+		"    host                              weight  share  requests   req/s     p50     p99                      errors  status\n" +
+		"    http://127.0.0.1:8080 (5 conn)   5 (83%)  83.3%      8330  833.00  1.00ms  3.00ms              10 (status 10)  200: 8320, 503: 10\n" +
+		"    https://127.0.0.2:8443 (1 conn)  1 (17%)  16.7%      1660  166.00  20.0ms   2.00s  13 (connect 3, timeout 10)  200: 1660\n"
+	if !strings.Contains(txt.String(), want) {
+		t.Errorf("text: no\n%s\nin\n%s", want, txt.String())
+	}
+	var md bytes.Buffer
+	if err := Markdown(&md, sweeps, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| host | weight | share | requests | req/s | p50 | p90 | p99 | max | errors | status |\n|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n",
+		"| https://127.0.0.2:8443 (1 conn) | 1 (16.7%) | 16.7% | 1660 | 166.00 | 20.0ms | 30.0ms | 2.00s | 2.00s | 13 (connect 3, timeout 10) | 200: 1660 |\n",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown: no\n%s\nin\n%s", want, md.String())
+		}
+	}
+	// A mix on one host has no table by host.
+	txt.Reset()
+	Wrk(&txt, mixRun(t)[0].Steps[0].Run, WrkOptions{})
+	if strings.Contains(txt.String(), "Requests by host") {
+		t.Error("a mix on one host reports requests by host")
+	}
+}

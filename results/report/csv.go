@@ -29,10 +29,14 @@ var csvFixed = []string{
 // and the machine's saturation come the proxy's worker count (ingress
 // sizing), TLS and new connection per request. A failed step has its plan
 // columns and its reason only. Where a sweep's requests crossed a chain
-// of targets, a column hops says how many (1 elsewhere). Last, a column
-// per label key (--label), label.KEY, empty on a run without that label.
+// of targets, a column hops says how many (1 elsewhere). Where answers
+// were streams of messages (gRPC server streaming: Summary.Messages), the
+// message columns (csvMessages) follow, empty on a step without. Last, a
+// column per label key (--label), label.KEY, empty on a run without that
+// label.
 func CSV(w io.Writer, sweeps []*Sweep) error {
 	chained := slices.ContainsFunc(sweeps, func(s *Sweep) bool { return s.Hops() > 1 })
+	streamed := slices.ContainsFunc(sweeps, streamsMessages)
 	var names []csvWatch // watched process sets, in order of appearance
 	for _, s := range sweeps {
 		for _, st := range s.Steps {
@@ -54,6 +58,9 @@ func CSV(w io.Writer, sweeps []*Sweep) error {
 	if chained {
 		head = append(head, "hops")
 	}
+	if streamed {
+		head = append(head, csvMessages...)
+	}
 	keys := csvLabelKeys(sweeps)
 	for _, k := range keys {
 		head = append(head, "label."+k)
@@ -67,6 +74,9 @@ func CSV(w io.Writer, sweeps []*Sweep) error {
 			row := csvRow(s, st, names)
 			if chained {
 				row = append(row, itoa(s.Hops()))
+			}
+			if streamed {
+				row = append(row, messageCells(st)...)
 			}
 			labels := s.Labels() // a step without a run: its sweep's
 			if st.Run != nil {
@@ -82,6 +92,36 @@ func CSV(w io.Writer, sweeps []*Sweep) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvMessages are the columns of streamed answers' messages: their
+// count and rate over the window, the time to each answer's first message
+// and the gap between two of one answer, in microseconds.
+var csvMessages = []string{
+	"messages", "messages_per_s",
+	"first_message_p50_us", "first_message_p90_us", "first_message_p99_us", "first_message_max_us",
+	"message_gap_p50_us", "message_gap_p90_us", "message_gap_p99_us", "message_gap_max_us",
+}
+
+// streamsMessages: a step of s had streamed answers.
+func streamsMessages(s *Sweep) bool {
+	return slices.ContainsFunc(s.Steps, func(st *results.Step) bool { return st.Run != nil && st.Run.Summary.Messages != nil })
+}
+
+// messageCells are a step's csvMessages cells: empty without messages,
+// the gap's empty when no answer had two.
+func messageCells(st *results.Step) []string {
+	cells := make([]string, len(csvMessages))
+	if st.Run == nil || st.Run.Summary.Messages == nil {
+		return cells
+	}
+	m := st.Run.Summary.Messages
+	f := m.First
+	copy(cells, []string{i64(m.Count), fnum(m.PerSec), micros(f.P50), micros(f.P90), micros(f.P99), micros(f.Max)})
+	if g := m.Gap; g != nil {
+		copy(cells[6:], []string{micros(g.P50), micros(g.P90), micros(g.P99), micros(g.Max)})
+	}
+	return cells
 }
 
 // csvLabelKeys are the label keys of every run, sorted: a column each,
