@@ -19,6 +19,7 @@ import (
 	"loadgen/meshes/k8s/cost"
 	"loadgen/meshes/k8s/run"
 	"loadgen/results"
+	"loadgen/results/report"
 )
 
 type k8sRunFlags struct {
@@ -37,6 +38,7 @@ type k8sRunFlags struct {
 	promMem    string
 	promNode   [2]string // --prom-node-cpu, --prom-node-mem
 	quiet      bool
+	wide       bool
 	check      checkFlags
 	ui         uiFlags // --ui: the live dashboard
 	labels     results.Labels
@@ -94,6 +96,7 @@ for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001
 		"else the one at the published address")
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines (what is applied, each step's Job)")
+	fl.BoolVar(&f.wide, "wide", false, wideUsage)
 	labelFlag(fl, &f.labels)
 	f.check.registerSweep(fl)
 	f.ui.register(fl, "k8s run")
@@ -190,6 +193,15 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	}
 	if err != nil {
 		return failf("%v", err)
+	}
+	if len(res) > 0 {
+		// The table loadgen sweep prints, with each side's proxy figures.
+		opt := tableOptions(w, f.wide)
+		opt.Hops = spec.Hops
+		if terr := report.SweepTable(w, spec.BaselineName(), res, opt); terr != nil {
+			return failf("%v", terr)
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%s in %s (%d failed); read them with: loadgen report %s\n", plural(len(res), "step"), f.out, failed, f.out)
 	checked, err := f.check.checkSteps(w, res)
