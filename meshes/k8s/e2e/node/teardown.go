@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -151,8 +152,8 @@ func down(dir string, log io.Writer, several bool) error {
 }
 
 // multi tells whether the state is of several nodes (in network
-// namespaces of their own, on Flannel).
-func (s *state) multi() bool { return s != nil && s.cni() == CNIFlannel }
+// namespaces of their own: Flannel, Macvlan).
+func (s *state) multi() bool { return s != nil && slices.Contains(MultiCNIs, s.cni()) }
 
 // isKubelet tells a kubelet's process by its name in the state file.
 func isKubelet(name string) bool { return name == "kubelet" || strings.HasPrefix(name, "kubelet-") }
