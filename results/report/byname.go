@@ -11,7 +11,7 @@ import (
 
 // A request mix's figures by name (loadgen run --targets): a row per
 // name, in every report of a run — text, Markdown and HTML; and by host,
-// a row per host, for a mix on several (text and Markdown).
+// a row per host, for a mix on several.
 
 // byNameCols are the columns of the table by name.
 var byNameCols = []string{"request", "weight", "share", "requests", "req/s", "p50", "p90", "p99", "max", "errors", "status"}
@@ -171,11 +171,14 @@ func htmlByName(run *results.Run) *nameTable {
 	if len(run.RequestsByName) == 0 {
 		return nil
 	}
-	t := &nameTable{Cols: byNameCols, Rows: byNameRows(run)}
-	for _, r := range t.Rows {
-		for i := range r {
-			r[i] = micro(r[i])
-		}
+	return microTable(byNameCols, byNameRows(run))
+}
+
+// htmlByHost is the HTML table by host of a mix on several, each host
+// with its connections.
+func htmlByHost(run *results.Run) *nameTable {
+	if len(run.RequestsByHost) == 0 {
+		return nil
 	}
-	return t
+	return microTable(byHostCols, namedRows(hostsNamed(run.RequestsByHost)))
 }

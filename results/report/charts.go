@@ -304,7 +304,8 @@ func buildRun(id string, s *Sweep, colors map[string]string) *runView {
 	if MachineSaturated(run) {
 		rv.Notes = append(rv.Notes, upperFirst(machineSaturated(run.Machine))+".")
 	}
-	rv.ByName = htmlByName(run)
+	rv.ByName, rv.ByHost = htmlByName(run), htmlByHost(run)
+	rv.Messages, rv.Stages = htmlMessages(run), htmlStages(run)
 	return rv
 }
 

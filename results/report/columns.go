@@ -43,7 +43,8 @@ type column struct {
 // ones while the table still fits the width.
 var columnPriority = []string{"+cpu", "p90", "p99.9", "proxy cpu", "client cpu/unit", "server cpu/unit", "timeouts", "+MiB", "proxy MiB",
 	"+p50", "target cpu", "gen cpu", "+p90", "+p99.9", "client cpu", "server cpu", "client MiB", "server MiB", "p95",
-	"+p50/hop", "+cpu/hop", "proxy cpu/hop", "node cpu", "cp cpu"}
+	"+p50/hop", "+cpu/hop", "proxy cpu/hop", "node cpu", "cp cpu",
+	"first p90", "msgs", "gap p50", "first max", "gap p90", "gap max"}
 
 // sweepColumns are every column of a sweep table in the protocol's units,
 // in the order they print. Step, path and flags are filled by the table.
@@ -141,6 +142,7 @@ func sweepColumns(u unit, hops int) []column {
 	if hops > 1 {
 		cols = append(cols, perHopColumns(u, hops)...)
 	}
+	cols = append(cols, messageColumns(u)...)
 	return append(cols,
 		cost("proxy cpu", "proxy cpu", "proxy", "%.2f", proxy, func(s CellStats) float64 { return s.ProxyCPU }),
 		cost("cpu/unit", "cpu/"+u.per, "proxy", "%.3f", proxy, func(s CellStats) float64 { return s.ProxyCPUPerUnit }),
@@ -156,6 +158,44 @@ func sweepColumns(u unit, hops int) []column {
 		cost("node cpu", "node cpu", "", "%.2f", func(s CellStats) bool { return s.HasNode }, func(s CellStats) float64 { return s.NodeCPU }),
 		column{key: "gen cpu", head: "gen cpu", get: func(s CellStats) string { return fmt.Sprintf("%.2f", s.GenCPU) }},
 		column{key: "flags", head: "flags", first: true, left: true})
+}
+
+// messageColumns are the figures of streamed answers' messages (gRPC
+// server streaming), empty on a cell without: their count and rate, the
+// time to an answer's first message and the gap between two of one.
+func messageColumns(u unit) []column {
+	const group = "messages"
+	col := func(key string, first bool, f func(*MessageStats) string) column {
+		return column{key: key, head: key, group: group, first: first, get: func(s CellStats) string {
+			if s.Messages == nil {
+				return ""
+			}
+			return f(s.Messages)
+		}}
+	}
+	lat := func(key string, first bool, gap bool, f func(*MessageStats) float64) column {
+		return col(key, first, func(m *MessageStats) string {
+			switch {
+			case gap && !m.HasGap:
+				return "—"
+			case u.micros:
+				return fmt.Sprintf("%.1f", f(m)/1e3)
+			}
+			return ms(f(m))
+		})
+	}
+	return []column{
+		col("msgs", false, func(m *MessageStats) string { return fmt.Sprintf("%.0f", m.Count) }),
+		col("msgs/s", true, func(m *MessageStats) string { return fmt.Sprintf("%.0f", m.PerSec) }),
+		lat("first p50", true, false, func(m *MessageStats) float64 { return m.FirstP50 }),
+		lat("first p90", false, false, func(m *MessageStats) float64 { return m.FirstP90 }),
+		lat("first p99", true, false, func(m *MessageStats) float64 { return m.FirstP99 }),
+		lat("first max", false, false, func(m *MessageStats) float64 { return m.FirstMax }),
+		lat("gap p50", false, true, func(m *MessageStats) float64 { return m.GapP50 }),
+		lat("gap p90", false, true, func(m *MessageStats) float64 { return m.GapP90 }),
+		lat("gap p99", true, true, func(m *MessageStats) float64 { return m.GapP99 }),
+		lat("gap max", false, true, func(m *MessageStats) float64 { return m.GapMax }),
+	}
 }
 
 // perHopColumns are the added figures of a path whose requests cross
@@ -317,6 +357,9 @@ func legend(u unit, baseline string, shown []string, levels []string, hops int) 
 	}
 	if has("+p50/hop") || has("+p99/hop") || has("+cpu/hop") || has("proxy cpu/hop") {
 		parts = append(parts, fmt.Sprintf("/hop: each request crosses %d targets, each calling the next (%s too): the added figure, or the proxies' cpu, divided by %d", hops, b, hops))
+	}
+	if has("msgs/s") || has("first p50") || has("gap p99") {
+		parts = append(parts, "messages: of the streamed answers, first: the time to an answer's first message, gap: between two messages of one answer (— no answer had two)")
 	}
 	if has("client cpu") || has("client cpu/unit") || has("client MiB") || has("server cpu") || has("server cpu/unit") || has("server MiB") {
 		parts = append(parts, "client, server: the workers' sidecars and the target's, each counted once (— no sidecar on that side in this mode)")

@@ -39,9 +39,10 @@ var htmlCSS string
 var htmlCheck string
 
 var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"thousands": thousands,
-	"us1":       func(ns float64) float64 { return ns / 1e3 },
-	"perWorker": func(v float64, n int) float64 { return v / float64(max(n, 1)) },
+	"thousands":    thousands,
+	"messagesNote": func() string { return messagesNote },
+	"us1":          func(ns float64) float64 { return ns / 1e3 },
+	"perWorker":    func(v float64, n int) float64 { return v / float64(max(n, 1)) },
 	"pathDot": func(color string) template.HTML {
 		return template.HTML(fmt.Sprintf(`<span class="dot" style="background:%s"></span>`, template.HTMLEscapeString(color)))
 	},
@@ -104,6 +105,8 @@ type section struct {
 	Notes  []string
 	Blocks []*blockView
 	Run    *runView
+	// MessagesNote explains the messages columns, when the tables have them.
+	MessagesNote string
 }
 
 type blockView struct {
@@ -166,6 +169,10 @@ type runView struct {
 	Errors string
 	Notes  []string
 	ByName *nameTable // a request mix's figures by name (byname.go)
+	ByHost *nameTable // and by host, for a mix on several
+	// Messages are streamed answers' messages, Stages a staged
+	// schedule's stages (runtables.go).
+	Messages, Stages *nameTable
 }
 
 type envView struct {
@@ -430,6 +437,9 @@ func buildSection(i int, s *Sweep, colors map[string]string) *section {
 		if key := t.cols[k].key; key != "step" && key != "path" && key != "flags" {
 			figures = append(figures, k)
 		}
+		if t.cols[k].key == "msgs/s" {
+			sec.MessagesNote = "Messages: of the streamed answers, medians over repeats; " + messagesNote + " (— no answer had two)."
+		}
 	}
 	var groups []headGroup
 	var heads []string
@@ -468,8 +478,13 @@ func buildSection(i int, s *Sweep, colors map[string]string) *section {
 			default:
 				for _, f := range figures {
 					v := micro(tb.rows[k][f])
-					if t.cols[f].key == "rate" && !t.unit.stream {
+					switch key := t.cols[f].key; {
+					case key == "rate" && !t.unit.stream:
 						v = thousands(st.RPS)
+					case key == "msgs" && st.Messages != nil:
+						v = thousands(st.Messages.Count)
+					case key == "msgs/s" && st.Messages != nil:
+						v = thousands(st.Messages.PerSec)
 					}
 					tr.Cells = append(tr.Cells, v)
 				}

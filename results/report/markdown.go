@@ -131,7 +131,8 @@ func markdownRun(p *printer, s *Sweep) {
 		p.f("\nErrors: connect %d, read %d, write %d, timeout %d, status %d, protocol %d.\n",
 			e.Connect, e.Read, e.Write, e.Timeout, e.Status, e.Protocol)
 	}
-	markdownByName(p, run) // a request mix's figures by name (byname.go)
+	markdownRunTables(p, run) // messages, stages (runtables.go)
+	markdownByName(p, run)    // a request mix's figures by name (byname.go)
 	if run.Aborted != "" {
 		p.f("\n**%s;** figures cover %s.\n", upperFirst(run.Aborted), Latency(sum.Duration))
 	} else if run.Interrupted {

@@ -62,6 +62,46 @@ type CellStats struct {
 	ControlPlaneCPU, NodeCPU float64
 	GenCPU                   float64 // cores the generator used
 	Flags                    string  // see Cell.Flags
+	// Messages are the streamed answers' messages (gRPC server
+	// streaming: Summary.Messages), medians over the repeats that had
+	// them; nil when none did.
+	Messages *MessageStats
+}
+
+// MessageStats are a cell's streamed messages: their count and rate, the
+// time to an answer's first message and between two of one answer
+// (nanoseconds; HasGap when some answer had two).
+type MessageStats struct {
+	Count, PerSec                          float64
+	FirstP50, FirstP90, FirstP99, FirstMax float64
+	HasGap                                 bool
+	GapP50, GapP90, GapP99, GapMax         float64
+}
+
+// messageStats reduces the cell's streamed messages, nil without any.
+func (c *Cell) messageStats() *MessageStats {
+	has := func(st *results.Step) bool { return st.Run.Summary.Messages != nil }
+	count, ok := c.medianWhere(has, func(st *results.Step) float64 { return float64(st.Run.Summary.Messages.Count) })
+	if !ok {
+		return nil
+	}
+	m := &MessageStats{Count: count}
+	m.PerSec, _ = c.medianWhere(has, func(st *results.Step) float64 { return st.Run.Summary.Messages.PerSec })
+	first := func(q func(results.Latency) results.Duration) float64 {
+		v, _ := c.medianWhere(has, func(st *results.Step) float64 { return float64(q(st.Run.Summary.Messages.First)) })
+		return v
+	}
+	m.FirstP50, m.FirstP90 = first(func(l results.Latency) results.Duration { return l.P50 }), first(func(l results.Latency) results.Duration { return l.P90 })
+	m.FirstP99, m.FirstMax = first(func(l results.Latency) results.Duration { return l.P99 }), first(func(l results.Latency) results.Duration { return l.Max })
+	hasGap := func(st *results.Step) bool { return has(st) && st.Run.Summary.Messages.Gap != nil }
+	gap := func(q func(results.Latency) results.Duration) float64 {
+		v, ok := c.medianWhere(hasGap, func(st *results.Step) float64 { return float64(q(*st.Run.Summary.Messages.Gap)) })
+		m.HasGap = m.HasGap || ok
+		return v
+	}
+	m.GapP50, m.GapP90 = gap(func(l results.Latency) results.Duration { return l.P50 }), gap(func(l results.Latency) results.Duration { return l.P90 })
+	m.GapP99, m.GapMax = gap(func(l results.Latency) results.Duration { return l.P99 }), gap(func(l results.Latency) results.Duration { return l.Max })
+	return m
 }
 
 // failure is why every repeat of the cell failed (Step.Failure: a path
@@ -158,6 +198,7 @@ func (c *Cell) Stats(base *Cell) CellStats {
 	s.ControlPlaneCPU, s.HasControlPlane = c.Watched(results.RoleControlPlane, cpu)
 	s.NodeCPU, s.HasNode = c.Watched(results.RoleNode, cpu)
 	s.GenCPU, _ = c.Median(func(st *results.Step) float64 { return GeneratorCores(st.Run) })
+	s.Messages = c.messageStats()
 	return s
 }
 
