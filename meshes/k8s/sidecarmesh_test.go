@@ -162,8 +162,8 @@ func TestSidecarMeshProbes(t *testing.T) {
 	}
 }
 
-// TestSidecarMeshObjects checks that the proxy's config per proxy, its image,
-// and the identities with --mtls.
+// TestSidecarMeshObjects checks the objects of a sidecar mesh: the proxy's
+// config per proxy, its image, and the identities with --mtls.
 func TestSidecarMeshObjects(t *testing.T) {
 	for _, p := range SidecarProxies {
 		target, _, objs := sidecarRendering(t, Options{Mesh: MeshSidecar, Sidecar: SidecarOptions{Proxy: p}, MTLS: true, Namespace: "bench"})

@@ -404,8 +404,8 @@ func TestStartNginxTFails(t *testing.T) {
 	assertNothingLeft(t, tmp)
 }
 
-// TestStartPortInUse checks that nginx cannot bind a port that is taken;
-// Start says so in nginx's words and cleans up. (nginx retries the bind for
+// TestStartPortInUse checks that, when nginx cannot bind a port that is
+// taken, Start says so in nginx's words and cleans up. (nginx retries the bind for
 // 2.5s.)
 func TestStartPortInUse(t *testing.T) {
 	needNginx(t)

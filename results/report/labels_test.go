@@ -26,8 +26,9 @@ func labelSweep(t *testing.T) []*Sweep {
 	return s
 }
 
-// TestCSVLabelColumns checks that a column per label key, label.KEY, last;
-// each row its run's value, a failed step its sweep's common ones.
+// TestCSVLabelColumns checks the CSV's label columns: a column per label
+// key, label.KEY, last; each row its run's value, a failed step its sweep's
+// common ones.
 func TestCSVLabelColumns(t *testing.T) {
 	rows, err := csv.NewReader(bytes.NewReader(render(t, func(b *bytes.Buffer) error { return CSV(b, labelSweep(t)) }))).ReadAll()
 	if err != nil {

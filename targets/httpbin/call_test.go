@@ -79,7 +79,7 @@ func brokenHop(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// TestChainBrokenHop checks that the third hop fails; the first server
+// TestChainBrokenHop checks that, when the third hop fails, the first server
 // answers 502 with one line naming it, passed up from the second.
 func TestChainBrokenHop(t *testing.T) {
 	bad := brokenHop(t)
