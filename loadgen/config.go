@@ -51,13 +51,9 @@ type Config struct {
 	// saturation is judged: 0 reads this process's cgroup quota (a pod's
 	// limits.cpu), a negative value means none.
 	CPUQuota float64
-	// Judge, when set, is asked at the end of each measured interval,
-	// once JudgeAfter of the measured window has passed, whether the run
-	// must stop (--abort-on-fail): it sees the run's last JudgeWindow
-	// (Window) and answers why, or "" to go on. A reason stops the run as
-	// an interrupt does (requests in flight are discarded); its result is
-	// Interrupted, and Aborted with the reason. Called from the engine's
-	// reporting goroutine.
+	// Judge (--abort-on-fail) is called on the reporting goroutine after each
+	// measured interval from JudgeAfter on, with the last JudgeWindow: a reason
+	// stops the run as an interrupt does, and the result's Aborted says it.
 	Judge func(Window) string
 	// JudgeWindow is how much of the run's end Judge sees, in whole
 	// intervals: DefaultJudgeWindow (3 s) when 0.
@@ -65,21 +61,13 @@ type Config struct {
 	// JudgeAfter is how far into the measured window Judge is first asked;
 	// never before a whole JudgeWindow was measured.
 	JudgeAfter time.Duration
-	// Procs is how many processors (Ps) the generator's threads may use:
-	// its event loops (one per thread, at most one per P) and the CPUs its
-	// cost is judged against are counted in it. 0: GOMAXPROCS. A caller
-	// that runs an event-loop run (SpareP) with GOMAXPROCS one above Procs
-	// lets each loop wait for events holding its P, the cheaper wait at
-	// one request in flight (see package heldp), while the rest of the
-	// process keeps a P.
+	// Procs is how many processors (Ps) the generator may use: its event
+	// loops (at most one per P) and the CPUs its cost is judged against.
+	// 0: GOMAXPROCS. SpareP says when to give a run one P more.
 	Procs int
-	// Slack is how late an open-loop request may start so that the
-	// requests due within it share one wake-up of their event loop: it
-	// wakes as the last of them is due and sends them all. A wake-up costs
-	// more than a request (see loop_pace_linux.go); each latency, counted
-	// from the request's intended start, counts the wait. 0: DefaultSlack;
-	// negative: none, each request wakes its loop when due. The goroutine
-	// driver wakes each worker at its request's start.
+	// Slack is how late an open-loop request may start so that the requests
+	// due within it share one wake-up of their event loop (its latency counts
+	// the wait). 0: DefaultSlack; negative: none. Goroutines wake on time.
 	Slack time.Duration
 	// Labels name the run (--label k=v): the result carries them.
 	Labels results.Labels

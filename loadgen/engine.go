@@ -74,8 +74,8 @@ type engine struct {
 	backoffCap      time.Duration // closed loop, between failed connects (backoff.go)
 	// mix is the request mix (Config.Mix, requestmix.go); nil without.
 	mix *mixState
-	// messages: the Dialer's answers are streams of messages, whose
-	// statistics the shards keep (messages.go).
+	// messages is set when the Dialer's answers are streams of messages,
+	// whose statistics the shards keep (messages.go).
 	messages bool
 	// slack is Config.Slack, 0 for none: how late an open-loop request
 	// may start to share an event loop's wake-up.
@@ -370,12 +370,12 @@ func (e *engine) prefetched(ctx context.Context, ready *sync.WaitGroup) {
 	}
 }
 
-// endedOnTime: the run stopped because its window ended, not cut short.
-// A request of the open loop due before the end, that a free worker or
-// connection holds when it gets to it, is then still sent: it is part of
-// the schedule, and its latency counts how late it went. (Without this a
-// generator a few milliseconds late at the end — a busy machine — would
-// report the schedule's last requests as never started.) Requests due
+// endedOnTime reports whether the run stopped because its window ended, not
+// cut short. A request of the open loop due before the end, that a free
+// worker or connection holds when it gets to it, is then still sent: it is
+// part of the schedule, and its latency counts how late it went. (Without
+// this a generator a few milliseconds late at the end — a busy machine —
+// would report the schedule's last requests as never started.) Requests due
 // when no connection is free stay unsent, as they would have been.
 func (e *engine) endedOnTime() bool {
 	return e.ended.Load() && !e.aborted.Load()

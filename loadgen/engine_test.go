@@ -268,7 +268,7 @@ func TestRequestCount(t *testing.T) {
 	})
 }
 
-// TestRunCarriesLabels: the result names the run as it was asked.
+// TestRunCarriesLabels checks that the result names the run as it was asked.
 func TestRunCarriesLabels(t *testing.T) {
 	srv := newServer(t, nil)
 	var cfg loadgen.Config
@@ -477,11 +477,11 @@ func TestWarmupExcluded(t *testing.T) {
 	})
 }
 
-// TestNewConnCountsTheWindow: with a new connection per request, the
-// connections opened in the measured window match its requests (each worker
-// may have dialed one in warm-up for a request that starts after it), and
-// the warm-up's are counted as established but not as measured: as many as
-// the server accepted before the window began, give or take those dials.
+// TestNewConnCountsTheWindow checks that with a new connection per request,
+// the connections opened in the measured window match its requests (each
+// worker may have dialed one in warm-up for a request that starts after it),
+// and the warm-up's are counted as established but not as measured: as many
+// as the server accepted before the window began, give or take those dials.
 // Held to the server's count, not to the window's rate: a busy machine can
 // let the warm-up make fewer than a quarter of the window's.
 func TestNewConnCountsTheWindow(t *testing.T) {
@@ -531,8 +531,8 @@ func TestNewConnCountsTheWindow(t *testing.T) {
 	})
 }
 
-// TestNewConnEveryRequestConnects: with no warm-up, every request of a
-// --new-conn run opened its own connection in the window, the first one
+// TestNewConnEveryRequestConnects checks that with no warm-up, every request
+// of a --new-conn run opened its own connection in the window, the first one
 // too (the preflight's connection is not reused: its handshake would be
 // missing from that request's latency), on either driver.
 func TestNewConnEveryRequestConnects(t *testing.T) {

@@ -2,5 +2,5 @@
 
 package loadgen
 
-// WithoutHeldPs: loops run on Linux only.
+// WithoutHeldPs does nothing: loops run on Linux only.
 func WithoutHeldPs() (restore func()) { return func() {} }

@@ -334,8 +334,9 @@ func (l *loop) took(c *lconn, n int, err error, now time.Time) {
 	l.complete(c, &o, now)
 }
 
-// idleEvent: a connection with no request in flight became readable: the
-// peer closed it (keep-alive timeout), or sent what nothing asked for.
+// idleEvent handles a connection with no request in flight that became
+// readable:
+// the peer closed it (keep-alive timeout), or sent what nothing asked for.
 func (l *loop) idleEvent(c *lconn) {
 	_, err := rawRead(c.fd, l.buf)
 	if err == unix.EAGAIN || err == unix.EINTR {

@@ -11,7 +11,7 @@ import (
 	"loadgen/loadgen/protocol"
 )
 
-// loopSupported: Linux has epoll.
+// loopSupported is true: Linux has epoll.
 const loopSupported = true
 
 // loopCount is how many event loops a run has: one per thread, at most
@@ -171,9 +171,9 @@ type loop struct {
 	sleepfd int
 	outWait int
 	oob     [64]byte
-	// full: the last wait filled evs, so more may be ready: the next turn
-	// takes them before the loop sleeps again (a deadline is not judged
-	// on an answer left unread).
+	// full is set when the last wait filled evs, so more may be ready: the
+	// next turn takes them before the loop sleeps again (a deadline is not
+	// judged on an answer left unread).
 	full bool
 
 	// Closed loop over multiplexed connections (loop_pace_linux.go,
@@ -480,8 +480,9 @@ const (
 	soloGuard = 25 * time.Millisecond
 )
 
-// soloAllowed: the loop drives one kept-alive connection, closed loop,
-// keeping its P (a blocking read keeps it, as the loop's wait does).
+// soloAllowed reports whether the loop drives one kept-alive connection,
+// closed loop, keeping its P (a blocking read keeps it, as the loop's wait
+// does).
 func (l *loop) soloAllowed() bool {
 	return l.holdP && l.md == nil && !l.newConn && l.e.pacer == nil && len(l.conns) == 1
 }
@@ -508,7 +509,7 @@ func (l *loop) startReady(now time.Time) {
 	l.ready = l.ready[:0]
 }
 
-// finished: no request will start, and none is in flight.
+// finished reports whether no request will start and none is in flight.
 func (l *loop) finished() bool {
 	return (l.e.stopping.Load() || l.exhausted) && l.inFlight == 0
 }

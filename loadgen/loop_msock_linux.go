@@ -228,7 +228,8 @@ func (l *loop) endOpens() {
 	l.handed = nil
 }
 
-// sockConnected: the TCP connect is over; the handshake's first bytes go.
+// sockConnected is called when the TCP connect is over: the handshake's first
+// bytes go.
 func (l *loop) sockConnected(s *msock, now time.Time) {
 	if protocol.SocketError(s.fd) != nil {
 		l.sockConnectFailed(s, now)
@@ -302,7 +303,7 @@ func (l *loop) sockFilled(s *msock, n int, now time.Time) {
 	l.startWaiting(s, now)
 }
 
-// sockReady: the handshake is over; the members waiting start.
+// sockReady is called when the handshake is over: the members waiting start.
 func (l *loop) sockReady(s *msock, now time.Time) {
 	l.unopening(s)
 	s.state = msReady
@@ -316,7 +317,7 @@ func (l *loop) sockReady(s *msock, now time.Time) {
 	l.startWaiting(s, now)
 }
 
-// sockFailed: a socket error, or the peer closed it.
+// sockFailed handles a socket error, or the peer closing the socket.
 func (l *loop) sockFailed(s *msock, class protocol.ErrClass, now time.Time) {
 	if s.state != msReady {
 		l.sockConnectFailed(s, now)
@@ -349,7 +350,8 @@ func (l *loop) sockGone(s *msock, class protocol.ErrClass, now time.Time) {
 	}
 }
 
-// sockConnectFailed: the connect, or the handshake, failed or timed out.
+// sockConnectFailed handles a connect, or a handshake, that failed or timed
+// out.
 func (l *loop) sockConnectFailed(s *msock, now time.Time) {
 	g := s.g
 	if g.cur == s {

@@ -6,7 +6,7 @@ import (
 	"errors"
 )
 
-// loopSupported: the event loop needs Linux's epoll.
+// loopSupported is false: the event loop needs Linux's epoll.
 const loopSupported = false
 
 func loopCount(Config) int { return 1 }

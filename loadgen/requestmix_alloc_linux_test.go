@@ -103,8 +103,8 @@ func testMix(t *testing.T, e *engine) {
 	}
 }
 
-// checkMixCounts: every name of the mix had its requests counted, in
-// proportion to its weight (to a round).
+// checkMixCounts checks that every name of the mix had its requests counted,
+// in proportion to its weight (to a round).
 func checkMixCounts(t *testing.T, m *mixState) {
 	t.Helper()
 	var answered [3]int64

@@ -26,7 +26,8 @@ func rawRead(fd int, p []byte) (int, error) {
 	return int(n), nil
 }
 
-// rawWrite: MSG_NOSIGNAL, so that a peer gone is EPIPE, not a signal.
+// rawWrite writes p to fd with MSG_NOSIGNAL, so that a peer gone is EPIPE,
+// not a signal.
 func rawWrite(fd int, p []byte) (int, error) {
 	n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL, 0, 0)
 	if e != 0 {

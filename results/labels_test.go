@@ -54,8 +54,8 @@ func TestPromName(t *testing.T) {
 	}
 }
 
-// FuzzParseLabels: whatever the flags, ParseLabels answers without
-// panicking; what it accepts reads back the same from its String's
+// FuzzParseLabels checks that, whatever the flags, ParseLabels answers
+// without panicking; what it accepts reads back the same from its String's
 // parts, and every Prometheus name it makes is a valid, distinct one.
 func FuzzParseLabels(f *testing.F) {
 	for _, s := range []string{"mesh=istio", "=x", "k", "a=1\x00a=2", "a.b=1\x00a_b=2", "__x=1", "9=9", "é=ü"} {

@@ -109,8 +109,8 @@ type Config struct {
 	// Window is the ping-pong messages in flight on each gRPC stream
 	// (--window); 0 or 1: one.
 	Window int `json:"window,omitempty"`
-	// ZeroRTT: -p h3's GET and HEAD went in 0-RTT on resumed sessions
-	// (--0rtt).
+	// ZeroRTT is set when -p h3's GET and HEAD went in 0-RTT on resumed
+	// sessions (--0rtt).
 	ZeroRTT bool `json:"zero_rtt,omitempty"`
 	// Feed is the CSV file {{row.COLUMN}} fields took their rows from
 	// (--feed), as given.
@@ -500,8 +500,8 @@ type Step struct {
 	// Failed is why there is no run, or why the run does not stand (its
 	// proxy died during it; its answers were not its baseline's kind).
 	Failed string `json:"failed,omitempty"`
-	// Interrupted: Ctrl-C cut the step short (before its load began, when
-	// it has no run); a resume runs it again.
+	// Interrupted is set when Ctrl-C cut the step short (before its load
+	// began, when it has no run); a resume runs it again.
 	Interrupted bool          `json:"interrupted,omitempty"`
 	Watched     []ProcessCost `json:"watched,omitempty"`
 	// Cluster is where a step on a cluster ran (k8s run).
@@ -522,7 +522,7 @@ type Placement struct {
 
 // PlacedPod is a pod of a step and the node it ran on.
 type PlacedPod struct {
-	// Role: target, direct-target, worker, or the proxy's watch name
+	// Role is target, direct-target, worker, or the proxy's watch name
 	// (waypoint, ztunnel, ingress-nginx, ingress, gateway).
 	Role string `json:"role"`
 	Name string `json:"name"`

@@ -37,8 +37,9 @@ func TestStatusMix(t *testing.T) {
 	}
 }
 
-// TestFailStatusMixes: a path's step is failed against its baseline's at
-// the same rung, payload, rate and repeat, whichever ran first, once.
+// TestFailStatusMixes checks that a path's step is failed against its
+// baseline's at the same rung, payload, rate and repeat, whichever ran first,
+// once.
 func TestFailStatusMixes(t *testing.T) {
 	step := func(path string, baseline bool, rung string, status map[int]int64) *Step {
 		return &Step{Path: path, Baseline: baseline, Rung: rung, Repeat: 1,

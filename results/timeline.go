@@ -36,7 +36,7 @@ type Interval struct {
 	P50  Duration `json:"p50_us"`
 	P99  Duration `json:"p99_us"`
 	P999 Duration `json:"p99_9_us"`
-	// Outage: nothing was answered and requests failed.
+	// Outage is set when nothing was answered and requests failed.
 	Outage bool `json:"outage,omitempty"`
 }
 

@@ -69,8 +69,8 @@ func timerWake(n int, every time.Duration) (time.Duration, error) {
 	return (threadCPU() - c0) / time.Duration(n), nil
 }
 
-// threadWake: each round trip is two wake-ups, one in each thread; the
-// cost is the two threads' CPU over 2n.
+// threadWake measures n round trips between two threads. Each round trip is
+// two wake-ups, one in each thread; the cost is the two threads' CPU over 2n.
 func threadWake(n int) (time.Duration, error) {
 	var a, b [2]int
 	if err := unix.Pipe2(a[:], unix.O_CLOEXEC); err != nil {

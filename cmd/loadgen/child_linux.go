@@ -2,5 +2,5 @@ package main
 
 import "syscall"
 
-// killedWithUs: a child (a target loadgen started) dies with loadgen.
+// killedWithUs makes a child (a target loadgen started) die with loadgen.
 func killedWithUs() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }

@@ -4,6 +4,6 @@ package main
 
 import "syscall"
 
-// killedWithUs: no parent-death signal off Linux; the child's --for bounds
-// its life.
+// killedWithUs returns nil: there is no parent-death signal off Linux; the
+// child's --for bounds its life.
 func killedWithUs() *syscall.SysProcAttr { return nil }

@@ -104,9 +104,9 @@ func mtlsTargets(t *testing.T, pki clientPKI) (httpAddr, grpcAddr, serverCA stri
 	return srv.Addr(), g.Addr(), serverCA, verified
 }
 
-// TestClientCertificates: a target that requires client certificates
-// (serve --client-ca) answers loadgen's http1, h2 and grpc on both
-// drivers with --cert/--key, and a run without them, or with a
+// TestClientCertificates checks that a target that requires client
+// certificates (serve --client-ca) answers loadgen's http1, h2 and grpc on
+// both drivers with --cert/--key, and a run without them, or with a
 // certificate from another CA, fails saying what to do.
 func TestClientCertificates(t *testing.T) {
 	pki := newClientPKI(t)
@@ -148,8 +148,9 @@ func TestClientCertificates(t *testing.T) {
 	}
 }
 
-// TestClientCertificateBadInput: what is wrong with the certificate
-// options is one line and the usage status, before any connection.
+// TestClientCertificateBadInput checks that what is wrong with the
+// certificate options is one line and the usage status, before any
+// connection.
 func TestClientCertificateBadInput(t *testing.T) {
 	pki := newClientPKI(t)
 	httpAddr, _, serverCA, _ := mtlsTargets(t, pki)
@@ -181,8 +182,8 @@ func TestClientCertificateBadInput(t *testing.T) {
 	}
 }
 
-// TestClientCertificateP12: a PKCS#12 bundle (OpenSSL's legacy export,
-// which x/crypto reads) loads with its password from the flag or the
+// TestClientCertificateP12 checks that a PKCS#12 bundle (OpenSSL's legacy
+// export, which x/crypto reads) loads with its password from the flag or the
 // environment; a wrong password and OpenSSL 3's default AES export are
 // one line each saying what to do.
 func TestClientCertificateP12(t *testing.T) {
@@ -231,8 +232,8 @@ func TestClientCertificateP12(t *testing.T) {
 	}
 }
 
-// TestSweepClientCertificates: a sweep path's cert and key reach its
-// steps, as cacert does: the path with them is answered by a target that
+// TestSweepClientCertificates checks that a sweep path's cert and key reach
+// its steps, as cacert does: the path with them is answered by a target that
 // requires a client certificate, the one without fails; and a path's
 // certificate options are checked before any step.
 func TestSweepClientCertificates(t *testing.T) {
@@ -266,8 +267,8 @@ func TestSweepClientCertificates(t *testing.T) {
 	}
 }
 
-// TestK8sRunClientCertificates: a sweep path's cert and key go to the
-// workers of `k8s run` in the run's Secret, mounted in the first step's
+// TestK8sRunClientCertificates checks that a sweep path's cert and key go to
+// the workers of `k8s run` in the run's Secret, mounted in the first step's
 // Job, and its `loadgen run` names the mounted files; the dry run prints
 // neither key nor certificate.
 func TestK8sRunClientCertificates(t *testing.T) {
@@ -297,9 +298,9 @@ func TestK8sRunClientCertificates(t *testing.T) {
 	}
 }
 
-// TestSizeMTLS: `size --mtls` sizes mutual TLS: the TLS nginx requires a
-// client certificate (an answer without one is a 400, an error) and every
-// request of its step presents the one made for the run.
+// TestSizeMTLS checks that `size --mtls` sizes mutual TLS: the TLS nginx
+// requires a client certificate (an answer without one is a 400, an error)
+// and every request of its step presents the one made for the run.
 func TestSizeMTLS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two nginx instances; not with -short")

@@ -61,7 +61,7 @@ func loadCompose(t *testing.T) *types.Project {
 	return p
 }
 
-// TestComposeFile: docker-compose.yml is a valid Compose file (the
+// TestComposeFile checks that docker-compose.yml is a valid Compose file (the
 // compose-spec schema and its consistency checks) with the four services,
 // every file it mounts is in the repository, and every address is in
 // 198.18.0.0/15.
@@ -112,9 +112,9 @@ func TestComposeFile(t *testing.T) {
 	}
 }
 
-// TestComposeConfigsGenerated: the mounted proxy configs are exactly what
-// loadgen mesh render prints (go test -update rewrites them), and the
-// Envoy service runs envoy as loadgen would.
+// TestComposeConfigsGenerated checks that the mounted proxy configs are
+// exactly what loadgen mesh render prints (go test -update rewrites them),
+// and the Envoy service runs envoy as loadgen would.
 func TestComposeConfigsGenerated(t *testing.T) {
 	for _, c := range composeConfigs {
 		code, out, stderr := cli(t, c.args...)
@@ -157,7 +157,8 @@ func mustSidecar(t *testing.T) layout.Sidecar {
 	return s
 }
 
-// TestComposeSweepDryRuns: the sweep the loadgen service runs is valid.
+// TestComposeSweepDryRuns checks that the sweep the loadgen service runs is
+// valid.
 func TestComposeSweepDryRuns(t *testing.T) {
 	code, out, stderr := cli(t, "sweep", "-f", filepath.Join(repoRoot, "examples/compose/sweep.yaml"), "--dry-run")
 	if code != 0 {

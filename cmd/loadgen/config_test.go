@@ -36,8 +36,8 @@ func writeFile(t *testing.T, name, text string) string {
 	return p
 }
 
-// TestConfigPrecedence: each level of flag > LOADGEN_ variable > -f's file
-// > default sets --connections when the levels above it are absent.
+// TestConfigPrecedence checks that each level of flag > LOADGEN_ variable >
+// -f's file > default sets --connections when the levels above it are absent.
 func TestConfigPrecedence(t *testing.T) {
 	url := startHTTPBin(t) + "/get"
 	file := writeFile(t, "run.yaml", "url: "+url+"\nconnections: 3\nthreads: 1\nrequests: 30\n")
@@ -65,9 +65,9 @@ func TestConfigPrecedence(t *testing.T) {
 	}
 }
 
-// TestRunFileJSON: -f reads JSON too (tab-indented, as editors write
-// it), url and a repeatable flag's list included; the argument's URL wins
-// over the file's.
+// TestRunFileJSON checks that -f reads JSON too (tab-indented, as editors
+// write it), url and a repeatable flag's list included; the argument's URL
+// wins over the file's.
 func TestRunFileJSON(t *testing.T) {
 	url := startHTTPBin(t) + "/get"
 	file := writeFile(t, "run.json", "{\n\t\"url\": \"http://127.0.0.1:1/unused\",\n\t\"connections\": 2,\n\t\"threads\": 1,\n"+
@@ -78,7 +78,8 @@ func TestRunFileJSON(t *testing.T) {
 	}
 }
 
-// TestEnvRepeatable: a repeatable flag's variable takes one value a line.
+// TestEnvRepeatable checks that a repeatable flag's variable takes one value
+// a line.
 func TestEnvRepeatable(t *testing.T) {
 	url := startHTTPBin(t) + "/get"
 	t.Setenv("LOADGEN_HEADER", "X-A: 1\nX-B: 2, 3\n")
@@ -87,8 +88,8 @@ func TestEnvRepeatable(t *testing.T) {
 	}
 }
 
-// TestConfigErrors: an unknown key names itself and the nearest valid
-// one; a bad variable names the variable; both are usage errors, on run
+// TestConfigErrors checks that an unknown key names itself and the nearest
+// valid one; a bad variable names the variable; both are usage errors, on run
 // and on a command whose -f has its own format (sweep).
 func TestConfigErrors(t *testing.T) {
 	bad := writeFile(t, "bad.yaml", "url: http://127.0.0.1:1/\nconections: 3\n")
@@ -121,8 +122,8 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// TestEnvOverSweepFile: a LOADGEN_ variable wins over sweep's own -f file
-// (as the flag would), which keeps its format.
+// TestEnvOverSweepFile checks that a LOADGEN_ variable wins over sweep's own
+// -f file (as the flag would), which keeps its format.
 func TestEnvOverSweepFile(t *testing.T) {
 	file := writeFile(t, "sweep.yaml", "paths:\n  - name: baseline\n    url: http://127.0.0.1:1\nduration: 5s\nladder: c1t1\npayloads: [100]\n")
 	for _, tc := range []struct{ env, want string }{{"", "about 5s"}, {"7s", "about 7s"}} {
@@ -136,8 +137,8 @@ func TestEnvOverSweepFile(t *testing.T) {
 	}
 }
 
-// TestChildEnv: a target loadgen starts does not inherit the variables of
-// flags (LOADGEN_CERT, meant for run's client, is not serve's
+// TestChildEnv checks that a target loadgen starts does not inherit the
+// variables of flags (LOADGEN_CERT, meant for run's client, is not serve's
 // certificate), and keeps every other.
 func TestChildEnv(t *testing.T) {
 	t.Setenv("LOADGEN_CERT", "client.pem")
@@ -148,9 +149,9 @@ func TestChildEnv(t *testing.T) {
 	}
 }
 
-// TestProxyVariables: with HTTP_PROXY set (to a port nothing listens on)
-// the run still reaches its target, directly, and says so in one line;
-// NO_PROXY naming the target silences it.
+// TestProxyVariables checks that with HTTP_PROXY set (to a port nothing
+// listens on) the run still reaches its target, directly, and says so in one
+// line; NO_PROXY naming the target silences it.
 func TestProxyVariables(t *testing.T) {
 	url := startHTTPBin(t) + "/get"
 	t.Setenv("HTTP_PROXY", "http://"+testport.Closed(t))

@@ -265,8 +265,8 @@ func shellWords(line string) [][]string {
 	return cmds
 }
 
-// isPlaceholder: a word the docs put where the reader fills in their own
-// (… or <something>): never a subcommand nor a flag.
+// isPlaceholder reports whether w is a word the docs put where the reader
+// fills in their own (… or <something>): never a subcommand nor a flag.
 func isPlaceholder(w string) bool {
 	return strings.Contains(w, "…") || strings.Contains(w, "...") || (strings.HasPrefix(w, "<") && strings.HasSuffix(w, ">"))
 }

@@ -13,8 +13,9 @@ import (
 	"loadgen/results/store"
 )
 
-// TestReportCSVIstio: report --csv-istio of a real run writes istio/tools'
-// header and the run's own figures in its units (µs, whole seconds).
+// TestReportCSVIstio checks that report --csv-istio of a real run writes
+// istio/tools' header and the run's own figures in its units (µs, whole
+// seconds).
 func TestReportCSVIstio(t *testing.T) {
 	url := startHTTPBin(t) + "/get"
 	dir := t.TempDir()

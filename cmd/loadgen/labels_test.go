@@ -59,8 +59,8 @@ func cmdLabels(t *testing.T, cmd *cobra.Command, args []string) results.Labels {
 	return *cmd.Flags().Lookup("label").Value.(labelsValue).p
 }
 
-// TestRunCarriesLabels: a run's labels are in its JSON and its JUnit
-// report's properties.
+// TestRunCarriesLabels checks that a run's labels are in its JSON and its
+// JUnit report's properties.
 func TestRunCarriesLabels(t *testing.T) {
 	url := startHTTPBin(t) + "/get"
 	dir := t.TempDir()
@@ -100,7 +100,8 @@ func TestRunCarriesLabels(t *testing.T) {
 	}
 }
 
-// TestPrometheusCarriesLabels: --prometheus's series carry the labels.
+// TestPrometheusCarriesLabels checks that --prometheus's series carry the
+// labels.
 func TestPrometheusCarriesLabels(t *testing.T) {
 	_, url, stop, err := serveMetrics("127.0.0.1:0", results.Labels{"mesh.name": "istio"}, io.Discard)
 	if err != nil {
@@ -118,7 +119,8 @@ func TestPrometheusCarriesLabels(t *testing.T) {
 	}
 }
 
-// TestSweepCarriesLabels: every step of a sweep carries its labels.
+// TestSweepCarriesLabels checks that every step of a sweep carries its
+// labels.
 func TestSweepCarriesLabels(t *testing.T) {
 	url := startHTTPBin(t)
 	out := filepath.Join(t.TempDir(), "sweep")
@@ -141,8 +143,8 @@ func TestSweepCarriesLabels(t *testing.T) {
 	}
 }
 
-// TestWorkersCarryLabels: k8s run gives every worker's loadgen run the
-// labels (and so the merge of their runs has them: results/merge), k8s
+// TestWorkersCarryLabels checks that k8s run gives every worker's loadgen run
+// the labels (and so the merge of their runs has them: results/merge), k8s
 // paths every client Job's, a study every step's.
 func TestWorkersCarryLabels(t *testing.T) {
 	want := results.Labels{"mesh": "istio", "run.note": "a b"}
@@ -172,8 +174,8 @@ func TestWorkersCarryLabels(t *testing.T) {
 	}
 }
 
-// TestOptionsFileLabels: an options file's label list (size, lab -f)
-// gives one label per item; the command line's --label wins.
+// TestOptionsFileLabels checks that an options file's label list (size, lab
+// -f) gives one label per item; the command line's --label wins.
 func TestOptionsFileLabels(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "opts.yaml")
 	if err := os.WriteFile(path, []byte("label: [mesh=istio, \"note=a, b\"]\n"), 0o644); err != nil {

@@ -69,7 +69,7 @@ func main() {
 	os.Exit(code)
 }
 
-// terminated: the signal that stopped the command was SIGTERM.
+// terminated is set when the signal that stopped the command was SIGTERM.
 var terminated atomic.Bool
 
 // interruptContext is cancelled by the first Ctrl-C (SIGINT) or SIGTERM, so

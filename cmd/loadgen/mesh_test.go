@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestMeshRenderEnvoy: the CLI writes exactly the golden bootstraps of
-// meshes/envoy, YAML or JSON by the -o file's extension.
+// TestMeshRenderEnvoy checks that the CLI writes exactly the golden
+// bootstraps of meshes/envoy, YAML or JSON by the -o file's extension.
 func TestMeshRenderEnvoy(t *testing.T) {
 	for _, tc := range []struct{ layout, file, golden string }{
 		{"istio", "envoy.yaml", "istio.yaml"},
@@ -29,8 +29,8 @@ func TestMeshRenderEnvoy(t *testing.T) {
 	}
 }
 
-// TestMeshRenderProfiles: each proxy's sidecar layout, also with mTLS, is
-// what its package's golden file holds.
+// TestMeshRenderProfiles checks that each proxy's sidecar layout, also with
+// mTLS, is what its package's golden file holds.
 func TestMeshRenderProfiles(t *testing.T) {
 	for _, tc := range []struct {
 		args   []string
@@ -85,9 +85,9 @@ func TestMeshRenderBadInput(t *testing.T) {
 	}
 }
 
-// TestMeshCapturePrint: mesh capture's defaults are Istio's injector's,
-// the local sidecars' table; its list flags are istio-iptables' -o and -q;
-// bad lists are usage errors.
+// TestMeshCapturePrint checks that mesh capture's defaults are Istio's
+// injector's, the local sidecars' table; its list flags are istio-iptables'
+// -o and -q; bad lists are usage errors.
 func TestMeshCapturePrint(t *testing.T) {
 	for _, tc := range []struct {
 		args   []string

@@ -66,8 +66,8 @@ http {
 	return "http://" + ln.Addr().String()
 }
 
-// TestRedirectsAreNotAnswers: a path whose every answer is nginx's 308
-// beside a baseline that answered 200 fails its step in a sweep, with one
+// TestRedirectsAreNotAnswers checks that a path whose every answer is nginx's
+// 308 beside a baseline that answered 200 fails its step in a sweep, with one
 // line naming the path, the status and its share; a run against it keeps
 // wrk's exit status and counts the redirects; --ok-status 200 makes them
 // errors.

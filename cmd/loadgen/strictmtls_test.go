@@ -17,7 +17,7 @@ import (
 	"loadgen/targets/httpbin"
 )
 
-// TestRunToStrictSidecar: a server pod whose real sidecar (nginx,
+// TestRunToStrictSidecar sets up a server pod whose real sidecar (nginx,
 // HAProxy, Caddy) requires mutual TLS from the run's CA (Istio's STRICT),
 // and a client pod without a sidecar: loadgen run from the client pod
 // with the client workload's certificate (--cert/--key) is let through to

@@ -40,8 +40,8 @@ type studyFlags struct {
 	cluster  study.Options // mesh-ladder on a cluster: kubeconfig, context, meshes, workers
 	images   []string      // --proxy-image PROXY=IMAGE
 	labels   results.Labels
-	// allowContended: exit 0, not 98, when an ordering is not decidable
-	// for contention alone.
+	// allowContended makes the exit 0, not 98, when an ordering is not
+	// decidable for contention alone.
 	allowContended bool
 }
 

@@ -12,9 +12,9 @@ import (
 	"loadgen/results/store"
 )
 
-// TestSweepTrim: the watched processes are sampled over the measured
-// window less --trim-start at its start and --trim-end at its end (by
-// default min(1 s, a quarter) at its end only), as recorded with each
+// TestSweepTrim checks that the watched processes are sampled over the
+// measured window less --trim-start at its start and --trim-end at its end
+// (by default min(1 s, a quarter) at its end only), as recorded with each
 // step; a trim that leaves nothing is a usage error.
 func TestSweepTrim(t *testing.T) {
 	url := startHTTPBin(t)

@@ -55,11 +55,11 @@ func Refuse() (restore func()) {
 	return func() { held.Add(-all) }
 }
 
-// preemptible: the runtime stops a goroutine that runs too long, or for a
-// stop of the world, with a signal, which ends a kept P's wait with EINTR.
-// GODEBUG=asyncpreemptoff=1 turns the signal off: then a stop of the
-// world would wait for the wait to end (forever, for an idle loop), so no
-// loop keeps its P.
+// preemptible reports whether async preemption is on. The runtime stops a
+// goroutine that runs too long, or for a stop of the world, with a signal,
+// which ends a kept P's wait with EINTR. GODEBUG=asyncpreemptoff=1 turns the
+// signal off: then a stop of the world would wait for the wait to end
+// (forever, for an idle loop), so no loop keeps its P.
 var preemptible = asyncPreempt(os.Getenv("GODEBUG"))
 
 // asyncPreempt reads GODEBUG as the runtime does: the last setting of

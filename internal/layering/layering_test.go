@@ -180,9 +180,9 @@ func TestRulesCatchABackImport(t *testing.T) {
 	}
 }
 
-// TestArchitectureListsEveryPackage: docs/ARCHITECTURE.md's layer list names
-// every package of the tree (a room's line covers the packages under it
-// only where the list says so with "/*" or "/...").
+// TestArchitectureListsEveryPackage checks that docs/ARCHITECTURE.md's layer
+// list names every package of the tree (a room's line covers the packages
+// under it only where the list says so with "/*" or "/...").
 func TestArchitectureListsEveryPackage(t *testing.T) {
 	root := repoRoot(t)
 	b, err := os.ReadFile(filepath.Join(root, "docs", "ARCHITECTURE.md"))

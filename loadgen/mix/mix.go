@@ -500,8 +500,8 @@ func cutValue(s string) (value, rest string, err error) {
 	return value, rest, nil
 }
 
-// validText: UTF-8 without control characters but tabs (a CR before the
-// LF is the line's end).
+// validText reports whether s is UTF-8 without control characters but tabs (a
+// CR before the LF is the line's end).
 func validText(s string) bool {
 	s = strings.TrimSuffix(s, "\r")
 	if !utf8.ValidString(s) {

@@ -175,8 +175,8 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// FuzzParse: whatever the file, Parse returns a mix that holds (valid
-// methods, absolute URLs on one origin, headers that are headers,
+// FuzzParse checks that, whatever the file, Parse returns a mix that holds
+// (valid methods, absolute URLs on one origin, headers that are headers,
 // positive weights within the limit, names) or an error that says where.
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{

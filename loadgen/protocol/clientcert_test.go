@@ -11,8 +11,8 @@ import (
 	"loadgen/targets/tlscert"
 )
 
-// TestClientCertFiles: a certificate file that holds its key needs no
-// --key, and loads the chain after the leaf.
+// TestClientCertFiles checks that a certificate file that holds its key needs
+// no --key, and loads the chain after the leaf.
 func TestClientCertFiles(t *testing.T) {
 	ca, err := tlscert.NewCA(tlscert.ECDSAP256, "test")
 	if err != nil {
@@ -35,8 +35,8 @@ func TestClientCertFiles(t *testing.T) {
 	}
 }
 
-// TestExplainRefusedClientCert: a TLS 1.2 server that refuses the client
-// certificate does so in the handshake, and the handshake's error says
+// TestExplainRefusedClientCert checks that a TLS 1.2 server that refuses the
+// client certificate does so in the handshake, and the handshake's error says
 // what to give.
 func TestExplainRefusedClientCert(t *testing.T) {
 	server, err := tlscert.New(tlscert.ECDSAP256)

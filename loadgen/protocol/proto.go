@@ -44,11 +44,11 @@ type Outcome struct {
 	Status int32    // HTTP status, gRPC code, 0 for raw TCP
 	Err    ErrClass // None when the request succeeded
 	Done   bool     // the connection cannot carry another request: close it and dial anew
-	// Unsent: the peer did not process the request — the connection was
-	// going away (GOAWAY) before it was sent, or the server refused it
-	// unprocessed (above the GOAWAY's last stream). It is not a failure:
-	// the engine dials anew and sends it again, as real clients do. Done
-	// is set too.
+	// Unsent is set when the peer did not process the request — the
+	// connection was going away (GOAWAY) before it was sent, or the server
+	// refused it unprocessed (above the GOAWAY's last stream). It is not a
+	// failure: the engine dials anew and sends it again, as real clients do.
+	// Done is set too.
 	Unsent  bool
 	Bytes   int64 // bytes read from the peer for this request (headers included)
 	Written int64 // bytes written to the peer for this request

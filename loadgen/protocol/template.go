@@ -312,5 +312,5 @@ func (v *Vars) Draw(u Uses) Draw {
 	return d
 }
 
-// ErrNoFeedRows: a feed with a header and no row.
+// ErrNoFeedRows is the error of a feed with a header and no row.
 var ErrNoFeedRows = errors.New("no row under the header line")

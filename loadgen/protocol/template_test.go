@@ -136,8 +136,8 @@ func TestFeedErrors(t *testing.T) {
 	}
 }
 
-// TestTemplateAppendAllocatesNothing: rendering into a buffer with room
-// allocates nothing, whatever the fields.
+// TestTemplateAppendAllocatesNothing checks that rendering into a buffer with
+// room allocates nothing, whatever the fields.
 func TestTemplateAppendAllocatesNothing(t *testing.T) {
 	feed := testFeed(t)
 	tp, err := protocol.ParseTemplate(`{{seq}} {{uuid}} {{rand 100}} {{now}} {{row.user}}`, feed)
@@ -154,7 +154,7 @@ func TestTemplateAppendAllocatesNothing(t *testing.T) {
 	}
 }
 
-// FuzzParseTemplate: any text parses or fails with one line, never
+// FuzzParseTemplate checks that any text parses or fails with one line, never
 // panics; what parses renders, and a text without "{{" renders as itself.
 func FuzzParseTemplate(f *testing.F) {
 	for _, s := range []string{

@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// TestCostWindow: the cost window is the measured window less TrimStart
-// and TrimEnd, by default min(1 s, a quarter of it) at its end only.
+// TestCostWindow checks that the cost window is the measured window less
+// TrimStart and TrimEnd, by default min(1 s, a quarter of it) at its end
+// only.
 func TestCostWindow(t *testing.T) {
 	d := func(x time.Duration) *Duration { v := Duration(x); return &v }
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

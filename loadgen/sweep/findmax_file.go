@@ -25,7 +25,8 @@ type FindMaxFile struct {
 	Schema int    `json:"schema"`
 	Tool   string `json:"tool"`          // "loadgen"
 	SLO    string `json:"slo,omitempty"` // as --slo said it
-	// Interrupted: the sweep was stopped (Ctrl-C) before its searches ended.
+	// Interrupted is set when the sweep was stopped (Ctrl-C) before its
+	// searches ended.
 	Interrupted bool  `json:"interrupted,omitempty"`
 	Searches    []Max `json:"searches"`
 }

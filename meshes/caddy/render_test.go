@@ -97,7 +97,7 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// TestConformanceMetrics: the suite's request counts read from Caddy's
+// TestConformanceMetrics runs the suite with request counts read from Caddy's
 // own counter (Metrics) instead of the access log.
 func TestConformanceMetrics(t *testing.T) {
 	needCaddy(t)

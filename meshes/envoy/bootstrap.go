@@ -247,8 +247,8 @@ func cluster(name string, addr netip.AddrPort) *clusterv3.Cluster {
 	}
 }
 
-// http1Options: HTTP/1.1 to the upstream, kept alive (Envoy's connection
-// pool keeps connections open between requests by default).
+// http1Options configures HTTP/1.1 to the upstream, kept alive (Envoy's
+// connection pool keeps connections open between requests by default).
 func http1Options() (map[string]*anypb.Any, error) {
 	opts, err := anypb.New(&httpv3.HttpProtocolOptions{
 		CommonHttpProtocolOptions: &corev3.HttpProtocolOptions{IdleTimeout: durationpb.New(time.Hour)},

@@ -152,9 +152,9 @@ func readCalls(t *testing.T, log string) []fakeCall {
 	return calls
 }
 
-// TestStartRunsEnvoy: Start validates, then runs envoy with exactly the
-// flags Istio's pilot-agent passes and the bootstrap Render makes; Close
-// stops it.
+// TestStartRunsEnvoy checks that Start validates, then runs envoy with
+// exactly the flags Istio's pilot-agent passes and the bootstrap Render
+// makes; Close stops it.
 func TestStartRunsEnvoy(t *testing.T) {
 	log := installFake(t)
 	ports, err := proxyproc.FreePorts("127.0.0.1", 4)

@@ -45,7 +45,8 @@ func renderCases() []struct {
 	}
 }
 
-// TestRenderGolden: every layout's bootstrap, as YAML and as JSON.
+// TestRenderGolden checks every layout's bootstrap, as YAML and as JSON,
+// against its golden file.
 func TestRenderGolden(t *testing.T) {
 	for _, tc := range renderCases() {
 		for _, f := range []Format{YAML, JSON} {
@@ -60,9 +61,9 @@ func TestRenderGolden(t *testing.T) {
 	}
 }
 
-// TestRenderRoundTrip: the YAML and the JSON both read back, strictly
-// (no unknown field), into the bootstrap Bootstrap built, which passes
-// Check: what Envoy would load is what was validated.
+// TestRenderRoundTrip checks that the YAML and the JSON both read back,
+// strictly (no unknown field), into the bootstrap Bootstrap built, which
+// passes Check: what Envoy would load is what was validated.
 func TestRenderRoundTrip(t *testing.T) {
 	for _, tc := range renderCases() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,9 +152,9 @@ func TestLayouts(t *testing.T) {
 	}
 }
 
-// TestMTLSContexts: the server side requires client certificates of the
-// trust domain and forwards their details; the client side requires the
-// server's SPIFFE ID.
+// TestMTLSContexts checks that the server side requires client certificates
+// of the trust domain and forwards their details; the client side requires
+// the server's SPIFFE ID.
 func TestMTLSContexts(t *testing.T) {
 	cfg := pod(Istio)
 	cfg.Sidecar.MTLS = proxytest.GoldenMTLS()
@@ -197,8 +198,9 @@ func TestMTLSContexts(t *testing.T) {
 	}
 }
 
-// TestCheckFindsErrorsInsideAny: a bad value packed in a typed_config is
-// caught, where ValidateAll on the bootstrap alone would not see it.
+// TestCheckFindsErrorsInsideAny checks that a bad value packed in a
+// typed_config is caught, where ValidateAll on the bootstrap alone would not
+// see it.
 func TestCheckFindsErrorsInsideAny(t *testing.T) {
 	b, err := pod(Istio).Bootstrap()
 	if err != nil {

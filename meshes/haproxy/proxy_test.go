@@ -23,8 +23,8 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// TestStartFailsWithLog: a haproxy that cannot bind its port fails Start
-// with haproxy's own words, and leaves no run directory.
+// TestStartFailsWithLog checks that a haproxy that cannot bind its port fails
+// Start with haproxy's own words, and leaves no run directory.
 func TestStartFailsWithLog(t *testing.T) {
 	needHaproxy(t)
 	tmp := t.TempDir()

@@ -27,9 +27,9 @@ func appMeshRouter(t *testing.T, objs []*unstructured.Unstructured) appmesh.Virt
 	return appmesh.VirtualRouter{}
 }
 
-// TestAppMeshRoutesMatchPort: a router with several listeners has routes
-// that each name their listener's port, or App Mesh refuses them: "Route
-// must define a port match criteria if the Virtual Router has multiple
+// TestAppMeshRoutesMatchPort checks that a router with several listeners has
+// routes that each name their listener's port, or App Mesh refuses them:
+// "Route must define a port match criteria if the Virtual Router has multiple
 // listeners" (App Mesh's BadRequestException, in
 // aws-app-mesh-controller-for-k8s#710 and #715; the controller carries
 // a gRPC route's match.port to App Mesh since v1.12.2, PR #711).
@@ -69,8 +69,8 @@ func TestAppMeshRoutesMatchPort(t *testing.T) {
 	}
 }
 
-// TestSecurityContextOnContainers: loadgen's user is set on its own
-// containers, not on the pod, whose securityContext every container
+// TestSecurityContextOnContainers checks that loadgen's user is set on its
+// own containers, not on the pod, whose securityContext every container
 // inherits — App Mesh's injected proxyinit too. Its template in the
 // controller (pkg/inject/init_proxy.go) sets only
 // `"securityContext": {"capabilities": {"add": ["NET_ADMIN"]}}`: no user,
@@ -113,14 +113,15 @@ func TestSecurityContextOnContainers(t *testing.T) {
 	}
 }
 
-// TestAppMeshNoVirtualNodeAnnotation: the App Mesh controller (v1,
-// appmesh.k8s.aws/v1beta2) gives a pod the VirtualNode whose podSelector
-// selects it; the annotations its injector reads are listed in
-// pkg/inject/constants.go (cpuRequest, memoryRequest, appmeshCNI, ports,
-// egressIgnoredIPs, egressIgnoredPorts, ignoredGID, ignoredUID,
-// proxyEgressPort, proxyIngressPort, preview, sidecarInjectorWebhook,
-// secretMounts, virtualGatewaySkipImageOverride): appmesh.k8s.aws/virtualNode
-// is the pre-v1 controller's, which nothing reads.
+// TestAppMeshNoVirtualNodeAnnotation checks that no pod is annotated with its
+// VirtualNode: the App Mesh controller (v1, appmesh.k8s.aws/v1beta2) gives a
+// pod the VirtualNode whose podSelector selects it; the annotations its
+// injector reads are listed in pkg/inject/constants.go (cpuRequest,
+// memoryRequest, appmeshCNI, ports, egressIgnoredIPs, egressIgnoredPorts,
+// ignoredGID, ignoredUID, proxyEgressPort, proxyIngressPort, preview,
+// sidecarInjectorWebhook, secretMounts, virtualGatewaySkipImageOverride):
+// appmesh.k8s.aws/virtualNode is the pre-v1 controller's, which nothing
+// reads.
 func TestAppMeshNoVirtualNodeAnnotation(t *testing.T) {
 	r, err := Render(Options{Mesh: MeshAppMesh}, nil)
 	if err != nil {

@@ -162,8 +162,8 @@ func (r rendered) crosses(t *testing.T, mesh string, client corev1.PodTemplateSp
 	return out
 }
 
-// TestBaselineCrossesNoProxy: for every mesh and mode, the mesh path
-// (target:8080) crosses the proxies the mode places and the direct paths
+// TestBaselineCrossesNoProxy checks that for every mesh and mode, the mesh
+// path (target:8080) crosses the proxies the mode places and the direct paths
 // (target:8081, and gRPC's 9091 and raw TCP's 9001, as istio/tools leaves
 // an HTTP, a gRPC and a TCP port out) cross none, read from the rendered
 // objects by each mesh's rules. Removing any exclusion makes a direct

@@ -10,11 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TestWorkersPlacement: the workers ask for resources (never BestEffort)
-// and stay off the nodes of the targets and of the proxies between them:
-// the waypoint, the ingress-nginx controller in its namespace, and the
-// pods a run found behind a gateway's address; --same-node-ok makes each
-// rule a preference.
+// TestWorkersPlacement checks that the workers ask for resources (never
+// BestEffort) and stay off the nodes of the targets and of the proxies
+// between them: the waypoint, the ingress-nginx controller in its namespace,
+// and the pods a run found behind a gateway's address; --same-node-ok makes
+// each rule a preference.
 func TestWorkersPlacement(t *testing.T) {
 	gw := PodsOf{Namespace: "envoy-gateway-system", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"gateway.envoyproxy.io/owning-gateway-name": GatewayName}}}
 	for _, tc := range []struct {
@@ -72,7 +72,7 @@ func TestWorkersPlacement(t *testing.T) {
 	}
 }
 
-// TestWorkerArgsWire: a worker's command line starts with the wire
+// TestWorkerArgsWire checks that a worker's command line starts with the wire
 // version, where a worker older than the check stops at once, and names
 // the coordinator's loadgen version when it is known.
 func TestWorkerArgsWire(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	"loadgen/targets/tlscert"
 )
 
-// TestClientCertRendering: a path's client certificate is in the run's
-// Secret, mounted read-only in the worker container of a step that names
-// it, and the worker's `loadgen run` is given the mounted files; a step
+// TestClientCertRendering checks that a path's client certificate is in the
+// run's Secret, mounted read-only in the worker container of a step that
+// names it, and the worker's `loadgen run` is given the mounted files; a step
 // without one has neither the mount nor the flags.
 func TestClientCertRendering(t *testing.T) {
 	ca, err := tlscert.NewCA(tlscert.ECDSAP256, "test")

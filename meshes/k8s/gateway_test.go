@@ -21,8 +21,8 @@ func fromU[T any](t *testing.T, u *unstructured.Unstructured) *T {
 	return v
 }
 
-// TestGatewayRoutesPerKind: a gRPC or TCP step through a gateway reaches
-// the target's gRPC or TCP server, each by a route of its kind on a
+// TestGatewayRoutesPerKind checks that a gRPC or TCP step through a gateway
+// reaches the target's gRPC or TCP server, each by a route of its kind on a
 // listener of its own, not the HTTP route (where httpbin answers).
 //
 // Gateway API v1 (sigs.k8s.io/gateway-api apis/v1): "TCPRoute provides a
@@ -98,8 +98,8 @@ func TestGatewayRoutesPerKind(t *testing.T) {
 	}
 }
 
-// TestRoutesRefused: a kind of step the class cannot carry is refused,
-// in one line, before anything is applied.
+// TestRoutesRefused checks that a kind of step the class cannot carry is
+// refused, in one line, before anything is applied.
 func TestRoutesRefused(t *testing.T) {
 	step := func(path, url string) Step { return Step{Path: path, URL: url} }
 	for _, tc := range []struct {
@@ -148,8 +148,8 @@ func TestRoutesRefused(t *testing.T) {
 	}
 }
 
-// TestIngressNginxGRPC: gRPC through ingress-nginx is an Ingress of its
-// own, annotated for a gRPC backend, on a host of its own that the
+// TestIngressNginxGRPC checks that gRPC through ingress-nginx is an Ingress
+// of its own, annotated for a gRPC backend, on a host of its own that the
 // workers send (:authority and SNI), over TLS on the controller's 443.
 //
 // ingress-nginx, docs/examples/grpc: "We've tagged the ingress with the
@@ -192,9 +192,9 @@ func TestIngressNginxGRPC(t *testing.T) {
 	}
 }
 
-// TestGatewayName: --gateway-name names the Gateway and what refers to
-// it. aws-application-networking-k8s, docs/api-types/gateway.md: "Service
-// networks are identified by Gateway name (without namespace) - for
+// TestGatewayName checks that --gateway-name names the Gateway and what
+// refers to it. aws-application-networking-k8s, docs/api-types/gateway.md:
+// "Service networks are identified by Gateway name (without namespace) - for
 // example, a Gateway named my-gateway will point to a VPC Lattice service
 // network my-gateway."
 func TestGatewayName(t *testing.T) {

@@ -22,8 +22,8 @@ func callOf(d appsv1.Deployment, container string) string {
 	return ""
 }
 
-// TestHopsChain: --hops 3 renders three targets, each calling the next
-// on its mesh port, which crosses the mesh's proxy pair, and on its
+// TestHopsChain checks that --hops 3 renders three targets, each calling the
+// next on its mesh port, which crosses the mesh's proxy pair, and on its
 // direct port, which crosses none; the paths still load the first, and
 // the target selector (readiness, cost, checks) takes every hop's pods.
 func TestHopsChain(t *testing.T) {
@@ -88,8 +88,8 @@ func TestHopsChain(t *testing.T) {
 	}
 }
 
-// TestHopsSidecarUpstream: under --mesh sidecar each hop's sidecar sends
-// its calls to the next hop, not back to the first target.
+// TestHopsSidecarUpstream checks that under --mesh sidecar each hop's sidecar
+// sends its calls to the next hop, not back to the first target.
 func TestHopsSidecarUpstream(t *testing.T) {
 	o := Options{Mesh: MeshSidecar, Hops: 3}
 	r, err := Render(o, nil)

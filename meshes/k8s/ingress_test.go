@@ -29,8 +29,8 @@ func renderedIngresses(t *testing.T, o Options) map[string]networkingv1.Ingress 
 	return out
 }
 
-// TestIngressNginxNoRedirect: loadgen's Ingress has TLS, and the HTTP
-// steps go to the controller's port 80, so ingress-nginx must not answer
+// TestIngressNginxNoRedirect checks that loadgen's Ingress has TLS, and the
+// HTTP steps go to the controller's port 80, so ingress-nginx must not answer
 // them with its redirect.
 //
 // ingress-nginx, docs/user-guide/tls.md ("Server-side HTTPS enforcement

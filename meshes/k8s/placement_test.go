@@ -99,9 +99,9 @@ func TestParseResources(t *testing.T) {
 	}
 }
 
-// FuzzParseToleration: no input panics; what is accepted is a toleration
-// the API server takes (a valid key, Equal with a valid value or Exists
-// with none, a known effect or every one).
+// FuzzParseToleration checks that no input panics; what is accepted is a
+// toleration the API server takes (a valid key, Equal with a valid value or
+// Exists with none, a known effect or every one).
 func FuzzParseToleration(f *testing.F) {
 	for _, s := range []string{"dedicated=load:NoSchedule", "gpu:Exists:NoExecute", "k", ":", "=:", "a=b:c:d", "k:Exists:"} {
 		f.Add(s)
@@ -135,8 +135,8 @@ func FuzzParseToleration(f *testing.F) {
 	})
 }
 
-// FuzzParseNodeSelector: no input panics; every accepted key and value is
-// a valid label's.
+// FuzzParseNodeSelector checks that no input panics; every accepted key and
+// value is a valid label's.
 func FuzzParseNodeSelector(f *testing.F) {
 	for _, s := range []string{"a=b", "kubernetes.io/os=linux,x=", "=", ",", "a=b=c"} {
 		f.Add(s)
@@ -157,7 +157,7 @@ func FuzzParseNodeSelector(f *testing.F) {
 	})
 }
 
-// FuzzParseResources: no input panics; every accepted quantity is
+// FuzzParseResources checks that no input panics; every accepted quantity is
 // non-negative.
 func FuzzParseResources(f *testing.F) {
 	for _, s := range []string{"cpu=2,memory=1Gi", "cpu=1e3", "memory=1.5Gi", "a/b=1", "cpu=-0", "cpu=9999999999999999999999"} {
@@ -176,8 +176,8 @@ func FuzzParseResources(f *testing.F) {
 	})
 }
 
-// TestRunnerPlacement: the worker pods carry the node selector, the
-// tolerations, the requests and the limits given, beside the
+// TestRunnerPlacement checks that the worker pods carry the node selector,
+// the tolerations, the requests and the limits given, beside the
 // anti-affinity that keeps them off the targets' nodes; the target pods
 // (both of an ambient mesh) are pinned to --target-node through the
 // scheduler.
@@ -239,9 +239,9 @@ func TestRunnerPlacement(t *testing.T) {
 	}
 }
 
-// TestWorkerResourceDefaults: a limit below a default request lowers the
-// request to it; a request given twice, a request above its limit, an
-// extended resource without its equal limit and a bad node name are
+// TestWorkerResourceDefaults checks that a limit below a default request
+// lowers the request to it; a request given twice, a request above its limit,
+// an extended resource without its equal limit and a bad node name are
 // refused, each naming the flag.
 func TestWorkerResourceDefaults(t *testing.T) {
 	lim, _ := ParseResources("cpu=50m", nil)

@@ -57,8 +57,8 @@ func TestResolveTarget(t *testing.T) {
 	}
 }
 
-// TestNoAddressSaysWhatRunReads: a dry run that cannot resolve the mesh
-// path's address says which address k8s run will read: under --via
+// TestNoAddressSaysWhatRunReads checks that a dry run that cannot resolve the
+// mesh path's address says which address k8s run will read: under --via
 // service (the default) the Service the implementation labels with the
 // Gateway's name, or the ingress controller's Service, and the flag that
 // names it; under --via published the Gateway's status.addresses or the
@@ -92,8 +92,8 @@ func TestNoAddressSaysWhatRunReads(t *testing.T) {
 	}
 }
 
-// TestRunArgsIngressHost: through ingress-nginx the workers send the
-// Ingress rule's host (and SNI over TLS); the direct path does not.
+// TestRunArgsIngressHost checks that through ingress-nginx the workers send
+// the Ingress rule's host (and SNI over TLS); the direct path does not.
 func TestRunArgsIngressHost(t *testing.T) {
 	for _, o := range []Options{{Mesh: MeshIngressNginx, Namespace: "b", IngressNamespace: "ingress-nginx"}, {Mesh: MeshIngress, Class: "traefik", Namespace: "b"}} {
 		testRunArgsIngressHost(t, o)
@@ -134,8 +134,8 @@ func TestRunArgs(t *testing.T) {
 // both is one address for every route.
 func both(a string) Addresses { return Addresses{HTTP: a, GRPC: a} }
 
-// TestDirectGRPCAndTCP: the direct path of gRPC and raw TCP load goes to
-// the target's uncaptured gRPC and TCP ports, given as such or as the
+// TestDirectGRPCAndTCP checks that the direct path of gRPC and raw TCP load
+// goes to the target's uncaptured gRPC and TCP ports, given as such or as the
 // direct path's 8081, behind an ingress or a gateway too, and to the
 // ambient mesh's direct target.
 func TestDirectGRPCAndTCP(t *testing.T) {

@@ -88,9 +88,9 @@ func sidecarPods(t *testing.T, o Options) (server, client corev1.PodTemplateSpec
 	return server, client
 }
 
-// TestSidecarsOnEqualTerms: --concurrency, --proxy-cpu and --proxy-memory
-// reach every sidecar mesh's proxies, client and server, as that mesh
-// reads them: the same threads (where the mesh can set them), CPU
+// TestSidecarsOnEqualTerms checks that --concurrency, --proxy-cpu and
+// --proxy-memory reach every sidecar mesh's proxies, client and server, as
+// that mesh reads them: the same threads (where the mesh can set them), CPU
 // request, CPU limit and memory request. Before, Linkerd ran "with a
 // single runtime worker, no requests or limits" (its docs' default).
 func TestSidecarsOnEqualTerms(t *testing.T) {
@@ -130,8 +130,8 @@ func (o Options) withMesh(t *testing.T) Options {
 	return d
 }
 
-// TestLinkerdOpaqueTCP: the TCP echo's port is opaque to Linkerd on the
-// target pod and its Service, so that no connection waits for protocol
+// TestLinkerdOpaqueTCP checks that the TCP echo's port is opaque to Linkerd
+// on the target pod and its Service, so that no connection waits for protocol
 // detection (tcp-crr pays it on every one). Linkerd's proxy-configuration
 // reference: config.linkerd.io/opaque-ports are "Ports that skip the
 // proxy's protocol detection mechanism and are proxied opaquely"; its
@@ -159,10 +159,11 @@ func TestLinkerdOpaqueTCP(t *testing.T) {
 	}
 }
 
-// TestLinkerdNativeSidecarBeta: Linkerd's proxy-configuration reference:
-// config.alpha.linkerd.io/proxy-enable-native-sidecar is "Deprecated in
-// favor of config.beta.linkerd.io/proxy-enable-native-sidecar"; both are
-// set, for Linkerd versions before and after the rename.
+// TestLinkerdNativeSidecarBeta checks both native-sidecar annotations.
+// Linkerd's proxy-configuration reference:
+// config.alpha.linkerd.io/proxy-enable-native-sidecar is "Deprecated in favor
+// of config.beta.linkerd.io/proxy-enable-native-sidecar"; both are set, for
+// Linkerd versions before and after the rename.
 func TestLinkerdNativeSidecarBeta(t *testing.T) {
 	_, client := sidecarPods(t, Options{Mesh: MeshLinkerd})
 	for _, k := range []string{"config.beta.linkerd.io/proxy-enable-native-sidecar", "config.alpha.linkerd.io/proxy-enable-native-sidecar"} {
@@ -172,8 +173,9 @@ func TestLinkerdNativeSidecarBeta(t *testing.T) {
 	}
 }
 
-// TestProxyKnobsRefused: the knobs of the sidecars loadgen injects do not
-// apply to the proxies a mesh's install runs, and a quantity must parse.
+// TestProxyKnobsRefused checks that the knobs of the sidecars loadgen injects
+// do not apply to the proxies a mesh's install runs, and a quantity must
+// parse.
 func TestProxyKnobsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		o    Options

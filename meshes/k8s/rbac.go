@@ -48,15 +48,15 @@ type Permission struct {
 	Resources []string // plural, or plural/subresource
 	Verbs     []string
 	Where     Where
-	// Rendered: the resources are the kinds the command applies (its
-	// rendering), whichever they are.
+	// Rendered is set when the resources are the kinds the command applies
+	// (its rendering), whichever they are.
 	Rendered bool
-	// Named: the rule names the run's namespace (resourceNames).
+	// Named is set when the rule names the run's namespace (resourceNames).
 	Named bool
 	// Names are the objects the rule is limited to (resourceNames).
 	Names []string
-	// Dynamic: the code reaches it through the dynamic client (by the
-	// kind's mapping), not a typed accessor.
+	// Dynamic is set when the code reaches it through the dynamic client (by
+	// the kind's mapping), not a typed accessor.
 	Dynamic bool
 	When    func(o Options) bool
 	Why     string
@@ -69,20 +69,22 @@ func ambient(o Options) bool      { return o.DirectTarget() }
 func appMesh(o Options) bool      { return o.Mesh == MeshAppMesh }
 func configures(o Options) bool   { return o.ConfigureController }
 
-// metricsAPI: a run reads its cost from metrics.k8s.io; nodeMetrics:
-// each node's too; metered: a run records cost at all.
+// metricsAPI reports whether a run reads its cost from metrics.k8s.io,
+// nodeMetrics whether it reads each node's too, and metered whether it
+// records cost at all.
 func metricsAPI(o Options) bool  { return o.Metrics == "" || o.Metrics == MetricsAPI }
 func nodeMetrics(o Options) bool { return metricsAPI(o) && !o.NoNodeCost }
 func metered(o Options) bool     { return o.Metrics != MetricsNone }
 
-// controlPlane: a run records a control plane's cost, in its namespace.
+// controlPlane reports whether a run records a control plane's cost, in its
+// namespace.
 func controlPlane(o Options) bool {
 	cps, _ := o.ControlPlanes()
 	return len(cps) > 0
 }
 
-// inCluster: the mesh path's proxy runs in the cluster, in a namespace of
-// the implementation's (an ingress controller, a gateway).
+// inCluster reports whether the mesh path's proxy runs in the cluster, in a
+// namespace of the implementation's (an ingress controller, a gateway).
 func inCluster(o Options) bool {
 	return o.Published() && !(o.Mesh == MeshGateway && o.Class == ClassLattice)
 }

@@ -176,8 +176,8 @@ func TestPermissionsMatchCalls(t *testing.T) {
 	}
 }
 
-// TestNoNodeProxy: no command asks for the kubelet's API through the
-// API server (nodes/proxy), and no code calls it.
+// TestNoNodeProxy checks that no command asks for the kubelet's API through
+// the API server (nodes/proxy), and no code calls it.
 func TestNoNodeProxy(t *testing.T) {
 	for _, p := range Permissions {
 		for _, r := range p.Resources {
@@ -203,7 +203,7 @@ func TestNoNodeProxy(t *testing.T) {
 	}
 }
 
-// TestRBACRendered: what `loadgen k8s rbac` prints for a mesh: a
+// TestRBACRendered checks what `loadgen k8s rbac` prints for a mesh: a
 // ClusterRole, a Role per namespace that exists before the run, the
 // bindings with --bind; what each mesh needs and nothing of another's.
 func TestRBACRendered(t *testing.T) {

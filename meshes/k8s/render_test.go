@@ -187,7 +187,7 @@ func TestRenderRefusesBadOptions(t *testing.T) {
 	}
 }
 
-// TestMTLSServerOnlyRefused: a STRICT PeerAuthentication makes the
+// TestMTLSServerOnlyRefused checks that a STRICT PeerAuthentication makes the
 // target's sidecar require mTLS, which workers without a sidecar
 // (serveronly) cannot speak: every mesh request would fail.
 //
@@ -228,7 +228,7 @@ func TestAppMeshNoticeOnce(t *testing.T) {
 	}
 }
 
-// TestIngressNginxNotice: ingress-nginx is retired, as App Mesh is
+// TestIngressNginxNotice checks that ingress-nginx is retired, as App Mesh is
 // discontinued, and its rendering says so once. Kubernetes Steering and
 // Security Response Committees (kubernetes.io blog, 2026-01-29): "In
 // March 2026, Kubernetes will retire Ingress NGINX … There will be no

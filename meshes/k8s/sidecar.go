@@ -78,19 +78,21 @@ func (o Options) serverPod() (labels, annotations map[string]string) {
 	return o.podMeta(podSide{server: true})
 }
 
-// clientPod: a worker with a sidecar runs it as a native sidecar (an init
-// container that ends with the pod), or the Job would never complete. A
-// worker of the direct path in an ambient mesh is left out of it.
+// clientPod returns a worker pod's labels and annotations. A worker with a
+// sidecar runs it as a native sidecar (an init container that ends with the
+// pod), or the Job would never complete. A worker of the direct path in an
+// ambient mesh is left out of it.
 func (o Options) clientPod(direct bool) (labels, annotations map[string]string) {
 	return o.podMeta(podSide{direct: direct})
 }
 
-// podMeta: the mesh path crosses the proxies the mode places; the direct
-// ports (8081, 9091, 9001) are left out of every capture, inbound on the server and
-// outbound on the client, so the baseline crosses none (a client sidecar
-// that captured it would, with Istio's auto-mTLS, send mTLS to a port no
-// proxy terminates). Ambient meshes capture every port of an enrolled pod:
-// their direct path runs between pods labelled out of the mesh.
+// podMeta returns a pod's labels and annotations: the mesh path crosses the
+// proxies the mode places; the direct ports (8081, 9091, 9001) are left out
+// of every capture, inbound on the server and outbound on the client, so the
+// baseline crosses none (a client sidecar that captured it would, with
+// Istio's auto-mTLS, send mTLS to a port no proxy terminates). Ambient meshes
+// capture every port of an enrolled pod: their direct path runs between pods
+// labelled out of the mesh.
 func (o Options) podMeta(side podSide) (labels, annotations map[string]string) {
 	direct := directPorts
 	inject := o.InjectClient()

@@ -66,8 +66,8 @@ type SidecarOptions struct {
 	// Image is the proxy's image (default its official one,
 	// DefaultProxyImages); its binary is found on PATH.
 	Image string
-	// NoNative: the cluster has no native sidecars (Kubernetes before
-	// 1.29): the proxy is an ordinary container, which only the target
+	// NoNative is set when the cluster has no native sidecars (Kubernetes
+	// before 1.29): the proxy is an ordinary container, which only the target
 	// can have (a Job's pod would never complete).
 	NoNative bool
 }

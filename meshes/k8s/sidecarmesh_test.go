@@ -91,9 +91,9 @@ func hasProxy(spec corev1.PodSpec) (has, native bool) {
 	return false, false
 }
 
-// TestSidecarMeshCrosses: per mode, the mesh port crosses the proxies
-// the mode names, the direct port none, and each pod with a capture has
-// the proxy the capture sends connections to, native where it can be.
+// TestSidecarMeshCrosses checks that per mode, the mesh port crosses the
+// proxies the mode names, the direct port none, and each pod with a capture
+// has the proxy the capture sends connections to, native where it can be.
 func TestSidecarMeshCrosses(t *testing.T) {
 	for _, tc := range []struct {
 		mode           string
@@ -137,8 +137,8 @@ func TestSidecarMeshCrosses(t *testing.T) {
 	}
 }
 
-// TestSidecarMeshProbes: the app's HTTP probes on captured ports become
-// TCP ones (no request of the proxy's own); the direct port's stay.
+// TestSidecarMeshProbes checks that the app's HTTP probes on captured ports
+// become TCP ones (no request of the proxy's own); the direct port's stay.
 func TestSidecarMeshProbes(t *testing.T) {
 	target, _, _ := sidecarRendering(t, Options{Mesh: MeshSidecar})
 	for _, c := range target.Containers {
@@ -162,8 +162,8 @@ func TestSidecarMeshProbes(t *testing.T) {
 	}
 }
 
-// TestSidecarMeshObjects: the proxy's config per proxy, its image, and
-// the identities with --mtls.
+// TestSidecarMeshObjects checks the objects of a sidecar mesh: the proxy's
+// config per proxy, its image, and the identities with --mtls.
 func TestSidecarMeshObjects(t *testing.T) {
 	for _, p := range SidecarProxies {
 		target, _, objs := sidecarRendering(t, Options{Mesh: MeshSidecar, Sidecar: SidecarOptions{Proxy: p}, MTLS: true, Namespace: "bench"})
@@ -207,8 +207,8 @@ func TestSidecarMeshObjects(t *testing.T) {
 	}
 }
 
-// TestSidecarMeshNoNative: without native sidecars the target's proxy
-// is an ordinary container, and a worker cannot have one.
+// TestSidecarMeshNoNative checks that without native sidecars the target's
+// proxy is an ordinary container, and a worker cannot have one.
 func TestSidecarMeshNoNative(t *testing.T) {
 	target, _, _ := sidecarRendering(t, Options{Mesh: MeshSidecar, Mode: ModeServerOnly, Sidecar: SidecarOptions{NoNative: true}})
 	if has, native := hasProxy(target); !has || native {

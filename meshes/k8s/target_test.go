@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// TestDirectTargetBesideTarget: in an ambient mesh the direct path's
-// target runs on the mesh target's node, or the baseline measures
+// TestDirectTargetBesideTarget checks that in an ambient mesh the direct
+// path's target runs on the mesh target's node, or the baseline measures
 // another server node (and with two nodes the workers, kept off both
 // targets' nodes, may have none left).
 //

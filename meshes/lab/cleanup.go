@@ -90,8 +90,8 @@ var probes atomic.Int64
 type Unavailable struct {
 	Mode   Mode
 	Reason string
-	// ModeOnly: this kernel lacks what the mode needs (a device type, eBPF
-	// or TUN), but namespaces, veth and the tools work.
+	// ModeOnly is set when this kernel lacks what the mode needs (a device
+	// type, eBPF or TUN), but namespaces, veth and the tools work.
 	ModeOnly bool
 }
 

@@ -680,8 +680,8 @@ func TestPrefix(t *testing.T) {
 	}
 }
 
-// TestIPTablesOnlyForServices: a lab without Service paths needs no
-// iptables and installs no rule.
+// TestIPTablesOnlyForServices checks that a lab without Service paths needs
+// no iptables and installs no rule.
 func TestIPTablesOnlyForServices(t *testing.T) {
 	for _, c := range []struct {
 		cfg  Config
@@ -723,9 +723,9 @@ func TestIPTablesOnlyForServices(t *testing.T) {
 	checkEcho(t, p)
 }
 
-// TestCleanupStale: loadgen cleanup removes the lab of a process that is
-// gone, and only it. The lab is named after a process that runs while it
-// is built (no other cleanup, running meanwhile, takes it), then ends.
+// TestCleanupStale checks that loadgen cleanup removes the lab of a process
+// that is gone, and only it. The lab is named after a process that runs while
+// it is built (no other cleanup, running meanwhile, takes it), then ends.
 func TestCleanupStale(t *testing.T) {
 	requireLab(t, Config{})
 	pid, end := ownerProcess(t)

@@ -27,8 +27,8 @@ func TestParseModes(t *testing.T) {
 	}
 }
 
-// TestPathsPerMode: every mode has the nine paths and the baseline, and
-// only macvlan has paths that do not apply.
+// TestPathsPerMode checks that every mode has the nine paths and the
+// baseline, and only macvlan has paths that do not apply.
 func TestPathsPerMode(t *testing.T) {
 	for _, m := range Modes() {
 		l := &Lab{prefix: "x-", mode: m}

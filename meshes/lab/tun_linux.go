@@ -125,5 +125,5 @@ func openTUN(name string) (io.ReadWriteCloser, error) {
 	return f, nil
 }
 
-// diesWithParent: a killed loadgen takes its tunnels with it.
+// diesWithParent makes a killed loadgen take its tunnels with it.
 func diesWithParent() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }

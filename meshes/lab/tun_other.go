@@ -13,5 +13,5 @@ func RunUDPTunnel(ctx context.Context, c TunnelConfig, ready func()) error {
 	return errors.New("lab: the udp tunnel needs Linux")
 }
 
-// diesWithParent: no such attribute off Linux (nor a lab to run).
+// diesWithParent returns nil: no such attribute off Linux (nor a lab to run).
 func diesWithParent() *syscall.SysProcAttr { return nil }

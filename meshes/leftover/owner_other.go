@@ -4,6 +4,6 @@ package leftover
 
 import "time"
 
-// staleOwner: without /proc, whether a process still runs is not known
-// here; no leftover is taken for stale.
+// staleOwner reports false: without /proc, whether a process still runs is
+// not known here; no leftover is taken for stale.
 func staleOwner(int, time.Time) (string, bool) { return "", false }

@@ -61,7 +61,7 @@ func version(ctx context.Context, bin string) int {
 	return v
 }
 
-// hasErrorLogFlag: -e (the error log before the config is read) came in
-// nginx 1.19.5. Without it nginx opens its compiled-in default log at
-// start, which may be under /var/log.
+// hasErrorLogFlag reports whether nginx version v has -e (the error log
+// before the config is read), which came in nginx 1.19.5. Without it nginx
+// opens its compiled-in default log at start, which may be under /var/log.
 func hasErrorLogFlag(v int) bool { return v >= 1_019_005 }

@@ -209,7 +209,8 @@ func checkChars(what, s string, ok func(rune) bool) error {
 	return nil
 }
 
-// isAddrChar: letters, digits and the punctuation of host:port, [v6]:port.
+// isAddrChar reports whether r is one of the letters, digits and the
+// punctuation of host:port, [v6]:port.
 func isAddrChar(r rune) bool {
 	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
 		r == '.' || r == '-' || r == ':' || r == '[' || r == ']'

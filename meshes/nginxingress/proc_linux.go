@@ -4,7 +4,8 @@ package nginxingress
 
 import "loadgen/meshes/proxyproc"
 
-// supported: nginx is run and watched through /proc and process groups.
+// supported returns nil: nginx is run and watched through /proc and process
+// groups.
 func supported() error { return nil }
 
 func kill(pid int) error                   { return proxyproc.Kill(pid) }

@@ -223,8 +223,8 @@ func TestProxy(t *testing.T) {
 	}
 }
 
-// TestCloseKillsStuckNginx: a request that never ends keeps a worker from
-// quitting gracefully; Close kills it after the grace period.
+// TestCloseKillsStuckNginx checks that a request that never ends keeps a
+// worker from quitting gracefully; Close kills it after the grace period.
 func TestCloseKillsStuckNginx(t *testing.T) {
 	needNginx(t)
 	up := startUpstream(t)
@@ -256,9 +256,9 @@ func TestCloseKillsStuckNginx(t *testing.T) {
 	}
 }
 
-// TestCloseAfterMasterDied: a master killed under its workers leaves them
-// orphaned; Close finds them by process group, kills them, and reports the
-// death.
+// TestCloseAfterMasterDied checks that a master killed under its workers
+// leaves them orphaned; Close finds them by process group, kills them, and
+// reports the death.
 func TestCloseAfterMasterDied(t *testing.T) {
 	needNginx(t)
 	up := startUpstream(t)
@@ -381,8 +381,9 @@ func TestProxyTLS(t *testing.T) {
 	}
 }
 
-// TestStartNginxTFails: what nginx -t rejects comes back in Start's error,
-// and the failed start leaves neither a process nor its run directory.
+// TestStartNginxTFails checks that what nginx -t rejects comes back in
+// Start's error, and the failed start leaves neither a process nor its run
+// directory.
 func TestStartNginxTFails(t *testing.T) {
 	needNginx(t)
 	missing := filepath.Join(t.TempDir(), "missing.crt")
@@ -403,8 +404,9 @@ func TestStartNginxTFails(t *testing.T) {
 	assertNothingLeft(t, tmp)
 }
 
-// TestStartPortInUse: nginx cannot bind a port that is taken; Start says
-// so in nginx's words and cleans up. (nginx retries the bind for 2.5s.)
+// TestStartPortInUse checks that, when nginx cannot bind a port that is
+// taken, Start says so in nginx's words and cleans up. (nginx retries the bind for
+// 2.5s.)
 func TestStartPortInUse(t *testing.T) {
 	needNginx(t)
 	if testing.Short() {
@@ -481,9 +483,9 @@ func cpusAllowedList(t *testing.T, pid int) string {
 	return ""
 }
 
-// TestProxyMTLS: with a ClientCA nginx answers a client that presents a
-// certificate that CA issued, and refuses one without (400) or with
-// another CA's.
+// TestProxyMTLS checks that with a ClientCA nginx answers a client that
+// presents a certificate that CA issued, and refuses one without (400) or
+// with another CA's.
 func TestProxyMTLS(t *testing.T) {
 	needNginx(t)
 	server, err := tlscert.New(tlscert.ECDSAP256)

@@ -16,7 +16,7 @@ const NetNSDir = "/var/run/netns"
 
 func supported() error { return errUnsupported }
 
-// SysProcAttr: see proc_linux.go.
+// SysProcAttr returns nil off Linux; see proc_linux.go.
 func SysProcAttr(*User) *syscall.SysProcAttr { return nil }
 func enter(string) error                     { return errUnsupported }
 

@@ -22,7 +22,8 @@ func SysProcAttr(u *User) *syscall.SysProcAttr {
 	return a
 }
 
-// supported: processes are run and watched through /proc and process groups.
+// supported returns nil: processes are run and watched through /proc and
+// process groups.
 func supported() error { return nil }
 
 // Kill sends SIGKILL to one process.

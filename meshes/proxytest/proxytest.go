@@ -96,8 +96,8 @@ func testForward(t *testing.T, p Profile) {
 	closeAndCheck(t, p, px, pids)
 }
 
-// testMTLS: a client sidecar's outbound side originates mutual TLS to a
-// server sidecar's inbound side, which verifies the client's certificate
+// testMTLS checks that a client sidecar's outbound side originates mutual TLS
+// to a server sidecar's inbound side, which verifies the client's certificate
 // and tells the app its hash.
 func testMTLS(t *testing.T, p Profile) {
 	app := StartApp(t)

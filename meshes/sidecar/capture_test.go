@@ -17,15 +17,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/* from the rules")
 
-// TestRulesGolden: the nat table istio-iptables writes for Istio's
+// TestRulesGolden checks that the nat table istio-iptables writes for Istio's
 // injector flags.
 func TestRulesGolden(t *testing.T) {
 	proxytest.Golden(t, filepath.Join("testdata", "istio-nat.rules"), IstioCapture.Rules(), *update)
 	proxytest.Golden(t, filepath.Join("testdata", "undo-nat.rules"), undo(), *update)
 }
 
-// TestUndoMirrorsRules: every chain and jump the rules add, the undo
-// removes.
+// TestUndoMirrorsRules checks that every chain and jump the rules add, the
+// undo removes.
 func TestUndoMirrorsRules(t *testing.T) {
 	rules, u := string(IstioCapture.Rules()), string(undo())
 	for _, line := range strings.Split(rules, "\n") {
@@ -82,7 +82,8 @@ var kubeClient = Capture{
 	IncludeOutboundPorts: []uint16{8080},
 }
 
-// TestRulesOutboundGolden: istio-iptables' -o, -x, -q and -i, in its order.
+// TestRulesOutboundGolden checks istio-iptables' -o, -x, -q and -i, in its
+// order.
 func TestRulesOutboundGolden(t *testing.T) {
 	proxytest.Golden(t, filepath.Join("testdata", "client-ports-nat.rules"), kubeClient.Rules(), *update)
 	ranges := IstioCapture
@@ -112,11 +113,11 @@ func TestCaptureValidate(t *testing.T) {
 	}
 }
 
-// TestOutboundExclusions: in a real pair of namespaces, a connection to a
-// port the capture leaves out reaches the server; one to a captured port
-// reaches the outbound listener instead. With the exclusion dropped, the
-// direct port is captured too: what the node test's broken exclusion
-// shows end to end.
+// TestOutboundExclusions checks that in a real pair of namespaces, a
+// connection to a port the capture leaves out reaches the server; one to a
+// captured port reaches the outbound listener instead. With the exclusion
+// dropped, the direct port is captured too: what the node test's broken
+// exclusion shows end to end.
 func TestOutboundExclusions(t *testing.T) {
 	client, server := pods(t)
 	ctx := context.Background()

@@ -133,8 +133,8 @@ var profiles = []struct {
 	{Caddy, "caddy", caddy.Available, proxytest.SHA256},
 }
 
-// TestPlacements: for every real profile and placement, a client in the
-// client pod sends real HTTP to the server pod's IP; the capture rules
+// TestPlacements checks that for every real profile and placement, a client
+// in the client pod sends real HTTP to the server pod's IP; the capture rules
 // send it through the sidecars, which count every request and burn CPU
 // doing it; the target serves exactly what the client sent; in both with
 // mTLS the server sidecar tells the target the client's certificate; and
@@ -243,8 +243,8 @@ func count(placed bool, sent int) uint64 {
 	return 0
 }
 
-// checkMTLS: the target sees the X-Forwarded-Client-Cert the server
-// sidecar sets once it has verified the client sidecar's certificate.
+// checkMTLS checks that the target sees the X-Forwarded-Client-Cert the
+// server sidecar sets once it has verified the client sidecar's certificate.
 func checkMTLS(t *testing.T, c *http.Client, url, hash string) {
 	t.Helper()
 	resp, err := c.Get(url + "/headers")
@@ -258,7 +258,8 @@ func checkMTLS(t *testing.T, c *http.Client, url, hash string) {
 	}
 }
 
-// checkChains: the capture chains are in a pod exactly when want says.
+// checkChains checks that the capture chains are in a pod exactly when want
+// says.
 func checkChains(t *testing.T, want map[string]bool) {
 	t.Helper()
 	for ns, captured := range want {
@@ -281,8 +282,8 @@ func procUID(t *testing.T, pid int) int {
 	return int(st.Uid)
 }
 
-// TestProxyDies: a sidecar killed mid-step is reported with its last log
-// lines, and Close still removes the rest, leaving no rule behind.
+// TestProxyDies checks that a sidecar killed mid-step is reported with its
+// last log lines, and Close still removes the rest, leaving no rule behind.
 func TestProxyDies(t *testing.T) {
 	clientNS, serverNS := pods(t)
 	proxytest.NeedBinary(t, haproxy.Available)
@@ -307,7 +308,7 @@ func TestProxyDies(t *testing.T) {
 	checkChains(t, map[string]bool{clientNS: false, serverNS: false})
 }
 
-// TestStartFailureCleansUp: a proxy that cannot start (its binary
+// TestStartFailureCleansUp checks that a proxy that cannot start (its binary
 // missing) leaves neither rules nor the other sidecar.
 func TestStartFailureCleansUp(t *testing.T) {
 	clientNS, serverNS := pods(t)

@@ -64,27 +64,27 @@ func (o Options) noise() float64 {
 type Verdict string
 
 const (
-	// Regression: worse beyond MaxRegression: the whole interval past it
+	// Regression means worse beyond MaxRegression: the whole interval past it
 	// (a point verdict: the ratio past it, B's repeats clear of A's).
 	Regression Verdict = "REGRESSION"
-	// WithinNoise: the interval spans the regression's bound: the repeats
-	// cannot tell whether B regressed.
+	// WithinNoise means the interval spans the regression's bound: the
+	// repeats cannot tell whether B regressed.
 	WithinNoise Verdict = "within noise"
-	// Worse: the whole interval is worse than A beyond the noise band,
+	// Worse means the whole interval is worse than A beyond the noise band,
 	// and short of MaxRegression.
 	Worse Verdict = "worse"
-	// Holds: the interval is short of MaxRegression and not wholly past
+	// Holds means the interval is short of MaxRegression and not wholly past
 	// the noise band on either side.
 	Holds Verdict = "holds"
-	// Better: the whole interval is better than A beyond the noise band.
+	// Better means the whole interval is better than A beyond the noise band.
 	Better Verdict = "better"
-	// Same: a point verdict: B within the noise band of A.
+	// Same is a point verdict: B within the noise band of A.
 	Same Verdict = "same"
-	// Contended: not decidable: worse than MaxRegression, but within what
+	// Contended means not decidable: worse than MaxRegression, but within what
 	// contention for CPU on B's side (M or G) can explain (contention.go).
 	// A change past that margin is a Regression.
 	Contended Verdict = "contended"
-	// Missing: no figures on one side.
+	// Missing means no figures on one side.
 	Missing Verdict = "missing"
 )
 
@@ -123,9 +123,9 @@ type Row struct {
 	// Interval is B/A's over the repeats (for errors, B−A's, a share);
 	// Level 0 when the repeats are too few for one.
 	Interval Interval
-	// Point: the verdict compares medians and ranges against the noise
-	// band, without an interval (too few repeats: Interval.OK is false):
-	// its noise cannot be told.
+	// Point is set when the verdict compares medians and ranges against the
+	// noise band, without an interval (too few repeats: Interval.OK is
+	// false): its noise cannot be told.
 	Point bool
 	// Contended says on which side the figures measure contention ("M in
 	// B": the machine's CPUs were saturated; G: the generator's), or "".

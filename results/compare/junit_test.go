@@ -133,7 +133,7 @@ func TestWriteJUnitSkipped(t *testing.T) {
 	}
 }
 
-// TestJUnitPropertiesAreTheLabels: a run's labels are its suite's
+// TestJUnitPropertiesAreTheLabels checks that a run's labels are its suite's
 // <properties>, before its test cases, as CI systems read them; a
 // sweep's are those every step shares.
 func TestJUnitPropertiesAreTheLabels(t *testing.T) {

@@ -16,8 +16,8 @@ func labelled(st *results.Step, l results.Labels) *results.Step {
 	return st
 }
 
-// TestStepsMatchedByLabel: where runs of a side differ by a label (two
-// meshes in one directory), steps match by it too; the labels a side's
+// TestStepsMatchedByLabel checks that where runs of a side differ by a label
+// (two meshes in one directory), steps match by it too; the labels a side's
 // runs all share (its build) are what is compared, and the output says
 // both.
 func TestStepsMatchedByLabel(t *testing.T) {
@@ -54,7 +54,8 @@ func TestStepsMatchedByLabel(t *testing.T) {
 	}
 }
 
-// TestRunsSayTheirLabels: two runs' labels, and what differs.
+// TestRunsSayTheirLabels checks that a comparison says two runs' labels, and
+// what differs.
 func TestRunsSayTheirLabels(t *testing.T) {
 	a, b := runOf(1000, 10), runOf(1000, 10)
 	a.Labels = results.Labels{"mesh": "istio", "build": "1"}

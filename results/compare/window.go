@@ -13,17 +13,17 @@ import (
 type Live int
 
 const (
-	// AtEnd: only once the run is over — the generator's CPU (cpu) and
-	// the watched processes' (cpu.NAME, mem.NAME), which are measured
+	// AtEnd is judged only once the run is over — the generator's CPU (cpu)
+	// and the watched processes' (cpu.NAME, mem.NAME), which are measured
 	// over the whole run or step, and a count bounded from below
 	// (errors>10), which a run may still reach.
 	AtEnd Live = iota
-	// OverWindow: over the run's last seconds (a sliding window) — rps,
-	// the latencies, and errors and timeouts as a share (errors<1%).
+	// OverWindow is judged over the run's last seconds (a sliding window) —
+	// rps, the latencies, and errors and timeouts as a share (errors<1%).
 	OverWindow
-	// SoFar: over the run so far — a count of errors or timeouts bounded
-	// from above (errors<10): it only grows, so once past its bound the
-	// run has failed it.
+	// SoFar is judged over the run so far — a count of errors or timeouts
+	// bounded from above (errors<10): it only grows, so once past its bound
+	// the run has failed it.
 	SoFar
 )
 

@@ -91,9 +91,9 @@ func workerRuns(t testing.TB, n int, seed uint64) ([]Input, *recorded, int64) {
 	return in, union, total
 }
 
-// TestMergeEqualsOneRunOverTheUnion: N workers' runs merge to exactly what
-// one generator recording every value would report: every count, every
-// percentile, min, max, mean and standard deviation.
+// TestMergeEqualsOneRunOverTheUnion checks that N workers' runs merge to
+// exactly what one generator recording every value would report: every count,
+// every percentile, min, max, mean and standard deviation.
 func TestMergeEqualsOneRunOverTheUnion(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 7} {
 		in, union, total := workerRuns(t, n, uint64(n))
@@ -165,12 +165,12 @@ func TestMergeEqualsOneRunOverTheUnion(t *testing.T) {
 	}
 }
 
-// near: equal but for rounding (a sum of quotients against a quotient of
-// sums).
+// near reports whether a and b are equal but for rounding (a sum of quotients
+// against a quotient of sums).
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
 
-// TestMergeSpreadIsExact: pooled per-thread samples give the mean and the
-// sample standard deviation of all samples together.
+// TestMergeSpreadIsExact checks that pooled per-thread samples give the mean
+// and the sample standard deviation of all samples together.
 func TestMergeSpreadIsExact(t *testing.T) {
 	groups := [][]float64{{1, 2, 3, 4}, {10, 12}, {5}}
 	var in []Input
@@ -276,8 +276,8 @@ func TestDecodeChecksHistograms(t *testing.T) {
 	}
 }
 
-// TestMergeKeepsTheLabels: the merged run carries the labels its runs
-// share (k8s run's workers are given the same); one not alike on every
+// TestMergeKeepsTheLabels checks that the merged run carries the labels its
+// runs share (k8s run's workers are given the same); one not alike on every
 // run is left out, and a note says so.
 func TestMergeKeepsTheLabels(t *testing.T) {
 	in, _, _ := workerRuns(t, 3, 5)

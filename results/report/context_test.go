@@ -9,9 +9,9 @@ import (
 	"loadgen/results"
 )
 
-// TestClusterContextCosts: a cluster step's control plane and nodes are
-// columns of their own (cp cpu, node cpu), never in what a path adds
-// (+cpu, +MiB): a node's figure holds every pod on it, the generator's
+// TestClusterContextCosts checks that a cluster step's control plane and
+// nodes are columns of their own (cp cpu, node cpu), never in what a path
+// adds (+cpu, +MiB): a node's figure holds every pod on it, the generator's
 // too. An unmeasured control plane (none where the run looked) leaves
 // the path's added figures as they were.
 func TestClusterContextCosts(t *testing.T) {

@@ -103,7 +103,7 @@ var csvMessages = []string{
 	"message_gap_p50_us", "message_gap_p90_us", "message_gap_p99_us", "message_gap_max_us",
 }
 
-// streamsMessages: a step of s had streamed answers.
+// streamsMessages reports whether a step of s had streamed answers.
 func streamsMessages(s *Sweep) bool {
 	return slices.ContainsFunc(s.Steps, func(st *results.Step) bool { return st.Run != nil && st.Run.Summary.Messages != nil })
 }

@@ -45,8 +45,8 @@ func medianP(steps []*results.Step, path string, c *Cell, p func(results.Latency
 	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
-// TestPerHopColumns: over a chain of 3 targets, the table has the added
-// p50 and p99 per hop — (path − baseline)/3, read here from the steps —
+// TestPerHopColumns checks that over a chain of 3 targets, the table has the
+// added p50 and p99 per hop — (path − baseline)/3, read here from the steps —
 // and the proxies' CPU per hop; over one target it has none.
 func TestPerHopColumns(t *testing.T) {
 	one := fixtureSweep(t)[0]
@@ -108,8 +108,8 @@ func TestPerHopColumns(t *testing.T) {
 	}
 }
 
-// TestCSVHops: a chain's CSV says how many hops each row crossed, in a
-// last column; a CSV of no chain has none.
+// TestCSVHops checks that a chain's CSV says how many hops each row crossed,
+// in a last column; a CSV of no chain has none.
 func TestCSVHops(t *testing.T) {
 	read := func(sweeps ...*Sweep) [][]string {
 		b := render(t, func(b *bytes.Buffer) error { return CSV(b, sweeps) })

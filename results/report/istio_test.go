@@ -56,8 +56,8 @@ func readIstio(t *testing.T, sweeps ...*Sweep) (head []string, rows []map[string
 	return recs[0], rows
 }
 
-// TestIstioCSVColumns: the header is istio/tools' list, in its order,
-// then fortio.py's other keys.
+// TestIstioCSVColumns checks that the header is istio/tools' list, in its
+// order, then fortio.py's other keys.
 func TestIstioCSVColumns(t *testing.T) {
 	head, _ := readIstio(t, sidedSweep("both"))
 	want := append(strings.Split(istioToolsColumns, ","), istioConvertKeys...)
@@ -66,10 +66,10 @@ func TestIstioCSVColumns(t *testing.T) {
 	}
 }
 
-// TestIstioCSVUnits: a step of known figures comes out in istio/tools'
-// units: latency in whole µs, CPU in millicores, memory in MiB (fortio.py
-// int(s*10**6); prom.py to_mili_cpus and to_mega_bytes, cpu*1000 and
-// bytes/1024/1024), ActualDuration in whole seconds, QPS rounded.
+// TestIstioCSVUnits checks that a step of known figures comes out in
+// istio/tools' units: latency in whole µs, CPU in millicores, memory in MiB
+// (fortio.py int(s*10**6); prom.py to_mili_cpus and to_mega_bytes, cpu*1000
+// and bytes/1024/1024), ActualDuration in whole seconds, QPS rounded.
 func TestIstioCSVUnits(t *testing.T) {
 	start := time.Date(2026, 12, 6, 5, 0, 0, 123, time.UTC)
 	ms := func(x float64) results.Duration { return results.Duration(x * float64(time.Millisecond)) }
@@ -107,9 +107,10 @@ func TestIstioCSVUnits(t *testing.T) {
 	}
 }
 
-// TestIstioCSVModes: each path's label ends with the mode istio/tools'
-// graph_plotter.py selects by (Labels.str.endswith): the sides a k8s run
-// watched, an ingress, a local sidecar path's placement, the baseline.
+// TestIstioCSVModes checks that each path's label ends with the mode
+// istio/tools' graph_plotter.py selects by (Labels.str.endswith): the sides a
+// k8s run watched, an ingress, a local sidecar path's placement, the
+// baseline.
 func TestIstioCSVModes(t *testing.T) {
 	for _, mode := range []string{"both", "serveronly", "clientonly"} {
 		_, rows := readIstio(t, sidedSweep(mode))

@@ -26,8 +26,9 @@ func labelSweep(t *testing.T) []*Sweep {
 	return s
 }
 
-// TestCSVLabelColumns: a column per label key, label.KEY, last; each
-// row its run's value, a failed step its sweep's common ones.
+// TestCSVLabelColumns checks the CSV's label columns: a column per label
+// key, label.KEY, last; each row its run's value, a failed step its sweep's
+// common ones.
 func TestCSVLabelColumns(t *testing.T) {
 	rows, err := csv.NewReader(bytes.NewReader(render(t, func(b *bytes.Buffer) error { return CSV(b, labelSweep(t)) }))).ReadAll()
 	if err != nil {
@@ -58,8 +59,8 @@ func TestCSVLabelColumns(t *testing.T) {
 	}
 }
 
-// TestReportsSayTheLabels: Markdown's and HTML's lead lines name the
-// labels every run carries.
+// TestReportsSayTheLabels checks that Markdown's and HTML's lead lines name
+// the labels every run carries.
 func TestReportsSayTheLabels(t *testing.T) {
 	md := string(render(t, func(b *bytes.Buffer) error { return Markdown(b, labelSweep(t), Options{}) }))
 	if !strings.Contains(md, " · labels mesh=istio\n") || strings.Contains(md, "build=") {
@@ -77,8 +78,8 @@ func TestReportsSayTheLabels(t *testing.T) {
 	}
 }
 
-// TestWrkSaysTheLabels: run's summary names the run's labels in its own
-// section, after wrk's (whose lines scripts parse).
+// TestWrkSaysTheLabels checks that run's summary names the run's labels in
+// its own section, after wrk's (whose lines scripts parse).
 func TestWrkSaysTheLabels(t *testing.T) {
 	run := fixtureRun(t)[0].Steps[0].Run
 	run.Labels = results.Labels{"mesh": "istio", "build": "42"}
@@ -97,9 +98,9 @@ func labelRun(t *testing.T) []*Sweep {
 	return s
 }
 
-// TestFortioAndSMPCarryLabels: the user's --label pairs reach fortio's
-// Labels as its -labels flag gives them (the user's text alone, the step
-// after " , " in a sweep) and SMP's labels map beside loadgen.* keys.
+// TestFortioAndSMPCarryLabels checks that the user's --label pairs reach
+// fortio's Labels as its -labels flag gives them (the user's text alone, the
+// step after " , " in a sweep) and SMP's labels map beside loadgen.* keys.
 func TestFortioAndSMPCarryLabels(t *testing.T) {
 	run := labelRun(t)
 	fortio := render(t, func(b *bytes.Buffer) error { return Fortio(b, run) })

@@ -8,8 +8,8 @@ import (
 	"loadgen/results"
 )
 
-// TestPlacementShown: the Markdown and HTML reports say, per step of a
-// cluster run, where it ran: each role's nodes, the proxies' images and
+// TestPlacementShown checks that the Markdown and HTML reports say, per step
+// of a cluster run, where it ran: each role's nodes, the proxies' images and
 // the threads and resources their specs gave them, the
 // Kubernetes version and the workers' requests.
 func TestPlacementShown(t *testing.T) {

@@ -39,9 +39,9 @@ func sidedSweep(mode string) *Sweep {
 	}}
 }
 
-// TestProxySides: the table, the CSV and the HTML report the workers' and
-// the target's sidecars as two figures, per 1000 requests/s too, and a
-// side without a sidecar in the mode as "—" (CSV: none), never as not
+// TestProxySides checks that the table, the CSV and the HTML report the
+// workers' and the target's sidecars as two figures, per 1000 requests/s too,
+// and a side without a sidecar in the mode as "—" (CSV: none), never as not
 // measurable; the proxies' total counts each once.
 func TestProxySides(t *testing.T) {
 	for _, mode := range []string{"both", "serveronly", "clientonly"} {

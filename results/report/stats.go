@@ -15,10 +15,10 @@ import (
 type CellStats struct {
 	OK     bool   // at least one repeat has a run
 	Failed string // why not, when !OK
-	// Unmeasured: every run was interrupted before it measured anything
-	// (no response, no error); its figures are not zeros but absent.
+	// Unmeasured is set when every run was interrupted before it measured
+	// anything (no response, no error); its figures are not zeros but absent.
 	Unmeasured bool
-	// Answered: some run had a response; without one a cell has no
+	// Answered is set when some run had a response; without one a cell has no
 	// latency to show (a failed request's latency is its failure's).
 	Answered bool
 	Stream   bool // tcp-stream, udp-stream: Gbps is the throughput, latencies are a write's
@@ -29,8 +29,8 @@ type CellStats struct {
 	Errors, Timeouts         float64
 
 	HasAdded bool // the cell has a baseline to compare with
-	// AddContended: the cell or its baseline measured contention for CPU
-	// (G or M): what it adds may be contention's.
+	// AddContended is set when the cell or its baseline measured contention
+	// for CPU (G or M): what it adds may be contention's.
 	AddContended                    bool
 	AddP50, AddP90, AddP99, AddP999 float64
 	AddGbps                         float64 // tcp-stream: throughput over the baseline's
@@ -38,9 +38,10 @@ type CellStats struct {
 	// its baseline (compare.DiffInterval: distribution-free, of the
 	// pairwise differences); not OK with too few repeats for one.
 	AddP50CI, AddP90CI, AddP99CI, AddP999CI, AddGbpsCI compare.Interval
-	// HasAddedCost: processes were watched on this path (AddCPUPerUnit
-	// and AddMiB then compare them with the baseline's own, per unit of
-	// throughput: a path serving fewer requests is not made cheap by it).
+	// HasAddedCost is set when processes were watched on this path
+	// (AddCPUPerUnit and AddMiB then compare them with the baseline's own,
+	// per unit of throughput: a path serving fewer requests is not made cheap
+	// by it).
 	HasAddedCost  bool
 	AddCPUPerUnit float64 // watched CPU cores per unit over the baseline's
 	AddMiB        float64 // watched memory over the baseline's, MiB

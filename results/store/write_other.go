@@ -4,11 +4,12 @@ package store
 
 import "io/fs"
 
-// inProc: no procfs off Linux.
+// inProc reports false: there is no procfs off Linux.
 func inProc(string) bool { return false }
 
 // writable leaves the check to the write itself off Linux.
 func writable(string) error { return nil }
 
-// keepOwner: the replacing file keeps the writer's owner off Linux.
+// keepOwner does nothing: the replacing file keeps the writer's owner off
+// Linux.
 func keepOwner(string, fs.FileInfo) {}

@@ -41,8 +41,8 @@ func poller(t *testing.T) *Poller {
 	return p
 }
 
-// TestListener: the socket taken listens still, at the same address, and
-// Accept gives a non-blocking connection and its peer's address.
+// TestListener checks that the socket taken listens still, at the same
+// address, and Accept gives a non-blocking connection and its peer's address.
 func TestListener(t *testing.T) {
 	l := listen(t)
 	if _, _, err := l.Accept(); err != unix.EAGAIN {
@@ -72,8 +72,8 @@ func TestListener(t *testing.T) {
 	}
 }
 
-// TestRun: events reach handle, the deadline ends a wait with nothing
-// ready, and Close ends a waiting Run.
+// TestRun checks that events reach handle, the deadline ends a wait with
+// nothing ready, and Close ends a waiting Run.
 func TestRun(t *testing.T) {
 	p := poller(t)
 	a, b, err := socketpair()
@@ -122,8 +122,8 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestRunNotDrained: what a batch leaves ready is handed over again
-// without a new wake-up.
+// TestRunNotDrained checks that what a batch leaves ready is handed over
+// again without a new wake-up.
 func TestRunNotDrained(t *testing.T) {
 	p := poller(t)
 	a, b, err := socketpair()
@@ -172,7 +172,7 @@ func TestWritev(t *testing.T) {
 	}
 }
 
-// TestAcceptor: Next gives what is pending, then reports none.
+// TestAcceptor checks that Next gives what is pending, then reports none.
 func TestAcceptor(t *testing.T) {
 	l, p := listen(t), poller(t)
 	a, err := NewAcceptor(l, p, -1)
@@ -209,11 +209,11 @@ func TestAcceptor(t *testing.T) {
 	}
 }
 
-// TestRunAfterMod: a socket already writable when Mod starts watching it
-// for that is found, though the kernel wakes no one for it (it is still on
-// the ready list, put back there by a level-triggered event of the batch).
-// The stall it guards against needs the netpoller's readiness for the set
-// to have been taken already, which a test cannot order for certain: this
+// TestRunAfterMod checks that a socket already writable when Mod starts
+// watching it for that is found, though the kernel wakes no one for it (it is
+// still on the ready list, put back there by a level-triggered event of the
+// batch). The stall it guards against needs the netpoller's readiness for the
+// set to have been taken already, which a test cannot order for certain: this
 // pins what Run must do, it does not always fail without Mod's rule.
 func TestRunAfterMod(t *testing.T) {
 	p := poller(t)
@@ -296,8 +296,8 @@ func TestKeepPsLeavesNetpoller(t *testing.T) {
 	}
 }
 
-// watched: an epoll set of this process watches descriptor fd (a "tfd:"
-// line of its fdinfo).
+// watched reports whether an epoll set of this process watches descriptor fd
+// (a "tfd:" line of its fdinfo).
 func watched(t *testing.T, fd int) bool {
 	t.Helper()
 	fds, err := os.ReadDir("/proc/self/fd")

@@ -96,7 +96,7 @@ func peer(sa *unix.RawSockaddrAny) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
-// ntohs: the port of a raw sockaddr is in network byte order.
+// ntohs swaps p's bytes: the port of a raw sockaddr is in network byte order.
 func ntohs(p uint16) uint16 {
 	b := (*[2]byte)(unsafe.Pointer(&p))
 	return uint16(b[0])<<8 | uint16(b[1])

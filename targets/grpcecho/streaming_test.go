@@ -12,7 +12,8 @@ import (
 	"loadgen/targets/grpcecho/echopb"
 )
 
-// TestServerStream: one request, Payload.messages replies, counted.
+// TestServerStream checks a server stream: one request, Payload.messages
+// replies, counted.
 func TestServerStream(t *testing.T) {
 	s := start(t, Config{})
 	c := echopb.NewEchoClient(client(t, s.Addr()))
@@ -51,7 +52,8 @@ func TestServerStream(t *testing.T) {
 	}
 }
 
-// TestClientStream: N messages in, one reply counting them.
+// TestClientStream checks a client stream: N messages in, one reply counting
+// them.
 func TestClientStream(t *testing.T) {
 	s := start(t, Config{})
 	c := echopb.NewEchoClient(client(t, s.Addr()))
@@ -76,8 +78,9 @@ func TestClientStream(t *testing.T) {
 	}
 }
 
-// TestPipelinedPingPong: with a delay, a stream's messages are read as they
-// come, so the server sees every message the client has in flight.
+// TestPipelinedPingPong checks that with a delay, a stream's messages are
+// read as they come, so the server sees every message the client has in
+// flight.
 func TestPipelinedPingPong(t *testing.T) {
 	s := start(t, Config{Delay: 100 * time.Millisecond})
 	c := echopb.NewEchoClient(client(t, s.Addr()))

@@ -22,8 +22,8 @@ func fastCtx(uri string) *fasthttp.RequestCtx {
 	return ctx
 }
 
-// TestHotPathAllocs: the fasthttp handler allocates nothing for /bytes/N
-// and the small echo documents, once warm.
+// TestHotPathAllocs checks that the fasthttp handler allocates nothing for
+// /bytes/N and the small echo documents, once warm.
 func TestHotPathAllocs(t *testing.T) {
 	if race.Enabled {
 		t.Skip("allocation counts are measured without -race (make test)")

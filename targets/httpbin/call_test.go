@@ -25,8 +25,8 @@ func chain(t testing.TB, n int, last Config) []*Server {
 	return out
 }
 
-// TestChain: a request to the first of three servers is answered once
-// the other two answered, each once, and its answer says three hops did.
+// TestChain checks that a request to the first of three servers is answered
+// once the other two answered, each once, and its answer says three hops did.
 func TestChain(t *testing.T) {
 	srv := chain(t, 3, Config{})
 	for _, c := range []client{h1Client(srv[0]), h2cClient(srv[0])} {
@@ -79,8 +79,8 @@ func brokenHop(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// TestChainBrokenHop: the third hop fails; the first server answers 502
-// with one line naming it, passed up from the second.
+// TestChainBrokenHop checks that, when the third hop fails, the first server
+// answers 502 with one line naming it, passed up from the second.
 func TestChainBrokenHop(t *testing.T) {
 	bad := brokenHop(t)
 	mid := start(t, Config{Calls: []string{"http://" + bad}})
@@ -108,8 +108,8 @@ func TestChainBrokenHop(t *testing.T) {
 	}
 }
 
-// TestChainTimeout: a call is bounded by the call timeout; the callee is
-// told what is left of it.
+// TestChainTimeout checks that a call is bounded by the call timeout; the
+// callee is told what is left of it.
 func TestChainTimeout(t *testing.T) {
 	leaf := start(t, Config{})
 	first := start(t, Config{Calls: []string{"http://" + leaf.Addr()}, CallTimeout: 200 * time.Millisecond})
@@ -142,8 +142,8 @@ func TestChainTimeout(t *testing.T) {
 	}
 }
 
-// TestFanout: --fanout N makes N calls per request, spread over the
-// URLs, counted where they land.
+// TestFanout checks that --fanout N makes N calls per request, spread over
+// the URLs, counted where they land.
 func TestFanout(t *testing.T) {
 	a, b := start(t, Config{}), start(t, Config{})
 	for _, tc := range []struct {
@@ -173,8 +173,8 @@ func TestFanout(t *testing.T) {
 	}
 }
 
-// TestHopRefused: a hop number past MaxHops (a chain that calls back into
-// itself) is answered 508; a bad one 400.
+// TestHopRefused checks that a hop number past MaxHops (a chain that calls
+// back into itself) is answered 508; a bad one 400.
 func TestHopRefused(t *testing.T) {
 	s := start(t, Config{})
 	c := h1Client(s)
@@ -205,8 +205,8 @@ func TestCallConfigRefused(t *testing.T) {
 	}
 }
 
-// TestCallAllocs: once warm, a request of a chain — its calls on kept
-// connections, on the waiting goroutines past the first — allocates no
+// TestCallAllocs checks that once warm, a request of a chain — its calls on
+// kept connections, on the waiting goroutines past the first — allocates no
 // more than one that calls none: nothing (the leaf, in this process,
 // counts too).
 func TestCallAllocs(t *testing.T) {

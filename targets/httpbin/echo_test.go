@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// FuzzEcho: whatever the query, body and header, the echo document is
-// valid JSON and round-trips the body (as UTF-8) in "data".
+// FuzzEcho checks that, whatever the query, body and header, the echo
+// document is valid JSON and round-trips the body (as UTF-8) in "data".
 func FuzzEcho(f *testing.F) {
 	f.Add("a=1&a=2&b=x+y", "hello", "text/plain", "v")
 	f.Add("%zz&=&&x=%41", "a=1&b=%2", formType, "\x00\xff")

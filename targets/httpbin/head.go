@@ -106,9 +106,9 @@ func (h *head) requestLine(line []byte) bool {
 	return true
 }
 
-// plainTarget: an absolute path fasthttp's normalization leaves as it is
-// — no escapes to decode, no empty or dot segments to remove — and maybe
-// a query of URI characters (its escapes are not decoded).
+// plainTarget reports whether t is an absolute path fasthttp's normalization
+// leaves as it is — no escapes to decode, no empty or dot segments to remove
+// — and maybe a query of URI characters (its escapes are not decoded).
 func plainTarget(u []byte) bool {
 	if len(u) == 0 || u[0] != '/' {
 		return false
@@ -131,10 +131,10 @@ func plainTarget(u []byte) bool {
 	return true
 }
 
-// plainHost: a name or IPv4 address (letters, digits, '-', '.', '_') and
-// maybe a port, which fasthttp validates as the loop does and reads as
-// nothing but a host (it routes by a URL made of the host and the target).
-// IPv6 literals and the rest are fasthttp's to judge.
+// plainHost reports whether h is a name or IPv4 address (letters, digits,
+// '-', '.', '_') and maybe a port, which fasthttp validates as the loop does
+// and reads as nothing but a host (it routes by a URL made of the host and
+// the target). IPv6 literals and the rest are fasthttp's to judge.
 func plainHost(h []byte) bool {
 	name, port := h, []byte(nil)
 	if i := bytes.IndexByte(h, ':'); i >= 0 {
@@ -241,7 +241,7 @@ func (h *head) field(line []byte, hosts *int) bool {
 	return true
 }
 
-// equalFold: b is s, ignoring ASCII case.
+// equalFold reports whether b is s, ignoring ASCII case.
 func equalFold(b []byte, s string) bool {
 	if len(b) != len(s) {
 		return false

@@ -66,9 +66,9 @@ func TestParseHead(t *testing.T) {
 	}
 }
 
-// FuzzParseHead: the verdict does not depend on how the bytes were split
-// into reads, and what the loop parses, net/http and fasthttp read alike:
-// the same method, target, host, fields and framing (no body), and
+// FuzzParseHead checks that the verdict does not depend on how the bytes were
+// split into reads, and what the loop parses, net/http and fasthttp read
+// alike: the same method, target, host, fields and framing (no body), and
 // fasthttp's normalized path is the one the loop routes by.
 func FuzzParseHead(f *testing.F) {
 	f.Add([]byte("GET /bytes/100 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: loadgen\r\n\r\n"), 7)
@@ -177,8 +177,8 @@ func checkFasthttp(t *testing.T, b []byte, h headCopy) {
 	}
 }
 
-// TestParseHeadAllocs: parsing allocates nothing once its field list has
-// grown.
+// TestParseHeadAllocs checks that parsing allocates nothing once its field
+// list has grown.
 func TestParseHeadAllocs(t *testing.T) {
 	if race.Enabled {
 		t.Skip("allocation counts are measured without -race (make test)")

@@ -70,8 +70,8 @@ func (h *heads) build(dst []byte, k headKey) []byte {
 	return r.Header.AppendBytes(dst)
 }
 
-// sendsBody: a body follows the head, unless the request was HEAD or the
-// status has none (1xx, 204, 304), as fasthttp has it.
+// sendsBody reports whether a body follows the head, unless the request was
+// HEAD or the status has none (1xx, 204, 304), as fasthttp has it.
 func sendsBody(status int, isHead bool) bool {
 	return !isHead && status >= 200 && status != 204 && status != 304
 }

@@ -299,7 +299,8 @@ func TestDefaultCaps(t *testing.T) {
 	}
 }
 
-// TestDelay: /delay waits at least d, in both syntaxes, on each way in.
+// TestDelay checks that /delay waits at least d, in both syntaxes, on each
+// way in.
 func TestDelay(t *testing.T) {
 	for _, c := range allClients(t, Config{}) {
 		for _, d := range []string{"150ms", "0.15"} {
@@ -318,7 +319,8 @@ func TestDelay(t *testing.T) {
 	}
 }
 
-// TestDelayClientGone: a client that gives up frees its /delay at once.
+// TestDelayClientGone checks that a client that gives up frees its /delay at
+// once.
 func TestDelayClientGone(t *testing.T) {
 	plain := start(t, Config{})
 	tlsS, tlsC := startTLS(t, Config{})
@@ -346,8 +348,8 @@ func TestDelayClientGone(t *testing.T) {
 	}
 }
 
-// TestCounting: Served and /stats count exactly the requests made, on
-// every way in, without /healthz and /stats.
+// TestCounting checks that Served and /stats count exactly the requests made,
+// on every way in, without /healthz and /stats.
 func TestCounting(t *testing.T) {
 	s := start(t, Config{})
 	tlsS, tlsC := startTLS(t, Config{})

@@ -66,9 +66,9 @@ func TestStartTwice(t *testing.T) {
 	}
 }
 
-// TestCloseLeavesNothing: after Close nothing listens and every goroutine
-// the server started has ended, with connections open of every kind: idle
-// HTTP/1.1 and h2, TLS, a silent one, one inside a /delay.
+// TestCloseLeavesNothing checks that after Close nothing listens and every
+// goroutine the server started has ended, with connections open of every
+// kind: idle HTTP/1.1 and h2, TLS, a silent one, one inside a /delay.
 func TestCloseLeavesNothing(t *testing.T) {
 	round := func() {
 		plain, err := newServer(Config{MaxBytes: 1 << 10}, testLoops)
@@ -123,8 +123,8 @@ func TestCloseLeavesNothing(t *testing.T) {
 	}
 }
 
-// TestSilentClient: a connection that sends nothing is closed after
-// IdleTimeout instead of holding a goroutine forever.
+// TestSilentClient checks that a connection that sends nothing is closed
+// after IdleTimeout instead of holding a goroutine forever.
 func TestSilentClient(t *testing.T) {
 	s := start(t, Config{IdleTimeout: 100 * time.Millisecond})
 	c, err := net.Dial("tcp", s.Addr())
@@ -143,11 +143,11 @@ func TestSilentClient(t *testing.T) {
 	})
 }
 
-// TestIdleClose: a keep-alive HTTP/1.1 connection that falls silent after
-// a request is closed about IdleTimeout later; one that keeps talking (a
-// request every 50 ms) is not. The timeout leaves the talking one 450 ms
-// between requests: a busy two-core machine has kept a thread off the CPU
-// for up to 200 ms (see loadgen's TestLoopTimeoutsByDeadline), more than
+// TestIdleClose checks that a keep-alive HTTP/1.1 connection that falls
+// silent after a request is closed about IdleTimeout later; one that keeps
+// talking (a request every 50 ms) is not. The timeout leaves the talking one
+// 450 ms between requests: a busy two-core machine has kept a thread off the
+// CPU for up to 200 ms (see loadgen's TestLoopTimeoutsByDeadline), more than
 // the 150 ms a 200 ms timeout left.
 func TestIdleClose(t *testing.T) {
 	const idle = 500 * time.Millisecond
@@ -203,8 +203,8 @@ func TestIdleClose(t *testing.T) {
 	}
 }
 
-// TestSniff: requests shorter than the HTTP/2 preface, and prefaces that
-// arrive in pieces, reach the right server.
+// TestSniff checks that requests shorter than the HTTP/2 preface, and
+// prefaces that arrive in pieces, reach the right server.
 func TestSniff(t *testing.T) {
 	s := start(t, Config{})
 	t.Run("short HTTP/1.0", func(t *testing.T) {
@@ -278,8 +278,8 @@ func TestSniff(t *testing.T) {
 	})
 }
 
-// TestCloseEndsDelay: Close does not wait for a /delay to run out; the
-// client sees its connection end.
+// TestCloseEndsDelay checks that Close does not wait for a /delay to run out;
+// the client sees its connection end.
 func TestCloseEndsDelay(t *testing.T) {
 	s := start(t, Config{})
 	c := h2cClient(s)

@@ -74,8 +74,8 @@ func (lc *loopConn) serve() {
 	lc.l.handle(ev[:])
 }
 
-// TestLoopAllocs: once warm, the loop answers its requests — read, parse,
-// route, count, the kept head, the write — without allocating.
+// TestLoopAllocs checks that once warm, the loop answers its requests — read,
+// parse, route, count, the kept head, the write — without allocating.
 func TestLoopAllocs(t *testing.T) {
 	if race.Enabled {
 		t.Skip("allocation counts are measured without -race (make test)")
@@ -129,8 +129,8 @@ func TestLoopAllocs(t *testing.T) {
 	})
 }
 
-// BenchmarkLoopBytes100: one GET /bytes/100 through a loop: read, parse,
-// answer, write (the socket pair's cost included).
+// BenchmarkLoopBytes100 measures one GET /bytes/100 through a loop: read,
+// parse, answer, write (the socket pair's cost included).
 func BenchmarkLoopBytes100(b *testing.B) {
 	s, err := newServer(Config{MaxBytes: 1 << 10}, true)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"loadgen/targets/evloop"
 )
 
-// loopSupported: Linux has epoll.
+// loopSupported is true: Linux has epoll.
 const loopSupported = true
 
 // The event loops of plaintext HTTP/1.1: a loop per GOMAXPROCS, each an
@@ -38,8 +38,8 @@ const tagListener = -1
 const (
 	acceptBatch = 64
 	readBufSize = 64 << 10
-	// bigBody: a body beyond it is written from where it is (the /bytes
-	// buffer) with writev rather than copied behind its head.
+	// bigBody is the size beyond which a body is written from where it is
+	// (the /bytes buffer) with writev rather than copied behind its head.
 	bigBody = 16 << 10
 )
 

@@ -7,7 +7,7 @@ import (
 	"net"
 )
 
-// loopSupported: only Linux has the event loops.
+// loopSupported is false: only Linux has the event loops.
 const loopSupported = false
 
 type loops struct{}

@@ -157,8 +157,8 @@ func TestLoopAnswersAsFasthttp(t *testing.T) {
 	}
 }
 
-// TestLoopSlowReader: answers the socket cannot take at once wait, in
-// order, behind them the requests read meanwhile, and the connection is
+// TestLoopSlowReader checks that answers the socket cannot take at once wait,
+// in order, behind them the requests read meanwhile, and the connection is
 // closed or handed over only once they are written.
 func TestLoopSlowReader(t *testing.T) {
 	p := startPair(t, Config{MaxBytes: 16 << 20})
@@ -198,8 +198,8 @@ func firstDiff(a, b string) int {
 	return min(len(a), len(b))
 }
 
-// TestLoopStatusHeads: every status, answered to GET and HEAD, on one
-// connection.
+// TestLoopStatusHeads checks that every status, answered to GET and HEAD, on
+// one connection.
 func TestLoopStatusHeads(t *testing.T) {
 	p := startPair(t, Config{})
 	var b strings.Builder
@@ -209,7 +209,8 @@ func TestLoopStatusHeads(t *testing.T) {
 	p.same(t, false, b.String())
 }
 
-// TestLoopCounts: what the loop answers is counted as fasthttp counts it.
+// TestLoopCounts checks that what the loop answers is counted as fasthttp
+// counts it.
 func TestLoopCounts(t *testing.T) {
 	p := startPair(t, Config{})
 	reqs := strings.Repeat(get+"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /status/503 HTTP/1.1\r\nHost: x\r\n\r\n", 10)
@@ -228,9 +229,9 @@ func TestLoopH2c(t *testing.T) {
 	}
 }
 
-// FuzzLoopAnswersAsFasthttp: whatever a client sends, in one write or
-// two, a server with loops answers it byte for byte as fasthttp alone
-// does (the Date aside).
+// FuzzLoopAnswersAsFasthttp checks that, whatever a client sends, in one
+// write or two, a server with loops answers it byte for byte as fasthttp
+// alone does (the Date aside).
 func FuzzLoopAnswersAsFasthttp(f *testing.F) {
 	for _, s := range []string{
 		get,

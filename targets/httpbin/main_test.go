@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// testLoops: the servers the tests start serve plaintext with event loops
-// (as New makes them on Linux) or with a goroutine per connection (as
-// elsewhere). Where there are loops, every test runs twice, once each.
+// testLoops says whether the servers the tests start serve plaintext with
+// event loops (as New makes them on Linux) or with a goroutine per connection
+// (as elsewhere). Where there are loops, every test runs twice, once each.
 var testLoops = loopSupported
 
 func TestMain(m *testing.M) {

@@ -101,7 +101,8 @@ func TestParseDelay(t *testing.T) {
 	}
 }
 
-// FuzzParseBytes: never panics; accepts exactly the decimal numbers 0..max.
+// FuzzParseBytes checks that parseBytes never panics and accepts exactly the
+// decimal numbers 0..max.
 func FuzzParseBytes(f *testing.F) {
 	for _, s := range []string{"0", "100", "1048576", "1048577", "-1", "+5", "1.5", "", "00000000000000000000001", "18446744073709551617"} {
 		f.Add(s)
@@ -120,7 +121,8 @@ func FuzzParseBytes(f *testing.F) {
 	})
 }
 
-// FuzzParseDelay: never panics; what it accepts is within 0..max.
+// FuzzParseDelay checks that parseDelay never panics and that what it accepts
+// is within 0..max.
 func FuzzParseDelay(f *testing.F) {
 	for _, s := range []string{"0", "2", "0.5", "10ms", "1.5s", "60", "61", "-1s", "1h", "inf", "NaN", "1e400", ".", "1..2", "9223372036854775807ns", "0.0000000001"} {
 		f.Add(s)

@@ -11,7 +11,7 @@ import (
 	"loadgen/targets/evloop"
 )
 
-// loopSupported: Linux has epoll.
+// loopSupported is true: Linux has epoll.
 const loopSupported = true
 
 // The event loops: a loop per GOMAXPROCS, each an epoll set of its

@@ -141,9 +141,9 @@ func TestEchoCounts(t *testing.T) {
 	})
 }
 
-// TestEchoBackpressure: a client that writes far more than the sockets
-// hold before it reads gets every byte back, in order: what the server
-// could not write at once waits, and so does its reading.
+// TestEchoBackpressure checks that a client that writes far more than the
+// sockets hold before it reads gets every byte back, in order: what the
+// server could not write at once waits, and so does its reading.
 func TestEchoBackpressure(t *testing.T) {
 	each(t, func(t *testing.T, b backend) {
 		s := start(t, b, Config{})
@@ -172,9 +172,9 @@ func TestEchoBackpressure(t *testing.T) {
 	})
 }
 
-// TestEchoThenEOF: a client that sends and at once ends its writing gets
-// its bytes back, then the end: the server sees the end that came with
-// the last bytes, and lets the connection go.
+// TestEchoThenEOF checks that a client that sends and at once ends its
+// writing gets its bytes back, then the end: the server sees the end that
+// came with the last bytes, and lets the connection go.
 func TestEchoThenEOF(t *testing.T) {
 	each(t, func(t *testing.T, b backend) {
 		s := start(t, b, Config{})

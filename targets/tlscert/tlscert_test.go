@@ -37,8 +37,8 @@ func TestIssueVerifiesAgainstCA(t *testing.T) {
 	}
 }
 
-// TestIssueMutualTLS: two workload certificates of one CA complete a TLS
-// handshake in which each side verifies the other.
+// TestIssueMutualTLS checks that two workload certificates of one CA complete
+// a TLS handshake in which each side verifies the other.
 func TestIssueMutualTLS(t *testing.T) {
 	ca, err := NewCA(RSA2048, "cluster.local")
 	if err != nil {

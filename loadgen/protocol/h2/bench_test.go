@@ -39,8 +39,8 @@ func cannedConfig(t testing.TB, useTLS bool, streams int) Config {
 	return Config{URL: "http://" + addr + "/", Cleartext: true, Streams: streams}
 }
 
-// TestZeroAllocs: a request allocates nothing, on h2c and TLS, alone on its
-// connection or sharing it.
+// TestZeroAllocs checks that a request allocates nothing, on h2c and TLS,
+// alone on its connection or sharing it.
 func TestZeroAllocs(t *testing.T) {
 	if race.Enabled {
 		t.Skip("allocation counts are measured without -race (make test)")

@@ -12,8 +12,8 @@ import (
 type client struct {
 	name string
 	new  func(Config) (protocol.Dialer, error)
-	// bodyBytes: Outcome.Bytes and Written count the bodies (x/net's
-	// client), not the stream's frames (the lean client).
+	// bodyBytes is set when Outcome.Bytes and Written count the bodies
+	// (x/net's client), not the stream's frames (the lean client).
 	bodyBytes bool
 }
 

@@ -372,8 +372,8 @@ func TestConnectionErrors(t *testing.T) {
 	})
 }
 
-// TestPingAndSettings: the server waits for the acks of its PING and
-// SETTINGS before it answers, so the waiting client must send them.
+// TestPingAndSettings checks that the server waits for the acks of its PING
+// and SETTINGS before it answers, so the waiting client must send them.
 func TestPingAndSettings(t *testing.T) {
 	addr := startPeer(t, nil, func(p *peer) {
 		for {
@@ -457,8 +457,8 @@ func TestMaxConcurrentStreams(t *testing.T) {
 	}
 }
 
-// TestDialCancelWhileJoining: a Dial waiting for the connection another
-// Dial is opening returns when its context ends; the connection still
+// TestDialCancelWhileJoining checks that a Dial waiting for the connection
+// another Dial is opening returns when its context ends; the connection still
 // serves the first.
 func TestDialCancelWhileJoining(t *testing.T) {
 	release := make(chan struct{})

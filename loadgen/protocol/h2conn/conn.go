@@ -71,9 +71,9 @@ type Conn struct {
 	handoff   *Stream
 	rdeadline time.Time // as set on nc, if rdlValid (zero: none)
 	rdlValid  bool
-	// interrupted: the read deadline is in the past to end the reader's
-	// read (Close, the run's end) until the reader has seen it; no other
-	// stream may move it meanwhile.
+	// interrupted is set while the read deadline is in the past to end the
+	// reader's read (Close, the run's end) until the reader has seen it; no
+	// other stream may move it meanwhile.
 	interrupted bool
 	rbuf        []byte
 	rpos        int

@@ -80,8 +80,8 @@ func (d *Dialer) encode(tableSize uint32) []h2wire.RequestBlocks {
 // Current is the connection new Streams join, nil when none (for tests).
 func (d *Dialer) Current() *Conn { return d.group.Current() }
 
-// errConnGone: the connection broke between a Dial choosing it and
-// attaching to it.
+// errConnGone reports that the connection broke between a Dial choosing it
+// and attaching to it.
 var errConnGone = errors.New("connection closed before use")
 
 // Dial returns a Stream on the current connection, opening a connection

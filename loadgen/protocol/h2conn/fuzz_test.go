@@ -98,9 +98,9 @@ func seedOK() []byte {
 	return frame(ok, http2.FrameHeaders, http2.FlagHeadersEndHeaders|http2.FlagHeadersEndStream, 1, hblock("grpc-status", "0"))
 }
 
-// seedMixed: on stream 3 a 103 in a padded HEADERS and a CONTINUATION,
-// then a 404 with priority, padded DATA ending it; then a WINDOW_UPDATE
-// and a RST_STREAM (CANCEL) for stream 5, and a PING.
+// seedMixed returns a seed: on stream 3 a 103 in a padded HEADERS and a
+// CONTINUATION, then a 404 with priority, padded DATA ending it; then a
+// WINDOW_UPDATE and a RST_STREAM (CANCEL) for stream 5, and a PING.
 func seedMixed() []byte {
 	cont := hblock(":status", "103", "link", "</a>")
 	seq := frame(seedSettings(), http2.FrameHeaders, http2.FlagHeadersPadded, 3, append(append([]byte{2}, cont[:2]...), 0, 0))
@@ -112,8 +112,9 @@ func seedMixed() []byte {
 	return frame(seq, http2.FrameRSTStream, 0, 5, []byte{0, 0, 0, 8})
 }
 
-// seedGoAway: DATA before HEADERS on stream 1, a zero WINDOW_UPDATE on
-// stream 3, a GOAWAY whose last stream is 3, then HEADERS for 3 (reset).
+// seedGoAway returns a seed: DATA before HEADERS on stream 1, a zero
+// WINDOW_UPDATE on stream 3, a GOAWAY whose last stream is 3, then HEADERS
+// for 3 (reset).
 func seedGoAway() []byte {
 	ga := frame(seedSettings(), http2.FrameData, http2.FlagDataEndStream, 1, []byte("early"))
 	ga = frame(ga, http2.FrameWindowUpdate, 0, 3, []byte{0, 0, 0, 0})

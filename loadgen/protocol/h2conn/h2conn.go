@@ -136,17 +136,17 @@ type Result struct {
 
 	Reset bool          // the server reset the stream (RST_STREAM) with Code
 	Code  http2.ErrCode //
-	// Malformed: the server broke HTTP/2 on the stream, and the client
-	// reset it (a stream error, RFC 9113 §5.4.2): a malformed response
+	// Malformed is set when the server broke HTTP/2 on the stream, and the
+	// client reset it (a stream error, RFC 9113 §5.4.2): a malformed response
 	// (§8.1.1), or a bad WINDOW_UPDATE (§6.9).
 	Malformed bool
-	// Unsent: the server did not process the request. Either the
+	// Unsent is set when the server did not process the request. Either the
 	// connection was going away (GOAWAY) or out of stream IDs before the
 	// request was sent (Written is then 0), or the server's GOAWAY named
 	// a last stream below it (RFC 9113 §6.8, §8.7).
 	Unsent bool
-	// Done: the connection takes no more requests (it failed, is going
-	// away, is out of stream IDs), or the Stream was closed.
+	// Done is set when the connection takes no more requests (it failed, is
+	// going away, is out of stream IDs), or the Stream was closed.
 	Done bool
 
 	Read    int64 // wire bytes of the stream's HEADERS, CONTINUATION and DATA frames, headers and padding included

@@ -104,8 +104,8 @@ func TestDecoder(t *testing.T) {
 	}
 }
 
-// TestDecoderTableSizes: gRPC-like responses from encoders with tables of
-// several sizes, with Huffman-coded and raw names and values.
+// TestDecoderTableSizes decodes gRPC-like responses from encoders with tables
+// of several sizes, with Huffman-coded and raw names and values.
 func TestDecoderTableSizes(t *testing.T) {
 	var blocks [][]hpack.HeaderField
 	for i := range 50 {

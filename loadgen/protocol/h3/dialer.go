@@ -31,7 +31,8 @@ type Dialer struct {
 	tr     *http3.Transport // only for NewClientConn's settings
 	sock   protocol.Target
 	opened atomic.Int64
-	// rejected: a server rejected 0-RTT; connections after do without it.
+	// rejected is set once a server rejected 0-RTT; connections after do
+	// without it.
 	rejected atomic.Bool
 
 	mu  sync.Mutex

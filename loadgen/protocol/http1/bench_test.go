@@ -107,8 +107,8 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkSessionResponse: the event loop's parse of one response as the
-// bench's nginx sends it (five fields, a 100-byte body), per response.
+// BenchmarkSessionResponse measures the event loop's parse of one response as
+// the bench's nginx sends it (five fields, a 100-byte body), per response.
 func BenchmarkSessionResponse(b *testing.B) {
 	resp := []byte("HTTP/1.1 200 OK\r\nServer: nginx/1.26.3\r\nDate: Tue, 01 Dec 2026 22:00:00 GMT\r\n" +
 		"Content-Type: text/plain\r\nContent-Length: 100\r\nConnection: keep-alive\r\n\r\n" +

@@ -156,8 +156,8 @@ func (c Config) mix(t *target, u *url.URL) error {
 	return nil
 }
 
-// sameHostPort: a and b name one host and port, a scheme's default port
-// written or not.
+// sameHostPort reports whether a and b name one host and port, a scheme's
+// default port written or not.
 func sameHostPort(a, b *url.URL) bool {
 	port := func(u *url.URL) string {
 		if p := u.Port(); p != "" {

@@ -268,7 +268,8 @@ func (c *conn) Close() error {
 // bigger ones are written with a plain Write first.
 const pollWriteMax = 8 << 10
 
-// errShortWrite: the socket took only part of a small request at once.
+// errShortWrite reports that the socket took only part of a small request at
+// once.
 var errShortWrite = errors.New("short write: the socket's send buffer is full")
 
 // countingReader counts the bytes read from the connection and keeps the

@@ -170,8 +170,8 @@ func (m *mux) Start(int) (int, protocol.Outcome) {
 	return protocol.MuxStarted, protocol.Outcome{}
 }
 
-// Cancel: a request past its deadline cannot be taken back on HTTP/1.1;
-// the connection goes with it.
+// Cancel closes the connection: a request past its deadline cannot be taken
+// back on HTTP/1.1; the connection goes with it.
 func (m *mux) Cancel(int) protocol.Outcome {
 	m.busy, m.dead = false, true
 	return protocol.Outcome{Err: protocol.Timeout, Done: true, Bytes: m.read, Written: int64(m.wrote)}

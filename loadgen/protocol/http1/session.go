@@ -272,7 +272,7 @@ func (r *response) parse(h []byte, head bool) (int, bool) {
 	return i, true
 }
 
-// malformed: a field line at from is bad. Once the header is whole, its
+// malformed handles a bad field line at from. Once the header is whole, its
 // status stands for the outcome, as a well-formed status line had it.
 func (r *response) malformed(h []byte, from, status int) (int, bool) {
 	end := headerEnd(h, from)
@@ -325,7 +325,8 @@ func cutField(line []byte) (name, value []byte, ok bool) {
 	return nil, nil, false
 }
 
-// isField: name is want, in the case servers send it or in another.
+// isField reports whether name is want, in the case servers send it or in
+// another.
 func isField(name []byte, want string) bool {
 	return string(name) == want || bytes.EqualFold(name, []byte(want))
 }

@@ -134,7 +134,8 @@ func ParseMode(s string) (Mode, error) {
 // modeList says the modes in an error.
 const modeList = "use grpc (unary), grpc-stream (ping-pong), grpc-server-stream or grpc-client-stream"
 
-// streamsCalls: each request of m is a call of its own, on a new stream.
+// streamsCalls reports whether each request of m is a call of its own, on a
+// new stream.
 func (m Mode) streamsCalls() bool { return m != Stream }
 
 // Validate reports the first thing wrong with c, in one line.

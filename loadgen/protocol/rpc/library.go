@@ -283,7 +283,8 @@ func (ch *libChannel) dial(ctx context.Context, addr string) (net.Conn, error) {
 	return &trackedConn{Conn: nc, ch: ch}, nil
 }
 
-// live: the connected channel's connection is not broken, and ready.
+// live reports whether the connected channel's connection is not broken, and
+// ready.
 func (ch *libChannel) live() bool {
 	return !ch.broken.Load() && ch.cc.GetState() == connectivity.Ready
 }

@@ -20,7 +20,8 @@ func (d *Dialer) Socket() (fd int, err error) {
 	return fd, err
 }
 
-// PerRequest: tcp-crr connects for every request.
+// PerRequest reports whether the mode connects for every request (tcp-crr
+// does).
 func (d *Dialer) PerRequest() bool { return d.cfg.Mode == CRR }
 
 // Session returns one connection's state: tcp-rr and tcp-crr write the

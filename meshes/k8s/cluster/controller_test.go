@@ -19,8 +19,8 @@ func fields(t *testing.T, m metav1.ManagedFieldsEntry) map[string]map[string]any
 	return f
 }
 
-// TestHandBack: after --configure-controller's restore, loadgen owns
-// nothing of the controller's ConfigMap and each key it changed is its
+// TestHandBack checks that after --configure-controller's restore, loadgen
+// owns nothing of the controller's ConfigMap and each key it changed is its
 // previous owners' again (Helm's). Kubernetes, Server-Side Apply:
 // "Writes to objects with managed fields can be forced, in which case
 // the value of any conflicted field will be overridden, and the

@@ -21,7 +21,7 @@ func nodeMetric(name string, at time.Time, window time.Duration, cpu, mem string
 		Usage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}}
 }
 
-// TestNodeMetricsWindows: a node's figure from its NodeMetrics, as a
+// TestNodeMetricsWindows checks a node's figure from its NodeMetrics, as a
 // pod's: only the windows within the load, weighted by their lengths;
 // the other node's left out.
 func TestNodeMetricsWindows(t *testing.T) {
@@ -94,8 +94,8 @@ func TestNodeMetricsWindows(t *testing.T) {
 	}
 }
 
-// TestPrometheusNode: a node's figure from cAdvisor's root cgroup series
-// of its kubelet, the other node's and the pods' left out.
+// TestPrometheusNode checks a node's figure from cAdvisor's root cgroup
+// series of its kubelet, the other node's and the pods' left out.
 func TestPrometheusNode(t *testing.T) {
 	lines := func(el float64) []string {
 		return []string{

@@ -26,10 +26,10 @@ func podMetric(name string, at time.Time, window time.Duration, proxyCPU, proxyM
 	}
 }
 
-// TestPodMetricsWindows: the sampler sums the named container over the
-// selected pods and counts only what metrics-server measured wholly within
-// the load: a window that began before it (idle time) is left out, each
-// timestamp counts once, and the windows within it are weighted by their
+// TestPodMetricsWindows checks that the sampler sums the named container over
+// the selected pods and counts only what metrics-server measured wholly
+// within the load: a window that began before it (idle time) is left out,
+// each timestamp counts once, and the windows within it are weighted by their
 // lengths. (client-go's fake serves the metrics API here; the e2e tests
 // read a real metrics-server.)
 func TestPodMetricsWindows(t *testing.T) {

@@ -41,7 +41,7 @@ func serveExporter(t *testing.T, e http.Handler) string {
 	return ln.Addr().String()
 }
 
-// TestPrometheusReadsTheWatchedPods: a real Prometheus scrapes two
+// TestPrometheusReadsTheWatchedPods checks that a real Prometheus scrapes two
 // exporters (as a Prometheus that scrapes both the kubelet's cadvisor and
 // resource endpoints has each series twice), one watched pod using 0.5
 // cores and 40 MiB and an unwatched worker using 1.5 cores in the same
@@ -197,8 +197,8 @@ func (h *housekeeper) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintf(w, "container_cpu_usage_seconds_total{namespace=\"bench\",pod=\"loadgen-target-abc\",container=\"http-httpbin\"} %f %d\n", h.counter(m), m.UnixMilli())
 }
 
-// TestPrometheusScrapeTimes: where Prometheus times samples by their
-// scrapes (honor_timestamps: false, kube-prometheus' kubelet
+// TestPrometheusScrapeTimes checks that where Prometheus times samples by
+// their scrapes (honor_timestamps: false, kube-prometheus' kubelet
 // ServiceMonitor), the first sample within the step is cAdvisor's last
 // measurement before it, made while the step before loaded the container
 // (2 cores against the step's 0.5). Only measurements whose previous
@@ -251,8 +251,8 @@ func TestPrometheusScrapeTimes(t *testing.T) {
 	}
 }
 
-// TestPrometheusEndedSeries: a series that ends before the window does (a
-// worker's sidecar, stopped with its load) is not waited for past the
+// TestPrometheusEndedSeries checks that a series that ends before the window
+// does (a worker's sidecar, stopped with its load) is not waited for past the
 // window's end until MaxWait: two of its intervals without a sample say it
 // ended.
 func TestPrometheusEndedSeries(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"loadgen/meshes/k8s/cluster"
 )
 
-// TestWatchedPodsRunTheContainer: a watch of a container is the pods
-// whose spec runs it, as an app container or a native sidecar (an init
+// TestWatchedPodsRunTheContainer checks that a watch of a container is the
+// pods whose spec runs it, as an app container or a native sidecar (an init
 // container that restarts always); not a pod that lacks it, nor one where
 // an init container of that name ends before the app starts.
 func TestWatchedPodsRunTheContainer(t *testing.T) {

@@ -220,9 +220,9 @@ func writeSweep(t *testing.T, target string, duration string) string {
 	return p
 }
 
-// testRun: render → apply → one Indexed Job per step → 3 workers (real
-// loadgen processes, loading a real httpbin) → collect through pods/log →
-// exact merge → results directory → cleanup.
+// testRun checks a whole run: render → apply → one Indexed Job per step → 3
+// workers (real loadgen processes, loading a real httpbin) → collect through
+// pods/log → exact merge → results directory → cleanup.
 func testRun(t *testing.T, c *cluster, kl *kubelet, bin, kubeconfig, target string) {
 	dir := filepath.Join(t.TempDir(), "results")
 	junit := filepath.Join(t.TempDir(), "j.xml")
@@ -318,12 +318,12 @@ func served(t *testing.T, target string) int64 {
 	return 0
 }
 
-// testIngressWorkers: the ingress-nginx controller's ConfigMap is shared
-// by every Ingress of the cluster. Without --configure-controller a run
-// only reads it (each step records the worker-processes that ran) and
-// leaves it as it was; with the flag the run sets it, records what it
-// held, and puts it back at the end, after Ctrl-C, and through `k8s
-// cleanup` after a kill.
+// testIngressWorkers checks what a run does to the ingress-nginx
+// controller's ConfigMap, which every Ingress of the cluster shares. Without
+// --configure-controller a run only reads it (each step records the
+// worker-processes that ran) and leaves it as it was; with the flag the run
+// sets it, records what it held, and puts it back at the end, after Ctrl-C,
+// and through `k8s cleanup` after a kill.
 func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 	ctx := context.Background()
 	// The class and the ConfigMap ingress-nginx's chart creates; without
@@ -451,8 +451,9 @@ func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string
 	}
 }
 
-// testLate: a worker whose pod starts after the start instant refuses to
-// run; its step fails with the pod's reason and log, the sweep goes on.
+// testLate checks that a worker whose pod starts after the start instant
+// refuses to run; its step fails with the pod's reason and log, the sweep
+// goes on.
 func testLate(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 	dir := filepath.Join(t.TempDir(), "results")
 	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "-n", "e2e-late", "-f", writeSweep(t, target, "1s"),
@@ -476,8 +477,8 @@ func testLate(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 	noneLeft(t, c, "e2e-late", k8s.Selector(""))
 }
 
-// testStuck: a worker that never starts fails its step with the pod's
-// reason once the step's time is up; the sweep goes on, cleanup runs.
+// testStuck checks that a worker that never starts fails its step with the
+// pod's reason once the step's time is up; the sweep goes on, cleanup runs.
 func testStuck(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 	dir := filepath.Join(t.TempDir(), "results")
 	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "-n", "e2e-stuck", "-f", writeSweep(t, target, "1s"),
@@ -498,8 +499,8 @@ func testStuck(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 	noneLeft(t, c, "e2e-stuck", k8s.Selector(""))
 }
 
-// testWireMismatch: workers whose image is a loadgen of the next wire
-// version (built with -tags loadgen_wire_next) refuse this coordinator's
+// testWireMismatch checks that workers whose image is a loadgen of the next
+// wire version (built with -tags loadgen_wire_next) refuse this coordinator's
 // step; the run says so in one line naming both wire versions and stops
 // there instead of failing every step alike; nothing is left.
 func testWireMismatch(t *testing.T, c *cluster, kl *kubelet, bin, kubeconfig, target string) {
@@ -530,7 +531,8 @@ func testWireMismatch(t *testing.T, c *cluster, kl *kubelet, bin, kubeconfig, ta
 	noneLeft(t, c, "e2e-wire", k8s.Selector(""))
 }
 
-// testInterrupt: Ctrl-C during a step still deletes every labelled object.
+// testInterrupt checks that Ctrl-C during a step still deletes every labelled
+// object.
 func testInterrupt(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 	cmd := exec.Command(bin, "k8s", "run", "-n", "e2e-int", "-f", writeSweep(t, target, "30s"), "--workers", "3",
 		"-o", filepath.Join(t.TempDir(), "results"), "--start-lead", "3s", "--no-metrics", "--run-id", "int")
@@ -573,9 +575,9 @@ func testInterrupt(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 	noneLeft(t, c, "e2e-int", k8s.Selector(""))
 }
 
-// testCleanupAfterKill: a run killed outright (no time to clean up)
-// leaves its objects; `loadgen k8s cleanup` deletes exactly those, and in a
-// namespace loadgen did not create, nothing.
+// testCleanupAfterKill checks that a run killed outright (no time to clean
+// up) leaves its objects; `loadgen k8s cleanup` deletes exactly those, and in
+// a namespace loadgen did not create, nothing.
 func testCleanupAfterKill(t *testing.T, c *cluster, bin, kubeconfig, target string) {
 	ctx := context.Background()
 	cmd := exec.Command(bin, "k8s", "run", "-n", "e2e-kill", "-f", writeSweep(t, target, "30s"), "--workers", "3",
@@ -632,8 +634,8 @@ func testCleanupAfterKill(t *testing.T, c *cluster, bin, kubeconfig, target stri
 	}
 }
 
-// testMissingCRDs: App Mesh's kinds are not installed here: the run names
-// them and applies nothing.
+// testMissingCRDs checks that, where App Mesh's kinds are not installed, the
+// run names them and applies nothing.
 func testMissingCRDs(t *testing.T, c *cluster, bin, kubeconfig string) {
 	r := runLoadgen(t, bin, kubeconfig, time.Minute, "k8s", "run", "--mesh", "appmesh", "-n", "e2e-appmesh",
 		"-f", writeSweep(t, "http://127.0.0.1:1", "1s"), "-o", filepath.Join(t.TempDir(), "r"), "--no-metrics")
@@ -648,7 +650,8 @@ func testMissingCRDs(t *testing.T, c *cluster, bin, kubeconfig string) {
 	}
 }
 
-// testUnreachable: one line naming the context and the address.
+// testUnreachable checks that an unreachable cluster is one line naming the
+// context and the address.
 func testUnreachable(t *testing.T, c *cluster, bin string) {
 	kc := writeKubeconfig(t, c, "https://127.0.0.1:1")
 	r := runLoadgen(t, bin, kc, time.Minute, "k8s", "cleanup", "-n", "x")

@@ -24,9 +24,9 @@ import (
 	"loadgen/results/store"
 )
 
-// TestNodeFailures: on the real node, a worker killed mid-step, workers
-// whose image cannot be pulled, and a target that never gets ready each
-// fail their steps with the pod's own reason, while the sweep goes on to
+// TestNodeFailures checks that, on the real node, a worker killed mid-step,
+// workers whose image cannot be pulled, and a target that never gets ready
+// each fail their steps with the pod's own reason, while the sweep goes on to
 // its other steps; nothing labelled is left.
 func TestNodeFailures(t *testing.T) {
 	n := testNode(t)

@@ -130,7 +130,7 @@ func hostTraces(t *testing.T) []string {
 	return out
 }
 
-// TestNodeFlannel: two Ready nodes on one machine, each a network
+// TestNodeFlannel builds two Ready nodes on one machine, each a network
 // namespace on an underlay with its own containerd, kubelet, kube-proxy
 // and flanneld (vxlan), one control plane on the host. Pods run on each:
 // `loadgen k8s run` places its target on one node and its worker on the

@@ -18,16 +18,16 @@ import (
 	"loadgen/results/store"
 )
 
-// TestNodeLatticeAddress: Amazon VPC Lattice publishes no Gateway
-// status.addresses; its controller writes each route's Lattice domain into
-// the route's annotation. The test plays that controller: it accepts the
-// GatewayClass; once the run's Gateway (named by --gateway-name, the
-// service network's name) exists it marks it Accepted and Programmed, and
-// once the HTTPRoute exists it accepts it and annotates it with a domain
-// that the node's CoreDNS and kube-proxy carry to the target (a Service
-// of the test's, port 80 like a Lattice listener). The run must report
-// the Gateway's and the route's status, load that domain, and every step
-// complete through it.
+// TestNodeLatticeAddress checks a run through Amazon VPC Lattice, which
+// publishes no Gateway status.addresses; its controller writes each route's
+// Lattice domain into the route's annotation. The test plays that controller:
+// it accepts the GatewayClass; once the run's Gateway (named by
+// --gateway-name, the service network's name) exists it marks it Accepted and
+// Programmed, and once the HTTPRoute exists it accepts it and annotates it
+// with a domain that the node's CoreDNS and kube-proxy carry to the target (a
+// Service of the test's, port 80 like a Lattice listener). The run must
+// report the Gateway's and the route's status, load that domain, and every
+// step complete through it.
 func TestNodeLatticeAddress(t *testing.T) {
 	n := testNode(t)
 	installCRDs(t, n.RESTConfig)

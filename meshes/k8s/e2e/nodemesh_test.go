@@ -12,8 +12,8 @@ import (
 	"loadgen/results/store"
 )
 
-// TestNodeMeshMissing: on a node where no mesh, ingress controller or
-// gateway runs, k8s run refuses to call a path a mesh path: its
+// TestNodeMeshMissing checks that on a node where no mesh, ingress controller
+// or gateway runs, k8s run refuses to call a path a mesh path: its
 // annotations were ignored and its pods started without a proxy, so the
 // "mesh" would read as free. Each case says what is missing and what
 // installs it, and leaves nothing labelled.

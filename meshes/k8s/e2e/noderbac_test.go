@@ -22,8 +22,8 @@ import (
 	"loadgen/results/store"
 )
 
-// TestNodeRBAC: `loadgen k8s run` and `loadgen k8s paths` run to the end
-// on the real node as a ServiceAccount bound to exactly the roles
+// TestNodeRBAC checks that `loadgen k8s run` and `loadgen k8s paths` run to
+// the end on the real node as a ServiceAccount bound to exactly the roles
 // `loadgen k8s rbac` prints for them (--bind), and nothing else: the
 // permissions table is what the commands need. The paths run reads
 // kube-proxy's mode from the ConfigMap the node publishes, through the

@@ -19,7 +19,7 @@ import (
 	"loadgen/results/store"
 )
 
-// TestNodeRun: `loadgen k8s run --mesh none` on the real node, in both
+// TestNodeRun runs `loadgen k8s run --mesh none` on the real node, in both
 // kube-proxy modes: the target Deployment and each step's Indexed Job
 // scheduled by the real scheduler and started by the real kubelet from
 // the local image; the workers reach the target by its Service name

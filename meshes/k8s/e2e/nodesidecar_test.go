@@ -291,8 +291,8 @@ type sidecarCase struct {
 	counter   string   // how to read its requests (haproxy, nginx); "" not read
 	server    bool     // the target has a proxy
 	client    bool     // the workers have one
-	// controlPlane: --control-plane names the workers' pods, whose figure
-	// is checked as a control plane's.
+	// controlPlane is set when --control-plane names the workers' pods, whose
+	// figure is then checked as a control plane's.
 	controlPlane bool
 	source       string // the cost's source, for messages
 }

@@ -13,7 +13,7 @@ import (
 	"loadgen/results/store"
 )
 
-// TestNodeTraefik: a comparison through a real proxy on a real cluster.
+// TestNodeTraefik runs a comparison through a real proxy on a real cluster.
 // Traefik, built from its module and running as a pod on the node, is
 // the Gateway API implementation (`--mesh gateway --class traefik`) and
 // the ingress controller (`--mesh ingress --class traefik`, over HTTP and

@@ -20,7 +20,7 @@ import (
 	"loadgen/results/store"
 )
 
-// TestNodePaths: `loadgen study k8s-paths` on the real node, with
+// TestNodePaths runs `loadgen study k8s-paths` on the real node, with
 // kube-proxy in nftables mode (not the node's default, so a mode recorded
 // is read, not assumed; TestNodeRun has both modes): the hostNetwork and pod servers and every client Job
 // placed on the one schedulable node by the real scheduler, the pods
@@ -167,8 +167,8 @@ func checkPathsTable(t *testing.T, tab *paths.Table, running, tolerance string, 
 	}
 }
 
-// assertNothingLeft: the run's namespace is gone and no object carries
-// its label, anywhere.
+// assertNothingLeft checks that the run's namespace is gone and no object
+// carries its label, anywhere.
 func assertNothingLeft(t *testing.T, c kubernetes.Interface, ns, runID string) {
 	t.Helper()
 	ctx := context.Background()
@@ -206,7 +206,7 @@ func metas[T any](items []T, meta func(T) metav1.ObjectMeta) []metav1.ObjectMeta
 	return out
 }
 
-// TestNodePathsOptIn: `loadgen k8s paths --tests udp-stream,udp-rr,mtls`
+// TestNodePathsOptIn runs `loadgen k8s paths --tests udp-stream,udp-rr,mtls`
 // on the real node, the tests a default run leaves out. UDP: `loadgen serve
 // udp` in the pod network and in the node's, reached by the pod IP, the
 // ClusterIP (a Service port of protocol UDP, through kube-proxy's UDP

@@ -33,8 +33,8 @@ func podNetns(ctx context.Context, script, bin, conf string) *exec.Cmd {
 		bin, conf)
 }
 
-// TestCaddySidecarCounter: the Caddy config k8s run renders for a pod's
-// sidecar passes caddy validate, and run as the pod runs it, its admin
+// TestCaddySidecarCounter checks that the Caddy config k8s run renders for a
+// pod's sidecar passes caddy validate, and run as the pod runs it, its admin
 // API answers readCounter in the pod's network namespace as the node
 // tests read it: a request through the outbound and the inbound servers
 // counts twice, one to the inbound server once, a read of the counter

@@ -59,7 +59,7 @@ func (f *fakeNode) step(id string, index int, baseline bool, s float64, reqs int
 	return &results.Step{ID: id, Index: index, Baseline: baseline, Run: run}
 }
 
-// TestCrossingsJudge: the crossing check of a run in each mode, from the
+// TestCrossingsJudge runs the crossing check of a run in each mode, from the
 // counters its proxies would show: right, and wrong in each way the
 // check is there for.
 func TestCrossingsJudge(t *testing.T) {
@@ -180,10 +180,10 @@ func sidecarCostRun(mode string, watched ...results.ProcessCost) *sidecarRun {
 		steps: []*results.Step{st}, obs: f.o}
 }
 
-// TestCostsJudge: the cost check passes the figures each container's
-// cgroup gives, and fails the old cost code's: the server's sidecar in
-// the target's figure too, one proxy figure for both sides beside the
-// sides' own, and a one-sided mode's figure missing or "not measurable".
+// TestCostsJudge checks that the cost check passes the figures each
+// container's cgroup gives, and fails the old cost code's: the server's
+// sidecar in the target's figure too, one proxy figure for both sides beside
+// the sides' own, and a one-sided mode's figure missing or "not measurable".
 func TestCostsJudge(t *testing.T) {
 	fig := func(name, role, side string, cores float64) results.ProcessCost {
 		return results.ProcessCost{Name: name, Role: role, Side: side, Samples: 4, Processes: 1, CPUMean: cores}
@@ -231,10 +231,10 @@ func TestCostsJudge(t *testing.T) {
 	}
 }
 
-// TestTableSides: the figures of the table k8s run prints, found under
-// their heads (report.SweepTable at its default width, as k8s run prints
-// it to a pipe) and checked against the step's: right when they are the
-// step's, wrong when the step's figure differs or the table has no such
+// TestTableSides checks that the figures of the table k8s run prints are
+// found under their heads (report.SweepTable at its default width, as k8s run
+// prints it to a pipe) and checked against the step's: right when they are
+// the step's, wrong when the step's figure differs or the table has no such
 // column (the cost code before issue 35 had one proxy figure).
 func TestTableSides(t *testing.T) {
 	step := func(watched ...results.ProcessCost) *results.Step {

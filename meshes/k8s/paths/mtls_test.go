@@ -12,10 +12,10 @@ import (
 	"loadgen/meshes/k8s"
 )
 
-// TestPlanMTLS: --tests mtls adds the run's Secret of a CA's server and
-// client certificates, a mutual TLS server in both server pods (serve
-// httpbin --client-ca, its files mounted from the Secret), the mtls port
-// on both Services, and clients that dial https:// on it with the
+// TestPlanMTLS checks that --tests mtls adds the run's Secret of a CA's
+// server and client certificates, a mutual TLS server in both server pods
+// (serve httpbin --client-ca, its files mounted from the Secret), the mtls
+// port on both Services, and clients that dial https:// on it with the
 // client's certificate mounted; the default plan has none of it.
 func TestPlanMTLS(t *testing.T) {
 	two := []corev1.Node{node("a", false), node("b", false)}

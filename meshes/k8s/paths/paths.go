@@ -32,8 +32,8 @@ const (
 	PodNodePort     = "pod-nodeport"         // pod → the server's node IP : nodePort
 	HostHostOther   = "host-host-other-node" // hostNetwork client on another node → hostNetwork server
 	PodPodOtherNode = "pod-pod-other-node"   // pod on another node → the server pod's IP
-	// PodClusterIPOther: pod on another node → the ClusterIP, whose one
-	// endpoint is the server pod, on the servers' node.
+	// PodClusterIPOther is a pod on another node → the ClusterIP,
+	// whose one endpoint is the server pod, on the servers' node.
 	PodClusterIPOther = "pod-clusterip-other-node"
 )
 
@@ -254,7 +254,8 @@ type TestSpec struct {
 	Unit     string // of the figure: higher is better for every test
 	// Connections and Threads are the closed loop's.
 	Connections, Threads int
-	// OptIn: the test runs only when asked by name (Options.Tests).
+	// OptIn is set when the test runs only when asked by name
+	// (Options.Tests).
 	OptIn bool
 }
 

@@ -377,8 +377,8 @@ func TestBaselinePath(t *testing.T) {
 	}
 }
 
-// TestPathsKindsRendered: the kinds the permissions table grants a paths
-// run (k8s.PathsKinds) are the kinds its plan applies, less its
+// TestPathsKindsRendered checks that the kinds the permissions table grants a
+// paths run (k8s.PathsKinds) are the kinds its plan applies, less its
 // namespace.
 func TestPathsKindsRendered(t *testing.T) {
 	p, err := planOn(Options{}, []string{"a", "b"})

@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 )
 
-// TestProxyMode: the mode is read from what the cluster publishes in
-// kube-system — kubeadm's ConfigMap kube-proxy (config.conf), Amazon
+// TestProxyMode checks that the mode is read from what the cluster publishes
+// in kube-system — kubeadm's ConfigMap kube-proxy (config.conf), Amazon
 // EKS's kube-proxy-config (config; AWS re:Post "How do I configure ipvs
 // kube-proxy mode in Amazon EKS?": "Edit the kube-proxy-config configmap
 // … change the mode parameter from iptables to ipvs"), the kube-proxy

@@ -101,8 +101,9 @@ type Row struct {
 	Verdict  string   `json:"verdict"`
 	Note     string   `json:"note,omitempty"`
 	Failures []string `json:"failures,omitempty"`
-	// Flags: G, some repeat's generator was saturated; M, the machine's
-	// CPU was (figures measure contention), as loadgen report flags steps.
+	// Flags holds G when some repeat's generator was saturated and M when
+	// the machine's CPU was (figures measure contention), as loadgen report
+	// flags steps.
 	Flags string `json:"flags,omitempty"`
 }
 
@@ -142,7 +143,8 @@ type Table struct {
 	// CNI is the datapath's name as asked (--cni), for the studies.
 	CNI  string `json:"cni,omitempty"`
 	Rows []Row  `json:"rows"`
-	// Passed: every row measured and no pod path below its tolerance.
+	// Passed is set when every row measured and no pod path below its
+	// tolerance.
 	Passed      bool `json:"passed"`
 	Interrupted bool `json:"interrupted,omitempty"`
 }

@@ -33,8 +33,8 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-// TestTabulate: with --judge all every pod row is judged against its
-// hostNetwork row (the rule before k8s-netperf's became the default).
+// TestTabulate checks that with --judge all every pod row is judged against
+// its hostNetwork row (the rule before k8s-netperf's became the default).
 func TestTabulate(t *testing.T) {
 	p, err := planOn(Options{Repeats: 3, Tolerance: 0.1, Judge: JudgeAll}, []string{"n"})
 	if err != nil {
@@ -219,12 +219,12 @@ func TestPathsTableText(t *testing.T) {
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
 
-// TestNetperfRule: by default the tolerance judges what k8s-netperf's
-// pass/fail judges. Its docs/output-and-results.md: "k8s-netperf has a
-// cli option for --tcp-tolerance which defaults to 10%. ... k8s-netperf
-// must be able to run with hostNetwork and podNetwork across nodes"; its
-// README's table gives "Pass/Fail Context" Yes for TCP_STREAM and No for
-// TCP_RR and TCP_CRR. So only pod-pod-other-node's tcp-stream row is
+// TestNetperfRule checks that by default the tolerance judges what
+// k8s-netperf's pass/fail judges. Its docs/output-and-results.md:
+// "k8s-netperf has a cli option for --tcp-tolerance which defaults to 10%.
+// ... k8s-netperf must be able to run with hostNetwork and podNetwork across
+// nodes"; its README's table gives "Pass/Fail Context" Yes for TCP_STREAM and
+// No for TCP_RR and TCP_CRR. So only pod-pod-other-node's tcp-stream row is
 // judged, against host-host-other-node; the other rows keep their ratio,
 // not judged — a same-node pod row against hostNetwork over lo is slower
 // by construction, and used to fail every run.

@@ -15,10 +15,10 @@ import (
 	"loadgen/meshes/k8s/cost"
 )
 
-// TestGatewayControlPlanes: a gateway's or an ingress's steps record its
-// controller's pods where they run apart from the proxy (Envoy Gateway);
-// a controller in the proxy's own pods (NGINX Gateway Fabric before 2.0)
-// is counted once, by the proxy's watch, and said so; a class with no
+// TestGatewayControlPlanes checks that a gateway's or an ingress's steps
+// record its controller's pods where they run apart from the proxy (Envoy
+// Gateway); a controller in the proxy's own pods (NGINX Gateway Fabric before
+// 2.0) is counted once, by the proxy's watch, and said so; a class with no
 // default says so once over the run's steps, naming --control-plane, and
 // records none.
 func TestGatewayControlPlanes(t *testing.T) {

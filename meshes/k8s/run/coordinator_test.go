@@ -10,8 +10,8 @@ import (
 	"loadgen/results/store"
 )
 
-// TestRecordFailsAStatusMix: on a cluster as locally, a path whose every
-// answer was ingress-nginx's 308 where the baseline at the same step
+// TestRecordFailsAStatusMix checks that on a cluster as locally, a path whose
+// every answer was ingress-nginx's 308 where the baseline at the same step
 // answered 200 fails its step, with one line, whichever ran first; its
 // saved step says so.
 func TestRecordFailsAStatusMix(t *testing.T) {

@@ -220,9 +220,9 @@ func (e *exporter) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	}
 }
 
-// TestTargetCostIsItsOwnContainersPrometheus: the same from cAdvisor's
-// series in a real Prometheus, where the pod cgroup's series holds every
-// container of the pod.
+// TestTargetCostIsItsOwnContainersPrometheus checks what
+// TestTargetCostIsItsOwnContainers does, from cAdvisor's series in a real
+// Prometheus, where the pod cgroup's series holds every container of the pod.
 func TestTargetCostIsItsOwnContainersPrometheus(t *testing.T) {
 	o, _ := k8s.Options{Mesh: k8s.MeshIstio, Namespace: "bench", RunID: "r1"}.WithDefaults()
 	pods := istioPods(o)
@@ -290,10 +290,10 @@ func scrapedPast(t *testing.T, url string, at time.Time) bool {
 	return ok && (at.IsZero() || v > float64(at.UnixNano())/1e9)
 }
 
-// TestProxySidesInEveryMode: the workers' and the target's sidecars are
-// two figures in every mode. A side without a sidecar in the mode is
-// recorded as such, not as unmeasured (which made the whole proxy figure
-// vanish, explained as too short a step); the pods of the step before,
+// TestProxySidesInEveryMode checks that the workers' and the target's
+// sidecars are two figures in every mode. A side without a sidecar in the
+// mode is recorded as such, not as unmeasured (which made the whole proxy
+// figure vanish, explained as too short a step); the pods of the step before,
 // still terminating, and pods without the sidecar are not in a figure.
 func TestProxySidesInEveryMode(t *testing.T) {
 	for _, mode := range k8s.Modes {

@@ -9,8 +9,9 @@ import (
 	"loadgen/meshes/k8s"
 )
 
-// TestDryRunSaysProxyTerms: the plan says what each proxy of the path was
-// given (k8s.Options.ProxySetups), and how the workers reach a gateway.
+// TestDryRunSaysProxyTerms checks that the plan says what each proxy of the
+// path was given (k8s.Options.ProxySetups), and how the workers reach a
+// gateway.
 func TestDryRunSaysProxyTerms(t *testing.T) {
 	steps := []k8s.Step{{Index: 0, ID: "mesh_c2t2", Path: "mesh", URL: "http://target:8080", Connections: 2, Threads: 2}}
 	for _, tc := range []struct {

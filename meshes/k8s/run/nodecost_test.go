@@ -32,10 +32,10 @@ func (r *recordingWatcher) Start(_ context.Context, w cost.Watch, _ cost.Window)
 	}, nil
 }
 
-// TestStepNodeCost: a step records the cost of node/NAME for exactly the
-// nodes of its targets, its own workers and the proxies' pods — not the
-// node of the step before's worker, of a node agent serving none of the
-// run's pods, of the control plane or of a pod outside the comparison —
+// TestStepNodeCost checks that a step records the cost of node/NAME for
+// exactly the nodes of its targets, its own workers and the proxies' pods —
+// not the node of the step before's worker, of a node agent serving none of
+// the run's pods, of the control plane or of a pod outside the comparison —
 // each once; and none with --no-node-cost.
 func TestStepNodeCost(t *testing.T) {
 	pod := func(name, ns, node string, labels map[string]string) *corev1.Pod {

@@ -34,8 +34,8 @@ var costSources = []struct {
 	{"no-metrics", k8s.MetricsNone, false},
 }
 
-// TestRunCallsPermitted: a run's calls through the dynamic client (what
-// the table's Dynamic rows cover: the rendering's server-side apply and
+// TestRunCallsPermitted checks that a run's calls through the dynamic client
+// (what the table's Dynamic rows cover: the rendering's server-side apply and
 // cleanup, the classes, the gateways', ingresses' and App Mesh objects'
 // status), through the typed one and metrics.k8s.io's, made on fake
 // clients for each mesh and each cost source (metrics.k8s.io, without the

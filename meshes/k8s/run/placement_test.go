@@ -19,9 +19,9 @@ import (
 	"loadgen/results"
 )
 
-// TestPlacement: a step records each pod of the comparison on its node —
-// the targets, its own workers (not the step before's), the waypoint and
-// the ztunnels of the run's nodes — with the proxies' images, the
+// TestPlacement checks that a step records each pod of the comparison on its
+// node — the targets, its own workers (not the step before's), the waypoint
+// and the ztunnels of the run's nodes — with the proxies' images, the
 // Kubernetes version and the workers' requests.
 func TestPlacement(t *testing.T) {
 	o, _ := k8s.Options{Mesh: k8s.MeshIstioWaypoint, Namespace: "bench", RunID: "r1"}.WithDefaults()
@@ -85,9 +85,9 @@ func TestPlacement(t *testing.T) {
 	}
 }
 
-// TestPlacementProxyTerms: each sidecar's threads, requests and limits
-// are recorded as its injected container's spec has them, not as loadgen
-// asked (--concurrency 2, --proxy-cpu 1, --proxy-memory 512Mi): a
+// TestPlacementProxyTerms checks that each sidecar's threads, requests and
+// limits are recorded as its injected container's spec has them, not as
+// loadgen asked (--concurrency 2, --proxy-cpu 1, --proxy-memory 512Mi): a
 // mesh-wide setting, a LimitRange or an injector that reads another
 // annotation makes them differ, and the step says what ran.
 func TestPlacementProxyTerms(t *testing.T) {

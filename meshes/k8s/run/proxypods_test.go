@@ -17,10 +17,10 @@ import (
 	"loadgen/meshes/k8s/cost"
 )
 
-// TestProxyWatches: the proxy behind an ingress or a gateway is the pods
-// of the Service at the address the cluster published — by its cluster
-// DNS name, cluster IP, external IP or load balancer address — whatever
-// the implementation; never a guessed name.
+// TestProxyWatches checks that the proxy behind an ingress or a gateway is
+// the pods of the Service at the address the cluster published — by its
+// cluster DNS name, cluster IP, external IP or load balancer address —
+// whatever the implementation; never a guessed name.
 func TestProxyWatches(t *testing.T) {
 	svc := func(ns, name, ip string, sel map[string]string, lb ...corev1.LoadBalancerIngress) *corev1.Service {
 		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},

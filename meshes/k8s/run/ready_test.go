@@ -45,8 +45,8 @@ func appMeshObjects(t *testing.T, o k8s.Options, broken func(u *unstructured.Uns
 	return out
 }
 
-// TestCheckAppMesh: before the first step, every App Mesh object of the
-// rendering has its controller's condition True
+// TestCheckAppMesh checks that before the first step, every App Mesh object
+// of the rendering has its controller's condition True
 // (aws-app-mesh-controller-for-k8s apis/appmesh/v1beta2: "VirtualRouterActive
 // is True when the AppMesh VirtualRouter has been created or found via the
 // API", likewise MeshActive, VirtualNodeActive, VirtualServiceActive) and
@@ -142,8 +142,8 @@ func gatewayObjects(t *testing.T, o k8s.Options, broken func(u *unstructured.Uns
 	return out
 }
 
-// TestCheckGateway: before the first step, the Gateway is Accepted and
-// Programmed and each route Accepted by it, as Gateway API's status
+// TestCheckGateway checks that before the first step, the Gateway is Accepted
+// and Programmed and each route Accepted by it, as Gateway API's status
 // conditions say (apis/v1: GatewayConditionProgrammed "indicates whether
 // a Gateway has generated some configuration that is assumed to be ready
 // soon in the underlying data plane"; RouteConditionAccepted "indicates

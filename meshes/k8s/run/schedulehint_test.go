@@ -7,9 +7,9 @@ import (
 	"loadgen/meshes/k8s"
 )
 
-// TestScheduleHint: a worker the scheduler could not place, for the rule
-// that keeps it off the target's node or for a placement flag, gets the
-// flag to change; other failures get nothing.
+// TestScheduleHint checks that a worker the scheduler could not place, for
+// the rule that keeps it off the target's node or for a placement flag, gets
+// the flag to change; other failures get nothing.
 func TestScheduleHint(t *testing.T) {
 	pending := "worker 1 (pod p) had not started by the start instant: Pending (Unschedulable: 0/3 nodes are available: "
 	sel := k8s.Options{WorkerNodeSelector: map[string]string{"node-role": "load"}}

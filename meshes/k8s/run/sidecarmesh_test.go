@@ -13,8 +13,8 @@ import (
 	"loadgen/meshes/k8s/cluster"
 )
 
-// TestCheckMeshSidecar: --mesh sidecar's target must carry its proxy,
-// as a native sidecar or a container, where the mode places one.
+// TestCheckMeshSidecar checks that --mesh sidecar's target must carry its
+// proxy, as a native sidecar or a container, where the mode places one.
 func TestCheckMeshSidecar(t *testing.T) {
 	for _, c := range []struct {
 		name       string

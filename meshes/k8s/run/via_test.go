@@ -63,8 +63,8 @@ func twoNginxControllers() []runtime.Object {
 	}
 }
 
-// TestViaServiceIngressNginx: by default (--via service) the workers load
-// the Service of the controller of --class, read from what the
+// TestViaServiceIngressNginx checks that by default (--via service) the
+// workers load the Service of the controller of --class, read from what the
 // controller says of itself (its --publish-service, else the Service
 // selecting its pods with an http port), at once: a pending load
 // balancer is not waited for. The cost watch selects that controller's
@@ -123,7 +123,7 @@ func TestViaServiceIngressNginx(t *testing.T) {
 	}
 }
 
-// TestViaServiceGateway: a Gateway's Service is the one its
+// TestViaServiceGateway checks that a Gateway's Service is the one its
 // implementation labels with the Gateway's name (GEP-1762); the run says
 // where it went, and records it (mesh.json).
 func TestViaServiceGateway(t *testing.T) {
@@ -152,8 +152,8 @@ func TestViaServiceGateway(t *testing.T) {
 	}
 }
 
-// TestIngressService: with --via service, --ingress-service names the
-// controller's Service the workers load (Traefik's, whose Ingress status
+// TestIngressService checks that with --via service, --ingress-service names
+// the controller's Service the workers load (Traefik's, whose Ingress status
 // is never set on a cluster without a load balancer), at once; a named
 // Service that does not exist fails in one line naming the flag; and a
 // controller whose Service cannot be found and whose Ingress publishes no

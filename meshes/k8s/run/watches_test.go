@@ -17,8 +17,8 @@ import (
 	"loadgen/meshes/k8s/cost"
 )
 
-// TestWatchedPodsOnTheRunsNodes: ztunnel's figure is the ztunnels on the
-// nodes of the run's pods, not every node's.
+// TestWatchedPodsOnTheRunsNodes checks that ztunnel's figure is the ztunnels
+// on the nodes of the run's pods, not every node's.
 func TestWatchedPodsOnTheRunsNodes(t *testing.T) {
 	ctx := context.Background()
 	client := fake.NewSimpleClientset()
@@ -57,7 +57,7 @@ func TestWatchedPodsOnTheRunsNodes(t *testing.T) {
 	}
 }
 
-// TestSidecarMeshWatch: --mesh sidecar's proxies are its sidecar
+// TestSidecarMeshWatch checks that --mesh sidecar's proxies are its sidecar
 // containers, in the run's pods, one watch a side.
 func TestSidecarMeshWatch(t *testing.T) {
 	o, err := k8s.Options{Mesh: k8s.MeshSidecar, Namespace: "bench"}.WithDefaults()

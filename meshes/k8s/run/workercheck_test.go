@@ -34,7 +34,7 @@ func workerPod(node string, running, isEnrolled bool, containers ...string) *cor
 	return p
 }
 
-// TestWorkerCheckAmbient: in an ambient mesh the workers' side is
+// TestWorkerCheckAmbient checks that in an ambient mesh the workers' side is
 // checked as the target's is. Istio's ambient data plane
 // (istio.io/latest/docs/ambient/architecture/data-plane): "Out of Mesh: a
 // standard pod without any mesh features enabled"; "When a pod in an
@@ -80,8 +80,8 @@ func TestWorkerCheckAmbient(t *testing.T) {
 	}
 }
 
-// TestWorkerCheckSidecar: a sidecar mesh's workers carry its proxy when
-// the mode places one on them, whichever path the step loads.
+// TestWorkerCheckSidecar checks that a sidecar mesh's workers carry its proxy
+// when the mode places one on them, whichever path the step loads.
 func TestWorkerCheckSidecar(t *testing.T) {
 	k := &Coordinator{Options: k8s.Options{Mesh: k8s.MeshLinkerd, Mode: k8s.ModeBoth}}
 	for _, direct := range []bool{false, true} {

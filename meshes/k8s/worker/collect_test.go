@@ -65,8 +65,8 @@ func TestRememberPods(t *testing.T) {
 	}
 }
 
-// TestCollectRefusedWorker: a worker pod the step's check refuses (a
-// mesh that did not inject or enrol it) fails the step at once, saying
+// TestCollectRefusedWorker checks that a worker pod the step's check refuses
+// (a mesh that did not inject or enrol it) fails the step at once, saying
 // why, without waiting for the deadline.
 func TestCollectRefusedWorker(t *testing.T) {
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "lg-r-0", Namespace: "bench"}}

@@ -11,8 +11,8 @@ import (
 	"loadgen/meshes/k8s"
 )
 
-// TestCheckWire: the coordinator's wire version is this worker's, or the
-// worker refuses with one line naming both sides' loadgen and wire
+// TestCheckWire checks that the coordinator's wire version is this worker's,
+// or the worker refuses with one line naming both sides' loadgen and wire
 // versions; a coordinator that did not say is older than the check.
 func TestCheckWire(t *testing.T) {
 	if err := CheckWire(k8s.WireVersion, "v1.4.0", "v1.4.0"); err != nil {
@@ -40,8 +40,8 @@ func TestCheckWire(t *testing.T) {
 	}
 }
 
-// TestRunRefusesWire: a worker told another wire version runs nothing
-// and says why in its report line, which the coordinator reads.
+// TestRunRefusesWire checks that a worker told another wire version runs
+// nothing and says why in its report line, which the coordinator reads.
 func TestRunRefusesWire(t *testing.T) {
 	var out bytes.Buffer
 	ran := false
@@ -57,8 +57,8 @@ func TestRunRefusesWire(t *testing.T) {
 	}
 }
 
-// TestFailureNamesWireMismatch: the coordinator's reading of a failed
-// worker's log. A worker that refused the wire version, and an image
+// TestFailureNamesWireMismatch checks that the coordinator's reading of a
+// failed worker's log. A worker that refused the wire version, and an image
 // older than the check (which fails on --wire as an unknown flag, as
 // `loadgen` prints it), are a mismatch with their line; any other failure
 // is its report's error or the last log lines.
