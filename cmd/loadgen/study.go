@@ -109,7 +109,7 @@ run --help).`,
 	fl.BoolVar(&f.cluster.SameNodeOK, "same-node-ok", false, "mesh-ladder on a cluster: let workers share the target's node (a one-node cluster; k8s run's --same-node-ok)")
 	fl.StringVar(&f.cluster.Prometheus, "prometheus", "", "mesh-ladder on a cluster: read the proxies' CPU and memory from this Prometheus (k8s run's --prometheus; default metrics.k8s.io, which needs steps of 30s or more)")
 	fl.StringVar(&f.cluster.Ladder, "ladder", "", "mesh-ladder: the ladder instead of the study's c1t1..c128t128, as the machine allows (sweep's --ladder)")
-	fl.StringVar(&f.cluster.Payloads, "payloads", "", "mesh-ladder: the payloads instead of the study's 100,1MiB (sweep's --payloads)")
+	fl.StringVar(&f.cluster.Payloads, "payloads", "", "mesh-ladder: the payloads instead of the study's 100,1MiB (on a cluster 100,1KiB,1MiB; sweep's --payloads)")
 	fl.StringVar(&f.cluster.Image, "image", "", "on a cluster: the loadgen image (k8s run's and k8s paths' --image)")
 	fl.IntVar(&f.cluster.Repeats, "repeats", 0, "samples of every step (default the study's own: loadgen study list); with one, an ordering's noise cannot be told")
 	fl.StringVar(&f.cluster.CNI, "cni", "", "cni-matrix on a cluster: its datapath, named as the lab's modes (macvlan, vxlan, host-gw, ebpf…; default its Flannel backend): its rows are that mode's; run once per CNI with --resume into one -o")
@@ -543,6 +543,14 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 			}
 		}
 		tw.Flush()
+	}
+	if s.Name == "mesh-ladder" {
+		if rows := m.SideRows(); len(rows) > 0 {
+			fmt.Fprintln(w)
+			if err := study.WriteSides(w, rows); err != nil {
+				return nil, err
+			}
+		}
 	}
 	fmt.Fprintf(w, "\n%s.\n", study.Caveat)
 	return contended, nil

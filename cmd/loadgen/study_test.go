@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"loadgen/internal/units"
 	"loadgen/loadgen/study"
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s"
@@ -243,7 +245,7 @@ func TestStudyMeshLadderOnCluster(t *testing.T) {
 		"needs: a Kubernetes cluster\n",
 		"loadgen k8s run --mesh istio -f " + dir + "/mesh-ladder.yaml --workers 3 -n loadgen-istio --kubeconfig " + kc + " -o " + filepath.Join(dir, "k8s-istio"),
 		"loadgen k8s run --mesh linkerd -f " + dir + "/mesh-ladder.yaml --workers 3 -n loadgen-linkerd",
-		`{name: direct, url: "http://target:8081", baseline: true}`, "ladder: c1t1..c128t128", "payloads: [100, 1MiB]", "duration: 20s",
+		`{name: direct, url: "http://target:8081", baseline: true}`, "ladder: c1t1..c128t128", "payloads: [100, 1KiB, 1MiB]", "duration: 20s",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("dry run: exit %d, no %q in\n%s%s", code, want, out, stderr)
@@ -312,6 +314,74 @@ users: [{name: u, user: {token: t}}]
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "mesh-ladder.yaml")); err != nil || !strings.Contains(string(b), "target:8080") {
 		t.Errorf("the study's sweep file: %v %s", err, b)
+	}
+}
+
+// A mesh-ladder study whose directory holds a cluster's sidecar-mesh run
+// prints, after the published tables, each proxy's client and server
+// side apart per rung and payload, c1t1 × 1 KiB included.
+func TestStudyMeshLadderSides(t *testing.T) {
+	s, err := study.Lookup("mesh-ladder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "k8s-sidecar-haproxy")
+	m := results.Manifest{Schema: results.SchemaVersion, Tool: "loadgen", Kind: "sweep", Baseline: "direct"}
+	if err := os.MkdirAll(filepath.Join(sw, store.StepsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cpu := map[string]float64{}
+	for _, conns := range []int{1, 16} {
+		for _, payload := range []int{100, 1024} {
+			for _, path := range []string{"direct", "mesh"} {
+				run := &results.Run{Schema: results.SchemaVersion, Tool: "loadgen"}
+				run.Summary.RPS, run.Summary.Requests = 10000, 100000
+				rung := fmt.Sprintf("c%dt%d", conns, conns)
+				id := fmt.Sprintf("%s_%s_%dB_closed_r1", path, rung, payload)
+				st := &results.Step{Schema: results.SchemaVersion, Tool: "loadgen", ID: id, Path: path, Baseline: path == "direct",
+					Rung: rung, Connections: conns, Threads: conns, Payload: payload, Repeat: 1, Run: run}
+				if path == "mesh" {
+					c := float64(conns)/100 + float64(payload)/1e5
+					cpu[rung+"/"+strconv.Itoa(payload)] = c
+					st.Watched = []results.ProcessCost{
+						{Name: "client-proxy", Role: "proxy", Side: "client", CPUPer1kRPS: c, MiBPer1kRPS: 1},
+						{Name: "server-proxy", Role: "proxy", Side: "server", CPUPer1kRPS: 3 * c, MiBPer1kRPS: 2}}
+				}
+				if err := store.WriteJSON(filepath.Join(sw, store.StepsDir, id+".json"), st); err != nil {
+					t.Fatal(err)
+				}
+				m.Steps = append(m.Steps, id)
+			}
+		}
+	}
+	if err := store.WriteJSON(filepath.Join(sw, store.ManifestFile), m); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if _, err := printStudy(&out, s, &studyFlags{out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(out.String(), study.SidesTitle)
+	if i < 0 {
+		t.Fatalf("no sidecar table:\n%s", out.String())
+	}
+	lines := strings.Split(out.String()[i:], "\n")
+	for _, rung := range []string{"c1t1", "c16t16"} {
+		for _, payload := range []int{100, 1024} {
+			c := cpu[rung+"/"+strconv.Itoa(payload)]
+			want := fmt.Sprintf("haproxy %s, %s cluster 10000 / 10000", rung, units.FormatBytes(int64(payload)))
+			j := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(strings.Join(strings.Fields(l), " "), want) })
+			if j < 0 {
+				t.Errorf("no row %q:\n%s", want, out.String()[i:])
+				continue
+			}
+			f := strings.Fields(lines[j])
+			if cells := f[len(f)-6:]; cells[0] != fmt.Sprintf("%.3f", c) || cells[1] != fmt.Sprintf("%.3f", 3*c) || cells[2] != fmt.Sprintf("%.3f", 4*c) ||
+				cells[3] != "1.000" || cells[4] != "2.000" || cells[5] != "3.000" {
+				t.Errorf("%s: client, server and both: %v", want, cells)
+			}
+		}
 	}
 }
 

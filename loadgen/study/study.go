@@ -67,7 +67,7 @@ type Options struct {
 	// --prometheus); empty: metrics.k8s.io.
 	Prometheus string
 	// Ladder and Payloads replace mesh-ladder's own (c1t1..c128t128; 100
-	// and 1MiB), as the machine allows.
+	// and 1MiB, and 1KiB on a cluster), as the machine allows.
 	Ladder, Payloads string
 	// Workers are the pods of each cluster step's Indexed Job.
 	Workers int
@@ -396,10 +396,22 @@ duration: %s
 	return s
 }
 
+// The study's own ladder and payloads; on a cluster 1 KiB too, the size
+// Istio publishes its sidecar's cost at: the sidecar rows' table reads
+// it beside 100 B.
+const (
+	StudyLadder     = "c1t1..c128t128"
+	StudyPayloads   = "100,1MiB"
+	ClusterPayloads = "100,1KiB,1MiB"
+)
+
 // ladder is mesh-ladder's ladder and payloads: the options' or the
 // study's own.
 func (o Options) ladder() (ladder, payloads string) {
-	ladder, payloads = "c1t1..c128t128", "100,1MiB"
+	ladder, payloads = StudyLadder, StudyPayloads
+	if o.OnCluster() {
+		payloads = ClusterPayloads
+	}
 	if o.Ladder != "" {
 		ladder = o.Ladder
 	}
@@ -407,6 +419,33 @@ func (o Options) ladder() (ladder, payloads string) {
 		payloads = o.Payloads
 	}
 	return ladder, payloads
+}
+
+// TableRungs are the rungs mesh-ladder's published tables read: c1t1
+// (the latency a proxy adds) and c16t16 (its cost, throughput).
+var TableRungs = []int{1, 16}
+
+// MachineLadder is mesh-ladder's ladder for a machine of cpus CPUs that
+// carries the generator, both sidecars and the target at once (a
+// one-node cluster): the rungs the tables read, then doubling while the
+// connections stay within 8 per CPU, up to the study's c128t128. capped
+// says in one line what was left out and why; "" for the study's own.
+func MachineLadder(cpus int) (ladder, capped string) {
+	cpus = max(cpus, 1)
+	if 8*cpus >= 128 {
+		return StudyLadder, ""
+	}
+	var rungs []string
+	top := 0
+	for c := 1; c <= 128; c *= 2 {
+		if slices.Contains(TableRungs, c) || (c > TableRungs[len(TableRungs)-1] && c <= 8*cpus) {
+			rungs = append(rungs, fmt.Sprintf("c%dt%d", c, c))
+			top = c
+		}
+	}
+	ladder = strings.Join(rungs, ",")
+	return ladder, fmt.Sprintf("ladder %s of the study's %s: %d CPUs carry the generator, both sidecars and the target, so rungs above c%dt%d (%d connections per CPU) only queue; the rungs between are left out for time (c1t1 and c16t16 are those the tables read)",
+		ladder, StudyLadder, cpus, top, top, top/cpus)
 }
 
 // SidecarMesh is the --meshes name of loadgen's own sidecar mesh: alone,

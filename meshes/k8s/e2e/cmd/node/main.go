@@ -28,12 +28,14 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"loadgen/loadgen/study"
 	"loadgen/meshes/k8s/e2e/node"
 )
 
@@ -128,21 +130,17 @@ func run(args []string) error {
 				return err
 			}
 		}
-		var proxies string
+		var images map[string]string
 		if *sidecars {
-			images, err := n.SidecarImages(ctx)
-			if err != nil {
+			if images, err = n.SidecarImages(ctx); err != nil {
 				return err
-			}
-			for _, p := range slices.Sorted(maps.Keys(images)) {
-				proxies += fmt.Sprintf(" --proxy-image %s=%s", p, images[p])
 			}
 		}
 		fmt.Printf("export KUBECONFIG=%s\n", n.Kubeconfig)
 		fmt.Printf("# kubectl: %s/kubectl   image: %s   Prometheus: %s   logs: %s/logs\n", bins.Dir, n.Image, n.PrometheusURL, n.Dir)
 		fmt.Printf("# loadgen k8s run --image %s --same-node-ok --prometheus %s …\n", n.Image, n.PrometheusURL)
-		if proxies != "" {
-			fmt.Printf("# loadgen study mesh-ladder --kubeconfig %s --image %s --same-node-ok --meshes sidecar%s\n", n.Kubeconfig, n.Image, proxies)
+		if len(images) > 0 {
+			fmt.Print(meshLadderLines(n.Kubeconfig, n.Image, n.PrometheusURL, images, runtime.NumCPU()))
 		}
 		return nil
 	case "down":
@@ -150,6 +148,29 @@ func run(args []string) error {
 	}
 	fs.Usage()
 	return fmt.Errorf("unknown command %q", fs.Arg(0))
+}
+
+// StudyStep is each step's duration in the study the node prints: what
+// the node's Prometheus (cAdvisor's series, scraped every 2 s) measured
+// each side's proxy over on 2026-12-06.
+const StudyStep = 15 * time.Second
+
+// meshLadderLines are the study the node prints for its sidecar images:
+// loadgen study mesh-ladder through each proxy on both sides, with the
+// node's Prometheus, over the ladder its CPUs allow (and a line saying
+// what that leaves out and why), 100 B and 1 KiB.
+func meshLadderLines(kubeconfig, image, prometheus string, images map[string]string, cpus int) string {
+	var proxies string
+	for _, p := range slices.Sorted(maps.Keys(images)) {
+		proxies += fmt.Sprintf(" --proxy-image %s=%s", p, images[p])
+	}
+	ladder, capped := study.MachineLadder(cpus)
+	s := fmt.Sprintf("# loadgen study mesh-ladder --kubeconfig %s --image %s --same-node-ok --prometheus %s --meshes sidecar%s --ladder %s --payloads 100,1KiB -d %s -o mesh-ladder-node\n",
+		kubeconfig, image, prometheus, proxies, ladder, StudyStep)
+	if capped != "" {
+		s += "# " + capped + "\n"
+	}
+	return s
 }
 
 // upTraefik installs the Gateway API's CRDs and Traefik on the node.
