@@ -392,7 +392,7 @@ func (s *Spec) Validate() error {
 	case s.Protoset != "" && len(s.Proto) > 0:
 		return errors.New("protoset and proto both give the call's types: keep one")
 	case len(s.ImportPaths) > 0 && len(s.Proto) == 0:
-		return errors.New("import_paths are where proto's imports are found: give the .proto files with proto:")
+		return errors.New("import_paths are where proto's imports are found: give the .proto files with the proto key")
 	case s.Feed != "" && s.Protocol != "http1" && s.Protocol != "h2" && s.Protocol != "h2c":
 		return fmt.Errorf("feed gives rows to the endpoint's {{row.COLUMN}} fields, which protocols http1, h2 and h2c render, not %s", s.Protocol)
 	case s.Call != "" && !(len(s.Payloads) == 1 && s.Payloads[0] == 0):
