@@ -139,7 +139,7 @@ func TestParseSpecErrors(t *testing.T) {
 		"proto without call": {func(s string) string { return s + "proto: [a.proto]\n" }, []string{"proto", "call:"}},
 		"import_paths alone": {func(s string) string {
 			return s + "protocol: grpc\ncall: a.B/C\nimport_paths: [inc]\n"
-		}, []string{"import_paths", "proto:"}},
+		}, []string{"import_paths", "proto key"}},
 		"proto and protoset": {func(s string) string {
 			return s + "protocol: grpc\ncall: a.B/C\nprotoset: x.pb\nproto: [a.proto]\n"
 		}, []string{"protoset and proto"}},
