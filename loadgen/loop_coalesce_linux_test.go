@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"loadgen/internal/race"
+	"loadgen/internal/ratecheck"
 	"loadgen/loadgen"
 )
 
@@ -29,45 +30,57 @@ func TestLoopPausesKeepLatency(t *testing.T) {
 		tol = 3 * time.Millisecond
 	}
 	var with, without []time.Duration
-	for i := range 4 {
-		paused := i%2 == 1
-		restore := func() {}
-		if !paused {
-			restore = loadgen.WithoutPauses()
+	round := func() {
+		for i := range 4 {
+			paused := i%2 == 1
+			restore := func() {}
+			if !paused {
+				restore = loadgen.WithoutPauses()
+			}
+			srv := newServer(t, func(int64) time.Duration { return 10 * time.Millisecond })
+			cfg := conf(1, time.Second)
+			cfg.Streams = 64
+			before := loadgen.LoopPauses()
+			r := run(t, cfg, srv.URL)
+			restore()
+			s := r.Summary
+			pauses := loadgen.LoopPauses() - before
+			switch {
+			case paused && pauses == 0:
+				t.Fatal("the loop never paused with 64 requests in flight")
+			case !paused && pauses != 0:
+				t.Fatalf("%d pauses in a run without them", pauses)
+			}
+			if s.Requests == 0 || s.Requests != srv.served.Load() {
+				t.Errorf("generator counted %d requests, server served %d", s.Requests, srv.served.Load())
+			}
+			p50 := s.Latency.P50.D()
+			if p50 < 10*time.Millisecond {
+				t.Errorf("p50 %v, below the server's 10 ms delay", p50)
+			}
+			want := 64 / s.Latency.Mean.D().Seconds()
+			if dev := s.RPS/want - 1; dev < -0.05 || dev > 0.05 {
+				t.Errorf("paused %v: RPS %.1f, streams/mean latency %.1f: off by %.1f%%", paused, s.RPS, want, 100*dev)
+			}
+			if paused {
+				with = append(with, p50)
+			} else {
+				without = append(without, p50)
+			}
 		}
-		srv := newServer(t, func(int64) time.Duration { return 10 * time.Millisecond })
-		cfg := conf(1, time.Second)
-		cfg.Streams = 64
-		before := loadgen.LoopPauses()
-		r := run(t, cfg, srv.URL)
-		restore()
-		s := r.Summary
-		pauses := loadgen.LoopPauses() - before
-		switch {
-		case paused && pauses == 0:
-			t.Fatal("the loop never paused with 64 requests in flight")
-		case !paused && pauses != 0:
-			t.Fatalf("%d pauses in a run without them", pauses)
-		}
-		if s.Requests == 0 || s.Requests != srv.served.Load() {
-			t.Errorf("generator counted %d requests, server served %d", s.Requests, srv.served.Load())
-		}
-		p50 := s.Latency.P50.D()
-		if p50 < 10*time.Millisecond {
-			t.Errorf("p50 %v, below the server's 10 ms delay", p50)
-		}
-		want := 64 / s.Latency.Mean.D().Seconds()
-		if dev := s.RPS/want - 1; dev < -0.05 || dev > 0.05 {
-			t.Errorf("paused %v: RPS %.1f, streams/mean latency %.1f: off by %.1f%%", paused, s.RPS, want, 100*dev)
-		}
-		if paused {
-			with = append(with, p50)
-		} else {
-			without = append(without, p50)
-		}
+	}
+	probe := ratecheck.StartProbe()
+	round()
+	stalled := probe.Stop()
+	if best, base := slices.Min(with), slices.Min(without); (best > base+tol || best < base-tol) && stalled > 5*time.Millisecond {
+		// The machine kept this process from running during the runs (an
+		// independent probe saw it): the server's writes queue with it.
+		// Two more of each, and the best of four each is judged.
+		t.Logf("p50 with pauses %v, without %v, while the machine stalled the process %v: measuring again", with, without, stalled)
+		round()
 	}
 	t.Logf("p50 with pauses %v, without %v", with, without)
 	if best, base := slices.Min(with), slices.Min(without); best > base+tol || best < base-tol {
-		t.Errorf("p50 %v with pauses, %v without (best of two runs each): want within %v", with, without, tol)
+		t.Errorf("p50 %v with pauses, %v without (best of each): want within %v", with, without, tol)
 	}
 }

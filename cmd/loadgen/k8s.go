@@ -75,9 +75,8 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 func controlPlaneFlag(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringArrayVar(&o.ControlPlane, "control-plane", nil, "the mesh's control-plane pods whose CPU and memory each step records beside the proxies', "+
 		"NAMESPACE/SELECTOR or NAME=NAMESPACE/SELECTOR (repeatable), or none (default the mesh's own: istiod=istio-system/app=istiod; "+
-		"Linkerd's destination, identity and proxy-injector in linkerd; appmesh-controller in appmesh-system; gateway eg: envoy-gateway-system/control-plane=envoy-gateway; "+
-		"gateway nginx: nginx-gateway/app.kubernetes.io/name=nginx-gateway-fabric; cilium: kube-system/io.cilium/app=operator; "+
-		"ingress-nginx and traefik: none apart, their controller is their proxy)")
+		"Linkerd's in linkerd; appmesh-controller in appmesh-system; for gateway classes eg, nginx and cilium their controller's pods "+
+		"(envoy-gateway-system, nginx-gateway, kube-system); ingress-nginx and traefik: none apart, their controller is their proxy)")
 }
 
 // costSourceFlags are where a run reads its cost: k8s run's, and k8s

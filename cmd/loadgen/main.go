@@ -146,7 +146,7 @@ k8s run), sizing an ingress (size), and gating CI (run --assert,
 --baseline).`,
 		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080 &
   loadgen run -c 50 -d 10s --latency http://127.0.0.1:8080/get
-  loadgen run -R 2000 -d 30s --assert 'p99<20ms,errors<0.1%' --junit junit.xml http://127.0.0.1:8080/get
+  loadgen run -R 2000 -d 30s --assert 'p99<20ms' --junit junit.xml http://127.0.0.1:8080/get
   loadgen sweep                       # the built-in demo: httpbin direct vs through a real nginx
   loadgen size --workers 1,2,4 -o results/sizing
   loadgen k8s run --mesh istio -f examples/k8s-sweep.yaml --workers 4 -o results/istio`,

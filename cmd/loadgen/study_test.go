@@ -74,7 +74,7 @@ func TestStudyFlannel(t *testing.T) {
 	needLab(t)
 	t.Setenv("LOADGEN_TEST_AS_CLI", "1")
 	dir := filepath.Join(t.TempDir(), "flannel")
-	code, out, stderr := cli(t, "study", "flannel-backends", "-d", "1s", "-o", dir, "-q")
+	code, out, stderr := cli(t, "study", "flannel-backends", "-d", "1s", "-o", dir, "-q", "--allow-contended")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -85,7 +85,11 @@ func TestStudyFlannel(t *testing.T) {
 			t.Errorf("no row for %s with published, measured, its range over 3 repeats and both ratios:\n%s", row, out)
 		}
 	}
-	verdict := regexp.MustCompile(`(?m)^(host-gw|vxlan|udp) below \S+ on .*: (holds|reversed|within noise) \(` + num + ` here, ` + num + ` published; 3 repeats, their ranges (apart|overlap)\)$`)
+	// A study on a machine that other tests keep busy (CI runs packages
+	// side by side) may find an ordering not decidable for contention:
+	// --allow-contended keeps the exit status 0, and the verdict says so
+	// (TestStudyContended holds the exit 98 on fixtures).
+	verdict := regexp.MustCompile(`(?m)^(host-gw|vxlan|udp) below \S+ on .*: ((holds|reversed|within noise) \(` + num + ` here, ` + num + ` published; 3 repeats, their ranges (apart|overlap)\)|not decidable \(contended\): .* \(` + num + ` here, ` + num + ` published; 3 repeats; --allow-contended: exit 0\))$`)
 	if n := len(verdict.FindAllString(out, -1)); n != 3 {
 		t.Errorf("%d orderings judged, want 3:\n%s", n, out)
 	}
@@ -112,7 +116,7 @@ func TestStudyFlannel(t *testing.T) {
 	}
 	// Resuming a finished study runs nothing again and prints the same table.
 	before := stepFiles(t, filepath.Join(dir, "lab", "tcp-stream"))
-	code, out2, stderr := cli(t, "study", "flannel-backends", "-d", "1s", "-o", dir, "-q", "--resume")
+	code, out2, stderr := cli(t, "study", "flannel-backends", "-d", "1s", "-o", dir, "-q", "--resume", "--allow-contended")
 	if code != 0 || !strings.Contains(out2, "direct") {
 		t.Fatalf("resume: exit %d\n%s\n%s", code, out2, stderr)
 	}
@@ -127,7 +131,7 @@ func TestStudyFlannel(t *testing.T) {
 func TestStudyInterrupt(t *testing.T) {
 	needLab(t)
 	dir := filepath.Join(t.TempDir(), "vpc")
-	cmd, out, stderr := cliProcess(t, "study", "vpc-cni-grpc", "-d", "1s", "-o", dir, "-q")
+	cmd, out, stderr := cliProcess(t, "study", "vpc-cni-grpc", "-d", "1s", "-o", dir, "-q", "--allow-contended")
 	waitSteps(t, filepath.Join(dir, "lab", "grpc-stream"), 1)
 	cmd.Process.Signal(syscall.SIGINT)
 	if code := exitCode(cmd.Wait()); code != 130 {
@@ -178,7 +182,7 @@ func TestStudyInterrupt(t *testing.T) {
 func TestStudyNeeds(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no nginx
 	dir := filepath.Join(t.TempDir(), "sizing")
-	code, out, stderr := cli(t, "study", "nginx-sizing", "-d", "1s", "-o", dir)
+	code, out, stderr := cli(t, "study", "nginx-sizing", "-d", "1s", "-o", dir, "--allow-contended")
 	if code != 1 || strings.TrimSpace(stderr) != "loadgen: study nginx-sizing needs nginx on PATH: install it (apt-get install nginx)" || out != "" {
 		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, stderr)
 	}
