@@ -137,7 +137,7 @@ func TestStudyInterrupt(t *testing.T) {
 	if code := exitCode(cmd.Wait()); code != 130 {
 		t.Fatalf("exit %d, want 130\n%s\n%s", code, out, stderr)
 	}
-	want := "continue with: loadgen study vpc-cni-grpc --duration 1s --quiet -o " + dir + " --resume"
+	want := "continue with: loadgen study vpc-cni-grpc --duration 1s --quiet --allow-contended -o " + dir + " --resume"
 	if !strings.Contains(stderr.String(), want) {
 		t.Fatalf("no %q in\n%s", want, stderr)
 	}
