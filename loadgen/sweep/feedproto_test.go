@@ -40,7 +40,9 @@ func TestStepFeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for step := range 2 {
+		mu.Lock()
 		got = nil
+		mu.Unlock()
 		cfg, d, err := BuildStep(&s, s.Paths[0], s.Plan()[0])
 		if err != nil {
 			t.Fatal(err)
