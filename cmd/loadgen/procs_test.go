@@ -6,25 +6,17 @@ import (
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/protocol"
-	"loadgen/loadgen/protocol/h2"
 	"loadgen/loadgen/protocol/http1"
 	"loadgen/loadgen/protocol/tcp"
 )
 
-// A run on event loops gets one P above its processors, so that its loops
-// may wait holding theirs; a run on goroutines gets exactly its processors.
-// Config.Procs is the processors either way.
+// setProcs applies loadgen.MaxProcs (whose policy loadgen's
+// TestMaxProcsSparePForLoops tests across protocols): a run on event loops
+// gets one P above its processors, one on goroutines exactly its
+// processors, and Config.Procs is the processors either way.
 func TestSetProcsSparePForLoops(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	rr, err := tcp.NewDialer(tcp.Config{Addr: "127.0.0.1:9", Mode: tcp.RR, Size: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h2c, err := h2.NewDialer(h2.Config{URL: "http://127.0.0.1:9/", Cleartext: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h2tls, err := h2.NewDialer(h2.Config{URL: "https://127.0.0.1:9/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +30,7 @@ func TestSetProcsSparePForLoops(t *testing.T) {
 		newConn bool
 		want    int
 	}{
-		{"tcp-rr (loops)", rr, false, 2}, {"h2c (loops)", h2c, false, 2}, {"h2 over TLS (loops)", h2tls, false, 2},
-		{"HTTP/1.1 over TLS (loops)", h1tls, false, 2}, {"HTTP/1.1 over TLS --new-conn (goroutines)", h1tls, true, 1},
+		{"tcp-rr (loops)", rr, false, 2}, {"HTTP/1.1 over TLS --new-conn (goroutines)", h1tls, true, 1},
 	} {
 		var cfg loadgen.Config
 		cfg.Connections, cfg.Threads, cfg.NewConn = 1, 1, tc.newConn
