@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"loadgen/internal/closest"
 	"os"
 	"slices"
 	"sort"
@@ -108,7 +109,7 @@ func setFromFile(fl *pflag.FlagSet, k string, n yaml.Node, extra, skip []string)
 func nearestKey(fl *pflag.FlagSet, k string, extra, skip []string) string {
 	best, bestD := "", -1
 	try := func(name string) {
-		if d := editDistance(k, name); bestD < 0 || d < bestD || (d == bestD && name < best) {
+		if d := closest.EditDistance(k, name); bestD < 0 || d < bestD || (d == bestD && name < best) {
 			best, bestD = name, d
 		}
 	}
@@ -121,26 +122,4 @@ func nearestKey(fl *pflag.FlagSet, k string, extra, skip []string) string {
 		try(name)
 	}
 	return best
-}
-
-// editDistance is Levenshtein's: the insertions, deletions and
-// substitutions that turn a into b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"loadgen/internal/closest"
 	"reflect"
 	"regexp"
 	"strings"
@@ -58,7 +59,7 @@ func yamlKeys(t reflect.Type) []string {
 func nearest(k string, keys []string) string {
 	best, bestD := "", -1
 	for _, c := range keys {
-		if d := editDistance(k, c); bestD < 0 || d < bestD {
+		if d := closest.EditDistance(k, c); bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -66,25 +67,4 @@ func nearest(k string, keys []string) string {
 		return ""
 	}
 	return best
-}
-
-// editDistance is Levenshtein's: the insertions, deletions and
-// substitutions that turn a into b.
-func editDistance(a, b string) int {
-	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

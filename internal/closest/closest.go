@@ -1,0 +1,24 @@
+// Package closest finds the name a mistyped one was meant to be, for the
+// "did you mean" of flags, options files and sweep keys.
+package closest
+
+// EditDistance is Levenshtein's: the insertions, deletions and
+// substitutions that turn a into b.
+func EditDistance(a, b string) int {
+	prev, cur := make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
