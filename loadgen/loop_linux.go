@@ -176,7 +176,7 @@ type loop struct {
 	// judged on an answer left unread).
 	full bool
 
-	// Closed loop over multiplexed connections (loop_pace_linux.go,
+	// Closed loop over multiplexed connections (loop_pause_linux.go,
 	// pausable): a loop with many requests in flight and nothing to read
 	// pauses for coalesce before it waits, so that one wake-up takes the
 	// answers that came meanwhile instead of one wake-up each. settled is

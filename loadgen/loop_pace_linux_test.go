@@ -5,7 +5,6 @@ import (
 	"net"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -208,61 +207,6 @@ func TestEarlyBy(t *testing.T) {
 	}
 }
 
-// The kernel's receive timestamp is found among the control messages,
-// whatever comes before it, and nothing is read past a short or
-// malformed one.
-func TestStampOf(t *testing.T) {
-	ts := unix.NsecToTimespec(1_700_000_000_123_456_789)
-	msg := func(level, typ int32, data []byte) []byte {
-		b := make([]byte, unix.CmsgSpace(len(data)))
-		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
-		h.Level, h.Type = level, typ
-		h.SetLen(unix.CmsgLen(len(data)))
-		copy(b[unix.CmsgLen(0):], data)
-		return b
-	}
-	stamp := msg(unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, unsafe.Slice((*byte)(unsafe.Pointer(&ts)), unsafe.Sizeof(ts)))
-	other := msg(unix.SOL_IP, unix.IP_TOS, []byte{1, 0, 0, 0})
-	for _, tc := range []struct {
-		name string
-		b    []byte
-		want int64
-	}{
-		{"none", nil, 0},
-		{"stamp", stamp, ts.Nano()},
-		{"after another", append(append([]byte{}, other...), stamp...), ts.Nano()},
-		{"another only", other, 0},
-		{"cut short", stamp[:len(stamp)-4], 0},
-		{"header only", stamp[:unix.SizeofCmsghdr], 0},
-	} {
-		if got := stampOf(tc.b); got != tc.want {
-			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
-		}
-	}
-}
-
-// An answer's time is the kernel's stamp on the loop's clock; the time of
-// the read when there is none, or when the wall clock was set between the
-// stamp and the read (a stamp before the send, or after the read).
-func TestArrived(t *testing.T) {
-	now := time.Now()
-	sent := now.Add(-10 * time.Millisecond)
-	for _, tc := range []struct {
-		name string
-		ns   int64
-		want time.Time
-	}{
-		{"no stamp", 0, now},
-		{"2 ms before the read", now.UnixNano() - 2e6, now.Add(-2 * time.Millisecond)},
-		{"before the send", now.UnixNano() - 20e6, now},
-		{"after the read", now.UnixNano() + 1e6, now},
-	} {
-		if got := arrived(now, tc.ns, sent); !got.Equal(tc.want) {
-			t.Errorf("%s: %v before the read, want %v", tc.name, now.Sub(got), now.Sub(tc.want))
-		}
-	}
-}
-
 // A loop's turn that sleeps to its next send, reads the answers that came
 // meanwhile with their stamps and sends allocates nothing.
 func TestLoopSleepAllocatesNothing(t *testing.T) {
@@ -330,53 +274,5 @@ func TestLoopReadsEveryAnswerBeforeDeadlines(t *testing.T) {
 	}
 	if got, errs := l.shard.succeeded.Count(), l.shard.errors(); got != int64(n) || errs != 0 {
 		t.Errorf("%d answered, %d errors; want %d answered, none timed out", got, errs, n)
-	}
-}
-
-// The pause rule follows what the loop's wake-ups take: it waits until
-// waits were measured, then pauses while pauses take more answers than
-// waits (h2c streams: 9 against 1), stops where they take fewer (a
-// grpc-go server's bursts: 2.3 against 4.7) and never pauses where a wait
-// takes many; one idle turn in coalesceCheck goes against the rule, so a
-// change is seen.
-func TestYieldsPays(t *testing.T) {
-	// idle runs n idle turns of a loop whose pauses end perPause requests
-	// each and whose waits perWait, and counts the turns that paused.
-	idle := func(y *yields, ends *int, n, perPause, perWait int) (paused int) {
-		for range n {
-			y.tally(*ends)
-			if y.pays() {
-				y.start(byPause, *ends)
-				*ends += perPause
-				paused++
-			} else {
-				y.start(byWait, *ends)
-				*ends += perWait
-			}
-		}
-		return paused
-	}
-	var y yields
-	ends := 0
-	if y.pays() {
-		t.Fatal("paused before any wait was measured")
-	}
-	y.start(byWait, ends)
-	ends++
-	if n := idle(&y, &ends, 1000, 9, 1); n < 1000-1000/coalesceCheck-2 || n == 1000 {
-		t.Errorf("pauses taking 9, waits 1: %d of 1000 turns paused, want all but one in %d", n, coalesceCheck)
-	}
-	// The server changes: now a wait takes more than a pause. Waits are
-	// measured one turn in coalesceCheck while the loop pauses: the rule
-	// turns after a few of them.
-	idle(&y, &ends, 5*coalesceCheck, 2, 5)
-	if n := idle(&y, &ends, 1000, 2, 5); n < 1000/coalesceCheck-2 || n > 1000/coalesceCheck+2 {
-		t.Errorf("pauses taking 2, waits 5: %d of 1000 turns paused, want one in %d", n, coalesceCheck)
-	}
-	// Dense answers: no pause at all, whatever a pause would take (from
-	// pausing, it takes a few dozen waits measured to see it).
-	idle(&y, &ends, 30*coalesceCheck, 40, 2*coalesceFew)
-	if n := idle(&y, &ends, 1000, 40, 2*coalesceFew); n != 0 {
-		t.Errorf("waits taking %d: %d of 1000 turns paused, want none", 2*coalesceFew, n)
 	}
 }

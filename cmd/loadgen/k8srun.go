@@ -16,7 +16,7 @@ import (
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/cluster"
-	"loadgen/meshes/k8s/cost"
+	k8scost "loadgen/meshes/k8s/cost"
 	"loadgen/meshes/k8s/run"
 	"loadgen/results"
 	"loadgen/results/report"
@@ -89,8 +89,8 @@ for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001
 	f.cost.register(fl)
 	fl.StringVar(&f.promCPU, "prom-cpu", "", "Prometheus series selector of a cumulative CPU-seconds counter; {namespace}, {pods} (the watched pods' names) and {container} (the watched containers' names, a regular expression: match it with container=~) are replaced (default cAdvisor's container_cpu_usage_seconds_total)")
 	fl.StringVar(&f.promMem, "prom-mem", "", "Prometheus series selector of a bytes gauge, as --prom-cpu (default cAdvisor's container_memory_working_set_bytes)")
-	fl.StringVar(&f.promNode[0], "prom-node-cpu", "", "Prometheus series selector of a node's CPU-seconds counter, {node} replaced (default cAdvisor's root cgroup: "+cost.DefaultPromNodeCPU+")")
-	fl.StringVar(&f.promNode[1], "prom-node-mem", "", "Prometheus series selector of a node's bytes gauge, as --prom-node-cpu (default "+cost.DefaultPromNodeMemory+")")
+	fl.StringVar(&f.promNode[0], "prom-node-cpu", "", "Prometheus series selector of a node's CPU-seconds counter, {node} replaced (default cAdvisor's root cgroup: "+k8scost.DefaultPromNodeCPU+")")
+	fl.StringVar(&f.promNode[1], "prom-node-mem", "", "Prometheus series selector of a node's bytes gauge, as --prom-node-cpu (default "+k8scost.DefaultPromNodeMemory+")")
 	fl.StringVar(&f.opts.IngressService, "ingress-service", "", "gateway, ingress, ingress-nginx with --via service: the controller's Service the workers load, "+
 		"NAMESPACE/NAME (e.g. traefik/traefik); default the one the controller says is its own (ingress-nginx's --publish-service, a Gateway's labelled Service), "+
 		"else the one at the published address")
@@ -120,14 +120,14 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err := f.check.parse(); err != nil {
 		return err
 	}
-	if err := cost.CheckSelector("--prom-cpu", f.promCPU); err != nil {
+	if err := k8scost.CheckSelector("--prom-cpu", f.promCPU); err != nil {
 		return err
 	}
-	if err := cost.CheckSelector("--prom-mem", f.promMem); err != nil {
+	if err := k8scost.CheckSelector("--prom-mem", f.promMem); err != nil {
 		return err
 	}
 	for i, name := range []string{"--prom-node-cpu", "--prom-node-mem"} {
-		if err := cost.CheckNodeSelector(name, f.promNode[i]); err != nil {
+		if err := k8scost.CheckNodeSelector(name, f.promNode[i]); err != nil {
 			return err
 		}
 	}
@@ -215,15 +215,15 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 }
 
 // k8sWatcher picks where the proxies' cost comes from.
-func k8sWatcher(ctx context.Context, c *cluster.Cluster, f *k8sRunFlags) (cost.Watcher, error) {
+func k8sWatcher(ctx context.Context, c *cluster.Cluster, f *k8sRunFlags) (k8scost.Watcher, error) {
 	switch {
 	case f.opts.Metrics == k8s.MetricsNone:
 		return nil, nil
 	case f.opts.Metrics == k8s.MetricsPrometheus:
-		return &cost.Prometheus{URL: f.cost.prometheus, CPU: f.promCPU, Memory: f.promMem, NodeCPU: f.promNode[0], NodeMemory: f.promNode[1],
-			Pods: cost.WatchedPods(c)}, nil
+		return &k8scost.Prometheus{URL: f.cost.prometheus, CPU: f.promCPU, Memory: f.promMem, NodeCPU: f.promNode[0], NodeMemory: f.promNode[1],
+			Pods: k8scost.WatchedPods(c)}, nil
 	}
-	pm, err := cost.NewPodMetrics(c)
+	pm, err := k8scost.NewPodMetrics(c)
 	if err != nil {
 		return nil, err
 	}

@@ -254,7 +254,7 @@ func (r *Runner) measure(ctx context.Context, p *Plan, m Measurement, ep Endpoin
 		_ = c.Client.BatchV1().Jobs(created.Namespace).Delete(cctx, created.Name, metav1.DeleteOptions{PropagationPolicy: &bg})
 	}()
 	deadline := time.Now().Add(p.Options.Duration + jobGrace + 30*time.Second)
-	w := worker.Collect(ctx, c, created, 1, deadline, r.Poll)[0]
+	w := worker.Collect(ctx, c, worker.Collection{Job: created, Workers: 1, Deadline: deadline, Poll: r.Poll})[0]
 	if w.Failed != "" {
 		st.Failed = w.Failed
 		return st

@@ -61,7 +61,8 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 	// A worker not running 10 s after the start instant (the kubelet's
 	// status takes a moment to reach the API server) can only be late.
 	startBy := localStart.Add(k.MaxLate + 10*time.Second)
-	outcomes := worker.CollectBy(ctx, k.Cluster, created, k.Workers, startBy, localStart.Add(measured+grace), k.Poll, k.workerCheck(spec.Direct))
+	outcomes := worker.Collect(ctx, k.Cluster, worker.Collection{Job: created, Workers: k.Workers, StartBy: startBy,
+		Deadline: localStart.Add(measured + grace), Check: k.workerCheck(spec.Direct), Poll: k.Poll})
 	close(collected)
 	watched := <-costs
 	res.Cluster = k.placement(ctx, st.Index, created)

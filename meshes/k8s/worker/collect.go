@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/cluster"
@@ -34,61 +35,147 @@ type Outcome struct {
 	Mismatch bool
 }
 
-// CollectBy waits until every worker's container of an Indexed Job has
-// ended (or until deadline) and reads each one's report from its log
-// (the worker container's: ContainerWorker). Each index's pod is
-// remembered as last seen: when the Job passes its deadline, the Job
-// controller deletes its active pods, and a stuck worker's reason
-// (ImagePullBackOff, Pending) must not go with them. A pod that is gone
-// (deleted, or the Job's failure took it) has ended. Once startBy has
-// passed, a worker that has not started (its image cannot be pulled, it
-// cannot be scheduled) can only be late: the step fails at once, with the
-// pod's reason, instead of at the deadline.
+// Collection is what Collect waits for: the workers of an Indexed Job.
+type Collection struct {
+	Job     *batchv1.Job
+	Workers int
+	// StartBy: once it has passed, a worker that has not started can only
+	// be late and fails the step at once (zero: waited for until Deadline).
+	StartBy  time.Time
+	Deadline time.Time
+	// Check, when set, is asked about each worker pod at each look.
+	Check PodCheck
+	// Poll is how soon the pods are listed again after a failed list or a
+	// watch that ended (the least time between two lists).
+	Poll time.Duration
+}
+
+// Collect waits until every worker's container of an Indexed Job has
+// ended (or until the deadline) and reads each one's report from its log
+// (the worker container's: ContainerWorker). It lists the Job's pods once,
+// then follows them through a watch from that list's resource version,
+// listing again when the watch ends; only StartBy and Deadline wake it by
+// time. Each index's pod is remembered as last seen: when the Job passes
+// its deadline, the Job controller deletes its active pods, and a stuck
+// worker's reason (ImagePullBackOff, Pending) must not go with them. A pod
+// that is gone (deleted, or the Job's failure took it) has ended. Once
+// StartBy has passed, a worker that has not started (its image cannot be
+// pulled, it cannot be scheduled) can only be late: the step fails at
+// once, with the pod's reason, instead of at the deadline.
 //
-// With check set, a worker pod it refuses fails the step at once: a mesh
+// With Check set, a worker pod it refuses fails the step at once: a mesh
 // that did not inject or enrol it (its figures would be the baseline's).
-func CollectBy(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, workers int, startBy, deadline time.Time, poll time.Duration,
-	check PodCheck) []Outcome {
-	ns := job.Namespace
+func Collect(ctx context.Context, c *cluster.Cluster, o Collection) []Outcome {
+	job, workers := o.Job, o.Workers
+	pods := c.Client.CoreV1().Pods(job.Namespace)
+	sel := labelJobName + "=" + job.Name
 	byIndex := map[int]*corev1.Pod{}
 	gone := map[int]bool{}
 	var notStarted map[int]bool
 	refused := map[int]string{}
-	for {
-		list, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labelJobName + "=" + job.Name})
-		if err == nil {
-			remember(byIndex, list.Items)
-			listed := map[types.UID]bool{}
-			for i := range list.Items {
-				listed[list.Items[i].UID] = true
-			}
-			for i, p := range byIndex {
-				gone[i] = !listed[p.UID]
-				if check != nil && !gone[i] {
-					if why := check(ctx, p); why != "" {
-						refused[i] = why
-					}
-				}
-			}
-			if len(refused) > 0 {
-				break
-			}
-			if allEnded(byIndex, gone, workers) {
-				break
-			}
-			if !startBy.IsZero() && time.Now().After(startBy) {
-				if notStarted = unstarted(byIndex, gone, workers); len(notStarted) > 0 {
-					break
+	listed := map[types.UID]bool{}
+
+	deadline := time.NewTimer(time.Until(o.Deadline))
+	defer deadline.Stop()
+	var startBy <-chan time.Time
+	if !o.StartBy.IsZero() {
+		t := time.NewTimer(time.Until(o.StartBy))
+		defer t.Stop()
+		startBy = t.C
+	}
+	// done looks at the pods as last seen: whether the wait is over.
+	done := func() bool {
+		for i, p := range byIndex {
+			gone[i] = !listed[p.UID]
+			if o.Check != nil && !gone[i] {
+				if why := o.Check(ctx, p); why != "" {
+					refused[i] = why
 				}
 			}
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if len(refused) > 0 || allEnded(byIndex, gone, workers) {
+			return true
+		}
+		if !o.StartBy.IsZero() && !time.Now().Before(o.StartBy) {
+			notStarted = unstarted(byIndex, gone, workers)
+			return len(notStarted) > 0
+		}
+		return false
+	}
+	// wait waits for d, or less when the deadline or ctx comes first:
+	// false then.
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-deadline.C:
+		case <-ctx.Done():
+		}
+		return false
+	}
+	var lastList time.Time
+look:
+	for {
+		if since := time.Since(lastList); since < o.Poll && !wait(o.Poll-since) {
 			break
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(poll):
+		lastList = time.Now()
+		list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			if !wait(o.Poll) {
+				break
+			}
+			continue
 		}
+		clear(listed)
+		for i := range list.Items {
+			listed[list.Items[i].UID] = true
+		}
+		remember(byIndex, list.Items)
+		if done() {
+			break
+		}
+		w, err := pods.Watch(ctx, metav1.ListOptions{LabelSelector: sel, ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true})
+		if err != nil {
+			continue
+		}
+		for watching := true; watching; {
+			select {
+			case ev, ok := <-w.ResultChan():
+				p, isPod := ev.Object.(*corev1.Pod)
+				switch {
+				case !ok || ev.Type == watch.Error:
+					watching = false // list again
+					continue
+				case !isPod || ev.Type == watch.Bookmark:
+					continue
+				case ev.Type == watch.Deleted:
+					delete(listed, p.UID)
+				default:
+					listed[p.UID] = true
+				}
+				remember(byIndex, []corev1.Pod{*p})
+				if done() {
+					w.Stop()
+					break look
+				}
+			case <-startBy:
+				startBy = nil
+				if done() {
+					w.Stop()
+					break look
+				}
+			case <-deadline.C:
+				w.Stop()
+				break look
+			case <-ctx.Done():
+				w.Stop()
+				break look
+			}
+		}
+		w.Stop()
 	}
 	out := make([]Outcome, workers)
 	for i := range workers {
@@ -116,12 +203,6 @@ func CollectBy(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, worker
 		}
 	}
 	return out
-}
-
-// Collect is CollectBy without a start instant: workers that have not
-// started are waited for until the deadline.
-func Collect(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, workers int, deadline time.Time, poll time.Duration) []Outcome {
-	return CollectBy(ctx, c, job, workers, time.Time{}, deadline, poll, nil)
 }
 
 // PodCheck says why a worker pod cannot measure its step, or "" when it

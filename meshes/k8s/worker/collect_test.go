@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/cluster"
@@ -84,7 +87,7 @@ func TestCollectRefusedWorker(t *testing.T) {
 		return ""
 	}
 	start := time.Now()
-	out := CollectBy(context.Background(), c, job, 2, time.Time{}, time.Now().Add(time.Hour), time.Millisecond, check)
+	out := Collect(context.Background(), c, Collection{Job: job, Workers: 2, Deadline: time.Now().Add(time.Hour), Poll: time.Millisecond, Check: check})
 	if time.Since(start) > time.Minute {
 		t.Fatal("waited for the deadline")
 	}
@@ -93,5 +96,123 @@ func TestCollectRefusedWorker(t *testing.T) {
 	}
 	if got := out[0].Failed; !strings.Contains(got, "stopped with the step") {
 		t.Errorf("worker 0: %q", got)
+	}
+}
+
+// jobPods is a fake cluster holding a Job's two worker pods, pending, and
+// the Job.
+func jobPods(t *testing.T) (*fake.Clientset, *batchv1.Job) {
+	t.Helper()
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "lg-w-0", Namespace: "bench"}}
+	var objs []runtime.Object
+	for i, name := range []string{"w0", "w1"} {
+		p := workerPod(name, strconv.Itoa(i), time.Now(), "ContainerCreating")
+		p.Namespace, p.Labels = "bench", map[string]string{labelJobName: job.Name}
+		objs = append(objs, &p)
+	}
+	return fake.NewClientset(objs...), job
+}
+
+// endWorkers makes each worker's container exit with code 1, as the
+// kubelet reports it.
+func endWorkers(t *testing.T, cs *fake.Clientset) {
+	t.Helper()
+	for _, name := range []string{"w-w0", "w-w1"} {
+		p, err := cs.CoreV1().Pods("bench").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Status.Phase = corev1.PodFailed
+		p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
+		if _, err := cs.CoreV1().Pods("bench").UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// collecting runs Collect in the background, its deadline a minute away
+// (the bound of a test that fails); it returns the outcomes' channel.
+func collecting(cs *fake.Clientset, job *batchv1.Job, poll time.Duration) chan []Outcome {
+	out := make(chan []Outcome, 1)
+	go func() {
+		out <- Collect(context.Background(), &cluster.Cluster{Client: cs}, Collection{Job: job, Workers: 2,
+			Deadline: time.Now().Add(time.Minute), Poll: poll})
+	}()
+	return out
+}
+
+// wantExit1 checks that both workers were seen to exit with code 1.
+func wantExit1(t *testing.T, out []Outcome) {
+	t.Helper()
+	for i, o := range out {
+		if !strings.Contains(o.Failed, "exit code 1") {
+			t.Errorf("worker %d: %q, want its exit code 1", i, o.Failed)
+		}
+	}
+}
+
+// TestCollectWatches: Collect lists the Job's pods once and then follows
+// them through a watch: the workers' ends, which arrive only as watch
+// events (Poll is an hour: no second list comes before the deadline), end
+// the collection.
+func TestCollectWatches(t *testing.T) {
+	cs, job := jobPods(t)
+	var lists atomic.Int32
+	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		lists.Add(1)
+		return false, nil, nil
+	})
+	watching := make(chan struct{})
+	cs.PrependWatchReactor("pods", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		w, err := cs.Tracker().Watch(a.GetResource(), a.GetNamespace(), a.(k8stesting.WatchActionImpl).ListOptions)
+		close(watching)
+		return true, w, err
+	})
+	out := collecting(cs, job, time.Hour)
+	select {
+	case <-watching:
+	case got := <-out:
+		t.Fatalf("Collect returned before it watched: %+v", got)
+	}
+	endWorkers(t, cs)
+	wantExit1(t, <-out)
+	if n := lists.Load(); n != 1 {
+		t.Errorf("%d lists, want 1 (the changes come through the watch)", n)
+	}
+}
+
+// TestCollectRelistsWhenTheWatchEnds: a watch that ends (the API server
+// closes watches after a while) is followed by a new list, which sees
+// what the closed watch did not bring.
+func TestCollectRelistsWhenTheWatchEnds(t *testing.T) {
+	cs, job := jobPods(t)
+	first := make(chan *watch.FakeWatcher, 1)
+	var watches atomic.Int32
+	cs.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) {
+		if watches.Add(1) > 1 {
+			return false, nil, nil // the tracker's own watch
+		}
+		w := watch.NewFake()
+		first <- w
+		return true, w, nil
+	})
+	out := collecting(cs, job, time.Millisecond)
+	w := <-first
+	endWorkers(t, cs) // not told to the first watch
+	w.Stop()
+	wantExit1(t, <-out)
+}
+
+// TestCollectStartByWakes: once StartBy passes, workers that have not
+// started fail the step then, with no pod change to wake Collect (Poll is
+// an hour): its timer does.
+func TestCollectStartByWakes(t *testing.T) {
+	cs, job := jobPods(t)
+	out := Collect(context.Background(), &cluster.Cluster{Client: cs}, Collection{Job: job, Workers: 2,
+		StartBy: time.Now().Add(50 * time.Millisecond), Deadline: time.Now().Add(time.Minute), Poll: time.Hour})
+	for i, o := range out {
+		if !strings.Contains(o.Failed, "had not started by the start instant") {
+			t.Errorf("worker %d: %q", i, o.Failed)
+		}
 	}
 }
