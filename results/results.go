@@ -518,6 +518,11 @@ type Placement struct {
 	// resources: cpu=100m,memory=64Mi ("" for none).
 	WorkerRequests string `json:"worker_requests,omitempty"`
 	WorkerLimits   string `json:"worker_limits,omitempty"`
+	// StartRetries is how many times the step was run again because its
+	// workers' pods started late (its figures are the last run's alone);
+	// StartLead is the start lead, in seconds, that run had.
+	StartRetries int     `json:"start_retries,omitempty"`
+	StartLead    float64 `json:"start_lead_s,omitempty"`
 }
 
 // PlacedPod is a pod of a step and the node it ran on.

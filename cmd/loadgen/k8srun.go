@@ -32,6 +32,7 @@ type k8sRunFlags struct {
 	dryRun     bool
 	startLead  time.Duration
 	maxLate    time.Duration
+	retries    int
 	targetWait time.Duration
 	cost       costSourceFlags // --prometheus, --no-metrics, --no-node-cost
 	promCPU    string
@@ -54,9 +55,10 @@ loadgen creates, then run each step of the sweep as one Indexed Job of N
 workers. Each worker takes 1/N of the connections and threads (closed loop)
 or of the rate (open loop); all start at one instant written into the Job,
 each measuring its clock against the API server's and refusing to run if it
-started late. Their results come back through the API server (pod logs) and
-merge exactly into DIR, the usual sweep results directory: 'loadgen report'
-reads it. The proxies' CPU and memory per step come from metrics.k8s.io
+started late (the step then runs again with twice the lead: --start-retries).
+Their results come back through the API server (pod logs) and merge exactly
+into DIR, the usual sweep results directory: 'loadgen report' reads it. The
+proxies' CPU and memory per step come from metrics.k8s.io
 (metrics-server) or from --prometheus. Everything created carries the run's
 label and is deleted at the end, after Ctrl-C or a failed step too.
 
@@ -85,6 +87,7 @@ for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the objects and the plan; touch no cluster")
 	fl.DurationVar(&f.startLead, "start-lead", 30*time.Second, "how far ahead each step's start instant is set: time to schedule and start the pods")
 	fl.DurationVar(&f.maxLate, "max-late", 2*time.Second, "a worker starting later than this fails the step")
+	fl.IntVar(&f.retries, "start-retries", 2, "run a step again, with twice the start lead (kept for later steps), when its workers started late; 0: fail it")
 	fl.DurationVar(&f.targetWait, "target-wait", 5*time.Minute, "how long to wait for the target (and an ingress's or gateway's address); past it, the steps that load the target fail with its pods' reason")
 	f.cost.register(fl)
 	fl.StringVar(&f.promCPU, "prom-cpu", "", "Prometheus series selector of a cumulative CPU-seconds counter; {namespace}, {pods} (the watched pods' names) and {container} (the watched containers' names, a regular expression: match it with container=~) are replaced (default cAdvisor's container_cpu_usage_seconds_total)")
@@ -112,6 +115,9 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	}
 	if f.workers < 1 {
 		return fmt.Errorf("--workers %d: want 1 or more", f.workers)
+	}
+	if f.retries < 0 {
+		return fmt.Errorf("--start-retries %d: want 0 (fail a late step) or more", f.retries)
 	}
 	f.cost.set(&f.opts)
 	if err := f.opts.Validate(); err != nil {
@@ -159,7 +165,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	}
 	w := cmd.OutOrStdout()
 	co := &run.Coordinator{Options: f.opts, Load: load, Steps: steps, Workers: f.workers, Dir: f.out,
-		StartLead: f.startLead, MaxLate: f.maxLate, TargetWait: f.targetWait, Version: loadgen.Version(),
+		StartLead: f.startLead, MaxLate: f.maxLate, StartRetries: f.retries, TargetWait: f.targetWait, Version: loadgen.Version(),
 		Events: func(format string, a ...any) {
 			if !f.quiet {
 				fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", a...)

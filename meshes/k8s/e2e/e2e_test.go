@@ -39,12 +39,13 @@ func TestKubernetes(t *testing.T) {
 	installCRDs(t, c.Config)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	// Worker 1 of the late run's first step starts 14 s after its pod was
-	// created: after the 8 s lead and well past the 1 s limit. The leads
-	// are generous so that on-time workers stay on time on a loaded machine.
-	// Worker 1 of the stuck run's first step never starts.
-	kl := startKubelet(t, ctx, c, bin, map[string]time.Duration{"lg-late-0-": 14 * time.Second},
-		map[string]string{"lg-stuck-0-": "ImagePullBackOff"})
+	// Worker 1 of the late runs' first step starts 14 s after its pod was
+	// created: after the 8 s lead and well past the 1 s limit (the retry's
+	// Job, lg-retry-0-a1, on time). The leads are generous so that on-time
+	// workers stay on time on a loaded machine. Worker 1 of the stuck run's
+	// first step never starts.
+	kl := startKubelet(t, ctx, c, bin, map[string]time.Duration{"lg-late-0": 14 * time.Second, "lg-retry-0": 14 * time.Second},
+		map[string]string{"lg-stuck-0": "ImagePullBackOff"})
 	kubeconfig := writeKubeconfig(t, c, c.Config.Host)
 
 	t.Run("ServerSideValidation", func(t *testing.T) { testValidation(t, c) })
@@ -452,12 +453,37 @@ func testIngressWorkers(t *testing.T, c *cluster, bin, kubeconfig, target string
 }
 
 // testLate checks that a worker whose pod starts after the start instant
-// refuses to run; its step fails with the pod's reason and log, the sweep
-// goes on.
+// refuses to run; with --start-retries 0 its step fails with the pod's
+// reason and log, the sweep goes on; by default the step runs again with
+// twice the lead, which the next step keeps.
 func testLate(t *testing.T, c *cluster, bin, kubeconfig, target string) {
+	t.Run("retried", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "results")
+		r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "-n", "e2e-retry", "-f", writeSweep(t, target, "1s"),
+			"--workers", "3", "-o", dir, "--start-lead", "8s", "--max-late", "1s", "--no-metrics", "--run-id", "retry")
+		if r.code != 0 || !strings.Contains(r.stderr, "running it again with a 16s start lead") {
+			t.Fatalf("k8s run with a late worker, retried: %v, want exit 0 after one retry", r)
+		}
+		_, steps, err := store.ReadSweep(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []int{1, 0} {
+			st := steps[i]
+			switch {
+			case st.Run == nil:
+				t.Errorf("step %d failed: %s", i, st.Failed)
+			case st.Cluster == nil:
+				t.Errorf("step %d: no placement", i)
+			case st.Cluster.StartRetries != want || st.Cluster.StartLead != 16:
+				t.Errorf("step %d: start_retries %d, start_lead_s %v; want %d and 16 (doubled once, kept)", i, st.Cluster.StartRetries, st.Cluster.StartLead, want)
+			}
+		}
+		noneLeft(t, c, "e2e-retry", k8s.Selector(""))
+	})
 	dir := filepath.Join(t.TempDir(), "results")
 	r := runLoadgen(t, bin, kubeconfig, 3*time.Minute, "k8s", "run", "-n", "e2e-late", "-f", writeSweep(t, target, "1s"),
-		"--workers", "3", "-o", dir, "--start-lead", "8s", "--max-late", "1s", "--no-metrics", "--run-id", "late")
+		"--workers", "3", "-o", dir, "--start-lead", "8s", "--max-late", "1s", "--start-retries", "0", "--no-metrics", "--run-id", "late")
 	if r.code != 1 {
 		t.Fatalf("k8s run with a late worker: %v, want exit 1", r)
 	}

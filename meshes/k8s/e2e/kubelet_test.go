@@ -30,11 +30,11 @@ type kubelet struct {
 	c      *cluster
 	node   string
 	binary string
-	// delay holds back the start of chosen pods (name prefix → delay), to
-	// make a worker late.
+	// delay holds back the start of worker 1 of chosen Jobs (Job name →
+	// delay), to make a worker late.
 	delay map[string]time.Duration
-	// stuck never starts chosen pods (name prefix → waiting reason), as a
-	// kubelet that cannot pull the image.
+	// stuck never starts worker 1 of chosen Jobs (Job name → waiting
+	// reason), as a kubelet that cannot pull the image.
 	stuck map[string]string
 	// images run another binary for pods of these images (image →
 	// binary): a worker image of another loadgen.
@@ -165,17 +165,14 @@ func (k *kubelet) handle(ctx context.Context, p *corev1.Pod) {
 
 // run runs the pod's one container as a process of the loadgen binary.
 func (k *kubelet) run(ctx context.Context, p *corev1.Pod) {
-	for prefix, d := range k.delay {
-		if strings.HasPrefix(p.Name, prefix) && p.Annotations["batch.kubernetes.io/job-completion-index"] == "1" {
-			time.Sleep(d)
-		}
+	job, index := p.Labels["batch.kubernetes.io/job-name"], p.Annotations["batch.kubernetes.io/job-completion-index"]
+	if d, ok := k.delay[job]; ok && index == "1" {
+		time.Sleep(d)
 	}
 	c := p.Spec.Containers[0]
-	for prefix, reason := range k.stuck {
-		if strings.HasPrefix(p.Name, prefix) && p.Annotations["batch.kubernetes.io/job-completion-index"] == "1" {
-			k.waiting(ctx, p, c.Name, reason)
-			return
-		}
+	if reason, ok := k.stuck[job]; ok && index == "1" {
+		k.waiting(ctx, p, c.Name, reason)
+		return
 	}
 	key := p.Namespace + "/" + p.Name
 	logKey := key + "/" + c.Name

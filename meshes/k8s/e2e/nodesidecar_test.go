@@ -420,7 +420,7 @@ func (r *sidecarRun) crossings() []string {
 				} else {
 					unread = append(unread, pod+": "+errs[pod])
 				}
-			case info.step == strconv.Itoa(st.Index):
+			case info.step == strconv.Itoa(st.Index) && placed(st, pod):
 				workers++
 				d, ok := r.obs.delta(pod, time.Time{}, to.Add(time.Hour))
 				switch {
@@ -461,6 +461,16 @@ func (r *sidecarRun) crossings() []string {
 		}
 	}
 	return bad
+}
+
+// placed: the pod is one of the step's as its record places them (a step
+// run again after its workers started late has the pods of its last run
+// only), or the step places none.
+func placed(st *results.Step, pod string) bool {
+	if st.Cluster == nil || len(st.Cluster.Pods) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(st.Cluster.Pods, func(p results.PlacedPod) bool { return p.Name == pod })
 }
 
 // clientBound is how many requests a step's client proxies must have
@@ -579,7 +589,7 @@ func (r *sidecarRun) costs() []string {
 		return strings.Join(s, ", ")
 	}
 	isTarget := func(p podInfo) bool { return p.target }
-	isWorker := func(p podInfo) bool { return p.step != "" }
+	isWorker := func(p podInfo) bool { return p.step == strconv.Itoa(st.Index) && placed(st, p.name) }
 	// Every server of the target pod, the idle ones too: each is a Go
 	// process whose few thousandths of a core are the target's.
 	app := func(name string) bool { return slices.Contains(k8s.TargetContainers(), name) }

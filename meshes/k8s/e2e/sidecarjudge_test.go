@@ -36,7 +36,7 @@ func (f *fakeNode) pod(name string, target bool, step string, containers ...stri
 	if target {
 		labels[k8s.LabelName] = k8s.TargetName
 	}
-	f.o.pods[name] = podInfo{labels: labels, target: target, step: step}
+	f.o.pods[name] = podInfo{name: name, labels: labels, target: target, step: step}
 	for _, c := range containers {
 		f.o.cpu[containerKey{name, c}] = []cgSample{{at: f.at(0)}, {at: f.at(100)}}
 	}

@@ -42,6 +42,7 @@ type counterSample struct {
 
 // podInfo is what the observer saw of a pod.
 type podInfo struct {
+	name   string
 	labels map[string]string
 	target bool
 	step   string // a worker's step index
@@ -115,7 +116,7 @@ var nodeKey = containerKey{pod: "/", container: "/"}
 // worker's, whose proxy the kubelet stops soon after), so that a reading
 // after the last request is likely.
 func (o *observer) sample(p *corev1.Pod) {
-	info := podInfo{labels: p.Labels, target: p.Labels[k8s.LabelName] == k8s.TargetName, step: p.Labels["loadgen.dev/step"]}
+	info := podInfo{name: p.Name, labels: p.Labels, target: p.Labels[k8s.LabelName] == k8s.TargetName, step: p.Labels["loadgen.dev/step"]}
 	o.mu.Lock()
 	o.pods[p.Name] = info
 	o.mu.Unlock()

@@ -52,6 +52,11 @@ type Coordinator struct {
 	StartLead time.Duration
 	// MaxLate is how late a worker may start (default 2 s).
 	MaxLate time.Duration
+	// StartRetries is how many times a step whose only failures are
+	// workers that started late (past MaxLate, or still being created or
+	// initialised) is run again, each time with twice the StartLead, which
+	// the steps after it keep. 0: the step fails.
+	StartRetries int
 	// Watcher samples the mesh's containers during each step; nil: none.
 	// It records the nodes' own figures too (the nodes that ran the
 	// step's targets, workers and proxies) unless Options.NoNodeCost.
@@ -85,6 +90,8 @@ type Coordinator struct {
 	// ztunnelNamespace is where checkMesh found the ambient mesh's
 	// ztunnel.
 	ztunnelNamespace string
+	// stepRunner, when set, runs a step in place of runStep (a test's).
+	stepRunner func(ctx context.Context, st k8s.Step, addr k8s.Addresses, off worker.Offset, attempt int) (*results.Step, []merge.Worker, bool)
 	// mismatch is why a worker refused to speak with this coordinator
 	// (worker.ErrWire): the run stops, since every step would fail alike.
 	mismatch string
@@ -274,7 +281,7 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 			res.Failed = terr.Error()
 		} else {
 			k.say("step %d/%d %s: %d workers", st.Index+1, len(k.Steps), st.ID, k.Workers)
-			res, workers = k.runStep(ctx, st, addr, off)
+			res, workers = k.runStepOnTime(ctx, st, addr, off)
 		}
 		if err := k.record(steps, res, workers); err != nil {
 			return append(steps, res), err

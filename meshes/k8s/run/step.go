@@ -20,23 +20,73 @@ import (
 	"loadgen/results/merge"
 )
 
-// runStep runs one step as an Indexed Job and merges its workers.
-func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Addresses, off worker.Offset) (*results.Step, []merge.Worker) {
+// runStepOnTime runs a step, and again (up to StartRetries times) while
+// it fails only because workers started late: each time with twice the
+// start lead, once the earlier run's worker pods are gone (the cost
+// watches and the placement select a step's pods by its label). A busy
+// cluster then slows a sweep down instead of failing its steps.
+func (k *Coordinator) runStepOnTime(ctx context.Context, st k8s.Step, addr k8s.Addresses, off worker.Offset) (*results.Step, []merge.Worker) {
+	runStep := k.runStep
+	if k.stepRunner != nil {
+		runStep = k.stepRunner
+	}
+	res, workers, late := runStep(ctx, st, addr, off, 0)
+	for attempt := 1; late && attempt <= k.StartRetries && ctx.Err() == nil; attempt++ {
+		if err := k.waitStepPodsGone(ctx, st.Index); err != nil {
+			res.Failed += "; not run again: " + err.Error()
+			break
+		}
+		k.StartLead *= 2
+		k.say("step %s: workers started late (%s); running it again with a %v start lead, which the steps after it keep (--start-lead)",
+			st.ID, res.Failed, k.StartLead)
+		res, workers, late = runStep(ctx, st, addr, off, attempt)
+	}
+	return res, workers
+}
+
+// waitStepPodsGone waits until no worker pod of the step is left (a
+// deleted Job's pods go after it), for up to two minutes.
+func (k *Coordinator) waitStepPodsGone(parent context.Context, step int) error {
+	ctx, cancel := context.WithTimeout(parent, 2*time.Minute)
+	defer cancel()
+	sel := k8s.StepSelector(k.Options.RunID, step)
+	for {
+		l, err := k.Cluster.Client.CoreV1().Pods(k.Options.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err == nil && len(l.Items) == 0 {
+			return nil
+		}
+		if !worker.Sleep(ctx, k.Poll) {
+			if parent.Err() != nil {
+				return parent.Err()
+			}
+			if err != nil {
+				return k.Cluster.Errorf("list the step's worker pods: %v", cluster.OneLine(err))
+			}
+			return fmt.Errorf("%d worker pods of the late run were still there 2m after its Job was deleted (kubectl get pods -n %s -l %s)",
+				len(l.Items), k.Options.Namespace, sel)
+		}
+	}
+}
+
+// runStep runs one step as an Indexed Job and merges its workers; attempt
+// counts its runs again after workers started late (a Job of its own
+// each). late: the step failed only because workers started late.
+func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Addresses, off worker.Offset, attempt int) (res *results.Step, _ []merge.Worker, late bool) {
 	o := k.Options
-	res := newStep(st)
+	res = newStep(st)
 	if !k8s.DirectPort(port(st.URL)) {
 		res.Workers = k.ingressWorkers(ctx) // the report's sizing table
 	}
 	for i := range k.Workers {
 		if _, err := worker.ShareOf(st.Connections, st.Threads, st.Rate, k.Workers, i); err != nil {
 			res.Failed = err.Error()
-			return res, nil
+			return res, nil, false
 		}
 	}
 	args, err := o.RunArgs(k.Load, st, addr)
 	if err != nil {
 		res.Failed = err.Error()
-		return res, nil
+		return res, nil, false
 	}
 	// The start instant on the API server's clock; each worker converts it
 	// to its own with its measured offset.
@@ -44,14 +94,18 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 	localStart := startAt.Add(-off.Offset)
 	measured := k.Load.Warmup + k.Load.Duration
 	grace := k.Load.Timeout + 30*time.Second
-	spec := k8s.JobSpec{Name: k8s.JobName(o.RunID, st.Index), Workers: k.Workers, StartAt: startAt, MaxLate: k.MaxLate,
+	name := k8s.JobName(o.RunID, st.Index)
+	if attempt > 0 {
+		name += fmt.Sprintf("-a%d", attempt)
+	}
+	spec := k8s.JobSpec{Name: name, Workers: k.Workers, StartAt: startAt, MaxLate: k.MaxLate,
 		Connections: st.Connections, Threads: st.Threads, Rate: st.Rate, RunArgs: args, Index: st.Index, Direct: k8s.DirectURL(st.URL),
 		Deadline: k.StartLead + measured + grace, AwayFrom: k.awayFrom(), Version: k.Version, ClientCert: st.ClientCert != ""}
 	job := o.Job(spec)
 	created, err := k.Cluster.Client.BatchV1().Jobs(o.Namespace).Create(ctx, job, metav1.CreateOptions{FieldValidation: "Strict"})
 	if err != nil {
 		res.Failed = k.Cluster.Errorf("create Job %s: %v", job.Name, cluster.OneLine(err)).Error()
-		return res, nil
+		return res, nil, false
 	}
 	defer k.deleteJob(ctx, created.Name)
 
@@ -66,16 +120,22 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 	close(collected)
 	watched := <-costs
 	res.Cluster = k.placement(ctx, st.Index, created)
+	if res.Cluster != nil {
+		res.Cluster.StartRetries, res.Cluster.StartLead = attempt, k.StartLead.Seconds()
+	}
 
 	var fails []string
 	var in []merge.Input
+	late = true // every failure, if any, a worker that started late
 	for _, w := range outcomes {
 		switch {
 		case w.Mismatch:
 			k.mismatch = w.Failed
 			fails = append(fails, w.Failed)
+			late = false
 		case w.Failed != "":
 			fails = append(fails, w.Failed+scheduleHint(w.Failed, o))
+			late = late && (w.Late > k.MaxLate || w.Starting)
 		case time.Duration(w.Report.Late) > k.MaxLate:
 			fails = append(fails, fmt.Sprintf("worker %d (pod %s) started %v late (the limit is %v)", w.Index, w.Pod, w.Report.Late, k.MaxLate))
 		default:
@@ -87,7 +147,7 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 	}
 	if len(fails) > 0 {
 		res.Failed = strings.Join(fails, "; ")
-		return res, nil
+		return res, nil, late && ctx.Err() == nil
 	}
 	// A worker may start up to MaxLate after the others (refused past
 	// it): its window then overlaps theirs by less than merge's 90%, which
@@ -95,7 +155,7 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 	run, workers, err := merge.RunsWith(in, merge.Options{AllowSkew: true})
 	if err != nil {
 		res.Failed = err.Error()
-		return res, nil
+		return res, nil, false
 	}
 	for i := range workers {
 		r := outcomes[i].Report
@@ -113,7 +173,7 @@ func (k *Coordinator) runStep(ctx context.Context, st k8s.Step, addr k8s.Address
 		}
 	}
 	res.Watched = watched
-	return res, workers
+	return res, workers, false
 }
 
 // newStep is a step's record, before it has run.

@@ -33,6 +33,12 @@ type Outcome struct {
 	// Mismatch: the worker does not speak the coordinator's wire version
 	// (its image is another loadgen's); every step would fail alike.
 	Mismatch bool
+	// Late is how late the worker reached the start instant, as its
+	// report says, when it failed (0: on time, or no report).
+	Late time.Duration
+	// Starting: the pod was still being created or initialised (pulled,
+	// its init containers run) when StartBy passed: late, not broken.
+	Starting bool
 }
 
 // Collection is what Collect waits for: the workers of an Indexed Job.
@@ -189,6 +195,7 @@ look:
 			if p := byIndex[i]; p != nil {
 				o.Pod = p.Name
 				o.Failed = fmt.Sprintf("worker %d (pod %s) had not started by the start instant: %s%s", i, p.Name, cluster.PodReason(p), c.PodEvents(ctx, p))
+				o.Starting = starting(p)
 			}
 			out[i] = o
 		case gone[i]:
@@ -273,6 +280,24 @@ func unstarted(byIndex map[int]*corev1.Pod, gone map[int]bool, workers int) map[
 	return out
 }
 
+// starting is a pod on its way to running: scheduled, and each of its
+// containers not yet running only because it is being created or waits
+// for the init containers (none failed, none backing off).
+func starting(p *corev1.Pod) bool {
+	if p.Spec.NodeName == "" || p.Status.Phase != corev1.PodPending {
+		return false
+	}
+	for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+		if w := s.State.Waiting; w != nil && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+			return false
+		}
+		if t := s.State.Terminated; t != nil && t.ExitCode != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // workerExit is the worker container's termination, if it ended.
 func workerExit(p *corev1.Pod) (*corev1.ContainerStateTerminated, bool) {
 	for _, s := range p.Status.ContainerStatuses {
@@ -309,7 +334,11 @@ func outcome(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, i int, p
 				why += ": " + term.Message
 			}
 		}
-		o.Failed, o.Mismatch = failure(i, p.Name, why, lastLog(ctx, c, p))
+		log := lastLog(ctx, c, p)
+		o.Failed, o.Mismatch = failure(i, p.Name, why, log)
+		if r, _ := ParseReport(log); r != nil {
+			o.Late = time.Duration(r.Late)
+		}
 		return o
 	}
 	log, err := c.Client.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: k8s.ContainerWorker,
@@ -325,6 +354,7 @@ func outcome(ctx context.Context, c *cluster.Cluster, job *batchv1.Job, i int, p
 	}
 	if r.Error != "" || r.Run == nil {
 		o.Failed = fmt.Sprintf("worker %d (pod %s): %s", i, p.Name, r.Error)
+		o.Late = time.Duration(r.Late)
 		return o
 	}
 	o.Report = r

@@ -216,3 +216,56 @@ func TestCollectStartByWakes(t *testing.T) {
 		}
 	}
 }
+
+// TestStartingIsLateNotBroken: a pod scheduled and still being created or
+// initialised when StartBy passes is late (the step may run again with
+// more lead); one that cannot pull its image, is not scheduled, or whose
+// init container failed is not.
+func TestStartingIsLateNotBroken(t *testing.T) {
+	pod := func(node string, init, main corev1.ContainerState) *corev1.Pod {
+		p := workerPod("p", "0", time.Now(), "")
+		p.Spec.NodeName = node
+		p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "capture", State: init}}
+		p.Status.ContainerStatuses[0].State = main
+		return &p
+	}
+	waiting := func(r string) corev1.ContainerState {
+		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: r}}
+	}
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	exited := func(code int32) corev1.ContainerState {
+		return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"creating", pod("n1", exited(0), waiting("ContainerCreating")), true},
+		{"init running", pod("n1", running, waiting("PodInitializing")), true},
+		{"init being created", pod("n1", waiting("ContainerCreating"), waiting("PodInitializing")), true},
+		{"not scheduled", pod("", waiting("ContainerCreating"), waiting("PodInitializing")), false},
+		{"image pull", pod("n1", exited(0), waiting("ImagePullBackOff")), false},
+		{"init failed", pod("n1", exited(1), waiting("PodInitializing")), false},
+		{"init crashing", pod("n1", waiting("CrashLoopBackOff"), waiting("PodInitializing")), false},
+	} {
+		if got := starting(tc.pod); got != tc.want {
+			t.Errorf("%s: starting %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// Through Collect: a scheduled pod being created is Starting.
+	cs, job := jobPods(t)
+	p, err := cs.CoreV1().Pods("bench").Get(context.Background(), "w-w0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.NodeName = "n1"
+	if _, err := cs.CoreV1().Pods("bench").Update(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := Collect(context.Background(), &cluster.Cluster{Client: cs}, Collection{Job: job, Workers: 2,
+		StartBy: time.Now().Add(50 * time.Millisecond), Deadline: time.Now().Add(time.Minute), Poll: time.Hour})
+	if !out[0].Starting || out[1].Starting {
+		t.Errorf("Starting: worker 0 (scheduled, being created) %v, worker 1 (not scheduled) %v", out[0].Starting, out[1].Starting)
+	}
+}
