@@ -243,13 +243,16 @@ func (s *shard) aborted() {
 }
 
 // swapInterval hands the interval histograms to the reporter, installing the
-// given empty ones.
-func (s *shard) swapInterval(lat, unc *hist.Histogram) (*hist.Histogram, *hist.Histogram) {
+// given empty ones, with the shard's counts so far (answered, failures by
+// class) read at the same instant: an interval's counts are then of the
+// requests its histograms hold.
+func (s *shard) swapInterval(lat, unc *hist.Histogram) (*hist.Histogram, *hist.Histogram, ivCounts) {
 	s.mu.Lock()
 	oldL, oldU := s.ivLatency, s.ivUncorrected
 	s.ivLatency, s.ivUncorrected = lat, unc
+	c := ivCounts{answered: s.succeeded.Count(), errs: s.errs}
 	s.mu.Unlock()
-	return oldL, oldU
+	return oldL, oldU, c
 }
 
 func (s *shard) errors() int64 {

@@ -169,12 +169,15 @@ func (r *reporter) quiet(prev, now time.Time, answered int64) {
 
 // interval writes the interval histograms to the log and reports progress.
 // Each shard's interval histograms are swapped for the spare pair, merged
-// and reset to be the next spare: no interval allocates.
+// and reset to be the next spare: no interval allocates. The counts the
+// timeline keeps are each shard's at its swap.
 func (r *reporter) interval(now time.Time) {
 	e := r.e
 	if r.ivLat != nil {
+		var total ivCounts
 		for _, sh := range e.shards {
-			lat, unc := sh.swapInterval(r.spareLat, r.spareUnc)
+			lat, unc, c := sh.swapInterval(r.spareLat, r.spareUnc)
+			total.add(c)
 			r.ivLat.Merge(lat)
 			lat.Reset()
 			if unc != nil {
@@ -184,7 +187,7 @@ func (r *reporter) interval(now time.Time) {
 			r.spareLat, r.spareUnc = lat, unc
 		}
 		if r.measuring {
-			r.cut(now)
+			r.cut(now, total)
 		}
 		if r.log != nil && r.logErr == nil {
 			r.logErr = r.log.Write(r.ivLat, r.ivFrom, now, "")

@@ -10,10 +10,12 @@ import (
 )
 
 // The run over time: every reporting interval (Config.Interval, 1 s) the
-// reporter cuts the shards' interval histograms (as for the log) and
-// reads their counts, and keeps one small record of it (results.Interval)
-// — the warm-up's too — so that a report can draw the run over time and
-// --abort-on-fail can judge its last seconds. Memory is a record per
+// reporter cuts the shards' interval histograms (as for the log) with
+// their counts, read at the same instant under each shard's lock, and
+// keeps one small record of it (results.Interval) — the warm-up's too —
+// so that a report can draw the run over time and --abort-on-fail can
+// judge its last seconds. An interval's counts and latencies are of the
+// same requests. Memory is a record per
 // interval, never per request, and the timeline holds at most
 // maxTimeline of them: a longer run's records span several intervals.
 
@@ -103,15 +105,6 @@ func (s *shard) swapWarm(h *hist.Histogram) (*hist.Histogram, ivCounts) {
 	s.wuLatency, s.wu = h, ivCounts{}
 	s.mu.Unlock()
 	return old, c
-}
-
-// addErrs adds the shard's failures so far, by class, to errs.
-func (s *shard) addErrs(errs *[protocol.NumErrClasses]int64) {
-	s.mu.Lock()
-	for i := range errs {
-		errs[i] += s.errs[i]
-	}
-	s.mu.Unlock()
 }
 
 // timeline is the reporter's record of the run over time.
@@ -341,14 +334,10 @@ func (r *reporter) warmCut(to time.Time) {
 }
 
 // cut records the measured interval [r.ivFrom, now), whose latencies are
-// in r.ivLat, and judges the run's last seconds (--abort-on-fail).
-func (r *reporter) cut(now time.Time) {
+// in r.ivLat, and judges the run's last seconds (--abort-on-fail). total
+// is the shards' counts so far, each read as its histograms were swapped.
+func (r *reporter) cut(now time.Time, total ivCounts) {
 	t := &r.tl
-	var total ivCounts
-	total.answered = r.answered()
-	for _, sh := range r.e.shards {
-		sh.addErrs(&total.errs)
-	}
 	c := total.sub(t.last)
 	t.last = total
 	t.add(r.ivFrom, now, r.ivLat, c, false)
