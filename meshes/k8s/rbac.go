@@ -138,8 +138,8 @@ var Permissions = []Permission{
 		When: func(o Options) bool { return metricsAPI(o) && (ambient(o) || inCluster(o) || controlPlane(o)) },
 		Why:  "cost.PodMetrics: ztunnel's, an ingress controller's, a gateway's or the control plane's pods, in their namespace"},
 	{For: []string{ForRun}, Resources: []string{"pods"}, Verbs: []string{"list"}, Where: InEveryNamespace,
-		When: func(o Options) bool { return ambient(o) || (metered(o) && (inCluster(o) || controlPlane(o))) },
-		Why:  "run.readyZtunnel (ztunnel in any namespace), run.placement (a node agent's, a gateway's pods), cost.WatchedPods (theirs and the control plane's)"},
+		When: func(o Options) bool { return ambient(o) || inCluster(o) || (metered(o) && controlPlane(o)) },
+		Why:  "run.readyZtunnel (ztunnel in any namespace), run.placement (a node agent's, a gateway's pods, with --no-metrics too: the workers are kept off their nodes), cost.WatchedPods (theirs and the control plane's)"},
 	// Ingresses and gateways.
 	{For: []string{ForRun}, Group: "networking.k8s.io", Resources: []string{"ingressclasses"}, Verbs: []string{"get"}, Where: ClusterScoped, When: ingressAny,
 		Why: "run.ingressNginxController"},

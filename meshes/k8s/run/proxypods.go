@@ -97,16 +97,16 @@ func (k *Coordinator) proxyWatches(ctx context.Context, addr k8s.Addresses) ([]c
 	return out, ""
 }
 
-// findProxies finds, for a run that records cost, the proxies serving
-// the published addresses: their watches, and their pods' nodes, which
-// the workers keep off and the steps' placement records.
+// findProxies finds the proxies serving the published addresses: their
+// watches (for a run that records cost), and their pods' nodes, which the
+// workers keep off and the steps' placement records (every run).
 func (k *Coordinator) findProxies(ctx context.Context, addr k8s.Addresses) {
-	if k.Watcher == nil {
-		return
-	}
 	var note string
 	if k.proxies, note = k.proxyWatches(ctx, addr); note != "" {
 		k.say("%s", note)
+	}
+	if k.Watcher == nil {
+		return // no cost: no control plane counted in a proxy's figure
 	}
 	// A controller in its proxy's pods (NGINX Gateway Fabric before 2.0
 	// ran nginx beside it in one pod) is counted once, by the proxy's

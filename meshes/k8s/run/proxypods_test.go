@@ -96,3 +96,18 @@ func TestServiceDNSName(t *testing.T) {
 		}
 	}
 }
+
+// TestProxiesFoundWithoutCost: a run that records no cost (--no-metrics)
+// still finds the proxy behind an ingress or a gateway, whose nodes the
+// workers keep off (awayFrom) and the steps' placement records.
+func TestProxiesFoundWithoutCost(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "traefik", Namespace: "traefik"},
+		Spec: corev1.ServiceSpec{ClusterIP: "198.18.112.40", ClusterIPs: []string{"198.18.112.40"}, Selector: map[string]string{"app": "traefik"}}}
+	o := k8s.Options{Mesh: k8s.MeshGateway, Class: "traefik", Namespace: "b", Metrics: k8s.MetricsNone}
+	k := &Coordinator{Cluster: &cluster.Cluster{Client: fake.NewClientset(svc)}, Options: o, Events: func(string, ...any) {}}
+	k.findProxies(context.Background(), both("198.18.112.40"))
+	away := k.awayFrom()
+	if len(away) != 1 || away[0].Namespace != "traefik" || metav1.FormatLabelSelector(away[0].Selector) != "app=traefik" {
+		t.Errorf("with no cost watcher, the workers keep off %+v, want the gateway's pods (traefik, app=traefik)", away)
+	}
+}
