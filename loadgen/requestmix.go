@@ -447,13 +447,14 @@ func (m *mixState) add(k int, nr *results.NamedRequests, lat *hist.Histogram) {
 	}
 }
 
-// shares completes rows: their latency, rate over sec seconds, and
-// shares of the weights and of the requests sent.
+// shares completes rows: their latency and its histogram, rate over sec
+// seconds, and shares of the weights and of the requests sent.
 func shares(rows []results.NamedRequests, lats []*hist.Histogram, sec float64) []results.NamedRequests {
 	total, weight := int64(0), 0
 	for n := range rows {
 		nr := &rows[n]
 		nr.Latency = results.Reduce(lats[n])
+		nr.Histogram, _ = lats[n].Encode() // as the run's own (reporter.go)
 		total += nr.Latency.Count
 		weight += nr.Weight
 		if sec > 0 {

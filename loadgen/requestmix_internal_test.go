@@ -10,6 +10,7 @@ import (
 
 	"loadgen/loadgen/protocol"
 	"loadgen/results"
+	"loadgen/results/hist"
 )
 
 // A round sends each request as often as its weight says, spread evenly:
@@ -103,6 +104,15 @@ func TestMixNames(t *testing.T) {
 	if other.Name != OtherName || other.Requests != 1 || other.Status[200] != 1 || first.Errors.Timeout != 1 || first.Requests != 0 ||
 		first.Latency.Count != 1 || other.Share != 0.5 || len(run.Notes) != 1 || !strings.Contains(run.Notes[0], "51 of them are counted together as (other)") {
 		t.Errorf("other %+v, first %+v, notes %v", other, first, run.Notes)
+	}
+	// Each row keeps its latency's histogram, which loadgen merge merges.
+	for _, nr := range []results.NamedRequests{first, other} {
+		h, err := hist.Decode(nr.Histogram)
+		if err != nil {
+			t.Errorf("%s: histogram: %v", nr.Name, err)
+		} else if results.Reduce(h) != nr.Latency {
+			t.Errorf("%s: histogram's latency %+v, the row's %+v", nr.Name, results.Reduce(h), nr.Latency)
+		}
 	}
 	// Exactly MaxMixNames names: none folded.
 	m, err = newMix(&Mix{Weights: make1(MaxMixNames), Names: names[:MaxMixNames]}, shards, &pickConn{}, nil, 1)

@@ -24,4 +24,8 @@ type NamedRequests struct {
 	Latency Latency `json:"latency"`
 	// Connections is a host's connections (RequestsByHost); 0 by name.
 	Connections int `json:"connections,omitempty"`
+	// Histogram is Latency's histogram, encoded as Run.Histograms are:
+	// what loadgen merge merges the figures by name from, exactly. Runs
+	// recorded before it was kept have none.
+	Histogram string `json:"histogram,omitempty"`
 }
