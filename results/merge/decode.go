@@ -11,7 +11,8 @@ import (
 
 // Decode reads one run to merge from a result file's bytes: a loadgen run
 // (loadgen run --json) or a sweep's step file, whose run is taken, of a
-// schema this build reads, with every encoded histogram decodable.
+// schema this build reads, with every encoded histogram decodable (those
+// by name and by host too).
 func Decode(source string, b []byte) (Input, error) {
 	run, err := store.DecodeRun(b) // checks the file's schema and tool, a run's or a step's
 	if err != nil {
@@ -45,6 +46,16 @@ func Decode(source string, b []byte) (Input, error) {
 		}
 		if _, err := hist.Decode(*f.enc); err != nil {
 			return Input{}, fmt.Errorf("%s: histograms.%s: %w", source, f.name, err)
+		}
+	}
+	for _, t := range []table{byName, byHost} {
+		for _, r := range t.rows(run) {
+			if r.Histogram == "" {
+				continue // an older run: its latency by name is left out
+			}
+			if _, err := hist.Decode(r.Histogram); err != nil {
+				return Input{}, fmt.Errorf("%s: requests_by_%s %q: histogram: %w", source, t.what, r.Name, err)
+			}
 		}
 	}
 	return Input{Source: source, Run: run}, nil

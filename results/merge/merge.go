@@ -46,8 +46,9 @@ type Input struct {
 
 // Runs merges the inputs, which must be runs of one load: the same
 // configuration and load model (closed or open loop) but for each worker's
-// share of connections, threads, rate and request count, each run once,
-// measured at the same time (MinOverlap). It returns the merged run and one
+// share of connections, threads, rate and request count, the same request
+// mix (names, weights, hosts: byname.go), each run once, measured at the
+// same time (MinOverlap). It returns the merged run and one
 // Worker per input.
 func Runs(in []Input) (*results.Run, []Worker, error) { return RunsWith(in, Options{}) }
 
@@ -68,7 +69,7 @@ func RunsWith(in []Input, o Options) (*results.Run, []Worker, error) {
 			return nil, nil, fmt.Errorf("%s: no run", x.Source)
 		}
 	}
-	for _, check := range []func([]Input) error{sameLoad, distinct} {
+	for _, check := range []func([]Input) error{sameLoad, sameMix, distinct} {
 		if err := check(in); err != nil {
 			return nil, nil, err
 		}
@@ -140,6 +141,19 @@ func RunsWith(in []Input, o Options) (*results.Run, []Worker, error) {
 	out.Generator = generators(in)
 	if err := hs.summarise(out); err != nil {
 		return nil, nil, err
+	}
+	for _, t := range []struct {
+		table
+		to *[]results.NamedRequests
+	}{{byName, &out.RequestsByName}, {byHost, &out.RequestsByHost}} {
+		rows, note, err := named(t.table, in)
+		if err != nil {
+			return nil, nil, err
+		}
+		*t.to = rows
+		if note != "" {
+			out.Notes = append(out.Notes, note)
+		}
 	}
 	out.Notes = append(out.Notes, fmt.Sprintf("merged from %d workers (histograms merged exactly; RPS the sum of their own rates, each over its own window)", len(in)))
 	if skewed != "" {
@@ -217,13 +231,7 @@ func addSummary(a, b *results.Summary) {
 		}
 		a.Status[code] += n
 	}
-	e, f := &a.Errors, b.Errors
-	e.Connect += f.Connect
-	e.Read += f.Read
-	e.Write += f.Write
-	e.Timeout += f.Timeout
-	e.Status += f.Status
-	e.Protocol += f.Protocol
+	addErrors(&a.Errors, b.Errors)
 	a.Connections.Established += b.Connections.Established
 	a.Connections.Failed += b.Connections.Failed
 	a.Connections.Measured += b.Connections.Measured
@@ -250,6 +258,16 @@ func addSummary(a, b *results.Summary) {
 		a.Pacing.Unsent += p.Unsent
 		a.Pacing.MaxLag = max(a.Pacing.MaxLag, p.MaxLag)
 	}
+}
+
+// addErrors adds the counts of f into e.
+func addErrors(e *results.Errors, f results.Errors) {
+	e.Connect += f.Connect
+	e.Read += f.Read
+	e.Write += f.Write
+	e.Timeout += f.Timeout
+	e.Status += f.Status
+	e.Protocol += f.Protocol
 }
 
 // spreads pools the workers' per-thread RPS samples: count, mean, standard
