@@ -10,6 +10,8 @@ import (
 
 	"loadgen/internal/testport"
 	"loadgen/results"
+	"loadgen/results/hist"
+	"loadgen/results/store"
 	"loadgen/targets/httpbin"
 )
 
@@ -225,4 +227,97 @@ func TestTargetsHosts(t *testing.T) {
 			t.Errorf("exit %d, stderr %q; want an error with %q", code, stderr, want)
 		}
 	})
+}
+
+// loadgen merge of two generators' runs of one request mix keeps its
+// table by name: each name's counts the two runs' summed, its latency
+// that of the two runs' histograms of the name merged; loadgen report
+// prints the table. A run of another mix is refused in one line.
+func TestTargetsMerge(t *testing.T) {
+	srv := startHTTPBinServer(t)
+	base := "http://" + srv.Addr()
+	dir := t.TempDir()
+	targets := filepath.Join(dir, "targets.txt")
+	src := "# name=get weight=1\nGET " + base + "/get\n\n# name=bytes weight=2\nGET " + base + "/bytes/100\n"
+	if err := os.WriteFile(targets, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Two generators of one load run at the same time (merge refuses runs
+	// whose windows do not overlap), each -n 300 at 300/s: about 1 s.
+	files := []string{filepath.Join(dir, "w0.json"), filepath.Join(dir, "w1.json")}
+	errs := make(chan string, len(files))
+	for _, f := range files {
+		go func() {
+			code, _, errOut := cli(t, "run", "-q", "-c", "2", "-t", "1", "-R", "300", "-n", "300", "--targets", targets, "--json", f)
+			if code != 0 {
+				errOut = "exit " + itoa(int64(code)) + ": " + errOut
+			}
+			errs <- errOut
+		}()
+	}
+	for range files {
+		if errOut := <-errs; errOut != "" {
+			t.Fatalf("run: %s", errOut)
+		}
+	}
+	var runs []*results.Run
+	for _, f := range files {
+		r, err := store.ReadRun(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.RequestsByName) != 2 {
+			t.Fatalf("%s: figures by name %+v", f, r.RequestsByName)
+		}
+		runs = append(runs, r)
+	}
+	// The skew of the two windows is not what this test is about.
+	all := filepath.Join(dir, "all.json")
+	if code, out, errOut := cli(t, "merge", "--allow-skew", files[0], files[1], "-o", all); code != 0 {
+		t.Fatalf("merge: exit %d\n%s%s", code, out, errOut)
+	}
+	checkSchema(t, "run", all)
+	got, err := store.ReadRun(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.RequestsByName) != 2 || got.RequestsByName[0].Name != "get" || got.RequestsByName[1].Name != "bytes" {
+		t.Fatalf("merged figures by name %+v, want get and bytes", got.RequestsByName)
+	}
+	var sum int64
+	for k, nr := range got.RequestsByName {
+		merged := hist.New()
+		var requests, ok int64
+		for _, r := range runs {
+			w := r.RequestsByName[k]
+			h, err := hist.Decode(w.Histogram)
+			if err != nil {
+				t.Fatalf("%s's histogram: %v", w.Name, err)
+			}
+			merged.Merge(h)
+			requests += w.Requests
+			ok += w.Status[200]
+		}
+		if nr.Requests != requests || nr.Status[200] != ok || nr.Latency != results.Reduce(merged) || nr.Latency.Count == 0 {
+			t.Errorf("%s: %d requests (%d 200s), latency %+v;\nwant %d (%d), %+v", nr.Name, nr.Requests, nr.Status[200], nr.Latency,
+				requests, ok, results.Reduce(merged))
+		}
+		sum += nr.Requests
+	}
+	if sum != got.Summary.Requests {
+		t.Errorf("%d requests by name, %d in all", sum, got.Summary.Requests)
+	}
+	code, out, errOut := cli(t, "report", all)
+	if code != 0 || !strings.Contains(out, "Requests by name") || !strings.Contains(out, "| get | ") || !strings.Contains(out, "| bytes | ") {
+		t.Errorf("report of the merge: exit %d, no table by name in\n%s%s", code, out, errOut)
+	}
+	// A run of another mix (a name less): refused, in one line.
+	other := *runs[1]
+	other.RequestsByName = other.RequestsByName[1:]
+	odd := writeJSON(t, filepath.Join(dir, "odd.json"), &other)
+	code, _, errOut = cli(t, "merge", "--allow-skew", files[0], odd, "-o", filepath.Join(dir, "x.json"))
+	if code != exitFail || !strings.Contains(errOut, `different request mixes (name "get" in `+files[0]+" only)") ||
+		strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("another mix: exit %d, %q", code, errOut)
+	}
 }
