@@ -30,7 +30,10 @@ any worker was.
 
 A sweep's step file (steps/*.json) counts as the run it holds. Runs of
 different loads (another target, protocol, duration, closed vs open loop…)
-are refused, as is the same run given twice. So are runs that were not
+are refused, as are runs of different request mixes (--targets: another
+name, weight or host) and the same run given twice. A request mix's figures
+by name and by host merge as the run's: counts added, latency from the
+merged histograms. So are runs that were not
 measured at the same time: every run must have measured at least 90% of the
 shortest run's window together with all the others (the span from the
 latest start to the earliest end), or their rates would add up over times
