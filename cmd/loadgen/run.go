@@ -281,9 +281,11 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 		}
 		c.Pacer = p
 		if st, ok := p.(*pace.Stages); ok {
-			if c.Duration, err = stagesWindow(st, f.warmup, f.duration, cmd.Flags().Changed("duration")); err != nil {
+			w, err := st.Window(f.warmup, f.duration, cmd.Flags().Changed("duration"))
+			if err != nil {
 				return c, err
 			}
+			c.Duration = results.Duration(w)
 		}
 	}
 	if c.Pacer, err = f.arrival.apply(c.Pacer, "-R"); err != nil {
@@ -298,10 +300,11 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 		if f.rate != "" {
 			return c, fmt.Errorf("-c %s is a closed loop's connection schedule: not with -R (an open loop's stages go in -R)", f.connSchedule)
 		}
-		if c.Duration, err = stagesWindow(st, f.warmup, f.duration, cmd.Flags().Changed("duration")); err != nil {
+		w, err := st.Window(f.warmup, f.duration, cmd.Flags().Changed("duration"))
+		if err != nil {
 			return c, err
 		}
-		c.ConnSchedule = st
+		c.Duration, c.ConnSchedule = results.Duration(w), st
 	}
 	if f.uncorrected && f.rate == "" {
 		return c, fmt.Errorf("-U prints the uncorrected latency of an open-loop run: add -R (without it each latency counts from its actual send already, and -L prints it)")
@@ -691,24 +694,6 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// stagesWindow is the measured window of a run on stages: what the stages
-// leave after the warm-up, unless -d says otherwise, which it may not: the
-// schedule ends with its last stage.
-func stagesWindow(st *pace.Stages, warmup, d time.Duration, given bool) (results.Duration, error) {
-	total := st.Total()
-	if warmup >= total {
-		return 0, fmt.Errorf("--warmup %v: the stages last %v in all, warm-up included: nothing would be measured", warmup, total)
-	}
-	if given && warmup+d != total {
-		what := fmt.Sprintf("the stages last %v", total)
-		if warmup > 0 {
-			what += fmt.Sprintf(", --warmup %v included", warmup)
-		}
-		return 0, fmt.Errorf("-d %v: %s: leave -d out, the run lasts as long as its stages", d, what)
-	}
-	return results.Duration(total - warmup), nil
 }
 
 // readStages reads -R @FILE: stages one per line (blank lines and # comments
