@@ -145,9 +145,9 @@ func FuzzParseStages(f *testing.F) {
 	})
 }
 
-// TestStagesWindow: a run on stages measures what they leave after the
-// warm-up; a warm-up that leaves nothing, or a -d that does not end with
-// the last stage, is refused.
+// TestStagesWindow checks that a run on stages measures what they leave
+// after the warm-up; a warm-up that leaves nothing, or a -d that does not
+// end with the last stage, is refused.
 func TestStagesWindow(t *testing.T) {
 	st, err := Parse("0-100/10s,100/20s") // 30s in all
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestCheckCluster: each key that names something of this machine is
-// refused, naming the key; the same sweep without it is taken.
+// TestCheckCluster checks that each key that names something of this machine
+// is refused, naming the key; the same sweep without it is taken.
 func TestCheckCluster(t *testing.T) {
 	path := func(edit func(*Path)) []Path {
 		p := Path{Name: "mesh", URL: "http://target:8080"}
