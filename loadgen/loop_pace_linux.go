@@ -37,10 +37,10 @@ func (l *loop) slackAt(at time.Time) time.Duration {
 	return l.slack / gap * gap
 }
 
-// sleepy: the loop may sleep without waiting for answers — open loop, its
-// answers timed by the kernel, a connection free for the next request,
-// none waiting to connect or to write, and every event of the last wait
-// taken (full).
+// sleepy tells whether the loop may sleep without waiting for answers:
+// open loop, its answers timed by the kernel, a connection free for the
+// next request, none waiting to connect or to write, and every event of
+// the last wait taken (full).
 func (l *loop) sleepy() bool {
 	return l.stamps && l.claimed && !l.exhausted && len(l.idle) > 0 && l.outWait == 0 && !l.full
 }

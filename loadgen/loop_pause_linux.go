@@ -32,9 +32,9 @@ var loopCoalesce = coalesceFor
 // loopPauses counts the pauses of every loop (tests).
 var loopPauses atomic.Int64
 
-// pausable: the loop pauses before its wait (see coalesceFor) with enough
-// requests in flight, every event of its last wait taken, and when its
-// wake-ups say a pause pays (yields.pays).
+// pausable tells whether the loop pauses before its wait (see
+// coalesceFor): enough requests in flight, every event of its last wait
+// taken, and its wake-ups saying a pause pays (yields.pays).
 func (l *loop) pausable() bool {
 	if l.coalesce == 0 || l.inFlight < coalesceMin || l.full {
 		return false
@@ -89,10 +89,10 @@ func movingAvg(avg, n float64, count int) float64 {
 	return avg + (n-avg)/8
 }
 
-// pays: whether this idle turn pauses. Not before waits were measured;
-// not where a wait takes coalesceFew answers or more (they come densely:
-// a wait takes them without sleeping, and a pause would only add a
-// sleep); else when pauses take more than waits or were not tried yet.
+// pays tells whether this idle turn pauses. Not before waits were
+// measured; not where a wait takes coalesceFew answers or more (they come
+// densely: a wait takes them without sleeping, and a pause would only add
+// a sleep); else when pauses take more than waits or were not tried yet.
 // One idle turn in coalesceCheck goes against that, to see whether it
 // still holds.
 func (y *yields) pays() bool {

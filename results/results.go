@@ -403,39 +403,6 @@ type Pacing struct {
 // LateAfter is the lag past which a paced send is counted late.
 const LateAfter = time.Millisecond
 
-// Cost is what a process spent during the run.
-type Cost struct {
-	CPUSeconds  float64 `json:"cpu_s"` // user + system
-	UserSeconds float64 `json:"user_s"`
-	SysSeconds  float64 `json:"sys_s"`
-	PeakRSS     int64   `json:"peak_rss_bytes"` // during the measured window
-	// CPUs is what the process could use: GOMAXPROCS, the CPUs it may run
-	// on and its cgroup's CPU quota, the least of them.
-	CPUs        float64 `json:"cpus_allowed"`
-	Quota       float64 `json:"cpu_quota,omitempty"` // the cgroup's CPU limit in cores, if any
-	Utilization float64 `json:"utilization"`         // CPUSeconds / (CPUs × wall)
-	Saturated   bool    `json:"saturated"`           // Utilization > SaturatedAbove
-}
-
-// MachineCost is the CPU the whole machine spent (/proc/stat: every
-// process) over a run's measured window.
-type MachineCost struct {
-	CPUs        int     `json:"cpus_online"`
-	BusyCores   float64 `json:"busy_cores"`  // mean over the window
-	Utilization float64 `json:"utilization"` // BusyCores / CPUs
-	Saturated   bool    `json:"saturated"`   // Utilization >= SaturatedAbove
-}
-
-// SaturatedAbove is the share of its allowed CPU past which the generator
-// may be measuring itself rather than the target.
-const SaturatedAbove = 0.9
-
-// MinShareWindow is the shortest window over which the generator's share
-// of its CPUs says anything of the load: over a shorter one (a short -n
-// run) it measures the run's start, and the generator is never called
-// saturated.
-const MinShareWindow = 100 * time.Millisecond
-
 // Encoded holds histograms in HdrHistogram's compressed base64 form.
 type Encoded struct {
 	Latency     string `json:"latency"` // every request (Summary.Latency)
@@ -476,102 +443,6 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = Duration(v)
 	return nil
-}
-
-// Step is one run of a sweep, as stored in a sweep's results directory:
-// where it sits in the plan, the run (absent when the step failed), and the
-// CPU and memory of the processes watched during its measured window.
-type Step struct {
-	Schema      int     `json:"schema"`
-	Tool        string  `json:"tool"` // "loadgen"
-	Index       int     `json:"index"`
-	ID          string  `json:"id"`
-	Path        string  `json:"path"`
-	Baseline    bool    `json:"baseline,omitempty"`
-	Rung        string  `json:"rung"` // c4t4
-	Connections int     `json:"connections"`
-	Threads     int     `json:"threads"`
-	Payload     int     `json:"payload"`
-	Rate        float64 `json:"rate,omitempty"` // asked; 0 closed loop
-	Repeat      int     `json:"repeat"`
-	Workers     int     `json:"workers,omitempty"` // the path's proxy worker processes (ingress sizing)
-
-	Run *Run `json:"run,omitempty"`
-	// Failed is why there is no run, or why the run does not stand (its
-	// proxy died during it; its answers were not its baseline's kind).
-	Failed string `json:"failed,omitempty"`
-	// Interrupted is set when Ctrl-C cut the step short (before its load
-	// began, when it has no run); a resume runs it again.
-	Interrupted bool          `json:"interrupted,omitempty"`
-	Watched     []ProcessCost `json:"watched,omitempty"`
-	// Cluster is where a step on a cluster ran (k8s run).
-	Cluster *Placement `json:"cluster,omitempty"`
-}
-
-// Placement is where a step on a cluster ran: the Kubernetes version, each
-// pod of the comparison on its node with its proxies' images, and the
-// resources the workers asked for.
-type Placement struct {
-	Kubernetes string      `json:"kubernetes_version,omitempty"` // the API server's (discovery): v1.35.0
-	Pods       []PlacedPod `json:"pods,omitempty"`
-	// WorkerRequests and WorkerLimits are the worker container's
-	// resources: cpu=100m,memory=64Mi ("" for none).
-	WorkerRequests string `json:"worker_requests,omitempty"`
-	WorkerLimits   string `json:"worker_limits,omitempty"`
-	// StartRetries is how many times the step was run again because its
-	// workers' pods started late (its figures are the last run's alone);
-	// StartLead is the start lead, in seconds, that run had.
-	StartRetries int     `json:"start_retries,omitempty"`
-	StartLead    float64 `json:"start_lead_s,omitempty"`
-}
-
-// PlacedPod is a pod of a step and the node it ran on.
-type PlacedPod struct {
-	// Role is target, direct-target, worker, or the proxy's watch name
-	// (waypoint, ztunnel, ingress-nginx, ingress, gateway).
-	Role string `json:"role"`
-	Name string `json:"name"`
-	Node string `json:"node"`
-	// Proxies are its proxy containers and their images: a sidecar, or
-	// every container of a proxy's pod.
-	Proxies []ContainerImage `json:"proxies,omitempty"`
-}
-
-// ContainerImage is a container, the image it ran, and the terms it ran
-// on, as its pod's spec says (a sidecar as the mesh's injector made it,
-// whatever loadgen asked for).
-type ContainerImage struct {
-	Container string `json:"container"`
-	Image     string `json:"image"`
-	// Threads are the worker threads its spec gives it (Envoy's
-	// --concurrency, Linkerd's LINKERD2_PROXY_CORES, App Mesh's
-	// ENVOY_CONCURRENCY); 0: none said, the proxy's own default.
-	Threads int `json:"threads,omitempty"`
-	// Requests and Limits are its resources: cpu=1,memory=512Mi ("" for
-	// none).
-	Requests string `json:"requests,omitempty"`
-	Limits   string `json:"limits,omitempty"`
-}
-
-// Failure says why the step failed, or "" if it did not: it has no run
-// (Failed, or "no result"), its run was failed after it ran (Failed: its
-// proxy died, its answers were not its baseline's kind), or its run, not
-// interrupted, sent nothing or had no request succeed — a path answering
-// 503 to everything, fast, has figures of failures only.
-func (st *Step) Failure() string {
-	if st.Failed != "" {
-		return st.Failed
-	}
-	if st.Run == nil {
-		return "no result"
-	}
-	if st.Run.Aborted != "" {
-		return st.Run.Aborted
-	}
-	if st.Run.Interrupted {
-		return ""
-	}
-	return st.Run.Summary.Verdict()
 }
 
 // Verdict says why a finished run failed, whatever its error budget, or
@@ -623,61 +494,6 @@ func (s Summary) Stalled() (time.Duration, bool) {
 	window := s.Duration.D()
 	gap := window - s.LastOK.D()
 	return gap, s.Errors.Total() > 0 && s.LastOK > 0 && gap > max(time.Second, window/10)
-}
-
-// The roles of a cluster's watches that are context, not the path's own
-// cost: a mesh's control plane, and a node's whole usage (which holds
-// every pod on it, the generator's too). Added-cost figures leave them
-// out; they are reported beside.
-const (
-	RoleControlPlane = "control-plane"
-	RoleNode         = "node"
-)
-
-// PathCost tells whether a watch's cost is the path's own: a proxy's or
-// the target's, not a control plane's or a node's.
-func (c ProcessCost) PathCost() bool { return c.Role != RoleControlPlane && c.Role != RoleNode }
-
-// ProcessCost is what a watched set of processes spent during a step's
-// measured window (warm-up and the last second trimmed).
-type ProcessCost struct {
-	Name     string `json:"name"`     // e.g. nginx, target
-	Selector string `json:"selector"` // name:nginx, pid:123, cgroup:/sys/fs/cgroup/…
-	Role     string `json:"role"`     // proxy or target; on a cluster also RoleControlPlane, RoleNode
-	// Side is the side of the path a proxy serves: client (the load
-	// generators' sidecars), server (the target's), or empty (a proxy
-	// between them, or serving both: an ingress, a gateway, a waypoint, a
-	// node agent).
-	Side string `json:"side,omitempty"`
-	// NoProxy says why a side has no proxy in this run (the workers run no
-	// sidecar with --mode serveronly): the figures are absent, not zero
-	// nor unmeasured.
-	NoProxy     string  `json:"no_proxy,omitempty"`
-	Samples     int     `json:"samples"`
-	Processes   int     `json:"processes"`
-	CPUSeconds  float64 `json:"cpu_s"`
-	CPUMean     float64 `json:"cpu_cores_mean"`
-	CPUMax      float64 `json:"cpu_cores_max"`
-	MemMean     int64   `json:"mem_bytes_mean"`
-	MemMax      int64   `json:"mem_bytes_max"`
-	CPUPer1kRPS float64 `json:"cpu_cores_per_1k_rps"` // the figure Istio publishes for its sidecar
-	MiBPer1kRPS float64 `json:"mib_per_1k_rps"`
-	// Covered is the time the CPU figure spans, in seconds, when it is
-	// read from a source that measures over windows of its own (a
-	// cluster's metrics-server or cAdvisor): part of the step's load; on
-	// a local sweep, the span sampled (the measured window, trimmed:
-	// --trim-start, --trim-end).
-	Covered float64 `json:"covered_s,omitempty"`
-	// CoveredFrom and CoveredTo are when the span the CPU figure is the
-	// mean over began and ended (its source's first and last measurement
-	// within the load): a load that was not even over the step reads as
-	// that span's, not the step's.
-	CoveredFrom *time.Time `json:"covered_from,omitempty"`
-	CoveredTo   *time.Time `json:"covered_to,omitempty"`
-	// Unmeasured says why there is no figure (the source's resolution is
-	// coarser than the step, a pod had no samples): the figures are then 0
-	// and mean nothing.
-	Unmeasured string `json:"unmeasured,omitempty"`
 }
 
 // Manifest describes a sweep's results directory: its plan and where it

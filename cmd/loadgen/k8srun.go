@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -239,26 +238,12 @@ func k8sWatcher(ctx context.Context, c *cluster.Cluster, f *k8sRunFlags) (k8scos
 	return pm, nil
 }
 
-// k8sPlan turns a sweep into the steps a cluster runs.
+// k8sPlan turns a sweep into the steps a cluster runs: the sweep checks
+// that a cluster can run it, and its plan is copied into k8s's types here,
+// the one place that may import both.
 func k8sPlan(s *sweep.Spec) (k8s.Load, []k8s.Step, error) {
-	if s.Protoset != "" {
-		return k8s.Load{}, nil, fmt.Errorf("protoset: a file on this machine is not in the workers' image; the workers use server reflection")
-	}
-	if strings.HasPrefix(s.Data, "@") {
-		return k8s.Load{}, nil, fmt.Errorf("data %s: a file on this machine is not in the workers' image; give the message inline", s.Data)
-	}
-	if s.Target != nil {
-		return k8s.Load{}, nil, fmt.Errorf("target: watches local processes; on a cluster loadgen watches the mesh's containers and the target pod itself")
-	}
-	for _, p := range s.Paths {
-		switch {
-		case p.Watch != nil:
-			return k8s.Load{}, nil, fmt.Errorf("path %s: watch selects local processes; on a cluster loadgen watches the mesh's containers", p.Name)
-		case p.CACert != "":
-			return k8s.Load{}, nil, fmt.Errorf("path %s: cacert is a file on this machine, not in the workers' image; use insecure", p.Name)
-		case p.NetNS != "":
-			return k8s.Load{}, nil, fmt.Errorf("path %s: netns is a namespace of this machine, not of the cluster's pods", p.Name)
-		}
+	if err := s.CheckCluster(); err != nil {
+		return k8s.Load{}, nil, err
 	}
 	load := k8s.Load{Protocol: s.Protocol, Endpoint: s.Endpoint, Duration: s.Duration.D(), Warmup: s.Warmup.D(),
 		Timeout: s.Timeout.D(), Call: s.Call, Data: s.Data}

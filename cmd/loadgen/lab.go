@@ -350,8 +350,6 @@ func startLabs(ctx context.Context, stderr io.Writer, p *labPlan, exe string) (l
 	return labs, skipped, nil
 }
 
-// startLabServers starts one target (loadgen serve tcp or grpc) per server
-// namespace and address of the applicable paths.
 // labTargets are the `loadgen serve` targets the protocols need: grpc for
 // grpc-stream, tcp for TCP's, udp for UDP's.
 func labTargets(protocols []string) []string {
@@ -365,6 +363,8 @@ func labTargets(protocols []string) []string {
 	return out
 }
 
+// startLabServers starts one target (loadgen serve tcp or grpc) per server
+// namespace and address of the applicable paths.
 func startLabServers(ctx context.Context, stderr io.Writer, labs []*lab.Lab, exe, target string) ([]func(), error) {
 	var stops []func()
 	seen := map[string]bool{}

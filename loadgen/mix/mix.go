@@ -39,17 +39,14 @@ package mix
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"loadgen/loadgen/protocol"
 )
@@ -435,176 +432,4 @@ func (p *parser) end() {
 	pw, _ := user.Password()
 	cred := base64.StdEncoding.EncodeToString([]byte(user.Username() + ":" + pw))
 	r.Headers = append(r.Headers, "Authorization: Basic "+cred)
-}
-
-// comment reads a comment: a # name=… weight=… line gives the next
-// request its name and weight; any other is ignored.
-func (p *parser) comment(n int, text string) error {
-	if !strings.HasPrefix(text, "name=") && !strings.HasPrefix(text, "weight=") {
-		return nil
-	}
-	if p.given != nil {
-		return p.errf(n, "a second name or weight line (line %d gave one) before a request: give both on one line, # name=… weight=…", p.givenAt)
-	}
-	d := &directive{}
-	seen := map[string]bool{}
-	for rest := text; rest != ""; rest = strings.TrimLeft(rest, " \t") {
-		key, after, ok := strings.Cut(rest, "=")
-		if !ok || (key != "name" && key != "weight") {
-			return p.errf(n, "want name=NAME and weight=N on a name line, got %s", quote(rest))
-		}
-		if seen[key] {
-			return p.errf(n, "%s given twice", key)
-		}
-		seen[key] = true
-		value, tail, err := cutValue(after)
-		if err != nil {
-			return p.errf(n, "%s: %v", key, err)
-		}
-		rest = tail
-		switch key {
-		case "name":
-			if value == "" || len(value) > MaxName {
-				return p.errf(n, "name=%s: a name has 1 to %d bytes", quote(value), MaxName)
-			}
-			d.name = value
-		case "weight":
-			w, err := strconv.Atoi(value)
-			if err != nil || w < 1 || w > MaxWeight {
-				return p.errf(n, "weight=%s: want a whole number from 1 to %d (a request never sent is left out or commented out)", value, MaxWeight)
-			}
-			d.weight = w
-		}
-	}
-	p.given, p.givenAt = d, n
-	return nil
-}
-
-// cutValue reads a value, quoted ("a name") or up to the next space,
-// and returns the rest of the line.
-func cutValue(s string) (value, rest string, err error) {
-	if !strings.HasPrefix(s, `"`) {
-		if i := strings.IndexAny(s, " \t"); i >= 0 {
-			return s[:i], s[i:], nil
-		}
-		return s, "", nil
-	}
-	end := strings.IndexByte(s[1:], '"')
-	if end < 0 {
-		return "", "", errors.New("a quote that does not end")
-	}
-	value, rest = s[1:1+end], s[2+end:]
-	if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
-		return "", "", fmt.Errorf("want a space after %s", quote(s[:2+end]))
-	}
-	return value, rest, nil
-}
-
-// validText reports whether s is UTF-8 without control characters but tabs (a
-// CR before the LF is the line's end).
-func validText(s string) bool {
-	s = strings.TrimSuffix(s, "\r")
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if (r < ' ' && r != '\t') || r == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// quote quotes a line for an error, cut at 80 bytes.
-func quote(s string) string {
-	if len(s) > 80 {
-		s = s[:77] + "..."
-	}
-	return strconv.Quote(s)
-}
-
-// isJSON tells a targets file in vegeta's JSON format: its first line
-// that is not blank nor a comment is an object.
-func isJSON(src []byte) bool {
-	for len(src) > 0 {
-		line := src
-		if i := bytes.IndexByte(src, '\n'); i >= 0 {
-			line, src = src[:i], src[i+1:]
-		} else {
-			src = nil
-		}
-		if line = bytes.TrimSpace(line); len(line) > 0 && line[0] != '#' {
-			return line[0] == '{'
-		}
-	}
-	return false
-}
-
-// jsonTarget is a line of vegeta's JSON format, and loadgen's name and
-// weight.
-type jsonTarget struct {
-	Method string              `json:"method"`
-	URL    string              `json:"url"`
-	Header map[string][]string `json:"header"`
-	Body   []byte              `json:"body"` // base64, as Go encodes []byte
-	Name   *string             `json:"name"`
-	Weight *int                `json:"weight"`
-}
-
-// jsonLine reads a line of a file in vegeta's JSON format: one request
-// an object, {"method":…,"url":…,"header":{"Name":["value"]},"body":BASE64},
-// with loadgen's "name" and "weight"; blank lines and # comments between.
-func (p *parser) jsonLine(n int, raw string) error {
-	line := strings.TrimSpace(raw)
-	if line == "" || line[0] == '#' {
-		return nil
-	}
-	var jt jsonTarget
-	dec := json.NewDecoder(strings.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&jt); err != nil {
-		return p.errf(n, `want one JSON object a line, {"method":"GET","url":"http://…","header":{"Name":["value"]},"body":"BASE64"}: %v`, err)
-	}
-	if dec.More() {
-		return p.errf(n, "more than one JSON object on the line: one request a line")
-	}
-	if jt.Method == "" {
-		jt.Method = "GET"
-	}
-	if jt.Name != nil || jt.Weight != nil {
-		d := &directive{}
-		if jt.Name != nil {
-			if *jt.Name == "" || len(*jt.Name) > MaxName {
-				return p.errf(n, "name %s: a name has 1 to %d bytes", quote(*jt.Name), MaxName)
-			}
-			d.name = *jt.Name
-		}
-		if jt.Weight != nil {
-			if *jt.Weight < 1 || *jt.Weight > MaxWeight {
-				return p.errf(n, "weight %d: want a whole number from 1 to %d (a request never sent is left out)", *jt.Weight, MaxWeight)
-			}
-			d.weight = *jt.Weight
-		}
-		p.given, p.givenAt = d, n
-	}
-	p.end()
-	if err := p.request(n, jt.Method+" "+jt.URL); err != nil {
-		return err
-	}
-	for _, name := range slices.Sorted(maps.Keys(jt.Header)) {
-		for _, v := range jt.Header[name] {
-			if !validText(v) {
-				return p.errf(n, "header %s: a control character in its value", quote(name))
-			}
-			if err := p.header(n, name+": "+v); err != nil {
-				return err
-			}
-		}
-	}
-	if jt.Body != nil {
-		p.cur.Body = jt.Body
-	}
-	p.end()
-	p.state = between
-	return nil
 }

@@ -75,6 +75,23 @@ func (s *Stages) List() []Stage { return s.list }
 // Total is how long the stages last: the schedule's end.
 func (s *Stages) Total() time.Duration { return s.total }
 
+// Window is the measured window of a run on s: what the stages leave
+// after the warm-up. A duration given (-d) must end with the last stage.
+func (s *Stages) Window(warmup, d time.Duration, given bool) (time.Duration, error) {
+	total := s.Total()
+	if warmup >= total {
+		return 0, fmt.Errorf("--warmup %v: the stages last %v in all, warm-up included: nothing would be measured", warmup, total)
+	}
+	if given && warmup+d != total {
+		what := fmt.Sprintf("the stages last %v", total)
+		if warmup > 0 {
+			what += fmt.Sprintf(", --warmup %v included", warmup)
+		}
+		return 0, fmt.Errorf("-d %v: %s: leave -d out, the run lasts as long as its stages", d, what)
+	}
+	return total - warmup, nil
+}
+
 // StartOf is when stage k starts, from the schedule's start.
 func (s *Stages) StartOf(k int) time.Duration { return s.start[k] }
 

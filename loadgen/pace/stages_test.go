@@ -144,3 +144,39 @@ func FuzzParseStages(f *testing.F) {
 		}
 	})
 }
+
+// TestStagesWindow checks that a run on stages measures what they leave
+// after the warm-up; a warm-up that leaves nothing, or a -d that does not
+// end with the last stage, is refused.
+func TestStagesWindow(t *testing.T) {
+	st, err := Parse("0-100/10s,100/20s") // 30s in all
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := st.(*Stages)
+	for _, tc := range []struct {
+		name      string
+		warmup, d time.Duration
+		given     bool
+		want      time.Duration
+		err       string // in the error; "" for none
+	}{
+		{"stages only", 0, 0, false, 30 * time.Second, ""},
+		{"warm-up", 5 * time.Second, 0, false, 25 * time.Second, ""},
+		{"-d not given is ignored", 5 * time.Second, 3 * time.Second, false, 25 * time.Second, ""},
+		{"-d to the end", 5 * time.Second, 25 * time.Second, true, 25 * time.Second, ""},
+		{"warm-up too long", 30 * time.Second, 0, false, 0, "--warmup 30s: the stages last 30s in all"},
+		{"-d short", 0, 10 * time.Second, true, 0, "-d 10s: the stages last 30s: leave -d out"},
+		{"-d short after warm-up", 5 * time.Second, 10 * time.Second, true, 0, "-d 10s: the stages last 30s, --warmup 5s included"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.Window(tc.warmup, tc.d, tc.given)
+			switch {
+			case tc.err == "" && (err != nil || got != tc.want):
+				t.Errorf("Window = %v, %v; want %v", got, err, tc.want)
+			case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+				t.Errorf("Window = %v, %v; want an error %q…", got, err, tc.err)
+			}
+		})
+	}
+}

@@ -34,30 +34,31 @@ type Row struct {
 type Outcome string
 
 const (
-	// NotMeasured: we lack one of the two figures.
+	// NotMeasured means we lack one of the two figures.
 	NotMeasured Outcome = "not measured here"
-	// NotDistinguishable: the two rows are one datapath on this machine
+	// NotDistinguishable means the two rows are one datapath on this machine
 	// (marked in the data: same_path_as), so no figures can tell them apart.
 	NotDistinguishable Outcome = "not distinguishable here"
-	// NoiseUnknown: one repeat of either figure, so its noise cannot be
+	// NoiseUnknown means one repeat of either figure, so its noise cannot be
 	// told from the gap.
 	NoiseUnknown Outcome = "noise cannot be told"
-	// Holds: every repeat of the lower row is below every repeat of the
+	// Holds means every repeat of the lower row is below every repeat of the
 	// higher (their min–max ranges are apart: the gap between the medians
-	// exceeds the spread of the two toward each other). For a pair the
-	// study found about the same: the ranges overlap.
+	// exceeds the spread of the two toward each other). For a pair the study
+	// found about the same: the ranges overlap.
 	Holds Outcome = "holds"
-	// Reversed: every repeat of the lower row is above every repeat of the
-	// higher.
+	// Reversed means every repeat of the lower row is above every repeat of
+	// the higher.
 	Reversed Outcome = "reversed"
-	// WithinNoise: the ranges overlap: the repeats cannot order the two.
+	// WithinNoise means the ranges overlap: the repeats cannot order the
+	// two.
 	WithinNoise Outcome = "within noise"
-	// Differs: for a pair the study found about the same, the ranges are
-	// apart.
+	// Differs means, for a pair the study found about the same, the ranges
+	// are apart.
 	Differs Outcome = "differs"
-	// Contended: the runs behind the two rows measured contention for CPU
-	// (a saturated machine, M, or generator, G) that can explain what the
-	// figures show: had contention not stretched them, the ranges could
+	// Contended means the runs behind the two rows measured contention for
+	// CPU (a saturated machine, M, or generator, G) that can explain what
+	// the figures show: had contention not stretched them, the ranges could
 	// lie the other way (or, for a pair found about the same, apart). Not
 	// decidable: exit status 98 unless --allow-contended.
 	Contended Outcome = "not decidable (contended)"
@@ -134,7 +135,8 @@ func Judge(a, b Figure, about bool) Outcome {
 // Verdict is one of the study's orderings checked against our figures.
 type Verdict struct {
 	Lower, Higher string
-	// About: the study found the two about the same, not one below.
+	// About tells whether the study found the two about the same, not one
+	// below.
 	About   bool
 	Outcome Outcome
 	// PubRatio and MeasRatio are Lower over Higher, published and ours;

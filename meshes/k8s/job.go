@@ -27,8 +27,8 @@ type JobSpec struct {
 	Deadline time.Duration
 	// Index is the sweep step the Job runs (a label, for people).
 	Index int
-	// Direct: the Job loads the direct path (the baseline), and in an
-	// ambient mesh its pods are left out of the mesh.
+	// Direct tells whether the Job loads the direct path (the baseline), and
+	// in an ambient mesh its pods are left out of the mesh.
 	Direct bool
 	// Version is the coordinator's loadgen version, which a worker of
 	// another WireVersion names when it refuses to run; empty: not told.

@@ -463,9 +463,9 @@ func (r *sidecarRun) crossings() []string {
 	return bad
 }
 
-// placed: the pod is one of the step's as its record places them (a step
-// run again after its workers started late has the pods of its last run
-// only), or the step places none.
+// placed tells whether the pod is one of the step's as its record places
+// them (a step run again after its workers started late has the pods of
+// its last run only), or the step places none.
 func placed(st *results.Step, pod string) bool {
 	if st.Cluster == nil || len(st.Cluster.Pods) == 0 {
 		return true

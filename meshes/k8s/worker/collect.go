@@ -30,14 +30,16 @@ type Outcome struct {
 	Pod    string
 	Report *Report
 	Failed string // why there is no report
-	// Mismatch: the worker does not speak the coordinator's wire version
-	// (its image is another loadgen's); every step would fail alike.
+	// Mismatch tells whether the worker does not speak the coordinator's
+	// wire version (its image is another loadgen's); every step would fail
+	// alike.
 	Mismatch bool
 	// Late is how late the worker reached the start instant, as its
 	// report says, when it failed (0: on time, or no report).
 	Late time.Duration
-	// Starting: the pod was still being created or initialised (pulled,
-	// its init containers run) when StartBy passed: late, not broken.
+	// Starting tells whether the pod was still being created or initialised
+	// (pulled, its init containers run) when StartBy passed: late, not
+	// broken.
 	Starting bool
 }
 
@@ -45,8 +47,9 @@ type Outcome struct {
 type Collection struct {
 	Job     *batchv1.Job
 	Workers int
-	// StartBy: once it has passed, a worker that has not started can only
-	// be late and fails the step at once (zero: waited for until Deadline).
+	// StartBy is the instant past which a worker that has not started can
+	// only be late and fails the step at once (zero: waited for until
+	// Deadline).
 	StartBy  time.Time
 	Deadline time.Time
 	// Check, when set, is asked about each worker pod at each look.

@@ -50,11 +50,11 @@ func pathsOf(dir string) paths {
 	}
 }
 
-// containerdConfig: containerd with its own root, state and socket, the
-// CRI plugin on the node's CNI network and sandbox image, cgroupfs, and
-// the one setting this VM needs (no CAP_SYS_RESOURCE: runc may not raise
-// oom_score_adj). runcRoot, when set, is runc's state directory (each of
-// several nodes its own; the one node runc's default).
+// containerdConfig is the config of a containerd with its own root, state
+// and socket, the CRI plugin on the node's CNI network and sandbox image,
+// cgroupfs, and the one setting this VM needs (no CAP_SYS_RESOURCE: runc
+// may not raise oom_score_adj). runcRoot, when set, is runc's state
+// directory (each of several nodes its own; the one node runc's default).
 func containerdConfig(p paths, sandboxImage, runcRoot string) string {
 	runc := ""
 	if runcRoot != "" {

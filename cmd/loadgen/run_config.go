@@ -1,0 +1,217 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"loadgen/loadgen"
+	"loadgen/loadgen/mix"
+	"loadgen/loadgen/pace"
+	"loadgen/loadgen/protocol"
+	"loadgen/results"
+	"loadgen/results/report"
+)
+
+// wrkOptions are the parts of wrk's summary the flags ask for. --latency
+// is wrk's and wrk2's flag: wrk, which has no -R, prints its 4-line list;
+// wrk2, which always has -R, prints what -L prints.
+func (f *runFlags) wrkOptions() report.WrkOptions {
+	open := f.rate != ""
+	return report.WrkOptions{
+		Latency:     f.latency && !open,
+		Spectrum:    f.spectrum || (f.latency && open),
+		Uncorrected: f.uncorrected,
+		Percentiles: f.pcts,
+	}
+}
+
+// config turns the flags into the engine's configuration.
+func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, err error) {
+	if f.connections < 1 {
+		return c, fmt.Errorf("-c must be at least 1, got %d", f.connections)
+	}
+	if !cmd.Flags().Changed("threads") && f.threads > f.connections {
+		f.threads = f.connections
+	}
+	if f.threads < 1 {
+		return c, fmt.Errorf("-t must be at least 1, got %d", f.threads)
+	}
+	if f.threads > f.connections {
+		return c, fmt.Errorf("-t %d is more than -c %d: every thread needs at least one connection", f.threads, f.connections)
+	}
+	d := f.duration
+	if cmd.Flags().Changed("requests") && !cmd.Flags().Changed("duration") {
+		d = 0 // -n alone: run until n requests
+	}
+	if f.requests < 0 {
+		return c, fmt.Errorf("-n must not be negative, got %d", f.requests)
+	}
+	if f.timeout <= 0 {
+		return c, fmt.Errorf("--timeout must be positive, got %v", f.timeout)
+	}
+	if f.warmup < 0 {
+		return c, fmt.Errorf("--warmup must not be negative, got %v", f.warmup)
+	}
+	if n, err := strconv.Atoi(f.method); err == nil {
+		if cmd.Flags().Changed("streams") {
+			return c, fmt.Errorf("-m %d and --streams both set the streams per connection: use one", n)
+		}
+		f.streams, f.method = n, ""
+	}
+	if f.streams < 0 {
+		return c, fmt.Errorf("--streams must be at least 1, got %d", f.streams)
+	}
+	if f.body != "" && f.bodyFile != "" {
+		return c, fmt.Errorf("--body and --body-file both set the body: use one")
+	}
+	if f.cpus < 0 {
+		return c, fmt.Errorf("--cpus must not be negative, got %d", f.cpus)
+	}
+	c.Target = target
+	c.Driver = f.driver
+	c.Connections = f.connections
+	c.Threads = f.threads
+	c.Duration = results.Duration(d)
+	c.Requests = f.requests
+	c.Warmup = results.Duration(f.warmup)
+	c.Timeout = results.Duration(f.timeout)
+	c.NewConn = f.newConn
+	c.Headers = f.headers
+	c.Streams = f.streams
+	c.Size = f.size
+	c.Labels = f.labels
+	c.Slack = f.slack
+	if f.slack == 0 {
+		c.Slack = -1 // none
+	}
+	if f.slack < 0 {
+		return c, fmt.Errorf("--slack must not be negative, got %v", f.slack)
+	}
+	if f.rate != "" {
+		spec, err := readStages(f.rate)
+		if err != nil {
+			return c, err
+		}
+		p, err := pace.Parse(spec)
+		if err != nil {
+			return c, fmt.Errorf("-R: %w", err)
+		}
+		c.Pacer = p
+		if st, ok := p.(*pace.Stages); ok {
+			w, err := st.Window(f.warmup, f.duration, cmd.Flags().Changed("duration"))
+			if err != nil {
+				return c, err
+			}
+			c.Duration = results.Duration(w)
+		}
+	}
+	if c.Pacer, err = f.arrival.apply(c.Pacer, "-R"); err != nil {
+		return c, err
+	}
+	if f.connSchedule != "" {
+		p, err := pace.Parse(f.connSchedule)
+		st, staged := p.(*pace.Stages)
+		if err != nil || !staged {
+			return c, fmt.Errorf("-c %s: want a count, or stages of counts (10-200/1m,200/2m): %v", f.connSchedule, err)
+		}
+		if f.rate != "" {
+			return c, fmt.Errorf("-c %s is a closed loop's connection schedule: not with -R (an open loop's stages go in -R)", f.connSchedule)
+		}
+		w, err := st.Window(f.warmup, f.duration, cmd.Flags().Changed("duration"))
+		if err != nil {
+			return c, err
+		}
+		c.Duration, c.ConnSchedule = results.Duration(w), st
+	}
+	if f.uncorrected && f.rate == "" {
+		return c, fmt.Errorf("-U prints the uncorrected latency of an open-loop run: add -R (without it each latency counts from its actual send already, and -L prints it)")
+	}
+	if f.newConn && f.streams > 1 {
+		return c, fmt.Errorf("--new-conn opens a connection (a TLS handshake) per request, and -m %d shares one connection between %d streams: use one of them", f.streams, f.streams)
+	}
+	return c, c.Validate()
+}
+
+// readTargets reads --targets, a request mix, if given.
+func (f *runFlags) readTargets(stdin io.Reader) error {
+	if f.targets == "" {
+		return nil
+	}
+	if f.body != "" || f.bodyFile != "" || f.method != "" {
+		return fmt.Errorf("--targets gives each request its method and body: leave out -m, --body and --body-file")
+	}
+	var err error
+	if f.targets == "-" {
+		src, rerr := io.ReadAll(stdin)
+		if rerr != nil {
+			return fmt.Errorf("--targets: %w", rerr)
+		}
+		f.mix, err = mix.Parse("stdin", src, os.ReadFile)
+	} else {
+		f.mix, err = mix.Load(f.targets)
+	}
+	if err != nil {
+		return err
+	}
+	return f.mix.CheckFields(f.feedRows)
+}
+
+// readFeed reads --feed, the CSV rows of {{row.COLUMN}}, if given.
+func (f *runFlags) readFeed() error {
+	if f.feed == "" {
+		return nil
+	}
+	src, err := os.ReadFile(f.feed)
+	if err != nil {
+		return fmt.Errorf("--feed: %w", err)
+	}
+	f.feedRows, err = protocol.ParseFeed(f.feed, src)
+	if err != nil {
+		return fmt.Errorf("--feed %w", err)
+	}
+	return nil
+}
+
+func (f *runFlags) readBody() ([]byte, error) {
+	if f.bodyFile != "" {
+		b, err := os.ReadFile(f.bodyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--body-file: %w", err)
+		}
+		return b, nil
+	}
+	if f.body != "" {
+		return []byte(f.body), nil
+	}
+	return nil, nil
+}
+
+// readStages reads -R @FILE: stages one per line (blank lines and # comments
+// skipped), as one comma-separated spec. Any other -R is the spec itself.
+func readStages(rate string) (string, error) {
+	name, ok := strings.CutPrefix(rate, "@")
+	if !ok {
+		return rate, nil
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("-R @%s: %w", name, errors.Unwrap(err))
+	}
+	var stages []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if line = strings.TrimSpace(line); line != "" {
+			stages = append(stages, line)
+		}
+	}
+	if len(stages) == 0 {
+		return "", fmt.Errorf("-R @%s: no stages in the file", name)
+	}
+	return strings.Join(stages, ","), nil
+}
