@@ -150,13 +150,16 @@ func readRunJSON(t *testing.T, path string) map[string]any {
 }
 
 // -L prints wrk2's recorded latency, -U the uncorrected one after it, each
-// as wrk2 prints them, between Thread Stats and the requests line.
+// as wrk2 prints them, between Thread Stats and the requests line. A long
+// --timeout: the blocks are what is tested, and a machine that stalls
+// past the default timeout would fail the run as a target that stopped
+// answering.
 func TestRunWrk2Spectrum(t *testing.T) {
 	url := startHTTPBin(t) + "/get"
 	dir := t.TempDir()
 	t.Run("-L closed loop", func(t *testing.T) {
 		path := filepath.Join(dir, "l.json")
-		code, out, stderr := cli(t, "run", "-c", "2", "-t", "1", "-d", "1s", "-L", "--json", path, url)
+		code, out, stderr := cli(t, "run", "-c", "2", "-t", "1", "-d", "1s", "--timeout", "30s", "-L", "--json", path, url)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -172,7 +175,7 @@ func TestRunWrk2Spectrum(t *testing.T) {
 	})
 	t.Run("-U open loop", func(t *testing.T) {
 		path := filepath.Join(dir, "u.json")
-		code, out, stderr := cli(t, "run", "-c", "2", "-t", "1", "-d", "1s", "-R", "500", "-U", "--json", path, url)
+		code, out, stderr := cli(t, "run", "-c", "2", "-t", "1", "-d", "1s", "--timeout", "30s", "-R", "500", "-U", "--json", path, url)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -187,7 +190,7 @@ func TestRunWrk2Spectrum(t *testing.T) {
 	// has no -R), wrk2's block with -R (wrk2's README runs -R2000 --latency).
 	t.Run("--latency with -R", func(t *testing.T) {
 		path := filepath.Join(dir, "latency.json")
-		code, out, stderr := cli(t, "run", "-c", "2", "-t", "1", "-d", "1s", "-R", "500", "--latency", "--json", path, url)
+		code, out, stderr := cli(t, "run", "-c", "2", "-t", "1", "-d", "1s", "--timeout", "30s", "-R", "500", "--latency", "--json", path, url)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -198,7 +201,7 @@ func TestRunWrk2Spectrum(t *testing.T) {
 	})
 	t.Run("--latency -L closed loop", func(t *testing.T) {
 		path := filepath.Join(dir, "both.json")
-		code, out, stderr := cli(t, "run", "-c", "2", "-t", "1", "-d", "1s", "--latency", "-L", "--json", path, url)
+		code, out, stderr := cli(t, "run", "-c", "2", "-t", "1", "-d", "1s", "--timeout", "30s", "--latency", "-L", "--json", path, url)
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -208,7 +211,7 @@ func TestRunWrk2Spectrum(t *testing.T) {
 		}
 	})
 	t.Run("-U without -R", func(t *testing.T) {
-		code, _, stderr := cli(t, "run", "-d", "1s", "-U", url)
+		code, _, stderr := cli(t, "run", "-d", "1s", "--timeout", "30s", "-U", url)
 		if first := strings.SplitN(stderr, "\n", 2)[0]; code != exitUsage || !strings.Contains(first, "-U") || !strings.Contains(first, "-R") {
 			t.Errorf("exit %d, want %d and a line naming -U and -R: %s", code, exitUsage, stderr)
 		}
