@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"loadgen/meshes/caddy"
 	"loadgen/meshes/envoy"
 	"loadgen/meshes/haproxy"
+	"loadgen/meshes/layout"
 	"loadgen/meshes/leftover"
 	"loadgen/meshes/nginxingress"
 	"loadgen/meshes/proxyproc"
@@ -84,7 +86,7 @@ func startSidecarPaths(ctx context.Context, spec *sweep.Spec) (*sidecarPaths, er
 				name = p.Watch.Label()
 			}
 			p.Watch = &sweep.Watch{PIDs: pids, Name: name}
-			p.Workers = max(p.Sidecar.Workers, 2)
+			p.Workers = cmp.Or(p.Sidecar.Workers, layout.DefaultWorkers) // as the proxy runs them
 		}
 	}
 	return sp, nil

@@ -33,7 +33,7 @@ func TestSweepThroughSidecars(t *testing.T) {
 	needRoot(t)
 	needNginx(t)
 	dir := filepath.Join(t.TempDir(), "s")
-	code, out, stderr := cli(t, "sweep", "-q", "--path", "baseline=sidecar:none", "--path", "nginx=sidecar:nginx,mode=both,mtls",
+	code, out, stderr := cli(t, "sweep", "-q", "--path", "baseline=sidecar:none", "--path", "nginx=sidecar:nginx,mode=both,mtls,workers=1",
 		"--path", "envoy=sidecar:envoy,mode=serveronly", "--ladder", "c2t2", "--payloads", "100", "-d", "1s", "-o", dir)
 	if code != exitFail || !strings.Contains(out, "sweep: 1 of 3 steps failed: envoy_c2t2_100B_closed_r1") {
 		t.Fatalf("exit %d, want 1 naming the envoy step:\n%s%s", code, out, stderr)
@@ -49,6 +49,9 @@ func TestSweepThroughSidecars(t *testing.T) {
 		}
 		if path == "nginx" && (len(st.Watched) != 1 || st.Watched[0].Name != "nginx" || st.Watched[0].CPUSeconds <= 0) {
 			t.Errorf("nginx's sidecars were not watched: %+v", st.Watched)
+		}
+		if path == "nginx" && st.Workers != 1 {
+			t.Errorf("nginx's sidecars ran workers=1, the step records %d", st.Workers)
 		}
 	}
 	st, err := store.ReadStep(filepath.Join(dir, sweep.StepsDir, "envoy_c2t2_100B_closed_r1.json"))
