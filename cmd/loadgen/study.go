@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -22,6 +21,7 @@ import (
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/paths"
+	"loadgen/meshes/nginxingress"
 	"loadgen/results"
 	"loadgen/results/compare"
 	"loadgen/results/store"
@@ -449,8 +449,8 @@ func studyNeeds(needs []study.Need, name string) error {
 				return errors.New("needs root on Linux (network namespaces): run it as root, e.g. sudo loadgen study " + name)
 			}
 		case study.NeedNginx:
-			if _, err := exec.LookPath("nginx"); err != nil {
-				return errors.New("needs nginx on PATH: install it (apt-get install nginx)")
+			if _, err := nginxingress.Available(); err != nil { // where size and the demo find it
+				return errors.New("needs nginx (on PATH or at /usr/sbin/nginx): install it (apt-get install nginx)")
 			}
 		case study.NeedCluster:
 			// loadgen k8s run says in one line which context and server it cannot reach.

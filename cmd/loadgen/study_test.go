@@ -470,3 +470,18 @@ func TestStudyContended(t *testing.T) {
 		t.Errorf("study --help: exit %d\n%s", code, out)
 	}
 }
+
+// A study that needs nginx finds it where `loadgen size` and the demo do:
+// on PATH or at Debian's /usr/sbin/nginx (not on a user's PATH).
+func TestStudyNeedsNginxWhereSizeFindsIt(t *testing.T) {
+	if _, err := os.Stat("/usr/sbin/nginx"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI installs nginx at /usr/sbin/nginx: %v", err)
+		}
+		t.Skip("no /usr/sbin/nginx")
+	}
+	t.Setenv("PATH", t.TempDir())
+	if err := studyNeeds([]study.Need{study.NeedNginx}, "nginx-sizing"); err != nil {
+		t.Errorf("nginx at /usr/sbin/nginx, off PATH: %v", err)
+	}
+}
