@@ -92,12 +92,10 @@ func stepLine(e sweep.Event, label string) string {
 	figures := "failed: " + st.Failed
 	if st.Run != nil {
 		s := st.Run.Summary
-		rate, lat := fmt.Sprintf("%.0f req/s", s.RPS), fmt.Sprintf(", p50 %v, p99 %v", report.Latency(s.Latency.P50), report.Latency(s.Latency.P99))
-		switch st.Run.Config.Protocol {
-		case "tcp-stream", "udp-stream": // a write's latency is not a round trip's
-			rate, lat = fmt.Sprintf("%.2f Gbit/s", s.WritePerSec*8/1e9), ""
-		case "tcp-rr", "tcp-crr", "udp-rr":
-			rate = fmt.Sprintf("%.0f trans/s", s.RPS)
+		unit, stream := report.RateUnit(st.Run.Config.Protocol) // the tables' unit
+		rate, lat := fmt.Sprintf("%.0f %s", s.RPS, unit), fmt.Sprintf(", p50 %v, p99 %v", report.Latency(s.Latency.P50), report.Latency(s.Latency.P99))
+		if stream { // a write's latency is not a round trip's
+			rate, lat = fmt.Sprintf("%.2f %s", s.WritePerSec*8/1e9, unit), ""
 		}
 		if g := s.Datagrams; g != nil {
 			lat += fmt.Sprintf(", lost %d (%.2f%%)", g.Lost, g.LossPercent())

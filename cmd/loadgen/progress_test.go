@@ -30,6 +30,8 @@ func TestSweepProgressLines(t *testing.T) {
 			"[1/2] nginx c4t4 1KiB: 2.18 Gbit/s, errors 3 (ETA 0s)"},
 		{sweep.Event{Kind: sweep.StepFinished, Step: st, N: 0, Total: 2, Result: run("tcp-rr", 40798, 0, 500000, false)},
 			"[1/2] nginx c4t4 1KiB: 40798 trans/s, p50 210us, p99 2.00ms, errors 3 (ETA 0s)"},
+		{sweep.Event{Kind: sweep.StepFinished, Step: st, N: 0, Total: 2, Result: run("grpc-stream", 5210, 0, 500000, false)},
+			"[1/2] nginx c4t4 1KiB: 5210 msgs/s, p50 210us, p99 2.00ms, errors 3 (ETA 0s)"},
 		{sweep.Event{Kind: sweep.StepFinished, Step: st, N: 0, Total: 2, Result: run("http1", 0, 0, 0, true)},
 			"[1/2] nginx c4t4 1KiB: interrupted: no response, errors 3 (ETA 0s)"},
 		{sweep.Event{Kind: sweep.StepFinished, Step: st, N: 0, Total: 2, Result: &results.Step{Failed: "cannot connect"}},

@@ -29,6 +29,14 @@ func unitOf(protocol string) unit {
 	return unit{rate: "req/s", per: "1k"}
 }
 
+// RateUnit is the unit of a protocol's rate, as the tables print it
+// (req/s, msgs/s, trans/s, Gbit/s); stream: the figure is throughput, and
+// a write's latency is not shown.
+func RateUnit(protocol string) (rate string, stream bool) {
+	u := unitOf(protocol)
+	return u.rate, u.stream
+}
+
 // column is one column of the sweep table.
 type column struct {
 	key   string // stable name, for columnPriority
