@@ -37,6 +37,20 @@ func readMachine() (cost.MachineCPU, bool) {
 	return m, err == nil
 }
 
+// AllowedCPUs is what a generator of this configuration may use, as its
+// Cost.CPUs will say: its Procs (0: GOMAXPROCS), capped by the CPUs it
+// may run on and by its CPUQuota (0: the cgroup's, read now).
+func (c Config) AllowedCPUs() float64 {
+	procs, quota := c.Procs, c.CPUQuota
+	if procs <= 0 {
+		procs = runtime.GOMAXPROCS(0)
+	}
+	if quota == 0 {
+		quota, _ = cost.CPUQuota()
+	}
+	return allowedCPUs(procs, quota)
+}
+
 // allowedCPUs is what the generator may use: its Procs, capped by the CPUs
 // it may run on (runtime.NumCPU honours the affinity mask) and by its
 // cgroup's CPU quota.

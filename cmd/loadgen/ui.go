@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -15,7 +14,6 @@ import (
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s/run"
 	"loadgen/results"
-	"loadgen/results/cost"
 	"loadgen/results/live"
 )
 
@@ -105,26 +103,12 @@ func outcome(err error) string {
 // runInfo describes a run about to start for the dashboard: cfg after
 // setProcs (its Procs are the generator's).
 func runInfo(label, step string, cfg loadgen.Config) live.RunInfo {
-	info := live.RunInfo{Label: label, Step: step, Planned: cfg.Duration.D(), Warmup: cfg.Warmup.D(), CPUs: uiCPUs(cfg.Procs)}
+	info := live.RunInfo{Label: label, Step: step, Planned: cfg.Duration.D(), Warmup: cfg.Warmup.D(), CPUs: cfg.AllowedCPUs()}
 	if p := cfg.Pacer; p != nil {
 		warm := cfg.Warmup.D()
 		info.Asked = func(at time.Duration) float64 { return p.Rate(warm + at) }
 	}
 	return info
-}
-
-// uiCPUs is what a generator of procs processors may use: as the
-// engine's figure, capped by the CPUs this process may run on and by its
-// cgroup's quota.
-func uiCPUs(procs int) float64 {
-	if procs <= 0 {
-		procs = runtime.GOMAXPROCS(0)
-	}
-	c := float64(min(procs, runtime.NumCPU()))
-	if q, ok := cost.CPUQuota(); ok && q > 0 && q < c {
-		c = q
-	}
-	return c
 }
 
 // uiProgress is the engine's progress as the dashboard takes it.
