@@ -13,7 +13,6 @@ import (
 	"loadgen/loadgen/metrics"
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
-	"loadgen/results/compare"
 )
 
 type sweepFlags struct {
@@ -376,7 +375,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err := f.abort.parse(&f.check, f.findMax); err != nil {
 		return err
 	}
-	slo, err := parseSLO(f)
+	slo, sloText, err := parseSLO(f)
 	if err != nil {
 		return err
 	}
@@ -478,7 +477,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	job := sweepJob{
 		ui:   f.ui.state,
 		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, sidecars: cars, live: live,
-		findMax: f.findMax, slo: slo, sloText: f.slo, dryRun: f.dryRun, wide: f.wide, abort: &f.abort,
+		findMax: f.findMax, slo: slo, sloText: sloText, dryRun: f.dryRun, wide: f.wide, abort: &f.abort,
 		again: "loadgen sweep " + fileArg(f) + flagArgs(cmd, "label"), labels: f.labels,
 	}
 	if demo != nil {
@@ -487,31 +486,16 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	return job.execute(ctx, stdout, stderr)
 }
 
-// parseSLO checks --find-max and --slo together and returns the judge.
-func parseSLO(f *sweepFlags) (sweep.SLO, error) {
+// parseSLO checks --find-max and --slo together and returns the judge and
+// the objective's text the search records.
+func parseSLO(f *sweepFlags) (sweep.SLO, string, error) {
 	switch {
 	case f.findMax && f.slo == "":
-		return nil, errors.New("--find-max needs --slo, e.g. --slo 'p99<10ms,errors<0.1%'")
+		return nil, "", errors.New("--find-max needs --slo, e.g. --slo 'p99<10ms,errors<0.1%'")
 	case !f.findMax && f.slo != "":
-		return nil, errors.New("--slo goes with --find-max (for checks on every step, use --assert)")
+		return nil, "", errors.New("--slo goes with --find-max (for checks on every step, use --assert)")
 	case !f.findMax:
-		return nil, nil
+		return nil, "", nil
 	}
-	as, err := compare.ParseAll(strings.Split(f.slo, ","))
-	if err != nil {
-		return nil, fmt.Errorf("--slo: %w", err)
-	}
-	for _, a := range as {
-		if a.Process() != "" {
-			return nil, fmt.Errorf("--slo %s: a probe judges the load's own figures; what watched processes cost is not measured per probe", a)
-		}
-	}
-	return func(run *results.Run) (bool, string) {
-		for _, a := range as {
-			if r := a.Eval(run, nil); !r.Pass {
-				return false, r.Message()
-			}
-		}
-		return true, ""
-	}, nil
+	return sweep.ParseSLO(f.slo)
 }
