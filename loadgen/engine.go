@@ -26,6 +26,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"sync"
@@ -296,6 +297,35 @@ const settleBound = 10 * time.Second
 func SpareP(cfg Config, d protocol.Dialer) bool {
 	_, loop, err := chooseDriver(cfg, d)
 	return loop && err == nil
+}
+
+// LoopCannot names what in cfg the event loop cannot drive, for a run
+// SpareP refuses, e.g. "--new-conn over TLS (…)". The names are the flags'.
+func LoopCannot(cfg Config) string {
+	proto := cfg.Protocol
+	switch {
+	case runtime.GOOS != "linux":
+		return "anything on " + runtime.GOOS + " (it needs Linux's epoll)"
+	case cfg.Client != "":
+		return "--client " + cfg.Client + " (the reference library opens and drives its own connections)"
+	case cfg.NewConn:
+		over := "TLS"
+		switch {
+		case proto == "h2" || proto == "h2c":
+			over = "HTTP/2"
+		case proto == "grpc":
+			over = "gRPC"
+		}
+		return "--new-conn over " + over + " (the loop opens a connection per request only for plaintext HTTP/1.1 and TCP)"
+	case cfg.Mix != nil && cfg.Mix.Hosts != nil:
+		return "a request mix on several hosts (a loop drives one host)"
+	case cfg.NetNS != "":
+		return "-p " + proto + " from --netns (in a namespace the loop drives only plaintext HTTP/1.1 and TCP)"
+	case cfg.Streams > 1:
+		return fmt.Sprintf("%d streams per connection over -p %s", cfg.Streams, proto)
+	default:
+		return "-p " + proto + " with these options"
+	}
 }
 
 // preflightHosts opens a connection to each host of hd but the first

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"runtime"
 	"strings"
 
 	"loadgen/loadgen"
@@ -78,33 +77,8 @@ func runTarget(proto, target string) (string, error) {
 
 // loopCannot is the usage error of --driver loop for a run the event loop
 // cannot drive (loadgen.SpareP false), naming what it cannot drive.
-func loopCannot(f *runFlags, cfg loadgen.Config) error {
-	proto := cfg.Protocol
-	var what string
-	switch {
-	case runtime.GOOS != "linux":
-		what = "anything on " + runtime.GOOS + " (it needs Linux's epoll)"
-	case cfg.Client != "":
-		what = "--client " + cfg.Client + " (the reference library opens and drives its own connections)"
-	case f.newConn:
-		over := "TLS"
-		switch {
-		case proto == "h2" || proto == "h2c":
-			over = "HTTP/2"
-		case proto == "grpc":
-			over = "gRPC"
-		}
-		what = "--new-conn over " + over + " (the loop opens a connection per request only for plaintext HTTP/1.1 and TCP)"
-	case cfg.Mix != nil && cfg.Mix.Hosts != nil:
-		what = "a request mix on several hosts (a loop drives one host)"
-	case cfg.NetNS != "":
-		what = "-p " + proto + " from --netns (in a namespace the loop drives only plaintext HTTP/1.1 and TCP)"
-	case cfg.Streams > 1:
-		what = fmt.Sprintf("%d streams per connection over -p %s", cfg.Streams, proto)
-	default:
-		what = "-p " + proto + " with these options"
-	}
-	return fmt.Errorf("--driver loop cannot drive %s: use --driver goroutines, or leave out --driver to take the loop where it can", what)
+func loopCannot(cfg loadgen.Config) error {
+	return fmt.Errorf("--driver loop cannot drive %s: use --driver goroutines, or leave out --driver to take the loop where it can", loadgen.LoopCannot(cfg))
 }
 
 // closeDialer releases a Dialer that no run will take (Run closes the one

@@ -82,7 +82,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	if cfg.Driver == loadgen.DriverLoop && !loadgen.SpareP(cfg, dialer) {
 		closeDialer(dialer)
-		return loopCannot(f, cfg) // before the header: Run would refuse it after
+		return loopCannot(cfg) // before the header: Run would refuse it after
 	}
 	if err := loadgen.CheckFiles(cfg, dialer); err != nil {
 		closeDialer(dialer)
