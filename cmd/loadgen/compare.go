@@ -131,7 +131,7 @@ func runCompare(cmd *cobra.Command, f *compareFlags, a, b string) error {
 		return fmt.Errorf("%s is %s but %s is %s: compare two runs or two sweeps", a, kind(sweepA), b, kind(sweepB))
 	}
 	if sweepA {
-		if subsA, _ := subSweeps(a); len(subsA) > 0 {
+		if subsA, _ := store.SweepDirs(a); len(subsA) > 0 {
 			return compareSubSweeps(cmd, a, b, subsA, opt)
 		}
 	}

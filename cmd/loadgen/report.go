@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -178,16 +177,10 @@ func readResults(path string) ([]*report.Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
-	var head struct {
-		Kind string          `json:"kind"`
-		Rung *string         `json:"rung"`
-		Run  json.RawMessage `json:"run"`
-	}
-	_ = json.Unmarshal(b, &head) // store's readers say what is wrong with the file
-	switch {
-	case head.Kind == "sweep" || filepath.Base(path) == store.ManifestFile:
+	switch store.Recognise(path, b) {
+	case store.HoldsSweep:
 		return one(readSweep(filepath.Dir(path)))
-	case head.Rung != nil:
+	case store.HoldsStep:
 		st, err := store.ReadStep(path)
 		if err != nil {
 			return nil, err
@@ -218,7 +211,7 @@ func one(s *report.Sweep, err error) ([]*report.Sweep, error) {
 // (`loadgen lab` writes one per protocol): every subdirectory with a
 // manifest, in name order. None when dir is itself a sweep.
 func sweepSubdirs(dir string) ([]*report.Sweep, error) {
-	names, err := subSweeps(dir)
+	names, err := store.SweepDirs(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -233,24 +226,8 @@ func sweepSubdirs(dir string) ([]*report.Sweep, error) {
 	return out, nil
 }
 
-// subSweeps names the subdirectories of dir that hold a sweep, in name
-// order; none when dir is itself a sweep.
-func subSweeps(dir string) ([]string, error) {
-	if _, err := os.Stat(filepath.Join(dir, store.ManifestFile)); err == nil {
-		return nil, nil
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join(dir, e.Name(), store.ManifestFile)); e.IsDir() && err == nil {
-			names = append(names, e.Name())
-		}
-	}
-	return names, nil
-}
+// subSweeps is store.SweepDirs, by the name study.go calls it.
+func subSweeps(dir string) ([]string, error) { return store.SweepDirs(dir) }
 
 func readSweep(dir string) (*report.Sweep, error) {
 	m, steps, err := store.ReadSweep(dir)
