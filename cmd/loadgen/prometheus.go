@@ -57,9 +57,3 @@ func holdMetrics(ctx context.Context, d time.Duration, stderr io.Writer, url str
 		return false
 	}
 }
-
-// errorsByClass names a run's error counts for the exporter.
-func errorsByClass(e results.Errors) map[string]int64 {
-	return map[string]int64{"connect": e.Connect, "read": e.Read, "write": e.Write,
-		"timeout": e.Timeout, "status": e.Status, "protocol": e.Protocol}
-}

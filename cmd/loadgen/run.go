@@ -159,7 +159,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	ran = true
 	if live != nil {
-		live.Finish(errorsByClass(run.Summary.Errors), run.Summary.RPS)
+		live.Finish(metrics.ErrorsByClass(run.Summary.Errors), run.Summary.RPS)
 	}
 	if err := report.WrkBody(summary, run, f.wrkOptions()); err != nil {
 		return runFailure{err: err}

@@ -184,7 +184,7 @@ func (j sweepJob) liveEvents(next func(sweep.Event)) func(sweep.Event) {
 			j.live.Progress(ev.Live)
 		case sweep.StepFinished:
 			if ev.Result != nil && ev.Result.Run != nil {
-				j.live.Finish(errorsByClass(ev.Result.Run.Summary.Errors), ev.Result.Run.Summary.RPS)
+				j.live.Finish(metrics.ErrorsByClass(ev.Result.Run.Summary.Errors), ev.Result.Run.Summary.RPS)
 			}
 		}
 		next(ev)

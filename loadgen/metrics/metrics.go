@@ -169,6 +169,13 @@ func (x *Exporter) Finish(byClass map[string]int64, rps float64) {
 	x.rps = rps
 }
 
+// ErrorsByClass names a run's error counts by the classes of
+// loadgen_errors_total, for Finish.
+func ErrorsByClass(e results.Errors) map[string]int64 {
+	return map[string]int64{"connect": e.Connect, "read": e.Read, "write": e.Write,
+		"timeout": e.Timeout, "status": e.Status, "protocol": e.Protocol}
+}
+
 // add folds an interval's histogram into the cumulative buckets.
 func (a *latencyAcc) add(h *hist.Histogram) {
 	for _, b := range h.Buckets() {
