@@ -118,6 +118,17 @@ const (
 	MaxConnections  = 1 << 16
 )
 
+// CheckNewConn refuses a connection per request (NewConn) with several
+// streams sharing one connection (Streams > 1): they contradict. It is
+// checked on the user's -m, before a --window multiplies Streams, so
+// Validate, which Run calls after, does not check it.
+func (c *Config) CheckNewConn() error {
+	if c.NewConn && c.Streams > 1 {
+		return fmt.Errorf("--new-conn opens a connection (a TLS handshake) per request, and -m %d shares one connection between %d streams: use one of them", c.Streams, c.Streams)
+	}
+	return nil
+}
+
 // Validate reports the first thing wrong with c, in words a user can act on.
 func (c *Config) Validate() error {
 	switch {

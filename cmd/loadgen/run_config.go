@@ -132,8 +132,8 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 	if f.uncorrected && f.rate == "" {
 		return c, fmt.Errorf("-U prints the uncorrected latency of an open-loop run: add -R (without it each latency counts from its actual send already, and -L prints it)")
 	}
-	if f.newConn && f.streams > 1 {
-		return c, fmt.Errorf("--new-conn opens a connection (a TLS handshake) per request, and -m %d shares one connection between %d streams: use one of them", f.streams, f.streams)
+	if err := c.CheckNewConn(); err != nil {
+		return c, err
 	}
 	return c, c.Validate()
 }
