@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"time"
 
@@ -77,15 +76,5 @@ func (a *arrivalFlags) spec(s *sweep.Spec, arrival, jitter, findMax bool) error 
 		}
 		s.JitterPct = j * 100
 	}
-	if s.Arrival == "" && s.JitterPct == 0 {
-		return nil
-	}
-	open := findMax
-	for _, r := range s.Rates {
-		open = open || r > 0
-	}
-	if !open {
-		return fmt.Errorf("arrival %s, jitter %g%%: these pace an open loop, and every step is closed loop: add -R (rates)", cmp.Or(s.Arrival, pace.Uniform), s.JitterPct)
-	}
-	return nil
+	return s.CheckArrival(findMax)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"loadgen/internal/units"
+	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
 )
 
@@ -214,6 +215,23 @@ func (w Watch) validate() error {
 	}
 	if w.Name != "" && !nameRE.MatchString(w.Name) {
 		return fmt.Errorf("name %q: use letters, digits, '-', '_' or '.' (assertions call it cpu.NAME)", w.Name)
+	}
+	return nil
+}
+
+// CheckArrival refuses an arrival process or a jitter for a sweep with no
+// open-loop step: they pace an open loop. A --find-max sweep (findMax)
+// runs open-loop probes whatever its rates.
+func (s *Spec) CheckArrival(findMax bool) error {
+	if s.Arrival == "" && s.JitterPct == 0 {
+		return nil
+	}
+	open := findMax
+	for _, r := range s.Rates {
+		open = open || r > 0
+	}
+	if !open {
+		return fmt.Errorf("arrival %s, jitter %g%%: these pace an open loop, and every step is closed loop: add -R (rates)", cmp.Or(s.Arrival, pace.Uniform), s.JitterPct)
 	}
 	return nil
 }
