@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -168,38 +166,24 @@ func runCompare(cmd *cobra.Command, f *compareFlags, a, b string) error {
 	return regressionFailure(c)
 }
 
-// compareSubSweeps compares two directories of sweeps (loadgen lab's, one
-// per protocol) sweep by sweep, matched by name.
+// compareSubSweeps prints compare.SubSweeps, sweep by sweep, and its
+// verdict over them all.
 func compareSubSweeps(cmd *cobra.Command, a, b string, names []string, opt compare.Options) error {
 	out := cmd.OutOrStdout()
-	var all compare.Comparison
-	matched := 0
-	for _, name := range names {
-		da, db := filepath.Join(a, name), filepath.Join(b, name)
-		if _, err := os.Stat(filepath.Join(db, store.ManifestFile)); err != nil {
-			fmt.Fprintf(out, "== %s: not in %s, skipped\n\n", name, b)
+	subs, all, err := compare.SubSweeps(a, b, names, opt)
+	for _, s := range subs {
+		if s.Missing {
+			fmt.Fprintf(out, "== %s: not in %s, skipped\n\n", s.Name, b)
 			continue
 		}
-		c, err := compare.Sweeps(da, db, opt)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "== %s\n", name)
-		if err := compare.WriteText(out, c); err != nil {
+		fmt.Fprintf(out, "== %s\n", s.Name)
+		if err := compare.WriteText(out, s.C); err != nil {
 			return failf("%v", err)
 		}
 		fmt.Fprintln(out)
-		if c.Matched() {
-			matched++
-		}
-		all.Options = c.Options
-		for _, r := range c.Rows {
-			r.Step = name + " " + r.Step // for the exit message: which sweep
-			all.Rows = append(all.Rows, r)
-		}
 	}
-	if matched == 0 {
-		return fmt.Errorf("nothing to compare: no sweep of %s has a step that ran in %s", a, b)
+	if err != nil {
+		return err
 	}
 	return regressionFailure(all)
 }
