@@ -439,6 +439,10 @@ func checkPathsOptions(s study.Study, f *studyFlags, changed func(string) bool) 
 	return nil
 }
 
+// findNginx finds nginx where size and the demo do (a test's stand-in
+// replaces it).
+var findNginx = nginxingress.Available
+
 // studyNeeds checks what the study needs, in one line naming the first
 // thing missing.
 func studyNeeds(needs []study.Need, name string) error {
@@ -449,7 +453,7 @@ func studyNeeds(needs []study.Need, name string) error {
 				return errors.New("needs root on Linux (network namespaces): run it as root, e.g. sudo loadgen study " + name)
 			}
 		case study.NeedNginx:
-			if _, err := nginxingress.Available(); err != nil { // where size and the demo find it
+			if _, err := findNginx(); err != nil {
 				return errors.New("needs nginx (on PATH or at /usr/sbin/nginx): install it (apt-get install nginx)")
 			}
 		case study.NeedCluster:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -180,10 +181,12 @@ func TestStudyInterrupt(t *testing.T) {
 
 // A study says what it needs in one line, before building anything.
 func TestStudyNeeds(t *testing.T) {
-	t.Setenv("PATH", t.TempDir()) // no nginx
+	found := findNginx
+	findNginx = func() (string, error) { return "", errors.New("no nginx") }
+	t.Cleanup(func() { findNginx = found })
 	dir := filepath.Join(t.TempDir(), "sizing")
 	code, out, stderr := cli(t, "study", "nginx-sizing", "-d", "1s", "-o", dir, "--allow-contended")
-	if code != 1 || strings.TrimSpace(stderr) != "loadgen: study nginx-sizing needs nginx on PATH: install it (apt-get install nginx)" || out != "" {
+	if code != 1 || strings.TrimSpace(stderr) != "loadgen: study nginx-sizing needs nginx (on PATH or at /usr/sbin/nginx): install it (apt-get install nginx)" || out != "" {
 		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, stderr)
 	}
 	if _, err := os.Stat(dir); err == nil {
