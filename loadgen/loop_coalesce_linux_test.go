@@ -72,12 +72,18 @@ func TestLoopPausesKeepLatency(t *testing.T) {
 	probe := ratecheck.StartProbe()
 	round()
 	stalled := probe.Stop()
-	if best, base := slices.Min(with), slices.Min(without); (best > base+tol || best < base-tol) && stalled > 5*time.Millisecond {
-		// The machine kept this process from running during the runs (an
-		// independent probe saw it): the server's writes queue with it.
-		// Two more of each, and the best of four each is judged.
+	// While the machine kept this process from running during the runs
+	// (an independent probe saw it: the server's writes queue with it),
+	// two more of each, up to three times, and the best of each is judged.
+	for again := 0; again < 3; again++ {
+		best, base := slices.Min(with), slices.Min(without)
+		if (best <= base+tol && best >= base-tol) || stalled <= 5*time.Millisecond {
+			break
+		}
 		t.Logf("p50 with pauses %v, without %v, while the machine stalled the process %v: measuring again", with, without, stalled)
+		probe = ratecheck.StartProbe()
 		round()
+		stalled = probe.Stop()
 	}
 	t.Logf("p50 with pauses %v, without %v", with, without)
 	if best, base := slices.Min(with), slices.Min(without); best > base+tol || best < base-tol {
