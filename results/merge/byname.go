@@ -153,11 +153,6 @@ func addNamed(a, b *results.NamedRequests, w time.Duration) {
 		a.RPS += b.RPS
 	}
 	a.Connections += b.Connections
-	for code, n := range b.Status {
-		if a.Status == nil {
-			a.Status = map[int]int64{}
-		}
-		a.Status[code] += n
-	}
+	a.Status = addStatus(a.Status, b.Status)
 	addErrors(&a.Errors, b.Errors)
 }

@@ -225,12 +225,7 @@ func addSummary(a, b *results.Summary) {
 	a.BytesWritten += b.BytesWritten
 	a.Non2xx3xx += b.Non2xx3xx
 	a.InFlight += b.InFlight
-	for code, n := range b.Status {
-		if a.Status == nil {
-			a.Status = map[int]int64{}
-		}
-		a.Status[code] += n
-	}
+	a.Status = addStatus(a.Status, b.Status)
 	addErrors(&a.Errors, b.Errors)
 	a.Connections.Established += b.Connections.Established
 	a.Connections.Failed += b.Connections.Failed
@@ -423,4 +418,15 @@ func Sources(in []Input) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// addStatus adds counts by status code into a, made when there is none.
+func addStatus(a, b map[int]int64) map[int]int64 {
+	for code, n := range b {
+		if a == nil {
+			a = map[int]int64{}
+		}
+		a[code] += n
+	}
+	return a
 }
