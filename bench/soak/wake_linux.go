@@ -15,8 +15,11 @@ import (
 // every on a timer (an epoll wait with a timeout on an empty set, as an
 // event loop sleeps between an open loop's sends); Thread, two threads on
 // one CPU that wake each other n times through pipes (a wake-up with no
-// timer and no interrupt). Both hold their threads and make raw system
-// calls, so Go's scheduler adds nothing. Run pinned to one CPU.
+// timer and no interrupt). Both hold their threads; the timer's waits are
+// raw system calls (each ends by itself), the pipes' are not (a blocked
+// one must let a collection stop the world), which adds the runtime's few
+// tens of nanoseconds of entering a call to a wake-up's microseconds. Run
+// pinned to one CPU.
 type wakeCost struct{ Timer, Thread time.Duration }
 
 func measureWake(n int, every time.Duration) (wakeCost, error) {
@@ -120,7 +123,10 @@ func echo(w, r, n int, first bool) error {
 			fd, nr = w, unix.SYS_WRITE
 		}
 		for {
-			m, _, e := unix.RawSyscall(nr, uintptr(fd), p, 1)
+			// Syscall, not RawSyscall: a thread blocked here lets go of
+			// its P, so a collection's stop of the world does not wait
+			// for a thread that waits for one the stop holds.
+			m, _, e := unix.Syscall(nr, uintptr(fd), p, 1)
 			if e == unix.EINTR {
 				continue
 			}

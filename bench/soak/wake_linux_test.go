@@ -1,6 +1,8 @@
 package main
 
 import (
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -24,6 +26,27 @@ func TestMeasureWake(t *testing.T) {
 	for _, bad := range [][2]int{{0, 1}, {1, 0}, {-1, 1}} {
 		if _, err := measureWake(bad[0], time.Duration(bad[1])); err == nil {
 			t.Errorf("measureWake(%d, %d) took bad input", bad[0], bad[1])
+		}
+	}
+}
+
+// Two threads waking each other while collections stop the world: a thread
+// blocked in a pipe's read must let the stop through, or the stop waits for
+// it and it for the other thread, which the stop holds (CI's race run hung
+// here for its whole timeout).
+func TestThreadWakeBesideCollections(t *testing.T) {
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !stop.Load() {
+			runtime.GC()
+		}
+	}()
+	defer func() { stop.Store(true); <-done }()
+	for range 20 {
+		if c, err := threadWake(2000); err != nil || c <= 0 {
+			t.Fatalf("threadWake: %v, %v", c, err)
 		}
 	}
 }
