@@ -1,0 +1,137 @@
+package main
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+var (
+	// saysDefault: the usage says what happens when the flag is not given.
+	saysDefault = regexp.MustCompile(`(?i)\bdefault\b|\brequired\b|(^|[\s(;])(0|none|off|unset|empty)\s*[:=]`)
+	// givesExample: the usage shows a value to give.
+	givesExample = regexp.MustCompile(`(?i)\be\.g\.|\bfor example\b`)
+	// durationForm: a duration as the flag takes it (10s, 1m30s, 500ms).
+	durationForm = regexp.MustCompile(`\b\d+(\.\d+)?(ns|us|µs|ms|s|m|h)\b|\d(µs)`)
+	// sizeForm: a size with its unit (1KiB, 64Mi, 1024 B, 64k).
+	sizeForm = regexp.MustCompile(`\b\d+(\.\d+)?\s?(B|[kKMG]i?B?|[kKMG]i)\b`)
+	// sizeName: the string flags that hold a size.
+	sizeName = regexp.MustCompile(`(^|-)(size|memory|payloads?)$`)
+)
+
+// flagHelpAllowed are the flags whose usage needs neither a default nor an
+// example, each with why.
+var flagHelpAllowed = map[string]string{}
+
+// shownDefault is the "(default …)" pflag appends to a flag's usage in
+// --help, or "" when it shows none (a zero value).
+func shownDefault(f *pflag.Flag) string {
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
+	fs.AddFlag(f)
+	line := fs.FlagUsages()
+	if i := strings.LastIndex(line, "(default "); i >= 0 {
+		return line[i:]
+	}
+	return ""
+}
+
+// flagHelpProblem says what a flag's usage leaves a user to guess, or "".
+// The rule: a bool needs nothing. Any other flag passes when --help shows
+// a default (pflag's "(default X)", left out for "", 0, 0s and []), or its
+// usage says the default or what leaving it out does ("default …",
+// "required", "0: …", "none: …", "off: …", "unset: …", "empty: …"), or
+// gives an example ("e.g. …"). A duration (type duration) and a size (type
+// bytes, or a string flag named …size, …memory or …payload(s)) also show
+// their unit form, in the shown default or in the usage: 10s, 500ms, 1KiB.
+func flagHelpProblem(f *pflag.Flag) string {
+	if f.Value.Type() == "bool" {
+		return ""
+	}
+	shown := shownDefault(f)
+	var missing []string
+	if shown == "" && !saysDefault.MatchString(f.Usage) && !givesExample.MatchString(f.Usage) {
+		missing = append(missing, "a default or an example")
+	}
+	switch {
+	case f.Value.Type() == "duration":
+		if !durationForm.MatchString(shown + " " + f.Usage) {
+			missing = append(missing, "a duration's form (e.g. 10s)")
+		}
+	case f.Value.Type() == "bytes" || f.Value.Type() == "string" && sizeName.MatchString(f.Name):
+		if !sizeForm.MatchString(shown + " " + f.Usage) {
+			missing = append(missing, "a size's form (e.g. 1KiB)")
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return "no " + strings.Join(missing, ", no ")
+}
+
+// Every flag of every command (local and persistent, but hidden ones and
+// hidden commands') lets a user know its default and its form from
+// --help alone: see flagHelpProblem for the rule.
+func TestFlagHelpSaysDefaultAndForm(t *testing.T) {
+	var bad []string
+	n := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden {
+			return
+		}
+		seen := map[string]bool{}
+		check := func(f *pflag.Flag) {
+			if f.Hidden || seen[f.Name] {
+				return
+			}
+			seen[f.Name] = true
+			n++
+			key := c.CommandPath() + " --" + f.Name
+			if _, ok := flagHelpAllowed[key]; ok {
+				return
+			}
+			if p := flagHelpProblem(f); p != "" {
+				bad = append(bad, key+": "+p+": "+f.Usage)
+			}
+		}
+		c.LocalNonPersistentFlags().VisitAll(check)
+		c.PersistentFlags().VisitAll(check)
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(newRoot(nil, nil))
+	if n < 300 {
+		t.Errorf("checked %d flags, want every command's", n)
+	}
+	slices.Sort(bad)
+	if len(bad) > 0 {
+		t.Errorf("%d of %d flags' help leave their default or form to guess:\n%s", len(bad), n, strings.Join(bad, "\n"))
+	}
+}
+
+// The rule itself, on flags made for it.
+func TestFlagHelpProblem(t *testing.T) {
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
+	fs.Bool("b", false, "a bool")
+	fs.String("shown", "x", "a string with a default")
+	fs.String("bare", "", "a string")
+	fs.String("said", "", "a string (default the host)")
+	fs.String("zero", "", "a string (none: no limit)")
+	fs.String("eg", "", "a file, e.g. out.json")
+	fs.Duration("d-shown", 10e9, "a duration")
+	fs.Duration("d-bare", 0, "a duration (default none)")
+	fs.Duration("d-eg", 0, "a duration, e.g. 5s")
+	fs.String("payload", "", "a size (default none)")
+	fs.String("stream-size", "", "a size (default 1KiB)")
+	want := map[string]bool{"b": true, "shown": true, "said": true, "zero": true, "eg": true, "d-shown": true, "d-eg": true, "stream-size": true}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if got := flagHelpProblem(f) == ""; got != want[f.Name] {
+			t.Errorf("--%s %q: passes %v, want %v (%s)", f.Name, f.Usage, got, want[f.Name], flagHelpProblem(f))
+		}
+	})
+}
