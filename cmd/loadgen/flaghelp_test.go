@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,8 +16,8 @@ var (
 	saysDefault = regexp.MustCompile(`(?i)\bdefault\b|\brequired\b|(^|[\s(;])(0|none|off|unset|empty)\s*[:=]`)
 	// givesExample: the usage shows a value to give.
 	givesExample = regexp.MustCompile(`(?i)\be\.g\.|\bfor example\b`)
-	// durationForm: a duration as the flag takes it (10s, 1m30s, 500ms).
-	durationForm = regexp.MustCompile(`\b\d+(\.\d+)?(ns|us|µs|ms|s|m|h)\b|\d(µs)`)
+	// durationForm: a duration as the flag takes it (10s, 5m0s, 200µs).
+	durationForm = regexp.MustCompile(`\b(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+\b`)
 	// sizeForm: a size with its unit (1KiB, 64Mi, 1024 B, 64k).
 	sizeForm = regexp.MustCompile(`\b\d+(\.\d+)?\s?(B|[kKMG]i?B?|[kKMG]i)\b`)
 	// sizeName: the string flags that hold a size.
@@ -123,12 +124,14 @@ func TestFlagHelpProblem(t *testing.T) {
 	fs.String("said", "", "a string (default the host)")
 	fs.String("zero", "", "a string (none: no limit)")
 	fs.String("eg", "", "a file, e.g. out.json")
-	fs.Duration("d-shown", 10e9, "a duration")
+	fs.Duration("d-shown", 10*time.Second, "a duration")
+	fs.Duration("d-mixed", 5*time.Minute, "a duration")
+	fs.Duration("d-micro", 200*time.Microsecond, "a duration")
 	fs.Duration("d-bare", 0, "a duration (default none)")
 	fs.Duration("d-eg", 0, "a duration, e.g. 5s")
 	fs.String("payload", "", "a size (default none)")
 	fs.String("stream-size", "", "a size (default 1KiB)")
-	want := map[string]bool{"b": true, "shown": true, "said": true, "zero": true, "eg": true, "d-shown": true, "d-eg": true, "stream-size": true}
+	want := map[string]bool{"b": true, "shown": true, "said": true, "zero": true, "eg": true, "d-shown": true, "d-mixed": true, "d-micro": true, "d-eg": true, "stream-size": true}
 	fs.VisitAll(func(f *pflag.Flag) {
 		if got := flagHelpProblem(f) == ""; got != want[f.Name] {
 			t.Errorf("--%s %q: passes %v, want %v (%s)", f.Name, f.Usage, got, want[f.Name], flagHelpProblem(f))
