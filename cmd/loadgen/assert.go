@@ -38,14 +38,14 @@ type checkFlags struct {
 
 // register adds the flags to `loadgen run`: the baseline is a run file.
 func (c *checkFlags) register(fl *pflag.FlagSet) {
-	c.add(fl, "a run saved with --json: compare this run with it (exit status 99 on a regression)")
+	c.add(fl, "a run saved with --json, e.g. base.json: compare this run with it (exit status 99 on a regression)")
 }
 
 // registerSweep adds the flags to `loadgen sweep`: assertions hold for
 // every step, and the baseline is a sweep's results directory.
 func (c *checkFlags) registerSweep(fl *pflag.FlagSet) {
 	c.sweep = true
-	c.add(fl, "a sweep's results directory: compare each step with its match there (exit status 99 on a regression)")
+	c.add(fl, "a sweep's results directory, e.g. results/main: compare each step with its match there (exit status 99 on a regression)")
 }
 
 func (c *checkFlags) add(fl *pflag.FlagSet, baseline string) {
@@ -55,7 +55,7 @@ func (c *checkFlags) add(fl *pflag.FlagSet, baseline string) {
 		what, eg = "every step", "'cpu.nginx<2'"
 	}
 	fl.StringArrayVar(&c.asserts, "assert", nil, "an assertion on "+what+", e.g. 'p99<20ms', 'errors<0.1%', 'rps>1000', "+eg+" (repeatable, or several split by commas; exit status 99 if one fails)")
-	fl.StringVar(&c.junit, "junit", "", "write the assertions (and baseline comparison) as a JUnit XML report to this file (- for stdout)")
+	fl.StringVar(&c.junit, "junit", "", "write the assertions (and baseline comparison) as a JUnit XML report to this file, e.g. junit.xml (- for stdout)")
 	fl.StringVar(&c.baseline, "baseline", "", baseline)
 	fl.StringVar(&c.maxRegression, "max-regression", "10%", "with --baseline: how much worse a real change may be before it is a regression")
 	fl.BoolVar(&c.allowContended, "allow-contended", false, "with --baseline: exit 0, not 98, when the only doubt is contention: figures worse than --max-regression but within what a saturated machine (M) or generator (G) on this side can explain (a change past that is a regression whatever the flags)")

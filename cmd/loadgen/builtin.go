@@ -39,7 +39,7 @@ func (b *builtinFlags) register(fl *pflag.FlagSet, name, ladder string, duration
 	durationVarP(fl, &b.warmup, "warmup", "", warmup, "warm-up before each step's measured window")
 	countVarP(fl, &b.repeats, "repeats", "", 1, "repeats of every step")
 	fl.BoolVarP(&b.quiet, "quiet", "q", false, "no progress output")
-	fl.StringVarP(&b.file, "file", "f", "", "an options file: YAML whose keys are these long flags (the command line wins)")
+	fl.StringVarP(&b.file, "file", "f", "", "an options file, e.g. "+name+".yaml: YAML whose keys are these long flags (the command line wins)")
 	fl.BoolVar(&b.dryRun, "dry-run", false, "check everything and print the plan, step by step, without building or sending anything")
 	fl.BoolVar(&b.wide, "wide", false, wideUsage)
 	b.check.registerSweep(fl)

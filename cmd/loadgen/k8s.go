@@ -50,7 +50,7 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringVarP(&o.Namespace, "namespace", "n", k8s.DefaultNamespace, "namespace of the comparison (loadgen creates it)")
 	fl.StringVar(&o.Mode, "mode", k8s.ModeBoth, "sidecar placement for istio, linkerd, appmesh and sidecar: "+strings.Join(k8s.Modes, ", ")+" (none: sidecar only)")
 	fl.StringVar(&o.Image, "image", k8s.DefaultImage, "the loadgen image (built from the repository's Dockerfile)")
-	fl.StringVar(&o.Revision, "revision", "", "istio: inject with istio.io/rev=REV instead of istio-injection=enabled")
+	fl.StringVar(&o.Revision, "revision", "", "istio: inject with istio.io/rev=REV, e.g. canary (default istio-injection=enabled)")
 	fl.IntVar(&o.Concurrency, "concurrency", 0, fmt.Sprintf("istio, linkerd, appmesh, sidecar: each sidecar's worker threads, and for the first three its CPU limit "+
 		"in cores (istio concurrency, linkerd proxy-cpu-limit; appmesh: the limit only) (default %d)", k8s.DefaultConcurrency))
 	fl.StringVar(&o.ProxyCPU, "proxy-cpu", "", "istio, linkerd, appmesh: each sidecar's CPU request (default "+k8s.DefaultProxyCPU+")")
@@ -88,7 +88,7 @@ type costSourceFlags struct {
 }
 
 func (c *costSourceFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&c.prometheus, "prometheus", "", "read the proxies' CPU and memory from this Prometheus (URL) instead of metrics.k8s.io")
+	fl.StringVar(&c.prometheus, "prometheus", "", "read the proxies' CPU and memory from this Prometheus, e.g. http://prometheus.monitoring:9090 (default metrics.k8s.io)")
 	fl.BoolVar(&c.noMetrics, "no-metrics", false, "record no proxy CPU and memory")
 	fl.BoolVar(&c.noNodeCost, "no-node-cost", false, "leave out the nodes' own CPU and memory (by default each node that ran a step's target, workers or proxies is recorded)")
 }
@@ -202,7 +202,7 @@ cluster.`,
 	_ = cmd.Flags().Set("namespace", "")
 	cmd.Flags().Lookup("namespace").DefValue = k8s.DefaultNamespace + " (k8s paths: " + paths.DefaultNamespace + ")"
 	cmd.Flags().StringVar(&ro.For, "for", k8s.ForRun, "the command: run, paths or cleanup")
-	cmd.Flags().StringVar(&ro.Bind, "bind", "", "also bind the roles to this ServiceAccount (NAMESPACE/NAME)")
+	cmd.Flags().StringVar(&ro.Bind, "bind", "", "also bind the roles to this ServiceAccount, NAMESPACE/NAME, e.g. ci/loadgen (default: no binding)")
 	return cmd
 }
 
@@ -250,7 +250,7 @@ touched. An ingress controller ConfigMap that a run of the namespace changed
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&ns, "namespace", "n", "", "namespace to clean up")
+	fl.StringVarP(&ns, "namespace", "n", "", "namespace to clean up, e.g. bench (required)")
 	fl.StringVar(&runID, "run-id", "", "only this run's objects (default: every loadgen run's)")
 	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&kctx, "context", "", "kubeconfig context (default the current one)")
@@ -316,8 +316,8 @@ its own, naming both loadgen versions.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&cfg.Wire, strings.TrimPrefix(k8s.FlagWire, "--"), 0, fmt.Sprintf("the coordinator's wire version (k8s run sets it); another than this loadgen's, %d, is refused", k8s.WireVersion))
-	fl.StringVar(&cfg.CoordinatorVersion, strings.TrimPrefix(k8s.FlagCoordinatorVersion, "--"), "", "the coordinator's loadgen version, named when the wire versions differ")
+	fl.IntVar(&cfg.Wire, strings.TrimPrefix(k8s.FlagWire, "--"), 0, fmt.Sprintf("the coordinator's wire version (k8s run sets it); another than this loadgen's, %d, is refused, as is 0, the default: a coordinator too old to say", k8s.WireVersion))
+	fl.StringVar(&cfg.CoordinatorVersion, strings.TrimPrefix(k8s.FlagCoordinatorVersion, "--"), "", "the coordinator's loadgen version, e.g. v1.2.0, named when the wire versions differ (k8s run sets it)")
 	fl.IntVar(&cfg.Workers, "workers", 1, "workers of the step")
 	fl.IntVar(&cfg.Index, "index", 0, "this worker (default $JOB_COMPLETION_INDEX)")
 	fl.IntVar(&cfg.Connections, "connections", 1, "connections of the step, in all")

@@ -112,7 +112,7 @@ either way.`,
 	fl.StringSliceVar(&f.opts.Tests, "tests", nil, "only these tests (default all but UDP and mtls): tcp-stream, tcp-rr, tcp-crr, http, udp-stream, udp-rr, and mtls (HTTP/1.1 over mutual TLS: a CA made for the run, the client's certificate in a Secret)")
 	fl.StringVar(&f.streamSize, "stream-size", "", "TCP_STREAM's write size (default 1024 B, k8s-netperf's; 128KiB is iperf-style)")
 	labelFlag(fl, &f.opts.Labels)
-	fl.StringVar(&f.opts.FlannelBackend, "flannel-backend", "", "refuse a cluster whose nodes do not run this Flannel backend (vxlan, host-gw, udp…)")
+	fl.StringVar(&f.opts.FlannelBackend, "flannel-backend", "", "refuse a cluster whose nodes do not run this Flannel backend, e.g. vxlan (or host-gw, udp…; default: any CNI)")
 	fl.StringVar(&f.opts.CNI, "cni", "", "name the cluster's datapath as the lab's modes do (macvlan, vxlan, host-gw, ebpf…): recorded in paths.json, where loadgen study cni-matrix reads the rows as that mode's (default: Flannel's backend, when the nodes run Flannel)")
 	return cmd
 }

@@ -15,14 +15,14 @@ import (
 // grammars are meshes/k8s's (placement.go); each flag may be repeated.
 func placementFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.Var(nodeSelectorValue{&o.WorkerNodeSelector}, "worker-node-selector",
-		"run the workers on nodes with these labels: KEY=VALUE[,KEY=VALUE…] (repeatable)")
+		"run the workers on nodes with these labels: KEY=VALUE[,KEY=VALUE…], e.g. pool=load (repeatable; default any node)")
 	fl.Var(&tolerationsValue{p: &o.WorkerTolerations}, "worker-toleration",
-		"let the workers run on nodes with this taint: KEY=VALUE:EFFECT, KEY=VALUE (any effect), KEY:EFFECT or KEY:Exists[:EFFECT] (any value), KEY (repeatable)")
+		"let the workers run on nodes with this taint, e.g. dedicated=load:NoSchedule: KEY=VALUE:EFFECT, KEY=VALUE (any effect), KEY:EFFECT or KEY:Exists[:EFFECT] (any value), KEY (repeatable; default none)")
 	fl.Var(resourcesValue{&o.WorkerRequests}, "worker-resources",
-		"each worker's requests, as kubectl set resources --requests: cpu=2,memory=1Gi (its cpu and memory stand for --worker-cpu and --worker-memory, not beside them; repeatable)")
+		"each worker's requests, as kubectl set resources --requests, e.g. cpu=2,memory=1Gi (its cpu and memory stand for --worker-cpu and --worker-memory, not beside them; repeatable)")
 	fl.Var(resourcesValue{&o.WorkerLimits}, "worker-limits",
-		"each worker's limits, as kubectl set resources --limits: cpu=4,memory=1Gi (none by default; repeatable)")
-	fl.StringVar(&o.TargetNode, "target-node", "", "run the target on this node (its name; through the scheduler: its taints and room count); the workers keep off it")
+		"each worker's limits, as kubectl set resources --limits, e.g. cpu=4,memory=1Gi (none by default; repeatable)")
+	fl.StringVar(&o.TargetNode, "target-node", "", "run the target on this node, by name, e.g. worker-2 (through the scheduler: its taints and room count; default any node); the workers keep off it")
 }
 
 type nodeSelectorValue struct{ p *map[string]string }

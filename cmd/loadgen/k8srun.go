@@ -78,7 +78,7 @@ for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001
 	controlPlaneFlag(fl, &f.opts)
 	placementFlags(fl, &f.opts)
 	hopsFlag(fl, &f.opts)
-	fl.StringVarP(&f.file, "file", "f", "", "sweep file (YAML, as 'loadgen sweep -f')")
+	fl.StringVarP(&f.file, "file", "f", "", "sweep file (YAML, as 'loadgen sweep -f'), e.g. examples/k8s-sweep.yaml (required)")
 	fl.StringVarP(&f.out, "output", "o", "", "results directory (required, but with --dry-run)")
 	fl.IntVar(&f.workers, "workers", 1, "workers per step (pods of the Indexed Job), each taking 1/N of the connections, threads and rate")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")

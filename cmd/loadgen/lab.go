@@ -97,8 +97,8 @@ hold (the table: loadgen run --help).`,
 	fl.StringVar(&f.size, "size", "1KiB", "request and response size of tcp-rr and tcp-crr")
 	fl.StringVar(&f.streamSize, "stream-size", "64KiB", "write size of tcp-stream")
 	f.register(fl, "lab", "c1t1", 3*time.Second, 500*time.Millisecond) // netperf runs one connection
-	fl.Lookup("baseline").Usage = "an earlier lab's results directory: each protocol compares with its sweep there (exit status 99 on a regression)"
-	fl.Lookup("junit").Usage = "write the assertions (and baseline comparison) as JUnit XML, a file per protocol: FILE-tcp-rr.xml …"
+	fl.Lookup("baseline").Usage = "an earlier lab's results directory, e.g. results/lab-main: each protocol compares with its sweep there (exit status 99 on a regression)"
+	fl.Lookup("junit").Usage = "write the assertions (and baseline comparison) as JUnit XML, a file per protocol: e.g. junit.xml makes junit-tcp-rr.xml …"
 	cmd.AddCommand(newUDPTunnelCmd())
 	return cmd
 }

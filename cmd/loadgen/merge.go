@@ -92,7 +92,7 @@ read exits 2, runs that do not merge 1.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "write the merged run here (JSON, as 'loadgen run --json'; - for stdout, the summary then goes to stderr)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write the merged run here, e.g. merged.json (required; JSON, as 'loadgen run --json'; - for stdout, the summary then goes to stderr)")
 	cmd.Flags().BoolVar(&opts.AllowSkew, "allow-skew", false, "merge runs whose measured windows overlap by less than 90% of the shortest (their rates summed), saying by how much")
 	return cmd
 }

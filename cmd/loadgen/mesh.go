@@ -90,10 +90,10 @@ Envoy's format follows -o: .json writes JSON, anything else YAML.`,
 	fl.StringVar(&r.upstream, "upstream", "198.18.0.3:8080", "IP:PORT the outbound side forwards to (with --ingress: HOST:PORT of nginx's upstream)")
 	fl.StringVar(&r.inboundSource, "inbound-source", layout.InboundSource, `source address of the inbound side's connections to the app ("none": not bound; caddy cannot bind)`)
 	fl.IntVar(&r.workers, "workers", 0, fmt.Sprintf("worker threads or processes (0: Istio's %d)", layout.DefaultWorkers))
-	fl.StringVar(&r.mtlsDir, "mtls-dir", "", "render mutual TLS with the certificate files in this directory")
+	fl.StringVar(&r.mtlsDir, "mtls-dir", "", "render mutual TLS with the certificate files in this directory: root-cert.pem, default.loadgen.crt and .key (default: no TLS between the sidecars)")
 	fl.BoolVar(&r.ingress, "ingress", false, "nginx only: the ingress layout (--listen → --upstream) instead of a sidecar")
 	fl.StringVar(&r.listen, "listen", "0.0.0.0:8080", "with --ingress: the address nginx listens on")
-	fl.StringVarP(&r.out, "output", "o", "", "write the config to this file instead of standard output")
+	fl.StringVarP(&r.out, "output", "o", "", "write the config to this file, e.g. envoy.yaml (default standard output)")
 	return cmd
 }
 

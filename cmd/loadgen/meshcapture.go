@@ -71,10 +71,10 @@ address, "" for none), -x --exclude-outbound-ip-ranges.`,
 	fl.Uint32Var(&c.uid, "proxy-uid", layout.ProxyUID, "the sidecar's UID: its connections are not captured (-u)")
 	fl.Uint32Var(&c.gid, "proxy-gid", layout.ProxyGID, "the sidecar's GID (-g)")
 	fl.StringVar(&c.excludeIn, "exclude-inbound-ports", joinPorts(sidecar.IstioCapture.ExcludeInbound), "inbound ports left uncaptured (-d)")
-	fl.StringVar(&c.excludeOut, "exclude-outbound-ports", "", "outbound ports left uncaptured (-o)")
-	fl.StringVar(&c.includeOutPorts, "include-outbound-ports", "", "outbound ports captured whatever the address (-q)")
+	fl.StringVar(&c.excludeOut, "exclude-outbound-ports", "", "outbound ports left uncaptured, comma-separated, e.g. 5432,6379 (-o; default none)")
+	fl.StringVar(&c.includeOutPorts, "include-outbound-ports", "", "outbound ports captured whatever the address, comma-separated, e.g. 8080 (-q; default none)")
 	fl.StringVar(&c.includeOut, "include-outbound-ip-ranges", "*", `outbound CIDRs captured: "*" every address, "" none (-i)`)
-	fl.StringVar(&c.excludeOutIPs, "exclude-outbound-ip-ranges", "", "outbound CIDRs left uncaptured (-x)")
+	fl.StringVar(&c.excludeOutIPs, "exclude-outbound-ip-ranges", "", "outbound CIDRs left uncaptured, comma-separated, e.g. 10.0.0.0/8 (-x; default none)")
 	fl.BoolVar(&c.print, "print", false, "print the iptables-restore input instead of installing it")
 	return cmd
 }

@@ -70,15 +70,15 @@ into); "-" writes to stdout instead, for one of them:
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVar(&f.html, "html", "", "write the HTML report (one self-contained file) to `FILE`")
+	fl.StringVar(&f.html, "html", "", "write the HTML report (one self-contained file) to `FILE`, e.g. report.html")
 	fl.StringVar(&f.markdown, "markdown", "", "write the Markdown summary to `FILE` (default stdout when no other output is asked)")
-	fl.StringVar(&f.csv, "csv", "", "write one CSV row per step to `FILE`")
-	fl.StringVar(&f.csvIstio, "csv-istio", "", "write istio/tools' perf benchmark CSV (the columns its graph_plotter.py reads) to `FILE`")
-	fl.StringVar(&f.fortio, "json-fortio", "", "write fortio's result JSON to `FILE`")
-	fl.StringVar(&f.smp, "json-smp", "", "write Service Mesh Performance result JSON to `FILE`")
+	fl.StringVar(&f.csv, "csv", "", "write one CSV row per step to `FILE`, e.g. steps.csv")
+	fl.StringVar(&f.csvIstio, "csv-istio", "", "write istio/tools' perf benchmark CSV (the columns its graph_plotter.py reads) to `FILE`, e.g. istio.csv")
+	fl.StringVar(&f.fortio, "json-fortio", "", "write fortio's result JSON to `FILE`, e.g. fortio.json")
+	fl.StringVar(&f.smp, "json-smp", "", "write Service Mesh Performance result JSON to `FILE`, e.g. smp.json")
 	fl.BoolVar(&f.percentiles, "percentiles", false, "print the full latency percentile spectrum (.hgrm) to stdout")
 	fl.StringVar(&f.title, "title", "", "title of the HTML report (default from the results)")
-	fl.Float64Var(&f.cpuPrice, "cpu-price", 0, "what one CPU costs a month: adds monthly cost columns to the ingress sizing table")
+	fl.Float64Var(&f.cpuPrice, "cpu-price", 0, "what one CPU costs a month, e.g. 30 (any currency): adds monthly cost columns to the ingress sizing table")
 	fl.BoolVar(&f.wide, "wide", false, "every column in the Markdown sweep tables (by default the columns a reader needs first; HTML and CSV have all)")
 	return cmd
 }

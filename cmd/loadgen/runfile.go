@@ -16,7 +16,7 @@ type runFile struct {
 
 // register adds -f to run.
 func (r *runFile) register(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&r.path, "file", "f", "", "an options file, YAML or JSON: the long flags as keys (connections: 50, header: [..]) and url; flags and LOADGEN_ variables win over it")
+	cmd.Flags().StringVarP(&r.path, "file", "f", "", "an options file, YAML or JSON, e.g. run.yaml: the long flags as keys (connections: 50, header: [..]) and url; flags and LOADGEN_ variables win over it")
 }
 
 // apply reads -f into the flags neither the command line nor the

@@ -50,10 +50,10 @@ type serverTLS struct {
 func (s *serverTLS) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&s.enable, "tls", false, "serve TLS with a self-signed certificate (or --cert/--key)")
 	fl.StringVar(&s.keyType, "key-type", "rsa", "key of the self-signed certificate: rsa (RSA-2048) or ecdsa (P-256)")
-	fl.StringVar(&s.certFile, "cert", "", "PEM certificate file (implies --tls)")
-	fl.StringVar(&s.keyFile, "key", "", "PEM key file for --cert")
-	fl.StringVar(&s.writeCA, "write-ca", "", "write the self-signed certificate (PEM) here, for clients' --cacert")
-	fl.StringVar(&s.clientCA, "client-ca", "", "require a client certificate issued by these CAs (PEM) on every connection: mutual TLS (needs --tls or --cert)")
+	fl.StringVar(&s.certFile, "cert", "", "PEM certificate file, e.g. server.crt (implies --tls; default a self-signed one with --tls)")
+	fl.StringVar(&s.keyFile, "key", "", "PEM key file for --cert, e.g. server.key")
+	fl.StringVar(&s.writeCA, "write-ca", "", "write the self-signed certificate (PEM) to this file, e.g. ca.pem, for clients' --cacert")
+	fl.StringVar(&s.clientCA, "client-ca", "", "require a client certificate issued by these CAs (PEM file, e.g. client-ca.pem) on every connection: mutual TLS (needs --tls or --cert)")
 }
 
 // config returns the server's TLS configuration, nil for plaintext.
@@ -198,11 +198,11 @@ failed call makes it a 502 whose one-line body names the hop that failed
 	durationVarP(fl, &cfg.MaxDelay, "max-delay", "", httpbin.DefaultMaxDelay, "largest d of /delay/{d}")
 	bytesVar(fl, &cfg.MaxBody, "max-body", httpbin.DefaultMaxBody, "largest request body (413 beyond; bytes: 1MiB)")
 	countVarP(fl, &cfg.MaxConns, "max-conns", "", 0, "refuse connections beyond this many at once (0: no limit)")
-	fl.StringSliceVar(&cfg.Calls, "call", nil, "call these next services (http://host:port[/path], comma-separated) before answering each request: a multi-hop target")
+	fl.StringSliceVar(&cfg.Calls, "call", nil, "call these next services (http://host:port[/path], comma-separated, e.g. http://127.0.0.1:8081/get) before answering each request: a multi-hop target")
 	countVarP(fl, &cfg.Fanout, "fanout", "", 0, "with --call: calls per request, made at once and spread over the URLs in turn (default one to each)")
 	durationVarP(fl, &cfg.CallTimeout, "call-timeout", "", httpbin.DefaultCallTimeout, "with --call: the most a request's calls take (a caller's own time left bounds it further); past it the answer is a 502")
 	countVarP(fl, &cfg.CallConns, "call-conns", "", httpbin.DefaultCallConns, "with --call: connections kept open to each URL at most (a call waits for a free one)")
-	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long (default: until Ctrl-C)")
+	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long, e.g. 5m (default: until Ctrl-C)")
 	fl.BoolVar(&http3, "http3", true, "with --tls, serve HTTP/3 too, on the UDP port of the same number")
 	st.register(fl)
 	return cmd
@@ -255,7 +255,7 @@ tcp-stream sends: then it is a sink that reads and counts.`,
 	fl := cmd.Flags()
 	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:9000", "address to listen on")
 	countVarP(fl, &cfg.MaxConns, "max-conns", "", 0, "refuse connections beyond this many at once (0: no limit)")
-	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long (default: until Ctrl-C)")
+	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long, e.g. 5m (default: until Ctrl-C)")
 	return cmd
 }
 
@@ -302,7 +302,7 @@ that a path's loss accounting sees it.`,
 	fl := cmd.Flags()
 	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:9001", "address to listen on")
 	countVarP(fl, &cfg.DropEvery, "drop-every", "", 0, "drop every Nth datagram, echoed or sunk, on purpose (0: none)")
-	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long (default: until Ctrl-C)")
+	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long, e.g. 5m (default: until Ctrl-C)")
 	return cmd
 }
 
@@ -357,8 +357,8 @@ come, each answered a delay after it arrived.`,
 	fl := cmd.Flags()
 	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:9090", "address to listen on")
 	bytesVar(fl, &cfg.MaxMessage, "max-message", grpcecho.DefaultMaxMessage, "largest message (bytes: 4MiB)")
-	durationVarP(fl, &cfg.Delay, "delay", "", 0, "answer every call and message after this long (a slow backend)")
-	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long (default: until Ctrl-C)")
+	durationVarP(fl, &cfg.Delay, "delay", "", 0, "answer every call and message after this long, e.g. 5ms (a slow backend; default 0s: at once)")
+	durationVarP(fl, &runFor, "for", "", 0, "stop by itself after this long, e.g. 5m (default: until Ctrl-C)")
 	st.register(fl)
 	return cmd
 }

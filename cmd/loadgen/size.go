@@ -65,7 +65,7 @@ of its own for figures that measure nginx alone.`,
 	fl.StringVar(&f.payload, "payload", "1KiB", "response body size")
 	fl.StringVar(&f.keyType, "key-type", "rsa", "the TLS listener's key: rsa (RSA-2048, as NGINX's figures) or ecdsa (P-256)")
 	fl.BoolVar(&f.mtls, "mtls", false, "mutual TLS: the TLS listeners require a client certificate (ssl_verify_client on), which the load presents (--key-type's kind, from a CA made for the run)")
-	fl.Float64Var(&f.price, "cpu-price", 0, "what one CPU costs a month: adds each worker count's monthly cost to the table")
+	fl.Float64Var(&f.price, "cpu-price", 0, "what one CPU costs a month, e.g. 30 (any currency): adds each worker count's monthly cost to the table")
 	f.register(fl, "size", "c64t2", 5*time.Second, time.Second)
 	return cmd
 }

@@ -27,15 +27,15 @@ type tlsFlags struct {
 func (t *tlsFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&t.enable, "tls", false, "use TLS (implied by https:// URLs)")
 	fl.BoolVarP(&t.insecure, "insecure", "k", false, "do not verify the server's certificate")
-	fl.StringVar(&t.caFile, "cacert", "", "PEM file of CA certificates to verify the server with")
-	fl.StringVar(&t.sni, "sni", "", "server name to send (SNI) and verify")
-	fl.StringVar(&t.version, "tls-version", "", "pin the TLS version: 1.2 or 1.3")
-	fl.StringVar(&t.ciphers, "cipher", "", "TLS 1.2 cipher suites, comma-separated (Go/IANA names)")
+	fl.StringVar(&t.caFile, "cacert", "", "PEM file of CA certificates to verify the server with (default the system's CA pool)")
+	fl.StringVar(&t.sni, "sni", "", "server name to send (SNI) and verify (default the URL's host)")
+	fl.StringVar(&t.version, "tls-version", "", "pin the TLS version: 1.2 or 1.3 (default: negotiated, 1.2 at least)")
+	fl.StringVar(&t.ciphers, "cipher", "", "TLS 1.2 cipher suites, comma-separated Go/IANA names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 (default Go's list)")
 	fl.BoolVar(&t.resume, "tls-resume", false, "allow TLS session resumption (default: every handshake is full)")
-	fl.StringVar(&t.cert, "cert", "", "client certificate (PEM, chain after it) for a server that asks for one (mutual TLS); the file may hold the key too")
-	fl.StringVar(&t.key, "key", "", "the client certificate's private key (PEM)")
-	fl.StringVar(&t.p12, "cert-p12", "", "client certificate and key as a PKCS#12 bundle (.p12/.pfx), instead of --cert/--key")
-	fl.StringVar(&t.p12Pass, "cert-p12-password", "", "the --cert-p12 bundle's password (or LOADGEN_CERT_P12_PASSWORD, which keeps it out of ps)")
+	fl.StringVar(&t.cert, "cert", "", "client certificate (PEM, chain after it), e.g. client.pem, for a server that asks for one (mutual TLS); the file may hold the key too")
+	fl.StringVar(&t.key, "key", "", "the client certificate's private key (PEM), e.g. client.key (default: read from --cert's file)")
+	fl.StringVar(&t.p12, "cert-p12", "", "client certificate and key as a PKCS#12 bundle (.p12/.pfx), e.g. client.p12, instead of --cert/--key")
+	fl.StringVar(&t.p12Pass, "cert-p12-password", "", "the --cert-p12 bundle's password (default empty; or LOADGEN_CERT_P12_PASSWORD, which keeps it out of ps)")
 	fl.StringVar(&t.curves, "tls-curves", "", "key exchanges offered, in order (default X25519,P256; add X25519MLKEM768 to offer post-quantum, as browsers do)")
 }
 
