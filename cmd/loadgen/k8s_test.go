@@ -400,3 +400,32 @@ func TestK8sRunHops(t *testing.T) {
 		t.Errorf("the manifest carries %d hops to the report (%s), want 4", s.Hops(), m.Spec)
 	}
 }
+
+// TestK8sRunH3 checks `k8s run` with a sweep of protocol h3: through
+// --mesh ingress the mesh path goes to the controller's Service on 443
+// and the direct path to the target's UDP 8443, and the rendering has
+// that port; through a sidecar mesh it is refused in one line, exit 2,
+// before the cluster is touched.
+func TestK8sRunH3(t *testing.T) {
+	dir := t.TempDir()
+	sw := filepath.Join(dir, "sweep.yaml")
+	if err := os.WriteFile(sw, []byte("protocol: h3\npaths:\n  - {name: mesh, url: \"https://target:8080\", insecure: true}\n"+
+		"  - {name: direct, url: \"https://target:8081\", insecure: true, baseline: true}\nladder: c2t1\npayloads: [100]\nendpoint: /bytes/{size}\nduration: 5s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "k8s", "run", "--mesh", "ingress", "--class", "traefik", "--ingress-service", "traefik/traefik", "-f", sw, "--dry-run", "--run-id", "dry")
+	if code != 0 {
+		t.Fatalf("h3 through an ingress: exit %d %s", code, errOut)
+	}
+	for _, want := range []string{"https://traefik.traefik.svc.cluster.local:443/bytes/100", "https://loadgen-target.loadgen.svc.cluster.local:8443/bytes/100",
+		"name: h3-direct\n    port: 8443\n    protocol: UDP"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("h3 dry run lacks %q:\n%s", want, out)
+		}
+	}
+	code, _, errOut = cli(t, "k8s", "run", "--mesh", "istio", "-f", sw, "-o", filepath.Join(dir, "out"))
+	if first, _, _ := strings.Cut(errOut, "\n"); code != exitUsage || !strings.Contains(first, "path mesh (https://target:8080): -p h3 through --mesh istio") ||
+		!strings.Contains(first, "are not proxied") {
+		t.Errorf("h3 through istio: exit %d %q, want 2 and the refusal in one line", code, errOut)
+	}
+}

@@ -34,18 +34,22 @@ const (
 // benchmark has them (8076–8078), are left out of every proxy's capture,
 // inbound and outbound (sidecar.go), so the baseline crosses no proxy; in
 // an ambient mesh they are served by a target out of the mesh.
+// PortHTTPSDirect is httpbin with TLS, as `loadgen serve httpbin --tls`
+// serves it: HTTP/2 and HTTP/1.1 on TCP, HTTP/3 on UDP of the same
+// number (the direct path of -p h3).
 const (
-	PortHTTP       = 8080
-	PortHTTPDirect = 8081
-	PortGRPC       = 9090
-	PortGRPCDirect = 9091
-	PortTCP        = 9000
-	PortTCPDirect  = 9001
-	PortUDP        = 9002 // loadgen serve udp: echo and counting sink
+	PortHTTP        = 8080
+	PortHTTPDirect  = 8081
+	PortHTTPSDirect = 8443
+	PortGRPC        = 9090
+	PortGRPCDirect  = 9091
+	PortTCP         = 9000
+	PortTCPDirect   = 9001
+	PortUDP         = 9002 // loadgen serve udp: echo and counting sink
 )
 
 // DirectPorts are the target's ports that no proxy captures.
-var DirectPorts = []int{PortHTTPDirect, PortGRPCDirect, PortTCPDirect}
+var DirectPorts = []int{PortHTTPDirect, PortGRPCDirect, PortTCPDirect, PortHTTPSDirect}
 
 // DirectPort tells whether a target port is one of DirectPorts.
 func DirectPort(port int) bool { return slices.Contains(DirectPorts, port) }

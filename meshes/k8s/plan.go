@@ -56,8 +56,9 @@ func (st Step) UsesTarget() bool {
 // TargetHost in a sweep path's URL stands for the comparison's target:
 // http://target:8080 goes through the mesh (the ingress or the gateway),
 // http://target:8081 to the same pods outside sidecar capture; gRPC's
-// ports are 9090 and 9091, raw TCP's 9000 and 9001 (a step of gRPC or TCP
-// load to the direct port 8081 goes to its protocol's direct port).
+// ports are 9090 and 9091, raw TCP's 9000 and 9001, HTTP/3's direct port
+// UDP 8443 (a step of gRPC, TCP or HTTP/3 load to the direct port 8081
+// goes to its protocol's direct port).
 const TargetHost = "target"
 
 // Addresses are where an ingress's or a gateway's mesh path is reached,
@@ -203,9 +204,9 @@ func DirectURL(raw string) bool {
 	return DirectPort(p)
 }
 
-// directFor sends a step of gRPC or raw TCP load to the direct path's
-// HTTP port (8081, where httpbin answers) to its protocol's direct port
-// instead: the direct path of that protocol.
+// directFor sends a step of gRPC, raw TCP or HTTP/3 load to the direct
+// path's HTTP port (8081, where httpbin answers) to its protocol's direct
+// port instead: the direct path of that protocol (HTTP/3's is UDP 8443).
 func directFor(protocol, raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Hostname() != TargetHost || u.Port() != strconv.Itoa(PortHTTPDirect) {
@@ -216,6 +217,8 @@ func directFor(protocol, raw string) string {
 		u.Host = net.JoinHostPort(TargetHost, strconv.Itoa(PortGRPCDirect))
 	case strings.HasPrefix(protocol, "tcp"):
 		u.Host = net.JoinHostPort(TargetHost, strconv.Itoa(PortTCPDirect))
+	case protocol == ProtocolH3:
+		u.Host = net.JoinHostPort(TargetHost, strconv.Itoa(PortHTTPSDirect))
 	default:
 		return raw
 	}

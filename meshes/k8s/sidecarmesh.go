@@ -450,13 +450,14 @@ func (o Options) hopSidecarConfig(i int) string {
 	return sidecarObject + "-hop" + strconv.Itoa(i)
 }
 
-// CheckLoad refuses a load --mesh sidecar cannot carry: its proxies are
-// HTTP/1.1 proxies in front of the target's HTTP port (a gRPC or TCP
-// connection through them would reach httpbin), and the client's speaks
-// plain HTTP to its own sidecar.
+// CheckLoad refuses a load the mesh cannot carry: HTTP/3 where it cannot
+// go (checkH3), and under --mesh sidecar anything but plain HTTP/1.1: its
+// proxies are HTTP/1.1 proxies in front of the target's HTTP port (a gRPC
+// or TCP connection through them would reach httpbin), and the client's
+// speaks plain HTTP to its own sidecar.
 func (o Options) CheckLoad(l Load, steps []Step) error {
 	if o.Mesh != MeshSidecar {
-		return nil
+		return o.checkH3(l, steps)
 	}
 	if l.Protocol != "" && l.Protocol != "http1" {
 		return fmt.Errorf("--mesh sidecar carries HTTP/1.1 (its nginx, HAProxy and Caddy sidecars proxy the target's HTTP port), not protocol %s", l.Protocol)

@@ -24,6 +24,9 @@ type targetPort struct {
 	name string // the Service port's name: its prefix tells meshes the protocol
 	port int32
 	args []string
+	// udp names the UDP port of the same number the server serves too
+	// (HTTP/3 beside HTTPS); empty: none.
+	udp string
 }
 
 // targetPorts are a target's servers; next, when set, is the Service
@@ -38,12 +41,16 @@ func targetPorts(next string) []targetPort {
 		return []string{"--call", "http://" + next + ":" + strconv.Itoa(p)}
 	}
 	return []targetPort{
-		{"http-httpbin", PortHTTP, append([]string{"serve", "httpbin", "--addr", addr(PortHTTP)}, call(PortHTTP)...)},
-		{"http-direct", PortHTTPDirect, append([]string{"serve", "httpbin", "--addr", addr(PortHTTPDirect)}, call(PortHTTPDirect)...)},
-		{"grpc-echo", PortGRPC, []string{"serve", "grpc", "--addr", addr(PortGRPC)}},
-		{"grpc-direct", PortGRPCDirect, []string{"serve", "grpc", "--addr", addr(PortGRPCDirect)}},
-		{"tcp-echo", PortTCP, []string{"serve", "tcp", "--addr", addr(PortTCP)}},
-		{"tcp-direct", PortTCPDirect, []string{"serve", "tcp", "--addr", addr(PortTCPDirect)}},
+		{"http-httpbin", PortHTTP, append([]string{"serve", "httpbin", "--addr", addr(PortHTTP)}, call(PortHTTP)...), ""},
+		{"http-direct", PortHTTPDirect, append([]string{"serve", "httpbin", "--addr", addr(PortHTTPDirect)}, call(PortHTTPDirect)...), ""},
+		{"grpc-echo", PortGRPC, []string{"serve", "grpc", "--addr", addr(PortGRPC)}, ""},
+		{"grpc-direct", PortGRPCDirect, []string{"serve", "grpc", "--addr", addr(PortGRPCDirect)}, ""},
+		{"tcp-echo", PortTCP, []string{"serve", "tcp", "--addr", addr(PortTCP)}, ""},
+		{"tcp-direct", PortTCPDirect, []string{"serve", "tcp", "--addr", addr(PortTCPDirect)}, ""},
+		// HTTPS on TCP and HTTP/3 on UDP 8443, a self-signed certificate:
+		// the direct path of -p h3 (directFor). Its calls (--hops) go to
+		// the next hop's plain direct port.
+		{"https-direct", PortHTTPSDirect, append([]string{"serve", "httpbin", "--addr", addr(PortHTTPSDirect), "--tls"}, call(PortHTTPDirect)...), H3PortName},
 	}
 }
 
@@ -158,10 +165,18 @@ func (o Options) targetDeployment(name, next string, hop int, meshLabels, annota
 			Ports:           []corev1.ContainerPort{{Name: shortPortName(p.name), ContainerPort: p.port, Protocol: corev1.ProtocolTCP}},
 			SecurityContext: Restricted(),
 		}
-		if p.port == PortHTTP || p.port == PortHTTPDirect {
+		if p.udp != "" {
+			c.Ports = append(c.Ports, corev1.ContainerPort{Name: shortPortName(p.udp), ContainerPort: p.port, Protocol: corev1.ProtocolUDP})
+		}
+		switch p.port {
+		case PortHTTP, PortHTTPDirect:
 			c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 				Path: "/healthz", Port: intstr.FromInt32(p.port)}}}
-		} else {
+		case PortHTTPSDirect:
+			// The kubelet does not verify an HTTPS probe's certificate.
+			c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+				Path: "/healthz", Port: intstr.FromInt32(p.port), Scheme: corev1.URISchemeHTTPS}}}
+		default:
 			c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{
 				Port: intstr.FromInt32(p.port)}}}
 		}
@@ -195,12 +210,22 @@ func shortPortName(s string) string {
 // that Istio and Linkerd pick the protocol without guessing.
 func (o Options) service() *corev1.Service { return o.targetService(TargetName) }
 
+// H3PortName is the target Service's UDP port of HTTP/3, 8443 beside
+// HTTPS's TCP 8443. A Service may hold one number twice if the protocols
+// differ: the API server refuses a duplicate (protocol, port) pair, not
+// a duplicate port, and with more than one port each must have a name
+// of its own; server-side apply keys the list by port and protocol too.
+const H3PortName = "h3-direct"
+
 func (o Options) targetService(name string) *corev1.Service {
 	sel := map[string]string{LabelName: name}
 	var ports []corev1.ServicePort
 	for _, p := range targetPorts("") {
 		ports = append(ports, corev1.ServicePort{Name: p.name, Port: p.port, TargetPort: intstr.FromInt32(p.port),
 			Protocol: corev1.ProtocolTCP, AppProtocol: appProtocol(p.name)})
+		if p.udp != "" {
+			ports = append(ports, corev1.ServicePort{Name: p.udp, Port: p.port, TargetPort: intstr.FromInt32(p.port), Protocol: corev1.ProtocolUDP})
+		}
 	}
 	meta := o.Meta(name, o.Namespace, sel)
 	meta.Annotations = o.ServiceAnnotations()

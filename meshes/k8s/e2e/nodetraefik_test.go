@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/e2e/node"
 	"loadgen/results"
 	"loadgen/results/store"
@@ -17,9 +19,12 @@ import (
 // Traefik, built from its module and running as a pod on the node, is
 // the Gateway API implementation (`--mesh gateway --class traefik`) and
 // the ingress controller (`--mesh ingress --class traefik`, over HTTP and
-// HTTPS); each run's mesh path crosses it, its direct path does not, and
-// each step records Traefik's CPU, found from the address Traefik
-// published for the Gateway or the Ingress (its Service's cluster IP).
+// HTTPS, and over HTTP/3: QUIC to its Service's UDP 443, its websecure
+// entry point's HTTP/3, against the target's own HTTP/3 on UDP 8443 as
+// the baseline); each run's mesh path crosses it, its direct path does
+// not, and each step records Traefik's CPU, found from the address
+// Traefik published for the Gateway or the Ingress (its Service's
+// cluster IP).
 func TestNodeTraefik(t *testing.T) {
 	n := testNode(t)
 	installCRDs(t, n.RESTConfig)
@@ -41,21 +46,30 @@ func TestNodeTraefik(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		mesh  string
-		paths string
+		name, mesh string
+		protocol   string // the sweep's; "" for http1
+		paths      string
 	}{
-		{"gateway", `paths: [{name: traefik-gateway, url: "http://target:8080"}, {name: direct, url: "http://target:8081", baseline: true}]`},
-		{"ingress", `paths: [{name: traefik-ingress, url: "http://target:8080"}, {name: traefik-ingress-tls, url: "https://target:8080", insecure: true}, ` +
+		{"gateway", "gateway", "", `paths: [{name: traefik-gateway, url: "http://target:8080"}, {name: direct, url: "http://target:8081", baseline: true}]`},
+		{"ingress", "ingress", "", `paths: [{name: traefik-ingress, url: "http://target:8080"}, {name: traefik-ingress-tls, url: "https://target:8080", insecure: true}, ` +
 			`{name: direct, url: "http://target:8081", baseline: true}]`},
+		// HTTP/3: the mesh path to Traefik's 443 over QUIC, the direct
+		// path's 8081 to the target's UDP 8443.
+		{"ingress-h3", "ingress", "h3", `paths: [{name: traefik-ingress-h3, url: "https://target:8080", insecure: true}, ` +
+			`{name: direct-h3, url: "https://target:8081", insecure: true, baseline: true}]`},
 	}
-	for _, c := range cases {
-		t.Run(c.mesh, func(t *testing.T) {
-			ns := "node-traefik-" + c.mesh
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ns := "node-traefik-" + c.name
 			dir := filepath.Join(t.TempDir(), "results")
-			sweep := writeNodeSweep(t, "ladder: c8t2", "duration: "+traefikStep.String(), "warmup: 2s", c.paths)
+			lines := []string{"ladder: c8t2", "duration: " + traefikStep.String(), "warmup: 2s", c.paths}
+			if c.protocol != "" {
+				lines = append(lines, "protocol: "+c.protocol)
+			}
+			sweep := writeNodeSweep(t, lines...)
 			r := runLoadgen(t, bin, n.Kubeconfig, 8*time.Minute, "k8s", "run", "--mesh", c.mesh, "--class", node.TraefikClass, "-n", ns, "-f", sweep,
 				"--workers", "2", "-o", dir, "--image", n.Image, "--same-node-ok", "--start-lead", nodeStartLead, "--target-wait", "2m",
-				"--prometheus", n.PrometheusURL, "--run-id", "tr"+c.mesh[:2])
+				"--prometheus", n.PrometheusURL, "--run-id", fmt.Sprintf("tr%s%d", c.mesh[:2], i))
 			if r.code != 0 {
 				t.Fatalf("k8s run: %v\n%s", r, tr.Logs(ctx))
 			}
@@ -82,6 +96,9 @@ func TestNodeTraefik(t *testing.T) {
 				if s.Requests == 0 || s.Status[200] != s.Requests || !answeredAll(t, st.ID, s) {
 					t.Errorf("step %s: %d requests, status %v, errors %+v", st.ID, s.Requests, s.Status, s.Errors)
 				}
+				if want := cmp.Or(c.protocol, "http1"); cmp.Or(st.Run.Config.Protocol, "http1") != want {
+					t.Errorf("step %s ran -p %q, not %s", st.ID, st.Run.Config.Protocol, want)
+				}
 				if st.Baseline {
 					direct = append(direct, st)
 				} else {
@@ -90,6 +107,13 @@ func TestNodeTraefik(t *testing.T) {
 			}
 			if len(direct) != 1 || len(mesh) != len(steps)-1 || len(mesh) == 0 {
 				t.Fatalf("%d direct and %d mesh steps of %d", len(direct), len(mesh), len(steps))
+			}
+			if c.protocol == "h3" {
+				// The h3 baseline: the target's HTTP/3 on UDP 8443, not the
+				// plain 8081 the path names.
+				if u, want := direct[0].Run.Config.Target, "://"+k8s.TargetName+"."+ns+".svc.cluster.local:8443/"; !strings.Contains(u, want) {
+					t.Errorf("the h3 direct step loaded %s, not the target's HTTP/3 port (%s)", u, want)
+				}
 			}
 			idle, _ := proxyCost(t, direct[0], c.mesh) // 0 if unmeasured: idle
 			for _, st := range mesh {

@@ -99,8 +99,8 @@ func BuildTraefik(ctx context.Context, o BuildOptions) (string, error) {
 type TraefikInstall struct {
 	// ClusterIP is its Service's address: what it publishes as its
 	// Gateways' and Ingresses' address (a cluster without a load
-	// balancer), where the Service's ports 80 (HTTP), 443 (HTTPS) and
-	// 9090 (the Gateway's gRPC listener) are.
+	// balancer), where the Service's ports 80 (HTTP), 443 (HTTPS, and
+	// HTTP/3 on UDP 443) and 9090 (the Gateway's gRPC listener) are.
 	ClusterIP string
 	// Selector is its pods' label selector.
 	Selector string
@@ -162,14 +162,7 @@ func (n *Node) InstallTraefik(ctx context.Context, bin string) (*TraefikInstall,
 	if err := create("cluster role binding", err2(c.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}))); err != nil {
 		return nil, err
 	}
-	port := func(name string, p int32) corev1.ServicePort {
-		return corev1.ServicePort{Name: name, Port: p, TargetPort: intstr.FromString(name), Protocol: corev1.ProtocolTCP}
-	}
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: TraefikName, Namespace: ns, Labels: traefikLabels},
-		Spec: corev1.ServiceSpec{Selector: traefikLabels,
-			Ports: []corev1.ServicePort{port("web", 80), port("websecure", 443), port("grpc", 9090)}},
-	}
+	svc := traefikService()
 	created, err := c.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		created, err = c.CoreV1().Services(ns).Get(ctx, svc.Name, metav1.GetOptions{})
@@ -306,16 +299,62 @@ func traefikRules() []rbacv1.PolicyRule {
 	}
 }
 
+// traefikH3Port is the name of Traefik's UDP 443, where websecure
+// serves HTTP/3, in its pod and its Service.
+const traefikH3Port = "websecure-h3"
+
+// traefikPort is one of Traefik's ports, as its container and its
+// Service name it.
+type traefikPort struct {
+	name  string
+	port  int32
+	proto corev1.Protocol
+}
+
+// traefikPorts are Traefik's entry points' ports: web, websecure (TCP,
+// and UDP for its HTTP/3), grpc and ping (the probes', not in the
+// Service).
+var traefikPorts = []traefikPort{{"web", 80, corev1.ProtocolTCP}, {"websecure", 443, corev1.ProtocolTCP},
+	{traefikH3Port, 443, corev1.ProtocolUDP}, {"grpc", 9090, corev1.ProtocolTCP}, {"ping", 8082, corev1.ProtocolTCP}}
+
+// traefikService is Traefik's Service: its entry points' ports, 443
+// twice, TCP and UDP (QUIC reaches HTTP/3 through kube-proxy's UDP rules
+// of the cluster IP), each port named, as a Service of several ports
+// needs.
+func traefikService() *corev1.Service {
+	var ports []corev1.ServicePort
+	for _, p := range traefikPorts {
+		if p.name != "ping" {
+			ports = append(ports, corev1.ServicePort{Name: p.name, Port: p.port, TargetPort: intstr.FromString(p.name), Protocol: p.proto})
+		}
+	}
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: TraefikName, Namespace: TraefikNamespace, Labels: traefikLabels},
+		Spec:       corev1.ServiceSpec{Selector: traefikLabels, Ports: ports},
+	}
+}
+
 // traefikDeployment runs Traefik with its Gateway API and Ingress
 // providers: entry points web (:80, the Gateway's HTTP listener and
-// Ingresses), websecure (:443, TLS, Ingresses) and grpc (:9090, the
-// Gateway's gRPC listener), publishing addr as its Gateways' and
-// Ingresses' address; ping on its own entry point for the probes.
+// Ingresses), websecure (:443, TLS, Ingresses, and HTTP/3 on UDP 443)
+// and grpc (:9090, the Gateway's gRPC listener), publishing addr as its
+// Gateways' and Ingresses' address; ping on its own entry point for the
+// probes.
 func traefikDeployment(image, addr string) *appsv1.Deployment {
 	args := []string{
 		"--entryPoints.web.address=:80",
 		"--entryPoints.websecure.address=:443",
 		"--entryPoints.websecure.http.tls=true",
+		// Traefik v3.6's entry point reference: "http3: Enable HTTP/3
+		// protocol on the entryPoint. HTTP/3 requires a TCP entryPoint.
+		// as HTTP/3 always starts as a TCP connection that then gets
+		// upgraded to UDP"; its "HTTP3" section: "the underlying HTTP/3
+		// server that is started automatically listens on UDP port N
+		// too". "http3.advertisedPort: Set the UDP port to advertise as
+		// the HTTP/3 authority. It defaults to the entryPoint's address
+		// port": the Service's 443, the container's too.
+		"--entryPoints.websecure.http3=true",
+		"--entryPoints.websecure.http3.advertisedPort=443",
 		"--entryPoints.grpc.address=:9090",
 		"--entryPoints.ping.address=:8082",
 		"--ping.entryPoint=ping",
@@ -325,8 +364,9 @@ func traefikDeployment(image, addr string) *appsv1.Deployment {
 		"--providers.kubernetesingress.ingressendpoint.ip=" + addr,
 		"--log.level=INFO",
 	}
-	port := func(name string, p int32) corev1.ContainerPort {
-		return corev1.ContainerPort{Name: name, ContainerPort: p, Protocol: corev1.ProtocolTCP}
+	var ports []corev1.ContainerPort
+	for _, p := range traefikPorts {
+		ports = append(ports, corev1.ContainerPort{Name: p.name, ContainerPort: p.port, Protocol: p.proto})
 	}
 	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ping", Port: intstr.FromInt32(8082)}},
 		PeriodSeconds: 2, FailureThreshold: 3}
@@ -344,7 +384,7 @@ func traefikDeployment(image, addr string) *appsv1.Deployment {
 					},
 					Containers: []corev1.Container{{
 						Name: "traefik", Image: image, ImagePullPolicy: corev1.PullNever, Args: args,
-						Ports:          []corev1.ContainerPort{port("web", 80), port("websecure", 443), port("grpc", 9090), port("ping", 8082)},
+						Ports:          ports,
 						ReadinessProbe: probe,
 						SecurityContext: &corev1.SecurityContext{
 							RunAsNonRoot: ptr.To(true), ReadOnlyRootFilesystem: ptr.To(true), AllowPrivilegeEscalation: ptr.To(false),
