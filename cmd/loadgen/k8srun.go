@@ -64,8 +64,10 @@ label and is deleted at the end, after Ctrl-C or a failed step too.
 In the sweep file, host "target" means the comparison's target through the
 mesh: http://target:8080 (captured by sidecars, or behind the ingress or
 gateway) and http://target:8081 (the same pods, outside sidecar capture);
-for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001
-(a gRPC or TCP step to the direct 8081 goes to its protocol's direct port).`,
+for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001,
+for HTTP/3 (protocol: h3) https://target:8080 through an ingress controller
+that serves it and the direct UDP 8443 (a gRPC, TCP or HTTP/3 step to the
+direct 8081 goes to its protocol's direct port).`,
 		Example: `  loadgen k8s run --mesh istio -f sweep.yaml --workers 4 -o results/istio
   loadgen k8s run --mesh none -f sweep.yaml --workers 4 -o results/baseline
   loadgen k8s run --mesh istio --mode serveronly -f sweep.yaml --dry-run
