@@ -32,7 +32,10 @@ func TestCheckOptions(t *testing.T) {
 		{"mesh-ladder", with(cluster, func(o *Options) { o.Meshes = []string{"nosuch"} }), Given{}, "--meshes nosuch: want some of"},
 		{"mesh-ladder", with(cluster, func(o *Options) { o.Meshes = []string{"sidecar:envoy"} }), Given{}, "--meshes sidecar:envoy: the sidecar mesh's proxies are nginx, haproxy, caddy"},
 		{"mesh-ladder", with(cluster, func(o *Options) { o.Meshes = []string{"istio"}; o.ProxyImages = map[string]string{"nginx": "n:1"} }), Given{}, "--proxy-image is for the sidecar mesh"},
-		{"mesh-ladder", with(cluster, func(o *Options) { o.Meshes = []string{"sidecar:nginx"}; o.ProxyImages = map[string]string{"nginx": "n:1"} }), Given{}, ""},
+		{"mesh-ladder", with(cluster, func(o *Options) {
+			o.Meshes = []string{"sidecar:nginx"}
+			o.ProxyImages = map[string]string{"nginx": "n:1"}
+		}), Given{}, ""},
 		{"mesh-ladder", with(cluster, func(o *Options) { o.Workers = 0 }), Given{}, "--workers 0: want 1 or more"},
 		{"mesh-ladder", Options{Meshes: []string{"istio"}}, Given{}, "--meshes and --workers are for a cluster"},
 		{"mesh-ladder", Options{Workers: 3}, Given{Changed: set("workers")}, "--meshes and --workers are for a cluster"},
