@@ -376,7 +376,7 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 	if err != nil {
 		return nil, err
 	}
-	if s.Name == "k8s-paths" {
+	if s.PathsTable {
 		return nil, printPathsStudy(w, s, f)
 	}
 	if !ok {
@@ -409,7 +409,7 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 			}
 		}
 	}
-	if s.Name == "nginx-sizing" && f.cpuPrice > 0 {
+	if s.CostColumns && f.cpuPrice > 0 {
 		fmt.Fprintf(w, "\ncost at %.2f per CPU a month (ours):\n", f.cpuPrice)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "workers\tcost/month\tper 1k req/s\t\n")
@@ -421,7 +421,7 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 		}
 		tw.Flush()
 	}
-	if s.Name == "mesh-ladder" {
+	if s.SideRows {
 		if rows := m.SideRows(); len(rows) > 0 {
 			fmt.Fprintln(w)
 			if err := study.WriteSides(w, rows); err != nil {
