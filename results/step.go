@@ -95,3 +95,18 @@ func (st *Step) Failure() string {
 	}
 	return st.Run.Summary.Verdict()
 }
+
+// Finished tells whether the step ran to its end (or failed): not one
+// Ctrl-C cut short, which a resume runs again.
+func (st *Step) Finished() bool { return !st.Interrupted && (st.Run == nil || !st.Run.Interrupted) }
+
+// FinishedSteps counts the steps that are Finished.
+func FinishedSteps(steps []*Step) int {
+	n := 0
+	for _, st := range steps {
+		if st.Finished() {
+			n++
+		}
+	}
+	return n
+}

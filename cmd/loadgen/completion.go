@@ -7,15 +7,6 @@ import (
 	"loadgen/meshes/k8s"
 )
 
-// classesByMesh are the classes --class suggests for each --mesh: the
-// GatewayClasses and IngressClasses of the implementations docs/kubernetes.md
-// names (any other name is accepted as typed).
-var classesByMesh = map[string][]string{
-	k8s.MeshGateway:      {"nginx", "eg", "istio", "cilium", "traefik", k8s.ClassLattice},
-	k8s.MeshIngress:      {"traefik", "haproxy", "contour"},
-	k8s.MeshIngressNginx: {"nginx"},
-}
-
 // registerCompletions gives shell completion the values of the flags
 // that take one of a known set: -p (the protocols), --mesh, --class (for
 // the --mesh given, every class without one) and k8s's --mode.
@@ -51,18 +42,5 @@ func registerCompletions(root *cobra.Command) {
 // or of every mesh that takes one.
 func classCompletion(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 	mesh, _ := cmd.Flags().GetString("mesh")
-	if cs, ok := classesByMesh[mesh]; ok {
-		return cs, cobra.ShellCompDirectiveNoFileComp
-	}
-	var all []string
-	seen := map[string]bool{}
-	for _, m := range []string{k8s.MeshGateway, k8s.MeshIngress, k8s.MeshIngressNginx} {
-		for _, c := range classesByMesh[m] {
-			if !seen[c] {
-				seen[c] = true
-				all = append(all, c)
-			}
-		}
-	}
-	return all, cobra.ShellCompDirectiveNoFileComp
+	return k8s.Classes(mesh), cobra.ShellCompDirectiveNoFileComp
 }

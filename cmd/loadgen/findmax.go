@@ -101,7 +101,7 @@ func findMaxPlan(w io.Writer, spec *sweep.Spec, slo string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	const lo, hi = 15, 35 // probes a search typically makes (the search's tests: 15 to 33)
+	lo, hi := plan.ProbesLo, plan.ProbesHi
 	per := plan.PerProbe
 	fmt.Fprintf(w, `each search:
   climbs from %.0f/s, doubling while the rate holds (halving while none has), up to %.0f/s, until the maximum is bracketed;
@@ -114,7 +114,7 @@ a probe runs %s (%s warm-up, %s measured); how many a search makes depends on wh
 `, plan.Start, plan.Ceiling, plan.Agree,
 		100*plan.Close, plan.Bisections, plan.Agree, plan.Confirmations,
 		per, spec.Warmup.D(), spec.Duration.D(),
-		lo, hi, roundSecond(lo*per), roundSecond(hi*per),
+		lo, hi, roundSecond(time.Duration(lo)*per), roundSecond(time.Duration(hi)*per),
 		roundSecond(time.Duration(lo*len(plan.Searches))*per), roundSecond(time.Duration(hi*len(plan.Searches))*per), len(plan.Searches))
 	return nil
 }

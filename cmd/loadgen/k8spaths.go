@@ -186,18 +186,5 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 	return exitWith(pathsExit(table.Rows))
 }
 
-// pathsExit is the status of k8s paths' rows: Failed when a measurement
-// failed or was missing, Breached when a pod path fell below its
-// tolerance, else OK.
-func pathsExit(rows []paths.Row) compare.Exit {
-	code := compare.OK
-	for _, r := range rows {
-		switch {
-		case r.Verdict == paths.VerdictFailed, r.Verdict == paths.VerdictNoBaseline, r.Verdict == paths.VerdictNotRun, len(r.Failures) > 0:
-			return compare.Failed
-		case r.Verdict == paths.VerdictBelow:
-			code = compare.Breached
-		}
-	}
-	return code
-}
+// pathsExit is k8s paths' exit status: paths.Exit.
+func pathsExit(rows []paths.Row) compare.Exit { return paths.Exit(rows) }

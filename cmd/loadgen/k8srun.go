@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -147,8 +146,8 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
 	}
-	if spec.TrimStart != nil || spec.TrimEnd != nil {
-		return fmt.Errorf("%s: trim_start and trim_end are the local sweep's: k8s run measures each step's cost over the spans its metrics source covers", f.file)
+	if err := spec.CheckCluster(); err != nil {
+		return fmt.Errorf("%s: %w", f.file, err) // before the plan: what the workers cannot see, or trim
 	}
 	if err := chainHops(&f.opts, &spec, cmd.Flags().Changed("hops")); err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
@@ -315,10 +314,6 @@ func chainHops(o *k8s.Options, spec *sweep.Spec, flagGiven bool) error {
 
 // k8sManifest is the manifest of a k8s run of spec.
 func k8sManifest(spec *sweep.Spec) results.Manifest {
-	specJSON, _ := json.Marshal(spec)
-	m := results.Manifest{Spec: specJSON, Baseline: spec.BaselineName(), Env: loadgen.Environment()}
-	for _, p := range spec.Paths {
-		m.Paths = append(m.Paths, p.Name)
-	}
+	m, _ := spec.Manifest() // a spec parsed from YAML marshals
 	return m
 }

@@ -31,13 +31,6 @@ type labFlags struct {
 	streamSize string
 }
 
-// labProtocols are the lab's protocols; the first three, netperf's, are the
-// default. grpc-stream (gRPC ping-pong, the VPC CNI study's) serves a gRPC
-// target on the paths' ports instead, so it runs alone. udp-rr and
-// udp-stream are served by `serve udp` on the same port numbers, beside
-// the TCP target.
-var labProtocols = []string{"tcp-rr", "tcp-crr", "tcp-stream", "grpc-stream", "udp-rr", "udp-stream"}
-
 func newLabCmd() *cobra.Command {
 	f := &labFlags{}
 	cmd := &cobra.Command{
@@ -93,7 +86,7 @@ hold (the table: loadgen run --help).`,
 	fl.StringVar(&f.modes, "modes", "", "CNI modes, comma-separated (default all: "+strings.Join(modeStrings(lab.Modes()), ",")+")")
 	fl.StringVar(&f.paths, "paths", "", "paths to measure in every mode, comma-separated (default all)")
 	fl.BoolVar(&f.cleanup, "cleanup", false, "loadgen cleanup: remove what killed loadgen runs left (namespaces, temporary directories), and exit")
-	fl.StringVar(&f.protocols, "protocols", strings.Join(labProtocols[:3], ","), "protocols, comma-separated: tcp-rr, tcp-crr, tcp-stream, udp-rr, udp-stream, or grpc-stream alone")
+	fl.StringVar(&f.protocols, "protocols", strings.Join(lab.Protocols[:3], ","), "protocols, comma-separated: tcp-rr, tcp-crr, tcp-stream, udp-rr, udp-stream, or grpc-stream alone")
 	fl.StringVar(&f.size, "size", "1KiB", "request and response size of tcp-rr and tcp-crr")
 	fl.StringVar(&f.streamSize, "stream-size", "64KiB", "write size of tcp-stream")
 	f.register(fl, "lab", "c1t1", 3*time.Second, 500*time.Millisecond) // netperf runs one connection
@@ -165,17 +158,8 @@ func (f *labFlags) plan() (*labPlan, error) {
 	if p.modes, err = lab.ParseModes(f.modes); err != nil {
 		return nil, fmt.Errorf("--modes: %w", err)
 	}
-	p.protocols = splitList(f.protocols)
-	for _, proto := range p.protocols {
-		if !slices.Contains(labProtocols, proto) {
-			return nil, fmt.Errorf("--protocols: %q is not one of %s", proto, strings.Join(labProtocols, ", "))
-		}
-	}
-	if len(p.protocols) == 0 {
-		return nil, errors.New("--protocols is empty: give one or more of " + strings.Join(labProtocols, ", "))
-	}
-	if slices.Contains(p.protocols, "grpc-stream") && len(p.protocols) > 1 {
-		return nil, errors.New("--protocols: grpc-stream runs alone (its gRPC target takes the tcp target's port): run the lab once for it")
+	if p.protocols, err = lab.ParseProtocols(f.protocols); err != nil {
+		return nil, err
 	}
 	if p.size, err = sweep.ParseSize(f.size); err != nil {
 		return nil, fmt.Errorf("--size: %w", err)
@@ -257,7 +241,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 			stop()
 		}
 	}()
-	for _, target := range labTargets(p.protocols) {
+	for _, target := range lab.Targets(p.protocols) {
 		st, err := startLabServers(ctx, stderr, labs, exe, target)
 		stops = append(stops, st...)
 		if err != nil {
@@ -350,19 +334,6 @@ func startLabs(ctx context.Context, stderr io.Writer, p *labPlan, exe string) (l
 	return labs, skipped, nil
 }
 
-// labTargets are the `loadgen serve` targets the protocols need: grpc for
-// grpc-stream, tcp for TCP's, udp for UDP's.
-func labTargets(protocols []string) []string {
-	var out []string
-	for _, proto := range protocols {
-		t, _, _ := strings.Cut(proto, "-")
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // startLabServers starts one target (loadgen serve tcp or grpc) per server
 // namespace and address of the applicable paths.
 func startLabServers(ctx context.Context, stderr io.Writer, labs []*lab.Lab, exe, target string) ([]func(), error) {
@@ -400,7 +371,7 @@ func (p *labPlan) printPlan(w io.Writer, f *labFlags) error {
 		}
 		for _, m := range p.modes {
 			for _, n := range names {
-				spec.Paths = append(spec.Paths, sweep.Path{Name: string(m) + "." + n, URL: "lab " + string(m) + ": " + n})
+				spec.Paths = append(spec.Paths, sweep.Path{Name: report.ModePath(string(m), n), URL: "lab " + string(m) + ": " + n})
 			}
 		}
 		fmt.Fprintf(w, "== %s: modes %s ==\n", proto, strings.Join(modeStrings(p.modes), ","))
@@ -427,7 +398,7 @@ func sweepPaths(labs []*lab.Lab) []sweep.Path {
 			if p.NotApplicable != "" || (p.Baseline && i > 0) {
 				continue
 			}
-			name := string(p.Mode) + "." + p.Name
+			name := report.ModePath(string(p.Mode), p.Name)
 			if p.Baseline {
 				name = p.Name
 			}
@@ -443,7 +414,7 @@ func printNotApplicable(w io.Writer, labs []*lab.Lab, skipped []string) {
 	for _, l := range labs {
 		for _, p := range l.Paths() {
 			if p.NotApplicable != "" {
-				fmt.Fprint(w, wrap(fmt.Sprintf("not applicable: %s.%s: %s", p.Mode, p.Name, p.NotApplicable), maxWidth, "  "))
+				fmt.Fprint(w, wrap(fmt.Sprintf("not applicable: %s: %s", report.ModePath(string(p.Mode), p.Name), p.NotApplicable), maxWidth, "  "))
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -146,10 +145,9 @@ func (r meshRender) sidecar(proxy string) (layout.Sidecar, error) {
 	}
 	switch {
 	case r.inboundSource == "none" || proxy == "caddy" && r.inboundSource == layout.InboundSource:
-		// Caddy forwards inbound to 127.0.0.1:PORT (see meshes/caddy).
 		s.InboundSource = netip.Addr{}
 		if proxy == "caddy" && r.app == "" {
-			s.App = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), r.appPort)
+			s = s.Unbound() // Caddy forwards inbound to 127.0.0.1:PORT (see meshes/caddy)
 		}
 	default:
 		if s.InboundSource, err = netip.ParseAddr(r.inboundSource); err != nil {
@@ -159,9 +157,7 @@ func (r meshRender) sidecar(proxy string) (layout.Sidecar, error) {
 	s.Workers = r.workers
 	if r.mtlsDir != "" {
 		client, server := mtls.Workload{Namespace: "default", ServiceAccount: "loadgen"}, mtls.Workload{Namespace: "default", ServiceAccount: "httpbin"}
-		base := filepath.Join(r.mtlsDir, client.Namespace+"."+client.ServiceAccount)
-		s.MTLS = &layout.MTLS{CA: filepath.Join(r.mtlsDir, "root-cert.pem"), Cert: base + ".crt", Key: base + ".key",
-			PeerID: server.ID().String(), PeerName: server.DNSName()}
+		s.MTLS = mtls.Files(r.mtlsDir, client, server)
 	}
 	return s, s.Validate()
 }

@@ -6,33 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"strings"
 
 	"loadgen/loadgen/sweep"
-	"loadgen/meshes/caddy"
-	"loadgen/meshes/envoy"
-	"loadgen/meshes/haproxy"
 	"loadgen/meshes/layout"
-	"loadgen/meshes/leftover"
-	"loadgen/meshes/nginxingress"
-	"loadgen/meshes/proxyproc"
 	"loadgen/meshes/sidecar"
-	"loadgen/targets/httpbin"
 )
 
 // sidecarPort is where the target listens in a sidecar path's server pod.
-const sidecarPort = 8080
+const sidecarPort = sidecar.TargetPort
 
 // sidecarPaths are a sweep's paths through local sidecars, running: for
 // each its own pods, the target in the server pod, and the sidecars its
 // placement names.
 type sidecarPaths struct {
-	pods    []*sidecar.Pods
-	targets []*httpbin.Server
-	cars    map[string]*sidecar.Sidecar
-	failed  map[string]error // a path whose sidecars could not start: its steps fail with it
+	paths  []*sidecar.Path
+	byName map[string]*sidecar.Path
 }
 
 // startSidecarPaths builds every sidecar path of spec and points it at its
@@ -41,44 +31,31 @@ type sidecarPaths struct {
 // (not installed, no envoy binary) is not fatal: its steps fail with the
 // reason and the sweep goes on. Anything else (not root) is.
 func startSidecarPaths(ctx context.Context, spec *sweep.Spec) (*sidecarPaths, error) {
-	sp := &sidecarPaths{cars: map[string]*sidecar.Sidecar{}, failed: map[string]error{}}
+	sp := &sidecarPaths{byName: map[string]*sidecar.Path{}}
 	n := 0
 	for i := range spec.Paths {
 		p := &spec.Paths[i]
 		if p.Sidecar == nil {
 			continue
 		}
-		pods, err := sidecar.NewPods(ctx, leftover.Name(fmt.Sprintf("p%d", n)), uint8(220+n)) // what loadgen cleanup removes once we are gone
+		cfg := sidecar.Config{
+			Proxy: sidecar.Proxy(p.Sidecar.Proxy), Placement: sidecar.Placement(p.Sidecar.Placement),
+			MTLS: p.Sidecar.MTLS, Workers: p.Sidecar.Workers,
+		}
+		path, err := sidecar.StartPath(ctx, n, p.Name, cfg)
 		n++
 		if err != nil {
 			sp.Close()
 			return nil, err
 		}
-		sp.pods = append(sp.pods, pods)
-		srv, err := httpbin.New(httpbin.Config{Addr: fmt.Sprintf("0.0.0.0:%d", sidecarPort)})
-		if err == nil {
-			err = proxyproc.In(pods.Server, srv.Start)
-		}
-		if err != nil {
-			sp.Close()
-			return nil, fmt.Errorf("path %s: the target in its server pod: %w", p.Name, err)
-		}
-		sp.targets = append(sp.targets, srv)
-		server := netip.AddrPortFrom(pods.ServerIP, sidecarPort)
-		p.URL, p.NetNS = "http://"+server.String(), pods.Client
-		cfg := sidecar.Config{
-			Proxy: sidecar.Proxy(p.Sidecar.Proxy), Placement: sidecar.Placement(p.Sidecar.Placement),
-			ClientNS: pods.Client, ServerNS: pods.Server, ServerAddr: server, ClientIP: pods.ClientIP,
-			MTLS: p.Sidecar.MTLS, Workers: p.Sidecar.Workers,
-		}
-		car, err := sidecar.Start(ctx, cfg)
-		if err != nil {
-			sp.failed[p.Name] = err
+		sp.paths = append(sp.paths, path)
+		sp.byName[p.Name] = path
+		p.URL, p.NetNS = path.URL, path.Pods.Client
+		if path.Sidecar == nil {
 			p.Watch = nil // no proxy of its own to watch: nothing else is
 			continue
 		}
-		sp.cars[p.Name] = car
-		if pids, err := car.Pids(); err == nil && len(pids) > 0 {
+		if pids, err := path.Sidecar.Pids(); err == nil && len(pids) > 0 {
 			// Its own proxies only, whatever a watch given for the path
 			// (name:nginx) would match on the host; called as that watch.
 			name := p.Sidecar.Proxy
@@ -98,11 +75,8 @@ func (sp *sidecarPaths) check(path string) error {
 	if sp == nil {
 		return nil
 	}
-	if err := sp.failed[path]; err != nil {
-		return err
-	}
-	if car := sp.cars[path]; car != nil {
-		return car.Err()
+	if p := sp.byName[path]; p != nil {
+		return p.Check()
 	}
 	return nil
 }
@@ -113,38 +87,11 @@ func (sp *sidecarPaths) Close() error {
 		return nil
 	}
 	var errs []error
-	for _, car := range sp.cars {
-		if err := car.Close(); err != nil {
-			errs = append(errs, err)
-		}
+	for _, p := range sp.paths {
+		errs = append(errs, p.Close())
 	}
-	for _, srv := range sp.targets {
-		srv.Close()
-	}
-	for _, p := range sp.pods {
-		if err := p.Close(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	sp.cars, sp.targets, sp.pods = nil, nil, nil
+	sp.paths, sp.byName = nil, nil
 	return errors.Join(errs...)
-}
-
-// proxyMissing says why a sidecar profile's proxy cannot run here (not
-// installed: its error says how to get it), or nil.
-func proxyMissing(proxy string) error {
-	var err error
-	switch proxy {
-	case "nginx":
-		_, err = nginxingress.Available()
-	case "haproxy":
-		_, err = haproxy.Available()
-	case "caddy":
-		_, err = caddy.Available()
-	case "envoy":
-		_, err = envoy.Available()
-	}
-	return err
 }
 
 // checkSidecarProxies is a dry run's check of the sidecar paths: root, and
@@ -167,7 +114,7 @@ func checkSidecarProxies(w io.Writer, spec *sweep.Spec) {
 		fmt.Fprint(w, wrap("needs root: sidecar paths make network namespaces and capture rules (run with sudo)", maxWidth, "  "))
 	}
 	for _, proxy := range order {
-		err := proxyMissing(proxy)
+		err := sidecar.ProxyMissing(sidecar.Proxy(proxy))
 		if err == nil {
 			continue
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -16,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"loadgen/loadgen/sweep"
-	"loadgen/meshes/leftover"
 	"loadgen/meshes/nginxingress"
 	"loadgen/results"
 	"loadgen/results/report"
@@ -147,10 +144,10 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	// run prints and a resume checks before nginx starts.
 	planned := *spec
 	for _, n := range workers {
-		for _, tls := range []string{"", "-tls"} {
-			p := sweep.Path{Name: fmt.Sprintf("nginx-w%d%s", n, tls), Workers: n,
-				URL: fmt.Sprintf("nginx, worker_processes %d%s, started by loadgen", n, map[string]string{"": "", "-tls": ", " + tlsKind(f.mtls) + " with a new connection per request"}[tls])}
-			p.NewConn = tls != ""
+		for _, tls := range []bool{false, true} {
+			p := sweep.Path{Name: nginxingress.SizingName(n, tls), Workers: n,
+				URL: fmt.Sprintf("nginx, worker_processes %d%s, started by loadgen", n, map[bool]string{true: ", " + tlsKind(f.mtls) + " with a new connection per request"}[tls])}
+			p.NewConn = tls
 			planned.Paths = append(planned.Paths, p)
 		}
 	}
@@ -197,7 +194,7 @@ func (f *sizeFlags) fromSaved(fl *pflag.FlagSet) error {
 	var workers, rungs []string
 	mtls := false
 	for _, p := range saved.Paths {
-		if !strings.HasSuffix(p.Name, "-tls") && p.Workers > 0 {
+		if !nginxingress.SizingIsTLS(p.Name) && p.Workers > 0 {
 			workers = append(workers, strconv.Itoa(p.Workers))
 		}
 		mtls = mtls || p.Cert != ""
@@ -241,52 +238,18 @@ func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers [
 		}
 	}()
 	spec.Target = &sweep.Watch{PID: pid}
-
-	dir, err := leftover.TempDir("size")
+	sz, err := nginxingress.StartSizing(ctx, nginxingress.SizingConfig{Upstream: addr, Workers: workers, KeyType: kt, MTLS: mtls})
 	if err != nil {
 		return nil, err
 	}
-	d.closers = append(d.closers, func() { os.RemoveAll(dir) })
-	cert, err := tlscert.New(kt)
-	if err != nil {
-		return nil, err
-	}
-	files := &nginxingress.TLSFiles{Cert: filepath.Join(dir, "tls.crt"), Key: filepath.Join(dir, "tls.key")}
-	if err := os.WriteFile(files.Cert, cert.CertPEM, 0o600); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(files.Key, cert.KeyPEM, 0o600); err != nil {
-		return nil, err
-	}
-	var client *clientFiles
-	if mtls {
-		if client, err = writeClientCert(dir, kt); err != nil {
-			return nil, err
+	d.closers = append(d.closers, func() { sz.Close() })
+	for _, px := range sz.Proxies {
+		p := sweep.Path{Name: px.Name, URL: px.URL, Workers: px.Workers, Watch: &sweep.Watch{PID: px.PID, Name: "nginx"}}
+		if px.TLS {
+			p.NewConn, p.CACert = true, sz.CACert
+			p.Cert, p.Key = sz.ClientCert, sz.ClientKey
 		}
-		files.ClientCA = client.ca
-	}
-	for _, n := range workers {
-		for _, tls := range []bool{false, true} {
-			cfg := nginxingress.Config{Listen: "127.0.0.1:0", Upstream: addr, Workers: n}
-			name := fmt.Sprintf("nginx-w%d", n)
-			if tls {
-				cfg.TLS = files
-				name += "-tls"
-			}
-			px, err := nginxingress.Start(ctx, cfg)
-			if err != nil {
-				return nil, fmt.Errorf("start nginx with %d workers: %w", n, err)
-			}
-			d.closers = append(d.closers, func() { px.Close() })
-			p := sweep.Path{Name: name, URL: px.URL(), Workers: n, Watch: &sweep.Watch{PID: px.MasterPID(), Name: "nginx"}}
-			if tls {
-				p.NewConn, p.CACert = true, files.Cert
-				if client != nil {
-					p.Cert, p.Key = client.cert, client.key
-				}
-			}
-			spec.Paths = append(spec.Paths, p)
-		}
+		spec.Paths = append(spec.Paths, p)
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -305,33 +268,6 @@ func tlsKind(mtls bool) string {
 		return "mutual TLS"
 	}
 	return "TLS"
-}
-
-// clientFiles are the PEM files of a client certificate and of the CA
-// that issued it.
-type clientFiles struct{ ca, cert, key string }
-
-// writeClientCert makes a CA and a client certificate of key type kt in
-// dir.
-func writeClientCert(dir string, kt tlscert.KeyType) (*clientFiles, error) {
-	ca, err := tlscert.NewCA(kt, "loadgen size clients")
-	if err != nil {
-		return nil, err
-	}
-	c, err := ca.Issue(kt, nil, "loadgen-client")
-	if err != nil {
-		return nil, err
-	}
-	f := &clientFiles{ca: filepath.Join(dir, "client-ca.pem"), cert: filepath.Join(dir, "client.crt"), key: filepath.Join(dir, "client.key")}
-	for _, w := range []struct {
-		path string
-		b    []byte
-	}{{f.ca, ca.CertPEM}, {f.cert, c.CertPEM}, {f.key, c.KeyPEM}} {
-		if err := os.WriteFile(w.path, w.b, 0o600); err != nil {
-			return nil, err
-		}
-	}
-	return f, nil
 }
 
 func keyName(kt tlscert.KeyType) string {

@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"loadgen/loadgen/study"
-	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/paths"
 	"loadgen/meshes/nginxingress"
@@ -145,16 +144,11 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	}
 	opts := f.cluster
 	opts.Duration, opts.CPUs = f.duration, f.cpus
-	if opts.ProxyImages, err = parseProxyImages(f.images); err != nil {
+	if opts.ProxyImages, err = study.ParseProxyImages(f.images); err != nil {
 		return err
 	}
-	if err := checkLadderOptions(s, opts, cmd.Flags().Changed); err != nil {
-		return err
-	}
-	if err := checkClusterOptions(s, opts, cmd.Flags().Changed("workers")); err != nil {
-		return err
-	}
-	if err := checkPathsOptions(s, f, cmd.Flags().Changed); err != nil {
+	g := study.Given{Changed: cmd.Flags().Changed, Checks: len(f.asserts) > 0 || f.junit != "", Meshes: k8s.Meshes}
+	if err := s.CheckOptions(opts, g); err != nil {
 		return err
 	}
 	plan := s.Plan(opts)
@@ -318,127 +312,6 @@ func indent(s, pre string) string {
 	return b.String()
 }
 
-// checkClusterOptions refuses cluster options a study cannot use, and
-// meshes k8s run does not know, before anything runs.
-func checkClusterOptions(s study.Study, o study.Options, workersSet bool) error {
-	if !o.OnCluster() {
-		if len(o.Meshes) > 0 || workersSet {
-			return errors.New("--meshes and --workers are for a cluster: add --kubeconfig (or --context)")
-		}
-		if o.CNI != "" {
-			return errors.New("--cni names a cluster's datapath: add --kubeconfig (or --context); the lab builds every mode itself")
-		}
-		return nil
-	}
-	if !s.Cluster {
-		return fmt.Errorf("study %s runs on this machine only: drop --kubeconfig and --context", s.Name)
-	}
-	if o.CNI != "" && s.Name != "cni-matrix" {
-		return fmt.Errorf("--cni is cni-matrix's: study %s does not take it", s.Name)
-	}
-	if o.CNI != "" && !slices.Contains(study.CNIModes(), o.CNI) {
-		return fmt.Errorf("--cni %s: name the datapath as the lab's modes, whose published rows it is read as: %s (Cilium: ebpf; Calico: ipip, vxlan or host-gw)", o.CNI, strings.Join(study.CNIModes(), ", "))
-	}
-	for _, m := range o.Meshes {
-		if proxy, ok := strings.CutPrefix(m, k8s.MeshSidecar+":"); ok {
-			if !slices.Contains(k8s.SidecarProxies, proxy) {
-				return fmt.Errorf("--meshes %s: the sidecar mesh's proxies are %s", m, strings.Join(k8s.SidecarProxies, ", "))
-			}
-			continue
-		}
-		if !slices.Contains(k8s.Meshes, m) || m == k8s.MeshNone {
-			return fmt.Errorf("--meshes %s: want some of %s, or sidecar:PROXY (each is measured beside the same pods uncaptured)", m, strings.Join(k8s.Meshes[1:], ", "))
-		}
-	}
-	if len(o.ProxyImages) > 0 && !slices.ContainsFunc(o.Meshes, func(m string) bool { return strings.HasPrefix(m, k8s.MeshSidecar) }) {
-		return errors.New("--proxy-image is for the sidecar mesh: add --meshes sidecar (or sidecar:PROXY)")
-	}
-	if o.Workers < 1 {
-		return fmt.Errorf("--workers %d: want 1 or more", o.Workers)
-	}
-	return nil
-}
-
-// parseProxyImages reads --proxy-image PROXY=IMAGE.
-func parseProxyImages(flags []string) (map[string]string, error) {
-	if len(flags) == 0 {
-		return nil, nil
-	}
-	out := map[string]string{}
-	for _, f := range flags {
-		proxy, img, ok := strings.Cut(f, "=")
-		switch {
-		case !ok || img == "":
-			return nil, fmt.Errorf("--proxy-image %q: want PROXY=IMAGE, e.g. haproxy=haproxy:3.0", f)
-		case !slices.Contains(k8s.SidecarProxies, proxy):
-			return nil, fmt.Errorf("--proxy-image %q: the sidecar mesh's proxies are %s", f, strings.Join(k8s.SidecarProxies, ", "))
-		case out[proxy] != "":
-			return nil, fmt.Errorf("--proxy-image: %s given twice", proxy)
-		}
-		out[proxy] = img
-	}
-	return out, nil
-}
-
-// checkLadderOptions refuses mesh-ladder's own options for other studies,
-// and a ladder or payload list sweep would refuse, before anything runs.
-func checkLadderOptions(s study.Study, o study.Options, changed func(string) bool) error {
-	if s.Name != "mesh-ladder" {
-		for _, name := range []string{"ladder", "payloads", "proxy-image", "same-node-ok", "prometheus"} {
-			if changed(name) {
-				return fmt.Errorf("--%s is mesh-ladder's (study %s has its own plan)", name, s.Name)
-			}
-		}
-		return nil
-	}
-	if (o.SameNodeOK || o.Prometheus != "") && !o.OnCluster() {
-		return errors.New("--same-node-ok and --prometheus are for a cluster: add --kubeconfig (or --context)")
-	}
-	if changed("ladder") {
-		if _, err := sweep.ParseLadder(o.Ladder); err != nil {
-			return fmt.Errorf("--ladder: %w", err)
-		}
-	}
-	if changed("payloads") {
-		for _, p := range strings.Split(o.Payloads, ",") {
-			if _, err := sweep.ParseSize(strings.TrimSpace(p)); err != nil {
-				return fmt.Errorf("--payloads %s: %w", p, err)
-			}
-		}
-	}
-	return nil
-}
-
-// checkPathsOptions refuses k8s-paths' options for the other studies,
-// and what k8s paths cannot take, before anything runs.
-func checkPathsOptions(s study.Study, f *studyFlags, changed func(string) bool) error {
-	if changed("repeats") && f.cluster.Repeats < 1 {
-		return fmt.Errorf("--repeats %d: want 1 or more", f.cluster.Repeats)
-	}
-	if s.Name != "k8s-paths" {
-		if s.Name == "flannel-backends" && f.cluster.OnCluster() && (len(f.asserts) > 0 || f.junit != "") {
-			return errors.New("--assert and --junit do not apply to flannel-backends on a cluster: its steps are k8s paths runs, judged by the study's orderings")
-		}
-		if changed("tolerance") {
-			return fmt.Errorf("--tolerance is k8s-paths' (study %s has its own plan)", s.Name)
-		}
-		if changed("image") && !f.cluster.OnCluster() {
-			return errors.New("--image is for a cluster: add --kubeconfig (or --context)")
-		}
-		return nil
-	}
-	switch {
-	case len(f.cluster.Meshes) > 0 || changed("workers"):
-		return errors.New("--meshes and --workers are mesh-ladder's: k8s-paths runs one client pod per measurement, without a mesh")
-	case len(f.asserts) > 0 || f.junit != "":
-		return errors.New("--assert and --junit do not apply to k8s-paths: its check is --tolerance, against hostNetwork")
-	}
-	if _, err := compare.ParsePercent(f.cluster.Tolerance); err != nil {
-		return fmt.Errorf("--tolerance: %w", err)
-	}
-	return nil
-}
-
 // findNginx finds nginx where size and the demo do (a test's stand-in
 // replaces it).
 var findNginx = nginxingress.Available
@@ -503,7 +376,7 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 	if err != nil {
 		return nil, err
 	}
-	if s.Name == "k8s-paths" {
+	if s.PathsTable {
 		return nil, printPathsStudy(w, s, f)
 	}
 	if !ok {
@@ -536,7 +409,7 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 			}
 		}
 	}
-	if s.Name == "nginx-sizing" && f.cpuPrice > 0 {
+	if s.CostColumns && f.cpuPrice > 0 {
 		fmt.Fprintf(w, "\ncost at %.2f per CPU a month (ours):\n", f.cpuPrice)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "workers\tcost/month\tper 1k req/s\t\n")
@@ -548,7 +421,7 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 		}
 		tw.Flush()
 	}
-	if s.Name == "mesh-ladder" {
+	if s.SideRows {
 		if rows := m.SideRows(); len(rows) > 0 {
 			fmt.Fprintln(w)
 			if err := study.WriteSides(w, rows); err != nil {

@@ -126,7 +126,7 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	if j.note != "" {
 		fmt.Fprintf(stdout, "\n%s", wrap(j.note, maxWidth, ""))
 	}
-	fmt.Fprintf(stdout, "\nresults: %s (%d of %d steps)\n", j.out, finishedSteps(steps), len(plan))
+	fmt.Fprintf(stdout, "\nresults: %s (%d of %d steps)\n", j.out, results.FinishedSteps(steps), len(plan))
 	checked, cerr := j.check.checkSteps(stdout, steps)
 	if err == nil && cerr != nil {
 		err = cerr

@@ -110,6 +110,14 @@ type Study struct {
 	// Ours says, for a study that published a method and no figures, that
 	// the table printed is ours alone.
 	Ours string
+	// PathsTable marks a study whose table is its k8s paths step's own
+	// (paths.json), not published figures beside ours.
+	PathsTable bool
+	// CostColumns marks a study whose table can add what each worker count
+	// costs a month (study --cpu-price).
+	CostColumns bool
+	// SideRows marks a study whose table adds each sidecar side's rows.
+	SideRows bool
 }
 
 // NeedsFor is what the study needs with these options.
@@ -257,8 +265,9 @@ var studies = []Study{
 		Title: "NGINX Ingress sizing: RPS and SSL TPS per worker_processes, with cost",
 		Method: "wrk-style closed loop against a real nginx per worker_processes 1, 2, 4 … up to the CPUs: 1 KiB responses on kept connections (RPS) " +
 			"and RSA-2048 TLS with a new connection per request (SSL TPS), 180 s each.",
-		Needs:    []Need{NeedNginx},
-		Duration: 180 * time.Second,
+		Needs:       []Need{NeedNginx},
+		Duration:    180 * time.Second,
+		CostColumns: true,
 		plan: func(d time.Duration, o Options) []Step {
 			return []Step{{Name: "size: nginx per worker count", Dir: "size", Args: append([]string{
 				"size", "--workers", workerLadder(o.CPUs), "--payload", "1KiB", "--key-type", "rsa", "-d", dur(d)}, repeatArgs(o)...)}}
@@ -276,6 +285,7 @@ var studies = []Study{
 		Needs:    []Need{NeedRoot, NeedNginx},
 		Duration: 30 * time.Second,
 		Cluster:  true,
+		SideRows: true,
 		plan: func(d time.Duration, o Options) []Step {
 			if o.OnCluster() {
 				return clusterLadder(d, o)
@@ -297,12 +307,13 @@ var studies = []Study{
 			"10 s per sample and 3 samples, between hostNetwork pods (the baseline), pod to pod on one node and across two, pod to a " +
 			"ClusterIP Service and to a NodePort, failing a run whose pod path falls further below hostNetwork than --tcp-tolerance (10%). " +
 			"Here: loadgen k8s paths, loadgen's own client and servers in pods, and HTTP/1.1 beside the three; the kube-proxy mode is recorded.",
-		Needs:    []Need{NeedCluster},
-		Duration: 10 * time.Second,
-		Repeats:  3,
-		Cluster:  true,
-		Ours:     "k8s-netperf publishes a method, not figures: the table is ours alone, each pod path as a ratio to hostNetwork on this cluster",
-		plan:     func(d time.Duration, o Options) []Step { return []Step{pathsStep(d, o)} },
+		Needs:      []Need{NeedCluster},
+		Duration:   10 * time.Second,
+		Repeats:    3,
+		Cluster:    true,
+		Ours:       "k8s-netperf publishes a method, not figures: the table is ours alone, each pod path as a ratio to hostNetwork on this cluster",
+		PathsTable: true,
+		plan:       func(d time.Duration, o Options) []Step { return []Step{pathsStep(d, o)} },
 	},
 }
 

@@ -17,8 +17,14 @@ type FindMaxPlan struct {
 	// fails on Agree misses.
 	Confirmations, Agree int
 	PerProbe             time.Duration // warm-up + measured duration
-	Searches             []FindMaxSearch
+	// ProbesLo and ProbesHi are how many probes a search typically makes
+	// (the search's tests: 15 to 33), for how long a search takes.
+	ProbesLo, ProbesHi int
+	Searches           []FindMaxSearch
 }
+
+// The probes a search typically makes: FindMaxPlan's ProbesLo, ProbesHi.
+const typicalProbesLo, typicalProbesHi = 15, 35
 
 // FindMaxSearch is one search of the plan and its first probe.
 type FindMaxSearch struct {
@@ -31,7 +37,8 @@ type FindMaxSearch struct {
 // FindMaxPlan is the plan FindMax follows for s.
 func (s *Spec) FindMaxPlan() FindMaxPlan {
 	p := FindMaxPlan{Start: s.findMaxStart(), Ceiling: findMaxCeiling, Close: findMaxClose, Bisections: findMaxBisect,
-		Confirmations: confirmations, Agree: agree, PerProbe: s.Warmup.D() + s.Duration.D()}
+		Confirmations: confirmations, Agree: agree, PerProbe: s.Warmup.D() + s.Duration.D(),
+		ProbesLo: typicalProbesLo, ProbesHi: typicalProbesHi}
 	for _, payload := range s.Payloads {
 		for _, rung := range s.Ladder {
 			for _, path := range s.Paths {

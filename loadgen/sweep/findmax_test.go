@@ -718,3 +718,28 @@ func TestReadFindMax(t *testing.T) {
 		t.Errorf("read back %+v (%v), want %+v", got, err, want)
 	}
 }
+
+// The plan's typical count of probes a search makes (what --dry-run's
+// time estimate rests on) holds the searches of the simulated targets:
+// a quiet climb, a quiet descent and a search through bursts of noise.
+func TestFindMaxPlanTypicalProbes(t *testing.T) {
+	plan := (&Spec{Paths: []Path{{Name: "a"}}, Ladder: Ladder{{Connections: 1, Threads: 1}}, Payloads: Payloads{100}}).FindMaxPlan()
+	for _, tc := range []struct {
+		name            string
+		capacity, start float64
+		noisyAt         map[float64]int
+	}{
+		{"quiet, climbing", 730, 100, nil},
+		{"quiet, descending", 73, 1000, nil},
+		{"bursts in the climb and the bisection", 37000, 100, map[float64]int{25600: 2, 19200: 2}},
+		{"a burst over the start and its double", 1450, 100, map[float64]int{100: 2, 200: 2}},
+	} {
+		sim := &simulated{capacity: tc.capacity, noisy: map[int]bool{}, noisyAt: tc.noisyAt}
+		if _, _, err := search(tc.start, sim.try); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(sim.probes); n < plan.ProbesLo || n > plan.ProbesHi {
+			t.Errorf("%s: %d probes, outside the plan's typical %d–%d", tc.name, n, plan.ProbesLo, plan.ProbesHi)
+		}
+	}
+}

@@ -303,15 +303,11 @@ func settingsOf(s Spec) Spec {
 
 // writeManifest writes the manifest with these step IDs.
 func (r *Runner) writeManifest(ids []string) error {
-	spec, err := json.Marshal(r.Spec)
+	m, err := r.Spec.Manifest()
 	if err != nil {
 		return err
 	}
-	m := results.Manifest{Schema: results.SchemaVersion, Tool: "loadgen", Kind: "sweep", Created: time.Now().UTC(),
-		Spec: spec, Baseline: r.Spec.BaselineName(), Steps: ids, Env: loadgen.Environment()}
-	for _, p := range r.Spec.Paths {
-		m.Paths = append(m.Paths, p.Name)
-	}
+	m.Schema, m.Tool, m.Kind, m.Created, m.Steps = results.SchemaVersion, "loadgen", "sweep", time.Now().UTC(), ids
 	return store.WriteJSON(filepath.Join(r.Dir, ManifestFile), m)
 }
 

@@ -204,6 +204,16 @@ func Loopback(inbound, app, outbound, upstream, admin uint16) Sidecar {
 	}
 }
 
+// Unbound is s for a proxy that cannot bind the source address of its
+// connections to the app (Caddy): no InboundSource, and the inbound side
+// forwarding to the app's port on 127.0.0.1, which the capture rules let
+// through (as Istio did before 1.10); the app listens there too.
+func (s Sidecar) Unbound() Sidecar {
+	s.InboundSource = netip.Addr{}
+	s.App = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), s.App.Port())
+	return s
+}
+
 // Pod is the layout of a sidecar in a pod whose IP is podIP, the app
 // listening on appPort, and the outbound side forwarding to upstream:
 // Istio's ports, the inbound side bound to InboundSource.

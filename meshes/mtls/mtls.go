@@ -71,7 +71,18 @@ func New(dir string) (*CA, error) {
 }
 
 // RootFile is the path of the root certificate's PEM file.
-func (ca *CA) RootFile() string { return filepath.Join(ca.dir, "root-cert.pem") }
+func (ca *CA) RootFile() string { return filepath.Join(ca.dir, rootFile) }
+
+const rootFile = "root-cert.pem"
+
+// Files are the files a CA writes in dir that a sidecar of workload w,
+// talking to peer, names: the root (root-cert.pem), w's certificate and key
+// (NS.SA.crt and NS.SA.key), and the peer's identity. A config rendered for
+// another machine names them so (loadgen mesh render --mtls-dir).
+func Files(dir string, w, peer Workload) *layout.MTLS {
+	base := filepath.Join(dir, w.Namespace+"."+w.ServiceAccount)
+	return &layout.MTLS{CA: filepath.Join(dir, rootFile), Cert: base + ".crt", Key: base + ".key", PeerID: peer.ID().String(), PeerName: peer.DNSName()}
+}
 
 // Root is the root certificate, for in-process clients.
 func (ca *CA) Root() *tlscert.Cert { return ca.root }
@@ -93,8 +104,7 @@ func (ca *CA) Issue(w, peer Workload) (*layout.MTLS, *tlscert.Cert, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("mtls: %w", err)
 	}
-	base := filepath.Join(ca.dir, w.Namespace+"."+w.ServiceAccount)
-	files := &layout.MTLS{CA: ca.RootFile(), Cert: base + ".crt", Key: base + ".key", PeerID: peer.ID().String(), PeerName: peer.DNSName()}
+	files := Files(ca.dir, w, peer)
 	if err := os.WriteFile(files.Cert, cert.CertPEM, 0o644); err != nil {
 		return nil, nil, fmt.Errorf("mtls: %w", err)
 	}

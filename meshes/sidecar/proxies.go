@@ -23,9 +23,7 @@ func startProxy(ctx context.Context, cfg Config, ns string, podIP netip.Addr, la
 	case Caddy:
 		// Caddy cannot bind 127.0.0.6: its inbound side goes to the app
 		// on loopback, which the capture rules let through.
-		lay.InboundSource = netip.Addr{}
-		lay.App = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), lay.App.Port())
-		return caddy.Start(ctx, caddy.Config{Sidecar: lay, NetNS: ns, User: proxyUser, AccessLog: cfg.Count})
+		return caddy.Start(ctx, caddy.Config{Sidecar: lay.Unbound(), NetNS: ns, User: proxyUser, AccessLog: cfg.Count})
 	case Envoy:
 		return envoy.Start(ctx, envoyConfig(ns, podIP, lay))
 	}

@@ -101,6 +101,10 @@ func (r CNIRow) cells() (gbps, rr, crr string) {
 	return gbps, rr, crr
 }
 
+// ModePath names a lab path per CNI mode, MODE.PATH, as SplitModePath
+// reads it.
+func ModePath(mode, path string) string { return mode + "." + path }
+
 // SplitModePath splits a lab path name MODE.PATH into its CNI mode and
 // path; a name without a dot has no mode.
 func SplitModePath(name string) (mode, path string) {

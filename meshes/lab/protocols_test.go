@@ -1,0 +1,38 @@
+package lab
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseProtocols(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		want    []string
+		targets []string
+		err     string
+	}{
+		{"tcp-rr,tcp-crr,tcp-stream", []string{"tcp-rr", "tcp-crr", "tcp-stream"}, []string{"tcp"}, ""},
+		{" udp-rr , tcp-rr,,udp-stream ", []string{"udp-rr", "tcp-rr", "udp-stream"}, []string{"udp", "tcp"}, ""},
+		{"grpc-stream", []string{"grpc-stream"}, []string{"grpc"}, ""},
+		{"grpc-stream,tcp-rr", nil, nil, "--protocols: grpc-stream runs alone"},
+		{"tcp-rr,http", nil, nil, `--protocols: "http" is not one of tcp-rr, tcp-crr, tcp-stream, grpc-stream, udp-rr, udp-stream`},
+		{"", nil, nil, "--protocols is empty: give one or more of tcp-rr"},
+		{" , ", nil, nil, "--protocols is empty"},
+	} {
+		got, err := ParseProtocols(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("ParseProtocols(%q) = %v, %v; want %q", c.in, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("ParseProtocols(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+		if tg := Targets(got); !slices.Equal(tg, c.targets) {
+			t.Errorf("Targets(%v) = %v, want %v", got, tg, c.targets)
+		}
+	}
+}
