@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -138,6 +139,11 @@ func (n *Node) startContainerds(ctx context.Context) error {
 		return err
 	}
 	n.Image, n.PauseImage = imgs.loadgen.ref, imgs.pause.ref
+	if n.CNI == CNICilium {
+		if err := makeCNIBinDir(n.Dir, n.Cilium); err != nil {
+			return err
+		}
+	}
 	errs := make(chan error, len(n.Members))
 	for _, m := range n.Members {
 		go func() { errs <- n.startContainerd(ctx, m, imgs) }()
@@ -161,7 +167,14 @@ func (n *Node) startContainerd(ctx context.Context, m Member, imgs nodeImages) e
 	if m.Netns != "" {
 		runcRoot = filepath.Join(p.dir, "runc")
 	}
-	if err := writeFile(p.containerdConf, []byte(containerdConfig(p, n.PauseImage, runcRoot))); err != nil {
+	cniBin, env := CNIBinDir, noPulls
+	if n.CNI == CNICilium {
+		// Its own plugins' directory, and its agent's socket for cilium-cni
+		// (containerd passes its environment to the plugins).
+		cniBin = cniBinDir(n.Dir)
+		env = append(slices.Clone(noPulls), "CILIUM_SOCK="+ciliumDirsOf(p, m).sock)
+	}
+	if err := writeFile(p.containerdConf, []byte(containerdConfig(p, n.PauseImage, runcRoot, cniBin, n.CNI == CNICilium))); err != nil {
 		return err
 	}
 	if n.CNI == CNIBridge {
@@ -173,7 +186,7 @@ func (n *Node) startContainerd(ctx context.Context, m Member, imgs nodeImages) e
 	// loopback that refuses it, so not even the registry's name is looked
 	// up (a pod whose image is missing fails with ErrImagePull at once).
 	bin, args := m.inNetns("containerd", "--config", p.containerdConf, "--log-level", "warn")
-	pr, err := n.launch(procName("containerd", m), bin, args, noPulls...)
+	pr, err := n.launch(procName("containerd", m), bin, args, env...)
 	if err != nil {
 		return err
 	}
