@@ -46,7 +46,11 @@ func TestBuildCilium(t *testing.T) {
 	if l, err := os.Readlink(filepath.Join(dir, "clang", "clang")); err != nil || l != CiliumClang {
 		t.Errorf("clang/clang → %q (%v), want %s", l, err, CiliumClang)
 	}
-	out, err := exec.CommandContext(ctx, filepath.Join(dir, "cilium-agent"), "--help").CombinedOutput()
+	out, err := exec.CommandContext(ctx, filepath.Join(dir, "cilium-agent"), "--version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "cilium-agent "+strings.TrimPrefix(CiliumVersion, "v")+" ") {
+		t.Errorf("cilium-agent --version: %v, want %s stamped:\n%s", err, CiliumVersion, out)
+	}
+	out, err = exec.CommandContext(ctx, filepath.Join(dir, "cilium-agent"), "--help").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--kube-proxy-replacement") {
 		t.Errorf("cilium-agent --help: %v\n%s", err, out)
 	}
@@ -153,6 +157,18 @@ func TestCiliumAgentScript(t *testing.T) {
 	}
 	if idx("mount --bind /d/nodes/loadgen-node-1/cilium/run /var/run/cilium") > idx("mount --bind /d/nodes/loadgen-node-1/containerd/state/io.containerd.grpc.v1.cri/netns /var/run/cilium/netns") {
 		t.Error("the netns directory is bound before /var/run/cilium, which then hides it")
+	}
+}
+
+// The operator: IPAM kubernetes, CRD identities, its API on the control
+// plane's address, nothing on loopback.
+func TestCiliumOperatorArgs(t *testing.T) {
+	j := " " + strings.Join(ciliumOperatorArgs("/d/cilium.kubeconfig", MultiAddresses), " ") + " "
+	for _, w := range []string{" --k8s-kubeconfig-path /d/cilium.kubeconfig ", " --ipam kubernetes ", " --identity-allocation-mode crd ",
+		" --enable-metrics=false ", " --enable-gops=false ", " --operator-api-serve-addr " + MultiAddresses.NodeIP + ":9234 "} {
+		if !strings.Contains(j, w) {
+			t.Errorf("the operator's args lack %q:\n%s", w, j)
+		}
 	}
 }
 
