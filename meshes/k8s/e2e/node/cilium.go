@@ -14,6 +14,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Cilium is several nodes' CNI with its eBPF datapath: cilium-agent on
@@ -276,6 +278,18 @@ func ciliumOperatorArgs(kubeconfig string, a Addresses) []string {
 	}
 }
 
+// ciliumConfigMap is the ConfigMap kube-system/cilium-config as Cilium's
+// Helm chart publishes it, with the settings the agents run with: where a
+// cluster's tools (k8s paths) read whether the kube-proxy replacement
+// serves the Services. The agents here take flags, not this map.
+func ciliumConfigMap(kpr bool) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cilium-config", Namespace: "kube-system"},
+		Data: map[string]string{
+			"kube-proxy-replacement": strconv.FormatBool(kpr), "routing-mode": "tunnel", "tunnel-protocol": "vxlan",
+			"ipam": "kubernetes", "identity-allocation-mode": "crd", "cluster-name": "default",
+		}}
+}
+
 // cniBinDir is the CNI plugins' directory of a cluster on cilium: Debian's
 // plugins linked, beside cilium-cni (Debian's directory is a package's).
 func cniBinDir(dir string) string { return filepath.Join(dir, "cni", "bin") }
@@ -326,6 +340,10 @@ func ciliumSharedNetns(ctx context.Context, d ciliumDirs) error {
 // through cilium_host (VXLAN on cilium_vxlan).
 func (n *Node) startCilium(ctx context.Context) error {
 	kc := filepath.Join(n.Dir, "cilium.kubeconfig")
+	cm := ciliumConfigMap(n.KubeProxyReplacement)
+	if _, err := n.Client.CoreV1().ConfigMaps(cm.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("ConfigMap kube-system/cilium-config: %w", err)
+	}
 	n.say("cilium-operator-generic %s", CiliumVersion)
 	op, err := n.launch("cilium-operator", filepath.Join(n.Cilium, "cilium-operator-generic"),
 		ciliumOperatorArgs(kc, n.Addr), "CILIUM_K8S_NAMESPACE=kube-system")

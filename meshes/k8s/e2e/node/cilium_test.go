@@ -236,3 +236,14 @@ func TestCheckCNICilium(t *testing.T) {
 		t.Error("a cilium cluster's teardown would take the host's chains and bridge")
 	}
 }
+
+// cilium-config says whether the kube-proxy replacement runs, as Helm's
+// does (k8s paths reads it).
+func TestCiliumConfigMap(t *testing.T) {
+	for _, kpr := range []bool{false, true} {
+		cm := ciliumConfigMap(kpr)
+		if cm.Namespace != "kube-system" || cm.Name != "cilium-config" || cm.Data["kube-proxy-replacement"] != map[bool]string{false: "false", true: "true"}[kpr] {
+			t.Errorf("kpr %v: %s/%s %v", kpr, cm.Namespace, cm.Name, cm.Data)
+		}
+	}
+}
