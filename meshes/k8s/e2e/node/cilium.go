@@ -296,18 +296,20 @@ func cniBinDir(dir string) string { return filepath.Join(dir, "cni", "bin") }
 
 // makeCNIBinDir fills cniBinDir with links to Debian's plugins and to the
 // built cilium-cni.
-func makeCNIBinDir(dir, built string) error {
-	bin := cniBinDir(dir)
+func makeCNIBinDir(dir, built string) error { return linkCNIBinDir(cniBinDir(dir), CNIBinDir, built) }
+
+// linkCNIBinDir links every plugin of debian and the built cilium-cni in bin.
+func linkCNIBinDir(bin, debian, built string) error {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
 	}
-	ents, err := os.ReadDir(CNIBinDir)
+	ents, err := os.ReadDir(debian)
 	if err != nil {
 		return err
 	}
 	links := map[string]string{"cilium-cni": filepath.Join(built, "cilium-cni")}
 	for _, e := range ents {
-		links[e.Name()] = filepath.Join(CNIBinDir, e.Name())
+		links[e.Name()] = filepath.Join(debian, e.Name())
 	}
 	for name, target := range links {
 		l := filepath.Join(bin, name)

@@ -247,3 +247,38 @@ func TestCiliumConfigMap(t *testing.T) {
 		}
 	}
 }
+
+// Under Cilium, containerd runs its own plugins' directory (Debian's
+// plugins and cilium-cni) and tells cilium-cni its node's agent; under
+// the other networks, Debian's directory and no CILIUM_SOCK, as before.
+func TestContainerdCNI(t *testing.T) {
+	m := multiMembers(2)[1]
+	p := memberPaths("/d", m)
+	bin, env := containerdCNI("/d", CNICilium, p, m)
+	if bin != "/d/cni/bin" || !slices.Contains(env, "CILIUM_SOCK=/d/nodes/loadgen-node-2/cilium/state/cilium.sock") || !slices.Contains(env, noPulls[0]) {
+		t.Errorf("cilium: %s %q", bin, env)
+	}
+	for _, cni := range []string{CNIFlannel, CNIMacvlan, CNIBridge} {
+		bin, env := containerdCNI("/d", cni, p, m)
+		if bin != CNIBinDir || !slices.Equal(env, noPulls) {
+			t.Errorf("%s: %s %q", cni, bin, env)
+		}
+	}
+
+	debian, built, dir := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "bin")
+	for _, f := range []string{"loopback", "portmap"} {
+		if err := os.WriteFile(filepath.Join(debian, f), nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 { // again: the links are made anew
+		if err := linkCNIBinDir(dir, debian, built); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{"loopback": filepath.Join(debian, "loopback"), "portmap": filepath.Join(debian, "portmap"), "cilium-cni": filepath.Join(built, "cilium-cni")} {
+		if got, err := os.Readlink(filepath.Join(dir, name)); err != nil || got != want {
+			t.Errorf("%s → %q (%v), want %s", name, got, err, want)
+		}
+	}
+}

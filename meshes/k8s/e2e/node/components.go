@@ -167,13 +167,7 @@ func (n *Node) startContainerd(ctx context.Context, m Member, imgs nodeImages) e
 	if m.Netns != "" {
 		runcRoot = filepath.Join(p.dir, "runc")
 	}
-	cniBin, env := CNIBinDir, noPulls
-	if n.CNI == CNICilium {
-		// Its own plugins' directory, and its agent's socket for cilium-cni
-		// (containerd passes its environment to the plugins).
-		cniBin = cniBinDir(n.Dir)
-		env = append(slices.Clone(noPulls), "CILIUM_SOCK="+ciliumDirsOf(p, m).sock)
-	}
+	cniBin, env := containerdCNI(n.Dir, n.CNI, p, m)
 	if err := writeFile(p.containerdConf, []byte(containerdConfig(p, n.PauseImage, runcRoot, cniBin, n.CNI == CNICilium))); err != nil {
 		return err
 	}
@@ -203,6 +197,17 @@ func (n *Node) startContainerd(ctx context.Context, m Member, imgs nodeImages) e
 	}
 	n.say("images %s, %s imported%s", n.Image, n.PauseImage, n.on(m))
 	return nil
+}
+
+// containerdCNI are a member's containerd's CNI plugins' directory and
+// environment: Debian's directory and noPulls; under Cilium its own
+// directory (cniBinDir) and its agent's socket for cilium-cni (containerd
+// passes its environment to the plugins).
+func containerdCNI(dir, cni string, p paths, m Member) (string, []string) {
+	if cni != CNICilium {
+		return CNIBinDir, noPulls
+	}
+	return cniBinDir(dir), append(slices.Clone(noPulls), "CILIUM_SOCK="+ciliumDirsOf(p, m).sock)
 }
 
 // on names a member in progress lines, when there are several.
