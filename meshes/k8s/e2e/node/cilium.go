@@ -243,6 +243,13 @@ func ciliumAgentScript(d ciliumDirs, built, node string) string {
 	return b.String()
 }
 
+// ciliumOperatorScript runs the operator with run bound at its fixed
+// run directory, in the mount namespace unshare made.
+func ciliumOperatorScript(run string) string {
+	return "#!/bin/sh\n# cilium-operator's mount namespace (node/cilium.go).\nset -e\n" +
+		fmt.Sprintf("mount --bind %s %s\n", run, ciliumRunDir) + "exec \"$@\"\n"
+}
+
 // ciliumAgentArgs are a node's agent's flags: VXLAN tunnelling, IPAM from
 // its Node's podCIDR, CRD identities, IPv4 only, no L7 proxy, health
 // checks nor Hubble, its uplink as its device, its own directories, its
@@ -347,8 +354,23 @@ func (n *Node) startCilium(ctx context.Context) error {
 		return fmt.Errorf("ConfigMap kube-system/cilium-config: %w", err)
 	}
 	n.say("cilium-operator-generic %s", CiliumVersion)
-	op, err := n.launch("cilium-operator", filepath.Join(n.Cilium, "cilium-operator-generic"),
-		ciliumOperatorArgs(kc, n.Addr), "CILIUM_K8S_NAMESPACE=kube-system")
+	// The operator makes /var/run/cilium and serves its shell there
+	// (pkg/defaults.RuntimePath, no flag): in a mount namespace of its own
+	// with the cluster's directory bound there, the host's stays empty
+	// (the first node run found shell.sock left in the host's /run/cilium).
+	opRun, opScript := filepath.Join(n.Dir, "cilium-operator", "run"), filepath.Join(n.Dir, "cilium-operator", "operator.sh")
+	if err := os.MkdirAll(opRun, 0o755); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(ciliumRunDir, 0o755); err != nil {
+		return err
+	}
+	if err := writeFile(opScript, []byte(ciliumOperatorScript(opRun))); err != nil {
+		return err
+	}
+	op, err := n.launch("cilium-operator", "unshare", append([]string{"--mount", "--propagation", "slave", "--",
+		"sh", opScript, filepath.Join(n.Cilium, "cilium-operator-generic")}, ciliumOperatorArgs(kc, n.Addr)...),
+		"CILIUM_K8S_NAMESPACE=kube-system")
 	if err != nil {
 		return err
 	}
@@ -391,13 +413,46 @@ func (n *Node) startCilium(ctx context.Context) error {
 		}); err != nil {
 			return err
 		}
+		if err := nudgeCNIConf(conf); err != nil {
+			return err
+		}
 	}
 	for i, m := range n.Members {
 		if err := procs[i].waitFor(ctx, 60*time.Second, func(ctx context.Context) error { return n.ciliumRoutes(ctx, m) }); err != nil {
 			return err
 		}
+		// A node's own connections to a ClusterIP: kube-proxy's DNAT in
+		// OUTPUT comes after the route lookup, which fails without a route
+		// for the Service range (a node here has no default route), so
+		// curl got "Network is unreachable" at once. Cilium's socket LB
+		// (the replacement) translates before routing and needs none.
+		if _, err := m.run(ctx, "ip", "route", "replace", n.Addr.ServiceCIDR, "dev", "eth0"); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// nudgeCNIConf writes a CNI configuration file again, in place, with the
+// same bytes. containerd 1.6 reloads its CNI configuration on a write, a
+// rename or a removal in its directory and ignores a creation
+// (pkg/cri/server/cni_conf_syncer.go: "Only reload config when receiving
+// write/rename/remove events"); the agent creates its conflist under a
+// temporary name, removes that and creates the file, so whether containerd
+// saw the file depended on when its reload for the removal ran: one node of
+// two waited "cni plugin not initialized" for good. A write in place
+// is an event containerd acts on.
+func nudgeCNIConf(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	return errors.Join(err, f.Close())
 }
 
 // ciliumRoutes is a check: the member has cilium_vxlan and routes every

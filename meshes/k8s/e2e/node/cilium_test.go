@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -280,5 +281,45 @@ func TestContainerdCNI(t *testing.T) {
 		if got, err := os.Readlink(filepath.Join(dir, name)); err != nil || got != want {
 			t.Errorf("%s → %q (%v), want %s", name, got, err, want)
 		}
+	}
+}
+
+// The operator's script binds the cluster's run directory at the fixed
+// /var/run/cilium before it runs the operator, so nothing it makes there
+// lands in the host's.
+func TestCiliumOperatorScript(t *testing.T) {
+	s := ciliumOperatorScript("/d/cilium-operator/run")
+	bind := "mount --bind /d/cilium-operator/run /var/run/cilium\n"
+	if i, j := strings.Index(s, bind), strings.Index(s, `exec "$@"`); i < 0 || j < i || !strings.HasPrefix(s, "#!/bin/sh\n") {
+		t.Errorf("the operator's script does not bind its run directory before it runs:\n%s", s)
+	}
+}
+
+// A CNI configuration is written again in place: the same bytes and the
+// same file (a write, which containerd reloads on; a new file is a
+// creation, which it ignores).
+func TestNudgeCNIConf(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "05-cilium.conflist")
+	want := []byte(`{"cniVersion":"1.0.0","name":"cilium"}`)
+	if err := os.WriteFile(p, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nudgeCNIConf(p); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	if !bytes.Equal(got, want) || !os.SameFile(before, after) {
+		t.Errorf("nudge: %q (same file %v), want %q written in place", got, os.SameFile(before, after), want)
+	}
+	if err := nudgeCNIConf(filepath.Join(t.TempDir(), "none")); err == nil {
+		t.Error("nudge of a missing file: no error")
 	}
 }
