@@ -120,6 +120,12 @@ func testNodeCilium(t *testing.T, kpr bool) {
 		}
 		url := "http://" + svc.Spec.ClusterIP + ":8080/healthz"
 		for _, m := range n.Members {
+			if !kpr {
+				// kube-proxy programs the Service's endpoint a moment after
+				// the pod is Ready (until then its rule rejects): wait for
+				// the DNAT to the endpoint in this node's nat table.
+				waitKubeProxyEndpoint(t, ctx, n, m, "cilium-echo", "echo")
+			}
 			// In the node's cgroup (the kubelet's root), as its hostNetwork
 			// pods are: the replacement's socket LB is attached there only.
 			cg := filepath.Join("/sys/fs/cgroup/unified", m.CgroupRoot, "cgroup.procs")
@@ -177,4 +183,34 @@ func ciliumTraces(t *testing.T) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// waitKubeProxyEndpoint waits until kube-proxy's nat table in the member's
+// namespace DNATs to every endpoint of the Service ns/name (its
+// EndpointSlices' addresses).
+func waitKubeProxyEndpoint(t *testing.T, ctx context.Context, n *node.Node, m node.Member, ns, name string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var want []string
+		if sl, err := n.Client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + name}); err == nil {
+			for _, es := range sl.Items {
+				for _, ep := range es.Endpoints {
+					want = append(want, ep.Addresses...)
+				}
+			}
+		}
+		nat, err := m.Run(ctx, "iptables-save", "-t", "nat")
+		ok := err == nil && len(want) > 0
+		for _, ip := range want {
+			ok = ok && strings.Contains(nat, "--to-destination "+ip+":")
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: kube-proxy has no DNAT to %s/%s's endpoints %v after a minute (%v)", m.Name, ns, name, want, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
