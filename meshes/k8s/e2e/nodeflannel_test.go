@@ -60,6 +60,13 @@ func startNodes(t *testing.T, cfg node.Config) *node.Node {
 		}
 		t.Logf("flanneld %s: %s (%v)", node.FlannelVersion, cfg.Flanneld, time.Since(t0).Round(100*time.Millisecond))
 	}
+	if cfg.CNI == node.CNICilium {
+		t0 := time.Now()
+		if cfg.Cilium, err = node.BuildCilium(ctx, node.BuildOptions{Log: os.Stderr, Nice: true}); err != nil {
+			fail("building cilium: %v", err)
+		}
+		t.Logf("cilium %s: %s (%v)", node.CiliumVersion, cfg.Cilium, time.Since(t0).Round(100*time.Millisecond))
+	}
 	before := hostTraces(t)
 	t0 := time.Now()
 	cfg.Bins, cfg.Log = bins, os.Stderr

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -138,6 +139,11 @@ func (n *Node) startContainerds(ctx context.Context) error {
 		return err
 	}
 	n.Image, n.PauseImage = imgs.loadgen.ref, imgs.pause.ref
+	if n.CNI == CNICilium {
+		if err := makeCNIBinDir(n.Dir, n.Cilium); err != nil {
+			return err
+		}
+	}
 	errs := make(chan error, len(n.Members))
 	for _, m := range n.Members {
 		go func() { errs <- n.startContainerd(ctx, m, imgs) }()
@@ -161,7 +167,8 @@ func (n *Node) startContainerd(ctx context.Context, m Member, imgs nodeImages) e
 	if m.Netns != "" {
 		runcRoot = filepath.Join(p.dir, "runc")
 	}
-	if err := writeFile(p.containerdConf, []byte(containerdConfig(p, n.PauseImage, runcRoot))); err != nil {
+	cniBin, env := containerdCNI(n.Dir, n.CNI, p, m)
+	if err := writeFile(p.containerdConf, []byte(containerdConfig(p, n.PauseImage, runcRoot, cniBin, n.CNI == CNICilium))); err != nil {
 		return err
 	}
 	if n.CNI == CNIBridge {
@@ -173,7 +180,7 @@ func (n *Node) startContainerd(ctx context.Context, m Member, imgs nodeImages) e
 	// loopback that refuses it, so not even the registry's name is looked
 	// up (a pod whose image is missing fails with ErrImagePull at once).
 	bin, args := m.inNetns("containerd", "--config", p.containerdConf, "--log-level", "warn")
-	pr, err := n.launch(procName("containerd", m), bin, args, noPulls...)
+	pr, err := n.launch(procName("containerd", m), bin, args, env...)
 	if err != nil {
 		return err
 	}
@@ -190,6 +197,17 @@ func (n *Node) startContainerd(ctx context.Context, m Member, imgs nodeImages) e
 	}
 	n.say("images %s, %s imported%s", n.Image, n.PauseImage, n.on(m))
 	return nil
+}
+
+// containerdCNI are a member's containerd's CNI plugins' directory and
+// environment: Debian's directory and noPulls; under Cilium its own
+// directory (cniBinDir) and its agent's socket for cilium-cni (containerd
+// passes its environment to the plugins).
+func containerdCNI(dir, cni string, p paths, m Member) (string, []string) {
+	if cni != CNICilium {
+		return CNIBinDir, noPulls
+	}
+	return cniBinDir(dir), append(slices.Clone(noPulls), "CILIUM_SOCK="+ciliumDirsOf(p, m).sock)
 }
 
 // on names a member in progress lines, when there are several.

@@ -55,10 +55,17 @@ func pathsOf(dir string) paths {
 // cgroupfs, and the one setting this VM needs (no CAP_SYS_RESOURCE: runc
 // may not raise oom_score_adj). runcRoot, when set, is runc's state
 // directory (each of several nodes its own; the one node runc's default).
-func containerdConfig(p paths, sandboxImage, runcRoot string) string {
+// cniBin is the CNI plugins' directory; netnsUnderState puts the pods'
+// network namespaces under containerd's state directory, the node's own
+// (Cilium's agent enters those it finds there: cilium.go).
+func containerdConfig(p paths, sandboxImage, runcRoot, cniBin string, netnsUnderState bool) string {
 	runc := ""
 	if runcRoot != "" {
 		runc = fmt.Sprintf("        Root = %q\n", runcRoot)
+	}
+	netns := ""
+	if netnsUnderState {
+		netns = "  netns_mounts_under_state_dir = true\n"
 	}
 	return fmt.Sprintf(`version = 2
 root = %[1]q
@@ -87,7 +94,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri.v1alpha2"]
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
-
+%[10]s
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -103,7 +110,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri.v1alpha2"]
     conf_dir = %[8]q
     max_conf_num = 1
 `, p.containerdRoot, p.containerdState, p.containerdSock, p.containerdSock+".ttrpc",
-		filepath.Join(p.dir, "containerd", "opt"), sandboxImage, CNIBinDir, p.cniConfDir, runc)
+		filepath.Join(p.dir, "containerd", "opt"), sandboxImage, cniBin, p.cniConfDir, runc, netns)
 }
 
 // CNIBinDir is where Debian's containernetworking-plugins puts the plugins.

@@ -118,9 +118,14 @@ type Config struct {
 	Backend string
 	// Flanneld is the flanneld binary (BuildFlannel), with several nodes.
 	Flanneld string
-	// CNI is several nodes' network: CNIFlannel (default) or CNIMacvlan.
-	// The one node runs CNIBridge.
+	// CNI is several nodes' network: CNIFlannel (default), CNIMacvlan or
+	// CNICilium. The one node runs CNIBridge.
 	CNI string
+	// Cilium is the built Cilium directory (BuildCilium), with CNICilium.
+	Cilium string
+	// KubeProxyReplacement runs Cilium's kube-proxy replacement (socket
+	// LB) and no kube-proxy: CNICilium only.
+	KubeProxyReplacement bool
 	// Log receives progress lines; nil: none.
 	Log io.Writer
 }
@@ -130,18 +135,22 @@ const (
 	CNIBridge  = "bridge"  // the one node: Debian's bridge plugin on the node's bridge
 	CNIFlannel = "flannel" // several nodes: flanneld on each, the bridge plugin as Flannel's CNI plugin delegates to it
 	CNIMacvlan = "macvlan" // several nodes: Debian's macvlan plugin on each node's uplink, a host shim (macvlan.go)
+	CNICilium  = "cilium"  // several nodes: cilium-agent on each, VXLAN, its eBPF datapath (cilium.go)
 )
 
 // MultiCNIs are the networks of several nodes.
-var MultiCNIs = []string{CNIFlannel, CNIMacvlan}
+var MultiCNIs = []string{CNIFlannel, CNIMacvlan, CNICilium}
 
 // Multi tells whether the configuration is of several nodes.
 func (c *Config) Multi() bool { return c.Nodes > 1 }
 
 // checkCNI fills in the network's defaults and checks them: the one node
-// runs the bridge plugin; several run Flannel (a backend, flanneld built)
-// or Macvlan.
+// runs the bridge plugin; several run Flannel (a backend, flanneld built),
+// Macvlan or Cilium (built; the kube-proxy replacement is Cilium's alone).
 func (c *Config) checkCNI() error {
+	if c.KubeProxyReplacement && c.CNI != CNICilium {
+		return errors.New("the kube-proxy replacement is Cilium's: it needs CNI cilium (several nodes)")
+	}
 	if !c.Multi() {
 		switch {
 		case c.Backend != "":
@@ -169,6 +178,13 @@ func (c *Config) checkCNI() error {
 	case CNIMacvlan:
 		if c.Backend != "" {
 			return fmt.Errorf("a Flannel backend (%s) is for CNI flannel, not macvlan", c.Backend)
+		}
+	case CNICilium:
+		if c.Backend != "" {
+			return fmt.Errorf("a Flannel backend (%s) is for CNI flannel, not cilium (which tunnels with VXLAN)", c.Backend)
+		}
+		if c.Cilium == "" {
+			return errors.New("several nodes run Cilium: call BuildCilium first")
 		}
 	default:
 		return fmt.Errorf("CNI %q: several nodes run %s", c.CNI, strings.Join(MultiCNIs, " or "))
@@ -253,7 +269,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	started := time.Now()
 	n = &Node{Config: cfg, Addr: addr, Members: members, paths: pathsOf(cfg.Dir)}
 	n.st = &state{Dir: cfg.Dir, Started: started.UTC(), Addr: n.Addr, ProxyMode: cfg.ProxyMode, Bins: cfg.Bins.Dir,
-		CNI: cni, Backend: cfg.Backend, Flanneld: cfg.Flanneld}
+		CNI: cni, Backend: cfg.Backend, Flanneld: cfg.Flanneld, Cilium: cfg.Cilium, KubeProxyReplacement: cfg.KubeProxyReplacement}
 	defer func() {
 		if err != nil {
 			if derr := down(cfg.Dir, cfg.Log, cfg.Multi()); derr != nil {
@@ -270,7 +286,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 			return nil, err
 		}
 	}
-	if n.pki, err = makePKI(cfg.Dir, n.Addr, n.memberNames()); err != nil {
+	if n.pki, err = makePKI(cfg.Dir, n.Addr, n.memberNames(), cni); err != nil {
 		return nil, fmt.Errorf("pki: %w", err)
 	}
 	n.Kubeconfig = filepath.Join(cfg.Dir, "admin.kubeconfig")
@@ -318,13 +334,21 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		if err := n.startMacvlan(ctx); err != nil {
 			return nil, err
 		}
+	case CNICilium:
+		if err := n.startCilium(ctx); err != nil {
+			return nil, err
+		}
 	}
 	for _, m := range n.Members {
 		if err := n.waitReady(ctx, m); err != nil {
 			return nil, err
 		}
 	}
+	// Cilium's kube-proxy replacement is the Services' datapath: no kube-proxy.
 	for _, m := range n.Members {
+		if cfg.KubeProxyReplacement {
+			break
+		}
 		if err := n.startKubeProxy(ctx, m, cfg.ProxyMode); err != nil {
 			return nil, err
 		}
@@ -402,7 +426,8 @@ func Attach(ctx context.Context, dir string, log io.Writer) (*Node, error) {
 		return nil, fmt.Errorf("no node is up in %s: %w", dir, err)
 	}
 	n := &Node{Config: Config{Dir: st.Dir, Bins: &Bins{Dir: st.Bins}, ProxyMode: st.ProxyMode, Log: log,
-		Nodes: len(st.members()), Backend: st.Backend, Flanneld: st.Flanneld, CNI: st.cni()},
+		Nodes: len(st.members()), Backend: st.Backend, Flanneld: st.Flanneld, CNI: st.cni(),
+		Cilium: st.Cilium, KubeProxyReplacement: st.KubeProxyReplacement},
 		Addr: st.Addr, paths: pathsOf(st.Dir), st: st, Image: st.Image, PauseImage: st.Pause,
 		Members:    st.members(),
 		Kubeconfig: filepath.Join(st.Dir, "admin.kubeconfig"), PrometheusURL: "http://" + net.JoinHostPort(st.Addr.NodeIP, strconv.Itoa(PortPrometheus))}
@@ -511,12 +536,16 @@ type state struct {
 	Image     string            `json:"image,omitempty"`
 	Pause     string            `json:"pause_image,omitempty"`
 	// Members are the nodes (none recorded: the one node, by an older
-	// build); CNI, Backend and Flanneld are several nodes' network.
-	Members  []Member  `json:"members,omitempty"`
-	CNI      string    `json:"cni,omitempty"`
-	Backend  string    `json:"flannel_backend,omitempty"`
-	Flanneld string    `json:"flanneld,omitempty"`
-	Underlay *underlay `json:"underlay,omitempty"`
+	// build); CNI, Backend, Flanneld, Cilium and KubeProxyReplacement
+	// are several nodes' network.
+	Members  []Member `json:"members,omitempty"`
+	CNI      string   `json:"cni,omitempty"`
+	Backend  string   `json:"flannel_backend,omitempty"`
+	Flanneld string   `json:"flanneld,omitempty"`
+	Cilium   string   `json:"cilium,omitempty"`
+	// KubeProxyReplacement: Cilium's, no kube-proxy ran.
+	KubeProxyReplacement bool      `json:"kube_proxy_replacement,omitempty"`
+	Underlay             *underlay `json:"underlay,omitempty"`
 }
 
 // members are the recorded nodes: the one node when none are recorded.

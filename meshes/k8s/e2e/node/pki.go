@@ -121,8 +121,8 @@ type user struct {
 // The identities the components run as, as kubeadm gives them: each
 // node's kubelet its own (system:node:NAME, which the Node authorizer
 // and NodeRestriction hold to its node), flanneld one bound to Flannel's
-// ClusterRole.
-func users(nodes []string) []user {
+// ClusterRole, Cilium's agents and operator one of system:masters.
+func users(nodes []string, cni string) []user {
 	us := []user{
 		{"admin", "kubernetes-admin", []string{"system:masters"}},
 		{"controller-manager", "system:kube-controller-manager", nil},
@@ -138,6 +138,9 @@ func users(nodes []string) []user {
 	}
 	if len(nodes) > 1 {
 		us = append(us, user{"flannel", FlannelUser, nil})
+	}
+	if cni == CNICilium {
+		us = append(us, user{"cilium", CiliumUser, []string{"system:masters"}})
 	}
 	return us
 }
@@ -155,7 +158,7 @@ func kubeletUserOf(name string) string {
 // makePKI writes a new CA, the API server's serving certificate, the
 // front proxy's (aggregated APIs: metrics-server), the service account
 // key pair and each user's client certificate.
-func makePKI(dir string, a Addresses, nodes []string) (*pki, error) {
+func makePKI(dir string, a Addresses, nodes []string, cni string) (*pki, error) {
 	p := &pki{dir: filepath.Join(dir, "pki")}
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return nil, err
@@ -225,7 +228,7 @@ func makePKI(dir string, a Addresses, nodes []string) (*pki, error) {
 	if p.SAPub, err = write("sa.pub", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})); err != nil {
 		return nil, err
 	}
-	for _, u := range users(nodes) {
+	for _, u := range users(nodes, cni) {
 		l, err := root.issue(u.cn, u.orgs, nil, false)
 		if err != nil {
 			return nil, err

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -97,6 +98,12 @@ func down(dir string, log io.Writer, several bool) error {
 	if err := unmountUnder(dir, since); err != nil {
 		errs = append(errs, err)
 	}
+	if st != nil && st.cni() == CNICilium {
+		// The agents' mount point (startCilium made it): empty when theirs.
+		if err := os.Remove(ciliumRunDir); err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTEMPTY) {
+			errs = append(errs, err)
+		}
+	}
 	if err := removeCgroups(roots); err != nil {
 		errs = append(errs, err)
 	}
@@ -152,7 +159,7 @@ func down(dir string, log io.Writer, several bool) error {
 }
 
 // multi tells whether the state is of several nodes (in network
-// namespaces of their own: Flannel, Macvlan).
+// namespaces of their own: Flannel, Macvlan, Cilium).
 func (s *state) multi() bool { return s != nil && slices.Contains(MultiCNIs, s.cni()) }
 
 // isKubelet tells a kubelet's process by its name in the state file.

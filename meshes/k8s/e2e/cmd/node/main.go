@@ -6,6 +6,7 @@
 //	go run ./cmd/node --sidecars up  # and the sidecar mesh's proxy images (nginx, HAProxy, Caddy)
 //	go run ./cmd/node --nodes 2 --backend vxlan up   # two nodes in network namespaces, Flannel
 //	go run ./cmd/node --nodes 2 --cni macvlan up     # two nodes, each pod a macvlan child of its node's uplink
+//	go run ./cmd/node --nodes 2 --cni cilium [--kube-proxy-replacement] up   # two nodes, Cilium's agents (VXLAN)
 //	go run ./cmd/node --dir /var/tmp/loadgen-node2 backend host-gw   # switch a running cluster's Flannel backend
 //	go run ./cmd/node --nodes 2 study -o DIR [-d 10s] [--repeats 3] [--lab] [--k8s-paths DIR2]
 //	    # loadgen study flannel-backends on two nodes, each backend in turn (and
@@ -54,14 +55,15 @@ func run(args []string) error {
 	traefik := fs.Bool("traefik", false, "up: also install the Gateway API's CRDs and Traefik "+node.TraefikVersion+" (GatewayClass and IngressClass traefik)")
 	nodes := fs.Int("nodes", 1, "up: how many nodes: 1 on the host with the bridge plugin, 2 or more each in a network namespace with Flannel")
 	backend := fs.String("backend", "", "up with --nodes 2 or more and --cni flannel: Flannel's backend: "+strings.Join(node.FlannelBackends, ", ")+" (default "+node.FlannelVXLAN+")")
-	cni := fs.String("cni", node.CNIFlannel, "up with --nodes 2 or more: the pods' network: "+strings.Join(node.MultiCNIs, " or ")+" (each pod a macvlan child of its node's uplink)")
+	cni := fs.String("cni", node.CNIFlannel, "up with --nodes 2 or more: the pods' network: "+strings.Join(node.MultiCNIs, " or ")+" (macvlan: each pod a macvlan child of its node's uplink; cilium: Cilium "+node.CiliumVersion+"'s agents, VXLAN)")
+	kpr := fs.Bool("kube-proxy-replacement", false, "up with --cni cilium: Cilium's kube-proxy replacement (socket LB), no kube-proxy")
 	out := fs.String("o", "", "study: the study's results directory (loadgen study flannel-backends -o)")
 	dur := fs.Duration("d", 0, "study: each measurement's duration (default the study's own)")
 	repeats := fs.Int("repeats", 0, "study: the samples of each (default the study's own)")
 	lab := fs.Bool("lab", false, "study: run the lab's flannel-backends into -o first, for its figures beside the cluster's")
 	k8sPaths := fs.String("k8s-paths", "", "study: also loadgen study k8s-paths on the two nodes (vxlan) into this directory")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: node [--dir DIR] [--proxy-mode MODE] [--traefik] [--sidecars] [--nodes N [--cni flannel|macvlan] [--backend B]] up|down|build\n"+
+		fmt.Fprintln(fs.Output(), "usage: node [--dir DIR] [--proxy-mode MODE] [--traefik] [--sidecars] [--nodes N [--cni flannel|macvlan|cilium] [--backend B] [--kube-proxy-replacement]] up|down|build\n"+
 			"       node [--dir DIR] backend B\n       node --nodes 2 [--dir DIR] study -o DIR [-d D] [--repeats N] [--lab] [--k8s-paths DIR2]\n       node [--dir DIR] cni-study -o DIR [-d D] [--repeats N] [--lab]")
 		fs.PrintDefaults()
 	}
@@ -102,21 +104,34 @@ func run(args []string) error {
 	defer stop()
 	switch fs.Arg(0) {
 	case "build":
+		if err := checkNetwork(*nodes, *cni, *kpr); err != nil {
+			return err
+		}
 		_, err := node.Build(ctx, node.BuildOptions{Log: os.Stderr})
-		if err == nil && *nodes > 1 {
+		if err == nil && *nodes > 1 && *cni == node.CNICilium {
+			_, err = node.BuildCilium(ctx, node.BuildOptions{Log: os.Stderr, Nice: true})
+		} else if err == nil && *nodes > 1 {
 			_, err = node.BuildFlannel(ctx, node.BuildOptions{Log: os.Stderr})
 		}
 		return err
 	case "up":
+		if err := checkNetwork(*nodes, *cni, *kpr); err != nil {
+			return err
+		}
 		bins, err := node.Build(ctx, node.BuildOptions{Log: os.Stderr})
 		if err != nil {
 			return err
 		}
 		cfg := node.Config{Dir: *dir, Bins: bins, ProxyMode: *mode, Log: os.Stderr}
 		if *nodes > 1 {
-			cfg.Nodes, cfg.Backend, cfg.CNI = *nodes, *backend, *cni
-			if *cni == node.CNIFlannel {
+			cfg.Nodes, cfg.Backend, cfg.CNI, cfg.KubeProxyReplacement = *nodes, *backend, *cni, *kpr
+			switch *cni {
+			case node.CNIFlannel:
 				if cfg.Flanneld, err = node.BuildFlannel(ctx, node.BuildOptions{Log: os.Stderr}); err != nil {
+					return err
+				}
+			case node.CNICilium:
+				if cfg.Cilium, err = node.BuildCilium(ctx, node.BuildOptions{Log: os.Stderr, Nice: true}); err != nil {
 					return err
 				}
 			}
@@ -154,6 +169,18 @@ func run(args []string) error {
 // the node's Prometheus (cAdvisor's series, scraped every 2 s) measured
 // each side's proxy over on 2026-12-06.
 const StudyStep = 15 * time.Second
+
+// checkNetwork refuses, before any build, what Start would: a network
+// the nodes do not run, the kube-proxy replacement without Cilium.
+func checkNetwork(nodes int, cni string, kpr bool) error {
+	if nodes > 1 && !slices.Contains(node.MultiCNIs, cni) {
+		return fmt.Errorf("--cni %s: want %s", cni, strings.Join(node.MultiCNIs, ", "))
+	}
+	if kpr && (nodes < 2 || cni != node.CNICilium) {
+		return errors.New("--kube-proxy-replacement is Cilium's: it needs --nodes 2 or more and --cni cilium")
+	}
+	return nil
+}
 
 // meshLadderLines are the study the node prints for its sidecar images:
 // loadgen study mesh-ladder through each proxy on both sides, with the

@@ -47,3 +47,28 @@ func TestMeshLadderLines(t *testing.T) {
 		t.Errorf("16 CPUs run the study's own ladder, with no reason line")
 	}
 }
+
+// The network flags are checked before anything is built: the kube-proxy
+// replacement is Cilium's, on several nodes; the CNI is one the nodes run.
+func TestCheckNetwork(t *testing.T) {
+	for _, c := range []struct {
+		nodes int
+		cni   string
+		kpr   bool
+		ok    bool
+	}{
+		{1, "flannel", false, true},
+		{2, "flannel", false, true},
+		{2, "macvlan", false, true},
+		{2, "cilium", false, true},
+		{2, "cilium", true, true},
+		{2, "flannel", true, false},
+		{2, "macvlan", true, false},
+		{1, "cilium", true, false},
+		{2, "calico", false, false},
+	} {
+		if err := checkNetwork(c.nodes, c.cni, c.kpr); (err == nil) != c.ok {
+			t.Errorf("--nodes %d --cni %s --kube-proxy-replacement=%v: %v, want ok %v", c.nodes, c.cni, c.kpr, err, c.ok)
+		}
+	}
+}
