@@ -46,3 +46,12 @@ func TestNamesAreSidecarnames(t *testing.T) {
 		t.Errorf("%d proxies, %d placements; internal/sidecarnames has %d, %d", len(Proxies), len(Placements), len(sidecarnames.Proxies()), len(sidecarnames.Placements()))
 	}
 }
+
+// Workers is what a sweep records for a sidecar path's proxies.
+func TestSidecarWorkers(t *testing.T) {
+	for _, tc := range []struct{ asked, want int }{{0, 2}, {1, 1}, {4, 4}} {
+		if got := (&Sidecar{cfg: Config{Workers: tc.asked}}).Workers(); got != tc.want {
+			t.Errorf("Workers %d: Workers() = %d, want %d", tc.asked, got, tc.want)
+		}
+	}
+}

@@ -291,6 +291,10 @@ func (s *Sidecar) Pids() ([]int, error) {
 	return pids, nil
 }
 
+// Workers is each proxy's workers as it runs them (Config.Workers, or
+// Istio's default).
+func (s *Sidecar) Workers() int { return layout.Sidecar{Workers: s.cfg.Workers}.Threads() }
+
 // Requests is what the client's and the server's sidecar counted (0 for a
 // pod without one).
 func (s *Sidecar) Requests() (client, server uint64, err error) {
