@@ -129,27 +129,29 @@ func (c *Config) CheckNewConn() error {
 	return nil
 }
 
-// Validate reports the first thing wrong with c, in words a user can act on.
+// Validate reports the first thing wrong with c, in words a user can act
+// on, naming `loadgen run`'s flags: it is the one check of a run's
+// configuration, the CLI's and a sweep step's. Timeout 0 is the default.
 func (c *Config) Validate() error {
 	switch {
 	case c.Connections < 1:
-		return fmt.Errorf("connections (-c) must be at least 1, got %d", c.Connections)
+		return fmt.Errorf("-c must be at least 1, got %d", c.Connections)
 	case c.Connections > MaxConnections:
 		return fmt.Errorf("connections (-c) must be at most %d, got %d", MaxConnections, c.Connections)
 	case c.Threads < 1:
-		return fmt.Errorf("threads (-t) must be at least 1, got %d", c.Threads)
+		return fmt.Errorf("-t must be at least 1, got %d", c.Threads)
 	case c.Threads > c.Connections:
-		return fmt.Errorf("threads (-t %d) cannot exceed connections (-c %d): each thread needs a connection", c.Threads, c.Connections)
+		return fmt.Errorf("-t %d is more than -c %d: every thread needs at least one connection", c.Threads, c.Connections)
 	case c.Duration < 0:
 		return errors.New("duration (-d) cannot be negative")
+	case c.Requests < 0:
+		return fmt.Errorf("-n must not be negative, got %d", c.Requests)
 	case c.Duration == 0 && c.Requests == 0:
 		return errors.New("give a duration (-d) or a request count (-n): a run must stop by itself")
-	case c.Requests < 0:
-		return fmt.Errorf("request count (-n) cannot be negative, got %d", c.Requests)
 	case c.Warmup < 0:
-		return errors.New("warm-up (--warmup) cannot be negative")
+		return fmt.Errorf("--warmup must not be negative, got %v", c.Warmup)
 	case c.Timeout < 0:
-		return errors.New("timeout (--timeout) cannot be negative")
+		return fmt.Errorf("--timeout must be positive, got %v", c.Timeout)
 	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
 		return fmt.Errorf("rate (-R) must be a positive number of requests/s, got %v", c.Rate)
 	case c.Interval < 0:
@@ -157,13 +159,13 @@ func (c *Config) Validate() error {
 	case c.JudgeWindow < 0 || c.JudgeAfter < 0:
 		return errors.New("the judged window and when judging starts (--abort-after) cannot be negative")
 	case c.Streams < 0:
-		return errors.New("streams (-m) cannot be negative")
+		return fmt.Errorf("--streams must not be negative, got %d", c.Streams)
 	case c.Connections*max(1, c.Streams) > MaxConnections:
 		return fmt.Errorf("connections × streams must be at most %d", MaxConnections)
 	case c.Slack > maxSlack:
 		return fmt.Errorf("slack (--slack) must be at most %v, got %v", maxSlack, c.Slack)
 	case c.ConnSchedule != nil && (c.Pacer != nil || c.Rate > 0):
-		return errors.New("a connection schedule (-c with stages) paces a closed loop: not with -R")
+		return fmt.Errorf("-c %s is a closed loop's connection schedule: not with -R (an open loop's stages go in -R)", c.ConnSchedule)
 	case c.ConnSchedule != nil && c.Driver == DriverLoop:
 		return errors.New("a connection schedule (-c with stages) runs on goroutines: leave out --driver loop")
 	case c.Driver != DriverAuto && c.Driver != DriverLoop && c.Driver != DriverGoroutines:

@@ -28,10 +28,10 @@ func (a *arrivalFlags) apply(p pace.Pacer, rateFlag string) (pace.Pacer, error) 
 	if a.process == "" && a.jitter == "" {
 		return p, nil
 	}
-	switch a.process {
-	case "", pace.Uniform, pace.Poisson:
-	default:
-		return nil, fmt.Errorf("--arrival %q: want uniform or poisson", a.process)
+	if a.process != "" {
+		if err := pace.CheckProcess(a.process); err != nil {
+			return nil, fmt.Errorf("--%w", err)
+		}
 	}
 	if p == nil {
 		what := "--arrival"
@@ -62,12 +62,10 @@ func (a *arrivalFlags) apply(p pace.Pacer, rateFlag string) (pace.Pacer, error) 
 // sweep with no open-loop step.
 func (a *arrivalFlags) spec(s *sweep.Spec, arrival, jitter, findMax bool) error {
 	if arrival {
-		switch a.process {
-		case pace.Uniform, pace.Poisson:
-			s.Arrival = a.process
-		default:
-			return fmt.Errorf("--arrival %q: want uniform or poisson", a.process)
+		if err := pace.CheckProcess(a.process); err != nil {
+			return fmt.Errorf("--%w", err)
 		}
+		s.Arrival = a.process
 	}
 	if jitter {
 		j, err := pace.ParseJitter(a.jitter)

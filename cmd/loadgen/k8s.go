@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -296,12 +295,7 @@ its own, naming both loadgen versions.`,
 					cfg.Index = i
 				}
 			}
-			run := func(ctx context.Context, args []string, _ string) error {
-				// A worker's errors are judged on the merged run, by the
-				// coordinator: a share with a few is not a failed worker.
-				if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--max-errors") }) {
-					args = append([]string{"--max-errors", "100%"}, args...)
-				}
+			runShare := func(ctx context.Context, args []string, _ string) error {
 				rc := newRunCmd()
 				rc.SetArgs(args)
 				rc.SetOut(cmd.OutOrStdout())
@@ -309,7 +303,7 @@ its own, naming both loadgen versions.`,
 				rc.SilenceUsage, rc.SilenceErrors = true, true
 				return rc.ExecuteContext(ctx)
 			}
-			if err := worker.Run(cmd.Context(), cfg, run, cmd.OutOrStdout()); err != nil {
+			if err := worker.Run(cmd.Context(), cfg, runShare, cmd.OutOrStdout()); err != nil {
 				return failf("%v", err)
 			}
 			return nil

@@ -254,10 +254,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	var failed []string
 	checked := compare.OK // the worst check of the protocols' sweeps
 	for _, proto := range p.protocols {
-		spec := f.spec(p.ladder, proto, p.size)
-		if proto == "tcp-stream" {
-			spec.Payloads = sweep.Payloads{p.streamSize}
-		}
+		spec := f.spec(p.ladder, proto, lab.Payload(proto, p.size, p.streamSize))
 		spec.Paths = sweepPaths(labs)
 		spec.Builtin = "lab"
 		if err := spec.Validate(); err != nil {
@@ -365,10 +362,7 @@ func (p *labPlan) printPlan(w io.Writer, f *labFlags) error {
 		names = lab.PathNames()
 	}
 	for _, proto := range p.protocols {
-		spec := f.spec(p.ladder, proto, p.size)
-		if proto == "tcp-stream" {
-			spec.Payloads = sweep.Payloads{p.streamSize}
-		}
+		spec := f.spec(p.ladder, proto, lab.Payload(proto, p.size, p.streamSize))
 		for _, m := range p.modes {
 			for _, n := range names {
 				spec.Paths = append(spec.Paths, sweep.Path{Name: report.ModePath(string(m), n), URL: "lab " + string(m) + ": " + n})

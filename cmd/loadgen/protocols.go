@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
-	"strings"
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/client"
@@ -36,8 +33,8 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 		cfg.Mix = &loadgen.Mix{Weights: m.Weights(), Names: m.Names()}
 		if len(m.Origins) > 1 {
 			cfg.Mix.Hosts = m.Hosts()
-			if cfg.Connections < len(m.Origins) {
-				return nil, fmt.Errorf("--targets %s goes to %d hosts, a connection or more each: give at least -c %d", f.targets, len(m.Origins), len(m.Origins))
+			if err := loadgen.CheckMixHosts(len(m.Origins), cfg.Connections); err != nil {
+				return nil, fmt.Errorf("--targets %s %w", f.targets, err)
 			}
 		}
 	}
@@ -50,29 +47,6 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 	}
 	cfg.Config.Targets = f.targets
 	return d, nil
-}
-
-// runTarget checks an HTTP target as typed, before its Dialer is built:
-// host:port/path with a numeric port gets its http:// even when the port
-// is out of range, so that the port is what the error names (not a URL
-// parse error about a colon), and a URL without a host name
-// (http://:8080/) is refused instead of dialed on this machine.
-func runTarget(proto, target string) (string, error) {
-	switch proto {
-	case "", "http1", "h2", "h2c", "h3":
-	default:
-		return target, nil // host:port, checked by the protocol
-	}
-	if !strings.Contains(target, "://") {
-		hp, _, _ := strings.Cut(target, "/")
-		if _, port, err := net.SplitHostPort(hp); err == nil && port != "" && strings.Trim(port, "0123456789") == "" {
-			target = "http://" + target
-		}
-	}
-	if u, err := url.Parse(target); err == nil && u.Host != "" && u.Hostname() == "" {
-		return "", fmt.Errorf("URL %q has no host name: give one, e.g. %s://127.0.0.1%s/", target, u.Scheme, u.Host)
-	}
-	return target, nil
 }
 
 // loopCannot is the usage error of --driver loop for a run the event loop

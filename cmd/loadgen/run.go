@@ -30,7 +30,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		return fmt.Errorf("-s %s: loadgen runs no Lua scripts (wrk -s): give the requests with --targets FILE "+
 			"(vegeta's format, per request: METHOD URL, headers, @body), or one request with -m, -H and --body or --body-file", f.script)
 	}
-	if target, err = runTarget(f.protocol, target); err != nil {
+	if target, err = client.CheckTarget(f.protocol, target); err != nil {
 		return err
 	}
 	cfg, err := f.config(cmd, target)

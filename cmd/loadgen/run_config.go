@@ -33,39 +33,23 @@ func (f *runFlags) wrkOptions() report.WrkOptions {
 
 // config turns the flags into the engine's configuration.
 func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, err error) {
-	if f.connections < 1 {
-		return c, fmt.Errorf("-c must be at least 1, got %d", f.connections)
-	}
 	if !cmd.Flags().Changed("threads") && f.threads > f.connections {
 		f.threads = f.connections
-	}
-	if f.threads < 1 {
-		return c, fmt.Errorf("-t must be at least 1, got %d", f.threads)
-	}
-	if f.threads > f.connections {
-		return c, fmt.Errorf("-t %d is more than -c %d: every thread needs at least one connection", f.threads, f.connections)
 	}
 	d := f.duration
 	if cmd.Flags().Changed("requests") && !cmd.Flags().Changed("duration") {
 		d = 0 // -n alone: run until n requests
 	}
-	if f.requests < 0 {
-		return c, fmt.Errorf("-n must not be negative, got %d", f.requests)
-	}
-	if f.timeout <= 0 {
+	if f.timeout == 0 {
+		// The engine's 0 is its default, which the flag shows: a 0 given
+		// is a mistake. A negative one is Validate's.
 		return c, fmt.Errorf("--timeout must be positive, got %v", f.timeout)
-	}
-	if f.warmup < 0 {
-		return c, fmt.Errorf("--warmup must not be negative, got %v", f.warmup)
 	}
 	if n, err := strconv.Atoi(f.method); err == nil {
 		if cmd.Flags().Changed("streams") {
 			return c, fmt.Errorf("-m %d and --streams both set the streams per connection: use one", n)
 		}
 		f.streams, f.method = n, ""
-	}
-	if f.streams < 0 {
-		return c, fmt.Errorf("--streams must be at least 1, got %d", f.streams)
 	}
 	if f.body != "" && f.bodyFile != "" {
 		return c, fmt.Errorf("--body and --body-file both set the body: use one")
@@ -119,9 +103,6 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 		st, staged := p.(*pace.Stages)
 		if err != nil || !staged {
 			return c, fmt.Errorf("-c %s: want a count, or stages of counts (10-200/1m,200/2m): %v", f.connSchedule, err)
-		}
-		if f.rate != "" {
-			return c, fmt.Errorf("-c %s is a closed loop's connection schedule: not with -R (an open loop's stages go in -R)", f.connSchedule)
 		}
 		w, err := st.Window(f.warmup, f.duration, cmd.Flags().Changed("duration"))
 		if err != nil {

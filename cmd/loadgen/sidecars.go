@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"strings"
 
 	"loadgen/loadgen/sweep"
-	"loadgen/meshes/layout"
 	"loadgen/meshes/sidecar"
 )
 
@@ -50,21 +48,13 @@ func startSidecarPaths(ctx context.Context, spec *sweep.Spec) (*sidecarPaths, er
 		}
 		sp.paths = append(sp.paths, path)
 		sp.byName[p.Name] = path
-		p.URL, p.NetNS = path.URL, path.Pods.Client
-		if path.Sidecar == nil {
-			p.Watch = nil // no proxy of its own to watch: nothing else is
-			continue
+		var pids []int
+		workers := 0
+		if path.Sidecar != nil {
+			pids, _ = path.Sidecar.Pids() // unknown: the path's own watch stays
+			workers = path.Sidecar.Workers()
 		}
-		if pids, err := path.Sidecar.Pids(); err == nil && len(pids) > 0 {
-			// Its own proxies only, whatever a watch given for the path
-			// (name:nginx) would match on the host; called as that watch.
-			name := p.Sidecar.Proxy
-			if p.Watch != nil {
-				name = p.Watch.Label()
-			}
-			p.Watch = &sweep.Watch{PIDs: pids, Name: name}
-			p.Workers = cmp.Or(p.Sidecar.Workers, layout.DefaultWorkers) // as the proxy runs them
-		}
+		p.SidecarsRunning(path.URL, path.Pods.Client, path.Sidecar != nil, pids, workers)
 	}
 	return sp, nil
 }
@@ -102,7 +92,7 @@ func checkSidecarProxies(w io.Writer, spec *sweep.Spec) {
 	var order []string
 	paths := map[string][]string{}
 	for _, p := range spec.Paths {
-		if p.Sidecar == nil || p.Sidecar.Placement == "none" {
+		if p.Sidecar == nil || !p.Sidecar.HasProxy() {
 			continue
 		}
 		if _, ok := paths[p.Sidecar.Proxy]; !ok {

@@ -328,6 +328,30 @@ func WithScheme(target string) string {
 	return target
 }
 
+// CheckTarget checks an HTTP target as typed (protocol proto), before its Dialer is built:
+// host:port/path with a numeric port gets its http:// even when the port
+// is out of range, so that the port is what the error names (not a URL
+// parse error about a colon), and a URL without a host name
+// (http://:8080/) is refused instead of dialed on this machine. Beside
+// WithScheme, which adds http:// only to a port in range.
+func CheckTarget(proto, target string) (string, error) {
+	switch proto {
+	case "", "http1", "h2", "h2c", "h3":
+	default:
+		return target, nil // host:port, checked by the protocol
+	}
+	if !strings.Contains(target, "://") {
+		hp, _, _ := strings.Cut(target, "/")
+		if _, port, err := net.SplitHostPort(hp); err == nil && port != "" && strings.Trim(port, "0123456789") == "" {
+			target = "http://" + target
+		}
+	}
+	if u, err := url.Parse(target); err == nil && u.Host != "" && u.Hostname() == "" {
+		return "", fmt.Errorf("URL %q has no host name: give one, e.g. %s://127.0.0.1%s/", target, u.Scheme, u.Host)
+	}
+	return target, nil
+}
+
 // TargetURL parses and checks an http(s) target URL.
 func TargetURL(s string) (*url.URL, error) {
 	u, err := url.Parse(s)

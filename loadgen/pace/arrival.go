@@ -59,7 +59,17 @@ func WithArrival(base Pacer, process string, jitter float64, seed uint64) (Pacer
 		}
 		return newPoisson(base, seed), nil
 	}
-	return nil, fmt.Errorf("arrival %q: want uniform or poisson", process)
+	return nil, CheckProcess(process)
+}
+
+// CheckProcess refuses an arrival process other than Uniform and Poisson
+// (the empty one too: the caller that allows it as the default says so).
+// Its error reads `arrival "x": want …`; the CLI's puts "--" before it.
+func CheckProcess(process string) error {
+	if process == Uniform || process == Poisson {
+		return nil
+	}
+	return fmt.Errorf("arrival %q: want uniform or poisson", process)
 }
 
 // ParseJitter reads --jitter: a percentage of each gap, 0 to 100 ("10%"

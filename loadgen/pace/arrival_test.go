@@ -190,3 +190,22 @@ func BenchmarkIntended(b *testing.B) {
 		})
 	}
 }
+
+// CheckProcess is the one check of an arrival process's name: WithArrival,
+// loadgen run's and sweep's --arrival call it.
+func TestCheckProcess(t *testing.T) {
+	for _, tc := range []struct {
+		process, err string
+	}{
+		{"uniform", ""},
+		{"poisson", ""},
+		{"", `arrival "": want uniform or poisson`},
+		{"Poisson", `arrival "Poisson": want uniform or poisson`},
+		{"gaussian", `arrival "gaussian": want uniform or poisson`},
+	} {
+		err := CheckProcess(tc.process)
+		if (tc.err == "") != (err == nil) || (err != nil && err.Error() != tc.err) {
+			t.Errorf("CheckProcess(%q) = %v, want %q", tc.process, err, tc.err)
+		}
+	}
+}

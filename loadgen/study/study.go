@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"loadgen/internal/sidecarnames"
 )
 
 // Need is something a study needs that a machine may lack.
@@ -483,9 +485,9 @@ func (o Options) clusterMeshes() []string {
 }
 
 // SidecarProxies are the proxies of loadgen's sidecar mesh:
-// meshes/k8s.SidecarProxies, named here without importing the cluster side
-// (cmd/loadgen's TestSidecarNamesAgree holds them equal).
-var SidecarProxies = []string{"nginx", "haproxy", "caddy"}
+// meshes/k8s.SidecarProxies, from internal/sidecarnames (this layer may
+// not import meshes).
+var SidecarProxies = sidecarnames.ClusterProxies()
 
 // clusterLadder is a loadgen k8s run per mesh, the same sweep file each;
 // the sidecar mesh runs its proxy on both sides.

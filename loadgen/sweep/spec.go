@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"loadgen/internal/sidecarnames"
 	"loadgen/loadgen/client"
 	"loadgen/loadgen/pace"
 )
@@ -120,11 +121,11 @@ type Sidecar struct {
 }
 
 // The sidecar profiles and placements a path may name: meshes/sidecar's
-// Proxies and Placements, which this layer may not import
-// (cmd/loadgen's TestSidecarNamesAgree holds them equal).
+// Proxies and Placements, from internal/sidecarnames (this layer may not
+// import meshes).
 var (
-	SidecarProxies    = []string{"nginx", "haproxy", "caddy", "envoy"}
-	SidecarPlacements = []string{"none", "serveronly", "clientonly", "both"}
+	SidecarProxies    = sidecarnames.Proxies()
+	SidecarPlacements = sidecarnames.Placements()
 )
 
 // Watch names processes whose CPU and memory are recorded: exactly one of

@@ -18,7 +18,7 @@ func (c Sidecar) validate() error {
 	switch {
 	case !slices.Contains(SidecarPlacements, c.Placement):
 		return fmt.Errorf("placement %q: use %s", c.Placement, strings.Join(SidecarPlacements, ", "))
-	case c.Placement != "none" && !slices.Contains(SidecarProxies, c.Proxy):
+	case c.HasProxy() && !slices.Contains(SidecarProxies, c.Proxy):
 		return fmt.Errorf("proxy %q: use %s", c.Proxy, strings.Join(SidecarProxies, ", "))
 	case c.MTLS && c.Placement != "both":
 		return fmt.Errorf("mtls is between two sidecars: placement both, not %s", c.Placement)

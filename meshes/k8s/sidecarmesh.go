@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"loadgen/internal/sidecarnames"
 	"loadgen/meshes/caddy"
 	"loadgen/meshes/haproxy"
 	"loadgen/meshes/layout"
@@ -35,13 +36,13 @@ const ModeNone = "none"
 
 // The proxies --mesh sidecar runs.
 const (
-	ProxyNginx   = "nginx"
-	ProxyHAProxy = "haproxy"
-	ProxyCaddy   = "caddy"
+	ProxyNginx   = sidecarnames.Nginx
+	ProxyHAProxy = sidecarnames.HAProxy
+	ProxyCaddy   = sidecarnames.Caddy
 )
 
-// SidecarProxies lists them.
-var SidecarProxies = []string{ProxyNginx, ProxyHAProxy, ProxyCaddy}
+// SidecarProxies lists them: internal/sidecarnames' ClusterProxies.
+var SidecarProxies = sidecarnames.ClusterProxies()
 
 // DefaultProxyImages are the proxies' official images.
 var DefaultProxyImages = map[string]string{

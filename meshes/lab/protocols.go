@@ -51,3 +51,12 @@ func Targets(protocols []string) []string {
 	}
 	return out
 }
+
+// Payload is a protocol's payload in a lab's sweep: tcp-stream's is its
+// write size (--stream-size), every other's its message size (--size).
+func Payload(protocol string, size, streamSize int) int {
+	if protocol == "tcp-stream" {
+		return streamSize
+	}
+	return size
+}

@@ -36,3 +36,14 @@ func TestParseProtocols(t *testing.T) {
 		}
 	}
 }
+
+func TestPayload(t *testing.T) {
+	for _, tc := range []struct {
+		proto string
+		want  int
+	}{{"tcp-stream", 65536}, {"tcp-rr", 1}, {"tcp-crr", 1}, {"udp-stream", 1}, {"udp-rr", 1}, {"grpc-stream", 1}} {
+		if got := Payload(tc.proto, 1, 65536); got != tc.want {
+			t.Errorf("Payload(%s, 1, 65536) = %d, want %d", tc.proto, got, tc.want)
+		}
+	}
+}

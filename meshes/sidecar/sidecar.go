@@ -23,6 +23,7 @@ import (
 	"os"
 	"strings"
 
+	"loadgen/internal/sidecarnames"
 	"loadgen/meshes/layout"
 	"loadgen/meshes/leftover"
 	"loadgen/meshes/mtls"
@@ -33,27 +34,35 @@ import (
 type Proxy string
 
 const (
-	Nginx   Proxy = "nginx"
-	HAProxy Proxy = "haproxy"
-	Caddy   Proxy = "caddy"
-	Envoy   Proxy = "envoy" // Istio's layout; needs an envoy binary on PATH
+	Nginx   Proxy = sidecarnames.Nginx
+	HAProxy Proxy = sidecarnames.HAProxy
+	Caddy   Proxy = sidecarnames.Caddy
+	Envoy   Proxy = sidecarnames.Envoy // Istio's layout; needs an envoy binary on PATH
 )
 
-// Proxies lists the profiles.
-var Proxies = []Proxy{Nginx, HAProxy, Caddy, Envoy}
+// Proxies lists the profiles: internal/sidecarnames' list.
+var Proxies = typed[Proxy](sidecarnames.Proxies())
 
 // Placement says which pods get a sidecar.
 type Placement string
 
 const (
-	None       Placement = "none"
-	ServerOnly Placement = "serveronly"
-	ClientOnly Placement = "clientonly"
-	Both       Placement = "both"
+	None       Placement = sidecarnames.None
+	ServerOnly Placement = sidecarnames.ServerOnly
+	ClientOnly Placement = sidecarnames.ClientOnly
+	Both       Placement = sidecarnames.Both
 )
 
-// Placements lists the placements in report order.
-var Placements = []Placement{None, ServerOnly, ClientOnly, Both}
+// Placements lists the placements in report order: internal/sidecarnames'.
+var Placements = typed[Placement](sidecarnames.Placements())
+
+func typed[T ~string](names []string) []T {
+	out := make([]T, len(names))
+	for i, n := range names {
+		out[i] = T(n)
+	}
+	return out
+}
 
 // ParseProxy and ParsePlacement read the names above.
 func ParseProxy(s string) (Proxy, error) {
@@ -281,6 +290,10 @@ func (s *Sidecar) Pids() ([]int, error) {
 	}
 	return pids, nil
 }
+
+// Workers is each proxy's workers as it runs them (Config.Workers, or
+// Istio's default).
+func (s *Sidecar) Workers() int { return layout.Sidecar{Workers: s.cfg.Workers}.Threads() }
 
 // Requests is what the client's and the server's sidecar counted (0 for a
 // pod without one).

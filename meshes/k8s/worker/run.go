@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"loadgen/meshes/k8s"
@@ -94,14 +96,8 @@ func Run(ctx context.Context, cfg Config, run RunFunc, out io.Writer) error {
 	if err != nil {
 		return fail(err)
 	}
-	args := append([]string{}, cfg.RunArgs...)
-	if len(args) == 0 {
+	if len(cfg.RunArgs) == 0 {
 		return fail(errors.New("no `loadgen run` arguments after --"))
-	}
-	url := args[len(args)-1]
-	args = append(args[:len(args)-1], "-c", strconv.Itoa(share.Connections), "-t", strconv.Itoa(share.Threads))
-	if share.Rate > 0 {
-		args = append(args, "-R", strconv.FormatFloat(share.Rate, 'f', -1, 64))
 	}
 	dir, err := leftover.TempDir("worker") // loadgen-worker-PID-…: loadgen cleanup's once the worker is gone
 	if err != nil {
@@ -109,8 +105,7 @@ func Run(ctx context.Context, cfg Config, run RunFunc, out io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "run.json")
-	args = append(args, "--json", path, url)
-	runErr := run(ctx, args, path)
+	runErr := run(ctx, ShareArgs(cfg.RunArgs, share, path), path)
 	r, err := store.ReadRun(path)
 	if err != nil {
 		if runErr != nil {
@@ -128,6 +123,25 @@ func Run(ctx context.Context, cfg Config, run RunFunc, out io.Writer) error {
 	}
 	_, err = out.Write(line)
 	return err
+}
+
+// ShareArgs is the `loadgen run` command line of a worker's share: the
+// Job's args (the URL last) with the share's -c, -t and -R, --json
+// jsonPath, and --max-errors 100% first unless the args give one — a
+// worker's errors are judged on the merged run, by the coordinator, so a
+// share with a few is not a failed worker. args must not be empty.
+func ShareArgs(args []string, share Share, jsonPath string) []string {
+	out := make([]string, 0, len(args)+10)
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--max-errors") }) {
+		out = append(out, "--max-errors", "100%")
+	}
+	url := args[len(args)-1]
+	out = append(out, args[:len(args)-1]...)
+	out = append(out, "-c", strconv.Itoa(share.Connections), "-t", strconv.Itoa(share.Threads))
+	if share.Rate > 0 {
+		out = append(out, "-R", strconv.FormatFloat(share.Rate, 'f', -1, 64))
+	}
+	return append(out, "--json", jsonPath, url)
 }
 
 // clockClient trusts the service account's CA when there is one. Without

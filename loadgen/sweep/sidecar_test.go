@@ -1,0 +1,51 @@
+package sweep
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestSidecarHasProxy(t *testing.T) {
+	for _, tc := range []struct {
+		placement string
+		want      bool
+	}{{"none", false}, {"serveronly", true}, {"clientonly", true}, {"both", true}} {
+		if got := (Sidecar{Proxy: "nginx", Placement: tc.placement}).HasProxy(); got != tc.want {
+			t.Errorf("placement %s: HasProxy() = %v, want %v", tc.placement, got, tc.want)
+		}
+	}
+}
+
+// A sidecar path's cost watches its own proxies only, named as the user's
+// watch or after the proxy, with the workers they run.
+func TestSidecarsRunning(t *testing.T) {
+	userWatch := &Watch{Process: "nginx"}
+	for _, tc := range []struct {
+		name        string
+		watch       *Watch
+		started     bool
+		pids        []int
+		wantWatch   *Watch
+		wantWorkers int
+	}{
+		{"its proxies, named after the proxy", nil, true, []int{10, 11}, &Watch{PIDs: []int{10, 11}, Name: "haproxy"}, 4},
+		{"its proxies, named as the user's watch", userWatch, true, []int{10}, &Watch{PIDs: []int{10}, Name: "nginx"}, 4},
+		{"its proxies, named as the user's named watch", &Watch{Process: "x", Name: "proxies"}, true, []int{10}, &Watch{PIDs: []int{10}, Name: "proxies"}, 4},
+		{"not started: nothing watched", userWatch, false, nil, nil, 0},
+		{"pids unknown (placement none): the user's watch stays", userWatch, true, nil, userWatch, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Path{Name: "p", Watch: tc.watch, Sidecar: &Sidecar{Proxy: "haproxy", Placement: "both"}}
+			p.SidecarsRunning("http://198.18.220.2:8080", "lg-p0-client", tc.started, tc.pids, 4)
+			if p.URL != "http://198.18.220.2:8080" || p.NetNS != "lg-p0-client" {
+				t.Errorf("URL %q, NetNS %q", p.URL, p.NetNS)
+			}
+			if !reflect.DeepEqual(p.Watch, tc.wantWatch) {
+				t.Errorf("Watch = %+v, want %+v", p.Watch, tc.wantWatch)
+			}
+			if p.Workers != tc.wantWorkers {
+				t.Errorf("Workers = %d, want %d", p.Workers, tc.wantWorkers)
+			}
+		})
+	}
+}
