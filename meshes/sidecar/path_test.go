@@ -66,10 +66,11 @@ func TestStartPath(t *testing.T) {
 			if resp.StatusCode != 200 {
 				t.Errorf("GET %s/get from the client pod: status %d", p.URL, resp.StatusCode)
 			}
-			if p.Sidecar != nil {
-				if client, server, err := p.Sidecar.Requests(); err != nil || client == 0 || server == 0 {
-					t.Errorf("the sidecars counted %d and %d requests (%v), want the one sent", client, server, err)
-				}
+			if s := p.Sidecar; s != nil {
+				// Each HAProxy counts the request once it has logged it,
+				// which may come after the answer: wait for the count.
+				proxytest.WaitCount(t, "the client sidecar", func() (uint64, error) { c, _, err := s.Requests(); return c, err }, 1)
+				proxytest.WaitCount(t, "the server sidecar", func() (uint64, error) { _, sv, err := s.Requests(); return sv, err }, 1)
 			}
 			ns := p.Pods.Client
 			if err := p.Close(); err != nil {
