@@ -10,44 +10,11 @@ import (
 	"loadgen/results"
 )
 
-// What a busy machine can and cannot hide.
-//
-// A run whose machine's CPUs (M) or generator (G) were saturated measured
-// contention for CPU beside the path. Its comparison is still judged,
-// against a margin of what contention could have done to B's figures,
-// derived from what the runs measured. Contention in A cannot make B look
-// worse, so the margin comes from B's contention beyond A's:
-//
-//   - CPU lost, L: the share of the machine's CPUs that work other than
-//     the generator took in B beyond what it took in A, L = (others_B −
-//     others_A) / CPUs, where others is the machine's busy cores less the
-//     generator's (the busiest of B's repeats against the quietest of
-//     A's), at most 0.95. Under processor sharing, as Linux's scheduler
-//     shares CPUs, work left a share 1 − L of the CPU it had takes at most
-//     1/(1 − L) as long.
-//   - the generator's slowdown, S: when B's generator was saturated, its
-//     CPU time per request in B over A's (the most of B's repeats over the
-//     least of A's): the same work done that much slower; a saturated
-//     generator's requests/s fall by as much.
-//   - the factor F = max(1/(1 − L), S, 1): contention can cut requests/s
-//     to A's / F, and stretch a latency, or a watched process's CPU per
-//     request, to F × A's.
-//   - the send lag, d: a latency also counts the lag of its request's
-//     send, under 1 ms (results.LateAfter) when the send was not counted
-//     late, up to the run's max lag when it was. A percentile q moves by
-//     the max lag only when at least 1 − q of B's sends were late (open
-//     loop), and the connections could carry the load (the asked rate ×
-//     the mean time from send to answer under half the connections ×
-//     streams: else sends waited for a connection, the lag a slower target
-//     makes itself); otherwise, and in closed loop, by 1 ms. Latency may
-//     grow to F × A + d.
-//
-// A figure worse than that margin, with --max-regression on top (requests/s
-// below A / F × (1 − max), latency above (F × A + d) × (1 + max)), is a
-// regression whatever the flags. One worse than --max-regression but within
-// the margin is Contended: not decidable (exit status 98, unless
-// AllowContended). Memory, and failed requests other than timeouts, are not
-// contention's doing: they are judged as on a quiet machine.
+// A busy machine's margin: B's contention beyond A's (CPU lost to other
+// work, L; its generator's slowdown, S) bounds how much worse B may look,
+// F = max(1/(1 − L), S, 1), plus the send lag d for a latency. Past the
+// margin is a regression; within it but past --max-regression, Contended.
+// The rule in full: docs/compare.md, "A busy machine".
 
 // maxCPULost caps L: a run left 5% of the CPU it had can be 20 times
 // slower; past that, nothing it measured would mean anything.

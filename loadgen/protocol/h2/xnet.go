@@ -1,20 +1,9 @@
-// This file is the reference implementation of loadgen's HTTP/2 load, on
-// golang.org/x/net/http2's own client (ClientConn) rather than this
-// package's lean one. It takes the same Config, dials and shares connections
-// the same way, and reports outcomes by the same rules, so that a run can be
-// repeated on the library to cross-check the lean client's numbers, or to
-// measure what x/net's behaviour does to a server (its flow-control windows,
-// its write scheduling, its PINGs after a reset): select it for that.
-//
-// It costs more generator CPU: x/net allocates per request (a request, a
-// context, stream state, goroutines) and moves every frame through its read
-// loop and pipes, so at high rates the generator, not the server, may be
-// what is measured. Compare runs at the same rate, not at saturation.
-//
-// The connections stay under our control: each *http2.ClientConn is made
-// with NewClientConn on a connection this file dialed, so one ClientConn is
-// exactly one TCP connection, and x/net opens, pools and retries nothing
-// behind the engine's back.
+// The reference HTTP/2 client, on golang.org/x/net/http2's ClientConn:
+// same Config, dialing and outcome rules as the lean client, to cross-check
+// its figures or to see what x/net's behaviour does to a server. It costs
+// more generator CPU (x/net allocates per request): compare at one rate,
+// not at saturation. Each ClientConn is made on a connection dialed here,
+// so x/net opens, pools and retries nothing behind the engine's back.
 
 //lint:file-ignore SA1019 x/net/http2's own ClientConn is the reference the lean client is checked against; net/http's replacement hides the connection it drives
 

@@ -11,31 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// The Macvlan network of several nodes: each pod's interface is a macvlan
-// child (bridge mode) of its node's uplink, so its frames go onto the
-// underlay without crossing the node's IP stack, as with the Macvlan CNI
-// on a cloud's or a lab's L2. Debian's containernetworking-plugins ship
-// the macvlan and host-local plugins, and the kernel has MACVLAN built in.
-//
-// What a macvlan network lacks, and what is added to make it a cluster's:
-//
-//   - A macvlan child cannot reach its parent (macvlan's isolation), so a
-//     node cannot reach its own pods, nor its pods their node. Each node
-//     gets a "shim": a macvlan child of its own uplink (MacvlanShim), with
-//     the first address of its podCIDR, which its pods' frames reach as a
-//     sibling's. The node routes the whole pod network through the shim;
-//     the pods route the Services, the underlay and the control plane
-//     through it (their gateway). Kubelet probes and the node's own
-//     connections go through it.
-//   - The pods' addresses are all on the underlay's L2: a pod's subnet is
-//     the whole pod network (host-local hands out only its node's podCIDR),
-//     so a pod reaches a pod on another node directly, by ARP.
-//   - Services: a pod's packet to a Service reaches its node's kube-proxy
-//     through the shim, and goes on to the endpoint SNATed to the node
-//     (kube-proxy's masqueradeAll), or the endpoint would answer the pod
-//     straight over the underlay from its own address. What leaves the pod
-//     network (to a node, the control plane) is masqueraded too, as
-//     flanneld's --ip-masq does.
+// The Macvlan network of several nodes: each pod a macvlan child of its
+// node's uplink (Debian's macvlan and host-local plugins), plus what makes
+// it a cluster's: a shim per node through which node and pods reach each
+// other (a child cannot reach its parent), pods on the whole pod network
+// (pod to pod by ARP), and kube-proxy's masqueradeAll for Services.
+// Why each: docs/test-cluster.md, "Two nodes with Macvlan".
 
 // MacvlanShim is each node's macvlan child of its uplink (see above).
 const MacvlanShim = "lgshim"
