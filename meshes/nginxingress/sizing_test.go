@@ -31,6 +31,24 @@ func TestSizingName(t *testing.T) {
 	}
 }
 
+// TestSizingPlan: per worker count, the plaintext nginx then the TLS one,
+// named as StartSizing names them, which starts this plan.
+func TestSizingPlan(t *testing.T) {
+	for _, c := range []struct {
+		workers []int
+		want    []SizingProxy
+	}{
+		{nil, nil},
+		{[]int{1}, []SizingProxy{{Name: "nginx-w1", Workers: 1}, {Name: "nginx-w1-tls", Workers: 1, TLS: true}}},
+		{[]int{4, 2}, []SizingProxy{{Name: "nginx-w4", Workers: 4}, {Name: "nginx-w4-tls", Workers: 4, TLS: true},
+			{Name: "nginx-w2", Workers: 2}, {Name: "nginx-w2-tls", Workers: 2, TLS: true}}},
+	} {
+		if got := SizingPlan(c.workers); !slices.Equal(got, c.want) {
+			t.Errorf("SizingPlan(%v) = %+v, want %+v", c.workers, got, c.want)
+		}
+	}
+}
+
 // TestStartSizing starts a sizing's fixture with and without mutual TLS
 // and sends through every nginx: the plaintext ones answer, the TLS ones
 // with the sizing's CA file (and client certificate under MTLS), and under
