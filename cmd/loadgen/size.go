@@ -189,13 +189,14 @@ func (f *sizeFlags) fromSaved(fl *pflag.FlagSet) error {
 	if saved.Builtin != "size" && saved.Builtin != "" {
 		return fmt.Errorf("--resume: %s holds a loadgen %s run, not a sizing", f.out, saved.Builtin)
 	}
-	var workers, rungs []string
-	mtls := false
+	var paths []nginxingress.SavedPath
 	for _, p := range saved.Paths {
-		if !nginxingress.SizingIsTLS(p.Name) && p.Workers > 0 {
-			workers = append(workers, strconv.Itoa(p.Workers))
-		}
-		mtls = mtls || p.Cert != ""
+		paths = append(paths, nginxingress.SavedPath{Name: p.Name, Workers: p.Workers, ClientCert: p.Cert != ""})
+	}
+	counts, mtls := nginxingress.ReadSizing(paths)
+	var workers, rungs []string
+	for _, n := range counts {
+		workers = append(workers, strconv.Itoa(n))
 	}
 	if mtls && !fl.Changed("mtls") {
 		f.mtls = true

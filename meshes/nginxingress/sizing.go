@@ -120,6 +120,28 @@ func SizingPlan(workers []int) []SizingProxy {
 	return out
 }
 
+// SavedPath is what a saved sizing's path tells of its nginx: its name
+// (SizingName), worker count, and whether it presented a client
+// certificate.
+type SavedPath struct {
+	Name       string
+	Workers    int
+	ClientCert bool
+}
+
+// ReadSizing reads a saved sizing back from its paths, as a resume takes
+// it: the worker counts (one per plaintext nginx, in order, the inverse of
+// SizingPlan) and whether its TLS was mutual.
+func ReadSizing(paths []SavedPath) (workers []int, mtls bool) {
+	for _, p := range paths {
+		if !SizingIsTLS(p.Name) && p.Workers > 0 {
+			workers = append(workers, p.Workers)
+		}
+		mtls = mtls || p.ClientCert
+	}
+	return workers, mtls
+}
+
 // writeClientCert makes a CA and a client certificate of key type kt in
 // dir, and returns their PEM files.
 func writeClientCert(dir string, kt tlscert.KeyType) (caFile, certFile, keyFile string, err error) {
