@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"time"
 
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/nginxingress"
@@ -27,26 +26,9 @@ func (d *demoPaths) Close() {
 	}
 }
 
-// demoSpec is the built-in sweep's plan, its paths' addresses to come: the
-// baseline, and the nginx path where nginx is installed.
-func demoSpec(nginx bool) *sweep.Spec {
-	spec := &sweep.Spec{
-		Paths:    []sweep.Path{{Name: "baseline", Baseline: true}},
-		Ladder:   sweep.Ladder{{Connections: 1, Threads: 1}, {Connections: 4, Threads: 4}, {Connections: 16, Threads: 16}, {Connections: 64, Threads: 64}},
-		Payloads: sweep.Payloads{100, 1024},
-		Protocol: "http1",
-		Endpoint: sweep.DefaultEndpoint,
-		Duration: sweep.Duration(3 * time.Second),
-		Warmup:   sweep.Duration(500 * time.Millisecond),
-		Repeats:  1,
-		Rates:    sweep.Rates{0},
-		Builtin:  "demo",
-	}
-	if nginx {
-		spec.Paths = append(spec.Paths, sweep.Path{Name: "nginx"})
-	}
-	return spec
-}
+// demoSpec is the built-in sweep's plan (sweep.Demo), its paths'
+// addresses to come.
+func demoSpec(nginx bool) *sweep.Spec { return sweep.Demo(nginx) }
 
 // demoWhere is where a path of the demo's plan goes before its servers
 // start, as a dry run prints it.
@@ -67,7 +49,7 @@ func demoHasNginx() bool {
 // flags over it): httpbin, and nginx in front of it when plan has the
 // nginx path; and fills in their addresses and watches.
 func startDemo(ctx context.Context, log io.Writer, plan *sweep.Spec) (*demoPaths, error) {
-	_, nginx := plan.PathByName("nginx")
+	_, nginx := plan.PathByName(sweep.DemoNginx)
 	if nginx && !demoHasNginx() {
 		return nil, errors.New("the sweep to resume has an nginx path, and nginx is not installed here (apt-get install nginx)")
 	}
@@ -82,9 +64,7 @@ func startDemo(ctx context.Context, log io.Writer, plan *sweep.Spec) (*demoPaths
 		}
 	}()
 	spec := plan
-	base := pathIndex(spec, "baseline")
-	spec.Paths[base].URL = "http://" + addr
-	spec.Target = &sweep.Watch{PID: pid}
+	nginxURL, nginxPID := "", 0
 	if !nginx {
 		d.note = "nginx is not installed, so the demo swept the baseline path only (apt-get install nginx adds the nginx path)."
 	} else {
@@ -93,12 +73,11 @@ func startDemo(ctx context.Context, log io.Writer, plan *sweep.Spec) (*demoPaths
 			return nil, fmt.Errorf("start nginx: %w", err)
 		}
 		d.closers = append(d.closers, func() { px.Close() })
-		i := pathIndex(spec, "nginx")
-		spec.Paths[i].URL, spec.Paths[i].Watch = px.URL(), &sweep.Watch{PID: px.MasterPID(), Name: "nginx"}
+		nginxURL, nginxPID = px.URL(), px.MasterPID()
 		d.note = "The nginx path is a real nginx (1 worker, generated config) proxying to the same httpbin; " +
 			"proxy cpu is nginx's master and worker, target cpu is httpbin's (" + strconv.Itoa(pid) + ")."
 	}
-	if err := spec.Validate(); err != nil {
+	if err := spec.DemoAt(addr, pid, nginxURL, nginxPID); err != nil {
 		return nil, err
 	}
 	d.spec = spec

@@ -299,16 +299,11 @@ func newRunID() string {
 // hops: the flag wins) in both: the rendering's, and the spec's, which
 // the manifest carries to the report for its per-hop figures.
 func chainHops(o *k8s.Options, spec *sweep.Spec, flagGiven bool) error {
-	if spec.Hops > 1 && !flagGiven {
-		o.Hops = spec.Hops
-		if err := o.Validate(); err != nil {
-			return err
-		}
+	hops, err := o.ChainHops(spec.Hops, flagGiven)
+	if err != nil {
+		return err
 	}
-	spec.Hops = 0
-	if o.Hops > 1 {
-		spec.Hops = o.Hops
-	}
+	spec.Hops = hops
 	return nil
 }
 

@@ -311,22 +311,13 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 // startLabs builds a lab per mode, skipping (and naming) the modes this
 // kernel lacks. A lab that cannot run at all (no root, no ip) is an error.
 func startLabs(ctx context.Context, stderr io.Writer, p *labPlan, exe string) (labs []*lab.Lab, skipped []string, err error) {
-	for _, m := range p.modes {
-		cfg := lab.Config{Mode: m, Paths: p.paths, TunnelCommand: []string{exe, "lab", "udp-tunnel"}}
-		if err := lab.Available(cfg); err != nil {
-			var u *lab.Unavailable
-			if errors.As(err, &u) && u.ModeOnly {
-				fmt.Fprint(stderr, wrap(fmt.Sprintf("lab: mode %s skipped: %v", m, err), maxWidth, "  "))
-				skipped = append(skipped, fmt.Sprintf("%s: %v", m, err))
-				continue
-			}
-			return labs, skipped, failf("%v", err) // already says "lab: …"
-		}
-		l, err := lab.Start(ctx, cfg)
-		if err != nil {
-			return labs, skipped, failf("%v", err)
-		}
-		labs = append(labs, l)
+	cfg := lab.Config{Paths: p.paths, TunnelCommand: []string{exe, "lab", "udp-tunnel"}}
+	labs, err = lab.StartModes(ctx, cfg, p.modes, func(m lab.Mode, err error) {
+		fmt.Fprint(stderr, wrap(fmt.Sprintf("lab: mode %s skipped: %v", m, err), maxWidth, "  "))
+		skipped = append(skipped, fmt.Sprintf("%s: %v", m, err))
+	})
+	if err != nil {
+		return labs, skipped, failf("%v", err) // already says "lab: …"
 	}
 	return labs, skipped, nil
 }
@@ -335,20 +326,12 @@ func startLabs(ctx context.Context, stderr io.Writer, p *labPlan, exe string) (l
 // namespace and address of the applicable paths.
 func startLabServers(ctx context.Context, stderr io.Writer, labs []*lab.Lab, exe, target string) ([]func(), error) {
 	var stops []func()
-	seen := map[string]bool{}
-	for _, l := range labs {
-		for _, p := range l.Paths() {
-			key := p.ServerNS + " " + p.Listen
-			if p.NotApplicable != "" || seen[key] {
-				continue
-			}
-			seen[key] = true
-			_, _, stop, err := startChild(ctx, stderr, l.Command(ctx, p.ServerNS, exe, "serve", target, "--addr", p.Listen, "--for", "24h"))
-			if err != nil {
-				return stops, failf("lab: %s target in %s: %v", target, p.ServerNS, err)
-			}
-			stops = append(stops, stop)
+	for _, s := range lab.Servers(labs) {
+		_, _, stop, err := startChild(ctx, stderr, s.Lab.Command(ctx, s.NS, exe, "serve", target, "--addr", s.Listen, "--for", "24h"))
+		if err != nil {
+			return stops, failf("lab: %s target in %s: %v", target, s.NS, err)
 		}
+		stops = append(stops, stop)
 	}
 	return stops, nil
 }
@@ -383,21 +366,12 @@ func (p *labPlan) printPlan(w io.Writer, f *labFlags) error {
 	return nil
 }
 
-// sweepPaths returns the labs' applicable paths as sweep paths named
-// MODE.PATH; the loopback baseline once, from the first lab.
+// sweepPaths returns the labs' paths to load (lab.LoadPaths) as sweep
+// paths.
 func sweepPaths(labs []*lab.Lab) []sweep.Path {
 	var out []sweep.Path
-	for i, l := range labs {
-		for _, p := range l.Paths() {
-			if p.NotApplicable != "" || (p.Baseline && i > 0) {
-				continue
-			}
-			name := report.ModePath(string(p.Mode), p.Name)
-			if p.Baseline {
-				name = p.Name
-			}
-			out = append(out, sweep.Path{Name: name, URL: p.Dial, Baseline: p.Baseline, NetNS: p.ClientNS})
-		}
+	for _, p := range lab.LoadPaths(labs) {
+		out = append(out, sweep.Path{Name: p.Name, URL: p.Dial, Baseline: p.Baseline, NetNS: p.NetNS})
 	}
 	return out
 }

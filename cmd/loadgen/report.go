@@ -194,7 +194,7 @@ func readResults(path string) ([]*report.Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
-	if run.Config.Target == "" && run.Config.Protocol == "" && run.Summary.Requests == 0 && run.Histograms.Latency == "" {
+	if store.Empty(run) {
 		return nil, fmt.Errorf("%s: not a loadgen run (no config, summary or histogram)", path)
 	}
 	return one(report.SingleRun(path, run), nil)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"os"
@@ -92,17 +91,15 @@ func (s *serverTLS) config(nextProtos ...string) (*tls.Config, error) {
 			return nil, fmt.Errorf("--write-ca: %w", err)
 		}
 	}
-	c := &tls.Config{Certificates: []tls.Certificate{cert.TLS}, NextProtos: nextProtos}
+	var clientCAs []byte
 	if s.clientCA != "" {
-		pem, err := os.ReadFile(s.clientCA)
-		if err != nil {
+		if clientCAs, err = os.ReadFile(s.clientCA); err != nil {
 			return nil, fmt.Errorf("--client-ca: %w", err)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--client-ca %s: no PEM certificate found", s.clientCA)
-		}
-		c.ClientCAs, c.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	}
+	c, err := cert.ServerConfig(clientCAs, nextProtos...)
+	if err != nil {
+		return nil, fmt.Errorf("--client-ca %s: %w", s.clientCA, err)
 	}
 	return c, nil
 }

@@ -143,13 +143,11 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	// The plan, with the paths named as startSizing names them: what a dry
 	// run prints and a resume checks before nginx starts.
 	planned := *spec
-	for _, n := range workers {
-		for _, tls := range []bool{false, true} {
-			p := sweep.Path{Name: nginxingress.SizingName(n, tls), Workers: n,
-				URL: fmt.Sprintf("nginx, worker_processes %d%s, started by loadgen", n, map[bool]string{true: ", " + tlsKind(f.mtls) + " with a new connection per request"}[tls])}
-			p.NewConn = tls
-			planned.Paths = append(planned.Paths, p)
-		}
+	for _, sp := range nginxingress.SizingPlan(workers) {
+		p := sweep.Path{Name: sp.Name, Workers: sp.Workers,
+			URL: fmt.Sprintf("nginx, worker_processes %d%s, started by loadgen", sp.Workers, map[bool]string{true: ", " + tlsKind(f.mtls) + " with a new connection per request"}[sp.TLS])}
+		p.NewConn = sp.TLS
+		planned.Paths = append(planned.Paths, p)
 	}
 	if f.dryRun {
 		job := f.job(&planned, f.out, "")
@@ -191,13 +189,14 @@ func (f *sizeFlags) fromSaved(fl *pflag.FlagSet) error {
 	if saved.Builtin != "size" && saved.Builtin != "" {
 		return fmt.Errorf("--resume: %s holds a loadgen %s run, not a sizing", f.out, saved.Builtin)
 	}
-	var workers, rungs []string
-	mtls := false
+	var paths []nginxingress.SavedPath
 	for _, p := range saved.Paths {
-		if !nginxingress.SizingIsTLS(p.Name) && p.Workers > 0 {
-			workers = append(workers, strconv.Itoa(p.Workers))
-		}
-		mtls = mtls || p.Cert != ""
+		paths = append(paths, nginxingress.SavedPath{Name: p.Name, Workers: p.Workers, ClientCert: p.Cert != ""})
+	}
+	counts, mtls := nginxingress.ReadSizing(paths)
+	var workers, rungs []string
+	for _, n := range counts {
+		workers = append(workers, strconv.Itoa(n))
 	}
 	if mtls && !fl.Changed("mtls") {
 		f.mtls = true

@@ -190,10 +190,7 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 		return nil, fmt.Errorf("--duration must be positive, got %s", f.duration)
 	}
 	if given("protocol") {
-		if base != nil && !cmd.Flags().Changed("endpoint") && s.Endpoint == sweep.DefaultEndpoint {
-			s.Endpoint = "" // the default of the protocol given
-		}
-		s.Protocol = f.protocol
+		s.SetProtocol(f.protocol)
 	}
 	if given("duration") {
 		s.Duration = sweep.Duration(f.duration)
@@ -216,7 +213,7 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 		s.TrimEnd = &d
 	}
 	if given("call") {
-		s.Call = f.call
+		s.SetCall(f.call)
 	}
 	if given("data") {
 		s.Data = f.data
@@ -303,8 +300,6 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 			}
 			s.Payloads = append(s.Payloads, n)
 		}
-	} else if base != nil && cmd.Flags().Changed("call") && f.call != "" {
-		s.Payloads = nil // the message is the call's data
 	}
 	return s, nil
 }

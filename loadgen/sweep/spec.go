@@ -217,6 +217,25 @@ func (s *Spec) Complete() error {
 	return s.Validate()
 }
 
+// SetProtocol sets the protocol over a spec already read: an endpoint
+// left at DefaultEndpoint goes back to "", the default of the protocol
+// given (Complete fills it), so a file's HTTP default never reaches TCP.
+func (s *Spec) SetProtocol(protocol string) {
+	if s.Endpoint == DefaultEndpoint {
+		s.Endpoint = ""
+	}
+	s.Protocol = protocol
+}
+
+// SetCall sets the gRPC method over a spec already read: a method clears
+// the payloads, its message is the call's data (Complete sets them to 0).
+func (s *Spec) SetCall(call string) {
+	s.Call = call
+	if call != "" {
+		s.Payloads = nil
+	}
+}
+
 // cleanYAMLError turns yaml's "yaml: unmarshal errors:\n  line 3: …" into
 // one line.
 func cleanYAMLError(err error) error {

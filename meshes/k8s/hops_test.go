@@ -137,3 +137,39 @@ func TestHopsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestChainHops: the flag's hops win over a sweep file's, a file's chain
+// is checked as the flag's would be, and the manifest records a chain only.
+func TestChainHops(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		opts               Options
+		fileHops           int
+		flagGiven          bool
+		wantHops, wantKept int // o.Hops after, the manifest's hops
+		wantErr            string
+	}{
+		{"neither", Options{}, 0, false, 0, 0, ""},
+		{"the file's", Options{}, 3, false, 3, 3, ""},
+		{"the flag's over the file's", Options{Hops: 4}, 2, true, 4, 4, ""},
+		{"the flag's, no file hops", Options{Hops: 2}, 0, true, 2, 2, ""},
+		{"one hop is no chain", Options{Hops: 1}, 0, true, 1, 0, ""},
+		{"the file's 1 is no chain", Options{}, 1, false, 0, 0, ""},
+		{"the file's too long", Options{}, MaxHops + 1, false, 0, 0, "--hops"},
+		{"the file's through appmesh", Options{Mesh: MeshAppMesh}, 2, false, 0, 0, "--hops with --mesh appmesh"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.opts
+			kept, err := o.ChainHops(tc.fileHops, tc.flagGiven)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || o.Hops != tc.wantHops || kept != tc.wantKept {
+				t.Errorf("Hops %d, recorded %d, err %v; want %d, %d", o.Hops, kept, err, tc.wantHops, tc.wantKept)
+			}
+		})
+	}
+}

@@ -382,6 +382,22 @@ func (o Options) InjectClient() bool {
 	return o.sidecars() && o.Mode != ModeServerOnly && o.Mode != ModeNone
 }
 
+// ChainHops settles the chain's length: the flag's (flagGiven, already
+// in o.Hops) over a sweep file's fileHops, checked. It returns the hops a
+// run's manifest records for the report's per-hop figures, 0 for no chain.
+func (o *Options) ChainHops(fileHops int, flagGiven bool) (int, error) {
+	if fileHops > 1 && !flagGiven {
+		o.Hops = fileHops
+		if err := o.Validate(); err != nil {
+			return 0, err
+		}
+	}
+	if o.Hops > 1 {
+		return o.Hops, nil
+	}
+	return 0, nil
+}
+
 // validateHops refuses a chain (--hops) the rendering cannot make.
 func (o Options) validateHops() error {
 	switch {

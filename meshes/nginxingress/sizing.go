@@ -91,21 +91,55 @@ func StartSizing(ctx context.Context, cfg SizingConfig) (_ *Sizing, err error) {
 			return nil, err
 		}
 	}
-	for _, n := range cfg.Workers {
-		for _, tls := range []bool{false, true} {
-			c := Config{Listen: "127.0.0.1:0", Upstream: cfg.Upstream, Workers: n}
-			if tls {
-				c.TLS = files
-			}
-			px, err := Start(ctx, c)
-			if err != nil {
-				return nil, fmt.Errorf("start nginx with %d workers: %w", n, err)
-			}
-			s.running = append(s.running, px)
-			s.Proxies = append(s.Proxies, SizingProxy{Name: SizingName(n, tls), Workers: n, TLS: tls, URL: px.URL(), PID: px.MasterPID()})
+	for _, sp := range SizingPlan(cfg.Workers) {
+		c := Config{Listen: "127.0.0.1:0", Upstream: cfg.Upstream, Workers: sp.Workers}
+		if sp.TLS {
+			c.TLS = files
 		}
+		px, err := Start(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("start nginx with %d workers: %w", sp.Workers, err)
+		}
+		s.running = append(s.running, px)
+		sp.URL, sp.PID = px.URL(), px.MasterPID()
+		s.Proxies = append(s.Proxies, sp)
 	}
 	return s, nil
+}
+
+// SizingPlan is the nginx instances StartSizing starts for the worker
+// counts, in its order (per count, plaintext then TLS), not yet running:
+// their URL and PID are empty. A dry run prints it; a resume checks it.
+func SizingPlan(workers []int) []SizingProxy {
+	var out []SizingProxy
+	for _, n := range workers {
+		for _, tls := range []bool{false, true} {
+			out = append(out, SizingProxy{Name: SizingName(n, tls), Workers: n, TLS: tls})
+		}
+	}
+	return out
+}
+
+// SavedPath is what a saved sizing's path tells of its nginx: its name
+// (SizingName), worker count, and whether it presented a client
+// certificate.
+type SavedPath struct {
+	Name       string
+	Workers    int
+	ClientCert bool
+}
+
+// ReadSizing reads a saved sizing back from its paths, as a resume takes
+// it: the worker counts (one per plaintext nginx, in order, the inverse of
+// SizingPlan) and whether its TLS was mutual.
+func ReadSizing(paths []SavedPath) (workers []int, mtls bool) {
+	for _, p := range paths {
+		if !SizingIsTLS(p.Name) && p.Workers > 0 {
+			workers = append(workers, p.Workers)
+		}
+		mtls = mtls || p.ClientCert
+	}
+	return workers, mtls
 }
 
 // writeClientCert makes a CA and a client certificate of key type kt in

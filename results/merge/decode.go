@@ -33,7 +33,7 @@ func Decode(source string, b []byte) (Input, error) {
 			return Input{}, fmt.Errorf("%s: %w", source, err)
 		}
 	}
-	if empty(run) {
+	if store.Empty(run) {
 		return Input{}, fmt.Errorf("%s: not a loadgen run (no config, summary or histogram): merge run files (loadgen run --json) or a sweep's steps/*.json", source)
 	}
 	if run.Histograms.Latency == "" && run.Summary.Requests > 0 {
@@ -75,12 +75,6 @@ func stepRun(raw json.RawMessage, failed string) (*results.Run, error) {
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	return run, nil
-}
-
-// empty tells a loadgen document that holds no run (a bare header, another
-// kind of file) from a run, as loadgen report does.
-func empty(r *results.Run) bool {
-	return r.Config.Target == "" && r.Config.Protocol == "" && r.Summary.Requests == 0 && r.Histograms.Latency == ""
 }
 
 // oneLine keeps the first line of a recorded failure, for a one-line error.

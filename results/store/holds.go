@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+
+	"loadgen/results"
 )
 
 // Holds is what a results file holds.
@@ -32,6 +34,13 @@ func Recognise(path string, b []byte) Holds {
 		return HoldsStep
 	}
 	return HoldsRun
+}
+
+// Empty says a run read from a file holds no config, summary or
+// histogram: the file was JSON (a bare header, another tool's document)
+// but not a loadgen run. Report and merge refuse it.
+func Empty(r *results.Run) bool {
+	return r.Config.Target == "" && r.Config.Protocol == "" && r.Summary.Requests == 0 && r.Histograms.Latency == ""
 }
 
 // SweepDirs names the subdirectories of dir that hold a sweep (a

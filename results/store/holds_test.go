@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"loadgen/results"
 )
 
 func TestRecognise(t *testing.T) {
@@ -67,5 +69,25 @@ func TestSweepDirs(t *testing.T) {
 	}
 	if _, err := SweepDirs(filepath.Join(t.TempDir(), "absent")); err == nil {
 		t.Error("SweepDirs of a missing directory: no error")
+	}
+}
+
+func TestEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  results.Run
+		want bool
+	}{
+		{"nothing", results.Run{Schema: results.SchemaVersion}, true},
+		{"target only", results.Run{Config: results.Config{Target: "http://127.0.0.1/"}}, false},
+		{"protocol only", results.Run{Config: results.Config{Protocol: "tcp"}}, false},
+		{"requests only", results.Run{Summary: results.Summary{Requests: 1}}, false},
+		{"histogram only", results.Run{Histograms: results.Encoded{Latency: "HISTFAA"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Empty(&tc.run); got != tc.want {
+				t.Errorf("Empty = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

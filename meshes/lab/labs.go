@@ -1,0 +1,90 @@
+package lab
+
+import (
+	"context"
+	"errors"
+
+	"loadgen/results/report"
+)
+
+// StartModes starts a lab of cfg per mode, in order. A mode this kernel
+// lacks (an *Unavailable with ModeOnly) is passed to skipped and left out;
+// any other failure stops, with the labs started so far.
+func StartModes(ctx context.Context, cfg Config, modes []Mode, skipped func(Mode, error)) ([]*Lab, error) {
+	return startModes(ctx, cfg, modes, skipped, Available, Start)
+}
+
+func startModes(ctx context.Context, cfg Config, modes []Mode, skipped func(Mode, error),
+	available func(Config) error, start func(context.Context, Config) (*Lab, error)) ([]*Lab, error) {
+	var labs []*Lab
+	for _, m := range modes {
+		cfg.Mode = m
+		if err := available(cfg); err != nil {
+			var u *Unavailable
+			if errors.As(err, &u) && u.ModeOnly {
+				skipped(m, err)
+				continue
+			}
+			return labs, err
+		}
+		l, err := start(ctx, cfg)
+		if err != nil {
+			return labs, err
+		}
+		labs = append(labs, l)
+	}
+	return labs, nil
+}
+
+// LoadPath is a path a sweep over labs loads.
+type LoadPath struct {
+	Name     string // MODE.PATH; the baseline's own name
+	Dial     string // host:port
+	NetNS    string // the namespace the load is sent from
+	Baseline bool
+}
+
+// LoadPaths are the labs' applicable paths, named MODE.PATH, with the
+// loopback baseline once, from the first lab, under its own name.
+func LoadPaths(labs []*Lab) []LoadPath {
+	var out []LoadPath
+	for i, l := range labs {
+		for _, p := range l.Paths() {
+			if p.NotApplicable != "" || (p.Baseline && i > 0) {
+				continue
+			}
+			name := report.ModePath(string(p.Mode), p.Name)
+			if p.Baseline {
+				name = p.Name
+			}
+			out = append(out, LoadPath{Name: name, Dial: p.Dial, NetNS: p.ClientNS, Baseline: p.Baseline})
+		}
+	}
+	return out
+}
+
+// Server is a target the labs' applicable paths need: one per server
+// namespace and address, run in Lab's namespace NS (Lab.Command).
+type Server struct {
+	Lab    *Lab
+	NS     string
+	Listen string // host:port
+}
+
+// Servers are the targets to start for labs' applicable paths, each once,
+// in the paths' order.
+func Servers(labs []*Lab) []Server {
+	var out []Server
+	seen := map[string]bool{}
+	for _, l := range labs {
+		for _, p := range l.Paths() {
+			key := p.ServerNS + " " + p.Listen
+			if p.NotApplicable != "" || seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, Server{Lab: l, NS: p.ServerNS, Listen: p.Listen})
+		}
+	}
+	return out
+}
