@@ -91,9 +91,9 @@ func testNodeCilium(t *testing.T, kpr bool) {
 	}
 
 	t.Run("pod-pod", func(t *testing.T) {
-		before := vxlanDevBytes(t, n)
+		before := nodesDevBytes(t, n, "cilium_vxlan")
 		tab := measure(t, paths.PodPodOtherNode, paths.TestTCPRR+","+paths.TestTCPStream)
-		after := vxlanDevBytes(t, n)
+		after := nodesDevBytes(t, n, "cilium_vxlan")
 		var sent float64
 		for _, row := range tab.Rows {
 			if row.Test == paths.TestTCPStream && row.Path == paths.PodPodOtherNode && row.Median != nil {
@@ -136,17 +136,6 @@ func testNodeCilium(t *testing.T, kpr bool) {
 		}
 	})
 	t.Logf("TestNodeCilium (kpr %v) took %v (its start and teardown: the rest)", kpr, time.Since(start).Round(time.Second))
-}
-
-// vxlanDevBytes are each node's cilium_vxlan received and sent bytes.
-func vxlanDevBytes(t *testing.T, n *node.Node) map[string][2]uint64 {
-	t.Helper()
-	out := map[string][2]uint64{}
-	for _, m := range n.Members {
-		rx, tx := devBytes(t, m, "cilium_vxlan")
-		out[m.Name] = [2]uint64{rx, tx}
-	}
-	return out
 }
 
 // ciliumTraces are what Cilium's agents could leave in the host: its

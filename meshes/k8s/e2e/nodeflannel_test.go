@@ -204,7 +204,7 @@ func TestNodeFlannel(t *testing.T) {
 	})
 
 	t.Run("paths", func(t *testing.T) {
-		before := vxlanBytes(t, n)
+		before := nodesDevBytes(t, n, "flannel.1")
 		dir := filepath.Join(t.TempDir(), "paths")
 		r := runLoadgen(t, bin, n.Kubeconfig, 6*time.Minute, "k8s", "paths", "--image", n.Image, "-n", "flannel-paths",
 			"--paths", paths.PodPodOtherNode+","+paths.PodClusterIPOther, "--tests", paths.TestTCPRR+","+paths.TestTCPStream,
@@ -248,7 +248,7 @@ func TestNodeFlannel(t *testing.T) {
 				sent += *row.Median * 1e9 / 8 * tab.DurationSeconds
 			}
 		}
-		after := vxlanBytes(t, n)
+		after := nodesDevBytes(t, n, "flannel.1")
 		client, server := node.MemberPrefix+"2", node.MemberPrefix+"1"
 		tx, rx := after[client][1]-before[client][1], after[server][0]-before[server][0]
 		if float64(tx) < 0.9*sent || float64(rx) < 0.9*sent {
@@ -259,12 +259,13 @@ func TestNodeFlannel(t *testing.T) {
 	t.Logf("TestNodeFlannel took %v (its start and teardown: the rest)", time.Since(start).Round(time.Second))
 }
 
-// vxlanBytes are each node's flannel.1 received and sent bytes.
-func vxlanBytes(t *testing.T, n *node.Node) map[string][2]uint64 {
+// nodesDevBytes are each node's received and sent bytes on its device dev
+// (flannel.1, cilium_vxlan).
+func nodesDevBytes(t *testing.T, n *node.Node, dev string) map[string][2]uint64 {
 	t.Helper()
 	out := map[string][2]uint64{}
 	for _, m := range n.Members {
-		rx, tx := devBytes(t, m, "flannel.1")
+		rx, tx := devBytes(t, m, dev)
 		out[m.Name] = [2]uint64{rx, tx}
 	}
 	return out
