@@ -38,7 +38,7 @@ func (a *arrivalFlags) apply(p pace.Pacer, rateFlag string) (pace.Pacer, error) 
 		if a.process == "" {
 			what = "--jitter"
 		}
-		return nil, fmt.Errorf("%s paces an open loop: add %s (a rate); a closed loop sends when the last answer came", what, rateFlag)
+		return nil, pace.ClosedLoop(what, rateFlag+" (a rate)")
 	}
 	var jitter float64
 	if a.jitter != "" {

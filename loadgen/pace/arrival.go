@@ -72,6 +72,13 @@ func CheckProcess(process string) error {
 	return fmt.Errorf("arrival %q: want uniform or poisson", process)
 }
 
+// ClosedLoop is the error of an arrival process or a jitter asked of a
+// load with no open loop, for run and sweeps alike: asked names them as the
+// user gave them, add how to ask for a rate.
+func ClosedLoop(asked, add string) error {
+	return fmt.Errorf("%s paces an open loop: add %s; a closed loop sends each request when the last answer came", asked, add)
+}
+
 // ParseJitter reads --jitter: a percentage of each gap, 0 to 100 ("10%"
 // or "10").
 func ParseJitter(s string) (float64, error) {

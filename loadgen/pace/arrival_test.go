@@ -209,3 +209,13 @@ func TestCheckProcess(t *testing.T) {
 		}
 	}
 }
+
+// Run and sweeps refuse an arrival process without an open loop in one
+// message, each naming what the user asked and how to add a rate.
+func TestClosedLoop(t *testing.T) {
+	got := ClosedLoop("--jitter", "-R (a rate)").Error()
+	want := "--jitter paces an open loop: add -R (a rate); a closed loop sends each request when the last answer came"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

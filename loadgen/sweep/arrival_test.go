@@ -18,8 +18,8 @@ func TestCheckArrival(t *testing.T) {
 		{"poisson, open loop", "poisson", 0, Rates{1000}, false, ""},
 		{"jitter, one open step", "", 10, Rates{0, 500}, false, ""},
 		{"poisson, find-max", "poisson", 0, Rates{0}, true, ""},
-		{"poisson, closed loop", "poisson", 0, Rates{0}, false, "arrival poisson, jitter 0%: these pace an open loop"},
-		{"jitter, no rates", "", 10, nil, false, "arrival uniform, jitter 10%: these pace an open loop, and every step is closed loop: add -R (rates)"},
+		{"poisson, closed loop", "poisson", 0, Rates{0}, false, "arrival poisson, jitter 0% paces an open loop: add -R (rates"},
+		{"jitter, no rates", "", 10, nil, false, "arrival uniform, jitter 10% paces an open loop: add -R (rates; every step is closed loop); a closed loop sends"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Spec{Arrival: tc.arrival, JitterPct: tc.jitterPct, Rates: tc.rates}

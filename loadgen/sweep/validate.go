@@ -231,7 +231,7 @@ func (s *Spec) CheckArrival(findMax bool) error {
 		open = open || r > 0
 	}
 	if !open {
-		return fmt.Errorf("arrival %s, jitter %g%%: these pace an open loop, and every step is closed loop: add -R (rates)", cmp.Or(s.Arrival, pace.Uniform), s.JitterPct)
+		return pace.ClosedLoop(fmt.Sprintf("arrival %s, jitter %g%%", cmp.Or(s.Arrival, pace.Uniform), s.JitterPct), "-R (rates; every step is closed loop)")
 	}
 	return nil
 }
