@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	k8scost "loadgen/meshes/k8s/cost"
 	"loadgen/meshes/k8s/run"
 	"loadgen/results"
+	"loadgen/results/compare"
 	"loadgen/results/report"
 )
 
@@ -191,15 +193,17 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 		return failf("%v", err)
 	}
 	res, err := co.Run(ctx)
-	failed := 0
-	for _, st := range res {
-		if st.Failed != "" {
-			failed++
-		}
-	}
 	if err != nil {
 		return failf("%v", err)
 	}
+	return f.finish(w, &spec, res)
+}
+
+// finish prints a k8s run's steps as loadgen sweep prints a sweep's, and
+// ends the run with the status sweep gives the same steps: the worst of
+// what its failed steps come to (compare.StepsExit: no result, a run that
+// failed its verdict or that --abort-on-fail stopped) and of the check.
+func (f *k8sRunFlags) finish(w io.Writer, spec *sweep.Spec, res []*results.Step) error {
 	if len(res) > 0 {
 		// The table loadgen sweep prints, with each side's proxy figures.
 		opt := tableOptions(w, f.wide)
@@ -209,13 +213,14 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 		}
 		fmt.Fprintln(w)
 	}
+	failed := len(compare.FailedSteps(res))
 	fmt.Fprintf(w, "%s in %s (%d failed); read them with: loadgen report %s\n", plural(len(res), "step"), f.out, failed, f.out)
 	checked, err := f.check.checkSteps(w, res)
 	if err != nil {
 		return failf("%v", err)
 	}
 	if failed > 0 {
-		return failf("%d of %d steps failed", failed, len(res))
+		return runFailure{err: fmt.Errorf("%d of %d steps failed", failed, len(res)), code: compare.Worst(compare.StepsExit(res), checked)}
 	}
 	return exitWith(checked)
 }
