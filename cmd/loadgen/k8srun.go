@@ -220,7 +220,7 @@ func (f *k8sRunFlags) finish(w io.Writer, spec *sweep.Spec, res []*results.Step)
 		return failf("%v", err)
 	}
 	if failed > 0 {
-		return runFailure{err: fmt.Errorf("%d of %d steps failed", failed, len(res)), code: compare.Worst(compare.StepsExit(res), checked)}
+		return runFailure{err: fmt.Errorf("%d of %d steps failed", failed, len(res)), code: compare.Fold(res, checked)}
 	}
 	return exitWith(checked)
 }

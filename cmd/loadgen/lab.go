@@ -16,6 +16,7 @@ import (
 
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/lab"
+	"loadgen/results"
 	"loadgen/results/compare"
 	"loadgen/results/report"
 	"loadgen/results/store"
@@ -252,7 +253,8 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	resume := "loadgen lab " + flagArgs(cmd, "modes", "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats", "assert", "baseline", "max-regression", "judge-contended", "allow-contended", "junit", "quiet", "label") + "-o " + shellQuote(f.out) + " --resume"
 	var dirs []string
 	var failed []string
-	checked := compare.OK // the worst check of the protocols' sweeps
+	var all []*results.Step  // every protocol's steps
+	var codes []compare.Exit // each protocol's sweep's status
 	for _, proto := range p.protocols {
 		spec := f.spec(p.ladder, proto, lab.Payload(proto, p.size, p.streamSize))
 		spec.Paths = sweepPaths(labs)
@@ -271,16 +273,17 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 			for _, id := range compare.FailedSteps(steps) {
 				failed = append(failed, proto+" "+id)
 			}
+			all = append(all, steps...)
 		}
 		if err != nil {
 			// A failed step or check (an assertion, a regression) fails
 			// the lab run, after the other protocols ran; Ctrl-C ends it
 			// here.
 			var ee exitError
-			if !errors.As(err, &ee) || ee.code == exitInterrupted || ee.code == exitTerminated || ee.code == exitUsage {
+			if !errors.As(err, &ee) || compare.Exit(ee.code).Stops() {
 				return err
 			}
-			checked = compare.Worst(checked, compare.Exit(ee.code))
+			codes = append(codes, compare.Exit(ee.code))
 		}
 	}
 	var sweeps []*report.Sweep
@@ -301,11 +304,8 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
 	if len(failed) > 0 {
 		fmt.Fprintf(stdout, "lab: %s failed: %s\n", plural(len(failed), "step"), strings.Join(failed, ", "))
-		if checked == compare.OK {
-			checked = compare.Failed
-		}
 	}
-	return exitWith(checked) // each sweep's: 1 for a failed step, 108 for an aborted one, 99, 98
+	return exitWith(compare.Fold(all, codes...)) // each sweep's: 1 for a failed step, 108 for an aborted one, 99, 98
 }
 
 // startLabs builds a lab per mode, skipping (and naming) the modes this

@@ -144,9 +144,8 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	if bad := compare.FailedSteps(steps); len(bad) > 0 {
 		fmt.Fprintf(stdout, "sweep: %d of %d steps failed: %s\n", len(bad), len(plan), strings.Join(bad, ", "))
-		return exitError{code: int(compare.Worst(compare.StepsExit(steps), checked))}
 	}
-	return exitWith(checked)
+	return exitWith(compare.Fold(steps, checked))
 }
 
 // pathWhere is where a path's load goes, for a plan: its URL, or its

@@ -95,3 +95,14 @@ func StepsExit(steps []*results.Step) Exit {
 	}
 	return code
 }
+
+// Fold is the exit status of a command that ran steps and judged them —
+// sweep and k8s run (their steps and check), lab (its protocols' sweeps),
+// study (its steps, each a command of its own): the worst (Worst) of what
+// its failed steps come to (StepsExit) and of its parts' statuses (a
+// check's, each sweep's of a lab, each step's of a study, Undecided for
+// what contention left undecided). A part that Stops the command is not
+// folded: the command ends with it.
+func Fold(steps []*results.Step, parts ...Exit) Exit {
+	return Worst(StepsExit(steps), Worst(parts...))
+}
