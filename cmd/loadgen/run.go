@@ -193,22 +193,19 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if len(failures) > 0 {
 		return failf("%s", strings.Join(failures, "; "))
 	}
-	if run.Aborted != "" {
+	code := compare.RunExit(run, why, checked)
+	switch code {
+	case compare.Aborted:
 		fmt.Fprintf(stderr, "loadgen: %s; %s\n", run.Aborted, discarded(run.Summary.InFlight))
-		return exitError{code: exitAborted}
-	}
-	if run.Interrupted {
+	case compare.Interrupted:
 		fmt.Fprintf(stderr, "loadgen: interrupted: %s\n", discarded(run.Summary.InFlight))
-		return exitError{code: exitInterrupted}
-	}
-	if why != "" {
+	case compare.Failed:
 		fmt.Fprintf(stderr, "loadgen: the run failed: %s\n", why)
 		if hint := f.hint(ctx, run); hint != "" {
 			fmt.Fprint(stderr, wrap("loadgen: "+hint, maxWidth, "  "))
 		}
-		return exitError{code: exitFail}
 	}
-	return exitWith(checked)
+	return exitWith(code)
 }
 
 // discarded says how many requests in flight a stop discarded: they

@@ -60,6 +60,22 @@ func RunVerdict(run *results.Run, b ErrorBudget) string {
 	return ""
 }
 
+// RunExit is the status a finished run comes to (loadgen run), in this
+// order: Aborted when --abort-on-fail stopped it, Interrupted when Ctrl-C
+// cut it short, Failed when it failed its verdict (RunVerdict: verdict is
+// why, "" if it did not), else what its check came to (checked).
+func RunExit(run *results.Run, verdict string, checked Exit) Exit {
+	switch {
+	case run.Aborted != "":
+		return Aborted
+	case run.Interrupted:
+		return Interrupted
+	case verdict != "":
+		return Failed
+	}
+	return checked
+}
+
 // FailedSteps names the steps of a sweep that failed (Step.Failure): no
 // run (the target could not be reached, the step could not be built), or
 // a run in which no request succeeded, or none after a point; a step with

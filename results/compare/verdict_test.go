@@ -163,3 +163,29 @@ func TestFold(t *testing.T) {
 		}
 	}
 }
+
+// A run's status: aborted before interrupted before its verdict before
+// its check, each hiding the ones after it.
+func TestRunExit(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		aborted     string
+		interrupted bool
+		verdict     string
+		checked     Exit
+		want        Exit
+	}{
+		{"ok", "", false, "", OK, OK},
+		{"a breached check", "", false, "", Breached, Breached},
+		{"an undecided check", "", false, "", Undecided, Undecided},
+		{"failed over a breached check", "", false, "no request succeeded", Breached, Failed},
+		{"interrupted over a failed verdict", "", true, "interrupted before the end of its window", Breached, Interrupted},
+		{"aborted over interrupted", "p99<1ms broke at 2s", true, "p99<1ms broke at 2s", Breached, Aborted},
+		{"aborted over a check", "p99<1ms broke at 2s", false, "p99<1ms broke at 2s", Breached, Aborted},
+	} {
+		run := &results.Run{Aborted: tc.aborted, Interrupted: tc.interrupted}
+		if got := RunExit(run, tc.verdict, tc.checked); got != tc.want {
+			t.Errorf("%s: RunExit = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
