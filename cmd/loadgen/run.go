@@ -19,7 +19,6 @@ import (
 	"loadgen/loadgen/protocol"
 	"loadgen/results"
 	"loadgen/results/compare"
-	"loadgen/results/cost"
 	"loadgen/results/report"
 	"loadgen/results/store"
 )
@@ -258,15 +257,11 @@ func (f *runFlags) interruptedBeforeStart(stderr io.Writer, target string) error
 	return exitError{code: exitInterrupted}
 }
 
-// setProcs gives a run its processors (loadgen.Procs, from this machine's
-// CPUs and cgroup quota) and sets GOMAXPROCS as loadgen.MaxProcs says. It
-// returns the GOMAXPROCS before.
+// setProcs gives a run its processors (loadgen.LocalProcs, from this
+// machine's CPUs and cgroup quota) and sets GOMAXPROCS as loadgen.MaxProcs
+// says: the process is cmd's to change. It returns the GOMAXPROCS before.
 func setProcs(cfg *loadgen.Config, d protocol.Dialer, threads, cpus int) (prev int) {
-	quota, ok := cost.CPUQuota()
-	if !ok {
-		quota = 0
-	}
-	cfg.Procs = loadgen.Procs(threads, cpus, runtime.NumCPU(), quota)
+	cfg.Procs = loadgen.LocalProcs(threads, cpus)
 	return runtime.GOMAXPROCS(loadgen.MaxProcs(*cfg, d))
 }
 
