@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -275,13 +274,4 @@ func progressLine(w io.Writer) func(loadgen.Progress) {
 		fmt.Fprintf(w, "\r\033[K  %s%s  %d requests  %.0f req/s  %d errors",
 			p.Elapsed.Round(100*time.Millisecond), total, p.Requests, p.RPS, p.Errors)
 	}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

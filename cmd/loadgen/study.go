@@ -211,17 +211,14 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		}
 		code := execute(cmd.Context(), args, stdout, stderr)
 		switch code {
-		case exitOK:
-		case exitInterrupted:
-			fmt.Fprintf(stderr, "interrupted: the study's finished steps are saved; continue with: %s\n", resume)
-			return exitError{code: exitInterrupted}
+		case exitOK, exitInterrupted:
 		case exitUsage:
 			return failf("study %s: step %d (loadgen %s) was refused: a bug in the study's plan", s.Name, i+1, strings.Join(args, " "))
 		default:
 			failed = append(failed, st.Name)
 			codes = append(codes, compare.Exit(code))
 		}
-		if cmd.Context().Err() != nil {
+		if code == exitInterrupted || cmd.Context().Err() != nil {
 			fmt.Fprintf(stderr, "interrupted: the study's finished steps are saved; continue with: %s\n", resume)
 			return exitError{code: exitInterrupted}
 		}
@@ -274,8 +271,7 @@ func (f *studyFlags) stepArgs(st study.Step, run bool) []string {
 	}
 	args = append(args, f.labels.Flags()...)
 	if f.junit != "" {
-		ext := filepath.Ext(f.junit)
-		args = append(args, "--junit", strings.TrimSuffix(f.junit, ext)+"-"+st.Dir+ext)
+		args = append(args, "--junit", junitFor(f.junit, st.Dir))
 	}
 	return args
 }

@@ -133,11 +133,7 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			again := j.again + "-o " + j.out + " --resume"
-			if j.resumeCmd != "" {
-				again = j.resumeCmd
-			}
-			fmt.Fprintf(stderr, "interrupted: finished steps are saved; continue with: %s\n", again)
+			fmt.Fprintf(stderr, "interrupted: finished steps are saved; continue with: %s\n", j.resumeHint())
 			return exitError{code: exitInterrupted}
 		}
 		return failf("%v", err)
