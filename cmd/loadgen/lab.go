@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -184,11 +183,8 @@ func (f *labFlags) plan() (*labPlan, error) {
 	if f.resume && !anySweep(f.out, p.protocols) {
 		return nil, fmt.Errorf("--resume: %s holds no lab (no %s/manifest.json): drop --resume to start one there", f.out, p.protocols[0])
 	}
-	p.paths = splitList(f.paths)
-	for _, name := range p.paths {
-		if !slices.Contains(lab.PathNames(), name) {
-			return nil, fmt.Errorf("--paths: no path %q: the lab has %s", name, strings.Join(lab.PathNames(), ", "))
-		}
+	if p.paths, err = lab.ParsePaths(f.paths); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -391,50 +387,6 @@ func printNotApplicable(w io.Writer, labs []*lab.Lab, skipped []string) {
 	}
 }
 
-// stepsExist tells whether dir already holds a sweep.
-func stepsExist(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, store.ManifestFile))
-	return err == nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, part := range strings.Split(s, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
-}
-
-// flagArgs repeats the flags given on the command line among names, for a
-// resume hint, quoted for a shell.
-func flagArgs(cmd *cobra.Command, names ...string) string {
-	var b strings.Builder
-	for _, n := range names {
-		fl := cmd.Flags().Lookup(n)
-		if fl == nil || !fl.Changed {
-			continue
-		}
-		if fl.Value.Type() == "bool" {
-			fmt.Fprintf(&b, "--%s ", n)
-			continue
-		}
-		vals := []string{fl.Value.String()}
-		if sv, ok := fl.Value.(interface{ GetSlice() []string }); ok {
-			vals = sv.GetSlice()
-		}
-		for _, v := range vals {
-			fmt.Fprintf(&b, "--%s %s ", n, shellQuote(v))
-		}
-	}
-	return b.String()
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@%+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// stepsExist tells whether dir already holds a sweep (sweep.Exists: the
+// rule the sweep's Runner.Check applies).
+func stepsExist(dir string) bool { return sweep.Exists(dir) }
