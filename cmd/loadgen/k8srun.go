@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -260,7 +258,7 @@ func k8sPlan(s *sweep.Spec) (k8s.Load, []k8s.Step, error) {
 		if p.Cert == "" {
 			continue
 		}
-		c, err := readClientCert(fmt.Sprintf("path%d", i), p.Cert, p.Key)
+		c, err := k8s.ReadClientCert(fmt.Sprintf("path%d", i), p.Cert, p.Key)
 		if err != nil {
 			return k8s.Load{}, nil, fmt.Errorf("path %s: %w", p.Name, err)
 		}
@@ -277,28 +275,8 @@ func k8sPlan(s *sweep.Spec) (k8s.Load, []k8s.Step, error) {
 	return load, steps, nil
 }
 
-// readClientCert reads a path's cert and key files (the sweep checked
-// that they make a pair); a cert file that holds the key is both.
-func readClientCert(name, certFile, keyFile string) (k8s.ClientCert, error) {
-	if keyFile == "" {
-		keyFile = certFile
-	}
-	c := k8s.ClientCert{Name: name}
-	var err error
-	if c.Cert, err = os.ReadFile(certFile); err != nil {
-		return c, fmt.Errorf("cert: %w", err)
-	}
-	if c.Key, err = os.ReadFile(keyFile); err != nil {
-		return c, fmt.Errorf("key: %w", err)
-	}
-	return c, nil
-}
-
-func newRunID() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return "r" + hex.EncodeToString(b)
-}
+// newRunID is a new run id (k8s.NewRunID).
+func newRunID() string { return k8s.NewRunID() }
 
 // chainHops settles the chain's length (--hops, else the sweep file's
 // hops: the flag wins) in both: the rendering's, and the spec's, which
