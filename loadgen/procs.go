@@ -2,9 +2,27 @@ package loadgen
 
 import (
 	"math"
+	"runtime"
 
 	"loadgen/loadgen/protocol"
+	"loadgen/results/cost"
 )
+
+// LocalProcs is Procs on this machine: capped by the CPUs the process may
+// run on (runtime.NumCPU) and by its cgroup's CPU quota (cost.CPUQuota),
+// as the run's Config records them. It reads the process, never changes
+// it: the caller sets GOMAXPROCS (MaxProcs).
+func LocalProcs(threads, cpus int) int {
+	return Procs(threads, cpus, runtime.NumCPU(), localQuota())
+}
+
+// localQuota is the process's cgroup CPU quota in cores; 0 for none.
+func localQuota() float64 {
+	if q, ok := cost.CPUQuota(); ok {
+		return q
+	}
+	return 0
+}
 
 // Procs is the processors of a run (Config.Procs): cpus if given, else
 // threads, capped by the CPUs the process may run on (online) and by its

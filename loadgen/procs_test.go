@@ -2,6 +2,7 @@ package loadgen_test
 
 import (
 	"math"
+	"runtime"
 	"testing"
 
 	"loadgen/loadgen"
@@ -9,6 +10,7 @@ import (
 	"loadgen/loadgen/protocol/h2"
 	"loadgen/loadgen/protocol/http1"
 	"loadgen/loadgen/protocol/tcp"
+	"loadgen/results/cost"
 )
 
 func TestProcs(t *testing.T) {
@@ -69,6 +71,22 @@ func TestMaxProcsSparePForLoops(t *testing.T) {
 		cfg.Connections, cfg.Threads, cfg.NewConn, cfg.Procs = 2, 2, tc.newConn, 2
 		if got := loadgen.MaxProcs(cfg, tc.d); got != tc.want {
 			t.Errorf("%s at 2 processors: MaxProcs %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// LocalProcs is Procs with this machine's CPUs and the process's quota:
+// never more than the CPUs, at least 1, --cpus over the threads.
+func TestLocalProcs(t *testing.T) {
+	online := runtime.NumCPU()
+	quota, ok := cost.CPUQuota()
+	if !ok {
+		quota = 0
+	}
+	for _, tc := range []struct{ threads, cpus int }{{1, 0}, {4, 0}, {1, 2}, {online + 8, 0}, {1, online + 8}, {0, 0}} {
+		got := loadgen.LocalProcs(tc.threads, tc.cpus)
+		if want := loadgen.Procs(tc.threads, tc.cpus, online, quota); got != want || got < 1 || got > online {
+			t.Errorf("LocalProcs(%d, %d) = %d, want %d (Procs on %d CPUs, quota %g)", tc.threads, tc.cpus, got, want, online, quota)
 		}
 	}
 }

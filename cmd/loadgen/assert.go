@@ -70,8 +70,7 @@ func (c *checkFlags) forSweep(name string) (*checkFlags, error) {
 	s := *c
 	s.perSweep = false
 	if s.junit != "" {
-		ext := filepath.Ext(s.junit)
-		s.junit = strings.TrimSuffix(s.junit, ext) + "-" + name + ext
+		s.junit = junitFor(s.junit, name)
 	}
 	if s.baseline != "" {
 		s.baseline = filepath.Join(c.baseline, name)
@@ -80,6 +79,13 @@ func (c *checkFlags) forSweep(name string) (*checkFlags, error) {
 		}
 	}
 	return &s, nil
+}
+
+// junitFor is the JUnit file of one part, name, of a run that writes
+// several (a lab's protocol, a study's step): junit.xml → junit-NAME.xml.
+func junitFor(junit, name string) string {
+	ext := filepath.Ext(junit)
+	return strings.TrimSuffix(junit, ext) + "-" + name + ext
 }
 
 // parse checks the flags and reads the baseline. Its errors are usage

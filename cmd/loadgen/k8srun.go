@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	k8scost "loadgen/meshes/k8s/cost"
 	"loadgen/meshes/k8s/run"
 	"loadgen/results"
+	"loadgen/results/compare"
 	"loadgen/results/report"
 )
 
@@ -191,15 +191,17 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 		return failf("%v", err)
 	}
 	res, err := co.Run(ctx)
-	failed := 0
-	for _, st := range res {
-		if st.Failed != "" {
-			failed++
-		}
-	}
 	if err != nil {
 		return failf("%v", err)
 	}
+	return f.finish(w, &spec, res)
+}
+
+// finish prints a k8s run's steps as loadgen sweep prints a sweep's, and
+// ends the run with the status sweep gives the same steps: the worst of
+// what its failed steps come to (compare.StepsExit: no result, a run that
+// failed its verdict or that --abort-on-fail stopped) and of the check.
+func (f *k8sRunFlags) finish(w io.Writer, spec *sweep.Spec, res []*results.Step) error {
 	if len(res) > 0 {
 		// The table loadgen sweep prints, with each side's proxy figures.
 		opt := tableOptions(w, f.wide)
@@ -209,13 +211,14 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 		}
 		fmt.Fprintln(w)
 	}
+	failed := len(compare.FailedSteps(res))
 	fmt.Fprintf(w, "%s in %s (%d failed); read them with: loadgen report %s\n", plural(len(res), "step"), f.out, failed, f.out)
 	checked, err := f.check.checkSteps(w, res)
 	if err != nil {
 		return failf("%v", err)
 	}
 	if failed > 0 {
-		return failf("%d of %d steps failed", failed, len(res))
+		return runFailure{err: fmt.Errorf("%d of %d steps failed", failed, len(res)), code: compare.Fold(res, checked)}
 	}
 	return exitWith(checked)
 }
@@ -255,7 +258,7 @@ func k8sPlan(s *sweep.Spec) (k8s.Load, []k8s.Step, error) {
 		if p.Cert == "" {
 			continue
 		}
-		c, err := readClientCert(fmt.Sprintf("path%d", i), p.Cert, p.Key)
+		c, err := k8s.ReadClientCert(fmt.Sprintf("path%d", i), p.Cert, p.Key)
 		if err != nil {
 			return k8s.Load{}, nil, fmt.Errorf("path %s: %w", p.Name, err)
 		}
@@ -272,28 +275,8 @@ func k8sPlan(s *sweep.Spec) (k8s.Load, []k8s.Step, error) {
 	return load, steps, nil
 }
 
-// readClientCert reads a path's cert and key files (the sweep checked
-// that they make a pair); a cert file that holds the key is both.
-func readClientCert(name, certFile, keyFile string) (k8s.ClientCert, error) {
-	if keyFile == "" {
-		keyFile = certFile
-	}
-	c := k8s.ClientCert{Name: name}
-	var err error
-	if c.Cert, err = os.ReadFile(certFile); err != nil {
-		return c, fmt.Errorf("cert: %w", err)
-	}
-	if c.Key, err = os.ReadFile(keyFile); err != nil {
-		return c, fmt.Errorf("key: %w", err)
-	}
-	return c, nil
-}
-
-func newRunID() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return "r" + hex.EncodeToString(b)
-}
+// newRunID is a new run id (k8s.NewRunID).
+func newRunID() string { return k8s.NewRunID() }
 
 // chainHops settles the chain's length (--hops, else the sweep file's
 // hops: the flag wins) in both: the rendering's, and the spec's, which

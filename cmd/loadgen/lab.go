@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/lab"
+	"loadgen/results"
 	"loadgen/results/compare"
 	"loadgen/results/report"
 	"loadgen/results/store"
@@ -183,11 +183,8 @@ func (f *labFlags) plan() (*labPlan, error) {
 	if f.resume && !anySweep(f.out, p.protocols) {
 		return nil, fmt.Errorf("--resume: %s holds no lab (no %s/manifest.json): drop --resume to start one there", f.out, p.protocols[0])
 	}
-	p.paths = splitList(f.paths)
-	for _, name := range p.paths {
-		if !slices.Contains(lab.PathNames(), name) {
-			return nil, fmt.Errorf("--paths: no path %q: the lab has %s", name, strings.Join(lab.PathNames(), ", "))
-		}
+	if p.paths, err = lab.ParsePaths(f.paths); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -252,7 +249,8 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	resume := "loadgen lab " + flagArgs(cmd, "modes", "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats", "assert", "baseline", "max-regression", "judge-contended", "allow-contended", "junit", "quiet", "label") + "-o " + shellQuote(f.out) + " --resume"
 	var dirs []string
 	var failed []string
-	checked := compare.OK // the worst check of the protocols' sweeps
+	var all []*results.Step  // every protocol's steps
+	var codes []compare.Exit // each protocol's sweep's status
 	for _, proto := range p.protocols {
 		spec := f.spec(p.ladder, proto, lab.Payload(proto, p.size, p.streamSize))
 		spec.Paths = sweepPaths(labs)
@@ -271,16 +269,17 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 			for _, id := range compare.FailedSteps(steps) {
 				failed = append(failed, proto+" "+id)
 			}
+			all = append(all, steps...)
 		}
 		if err != nil {
 			// A failed step or check (an assertion, a regression) fails
 			// the lab run, after the other protocols ran; Ctrl-C ends it
 			// here.
 			var ee exitError
-			if !errors.As(err, &ee) || ee.code == exitInterrupted || ee.code == exitTerminated || ee.code == exitUsage {
+			if !errors.As(err, &ee) || compare.Exit(ee.code).Stops() {
 				return err
 			}
-			checked = compare.Worst(checked, compare.Exit(ee.code))
+			codes = append(codes, compare.Exit(ee.code))
 		}
 	}
 	var sweeps []*report.Sweep
@@ -301,11 +300,8 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
 	if len(failed) > 0 {
 		fmt.Fprintf(stdout, "lab: %s failed: %s\n", plural(len(failed), "step"), strings.Join(failed, ", "))
-		if checked == compare.OK {
-			checked = compare.Failed
-		}
 	}
-	return exitWith(checked) // each sweep's: 1 for a failed step, 108 for an aborted one, 99, 98
+	return exitWith(compare.Fold(all, codes...)) // each sweep's: 1 for a failed step, 108 for an aborted one, 99, 98
 }
 
 // startLabs builds a lab per mode, skipping (and naming) the modes this
@@ -391,50 +387,6 @@ func printNotApplicable(w io.Writer, labs []*lab.Lab, skipped []string) {
 	}
 }
 
-// stepsExist tells whether dir already holds a sweep.
-func stepsExist(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, store.ManifestFile))
-	return err == nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, part := range strings.Split(s, ",") {
-		if part = strings.TrimSpace(part); part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
-}
-
-// flagArgs repeats the flags given on the command line among names, for a
-// resume hint, quoted for a shell.
-func flagArgs(cmd *cobra.Command, names ...string) string {
-	var b strings.Builder
-	for _, n := range names {
-		fl := cmd.Flags().Lookup(n)
-		if fl == nil || !fl.Changed {
-			continue
-		}
-		if fl.Value.Type() == "bool" {
-			fmt.Fprintf(&b, "--%s ", n)
-			continue
-		}
-		vals := []string{fl.Value.String()}
-		if sv, ok := fl.Value.(interface{ GetSlice() []string }); ok {
-			vals = sv.GetSlice()
-		}
-		for _, v := range vals {
-			fmt.Fprintf(&b, "--%s %s ", n, shellQuote(v))
-		}
-	}
-	return b.String()
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@%+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// stepsExist tells whether dir already holds a sweep (sweep.Exists: the
+// rule the sweep's Runner.Check applies).
+func stepsExist(dir string) bool { return sweep.Exists(dir) }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -25,12 +24,7 @@ func serveMetrics(addr string, labels results.Labels, stderr io.Writer) (x *metr
 	x = metrics.New(labels)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", x.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintf(stderr, "loadgen: --prometheus: %v\n", err)
-		}
-	}()
+	srv := servePage(ln, mux, "--prometheus", stderr)
 	url = "http://" + ln.Addr().String() + "/metrics"
 	fmt.Fprintf(stderr, "metrics on %s\n", url)
 	return x, url, func() { srv.Close() }, nil
@@ -41,19 +35,5 @@ func serveMetrics(addr string, labels results.Labels, stderr io.Writer) (x *metr
 // the whole time: Ctrl-C (ctx done) ends the hold, as it ends a run, and
 // the command then exits 130 with what it printed and wrote kept.
 func holdMetrics(ctx context.Context, d time.Duration, stderr io.Writer, url string) bool {
-	if d <= 0 {
-		return true
-	}
-	if ctx.Err() != nil {
-		return false
-	}
-	fmt.Fprintf(stderr, "loadgen: --prometheus-hold: serving the final figures on %s for %s (Ctrl-C ends it)\n", url, d)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return linger(ctx, d, stderr, fmt.Sprintf("loadgen: --prometheus-hold: serving the final figures on %s for %s (Ctrl-C ends it)", url, d))
 }

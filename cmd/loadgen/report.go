@@ -241,5 +241,5 @@ func oneLineErr(s string) string {
 	if s == "" {
 		return "no reason given"
 	}
-	return strings.ReplaceAll(s, "\n", " ")
+	return oneLineError(errors.New(s))
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	"loadgen/loadgen/protocol"
 	"loadgen/results"
 	"loadgen/results/compare"
-	"loadgen/results/cost"
 	"loadgen/results/report"
 	"loadgen/results/store"
 )
@@ -193,22 +191,19 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if len(failures) > 0 {
 		return failf("%s", strings.Join(failures, "; "))
 	}
-	if run.Aborted != "" {
+	code := compare.RunExit(run, why, checked)
+	switch code {
+	case compare.Aborted:
 		fmt.Fprintf(stderr, "loadgen: %s; %s\n", run.Aborted, discarded(run.Summary.InFlight))
-		return exitError{code: exitAborted}
-	}
-	if run.Interrupted {
+	case compare.Interrupted:
 		fmt.Fprintf(stderr, "loadgen: interrupted: %s\n", discarded(run.Summary.InFlight))
-		return exitError{code: exitInterrupted}
-	}
-	if why != "" {
+	case compare.Failed:
 		fmt.Fprintf(stderr, "loadgen: the run failed: %s\n", why)
 		if hint := f.hint(ctx, run); hint != "" {
 			fmt.Fprint(stderr, wrap("loadgen: "+hint, maxWidth, "  "))
 		}
-		return exitError{code: exitFail}
 	}
-	return exitWith(checked)
+	return exitWith(code)
 }
 
 // discarded says how many requests in flight a stop discarded: they
@@ -261,15 +256,11 @@ func (f *runFlags) interruptedBeforeStart(stderr io.Writer, target string) error
 	return exitError{code: exitInterrupted}
 }
 
-// setProcs gives a run its processors (loadgen.Procs, from this machine's
-// CPUs and cgroup quota) and sets GOMAXPROCS as loadgen.MaxProcs says. It
-// returns the GOMAXPROCS before.
+// setProcs gives a run its processors (loadgen.LocalProcs, from this
+// machine's CPUs and cgroup quota) and sets GOMAXPROCS as loadgen.MaxProcs
+// says: the process is cmd's to change. It returns the GOMAXPROCS before.
 func setProcs(cfg *loadgen.Config, d protocol.Dialer, threads, cpus int) (prev int) {
-	quota, ok := cost.CPUQuota()
-	if !ok {
-		quota = 0
-	}
-	cfg.Procs = loadgen.Procs(threads, cpus, runtime.NumCPU(), quota)
+	cfg.Procs = loadgen.LocalProcs(threads, cpus)
 	return runtime.GOMAXPROCS(loadgen.MaxProcs(*cfg, d))
 }
 
@@ -283,13 +274,4 @@ func progressLine(w io.Writer) func(loadgen.Progress) {
 		fmt.Fprintf(w, "\r\033[K  %s%s  %d requests  %.0f req/s  %d errors",
 			p.Elapsed.Round(100*time.Millisecond), total, p.Requests, p.RPS, p.Errors)
 	}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -196,7 +196,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	})
 	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, given...) + "-o " + shellQuote(f.out) + " --resume"
 	var failed []string
-	worst := compare.OK // the worst status of the steps: 1, 108, 99 or 98
+	var codes []compare.Exit // the statuses of the steps that failed: 1, 108, 99 or 98
 	for i, st := range plan {
 		args := f.stepArgs(st, true)
 		fmt.Fprintf(stdout, "\n== study %s, step %d of %d: %s ==\n", s.Name, i+1, len(plan), st.Name)
@@ -211,17 +211,14 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		}
 		code := execute(cmd.Context(), args, stdout, stderr)
 		switch code {
-		case exitOK:
-		case exitInterrupted:
-			fmt.Fprintf(stderr, "interrupted: the study's finished steps are saved; continue with: %s\n", resume)
-			return exitError{code: exitInterrupted}
+		case exitOK, exitInterrupted:
 		case exitUsage:
 			return failf("study %s: step %d (loadgen %s) was refused: a bug in the study's plan", s.Name, i+1, strings.Join(args, " "))
 		default:
 			failed = append(failed, st.Name)
-			worst = compare.Worst(worst, compare.Exit(code))
+			codes = append(codes, compare.Exit(code))
 		}
-		if cmd.Context().Err() != nil {
+		if code == exitInterrupted || cmd.Context().Err() != nil {
 			fmt.Fprintf(stderr, "interrupted: the study's finished steps are saved; continue with: %s\n", resume)
 			return exitError{code: exitInterrupted}
 		}
@@ -234,23 +231,24 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	if len(failed) > 0 {
 		fmt.Fprintf(stdout, "study %s: %d of %d steps failed: %s\n", s.Name, len(failed), len(plan), strings.Join(failed, "; "))
 	}
-	return exitWith(studyExit(worst, contended, f.allowContended, stderr))
+	return exitWith(studyExit(compare.Fold(nil, codes...), contended, f.allowContended, stderr))
 }
 
-// studyExit is the study's exit status: the worst of its steps' (worst)
-// and, when an ordering was not decidable for contention, 98 unless
-// allowContended; it says so on stderr.
+// studyExit is the study's exit status (compare.Fold): the worst of its
+// steps' (worst) and, when an ordering was not decidable for contention,
+// 98 unless allowContended; it says so on stderr.
 func studyExit(worst compare.Exit, contended []string, allowContended bool, stderr io.Writer) compare.Exit {
-	if len(contended) == 0 {
-		return worst
-	}
-	if allowContended {
+	undecided := compare.OK
+	switch {
+	case len(contended) == 0:
+	case allowContended:
 		fmt.Fprintf(stderr, "%s not decidable for contention: allowed (--allow-contended)\n", plural(len(contended), "ordering"))
-		return worst
+	default:
+		fmt.Fprintf(stderr, "%s not decidable for contention (exit status 98; --allow-contended: 0): %s\n",
+			plural(len(contended), "ordering"), strings.Join(contended, "; "))
+		undecided = compare.Undecided
 	}
-	fmt.Fprintf(stderr, "%s not decidable for contention (exit status 98; --allow-contended: 0): %s\n",
-		plural(len(contended), "ordering"), strings.Join(contended, "; "))
-	return compare.Worst(worst, compare.Undecided)
+	return compare.Fold(nil, worst, undecided)
 }
 
 // stepArgs is a step's command line with the study's results directory,
@@ -273,8 +271,7 @@ func (f *studyFlags) stepArgs(st study.Step, run bool) []string {
 	}
 	args = append(args, f.labels.Flags()...)
 	if f.junit != "" {
-		ext := filepath.Ext(f.junit)
-		args = append(args, "--junit", strings.TrimSuffix(f.junit, ext)+"-"+st.Dir+ext)
+		args = append(args, "--junit", junitFor(f.junit, st.Dir))
 	}
 	return args
 }

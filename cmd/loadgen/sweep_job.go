@@ -133,20 +133,15 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			again := j.again + "-o " + j.out + " --resume"
-			if j.resumeCmd != "" {
-				again = j.resumeCmd
-			}
-			fmt.Fprintf(stderr, "interrupted: finished steps are saved; continue with: %s\n", again)
+			fmt.Fprintf(stderr, "interrupted: finished steps are saved; continue with: %s\n", j.resumeHint())
 			return exitError{code: exitInterrupted}
 		}
 		return failf("%v", err)
 	}
 	if bad := compare.FailedSteps(steps); len(bad) > 0 {
 		fmt.Fprintf(stdout, "sweep: %d of %d steps failed: %s\n", len(bad), len(plan), strings.Join(bad, ", "))
-		return exitError{code: int(compare.Worst(compare.StepsExit(steps), checked))}
 	}
-	return exitWith(checked)
+	return exitWith(compare.Fold(steps, checked))
 }
 
 // pathWhere is where a path's load goes, for a plan: its URL, or its

@@ -50,12 +50,7 @@ func (u *uiFlags) start(kind, title string, stderr io.Writer) (*live.State, erro
 	}
 	st := live.New(kind, title)
 	u.state = st
-	u.srv = &http.Server{Handler: live.Handler(st, live.Options{AnyHost: !loopback}), ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := u.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintf(stderr, "loadgen: --ui: %v\n", err)
-		}
-	}()
+	u.srv = servePage(ln, live.Handler(st, live.Options{AnyHost: !loopback}), "--ui", stderr)
 	u.url, u.stderr = "http://"+ln.Addr().String()+"/", stderr
 	fmt.Fprintf(stderr, "live dashboard on %s\n", u.url)
 	if !loopback {
@@ -72,15 +67,7 @@ func (u *uiFlags) done(ctx context.Context, err error) error {
 		return err
 	}
 	u.state.End(outcome(err))
-	if u.linger > 0 && ctx.Err() == nil {
-		fmt.Fprintf(u.stderr, "loadgen: --ui-linger: the dashboard stays on %s for %s (Ctrl-C ends it)\n", u.url, u.linger)
-		t := time.NewTimer(u.linger)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-	}
+	linger(ctx, u.linger, u.stderr, fmt.Sprintf("loadgen: --ui-linger: the dashboard stays on %s for %s (Ctrl-C ends it)", u.url, u.linger))
 	u.srv.Close()
 	u.state, u.srv = nil, nil
 	return err
@@ -92,7 +79,7 @@ func outcome(err error) string {
 	switch {
 	case err == nil:
 		return "done"
-	case errors.As(err, &ee) && ee.code == 130:
+	case errors.As(err, &ee) && ee.code == exitInterrupted:
 		return "interrupted"
 	case errors.As(err, &ee):
 		return fmt.Sprintf("done, failed (exit status %d)", ee.code)

@@ -14,12 +14,19 @@ import (
 // (report.DefaultWidth when w is not a terminal); wide shows every column.
 func tableOptions(w io.Writer, wide bool) report.TableOptions {
 	opt := report.TableOptions{Wide: wide}
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+	if isTerminal(w) {
+		if cols, _, err := term.GetSize(int(w.(*os.File).Fd())); err == nil && cols > 0 {
 			opt.Width = cols
 		}
 	}
 	return opt
+}
+
+// isTerminal tells whether w is a terminal (not /dev/null, a file or a
+// pipe): where progress lines are drawn and tables fit its width.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // wideUsage is the help of --wide, where a sweep table is printed.

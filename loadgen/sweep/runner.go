@@ -86,10 +86,17 @@ const (
 // directory that already holds a sweep (without Resume), or a process to
 // watch that does not exist.
 func (r *Runner) Check() error {
-	if _, err := os.Stat(filepath.Join(r.Dir, ManifestFile)); err == nil && !r.Resume {
+	if Exists(r.Dir) && !r.Resume {
 		return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", r.Dir)
 	}
 	return r.checkWatches()
+}
+
+// Exists tells whether dir holds a sweep: its manifest, written before
+// its first step.
+func Exists(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, ManifestFile))
+	return err == nil
 }
 
 // Run runs every step not yet complete and returns all the steps of the

@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 
@@ -23,6 +24,24 @@ const (
 type ClientCert struct {
 	Name      string // a Secret key's stem: letters, digits, '-', '_', '.'
 	Cert, Key []byte
+}
+
+// ReadClientCert reads a path's cert and key files as the certificate
+// named name (the sweep checked that they make a pair); a cert file that
+// holds the key is both (keyFile "").
+func ReadClientCert(name, certFile, keyFile string) (ClientCert, error) {
+	if keyFile == "" {
+		keyFile = certFile
+	}
+	c := ClientCert{Name: name}
+	var err error
+	if c.Cert, err = os.ReadFile(certFile); err != nil {
+		return c, fmt.Errorf("cert: %w", err)
+	}
+	if c.Key, err = os.ReadFile(keyFile); err != nil {
+		return c, fmt.Errorf("key: %w", err)
+	}
+	return c, nil
 }
 
 var secretKeyStem = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)

@@ -1,6 +1,8 @@
 package k8s
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"slices"
 	"strconv"
 
@@ -53,6 +55,14 @@ var DirectPorts = []int{PortHTTPDirect, PortGRPCDirect, PortTCPDirect, PortHTTPS
 
 // DirectPort tells whether a target port is one of DirectPorts.
 func DirectPort(port int) bool { return slices.Contains(DirectPorts, port) }
+
+// NewRunID is a new random run id (LabelRun's value, Options.RunID): "r"
+// and eight hex digits, a DNS label whatever the digits.
+func NewRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return "r" + hex.EncodeToString(b)
+}
 
 // Selector is the label selector of everything a run created, or, with an
 // empty id, of everything loadgen created.

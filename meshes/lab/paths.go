@@ -3,7 +3,9 @@ package lab
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // ServicePort is the TCP port servers listen on for the direct paths and
@@ -53,6 +55,23 @@ type Path struct {
 func PathNames() []string {
 	return []string{Loopback, NodeNode, PodOwnNode, PodOtherNode, PodPodSameNode, PodPodOtherNode,
 		NodeServiceLocal, NodeServiceRemote, PodServiceLocal, PodServiceRemote}
+}
+
+// ParsePaths reads a comma-separated list of PathNames (loadgen lab's
+// --paths); an empty list is none, which is every path. Its errors name
+// the flag.
+func ParsePaths(s string) ([]string, error) {
+	var out []string
+	for _, name := range strings.Split(s, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		if !slices.Contains(PathNames(), name) {
+			return nil, fmt.Errorf("--paths: no path %q: the lab has %s", name, strings.Join(PathNames(), ", "))
+		}
+		out = append(out, name)
+	}
+	return out, nil
 }
 
 // IsServicePath tells whether the path named name goes through a Service

@@ -59,6 +59,12 @@ func Worst(codes ...Exit) Exit {
 	return w
 }
 
+// Stops tells whether a part's status ends a command made of parts (a
+// lab's sweeps, a study's steps) there, not folded (Fold) with the
+// others': a signal (Interrupted, Terminated) or a command line refused
+// (Usage).
+func (e Exit) Stops() bool { return e == Interrupted || e == Terminated || e == Usage }
+
 // String names the status: "breached (99)".
 func (e Exit) String() string {
 	names := map[Exit]string{OK: "ok", Failed: "failed", Usage: "usage", Undecided: "undecided", Breached: "breached",

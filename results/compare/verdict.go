@@ -60,6 +60,22 @@ func RunVerdict(run *results.Run, b ErrorBudget) string {
 	return ""
 }
 
+// RunExit is the status a finished run comes to (loadgen run), in this
+// order: Aborted when --abort-on-fail stopped it, Interrupted when Ctrl-C
+// cut it short, Failed when it failed its verdict (RunVerdict: verdict is
+// why, "" if it did not), else what its check came to (checked).
+func RunExit(run *results.Run, verdict string, checked Exit) Exit {
+	switch {
+	case run.Aborted != "":
+		return Aborted
+	case run.Interrupted:
+		return Interrupted
+	case verdict != "":
+		return Failed
+	}
+	return checked
+}
+
 // FailedSteps names the steps of a sweep that failed (Step.Failure): no
 // run (the target could not be reached, the step could not be built), or
 // a run in which no request succeeded, or none after a point; a step with
@@ -94,4 +110,15 @@ func StepsExit(steps []*results.Step) Exit {
 		}
 	}
 	return code
+}
+
+// Fold is the exit status of a command that ran steps and judged them —
+// sweep and k8s run (their steps and check), lab (its protocols' sweeps),
+// study (its steps, each a command of its own): the worst (Worst) of what
+// its failed steps come to (StepsExit) and of its parts' statuses (a
+// check's, each sweep's of a lab, each step's of a study, Undecided for
+// what contention left undecided). A part that Stops the command is not
+// folded: the command ends with it.
+func Fold(steps []*results.Step, parts ...Exit) Exit {
+	return Worst(StepsExit(steps), Worst(parts...))
 }

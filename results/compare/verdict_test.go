@@ -126,3 +126,66 @@ func TestFailedStepsAndExit(t *testing.T) {
 		}
 	}
 }
+
+// A command's status is the worst of its failed steps' and its parts':
+// a failed step outweighs a breached check, an aborted one too, and a
+// breached check an undecided comparison. Signals and usage stop a
+// command of parts instead of being folded.
+func TestFold(t *testing.T) {
+	ok := &results.Step{ID: "ok", Run: &results.Run{Summary: results.Summary{Requests: 10, Duration: results.Duration(time.Second), LastOK: results.Duration(time.Second)}}}
+	noRun := &results.Step{ID: "unreachable", Failed: "connection refused"}
+	aborted := &results.Step{ID: "aborted", Run: &results.Run{Aborted: "p99<1ms broke", Summary: results.Summary{Requests: 10, Duration: results.Duration(time.Second), LastOK: results.Duration(time.Second)}}}
+	for _, tc := range []struct {
+		name  string
+		steps []*results.Step
+		parts []Exit
+		want  Exit
+	}{
+		{"nothing", nil, nil, OK},
+		{"steps ran, no check", []*results.Step{ok}, []Exit{OK}, OK},
+		{"a breached check", []*results.Step{ok}, []Exit{Breached}, Breached},
+		{"an undecided check", []*results.Step{ok}, []Exit{Undecided}, Undecided},
+		{"breached over undecided", nil, []Exit{Undecided, Breached, OK}, Breached},
+		{"a failed step over a breached check", []*results.Step{ok, noRun}, []Exit{Breached}, Failed},
+		{"an aborted step over a breached check", []*results.Step{ok, aborted}, []Exit{Breached}, Aborted},
+		{"a failed step over an aborted one", []*results.Step{aborted, noRun}, []Exit{OK}, Failed},
+		{"a failed part (a lab's sweep, a study's step)", nil, []Exit{Breached, Failed, Aborted}, Failed},
+		{"an aborted part", nil, []Exit{Undecided, Aborted}, Aborted},
+		{"parts with steps", []*results.Step{ok, aborted}, []Exit{Undecided}, Aborted},
+	} {
+		if got := Fold(tc.steps, tc.parts...); got != tc.want {
+			t.Errorf("%s: Fold = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	for e, want := range map[Exit]bool{OK: false, Failed: false, Usage: true, Undecided: false, Breached: false, Aborted: false, Interrupted: true, Terminated: true} {
+		if e.Stops() != want {
+			t.Errorf("%v.Stops() = %v, want %v", e, e.Stops(), want)
+		}
+	}
+}
+
+// A run's status: aborted before interrupted before its verdict before
+// its check, each hiding the ones after it.
+func TestRunExit(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		aborted     string
+		interrupted bool
+		verdict     string
+		checked     Exit
+		want        Exit
+	}{
+		{"ok", "", false, "", OK, OK},
+		{"a breached check", "", false, "", Breached, Breached},
+		{"an undecided check", "", false, "", Undecided, Undecided},
+		{"failed over a breached check", "", false, "no request succeeded", Breached, Failed},
+		{"interrupted over a failed verdict", "", true, "interrupted before the end of its window", Breached, Interrupted},
+		{"aborted over interrupted", "p99<1ms broke at 2s", true, "p99<1ms broke at 2s", Breached, Aborted},
+		{"aborted over a check", "p99<1ms broke at 2s", false, "p99<1ms broke at 2s", Breached, Aborted},
+	} {
+		run := &results.Run{Aborted: tc.aborted, Interrupted: tc.interrupted}
+		if got := RunExit(run, tc.verdict, tc.checked); got != tc.want {
+			t.Errorf("%s: RunExit = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

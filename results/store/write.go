@@ -74,12 +74,12 @@ func resolve(path string) (dest, error) {
 }
 
 // CheckWritable tells, before any work, whether WriteFile could write
-// path: standard output ("-"); a device, FIFO or socket the process may
+// path: standard output ("-" and its aliases: IsStdout); a device, FIFO or socket the process may
 // write to; or a file (new, or reached through links) whose directory
 // exists and takes a new file, tried with a temporary file there. The
 // error names path.
 func CheckWritable(path string) error {
-	if path == Stdout {
+	if IsStdout(path) {
 		return nil
 	}
 	d, err := resolve(path)

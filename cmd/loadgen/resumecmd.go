@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// flagArgs repeats the flags given on the command line among names, for a
+// resume hint, quoted for a shell.
+func flagArgs(cmd *cobra.Command, names ...string) string {
+	var b strings.Builder
+	for _, n := range names {
+		fl := cmd.Flags().Lookup(n)
+		if fl == nil || !fl.Changed {
+			continue
+		}
+		if fl.Value.Type() == "bool" {
+			fmt.Fprintf(&b, "--%s ", n)
+			continue
+		}
+		vals := []string{fl.Value.String()}
+		if sv, ok := fl.Value.(interface{ GetSlice() []string }); ok {
+			vals = sv.GetSlice()
+		}
+		for _, v := range vals {
+			fmt.Fprintf(&b, "--%s %s ", n, shellQuote(v))
+		}
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@%+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
