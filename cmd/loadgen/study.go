@@ -284,7 +284,7 @@ func hasSweep(dir string) bool {
 	if stepsExist(dir) {
 		return true
 	}
-	subs, err := subSweeps(dir)
+	subs, err := store.SweepDirs(dir)
 	return err == nil && len(subs) > 0
 }
 

@@ -548,3 +548,15 @@ func (m *Measured) SizingRow(workers int) (report.SizingRow, bool) {
 	r, ok := m.sizing[strconv.Itoa(workers)]
 	return r, ok
 }
+
+// Read reads a results path for loadgen report: a study's directory (it
+// holds Marker) as its steps' sweeps at any depth (ReadSweeps), anything
+// else as report.Read does.
+func Read(path string) ([]*report.Sweep, error) {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		if _, err := os.Stat(filepath.Join(path, Marker)); err == nil {
+			return ReadSweeps(path)
+		}
+	}
+	return report.Read(path)
+}
