@@ -295,7 +295,7 @@ func (m *Measured) addLab(s *report.Sweep) {
 	}
 	for _, c := range report.Cells(byProto["tcp-stream"]) {
 		r := m.cni[c.Path]
-		if g, ok := stat(c, nil, func(st *results.Step) float64 { return st.Run.Summary.WritePerSec * 8 / 1e9 }); ok && (!r.hasGbps || g.Value > r.gbps.Value) {
+		if g, ok := stat(c, nil, func(st *results.Step) float64 { return st.Run.Summary.Gbps() }); ok && (!r.hasGbps || g.Value > r.gbps.Value) {
 			r.gbps, r.hasGbps = g, true
 		}
 		m.cni[c.Path] = r
