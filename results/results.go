@@ -233,6 +233,10 @@ func (s Summary) OKPerSec() float64 {
 	return s.RPS * float64(s.OK()) / float64(s.Requests)
 }
 
+// Gbps is what a stream wrote, in Gbit/s: its rate as the tables, the
+// progress lines and the studies give it.
+func (s Summary) Gbps() float64 { return s.WritePerSec * 8 / 1e9 }
+
 // ErrorShare is the share of what was tried that failed, 0 to 1.
 func (s Summary) ErrorShare() float64 {
 	if n := s.Attempts(); n > 0 {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -140,13 +139,7 @@ func runCompare(cmd *cobra.Command, f *compareFlags, a, b string) error {
 			return err
 		}
 		if !c.Matched() {
-			by := "steps match by path, rung, payload and rate"
-			for _, l := range c.LabelLines {
-				if strings.HasPrefix(l, "steps matched by ") {
-					by = "steps match by " + strings.TrimPrefix(l, "steps matched by ")
-				}
-			}
-			return fmt.Errorf("nothing to compare: no step of %s ran in %s (%s)", a, b, by)
+			return fmt.Errorf("nothing to compare: no step of %s ran in %s (steps match by %s)", a, b, c.MatchedBy)
 		}
 	} else {
 		ra, err := compare.ReadRunFile(a)
@@ -191,30 +184,9 @@ func compareSubSweeps(cmd *cobra.Command, a, b string, names []string, opt compa
 // regressionFailure is the error of a comparison that found regressions
 // (exit status 99), or figures contention leaves undecided (98).
 func regressionFailure(c compare.Comparison) error {
-	code := c.Exit()
-	rows, what := c.Regressions(), "regression"
-	switch code {
-	case compare.OK:
+	msg := c.Failure()
+	if msg == "" {
 		return nil
-	case compare.Undecided:
-		rows, what = c.Undecided(), "figure"
 	}
-	var names []string
-	for i, r := range rows {
-		if i == 3 {
-			names = append(names, fmt.Sprintf("and %d more", len(rows)-i))
-			break
-		}
-		names = append(names, r.Step+" "+r.Metric)
-	}
-	if len(rows) > 1 {
-		what += "s"
-	}
-	limit := fmt.Sprintf("%g%%", 100*c.Options.MaxRegression)
-	msg := fmt.Sprintf("%d %s beyond %s: %s", len(rows), what, limit, strings.Join(names, ", "))
-	if code == compare.Undecided {
-		msg = fmt.Sprintf("%d %s not decidable, worse than %s within what contention can explain: %s (--allow-contended: exit 0)",
-			len(rows), what, limit, strings.Join(names, ", "))
-	}
-	return runFailure{err: errors.New(msg), code: code}
+	return runFailure{err: errors.New(msg), code: c.Exit()}
 }

@@ -34,7 +34,7 @@ func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string
 	var failed []string
 	for _, m := range maxes {
 		if m.Failed != "" {
-			failed = append(failed, fmt.Sprintf("%s %s %s", m.Path, m.Rung, sweep.FormatSize(m.Payload)))
+			failed = append(failed, m.Label())
 		}
 	}
 	if len(failed) > 0 {
@@ -96,7 +96,7 @@ func findMaxPlan(w io.Writer, spec *sweep.Spec, slo string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "#\tsearch\tfirst probe\turl\t\n")
 	for i, s := range plan.Searches {
-		fmt.Fprintf(tw, "%d\t%s %s %s\t%s\t%s\t\n", i+1, s.Path, s.Rung, sweep.FormatSize(s.Payload), s.First.ID(), pathWhere(spec, s.Path))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t\n", i+1, s.Label(), s.First.ID(), pathWhere(spec, s.Path))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

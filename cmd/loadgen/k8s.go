@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -287,11 +286,11 @@ its own, naming both loadgen versions.`,
 				cfg.StartAt = t
 			}
 			if !cmd.Flags().Changed("index") {
-				if v := os.Getenv("JOB_COMPLETION_INDEX"); v != "" {
-					i, err := strconv.Atoi(v)
-					if err != nil {
-						return fmt.Errorf("JOB_COMPLETION_INDEX %q: %v", v, err)
-					}
+				i, ok, err := worker.IndexFromEnv()
+				if err != nil {
+					return err
+				}
+				if ok {
 					cfg.Index = i
 				}
 			}

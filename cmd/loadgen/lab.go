@@ -284,7 +284,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	}
 	var sweeps []*report.Sweep
 	for _, dir := range dirs {
-		s, err := readSweep(dir)
+		s, err := report.ReadSweep(dir)
 		if err != nil {
 			return failf("%v", err)
 		}

@@ -144,10 +144,10 @@ func (r meshRender) sidecar(proxy string) (layout.Sidecar, error) {
 		}
 	}
 	switch {
-	case r.inboundSource == "none" || proxy == "caddy" && r.inboundSource == layout.InboundSource:
+	case r.inboundSource == "none" || !layout.BindsSource(proxy) && r.inboundSource == layout.InboundSource:
 		s.InboundSource = netip.Addr{}
-		if proxy == "caddy" && r.app == "" {
-			s = s.Unbound() // Caddy forwards inbound to 127.0.0.1:PORT (see meshes/caddy)
+		if r.app == "" {
+			s = s.ForProxy(proxy) // Caddy forwards inbound to 127.0.0.1:PORT (see meshes/caddy)
 		}
 	default:
 		if s.InboundSource, err = netip.ParseAddr(r.inboundSource); err != nil {
@@ -156,7 +156,7 @@ func (r meshRender) sidecar(proxy string) (layout.Sidecar, error) {
 	}
 	s.Workers = r.workers
 	if r.mtlsDir != "" {
-		client, server := mtls.Workload{Namespace: "default", ServiceAccount: "loadgen"}, mtls.Workload{Namespace: "default", ServiceAccount: "httpbin"}
+		client, server := mtls.DefaultPair()
 		s.MTLS = mtls.Files(r.mtlsDir, client, server)
 	}
 	return s, s.Validate()

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/netip"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -70,7 +67,7 @@ address, "" for none), -x --exclude-outbound-ip-ranges.`,
 	fl.Uint16Var(&c.inboundPort, "inbound-port", layout.InboundPort, "where inbound connections are redirected (-z)")
 	fl.Uint32Var(&c.uid, "proxy-uid", layout.ProxyUID, "the sidecar's UID: its connections are not captured (-u)")
 	fl.Uint32Var(&c.gid, "proxy-gid", layout.ProxyGID, "the sidecar's GID (-g)")
-	fl.StringVar(&c.excludeIn, "exclude-inbound-ports", joinPorts(sidecar.IstioCapture.ExcludeInbound), "inbound ports left uncaptured (-d)")
+	fl.StringVar(&c.excludeIn, "exclude-inbound-ports", sidecar.JoinPorts(sidecar.IstioCapture.ExcludeInbound), "inbound ports left uncaptured (-d)")
 	fl.StringVar(&c.excludeOut, "exclude-outbound-ports", "", "outbound ports left uncaptured, comma-separated, e.g. 5432,6379 (-o; default none)")
 	fl.StringVar(&c.includeOutPorts, "include-outbound-ports", "", "outbound ports captured whatever the address, comma-separated, e.g. 8080 (-q; default none)")
 	fl.StringVar(&c.includeOut, "include-outbound-ip-ranges", "*", `outbound CIDRs captured: "*" every address, "" none (-i)`)
@@ -81,64 +78,7 @@ address, "" for none), -x --exclude-outbound-ip-ranges.`,
 
 // capture is the Capture the flags describe.
 func (c meshCapture) capture() (sidecar.Capture, error) {
-	capt := sidecar.Capture{OutboundPort: c.outboundPort, InboundPort: c.inboundPort, ProxyUID: c.uid, ProxyGID: c.gid}
-	var err error
-	if capt.ExcludeInbound, err = parsePorts("--exclude-inbound-ports", c.excludeIn); err != nil {
-		return capt, err
-	}
-	if capt.ExcludeOutbound, err = parsePorts("--exclude-outbound-ports", c.excludeOut); err != nil {
-		return capt, err
-	}
-	if capt.IncludeOutboundPorts, err = parsePorts("--include-outbound-ports", c.includeOutPorts); err != nil {
-		return capt, err
-	}
-	if capt.ExcludeOutboundCIDRs, err = parseCIDRs("--exclude-outbound-ip-ranges", c.excludeOutIPs); err != nil {
-		return capt, err
-	}
-	if strings.TrimSpace(c.includeOut) == "*" {
-		capt.IncludeOutbound.All = true
-	} else if capt.IncludeOutbound.CIDRs, err = parseCIDRs("--include-outbound-ip-ranges", c.includeOut); err != nil {
-		return capt, err
-	}
-	return capt, capt.Validate()
-}
-
-// parsePorts reads "8080,8081" (empty: none).
-func parsePorts(flag, s string) ([]uint16, error) {
-	var out []uint16
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		n, err := strconv.ParseUint(f, 10, 16)
-		if err != nil || n == 0 {
-			return nil, fmt.Errorf("%s: %q is not a port (1 to 65535)", flag, f)
-		}
-		out = append(out, uint16(n))
-	}
-	return out, nil
-}
-
-// parseCIDRs reads "10.0.0.0/8,198.18.112.1/32" (empty: none).
-func parseCIDRs(flag, s string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		p, err := netip.ParsePrefix(f)
-		if err != nil || !p.Addr().Is4() {
-			return nil, fmt.Errorf("%s: %q is not an IPv4 CIDR", flag, f)
-		}
-		out = append(out, p.Masked())
-	}
-	return out, nil
-}
-
-func joinPorts(ps []uint16) string {
-	var s []string
-	for _, p := range ps {
-		s = append(s, strconv.Itoa(int(p)))
-	}
-	return strings.Join(s, ",")
+	return sidecar.ParseCaptureFlags(sidecar.Capture{OutboundPort: c.outboundPort, InboundPort: c.inboundPort, ProxyUID: c.uid, ProxyGID: c.gid},
+		sidecar.CaptureFlags{ExcludeInbound: c.excludeIn, ExcludeOutbound: c.excludeOut, IncludeOutboundPorts: c.includeOutPorts,
+			IncludeOutbound: c.includeOut, ExcludeOutboundCIDRs: c.excludeOutIPs})
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -46,7 +45,7 @@ func (p *sweepProgress) event(e sweep.Event) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	label := fmt.Sprintf("%s %s %s", e.Step.Path, e.Step.Rung, sweep.FormatSize(e.Step.Payload))
+	label := e.Step.Label()
 	if e.Searches > 0 {
 		label += fmt.Sprintf(" at %.0f/s", e.Step.Rate)
 		if e.Step.Repeat > 1 {
@@ -88,26 +87,7 @@ func stepLine(e sweep.Event, label string) string {
 	if e.Kind == sweep.StepSkipped {
 		return fmt.Sprintf("[%d/%d] %s: already done", e.N+1, e.Total, label)
 	}
-	st := e.Result
-	figures := "failed: " + st.Failed
-	if st.Run != nil {
-		s := st.Run.Summary
-		unit, stream := report.RateUnit(st.Run.Config.Protocol) // the tables' unit
-		rate, lat := fmt.Sprintf("%.0f %s", s.RPS, unit), fmt.Sprintf(", p50 %v, p99 %v", report.Latency(s.Latency.P50), report.Latency(s.Latency.P99))
-		if stream { // a write's latency is not a round trip's
-			rate, lat = fmt.Sprintf("%.2f %s", s.WritePerSec*8/1e9, unit), ""
-		}
-		if g := s.Datagrams; g != nil {
-			lat += fmt.Sprintf(", lost %d (%.2f%%)", g.Lost, g.LossPercent())
-		}
-		figures = fmt.Sprintf("%s%s, errors %d", rate, lat, s.Errors.Total())
-		if s.Requests == 0 {
-			figures = fmt.Sprintf("no response, errors %d", s.Errors.Total())
-		}
-		if st.Run.Interrupted {
-			figures = "interrupted: " + figures
-		}
-	}
+	figures := report.StepFigures(e.Result)
 	if e.Searches > 0 {
 		verdict := "holds"
 		if e.Probe != nil && !e.Probe.OK {
@@ -116,7 +96,7 @@ func stepLine(e sweep.Event, label string) string {
 		if e.Probe != nil {
 			// G, M: the verdict may measure contention, not the path.
 			for _, f := range e.Probe.Flags() {
-				figures += fmt.Sprintf(" [%c %s]", f, strings.SplitN(report.FlagMeaning(string(f)), ":", 2)[0])
+				figures += fmt.Sprintf(" [%c %s]", f, report.FlagName(string(f)))
 			}
 		}
 		return fmt.Sprintf("probe %d, search %d/%d: %s: %s: %s", e.N+1, e.Search, e.Searches, label, verdict, figures)

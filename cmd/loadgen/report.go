@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -94,7 +93,7 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 	var sweeps []*report.Sweep
 	var published []report.Published
 	for _, a := range args {
-		s, err := readResults(a)
+		s, err := study.Read(a)
 		if err != nil {
 			return err // the input is wrong: a usage error, naming the file
 		}
@@ -155,86 +154,6 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 		return failf("%s", strings.Join(failures, "; "))
 	}
 	return nil
-}
-
-// readResults loads one PATH: a sweep's directory (or its manifest.json),
-// a step file of a sweep, or a run's JSON.
-func readResults(path string) ([]*report.Sweep, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if info.IsDir() {
-		if _, err := os.Stat(filepath.Join(path, study.Marker)); err == nil {
-			return study.ReadSweeps(path) // a study's: its steps' sweeps, at any depth
-		}
-		if subs, err := sweepSubdirs(path); err != nil || len(subs) > 0 {
-			return subs, err
-		}
-		return one(readSweep(path))
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	switch store.Recognise(path, b) {
-	case store.HoldsSweep:
-		return one(readSweep(filepath.Dir(path)))
-	case store.HoldsStep:
-		st, err := store.ReadStep(path)
-		if err != nil {
-			return nil, err
-		}
-		if st.Run == nil {
-			return nil, fmt.Errorf("%s: the step failed (%s): it has no run to report", path, oneLineErr(st.Failed))
-		}
-		return one(report.SingleRun(path, st.Run), nil)
-	}
-	run, err := store.ReadRun(path)
-	if err != nil {
-		return nil, err
-	}
-	if store.Empty(run) {
-		return nil, fmt.Errorf("%s: not a loadgen run (no config, summary or histogram)", path)
-	}
-	return one(report.SingleRun(path, run), nil)
-}
-
-func one(s *report.Sweep, err error) ([]*report.Sweep, error) {
-	if err != nil {
-		return nil, err
-	}
-	return []*report.Sweep{s}, nil
-}
-
-// sweepSubdirs reads a directory that holds sweeps rather than being one
-// (`loadgen lab` writes one per protocol): every subdirectory with a
-// manifest, in name order. None when dir is itself a sweep.
-func sweepSubdirs(dir string) ([]*report.Sweep, error) {
-	names, err := store.SweepDirs(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []*report.Sweep
-	for _, name := range names {
-		s, err := readSweep(filepath.Join(dir, name))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
-// subSweeps is store.SweepDirs, by the name study.go calls it.
-func subSweeps(dir string) ([]string, error) { return store.SweepDirs(dir) }
-
-func readSweep(dir string) (*report.Sweep, error) {
-	m, steps, err := store.ReadSweep(dir)
-	if err != nil {
-		return nil, err
-	}
-	return &report.Sweep{Name: dir, Manifest: m, Steps: steps}, nil
 }
 
 func oneLineErr(s string) string {

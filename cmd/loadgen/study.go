@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -178,13 +177,13 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		}
 		return nil
 	}
-	if err := studyNeeds(s.NeedsFor(opts), s.Name); err != nil {
+	if err := study.CheckNeeds(s.NeedsFor(opts), s.Name, nginxFound); err != nil {
 		return failf("study %s %v", s.Name, err)
 	}
 	if s.Later != "" {
 		fmt.Fprintf(stderr, "study %s: not yet: %s\n", s.Name, s.Later)
 	}
-	if err := writeStudyMarker(f.out, s.Name); err != nil {
+	if err := study.WriteMarker(f.out, s.Name); err != nil {
 		return failf("study %s: %v", s.Name, err)
 	}
 	// Every flag given, so that a flag added later is not lost on resume.
@@ -252,37 +251,13 @@ func studyExit(worst compare.Exit, contended []string, allowContended bool, stde
 }
 
 // stepArgs is a step's command line with the study's results directory,
-// resume and checks.
+// resume and checks (study.Step.CommandLine).
 func (f *studyFlags) stepArgs(st study.Step, run bool) []string {
-	dir := filepath.Join(f.out, st.Dir)
-	var args []string
-	for _, a := range st.Args {
-		args = append(args, strings.ReplaceAll(a, study.OutDir, f.out))
-	}
-	args = append(args, "-o", dir)
-	if run && f.resume && !st.Whole && hasSweep(dir) {
-		args = append(args, "--resume")
-	}
-	if f.quiet {
-		args = append(args, "-q")
-	}
-	for _, a := range f.asserts {
-		args = append(args, "--assert", a)
-	}
-	args = append(args, f.labels.Flags()...)
+	var junit string
 	if f.junit != "" {
-		args = append(args, "--junit", junitFor(f.junit, st.Dir))
+		junit = junitFor(f.junit, st.Dir)
 	}
-	return args
-}
-
-// hasSweep tells whether dir, or a directory in it, holds a sweep.
-func hasSweep(dir string) bool {
-	if stepsExist(dir) {
-		return true
-	}
-	subs, err := subSweeps(dir)
-	return err == nil && len(subs) > 0
+	return st.CommandLine(study.StepFlags{Out: f.out, Resume: f.resume, Quiet: f.quiet, Asserts: f.asserts, Labels: f.labels.Flags(), JUnit: junit}, run)
 }
 
 func quoteAll(args []string) []string {
@@ -313,24 +288,10 @@ func indent(s, pre string) string {
 // replaces it).
 var findNginx = nginxingress.Available
 
-// studyNeeds checks what the study needs, in one line naming the first
-// thing missing.
-func studyNeeds(needs []study.Need, name string) error {
-	for _, n := range needs {
-		switch n {
-		case study.NeedRoot:
-			if runtime.GOOS != "linux" || os.Geteuid() != 0 {
-				return errors.New("needs root on Linux (network namespaces): run it as root, e.g. sudo loadgen study " + name)
-			}
-		case study.NeedNginx:
-			if _, err := findNginx(); err != nil {
-				return errors.New("needs nginx (on PATH or at /usr/sbin/nginx): install it (apt-get install nginx)")
-			}
-		case study.NeedCluster:
-			// loadgen k8s run says in one line which context and server it cannot reach.
-		}
-	}
-	return nil
+// nginxFound is study.CheckNeeds' check of nginx.
+func nginxFound() error {
+	_, err := findNginx()
+	return err
 }
 
 func listStudies(w io.Writer) error {
@@ -449,17 +410,4 @@ func printPathsStudy(w io.Writer, s study.Study, f *studyFlags) error {
 	}
 	fmt.Fprintf(w, "\n%s.\n", s.Ours)
 	return nil
-}
-
-// writeStudyMarker names the study at the top of its results directory,
-// for loadgen report.
-func writeStudyMarker(dir, name string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	b, err := json.Marshal(study.MarkerFile{Study: name})
-	if err != nil {
-		return err
-	}
-	return store.WriteFile(filepath.Join(dir, study.Marker), append(b, '\n'))
 }

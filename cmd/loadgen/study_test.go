@@ -198,7 +198,7 @@ func TestStudyNeeds(t *testing.T) {
 // published table even before anything was measured, with "–" for ours.
 func TestReportOfStudyMarker(t *testing.T) {
 	dir := t.TempDir()
-	if err := writeStudyMarker(dir, "nginx-sizing"); err != nil {
+	if err := study.WriteMarker(dir, "nginx-sizing"); err != nil {
 		t.Fatal(err)
 	}
 	code, out, stderr := cli(t, "report", dir)
@@ -213,7 +213,7 @@ func TestReportOfStudyMarker(t *testing.T) {
 			continue
 		}
 		d := t.TempDir()
-		if err := writeStudyMarker(d, s.Name); err != nil {
+		if err := study.WriteMarker(d, s.Name); err != nil {
 			t.Fatal(err)
 		}
 		code, out, stderr := cli(t, "report", d)
@@ -484,7 +484,7 @@ func TestStudyNeedsNginxWhereSizeFindsIt(t *testing.T) {
 		t.Skip("no /usr/sbin/nginx")
 	}
 	t.Setenv("PATH", t.TempDir())
-	if err := studyNeeds([]study.Need{study.NeedNginx}, "nginx-sizing"); err != nil {
+	if err := study.CheckNeeds([]study.Need{study.NeedNginx}, "nginx-sizing", nginxFound); err != nil {
 		t.Errorf("nginx at /usr/sbin/nginx, off PATH: %v", err)
 	}
 }

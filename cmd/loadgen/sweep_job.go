@@ -82,7 +82,7 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 			return cfg, d, err
 		},
 		After:  func(p sweep.Path, _ sweep.Step) error { return j.sidecars.check(p.Name) },
-		Probes: costProbes{},
+		Probes: sweep.CostProbes{},
 		Events: halt.Events(j.liveEvents(sweepEvents(j.ui, prog.event))),
 	}
 	if err := r.Check(); err != nil {

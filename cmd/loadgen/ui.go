@@ -159,7 +159,7 @@ func sweepStepUI(st *live.State, cfg *loadgen.Config, step sweep.Step) {
 		return
 	}
 	cfg.LiveLatency = true
-	st.Begin(runInfo(step.Path+" "+step.Rung.String()+" "+sweep.FormatSize(step.Payload), step.ID(), *cfg))
+	st.Begin(runInfo(step.Label(), step.ID(), *cfg))
 }
 
 // k8sUI feeds --ui from a distributed run: the coordinator's lines of
@@ -181,7 +181,7 @@ func k8sUI(st *live.State, co *run.Coordinator) {
 	co.OnStep = func(s *results.Step) {
 		if s.Run != nil {
 			// The page's figures and chart: the last finished step's.
-			st.Begin(live.RunInfo{Label: s.Path + " " + s.Rung + " " + sweep.FormatSize(s.Payload), Step: s.ID,
+			st.Begin(live.RunInfo{Label: sweep.Label(s.Path, s.Rung, s.Payload), Step: s.ID,
 				Planned: s.Run.Config.Duration.D(), Warmup: s.Run.Config.Warmup.D()})
 		}
 		st.Step(s)

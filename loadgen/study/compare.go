@@ -14,6 +14,7 @@ import (
 
 	"loadgen/results/compare"
 	"loadgen/results/report"
+	"loadgen/results/store"
 )
 
 // Row is one line of a study's table: the published figure and ours, each
@@ -467,6 +468,19 @@ const Marker = "study.json"
 // MarkerFile is Marker's content.
 type MarkerFile struct {
 	Study string `json:"study"`
+}
+
+// WriteMarker names the study at the top of its results directory dir
+// (Marker), for loadgen report: Tables and Read know it by it.
+func WriteMarker(dir, name string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.Marshal(MarkerFile{Study: name})
+	if err != nil {
+		return err
+	}
+	return store.WriteFile(filepath.Join(dir, Marker), append(b, '\n'))
 }
 
 // Tables reads a study's results directory: its published tables filled

@@ -295,7 +295,7 @@ func (m *Measured) addLab(s *report.Sweep) {
 	}
 	for _, c := range report.Cells(byProto["tcp-stream"]) {
 		r := m.cni[c.Path]
-		if g, ok := stat(c, nil, func(st *results.Step) float64 { return st.Run.Summary.WritePerSec * 8 / 1e9 }); ok && (!r.hasGbps || g.Value > r.gbps.Value) {
+		if g, ok := stat(c, nil, func(st *results.Step) float64 { return st.Run.Summary.Gbps() }); ok && (!r.hasGbps || g.Value > r.gbps.Value) {
 			r.gbps, r.hasGbps = g, true
 		}
 		m.cni[c.Path] = r
@@ -547,4 +547,16 @@ func (m *Measured) Workers() []int { return m.workers }
 func (m *Measured) SizingRow(workers int) (report.SizingRow, bool) {
 	r, ok := m.sizing[strconv.Itoa(workers)]
 	return r, ok
+}
+
+// Read reads a results path for loadgen report: a study's directory (it
+// holds Marker) as its steps' sweeps at any depth (ReadSweeps), anything
+// else as report.Read does.
+func Read(path string) ([]*report.Sweep, error) {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		if _, err := os.Stat(filepath.Join(path, Marker)); err == nil {
+			return ReadSweeps(path)
+		}
+	}
+	return report.Read(path)
 }

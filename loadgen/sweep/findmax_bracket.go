@@ -20,7 +20,7 @@ import (
 func Bracket(maxes []Max, interrupted bool, schema int) report.FindMax {
 	var fm report.FindMax
 	for _, m := range maxes {
-		what := fmt.Sprintf("%s %s %s", m.Path, m.Rung, FormatSize(m.Payload))
+		what := m.Label()
 		rate, p99, held := "none", "—", "—"
 		if v := m.Pass; v != nil {
 			held = fmt.Sprintf("%d/%d", v.Passed, v.Probes)

@@ -18,7 +18,8 @@ import (
 	"loadgen/results/store"
 )
 
-// Probes start resource samplers; the command line passes results/cost.
+// Probes start resource samplers: CostProbes, results/cost's (tests pass
+// their own).
 type Probes interface {
 	// Check tells whether the selection exists now (before any load).
 	Check(selector string) error

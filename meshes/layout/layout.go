@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"loadgen/internal/sidecarnames"
 )
 
 // Istio's sidecar ports and identity.
@@ -211,6 +213,20 @@ func Loopback(inbound, app, outbound, upstream, admin uint16) Sidecar {
 func (s Sidecar) Unbound() Sidecar {
 	s.InboundSource = netip.Addr{}
 	s.App = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), s.App.Port())
+	return s
+}
+
+// BindsSource tells whether the proxy named proxy (internal/sidecarnames)
+// binds the source address of its connections to the app, InboundSource:
+// all but Caddy.
+func BindsSource(proxy string) bool { return proxy != sidecarnames.Caddy }
+
+// ForProxy is s as the proxy named proxy serves it: Unbound for a proxy
+// that cannot bind InboundSource (BindsSource), s for the rest.
+func (s Sidecar) ForProxy(proxy string) Sidecar {
+	if !BindsSource(proxy) {
+		return s.Unbound()
+	}
 	return s
 }
 

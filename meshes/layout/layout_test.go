@@ -70,3 +70,27 @@ func FuzzCheckSPIFFEID(f *testing.F) {
 		}
 	})
 }
+
+func TestForProxy(t *testing.T) {
+	pod := Pod(netip.MustParseAddr("10.0.0.5"), 8080, netip.MustParseAddrPort("10.0.0.6:80"))
+	unbound := pod
+	unbound.InboundSource = netip.Addr{}
+	unbound.App = netip.MustParseAddrPort("127.0.0.1:8080")
+	for _, tc := range []struct {
+		proxy string
+		binds bool
+		want  Sidecar
+	}{
+		{"envoy", true, pod},
+		{"nginx", true, pod},
+		{"haproxy", true, pod},
+		{"caddy", false, unbound},
+	} {
+		if got := BindsSource(tc.proxy); got != tc.binds {
+			t.Errorf("BindsSource(%s) = %v, want %v", tc.proxy, got, tc.binds)
+		}
+		if got := pod.ForProxy(tc.proxy); got != tc.want {
+			t.Errorf("ForProxy(%s) = %+v, want %+v", tc.proxy, got, tc.want)
+		}
+	}
+}

@@ -35,3 +35,10 @@ func TestFiles(t *testing.T) {
 		}
 	}
 }
+
+func TestDefaultPair(t *testing.T) {
+	client, server := DefaultPair()
+	if client != (Workload{"default", "loadgen"}) || server != (Workload{"default", "httpbin"}) {
+		t.Errorf("DefaultPair = %+v, %+v", client, server)
+	}
+}

@@ -25,6 +25,13 @@ type Workload struct {
 	ServiceAccount string
 }
 
+// DefaultPair is the two workloads of a local sidecar comparison and of
+// the proxies' tests: the client loadgen and the server httpbin, both in
+// the namespace default.
+func DefaultPair() (client, server Workload) {
+	return Workload{Namespace: "default", ServiceAccount: "loadgen"}, Workload{Namespace: "default", ServiceAccount: "httpbin"}
+}
+
 // dnsLabel is what Kubernetes allows for namespace and service account
 // names (RFC 1123 labels).
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)

@@ -60,7 +60,7 @@ func IssueMTLS(t *testing.T, dir string) *layout.MTLS {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _, err := ca.Issue(mtls.Workload{Namespace: "default", ServiceAccount: "loadgen"}, mtls.Workload{Namespace: "default", ServiceAccount: "httpbin"})
+	files, _, err := ca.Issue(mtls.DefaultPair())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func testMTLS(t *testing.T, p Profile) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serverW, clientW := mtls.Workload{Namespace: "default", ServiceAccount: "httpbin"}, mtls.Workload{Namespace: "default", ServiceAccount: "loadgen"}
+	clientW, serverW := mtls.DefaultPair()
 	serverFiles, _, err := ca.Issue(serverW, clientW)
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ func startProxy(ctx context.Context, cfg Config, ns string, podIP netip.Addr, la
 	case Caddy:
 		// Caddy cannot bind 127.0.0.6: its inbound side goes to the app
 		// on loopback, which the capture rules let through.
-		return caddy.Start(ctx, caddy.Config{Sidecar: lay.Unbound(), NetNS: ns, User: proxyUser, AccessLog: cfg.Count})
+		return caddy.Start(ctx, caddy.Config{Sidecar: lay.ForProxy(string(cfg.Proxy)), NetNS: ns, User: proxyUser, AccessLog: cfg.Count})
 	case Envoy:
 		return envoy.Start(ctx, envoyConfig(ns, podIP, lay))
 	}

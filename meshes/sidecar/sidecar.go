@@ -247,7 +247,7 @@ func (s *Sidecar) issue() (client, server *layout.MTLS, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	clientW, serverW := mtls.Workload{Namespace: "default", ServiceAccount: "loadgen"}, mtls.Workload{Namespace: "default", ServiceAccount: "httpbin"}
+	clientW, serverW := mtls.DefaultPair()
 	client, cert, err := ca.Issue(clientW, serverW)
 	if err != nil {
 		return nil, nil, err

@@ -268,21 +268,14 @@ func IsSweepDir(path string) (bool, error) {
 }
 
 // ReadRunFile reads a run saved by loadgen run --json, or the run of one
-// sweep step file.
+// sweep step file (store.ReadPath).
 func ReadRunFile(path string) (*results.Run, error) {
-	run, err := store.ReadRun(path)
+	p, err := store.ReadPath(path)
 	if err != nil {
 		return nil, err
 	}
-	if run.Config.Target != "" {
-		return run, nil
-	}
-	st, err := store.ReadStep(path)
-	switch {
-	case err == nil && st.Run != nil:
-		return st.Run, nil
-	case err == nil && st.Failed != "":
-		return nil, fmt.Errorf("%s: the step failed, there is no run to compare: %s", path, st.Failed)
+	if p.Run != nil && (p.Holds == store.HoldsStep || p.Run.Config.Target != "") {
+		return p.Run, nil
 	}
 	return nil, fmt.Errorf("%s: not a run (no target): want a file written by loadgen run --json", path)
 }

@@ -18,6 +18,9 @@ type Comparison struct {
 	// LabelLines say which labels each side carried and by what steps
 	// were matched (--label); empty when no run carried labels.
 	LabelLines []string
+	// MatchedBy is what the steps of two sweeps were matched by: "path,
+	// rung, payload and rate", and the labels they share; "" for runs.
+	MatchedBy string
 }
 
 // Undecided are the rows that got worse beyond Options.MaxRegression
@@ -295,6 +298,7 @@ func Steps(a, b []*results.Step, opt Options) Comparison {
 	c.Options.ErrorRise = opt.errorRise()
 	m := matchLabels(stepRuns(a), stepRuns(b))
 	c.LabelLines = m.lines(true)
+	c.MatchedBy = m.by()
 	ca, orderA := cells(a, m)
 	cb, orderB := cells(b, m)
 	var allA, allB []*results.Run

@@ -63,6 +63,15 @@ func (m labelMatch) of(st *results.Step) string {
 	return strings.Join(parts, " ")
 }
 
+// by says what steps are matched by: path, rung, payload, rate and the
+// labels both sides share.
+func (m labelMatch) by() string {
+	if len(m.keys) > 0 {
+		return "path, rung, payload, rate and label " + strings.Join(m.keys, ", ")
+	}
+	return "path, rung, payload and rate"
+}
+
 // lines say what was matched and which labels each side carried, for
 // the comparison's header; none when neither side carries labels.
 func (m labelMatch) lines(steps bool) []string {
@@ -78,11 +87,7 @@ func (m labelMatch) lines(steps bool) []string {
 	}
 	out = append(out, "labels: A "+side(m.a)+"; B "+side(m.b))
 	if steps {
-		by := "path, rung, payload and rate"
-		if len(m.keys) > 0 {
-			by = "path, rung, payload, rate and label " + strings.Join(m.keys, ", ")
-		}
-		out = append(out, "steps matched by "+by)
+		out = append(out, "steps matched by "+m.by())
 	}
 	if d := diffLabels(m.a, m.b); d != "" {
 		out = append(out, "compared: "+d)

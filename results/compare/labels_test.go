@@ -31,6 +31,12 @@ func TestStepsMatchedByLabel(t *testing.T) {
 			labelled(step("nginx", "c1t1", 100, rep, 1000, 20), results.Labels{"mesh": "linkerd", "build": "2"}))
 	}
 	c := Steps(a, b, Options{})
+	if want := "path, rung, payload, rate and label mesh"; c.MatchedBy != want {
+		t.Errorf("MatchedBy %q, want %q", c.MatchedBy, want)
+	}
+	if got := Steps(a[:1], a[:1], Options{}).MatchedBy; got != "path, rung, payload and rate" {
+		t.Errorf("unlabelled MatchedBy %q", got)
+	}
 	var reg []string
 	for _, r := range c.Regressions() {
 		reg = append(reg, r.Step+" "+r.Metric)

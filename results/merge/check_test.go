@@ -228,7 +228,7 @@ func TestDecodeStepFiles(t *testing.T) {
 			got.Summary.Requests, got.Summary.Latency, want.Summary.Requests, want.Summary.Latency)
 	}
 	for _, tc := range []struct{ name, doc, msg string }{
-		{"failed step", `{"schema":2,"tool":"loadgen","rung":"c4t4","failed":"connect: connection refused\nmore"}`, "the step failed (connect: connection refused …)"},
+		{"failed step", `{"schema":2,"tool":"loadgen","rung":"c4t4","failed":"connect: connection refused\nmore"}`, "the step failed (connect: connection refused more): it has no run"},
 		{"newer run in a step", `{"schema":2,"tool":"loadgen","rung":"c4t4","run":{"schema":9,"tool":"loadgen"}}`, "run: result schema 9 is newer"},
 		{"manifest", `{"schema":2,"tool":"loadgen","kind":"sweep","steps":["a"]}`, "a sweep's manifest, not a run"},
 		{"bare header", `{"schema":2,"tool":"loadgen"}`, "not a loadgen run"},

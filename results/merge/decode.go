@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"loadgen/results"
 	"loadgen/results/hist"
 	"loadgen/results/store"
 )
@@ -29,8 +28,11 @@ func Decode(source string, b []byte) (Input, error) {
 	case head.Kind != "":
 		return Input{}, fmt.Errorf("%s is a %s's manifest, not a run: merge run files (loadgen run --json) or a sweep's steps/*.json", source, head.Kind)
 	case head.Rung != nil || len(head.Run) > 0 || head.Failed != "":
-		if run, err = stepRun(head.Run, head.Failed); err != nil {
-			return Input{}, fmt.Errorf("%s: %w", source, err)
+		if len(head.Run) == 0 || string(head.Run) == "null" {
+			return Input{}, store.NoRun(source, head.Failed)
+		}
+		if run, err = store.DecodeRun(head.Run); err != nil {
+			return Input{}, fmt.Errorf("%s: run: %w", source, err)
 		}
 	}
 	if store.Empty(run) {
@@ -59,30 +61,4 @@ func Decode(source string, b []byte) (Input, error) {
 		}
 	}
 	return Input{Source: source, Run: run}, nil
-}
-
-// stepRun is the run a sweep's step file wraps (results.Step), read with
-// the run's own schema check, as loadgen report and compare read it.
-func stepRun(raw json.RawMessage, failed string) (*results.Run, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		if failed == "" {
-			failed = "no reason recorded"
-		}
-		return nil, fmt.Errorf("the step failed (%s): it has no run to merge", oneLine(failed))
-	}
-	run, err := store.DecodeRun(raw)
-	if err != nil {
-		return nil, fmt.Errorf("run: %w", err)
-	}
-	return run, nil
-}
-
-// oneLine keeps the first line of a recorded failure, for a one-line error.
-func oneLine(s string) string {
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i] + " …"
-		}
-	}
-	return s
 }

@@ -31,6 +31,17 @@ func FlagMeaning(letter string) string {
 	return ""
 }
 
+// FlagName is a flag's short name: "machine saturated" for M; "" for
+// another letter.
+func FlagName(letter string) string {
+	for _, f := range flags {
+		if f.letter == letter {
+			return f.name
+		}
+	}
+	return ""
+}
+
 // flagLegend is the tables' short legend of the flags: "F failed, I
 // interrupted, G generator saturated, M machine saturated (figures measure
 // contention)".

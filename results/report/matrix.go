@@ -61,7 +61,7 @@ func CNIMatrix(sweeps []*Sweep) []CNIRow {
 				r := row(c.Path)
 				switch proto {
 				case "tcp-stream":
-					g, ok := c.Median(func(st *results.Step) float64 { return st.Run.Summary.WritePerSec * 8 / 1e9 })
+					g, ok := c.Median(func(st *results.Step) float64 { return st.Run.Summary.Gbps() })
 					if ok && (!r.HasGbps || g > r.Gbps) {
 						r.HasGbps, r.Gbps = true, g
 					}

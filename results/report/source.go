@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"loadgen/results"
+	"loadgen/results/store"
 )
 
 // Sweep is what the reporters of this file's siblings read: one sweep's
@@ -355,4 +356,38 @@ func num(v float64) string {
 		return fmt.Sprintf("%d", int64(v))
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// Read reads a results path as the reporters take it (store.ReadPath): a
+// sweep's directory or manifest, a directory of sweeps, a step's run or a
+// run's, which must hold something of a loadgen run (store.Empty).
+func Read(path string) ([]*Sweep, error) {
+	p, err := store.ReadPath(path)
+	if err != nil {
+		return nil, err
+	}
+	if p.Run != nil {
+		if p.Holds == store.HoldsRun && store.Empty(p.Run) {
+			return nil, fmt.Errorf("%s: not a loadgen run (no config, summary or histogram)", path)
+		}
+		return []*Sweep{SingleRun(path, p.Run)}, nil
+	}
+	out := make([]*Sweep, 0, len(p.Sweeps))
+	for _, s := range p.Sweeps {
+		out = append(out, fromStore(s))
+	}
+	return out, nil
+}
+
+// ReadSweep reads one sweep's results directory (store.ReadSweep).
+func ReadSweep(dir string) (*Sweep, error) {
+	m, steps, err := store.ReadSweep(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Sweep{Name: dir, Manifest: m, Steps: steps}, nil
+}
+
+func fromStore(s store.Sweep) *Sweep {
+	return &Sweep{Name: s.Dir, Manifest: s.Manifest, Steps: s.Steps}
 }

@@ -255,7 +255,7 @@ func throughputUnits(st *results.Step, stream bool) float64 {
 	return st.Run.Summary.RPS / 1000
 }
 
-func gbps(st *results.Step) float64 { return st.Run.Summary.WritePerSec * 8 / 1e9 }
+func gbps(st *results.Step) float64 { return st.Run.Summary.Gbps() }
 
 // watchedCPU is the CPU cores of every watched process of a step together:
 // on a proxy path minus on the baseline, the CPU the path added.

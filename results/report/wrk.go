@@ -234,7 +234,7 @@ func extras(p *printer, run *results.Run, opt WrkOptions) {
 	}
 	textByName(p, run) // a request mix's figures by name (byname.go)
 	if s.BytesWritten > 0 && SendsOnly(run.Config.Protocol) {
-		p.f("  Throughput: %.3f Gbit/s sent\n", s.WritePerSec*8/1e9)
+		p.f("  Throughput: %.3f Gbit/s sent\n", s.Gbps())
 	}
 	if g := s.Datagrams; g != nil {
 		p.f("  %s", Wrap("Datagrams: "+DatagramsText(*g, run.Config.Protocol), TextWidth-2, "    "))

@@ -69,7 +69,7 @@ func Figure(test string, r *results.Run) float64 {
 		return float64(g.ReceivedBytes) * 8 / 1e9 / g.Span.D().Seconds()
 	}
 	if test == TestTCPStream || test == TestUDPStream {
-		return s.WritePerSec * 8 / 1e9
+		return s.Gbps()
 	}
 	if d := s.Duration.D().Seconds(); d > 0 {
 		return float64(s.OK()) / d

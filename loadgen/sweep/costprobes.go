@@ -1,14 +1,16 @@
-package main
+package sweep
 
 import (
 	"loadgen/results"
 	"loadgen/results/cost"
 )
 
-// costProbes gives the sweep results/cost's samplers.
-type costProbes struct{}
+// CostProbes are the Probes of results/cost's samplers: a selector in its
+// grammar (Selector), sampled every cost.DefaultEvery.
+type CostProbes struct{}
 
-func (costProbes) Check(selector string) error {
+// Check parses selector and tells whether what it selects exists now.
+func (CostProbes) Check(selector string) error {
 	s, err := cost.ParseSelector(selector)
 	if err != nil {
 		return err
@@ -16,7 +18,8 @@ func (costProbes) Check(selector string) error {
 	return s.Resolve()
 }
 
-func (costProbes) Start(selector string) (func() results.ProcessCost, error) {
+// Start samples what selector selects until the returned stop is called.
+func (CostProbes) Start(selector string) (func() results.ProcessCost, error) {
 	s, err := cost.ParseSelector(selector)
 	if err != nil {
 		return nil, err
