@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -224,41 +223,24 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 	watch := map[string]*sweep.Watch{}
 	var watched []string
 	for _, w := range f.watches {
-		name, sel, ok := strings.Cut(w, "=")
-		if !ok {
-			return nil, fmt.Errorf("--watch %q: want NAME=name:PROCESS, NAME=pid:N or NAME=cgroup:DIR", w)
-		}
-		ws, err := sweep.ParseWatch(sel)
+		name, ws, err := sweep.ParseWatchFlag(w)
 		if err != nil {
-			return nil, fmt.Errorf("--watch %s: %w", name, err)
+			return nil, fmt.Errorf("--watch %w", err)
 		}
 		watch[name] = ws
 		watched = append(watched, name)
 	}
 	for _, p := range f.paths {
-		name, url, ok := strings.Cut(p, "=")
-		if !ok {
-			return nil, fmt.Errorf("--path %q: want NAME=URL", p)
-		}
-		sc, isSidecar, err := sweep.ParseSidecarURL(url)
+		path, err := sweep.ParsePathFlag(p)
 		if err != nil {
-			return nil, fmt.Errorf("--path %s: %w", name, err)
+			return nil, fmt.Errorf("--path %w", err)
 		}
-		if isSidecar {
-			url = ""
-		}
-		if i := pathIndex(s, name); i >= 0 {
-			s.Paths[i].URL, s.Paths[i].Sidecar = url, sc // the command line's address for the file's path
-			continue
-		}
-		s.Paths = append(s.Paths, sweep.Path{Name: name, URL: url, Sidecar: sc})
+		s.SetPath(path) // the command line's address for the file's path
 	}
 	for _, name := range watched {
-		i := pathIndex(s, name)
-		if i < 0 {
-			return nil, fmt.Errorf("--watch %s: no path named %s", name, name)
+		if err := s.SetWatch(name, watch[name]); err != nil {
+			return nil, fmt.Errorf("--watch %w", err)
 		}
-		s.Paths[i].Watch = watch[name]
 	}
 	if given("target-watch") && f.target != "" {
 		w, err := sweep.ParseWatch(f.target)
@@ -275,14 +257,11 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 		s.Ladder = ladder
 	}
 	if given("rate") {
-		s.Rates = nil
-		for _, r := range strings.Split(f.rates, ",") {
-			v, err := sweep.ParseRate(r)
-			if err != nil {
-				return nil, fmt.Errorf("-R: %w", err)
-			}
-			s.Rates = append(s.Rates, v)
+		rates, err := sweep.ParseRates(f.rates)
+		if err != nil {
+			return nil, fmt.Errorf("-R: %w", err)
 		}
+		s.Rates = rates
 	}
 	if err := f.arrival.spec(s, cmd.Flags().Changed("arrival"), cmd.Flags().Changed("jitter"), f.findMax); err != nil {
 		return nil, err
@@ -292,14 +271,11 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 		s.Endpoint = f.endpoint
 	}
 	if cmd.Flags().Changed("payloads") || (base == nil && f.call == "") {
-		s.Payloads = nil
-		for _, p := range strings.Split(f.payloads, ",") {
-			n, err := sweep.ParseSize(p)
-			if err != nil {
-				return nil, fmt.Errorf("--payloads: %w", err)
-			}
-			s.Payloads = append(s.Payloads, n)
+		payloads, err := sweep.ParsePayloads(f.payloads)
+		if err != nil {
+			return nil, fmt.Errorf("--payloads: %w", err)
 		}
+		s.Payloads = payloads
 	}
 	return s, nil
 }
@@ -345,16 +321,6 @@ func (f *sweepFlags) demoPlan(cmd *cobra.Command, saved *sweep.Spec) (*sweep.Spe
 		plan.Paths[i].URL = demoWhere(plan.Paths[i].Name)
 	}
 	return plan, nil
-}
-
-// pathIndex is the index of the path called name, or -1.
-func pathIndex(s *sweep.Spec, name string) int {
-	for i, p := range s.Paths {
-		if p.Name == name {
-			return i
-		}
-	}
-	return -1
 }
 
 func runSweep(cmd *cobra.Command, f *sweepFlags) error {

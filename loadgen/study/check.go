@@ -58,10 +58,8 @@ func (s Study) checkLadder(o Options, g Given) error {
 		}
 	}
 	if g.changed("payloads") {
-		for _, p := range strings.Split(o.Payloads, ",") {
-			if _, err := sweep.ParseSize(strings.TrimSpace(p)); err != nil {
-				return fmt.Errorf("--payloads %s: %w", p, err)
-			}
+		if _, err := sweep.ParsePayloads(o.Payloads); err != nil {
+			return fmt.Errorf("--payloads: %w", err)
 		}
 	}
 	return nil

@@ -43,7 +43,7 @@ func TestCheckOptions(t *testing.T) {
 		{"mesh-ladder", Options{Prometheus: "http://127.0.0.1:9090"}, Given{}, "--same-node-ok and --prometheus are for a cluster"},
 		{"mesh-ladder", Options{Ladder: "c0t1"}, Given{Changed: set("ladder")}, "--ladder: "},
 		{"mesh-ladder", Options{Ladder: "c1t1..c8t8", Payloads: "100, 1KiB"}, Given{Changed: set("ladder", "payloads")}, ""},
-		{"mesh-ladder", Options{Payloads: "100,lots"}, Given{Changed: set("payloads")}, "--payloads lots: "},
+		{"mesh-ladder", Options{Payloads: "100,lots"}, Given{Changed: set("payloads")}, `--payloads: payload "lots"`},
 		// The ladder's checks come first: a bad ladder on a cluster
 		// without workers names the ladder.
 		{"mesh-ladder", with(cluster, func(o *Options) { o.Workers = 0; o.Ladder = "c0t1" }), Given{Changed: set("ladder")}, "--ladder: "},

@@ -80,3 +80,94 @@ func ParseSidecarURL(s string) (sc *Sidecar, ok bool, err error) {
 	}
 	return sc, true, nil
 }
+
+// ParsePayloads reads a comma-separated list of payload sizes, as
+// --payloads gives it: "100,1KiB,1MiB" (each as ParseSize reads it).
+func ParsePayloads(s string) (Payloads, error) {
+	var out Payloads
+	for _, p := range strings.Split(s, ",") {
+		n, err := ParseSize(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// ParseRates reads a comma-separated list of open-loop rates, as -R
+// gives it: "0,1k,2.5k" (each as ParseRate reads it; 0 is closed loop).
+func ParseRates(s string) (Rates, error) {
+	var out Rates
+	for _, r := range strings.Split(s, ",") {
+		v, err := ParseRate(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// ParsePathFlag reads a --path: NAME=URL, or NAME=sidecar:… (ParseSidecarURL),
+// whose path has no URL (the sweep fills in the pods' address). An error
+// reads after the flag's name: --path <err>.
+func ParsePathFlag(s string) (Path, error) {
+	name, url, ok := strings.Cut(s, "=")
+	if !ok {
+		return Path{}, fmt.Errorf("%q: want NAME=URL", s)
+	}
+	sc, isSidecar, err := ParseSidecarURL(url)
+	if err != nil {
+		return Path{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if isSidecar {
+		url = ""
+	}
+	return Path{Name: name, URL: url, Sidecar: sc}, nil
+}
+
+// ParseWatchFlag reads a --watch: NAME=SELECTOR, the path's name and its
+// watch in ParseWatch's grammar (NAME=name:nginx, NAME=pid:123,
+// NAME=cgroup:/sys/fs/cgroup/…). An error reads after the flag's name:
+// --watch <err>.
+func ParseWatchFlag(s string) (name string, w *Watch, err error) {
+	name, sel, ok := strings.Cut(s, "=")
+	if !ok {
+		return "", nil, fmt.Errorf("%q: want NAME=name:PROCESS, NAME=pid:N or NAME=cgroup:DIR", s)
+	}
+	if w, err = ParseWatch(sel); err != nil {
+		return "", nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return name, w, nil
+}
+
+// PathIndex is the index of the path called name, or -1.
+func (s *Spec) PathIndex(name string) int {
+	for i, p := range s.Paths {
+		if p.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// SetPath gives the path of p's name p's address and sidecar (a flag's
+// address for a file's path), or adds p when s has no path of that name.
+func (s *Spec) SetPath(p Path) {
+	if i := s.PathIndex(p.Name); i >= 0 {
+		s.Paths[i].URL, s.Paths[i].Sidecar = p.URL, p.Sidecar
+		return
+	}
+	s.Paths = append(s.Paths, p)
+}
+
+// SetWatch watches w on the path called name.
+func (s *Spec) SetWatch(name string, w *Watch) error {
+	i := s.PathIndex(name)
+	if i < 0 {
+		return fmt.Errorf("%s: no path named %s", name, name)
+	}
+	s.Paths[i].Watch = w
+	return nil
+}
