@@ -287,21 +287,8 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 // HTTP/1.1 servers are refused, never ignored. Its paths' URLs say what
 // startDemo starts.
 func (f *sweepFlags) demoPlan(cmd *cobra.Command, saved *sweep.Spec) (*sweep.Spec, error) {
-	fl := cmd.Flags()
-	switch {
-	case fl.Changed("watch") || fl.Changed("target-watch"):
-		name := "--target-watch"
-		if fl.Changed("watch") {
-			name = "--watch"
-		}
-		return nil, errors.New(name + " needs --path: the built-in demo watches its own processes")
-	case fl.Changed("protocol") && f.protocol != "http1":
-		return nil, fmt.Errorf("-p %s: the built-in demo serves HTTP/1.1 (loadgen's httpbin, nginx in front of it): give the paths with --path NAME=URL or -f for another protocol", f.protocol)
-	}
-	for _, name := range []string{"call", "data", "protoset"} {
-		if fl.Changed(name) {
-			return nil, fmt.Errorf("--%s calls a gRPC method: the built-in demo serves HTTP/1.1; give the paths with --path NAME=URL or -f", name)
-		}
+	if err := sweep.DemoRefuses(cmd.Flags().Changed, f.protocol); err != nil {
+		return nil, err
 	}
 	base := saved
 	if base == nil {
@@ -311,14 +298,8 @@ func (f *sweepFlags) demoPlan(cmd *cobra.Command, saved *sweep.Spec) (*sweep.Spe
 	if err != nil {
 		return nil, err
 	}
-	for i := range plan.Paths {
-		plan.Paths[i].URL = "http://127.0.0.1" // checked as any sweep, where startDemo's servers will be
-	}
-	if err := plan.Complete(); err != nil {
-		return nil, fmt.Errorf("the built-in demo with the flags over it: %w", err)
-	}
-	for i := range plan.Paths {
-		plan.Paths[i].URL = demoWhere(plan.Paths[i].Name)
+	if err := plan.CompleteDemo(demoWhere); err != nil {
+		return nil, err // checked where startDemo's servers will be
 	}
 	return plan, nil
 }
@@ -360,11 +341,10 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		if saved, err = sweep.Saved(f.out); err != nil {
 			return err
 		}
-		switch saved.Builtin {
-		case "":
+		switch sweep.ResumeKind(saved) {
+		case sweep.ResumePlan:
 			useDemo = false
-		case "demo":
-		default:
+		case sweep.ResumeBuiltin:
 			return fmt.Errorf("--resume: %s holds a loadgen %s run: continue it with loadgen %s -o %s --resume", f.out, saved.Builtin, saved.Builtin, shellQuote(f.out))
 		}
 	}

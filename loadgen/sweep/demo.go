@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -52,4 +53,66 @@ func (s *Spec) DemoAt(httpbin string, httpbinPID int, nginxURL string, nginxPID 
 	}
 	s.Target = &Watch{PID: httpbinPID}
 	return s.Validate()
+}
+
+// DemoRefuses is why the built-in demo cannot take the flags given
+// (changed tells whether a flag was on the command line; protocol is
+// -p's value), or nil: the demo watches its own processes and serves
+// HTTP/1.1, so --watch, --target-watch, another -p and a gRPC call are
+// refused, never ignored.
+func DemoRefuses(changed func(flag string) bool, protocol string) error {
+	switch {
+	case changed("watch") || changed("target-watch"):
+		name := "--target-watch"
+		if changed("watch") {
+			name = "--watch"
+		}
+		return errors.New(name + " needs --path: the built-in demo watches its own processes")
+	case changed("protocol") && protocol != "http1":
+		return fmt.Errorf("-p %s: the built-in demo serves HTTP/1.1 (loadgen's httpbin, nginx in front of it): give the paths with --path NAME=URL or -f for another protocol", protocol)
+	}
+	for _, name := range []string{"call", "data", "protoset"} {
+		if changed(name) {
+			return fmt.Errorf("--%s calls a gRPC method: the built-in demo serves HTTP/1.1; give the paths with --path NAME=URL or -f", name)
+		}
+	}
+	return nil
+}
+
+// CompleteDemo completes and checks a demo's plan (Demo's, or a saved
+// one, with flags over it) before its servers start: checked as any sweep
+// with its paths at a placeholder address where the servers will be,
+// then each path's URL set to where(name), what a dry run prints.
+func (s *Spec) CompleteDemo(where func(path string) string) error {
+	for i := range s.Paths {
+		s.Paths[i].URL = "http://127.0.0.1"
+	}
+	if err := s.Complete(); err != nil {
+		return fmt.Errorf("the built-in demo with the flags over it: %w", err)
+	}
+	for i := range s.Paths {
+		s.Paths[i].URL = where(s.Paths[i].Name)
+	}
+	return nil
+}
+
+// Resume is what a resume of a saved sweep, given neither a file nor
+// paths, continues.
+type Resume int
+
+const (
+	ResumePlan    Resume = iota // the sweep's own plan, saved with it
+	ResumeDemo                  // the built-in demo
+	ResumeBuiltin               // another built-in run (size, lab): its own command continues it
+)
+
+// ResumeKind is what resuming saved continues, by its Builtin.
+func ResumeKind(saved *Spec) Resume {
+	switch saved.Builtin {
+	case "":
+		return ResumePlan
+	case "demo":
+		return ResumeDemo
+	}
+	return ResumeBuiltin
 }

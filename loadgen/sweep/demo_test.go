@@ -1,7 +1,10 @@
 package sweep
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +41,54 @@ func TestDemoAt(t *testing.T) {
 	s.Paths = nil
 	if err := s.DemoAt("127.0.0.1:8080", 42, "", 0); err == nil {
 		t.Error("a plan without its baseline was filled")
+	}
+}
+
+func TestDemoRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		given    []string
+		protocol string
+		want     string
+	}{
+		{nil, "http1", ""},
+		{[]string{"ladder", "payloads", "duration", "rate", "endpoint"}, "http1", ""},
+		{[]string{"protocol"}, "http1", ""},
+		{[]string{"watch"}, "http1", "--watch needs --path: the built-in demo watches its own processes"},
+		{[]string{"target-watch"}, "http1", "--target-watch needs --path: the built-in demo watches its own processes"},
+		{[]string{"watch", "target-watch"}, "http1", "--watch needs --path: the built-in demo watches its own processes"},
+		{[]string{"protocol"}, "grpc", "-p grpc: the built-in demo serves HTTP/1.1 (loadgen's httpbin, nginx in front of it): give the paths with --path NAME=URL or -f for another protocol"},
+		{[]string{"data"}, "http1", "--data calls a gRPC method: the built-in demo serves HTTP/1.1; give the paths with --path NAME=URL or -f"},
+		{[]string{"protoset", "call"}, "http1", "--call calls a gRPC method: the built-in demo serves HTTP/1.1; give the paths with --path NAME=URL or -f"},
+	} {
+		err := DemoRefuses(func(name string) bool { return slices.Contains(tc.given, name) }, tc.protocol)
+		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
+			t.Errorf("DemoRefuses(%v, %s) = %v, want %q", tc.given, tc.protocol, err, tc.want)
+		}
+	}
+}
+
+// TestCompleteDemo: a demo's plan is checked as any sweep, then its paths
+// say where its servers will be; a plan the flags broke is refused as
+// the demo's.
+func TestCompleteDemo(t *testing.T) {
+	s := Demo(true)
+	if err := s.CompleteDemo(func(p string) string { return "where " + p }); err != nil {
+		t.Fatalf("CompleteDemo: %v", err)
+	}
+	if s.Paths[0].URL != "where baseline" || s.Paths[1].URL != "where nginx" {
+		t.Errorf("paths %+v", s.Paths)
+	}
+	s = Demo(false)
+	s.Repeats = -1
+	if err := s.CompleteDemo(func(string) string { return "" }); err == nil || !strings.HasPrefix(err.Error(), "the built-in demo with the flags over it: ") {
+		t.Errorf("CompleteDemo of a broken plan = %v", err)
+	}
+}
+
+func TestResumeKind(t *testing.T) {
+	for builtin, want := range map[string]Resume{"": ResumePlan, "demo": ResumeDemo, "size": ResumeBuiltin, "lab": ResumeBuiltin} {
+		if got := ResumeKind(&Spec{Builtin: builtin}); got != want {
+			t.Errorf("ResumeKind(%q) = %v, want %v", builtin, got, want)
+		}
 	}
 }
