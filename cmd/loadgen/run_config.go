@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -78,9 +76,9 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 		return c, fmt.Errorf("--slack must not be negative, got %v", f.slack)
 	}
 	if f.rate != "" {
-		spec, err := readStages(f.rate)
+		spec, err := pace.ReadStages(f.rate)
 		if err != nil {
-			return c, err
+			return c, fmt.Errorf("-R %w", err)
 		}
 		p, err := pace.Parse(spec)
 		if err != nil {
@@ -99,10 +97,9 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 		return c, err
 	}
 	if f.connSchedule != "" {
-		p, err := pace.Parse(f.connSchedule)
-		st, staged := p.(*pace.Stages)
-		if err != nil || !staged {
-			return c, fmt.Errorf("-c %s: want a count, or stages of counts (10-200/1m,200/2m): %v", f.connSchedule, err)
+		st, _, err := pace.ParseConnSchedule(f.connSchedule, loadgen.MaxConnections)
+		if err != nil {
+			return c, fmt.Errorf("-c: %w", err) // -c's Set took it: not reached
 		}
 		w, err := st.Window(f.warmup, f.duration, cmd.Flags().Changed("duration"))
 		if err != nil {
@@ -171,28 +168,4 @@ func (f *runFlags) readBody() ([]byte, error) {
 		return []byte(f.body), nil
 	}
 	return nil, nil
-}
-
-// readStages reads -R @FILE: stages one per line (blank lines and # comments
-// skipped), as one comma-separated spec. Any other -R is the spec itself.
-func readStages(rate string) (string, error) {
-	name, ok := strings.CutPrefix(rate, "@")
-	if !ok {
-		return rate, nil
-	}
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return "", fmt.Errorf("-R @%s: %w", name, errors.Unwrap(err))
-	}
-	var stages []string
-	for _, line := range strings.Split(string(b), "\n") {
-		line, _, _ = strings.Cut(line, "#")
-		if line = strings.TrimSpace(line); line != "" {
-			stages = append(stages, line)
-		}
-	}
-	if len(stages) == 0 {
-		return "", fmt.Errorf("-R @%s: no stages in the file", name)
-	}
-	return strings.Join(stages, ","), nil
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -196,25 +194,11 @@ func (v connsValue) Set(s string) error {
 		*v.sched = ""
 		return countValue{v.n}.Set(s)
 	}
-	p, err := pace.Parse(s)
+	_, peak, err := pace.ParseConnSchedule(s, loadgen.MaxConnections)
 	if err != nil {
 		return err
 	}
-	st, ok := p.(*pace.Stages)
-	if !ok {
-		return fmt.Errorf("%q: want a count or stages of counts, e.g. 10-200/1m,200/2m", s)
-	}
-	peak := 0.0
-	for _, x := range st.List() {
-		if x.From != math.Trunc(x.From) || x.To != math.Trunc(x.To) {
-			return fmt.Errorf("%q: connection counts are whole numbers", s)
-		}
-		peak = max(peak, x.From, x.To)
-	}
-	if peak > loadgen.MaxConnections {
-		return fmt.Errorf("%q: at most %d connections", s, loadgen.MaxConnections)
-	}
-	*v.n, *v.sched = int(peak), s
+	*v.n, *v.sched = peak, s
 	return nil
 }
 

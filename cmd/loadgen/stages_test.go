@@ -93,18 +93,9 @@ func TestStagesBadInput(t *testing.T) {
 	}
 }
 
-// -R @FILE reads the stages one per line, comments and blank lines aside.
+// -R @FILE's errors are usage errors (pace.ReadStages reads the file).
 func TestStagesFile(t *testing.T) {
 	dir := t.TempDir()
-	file := filepath.Join(dir, "stages")
-	if err := os.WriteFile(file, []byte("# warm up\n0-200/1s\n\n200/1s  # hold\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for spec, want := range map[string]string{"@" + file: "0-200/1s,200/1s", "2k/1s": "2k/1s"} {
-		if got, err := readStages(spec); err != nil || got != want {
-			t.Errorf("readStages(%q) = %q, %v; want %q", spec, got, err, want)
-		}
-	}
 	empty := filepath.Join(dir, "empty")
 	os.WriteFile(empty, []byte("# nothing\n"), 0o644)
 	for _, tc := range []struct{ arg, msg string }{{"@" + empty, "no stages"}, {"@" + filepath.Join(dir, "missing"), "no such file"}} {

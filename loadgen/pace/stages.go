@@ -1,8 +1,10 @@
 package pace
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"time"
 
@@ -190,4 +192,56 @@ func parseStages(spec string) (*Stages, error) {
 		return nil, fmt.Errorf("rate %q: %w", spec, err)
 	}
 	return s, nil
+}
+
+// ParseConnSchedule reads -c as a closed loop's connection schedule:
+// stages of counts, "10-200/1m,200/2m" (Parse's stages, each count a whole
+// number), at most maxConns connections at the peak. It returns the
+// stages and their peak, the connections the run opens.
+func ParseConnSchedule(s string, maxConns int) (*Stages, int, error) {
+	p, err := Parse(s)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, ok := p.(*Stages)
+	if !ok {
+		return nil, 0, fmt.Errorf("%q: want a count or stages of counts, e.g. 10-200/1m,200/2m", s)
+	}
+	peak := 0.0
+	for _, x := range st.List() {
+		if x.From != math.Trunc(x.From) || x.To != math.Trunc(x.To) {
+			return nil, 0, fmt.Errorf("%q: connection counts are whole numbers", s)
+		}
+		peak = max(peak, x.From, x.To)
+	}
+	if peak > float64(maxConns) {
+		return nil, 0, fmt.Errorf("%q: at most %d connections", s, maxConns)
+	}
+	return st, int(peak), nil
+}
+
+// ReadStages reads -R's @FILE: stages one per line (blank lines and #
+// comments skipped), returned as one comma-separated spec for Parse. Any
+// rate not starting with @ is the spec itself. An error starts with the
+// @FILE, for the flag's name to go before it.
+func ReadStages(rate string) (string, error) {
+	name, ok := strings.CutPrefix(rate, "@")
+	if !ok {
+		return rate, nil
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("@%s: %w", name, errors.Unwrap(err))
+	}
+	var stages []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if line = strings.TrimSpace(line); line != "" {
+			stages = append(stages, line)
+		}
+	}
+	if len(stages) == 0 {
+		return "", fmt.Errorf("@%s: no stages in the file", name)
+	}
+	return strings.Join(stages, ","), nil
 }
