@@ -88,28 +88,15 @@ func (sp *sidecarPaths) Close() error {
 // each path's proxy installed. It prints what a real sweep would fail
 // for, with the paths and steps that would.
 func checkSidecarProxies(w io.Writer, spec *sweep.Spec) {
-	perStep := len(spec.Plan()) / max(1, len(spec.Paths))
-	var order []string
-	paths := map[string][]string{}
-	for _, p := range spec.Paths {
-		if p.Sidecar == nil || !p.Sidecar.HasProxy() {
-			continue
-		}
-		if _, ok := paths[p.Sidecar.Proxy]; !ok {
-			order = append(order, p.Sidecar.Proxy)
-		}
-		paths[p.Sidecar.Proxy] = append(paths[p.Sidecar.Proxy], p.Name)
-	}
-	if hasSidecars(spec) && os.Geteuid() != 0 {
+	if spec.HasSidecars() && os.Geteuid() != 0 {
 		fmt.Fprint(w, wrap("needs root: sidecar paths make network namespaces and capture rules (run with sudo)", maxWidth, "  "))
 	}
-	for _, proxy := range order {
-		err := sidecar.ProxyMissing(sidecar.Proxy(proxy))
+	for _, px := range spec.SidecarProxies() {
+		err := sidecar.ProxyMissing(sidecar.Proxy(px.Proxy))
 		if err == nil {
 			continue
 		}
-		names := paths[proxy]
 		fmt.Fprint(w, wrap(fmt.Sprintf("not installed here: %s (%v): the %d steps of %s would fail",
-			proxy, err, perStep*len(names), strings.Join(names, ", ")), maxWidth, "  "))
+			px.Proxy, err, px.Steps, strings.Join(px.Paths, ", ")), maxWidth, "  "))
 	}
 }

@@ -393,7 +393,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		return err // before any load
 	}
 	var cars *sidecarPaths
-	if hasSidecars(spec) && !f.dryRun {
+	if spec.HasSidecars() && !f.dryRun {
 		var err error
 		if cars, err = startSidecarPaths(ctx, spec); err != nil {
 			return failf("%v", err)

@@ -1,6 +1,10 @@
 package sweep
 
-import "loadgen/internal/sidecarnames"
+import (
+	"slices"
+
+	"loadgen/internal/sidecarnames"
+)
 
 // HasProxy reports whether the placement puts a proxy in the path:
 // none is the baseline, the same pods without one.
@@ -26,4 +30,46 @@ func (p *Path) SidecarsRunning(url, netns string, started bool, pids []int, work
 		p.Watch = &Watch{PIDs: pids, Name: name}
 		p.Workers = workers
 	}
+}
+
+// HasSidecars reports whether any path is a sidecar path (sidecar:
+// PROXY, or sidecar:none): the sweep makes network namespaces and
+// capture rules for them, which needs root.
+func (s *Spec) HasSidecars() bool {
+	for _, p := range s.Paths {
+		if p.Sidecar != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// SidecarProxy is one proxy the sidecar paths run: its paths, in plan
+// order, and how many steps they hold in all.
+type SidecarProxy struct {
+	Proxy string
+	Paths []string
+	Steps int
+}
+
+// SidecarProxies are the proxies the sidecar paths run, in the order
+// their first path comes, each with its paths and their steps: what a
+// dry run names when a proxy is not installed. Paths of placement none
+// run no proxy.
+func (s *Spec) SidecarProxies() []SidecarProxy {
+	perPath := len(s.Plan()) / max(1, len(s.Paths))
+	var out []SidecarProxy
+	for _, p := range s.Paths {
+		if p.Sidecar == nil || !p.Sidecar.HasProxy() {
+			continue
+		}
+		i := slices.IndexFunc(out, func(x SidecarProxy) bool { return x.Proxy == p.Sidecar.Proxy })
+		if i < 0 {
+			out = append(out, SidecarProxy{Proxy: p.Sidecar.Proxy})
+			i = len(out) - 1
+		}
+		out[i].Paths = append(out[i].Paths, p.Name)
+		out[i].Steps += perPath
+	}
+	return out
 }

@@ -49,3 +49,38 @@ func TestSidecarsRunning(t *testing.T) {
 		})
 	}
 }
+
+// TestSidecarProxies: the proxies the sidecar paths run, in order of
+// their first path, each with its paths and their steps; a path of
+// placement none runs no proxy, and a plain path none at all.
+func TestSidecarProxies(t *testing.T) {
+	s := &Spec{
+		Paths: []Path{
+			{Name: "baseline", URL: "http://a"},
+			{Name: "bare", Sidecar: &Sidecar{Placement: "none"}},
+			{Name: "envoy-both", Sidecar: &Sidecar{Proxy: "envoy", Placement: "both"}},
+			{Name: "nginx-server", Sidecar: &Sidecar{Proxy: "nginx", Placement: "serveronly"}},
+			{Name: "envoy-client", Sidecar: &Sidecar{Proxy: "envoy", Placement: "clientonly"}},
+		},
+		Ladder: Ladder{{1, 1}, {4, 4}}, Payloads: Payloads{100}, Rates: Rates{0, 100}, Repeats: 1,
+	}
+	per := len(s.Plan()) / len(s.Paths)
+	if per != 4 {
+		t.Fatalf("%d steps a path, want 4", per)
+	}
+	want := []SidecarProxy{{"envoy", []string{"envoy-both", "envoy-client"}, 2 * per}, {"nginx", []string{"nginx-server"}, per}}
+	if got := s.SidecarProxies(); !reflect.DeepEqual(got, want) {
+		t.Errorf("SidecarProxies() = %+v, want %+v", got, want)
+	}
+	if !s.HasSidecars() {
+		t.Error("HasSidecars() = false with sidecar paths")
+	}
+	s.Paths = s.Paths[:2]
+	if got := s.SidecarProxies(); len(got) != 0 || !s.HasSidecars() {
+		t.Errorf("baseline and sidecar:none: SidecarProxies() = %+v, HasSidecars() = %v; want none, true", got, s.HasSidecars())
+	}
+	s.Paths = s.Paths[:1]
+	if s.HasSidecars() {
+		t.Error("HasSidecars() = true with no sidecar path")
+	}
+}
