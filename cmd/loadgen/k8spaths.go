@@ -135,11 +135,8 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 			return fmt.Errorf("--stream-size %q: want a size of 1 B or more (%v)", f.streamSize, err)
 		}
 	}
-	if f.opts.Duration <= 0 {
-		return errors.New("-d: want a positive duration, 1s or more")
-	}
-	if f.opts.Repeats < 1 {
-		return fmt.Errorf("--repeats %d: want 1 or more", f.opts.Repeats)
+	if err := paths.CheckSamples(f.opts.Duration, f.opts.Repeats); err != nil {
+		return err // the options' zero is their default: given on the command line it is refused
 	}
 	if f.opts.RunID == "" {
 		f.opts.RunID = newRunID()

@@ -149,15 +149,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Judge == "" {
 		o.Judge = JudgeNetperf
 	}
-	switch {
+	switch samples := CheckSamples(o.Duration, o.Repeats); {
 	case o.Judge != JudgeNetperf && o.Judge != JudgeAll:
 		return o, fmt.Errorf("judge %q: want %s (k8s-netperf's rule) or %s (every pod row)", o.Judge, JudgeNetperf, JudgeAll)
-	case o.Duration < time.Second:
-		return o, fmt.Errorf("duration %v: want 1s or more per sample", o.Duration)
-	case o.Duration > time.Hour:
-		return o, fmt.Errorf("duration %v: want at most 1h per sample", o.Duration)
-	case o.Repeats < 1 || o.Repeats > 100:
-		return o, fmt.Errorf("repeats %d: want 1 to 100", o.Repeats)
+	case samples != nil:
+		return o, samples
 	case o.Tolerance < 0 || o.Tolerance >= 1:
 		return o, fmt.Errorf("tolerance %g%%: want 0%% or more and below 100%%", 100*o.Tolerance)
 	case len(o.RunID) > 40:
@@ -205,6 +201,21 @@ func Judged(judge string, path PathSpec, test string) bool {
 
 // PathNames are the paths, in the order they run and print.
 var PathNames = []string{HostHost, PodPodSameNode, PodClusterIP, PodNodePort, HostHostOther, PodPodOtherNode, PodClusterIPOther}
+
+// CheckSamples is the one rule of a paths run's samples: each measured
+// 1s to 1h, 1 to 100 of each path × test. Options leave zero for the
+// default; a command line that gives 0 is refused by this.
+func CheckSamples(duration time.Duration, repeats int) error {
+	switch {
+	case duration < time.Second:
+		return fmt.Errorf("duration %v: want 1s or more per sample", duration)
+	case duration > time.Hour:
+		return fmt.Errorf("duration %v: want at most 1h per sample", duration)
+	case repeats < 1 || repeats > 100:
+		return fmt.Errorf("repeats %d: want 1 to 100", repeats)
+	}
+	return nil
+}
 
 // Validate checks the options as a run would, before anything else.
 func (o Options) Validate() error {

@@ -2,6 +2,7 @@ package paths
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -122,6 +123,29 @@ func TestPathsOptionsValidate(t *testing.T) {
 		err := tc.o.Validate()
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
+		}
+	}
+}
+
+// TestCheckSamples: the one rule of samples, which the CLI applies to
+// what it is given (0 too: zero is Options' default, never the user's).
+func TestCheckSamples(t *testing.T) {
+	for _, tc := range []struct {
+		d       time.Duration
+		repeats int
+		want    string
+	}{
+		{time.Second, 1, ""},
+		{time.Hour, 100, ""},
+		{0, 3, "duration 0s: want 1s or more per sample"},
+		{999 * time.Millisecond, 3, "duration 999ms: want 1s or more per sample"},
+		{time.Hour + 1, 3, "duration 1h0m0.000000001s: want at most 1h per sample"},
+		{time.Second, 0, "repeats 0: want 1 to 100"},
+		{time.Second, 101, "repeats 101: want 1 to 100"},
+	} {
+		err := CheckSamples(tc.d, tc.repeats)
+		if got := fmt.Sprint(err); (tc.want == "") != (err == nil) || (err != nil && got != tc.want) {
+			t.Errorf("CheckSamples(%v, %d) = %v, want %q", tc.d, tc.repeats, err, tc.want)
 		}
 	}
 }
