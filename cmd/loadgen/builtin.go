@@ -64,8 +64,10 @@ func (b *builtinFlags) parse(name string) (sweep.Ladder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--ladder: %w", err)
 	}
-	if b.duration <= 0 || b.warmup < 0 || b.repeats < 1 {
-		return nil, errors.New("-d must be positive, --warmup not negative and --repeats at least 1")
+	for _, err := range []error{sweep.CheckDuration("--duration", b.duration), sweep.CheckWarmup("--warmup", b.warmup), sweep.CheckRepeats("--repeats", b.repeats)} {
+		if err != nil {
+			return nil, err
+		}
 	}
 	if b.out == "" {
 		if b.resume {

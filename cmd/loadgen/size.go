@@ -158,7 +158,7 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 			return err // before nginx starts
 		}
 	} else if stepsExist(f.out) {
-		return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", f.out)
+		return sweep.Occupied(f.out)
 	}
 	if _, err := nginxingress.Available(); err != nil {
 		return failf("size needs nginx: %v (Debian: apt-get install nginx)", err)

@@ -182,11 +182,15 @@ func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec,
 		s = &sweep.Spec{}
 	}
 	given := func(name string) bool { return base == nil || cmd.Flags().Changed(name) }
-	switch {
-	case given("repeats") && f.repeats < 1:
-		return nil, fmt.Errorf("--repeats must be at least 1, got %d", f.repeats)
-	case given("duration") && f.duration <= 0:
-		return nil, fmt.Errorf("--duration must be positive, got %s", f.duration)
+	if given("repeats") {
+		if err := sweep.CheckRepeats("--repeats", f.repeats); err != nil {
+			return nil, err
+		}
+	}
+	if given("duration") {
+		if err := sweep.CheckDuration("--duration", f.duration); err != nil {
+			return nil, err
+		}
 	}
 	if given("protocol") {
 		s.SetProtocol(f.protocol)
@@ -331,7 +335,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		return err // before anything starts
 	}
 	if !f.resume && stepsExist(f.out) {
-		return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", f.out)
+		return sweep.Occupied(f.out)
 	}
 	// Without -f or --path: the built-in demo, or on --resume the sweep
 	// saved in -o (which may be the demo's).

@@ -88,7 +88,7 @@ const (
 // watch that does not exist.
 func (r *Runner) Check() error {
 	if Exists(r.Dir) && !r.Resume {
-		return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", r.Dir)
+		return Occupied(r.Dir)
 	}
 	return r.checkWatches()
 }
@@ -175,7 +175,7 @@ func (r *Runner) prepare(plan []Step) error {
 	m, err := readManifest(r.Dir)
 	if err == nil {
 		if !r.Resume {
-			return fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", r.Dir)
+			return Occupied(r.Dir)
 		}
 		return sameSweep(r.Dir, m, r.Spec, plan != nil, ids)
 	} else if !errors.Is(err, os.ErrNotExist) {

@@ -104,15 +104,16 @@ func (s *Spec) Validate() error {
 	if s.Endpoint != "" && !strings.HasPrefix(s.Endpoint, "/") {
 		return fmt.Errorf("endpoint %q must start with /", s.Endpoint)
 	}
+	for _, err := range []error{CheckDuration("duration", s.Duration.D()), CheckWarmup("warmup", s.Warmup.D())} {
+		if err != nil {
+			return err
+		}
+	}
 	switch {
-	case s.Duration <= 0:
-		return errors.New("duration must be positive")
-	case s.Warmup < 0:
-		return errors.New("warmup cannot be negative")
 	case s.Timeout < 0:
 		return errors.New("timeout cannot be negative")
 	case s.Repeats < 1:
-		return fmt.Errorf("repeats must be at least 1, got %d", s.Repeats)
+		return CheckRepeats("repeats", s.Repeats)
 	case s.TrimStart != nil && *s.TrimStart < 0, s.TrimEnd != nil && *s.TrimEnd < 0:
 		return errors.New("trim_start and trim_end cannot be negative")
 	case !s.costSpan():
