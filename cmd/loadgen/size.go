@@ -67,41 +67,6 @@ of its own for figures that measure nginx alone.`,
 	return cmd
 }
 
-// parseWorkers reads "1,2,4" or "1..4"; empty means 1..NumCPU.
-func parseWorkers(s string) ([]int, error) {
-	if s == "" {
-		s = "1.." + strconv.Itoa(runtime.NumCPU())
-	}
-	var out []int
-	if lo, hi, ok := strings.Cut(s, ".."); ok {
-		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
-		b, err2 := strconv.Atoi(strings.TrimSpace(hi))
-		if err1 != nil || err2 != nil || a < 1 || b < a {
-			return nil, fmt.Errorf("--workers %q: want a range like 1..4", s)
-		}
-		for n := a; n <= b; n++ {
-			out = append(out, n)
-		}
-	} else {
-		for _, part := range strings.Split(s, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(part))
-			if err != nil || n < 1 {
-				return nil, fmt.Errorf("--workers %q: %q is not a worker count (1 or more)", s, part)
-			}
-			out = append(out, n)
-		}
-	}
-	if len(out) > 64 {
-		return nil, fmt.Errorf("--workers %q: %d worker counts is more than 64", s, len(out))
-	}
-	for _, n := range out {
-		if n > 1024 {
-			return nil, fmt.Errorf("--workers %q: %d workers is more than 1024", s, n)
-		}
-	}
-	return out, nil
-}
-
 func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -121,9 +86,9 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	if err != nil {
 		return err
 	}
-	workers, err := parseWorkers(f.workers)
+	workers, err := nginxingress.ParseWorkers(f.workers, runtime.NumCPU())
 	if err != nil {
-		return err
+		return fmt.Errorf("--workers %w", err)
 	}
 	if n := slices.Max(workers); n > runtime.NumCPU() {
 		fmt.Fprintf(stderr, "loadgen: --workers up to %d on %s: nginx's workers past %d share CPUs with each other, the target and the generator, so those counts measure contention, not how nginx scales\n",
@@ -144,8 +109,7 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	// run prints and a resume checks before nginx starts.
 	planned := *spec
 	for _, sp := range nginxingress.SizingPlan(workers) {
-		p := sweep.Path{Name: sp.Name, Workers: sp.Workers,
-			URL: fmt.Sprintf("nginx, worker_processes %d%s, started by loadgen", sp.Workers, map[bool]string{true: ", " + tlsKind(f.mtls) + " with a new connection per request"}[sp.TLS])}
+		p := sweep.Path{Name: sp.Name, Workers: sp.Workers, URL: sp.Planned(f.mtls)}
 		p.NewConn = sp.TLS
 		planned.Paths = append(planned.Paths, p)
 	}
@@ -254,24 +218,7 @@ func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers [
 		return nil, err
 	}
 	d.spec = spec
-	d.note = fmt.Sprintf("Each nginx-wN path is a real nginx with worker_processes N proxying to loadgen's httpbin (%d) with kept upstream connections; "+
-		"the -tls paths open a new connection with a full %s handshake per request (session cache and tickets off)%s. "+
-		"proxy cpu is that nginx's master and workers.", pid, keyName(kt), map[bool]string{true: ", mutual: nginx requires and verifies the load's client certificate (" + keyName(kt) + ")"}[mtls])
+	d.note = nginxingress.SizingNote(pid, kt, mtls)
 	ok = true
 	return d, nil
-}
-
-// tlsKind names the sizing's TLS paths: TLS, or mutual TLS.
-func tlsKind(mtls bool) string {
-	if mtls {
-		return "mutual TLS"
-	}
-	return "TLS"
-}
-
-func keyName(kt tlscert.KeyType) string {
-	if kt == tlscert.ECDSAP256 {
-		return "ECDSA P-256"
-	}
-	return "RSA-2048"
 }

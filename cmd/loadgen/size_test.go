@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -74,42 +73,4 @@ func TestSizeBadInput(t *testing.T) {
 			t.Errorf("size %v: exit %d, want 2 with a short message:\n%s", args, code, stderr)
 		}
 	}
-}
-
-func TestParseWorkers(t *testing.T) {
-	for in, want := range map[string]string{"1,2,4": "[1 2 4]", "1..3": "[1 2 3]", " 2 , 8 ": "[2 8]", "0": "error", "3..1": "error", "1..x": "error", "": "default", "1..2000": "error"} {
-		got, err := parseWorkers(in)
-		switch {
-		case want == "error":
-			if err == nil {
-				t.Errorf("%q: %v, want an error", in, got)
-			}
-		case want == "default":
-			if err != nil || len(got) == 0 || got[0] != 1 {
-				t.Errorf("%q: %v %v, want 1..CPUs", in, got, err)
-			}
-		case err != nil || fmt.Sprint(got) != want:
-			t.Errorf("%q: %v %v, want %s", in, got, err, want)
-		}
-	}
-}
-
-func FuzzParseWorkers(f *testing.F) {
-	for _, s := range []string{"1,2,4", "1..36", "0", "-1", "1..", "..", "9999999999999999999", "1,,2"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		ws, err := parseWorkers(s)
-		if err != nil {
-			return
-		}
-		if len(ws) == 0 || len(ws) > 64 {
-			t.Fatalf("%q: %d worker counts", s, len(ws))
-		}
-		for _, n := range ws {
-			if n < 1 || n > 1024 {
-				t.Fatalf("%q: worker count %d", s, n)
-			}
-		}
-	})
 }

@@ -39,6 +39,14 @@ func ParseKeyType(s string) (KeyType, error) {
 	return "", fmt.Errorf("unknown key type %q: use rsa (RSA-2048) or ecdsa (P-256)", s)
 }
 
+// Describe names the key as a report says it: RSA-2048, ECDSA P-256.
+func (kt KeyType) Describe() string {
+	if kt == ECDSAP256 {
+		return "ECDSA P-256"
+	}
+	return "RSA-2048"
+}
+
 // Cert is a self-signed certificate valid for localhost, 127.0.0.1, ::1 and
 // the given extra names, with its PEM forms (for clients' --cacert).
 type Cert struct {

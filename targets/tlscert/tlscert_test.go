@@ -88,3 +88,11 @@ func TestIssueMutualTLS(t *testing.T) {
 		t.Errorf("server saw %q", got)
 	}
 }
+
+func TestKeyTypeDescribe(t *testing.T) {
+	for kt, want := range map[KeyType]string{RSA2048: "RSA-2048", ECDSAP256: "ECDSA P-256", "": "RSA-2048"} {
+		if got := kt.Describe(); got != want {
+			t.Errorf("%q.Describe() = %q, want %q", kt, got, want)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package nginxingress
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"loadgen/targets/tlscert"
+)
+
+func TestParseWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string // the counts, or the error
+	}{
+		{"1,2,4", "[1 2 4]"},
+		{"1..3", "[1 2 3]"},
+		{" 2 , 8 ", "[2 8]"},
+		{"", "[1 2 3 4]"}, // 1..cpus
+		{"0", `"0": "0" is not a worker count (1 or more)`},
+		{"1,,2", `"1,,2": "" is not a worker count (1 or more)`},
+		{"3..1", `"3..1": want a range like 1..4`},
+		{"1..x", `"1..x": want a range like 1..4`},
+		{"1..65", `"1..65": 65 worker counts is more than 64`},
+		{"1..64", "64 counts"},
+		{"1,2000", `"1,2000": 2000 workers is more than 1024`},
+	} {
+		got, err := ParseWorkers(tc.in, 4)
+		s := fmt.Sprint(got)
+		if err != nil {
+			s = err.Error()
+		} else if len(got) > 10 {
+			s = fmt.Sprintf("%d counts", len(got))
+		}
+		if s != tc.want {
+			t.Errorf("ParseWorkers(%q) = %s, want %s", tc.in, s, tc.want)
+		}
+	}
+}
+
+func FuzzParseWorkers(f *testing.F) {
+	for _, s := range []string{"1,2,4", "1..36", "0", "-1", "1..", "..", "9999999999999999999", "1,,2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if lo, hi, ok := strings.Cut(s, ".."); ok && len(lo)+len(hi) > 8 {
+			return // a range of a billion counts is refused only once listed
+		}
+		ws, err := ParseWorkers(s, 4)
+		if err != nil {
+			return
+		}
+		if len(ws) == 0 || len(ws) > MaxSizingCounts {
+			t.Fatalf("%q: %d worker counts", s, len(ws))
+		}
+		for _, n := range ws {
+			if n < 1 || n > MaxSizingWorkers {
+				t.Fatalf("%q: worker count %d", s, n)
+			}
+		}
+	})
+}
+
+// TestSizingText: what a dry run says of a planned nginx, and what the
+// report says of the sizing's paths, by key type and mutual TLS.
+func TestSizingText(t *testing.T) {
+	plan := SizingPlan([]int{2})
+	for _, tc := range []struct {
+		p    SizingProxy
+		mtls bool
+		want string
+	}{
+		{plan[0], false, "nginx, worker_processes 2, started by loadgen"},
+		{plan[1], false, "nginx, worker_processes 2, TLS with a new connection per request, started by loadgen"},
+		{plan[1], true, "nginx, worker_processes 2, mutual TLS with a new connection per request, started by loadgen"},
+	} {
+		if got := tc.p.Planned(tc.mtls); got != tc.want {
+			t.Errorf("%s mtls %v: %q, want %q", tc.p.Name, tc.mtls, got, tc.want)
+		}
+	}
+	if got := SizingNote(42, tlscert.RSA2048, false); !strings.Contains(got, "httpbin (42)") || !strings.Contains(got, "full RSA-2048 handshake per request (session cache and tickets off). ") {
+		t.Errorf("note: %q", got)
+	}
+	if got := SizingNote(42, tlscert.ECDSAP256, true); !strings.Contains(got, "full ECDSA P-256 handshake per request (session cache and tickets off), mutual: nginx requires and verifies the load's client certificate (ECDSA P-256). ") {
+		t.Errorf("mutual note: %q", got)
+	}
+}
