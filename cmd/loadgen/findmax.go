@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
@@ -63,28 +60,9 @@ func findMaxTable(w io.Writer, maxes []sweep.Max, interrupted bool, schema int) 
 	return nil
 }
 
-// findMaxSummaries reads, for each results directory of a find-max
-// search (its findmax.json), the bracket the search found, as the sweep
-// printed it: the report shows it before the per-rate tables of its
-// probes.
+// findMaxSummaries is each find-max search's bracket (sweep.ReadBrackets).
 func findMaxSummaries(sweeps []*report.Sweep) ([]report.FindMax, error) {
-	var out []report.FindMax
-	for _, s := range sweeps {
-		if s.Manifest == nil {
-			continue
-		}
-		f, err := sweep.ReadFindMax(filepath.Join(s.Name, sweep.FindMaxFileName))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		fm := sweep.Bracket(f.Searches, f.Interrupted, f.Schema)
-		fm.Dir = s.Name
-		out = append(out, fm)
-	}
-	return out, nil
+	return sweep.ReadBrackets(sweeps)
 }
 
 // findMaxPlan prints what --find-max will do (--dry-run): its searches,
@@ -101,8 +79,8 @@ func findMaxPlan(w io.Writer, spec *sweep.Spec, slo string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	lo, hi := plan.ProbesLo, plan.ProbesHi
-	per := plan.PerProbe
+	searchLo, searchHi := plan.SearchTime()
+	allLo, allHi := plan.TotalTime()
 	fmt.Fprintf(w, `each search:
   climbs from %.0f/s, doubling while the rate holds (halving while none has), up to %.0f/s, until the maximum is bracketed;
   a miss is probed again: a rate fails on %d misses; one that held once is believed while the search explores;
@@ -113,10 +91,7 @@ a probe runs %s (%s warm-up, %s measured); how many a search makes depends on wh
   typically %d–%d, about %s–%s a search, %s–%s for all %d.
 `, plan.Start, plan.Ceiling, plan.Agree,
 		100*plan.Close, plan.Bisections, plan.Agree, plan.Confirmations,
-		per, spec.Warmup.D(), spec.Duration.D(),
-		lo, hi, roundSecond(time.Duration(lo)*per), roundSecond(time.Duration(hi)*per),
-		roundSecond(time.Duration(lo*len(plan.Searches))*per), roundSecond(time.Duration(hi*len(plan.Searches))*per), len(plan.Searches))
+		plan.PerProbe, spec.Warmup.D(), spec.Duration.D(),
+		plan.ProbesLo, plan.ProbesHi, searchLo, searchHi, allLo, allHi, len(plan.Searches))
 	return nil
 }
-
-func roundSecond(d time.Duration) time.Duration { return d.Round(time.Second) }

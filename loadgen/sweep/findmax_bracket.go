@@ -1,7 +1,10 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"loadgen/results"
@@ -161,4 +164,29 @@ func oneLine(s string) string {
 		return "no reason given"
 	}
 	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// ReadBrackets reads, for each results directory of a find-max search
+// (its findmax.json), the bracket the search found, as the sweep printed
+// it (Bracket), its Dir the directory: the report shows it before the
+// per-rate tables of its probes. Directories without a manifest or a
+// findmax.json are passed over.
+func ReadBrackets(sweeps []*report.Sweep) ([]report.FindMax, error) {
+	var out []report.FindMax
+	for _, s := range sweeps {
+		if s.Manifest == nil {
+			continue
+		}
+		f, err := ReadFindMax(filepath.Join(s.Name, FindMaxFileName))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		fm := Bracket(f.Searches, f.Interrupted, f.Schema)
+		fm.Dir = s.Name
+		out = append(out, fm)
+	}
+	return out, nil
 }

@@ -49,3 +49,18 @@ func (s *Spec) FindMaxPlan() FindMaxPlan {
 	}
 	return p
 }
+
+// SearchTime is how long one search typically takes, from its fewest to
+// its most probes, to the second.
+func (p FindMaxPlan) SearchTime() (lo, hi time.Duration) {
+	return p.probesTime(p.ProbesLo), p.probesTime(p.ProbesHi)
+}
+
+// TotalTime is how long all the searches typically take, to the second.
+func (p FindMaxPlan) TotalTime() (lo, hi time.Duration) {
+	return p.probesTime(p.ProbesLo * len(p.Searches)), p.probesTime(p.ProbesHi * len(p.Searches))
+}
+
+func (p FindMaxPlan) probesTime(n int) time.Duration {
+	return (time.Duration(n) * p.PerProbe).Round(time.Second)
+}
