@@ -29,6 +29,9 @@ func ParseWorkers(s string, cpus int) ([]int, error) {
 		if err1 != nil || err2 != nil || a < 1 || b < a {
 			return nil, fmt.Errorf("%q: want a range like 1..4", s)
 		}
+		if b-a >= MaxSizingCounts { // before the list is built: 1..999999999 holds no memory
+			return nil, fmt.Errorf("%q: %d worker counts is more than %d", s, b-a+1, MaxSizingCounts)
+		}
 		for n := a; n <= b; n++ {
 			out = append(out, n)
 		}
