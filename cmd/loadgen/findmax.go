@@ -60,11 +60,6 @@ func findMaxTable(w io.Writer, maxes []sweep.Max, interrupted bool, schema int) 
 	return nil
 }
 
-// findMaxSummaries is each find-max search's bracket (sweep.ReadBrackets).
-func findMaxSummaries(sweeps []*report.Sweep) ([]report.FindMax, error) {
-	return sweep.ReadBrackets(sweeps)
-}
-
 // findMaxPlan prints what --find-max will do (--dry-run): its searches,
 // in the order they run, each with its first probe, and the rules every
 // search follows.

@@ -139,7 +139,7 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 		return err // the options' zero is their default: given on the command line it is refused
 	}
 	if f.opts.RunID == "" {
-		f.opts.RunID = newRunID()
+		f.opts.RunID = k8s.NewRunID()
 	}
 	if err := f.opts.Validate(); err != nil {
 		return err

@@ -161,7 +161,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 		return fmt.Errorf("%s: %w", f.file, err)
 	}
 	if f.opts.RunID == "" {
-		f.opts.RunID = newRunID()
+		f.opts.RunID = k8s.NewRunID()
 	}
 	w := cmd.OutOrStdout()
 	co := &run.Coordinator{Options: f.opts, Load: load, Steps: steps, Workers: f.workers, Dir: f.out,
@@ -274,9 +274,6 @@ func k8sPlan(s *sweep.Spec) (k8s.Load, []k8s.Step, error) {
 	}
 	return load, steps, nil
 }
-
-// newRunID is a new run id (k8s.NewRunID).
-func newRunID() string { return k8s.NewRunID() }
 
 // chainHops settles the chain's length (--hops, else the sweep file's
 // hops: the flag wins) in both: the rendering's, and the spec's, which

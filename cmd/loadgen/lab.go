@@ -176,8 +176,8 @@ func (f *labFlags) plan() (*labPlan, error) {
 			return nil, err
 		}
 		p.checks[proto] = c
-		if dir := filepath.Join(f.out, proto); stepsExist(dir) && !f.resume {
-			return nil, fmt.Errorf("%s already holds a sweep: add --resume to continue it, or choose another -o", dir)
+		if dir := filepath.Join(f.out, proto); sweep.Exists(dir) && !f.resume {
+			return nil, sweep.Occupied(dir)
 		}
 	}
 	if f.resume && !anySweep(f.out, p.protocols) {
@@ -192,7 +192,7 @@ func (f *labFlags) plan() (*labPlan, error) {
 // anySweep tells whether dir holds a sweep of one of the protocols.
 func anySweep(dir string, protocols []string) bool {
 	for _, p := range protocols {
-		if stepsExist(filepath.Join(dir, p)) {
+		if sweep.Exists(filepath.Join(dir, p)) {
 			return true
 		}
 	}
@@ -386,7 +386,3 @@ func printNotApplicable(w io.Writer, labs []*lab.Lab, skipped []string) {
 		fmt.Fprint(w, wrap("skipped mode "+s, maxWidth, "  "))
 	}
 }
-
-// stepsExist tells whether dir already holds a sweep (sweep.Exists: the
-// rule the sweep's Runner.Check applies).
-func stepsExist(dir string) bool { return sweep.Exists(dir) }

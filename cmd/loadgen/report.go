@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"loadgen/loadgen/study"
+	"loadgen/loadgen/sweep"
 	"loadgen/results/report"
 	"loadgen/results/store"
 )
@@ -118,7 +119,7 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 			outs = append(outs, output{flag, path, write})
 		}
 	}
-	maxes, err := findMaxSummaries(sweeps)
+	maxes, err := sweep.ReadBrackets(sweeps)
 	if err != nil {
 		return err // a find-max directory's summary is unreadable: the input is wrong
 	}

@@ -121,7 +121,7 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 		if err := sweep.CheckResume(f.out, &planned, false); err != nil {
 			return err // before nginx starts
 		}
-	} else if stepsExist(f.out) {
+	} else if sweep.Exists(f.out) {
 		return sweep.Occupied(f.out)
 	}
 	if _, err := nginxingress.Available(); err != nil {

@@ -334,7 +334,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err := checkOutDir("-o", f.out); err != nil {
 		return err // before anything starts
 	}
-	if !f.resume && stepsExist(f.out) {
+	if !f.resume && sweep.Exists(f.out) {
 		return sweep.Occupied(f.out)
 	}
 	// Without -f or --path: the built-in demo, or on --resume the sweep

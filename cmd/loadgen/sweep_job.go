@@ -186,15 +186,6 @@ func (j sweepJob) liveEvents(next func(sweep.Event)) func(sweep.Event) {
 	}
 }
 
-func hasSidecars(spec *sweep.Spec) bool {
-	for _, p := range spec.Paths {
-		if p.Sidecar != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // buildStep makes one step's configuration and dialer (sweep.BuildStep)
 // and sets the process's GOMAXPROCS for its threads (setProcs).
 func buildStep(spec *sweep.Spec, p sweep.Path, st sweep.Step) (loadgen.Config, protocol.Dialer, error) {
