@@ -156,10 +156,3 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 	}
 	return nil
 }
-
-func oneLineErr(s string) string {
-	if s == "" {
-		return "no reason given"
-	}
-	return oneLineError(errors.New(s))
-}
