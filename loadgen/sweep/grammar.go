@@ -83,24 +83,17 @@ func ParseSidecarURL(s string) (sc *Sidecar, ok bool, err error) {
 
 // ParsePayloads reads a comma-separated list of payload sizes, as
 // --payloads gives it: "100,1KiB,1MiB" (each as ParseSize reads it).
-func ParsePayloads(s string) (Payloads, error) {
-	var out Payloads
-	for _, p := range strings.Split(s, ",") {
-		n, err := ParseSize(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
+func ParsePayloads(s string) (Payloads, error) { return parseList(s, ParseSize) }
 
 // ParseRates reads a comma-separated list of open-loop rates, as -R
 // gives it: "0,1k,2.5k" (each as ParseRate reads it; 0 is closed loop).
-func ParseRates(s string) (Rates, error) {
-	var out Rates
-	for _, r := range strings.Split(s, ",") {
-		v, err := ParseRate(r)
+func ParseRates(s string) (Rates, error) { return parseList(s, ParseRate) }
+
+// parseList reads a comma-separated list, each item by parse.
+func parseList[T any](s string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
+	for _, item := range strings.Split(s, ",") {
+		v, err := parse(item)
 		if err != nil {
 			return nil, err
 		}
