@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -140,21 +143,38 @@ func TestExitWorst(t *testing.T) {
 	}
 }
 
-// k8s paths: a pod path below its tolerance is a breach (99), a
-// measurement that failed a failed run (1), whatever else the rows say.
+// TestPathsExit: k8s paths ends with paths.Exit's status of its rows
+// (meshes/k8s/paths tests the rule itself): 99 for a row below its
+// tolerance, 1 for a failed measurement, after the table; a failed run
+// is 1 and Ctrl-C 130, whatever the rows say.
 func TestPathsExit(t *testing.T) {
-	row := func(v string) paths.Row { return paths.Row{Verdict: v} }
+	ratio := 0.5
+	row := func(v string) paths.Row {
+		return paths.Row{Path: "pod-pod-other-node", Test: "tcp-stream", Verdict: v, Ratio: &ratio, RatioMin: &ratio, RatioMax: &ratio}
+	}
+	live := context.Background()
+	stopped, cancel := context.WithCancel(live)
+	cancel()
 	for _, tc := range []struct {
+		name string
+		ctx  context.Context
 		rows []paths.Row
-		want compare.Exit
+		err  error
+		want int
 	}{
-		{[]paths.Row{row(paths.VerdictBaseline), row(paths.VerdictOK), row(paths.VerdictNotMeasurable)}, compare.OK},
-		{[]paths.Row{row(paths.VerdictBaseline), row(paths.VerdictBelow)}, compare.Breached},
-		{[]paths.Row{row(paths.VerdictBelow), row(paths.VerdictFailed)}, compare.Failed},
-		{[]paths.Row{row(paths.VerdictOK), {Verdict: paths.VerdictOK, Failures: []string{"repeat 2: timeout"}}}, compare.Failed},
+		{"within tolerance", live, []paths.Row{row(paths.VerdictBaseline), row(paths.VerdictOK)}, nil, exitOK},
+		{"below tolerance", live, []paths.Row{row(paths.VerdictBaseline), row(paths.VerdictBelow)}, nil, exitBreached},
+		{"a measurement failed", live, []paths.Row{row(paths.VerdictBelow), row(paths.VerdictFailed)}, nil, exitFail},
+		{"the run failed", live, []paths.Row{row(paths.VerdictOK)}, errors.New("lost the API server"), exitFail},
+		{"interrupted", stopped, []paths.Row{row(paths.VerdictBelow)}, context.Canceled, exitInterrupted},
 	} {
-		if got := pathsExit(tc.rows); got != tc.want {
-			t.Errorf("%+v: %v, want %v", tc.rows, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			f := &k8sPathsFlags{out: "results/paths"}
+			var out, stderr bytes.Buffer
+			code := statusOf(f.finish(tc.ctx, &out, &stderr, &paths.Table{Rows: tc.rows}, tc.err))
+			if code != tc.want || !strings.Contains(out.String(), "results: results/paths (") {
+				t.Errorf("exit %d, want %d, after the table\n%s%s", code, tc.want, out.String(), stderr.String())
+			}
+		})
 	}
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -163,6 +165,13 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 			}
 		}}
 	table, err := run.Run(ctx)
+	return f.finish(ctx, w, cmd.ErrOrStderr(), table, err)
+}
+
+// finish prints what a paths run measured, the whole table or what an
+// interrupt or a failure left, and ends the command: 130 after Ctrl-C, 1
+// for a run that failed, else paths.Exit's status of the rows.
+func (f *k8sPathsFlags) finish(ctx context.Context, w, stderr io.Writer, table *paths.Table, err error) error {
 	if table != nil && table.Rows != nil {
 		fmt.Fprintln(w)
 		if werr := table.WriteText(w); werr != nil {
@@ -171,17 +180,14 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 		fmt.Fprintf(w, "\nresults: %s (%s; loadgen report %s)\n", f.out, paths.File, f.out)
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), "interrupted: the measurements made are saved, and the run's objects deleted")
+		fmt.Fprintln(stderr, "interrupted: the measurements made are saved, and the run's objects deleted")
 		if err != nil && !errors.Is(err, ctx.Err()) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "loadgen: %v\n", err)
+			fmt.Fprintf(stderr, "loadgen: %v\n", err)
 		}
 		return exitError{code: exitInterrupted}
 	}
 	if err != nil {
 		return failf("%v", err)
 	}
-	return exitWith(pathsExit(table.Rows))
+	return exitWith(paths.Exit(table.Rows))
 }
-
-// pathsExit is k8s paths' exit status: paths.Exit.
-func pathsExit(rows []paths.Row) compare.Exit { return paths.Exit(rows) }
