@@ -75,6 +75,16 @@ func TestK8sRunDryRunAndBadInput(t *testing.T) {
 	if code, _, errOut = cli(t, "k8s", "run", "-f", sw); code != exitUsage || !strings.Contains(errOut, "-o") {
 		t.Errorf("no -o: exit %d %s", code, errOut)
 	}
+	// A sweep naming what only this machine has (here the local sweep's
+	// cost window) is refused in one line naming the file, before the plan.
+	local := filepath.Join(dir, "local.yaml")
+	if err := os.WriteFile(local, []byte("paths:\n  - {name: mesh, url: \"http://target:8080\"}\nladder: c4t4\npayloads: [100]\nduration: 5s\ntrim_start: 1s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = cli(t, "k8s", "run", "-f", local, "--dry-run")
+	if first, _, _ := strings.Cut(errOut, "\n"); code != exitUsage || !strings.HasPrefix(first, "loadgen: "+local+": trim_start and trim_end are the local sweep's") {
+		t.Errorf("trim_start: exit %d %q, want 2 and the refusal", code, errOut)
+	}
 	// A step the class cannot carry is refused in one line, before the
 	// cluster is touched: gRPC on VPC Lattice needs an HTTPS listener.
 	grpc := filepath.Join(dir, "grpc.yaml")
@@ -391,10 +401,13 @@ func TestK8sRunHops(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := k8s.Options{Hops: 4}
-	if err := chainHops(&o, &spec, true); err != nil || o.Hops != 4 {
+	if spec.Hops, err = o.ChainHops(spec.Hops, true); err != nil || o.Hops != 4 {
 		t.Fatalf("the flag's 4 against the file's 2: %d, %v", o.Hops, err)
 	}
-	m := k8sManifest(&spec)
+	m, err := spec.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := &report.Sweep{Manifest: &m}
 	if s.Hops() != 4 {
 		t.Errorf("the manifest carries %d hops to the report (%s), want 4", s.Hops(), m.Spec)

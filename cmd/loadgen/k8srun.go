@@ -149,7 +149,9 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err := spec.CheckCluster(); err != nil {
 		return fmt.Errorf("%s: %w", f.file, err) // before the plan: what the workers cannot see, or trim
 	}
-	if err := chainHops(&f.opts, &spec, cmd.Flags().Changed("hops")); err != nil {
+	// The chain's length: --hops over the file's; the spec's, which the
+	// manifest carries to the report for its per-hop figures.
+	if spec.Hops, err = f.opts.ChainHops(spec.Hops, cmd.Flags().Changed("hops")); err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
 	}
 	load, steps, err := k8sPlan(&spec)
@@ -180,7 +182,9 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err := f.startUI(co, cmd.ErrOrStderr()); err != nil {
 		return err // before the cluster is touched
 	}
-	co.Manifest = k8sManifest(&spec)
+	if co.Manifest, err = spec.Manifest(); err != nil {
+		return failf("%v", err)
+	}
 	ctx := cmd.Context()
 	c, err := cluster.Connect(ctx, f.kubeconfig, f.context)
 	if err != nil {
@@ -242,13 +246,10 @@ func k8sWatcher(ctx context.Context, c *cluster.Cluster, f *k8sRunFlags) (k8scos
 	return pm, nil
 }
 
-// k8sPlan turns a sweep into the steps a cluster runs: the sweep checks
-// that a cluster can run it, and its plan is copied into k8s's types here,
-// the one place that may import both.
+// k8sPlan turns a sweep that a cluster can run (Spec.CheckCluster) into
+// the steps it runs: its plan is copied into k8s's types here, the one
+// place that may import both.
 func k8sPlan(s *sweep.Spec) (k8s.Load, []k8s.Step, error) {
-	if err := s.CheckCluster(); err != nil {
-		return k8s.Load{}, nil, err
-	}
 	load := k8s.Load{Protocol: s.Protocol, Endpoint: s.Endpoint, Duration: s.Duration.D(), Warmup: s.Warmup.D(),
 		Timeout: s.Timeout.D(), Call: s.Call, Data: s.Data}
 	// A path's client certificate goes to the workers in the run's Secret,
@@ -273,22 +274,4 @@ func k8sPlan(s *sweep.Spec) (k8s.Load, []k8s.Step, error) {
 			Payload: st.Payload, Rate: st.Rate, Repeat: st.Repeat})
 	}
 	return load, steps, nil
-}
-
-// chainHops settles the chain's length (--hops, else the sweep file's
-// hops: the flag wins) in both: the rendering's, and the spec's, which
-// the manifest carries to the report for its per-hop figures.
-func chainHops(o *k8s.Options, spec *sweep.Spec, flagGiven bool) error {
-	hops, err := o.ChainHops(spec.Hops, flagGiven)
-	if err != nil {
-		return err
-	}
-	spec.Hops = hops
-	return nil
-}
-
-// k8sManifest is the manifest of a k8s run of spec.
-func k8sManifest(spec *sweep.Spec) results.Manifest {
-	m, _ := spec.Manifest() // a spec parsed from YAML marshals
-	return m
 }
