@@ -10,10 +10,8 @@ import (
 
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/sidecar"
+	"loadgen/results/report"
 )
-
-// sidecarPort is where the target listens in a sidecar path's server pod.
-const sidecarPort = sidecar.TargetPort
 
 // sidecarPaths are a sweep's paths through local sidecars, running: for
 // each its own pods, the target in the server pod, and the sidecars its
@@ -89,14 +87,14 @@ func (sp *sidecarPaths) Close() error {
 // for, with the paths and steps that would.
 func checkSidecarProxies(w io.Writer, spec *sweep.Spec) {
 	if spec.HasSidecars() && os.Geteuid() != 0 {
-		fmt.Fprint(w, wrap("needs root: sidecar paths make network namespaces and capture rules (run with sudo)", maxWidth, "  "))
+		fmt.Fprint(w, report.Wrap("needs root: sidecar paths make network namespaces and capture rules (run with sudo)", maxWidth, "  "))
 	}
 	for _, px := range spec.SidecarProxies() {
 		err := sidecar.ProxyMissing(sidecar.Proxy(px.Proxy))
 		if err == nil {
 			continue
 		}
-		fmt.Fprint(w, wrap(fmt.Sprintf("not installed here: %s (%v): the %d steps of %s would fail",
+		fmt.Fprint(w, report.Wrap(fmt.Sprintf("not installed here: %s (%v): the %d steps of %s would fail",
 			px.Proxy, err, px.Steps, strings.Join(px.Paths, ", ")), maxWidth, "  "))
 	}
 }

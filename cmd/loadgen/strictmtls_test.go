@@ -38,7 +38,7 @@ func TestRunToStrictSidecar(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { pods.Close() })
-			srv, err := httpbin.New(httpbin.Config{Addr: fmt.Sprintf("0.0.0.0:%d", sidecarPort)})
+			srv, err := httpbin.New(httpbin.Config{Addr: fmt.Sprintf("0.0.0.0:%d", sidecar.TargetPort)})
 			if err == nil {
 				err = proxyproc.In(pods.Server, srv.Start)
 			}
@@ -46,7 +46,7 @@ func TestRunToStrictSidecar(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { srv.Close() })
-			server := netip.AddrPortFrom(pods.ServerIP, sidecarPort)
+			server := netip.AddrPortFrom(pods.ServerIP, sidecar.TargetPort)
 			car, err := sidecar.Start(ctx, sidecar.Config{Proxy: p.proxy, Placement: sidecar.ServerOnly, MTLS: true,
 				ClientNS: pods.Client, ServerNS: pods.Server, ServerAddr: server, ClientIP: pods.ClientIP})
 			if err != nil {

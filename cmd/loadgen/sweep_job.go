@@ -52,10 +52,10 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 		where = "dry run: nothing is sent or written"
 	}
 	if j.findMax {
-		fmt.Fprint(stderr, wrap(fmt.Sprintf("sweep --find-max: searching %s, %s per probe; %s",
+		fmt.Fprint(stderr, report.Wrap(fmt.Sprintf("sweep --find-max: searching %s, %s per probe; %s",
 			plural(len(spec.Paths)*len(spec.Ladder)*len(spec.Payloads), "path × step × payload combination"), per, where), maxWidth, "  "))
 	} else {
-		fmt.Fprint(stderr, wrap(fmt.Sprintf("sweep: %s (%s × %s × %s × %s × %s), about %s; %s",
+		fmt.Fprint(stderr, report.Wrap(fmt.Sprintf("sweep: %s (%s × %s × %s × %s × %s), about %s; %s",
 			plural(len(plan), "step"), plural(len(spec.Paths), "path"), plural(len(spec.Ladder), "ladder step"), plural(len(spec.Payloads), "payload"),
 			plural(len(spec.Rates), "rate"), plural(spec.Repeats, "repeat"), (time.Duration(len(plan))*per).Round(time.Second), where), maxWidth, "  "))
 	}
@@ -124,7 +124,7 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 	}
 	if j.note != "" {
-		fmt.Fprintf(stdout, "\n%s", wrap(j.note, maxWidth, ""))
+		fmt.Fprintf(stdout, "\n%s", report.Wrap(j.note, maxWidth, ""))
 	}
 	fmt.Fprintf(stdout, "\nresults: %s (%d of %d steps)\n", j.out, results.FinishedSteps(steps), len(plan))
 	checked, cerr := j.check.checkSteps(stdout, steps)

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"loadgen/loadgen/sweep"
+	"loadgen/results/report"
 )
 
 // checkWatches looks at a sweep's watches before any load: a pid: watch
@@ -16,7 +17,7 @@ func checkWatches(w io.Writer, spec *sweep.Spec) {
 	for _, p := range spec.Paths {
 		if p.Watch != nil && p.Watch.Process != "" && p.Sidecar == nil {
 			if msg := p.WatchWarning(); msg != "" {
-				fmt.Fprint(w, wrap("warning: "+msg, maxWidth, "  "))
+				fmt.Fprint(w, report.Wrap("warning: "+msg, maxWidth, "  "))
 			}
 		}
 	}
