@@ -11,6 +11,7 @@ import (
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
 	"loadgen/results/compare"
+	"loadgen/results/live"
 	"loadgen/results/report"
 	"strings"
 	"text/tabwriter"
@@ -39,7 +40,7 @@ type sweepJob struct {
 	live      *metrics.Exporter                      // --prometheus
 	wide      bool                                   // every column of the table, whatever the terminal's width
 	abort     *abortFlags                            // --abort-on-fail: nil for none
-	ui        *uiState                               // --ui: nil for none
+	ui        *live.State                            // --ui: nil for none
 	labels    results.Labels                         // --label: every step's run carries them
 }
 

@@ -201,9 +201,6 @@ func (f *runFlags) startUI(cfg *loadgen.Config, stderr io.Writer) error {
 	return nil
 }
 
-// uiState is the dashboard's State, for the sweep's job.
-type uiState = live.State
-
 // startUI serves --ui for a sweep (not for a dry run, which sends
 // nothing).
 func (f *sweepFlags) startUI(spec *sweep.Spec, stderr io.Writer) error {
