@@ -122,7 +122,7 @@ func (r meshRender) render(proxy string) ([]byte, error) {
 	case "haproxy":
 		return haproxy.Config{Sidecar: s}.Render()
 	case "caddy":
-		return caddy.Config{Sidecar: s, Dir: "/var/lib/loadgen/caddy"}.Render()
+		return caddy.Config{Sidecar: s, Dir: caddy.StandaloneDir}.Render()
 	}
 	return nil, fmt.Errorf("unknown proxy %q: use envoy, nginx, haproxy or caddy", proxy)
 }
@@ -143,16 +143,8 @@ func (r meshRender) sidecar(proxy string) (layout.Sidecar, error) {
 			return layout.Sidecar{}, fmt.Errorf("--app %q: want IP:PORT", r.app)
 		}
 	}
-	switch {
-	case r.inboundSource == "none" || !layout.BindsSource(proxy) && r.inboundSource == layout.InboundSource:
-		s.InboundSource = netip.Addr{}
-		if r.app == "" {
-			s = s.ForProxy(proxy) // Caddy forwards inbound to 127.0.0.1:PORT (see meshes/caddy)
-		}
-	default:
-		if s.InboundSource, err = netip.ParseAddr(r.inboundSource); err != nil {
-			return layout.Sidecar{}, fmt.Errorf("--inbound-source %q: not an IP address (or none)", r.inboundSource)
-		}
+	if s, err = s.WithInboundSource(proxy, r.inboundSource, r.app != ""); err != nil {
+		return layout.Sidecar{}, fmt.Errorf("--inbound-source %w", err)
 	}
 	s.Workers = r.workers
 	if r.mtlsDir != "" {

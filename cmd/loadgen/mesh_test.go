@@ -55,8 +55,10 @@ func TestMeshRenderProfiles(t *testing.T) {
 			t.Errorf("mesh render %s differs from meshes/%s:\n%s", strings.Join(tc.args, " "), tc.golden, out)
 		}
 	}
-	// Caddy forwards inbound to 127.0.0.1 (it cannot bind 127.0.0.6).
-	if code, out, _ := cli(t, "mesh", "render", "caddy"); code != 0 || !strings.Contains(out, `"dial": "127.0.0.1:8080"`) {
+	// Caddy forwards inbound to 127.0.0.1 (it cannot bind 127.0.0.6), and
+	// keeps its storage in the standalone run directory.
+	if code, out, _ := cli(t, "mesh", "render", "caddy"); code != 0 || !strings.Contains(out, `"dial": "127.0.0.1:8080"`) ||
+		!strings.Contains(out, `"root": "/var/lib/loadgen/caddy/storage"`) {
 		t.Errorf("caddy: exit %d:\n%s", code, out)
 	}
 }

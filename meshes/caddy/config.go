@@ -49,6 +49,12 @@ type Config struct {
 	Binary string
 }
 
+// StandaloneDir is the run directory of a config rendered for a caddy
+// that loadgen does not start (loadgen mesh render caddy): where that
+// caddy keeps its storage, and its access log with AccessLog. Start
+// always sets a directory of its own.
+const StandaloneDir = "/var/lib/loadgen/caddy"
+
 // Validate reports the first thing wrong with c, in one line.
 func (c Config) Validate() error {
 	if err := c.Sidecar.Validate(); err != nil {

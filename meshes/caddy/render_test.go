@@ -2,6 +2,7 @@ package caddy
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"net/netip"
 	"os"
@@ -76,6 +77,34 @@ func TestRenderCaddyValidate(t *testing.T) {
 				t.Fatalf("caddy validate: %v\n%s", err, out)
 			}
 		})
+	}
+}
+
+// TestRenderDir: the paths in caddy.json are under the run directory:
+// StandaloneDir's for a config rendered to run elsewhere, "." when none
+// is set.
+func TestRenderDir(t *testing.T) {
+	for _, tc := range []struct {
+		dir, storage, access string
+	}{
+		{StandaloneDir, "/var/lib/loadgen/caddy/storage", "/var/lib/loadgen/caddy/access.log"},
+		{"", "./storage", "./access.log"},
+		{"/run/loadgen-caddy", "/run/loadgen-caddy/storage", "/run/loadgen-caddy/access.log"},
+	} {
+		conf, err := Config{Sidecar: pod(), AccessLog: true, Dir: tc.dir}.Render()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc document
+		if err := json.Unmarshal(conf, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if got := doc.Storage.Root; got != tc.storage {
+			t.Errorf("Dir %q: storage %q, want %q", tc.dir, got, tc.storage)
+		}
+		if got := doc.Logging.Logs["access"].Writer.Filename; got != tc.access {
+			t.Errorf("Dir %q: access log %q, want %q", tc.dir, got, tc.access)
+		}
 	}
 }
 

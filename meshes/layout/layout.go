@@ -230,6 +230,33 @@ func (s Sidecar) ForProxy(proxy string) Sidecar {
 	return s
 }
 
+// NoInboundSource is the inbound source given as none: the inbound side
+// binds no source address (WithInboundSource).
+const NoInboundSource = "none"
+
+// WithInboundSource is s with the source address of the inbound side's
+// connections to the app given as src, as loadgen mesh render's
+// --inbound-source gives it: an IP address, or NoInboundSource for none.
+// InboundSource, the default, is none for a proxy that cannot bind it
+// (BindsSource). With none, s is as the proxy serves it (ForProxy: Caddy
+// forwards inbound to 127.0.0.1:PORT) unless the app's address was given
+// (appGiven): that one stays.
+func (s Sidecar) WithInboundSource(proxy, src string, appGiven bool) (Sidecar, error) {
+	if src == NoInboundSource || !BindsSource(proxy) && src == InboundSource {
+		s.InboundSource = netip.Addr{}
+		if !appGiven {
+			s = s.ForProxy(proxy)
+		}
+		return s, nil
+	}
+	a, err := netip.ParseAddr(src)
+	if err != nil {
+		return Sidecar{}, fmt.Errorf("%q: not an IP address (or %s)", src, NoInboundSource)
+	}
+	s.InboundSource = a
+	return s, nil
+}
+
 // Pod is the layout of a sidecar in a pod whose IP is podIP, the app
 // listening on appPort, and the outbound side forwarding to upstream:
 // Istio's ports, the inbound side bound to InboundSource.

@@ -94,3 +94,48 @@ func TestForProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestWithInboundSource: none unbinds the inbound side, and so does the
+// default for Caddy, which cannot bind it; then the app moves to
+// 127.0.0.1 for Caddy unless it was given. Any other source is an IP
+// address, bound as given (Caddy's Validate refuses it later).
+func TestWithInboundSource(t *testing.T) {
+	pod := Pod(netip.MustParseAddr("10.0.0.5"), 8080, netip.MustParseAddrPort("10.0.0.6:80"))
+	with := func(src string, app string) Sidecar {
+		s := pod
+		s.InboundSource = netip.Addr{}
+		if src != "" {
+			s.InboundSource = netip.MustParseAddr(src)
+		}
+		s.App = netip.MustParseAddrPort(app)
+		return s
+	}
+	for _, tc := range []struct {
+		proxy, src string
+		appGiven   bool
+		want       Sidecar
+		err        string
+	}{
+		{"envoy", InboundSource, false, pod, ""},
+		{"haproxy", "127.0.0.7", false, with("127.0.0.7", "10.0.0.5:8080"), ""},
+		{"envoy", NoInboundSource, false, with("", "10.0.0.5:8080"), ""},
+		{"nginx", NoInboundSource, true, with("", "10.0.0.5:8080"), ""},
+		{"caddy", InboundSource, false, with("", "127.0.0.1:8080"), ""},
+		{"caddy", InboundSource, true, with("", "10.0.0.5:8080"), ""},
+		{"caddy", NoInboundSource, false, with("", "127.0.0.1:8080"), ""},
+		{"caddy", "127.0.0.7", false, with("127.0.0.7", "10.0.0.5:8080"), ""},
+		{"envoy", "y", false, Sidecar{}, `"y": not an IP address (or none)`},
+		{"caddy", "", false, Sidecar{}, `"": not an IP address (or none)`},
+	} {
+		got, err := pod.WithInboundSource(tc.proxy, tc.src, tc.appGiven)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%s %q: error %v, want %q", tc.proxy, tc.src, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s %q, app given %v: %+v, %v; want %+v", tc.proxy, tc.src, tc.appGiven, got, err, tc.want)
+		}
+	}
+}
