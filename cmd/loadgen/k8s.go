@@ -13,7 +13,6 @@ import (
 	"loadgen/loadgen"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/cluster"
-	"loadgen/meshes/k8s/paths"
 	"loadgen/meshes/k8s/run"
 	"loadgen/meshes/k8s/worker"
 )
@@ -179,9 +178,6 @@ cluster.`,
   loadgen k8s rbac --for paths -n loadgen-paths`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if ro.For == k8s.ForPaths && ro.Options.Namespace == "" {
-				ro.Options.Namespace = paths.DefaultNamespace
-			}
 			src.set(&ro.Options)
 			objs, err := k8s.RBAC(ro)
 			if err != nil {
@@ -198,7 +194,7 @@ cluster.`,
 	controlPlaneFlag(cmd.Flags(), &ro.Options)
 	src.register(cmd.Flags())
 	_ = cmd.Flags().Set("namespace", "")
-	cmd.Flags().Lookup("namespace").DefValue = k8s.DefaultNamespace + " (k8s paths: " + paths.DefaultNamespace + ")"
+	cmd.Flags().Lookup("namespace").DefValue = k8s.DefaultNamespace + " (k8s paths: " + k8s.DefaultPathsNamespace + ")"
 	cmd.Flags().StringVar(&ro.For, "for", k8s.ForRun, "the command: run, paths or cleanup")
 	cmd.Flags().StringVar(&ro.Bind, "bind", "", "also bind the roles to this ServiceAccount, NAMESPACE/NAME, e.g. ci/loadgen (default: no binding)")
 	return cmd

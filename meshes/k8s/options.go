@@ -166,6 +166,10 @@ const (
 	DefaultWorkerMem   = "64Mi"
 )
 
+// DefaultPathsNamespace is k8s paths' namespace (paths.DefaultNamespace),
+// here for the roles of k8s rbac --for paths (RBAC).
+const DefaultPathsNamespace = "loadgen-paths"
+
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // Validate checks the options as Render would, before anything else runs.

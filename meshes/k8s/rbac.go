@@ -177,7 +177,9 @@ var Permissions = []Permission{
 
 // RBACOptions say which command's permissions to print, for what.
 type RBACOptions struct {
-	For     string // ForRun (default), ForPaths, ForCleanup
+	For string // ForRun (default), ForPaths, ForCleanup
+	// Options are the command's; an empty Namespace is its default:
+	// DefaultPathsNamespace for ForPaths, else DefaultNamespace.
 	Options Options
 	// Bind, when set ("namespace/name"), adds the bindings of a
 	// ServiceAccount to the roles.
@@ -279,6 +281,9 @@ func RBAC(ro RBACOptions) ([]runtime.Object, error) {
 	}
 	if !slices.Contains([]string{ForRun, ForPaths, ForCleanup}, ro.For) {
 		return nil, fmt.Errorf("--for %q: want %s, %s or %s", ro.For, ForRun, ForPaths, ForCleanup)
+	}
+	if ro.For == ForPaths && ro.Options.Namespace == "" {
+		ro.Options.Namespace = DefaultPathsNamespace
 	}
 	o, err := ro.Options.WithDefaults()
 	if err != nil {

@@ -296,3 +296,37 @@ func TestRBACRendered(t *testing.T) {
 		t.Error("metrics source statsd accepted")
 	}
 }
+
+// TestRBACNamespace: the roles name the command's namespace, its default
+// when none is given: k8s paths' own for --for paths, the comparison's
+// for the others.
+func TestRBACNamespace(t *testing.T) {
+	for _, tc := range []struct {
+		command, ns, want string
+	}{
+		{"", "", DefaultNamespace},
+		{ForRun, "", DefaultNamespace},
+		{ForCleanup, "", DefaultNamespace},
+		{ForPaths, "", "loadgen-paths"},
+		{ForPaths, "bench", "bench"},
+		{ForRun, "bench", "bench"},
+	} {
+		objs, err := RBAC(RBACOptions{For: tc.command, Options: Options{Namespace: tc.ns}})
+		if err != nil {
+			t.Fatalf("--for %q -n %q: %v", tc.command, tc.ns, err)
+		}
+		var named []string
+		for _, o := range objs {
+			if cr, ok := o.(*rbacv1.ClusterRole); ok {
+				for _, r := range cr.Rules {
+					if slices.Contains(r.Resources, "namespaces") && slices.Contains(r.Verbs, "delete") {
+						named = r.ResourceNames
+					}
+				}
+			}
+		}
+		if !slices.Equal(named, []string{tc.want}) {
+			t.Errorf("--for %q -n %q: the namespace's rules name %v, want %s", tc.command, tc.ns, named, tc.want)
+		}
+	}
+}

@@ -57,7 +57,7 @@ const (
 // Defaults of `loadgen k8s paths`: k8s-netperf's 10 s per sample and 3
 // samples, netperf's 1024-byte messages (-m, as the CNI study used).
 const (
-	DefaultNamespace = "loadgen-paths"
+	DefaultNamespace = k8s.DefaultPathsNamespace
 	DefaultDuration  = 10 * time.Second
 	DefaultRepeats   = 3
 	DefaultTolerance = 0.10
