@@ -12,9 +12,10 @@ import (
 	"time"
 )
 
-// listeningRE reads the address a `loadgen serve` child listens on from its
-// first line: "httpbin listening on http://127.0.0.1:8080 (…)", "tcp
-// echo/sink listening on 127.0.0.1:9000; …".
+// listeningRE reads the address a `loadgen serve` child listens on from the
+// first line serve.go writes: "httpbin listening on http://127.0.0.1:8080
+// (…)", "tcp echo/sink listening on 127.0.0.1:9000; …". Both ends of that
+// line are this command's, so the reader stays beside the writer.
 var listeningRE = regexp.MustCompile(`listening on (?:https?://)?([^\s;,]+)`)
 
 // startHTTPBinChild starts `loadgen serve httpbin` as a child process on a
