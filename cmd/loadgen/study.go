@@ -356,15 +356,7 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 			if err := ct.Write(w); err != nil {
 				return nil, err
 			}
-			for _, v := range ct.Verdicts {
-				if v.Outcome == study.Contended {
-					rel := " below "
-					if v.About {
-						rel = " about the same as "
-					}
-					contended = append(contended, v.Lower+rel+v.Higher+" on "+t.Metric)
-				}
-			}
+			contended = append(contended, ct.Contended()...)
 		}
 	}
 	if s.CostColumns && f.cpuPrice > 0 {
