@@ -233,21 +233,14 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	return exitWith(studyExit(compare.Fold(nil, codes...), contended, f.allowContended, stderr))
 }
 
-// studyExit is the study's exit status (compare.Fold): the worst of its
-// steps' (worst) and, when an ordering was not decidable for contention,
-// 98 unless allowContended; it says so on stderr.
+// studyExit is the study's exit status (study.Exit), and says on stderr
+// what it made of the orderings not decidable for contention.
 func studyExit(worst compare.Exit, contended []string, allowContended bool, stderr io.Writer) compare.Exit {
-	undecided := compare.OK
-	switch {
-	case len(contended) == 0:
-	case allowContended:
-		fmt.Fprintf(stderr, "%s not decidable for contention: allowed (--allow-contended)\n", plural(len(contended), "ordering"))
-	default:
-		fmt.Fprintf(stderr, "%s not decidable for contention (exit status 98; --allow-contended: 0): %s\n",
-			plural(len(contended), "ordering"), strings.Join(contended, "; "))
-		undecided = compare.Undecided
+	code, line := study.Exit(worst, contended, allowContended)
+	if line != "" {
+		fmt.Fprintln(stderr, line)
 	}
-	return compare.Fold(nil, worst, undecided)
+	return code
 }
 
 // stepArgs is a step's command line with the study's results directory,
