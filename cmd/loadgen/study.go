@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +23,6 @@ import (
 	"loadgen/meshes/nginxingress"
 	"loadgen/results"
 	"loadgen/results/compare"
-	"loadgen/results/store"
 )
 
 type studyFlags struct {
@@ -151,14 +151,9 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		return err
 	}
 	plan := s.Plan(opts)
-	if f.resume && !f.dryRun {
-		if _, err := os.Stat(f.out); err != nil {
-			return fmt.Errorf("--resume: %s holds no study: drop --resume to start one there", f.out)
-		}
-	}
-	if !f.resume && !f.dryRun {
-		if entries, err := os.ReadDir(f.out); err == nil && len(entries) > 0 {
-			return fmt.Errorf("%s already holds results: add --resume to continue the study, or choose another -o", f.out)
+	if !f.dryRun {
+		if err := study.CheckOut(f.out, f.resume); err != nil {
+			return err
 		}
 	}
 	if f.dryRun {
@@ -194,60 +189,38 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		}
 	})
 	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, given...) + "-o " + shellQuote(f.out) + " --resume"
-	var failed []string
-	var codes []compare.Exit // the statuses of the steps that failed: 1, 108, 99 or 98
-	for i, st := range plan {
-		args := f.stepArgs(st, true)
-		fmt.Fprintf(stdout, "\n== study %s, step %d of %d: %s ==\n", s.Name, i+1, len(plan), st.Name)
-		if st.Whole && f.resume && hasResults(filepath.Join(f.out, st.Dir)) {
-			fmt.Fprintf(stdout, "kept: %s holds this step's results (k8s run cannot resume a run: delete the directory to run the step again)\n", filepath.Join(f.out, st.Dir))
-			continue
-		}
-		for name, content := range st.Files {
-			if err := store.WriteFile(filepath.Join(f.out, name), []byte(content)); err != nil {
-				return failf("study %s: %v", s.Name, err)
-			}
-		}
-		code := execute(cmd.Context(), args, stdout, stderr)
-		switch code {
-		case exitOK, exitInterrupted:
-		case exitUsage:
-			return failf("study %s: step %d (loadgen %s) was refused: a bug in the study's plan", s.Name, i+1, strings.Join(args, " "))
-		default:
-			failed = append(failed, st.Name)
-			codes = append(codes, compare.Exit(code))
-		}
-		if code == exitInterrupted || cmd.Context().Err() != nil {
-			fmt.Fprintf(stderr, "interrupted: the study's finished steps are saved; continue with: %s\n", resume)
-			return exitError{code: exitInterrupted}
-		}
+	r := study.Runner{Study: s.Name, Out: f.out, Resume: f.resume, Progress: stdout,
+		Args: func(st study.Step) []string { return f.stepArgs(st, true) },
+		RunStep: func(ctx context.Context, args []string) compare.Exit {
+			return compare.Exit(execute(ctx, args, stdout, stderr))
+		}}
+	ran, err := r.RunPlan(cmd.Context(), plan)
+	if err != nil {
+		return failf("study %s: %v", s.Name, err)
+	}
+	if ran.Interrupted {
+		fmt.Fprintf(stderr, "interrupted: the study's finished steps are saved; continue with: %s\n", resume)
+		return exitError{code: exitInterrupted}
 	}
 	contended, err := printStudy(stdout, s, f)
 	if err != nil {
 		return failf("study %s: %v", s.Name, err)
 	}
 	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
-	if len(failed) > 0 {
-		fmt.Fprintf(stdout, "study %s: %d of %d steps failed: %s\n", s.Name, len(failed), len(plan), strings.Join(failed, "; "))
+	if len(ran.Failed) > 0 {
+		fmt.Fprintf(stdout, "study %s: %d of %d steps failed: %s\n", s.Name, len(ran.Failed), len(plan), strings.Join(ran.Failed, "; "))
 	}
-	return exitWith(studyExit(compare.Fold(nil, codes...), contended, f.allowContended, stderr))
+	return exitWith(studyExit(compare.Fold(nil, ran.Codes...), contended, f.allowContended, stderr))
 }
 
-// studyExit is the study's exit status (compare.Fold): the worst of its
-// steps' (worst) and, when an ordering was not decidable for contention,
-// 98 unless allowContended; it says so on stderr.
+// studyExit is the study's exit status (study.Exit), and says on stderr
+// what it made of the orderings not decidable for contention.
 func studyExit(worst compare.Exit, contended []string, allowContended bool, stderr io.Writer) compare.Exit {
-	undecided := compare.OK
-	switch {
-	case len(contended) == 0:
-	case allowContended:
-		fmt.Fprintf(stderr, "%s not decidable for contention: allowed (--allow-contended)\n", plural(len(contended), "ordering"))
-	default:
-		fmt.Fprintf(stderr, "%s not decidable for contention (exit status 98; --allow-contended: 0): %s\n",
-			plural(len(contended), "ordering"), strings.Join(contended, "; "))
-		undecided = compare.Undecided
+	code, line := study.Exit(worst, contended, allowContended)
+	if line != "" {
+		fmt.Fprintln(stderr, line)
 	}
-	return compare.Fold(nil, worst, undecided)
+	return code
 }
 
 // stepArgs is a step's command line with the study's results directory,
@@ -266,12 +239,6 @@ func quoteAll(args []string) []string {
 		out[i] = shellQuote(a)
 	}
 	return out
-}
-
-// hasResults tells whether dir holds anything.
-func hasResults(dir string) bool {
-	entries, err := os.ReadDir(dir)
-	return err == nil && len(entries) > 0
 }
 
 func indent(s, pre string) string {
@@ -356,15 +323,7 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 			if err := ct.Write(w); err != nil {
 				return nil, err
 			}
-			for _, v := range ct.Verdicts {
-				if v.Outcome == study.Contended {
-					rel := " below "
-					if v.About {
-						rel = " about the same as "
-					}
-					contended = append(contended, v.Lower+rel+v.Higher+" on "+t.Metric)
-				}
-			}
+			contended = append(contended, ct.Contended()...)
 		}
 	}
 	if s.CostColumns && f.cpuPrice > 0 {

@@ -316,14 +316,33 @@ func (r Row) rowNote(tableSource string) string {
 	return n
 }
 
+// Ordering names the ordering on a table's metric: "vxlan below host-gw
+// on …", or "a about the same as b on …" for a pair the study found about
+// the same.
+func (v Verdict) Ordering(metric string) string {
+	rel := " below "
+	if v.About {
+		rel = " about the same as "
+	}
+	return v.Lower + rel + v.Higher + " on " + metric
+}
+
+// Contended names the table's orderings not decidable for contention
+// (Verdict.Ordering), in the table's order; none for a quiet machine.
+func (t Table) Contended() []string {
+	var out []string
+	for _, v := range t.Verdicts {
+		if v.Outcome == Contended {
+			out = append(out, v.Ordering(t.Metric))
+		}
+	}
+	return out
+}
+
 // Line says what the ordering comes to: "vxlan below host-gw on …: holds
 // (0.83 here, 0.29 published; 3 repeats, their ranges apart)".
 func (v Verdict) Line(metric string) string {
-	rel := "below"
-	if v.About {
-		rel = "about the same as"
-	}
-	what := fmt.Sprintf("%s %s %s on %s", v.Lower, rel, v.Higher, metric)
+	what := v.Ordering(metric)
 	label := v.Label
 	if label == "" {
 		label = "published"
