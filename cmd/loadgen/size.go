@@ -150,8 +150,8 @@ func (f *sizeFlags) fromSaved(fl *pflag.FlagSet) error {
 	if err != nil {
 		return err
 	}
-	if saved.Builtin != "size" && saved.Builtin != "" {
-		return fmt.Errorf("--resume: %s holds a loadgen %s run, not a sizing", f.out, saved.Builtin)
+	if err := sweep.ResumeRefusal(f.out, saved, "size"); err != nil {
+		return err
 	}
 	var paths []nginxingress.SavedPath
 	for _, p := range saved.Paths {

@@ -116,3 +116,19 @@ func ResumeKind(saved *Spec) Resume {
 	}
 	return ResumeBuiltin
 }
+
+// ResumeRefusal is why a resume by the command whose built-in sweeps are
+// own ("demo": loadgen sweep with neither -f nor --path; "size") cannot
+// continue saved, the sweep saved in dir, or nil. The command continues a
+// plan of its own and a plain sweep's; a sweep that another built-in
+// command made, that command continues, as the refusal says.
+func ResumeRefusal(dir string, saved *Spec, own string) error {
+	if saved.Builtin == "" || saved.Builtin == own {
+		return nil
+	}
+	command := saved.Builtin
+	if command == "demo" {
+		command = "sweep" // the demo is loadgen sweep's
+	}
+	return fmt.Errorf("--resume: %s holds a loadgen %s run: continue it with loadgen %s -o %s --resume", dir, saved.Builtin, command, shellQuote(dir))
+}
