@@ -296,7 +296,7 @@ func (f *sweepFlags) demoPlan(cmd *cobra.Command, saved *sweep.Spec) (*sweep.Spe
 	}
 	base := saved
 	if base == nil {
-		base = demoSpec(demoHasNginx())
+		base = sweep.Demo(demoHasNginx())
 	}
 	plan, err := f.overlay(cmd, base)
 	if err != nil {

@@ -79,6 +79,16 @@ func DemoRefuses(changed func(flag string) bool, protocol string) error {
 	return nil
 }
 
+// DemoNeedsNginx is why the demo's plan s cannot start here, or nil: it
+// has the nginx path (a resumed demo's that had it) and nginx is not
+// installed (installed tells; asked only then).
+func (s *Spec) DemoNeedsNginx(installed func() bool) error {
+	if _, nginx := s.PathByName(DemoNginx); nginx && !installed() {
+		return errors.New("the sweep to resume has an nginx path, and nginx is not installed here (apt-get install nginx)")
+	}
+	return nil
+}
+
 // CompleteDemo completes and checks a demo's plan (Demo's, or a saved
 // one, with flags over it) before its servers start: checked as any sweep
 // with its paths at a placeholder address where the servers will be,

@@ -116,3 +116,27 @@ func TestResumeRefusal(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoNeedsNginx: a demo's plan with the nginx path cannot start
+// where nginx is not installed; one without it never asks.
+func TestDemoNeedsNginx(t *testing.T) {
+	for _, tc := range []struct {
+		plan      bool // the plan has the nginx path
+		installed bool
+		want      string
+	}{
+		{true, true, "<nil>"},
+		{false, true, "<nil>"},
+		{false, false, "<nil>"},
+		{true, false, "the sweep to resume has an nginx path, and nginx is not installed here (apt-get install nginx)"},
+	} {
+		asked := false
+		err := Demo(tc.plan).DemoNeedsNginx(func() bool { asked = true; return tc.installed })
+		if got := fmt.Sprint(err); got != tc.want {
+			t.Errorf("plan with nginx %v, installed %v: %q, want %q", tc.plan, tc.installed, got, tc.want)
+		}
+		if asked != tc.plan {
+			t.Errorf("plan with nginx %v: asked whether nginx is installed: %v", tc.plan, asked)
+		}
+	}
+}
