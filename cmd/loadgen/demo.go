@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -26,10 +25,6 @@ func (d *demoPaths) Close() {
 	}
 }
 
-// demoSpec is the built-in sweep's plan (sweep.Demo), its paths'
-// addresses to come.
-func demoSpec(nginx bool) *sweep.Spec { return sweep.Demo(nginx) }
-
 // demoWhere is where a path of the demo's plan goes before its servers
 // start, as a dry run prints it.
 func demoWhere(path string) string {
@@ -45,14 +40,14 @@ func demoHasNginx() bool {
 	return err == nil
 }
 
-// startDemo starts the demo's servers for plan (demoSpec's, with the
+// startDemo starts the demo's servers for plan (sweep.Demo's, with the
 // flags over it): httpbin, and nginx in front of it when plan has the
 // nginx path; and fills in their addresses and watches.
 func startDemo(ctx context.Context, log io.Writer, plan *sweep.Spec) (*demoPaths, error) {
-	_, nginx := plan.PathByName(sweep.DemoNginx)
-	if nginx && !demoHasNginx() {
-		return nil, errors.New("the sweep to resume has an nginx path, and nginx is not installed here (apt-get install nginx)")
+	if err := plan.DemoNeedsNginx(demoHasNginx); err != nil {
+		return nil, err
 	}
+	_, nginx := plan.PathByName(sweep.DemoNginx)
 	d, addr, pid, err := withHTTPBin(ctx, log)
 	if err != nil {
 		return nil, err

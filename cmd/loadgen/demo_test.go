@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"loadgen/loadgen/sweep"
 	"loadgen/results/store"
 )
 
@@ -59,7 +60,7 @@ func TestDemoSweep(t *testing.T) {
 // its plan (c1t1…c64t64 × 100 B, 1 KiB × 3 s): `sweep --ladder c4t4
 // --payloads 1KiB -d 2s` plans c4t4 × 1 KiB × 2 s on each of its paths.
 func TestDemoSweepTakesFlags(t *testing.T) {
-	paths := len(demoSpec(demoHasNginx()).Paths)
+	paths := len(sweep.Demo(demoHasNginx()).Paths)
 	dir := filepath.Join(t.TempDir(), "demo")
 	code, out, stderr := cli(t, "sweep", "--ladder", "c4t4", "--payloads", "1KiB", "-d", "2s", "--dry-run", "-o", dir)
 	if code != exitOK {
@@ -106,7 +107,7 @@ func TestDemoSweepRunsItsFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(steps) != len(demoSpec(demoHasNginx()).Paths) {
+	if len(steps) != len(sweep.Demo(demoHasNginx()).Paths) {
 		t.Fatalf("%d steps, want one per path", len(steps))
 	}
 	for _, st := range steps {

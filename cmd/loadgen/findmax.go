@@ -28,14 +28,8 @@ func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string
 		}
 		return failf("%v", err)
 	}
-	var failed []string
-	for _, m := range maxes {
-		if m.Failed != "" {
-			failed = append(failed, m.Label())
-		}
-	}
-	if len(failed) > 0 {
-		return failf("find-max: no run on %s (see the notes above)", strings.Join(failed, ", "))
+	if err := sweep.FailedSearches(maxes); err != nil {
+		return failf("%v", err)
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,10 +14,8 @@ import (
 
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/lab"
-	"loadgen/results"
 	"loadgen/results/compare"
 	"loadgen/results/report"
-	"loadgen/results/store"
 )
 
 type labFlags struct {
@@ -176,27 +173,19 @@ func (f *labFlags) plan() (*labPlan, error) {
 			return nil, err
 		}
 		p.checks[proto] = c
-		if dir := filepath.Join(f.out, proto); sweep.Exists(dir) && !f.resume {
+		if dir := lab.SweepDir(f.out, proto); sweep.Exists(dir) && !f.resume {
 			return nil, sweep.Occupied(dir)
 		}
 	}
-	if f.resume && !anySweep(f.out, p.protocols) {
-		return nil, fmt.Errorf("--resume: %s holds no lab (no %s/manifest.json): drop --resume to start one there", f.out, p.protocols[0])
+	if f.resume {
+		if err := lab.CheckResume(f.out, p.protocols); err != nil {
+			return nil, err
+		}
 	}
 	if p.paths, err = lab.ParsePaths(f.paths); err != nil {
 		return nil, err
 	}
 	return p, nil
-}
-
-// anySweep tells whether dir holds a sweep of one of the protocols.
-func anySweep(dir string, protocols []string) bool {
-	for _, p := range protocols {
-		if sweep.Exists(filepath.Join(dir, p)) {
-			return true
-		}
-	}
-	return false
 }
 
 func runLab(cmd *cobra.Command, f *labFlags) error {
@@ -247,43 +236,24 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	}
 
 	resume := "loadgen lab " + flagArgs(cmd, "modes", "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats", "assert", "baseline", "max-regression", "judge-contended", "allow-contended", "junit", "quiet", "label") + "-o " + shellQuote(f.out) + " --resume"
-	var dirs []string
-	var failed []string
-	var all []*results.Step  // every protocol's steps
-	var codes []compare.Exit // each protocol's sweep's status
-	for _, proto := range p.protocols {
+	sw, err := lab.RunSweeps(f.out, p.protocols, func(proto, dir string) error {
 		spec := f.spec(p.ladder, proto, lab.Payload(proto, p.size, p.streamSize))
 		spec.Paths = sweepPaths(labs)
 		spec.Builtin = "lab"
 		if err := spec.Validate(); err != nil {
 			return failf("lab: %v", err)
 		}
-		dir := filepath.Join(f.out, proto)
 		fmt.Fprintf(stdout, "\n== %s ==\n", proto)
 		job := f.job(spec, dir, "")
 		job.resumeCmd = resume
 		job.check = p.checks[proto]
-		err := job.execute(ctx, stdout, stderr)
-		dirs = append(dirs, dir)
-		if _, steps, rerr := store.ReadSweep(dir); rerr == nil {
-			for _, id := range compare.FailedSteps(steps) {
-				failed = append(failed, proto+" "+id)
-			}
-			all = append(all, steps...)
-		}
-		if err != nil {
-			// A failed step or check (an assertion, a regression) fails
-			// the lab run, after the other protocols ran; Ctrl-C ends it
-			// here.
-			var ee exitError
-			if !errors.As(err, &ee) || compare.Exit(ee.code).Stops() {
-				return err
-			}
-			codes = append(codes, compare.Exit(ee.code))
-		}
+		return job.execute(ctx, stdout, stderr)
+	}, exitStatus)
+	if err != nil {
+		return err
 	}
 	var sweeps []*report.Sweep
-	for _, dir := range dirs {
+	for _, dir := range sw.Dirs {
 		s, err := report.ReadSweep(dir)
 		if err != nil {
 			return failf("%v", err)
@@ -298,10 +268,20 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	}
 	printNotApplicable(stdout, labs, skipped)
 	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
-	if len(failed) > 0 {
-		fmt.Fprintf(stdout, "lab: %s failed: %s\n", plural(len(failed), "step"), strings.Join(failed, ", "))
+	if len(sw.Failed) > 0 {
+		fmt.Fprintf(stdout, "lab: %s failed: %s\n", plural(len(sw.Failed), "step"), strings.Join(sw.Failed, ", "))
 	}
-	return exitWith(compare.Fold(all, codes...)) // each sweep's: 1 for a failed step, 108 for an aborted one, 99, 98
+	return exitWith(sw.Exit())
+}
+
+// exitStatus is the exit status an error of a lab's sweep carries, if any
+// (lab.RunSweeps).
+func exitStatus(err error) (compare.Exit, bool) {
+	var ee exitError
+	if errors.As(err, &ee) {
+		return compare.Exit(ee.code), true
+	}
+	return 0, false
 }
 
 // startLabs builds a lab per mode, skipping (and naming) the modes this

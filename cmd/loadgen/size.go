@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -90,9 +89,8 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	if err != nil {
 		return fmt.Errorf("--workers %w", err)
 	}
-	if n := slices.Max(workers); n > runtime.NumCPU() {
-		fmt.Fprintf(stderr, "loadgen: --workers up to %d on %s: nginx's workers past %d share CPUs with each other, the target and the generator, so those counts measure contention, not how nginx scales\n",
-			n, plural(runtime.NumCPU(), "CPU"), runtime.NumCPU())
+	if w := nginxingress.OverCPUs(workers, runtime.NumCPU()); w != "" {
+		fmt.Fprintf(stderr, "loadgen: %s\n", w)
 	}
 	payload, err := sweep.ParseSize(f.payload)
 	if err != nil {
@@ -150,8 +148,8 @@ func (f *sizeFlags) fromSaved(fl *pflag.FlagSet) error {
 	if err != nil {
 		return err
 	}
-	if saved.Builtin != "size" && saved.Builtin != "" {
-		return fmt.Errorf("--resume: %s holds a loadgen %s run, not a sizing", f.out, saved.Builtin)
+	if err := sweep.ResumeRefusal(f.out, saved, "size"); err != nil {
+		return err
 	}
 	var paths []nginxingress.SavedPath
 	for _, p := range saved.Paths {

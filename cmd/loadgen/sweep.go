@@ -296,7 +296,7 @@ func (f *sweepFlags) demoPlan(cmd *cobra.Command, saved *sweep.Spec) (*sweep.Spe
 	}
 	base := saved
 	if base == nil {
-		base = demoSpec(demoHasNginx())
+		base = sweep.Demo(demoHasNginx())
 	}
 	plan, err := f.overlay(cmd, base)
 	if err != nil {
@@ -345,11 +345,11 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		if saved, err = sweep.Saved(f.out); err != nil {
 			return err
 		}
-		switch sweep.ResumeKind(saved) {
-		case sweep.ResumePlan:
+		if err := sweep.ResumeRefusal(f.out, saved, "demo"); err != nil {
+			return err // a size's or a lab's: its own command continues it
+		}
+		if sweep.ResumeKind(saved) == sweep.ResumePlan {
 			useDemo = false
-		case sweep.ResumeBuiltin:
-			return fmt.Errorf("--resume: %s holds a loadgen %s run: continue it with loadgen %s -o %s --resume", f.out, saved.Builtin, saved.Builtin, shellQuote(f.out))
 		}
 	}
 	var spec *sweep.Spec

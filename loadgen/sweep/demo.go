@@ -79,6 +79,16 @@ func DemoRefuses(changed func(flag string) bool, protocol string) error {
 	return nil
 }
 
+// DemoNeedsNginx is why the demo's plan s cannot start here, or nil: it
+// has the nginx path (a resumed demo's that had it) and nginx is not
+// installed (installed tells; asked only then).
+func (s *Spec) DemoNeedsNginx(installed func() bool) error {
+	if _, nginx := s.PathByName(DemoNginx); nginx && !installed() {
+		return errors.New("the sweep to resume has an nginx path, and nginx is not installed here (apt-get install nginx)")
+	}
+	return nil
+}
+
 // CompleteDemo completes and checks a demo's plan (Demo's, or a saved
 // one, with flags over it) before its servers start: checked as any sweep
 // with its paths at a placeholder address where the servers will be,
@@ -115,4 +125,20 @@ func ResumeKind(saved *Spec) Resume {
 		return ResumeDemo
 	}
 	return ResumeBuiltin
+}
+
+// ResumeRefusal is why a resume by the command whose built-in sweeps are
+// own ("demo": loadgen sweep with neither -f nor --path; "size") cannot
+// continue saved, the sweep saved in dir, or nil. The command continues a
+// plan of its own and a plain sweep's; a sweep that another built-in
+// command made, that command continues, as the refusal says.
+func ResumeRefusal(dir string, saved *Spec, own string) error {
+	if saved.Builtin == "" || saved.Builtin == own {
+		return nil
+	}
+	command := saved.Builtin
+	if command == "demo" {
+		command = "sweep" // the demo is loadgen sweep's
+	}
+	return fmt.Errorf("--resume: %s holds a loadgen %s run: continue it with loadgen %s -o %s --resume", dir, saved.Builtin, command, shellQuote(dir))
 }

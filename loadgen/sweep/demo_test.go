@@ -92,3 +92,51 @@ func TestResumeKind(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeRefusal: sweep (the demo's) and size resume their own plans
+// and a plain sweep's; another built-in command's sweep is refused with
+// the command that continues it.
+func TestResumeRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		dir, builtin, own string
+		want              string
+	}{
+		{"out", "", "demo", "<nil>"},
+		{"out", "demo", "demo", "<nil>"},
+		{"out", "", "size", "<nil>"},
+		{"out", "size", "size", "<nil>"},
+		{"out", "size", "demo", "--resume: out holds a loadgen size run: continue it with loadgen size -o out --resume"},
+		{"res/lab/tcp-rr", "lab", "demo", "--resume: res/lab/tcp-rr holds a loadgen lab run: continue it with loadgen lab -o res/lab/tcp-rr --resume"},
+		{"my out", "size", "demo", "--resume: my out holds a loadgen size run: continue it with loadgen size -o 'my out' --resume"},
+		{"out", "demo", "size", "--resume: out holds a loadgen demo run: continue it with loadgen sweep -o out --resume"},
+		{"it's", "lab", "size", `--resume: it's holds a loadgen lab run: continue it with loadgen lab -o 'it'\''s' --resume`},
+	} {
+		if got := fmt.Sprint(ResumeRefusal(tc.dir, &Spec{Builtin: tc.builtin}, tc.own)); got != tc.want {
+			t.Errorf("ResumeRefusal(%q, %q, %q) = %q, want %q", tc.dir, tc.builtin, tc.own, got, tc.want)
+		}
+	}
+}
+
+// TestDemoNeedsNginx: a demo's plan with the nginx path cannot start
+// where nginx is not installed; one without it never asks.
+func TestDemoNeedsNginx(t *testing.T) {
+	for _, tc := range []struct {
+		plan      bool // the plan has the nginx path
+		installed bool
+		want      string
+	}{
+		{true, true, "<nil>"},
+		{false, true, "<nil>"},
+		{false, false, "<nil>"},
+		{true, false, "the sweep to resume has an nginx path, and nginx is not installed here (apt-get install nginx)"},
+	} {
+		asked := false
+		err := Demo(tc.plan).DemoNeedsNginx(func() bool { asked = true; return tc.installed })
+		if got := fmt.Sprint(err); got != tc.want {
+			t.Errorf("plan with nginx %v, installed %v: %q, want %q", tc.plan, tc.installed, got, tc.want)
+		}
+		if asked != tc.plan {
+			t.Errorf("plan with nginx %v: asked whether nginx is installed: %v", tc.plan, asked)
+		}
+	}
+}

@@ -11,6 +11,22 @@ import (
 	"loadgen/results/report"
 )
 
+// FailedSearches is the error of the searches that had no run at all
+// (Max.Failed: the path cannot be reached), naming them, or nil: the
+// notes under their brackets (Bracket) say why.
+func FailedSearches(maxes []Max) error {
+	var failed []string
+	for _, m := range maxes {
+		if m.Failed != "" {
+			failed = append(failed, m.Label())
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("find-max: no run on %s (see the notes above)", strings.Join(failed, ", "))
+}
+
 // Bracket is each search's bracket: the highest rate that held the
 // SLO — reported only once confirmed, two of at most three probes held —
 // and the lowest that missed it, each with the probes its verdict rests

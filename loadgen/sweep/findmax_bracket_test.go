@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -81,5 +82,27 @@ func TestBracket(t *testing.T) {
 	// The same search in this schema: not confirmed, not reported.
 	if fm = Bracket([]Max{{Path: "old", Rung: "c1t1", Payload: 100, Pass: old.Pass}}, false, results.SchemaVersion); fm.Rows[0].Max != "none" {
 		t.Errorf("an unconfirmed rate in schema %d: %+v", results.SchemaVersion, fm.Rows)
+	}
+}
+
+// TestFailedSearches: the searches with no run at all are named in one
+// error; a search that ran, whatever it found, is not.
+func TestFailedSearches(t *testing.T) {
+	ran := Max{Path: "baseline", Rung: "c16t2", Payload: 100, Rate: 3100}
+	none := Max{Path: "fast", Rung: "c1t1", Payload: 1024} // ran, nothing held
+	down := Max{Path: "nginx", Rung: "c16t2", Payload: 100, Failed: "cannot connect"}
+	gone := Max{Path: "envoy", Rung: "c4t4", Payload: 1024, Failed: "the proxy died"}
+	for _, tc := range []struct {
+		maxes []Max
+		want  string
+	}{
+		{nil, "<nil>"},
+		{[]Max{ran, none}, "<nil>"},
+		{[]Max{ran, down}, "find-max: no run on nginx c16t2 100B (see the notes above)"},
+		{[]Max{down, ran, gone}, "find-max: no run on nginx c16t2 100B, envoy c4t4 1KiB (see the notes above)"},
+	} {
+		if got := fmt.Sprint(FailedSearches(tc.maxes)); got != tc.want {
+			t.Errorf("FailedSearches(%d searches) = %q, want %q", len(tc.maxes), got, tc.want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package nginxingress
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,6 +54,21 @@ func ParseWorkers(s string, cpus int) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// OverCPUs is the warning of a sizing whose largest worker count is more
+// than the machine's cpus, or "": nginx's workers past them share CPUs
+// with each other, the target and the generator.
+func OverCPUs(workers []int, cpus int) string {
+	if len(workers) == 0 || slices.Max(workers) <= cpus {
+		return ""
+	}
+	of := strconv.Itoa(cpus) + " CPUs"
+	if cpus == 1 {
+		of = "1 CPU"
+	}
+	return fmt.Sprintf("--workers up to %d on %s: nginx's workers past %d share CPUs with each other, the target and the generator, so those counts measure contention, not how nginx scales",
+		slices.Max(workers), of, cpus)
 }
 
 // tlsKind names the sizing's TLS paths: TLS, or mutual TLS.

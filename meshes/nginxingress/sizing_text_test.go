@@ -83,3 +83,24 @@ func TestSizingText(t *testing.T) {
 		t.Errorf("mutual note: %q", got)
 	}
 }
+
+// TestOverCPUs: a sizing warns when its largest worker count passes the
+// machine's CPUs, and only then.
+func TestOverCPUs(t *testing.T) {
+	const tail = ": nginx's workers past %d share CPUs with each other, the target and the generator, so those counts measure contention, not how nginx scales"
+	for _, tc := range []struct {
+		workers []int
+		cpus    int
+		want    string
+	}{
+		{[]int{1, 2, 4}, 4, ""},
+		{[]int{1}, 1, ""},
+		{nil, 1, ""},
+		{[]int{1, 2, 8, 4}, 4, "--workers up to 8 on 4 CPUs" + fmt.Sprintf(tail, 4)},
+		{[]int{2}, 1, "--workers up to 2 on 1 CPU" + fmt.Sprintf(tail, 1)},
+	} {
+		if got := OverCPUs(tc.workers, tc.cpus); got != tc.want {
+			t.Errorf("OverCPUs(%v, %d) = %q, want %q", tc.workers, tc.cpus, got, tc.want)
+		}
+	}
+}
