@@ -129,6 +129,17 @@ func (c *Config) CheckNewConn() error {
 	return nil
 }
 
+// CheckTimeout refuses a per-request timeout that is not positive, in
+// the words of Validate, which refuses a negative one: Validate takes 0 as
+// DefaultTimeout, so a CLI whose flag shows that default refuses a 0 the
+// user gave with this before.
+func CheckTimeout(d time.Duration) error {
+	if d > 0 {
+		return nil
+	}
+	return fmt.Errorf("--timeout must be positive, got %v", d)
+}
+
 // Validate reports the first thing wrong with c, in words a user can act
 // on, naming `loadgen run`'s flags: it is the one check of a run's
 // configuration, the CLI's and a sweep step's. Timeout 0 is the default.
@@ -151,7 +162,7 @@ func (c *Config) Validate() error {
 	case c.Warmup < 0:
 		return fmt.Errorf("--warmup must not be negative, got %v", c.Warmup)
 	case c.Timeout < 0:
-		return fmt.Errorf("--timeout must be positive, got %v", c.Timeout)
+		return CheckTimeout(c.Timeout.D())
 	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
 		return fmt.Errorf("rate (-R) must be a positive number of requests/s, got %v", c.Rate)
 	case c.Interval < 0:

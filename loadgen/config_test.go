@@ -55,6 +55,25 @@ func TestValidateMessages(t *testing.T) {
 	}
 }
 
+// A timeout the user gave must be positive: the CLI's 0 given and
+// Validate's negative one are refused in one message.
+func TestCheckTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string // "" for valid
+	}{
+		{time.Second, ""},
+		{time.Nanosecond, ""},
+		{0, "--timeout must be positive, got 0s"},
+		{-time.Second, "--timeout must be positive, got -1s"},
+	} {
+		err := loadgen.CheckTimeout(tc.d)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || err.Error() != tc.want) {
+			t.Errorf("CheckTimeout(%v) = %v, want %q", tc.d, err, tc.want)
+		}
+	}
+}
+
 // A request mix on several hosts needs a connection or more on each: the
 // engine's rule, which the CLI asks before it builds a Dialer.
 func TestCheckMixHosts(t *testing.T) {

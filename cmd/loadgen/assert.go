@@ -70,7 +70,7 @@ func (c *checkFlags) forSweep(name string) (*checkFlags, error) {
 	s := *c
 	s.perSweep = false
 	if s.junit != "" {
-		s.junit = junitFor(s.junit, name)
+		s.junit = compare.JUnitFile(s.junit, name)
 	}
 	if s.baseline != "" {
 		s.baseline = filepath.Join(c.baseline, name)
@@ -81,12 +81,9 @@ func (c *checkFlags) forSweep(name string) (*checkFlags, error) {
 	return &s, nil
 }
 
-// junitFor is the JUnit file of one part, name, of a run that writes
-// several (a lab's protocol, a study's step): junit.xml → junit-NAME.xml.
-func junitFor(junit, name string) string {
-	ext := filepath.Ext(junit)
-	return strings.TrimSuffix(junit, ext) + "-" + name + ext
-}
+// junitFor is compare.JUnitFile, for study.go, which calls it by this
+// name: junit.xml → junit-NAME.xml.
+func junitFor(junit, name string) string { return compare.JUnitFile(junit, name) }
 
 // parse checks the flags and reads the baseline. Its errors are usage
 // errors: call it before the load.
@@ -119,10 +116,10 @@ func (c *checkFlags) parse() error {
 	}
 	c.check = compare.Check{Assertions: as, Options: compare.Options{Noise: compare.DefaultNoise, MaxRegression: maxReg,
 		JudgeContended: c.judgeContended, AllowContended: c.allowContended}}
-	if isStdout(c.junit) && c.out == nil {
+	if store.IsStdout(c.junit) && c.out == nil {
 		return fmt.Errorf("--junit %s: this command writes several reports: give a file name", c.junit)
 	}
-	if c.junit != "" && !isStdout(c.junit) {
+	if c.junit != "" && !store.IsStdout(c.junit) {
 		if err := store.CheckWritable(c.junit); err != nil {
 			return fmt.Errorf("--junit: %w", err)
 		}

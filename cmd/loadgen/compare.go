@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"loadgen/results/compare"
-	"loadgen/results/store"
 )
 
 type compareFlags struct {
@@ -90,19 +89,9 @@ decidable, 2 when A or B cannot be read.`,
 }
 
 func (f *compareFlags) options() (compare.Options, error) {
-	var opt compare.Options
-	maxReg, err := compare.ParsePercent(f.maxRegression)
-	if err != nil {
-		return opt, fmt.Errorf("--max-regression: %w", err)
-	}
-	noise, err := compare.ParsePercent(f.noise)
-	if err != nil {
-		return opt, fmt.Errorf("--noise: %w", err)
-	}
-	if noise <= 0 {
-		return opt, fmt.Errorf("--noise %s: must be more than 0%%", f.noise)
-	}
-	return compare.Options{Noise: noise, MaxRegression: maxReg, JudgeContended: f.judgeContended, AllowContended: f.allowContended}, nil
+	opt, err := compare.ParseOptions(f.maxRegression, f.noise)
+	opt.JudgeContended, opt.AllowContended = f.judgeContended, f.allowContended
+	return opt, err
 }
 
 func runCompare(cmd *cobra.Command, f *compareFlags, a, b string) error {
@@ -110,61 +99,11 @@ func runCompare(cmd *cobra.Command, f *compareFlags, a, b string) error {
 	if err != nil {
 		return err
 	}
-	sweepA, err := compare.IsSweepDir(a)
-	if err != nil {
-		return err
-	}
-	sweepB, err := compare.IsSweepDir(b)
-	if err != nil {
-		return err
-	}
-	if sweepA != sweepB {
-		kind := func(s bool) string {
-			if s {
-				return "a sweep directory"
-			}
-			return "a run file"
-		}
-		return fmt.Errorf("%s is %s but %s is %s: compare two runs or two sweeps", a, kind(sweepA), b, kind(sweepB))
-	}
-	if sweepA {
-		if subsA, _ := store.SweepDirs(a); len(subsA) > 0 {
-			return compareSubSweeps(cmd, a, b, subsA, opt)
-		}
-	}
-	var c compare.Comparison
-	if sweepA {
-		c, err = compare.Sweeps(a, b, opt)
-		if err != nil {
-			return err
-		}
-		if !c.Matched() {
-			return fmt.Errorf("nothing to compare: no step of %s ran in %s (steps match by %s)", a, b, c.MatchedBy)
-		}
-	} else {
-		ra, err := compare.ReadRunFile(a)
-		if err != nil {
-			return err
-		}
-		rb, err := compare.ReadRunFile(b)
-		if err != nil {
-			return err
-		}
-		c = compare.Runs(ra, rb, opt)
-		c.A, c.B = a, b
-	}
-	if err := compare.WriteText(cmd.OutOrStdout(), c); err != nil {
-		return failf("%v", err)
-	}
-	return regressionFailure(c)
-}
-
-// compareSubSweeps prints compare.SubSweeps, sweep by sweep, and its
-// verdict over them all.
-func compareSubSweeps(cmd *cobra.Command, a, b string, names []string, opt compare.Options) error {
+	res, err := compare.Paths(a, b, opt)
 	out := cmd.OutOrStdout()
-	subs, all, err := compare.SubSweeps(a, b, names, opt)
-	for _, s := range subs {
+	// Directories of sweeps: sweep by sweep, those compared before an
+	// error too, then the verdict over them all.
+	for _, s := range res.Subs {
 		if s.Missing {
 			fmt.Fprintf(out, "== %s: not in %s, skipped\n\n", s.Name, b)
 			continue
@@ -178,7 +117,12 @@ func compareSubSweeps(cmd *cobra.Command, a, b string, names []string, opt compa
 	if err != nil {
 		return err
 	}
-	return regressionFailure(all)
+	if res.Subs == nil { // two runs or two sweeps
+		if err := compare.WriteText(out, res.C); err != nil {
+			return failf("%v", err)
+		}
+	}
+	return regressionFailure(res.C)
 }
 
 // regressionFailure is the error of a comparison that found regressions

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -49,12 +47,12 @@ read exits 2, runs that do not merge 1.`,
 			if out == "" {
 				return fmt.Errorf("-o: say where to write the merged run")
 			}
-			if _, err := checkOutputs(output{"-o", out}); err != nil {
+			if _, err := store.CheckOutputs(store.Output{Flag: "-o", Path: out}); err != nil {
 				return err // before reading anything
 			}
 			// Input that cannot be read is a bad command line (exit status 2),
 			// as for report and compare; runs that do not merge fail (1).
-			in, err := readMergeInputs(args)
+			in, err := merge.ReadFiles(args)
 			if err != nil {
 				return err
 			}
@@ -70,7 +68,7 @@ read exits 2, runs that do not merge 1.`,
 			if err != nil {
 				return failf("-o: %v", err)
 			}
-			if isStdout(out) {
+			if store.IsStdout(out) {
 				w = cmd.ErrOrStderr() // standard output holds the merged run
 			}
 			s := run.Summary
@@ -95,39 +93,4 @@ read exits 2, runs that do not merge 1.`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the merged run here, e.g. merged.json (required; JSON, as 'loadgen run --json'; - for stdout, the summary then goes to stderr)")
 	cmd.Flags().BoolVar(&opts.AllowSkew, "allow-skew", false, "merge runs whose measured windows overlap by less than 90% of the shortest (their rates summed), saying by how much")
 	return cmd
-}
-
-// readMergeInputs reads every run to merge, refusing a path given twice
-// (or two names of one file): it would count its requests twice.
-func readMergeInputs(paths []string) ([]merge.Input, error) {
-	var in []merge.Input
-	var seen []os.FileInfo
-	for _, path := range paths {
-		fi, err := os.Stat(path)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s does not exist", path)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if fi.IsDir() {
-			return nil, fmt.Errorf("%s is a directory: merge takes run files (loadgen run --json) or a sweep's steps/*.json", path)
-		}
-		for j, prev := range seen {
-			if os.SameFile(prev, fi) {
-				return nil, fmt.Errorf("%s and %s are the same file: give each generator's run once", paths[j], path)
-			}
-		}
-		seen = append(seen, fi)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		x, err := merge.Decode(path, b)
-		if err != nil {
-			return nil, err
-		}
-		in = append(in, x)
-	}
-	return in, nil
 }

@@ -84,11 +84,12 @@ into); "-" writes to stdout instead, for one of them:
 }
 
 func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
-	files := []output{{"--html", f.html}, {"--markdown", f.markdown}, {"--csv", f.csv}, {"--csv-istio", f.csvIstio}, {"--json-fortio", f.fortio}, {"--json-smp", f.smp}}
+	files := []store.Output{{Flag: "--html", Path: f.html}, {Flag: "--markdown", Path: f.markdown}, {Flag: "--csv", Path: f.csv},
+		{Flag: "--csv-istio", Path: f.csvIstio}, {Flag: "--json-fortio", Path: f.fortio}, {Flag: "--json-smp", Path: f.smp}}
 	if f.percentiles {
-		files = append(files, output{"--percentiles", store.Stdout})
+		files = append(files, store.Output{Flag: "--percentiles", Path: store.Stdout})
 	}
-	if _, err := checkOutputs(files...); err != nil {
+	if _, err := store.CheckOutputs(files...); err != nil {
 		return err // a usage error, as run's, before reading anything
 	}
 	var sweeps []*report.Sweep
@@ -109,14 +110,15 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 		}
 	}
 	stdout := cmd.OutOrStdout()
-	type output struct {
+	// a report to write: its flag, its path and the function writing it
+	type reportFile struct {
 		flag, path string
 		write      func(io.Writer) error
 	}
-	var outs []output
+	var outs []reportFile
 	add := func(flag, path string, write func(io.Writer) error) {
 		if path != "" {
-			outs = append(outs, output{flag, path, write})
+			outs = append(outs, reportFile{flag, path, write})
 		}
 	}
 	maxes, err := sweep.ReadBrackets(sweeps)

@@ -177,13 +177,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 			failures = append(failures, "--json: "+err.Error())
 		}
 	}
-	why := "interrupted before the end of its window"
-	switch {
-	case run.Aborted != "":
-		why = run.Aborted // --abort-on-fail: JUnit's run case fails with it
-	case !run.Interrupted:
-		why = compare.RunVerdict(run, f.budget)
-	}
+	code, why := compare.RunExit(run, f.budget) // JUnit's run case fails with why
 	checked, err := f.check.checkRun(summary, run, why)
 	if err != nil {
 		failures = append(failures, err.Error())
@@ -191,7 +185,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if len(failures) > 0 {
 		return failf("%s", strings.Join(failures, "; "))
 	}
-	code := compare.RunExit(run, why, checked)
+	code = compare.Worst(code, checked)
 	switch code {
 	case compare.Aborted:
 		fmt.Fprintf(stderr, "loadgen: %s; %s\n", run.Aborted, discarded(run.Summary.InFlight))

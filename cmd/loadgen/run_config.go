@@ -38,10 +38,8 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 	if cmd.Flags().Changed("requests") && !cmd.Flags().Changed("duration") {
 		d = 0 // -n alone: run until n requests
 	}
-	if f.timeout == 0 {
-		// The engine's 0 is its default, which the flag shows: a 0 given
-		// is a mistake. A negative one is Validate's.
-		return c, fmt.Errorf("--timeout must be positive, got %v", f.timeout)
+	if err := loadgen.CheckTimeout(f.timeout); err != nil {
+		return c, err // the engine's 0 is its default, which the flag shows: a 0 given is a mistake
 	}
 	if n, err := strconv.Atoi(f.method); err == nil {
 		if cmd.Flags().Changed("streams") {

@@ -8,9 +8,12 @@ import (
 )
 
 // checkOutputs checks, before any load, the run's output files
-// (checkOutputs) and tells whether one goes to standard output.
+// (store.CheckOutputs) and tells whether one goes to standard output: the
+// summary then goes to standard error, so that `loadgen run --json - URL
+// | jq` reads JSON only.
 func (f *runFlags) checkOutputs() (toStdout bool, err error) {
-	return checkOutputs(output{"--json", f.jsonOut}, output{"--hlog", f.hlog}, output{"--junit", f.check.junit})
+	return store.CheckOutputs(store.Output{Flag: "--json", Path: f.jsonOut}, store.Output{Flag: "--hlog", Path: f.hlog},
+		store.Output{Flag: "--junit", Path: f.check.junit})
 }
 
 // hlogFile is --hlog's file, created (or emptied) at the log's first
@@ -32,7 +35,7 @@ func createHlog(path string, stdout io.Writer) (*hlogFile, error) {
 }
 
 func (h *hlogFile) Write(p []byte) (int, error) {
-	if isStdout(h.path) {
+	if store.IsStdout(h.path) {
 		return h.stdout.Write(p)
 	}
 	if h.f == nil && h.err == nil {

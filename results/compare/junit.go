@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"loadgen/results"
@@ -167,6 +169,14 @@ func WriteJUnit(w io.Writer, suites []Suite) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// JUnitFile is the JUnit report of one part, name, of a command that
+// writes one per part (a lab's protocol, a study's step) where it was
+// given one file: junit.xml → junit-NAME.xml.
+func JUnitFile(junit, name string) string {
+	ext := filepath.Ext(junit)
+	return strings.TrimSuffix(junit, ext) + "-" + name + ext
 }
 
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }

@@ -174,3 +174,20 @@ func TestJUnitPropertiesAreTheLabels(t *testing.T) {
 		t.Errorf("sweep properties %v, want mesh=istio alone", p)
 	}
 }
+
+// One part's JUnit file: the part's name before the extension, if any, of
+// the file's name (not of a directory's).
+func TestJUnitFile(t *testing.T) {
+	for _, tc := range []struct{ junit, name, want string }{
+		{"junit.xml", "tcp-rr", "junit-tcp-rr.xml"},
+		{"out/report.xml", "h2", "out/report-h2.xml"},
+		{"junit", "h2", "junit-h2"},
+		{"ci.d/junit", "h2", "ci.d/junit-h2"},
+		{"junit.v2.xml", "udp", "junit.v2-udp.xml"},
+		{"/tmp/j.xml", "istio-1", "/tmp/j-istio-1.xml"},
+	} {
+		if got := JUnitFile(tc.junit, tc.name); got != tc.want {
+			t.Errorf("JUnitFile(%q, %q) = %q, want %q", tc.junit, tc.name, got, tc.want)
+		}
+	}
+}

@@ -60,20 +60,25 @@ func RunVerdict(run *results.Run, b ErrorBudget) string {
 	return ""
 }
 
-// RunExit is the status a finished run comes to (loadgen run), in this
-// order: Aborted when --abort-on-fail stopped it, Interrupted when Ctrl-C
-// cut it short, Failed when it failed its verdict (RunVerdict: verdict is
-// why, "" if it did not), else what its check came to (checked).
-func RunExit(run *results.Run, verdict string, checked Exit) Exit {
+// RunExit is the status a finished run comes to by itself (loadgen run)
+// and why, in this order: Aborted when --abort-on-fail stopped it (why:
+// the assertion that broke, run.Aborted), Interrupted when Ctrl-C cut it
+// short (why: "interrupted before the end of its window"), Failed when it
+// failed its verdict (why: RunVerdict's against the budget b), else OK
+// and "". why is what the run's check (Check.Run) fails JUnit's "run"
+// case with; the check's status folds in with Worst, which ranks each of
+// Aborted, Interrupted and Failed above any check's (Breached, Undecided).
+func RunExit(run *results.Run, b ErrorBudget) (code Exit, why string) {
 	switch {
 	case run.Aborted != "":
-		return Aborted
+		return Aborted, run.Aborted
 	case run.Interrupted:
-		return Interrupted
-	case verdict != "":
-		return Failed
+		return Interrupted, "interrupted before the end of its window"
 	}
-	return checked
+	if why := RunVerdict(run, b); why != "" {
+		return Failed, why
+	}
+	return OK, ""
 }
 
 // FailedSteps names the steps of a sweep that failed (Step.Failure): no

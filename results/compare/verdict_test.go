@@ -164,28 +164,44 @@ func TestFold(t *testing.T) {
 	}
 }
 
-// A run's status: aborted before interrupted before its verdict before
-// its check, each hiding the ones after it.
+// A run's status and why: aborted before interrupted before its verdict,
+// each hiding the ones after it; and, folded with Worst, before its
+// check's status.
 func TestRunExit(t *testing.T) {
+	answered := func(ok, failed int64) results.Summary {
+		return results.Summary{Requests: ok, Errors: results.Errors{Timeout: failed},
+			Duration: results.Duration(10 * time.Second), LastOK: results.Duration(10 * time.Second)}
+	}
+	budget, err := ParseErrorBudget(DefaultErrorBudget)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name        string
 		aborted     string
 		interrupted bool
-		verdict     string
+		summary     results.Summary
 		checked     Exit
 		want        Exit
+		why         string
 	}{
-		{"ok", "", false, "", OK, OK},
-		{"a breached check", "", false, "", Breached, Breached},
-		{"an undecided check", "", false, "", Undecided, Undecided},
-		{"failed over a breached check", "", false, "no request succeeded", Breached, Failed},
-		{"interrupted over a failed verdict", "", true, "interrupted before the end of its window", Breached, Interrupted},
-		{"aborted over interrupted", "p99<1ms broke at 2s", true, "p99<1ms broke at 2s", Breached, Aborted},
-		{"aborted over a check", "p99<1ms broke at 2s", false, "p99<1ms broke at 2s", Breached, Aborted},
+		{"ok", "", false, answered(100, 0), OK, OK, ""},
+		{"a breached check", "", false, answered(100, 0), Breached, Breached, ""},
+		{"an undecided check", "", false, answered(100, 0), Undecided, Undecided, ""},
+		{"failed over a breached check", "", false, answered(0, 10), Breached, Failed, "no request succeeded: 10 of 10 failed (timeout × 10)"},
+		{"failed over an undecided check", "", false, answered(50, 50), Undecided, Failed,
+			"50 of 100 requests failed (50.0%: timeout 50), more than --max-errors 10%"},
+		{"interrupted over a failed verdict", "", true, answered(0, 10), Breached, Interrupted,
+			"interrupted before the end of its window"},
+		{"interrupted, answered", "", true, answered(100, 0), OK, Interrupted,
+			"interrupted before the end of its window"},
+		{"aborted over interrupted", "p99<1ms broke at 2s", true, answered(0, 10), Breached, Aborted, "p99<1ms broke at 2s"},
+		{"aborted over a check", "p99<1ms broke at 2s", false, answered(100, 0), Breached, Aborted, "p99<1ms broke at 2s"},
 	} {
-		run := &results.Run{Aborted: tc.aborted, Interrupted: tc.interrupted}
-		if got := RunExit(run, tc.verdict, tc.checked); got != tc.want {
-			t.Errorf("%s: RunExit = %v, want %v", tc.name, got, tc.want)
+		run := &results.Run{Aborted: tc.aborted, Interrupted: tc.interrupted, Summary: tc.summary}
+		code, why := RunExit(run, budget)
+		if got := Worst(code, tc.checked); got != tc.want || why != tc.why {
+			t.Errorf("%s: RunExit folded with %v = %v, %q; want %v, %q", tc.name, tc.checked, got, why, tc.want, tc.why)
 		}
 	}
 }
