@@ -81,10 +81,6 @@ func (c *checkFlags) forSweep(name string) (*checkFlags, error) {
 	return &s, nil
 }
 
-// junitFor is compare.JUnitFile, for study.go, which calls it by this
-// name: junit.xml → junit-NAME.xml.
-func junitFor(junit, name string) string { return compare.JUnitFile(junit, name) }
-
 // parse checks the flags and reads the baseline. Its errors are usage
 // errors: call it before the load.
 func (c *checkFlags) parse() error {

@@ -289,7 +289,7 @@ func exitStatus(err error) (compare.Exit, bool) {
 func startLabs(ctx context.Context, stderr io.Writer, p *labPlan, exe string) (labs []*lab.Lab, skipped []string, err error) {
 	cfg := lab.Config{Paths: p.paths, TunnelCommand: []string{exe, "lab", "udp-tunnel"}}
 	labs, err = lab.StartModes(ctx, cfg, p.modes, func(m lab.Mode, err error) {
-		fmt.Fprint(stderr, wrap(fmt.Sprintf("lab: mode %s skipped: %v", m, err), maxWidth, "  "))
+		fmt.Fprint(stderr, report.Wrap(fmt.Sprintf("lab: mode %s skipped: %v", m, err), maxWidth, "  "))
 		skipped = append(skipped, fmt.Sprintf("%s: %v", m, err))
 	})
 	if err != nil {
@@ -358,11 +358,11 @@ func printNotApplicable(w io.Writer, labs []*lab.Lab, skipped []string) {
 	for _, l := range labs {
 		for _, p := range l.Paths() {
 			if p.NotApplicable != "" {
-				fmt.Fprint(w, wrap(fmt.Sprintf("not applicable: %s: %s", report.ModePath(string(p.Mode), p.Name), p.NotApplicable), maxWidth, "  "))
+				fmt.Fprint(w, report.Wrap(fmt.Sprintf("not applicable: %s: %s", report.ModePath(string(p.Mode), p.Name), p.NotApplicable), maxWidth, "  "))
 			}
 		}
 	}
 	for _, s := range skipped {
-		fmt.Fprint(w, wrap("skipped mode "+s, maxWidth, "  "))
+		fmt.Fprint(w, report.Wrap("skipped mode "+s, maxWidth, "  "))
 	}
 }

@@ -194,7 +194,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	case compare.Failed:
 		fmt.Fprintf(stderr, "loadgen: the run failed: %s\n", why)
 		if hint := f.hint(ctx, run); hint != "" {
-			fmt.Fprint(stderr, wrap("loadgen: "+hint, maxWidth, "  "))
+			fmt.Fprint(stderr, report.Wrap("loadgen: "+hint, maxWidth, "  "))
 		}
 	}
 	return exitWith(code)

@@ -16,6 +16,7 @@ import (
 	"loadgen/meshes/nginxingress"
 	"loadgen/results"
 	"loadgen/results/report"
+	"loadgen/results/store"
 	"loadgen/targets/tlscert"
 )
 
@@ -78,7 +79,7 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 		}
 	}
 	f.check.out = stdout
-	if isStdout(f.check.junit) {
+	if store.IsStdout(f.check.junit) {
 		stdout = stderr // standard output takes the JUnit report, the tables go to stderr
 	}
 	ladder, err := f.parse("size")

@@ -23,6 +23,7 @@ import (
 	"loadgen/meshes/nginxingress"
 	"loadgen/results"
 	"loadgen/results/compare"
+	"loadgen/results/store"
 )
 
 type studyFlags struct {
@@ -135,7 +136,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		}
 		f.out = "study-" + s.Name + "-" + time.Now().Format("20060102-150405")
 	}
-	if isStdout(f.junit) {
+	if store.IsStdout(f.junit) {
 		return fmt.Errorf("--junit %s: the study writes a JUnit file per step (FILE-STEP-PROTOCOL.xml): give a file name", f.junit)
 	}
 	if err := checkOutDir("-o", f.out); err != nil {
@@ -228,7 +229,7 @@ func studyExit(worst compare.Exit, contended []string, allowContended bool, stde
 func (f *studyFlags) stepArgs(st study.Step, run bool) []string {
 	var junit string
 	if f.junit != "" {
-		junit = junitFor(f.junit, st.Dir)
+		junit = compare.JUnitFile(f.junit, st.Dir)
 	}
 	return st.CommandLine(study.StepFlags{Out: f.out, Resume: f.resume, Quiet: f.quiet, Asserts: f.asserts, Labels: f.labels.Flags(), JUnit: junit}, run)
 }

@@ -12,6 +12,7 @@ import (
 	"loadgen/loadgen/metrics"
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
+	"loadgen/results/store"
 )
 
 type sweepFlags struct {
@@ -312,7 +313,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	ctx := cmd.Context()
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	f.check.out = stdout
-	if isStdout(f.check.junit) {
+	if store.IsStdout(f.check.junit) {
 		stdout = stderr // standard output takes the JUnit report, the table goes to stderr
 	}
 	if err := f.check.parse(); err != nil {

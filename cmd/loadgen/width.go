@@ -36,9 +36,6 @@ const wideUsage = "every column of the table; without it the table fits the term
 // notes under tables.
 const maxWidth = 100
 
-// wrap is report.Wrap: one rule for loadgen's text.
-var wrap = report.Wrap
-
 // plural is "1 step", "2 steps": n and what, in the plural unless n is 1.
 func plural(n int, what string) string {
 	if n == 1 {
