@@ -3,6 +3,7 @@ package sweep
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 )
 
@@ -137,8 +138,12 @@ func ResumeRefusal(dir string, saved *Spec, own string) error {
 		return nil
 	}
 	command := saved.Builtin
-	if command == "demo" {
+	at := dir
+	switch command {
+	case "demo":
 		command = "sweep" // the demo is loadgen sweep's
+	case "lab":
+		at = filepath.Dir(dir) // a protocol's sweep of a lab in DIR/PROTOCOL: the lab resumes DIR
 	}
-	return fmt.Errorf("--resume: %s holds a loadgen %s run: continue it with loadgen %s -o %s --resume", dir, saved.Builtin, command, shellQuote(dir))
+	return fmt.Errorf("--resume: %s holds a loadgen %s run: continue it with loadgen %s -o %s --resume", dir, saved.Builtin, command, shellQuote(at))
 }

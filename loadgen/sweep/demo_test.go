@@ -95,7 +95,8 @@ func TestResumeKind(t *testing.T) {
 
 // TestResumeRefusal: sweep (the demo's) and size resume their own plans
 // and a plain sweep's; another built-in command's sweep is refused with
-// the command that continues it.
+// the command that continues it (a lab from its directory, not a
+// protocol's).
 func TestResumeRefusal(t *testing.T) {
 	for _, tc := range []struct {
 		dir, builtin, own string
@@ -106,10 +107,10 @@ func TestResumeRefusal(t *testing.T) {
 		{"out", "", "size", "<nil>"},
 		{"out", "size", "size", "<nil>"},
 		{"out", "size", "demo", "--resume: out holds a loadgen size run: continue it with loadgen size -o out --resume"},
-		{"res/lab/tcp-rr", "lab", "demo", "--resume: res/lab/tcp-rr holds a loadgen lab run: continue it with loadgen lab -o res/lab/tcp-rr --resume"},
+		{"res/lab/tcp-rr", "lab", "demo", "--resume: res/lab/tcp-rr holds a loadgen lab run: continue it with loadgen lab -o res/lab --resume"},
 		{"my out", "size", "demo", "--resume: my out holds a loadgen size run: continue it with loadgen size -o 'my out' --resume"},
 		{"out", "demo", "size", "--resume: out holds a loadgen demo run: continue it with loadgen sweep -o out --resume"},
-		{"it's", "lab", "size", `--resume: it's holds a loadgen lab run: continue it with loadgen lab -o 'it'\''s' --resume`},
+		{"it's/http", "lab", "size", `--resume: it's/http holds a loadgen lab run: continue it with loadgen lab -o 'it'\''s' --resume`},
 	} {
 		if got := fmt.Sprint(ResumeRefusal(tc.dir, &Spec{Builtin: tc.builtin}, tc.own)); got != tc.want {
 			t.Errorf("ResumeRefusal(%q, %q, %q) = %q, want %q", tc.dir, tc.builtin, tc.own, got, tc.want)
