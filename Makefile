@@ -28,7 +28,7 @@ docs:
 # test-k8s 15, the node's build 11, the node tests 27) and warm runs of
 # f717d88 and 94118e5 (37-40 min with .ci/run's race stage, ~6 min of it).
 test:
-	@echo "make test: about 85 min on a fresh machine (cold Go caches, the test node built first), 55 min warm"
+	@echo "make test: about 100 min on a fresh machine (cold Go caches, the test node built first), 55 min warm"
 	@scripts/deps
 	@echo "== $$(date -u +%T) vet"
 	$(GO) vet ./...
