@@ -124,7 +124,7 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 		return sweep.Occupied(f.out)
 	}
 	if _, err := nginxingress.Available(); err != nil {
-		return failf("size needs nginx: %v (Debian: apt-get install nginx)", err)
+		return failf("size needs nginx: %v", err) // the error says how to install it
 	}
 	cleanLeftovers(ctx, stderr)
 	lab, err := startSizing(ctx, stderr, spec, workers, kt, f.mtls)
