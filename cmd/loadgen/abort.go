@@ -116,5 +116,5 @@ func (j sweepJob) resumeHint() string {
 	if j.resumeCmd != "" {
 		return j.resumeCmd
 	}
-	return j.again + "-o " + j.out + " --resume"
+	return j.again + "-o " + shellQuote(j.out) + " --resume"
 }
