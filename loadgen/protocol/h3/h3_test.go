@@ -15,6 +15,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
+	"loadgen/internal/race"
 	"loadgen/loadgen/protocol"
 	"loadgen/targets/tlscert"
 )
@@ -303,6 +304,7 @@ func TestNo0RTT(t *testing.T) {
 // With ZeroRTT, a resumed connection sends its request in 0-RTT: the
 // server's connections after the first took it.
 func TestZeroRTT(t *testing.T) {
+	skipUnderRace(t)
 	s := startServerWith(t, http.HandlerFunc(echo), &quic.Config{Allow0RTT: true})
 	d, err := NewDialer(Config{URL: s.url + "/get", ZeroRTT: true, TLS: protocol.TLS{Insecure: true}})
 	if err != nil {
@@ -322,6 +324,7 @@ func TestZeroRTT(t *testing.T) {
 // issued the ticket): the request is Unsent, sent again by the engine,
 // and no later connection tries 0-RTT.
 func TestZeroRTTRejected(t *testing.T) {
+	skipUnderRace(t)
 	a := startServerWith(t, http.HandlerFunc(echo), &quic.Config{Allow0RTT: true})
 	d, err := NewDialer(Config{URL: a.url + "/get", ZeroRTT: true, TLS: protocol.TLS{Insecure: true}})
 	if err != nil {
@@ -385,4 +388,17 @@ func TestUnsentOnClosedConnection(t *testing.T) {
 			t.Errorf("the server saw %d requests after the close", got.Load()-before)
 		}
 	})
+}
+
+// skipUnderRace skips a 0-RTT test under the race detector: quic-go
+// v0.65.0 writes the server's transport parameters on its handshake
+// goroutine while a stream opened in 0-RTT reads them
+// (github.com/quic-go/quic-go/issues/4303, open: "Data race assigning
+// peerParams when 0-RTT is used"), which the detector reports as ours.
+// Without -race the tests run in make test's unit stage.
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if race.Enabled {
+		t.Skip("quic-go's own race in 0-RTT (quic-go/quic-go#4303): this test runs without -race")
+	}
 }
