@@ -64,6 +64,7 @@ func (t *Target) Resolve(ctx context.Context) error {
 	if r == nil {
 		r = net.DefaultResolver
 	}
+	var last error // the last lookup's failure before the bound
 	for {
 		ips, err := r.LookupNetIP(ctx, "ip", host)
 		if err == nil && len(ips) == 0 {
@@ -73,6 +74,15 @@ func (t *Target) Resolve(ctx context.Context) error {
 			t.ap, t.resolved = netip.AddrPortFrom(pick(ips).Unmap(), uint16(pn)), true
 			return nil
 		}
+		if ctx.Err() != nil {
+			// The bound came during a lookup, which then says only that
+			// it was canceled: the failure is the one before, if any.
+			if last == nil {
+				last = err
+			}
+			return fmt.Errorf("dial tcp %s: %w (the name's lookups failed until the connect's bound)", t.Addr, last)
+		}
+		last = err
 		var de *net.DNSError
 		if !errors.As(err, &de) || de.IsNotFound || (!de.IsTimeout && !de.IsTemporary) {
 			return fmt.Errorf("dial tcp %s: %w", t.Addr, err)
