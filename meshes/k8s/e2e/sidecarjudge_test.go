@@ -24,7 +24,8 @@ type fakeNode struct {
 
 func newFakeNode() *fakeNode {
 	return &fakeNode{t0: time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC), o: &observer{cpu: map[containerKey][]cgSample{},
-		requests: map[string][]counterSample{}, reads: map[string]int64{}, pods: map[string]podInfo{}, readErrs: map[string]string{}}}
+		requests: map[string][]counterSample{}, reads: map[string]int64{}, pods: map[string]podInfo{}, readErrs: map[string]string{},
+		finished: map[containerKey]time.Time{}}}
 }
 
 // at is t0 plus s seconds.
@@ -279,5 +280,33 @@ func TestTableSides(t *testing.T) {
 	r = &sidecarRun{steps: []*results.Step{old}, out: printed(old)}
 	if errs := r.tableSides(); !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, `no "client cpu/1k" column`) }) {
 		t.Errorf("a table without the sides' columns: errors %q\n%s", errs, r.out)
+	}
+}
+
+// TestCPUTruthInitContainers checks the cgroups' truth over a window with
+// a worker's init container in it (linkerd-init): one that ended before
+// the window counts for nothing, however few polls caught it running (CI
+// failed on one poll's sample, 2026-12-07); one still running or
+// ending within the window needs two samples, as any container.
+func TestCPUTruthInitContainers(t *testing.T) {
+	f := newFakeNode()
+	f.pod("w", false, "0", "worker")
+	f.o.cpu[containerKey{"w", "worker"}] = []cgSample{{at: f.at(0)}, {at: f.at(100), usage: 50}}
+	from, to := f.at(10), f.at(60)
+	init := containerKey{"w", "linkerd-init"}
+	f.o.cpu[init] = []cgSample{{at: f.at(1), usage: 0.02}}
+	all := func(string) bool { return true }
+	keys := f.o.keys(func(podInfo) bool { return true }, all)
+	if _, err := f.o.cpuTruth(keys, from, to); err == nil || !strings.Contains(err.Error(), "1 cgroup samples of w/linkerd-init") {
+		t.Fatalf("an init container of one sample not known to have ended: err %v, want one saying so", err)
+	}
+	f.o.finished[init] = f.at(8.5) // ended before the window, with FinishedAt's second of margin
+	got, err := f.o.cpuTruth(keys, from, to)
+	if err != nil || got != 0.5 {
+		t.Fatalf("an init container that ended before the window: %v cores, %v; want the worker's 0.5 alone", got, err)
+	}
+	f.o.finished[init] = f.at(9.5) // within a second of the window's start: not known to be before it
+	if _, err := f.o.cpuTruth(keys, from, to); err == nil {
+		t.Fatal("an init container that may have ended in the window: no error")
 	}
 }

@@ -56,6 +56,7 @@ type observer struct {
 	counter   string // how its requests are counted: haproxy, nginx, caddy; "" none
 	mu        sync.Mutex
 	cpu       map[containerKey][]cgSample
+	finished  map[containerKey]time.Time // when the kubelet says a container ended
 	requests  map[string][]counterSample // by pod
 	reads     map[string]int64           // nginx: stub_status counts its own reads
 	pods      map[string]podInfo
@@ -67,7 +68,7 @@ type observer struct {
 
 func observe(c kubernetes.Interface, ns, proxyContainer, counter string) *observer {
 	o := &observer{c: c, ns: ns, proxy: proxyContainer, counter: counter, cpu: map[containerKey][]cgSample{},
-		requests: map[string][]counterSample{}, reads: map[string]int64{}, pods: map[string]podInfo{}, readErrs: map[string]string{},
+		finished: map[containerKey]time.Time{}, requests: map[string][]counterSample{}, reads: map[string]int64{}, pods: map[string]podInfo{}, readErrs: map[string]string{},
 		stop: make(chan struct{}), done: make(chan struct{}), lastCount: map[string]time.Time{}}
 	go o.loop()
 	return o
@@ -127,6 +128,11 @@ func (o *observer) sample(p *corev1.Pod) {
 		}
 	}
 	for _, st := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if t := st.State.Terminated; t != nil && !t.FinishedAt.IsZero() {
+			o.mu.Lock()
+			o.finished[containerKey{p.Name, st.Name}] = t.FinishedAt.Time
+			o.mu.Unlock()
+		}
 		if st.State.Running == nil || st.ContainerID == "" {
 			continue
 		}
@@ -348,6 +354,13 @@ func (o *observer) cpuTruth(keys []containerKey, from, to time.Time) (float64, e
 	var used float64
 	for _, k := range keys {
 		ss := o.cpu[k]
+		// A container that ended before the window (an init container:
+		// linkerd-init, istio-init) used none of it, however few times a
+		// poll caught it running. FinishedAt is kept to the second, so
+		// a second's margin.
+		if fin, ok := o.finished[k]; ok && fin.Add(time.Second).Before(from) {
+			continue
+		}
 		if len(ss) < 2 {
 			return 0, fmt.Errorf("%d cgroup samples of %s/%s", len(ss), k.pod, k.container)
 		}
