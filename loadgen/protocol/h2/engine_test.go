@@ -358,11 +358,17 @@ func TestEngineGoAwayEveryNRequests(t *testing.T) {
 }
 
 // Closed loop, a request the server left unprocessed (above a GOAWAY's
-// last stream) is sent again on a new connection, and its latency runs
-// from that send, as every closed-loop request's: the new connection's
-// TLS handshake belongs to the connect histogram, on both drivers. Every
-// handshake here takes 50 ms, and every other connection serves one
-// request of the two sent on it.
+// last stream, or refused unsent once the GOAWAY came) is sent again on
+// a new connection, and its latency runs from that send, as every
+// closed-loop request's: the new connection's TLS handshake belongs to
+// the connect histogram, on both drivers. Every handshake here takes
+// 50 ms, and each connection serves one or two requests, then GOAWAY.
+//
+// One stream per connection: with two, which of the two requests a new
+// connection serves first is the scheduler's choice, and under -race
+// the same one lost five times running (the engine's bound on resends,
+// then a failure) about one run in forty. With one, every connection
+// serves the request it was opened for.
 func TestEngineResendLeavesTheHandshakeOut(t *testing.T) {
 	const handshake = 50 * time.Millisecond
 	for _, v := range engineVariants {
@@ -375,9 +381,8 @@ func TestEngineResendLeavesTheHandshakeOut(t *testing.T) {
 					time.Sleep(handshake) // a slow handshake, not an order of events
 					return nil, nil
 				}}
-			// Odd connections serve one request, even ones two (so that no
-			// request is left unprocessed twice running), then GOAWAY.
-			var conns, served, unprocessed atomic.Int64
+			// Odd connections serve one request, even ones two, then GOAWAY.
+			var conns, serving, served, unprocessed atomic.Int64
 			url := "https://" + h2peer.StartTLS(t, cfg, nil, func(p *peer) {
 				perConn := 1 + int(conns.Add(1)+1)%2
 				for n := 1; ; n++ {
@@ -390,6 +395,9 @@ func TestEngineResendLeavesTheHandshakeOut(t *testing.T) {
 						continue
 					}
 					served.Add(1)
+					if n == 1 {
+						serving.Add(1)
+					}
 					p.Respond(h.StreamID, "200", 5)
 					if n == perConn {
 						p.GoAway(h.StreamID)
@@ -398,14 +406,18 @@ func TestEngineResendLeavesTheHandshakeOut(t *testing.T) {
 			}) + "/"
 			lc := engineConf(1, 0)
 			lc.Requests, lc.Timeout = 16, results.Duration(5*time.Second)
-			r := runEngine(t, v, Config{URL: url, Streams: 2}, lc)
+			r := runEngine(t, v, Config{URL: url, Streams: 1}, lc)
 			sm := r.Summary
-			t.Logf("%d requests, %d served, %d sent again, %d connections", sm.Requests, served.Load(), unprocessed.Load(), sm.Connections.Established)
+			// Each connection that served but the last ends in a GOAWAY
+			// with a request after its last served one: sent again.
+			resent := serving.Load() - 1
+			t.Logf("%d requests, %d served, %d sent again (%d seen unprocessed by the server), %d connections",
+				sm.Requests, served.Load(), resent, unprocessed.Load(), sm.Connections.Established)
 			if sm.Requests != 16 || sm.Errors.Total() != 0 || served.Load() != 16 {
 				t.Fatalf("%d answered, errors %+v, %d served: want all 16 answered", sm.Requests, sm.Errors, served.Load())
 			}
-			if unprocessed.Load() < 3 {
-				t.Fatalf("%d requests sent again: the test needs a few", unprocessed.Load())
+			if resent < 3 {
+				t.Fatalf("%d requests sent again: the test needs a few", resent)
 			}
 			h, err := hist.Decode(r.Histograms.Latency)
 			if err != nil {
@@ -420,7 +432,7 @@ func TestEngineResendLeavesTheHandshakeOut(t *testing.T) {
 			// A busy machine may stall one request that long; a handshake
 			// counted in the resent requests' latency makes them all.
 			if slow > 1 {
-				t.Errorf("%d of %d requests took %v or more (%d sent again): a handshake counted as latency", slow, h.Count(), handshake, unprocessed.Load())
+				t.Errorf("%d of %d requests took %v or more (%d sent again): a handshake counted as latency", slow, h.Count(), handshake, resent)
 			}
 		})
 	}
