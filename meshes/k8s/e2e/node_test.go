@@ -24,6 +24,24 @@ var shared struct {
 	attached bool
 }
 
+// beside lets a node test run beside the others that call it, once the
+// tests that do not have run (go test's parallel phase, make
+// test-cluster's -parallel 3): TestNodeTraefik, whose seven 70 s steps
+// mostly wait on cAdvisor, with the tests whose checks hold on a busy
+// node (Failures, LatticeAddress, RBAC, and Flannel's and Macvlan's own
+// two nodes, one at a time: they share their directory and addresses).
+// What measures the node against itself (Cost, the sidecars' costs,
+// Paths' verdicts) and what wants no Traefik (MeshMissing, Renderings'
+// Gateway of class traefik) runs before, alone.
+func beside(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+}
+
+// twoNodes is held by a test that starts two nodes of its own
+// (flannelDir): one such cluster at a time.
+var twoNodes sync.Mutex
+
 // nodeStartLead is the node tests' k8s run --start-lead: a worker's pod
 // must be scheduled, get its sandbox and start within it. 8 s was short
 // on a busy 2-core machine (a pod 3.5 s past it failed a step); the

@@ -114,16 +114,18 @@ func TestNodeCost(t *testing.T) {
 	})
 }
 
-// The cost step's load: 70 s, so that metrics-server (15 s windows, a new
-// pod's first one late) and cAdvisor (every 10 to 20 s, a new container's
+// The cost step's load: 90 s, so that metrics-server (15 s windows, a new
+// pod's first one late) and cAdvisor (its housekeeping backs off to 15 s
+// and is jittered up to twice that: 10 to 30 s apart, a new container's
 // first measure late) measure every pod of it enough, the workers
 // included: a Prometheus figure needs three cAdvisor measurements within
-// the load (cost.MinStep: 61 s at 20 s apart); with 35 s a worker once
-// held one cAdvisor sample and the namespace's figure was rightly not
-// measurable (a CI run of 2026-12-05).
+// the load. With 35 s a worker once held one cAdvisor sample and the
+// namespace's figure was rightly not measurable (a CI run of 2026-12-05);
+// with 70 s a worker pod's series came every 29 s and held one in its
+// step (twice, 2026-12-07: loadgen said a figure needs 1m27s of load).
 const (
 	costWarmup   = 5 * time.Second
-	costDuration = 65 * time.Second
+	costDuration = 85 * time.Second
 )
 
 // costRun is a finished run and what the target's cgroup accounted.

@@ -29,6 +29,7 @@ import (
 // each fail their steps with the pod's own reason, while the sweep goes on to
 // its other steps; nothing labelled is left.
 func TestNodeFailures(t *testing.T) {
+	beside(t)
 	n := testNode(t)
 	bin := buildLoadgen(t)
 

@@ -29,6 +29,7 @@ import (
 // report the Gateway's and the route's status, load that domain, and every
 // step complete through it.
 func TestNodeLatticeAddress(t *testing.T) {
+	beside(t)
 	n := testNode(t)
 	installCRDs(t, n.RESTConfig)
 	bin := buildLoadgen(t)

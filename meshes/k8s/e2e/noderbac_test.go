@@ -29,6 +29,7 @@ import (
 // kube-proxy's mode from the ConfigMap the node publishes, through the
 // kube-system Role, with no right to the kubelet's API.
 func TestNodeRBAC(t *testing.T) {
+	beside(t)
 	n := testNode(t)
 	bin := buildLoadgen(t)
 	ctx := context.Background()

@@ -138,59 +138,33 @@ func TestNodeSidecars(t *testing.T) {
 	// 9): every answer comes back through the three hops, each mesh
 	// request crosses every hop's sidecar and the baseline's chain none,
 	// and the report gives the added figures per hop.
-	t.Run("hops", func(t *testing.T) {
-		// With the cost of the nodes and of a control plane, from
-		// Prometheus. The chain's first target stands in for a control
-		// plane: a pod that lives through every step, as istiod does, and
-		// is busy in each (the workers' pods would take in the step
-		// before's, ended; an idle pod's cgroup hardly moves, and cAdvisor
-		// measures it seldom). The cost cases' step length, so that
-		// cAdvisor's housekeeping (10 to 20 s apart) gives each series the
-		// measurements a figure needs.
-		c := haproxy("haproxy-hops3", append(sidecar(k8s.ProxyHAProxy, k8s.ModeBoth), "--hops", "3", "--prometheus", n.PrometheusURL,
-			"--control-plane", "stand-in=node-sc-haproxy-hops3/"+k8s.LabelName+"="+k8s.TargetName), true, true)
-		c.source = "prometheus"
-		sweep := writeNodeSweep(t, "ladder: c2t1", "duration: "+costDuration.String(), "warmup: "+costWarmup.String(),
-			`paths: [{name: direct, url: "http://target:8081", baseline: true}, {name: mesh, url: "http://target:8080"}]`)
-		dir := filepath.Join(t.TempDir(), "results")
-		r := runCase(n, bin, "h0", c, sweep, dir)
-		noneLeftOn(t, n.Client, "node-sc-"+c.name)
-		if r.err != "" {
-			t.Fatal(r.err)
+	//
+	// With the cost of the nodes and of a control plane, from Prometheus.
+	// The chain's first target stands in for a control plane: a pod that
+	// lives through every step, as istiod does, and is busy in each (the
+	// workers' pods would take in the step before's, ended; an idle pod's
+	// cgroup hardly moves, and cAdvisor measures it seldom). The cost
+	// cases' step length, so that cAdvisor's housekeeping gives each
+	// series the measurements a figure needs.
+	//
+	// It runs beside the cost cases (started here, checked after them): its
+	// checks are its proxies' counts and that each figure is there, which
+	// the other runs' load does not change, nor it theirs, each held to
+	// its own cgroups. An open loop, light beside them.
+	hopsCase := haproxy("haproxy-hops3", append(sidecar(k8s.ProxyHAProxy, k8s.ModeBoth), "--hops", "3", "--prometheus", n.PrometheusURL,
+		"--control-plane", "stand-in=node-sc-haproxy-hops3/"+k8s.LabelName+"="+k8s.TargetName), true, true)
+	hopsCase.source = "prometheus"
+	hopsSweep := writeNodeSweep(t, "ladder: c2t1", "rate: [400]", "duration: "+costDuration.String(), "warmup: "+costWarmup.String(),
+		`paths: [{name: direct, url: "http://target:8081", baseline: true}, {name: mesh, url: "http://target:8080"}]`)
+	hopsDir := filepath.Join(t.TempDir(), "hops")
+	hopsRun := make(chan *sidecarRun, 1)
+	go func() { hopsRun <- runCase(n, bin, "h0", hopsCase, hopsSweep, hopsDir) }()
+	hopsChecked := false
+	defer func() {
+		if !hopsChecked {
+			<-hopsRun // a test that stopped early still waits for its run
 		}
-		for _, e := range r.hopCrossings(3) {
-			t.Error(e)
-		}
-		for _, note := range r.notes {
-			t.Log(note)
-		}
-		rep := runLoadgen(t, bin, n.Kubeconfig, time.Minute, "report", "--wide", dir)
-		if rep.code != 0 || !strings.Contains(rep.stdout, "+p99/hop") || !strings.Contains(rep.stdout, "crosses 3 targets") {
-			t.Errorf("loadgen report of the chain has no per-hop figures: %v", rep)
-		}
-		// The node's and the control plane's columns, with figures.
-		for _, st := range r.steps {
-			roles := map[string]bool{}
-			for _, w := range st.Watched {
-				if w.Unmeasured == "" && w.CPUMean > 0 {
-					roles[w.Role] = true
-				}
-			}
-			if !roles["node"] || !roles["control-plane"] {
-				var why []string
-				for _, w := range st.Watched {
-					if w.Unmeasured != "" {
-						why = append(why, w.Name+": "+w.Unmeasured)
-					}
-				}
-				t.Errorf("step %s: measured roles %v, want the node's and the control plane's (%s)", st.ID, roles, strings.Join(why, "; "))
-			}
-		}
-		if !strings.Contains(rep.stdout, "node cpu") || !strings.Contains(rep.stdout, "cp cpu") {
-			t.Errorf("loadgen report of the chain has no node or control-plane column:\n%s", rep.stdout)
-		}
-	})
-
+	}()
 	t.Run("cost", func(t *testing.T) {
 		prom := []string{"--prometheus", n.PrometheusURL}
 		withSource := func(c sidecarCase, name string, extra []string) sidecarCase {
@@ -248,6 +222,47 @@ func TestNodeSidecars(t *testing.T) {
 					}
 				}
 			})
+		}
+	})
+
+	t.Run("hops", func(t *testing.T) {
+		c, dir := hopsCase, hopsDir
+		r := <-hopsRun
+		hopsChecked = true
+		noneLeftOn(t, n.Client, "node-sc-"+c.name)
+		if r.err != "" {
+			t.Fatal(r.err)
+		}
+		for _, e := range r.hopCrossings(3) {
+			t.Error(e)
+		}
+		for _, note := range r.notes {
+			t.Log(note)
+		}
+		rep := runLoadgen(t, bin, n.Kubeconfig, time.Minute, "report", "--wide", dir)
+		if rep.code != 0 || !strings.Contains(rep.stdout, "+p99/hop") || !strings.Contains(rep.stdout, "crosses 3 targets") {
+			t.Errorf("loadgen report of the chain has no per-hop figures: %v", rep)
+		}
+		// The node's and the control plane's columns, with figures.
+		for _, st := range r.steps {
+			roles := map[string]bool{}
+			for _, w := range st.Watched {
+				if w.Unmeasured == "" && w.CPUMean > 0 {
+					roles[w.Role] = true
+				}
+			}
+			if !roles["node"] || !roles["control-plane"] {
+				var why []string
+				for _, w := range st.Watched {
+					if w.Unmeasured != "" {
+						why = append(why, w.Name+": "+w.Unmeasured)
+					}
+				}
+				t.Errorf("step %s: measured roles %v, want the node's and the control plane's (%s)", st.ID, roles, strings.Join(why, "; "))
+			}
+		}
+		if !strings.Contains(rep.stdout, "node cpu") || !strings.Contains(rep.stdout, "cp cpu") {
+			t.Errorf("loadgen report of the chain has no node or control-plane column:\n%s", rep.stdout)
 		}
 	})
 

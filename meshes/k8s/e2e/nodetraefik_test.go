@@ -26,6 +26,7 @@ import (
 // Traefik published for the Gateway or the Ingress (its Service's
 // cluster IP).
 func TestNodeTraefik(t *testing.T) {
+	beside(t)
 	n := testNode(t)
 	installCRDs(t, n.RESTConfig)
 	bin := buildLoadgen(t)
