@@ -25,8 +25,9 @@ var shared struct {
 }
 
 // beside lets a node test run beside the others that call it, once the
-// tests that do not have run (go test's parallel phase, make
-// test-cluster's -parallel 3): TestNodeTraefik, whose seven 70 s steps
+// tests that do not have run (go test's parallel phase; make
+// test-cluster's -parallel 6 starts them all at once, so that Traefik's
+// never waits for a slot): TestNodeTraefik, whose seven 70 s steps
 // mostly wait on cAdvisor, with the tests whose checks hold on a busy
 // node (Failures, LatticeAddress, RBAC, and Flannel's and Macvlan's own
 // two nodes, one at a time: they share their directory and addresses).
