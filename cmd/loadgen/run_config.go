@@ -16,18 +16,13 @@ import (
 	"loadgen/results/report"
 )
 
-// wrkOptions are the parts of wrk's summary the flags ask for. --latency
-// is wrk's and wrk2's flag: wrk, which has no -R, prints its 4-line list;
-// wrk2, which always has -R, prints what -L prints.
-func (f *runFlags) wrkOptions() report.WrkOptions {
-	open := f.rate != ""
-	return report.WrkOptions{
-		Latency:     f.latency && !open,
-		Spectrum:    f.spectrum || (f.latency && open),
-		Uncorrected: f.uncorrected,
-		Percentiles: f.pcts,
-	}
+// wrkFlags are wrk's and wrk2's report flags as given.
+func (f *runFlags) wrkFlags() report.WrkFlags {
+	return report.WrkFlags{Latency: f.latency, Spectrum: f.spectrum, Uncorrected: f.uncorrected, Open: f.rate != "", Percentiles: f.pcts}
 }
+
+// wrkOptions are the parts of wrk's summary the flags ask for.
+func (f *runFlags) wrkOptions() report.WrkOptions { return f.wrkFlags().Options() }
 
 // config turns the flags into the engine's configuration.
 func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, err error) {
@@ -105,8 +100,8 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 		}
 		c.Duration, c.ConnSchedule = results.Duration(w), st
 	}
-	if f.uncorrected && f.rate == "" {
-		return c, fmt.Errorf("-U prints the uncorrected latency of an open-loop run: add -R (without it each latency counts from its actual send already, and -L prints it)")
+	if err := f.wrkFlags().Check(); err != nil {
+		return c, err
 	}
 	if err := c.CheckNewConn(); err != nil {
 		return c, err
