@@ -108,7 +108,7 @@ func (c *checkFlags) parse() error {
 	c.check = compare.Check{Assertions: as, Options: compare.Options{Noise: compare.DefaultNoise, MaxRegression: maxReg,
 		JudgeContended: c.judgeContended, AllowContended: c.allowContended}}
 	if store.IsStdout(c.junit) && c.out == nil {
-		return fmt.Errorf("--junit %s: this command writes several reports: give a file name", c.junit)
+		return compare.JUnitNotStdout(c.junit, "this command writes several reports")
 	}
 	if c.junit != "" && !store.IsStdout(c.junit) {
 		if err := store.CheckWritable(c.junit); err != nil {
