@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strconv"
 	"time"
 
 	"loadgen/loadgen/pace"
@@ -117,6 +118,52 @@ const (
 	DefaultInterval = time.Second
 	MaxConnections  = 1 << 16
 )
+
+// Given says which of a run's options a user gave (on a command line, in
+// an options file): Normalize's defaults depend on it.
+type Given struct {
+	Threads  bool // -t: else Threads is at most Connections
+	Duration bool // -d: else Requests given alone runs with no duration
+	Requests bool // -n
+	Streams  bool // --streams: then a numeric Method (-m) is refused
+	// Slack is the user's: a flag whose default shows DefaultSlack, so a
+	// 0 asks for none. Else 0 is DefaultSlack, as for Run.
+	Slack bool
+}
+
+// Normalize applies the defaults a run's options take from one another
+// where the user left them out, as `loadgen run` reads its flags:
+//   - Threads not given is at most Connections (-t 2's default with -c 1
+//     is one thread);
+//   - Requests given without Duration runs until that count: no duration;
+//   - a Method that is a number is the streams per connection (h2load's
+//     -m), refused when Streams was given too;
+//   - a Slack given must not be negative, and 0 asks for none (-1).
+//
+// It changes only what those rules name; Validate checks the rest.
+func (c *Config) Normalize(g Given) error {
+	if !g.Threads && c.Threads > c.Connections {
+		c.Threads = c.Connections
+	}
+	if g.Requests && !g.Duration {
+		c.Duration = 0 // -n alone: run until n requests
+	}
+	if n, err := strconv.Atoi(c.Method); err == nil {
+		if g.Streams {
+			return fmt.Errorf("-m %d and --streams both set the streams per connection: use one", n)
+		}
+		c.Streams, c.Method = n, ""
+	}
+	if g.Slack {
+		if c.Slack < 0 {
+			return fmt.Errorf("--slack must not be negative, got %v", c.Slack)
+		}
+		if c.Slack == 0 {
+			c.Slack = -1 // none
+		}
+	}
+	return nil
+}
 
 // CheckNewConn refuses a connection per request (NewConn) with several
 // streams sharing one connection (Streams > 1): they contradict. It is

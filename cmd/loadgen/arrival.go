@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -14,12 +13,27 @@ import (
 type arrivalFlags struct {
 	process string
 	jitter  string
-	seed    uint64 // 0: from the clock
 }
 
 func (a *arrivalFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&a.process, "arrival", "", "with -R: how requests arrive at the rate: uniform (evenly spaced, the default) or poisson (exponential gaps, independent arrivals); latency still counts from each request's intended start")
 	fl.StringVar(&a.jitter, "jitter", "", "with -R: vary each gap of the uniform schedule by up to ±P% of it, e.g. 10% (fortio's -jitter); the mean rate stays the asked one")
+}
+
+// parse reads the flags given (process, jitter): the process checked, the
+// jitter as a fraction of a gap (0 when not given).
+func (a *arrivalFlags) parse(process, jitter bool) (j float64, err error) {
+	if process {
+		if err := pace.CheckProcess(a.process); err != nil {
+			return 0, fmt.Errorf("--%w", err)
+		}
+	}
+	if jitter {
+		if j, err = pace.ParseJitter(a.jitter); err != nil {
+			return 0, fmt.Errorf("--jitter: %w", err)
+		}
+	}
+	return j, nil
 }
 
 // apply puts the schedule p (nil: closed loop) on the asked arrival
@@ -28,10 +42,9 @@ func (a *arrivalFlags) apply(p pace.Pacer, rateFlag string) (pace.Pacer, error) 
 	if a.process == "" && a.jitter == "" {
 		return p, nil
 	}
-	if a.process != "" {
-		if err := pace.CheckProcess(a.process); err != nil {
-			return nil, fmt.Errorf("--%w", err)
-		}
+	jitter, err := a.parse(a.process != "", a.jitter != "")
+	if err != nil {
+		return nil, err
 	}
 	if p == nil {
 		what := "--arrival"
@@ -40,18 +53,7 @@ func (a *arrivalFlags) apply(p pace.Pacer, rateFlag string) (pace.Pacer, error) 
 		}
 		return nil, pace.ClosedLoop(what, rateFlag+" (a rate)")
 	}
-	var jitter float64
-	if a.jitter != "" {
-		var err error
-		if jitter, err = pace.ParseJitter(a.jitter); err != nil {
-			return nil, fmt.Errorf("--jitter: %w", err)
-		}
-	}
-	seed := a.seed
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	q, err := pace.WithArrival(p, a.process, jitter, seed)
+	q, err := pace.WithArrival(p, a.process, jitter, pace.ClockSeed())
 	if err != nil {
 		return nil, fmt.Errorf("--arrival %s --jitter %s: %w", a.process, a.jitter, err) // poisson with jitter
 	}
@@ -61,17 +63,14 @@ func (a *arrivalFlags) apply(p pace.Pacer, rateFlag string) (pace.Pacer, error) 
 // spec puts the flags given in a sweep's spec, and refuses them for a
 // sweep with no open-loop step.
 func (a *arrivalFlags) spec(s *sweep.Spec, arrival, jitter, findMax bool) error {
+	j, err := a.parse(arrival, jitter)
+	if err != nil {
+		return err
+	}
 	if arrival {
-		if err := pace.CheckProcess(a.process); err != nil {
-			return fmt.Errorf("--%w", err)
-		}
 		s.Arrival = a.process
 	}
 	if jitter {
-		j, err := pace.ParseJitter(a.jitter)
-		if err != nil {
-			return fmt.Errorf("--jitter: %w", err)
-		}
 		s.JitterPct = j * 100
 	}
 	return s.CheckArrival(findMax)

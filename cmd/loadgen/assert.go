@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
+	"loadgen/meshes/lab"
 	"loadgen/results"
 	"loadgen/results/compare"
 	"loadgen/results/store"
@@ -57,7 +56,7 @@ func (c *checkFlags) add(fl *pflag.FlagSet, baseline string) {
 	fl.StringArrayVar(&c.asserts, "assert", nil, "an assertion on "+what+", e.g. 'p99<20ms', 'errors<0.1%', 'rps>1000', "+eg+" (repeatable, or several split by commas; exit status 99 if one fails)")
 	fl.StringVar(&c.junit, "junit", "", "write the assertions (and baseline comparison) as a JUnit XML report to this file, e.g. junit.xml (- for stdout)")
 	fl.StringVar(&c.baseline, "baseline", "", baseline)
-	fl.StringVar(&c.maxRegression, "max-regression", "10%", "with --baseline: how much worse a real change may be before it is a regression")
+	fl.StringVar(&c.maxRegression, "max-regression", compare.FormatPercent(compare.DefaultMaxRegression), "with --baseline: how much worse a real change may be before it is a regression")
 	fl.BoolVar(&c.allowContended, "allow-contended", false, "with --baseline: exit 0, not 98, when the only doubt is contention: figures worse than --max-regression but within what a saturated machine (M) or generator (G) on this side can explain (a change past that is a regression whatever the flags)")
 	fl.BoolVar(&c.judgeContended, "judge-contended", false, "with --baseline: judge the figures of saturated steps (M, G) as the others, without the margin contention could explain")
 }
@@ -73,7 +72,7 @@ func (c *checkFlags) forSweep(name string) (*checkFlags, error) {
 		s.junit = compare.JUnitFile(s.junit, name)
 	}
 	if s.baseline != "" {
-		s.baseline = filepath.Join(c.baseline, name)
+		s.baseline = lab.SweepDir(c.baseline, name)
 		if err := s.check.ReadBaseline(s.baseline, s.sweep); err != nil {
 			return nil, fmt.Errorf("--baseline: %w", err)
 		}
@@ -84,11 +83,7 @@ func (c *checkFlags) forSweep(name string) (*checkFlags, error) {
 // parse checks the flags and reads the baseline. Its errors are usage
 // errors: call it before the load.
 func (c *checkFlags) parse() error {
-	var exprs []string
-	for _, a := range c.asserts {
-		exprs = append(exprs, strings.Split(a, ",")...) // 'p99<20ms,errors<1%', as --slo
-	}
-	as, err := compare.ParseAll(exprs)
+	as, err := compare.ParseAll(c.asserts) // 'p99<20ms,errors<1%', as --slo
 	if err != nil {
 		return fmt.Errorf("--assert: %w", err)
 	}
@@ -104,7 +99,7 @@ func (c *checkFlags) parse() error {
 		}
 	}
 	if c.maxRegression == "" {
-		c.maxRegression = "10%"
+		c.maxRegression = compare.FormatPercent(compare.DefaultMaxRegression)
 	}
 	maxReg, err := compare.ParsePercent(c.maxRegression)
 	if err != nil {
@@ -113,7 +108,7 @@ func (c *checkFlags) parse() error {
 	c.check = compare.Check{Assertions: as, Options: compare.Options{Noise: compare.DefaultNoise, MaxRegression: maxReg,
 		JudgeContended: c.judgeContended, AllowContended: c.allowContended}}
 	if store.IsStdout(c.junit) && c.out == nil {
-		return fmt.Errorf("--junit %s: this command writes several reports: give a file name", c.junit)
+		return compare.JUnitNotStdout(c.junit, "this command writes several reports")
 	}
 	if c.junit != "" && !store.IsStdout(c.junit) {
 		if err := store.CheckWritable(c.junit); err != nil {

@@ -81,8 +81,8 @@ decidable, 2 when A or B cannot be read.`,
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVar(&f.maxRegression, "max-regression", "10%", "how much worse a real change may be before it is a regression (exit status 99)")
-	fl.StringVar(&f.noise, "noise", "5%", "changes within this band are never real: not worse, better or a regression")
+	fl.StringVar(&f.maxRegression, "max-regression", compare.FormatPercent(compare.DefaultMaxRegression), "how much worse a real change may be before it is a regression (exit status 99)")
+	fl.StringVar(&f.noise, "noise", compare.FormatPercent(compare.DefaultNoise), "changes within this band are never real: not worse, better or a regression")
 	fl.BoolVar(&f.allowContended, "allow-contended", false, "exit 0, not 98, when the only doubt is contention: figures worse than --max-regression but within what a saturated machine (M) or generator (G) in B can explain")
 	fl.BoolVar(&f.judgeContended, "judge-contended", false, "judge the figures of saturated steps (M, G) as the others, without the margin contention could explain")
 	return cmd

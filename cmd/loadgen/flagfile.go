@@ -105,21 +105,16 @@ func setFromFile(fl *pflag.FlagSet, k string, n yaml.Node, extra, skip []string)
 }
 
 // nearestKey is the valid key of an options file closest to k (the
-// fewest edits), "" when there is none.
+// fewest edits; of a tie, the first by name), "" when there is none.
 func nearestKey(fl *pflag.FlagSet, k string, extra, skip []string) string {
-	best, bestD := "", -1
-	try := func(name string) {
-		if d := closest.EditDistance(k, name); bestD < 0 || d < bestD || (d == bestD && name < best) {
-			best, bestD = name, d
-		}
-	}
+	var names []string
 	fl.VisitAll(func(f *pflag.Flag) {
 		if !f.Hidden && f.Name != "help" && !slices.Contains(skip, f.Name) {
-			try(f.Name)
+			names = append(names, f.Name)
 		}
 	})
-	for _, name := range extra {
-		try(name)
-	}
+	names = append(names, extra...)
+	slices.Sort(names)
+	best, _ := closest.Nearest(k, names)
 	return best
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -100,9 +99,6 @@ func runReport(cmd *cobra.Command, f *reportFlags, args []string) error {
 			return err // the input is wrong: a usage error, naming the file
 		}
 		sweeps = append(sweeps, s...)
-		if info, err := os.Stat(a); err != nil || !info.IsDir() {
-			continue // a run's or a step's file: no study
-		}
 		if tables, ok, err := study.Tables(a); err != nil {
 			return err
 		} else if ok {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -16,48 +15,25 @@ import (
 	"loadgen/results/report"
 )
 
-// wrkOptions are the parts of wrk's summary the flags ask for. --latency
-// is wrk's and wrk2's flag: wrk, which has no -R, prints its 4-line list;
-// wrk2, which always has -R, prints what -L prints.
-func (f *runFlags) wrkOptions() report.WrkOptions {
-	open := f.rate != ""
-	return report.WrkOptions{
-		Latency:     f.latency && !open,
-		Spectrum:    f.spectrum || (f.latency && open),
-		Uncorrected: f.uncorrected,
-		Percentiles: f.pcts,
-	}
+// wrkFlags are wrk's and wrk2's report flags as given.
+func (f *runFlags) wrkFlags() report.WrkFlags {
+	return report.WrkFlags{Latency: f.latency, Spectrum: f.spectrum, Uncorrected: f.uncorrected, Open: f.rate != "", Percentiles: f.pcts}
 }
+
+// wrkOptions are the parts of wrk's summary the flags ask for.
+func (f *runFlags) wrkOptions() report.WrkOptions { return f.wrkFlags().Options() }
 
 // config turns the flags into the engine's configuration.
 func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, err error) {
-	if !cmd.Flags().Changed("threads") && f.threads > f.connections {
-		f.threads = f.connections
-	}
-	d := f.duration
-	if cmd.Flags().Changed("requests") && !cmd.Flags().Changed("duration") {
-		d = 0 // -n alone: run until n requests
-	}
 	if err := loadgen.CheckTimeout(f.timeout); err != nil {
 		return c, err // the engine's 0 is its default, which the flag shows: a 0 given is a mistake
 	}
-	if n, err := strconv.Atoi(f.method); err == nil {
-		if cmd.Flags().Changed("streams") {
-			return c, fmt.Errorf("-m %d and --streams both set the streams per connection: use one", n)
-		}
-		f.streams, f.method = n, ""
-	}
-	if f.body != "" && f.bodyFile != "" {
-		return c, fmt.Errorf("--body and --body-file both set the body: use one")
-	}
-	if f.cpus < 0 {
-		return c, fmt.Errorf("--cpus must not be negative, got %d", f.cpus)
-	}
 	c.Target = target
 	c.Driver = f.driver
+	c.Method = f.method
 	c.Connections = f.connections
 	c.Threads = f.threads
-	c.Duration = results.Duration(d)
+	c.Duration = results.Duration(f.duration)
 	c.Requests = f.requests
 	c.Warmup = results.Duration(f.warmup)
 	c.Timeout = results.Duration(f.timeout)
@@ -67,11 +43,17 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 	c.Size = f.size
 	c.Labels = f.labels
 	c.Slack = f.slack
-	if f.slack == 0 {
-		c.Slack = -1 // none
+	given := func(name string) bool { return cmd.Flags().Changed(name) }
+	if err := c.Normalize(loadgen.Given{Threads: given("threads"), Duration: given("duration"), Requests: given("requests"),
+		Streams: given("streams"), Slack: true}); err != nil {
+		return c, err
 	}
-	if f.slack < 0 {
-		return c, fmt.Errorf("--slack must not be negative, got %v", f.slack)
+	f.threads, f.streams, f.method = c.Threads, c.Streams, c.Method // what run.go reads after
+	if f.body != "" && f.bodyFile != "" {
+		return c, fmt.Errorf("--body and --body-file both set the body: use one")
+	}
+	if f.cpus < 0 {
+		return c, fmt.Errorf("--cpus must not be negative, got %d", f.cpus)
 	}
 	if f.rate != "" {
 		spec, err := pace.ReadStages(f.rate)
@@ -105,8 +87,8 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 		}
 		c.Duration, c.ConnSchedule = results.Duration(w), st
 	}
-	if f.uncorrected && f.rate == "" {
-		return c, fmt.Errorf("-U prints the uncorrected latency of an open-loop run: add -R (without it each latency counts from its actual send already, and -L prints it)")
+	if err := f.wrkFlags().Check(); err != nil {
+		return c, err
 	}
 	if err := c.CheckNewConn(); err != nil {
 		return c, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"loadgen/loadgen/mix"
 	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/tcp"
 	"loadgen/results"
 	"loadgen/results/compare"
 )
@@ -151,7 +153,7 @@ Exit status, of every command that runs load or judges results:
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file, e.g. run.json (atomically; - for stdout, the summary then goes to stderr)")
 	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file, e.g. run.hlog (- for stdout)")
 	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol (default http1): "+strings.Join(client.Described(), "; "))
-	bytesVar(fl, &f.size, "size", 0, "payload bytes for grpc and tcp protocols, e.g. 100, 1KiB, 64k (default: tcp 1024, grpc an empty message)")
+	bytesVar(fl, &f.size, "size", 0, "payload bytes for grpc and tcp protocols, e.g. 100, 1KiB, 64k (default: tcp "+strconv.Itoa(tcp.DefaultSize)+", grpc an empty message)")
 	fl.BoolVar(&f.health, "health", false, "-p grpc: call grpc.health.v1.Health/Check (any gRPC server) instead of loadgen's echo")
 	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream, grpc-server-stream, grpc-client-stream: call this method of any server, pkg.Service/Method, e.g. helloworld.Greeter/SayHello (types by server reflection, --protoset or --proto)")
 	fl.StringVar(&f.data, "data", "", "with --call: the request message as JSON (@FILE reads it from a file); default {}")

@@ -13,12 +13,7 @@ import (
 // docs/sweep.md says; a name: watch that matches more than the path's own
 // processes says so on w, naming the others.
 func checkWatches(w io.Writer, spec *sweep.Spec) {
-	spec.NameWatches()
-	for _, p := range spec.Paths {
-		if p.Watch != nil && p.Watch.Process != "" && p.Sidecar == nil {
-			if msg := p.WatchWarning(); msg != "" {
-				fmt.Fprint(w, report.Wrap("warning: "+msg, maxWidth, "  "))
-			}
-		}
+	for _, msg := range spec.WatchWarnings() {
+		fmt.Fprint(w, report.Wrap("warning: "+msg, maxWidth, "  "))
 	}
 }

@@ -22,3 +22,16 @@ func EditDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Nearest is the name of names closest to k (the fewest edits) and how
+// many edits away it is; of several as close, the first in names (a
+// caller wanting another order sorts them). "" and -1 when names is empty.
+func Nearest(k string, names []string) (name string, edits int) {
+	name, edits = "", -1
+	for _, c := range names {
+		if d := EditDistance(k, c); edits < 0 || d < edits {
+			name, edits = c, d
+		}
+	}
+	return name, edits
+}

@@ -13,3 +13,25 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// Nearest takes the fewest edits, and the first of a tie.
+func TestNearest(t *testing.T) {
+	for _, tc := range []struct {
+		k     string
+		names []string
+		want  string
+		edits int
+	}{
+		{"ladderr", []string{"ladder", "paths", "rates"}, "ladder", 1},
+		{"rate", []string{"rates", "date"}, "rates", 1}, // a tie: the first
+		{"rate", []string{"date", "rates"}, "date", 1},  // the other order
+		{"durashun", []string{"duration", "d"}, "duration", 3},
+		{"x", nil, "", -1},
+		{"same", []string{"other", "same"}, "same", 0},
+	} {
+		name, edits := Nearest(tc.k, tc.names)
+		if name != tc.want || edits != tc.edits {
+			t.Errorf("Nearest(%q, %q) = %q, %d, want %q, %d", tc.k, tc.names, name, edits, tc.want, tc.edits)
+		}
+	}
+}

@@ -62,6 +62,11 @@ func WithArrival(base Pacer, process string, jitter float64, seed uint64) (Pacer
 	return nil, CheckProcess(process)
 }
 
+// ClockSeed is a seed for an arrival process's draws (WithArrival) taken
+// from the clock, so that runs that give none draw differently: run's and
+// a sweep step's.
+func ClockSeed() uint64 { return uint64(time.Now().UnixNano()) }
+
 // CheckProcess refuses an arrival process other than Uniform and Poisson
 // (the empty one too: the caller that allows it as the default says so).
 // Its error reads `arrival "x": want …`; the CLI's puts "--" before it.

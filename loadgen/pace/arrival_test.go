@@ -2,6 +2,7 @@ package pace
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -217,5 +218,28 @@ func TestClosedLoop(t *testing.T) {
 	want := "--jitter paces an open loop: add -R (a rate); a closed loop sends each request when the last answer came"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// ClockSeed differs from one run to the next, so that runs that give no
+// seed (run's, a sweep step's) draw different arrivals.
+func TestClockSeed(t *testing.T) {
+	var seeds []uint64
+	for range 3 {
+		seeds = append(seeds, ClockSeed())
+		time.Sleep(time.Millisecond)
+	}
+	for i, s := range seeds {
+		if s == 0 {
+			t.Errorf("seed %d is 0", i)
+		}
+		if i > 0 && s == seeds[i-1] {
+			t.Errorf("seeds %d and %d are both %d", i-1, i, s)
+		}
+	}
+	a, _ := WithArrival(Constant{PerSec: 1000}, Poisson, 0, seeds[0])
+	b, _ := WithArrival(Constant{PerSec: 1000}, Poisson, 0, seeds[1])
+	if ga, gb := gaps(t, a, 8), gaps(t, b, 8); slices.Equal(ga, gb) {
+		t.Errorf("two clock seeds drew the same gaps %v", ga)
 	}
 }

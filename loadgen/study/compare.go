@@ -506,8 +506,12 @@ func WriteMarker(dir, name string) error {
 // with what the directory measured, each with its sources. A table whose
 // source cannot be named is left out: a report's table is headed
 // "published". ok is false when dir holds no study or the repository no
-// sourced figures for it.
+// sourced figures for it, and when dir is not a directory (a run's or a
+// step's file, which `loadgen report` takes too).
 func Tables(dir string) (tables []report.Published, ok bool, err error) {
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return nil, false, nil
+	}
 	b, err := os.ReadFile(filepath.Join(dir, Marker))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil

@@ -5,10 +5,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"loadgen/loadgen"
 	"loadgen/loadgen/client"
+	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
 	"loadgen/results"
 )
@@ -53,7 +53,7 @@ func BuildStep(spec *Spec, p Path, st Step) (loadgen.Config, protocol.Dialer, er
 	}
 	cfg.Rate = st.Rate
 	if st.Rate > 0 && (spec.Arrival != "" || spec.JitterPct != 0) {
-		p, err := spec.pacer(st.Rate, uint64(time.Now().UnixNano()))
+		p, err := spec.pacer(st.Rate, pace.ClockSeed())
 		if err != nil {
 			return cfg, nil, err
 		}

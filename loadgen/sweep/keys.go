@@ -57,12 +57,7 @@ func yamlKeys(t reflect.Type) []string {
 // near enough to be a typo (at most 2 edits, fewer than half of k's
 // letters); else "".
 func nearest(k string, keys []string) string {
-	best, bestD := "", -1
-	for _, c := range keys {
-		if d := closest.EditDistance(k, c); bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
+	best, bestD := closest.Nearest(k, keys)
 	if bestD < 0 || bestD > 2 || 2*bestD >= len(k) {
 		return ""
 	}

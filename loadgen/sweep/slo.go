@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"fmt"
-	"strings"
 
 	"loadgen/results"
 	"loadgen/results/compare"
@@ -13,7 +12,7 @@ import (
 // search records. Assertions on watched processes are refused: a probe does
 // not measure what they cost.
 func ParseSLO(expr string) (SLO, string, error) {
-	as, err := compare.ParseAll(strings.Split(expr, ","))
+	as, err := compare.ParseAll([]string{expr})
 	if err != nil {
 		return nil, "", fmt.Errorf("--slo: %w", err)
 	}

@@ -26,6 +26,29 @@ func (s *Spec) NameWatches() {
 	}
 }
 
+// WatchWarnings looks at the spec's watches before any load: it names its
+// pid: watches (NameWatches) and says, path by path, what a name: watch
+// matches besides the path's own processes (WatchWarning). A sidecar
+// path's is left out: its proxies' own pids replace it once they run
+// (SidecarsRunning).
+func (s *Spec) WatchWarnings() []string {
+	s.NameWatches()
+	return s.watchWarnings(Path.WatchWarning)
+}
+
+// watchWarnings is WatchWarnings with warn as each path's WatchWarning.
+func (s *Spec) watchWarnings(warn func(Path) string) []string {
+	var out []string
+	for _, p := range s.Paths {
+		if p.Watch != nil && p.Watch.Process != "" && p.Sidecar == nil {
+			if msg := warn(p); msg != "" {
+				out = append(out, msg)
+			}
+		}
+	}
+	return out
+}
+
 var notNameChars = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
 // WatchName makes a process name one a watch may have (cpu.NAME): its

@@ -1,6 +1,9 @@
 package sweep
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestWatchName(t *testing.T) {
 	for comm, want := range map[string]string{
@@ -58,5 +61,30 @@ func TestHostPort(t *testing.T) {
 		if got := hostPort(in); got != want {
 			t.Errorf("hostPort(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Only the name: watches of paths that are not a sidecar's are looked at.
+func TestWatchWarnings(t *testing.T) {
+	spec := Spec{Paths: []Path{
+		{Name: "none"},
+		{Name: "pid", Watch: &Watch{PID: 1, Name: "init"}},
+		{Name: "named", Watch: &Watch{Process: "nginx"}},
+		{Name: "sidecar", Watch: &Watch{Process: "envoy"}, Sidecar: &Sidecar{Proxy: "envoy"}},
+		{Name: "quiet", Watch: &Watch{Process: "haproxy"}},
+	}}
+	var asked []string
+	got := spec.watchWarnings(func(p Path) string {
+		asked = append(asked, p.Name)
+		if p.Name == "quiet" {
+			return ""
+		}
+		return "warn " + p.Name
+	})
+	if want := []string{"named", "quiet"}; !slices.Equal(asked, want) {
+		t.Errorf("asked %q, want %q", asked, want)
+	}
+	if want := []string{"warn named"}; !slices.Equal(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
 	}
 }

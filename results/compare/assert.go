@@ -314,15 +314,19 @@ func (a Assertion) holds(measured float64) bool {
 	return false
 }
 
-// ParseAll parses each expression, stopping at the first bad one.
+// ParseAll parses each expression, stopping at the first bad one. An
+// expression may hold several split by commas ('p99<20ms,errors<1%'), as
+// --assert and --slo take them.
 func ParseAll(exprs []string) ([]Assertion, error) {
 	out := make([]Assertion, 0, len(exprs))
-	for _, e := range exprs {
-		a, err := Parse(e)
-		if err != nil {
-			return nil, err
+	for _, list := range exprs {
+		for _, e := range strings.Split(list, ",") {
+			a, err := Parse(e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, a)
 		}
-		out = append(out, a)
 	}
 	return out, nil
 }

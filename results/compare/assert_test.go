@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -111,9 +112,26 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseAll(t *testing.T) {
-	as, err := ParseAll([]string{"p99<20ms", "errors<1%"})
-	if err != nil || len(as) != 2 {
-		t.Fatalf("%v %v", as, err)
+	for _, tc := range []struct {
+		exprs []string
+		want  []string
+	}{
+		{[]string{"p99<20ms", "errors<1%"}, []string{"p99<20ms", "errors<1%"}},
+		{[]string{"p99<20ms,errors<1%"}, []string{"p99<20ms", "errors<1%"}}, // --slo, one --assert
+		{[]string{"p99<20ms,errors<1%", "rps>1000"}, []string{"p99<20ms", "errors<1%", "rps>1000"}},
+		{nil, nil},
+	} {
+		as, err := ParseAll(tc.exprs)
+		if err != nil {
+			t.Fatalf("ParseAll(%q): %v", tc.exprs, err)
+		}
+		var got []string
+		for _, a := range as {
+			got = append(got, a.String())
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("ParseAll(%q) = %q, want %q", tc.exprs, got, tc.want)
+		}
 	}
 	if _, err := ParseAll([]string{"p99<20ms", "p99<<3"}); err == nil || !strings.Contains(err.Error(), "p99<<3") {
 		t.Errorf("error %v, want one naming p99<<3", err)

@@ -53,11 +53,11 @@ func (c contention) describe(metric string) string {
 		d := c.lag(q)
 		f += " + " + duration(float64(d))
 		if d > results.LateAfter {
-			why = append(why, fmt.Sprintf("sends up to %s late (%s of them)", duration(float64(d)), formatPercent(c.late)))
+			why = append(why, fmt.Sprintf("sends up to %s late (%s of them)", duration(float64(d)), FormatPercent(c.late)))
 		}
 	}
 	if c.cpuLost >= 0.01 {
-		why = append(why, fmt.Sprintf("%s of the machine's CPUs taken by other work beyond A's", formatPercent(c.cpuLost)))
+		why = append(why, fmt.Sprintf("%s of the machine's CPUs taken by other work beyond A's", FormatPercent(c.cpuLost)))
 	}
 	if c.genSlow > 1.01 {
 		why = append(why, fmt.Sprintf("the generator saturated, %s its CPU per request in A", "×"+sig(c.genSlow)))

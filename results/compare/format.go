@@ -76,5 +76,6 @@ func ParsePercent(s string) (float64, error) {
 	return v / 100, nil
 }
 
-// formatPercent prints a fraction as a percentage: 0.1 → "10%".
-func formatPercent(f float64) string { return sig(100*f) + "%" }
+// FormatPercent prints a fraction as a percentage: 0.1 → "10%", as
+// ParsePercent reads it (the flags' defaults: DefaultMaxRegression).
+func FormatPercent(f float64) string { return sig(100*f) + "%" }

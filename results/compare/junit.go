@@ -179,4 +179,11 @@ func JUnitFile(junit, name string) string {
 	return strings.TrimSuffix(junit, ext) + "-" + name + ext
 }
 
+// JUnitNotStdout is the refusal of --junit - (standard output, given as
+// junit) by a command that writes several reports, why saying which (a
+// study's per step): they need a file name, which JUnitFile names per part.
+func JUnitNotStdout(junit, why string) error {
+	return fmt.Errorf("--junit %s: %s: give a file name", junit, why)
+}
+
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }

@@ -191,3 +191,17 @@ func TestJUnitFile(t *testing.T) {
 		}
 	}
 }
+
+// Several reports cannot go to standard output: the refusal says why and
+// what to give, in the words of every command that refuses it.
+func TestJUnitNotStdout(t *testing.T) {
+	for _, tc := range []struct{ junit, why, want string }{
+		{"-", "this command writes several reports", "--junit -: this command writes several reports: give a file name"},
+		{"/dev/stdout", "the study writes a JUnit file per step (FILE-STEP-PROTOCOL.xml)",
+			"--junit /dev/stdout: the study writes a JUnit file per step (FILE-STEP-PROTOCOL.xml): give a file name"},
+	} {
+		if got := JUnitNotStdout(tc.junit, tc.why).Error(); got != tc.want {
+			t.Errorf("JUnitNotStdout(%q, %q) = %q, want %q", tc.junit, tc.why, got, tc.want)
+		}
+	}
+}

@@ -20,14 +20,14 @@ func WriteText(w io.Writer, c Comparison) error {
 	for _, l := range c.LabelLines {
 		fmt.Fprintln(ew, l)
 	}
-	limit := formatPercent(c.Options.MaxRegression)
+	limit := FormatPercent(c.Options.MaxRegression)
 	levels, points, contended, judgedContended := c.kinds()
 	fmt.Fprintf(ew, "regression beyond %s: the whole interval of B/A past it; within noise: the interval spans it\n", limit)
 	if len(levels) > 0 {
 		fmt.Fprintf(ew, "intervals: %s confidence, of B/A over the repeats (pairwise ratios, distribution-free)\n", strings.Join(levels, ", "))
 	}
 	if points > 0 {
-		fmt.Fprintf(ew, "point verdicts (too few repeats for an interval): B/A against a noise band of ±%s\n", formatPercent(c.Options.noise()))
+		fmt.Fprintf(ew, "point verdicts (too few repeats for an interval): B/A against a noise band of ±%s\n", FormatPercent(c.Options.noise()))
 	}
 	fmt.Fprintln(ew)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
@@ -105,7 +105,7 @@ func (c Comparison) kinds() (levels []string, points, contended, judgedContended
 			judgedContended++
 		}
 		if r.Note == "" && r.Interval.OK() {
-			if l := formatPercent(r.Interval.Level); !slices.Contains(levels, l) {
+			if l := FormatPercent(r.Interval.Level); !slices.Contains(levels, l) {
 				levels = append(levels, l)
 			}
 		}
@@ -121,7 +121,7 @@ func (c Comparison) pointNote(points int) string {
 			single = false
 		}
 	}
-	what := fmt.Sprintf("%d %s marked (point) have too few repeats for an interval of %s confidence (3 a side give 90%%)", points, plural(points, "figure"), formatPercent(MinLevel))
+	what := fmt.Sprintf("%d %s marked (point) have too few repeats for an interval of %s confidence (3 a side give 90%%)", points, plural(points, "figure"), FormatPercent(MinLevel))
 	if single {
 		what = fmt.Sprintf("one repeat a side: %d %s marked (point)", points, plural(points, "figure"))
 	}
@@ -142,12 +142,12 @@ func (c Comparison) tally() string {
 		case r.Point && r.Note == "":
 			k += " (point)"
 		case r.Verdict == Worse:
-			k = "worse within " + formatPercent(c.Options.MaxRegression)
+			k = "worse within " + FormatPercent(c.Options.MaxRegression)
 		}
 		counts[k]++
 	}
 	var parts []string
-	for _, k := range []string{string(WithinNoise), string(Holds), "worse within " + formatPercent(c.Options.MaxRegression), string(Better),
+	for _, k := range []string{string(WithinNoise), string(Holds), "worse within " + FormatPercent(c.Options.MaxRegression), string(Better),
 		"same (point)", "worse (point)", "better (point)", "contended (not decidable)", string(Missing)} {
 		if counts[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
@@ -169,7 +169,7 @@ func (r Row) intervalCell(level bool) string {
 		s = signed(100*iv.Lo) + ".." + signed(100*iv.Hi) + " pt"
 	}
 	if level {
-		s += " " + formatPercent(iv.Level)
+		s += " " + FormatPercent(iv.Level)
 	}
 	return s
 }
