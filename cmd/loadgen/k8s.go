@@ -90,17 +90,10 @@ func (c *costSourceFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&c.noNodeCost, "no-node-cost", false, "leave out the nodes' own CPU and memory (by default each node that ran a step's target, workers or proxies is recorded)")
 }
 
-// set puts the source into the options (the permissions follow it):
-// --no-metrics wins over --prometheus, as the run's watcher does.
+// set puts the source into the options (the permissions and the run's
+// watcher follow it): k8s.MetricsSource's choice.
 func (c *costSourceFlags) set(o *k8s.Options) {
-	switch {
-	case c.noMetrics:
-		o.Metrics = k8s.MetricsNone
-	case c.prometheus != "":
-		o.Metrics = k8s.MetricsPrometheus
-	default:
-		o.Metrics = k8s.MetricsAPI
-	}
+	o.Metrics = k8s.MetricsSource(c.prometheus, c.noMetrics)
 	o.NoNodeCost = c.noNodeCost
 }
 
