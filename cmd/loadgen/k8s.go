@@ -130,11 +130,8 @@ labelled with the run id. Nothing is sent to a cluster.`,
 			for _, n := range r.Notes {
 				fmt.Fprintln(cmd.ErrOrStderr(), n)
 			}
-			if o.ConfigureController {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: the ConfigMap %s/ingress-nginx-controller is the controller's, shared by every Ingress; "+
-					"apply it with `kubectl apply --server-side --field-manager=loadgen` and put its keys back yourself ("+
-					"`loadgen k8s run --configure-controller` does both, and gives the keys back to their owners)\n", o.IngressNamespace)
-				fmt.Fprintln(cmd.ErrOrStderr(), run.ReloadNotice("ConfigMap "+o.IngressNamespace+"/"+k8s.IngressControllerConfigMap))
+			for _, n := range run.ControllerRenderNotes(o) {
+				fmt.Fprintln(cmd.ErrOrStderr(), n)
 			}
 			return r.WriteYAML(cmd.OutOrStdout())
 		},
