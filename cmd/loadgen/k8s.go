@@ -63,8 +63,8 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.BoolVar(&o.SameNodeOK, "same-node-ok", false, "let clients share the target's node (and the proxies') when no other fits (a preference, not a rule)")
 	fl.StringVar(&o.WorkerCPU, "worker-cpu", "", "each worker's CPU request (a worker is never BestEffort) (default "+k8s.DefaultWorkerCPU+", or a lower --worker-limits cpu)")
 	fl.StringVar(&o.WorkerMemory, "worker-memory", "", "each worker's memory request (default "+k8s.DefaultWorkerMem+", or a lower --worker-limits memory)")
-	fl.StringVar(&o.Sidecar.Proxy, "proxy", "", "sidecar: the proxy beside each pod: "+strings.Join(k8s.SidecarProxies, ", ")+" (default haproxy)")
-	fl.StringVar(&o.Sidecar.Image, "proxy-image", "", "sidecar: the proxy's image (default its official one: nginx:1.27, haproxy:3.0, caddy:2.8)")
+	fl.StringVar(&o.Sidecar.Proxy, "proxy", "", "sidecar: the proxy beside each pod: "+strings.Join(k8s.SidecarProxies, ", ")+" (default "+k8s.DefaultSidecarProxy+")")
+	fl.StringVar(&o.Sidecar.Image, "proxy-image", "", "sidecar: the proxy's image (default its official one: "+k8s.DefaultProxyImageList()+")")
 }
 
 // controlPlaneFlag is --control-plane, on the commands whose run records

@@ -81,7 +81,7 @@ Envoy's format follows -o: .json writes JSON, anything else YAML.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&r.layout, "layout", "istio", "envoy only: istio or appmesh")
+	fl.StringVar(&r.layout, "layout", string(envoy.Istio), "envoy only: "+string(envoy.Istio)+" or "+string(envoy.AppMesh))
 	fl.StringVar(&r.podIP, "pod-ip", "198.18.0.2", "the IP of the sidecar's pod")
 	fl.Uint16Var(&r.appPort, "app-port", 8080, "the port of the app in the pod")
 	fl.StringVar(&r.app, "app", "", "IP:PORT the inbound side forwards to (default: --pod-ip:--app-port)")
