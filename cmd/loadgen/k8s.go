@@ -303,7 +303,7 @@ its own, naming both loadgen versions.`,
 	fl.IntVar(&cfg.Threads, "threads", 1, "threads of the step, in all")
 	fl.Float64Var(&cfg.Rate, "rate", 0, "requests/s of the step, in all (0: closed loop)")
 	fl.StringVar(&startAt, "start-at", "", "the start instant on the API server's clock (RFC 3339); empty: at once")
-	fl.DurationVar(&cfg.MaxLate, "max-late", 2*time.Second, "refuse to run when reaching the start instant later than this")
+	fl.DurationVar(&cfg.MaxLate, "max-late", worker.DefaultMaxLate, "refuse to run when reaching the start instant later than this")
 	fl.StringVar(&cfg.Clock, "clock", worker.InClusterClock(), "URL whose Date header is the reference clock (default the API server's /version)")
 	fl.StringVar(&cfg.ClockCA, "clock-ca", worker.ServiceAccountCA, "CA file for --clock")
 	return cmd
