@@ -58,24 +58,22 @@ func runCleanup(cmd *cobra.Command, dryRun bool) error {
 	}
 	var removed []leftover.Item
 	var failures []string
-	for _, it := range items {
-		switch {
-		case dryRun:
-			fmt.Fprintf(stdout, "would remove %s (%s)\n", it, it.Why)
-			removed = append(removed, it)
-		case !it.CanRemove():
-			fmt.Fprintf(stdout, "left %s (%s): deleting a namespace needs root\n", it, it.Why)
-			failures = append(failures, it.Name+": needs root (sudo loadgen cleanup)")
+	leftover.RemoveItems(ctx, items, dryRun, func(o leftover.Outcome) {
+		switch o.Fate {
+		case leftover.WouldRemove:
+			fmt.Fprintf(stdout, "would remove %s (%s)\n", o.Item, o.Why)
+			removed = append(removed, o.Item)
+		case leftover.NeedsRoot:
+			fmt.Fprintf(stdout, "left %s (%s): %v\n", o.Item, o.Why, o.Err)
+			failures = append(failures, o.Name+": needs root (sudo loadgen cleanup)")
+		case leftover.Failed:
+			fmt.Fprintf(stdout, "could not remove %s: %v\n", o.Item, oneLineError(o.Err))
+			failures = append(failures, oneLineError(o.Err))
 		default:
-			if err := it.Remove(ctx); err != nil {
-				fmt.Fprintf(stdout, "could not remove %s: %v\n", it, oneLineError(err))
-				failures = append(failures, oneLineError(err))
-				continue
-			}
-			fmt.Fprintf(stdout, "removed %s (%s)\n", it, it.Why)
-			removed = append(removed, it)
+			fmt.Fprintf(stdout, "removed %s (%s)\n", o.Item, o.Why)
+			removed = append(removed, o.Item)
 		}
-	}
+	})
 	switch {
 	case dryRun:
 		fmt.Fprintf(stdout, "would remove %s; dry run: nothing was removed\n", leftover.Summary(removed))

@@ -60,7 +60,7 @@ func newClientPKI(t *testing.T) clientPKI {
 func mtlsTargets(t *testing.T, pki clientPKI) (httpAddr, grpcAddr, serverCA string, verified *atomic.Int64) {
 	t.Helper()
 	serverCA = filepath.Join(pki.dir, "server-ca.pem")
-	st := serverTLS{enable: true, keyType: "ecdsa", writeCA: serverCA, clientCA: pki.ca}
+	st := tlscert.ServerOptions{TLS: true, KeyType: "ecdsa", WriteCA: serverCA, ClientCA: pki.ca}
 	verified = new(atomic.Int64)
 	count := func(c *tls.Config) *tls.Config {
 		c.VerifyConnection = func(cs tls.ConnectionState) error {
@@ -71,7 +71,7 @@ func mtlsTargets(t *testing.T, pki clientPKI) (httpAddr, grpcAddr, serverCA stri
 		}
 		return c
 	}
-	hc, err := st.config("h2", "http/1.1")
+	hc, err := st.Config("h2", "http/1.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +86,8 @@ func mtlsTargets(t *testing.T, pki clientPKI) (httpAddr, grpcAddr, serverCA stri
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	st.writeCA = ""
-	gc, err := st.config("h2")
+	st.WriteCA = ""
+	gc, err := st.Config("h2")
 	if err != nil {
 		t.Fatal(err)
 	}

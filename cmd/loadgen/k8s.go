@@ -63,8 +63,8 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.BoolVar(&o.SameNodeOK, "same-node-ok", false, "let clients share the target's node (and the proxies') when no other fits (a preference, not a rule)")
 	fl.StringVar(&o.WorkerCPU, "worker-cpu", "", "each worker's CPU request (a worker is never BestEffort) (default "+k8s.DefaultWorkerCPU+", or a lower --worker-limits cpu)")
 	fl.StringVar(&o.WorkerMemory, "worker-memory", "", "each worker's memory request (default "+k8s.DefaultWorkerMem+", or a lower --worker-limits memory)")
-	fl.StringVar(&o.Sidecar.Proxy, "proxy", "", "sidecar: the proxy beside each pod: "+strings.Join(k8s.SidecarProxies, ", ")+" (default haproxy)")
-	fl.StringVar(&o.Sidecar.Image, "proxy-image", "", "sidecar: the proxy's image (default its official one: nginx:1.27, haproxy:3.0, caddy:2.8)")
+	fl.StringVar(&o.Sidecar.Proxy, "proxy", "", "sidecar: the proxy beside each pod: "+strings.Join(k8s.SidecarProxies, ", ")+" (default "+k8s.DefaultSidecarProxy+")")
+	fl.StringVar(&o.Sidecar.Image, "proxy-image", "", "sidecar: the proxy's image (default its official one: "+k8s.DefaultProxyImageList()+")")
 }
 
 // controlPlaneFlag is --control-plane, on the commands whose run records
@@ -90,17 +90,10 @@ func (c *costSourceFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&c.noNodeCost, "no-node-cost", false, "leave out the nodes' own CPU and memory (by default each node that ran a step's target, workers or proxies is recorded)")
 }
 
-// set puts the source into the options (the permissions follow it):
-// --no-metrics wins over --prometheus, as the run's watcher does.
+// set puts the source into the options (the permissions and the run's
+// watcher follow it): k8s.MetricsSource's choice.
 func (c *costSourceFlags) set(o *k8s.Options) {
-	switch {
-	case c.noMetrics:
-		o.Metrics = k8s.MetricsNone
-	case c.prometheus != "":
-		o.Metrics = k8s.MetricsPrometheus
-	default:
-		o.Metrics = k8s.MetricsAPI
-	}
+	o.Metrics = k8s.MetricsSource(c.prometheus, c.noMetrics)
 	o.NoNodeCost = c.noNodeCost
 }
 
@@ -137,11 +130,8 @@ labelled with the run id. Nothing is sent to a cluster.`,
 			for _, n := range r.Notes {
 				fmt.Fprintln(cmd.ErrOrStderr(), n)
 			}
-			if o.ConfigureController {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: the ConfigMap %s/ingress-nginx-controller is the controller's, shared by every Ingress; "+
-					"apply it with `kubectl apply --server-side --field-manager=loadgen` and put its keys back yourself ("+
-					"`loadgen k8s run --configure-controller` does both, and gives the keys back to their owners)\n", o.IngressNamespace)
-				fmt.Fprintln(cmd.ErrOrStderr(), run.ReloadNotice("ConfigMap "+o.IngressNamespace+"/"+k8s.IngressControllerConfigMap))
+			for _, n := range run.ControllerRenderNotes(o) {
+				fmt.Fprintln(cmd.ErrOrStderr(), n)
 			}
 			return r.WriteYAML(cmd.OutOrStdout())
 		},
@@ -313,7 +303,7 @@ its own, naming both loadgen versions.`,
 	fl.IntVar(&cfg.Threads, "threads", 1, "threads of the step, in all")
 	fl.Float64Var(&cfg.Rate, "rate", 0, "requests/s of the step, in all (0: closed loop)")
 	fl.StringVar(&startAt, "start-at", "", "the start instant on the API server's clock (RFC 3339); empty: at once")
-	fl.DurationVar(&cfg.MaxLate, "max-late", 2*time.Second, "refuse to run when reaching the start instant later than this")
+	fl.DurationVar(&cfg.MaxLate, "max-late", worker.DefaultMaxLate, "refuse to run when reaching the start instant later than this")
 	fl.StringVar(&cfg.Clock, "clock", worker.InClusterClock(), "URL whose Date header is the reference clock (default the API server's /version)")
 	fl.StringVar(&cfg.ClockCA, "clock-ca", worker.ServiceAccountCA, "CA file for --clock")
 	return cmd

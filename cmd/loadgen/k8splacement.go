@@ -55,14 +55,7 @@ func (v *tolerationsValue) Set(s string) error {
 func (v *tolerationsValue) String() string {
 	var out []string
 	for _, t := range *v.p {
-		s := t.Key
-		if t.Operator == corev1.TolerationOpEqual {
-			s += "=" + t.Value
-		}
-		if t.Effect != "" {
-			s += ":" + string(t.Effect)
-		}
-		out = append(out, s)
+		out = append(out, k8s.FormatToleration(t))
 	}
 	return strings.Join(out, " ")
 }

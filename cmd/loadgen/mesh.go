@@ -3,16 +3,15 @@ package main
 import (
 	"fmt"
 	"net/netip"
-	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"loadgen/meshes/caddy"
 	"loadgen/meshes/envoy"
-	"loadgen/meshes/haproxy"
 	"loadgen/meshes/layout"
 	"loadgen/meshes/mtls"
 	"loadgen/meshes/nginxingress"
+	"loadgen/meshes/sidecar"
 )
 
 func newMeshCmd() *cobra.Command {
@@ -45,7 +44,7 @@ type meshRender struct {
 func newMeshRenderCmd() *cobra.Command {
 	var r meshRender
 	cmd := &cobra.Command{
-		Use:   "render envoy|nginx|haproxy|caddy",
+		Use:   "render " + renderProxies("|"),
 		Short: "Print the config of a proxy in the sidecar layout, validated",
 		Long: `Render the configuration loadgen would run for one sidecar proxy, checked the
 way the proxy's own project checks it (Envoy: protoc-gen-validate's
@@ -75,14 +74,14 @@ Envoy's format follows -o: .json writes JSON, anything else YAML.`,
 				_, err := cmd.OutOrStdout().Write(conf)
 				return err
 			}
-			if err := os.WriteFile(r.out, conf, 0o644); err != nil {
+			if err := writeOutput(cmd.OutOrStdout(), r.out, conf); err != nil {
 				return failf("%v", err)
 			}
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&r.layout, "layout", "istio", "envoy only: istio or appmesh")
+	fl.StringVar(&r.layout, "layout", string(envoy.Istio), "envoy only: "+string(envoy.Istio)+" or "+string(envoy.AppMesh))
 	fl.StringVar(&r.podIP, "pod-ip", "198.18.0.2", "the IP of the sidecar's pod")
 	fl.Uint16Var(&r.appPort, "app-port", 8080, "the port of the app in the pod")
 	fl.StringVar(&r.app, "app", "", "IP:PORT the inbound side forwards to (default: --pod-ip:--app-port)")
@@ -98,33 +97,28 @@ Envoy's format follows -o: .json writes JSON, anything else YAML.`,
 
 func (r meshRender) render(proxy string) ([]byte, error) {
 	if r.ingress {
-		if proxy != "nginx" {
+		if proxy != string(sidecar.Nginx) {
 			return nil, fmt.Errorf("--ingress is nginx's layout only")
 		}
 		return nginxingress.Config{Listen: r.listen, Upstream: r.upstream}.Render()
 	}
-	if proxy != "envoy" && r.layout != "istio" {
+	if proxy != string(sidecar.Envoy) && r.layout != string(envoy.Istio) {
 		return nil, fmt.Errorf("--layout is envoy's only")
 	}
 	s, err := r.sidecar(proxy)
 	if err != nil {
 		return nil, err
 	}
-	switch proxy {
-	case "envoy":
-		l, err := envoy.ParseLayout(r.layout)
-		if err != nil {
-			return nil, err
-		}
-		return envoy.Pod(l, netip.MustParseAddr(r.podIP), s).Render(envoy.FormatOf(r.out))
-	case "nginx":
-		return nginxingress.Config{Sidecar: &s}.Render()
-	case "haproxy":
-		return haproxy.Config{Sidecar: s}.Render()
-	case "caddy":
-		return caddy.Config{Sidecar: s, Dir: caddy.StandaloneDir}.Render()
+	return sidecar.Render(proxy, s, sidecar.Rendering{EnvoyLayout: r.layout, PodIP: netip.MustParseAddr(r.podIP), Format: envoy.FormatOf(r.out)})
+}
+
+// renderProxies are the proxies mesh render renders, joined by sep.
+func renderProxies(sep string) string {
+	var names []string
+	for _, p := range sidecar.RenderProxies() {
+		names = append(names, string(p))
 	}
-	return nil, fmt.Errorf("unknown proxy %q: use envoy, nginx, haproxy or caddy", proxy)
+	return strings.Join(names, sep)
 }
 
 // sidecar is the layout the flags describe.

@@ -29,6 +29,25 @@ func TestMeshRenderEnvoy(t *testing.T) {
 	}
 }
 
+// TestMeshRenderStdout checks that -o - and /dev/stdout are standard
+// output (writeOutput), not a file named - nor /dev/stdout truncated.
+func TestMeshRenderStdout(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "..", "meshes", "haproxy", "testdata", "pod.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	for _, o := range []string{"-", "/dev/stdout"} {
+		code, out, stderr := cli(t, "mesh", "render", "haproxy", "-o", o)
+		if code != 0 || out != string(want) {
+			t.Errorf("-o %s: exit %d, %d bytes on stdout, want %d: %s", o, code, len(out), len(want), stderr)
+		}
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Error("-o - wrote a file named -")
+	}
+}
+
 // TestMeshRenderProfiles checks that each proxy's sidecar layout, also with
 // mTLS, is what its package's golden file holds.
 func TestMeshRenderProfiles(t *testing.T) {

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
 	"strings"
 	"time"
 
@@ -36,81 +33,16 @@ Ctrl-C (or --for elapses) and then prints how many requests it served.`,
 	return cmd
 }
 
-// serverTLS are the TLS flags of every target.
-type serverTLS struct {
-	enable   bool
-	keyType  string
-	certFile string
-	keyFile  string
-	writeCA  string
-	clientCA string
-}
+// serverTLS are the TLS flags of every target: tlscert's policy.
+type serverTLS struct{ tlscert.ServerOptions }
 
 func (s *serverTLS) register(fl *pflag.FlagSet) {
-	fl.BoolVar(&s.enable, "tls", false, "serve TLS with a self-signed certificate (or --cert/--key)")
-	fl.StringVar(&s.keyType, "key-type", "rsa", "key of the self-signed certificate: rsa (RSA-2048) or ecdsa (P-256)")
-	fl.StringVar(&s.certFile, "cert", "", "PEM certificate file, e.g. server.crt (implies --tls; default a self-signed one with --tls)")
-	fl.StringVar(&s.keyFile, "key", "", "PEM key file for --cert, e.g. server.key")
-	fl.StringVar(&s.writeCA, "write-ca", "", "write the self-signed certificate (PEM) to this file, e.g. ca.pem, for clients' --cacert")
-	fl.StringVar(&s.clientCA, "client-ca", "", "require a client certificate issued by these CAs (PEM file, e.g. client-ca.pem) on every connection: mutual TLS (needs --tls or --cert)")
-}
-
-// config returns the server's TLS configuration, nil for plaintext.
-func (s *serverTLS) config(nextProtos ...string) (*tls.Config, error) {
-	if (s.certFile == "") != (s.keyFile == "") {
-		return nil, fmt.Errorf("--cert and --key go together")
-	}
-	if !s.enable && s.certFile == "" {
-		if s.writeCA != "" {
-			return nil, fmt.Errorf("--write-ca needs --tls")
-		}
-		if s.clientCA != "" {
-			return nil, fmt.Errorf("--client-ca asks for client certificates in the TLS handshake: add --tls (or --cert/--key)")
-		}
-		return nil, nil
-	}
-	var cert *tlscert.Cert
-	var err error
-	if s.certFile != "" {
-		cert, err = tlscert.Load(s.certFile, s.keyFile)
-	} else {
-		kt, kerr := tlscert.ParseKeyType(s.keyType)
-		if kerr != nil {
-			return nil, fmt.Errorf("--key-type: %w", kerr)
-		}
-		cert, err = tlscert.New(kt)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if s.writeCA != "" {
-		if cert.CertPEM == nil {
-			return nil, fmt.Errorf("--write-ca works with the self-signed certificate only")
-		}
-		if err := os.WriteFile(s.writeCA, cert.CertPEM, 0o644); err != nil {
-			return nil, fmt.Errorf("--write-ca: %w", err)
-		}
-	}
-	var clientCAs []byte
-	if s.clientCA != "" {
-		if clientCAs, err = os.ReadFile(s.clientCA); err != nil {
-			return nil, fmt.Errorf("--client-ca: %w", err)
-		}
-	}
-	c, err := cert.ServerConfig(clientCAs, nextProtos...)
-	if err != nil {
-		return nil, fmt.Errorf("--client-ca %s: %w", s.clientCA, err)
-	}
-	return c, nil
-}
-
-// mode says how the server takes TLS, for its first line: "", or
-// ", client certificates from CA.pem required".
-func (s *serverTLS) mode() string {
-	if s.clientCA == "" {
-		return ""
-	}
-	return ", client certificates from " + s.clientCA + " required"
+	fl.BoolVar(&s.TLS, "tls", false, "serve TLS with a self-signed certificate (or --cert/--key)")
+	fl.StringVar(&s.KeyType, "key-type", "rsa", "key of the self-signed certificate: rsa (RSA-2048) or ecdsa (P-256)")
+	fl.StringVar(&s.CertFile, "cert", "", "PEM certificate file, e.g. server.crt (implies --tls; default a self-signed one with --tls)")
+	fl.StringVar(&s.KeyFile, "key", "", "PEM key file for --cert, e.g. server.key")
+	fl.StringVar(&s.WriteCA, "write-ca", "", "write the self-signed certificate (PEM) to this file, e.g. ca.pem, for clients' --cacert")
+	fl.StringVar(&s.ClientCA, "client-ca", "", "require a client certificate issued by these CAs (PEM file, e.g. client-ca.pem) on every connection: mutual TLS (needs --tls or --cert)")
 }
 
 // serveUntil waits for ctx (Ctrl-C) or the --for duration.
@@ -156,7 +88,7 @@ failed call makes it a 502 whose one-line body names the hop that failed
   loadgen serve httpbin --addr 127.0.0.1:8080 --call http://127.0.0.1:8081 --fanout 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tc, err := st.config("h2", "http/1.1")
+			tc, err := st.Config("h2", "http/1.1")
 			if err != nil {
 				return err
 			}
@@ -177,13 +109,9 @@ failed call makes it a 502 whose one-line body names the hop that failed
 				}
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "httpbin listening on %s://%s (%s%s); Ctrl-C to stop\n", scheme, srv.Addr(), protos, st.mode())
+			fmt.Fprintf(out, "httpbin listening on %s://%s (%s%s); Ctrl-C to stop\n", scheme, srv.Addr(), protos, st.Mode())
 			if len(cfg.Calls) > 0 {
-				fanout := cfg.Fanout
-				if fanout == 0 {
-					fanout = len(cfg.Calls)
-				}
-				fmt.Fprintf(out, "each request first calls %s (%d at once)\n", strings.Join(cfg.Calls, ", "), fanout)
+				fmt.Fprintf(out, "each request first calls %s (%d at once)\n", strings.Join(cfg.Calls, ", "), cfg.CallsAtOnce())
 			}
 			serveUntil(cmd.Context(), runFor)
 			return closeServer(out, srv.Close, func() string { return fmt.Sprintf("served %d requests", srv.Served()) })
@@ -229,12 +157,9 @@ tcp-stream sends: then it is a sink that reads and counts.`,
   loadgen run -p tcp-rr --size 1024 -d 10s 127.0.0.1:9000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// A loop per processor, and one P more for the rest of the
-			// process, so that the loops wait keeping theirs (as a run's
-			// loops do): no trip through the netpoller per round trip.
-			cfg.Loops = runtime.GOMAXPROCS(0)
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.Loops + 1))
-			srv, err := tcpecho.New(cfg)
+			alone, restore := cfg.Alone() // this process serves the target only
+			defer restore()
+			srv, err := tcpecho.New(alone)
 			if err != nil {
 				return err
 			}
@@ -326,7 +251,7 @@ come, each answered a delay after it arrived.`,
   loadgen run -p grpc-client-stream --messages 100 -c 4 -d 10s 127.0.0.1:9090`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tc, err := st.config("h2")
+			tc, err := st.Config("h2")
 			if err != nil {
 				return err
 			}
@@ -343,7 +268,7 @@ come, each answered a delay after it arrived.`,
 			if tc != nil {
 				mode = "TLS"
 			}
-			fmt.Fprintf(out, "grpc listening on %s, %s%s; Ctrl-C to stop\n", srv.Addr(), mode, st.mode())
+			fmt.Fprintf(out, "grpc listening on %s, %s%s; Ctrl-C to stop\n", srv.Addr(), mode, st.Mode())
 			serveUntil(cmd.Context(), runFor)
 			return closeServer(out, srv.Close, func() string {
 				return fmt.Sprintf("%d unary calls, %d ping-pong messages, %d server-streaming calls (%d messages), %d client-streaming calls (%d messages), %d health checks",

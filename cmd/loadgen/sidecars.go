@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"loadgen/loadgen/sweep"
@@ -86,8 +85,10 @@ func (sp *sidecarPaths) Close() error {
 // each path's proxy installed. It prints what a real sweep would fail
 // for, with the paths and steps that would.
 func checkSidecarProxies(w io.Writer, spec *sweep.Spec) {
-	if spec.HasSidecars() && os.Geteuid() != 0 {
-		fmt.Fprint(w, report.Wrap("needs root: sidecar paths make network namespaces and capture rules (run with sudo)", maxWidth, "  "))
+	if spec.HasSidecars() {
+		if err := sidecar.RootMissing(); err != nil {
+			fmt.Fprint(w, report.Wrap(err.Error(), maxWidth, "  "))
+		}
 	}
 	for _, px := range spec.SidecarProxies() {
 		err := sidecar.ProxyMissing(sidecar.Proxy(px.Proxy))

@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +26,11 @@ type ClientCert struct {
 	Name      string // a Secret key's stem: letters, digits, '-', '_', '.'
 	Cert, Key []byte
 }
+
+// PathCertName names the client certificate of a sweep's path by its
+// place in the file, i (from 0): path0, path1…, a Secret key's stem that
+// no path's own name can break.
+func PathCertName(i int) string { return "path" + strconv.Itoa(i) }
 
 // ReadClientCert reads a path's cert and key files as the certificate
 // named name (the sweep checked that they make a pair); a cert file that

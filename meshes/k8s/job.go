@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -46,6 +47,19 @@ type JobSpec struct {
 type PodsOf struct {
 	Namespace string
 	Selector  *metav1.LabelSelector
+}
+
+// CheckRunCounts checks k8s run's counts before anything starts:
+// workers, the pods of each step's Job (1 or more), and startRetries, the
+// reruns of a step whose workers started late (0: the step fails).
+func CheckRunCounts(workers, startRetries int) error {
+	if workers < 1 {
+		return fmt.Errorf("--workers %d: want 1 or more", workers)
+	}
+	if startRetries < 0 {
+		return fmt.Errorf("--start-retries %d: want 0 (fail a late step) or more", startRetries)
+	}
+	return nil
 }
 
 // ContainerWorker is the worker container's name: the coordinator waits for

@@ -148,6 +148,20 @@ const (
 	MetricsNone       = "none"           // no cost recorded
 )
 
+// MetricsSource is where a run reads its cost from its flags: none with
+// --no-metrics (which wins), a Prometheus with --prometheus URL, else
+// metrics.k8s.io. The permissions a run needs follow it (rbac.go), and
+// the run's watcher (meshes/k8s/cost.NewWatcher).
+func MetricsSource(prometheus string, noMetrics bool) string {
+	switch {
+	case noMetrics:
+		return MetricsNone
+	case prometheus != "":
+		return MetricsPrometheus
+	}
+	return MetricsAPI
+}
+
 // MaxHops bounds Options.Hops.
 const MaxHops = 16
 

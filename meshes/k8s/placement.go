@@ -112,6 +112,20 @@ func ParseToleration(s string) (corev1.Toleration, error) {
 	return t, nil
 }
 
+// FormatToleration is t in ParseToleration's words, which read it back:
+// KEY=VALUE for operator Equal, KEY alone for Exists, :EFFECT after it
+// when it names one.
+func FormatToleration(t corev1.Toleration) string {
+	s := t.Key
+	if t.Operator == corev1.TolerationOpEqual {
+		s += "=" + t.Value
+	}
+	if t.Effect != "" {
+		s += ":" + string(t.Effect)
+	}
+	return s
+}
+
 // ParseResources reads NAME=QUANTITY[,NAME=QUANTITY…] (kubectl set
 // resources' --requests and --limits) into l, which it creates when nil:
 // cpu, memory, ephemeral-storage, hugepages-SIZE or an extended resource

@@ -268,3 +268,29 @@ func TestWorkerResourceDefaults(t *testing.T) {
 		}
 	}
 }
+
+// FormatToleration writes what ParseToleration reads: each form comes
+// back as its shortest spelling, and reads back as the same toleration.
+func TestFormatToleration(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"dedicated=load:NoSchedule", "dedicated=load:NoSchedule"},
+		{"dedicated=load", "dedicated=load"},
+		{"dedicated:noexecute", "dedicated:NoExecute"},
+		{"dedicated", "dedicated"},
+		{"dedicated:Exists", "dedicated"},
+		{"dedicated:exists:PreferNoSchedule", "dedicated:PreferNoSchedule"},
+		{"example.com/pool=", "example.com/pool="},
+	} {
+		tol, err := ParseToleration(tc.in)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.in, err)
+		}
+		got := FormatToleration(tol)
+		if got != tc.want {
+			t.Errorf("FormatToleration(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if back, err := ParseToleration(got); err != nil || back != tol {
+			t.Errorf("%q reads back as %+v, %v; want %+v", got, back, err, tol)
+		}
+	}
+}

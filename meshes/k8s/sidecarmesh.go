@@ -51,6 +51,19 @@ var DefaultProxyImages = map[string]string{
 	ProxyCaddy:   "caddy:2.8",
 }
 
+// DefaultSidecarProxy is --mesh sidecar's proxy when none is given.
+const DefaultSidecarProxy = ProxyHAProxy
+
+// DefaultProxyImageList names each proxy's default image, in
+// SidecarProxies' order: "nginx:1.27, haproxy:3.0, caddy:2.8".
+func DefaultProxyImageList() string {
+	images := make([]string, len(SidecarProxies))
+	for i, p := range SidecarProxies {
+		images[i] = DefaultProxyImages[p]
+	}
+	return strings.Join(images, ", ")
+}
+
 // The containers --mesh sidecar adds to a pod.
 const (
 	// ContainerSidecar runs the proxy: the container the cost watches and
@@ -62,7 +75,7 @@ const (
 
 // SidecarOptions are --mesh sidecar's.
 type SidecarOptions struct {
-	// Proxy is one of SidecarProxies (default haproxy).
+	// Proxy is one of SidecarProxies (default DefaultSidecarProxy).
 	Proxy string
 	// Image is the proxy's image (default its official one,
 	// DefaultProxyImages); its binary is found on PATH.
@@ -113,7 +126,7 @@ func (o *Options) sidecarMeshDefaults() error {
 		return nil
 	}
 	if o.Sidecar.Proxy == "" {
-		o.Sidecar.Proxy = ProxyHAProxy
+		o.Sidecar.Proxy = DefaultSidecarProxy
 	}
 	if !slices.Contains(SidecarProxies, o.Sidecar.Proxy) {
 		return fmt.Errorf("unknown proxy %q: want one of %s", o.Sidecar.Proxy, strings.Join(SidecarProxies, ", "))

@@ -179,7 +179,55 @@ func (it Item) Remove(ctx context.Context) error {
 
 // CanRemove tells whether this process may remove it: a namespace needs
 // root.
-func (it Item) CanRemove() bool { return it.Kind != Namespace || os.Geteuid() == 0 }
+func (it Item) CanRemove() bool { return it.Kind != Namespace || geteuid() == 0 }
+
+// geteuid is os.Geteuid; a test's to change.
+var geteuid = os.Geteuid
+
+// ErrNeedsRoot is why a namespace is left: this process is not root.
+var ErrNeedsRoot = errors.New("deleting a namespace needs root")
+
+// Fate is what became of a leftover in RemoveItems.
+type Fate int
+
+const (
+	Removed     Fate = iota // removed
+	WouldRemove             // a dry run's: it would be removed
+	NeedsRoot               // left: a namespace, and this process is not root (ErrNeedsRoot)
+	Failed                  // Remove failed (Outcome.Err)
+)
+
+// Outcome is what became of one leftover.
+type Outcome struct {
+	Item
+	Fate Fate
+	Err  error // why it is left: ErrNeedsRoot, or Remove's error
+}
+
+// RemoveItems removes items in order, or with dryRun none, and tells
+// each's outcome to each (if not nil) as it comes: a caller prints a
+// line per leftover while the rest are removed. It returns them all.
+func RemoveItems(ctx context.Context, items []Item, dryRun bool, each func(Outcome)) []Outcome {
+	outs := make([]Outcome, 0, len(items))
+	for _, it := range items {
+		o := Outcome{Item: it}
+		switch {
+		case dryRun:
+			o.Fate = WouldRemove
+		case !it.CanRemove():
+			o.Fate, o.Err = NeedsRoot, ErrNeedsRoot
+		default:
+			if o.Err = it.Remove(ctx); o.Err != nil {
+				o.Fate = Failed
+			}
+		}
+		if each != nil {
+			each(o)
+		}
+		outs = append(outs, o)
+	}
+	return outs
+}
 
 // Clean removes every leftover of dead runs that this process may remove
 // (namespaces only as root) and returns those it removed; keep, if not
@@ -190,16 +238,19 @@ func Clean(ctx context.Context, keep func(Item) bool) ([]Item, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	var removed []Item
+	var chosen []Item
 	for _, it := range items {
-		if !it.CanRemove() || (keep != nil && !keep(it)) {
+		if it.CanRemove() && (keep == nil || keep(it)) {
+			chosen = append(chosen, it)
+		}
+	}
+	var removed []Item
+	for _, o := range RemoveItems(ctx, chosen, false, nil) {
+		if o.Fate == Failed {
+			errs = append(errs, o.Err)
 			continue
 		}
-		if err := it.Remove(ctx); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		removed = append(removed, it)
+		removed = append(removed, o.Item)
 	}
 	return removed, errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 
 	"loadgen/meshes/caddy"
 	"loadgen/meshes/envoy"
@@ -88,6 +89,21 @@ func (p *Path) Close() error {
 	errs = append(errs, p.Pods.Close())
 	return errors.Join(errs...)
 }
+
+// RootMissing says why this process cannot run sidecar paths (their pods
+// are network namespaces with capture rules, their proxies run as UID
+// 1337): nil as root. A sweep's dry run says it, NewPods fails with it.
+func RootMissing() error {
+	if geteuid() != 0 {
+		return errPathsNeedRoot
+	}
+	return nil
+}
+
+var errPathsNeedRoot = errors.New("sidecar paths need root: network namespaces, iptables and a proxy as UID 1337 (run with sudo)")
+
+// geteuid is os.Geteuid; a test's to change.
+var geteuid = os.Geteuid
 
 // ProxyMissing says why proxy cannot run here (not installed: its error
 // says how to get it), or nil.

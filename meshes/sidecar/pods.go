@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"os/exec"
 	"strings"
 )
@@ -24,8 +23,8 @@ type Pods struct {
 // 198.18.SUBNET.0/24 (client .1, server .2). It needs root; on error
 // nothing is left.
 func NewPods(ctx context.Context, prefix string, subnet uint8) (*Pods, error) {
-	if os.Geteuid() != 0 {
-		return nil, errors.New("sidecar paths need root: network namespaces, iptables and a proxy as UID 1337 (run with sudo)")
+	if err := RootMissing(); err != nil {
+		return nil, err
 	}
 	if len(prefix) > 12 {
 		return nil, fmt.Errorf("sidecar: pod prefix %q is longer than 12 bytes (interface names are at most 15)", prefix)

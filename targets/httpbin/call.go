@@ -102,7 +102,7 @@ type caller struct {
 }
 
 func newCaller(cfg Config, done <-chan struct{}, wg *sync.WaitGroup) (*caller, error) {
-	c := &caller{fanout: cfg.Fanout, timeout: cfg.CallTimeout, work: make(chan *callJob), done: done, wg: wg}
+	c := &caller{fanout: cfg.CallsAtOnce(), timeout: cfg.CallTimeout, work: make(chan *callJob), done: done, wg: wg}
 	for _, raw := range cfg.Calls {
 		h, err := parseCall(raw)
 		if err != nil {
@@ -113,9 +113,6 @@ func newCaller(cfg Config, done <-chan struct{}, wg *sync.WaitGroup) (*caller, e
 		h.client.NoDefaultUserAgentHeader = true
 		h.client.ReadBufferSize = 16 << 10 // mesh proxies add headers
 		c.hops = append(c.hops, h)
-	}
-	if c.fanout == 0 {
-		c.fanout = len(c.hops)
 	}
 	c.fans.New = func() any {
 		f := &fan{jobs: make([]callJob, c.fanout)}

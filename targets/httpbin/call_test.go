@@ -238,3 +238,25 @@ func TestCallAllocs(t *testing.T) {
 		})
 	}
 }
+
+// CallsAtOnce is the fanout a server runs and serve httpbin prints: the
+// one given, else one call to each URL.
+func TestCallsAtOnce(t *testing.T) {
+	three := []string{"http://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3"}
+	for _, tc := range []struct {
+		calls  []string
+		fanout int
+		want   int
+	}{
+		{nil, 0, 0},
+		{nil, 4, 0}, // refused by Validate: no URL to call
+		{three[:1], 0, 1},
+		{three, 0, 3},
+		{three, 1, 1},
+		{three, 8, 8},
+	} {
+		if got := (Config{Calls: tc.calls, Fanout: tc.fanout}).CallsAtOnce(); got != tc.want {
+			t.Errorf("%d URLs, fanout %d: CallsAtOnce() = %d, want %d", len(tc.calls), tc.fanout, got, tc.want)
+		}
+	}
+}

@@ -109,6 +109,15 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// CallsAtOnce is how many calls a request makes at once: Fanout, or one
+// to each of Calls when it is 0; none without Calls.
+func (c Config) CallsAtOnce() int {
+	if c.Fanout == 0 || len(c.Calls) == 0 {
+		return len(c.Calls)
+	}
+	return c.Fanout
+}
+
 // withDefaults returns c with its zero fields set to the defaults.
 func (c Config) withDefaults() Config {
 	if c.Addr == "" {

@@ -16,6 +16,7 @@ package tcpecho
 import (
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -54,6 +55,17 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// Alone is c for a process that serves nothing but this target (loadgen
+// serve tcp): a loop per processor, and GOMAXPROCS raised by one, so that
+// a P is left for the rest of the process and the loops wait keeping
+// theirs (Loops): no trip through the netpoller per round trip. restore
+// puts GOMAXPROCS back.
+func (c Config) Alone() (alone Config, restore func()) {
+	c.Loops = runtime.GOMAXPROCS(0)
+	before := runtime.GOMAXPROCS(c.Loops + 1)
+	return c, func() { runtime.GOMAXPROCS(before) }
 }
 
 // Server is a TCP echo and sink server. Its counters are safe to read at

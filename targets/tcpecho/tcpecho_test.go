@@ -482,3 +482,23 @@ func TestSoloClose(t *testing.T) {
 		}
 	})
 }
+
+// Alone gives the loops every processor there was and the process one
+// more, and restore puts it back; the rest of the config stays.
+func TestAlone(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 5} {
+		runtime.GOMAXPROCS(procs)
+		cfg, restore := Config{Addr: "127.0.0.1:0", MaxConns: 7, Loops: 3}.Alone()
+		if want := (Config{Addr: "127.0.0.1:0", MaxConns: 7, Loops: procs}); cfg != want {
+			t.Errorf("GOMAXPROCS %d: Alone() = %+v, want %+v", procs, cfg, want)
+		}
+		if got := runtime.GOMAXPROCS(0); got != procs+1 {
+			t.Errorf("GOMAXPROCS %d: Alone leaves %d, want %d", procs, got, procs+1)
+		}
+		restore()
+		if got := runtime.GOMAXPROCS(0); got != procs {
+			t.Errorf("GOMAXPROCS %d: restore leaves %d", procs, got)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/cluster"
 	"loadgen/results/store"
 )
@@ -52,4 +53,22 @@ func keyValues(m map[string]string) string {
 func ReloadNotice(object string) string {
 	return fmt.Sprintf("note: each change of %s reloads nginx in every pod of its controller, for every Ingress it serves, "+
 		"other tenants' too: once now, once when it is put back", object)
+}
+
+// ControllerRenderNotes are what k8s render says with
+// --configure-controller, which renders the controller's own ConfigMap:
+// that it is shared and whose to put back, and what applying it costs
+// others (ReloadNotice). None without it.
+func ControllerRenderNotes(o k8s.Options) []string {
+	if !o.ConfigureController {
+		return nil
+	}
+	cm := o.ControllerConfig()
+	ref := cm.Namespace + "/" + cm.Name
+	return []string{
+		"note: the ConfigMap " + ref + " is the controller's, shared by every Ingress; " +
+			"apply it with `kubectl apply --server-side --field-manager=loadgen` and put its keys back yourself (" +
+			"`loadgen k8s run --configure-controller` does both, and gives the keys back to their owners)",
+		ReloadNotice("ConfigMap " + ref),
+	}
 }

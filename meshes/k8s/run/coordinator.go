@@ -50,7 +50,8 @@ type Coordinator struct {
 	// StartLead is how far ahead of its creation a step's Job is told to
 	// start: the time to schedule and start N pods (default 30 s).
 	StartLead time.Duration
-	// MaxLate is how late a worker may start (default 2 s).
+	// MaxLate is how late a worker may start (default
+	// worker.DefaultMaxLate, 2 s).
 	MaxLate time.Duration
 	// StartRetries is how many times a step whose only failures are
 	// workers that started late (past MaxLate, or still being created or
@@ -121,7 +122,7 @@ func (k *Coordinator) defaults() {
 		k.StartLead = 30 * time.Second
 	}
 	if k.MaxLate == 0 {
-		k.MaxLate = 2 * time.Second
+		k.MaxLate = worker.DefaultMaxLate
 	}
 	if k.Poll == 0 {
 		k.Poll = time.Second

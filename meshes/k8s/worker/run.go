@@ -43,6 +43,11 @@ type Config struct {
 	CoordinatorVersion, Version string
 }
 
+// DefaultMaxLate is how late a worker may reach the start instant and
+// still run (Config.MaxLate): the worker's --max-late and the
+// coordinator's (run.Coordinator.MaxLate) when not given.
+const DefaultMaxLate = 2 * time.Second
+
 // ServiceAccountCA is where pods find the cluster's CA.
 const ServiceAccountCA = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
 
