@@ -139,10 +139,11 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 		return failf("%v", err)
 	}
-	if bad := compare.FailedSteps(steps); len(bad) > 0 {
-		fmt.Fprintf(stdout, "sweep: %d of %d steps failed: %s\n", len(bad), len(plan), strings.Join(bad, ", "))
+	code, line := compare.FoldSteps(steps, compare.FailedSteps(steps), len(plan), checked)
+	if line != "" {
+		fmt.Fprintf(stdout, "sweep: %s\n", line)
 	}
-	return exitWith(compare.Fold(steps, checked))
+	return exitWith(code)
 }
 
 // pathWhere is where a path's load goes, for a plan: its URL, or its

@@ -127,3 +127,21 @@ func StepsExit(steps []*results.Step) Exit {
 func Fold(steps []*results.Step, parts ...Exit) Exit {
 	return Worst(StepsExit(steps), Worst(parts...))
 }
+
+// FoldSteps is the exit status of a command that ran steps (Fold: of its
+// steps and its parts) and the line that names its failed steps at the
+// end of its output, "" when none failed:
+//
+//	2 of 6 steps failed: a, b
+//
+// failed are the failed steps' names (FailedSteps for a sweep's and k8s
+// run's, each prefixed with its protocol for a lab, a study's own steps
+// for a study), total the steps of the command's plan. Every command
+// that runs steps (sweep, k8s run, lab, study) words it so, after its own
+// name ("sweep: ").
+func FoldSteps(steps []*results.Step, failed []string, total int, parts ...Exit) (code Exit, line string) {
+	if len(failed) > 0 {
+		line = fmt.Sprintf("%d of %d steps failed: %s", len(failed), total, strings.Join(failed, ", "))
+	}
+	return Fold(steps, parts...), line
+}
