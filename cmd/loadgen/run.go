@@ -111,10 +111,10 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		}
 		defer stop()
 		defer func() {
-			// Ctrl-C before or during the hold ends it: exit 130, unless a
-			// result could not be written (exit 1 says so first).
-			if _, failed := err.(runFailure); ran && !holdMetrics(ctx, f.promHold, stderr, url) && !failed {
-				err = exitError{code: exitInterrupted}
+			// Ctrl-C ends the hold and leaves the exit status as it was:
+			// a finished run's is its verdict's.
+			if ran {
+				holdMetrics(ctx, f.promHold, stderr, url)
 			}
 		}()
 		live = x
