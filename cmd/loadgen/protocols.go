@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -39,11 +38,8 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 		}
 	}
 	d, err := client.Build(&s, &cfg.Config)
-	if errors.Is(err, client.ErrUnreachable) {
-		return nil, runFailure{err: err}
-	}
 	if err != nil {
-		return nil, err
+		return nil, err // client.BuildExit says what it comes to
 	}
 	cfg.Config.Targets = f.targets
 	return d, nil

@@ -239,3 +239,27 @@ func TestRunExit(t *testing.T) {
 		}
 	}
 }
+
+// A run that never started its load: a failure Ctrl-C came during is the
+// interrupt's (130, saying so), blaming no target; a usage error stays one,
+// and a failure with no Ctrl-C the target's.
+func TestNotStarted(t *testing.T) {
+	const why = "interrupted before the load started, while connecting to 127.0.0.1:1: nothing was measured"
+	for _, tc := range []struct {
+		code        Exit
+		interrupted bool
+		want        Exit
+		why         string
+	}{
+		{Failed, true, Interrupted, why},
+		{Failed, false, Failed, ""},
+		{Usage, true, Usage, ""},
+		{Usage, false, Usage, ""},
+		{OK, true, OK, ""},
+	} {
+		got, gotWhy := NotStarted(tc.code, tc.interrupted, "127.0.0.1:1")
+		if got != tc.want || gotWhy != tc.why {
+			t.Errorf("NotStarted(%v, %v) = %v, %q; want %v, %q", tc.code, tc.interrupted, got, gotWhy, tc.want, tc.why)
+		}
+	}
+}
