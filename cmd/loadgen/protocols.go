@@ -45,12 +45,6 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 	return d, nil
 }
 
-// loopCannot is the usage error of --driver loop for a run the event loop
-// cannot drive (loadgen.SpareP false), naming what it cannot drive.
-func loopCannot(cfg loadgen.Config) error {
-	return fmt.Errorf("--driver loop cannot drive %s: use --driver goroutines, or leave out --driver to take the loop where it can", loadgen.LoopCannot(cfg))
-}
-
 // closeDialer releases a Dialer that no run will take (Run closes the one
 // it runs): a --netns Dialer holds its namespace open.
 func closeDialer(d protocol.Dialer) {

@@ -82,9 +82,9 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		}
 		return runFailure{err: err, code: code}
 	}
-	if cfg.Driver == loadgen.DriverLoop && !loadgen.SpareP(cfg, dialer) {
+	if err := loadgen.CheckDriver(cfg, dialer); err != nil {
 		closeDialer(dialer)
-		return loopCannot(cfg) // before the header: Run would refuse it after
+		return err // before the header: Run would refuse it after
 	}
 	if err := loadgen.CheckFiles(cfg, dialer); err != nil {
 		closeDialer(dialer)
