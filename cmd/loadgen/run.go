@@ -149,7 +149,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		if code, why := compare.NotStarted(compare.Failed, ctx.Err() != nil, cfg.Target); code == compare.Interrupted {
 			return f.interruptedBeforeStart(stderr, cfg.Target, why)
 		}
-		if hint := f.certHint(ctx, cfg.Target, cfg.TLS); hint != "" && !strings.Contains(err.Error(), "--cert") {
+		if hint := f.certHint(ctx, cfg.Target, cfg.TLS); hint != "" && !errors.Is(err, protocol.ErrClientCertAdvised) {
 			err = fmt.Errorf("%w; %s", err, hint)
 		}
 		if jerr := f.check.noRun(cfg.Target, f.labels, err); jerr != nil {
