@@ -367,13 +367,31 @@ func chooseDriver(cfg Config, d protocol.Dialer) (loopDialer, bool, error) {
 		return loopDialer{}, false, nil
 	case DriverLoop:
 		if hd, ok := d.(protocol.HostDialer); ok {
-			return loopDialer{}, false, fmt.Errorf("a request mix on %d hosts runs on goroutines (the event loop drives one host): leave out --driver loop", hd.Hosts())
+			what := LoopCannot(cfg)
+			if cfg.Mix == nil || cfg.Mix.Hosts == nil { // LoopCannot cannot tell from cfg
+				what = fmt.Sprintf("a request mix on %d hosts (a loop drives one host)", hd.Hosts())
+			}
+			return loopDialer{}, false, loopRefusal(what)
 		}
 		if !can {
-			return loopDialer{}, false, fmt.Errorf("the event loop drives HTTP/1.1, HTTP/2 and gRPC (unary calls and ping-pong streams, with or without TLS) and raw TCP on Linux (over TLS and for HTTP/2 and gRPC without --new-conn, HTTP/1.1 and TCP one stream per connection): %s runs on goroutines (leave out --driver loop)", cfg.Protocol)
+			return loopDialer{}, false, loopRefusal(LoopCannot(cfg))
 		}
 	}
 	return ld, can, nil
+}
+
+// CheckDriver is Run's refusal of cfg over d, or nil, for a caller that
+// wants it before anything else (loadgen run: before its header): --driver
+// loop for what the event loop cannot drive (LoopCannot names it).
+func CheckDriver(cfg Config, d protocol.Dialer) error {
+	_, _, err := chooseDriver(cfg, d)
+	return err
+}
+
+// loopRefusal is the one error of --driver loop for what the event loop
+// cannot drive (what: LoopCannot's words).
+func loopRefusal(what string) error {
+	return fmt.Errorf("--driver loop cannot drive %s: use --driver goroutines, or leave out --driver to take the loop where it can", what)
 }
 
 // loopMux tells whether a loop can drive md's connections: opened by

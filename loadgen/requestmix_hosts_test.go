@@ -206,7 +206,7 @@ func TestMixHosts(t *testing.T) {
 		cfg := loadgen.Config{}
 		cfg.Connections, cfg.Requests, cfg.Driver = 2, 10, loadgen.DriverLoop
 		_, err := hostsRun(t, cfg, hostsDialer(t, false, a.URL, b.URL))
-		if err == nil || !strings.Contains(err.Error(), "a request mix on 2 hosts runs on goroutines") {
+		if err == nil || !strings.Contains(err.Error(), "--driver loop cannot drive a request mix on several hosts") {
 			t.Errorf("--driver loop: %v, want that goroutines run it", err)
 		}
 	})

@@ -31,7 +31,7 @@ type abortFlags struct {
 
 const abortUsage = "stop as soon as an --assert breaks (k6's abortOnFail), write what was measured, marked aborted, and exit 108: " +
 	"judged every second over the last 3 s (rps, latencies, errors and timeouts as a share) or the run so far (a count of errors or timeouts, which only grows), " +
-	"from --abort-after on; cpu, cpu.NAME and mem.NAME are judged at the end only"
+	"from --abort-after on; " + compare.JudgedAtEnd + " are judged at the end only"
 
 func (a *abortFlags) register(fl *pflag.FlagSet, sweep bool) {
 	a.fl = fl
@@ -72,7 +72,7 @@ func (a *abortFlags) parse(check *checkFlags, findMax bool) error {
 		for _, x := range atEnd {
 			names = append(names, x.String())
 		}
-		return fmt.Errorf("--abort-on-fail: none of the assertions (%s) can be judged while the load runs: the generator's CPU, cpu.NAME and mem.NAME, and counts bounded from below, are judged at the end", strings.Join(names, ", "))
+		return fmt.Errorf("--abort-on-fail: none of the assertions (%s) can be judged while the load runs: %s are judged at the end only", strings.Join(names, ", "), compare.JudgedAtEnd)
 	}
 	a.live = live
 	return nil

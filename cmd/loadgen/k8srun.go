@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -202,9 +203,10 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 }
 
 // finish prints a k8s run's steps as loadgen sweep prints a sweep's, and
-// ends the run with the status sweep gives the same steps: the worst of
-// what its failed steps come to (compare.StepsExit: no result, a run that
-// failed its verdict or that --abort-on-fail stopped) and of the check.
+// ends the run with the status and the line sweep gives the same steps
+// (compare.FoldSteps): the worst of what its failed steps come to (no
+// result, a run that failed its verdict or that --abort-on-fail stopped)
+// and of the check.
 func (f *k8sRunFlags) finish(w io.Writer, spec *sweep.Spec, res []*results.Step) error {
 	if len(res) > 0 {
 		// The table loadgen sweep prints, with each side's proxy figures.
@@ -221,10 +223,11 @@ func (f *k8sRunFlags) finish(w io.Writer, spec *sweep.Spec, res []*results.Step)
 	if err != nil {
 		return failf("%v", err)
 	}
-	if failed > 0 {
-		return runFailure{err: fmt.Errorf("%d of %d steps failed", failed, len(res)), code: compare.Fold(res, checked)}
+	code, line := compare.FoldSteps(res, compare.FailedSteps(res), len(res), checked)
+	if line != "" {
+		return runFailure{err: errors.New(line), code: code}
 	}
-	return exitWith(checked)
+	return exitWith(code)
 }
 
 // k8sWatcher picks where the proxies' cost comes from.

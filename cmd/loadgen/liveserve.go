@@ -24,23 +24,18 @@ func servePage(ln net.Listener, h http.Handler, flag string, stderr io.Writer) *
 }
 
 // linger keeps a page's final state served for d after the command
-// (--prometheus-hold, --ui-linger), saying so on stderr with line, and
-// tells whether it waited the whole time: Ctrl-C (ctx done, before or
-// during the wait) ends it.
-func linger(ctx context.Context, d time.Duration, stderr io.Writer, line string) bool {
-	if d <= 0 {
-		return true
-	}
-	if ctx.Err() != nil {
-		return false
+// (--prometheus-hold, --ui-linger), saying so on stderr with line; Ctrl-C
+// (ctx done, before or during the wait) ends it. It never changes how the
+// command exits: a finished run or sweep exits with its own status.
+func linger(ctx context.Context, d time.Duration, stderr io.Writer, line string) {
+	if d <= 0 || ctx.Err() != nil {
+		return
 	}
 	fmt.Fprintln(stderr, line)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
 	case <-ctx.Done():
-		return false
 	}
 }

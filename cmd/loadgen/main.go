@@ -37,6 +37,21 @@ const (
 	exitTerminated  = int(compare.Terminated)  // SIGTERM
 )
 
+// exitHelp is the exit status table of every command that runs load or
+// judges results, as their help says it: run's prints it whole, the others
+// name the statuses they come to and point to it ("the table: loadgen
+// run --help"). Go readers find the same table at compare.Exit.
+const exitHelp = `Exit status, of every command that runs load or judges results:
+  0    all good: every run ran, every --assert held, nothing regressed
+  1    a run failed: the target unreachable or it stopped answering, no request
+       succeeded, more failed than --max-errors, a result not written
+  2    the command line was wrong: nothing ran
+  98   not decidable: worse than --max-regression, but within what contention
+       on a busy machine can explain (--allow-contended: 0)
+  99   an --assert did not hold, or a figure regressed past --baseline
+  108  --abort-on-fail stopped the run: an --assert broke while it ran
+  130  Ctrl-C; 143 SIGTERM`
+
 // exitWith ends a command with the check's status, when it is not OK.
 func exitWith(code compare.Exit) error {
 	if code == compare.OK {

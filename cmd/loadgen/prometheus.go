@@ -31,9 +31,9 @@ func serveMetrics(addr string, labels results.Labels, stderr io.Writer) (x *metr
 }
 
 // holdMetrics keeps the final figures served on url for d after the load,
-// for a last scrape, saying so on stderr, and tells whether it held them
-// the whole time: Ctrl-C (ctx done) ends the hold, as it ends a run, and
-// the command then exits 130 with what it printed and wrote kept.
-func holdMetrics(ctx context.Context, d time.Duration, stderr io.Writer, url string) bool {
-	return linger(ctx, d, stderr, fmt.Sprintf("loadgen: --prometheus-hold: serving the final figures on %s for %s (Ctrl-C ends it)", url, d))
+// for a last scrape, saying so on stderr. Ctrl-C (ctx done) ends the hold
+// and, as every linger, leaves the exit status as it was: a finished run's
+// is its verdict's.
+func holdMetrics(ctx context.Context, d time.Duration, stderr io.Writer, url string) {
+	linger(ctx, d, stderr, fmt.Sprintf("loadgen: --prometheus-hold: serving the final figures on %s for %s (Ctrl-C ends it)", url, d))
 }

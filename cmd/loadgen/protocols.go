@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -39,20 +38,11 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 		}
 	}
 	d, err := client.Build(&s, &cfg.Config)
-	if errors.Is(err, client.ErrUnreachable) {
-		return nil, runFailure{err: err}
-	}
 	if err != nil {
-		return nil, err
+		return nil, err // client.BuildExit says what it comes to
 	}
 	cfg.Config.Targets = f.targets
 	return d, nil
-}
-
-// loopCannot is the usage error of --driver loop for a run the event loop
-// cannot drive (loadgen.SpareP false), naming what it cannot drive.
-func loopCannot(cfg loadgen.Config) error {
-	return fmt.Errorf("--driver loop cannot drive %s: use --driver goroutines, or leave out --driver to take the loop where it can", loadgen.LoopCannot(cfg))
 }
 
 // closeDialer releases a Dialer that no run will take (Run closes the one

@@ -73,14 +73,18 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	dialer, err := newDialer(f, &cfg, body)
 	if err != nil {
-		if _, unreachable := err.(runFailure); unreachable && ctx.Err() != nil {
-			return f.interruptedBeforeStart(stderr, cfg.Target)
+		code, why := compare.NotStarted(client.BuildExit(err), ctx.Err() != nil, cfg.Target)
+		switch code {
+		case compare.Interrupted:
+			return f.interruptedBeforeStart(stderr, cfg.Target, why)
+		case compare.Usage:
+			return err
 		}
-		return err
+		return runFailure{err: err, code: code}
 	}
-	if cfg.Driver == loadgen.DriverLoop && !loadgen.SpareP(cfg, dialer) {
+	if err := loadgen.CheckDriver(cfg, dialer); err != nil {
 		closeDialer(dialer)
-		return loopCannot(cfg) // before the header: Run would refuse it after
+		return err // before the header: Run would refuse it after
 	}
 	if err := loadgen.CheckFiles(cfg, dialer); err != nil {
 		closeDialer(dialer)
@@ -111,10 +115,10 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		}
 		defer stop()
 		defer func() {
-			// Ctrl-C before or during the hold ends it: exit 130, unless a
-			// result could not be written (exit 1 says so first).
-			if _, failed := err.(runFailure); ran && !holdMetrics(ctx, f.promHold, stderr, url) && !failed {
-				err = exitError{code: exitInterrupted}
+			// Ctrl-C ends the hold and leaves the exit status as it was:
+			// a finished run's is its verdict's.
+			if ran {
+				holdMetrics(ctx, f.promHold, stderr, url)
 			}
 		}()
 		live = x
@@ -142,12 +146,10 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		fmt.Fprint(stderr, "\r\033[K") // the progress line, not --prometheus's hook
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			// Ctrl-C while connecting: the dial's error is the interrupt's,
-			// not the target's.
-			return f.interruptedBeforeStart(stderr, cfg.Target)
+		if code, why := compare.NotStarted(compare.Failed, ctx.Err() != nil, cfg.Target); code == compare.Interrupted {
+			return f.interruptedBeforeStart(stderr, cfg.Target, why)
 		}
-		if hint := f.certHint(ctx, cfg.Target, cfg.TLS); hint != "" && !strings.Contains(err.Error(), "--cert") {
+		if hint := f.certHint(ctx, cfg.Target, cfg.TLS); hint != "" && !errors.Is(err, protocol.ErrClientCertAdvised) {
 			err = fmt.Errorf("%w; %s", err, hint)
 		}
 		if jerr := f.check.noRun(cfg.Target, f.labels, err); jerr != nil {
@@ -238,11 +240,10 @@ func (f *runFlags) certHint(ctx context.Context, target string, tlsOn bool) stri
 }
 
 // interruptedBeforeStart ends a run that Ctrl-C stopped before its load
-// started (while it connected): status 130 and a line saying so, since the
-// error the connect returned blames a target that did nothing wrong. A
-// --junit report says the same.
-func (f *runFlags) interruptedBeforeStart(stderr io.Writer, target string) error {
-	why := "interrupted before the load started, while connecting to " + target + ": nothing was measured"
+// started (while it connected) with status 130 and why
+// (compare.NotStarted), since the error the connect returned blames a
+// target that did nothing wrong. A --junit report says the same.
+func (f *runFlags) interruptedBeforeStart(stderr io.Writer, target, why string) error {
 	if jerr := f.check.noRun(target, f.labels, errors.New(why)); jerr != nil {
 		fmt.Fprintf(stderr, "loadgen: %v\n", jerr)
 	}

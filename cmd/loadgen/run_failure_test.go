@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -70,25 +71,56 @@ func waitExit(t *testing.T, done <-chan int, within time.Duration) int {
 	}
 }
 
-// Ctrl-C during --prometheus-hold ends the hold: exit 130, and what was
-// printed and written stays.
+// Ctrl-C during --prometheus-hold ends the hold and leaves the exit
+// status the finished run's verdict's, as lingering never changes it
+// (--ui-linger, a sweep's hold): 0, 1, 99 — never 130, which it was
+// before. What was printed and written stays. The process gets a real
+// SIGINT once it says it holds.
 func TestRunPrometheusHoldInterrupted(t *testing.T) {
-	url := startHTTPBin(t) + "/get"
-	jsonPath := filepath.Join(t.TempDir(), "out.json")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done, out, errb := startCLI(ctx, "run", "-q", "-c", "1", "-t", "1", "-d", "500ms", "--json", jsonPath,
-		"--prometheus", testport.Held(t), "--prometheus-hold", "15s", url)
-	waitFor(t, "the hold", func() bool { return strings.Contains(errb.String(), "--prometheus-hold: serving the final figures") })
-	cancel()
-	if code := waitExit(t, done, 3*time.Second); code != 130 {
-		t.Errorf("exit %d, want 130; stderr %s", code, errb.String())
-	}
-	if !strings.Contains(out.String(), "Requests/sec:") {
-		t.Errorf("summary missing:\n%s", out.String())
-	}
-	if run, err := store.ReadRun(jsonPath); err != nil || run.Summary.Requests == 0 {
-		t.Errorf("--json after the hold was interrupted: %v", err)
+	base := startHTTPBin(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"a good run", []string{base + "/get"}, exitOK},
+		{"a failed run", []string{base + "/status/503"}, exitFail},
+		{"a breached assertion", []string{"--assert", "p50<1ns", base + "/get"}, exitBreached},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			jsonPath := filepath.Join(t.TempDir(), "out.json")
+			args := append([]string{"run", "-q", "-c", "1", "-t", "1", "-d", "500ms", "--json", jsonPath,
+				"--prometheus", "127.0.0.1:0", "--prometheus-hold", "1h"}, tc.args...)
+			cmd := exec.Command(os.Args[0], args...)
+			cmd.Env = append(os.Environ(), "LOADGEN_TEST_AS_CLI=1")
+			var out, errb syncBuffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan struct{})
+			var waitErr error
+			go func() { waitErr = cmd.Wait(); close(exited) }()
+			t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+			waitFor(t, "the hold's line on stderr", func() bool {
+				return strings.Contains(errb.String(), "--prometheus-hold: serving the final figures")
+			})
+			cmd.Process.Signal(syscall.SIGINT)
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("still holding 10 s after Ctrl-C; stderr %s", errb.String())
+			}
+			if code := exitCode(waitErr); code != tc.want {
+				t.Errorf("exit %d, want %d (the run's verdict's); stderr %s", code, tc.want, errb.String())
+			}
+			if !strings.Contains(out.String(), "Requests/sec:") {
+				t.Errorf("summary missing:\n%s", out.String())
+			}
+			if run, err := store.ReadRun(jsonPath); err != nil || run.Summary.Requests == 0 {
+				t.Errorf("--json after the hold was interrupted: %v", err)
+			}
+		})
 	}
 }
 

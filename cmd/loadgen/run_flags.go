@@ -101,16 +101,7 @@ connection (every stream, with -m) is its own goroutine. A run on event
 loops has one P more, idle but for the reporter and signals: each loop waits
 for events holding its own, as wrk's thread does.
 
-Exit status, of every command that runs load or judges results:
-  0    all good: every run ran, every --assert held, nothing regressed
-  1    a run failed: the target unreachable or it stopped answering, no request
-       succeeded, more failed than --max-errors, a result not written
-  2    the command line was wrong: nothing ran
-  98   not decidable: worse than --max-regression, but within what contention
-       on a busy machine can explain (--allow-contended: 0)
-  99   an --assert did not hold, or a figure regressed past --baseline
-  108  --abort-on-fail stopped the run: an --assert broke while it ran
-  130  Ctrl-C; 143 SIGTERM`,
+` + exitHelp,
 		Example: `  loadgen serve httpbin --addr 127.0.0.1:8080 &
   loadgen run -c 50 -t 2 -d 10s http://127.0.0.1:8080/bytes/1024
   loadgen run -c 50 -t 2 -d 30s --targets targets.txt   # vegeta's format, '# name=N weight=W'

@@ -15,7 +15,6 @@ import (
 	"loadgen/results/report"
 	"strings"
 	"text/tabwriter"
-	"time"
 )
 
 // sweepJob is a sweep ready to run: the plan, where its results go, and
@@ -47,18 +46,18 @@ type sweepJob struct {
 func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	spec := j.spec
 	plan := spec.Plan()
-	per := spec.Warmup.D() + spec.Duration.D()
 	where := "results in " + j.out
 	if j.dryRun {
 		where = "dry run: nothing is sent or written"
 	}
 	if j.findMax {
+		fm := spec.FindMaxPlan()
 		fmt.Fprint(stderr, report.Wrap(fmt.Sprintf("sweep --find-max: searching %s, %s per probe; %s",
-			plural(len(spec.Paths)*len(spec.Ladder)*len(spec.Payloads), "path × step × payload combination"), per, where), maxWidth, "  "))
+			plural(len(fm.Searches), "path × step × payload combination"), fm.PerProbe, where), maxWidth, "  "))
 	} else {
 		fmt.Fprint(stderr, report.Wrap(fmt.Sprintf("sweep: %s (%s × %s × %s × %s × %s), about %s; %s",
 			plural(len(plan), "step"), plural(len(spec.Paths), "path"), plural(len(spec.Ladder), "ladder step"), plural(len(spec.Payloads), "payload"),
-			plural(len(spec.Rates), "rate"), plural(spec.Repeats, "repeat"), (time.Duration(len(plan))*per).Round(time.Second), where), maxWidth, "  "))
+			plural(len(spec.Rates), "rate"), plural(spec.Repeats, "repeat"), spec.PlanTime(len(plan)), where), maxWidth, "  "))
 	}
 
 	total := len(plan)
@@ -139,10 +138,11 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 		return failf("%v", err)
 	}
-	if bad := compare.FailedSteps(steps); len(bad) > 0 {
-		fmt.Fprintf(stdout, "sweep: %d of %d steps failed: %s\n", len(bad), len(plan), strings.Join(bad, ", "))
+	code, line := compare.FoldSteps(steps, compare.FailedSteps(steps), len(plan), checked)
+	if line != "" {
+		fmt.Fprintf(stdout, "sweep: %s\n", line)
 	}
-	return exitWith(compare.Fold(steps, checked))
+	return exitWith(code)
 }
 
 // pathWhere is where a path's load goes, for a plan: its URL, or its

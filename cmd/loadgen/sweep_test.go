@@ -215,7 +215,7 @@ func TestSweepFlagsOverrideFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
-	for _, want := range []string{"baseline_c2t2_100B_closed_r1", "more_c2t2_1KiB_closed_r1", "6 steps", "about 12s"} {
+	for _, want := range []string{"baseline_c2t2_100B_closed_r1", "more_c2t2_1KiB_closed_r1", "6 steps", "about 14s"} {
 		if !strings.Contains(out+stderr, want) {
 			t.Errorf("no %q in\n%s\n%s", want, out, stderr)
 		}

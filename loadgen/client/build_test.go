@@ -2,6 +2,8 @@ package client
 
 import (
 	"crypto/tls"
+	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"loadgen/loadgen/protocol"
 	"loadgen/results"
+	"loadgen/results/compare"
 )
 
 // Build takes the run's figures from its configuration, adds a window's
@@ -51,5 +54,29 @@ func TestBuild(t *testing.T) {
 	}
 	if c.Target != "https://127.0.0.1:9/" {
 		t.Errorf("recorded target %q after a refusal", c.Target)
+	}
+}
+
+// A Dialer that could not be built fails the run (1) when the target was
+// unreachable, and is a usage error (2) otherwise: the command line must
+// change.
+func TestBuildExit(t *testing.T) {
+	_, bad := Build(&Spec{Protocol: "nonesuch"}, &results.Config{Target: "http://127.0.0.1:9/"})
+	if bad == nil {
+		t.Fatal("Build took protocol nonesuch")
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want compare.Exit
+	}{
+		{"none", nil, compare.OK},
+		{"unreachable", fmt.Errorf("cannot connect to 127.0.0.1:9: %w: %w", ErrUnreachable, errors.New("grpc: reflection: connection refused")), compare.Failed},
+		{"a bad spec", bad, compare.Usage},
+		{"an option's error", errors.New("--cacert: no such file"), compare.Usage},
+	} {
+		if got := BuildExit(tc.err); got != tc.want {
+			t.Errorf("%s: BuildExit(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
 	}
 }

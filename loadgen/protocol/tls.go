@@ -173,13 +173,30 @@ func explainClientCert(err error) error {
 	}
 	switch op.Err.Error() {
 	case "tls: certificate required":
-		return fmt.Errorf("%w (the server requires a client certificate: give one with --cert FILE --key FILE, or --cert-p12 FILE)", err)
+		return &clientCertError{err: err, advice: "the server requires a client certificate: give one with --cert FILE --key FILE, or --cert-p12 FILE"}
 	case "tls: bad certificate", "tls: unknown certificate authority", "tls: unsupported certificate",
 		"tls: certificate unknown", "tls: certificate revoked", "tls: certificate expired", "tls: access denied":
-		return fmt.Errorf("%w (the server refused the client certificate, or wanted one: give --cert FILE --key FILE with a certificate from a CA it trusts)", err)
+		return &clientCertError{err: err, advice: "the server refused the client certificate, or wanted one: give --cert FILE --key FILE with a certificate from a CA it trusts"}
 	}
 	return err
 }
+
+// ErrClientCertAdvised marks an error that already says what to do about
+// the client's certificate (a server that required one, or refused the
+// one sent): errors.Is(err, ErrClientCertAdvised) tells a caller to add
+// no hint of its own about it.
+var ErrClientCertAdvised = errors.New("the error says what to do about the client certificate")
+
+// clientCertError is a server's alert about the client's certificate,
+// with what to do (explainClientCert).
+type clientCertError struct {
+	err    error
+	advice string
+}
+
+func (e *clientCertError) Error() string        { return e.err.Error() + " (" + e.advice + ")" }
+func (e *clientCertError) Unwrap() error        { return e.err }
+func (e *clientCertError) Is(target error) bool { return target == ErrClientCertAdvised }
 
 // ParseCurves parses a comma-separated list of key exchanges: X25519,
 // P256, P384, P521, X25519MLKEM768 (case-insensitive).

@@ -3,6 +3,7 @@ package sweep
 import (
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // Step is one engine run of a sweep.
@@ -23,6 +24,22 @@ func (s Step) ID() string {
 		rate = "r" + strconv.FormatFloat(s.Rate, 'f', -1, 64)
 	}
 	return fmt.Sprintf("%s_%s_%s_%s_r%d", s.Path, s.Rung, FormatSize(s.Payload), rate, s.Repeat)
+}
+
+// stepOverhead is what a step typically takes beyond its warm-up and
+// measured window: its client built, its first connections, its cost
+// probes, its result written.
+const stepOverhead = 300 * time.Millisecond
+
+// StepTime is how long a step of s typically takes: its warm-up, its
+// measured window and stepOverhead. The runner's ETA counts it per step
+// left.
+func (s *Spec) StepTime() time.Duration { return s.Warmup.D() + s.Duration.D() + stepOverhead }
+
+// PlanTime is how long n steps of s typically take (n StepTime), to the
+// second: a sweep's whole plan before it starts.
+func (s *Spec) PlanTime(n int) time.Duration {
+	return (time.Duration(n) * s.StepTime()).Round(time.Second)
 }
 
 // Plan lists every step. Paths vary fastest, then rungs, payloads, rates

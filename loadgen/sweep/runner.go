@@ -113,7 +113,7 @@ func (r *Runner) Run(ctx context.Context) ([]*results.Step, error) {
 		return nil, err
 	}
 	var out []*results.Step
-	per := r.Spec.Warmup.D() + r.Spec.Duration.D() + 300*time.Millisecond
+	per := r.Spec.StepTime()
 	left := len(plan)
 	for i, st := range plan {
 		if ctx.Err() != nil {

@@ -81,6 +81,22 @@ func RunExit(run *results.Run, b ErrorBudget) (code Exit, why string) {
 	return OK, ""
 }
 
+// NotStarted is the status of a run that ended before its load started,
+// with no result, and why when the status is not code: code is what its
+// error comes to by itself — Failed for the engine's (loadgen.Run's: the
+// target unreachable), client.BuildExit's for its Dialer's — and
+// interrupted tells whether Ctrl-C came meanwhile. A failure that Ctrl-C
+// came during is the interrupt's, not the target's: Interrupted, why
+// "interrupted before the load started, while connecting to TARGET:
+// nothing was measured". Any other status stays code (a usage error is
+// one whether or not Ctrl-C came), why "".
+func NotStarted(code Exit, interrupted bool, target string) (Exit, string) {
+	if code == Failed && interrupted {
+		return Interrupted, "interrupted before the load started, while connecting to " + target + ": nothing was measured"
+	}
+	return code, ""
+}
+
 // FailedSteps names the steps of a sweep that failed (Step.Failure): no
 // run (the target could not be reached, the step could not be built), or
 // a run in which no request succeeded, or none after a point; a step with
@@ -126,4 +142,22 @@ func StepsExit(steps []*results.Step) Exit {
 // folded: the command ends with it.
 func Fold(steps []*results.Step, parts ...Exit) Exit {
 	return Worst(StepsExit(steps), Worst(parts...))
+}
+
+// FoldSteps is the exit status of a command that ran steps (Fold: of its
+// steps and its parts) and the line that names its failed steps at the
+// end of its output, "" when none failed:
+//
+//	2 of 6 steps failed: a, b
+//
+// failed are the failed steps' names (FailedSteps for a sweep's and k8s
+// run's, each prefixed with its protocol for a lab, a study's own steps
+// for a study), total the steps of the command's plan. Every command
+// that runs steps (sweep, k8s run, lab, study) words it so, after its own
+// name ("sweep: ").
+func FoldSteps(steps []*results.Step, failed []string, total int, parts ...Exit) (code Exit, line string) {
+	if len(failed) > 0 {
+		line = fmt.Sprintf("%d of %d steps failed: %s", len(failed), total, strings.Join(failed, ", "))
+	}
+	return Fold(steps, parts...), line
 }

@@ -164,6 +164,40 @@ func TestFold(t *testing.T) {
 	}
 }
 
+// A command of steps exits as Fold says and names its failed steps in
+// one wording, whichever command it is: a sweep's (FailedSteps), a lab's
+// (each with its protocol), a study's (its steps' names and statuses).
+func TestFoldSteps(t *testing.T) {
+	ok := &results.Step{ID: "ok", Run: &results.Run{Summary: results.Summary{Requests: 10, Duration: results.Duration(time.Second), LastOK: results.Duration(time.Second)}}}
+	noRun := &results.Step{ID: "unreachable", Failed: "connection refused"}
+	aborted := &results.Step{ID: "aborted", Run: &results.Run{Aborted: "p99<1ms broke", Summary: results.Summary{Requests: 10, Duration: results.Duration(time.Second), LastOK: results.Duration(time.Second)}}}
+	all := []*results.Step{ok, noRun, aborted}
+	for _, tc := range []struct {
+		name   string
+		steps  []*results.Step
+		failed []string
+		total  int
+		parts  []Exit
+		code   Exit
+		line   string
+	}{
+		{"none failed", []*results.Step{ok}, FailedSteps([]*results.Step{ok}), 1, []Exit{OK}, OK, ""},
+		{"none failed, a check breached", []*results.Step{ok}, nil, 1, []Exit{Breached}, Breached, ""},
+		{"a sweep", all, FailedSteps(all), 5, []Exit{Breached}, Failed,
+			"2 of 5 steps failed: unreachable, aborted (p99<1ms broke)"},
+		{"a sweep, aborted only", []*results.Step{ok, aborted}, FailedSteps([]*results.Step{ok, aborted}), 2, nil, Aborted,
+			"1 of 2 steps failed: aborted (p99<1ms broke)"},
+		{"a lab", all, []string{"http1 unreachable", "h2 aborted"}, 3, []Exit{Undecided}, Failed,
+			"2 of 3 steps failed: http1 unreachable, h2 aborted"},
+		{"a study", nil, []string{"fig3"}, 4, []Exit{OK, Aborted, Undecided}, Aborted, "1 of 4 steps failed: fig3"},
+	} {
+		code, line := FoldSteps(tc.steps, tc.failed, tc.total, tc.parts...)
+		if code != tc.code || line != tc.line {
+			t.Errorf("%s: FoldSteps = %v, %q; want %v, %q", tc.name, code, line, tc.code, tc.line)
+		}
+	}
+}
+
 // A run's status and why: aborted before interrupted before its verdict,
 // each hiding the ones after it; and, folded with Worst, before its
 // check's status.
@@ -202,6 +236,30 @@ func TestRunExit(t *testing.T) {
 		code, why := RunExit(run, budget)
 		if got := Worst(code, tc.checked); got != tc.want || why != tc.why {
 			t.Errorf("%s: RunExit folded with %v = %v, %q; want %v, %q", tc.name, tc.checked, got, why, tc.want, tc.why)
+		}
+	}
+}
+
+// A run that never started its load: a failure Ctrl-C came during is the
+// interrupt's (130, saying so), blaming no target; a usage error stays one,
+// and a failure with no Ctrl-C the target's.
+func TestNotStarted(t *testing.T) {
+	const why = "interrupted before the load started, while connecting to 127.0.0.1:1: nothing was measured"
+	for _, tc := range []struct {
+		code        Exit
+		interrupted bool
+		want        Exit
+		why         string
+	}{
+		{Failed, true, Interrupted, why},
+		{Failed, false, Failed, ""},
+		{Usage, true, Usage, ""},
+		{Usage, false, Usage, ""},
+		{OK, true, OK, ""},
+	} {
+		got, gotWhy := NotStarted(tc.code, tc.interrupted, "127.0.0.1:1")
+		if got != tc.want || gotWhy != tc.why {
+			t.Errorf("NotStarted(%v, %v) = %v, %q; want %v, %q", tc.code, tc.interrupted, got, gotWhy, tc.want, tc.why)
 		}
 	}
 }

@@ -27,6 +27,11 @@ const (
 	SoFar
 )
 
+// JudgedAtEnd names, in the flags' words, what is judged only at a run's
+// end (AtEnd): for the help of --abort-on-fail and its refusal of
+// assertions none of which can be judged while the load runs.
+const JudgedAtEnd = "the generator's CPU (cpu), cpu.NAME, mem.NAME, a count bounded from below (errors>10) and a percentile the summary lacks (p99.5)"
+
 // Live tells how the assertion is judged while its run goes on.
 func (a Assertion) Live() Live {
 	switch a.kind() {

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,41 @@ func TestLive(t *testing.T) {
 	live, end := Judged(as)
 	if len(live) != 2 || len(end) != 1 || end[0].Metric != "cpu.nginx" {
 		t.Errorf("live %v, at the end %v", live, end)
+	}
+}
+
+// JudgedAtEnd, the one text of what --abort-on-fail cannot judge while
+// the load runs (its help and its refusal said it two ways, the help
+// leaving out counts), names each kind Live judges AtEnd, its examples
+// AtEnd, and gives none judged while the load runs as an example.
+func TestJudgedAtEndText(t *testing.T) {
+	for _, tc := range []struct {
+		named string // as JudgedAtEnd names it
+		expr  string
+		want  Live
+	}{
+		{"the generator's CPU (cpu)", "cpu<50%", AtEnd},
+		{"cpu.NAME", "cpu.nginx<2", AtEnd},
+		{"mem.NAME", "mem.envoy<200MiB", AtEnd},
+		{"a count bounded from below (errors>10)", "errors>10", AtEnd},
+		{"a percentile the summary lacks (p99.5)", "p99.5<1ms", AtEnd},
+		{"", "p99<20ms", OverWindow},
+		{"", "errors<10", SoFar},
+		{"", "errors<1%", OverWindow},
+	} {
+		a, err := Parse(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Live() != tc.want {
+			t.Errorf("%s: %v, want %v", tc.expr, a.Live(), tc.want)
+		}
+		if tc.named != "" && !strings.Contains(JudgedAtEnd, tc.named) {
+			t.Errorf("JudgedAtEnd %q does not name %q (%s)", JudgedAtEnd, tc.named, tc.expr)
+		}
+		if tc.named == "" && strings.Contains(JudgedAtEnd, "("+tc.expr+")") {
+			t.Errorf("JudgedAtEnd %q gives %s, judged while the load runs, as an example", JudgedAtEnd, tc.expr)
+		}
 	}
 }
 

@@ -182,8 +182,8 @@ func TestStreamingNotOnLoop(t *testing.T) {
 		lc := closedN(1, 1)
 		lc.Target, lc.Protocol, lc.Driver, lc.Threads = srv.Addr(), string(mode), loadgen.DriverLoop, 1
 		_, err := loadgen.Run(context.Background(), lc, d)
-		if err == nil || !strings.Contains(err.Error(), "runs on goroutines") {
-			t.Errorf("%s on the loop: %v, want an error saying it runs on goroutines", mode, err)
+		if err == nil || !strings.Contains(err.Error(), "--driver loop cannot drive -p "+string(mode)) {
+			t.Errorf("%s on the loop: %v, want an error saying the loop cannot drive it", mode, err)
 		}
 	}
 }
