@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"loadgen/meshes/k8s/cluster"
 	k8scost "loadgen/meshes/k8s/cost"
 	"loadgen/meshes/k8s/run"
+	"loadgen/meshes/k8s/worker"
 	"loadgen/results"
 	"loadgen/results/compare"
 	"loadgen/results/report"
@@ -87,7 +87,7 @@ direct 8081 goes to its protocol's direct port).`,
 	fl.StringVar(&f.context, "context", "", "kubeconfig context (default the current one)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the objects and the plan; touch no cluster")
 	fl.DurationVar(&f.startLead, "start-lead", 30*time.Second, "how far ahead each step's start instant is set: time to schedule and start the pods")
-	fl.DurationVar(&f.maxLate, "max-late", 2*time.Second, "a worker starting later than this fails the step")
+	fl.DurationVar(&f.maxLate, "max-late", worker.DefaultMaxLate, "a worker starting later than this fails the step")
 	fl.IntVar(&f.retries, "start-retries", 2, "run a step again, with twice the start lead (kept for later steps), when its workers started late; 0: fail it")
 	fl.DurationVar(&f.targetWait, "target-wait", 5*time.Minute, "how long to wait for the target (and an ingress's or gateway's address); past it, the steps that load the target fail with its pods' reason")
 	f.cost.register(fl)
@@ -114,11 +114,8 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if f.out == "" && !f.dryRun {
 		return fmt.Errorf("-o: say where to write the results")
 	}
-	if f.workers < 1 {
-		return fmt.Errorf("--workers %d: want 1 or more", f.workers)
-	}
-	if f.retries < 0 {
-		return fmt.Errorf("--start-retries %d: want 0 (fail a late step) or more", f.retries)
+	if err := k8s.CheckRunCounts(f.workers, f.retries); err != nil {
+		return err
 	}
 	f.cost.set(&f.opts)
 	if err := f.opts.Validate(); err != nil {
@@ -192,7 +189,8 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 		return failf("%v", err)
 	}
 	co.Cluster = c
-	if co.Watcher, err = k8sWatcher(ctx, c, f); err != nil {
+	prom := k8scost.Prometheus{URL: f.cost.prometheus, CPU: f.promCPU, Memory: f.promMem, NodeCPU: f.promNode[0], NodeMemory: f.promNode[1]}
+	if co.Watcher, err = k8scost.NewWatcher(ctx, c, f.opts.Metrics, f.opts.Namespace, prom); err != nil {
 		return failf("%v", err)
 	}
 	res, err := co.Run(ctx)
@@ -230,25 +228,6 @@ func (f *k8sRunFlags) finish(w io.Writer, spec *sweep.Spec, res []*results.Step)
 	return exitWith(code)
 }
 
-// k8sWatcher picks where the proxies' cost comes from.
-func k8sWatcher(ctx context.Context, c *cluster.Cluster, f *k8sRunFlags) (k8scost.Watcher, error) {
-	switch {
-	case f.opts.Metrics == k8s.MetricsNone:
-		return nil, nil
-	case f.opts.Metrics == k8s.MetricsPrometheus:
-		return &k8scost.Prometheus{URL: f.cost.prometheus, CPU: f.promCPU, Memory: f.promMem, NodeCPU: f.promNode[0], NodeMemory: f.promNode[1],
-			Pods: k8scost.WatchedPods(c)}, nil
-	}
-	pm, err := k8scost.NewPodMetrics(c)
-	if err != nil {
-		return nil, err
-	}
-	if err := pm.Check(ctx, f.opts.Namespace); err != nil {
-		return nil, fmt.Errorf("%v; or --no-metrics", err)
-	}
-	return pm, nil
-}
-
 // k8sPlan turns a sweep that a cluster can run (Spec.CheckCluster) into
 // the steps it runs: its plan is copied into k8s's types here, the one
 // place that may import both.
@@ -262,7 +241,7 @@ func k8sPlan(s *sweep.Spec) (k8s.Load, []k8s.Step, error) {
 		if p.Cert == "" {
 			continue
 		}
-		c, err := k8s.ReadClientCert(fmt.Sprintf("path%d", i), p.Cert, p.Key)
+		c, err := k8s.ReadClientCert(k8s.PathCertName(i), p.Cert, p.Key)
 		if err != nil {
 			return k8s.Load{}, nil, fmt.Errorf("path %s: %w", p.Name, err)
 		}
