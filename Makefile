@@ -86,7 +86,7 @@ test-k8s:
 # the first node tests run (`go run ./cmd/node --nodes 2 build` builds
 # flanneld beforehand). The tests that measure the node against itself
 # run first, alone; then TestNodeTraefik beside the ones whose checks
-# hold on a busy node (-parallel 6, all at once; meshes/k8s/e2e/node_test.go's beside).
+# hold on a busy node (-parallel 6: all at once; meshes/k8s/e2e/node_test.go's beside).
 test-cluster: node-build
 	cd $(E2E) && $(GO) test -count=1 -timeout 55m -parallel 6 -run '^TestNode' ./...
 

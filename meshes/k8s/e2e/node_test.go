@@ -29,19 +29,17 @@ var shared struct {
 // test-cluster's -parallel 6 starts them all at once, so that Traefik's
 // never waits for a slot): TestNodeTraefik, whose seven 70 s steps
 // mostly wait on cAdvisor, with the tests whose checks hold on a busy
-// node (Failures, LatticeAddress, RBAC, and Flannel's and Macvlan's own
-// two nodes, one at a time: they share their directory and addresses).
-// What measures the node against itself (Cost, the sidecars' costs,
-// Paths' verdicts) and what wants no Traefik (MeshMissing, Renderings'
-// Gateway of class traefik) runs before, alone.
+// node and that touch nothing but their own namespaces (Failures,
+// LatticeAddress, RBAC). What measures the node against itself (Cost,
+// the sidecars' costs, Paths' verdicts), what wants no Traefik
+// (MeshMissing, Renderings' Gateway of class traefik) and the tests
+// that start nodes of their own (Flannel, Macvlan: beside Traefik once,
+// a direct step's two workers ended "context canceled" while Flannel's
+// nodes went down, the cause not found) run before, alone.
 func beside(t *testing.T) {
 	t.Helper()
 	t.Parallel()
 }
-
-// twoNodes is held by a test that starts two nodes of its own
-// (flannelDir): one such cluster at a time.
-var twoNodes sync.Mutex
 
 // nodeStartLead is the node tests' k8s run --start-lead: a worker's pod
 // must be scheduled, get its sandbox and start within it. 8 s was short

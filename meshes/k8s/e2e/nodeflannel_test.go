@@ -148,9 +148,6 @@ func hostTraces(t *testing.T) []string {
 // endpoint is on the other node — and the pods' packets cross the
 // nodes through Flannel's VXLAN device; the teardown leaves nothing.
 func TestNodeFlannel(t *testing.T) {
-	beside(t)
-	twoNodes.Lock()
-	t.Cleanup(twoNodes.Unlock) // registered first, so run last: after the nodes' teardown
 	start := time.Now()
 	n := startFlannelCluster(t, node.FlannelVXLAN)
 	ctx := context.Background()

@@ -27,9 +27,6 @@ import (
 //     the Services up) and the node's probes work through the shim;
 //   - teardown leaves nothing on the machine (startNodes).
 func TestNodeMacvlan(t *testing.T) {
-	beside(t)
-	twoNodes.Lock()
-	t.Cleanup(twoNodes.Unlock) // registered first, so run last: after the nodes' teardown
 	start := time.Now()
 	n := startNodes(t, node.Config{Dir: flannelDir, Nodes: 2, CNI: node.CNIMacvlan})
 	ctx := context.Background()
