@@ -16,6 +16,7 @@ import (
 	"loadgen/meshes/lab"
 	"loadgen/results/compare"
 	"loadgen/results/report"
+	"loadgen/results/store"
 )
 
 type labFlags struct {
@@ -173,8 +174,8 @@ func (f *labFlags) plan() (*labPlan, error) {
 			return nil, err
 		}
 		p.checks[proto] = c
-		if dir := lab.SweepDir(f.out, proto); sweep.Exists(dir) && !f.resume {
-			return nil, sweep.Occupied(dir)
+		if err := sweep.CheckOut(lab.SweepDir(f.out, proto), f.resume); err != nil {
+			return nil, err
 		}
 	}
 	if f.resume {
@@ -267,7 +268,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		}
 	}
 	printNotApplicable(stdout, labs, skipped)
-	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
+	fmt.Fprintf(stdout, "\n%s\n", store.ResultsLine(f.out, store.ReadWith(f.out)))
 	if len(sw.Failed) > 0 {
 		fmt.Fprintf(stdout, "lab: %s failed: %s\n", plural(len(sw.Failed), "step"), strings.Join(sw.Failed, ", "))
 	}

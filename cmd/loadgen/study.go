@@ -90,7 +90,7 @@ run --help).`,
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVarP(&f.out, "out", "o", "", "results directory (default study-NAME-YYYYMMDD-HHMMSS)")
+	fl.StringVarP(&f.out, "out", "o", "", store.OutHelp("study-NAME"))
 	fl.BoolVar(&f.resume, "resume", false, "continue the study in -o, skipping finished steps")
 	fl.DurationVarP(&f.duration, "duration", "d", 0, "measured duration of each step, e.g. 20s (default the study's own)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (the loadgen commands) without running anything")
@@ -130,17 +130,11 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	if f.duration < 0 || f.cpus < 1 {
 		return errors.New("-d must not be negative and --cpus at least 1")
 	}
-	if f.out == "" {
-		if f.resume {
-			return errors.New("--resume needs -o: the directory of the study to continue")
-		}
-		f.out = "study-" + s.Name + "-" + time.Now().Format("20060102-150405")
+	if f.out, err = store.OutDir(f.out, "study-"+s.Name, f.resume, "study", time.Now()); err != nil {
+		return err // before anything starts
 	}
 	if store.IsStdout(f.junit) {
 		return fmt.Errorf("--junit %s: the study writes a JUnit file per step (FILE-STEP-PROTOCOL.xml): give a file name", f.junit)
-	}
-	if err := checkOutDir("-o", f.out); err != nil {
-		return err // before anything starts
 	}
 	opts := f.cluster
 	opts.Duration, opts.CPUs = f.duration, f.cpus
@@ -200,14 +194,14 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		return failf("study %s: %v", s.Name, err)
 	}
 	if ran.Interrupted {
-		fmt.Fprintf(stderr, "interrupted: the study's finished steps are saved; continue with: %s\n", resume)
+		fmt.Fprintf(stderr, "interrupted: %s\n", store.ContinueWith("the study's", resume))
 		return exitError{code: exitInterrupted}
 	}
 	contended, err := printStudy(stdout, s, f)
 	if err != nil {
 		return failf("study %s: %v", s.Name, err)
 	}
-	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
+	fmt.Fprintf(stdout, "\n%s\n", store.ResultsLine(f.out, store.ReadWith(f.out)))
 	if len(ran.Failed) > 0 {
 		fmt.Fprintf(stdout, "study %s: %d of %d steps failed: %s\n", s.Name, len(ran.Failed), len(plan), strings.Join(ran.Failed, "; "))
 	}

@@ -87,10 +87,20 @@ const (
 // directory that already holds a sweep (without Resume), or a process to
 // watch that does not exist.
 func (r *Runner) Check() error {
-	if Exists(r.Dir) && !r.Resume {
-		return Occupied(r.Dir)
+	if err := CheckOut(r.Dir, r.Resume); err != nil {
+		return err
 	}
 	return r.checkWatches()
+}
+
+// CheckOut is the refusal of the results directory dir before anything
+// starts, or nil: one that already holds a sweep (Exists), unless the run
+// resumes it. One rule for sweep, size, lab and the Runner.
+func CheckOut(dir string, resume bool) error {
+	if !resume && Exists(dir) {
+		return Occupied(dir)
+	}
+	return nil
 }
 
 // Exists tells whether dir holds a sweep: its manifest, written before
