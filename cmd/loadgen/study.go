@@ -23,6 +23,7 @@ import (
 	"loadgen/meshes/nginxingress"
 	"loadgen/results"
 	"loadgen/results/compare"
+	"loadgen/results/report"
 	"loadgen/results/store"
 )
 
@@ -127,8 +128,10 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	if err != nil {
 		return err
 	}
-	if f.duration < 0 || f.cpus < 1 {
-		return errors.New("-d must not be negative and --cpus at least 1")
+	opts := f.cluster
+	opts.Duration, opts.CPUs = f.duration, f.cpus
+	if err := opts.CheckBounds(); err != nil {
+		return err
 	}
 	if f.out, err = store.OutDir(f.out, "study-"+s.Name, f.resume, "study", time.Now()); err != nil {
 		return err // before anything starts
@@ -136,8 +139,6 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	if store.IsStdout(f.junit) {
 		return fmt.Errorf("--junit %s: the study writes a JUnit file per step (FILE-STEP-PROTOCOL.xml): give a file name", f.junit)
 	}
-	opts := f.cluster
-	opts.Duration, opts.CPUs = f.duration, f.cpus
 	if opts.ProxyImages, err = study.ParseProxyImages(f.images); err != nil {
 		return err
 	}
@@ -296,10 +297,10 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 	if err != nil {
 		return nil, err
 	}
-	if s.PathsTable {
+	switch s.TableFor(ok) {
+	case study.TablePaths:
 		return nil, printPathsStudy(w, s, f)
-	}
-	if !ok {
+	case study.TableOurs:
 		fmt.Fprintf(w, "\nstudy %s: no published figures are in the repository yet: the tables above are ours alone\n", s.Name)
 		return nil, nil
 	}
@@ -323,15 +324,9 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 	}
 	if s.CostColumns && f.cpuPrice > 0 {
 		fmt.Fprintf(w, "\ncost at %.2f per CPU a month (ours):\n", f.cpuPrice)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "workers\tcost/month\tper 1k req/s\t\n")
-		for _, wk := range m.Workers() {
-			if r, ok := m.SizingRow(wk); ok {
-				c := r.CostCells(f.cpuPrice)
-				fmt.Fprintf(tw, "%d\t%s\t%s\t\n", wk, c[0], c[1])
-			}
+		if err := report.CostTable(w, m.SizingRows(), f.cpuPrice); err != nil {
+			return nil, err
 		}
-		tw.Flush()
 	}
 	if s.SideRows {
 		if rows := m.SideRows(); len(rows) > 0 {
@@ -348,8 +343,7 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 // printPathsStudy prints k8s-paths' table, from its step's paths.json:
 // there are no published figures to set it beside.
 func printPathsStudy(w io.Writer, s study.Study, f *studyFlags) error {
-	plan := s.Plan(f.cluster)
-	dir := filepath.Join(f.out, plan[0].Dir)
+	dir := s.PathsDir(f.out, f.cluster)
 	t, err := paths.ReadTable(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(w, "\nstudy %s: %s holds no %s: nothing was measured\n", s.Name, dir, paths.File)
