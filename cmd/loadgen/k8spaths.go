@@ -134,8 +134,8 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 	}
 	f.opts.Tolerance = tol
 	if f.streamSize != "" {
-		if f.opts.StreamSize, err = sweep.ParseSize(f.streamSize); err != nil || f.opts.StreamSize < 1 {
-			return fmt.Errorf("--stream-size %q: want a size of 1 B or more (%v)", f.streamSize, err)
+		if f.opts.StreamSize, err = sweep.ParseMessageSize("--stream-size", f.streamSize); err != nil {
+			return err
 		}
 	}
 	if err := paths.CheckSamples(f.opts.Duration, f.opts.Repeats); err != nil {

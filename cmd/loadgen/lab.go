@@ -159,14 +159,11 @@ func (f *labFlags) plan() (*labPlan, error) {
 	if p.protocols, err = lab.ParseProtocols(f.protocols); err != nil {
 		return nil, err
 	}
-	if p.size, err = sweep.ParseSize(f.size); err != nil {
-		return nil, fmt.Errorf("--size: %w", err)
+	if p.size, err = sweep.ParseMessageSize("--size", f.size); err != nil {
+		return nil, err
 	}
-	if p.streamSize, err = sweep.ParseSize(f.streamSize); err != nil {
-		return nil, fmt.Errorf("--stream-size: %w", err)
-	}
-	if p.size < 1 || p.streamSize < 1 {
-		return nil, errors.New("--size and --stream-size must be at least 1 byte")
+	if p.streamSize, err = sweep.ParseMessageSize("--stream-size", f.streamSize); err != nil {
+		return nil, err
 	}
 	for _, proto := range p.protocols {
 		c, err := f.check.forSweep(proto)
