@@ -235,9 +235,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 
 	resume := "loadgen lab " + flagArgs(cmd, "modes", "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats", "assert", "baseline", "max-regression", "judge-contended", "allow-contended", "junit", "quiet", "label") + "-o " + shellQuote(f.out) + " --resume"
 	sw, err := lab.RunSweeps(f.out, p.protocols, func(proto, dir string) error {
-		spec := f.spec(p.ladder, proto, lab.Payload(proto, p.size, p.streamSize))
-		spec.Paths = sweepPaths(labs)
-		spec.Builtin = "lab"
+		spec := f.labSpec(p, proto, lab.LoadPaths(labs))
 		if err := spec.Validate(); err != nil {
 			return failf("lab: %v", err)
 		}
@@ -314,17 +312,8 @@ func startLabServers(ctx context.Context, stderr io.Writer, labs []*lab.Lab, exe
 // run, with no namespace built. (A mode's not-applicable paths — macvlan's
 // Services — are left out when the lab is built.)
 func (p *labPlan) printPlan(w io.Writer, f *labFlags) error {
-	names := p.paths
-	if len(names) == 0 {
-		names = lab.PathNames()
-	}
 	for _, proto := range p.protocols {
-		spec := f.spec(p.ladder, proto, lab.Payload(proto, p.size, p.streamSize))
-		for _, m := range p.modes {
-			for _, n := range names {
-				spec.Paths = append(spec.Paths, sweep.Path{Name: report.ModePath(string(m), n), URL: "lab " + string(m) + ": " + n})
-			}
-		}
+		spec := f.labSpec(p, proto, lab.PlannedPaths(p.modes, p.paths))
 		fmt.Fprintf(w, "== %s: modes %s ==\n", proto, strings.Join(modeStrings(p.modes), ","))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "#\tstep\tpath\t\n")
@@ -340,14 +329,15 @@ func (p *labPlan) printPlan(w io.Writer, f *labFlags) error {
 	return nil
 }
 
-// sweepPaths returns the labs' paths to load (lab.LoadPaths) as sweep
-// paths.
-func sweepPaths(labs []*lab.Lab) []sweep.Path {
-	var out []sweep.Path
-	for _, p := range lab.LoadPaths(labs) {
-		out = append(out, sweep.Path{Name: p.Name, URL: p.Dial, Baseline: p.Baseline, NetNS: p.NetNS})
+// labSpec is the lab's sweep of one protocol over paths: the built labs'
+// (lab.LoadPaths) or, for a dry run, the planned ones (lab.PlannedPaths).
+func (f *labFlags) labSpec(p *labPlan, proto string, paths []lab.LoadPath) *sweep.Spec {
+	spec := f.spec(p.ladder, proto, lab.Payload(proto, p.size, p.streamSize))
+	for _, lp := range paths {
+		spec.Paths = append(spec.Paths, sweep.Path{Name: lp.Name, URL: lp.Dial, Baseline: lp.Baseline, NetNS: lp.NetNS})
 	}
-	return out
+	spec.Builtin = "lab"
+	return spec
 }
 
 // printNotApplicable lists the paths the modes have not and the modes this
