@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
+	"loadgen/results/store"
 )
 
 // builtinFlags are what the built-in sweeps (size, lab) share with every
@@ -32,7 +32,7 @@ type builtinFlags struct {
 // register adds the flags, with the command's defaults; name prefixes the
 // default results directory (name-YYYYMMDD-HHMMSS).
 func (b *builtinFlags) register(fl *pflag.FlagSet, name, ladder string, duration, warmup time.Duration) {
-	fl.StringVarP(&b.out, "out", "o", "", "results directory (default "+name+"-YYYYMMDD-HHMMSS)")
+	fl.StringVarP(&b.out, "out", "o", "", store.OutHelp(name))
 	fl.BoolVar(&b.resume, "resume", false, "continue the run in -o, skipping complete steps")
 	fl.StringVar(&b.ladder, "ladder", ladder, "connection/thread ladder: cNtM rungs, a doubling range (c1t1..c64t64) or a list (c64t2,c256t4)")
 	durationVarP(fl, &b.duration, "duration", "d", duration, "measured duration of each step (10s, 1m30s, or plain seconds)")
@@ -69,13 +69,7 @@ func (b *builtinFlags) parse(name string) (sweep.Ladder, error) {
 			return nil, err
 		}
 	}
-	if b.out == "" {
-		if b.resume {
-			return nil, errors.New("--resume needs -o: the directory of the run to continue")
-		}
-		b.out = name + "-" + time.Now().Format("20060102-150405")
-	}
-	if err := checkOutDir("-o", b.out); err != nil {
+	if b.out, err = store.OutDir(b.out, name, b.resume, "run", time.Now()); err != nil {
 		return nil, err // before anything starts
 	}
 	return ladder, nil

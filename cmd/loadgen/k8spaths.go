@@ -15,6 +15,7 @@ import (
 	"loadgen/meshes/k8s/cluster"
 	"loadgen/meshes/k8s/paths"
 	"loadgen/results/compare"
+	"loadgen/results/store"
 )
 
 type k8sPathsFlags struct {
@@ -104,7 +105,7 @@ either way.`,
 	fl.StringVar(&f.legacyTol, "tolerance", "", "--tcp-tolerance's former name")
 	_ = fl.MarkHidden("tolerance")
 	fl.StringVar(&f.opts.Judge, "judge", paths.JudgeNetperf, "rows the tolerance judges: netperf (k8s-netperf's rule: TCP_STREAM, pod ↔ pod across nodes) or all (every pod row)")
-	fl.StringVarP(&f.out, "output", "o", "", "results directory (default k8s-paths-YYYYMMDD-HHMMSS)")
+	fl.StringVarP(&f.out, "output", "o", "", store.OutHelp("k8s-paths"))
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.context, "context", "", "kubeconfig context (default the current one)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and the objects; touch no cluster")
@@ -133,8 +134,8 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 	}
 	f.opts.Tolerance = tol
 	if f.streamSize != "" {
-		if f.opts.StreamSize, err = sweep.ParseSize(f.streamSize); err != nil || f.opts.StreamSize < 1 {
-			return fmt.Errorf("--stream-size %q: want a size of 1 B or more (%v)", f.streamSize, err)
+		if f.opts.StreamSize, err = sweep.ParseMessageSize("--stream-size", f.streamSize); err != nil {
+			return err
 		}
 	}
 	if err := paths.CheckSamples(f.opts.Duration, f.opts.Repeats); err != nil {
@@ -151,7 +152,7 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 		return paths.DryRun(w, f.opts)
 	}
 	if f.out == "" {
-		f.out = "k8s-paths-" + time.Now().Format("20060102-150405")
+		f.out = store.DefaultDir("k8s-paths", time.Now())
 	}
 	ctx := cmd.Context()
 	c, err := cluster.Connect(ctx, f.kubeconfig, f.context)
@@ -177,7 +178,7 @@ func (f *k8sPathsFlags) finish(ctx context.Context, w, stderr io.Writer, table *
 		if werr := table.WriteText(w); werr != nil {
 			return failf("%v", werr)
 		}
-		fmt.Fprintf(w, "\nresults: %s (%s; loadgen report %s)\n", f.out, paths.File, f.out)
+		fmt.Fprintf(w, "\n%s\n", store.ResultsLine(f.out, paths.File, store.ReadWith(f.out)))
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "interrupted: the measurements made are saved, and the run's objects deleted")

@@ -16,6 +16,7 @@ import (
 	"loadgen/meshes/lab"
 	"loadgen/results/compare"
 	"loadgen/results/report"
+	"loadgen/results/store"
 )
 
 type labFlags struct {
@@ -158,14 +159,11 @@ func (f *labFlags) plan() (*labPlan, error) {
 	if p.protocols, err = lab.ParseProtocols(f.protocols); err != nil {
 		return nil, err
 	}
-	if p.size, err = sweep.ParseSize(f.size); err != nil {
-		return nil, fmt.Errorf("--size: %w", err)
+	if p.size, err = sweep.ParseMessageSize("--size", f.size); err != nil {
+		return nil, err
 	}
-	if p.streamSize, err = sweep.ParseSize(f.streamSize); err != nil {
-		return nil, fmt.Errorf("--stream-size: %w", err)
-	}
-	if p.size < 1 || p.streamSize < 1 {
-		return nil, errors.New("--size and --stream-size must be at least 1 byte")
+	if p.streamSize, err = sweep.ParseMessageSize("--stream-size", f.streamSize); err != nil {
+		return nil, err
 	}
 	for _, proto := range p.protocols {
 		c, err := f.check.forSweep(proto)
@@ -173,8 +171,8 @@ func (f *labFlags) plan() (*labPlan, error) {
 			return nil, err
 		}
 		p.checks[proto] = c
-		if dir := lab.SweepDir(f.out, proto); sweep.Exists(dir) && !f.resume {
-			return nil, sweep.Occupied(dir)
+		if err := sweep.CheckOut(lab.SweepDir(f.out, proto), f.resume); err != nil {
+			return nil, err
 		}
 	}
 	if f.resume {
@@ -237,9 +235,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 
 	resume := "loadgen lab " + flagArgs(cmd, "modes", "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats", "assert", "baseline", "max-regression", "judge-contended", "allow-contended", "junit", "quiet", "label") + "-o " + shellQuote(f.out) + " --resume"
 	sw, err := lab.RunSweeps(f.out, p.protocols, func(proto, dir string) error {
-		spec := f.spec(p.ladder, proto, lab.Payload(proto, p.size, p.streamSize))
-		spec.Paths = sweepPaths(labs)
-		spec.Builtin = "lab"
+		spec := f.labSpec(p, proto, lab.LoadPaths(labs))
 		if err := spec.Validate(); err != nil {
 			return failf("lab: %v", err)
 		}
@@ -267,7 +263,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		}
 	}
 	printNotApplicable(stdout, labs, skipped)
-	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
+	fmt.Fprintf(stdout, "\n%s\n", store.ResultsLine(f.out, store.ReadWith(f.out)))
 	if len(sw.Failed) > 0 {
 		fmt.Fprintf(stdout, "lab: %s failed: %s\n", plural(len(sw.Failed), "step"), strings.Join(sw.Failed, ", "))
 	}
@@ -316,17 +312,8 @@ func startLabServers(ctx context.Context, stderr io.Writer, labs []*lab.Lab, exe
 // run, with no namespace built. (A mode's not-applicable paths — macvlan's
 // Services — are left out when the lab is built.)
 func (p *labPlan) printPlan(w io.Writer, f *labFlags) error {
-	names := p.paths
-	if len(names) == 0 {
-		names = lab.PathNames()
-	}
 	for _, proto := range p.protocols {
-		spec := f.spec(p.ladder, proto, lab.Payload(proto, p.size, p.streamSize))
-		for _, m := range p.modes {
-			for _, n := range names {
-				spec.Paths = append(spec.Paths, sweep.Path{Name: report.ModePath(string(m), n), URL: "lab " + string(m) + ": " + n})
-			}
-		}
+		spec := f.labSpec(p, proto, lab.PlannedPaths(p.modes, p.paths))
 		fmt.Fprintf(w, "== %s: modes %s ==\n", proto, strings.Join(modeStrings(p.modes), ","))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "#\tstep\tpath\t\n")
@@ -342,14 +329,15 @@ func (p *labPlan) printPlan(w io.Writer, f *labFlags) error {
 	return nil
 }
 
-// sweepPaths returns the labs' paths to load (lab.LoadPaths) as sweep
-// paths.
-func sweepPaths(labs []*lab.Lab) []sweep.Path {
-	var out []sweep.Path
-	for _, p := range lab.LoadPaths(labs) {
-		out = append(out, sweep.Path{Name: p.Name, URL: p.Dial, Baseline: p.Baseline, NetNS: p.NetNS})
+// labSpec is the lab's sweep of one protocol over paths: the built labs'
+// (lab.LoadPaths) or, for a dry run, the planned ones (lab.PlannedPaths).
+func (f *labFlags) labSpec(p *labPlan, proto string, paths []lab.LoadPath) *sweep.Spec {
+	spec := f.spec(p.ladder, proto, lab.Payload(proto, p.size, p.streamSize))
+	for _, lp := range paths {
+		spec.Paths = append(spec.Paths, sweep.Path{Name: lp.Name, URL: lp.Dial, Baseline: lp.Baseline, NetNS: lp.NetNS})
 	}
-	return out
+	spec.Builtin = "lab"
+	return spec
 }
 
 // printNotApplicable lists the paths the modes have not and the modes this

@@ -87,27 +87,36 @@ func TestSweepResumeFromManifest(t *testing.T) {
 }
 
 // `size -o DIR --resume` continues the sizing saved in DIR with its own
-// worker counts, ladder and durations, not the defaults; a resume with
-// another plan is refused (exit 2) before nginx starts.
+// worker counts, ladder, durations and key type, not the defaults; a
+// resume with another plan or key type is refused (exit 2) before nginx
+// starts.
 func TestSizeResumeFromManifest(t *testing.T) {
 	needNginx(t)
 	t.Setenv("LOADGEN_TEST_AS_CLI", "1") // size's httpbin is this binary
 	dir := filepath.Join(t.TempDir(), "s")
-	if code, out, stderr := cli(t, "size", "-q", "--workers", "1", "--ladder", "c2t1", "-d", "300ms", "--warmup", "0", "-o", dir); code != 0 {
+	if code, out, stderr := cli(t, "size", "-q", "--workers", "1", "--ladder", "c2t1", "-d", "300ms", "--warmup", "0", "--key-type", "ecdsa", "-o", dir); code != 0 {
 		t.Fatalf("size: exit %d\n%s\n%s", code, out, stderr)
 	}
 	gone := filepath.Join(dir, "steps", "nginx-w1-tls_c2t1_1KiB_closed_r1.json")
 	if err := os.Remove(gone); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, stderr := cli(t, "size", "-q", "-o", dir, "--resume"); code != 0 {
+	code, out, stderr := cli(t, "size", "-q", "-o", dir, "--resume")
+	if code != 0 {
 		t.Fatalf("size --resume: exit %d\n%s\n%s", code, out, stderr)
 	}
 	if _, err := os.Stat(gone); err != nil {
 		t.Error("the missing step did not run")
 	}
-	code, _, stderr := cli(t, "size", "-q", "-o", dir, "--resume", "--workers", "1,2")
+	if !strings.Contains(strings.Join(strings.Fields(out), " "), "full ECDSA P-256 handshake") {
+		t.Errorf("the resumed sizing does not make the saved ECDSA key:\n%s", out)
+	}
+	code, _, stderr = cli(t, "size", "-q", "-o", dir, "--resume", "--workers", "1,2")
 	if code != exitUsage || !strings.Contains(stderr, "another plan") || strings.Contains(stderr, "listening") {
 		t.Errorf("size --resume with other workers: exit %d, %s; want 2 before anything starts", code, stderr)
+	}
+	code, _, stderr = cli(t, "size", "-q", "-o", dir, "--resume", "--key-type", "rsa")
+	if code != exitUsage || !strings.Contains(stderr, "other settings (key_type)") || strings.Contains(stderr, "listening") {
+		t.Errorf("size --resume with another key type: exit %d, %s; want 2 before anything starts", code, stderr)
 	}
 }

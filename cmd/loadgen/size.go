@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -101,38 +99,32 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 	if err != nil {
 		return fmt.Errorf("--key-type: %w", err)
 	}
-	spec := f.spec(ladder, "http1", payload)
-	spec.Endpoint = sweep.DefaultEndpoint
-	spec.Builtin = "size"
+	base := *f.spec(ladder, "http1", payload)
 	// The plan, with the paths named as startSizing names them: what a dry
 	// run prints and a resume checks before nginx starts.
-	planned := *spec
-	for _, sp := range nginxingress.SizingPlan(workers) {
-		p := sweep.Path{Name: sp.Name, Workers: sp.Workers, URL: sp.Planned(f.mtls)}
-		p.NewConn = sp.TLS
-		planned.Paths = append(planned.Paths, p)
-	}
+	planned := sweep.Sizing(base, sizingProxies(nginxingress.PlannedSizing(workers, f.mtls)), string(kt), sweep.SizingAt{})
 	if f.dryRun {
-		job := f.job(&planned, f.out, "")
+		job := f.job(planned, f.out, "")
 		return job.execute(ctx, stdout, stderr)
 	}
+	if err := sweep.CheckOut(f.out, f.resume); err != nil {
+		return err
+	}
 	if f.resume {
-		if err := sweep.CheckResume(f.out, &planned, false); err != nil {
+		if err := sweep.CheckResume(f.out, planned, false); err != nil {
 			return err // before nginx starts
 		}
-	} else if sweep.Exists(f.out) {
-		return sweep.Occupied(f.out)
 	}
 	if _, err := nginxingress.Available(); err != nil {
 		return failf("size needs nginx: %v", err) // the error says how to install it
 	}
 	cleanLeftovers(ctx, stderr)
-	lab, err := startSizing(ctx, stderr, spec, workers, kt, f.mtls)
+	lab, err := startSizing(ctx, stderr, base, workers, kt, f.mtls)
 	if err != nil {
 		return failf("size: %v", err)
 	}
 	defer lab.Close()
-	job := f.job(spec, f.out, "loadgen size "+flagArgs(cmd, "workers", "ladder", "payload", "duration", "warmup", "repeats", "key-type", "mtls", "label"))
+	job := f.job(lab.spec, f.out, "loadgen size "+flagArgs(cmd, "workers", "ladder", "payload", "duration", "warmup", "repeats", "key-type", "mtls", "label"))
 	job.note = lab.note
 	job.extra = func(w io.Writer, steps []*results.Step) error {
 		fmt.Fprintln(w, "ingress sizing: the best over the ladder per worker_processes count")
@@ -142,53 +134,38 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 }
 
 // fromSaved takes, on --resume, what the command line and -f do not give
-// from the sizing saved in -o: its worker counts, ladder, payload,
-// durations and repeats, so that `size -o DIR --resume` continues it.
+// from the sizing saved in -o (sweep.SizingFlags), so that
+// `size -o DIR --resume` continues it.
 func (f *sizeFlags) fromSaved(fl *pflag.FlagSet) error {
-	saved, err := sweep.Saved(f.out)
+	saved, err := sweep.SavedFor(f.out, "size")
 	if err != nil {
 		return err
 	}
-	if err := sweep.ResumeRefusal(f.out, saved, "size"); err != nil {
-		return err
-	}
-	var paths []nginxingress.SavedPath
-	for _, p := range saved.Paths {
-		paths = append(paths, nginxingress.SavedPath{Name: p.Name, Workers: p.Workers, ClientCert: p.Cert != ""})
-	}
-	counts, mtls := nginxingress.ReadSizing(paths)
-	var workers, rungs []string
-	for _, n := range counts {
-		workers = append(workers, strconv.Itoa(n))
-	}
-	if mtls && !fl.Changed("mtls") {
-		f.mtls = true
-	}
-	for _, r := range saved.Ladder {
-		rungs = append(rungs, r.String())
-	}
-	vals := map[string]string{
-		"workers": strings.Join(workers, ","), "ladder": strings.Join(rungs, ","),
-		"duration": saved.Duration.D().String(), "warmup": saved.Warmup.D().String(), "repeats": strconv.Itoa(saved.Repeats),
-	}
-	if len(saved.Payloads) == 1 {
-		vals["payload"] = strconv.Itoa(saved.Payloads[0])
-	}
-	for _, name := range []string{"workers", "ladder", "payload", "duration", "warmup", "repeats"} {
-		if v := vals[name]; v != "" && !fl.Changed(name) {
-			if err := fl.Set(name, v); err != nil {
-				return fmt.Errorf("--resume: the sizing saved in %s: %s %q: %v", f.out, name, v, err)
+	for _, v := range sweep.SizingFlags(saved) {
+		if !fl.Changed(v.Name) {
+			if err := fl.Set(v.Name, v.Value); err != nil {
+				return fmt.Errorf("--resume: the sizing saved in %s: %s %q: %v", f.out, v.Name, v.Value, err)
 			}
 		}
 	}
 	return nil
 }
 
+// sizingProxies are nginxingress's proxies as the sweep takes them
+// (sweep.Sizing).
+func sizingProxies(ps []nginxingress.SizingProxy) []sweep.SizingProxy {
+	out := make([]sweep.SizingProxy, len(ps))
+	for i, p := range ps {
+		out[i] = sweep.SizingProxy(p)
+	}
+	return out
+}
+
 // startSizing starts the target and, for each worker count, a plaintext and
 // a TLS nginx in front of it, and fills the spec's paths and watches. With
 // mtls the TLS nginx requires a client certificate, which the TLS paths
 // present: a CA made for the run issues it.
-func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers []int, kt tlscert.KeyType, mtls bool) (*demoPaths, error) {
+func startSizing(ctx context.Context, log io.Writer, base sweep.Spec, workers []int, kt tlscert.KeyType, mtls bool) (*demoPaths, error) {
 	d, addr, pid, err := withHTTPBin(ctx, log)
 	if err != nil {
 		return nil, err
@@ -199,20 +176,12 @@ func startSizing(ctx context.Context, log io.Writer, spec *sweep.Spec, workers [
 			d.Close()
 		}
 	}()
-	spec.Target = &sweep.Watch{PID: pid}
 	sz, err := nginxingress.StartSizing(ctx, nginxingress.SizingConfig{Upstream: addr, Workers: workers, KeyType: kt, MTLS: mtls})
 	if err != nil {
 		return nil, err
 	}
 	d.closers = append(d.closers, func() { sz.Close() })
-	for _, px := range sz.Proxies {
-		p := sweep.Path{Name: px.Name, URL: px.URL, Workers: px.Workers, Watch: &sweep.Watch{PID: px.PID, Name: "nginx"}}
-		if px.TLS {
-			p.NewConn, p.CACert = true, sz.CACert
-			p.Cert, p.Key = sz.ClientCert, sz.ClientKey
-		}
-		spec.Paths = append(spec.Paths, p)
-	}
+	spec := sweep.Sizing(base, sizingProxies(sz.Proxies), string(kt), sweep.SizingAt{TargetPID: pid, CACert: sz.CACert, Cert: sz.ClientCert, Key: sz.ClientKey})
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}

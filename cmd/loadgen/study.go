@@ -23,6 +23,7 @@ import (
 	"loadgen/meshes/nginxingress"
 	"loadgen/results"
 	"loadgen/results/compare"
+	"loadgen/results/report"
 	"loadgen/results/store"
 )
 
@@ -90,7 +91,7 @@ run --help).`,
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVarP(&f.out, "out", "o", "", "results directory (default study-NAME-YYYYMMDD-HHMMSS)")
+	fl.StringVarP(&f.out, "out", "o", "", store.OutHelp("study-NAME"))
 	fl.BoolVar(&f.resume, "resume", false, "continue the study in -o, skipping finished steps")
 	fl.DurationVarP(&f.duration, "duration", "d", 0, "measured duration of each step, e.g. 20s (default the study's own)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan (the loadgen commands) without running anything")
@@ -127,23 +128,17 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	if err != nil {
 		return err
 	}
-	if f.duration < 0 || f.cpus < 1 {
-		return errors.New("-d must not be negative and --cpus at least 1")
+	opts := f.cluster
+	opts.Duration, opts.CPUs = f.duration, f.cpus
+	if err := opts.CheckBounds(); err != nil {
+		return err
 	}
-	if f.out == "" {
-		if f.resume {
-			return errors.New("--resume needs -o: the directory of the study to continue")
-		}
-		f.out = "study-" + s.Name + "-" + time.Now().Format("20060102-150405")
+	if f.out, err = store.OutDir(f.out, "study-"+s.Name, f.resume, "study", time.Now()); err != nil {
+		return err // before anything starts
 	}
 	if store.IsStdout(f.junit) {
 		return fmt.Errorf("--junit %s: the study writes a JUnit file per step (FILE-STEP-PROTOCOL.xml): give a file name", f.junit)
 	}
-	if err := checkOutDir("-o", f.out); err != nil {
-		return err // before anything starts
-	}
-	opts := f.cluster
-	opts.Duration, opts.CPUs = f.duration, f.cpus
 	if opts.ProxyImages, err = study.ParseProxyImages(f.images); err != nil {
 		return err
 	}
@@ -200,14 +195,14 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		return failf("study %s: %v", s.Name, err)
 	}
 	if ran.Interrupted {
-		fmt.Fprintf(stderr, "interrupted: the study's finished steps are saved; continue with: %s\n", resume)
+		fmt.Fprintf(stderr, "interrupted: %s\n", store.ContinueWith("the study's", resume))
 		return exitError{code: exitInterrupted}
 	}
 	contended, err := printStudy(stdout, s, f)
 	if err != nil {
 		return failf("study %s: %v", s.Name, err)
 	}
-	fmt.Fprintf(stdout, "\nresults: %s (loadgen report %s)\n", f.out, f.out)
+	fmt.Fprintf(stdout, "\n%s\n", store.ResultsLine(f.out, store.ReadWith(f.out)))
 	if len(ran.Failed) > 0 {
 		fmt.Fprintf(stdout, "study %s: %d of %d steps failed: %s\n", s.Name, len(ran.Failed), len(plan), strings.Join(ran.Failed, "; "))
 	}
@@ -302,10 +297,10 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 	if err != nil {
 		return nil, err
 	}
-	if s.PathsTable {
+	switch s.TableFor(ok) {
+	case study.TablePaths:
 		return nil, printPathsStudy(w, s, f)
-	}
-	if !ok {
+	case study.TableOurs:
 		fmt.Fprintf(w, "\nstudy %s: no published figures are in the repository yet: the tables above are ours alone\n", s.Name)
 		return nil, nil
 	}
@@ -329,15 +324,9 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 	}
 	if s.CostColumns && f.cpuPrice > 0 {
 		fmt.Fprintf(w, "\ncost at %.2f per CPU a month (ours):\n", f.cpuPrice)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "workers\tcost/month\tper 1k req/s\t\n")
-		for _, wk := range m.Workers() {
-			if r, ok := m.SizingRow(wk); ok {
-				c := r.CostCells(f.cpuPrice)
-				fmt.Fprintf(tw, "%d\t%s\t%s\t\n", wk, c[0], c[1])
-			}
+		if err := report.CostTable(w, m.SizingRows(), f.cpuPrice); err != nil {
+			return nil, err
 		}
-		tw.Flush()
 	}
 	if s.SideRows {
 		if rows := m.SideRows(); len(rows) > 0 {
@@ -354,8 +343,7 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 // printPathsStudy prints k8s-paths' table, from its step's paths.json:
 // there are no published figures to set it beside.
 func printPathsStudy(w io.Writer, s study.Study, f *studyFlags) error {
-	plan := s.Plan(f.cluster)
-	dir := filepath.Join(f.out, plan[0].Dir)
+	dir := s.PathsDir(f.out, f.cluster)
 	t, err := paths.ReadTable(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(w, "\nstudy %s: %s holds no %s: nothing was measured\n", s.Name, dir, paths.File)

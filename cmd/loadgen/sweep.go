@@ -106,7 +106,7 @@ A sweep file (YAML; every key may also be given as a flag, which wins):
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVarP(&f.file, "file", "f", "", "sweep file (YAML), e.g. sweep.yaml; flags given with it override its keys (default: --path, or the built-in demo)")
-	fl.StringVarP(&f.out, "out", "o", "", "results directory (default sweep-YYYYMMDD-HHMMSS)")
+	fl.StringVarP(&f.out, "out", "o", "", store.OutHelp("sweep"))
 	fl.BoolVar(&f.resume, "resume", false, "continue the sweep in -o, skipping complete steps")
 	fl.StringArrayVar(&f.paths, "path", nil, "a path NAME=URL, e.g. nginx=http://127.0.0.1:8081 (repeatable; the one named baseline is the baseline)")
 	fl.StringArrayVar(&f.watches, "watch", nil, "watch processes on a path (repeatable), e.g. NAME=name:nginx | NAME=pid:123 | NAME=cgroup:/sys/fs/cgroup/…")
@@ -326,58 +326,28 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.out == "" {
-		if f.resume {
-			return errors.New("--resume needs -o: the directory of the sweep to continue")
-		}
-		f.out = "sweep-" + time.Now().Format("20060102-150405")
-	}
-	if err := checkOutDir("-o", f.out); err != nil {
+	if f.out, err = store.OutDir(f.out, "sweep", f.resume, "sweep", time.Now()); err != nil {
 		return err // before anything starts
 	}
-	if !f.resume && sweep.Exists(f.out) {
-		return sweep.Occupied(f.out)
-	}
-	// Without -f or --path: the built-in demo, or on --resume the sweep
-	// saved in -o (which may be the demo's).
-	var saved *sweep.Spec
-	useDemo := f.file == "" && len(f.paths) == 0
-	if useDemo && f.resume {
-		if saved, err = sweep.Saved(f.out); err != nil {
-			return err
-		}
-		if err := sweep.ResumeRefusal(f.out, saved, "demo"); err != nil {
-			return err // a size's or a lab's: its own command continues it
-		}
-		if sweep.ResumeKind(saved) == sweep.ResumePlan {
-			useDemo = false
-		}
+	saved, useDemo, err := sweep.Origin(f.out, f.resume, f.file != "" || len(f.paths) > 0)
+	if err != nil {
+		return err
 	}
 	var spec *sweep.Spec
-	var demo *demoPaths
 	if useDemo {
-		plan, err := f.demoPlan(cmd, saved)
-		if err != nil {
-			return err
-		}
-		if f.resume {
-			if err := sweep.CheckResume(f.out, plan, f.findMax); err != nil {
-				return err // before the demo's servers start
-			}
-		}
-		spec = plan
+		spec, err = f.demoPlan(cmd, saved)
 	} else {
-		s, err := f.spec(cmd, saved)
-		if err != nil {
-			return err
-		}
-		spec = s
-		if f.resume {
-			if err := sweep.CheckResume(f.out, spec, f.findMax); err != nil {
-				return err // before any sidecar starts
-			}
+		spec, err = f.spec(cmd, saved)
+	}
+	if err != nil {
+		return err
+	}
+	if f.resume {
+		if err := sweep.CheckResume(f.out, spec, f.findMax); err != nil {
+			return err // before the demo's servers or any sidecar start
 		}
 	}
+	var demo *demoPaths
 	if line := proxyNotice(spec.Protocol, sweepURLs(spec), os.Getenv); line != "" {
 		fmt.Fprintln(stderr, line) // the sweep connects directly too
 	}

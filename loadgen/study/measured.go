@@ -549,6 +549,18 @@ func (m *Measured) SizingRow(workers int) (report.SizingRow, bool) {
 	return r, ok
 }
 
+// SizingRows are the sizing figures of the worker counts a sizing run
+// measured, in order, for the cost table (report.CostTable).
+func (m *Measured) SizingRows() []report.SizingRow {
+	var rows []report.SizingRow
+	for _, wk := range m.workers {
+		if r, ok := m.SizingRow(wk); ok {
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
 // Read reads a results path for loadgen report: a study's directory (it
 // holds Marker) as its steps' sweeps at any depth (ReadSweeps), anything
 // else as report.Read does.

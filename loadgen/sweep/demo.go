@@ -147,3 +147,40 @@ func ResumeRefusal(dir string, saved *Spec, own string) error {
 	}
 	return fmt.Errorf("--resume: %s holds a loadgen %s run: continue it with loadgen %s -o %s --resume", dir, saved.Builtin, command, shellQuote(at))
 }
+
+// SavedFor is the plan saved in dir (Saved) for a resume by the command
+// whose built-in sweeps are own ("demo", "size"), refused when another
+// built-in command made it (ResumeRefusal).
+func SavedFor(dir, own string) (*Spec, error) {
+	saved, err := Saved(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := ResumeRefusal(dir, saved, own); err != nil {
+		return nil, err
+	}
+	return saved, nil
+}
+
+// Origin is what loadgen sweep builds its plan on, decided before
+// anything starts for it. The results directory dir is refused first when
+// it holds a sweep the run does not resume (CheckOut). With a file or
+// paths of its own (named), the plan is theirs: saved is nil, demo false.
+// Without, it is the built-in demo (demo true); on a resume, the plan
+// saved in dir (SavedFor "demo"): the demo's (demo true) or a plain
+// sweep's, which the flags go over as over a file (demo false).
+func Origin(dir string, resume, named bool) (saved *Spec, demo bool, err error) {
+	if err := CheckOut(dir, resume); err != nil {
+		return nil, false, err
+	}
+	if named {
+		return nil, false, nil
+	}
+	if !resume {
+		return nil, true, nil
+	}
+	if saved, err = SavedFor(dir, "demo"); err != nil {
+		return nil, false, err
+	}
+	return saved, ResumeKind(saved) == ResumeDemo, nil
+}

@@ -122,5 +122,19 @@ func ParseSize(s string) (int, error) {
 	return int(n), nil
 }
 
+// ParseMessageSize reads, as ParseSize, a size that must be 1 byte or
+// more (a message's, a write's), given by flag, which the error names:
+// `--size "0": want a size of 1 B or more`.
+func ParseMessageSize(flag, s string) (int, error) {
+	n, err := ParseSize(s)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%s %q: want a size of 1 B or more (%v)", flag, s, err)
+	case n < 1:
+		return 0, fmt.Errorf("%s %q: want a size of 1 B or more", flag, s)
+	}
+	return n, nil
+}
+
 // FormatSize prints a size the way ParseSize reads it: 100B, 1KiB, 1MiB.
 func FormatSize(n int) string { return units.FormatBytes(int64(n)) }

@@ -87,10 +87,20 @@ const (
 // directory that already holds a sweep (without Resume), or a process to
 // watch that does not exist.
 func (r *Runner) Check() error {
-	if Exists(r.Dir) && !r.Resume {
-		return Occupied(r.Dir)
+	if err := CheckOut(r.Dir, r.Resume); err != nil {
+		return err
 	}
 	return r.checkWatches()
+}
+
+// CheckOut is the refusal of the results directory dir before anything
+// starts, or nil: one that already holds a sweep (Exists), unless the run
+// resumes it. One rule for sweep, size, lab and the Runner.
+func CheckOut(dir string, resume bool) error {
+	if !resume && Exists(dir) {
+		return Occupied(dir)
+	}
+	return nil
 }
 
 // Exists tells whether dir holds a sweep: its manifest, written before
@@ -270,16 +280,20 @@ func Saved(dir string) (*Spec, error) {
 // settingsDiff names the settings in which the spec a sweep was started
 // with (the manifest's, JSON) differs from spec: what a step measures —
 // duration, warm-up, timeout, protocol, endpoint, rates, each path's
-// options — but not where the paths are (URLs, network namespaces,
-// watches, CA files and sidecars' workers), which the built-in sweeps and
-// local sidecars choose anew on every run. Empty when they agree or the stored
-// spec cannot be read (an older manifest).
+// options, a built-in sweep's key type when the stored spec records it —
+// but not where the paths are (URLs, network namespaces, watches, CA files
+// and sidecars' workers), which the built-in sweeps and local sidecars
+// choose anew on every run. Empty when they agree or the stored spec
+// cannot be read (an older manifest).
 func settingsDiff(stored json.RawMessage, spec *Spec) string {
 	var was Spec
 	if len(stored) == 0 || json.Unmarshal(stored, &was) != nil {
 		return ""
 	}
 	a, b := settingsOf(was), settingsOf(*spec)
+	if a.KeyType == "" {
+		b.KeyType = "" // an older loadgen did not record it
+	}
 	var d []string
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	for i := range va.NumField() {

@@ -72,6 +72,11 @@ type Spec struct {
 	// its own servers: a resume from the manifest starts them again. Not
 	// a key of a sweep file.
 	Builtin string `yaml:"-" json:"builtin,omitempty"`
+	// KeyType is the kind of key of the TLS certificates a built-in sweep
+	// makes for its servers (size's --key-type: rsa, ecdsa), recorded so
+	// that a resume makes the same ("": not recorded, as by an older
+	// loadgen). Not a key of a sweep file.
+	KeyType string `yaml:"-" json:"key_type,omitempty"`
 }
 
 // MaxHops bounds Spec.Hops: a target's chain of calls (httpbin.MaxHops).

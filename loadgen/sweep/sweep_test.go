@@ -285,3 +285,30 @@ func TestStepMessagesAndWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestParseMessageSize: a message's or a write's size is 1 byte or more,
+// worded alike for every flag (lab's --size and --stream-size, k8s paths'
+// --stream-size).
+func TestParseMessageSize(t *testing.T) {
+	for _, tc := range []struct {
+		flag, in string
+		want     int
+		err      string
+	}{
+		{"--size", "1", 1, ""},
+		{"--size", "1KiB", 1024, ""},
+		{"--stream-size", "128KiB", 128 << 10, ""},
+		{"--size", "0", 0, `--size "0": want a size of 1 B or more`},
+		{"--stream-size", "0B", 0, `--stream-size "0B": want a size of 1 B or more`},
+		{"--size", "-1", 0, `--size "-1": want a size of 1 B or more (`},
+		{"--stream-size", "x", 0, `--stream-size "x": want a size of 1 B or more (`},
+	} {
+		got, err := ParseMessageSize(tc.flag, tc.in)
+		switch {
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("%s %s = %d, %v; want %d", tc.flag, tc.in, got, err, tc.want)
+		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+			t.Errorf("%s %s = %d, %v; want the error %q", tc.flag, tc.in, got, err, tc.err)
+		}
+	}
+}

@@ -63,6 +63,25 @@ func LoadPaths(labs []*Lab) []LoadPath {
 	return out
 }
 
+// PlannedPaths are the paths a lab of modes would load for the wanted
+// path names (none: every one, PathNames), before anything is built, as
+// a dry run prints them: each mode × path, named MODE.PATH, its Dial
+// saying where ("lab MODE: PATH"). A mode's not-applicable paths, and
+// the loopback baseline's sharing, are known once the labs are built
+// (LoadPaths).
+func PlannedPaths(modes []Mode, names []string) []LoadPath {
+	if len(names) == 0 {
+		names = PathNames()
+	}
+	var out []LoadPath
+	for _, m := range modes {
+		for _, n := range names {
+			out = append(out, LoadPath{Name: report.ModePath(string(m), n), Dial: "lab " + string(m) + ": " + n})
+		}
+	}
+	return out
+}
+
 // Server is a target the labs' applicable paths need: one per server
 // namespace and address, run in Lab's namespace NS (Lab.Command).
 type Server struct {

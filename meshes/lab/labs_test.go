@@ -117,3 +117,29 @@ func TestStartModesSkipsWhatTheKernelLacks(t *testing.T) {
 		})
 	}
 }
+
+// TestPlannedPaths: a dry run's paths are every mode × wanted path (all
+// when none is named), named as LoadPaths names a built lab's, each
+// saying where it would go.
+func TestPlannedPaths(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		modes []Mode
+		paths []string
+		want  []LoadPath
+	}{
+		{"none", nil, []string{PodPodOtherNode}, nil},
+		{"one", []Mode{"vxlan"}, []string{PodPodOtherNode}, []LoadPath{{Name: "vxlan.pod-pod-other-node", Dial: "lab vxlan: pod-pod-other-node"}}},
+		{"two × two", []Mode{"host-gw", "vxlan"}, []string{NodeNode, PodServiceRemote}, []LoadPath{
+			{Name: "host-gw.node-node", Dial: "lab host-gw: node-node"}, {Name: "host-gw.pod-service-remote", Dial: "lab host-gw: pod-service-remote"},
+			{Name: "vxlan.node-node", Dial: "lab vxlan: node-node"}, {Name: "vxlan.pod-service-remote", Dial: "lab vxlan: pod-service-remote"},
+		}},
+	} {
+		if got := PlannedPaths(tc.modes, tc.paths); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+	if all := PlannedPaths([]Mode{"udp"}, nil); len(all) != len(PathNames()) || all[0].Name != "udp."+Loopback {
+		t.Errorf("every path: %+v", all)
+	}
+}

@@ -120,26 +120,15 @@ func SizingPlan(workers []int) []SizingProxy {
 	return out
 }
 
-// SavedPath is what a saved sizing's path tells of its nginx: its name
-// (SizingName), worker count, and whether it presented a client
-// certificate.
-type SavedPath struct {
-	Name       string
-	Workers    int
-	ClientCert bool
-}
-
-// ReadSizing reads a saved sizing back from its paths, as a resume takes
-// it: the worker counts (one per plaintext nginx, in order, the inverse of
-// SizingPlan) and whether its TLS was mutual.
-func ReadSizing(paths []SavedPath) (workers []int, mtls bool) {
-	for _, p := range paths {
-		if !SizingIsTLS(p.Name) && p.Workers > 0 {
-			workers = append(workers, p.Workers)
-		}
-		mtls = mtls || p.ClientCert
+// PlannedSizing is SizingPlan with each URL saying where its nginx will
+// be (Planned): what a dry run prints and a resume checks before nginx
+// starts.
+func PlannedSizing(workers []int, mtls bool) []SizingProxy {
+	plan := SizingPlan(workers)
+	for i := range plan {
+		plan[i].URL = plan[i].Planned(mtls)
 	}
-	return workers, mtls
+	return plan
 }
 
 // writeClientCert makes a CA and a client certificate of key type kt in

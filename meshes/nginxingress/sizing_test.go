@@ -49,31 +49,6 @@ func TestSizingPlan(t *testing.T) {
 	}
 }
 
-// TestReadSizing: a saved sizing reads back as the worker counts its plan
-// was made of, mutual when a path presented a client certificate.
-func TestReadSizing(t *testing.T) {
-	for _, c := range []struct {
-		name    string
-		workers []int
-		mtls    bool
-	}{{"none", nil, false}, {"one", []int{1}, false}, {"two, mutual", []int{4, 2}, true}} {
-		t.Run(c.name, func(t *testing.T) {
-			var saved []SavedPath
-			for _, px := range SizingPlan(c.workers) {
-				saved = append(saved, SavedPath{Name: px.Name, Workers: px.Workers, ClientCert: c.mtls && px.TLS})
-			}
-			workers, mtls := ReadSizing(saved)
-			if !slices.Equal(workers, c.workers) || mtls != c.mtls {
-				t.Errorf("ReadSizing = %v %v, want %v %v", workers, mtls, c.workers, c.mtls)
-			}
-		})
-	}
-	// A path of another kind (a baseline added by hand) has no workers.
-	if workers, _ := ReadSizing([]SavedPath{{Name: "baseline"}, {Name: "nginx-w3", Workers: 3}}); !slices.Equal(workers, []int{3}) {
-		t.Errorf("with a baseline: %v, want [3]", workers)
-	}
-}
-
 // TestStartSizing starts a sizing's fixture with and without mutual TLS
 // and sends through every nginx: the plaintext ones answer, the TLS ones
 // with the sizing's CA file (and client certificate under MTLS), and under

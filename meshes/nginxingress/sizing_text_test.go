@@ -76,6 +76,11 @@ func TestSizingText(t *testing.T) {
 			t.Errorf("%s mtls %v: %q, want %q", tc.p.Name, tc.mtls, got, tc.want)
 		}
 	}
+	for i, p := range PlannedSizing([]int{2}, true) {
+		if want := plan[i].Planned(true); p.URL != want || p.Name != plan[i].Name || p.PID != 0 {
+			t.Errorf("PlannedSizing's %d: %+v, want %s at %q", i, p, plan[i].Name, want)
+		}
+	}
 	if got := SizingNote(42, tlscert.RSA2048, false); !strings.Contains(got, "httpbin (42)") || !strings.Contains(got, "full RSA-2048 handshake per request (session cache and tickets off). ") {
 		t.Errorf("note: %q", got)
 	}

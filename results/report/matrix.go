@@ -299,7 +299,7 @@ func SizingTable(w io.Writer, steps []*results.Step, cpuPrice float64) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "workers\treq/s\tper worker\tproxy cpu\tTLS hs/s\tper worker\tproxy cpu\t"
 	if cpuPrice > 0 {
-		head += "cost/month\tper 1k req/s\t"
+		head += costColumns
 	}
 	fmt.Fprintln(tw, head)
 	for _, r := range rows {
@@ -311,6 +311,22 @@ func SizingTable(w io.Writer, steps []*results.Step, cpuPrice float64) error {
 			fmt.Fprintf(tw, "%s\t%s\t", month, per1k)
 		}
 		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// costColumns head the cost columns of SizingTable and CostTable.
+const costColumns = "cost/month\tper 1k req/s\t"
+
+// CostTable prints what each worker count of rows costs a month at price
+// per CPU, and that per 1000 keep-alive requests/s: a study's cost table,
+// the sizing table's cost columns alone.
+func CostTable(w io.Writer, rows []SizingRow, price float64) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workers\t"+costColumns)
+	for _, r := range rows {
+		month, per1k := r.costCells(price)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t\n", r.Workers, month, per1k)
 	}
 	return tw.Flush()
 }
