@@ -264,10 +264,11 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	}
 	printNotApplicable(stdout, labs, skipped)
 	fmt.Fprintf(stdout, "\n%s\n", store.ResultsLine(f.out, store.ReadWith(f.out)))
-	if len(sw.Failed) > 0 {
-		fmt.Fprintf(stdout, "lab: %s failed: %s\n", plural(len(sw.Failed), "step"), strings.Join(sw.Failed, ", "))
+	code, line := sw.Exit()
+	if line != "" {
+		fmt.Fprintf(stdout, "lab: %s\n", line)
 	}
-	return exitWith(sw.Exit())
+	return exitWith(code)
 }
 
 // exitStatus is the exit status an error of a lab's sweep carries, if any

@@ -203,10 +203,11 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		return failf("study %s: %v", s.Name, err)
 	}
 	fmt.Fprintf(stdout, "\n%s\n", store.ResultsLine(f.out, store.ReadWith(f.out)))
-	if len(ran.Failed) > 0 {
-		fmt.Fprintf(stdout, "study %s: %d of %d steps failed: %s\n", s.Name, len(ran.Failed), len(plan), strings.Join(ran.Failed, "; "))
+	worst, line := compare.FoldSteps(nil, ran.Failed, len(plan), ran.Codes...)
+	if line != "" {
+		fmt.Fprintf(stdout, "study %s: %s\n", s.Name, line)
 	}
-	return exitWith(studyExit(compare.Fold(nil, ran.Codes...), contended, f.allowContended, stderr))
+	return exitWith(studyExit(worst, contended, f.allowContended, stderr))
 }
 
 // studyExit is the study's exit status (study.Exit), and says on stderr

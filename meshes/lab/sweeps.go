@@ -72,7 +72,10 @@ func RunSweeps(out string, protocols []string, sweep func(protocol, dir string) 
 	return s, nil
 }
 
-// Exit is the lab's exit status: its steps' and its sweeps' statuses
-// folded (compare.Fold): 1 for a failed step, 108 for an aborted one, 99
-// for a check that did not hold, 98 for one left undecided.
-func (s *Sweeps) Exit() compare.Exit { return compare.Fold(s.Steps, s.codes...) }
+// Exit is the lab's exit status, its steps' and its sweeps' statuses
+// folded (compare.FoldSteps: 1 for a failed step, 108 for an aborted one,
+// 99 for a check that did not hold, 98 for one left undecided), and the
+// line naming its failed steps ("" when none failed).
+func (s *Sweeps) Exit() (compare.Exit, string) {
+	return compare.FoldSteps(s.Steps, s.Failed, len(s.Steps), s.codes...)
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"loadgen/results"
@@ -106,8 +107,17 @@ func TestRunSweeps(t *testing.T) {
 			if !slices.Equal(sw.Failed, tc.failIDs) {
 				t.Errorf("failed %q, want %q", sw.Failed, tc.failIDs)
 			}
-			if got := sw.Exit(); got != tc.exit {
+			got, line := sw.Exit()
+			if got != tc.exit {
 				t.Errorf("exit %v, want %v", got, tc.exit)
+			}
+			if want := ""; len(tc.failIDs) > 0 {
+				want = fmt.Sprintf("%d of %d steps failed: %s", len(tc.failIDs), len(sw.Steps), strings.Join(tc.failIDs, ", "))
+				if line != want {
+					t.Errorf("line %q, want %q", line, want)
+				}
+			} else if line != want {
+				t.Errorf("line %q with no failed step", line)
 			}
 		})
 	}
