@@ -261,7 +261,7 @@ func TestLabFailedStepExit(t *testing.T) {
 		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if last := lines[len(lines)-1]; !regexp.MustCompile(`^lab: \d+ steps? failed: tcp-rr `).MatchString(last) {
+	if last := lines[len(lines)-1]; !regexp.MustCompile(`^lab: \d+ of \d+ steps failed: tcp-rr `).MatchString(last) {
 		t.Errorf("last line %q does not name the failed steps\n%s", last, out)
 	}
 }
