@@ -137,7 +137,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		return err // before anything starts
 	}
 	if store.IsStdout(f.junit) {
-		return fmt.Errorf("--junit %s: the study writes a JUnit file per step (FILE-STEP-PROTOCOL.xml): give a file name", f.junit)
+		return compare.JUnitNotStdout(f.junit, "the study writes a JUnit file per step (FILE-STEP-PROTOCOL.xml)")
 	}
 	if opts.ProxyImages, err = study.ParseProxyImages(f.images); err != nil {
 		return err
