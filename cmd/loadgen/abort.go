@@ -14,6 +14,7 @@ import (
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
 	"loadgen/results/compare"
+	"loadgen/results/store"
 )
 
 // abortFlags are --abort-on-fail and --abort-after of run and sweep, and
@@ -106,8 +107,8 @@ func haltResult(ctx context.Context, h *sweep.Halt, err error, stderr io.Writer,
 	if !ok {
 		return err
 	}
-	fmt.Fprintf(stderr, "sweep: step %s %s: the sweep stopped there (--keep-going runs the rest); finished steps are saved, continue with: %s\n",
-		step, why, again)
+	fmt.Fprintf(stderr, "sweep: step %s %s: the sweep stopped there (--keep-going runs the rest); %s\n",
+		step, why, store.ContinueWith("", again))
 	return nil
 }
 

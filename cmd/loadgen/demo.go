@@ -35,16 +35,20 @@ func demoWhere(path string) string {
 }
 
 // demoHasNginx tells whether the demo has its nginx path here.
-func demoHasNginx() bool {
+func demoHasNginx() bool { return demoNginx() == nil }
+
+// demoNginx is why the demo has no nginx path here (nginx not found), or
+// nil.
+func demoNginx() error {
 	_, err := nginxingress.Available()
-	return err == nil
+	return err
 }
 
 // startDemo starts the demo's servers for plan (sweep.Demo's, with the
 // flags over it): httpbin, and nginx in front of it when plan has the
 // nginx path; and fills in their addresses and watches.
 func startDemo(ctx context.Context, log io.Writer, plan *sweep.Spec) (*demoPaths, error) {
-	if err := plan.DemoNeedsNginx(demoHasNginx); err != nil {
+	if err := plan.DemoNeedsNginx(demoNginx); err != nil {
 		return nil, err
 	}
 	_, nginx := plan.PathByName(sweep.DemoNginx)

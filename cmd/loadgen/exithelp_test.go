@@ -28,4 +28,9 @@ func TestExitHelpNamesEveryStatus(t *testing.T) {
 	if code, help, _ := cli(t, "run", "--help"); code != 0 || !strings.Contains(help, exitHelp) {
 		t.Errorf("run --help: exit %d, the table missing:\n%s", code, help)
 	}
+	for _, cmd := range []string{"lab", "study"} {
+		if code, help, _ := cli(t, cmd, "--help"); code != 0 || !strings.Contains(help, exitHelpRef) {
+			t.Errorf("%s --help: exit %d, no %q:\n%s", cmd, code, exitHelpRef, help)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
 	"loadgen/results/report"
+	"loadgen/results/store"
 )
 
 func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string, stdout io.Writer, prog *sweepProgress) error {
@@ -21,7 +22,7 @@ func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string
 	if werr := findMaxTable(stdout, maxes, errors.Is(err, context.Canceled), results.SchemaVersion); werr != nil {
 		return failf("%v", werr)
 	}
-	fmt.Fprintf(stdout, "\nresults: %s (every probe is a step; summary in %s)\n", r.Dir, sweep.FindMaxFileName)
+	fmt.Fprintf(stdout, "\n%s\n", store.ResultsLine(r.Dir, "every probe is a step", "summary in "+sweep.FindMaxFileName))
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return exitError{code: exitInterrupted}

@@ -154,7 +154,7 @@ func TestFindMaxJSON(t *testing.T) {
 	}
 	m := f.Searches[0]
 	if m.Rate <= 0 || m.Rate > 220 || !m.Pass.Confirmed() || m.Pass.Rate != m.Rate || m.P99 <= 0 {
-		t.Errorf("reported %g/s (p99 %v), highest held %+v", m.Rate, m.P99.D(), m.Pass)
+		t.Fatalf("reported %g/s (p99 %v), highest held %+v", m.Rate, m.P99.D(), m.Pass)
 	}
 	if m.Machine == nil || m.Machine.Measured != len(m.Probes) || m.Machine.CPUs < 1 {
 		t.Errorf("machine during the search: %+v", m.Machine)
@@ -162,8 +162,8 @@ func TestFindMaxJSON(t *testing.T) {
 	var raw struct {
 		Searches []map[string]any `json:"searches"`
 	}
-	if b, err := os.ReadFile(file); err != nil || json.Unmarshal(b, &raw) != nil {
-		t.Fatalf("%s: %v", file, err)
+	if b, err := os.ReadFile(file); err != nil || json.Unmarshal(b, &raw) != nil || len(raw.Searches) != 1 {
+		t.Fatalf("%s: %v, %d searches", file, err, len(raw.Searches))
 	}
 	if rate, ok := raw.Searches[0]["max_rps"].(float64); !ok || rate != m.Rate {
 		t.Errorf("max_rps %v", raw.Searches[0]["max_rps"])

@@ -70,7 +70,7 @@ Results are one sweep per protocol under -o, each path named MODE.PATH
 (vxlan.pod-pod-other-node); the path × mode matrix is printed at the end and
 is in loadgen report DIR. Ctrl-C keeps finished steps and prints the command
 that resumes the lab. Exit status 1 when any step failed, 99 when a check did not
-hold (the table: loadgen run --help).`,
+hold ` + exitHelpRef + `.`,
 		Example: `  sudo loadgen lab
   sudo loadgen lab --modes host-gw,vxlan,ebpf --paths pod-pod-other-node,pod-service-remote \
       -d 10s -o results/cni

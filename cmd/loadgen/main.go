@@ -39,8 +39,8 @@ const (
 
 // exitHelp is the exit status table of every command that runs load or
 // judges results, as their help says it: run's prints it whole, the others
-// name the statuses they come to and point to it ("the table: loadgen
-// run --help"). Go readers find the same table at compare.Exit.
+// name the statuses they come to and point to it (exitHelpRef). Go
+// readers find the same table at compare.Exit.
 const exitHelp = `Exit status, of every command that runs load or judges results:
   0    all good: every run ran, every --assert held, nothing regressed
   1    a run failed: the target unreachable or it stopped answering, no request
@@ -51,6 +51,10 @@ const exitHelp = `Exit status, of every command that runs load or judges results
   99   an --assert did not hold, or a figure regressed past --baseline
   108  --abort-on-fail stopped the run: an --assert broke while it ran
   130  Ctrl-C; 143 SIGTERM`
+
+// exitHelpRef is how the help of a command that names only some exit
+// statuses points to exitHelp, which run --help prints.
+const exitHelpRef = "(the table: loadgen run --help)"
 
 // exitWith ends a command with the check's status, when it is not OK.
 func exitWith(code compare.Exit) error {

@@ -76,8 +76,8 @@ stands only when the rows' ranges stay apart with that margin.
 Exit status: 0 every step ran and every ordering was decidable; 1 a step
 failed; 2 usage; 98 an ordering was not decidable for contention alone
 (--allow-contended: 0); 99 a check (--assert) did not hold; 108 a step
-was stopped by --abort-on-fail; 130/143 interrupted (the table: loadgen
-run --help).`,
+was stopped by --abort-on-fail; 130/143 interrupted
+` + exitHelpRef + `.`,
 		Example: `  loadgen study list
   sudo loadgen study flannel-backends -d 5s -o results/flannel
   sudo loadgen study cni-matrix -o results/cni --resume
@@ -137,7 +137,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		return err // before anything starts
 	}
 	if store.IsStdout(f.junit) {
-		return fmt.Errorf("--junit %s: the study writes a JUnit file per step (FILE-STEP-PROTOCOL.xml): give a file name", f.junit)
+		return compare.JUnitNotStdout(f.junit, "the study writes a JUnit file per step (FILE-STEP-PROTOCOL.xml)")
 	}
 	if opts.ProxyImages, err = study.ParseProxyImages(f.images); err != nil {
 		return err

@@ -182,11 +182,13 @@ func TestStudyInterrupt(t *testing.T) {
 // A study says what it needs in one line, before building anything.
 func TestStudyNeeds(t *testing.T) {
 	found := findNginx
-	findNginx = func() (string, error) { return "", errors.New("no nginx") }
+	findNginx = func() (string, error) {
+		return "", errors.New("nginx not found on PATH or at /usr/sbin/nginx: apt-get install nginx")
+	}
 	t.Cleanup(func() { findNginx = found })
 	dir := filepath.Join(t.TempDir(), "sizing")
 	code, out, stderr := cli(t, "study", "nginx-sizing", "-d", "1s", "-o", dir, "--allow-contended")
-	if code != 1 || strings.TrimSpace(stderr) != "loadgen: study nginx-sizing needs nginx (on PATH or at /usr/sbin/nginx): install it (apt-get install nginx)" || out != "" {
+	if code != 1 || strings.TrimSpace(stderr) != "loadgen: study nginx-sizing needs nginx: nginx not found on PATH or at /usr/sbin/nginx: apt-get install nginx" || out != "" {
 		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, stderr)
 	}
 	if _, err := os.Stat(dir); err == nil {

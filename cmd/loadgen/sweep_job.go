@@ -13,6 +13,7 @@ import (
 	"loadgen/results/compare"
 	"loadgen/results/live"
 	"loadgen/results/report"
+	"loadgen/results/store"
 	"strings"
 	"text/tabwriter"
 )
@@ -126,14 +127,14 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	if j.note != "" {
 		fmt.Fprintf(stdout, "\n%s", report.Wrap(j.note, maxWidth, ""))
 	}
-	fmt.Fprintf(stdout, "\nresults: %s (%d of %d steps)\n", j.out, results.FinishedSteps(steps), len(plan))
+	fmt.Fprintf(stdout, "\n%s\n", store.ResultsLine(j.out, fmt.Sprintf("%d of %d steps", results.FinishedSteps(steps), len(plan))))
 	checked, cerr := j.check.checkSteps(stdout, steps)
 	if err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "interrupted: finished steps are saved; continue with: %s\n", j.resumeHint())
+			fmt.Fprintf(stderr, "interrupted: %s\n", store.ContinueWith("", j.resumeHint()))
 			return exitError{code: exitInterrupted}
 		}
 		return failf("%v", err)

@@ -55,7 +55,9 @@ func TestCommandLine(t *testing.T) {
 
 func TestCheckNeeds(t *testing.T) {
 	root := runtime.GOOS == "linux" && os.Geteuid() == 0
-	found, missing := func() error { return nil }, func() error { return errors.New("no nginx") }
+	found, missing := func() error { return nil }, func() error {
+		return errors.New("nginx not found on PATH or at /usr/sbin/nginx: apt-get install nginx")
+	}
 	for _, tc := range []struct {
 		name  string
 		needs []Need
@@ -65,7 +67,7 @@ func TestCheckNeeds(t *testing.T) {
 		{"nothing", nil, missing, ""},
 		{"a cluster: k8s run says", []Need{NeedCluster}, missing, ""},
 		{"nginx found", []Need{NeedNginx}, found, ""},
-		{"nginx missing", []Need{NeedNginx}, missing, "needs nginx (on PATH or at /usr/sbin/nginx): install it (apt-get install nginx)"},
+		{"nginx missing: its own words", []Need{NeedNginx}, missing, "needs nginx: nginx not found on PATH or at /usr/sbin/nginx: apt-get install nginx"},
 		{"root", []Need{NeedRoot}, found, map[bool]string{true: "", false: "needs root on Linux (network namespaces): run it as root, e.g. sudo loadgen study x"}[root]},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

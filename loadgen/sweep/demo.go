@@ -82,10 +82,14 @@ func DemoRefuses(changed func(flag string) bool, protocol string) error {
 
 // DemoNeedsNginx is why the demo's plan s cannot start here, or nil: it
 // has the nginx path (a resumed demo's that had it) and nginx is not
-// installed (installed tells; asked only then).
-func (s *Spec) DemoNeedsNginx(installed func() bool) error {
-	if _, nginx := s.PathByName(DemoNginx); nginx && !installed() {
-		return errors.New("the sweep to resume has an nginx path, and nginx is not installed here (apt-get install nginx)")
+// installed. found says where nginx is not, in its error (meshes' to
+// say, which a sweep may not import); asked only when the plan has the
+// path.
+func (s *Spec) DemoNeedsNginx(found func() error) error {
+	if _, nginx := s.PathByName(DemoNginx); nginx {
+		if err := found(); err != nil {
+			return fmt.Errorf("the sweep to resume has an nginx path: %w", err)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -119,22 +120,25 @@ func TestResumeRefusal(t *testing.T) {
 }
 
 // TestDemoNeedsNginx: a demo's plan with the nginx path cannot start
-// where nginx is not installed; one without it never asks.
+// where nginx is not installed, in the words of the error that says so
+// (nginxingress.Available's, the one every command says); one without
+// it never asks.
 func TestDemoNeedsNginx(t *testing.T) {
+	missing := errors.New("nginx not found on PATH or at /usr/sbin/nginx: apt-get install nginx")
 	for _, tc := range []struct {
-		plan      bool // the plan has the nginx path
-		installed bool
-		want      string
+		plan  bool  // the plan has the nginx path
+		found error // where nginx is not
+		want  string
 	}{
-		{true, true, "<nil>"},
-		{false, true, "<nil>"},
-		{false, false, "<nil>"},
-		{true, false, "the sweep to resume has an nginx path, and nginx is not installed here (apt-get install nginx)"},
+		{true, nil, "<nil>"},
+		{false, nil, "<nil>"},
+		{false, missing, "<nil>"},
+		{true, missing, "the sweep to resume has an nginx path: nginx not found on PATH or at /usr/sbin/nginx: apt-get install nginx"},
 	} {
 		asked := false
-		err := Demo(tc.plan).DemoNeedsNginx(func() bool { asked = true; return tc.installed })
-		if got := fmt.Sprint(err); got != tc.want {
-			t.Errorf("plan with nginx %v, installed %v: %q, want %q", tc.plan, tc.installed, got, tc.want)
+		err := Demo(tc.plan).DemoNeedsNginx(func() error { asked = true; return tc.found })
+		if got := fmt.Sprint(err); got != tc.want || (err != nil && !errors.Is(err, missing)) {
+			t.Errorf("plan with nginx %v, nginx missing %v: %q, want %q wrapping the missing nginx's", tc.plan, tc.found, got, tc.want)
 		}
 		if asked != tc.plan {
 			t.Errorf("plan with nginx %v: asked whether nginx is installed: %v", tc.plan, asked)

@@ -146,3 +146,28 @@ func TestCheckResume(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepDir: a lab keeps each protocol's sweep in a directory of out
+// named for the protocol, which is how the readers of a directory of
+// sweeps (store.SweepDirs: loadgen report, compare, study) name them.
+func TestSweepDir(t *testing.T) {
+	for _, tc := range []struct{ out, protocol, want string }{
+		{"results/cni", "tcp-rr", "results/cni/tcp-rr"},
+		{"results/cni/", "http", "results/cni/http"},
+		{"/tmp/lab", "udp-stream", "/tmp/lab/udp-stream"},
+		{".", "h2", "h2"},
+	} {
+		if got := SweepDir(tc.out, tc.protocol); got != tc.want {
+			t.Errorf("SweepDir(%q, %q) = %q, want %q", tc.out, tc.protocol, got, tc.want)
+		}
+	}
+	out := t.TempDir()
+	protocols := []string{"tcp-rr", "http", "tcp-crr"}
+	for _, p := range protocols {
+		writeSweep(t, SweepDir(out, p), []string{"s1"}, nil)
+	}
+	got, err := store.SweepDirs(out)
+	if want := slices.Sorted(slices.Values(protocols)); err != nil || !slices.Equal(got, want) {
+		t.Errorf("store.SweepDirs of the lab's -o = %q, %v; want %q", got, err, want)
+	}
+}

@@ -2,12 +2,12 @@ package nginxingress
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
+
+	"loadgen/meshes/proxyproc"
 )
 
 // fallbackBinary is where Debian and Ubuntu's nginx package puts nginx,
@@ -15,15 +15,16 @@ import (
 const fallbackBinary = "/usr/sbin/nginx"
 
 // Available reports where nginx is: on PATH, else /usr/sbin/nginx. Its
-// error says how to install it.
-func Available() (path string, err error) {
-	if p, err := exec.LookPath("nginx"); err == nil {
-		return p, nil
-	}
-	if isExecutable(fallbackBinary) {
-		return fallbackBinary, nil
-	}
-	return "", errors.New("nginxingress: nginx not found on PATH or at " + fallbackBinary + ": apt-get install nginx")
+// error is the one wording of nginx missing, in every command that needs
+// it (size, the demo, a study, a sidecar path): "nginx not found on PATH
+// or at /usr/sbin/nginx: apt-get install nginx", caddy's and haproxy's
+// words (proxyproc.Find); the libraries that may not import meshes
+// (loadgen/sweep, loadgen/study) are handed it.
+func Available() (path string, err error) { return available(fallbackBinary) }
+
+// available is Available with nginx's place outside PATH at fallback.
+func available(fallback string) (string, error) {
+	return proxyproc.Find("", "nginx", fallback, "apt-get install nginx")
 }
 
 // binary is cfg.Binary if set (and executable), else Available.
@@ -36,11 +37,6 @@ func (c Config) binary() (string, error) {
 		return "", fmt.Errorf("nginxingress: nginx binary %q: %w", c.Binary, err)
 	}
 	return p, nil
-}
-
-func isExecutable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
 var versionRE = regexp.MustCompile(`nginx/(\d+)\.(\d+)\.(\d+)`)

@@ -60,6 +60,8 @@ func TestClosingLines(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
 		{ResultsLine("results/cni", ReadWith("results/cni")), "results: results/cni (loadgen report results/cni)"},
 		{ResultsLine("r", "paths.json", ReadWith("r")), "results: r (paths.json; loadgen report r)"},
+		{ResultsLine("r", "4 of 6 steps"), "results: r (4 of 6 steps)"},
+		{ResultsLine("r", "every probe is a step", "summary in findmax.json"), "results: r (every probe is a step; summary in findmax.json)"},
 		{ContinueWith("", "loadgen sweep -o r --resume"), "finished steps are saved; continue with: loadgen sweep -o r --resume"},
 		{ContinueWith("the study's", "loadgen study x -o r --resume"), "the study's finished steps are saved; continue with: loadgen study x -o r --resume"},
 	} {
