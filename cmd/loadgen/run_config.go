@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"loadgen/loadgen"
+	"loadgen/loadgen/client"
 	"loadgen/loadgen/mix"
 	"loadgen/loadgen/protocol"
 	"loadgen/results"
@@ -67,10 +68,10 @@ func (f *runFlags) readTargets(stdin io.Reader) error {
 	if f.targets == "" {
 		return nil
 	}
-	if f.body != "" || f.bodyFile != "" || f.method != "" {
-		return fmt.Errorf("--targets gives each request its method and body: leave out -m, --body and --body-file")
+	err := client.CheckMixRequest(f.method, f.body != "" || f.bodyFile != "")
+	if err != nil {
+		return err
 	}
-	var err error
 	if f.targets == "-" {
 		src, rerr := io.ReadAll(stdin)
 		if rerr != nil {
