@@ -6,7 +6,6 @@ import (
 	"io"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -185,10 +184,10 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if err != nil {
 		failures = append(failures, err.Error())
 	}
-	if len(failures) > 0 {
-		return failf("%s", strings.Join(failures, "; "))
+	code, failed := compare.RunOutcome(code, checked, failures)
+	if failed != "" {
+		return failf("%s", failed)
 	}
-	code = compare.Worst(code, checked)
 	switch code {
 	case compare.Aborted:
 		fmt.Fprintf(stderr, "loadgen: %s; %s\n", run.Aborted, discarded(run.Summary.InFlight))
