@@ -129,6 +129,15 @@ type Given struct {
 	// Slack is the user's: a flag whose default shows DefaultSlack, so a
 	// 0 asks for none. Else 0 is DefaultSlack, as for Run.
 	Slack bool
+	// Body and BodyFile (--body, --body-file) both set the request body:
+	// one at most.
+	Body, BodyFile bool
+	// Rate is -R as given: a rate, a schedule, or stages (inline or
+	// @FILE), which set Pacer and, as stages, Duration.
+	Rate string
+	// Conns is -c's connection schedule as given (stages), which sets
+	// ConnSchedule and Duration.
+	Conns string
 }
 
 // Normalize applies the defaults a run's options take from one another
@@ -138,7 +147,11 @@ type Given struct {
 //   - Requests given without Duration runs until that count: no duration;
 //   - a Method that is a number is the streams per connection (h2load's
 //     -m), refused when Streams was given too;
-//   - a Slack given must not be negative, and 0 asks for none (-1).
+//   - a Slack given must not be negative, and 0 asks for none (-1);
+//   - Body and BodyFile exclude each other;
+//   - Rate sets Pacer, Conns ConnSchedule, and their stages set Duration:
+//     the run lasts as long as its stages, Warmup included (a Duration
+//     given must agree).
 //
 // It changes only what those rules name; Validate checks the rest.
 func (c *Config) Normalize(g Given) error {
@@ -161,6 +174,44 @@ func (c *Config) Normalize(g Given) error {
 		if c.Slack == 0 {
 			c.Slack = -1 // none
 		}
+	}
+	if g.Body && g.BodyFile {
+		return errors.New("--body and --body-file both set the body: use one")
+	}
+	return c.pace(g)
+}
+
+// pace sets Pacer from Given.Rate and ConnSchedule from Given.Conns, and
+// Duration from their stages.
+func (c *Config) pace(g Given) error {
+	if g.Rate != "" {
+		spec, err := pace.ReadStages(g.Rate)
+		if err != nil {
+			return fmt.Errorf("-R %w", err)
+		}
+		p, err := pace.Parse(spec)
+		if err != nil {
+			return fmt.Errorf("-R: %w", err)
+		}
+		c.Pacer = p
+		if st, ok := p.(*pace.Stages); ok {
+			w, err := st.Window(c.Warmup.D(), c.Duration.D(), g.Duration)
+			if err != nil {
+				return err
+			}
+			c.Duration = results.Duration(w)
+		}
+	}
+	if g.Conns != "" {
+		st, _, err := pace.ParseConnSchedule(g.Conns, MaxConnections)
+		if err != nil {
+			return fmt.Errorf("-c: %w", err)
+		}
+		w, err := st.Window(c.Warmup.D(), c.Duration.D(), g.Duration)
+		if err != nil {
+			return err
+		}
+		c.Duration, c.ConnSchedule = results.Duration(w), st
 	}
 	return nil
 }
@@ -218,6 +269,8 @@ func (c *Config) Validate() error {
 		return errors.New("the judged window and when judging starts (--abort-after) cannot be negative")
 	case c.Streams < 0:
 		return fmt.Errorf("--streams must not be negative, got %d", c.Streams)
+	case c.Procs < 0:
+		return fmt.Errorf("--cpus must not be negative, got %d", c.Procs)
 	case c.Connections*max(1, c.Streams) > MaxConnections:
 		return fmt.Errorf("connections × streams must be at most %d", MaxConnections)
 	case c.Slack > maxSlack:

@@ -71,3 +71,79 @@ func TestNormalize(t *testing.T) {
 		})
 	}
 }
+
+// Normalize refuses both bodies, and sets the pacer, the connection
+// schedule and the duration from -R and -c's stages.
+func TestNormalizeLoad(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		warmup, dur  time.Duration
+		given        loadgen.Given
+		pacer, conns string // their String(); "" none
+		wantD        time.Duration
+		err          string
+	}{
+		{"no schedule", 0, 10 * time.Second, loadgen.Given{}, "", "", 10 * time.Second, ""},
+		{"a rate keeps -d", 0, 10 * time.Second, loadgen.Given{Rate: "100"}, "100", "", 10 * time.Second, ""},
+		{"-R stages set -d", 0, 10 * time.Second, loadgen.Given{Rate: "100/5s,200/5s"}, "100/5s,200/5s", "", 10 * time.Second, ""},
+		{"-R stages less warm-up", 2 * time.Second, 10 * time.Second, loadgen.Given{Rate: "100/5s,200/5s"}, "100/5s,200/5s", "", 8 * time.Second, ""},
+		{"-R stages with -n alone", 0, 0, loadgen.Given{Rate: "100/4s", Requests: true}, "100/4s", "", 4 * time.Second, ""},
+		{"-R stages against -d", 0, 7 * time.Second, loadgen.Given{Rate: "100/5s", Duration: true}, "", "", 0,
+			"-d 7s: the stages last 5s: leave -d out, the run lasts as long as its stages"},
+		{"-R bad", 0, time.Second, loadgen.Given{Rate: "ramp:x"}, "", "", 0,
+			`-R: rate "ramp:x": want ramp:FROM-TO/DURATION with TO > 0, e.g. ramp:100-5000/30s`},
+		{"-R @file missing", 0, time.Second, loadgen.Given{Rate: "@/nonexistent/stages"}, "", "", 0,
+			"-R @/nonexistent/stages: no such file or directory"},
+		{"-c stages set -d", 0, 10 * time.Second, loadgen.Given{Conns: "10-20/3s,20/3s"}, "", "10-20/3s,20/3s", 6 * time.Second, ""},
+		{"-c stages within warm-up", 6 * time.Second, 0, loadgen.Given{Conns: "10-20/3s,20/3s"}, "", "", 0,
+			"--warmup 6s: the stages last 6s in all, warm-up included: nothing would be measured"},
+		{"one body", 0, time.Second, loadgen.Given{Body: true}, "", "", time.Second, ""},
+		{"both bodies", 0, time.Second, loadgen.Given{Body: true, BodyFile: true}, "", "", 0,
+			"--body and --body-file both set the body: use one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c loadgen.Config
+			c.Connections, c.Threads = 20, 1
+			c.Warmup, c.Duration = results.Duration(tc.warmup), results.Duration(tc.dur)
+			tc.given.Threads = true
+			err := c.Normalize(tc.given)
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("Normalize() = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Normalize() = %v", err)
+			}
+			if c.Duration.D() != tc.wantD {
+				t.Errorf("Duration = %v, want %v", c.Duration.D(), tc.wantD)
+			}
+			pacer, conns := "", ""
+			if c.Pacer != nil {
+				pacer = c.Pacer.String()
+			}
+			if c.ConnSchedule != nil {
+				conns = c.ConnSchedule.String()
+			}
+			if pacer != tc.pacer || conns != tc.conns {
+				t.Errorf("Pacer %q, ConnSchedule %q; want %q, %q", pacer, conns, tc.pacer, tc.conns)
+			}
+		})
+	}
+}
+
+// Validate refuses a negative Procs in --cpus' words.
+func TestValidateProcs(t *testing.T) {
+	for _, tc := range []struct {
+		procs int
+		err   string
+	}{{0, ""}, {2, ""}, {-1, "--cpus must not be negative, got -1"}} {
+		var c loadgen.Config
+		c.Connections, c.Threads, c.Duration, c.Procs = 1, 1, results.Duration(time.Second), tc.procs
+		err := c.Validate()
+		if (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("Procs %d: Validate() = %v, want %q", tc.procs, err, tc.err)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -49,34 +48,10 @@ func (a *abortFlags) register(fl *pflag.FlagSet, sweep bool) {
 }
 
 // parse checks the flags against the parsed assertions, before any load.
-func (a *abortFlags) parse(check *checkFlags, findMax bool) error {
-	if !a.on {
-		for _, name := range []string{"abort-after", "keep-going"} {
-			if a.fl != nil && a.fl.Lookup(name) != nil && a.fl.Changed(name) {
-				return fmt.Errorf("--%s goes with --abort-on-fail", name)
-			}
-		}
-		return nil
-	}
-	if findMax {
-		return errors.New("--abort-on-fail and --find-max: a probe is judged by --slo at its end (the search needs its figures)")
-	}
-	if len(check.parsed) == 0 {
-		return errors.New("--abort-on-fail needs --assert: the assertions whose breach stops the run, e.g. --assert 'p99<20ms,errors<1%'")
-	}
-	if a.after < 0 {
-		return fmt.Errorf("--abort-after must not be negative, got %s", a.after)
-	}
-	live, atEnd := compare.Judged(check.parsed)
-	if len(live) == 0 {
-		var names []string
-		for _, x := range atEnd {
-			names = append(names, x.String())
-		}
-		return fmt.Errorf("--abort-on-fail: none of the assertions (%s) can be judged while the load runs: %s are judged at the end only", strings.Join(names, ", "), compare.JudgedAtEnd)
-	}
-	a.live = live
-	return nil
+func (a *abortFlags) parse(check *checkFlags, findMax bool) (err error) {
+	given := func(name string) bool { return a.fl != nil && a.fl.Lookup(name) != nil && a.fl.Changed(name) }
+	a.live, err = compare.ParseAbort(a.on, a.after, given, findMax, check.parsed)
+	return err
 }
 
 // apply makes the engine judge the run every interval.

@@ -93,13 +93,9 @@ func (c *checkFlags) parse() error {
 			return err
 		}
 	}
-	for _, name := range []string{"max-regression", "judge-contended", "allow-contended"} {
-		if c.fl != nil && c.fl.Changed(name) && c.baseline == "" {
-			return fmt.Errorf("--%s needs --baseline: the results to compare with", name)
-		}
-	}
-	if c.maxRegression == "" {
-		c.maxRegression = compare.FormatPercent(compare.DefaultMaxRegression)
+	given := func(name string) bool { return c.fl != nil && c.fl.Changed(name) }
+	if c.maxRegression, err = compare.CheckBaselineFlags(given, c.baseline, c.maxRegression); err != nil {
+		return err
 	}
 	maxReg, err := compare.ParsePercent(c.maxRegression)
 	if err != nil {

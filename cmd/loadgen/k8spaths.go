@@ -101,7 +101,7 @@ either way.`,
 	fl.StringVar(&f.opts.Image, "image", k8s.DefaultImage, "the loadgen image (built from the repository's Dockerfile)")
 	fl.DurationVarP(&f.opts.Duration, "duration", "d", paths.DefaultDuration, "each sample's measured duration (k8s-netperf's 10s)")
 	fl.IntVar(&f.opts.Repeats, "repeats", paths.DefaultRepeats, "samples of each path × test (k8s-netperf's 3)")
-	fl.StringVar(&f.tolerance, "tcp-tolerance", "10%", "how far below its hostNetwork row a judged row may fall before the exit status is 99 (k8s-netperf's --tcp-tolerance)")
+	fl.StringVar(&f.tolerance, "tcp-tolerance", compare.FormatPercent(paths.DefaultTolerance), "how far below its hostNetwork row a judged row may fall before the exit status is 99 (k8s-netperf's --tcp-tolerance)")
 	fl.StringVar(&f.legacyTol, "tolerance", "", "--tcp-tolerance's former name")
 	_ = fl.MarkHidden("tolerance")
 	fl.StringVar(&f.opts.Judge, "judge", paths.JudgeNetperf, "rows the tolerance judges: netperf (k8s-netperf's rule: TCP_STREAM, pod ↔ pod across nodes) or all (every pod row)")
@@ -141,9 +141,7 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 	if err := paths.CheckSamples(f.opts.Duration, f.opts.Repeats); err != nil {
 		return err // the options' zero is their default: given on the command line it is refused
 	}
-	if f.opts.RunID == "" {
-		f.opts.RunID = k8s.NewRunID()
-	}
+	f.opts.RunID = k8s.OrNewRunID(f.opts.RunID)
 	if err := f.opts.Validate(); err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"loadgen/results"
 	"loadgen/results/compare"
 	"loadgen/results/report"
+	"loadgen/results/store"
 )
 
 type k8sRunFlags struct {
@@ -160,9 +161,7 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err := f.opts.CheckLoad(load, steps); err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
 	}
-	if f.opts.RunID == "" {
-		f.opts.RunID = k8s.NewRunID()
-	}
+	f.opts.RunID = k8s.OrNewRunID(f.opts.RunID)
 	w := cmd.OutOrStdout()
 	co := &run.Coordinator{Options: f.opts, Load: load, Steps: steps, Workers: f.workers, Dir: f.out,
 		StartLead: f.startLead, MaxLate: f.maxLate, StartRetries: f.retries, TargetWait: f.targetWait, Version: loadgen.Version(),
@@ -216,7 +215,7 @@ func (f *k8sRunFlags) finish(w io.Writer, spec *sweep.Spec, res []*results.Step)
 		fmt.Fprintln(w)
 	}
 	failed := len(compare.FailedSteps(res))
-	fmt.Fprintf(w, "%s in %s (%d failed); read them with: loadgen report %s\n", plural(len(res), "step"), f.out, failed, f.out)
+	fmt.Fprintln(w, store.ResultsLine(f.out, fmt.Sprintf("%s, %d failed", plural(len(res), "step"), failed), store.ReadWith(f.out)))
 	checked, err := f.check.checkSteps(w, res)
 	if err != nil {
 		return failf("%v", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"loadgen/loadgen/sweep"
@@ -76,5 +77,34 @@ func TestK8sRunExitAsSweep(t *testing.T) {
 				t.Errorf("exit %d, want %d (sweep's for these steps: %d)\n%s", code, tc.want, sweepCode, out.String())
 			}
 		})
+	}
+}
+
+// A k8s run ends with the results line lab and study end with
+// (store.ResultsLine, store.ReadWith): where its steps are, how many
+// failed, and how to read them.
+func TestK8sRunResultsLine(t *testing.T) {
+	ok := &results.Step{Schema: 1, Tool: "loadgen", ID: "mesh_c4t4_100B_closed_r1", Path: "mesh", Rung: "c4t4", Payload: 100, Repeat: 1, Run: cmpRun(1000, 5)}
+	noRun := &results.Step{Schema: 1, Tool: "loadgen", ID: "mesh_c4t4_100B_closed_r2", Path: "mesh", Rung: "c4t4", Payload: 100, Repeat: 1,
+		Failed: "worker 1 (pod lg-r-0-1): exit code 137"}
+	for _, tc := range []struct {
+		steps []*results.Step
+		want  string
+	}{
+		{[]*results.Step{ok}, "results: DIR (1 step, 0 failed; loadgen report DIR)"},
+		{[]*results.Step{ok, noRun}, "results: DIR (2 steps, 1 failed; loadgen report DIR)"},
+	} {
+		c, err := chkFlags(t, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		f := &k8sRunFlags{out: dir, check: *c}
+		var out bytes.Buffer
+		_ = f.finish(&out, &sweep.Spec{}, tc.steps)
+		want := strings.ReplaceAll(tc.want, "DIR", dir)
+		if !strings.Contains(out.String(), "\n"+want+"\n") {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

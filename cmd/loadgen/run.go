@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -149,7 +147,9 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		if code, why := compare.NotStarted(compare.Failed, ctx.Err() != nil, cfg.Target); code == compare.Interrupted {
 			return f.interruptedBeforeStart(stderr, cfg.Target, why)
 		}
-		if hint := f.certHint(ctx, cfg.Target, cfg.TLS); hint != "" && !errors.Is(err, protocol.ErrClientCertAdvised) {
+		failure := f.failure(cfg.Target, cfg.TLS)
+		failure.Err = err
+		if hint := client.RunHint(ctx, failure); hint != "" {
 			err = fmt.Errorf("%w; %s", err, hint)
 		}
 		if jerr := f.check.noRun(cfg.Target, f.labels, err); jerr != nil {
@@ -184,10 +184,10 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	if err != nil {
 		failures = append(failures, err.Error())
 	}
-	if len(failures) > 0 {
-		return failf("%s", strings.Join(failures, "; "))
+	code, failed := compare.RunOutcome(code, checked, failures)
+	if failed != "" {
+		return failf("%s", failed)
 	}
-	code = compare.Worst(code, checked)
 	switch code {
 	case compare.Aborted:
 		fmt.Fprintf(stderr, "loadgen: %s; %s\n", run.Aborted, discarded(run.Summary.InFlight))
@@ -195,7 +195,9 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 		fmt.Fprintf(stderr, "loadgen: interrupted: %s\n", discarded(run.Summary.InFlight))
 	case compare.Failed:
 		fmt.Fprintf(stderr, "loadgen: the run failed: %s\n", why)
-		if hint := f.hint(ctx, run); hint != "" {
+		failure := f.failure(run.Config.Target, run.Config.TLS)
+		failure.Errors = run.Summary.Errors
+		if hint := client.RunHint(ctx, failure); hint != "" {
 			fmt.Fprint(stderr, report.Wrap("loadgen: "+hint, maxWidth, "  "))
 		}
 	}
@@ -214,29 +216,15 @@ func discarded(n int64) string {
 	return strconv.FormatInt(n, 10) + " requests in flight were discarded (not counted)"
 }
 
-// hint says, after a run that failed, what the target looks like when it
-// is not what the protocol expects (client.Hint), looked at from here: not
-// for a run sent from another network namespace.
-func (f *runFlags) hint(ctx context.Context, run *results.Run) string {
-	if hint := f.certHint(ctx, run.Config.Target, run.Config.TLS); hint != "" {
-		return hint
+// failure is a run at target that failed, as client.RunHint looks at it;
+// tlsOn says whether it ran over TLS.
+func (f *runFlags) failure(target string, tlsOn bool) client.Failure {
+	x := client.Failure{Protocol: f.protocol, Target: target, NetNS: f.netns, Mix: f.targets != ""}
+	if t, err := f.tls.options(); err == nil {
+		t.Enabled = tlsOn
+		x.TLS = &t
 	}
-	if f.netns != "" || f.targets != "" {
-		return ""
-	}
-	return client.Hint(ctx, f.protocol, run.Config.Target, run.Summary.Errors)
-}
-
-// certHint says whether the server wants a client certificate the run
-// did not give, or refuses the one it gave (client.CertHint), looked at
-// from the run's network namespace.
-func (f *runFlags) certHint(ctx context.Context, target string, tlsOn bool) string {
-	t, err := f.tls.options()
-	if err != nil || ctx.Err() != nil {
-		return ""
-	}
-	t.Enabled = tlsOn
-	return client.CertHint(ctx, target, t, f.netns)
+	return x
 }
 
 // interruptedBeforeStart ends a run that Ctrl-C stopped before its load

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"loadgen/loadgen"
+	"loadgen/loadgen/client"
 	"loadgen/loadgen/mix"
-	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
 	"loadgen/results"
 	"loadgen/results/report"
@@ -43,49 +43,16 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 	c.Size = f.size
 	c.Labels = f.labels
 	c.Slack = f.slack
+	c.Procs = f.cpus // setProcs makes it the run's, from this machine's CPUs
 	given := func(name string) bool { return cmd.Flags().Changed(name) }
 	if err := c.Normalize(loadgen.Given{Threads: given("threads"), Duration: given("duration"), Requests: given("requests"),
-		Streams: given("streams"), Slack: true}); err != nil {
+		Streams: given("streams"), Slack: true, Body: f.body != "", BodyFile: f.bodyFile != "",
+		Rate: f.rate, Conns: f.connSchedule}); err != nil {
 		return c, err
 	}
 	f.threads, f.streams, f.method = c.Threads, c.Streams, c.Method // what run.go reads after
-	if f.body != "" && f.bodyFile != "" {
-		return c, fmt.Errorf("--body and --body-file both set the body: use one")
-	}
-	if f.cpus < 0 {
-		return c, fmt.Errorf("--cpus must not be negative, got %d", f.cpus)
-	}
-	if f.rate != "" {
-		spec, err := pace.ReadStages(f.rate)
-		if err != nil {
-			return c, fmt.Errorf("-R %w", err)
-		}
-		p, err := pace.Parse(spec)
-		if err != nil {
-			return c, fmt.Errorf("-R: %w", err)
-		}
-		c.Pacer = p
-		if st, ok := p.(*pace.Stages); ok {
-			w, err := st.Window(f.warmup, f.duration, cmd.Flags().Changed("duration"))
-			if err != nil {
-				return c, err
-			}
-			c.Duration = results.Duration(w)
-		}
-	}
 	if c.Pacer, err = f.arrival.apply(c.Pacer, "-R"); err != nil {
 		return c, err
-	}
-	if f.connSchedule != "" {
-		st, _, err := pace.ParseConnSchedule(f.connSchedule, loadgen.MaxConnections)
-		if err != nil {
-			return c, fmt.Errorf("-c: %w", err) // -c's Set took it: not reached
-		}
-		w, err := st.Window(f.warmup, f.duration, cmd.Flags().Changed("duration"))
-		if err != nil {
-			return c, err
-		}
-		c.Duration, c.ConnSchedule = results.Duration(w), st
 	}
 	if err := f.wrkFlags().Check(); err != nil {
 		return c, err
@@ -101,10 +68,10 @@ func (f *runFlags) readTargets(stdin io.Reader) error {
 	if f.targets == "" {
 		return nil
 	}
-	if f.body != "" || f.bodyFile != "" || f.method != "" {
-		return fmt.Errorf("--targets gives each request its method and body: leave out -m, --body and --body-file")
+	err := client.CheckMixRequest(f.method, f.body != "" || f.bodyFile != "")
+	if err != nil {
+		return err
 	}
-	var err error
 	if f.targets == "-" {
 		src, rerr := io.ReadAll(stdin)
 		if rerr != nil {

@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
+
+	"loadgen/loadgen/client"
 )
 
 // runFile is what run reads from -f: its flags' keys, and url, the target
@@ -41,25 +43,10 @@ func (r *runFile) apply(cmd *cobra.Command, f *runFlags, args []string) error {
 			return err
 		}
 	}
-	if len(args) > 1 {
-		return fmt.Errorf("run takes one target URL (or --targets FILE), got %d arguments", len(args))
+	url, err := client.ResolveTarget(args, r.path, fileURL, f.targets != "")
+	if err != nil {
+		return err
 	}
-	r.url = fileURL
-	if len(args) == 1 {
-		r.url = args[0] // the command line wins
-	}
-	if f.targets != "" {
-		if len(args) > 0 {
-			return fmt.Errorf("--targets gives the requests and where they go: leave out the URL (%s)", args[0])
-		}
-		if fileURL != "" {
-			return fmt.Errorf("%s: url and --targets both say where requests go: keep one", r.path)
-		}
-		r.url = ""
-		return nil
-	}
-	if r.url == "" {
-		return fmt.Errorf("run takes one target URL (or --targets FILE, or url in -f's file), got %d arguments", len(args))
-	}
+	r.url = url
 	return nil
 }

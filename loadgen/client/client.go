@@ -249,8 +249,9 @@ func (s *Spec) checkMix() error {
 		return fmt.Errorf("a request mix (--targets) is of HTTP requests: use -p http1, h2 or h2c, not -p %s", s.Protocol)
 	case s.Client != "":
 		return fmt.Errorf("--client %s sends one request: a request mix (--targets) needs loadgen's own client", s.Client)
-	case s.Method != "" || len(s.Body) > 0:
-		return fmt.Errorf("a request mix (--targets) gives each request its method and body: leave out -m and --body")
+	}
+	if err := CheckMixRequest(s.Method, len(s.Body) > 0); err != nil {
+		return err
 	}
 	first, err := TargetURL(s.Requests[0].URL)
 	if err != nil {

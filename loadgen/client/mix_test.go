@@ -20,8 +20,8 @@ func TestSpecMix(t *testing.T) {
 		{Spec{Protocol: "grpc", Requests: reqs}, "a request mix (--targets) is of HTTP requests: use -p http1, h2 or h2c, not -p grpc"},
 		{Spec{Protocol: "tcp-rr", Requests: reqs}, "not -p tcp-rr"},
 		{Spec{Protocol: "h2c", Client: "x-net", Requests: reqs}, "--client x-net sends one request"},
-		{Spec{Method: "PUT", Requests: reqs}, "leave out -m and --body"},
-		{Spec{Body: []byte("x"), Requests: reqs}, "leave out -m and --body"},
+		{Spec{Method: "PUT", Requests: reqs}, "--targets gives each request its method and body: leave out -m, --body and --body-file"},
+		{Spec{Body: []byte("x"), Requests: reqs}, "--targets gives each request its method and body: leave out -m, --body and --body-file"},
 		{Spec{Protocol: "h2", Requests: []Request{{Method: "GET", URL: "https://127.0.0.1:8443/"}, {Method: "GET", URL: "http://127.0.0.2:8080/"}}}, "host http://127.0.0.2:8080: -p h2 is HTTP/2 over TLS"},
 		{Spec{Target: "http://127.0.0.3:80", Requests: []Request{{Method: "GET", URL: "http://127.0.0.1:8080/"}, {Method: "GET", URL: "http://127.0.0.2:8080/"}}}, "goes to 2 hosts: leave out the URL"},
 	} {

@@ -64,6 +64,16 @@ func NewRunID() string {
 	return "r" + hex.EncodeToString(b)
 }
 
+// OrNewRunID is a run's id on a cluster (k8s run, k8s paths): id as
+// given, or a new one (NewRunID) when empty, so that its objects never
+// carry DefaultRunID, which is rendering's.
+func OrNewRunID(id string) string {
+	if id == "" {
+		return NewRunID()
+	}
+	return id
+}
+
 // Selector is the label selector of everything a run created, or, with an
 // empty id, of everything loadgen created.
 func Selector(runID string) string {

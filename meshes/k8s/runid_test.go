@@ -16,3 +16,17 @@ func TestNewRunID(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// OrNewRunID keeps an id given and makes a new one for none: never
+// DefaultRunID, rendering's.
+func TestOrNewRunID(t *testing.T) {
+	for _, tc := range []struct{ id, want string }{{"r0123abcd", "r0123abcd"}, {"mine", "mine"}, {"", ""}} {
+		got := OrNewRunID(tc.id)
+		switch {
+		case tc.want != "" && got != tc.want:
+			t.Errorf("OrNewRunID(%q) = %q, want it kept", tc.id, got)
+		case tc.want == "" && (len(got) != 9 || !strings.HasPrefix(got, "r") || got == DefaultRunID || got == OrNewRunID("")):
+			t.Errorf("OrNewRunID(%q) = %q, want a new run id (r and 8 hex digits) each time", tc.id, got)
+		}
+	}
+}

@@ -81,6 +81,18 @@ func RunExit(run *results.Run, b ErrorBudget) (code Exit, why string) {
 	return OK, ""
 }
 
+// RunOutcome is the status a finished run exits with (loadgen run): its
+// own (RunExit's code) folded with its checks' (Worst), unless one of its
+// outputs could not be written (writes: each failure's words), which fails
+// it whatever its verdict (Failed, why: the failures joined with "; "): a
+// result that is not where it was asked for is a failed run.
+func RunOutcome(code, checked Exit, writes []string) (Exit, string) {
+	if len(writes) > 0 {
+		return Failed, strings.Join(writes, "; ")
+	}
+	return Worst(code, checked), ""
+}
+
 // NotStarted is the status of a run that ended before its load started,
 // with no result, and why when the status is not code: code is what its
 // error comes to by itself — Failed for the engine's (loadgen.Run's: the

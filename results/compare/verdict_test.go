@@ -263,3 +263,28 @@ func TestNotStarted(t *testing.T) {
 		}
 	}
 }
+
+// RunOutcome: a write that failed is a failed run (1), whatever the
+// verdict; else the worst of the run's status and its checks'.
+func TestRunOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		code, checked Exit
+		writes        []string
+		want          Exit
+		why           string
+	}{
+		{OK, OK, nil, OK, ""},
+		{OK, Breached, nil, Breached, ""},
+		{Failed, Breached, nil, Failed, ""},
+		{Aborted, Undecided, nil, Aborted, ""},
+		{Interrupted, OK, nil, Interrupted, ""},
+		{OK, OK, []string{"--json: disk full"}, Failed, "--json: disk full"},
+		{Aborted, Breached, []string{"--hlog: x", "--json: y"}, Failed, "--hlog: x; --json: y"},
+		{Interrupted, OK, []string{"--junit: z"}, Failed, "--junit: z"},
+	} {
+		got, why := RunOutcome(tc.code, tc.checked, tc.writes)
+		if got != tc.want || why != tc.why {
+			t.Errorf("RunOutcome(%v, %v, %q) = %v, %q; want %v, %q", tc.code, tc.checked, tc.writes, got, why, tc.want, tc.why)
+		}
+	}
+}
