@@ -1,6 +1,7 @@
 package loadgen_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -30,7 +31,9 @@ func TestLoopPausesKeepLatency(t *testing.T) {
 		tol = 3 * time.Millisecond
 	}
 	var with, without []time.Duration
+	var little []string // the last round's runs off Little's law
 	round := func() {
+		little = little[:0]
 		for i := range 4 {
 			paused := i%2 == 1
 			restore := func() {}
@@ -60,7 +63,7 @@ func TestLoopPausesKeepLatency(t *testing.T) {
 			}
 			want := 64 / s.Latency.Mean.D().Seconds()
 			if dev := s.RPS/want - 1; dev < -0.05 || dev > 0.05 {
-				t.Errorf("paused %v: RPS %.1f, streams/mean latency %.1f: off by %.1f%%", paused, s.RPS, want, 100*dev)
+				little = append(little, fmt.Sprintf("paused %v: RPS %.1f, streams/mean latency %.1f: off by %.1f%%", paused, s.RPS, want, 100*dev))
 			}
 			if paused {
 				with = append(with, p50)
@@ -73,19 +76,25 @@ func TestLoopPausesKeepLatency(t *testing.T) {
 	round()
 	stalled := probe.Stop()
 	// While the machine kept this process from running during the runs
-	// (an independent probe saw it: the server's writes queue with it),
-	// two more of each, up to three times, and the best of each is judged.
+	// (an independent probe saw it: the server's writes queue with it, and
+	// the loop's gaps between an answer and the next send, which no
+	// latency holds, take from the rate: Little's law off by 9% under
+	// -race beside builds), two more of each, up to three times: the best
+	// p50 of each is judged, and the last round's rates.
 	for again := 0; again < 3; again++ {
 		best, base := slices.Min(with), slices.Min(without)
-		if (best <= base+tol && best >= base-tol) || stalled <= 5*time.Millisecond {
+		if (best <= base+tol && best >= base-tol && len(little) == 0) || stalled <= 5*time.Millisecond {
 			break
 		}
-		t.Logf("p50 with pauses %v, without %v, while the machine stalled the process %v: measuring again", with, without, stalled)
+		t.Logf("p50 with pauses %v, without %v, %q, while the machine stalled the process %v: measuring again", with, without, little, stalled)
 		probe = ratecheck.StartProbe()
 		round()
 		stalled = probe.Stop()
 	}
 	t.Logf("p50 with pauses %v, without %v", with, without)
+	for _, e := range little {
+		t.Error(e)
+	}
 	if best, base := slices.Min(with), slices.Min(without); best > base+tol || best < base-tol {
 		t.Errorf("p50 %v with pauses, %v without (best of each): want within %v", with, without, tol)
 	}
