@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"loadgen/internal/shellquote"
 )
 
 // flagArgs repeats the flags given on the command line among names, for a
@@ -31,10 +33,6 @@ func flagArgs(cmd *cobra.Command, names ...string) string {
 	return b.String()
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@%+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// shellQuote quotes s for a POSIX shell when it needs it (the one rule,
+// internal/shellquote's, that the library's refusals quote with too).
+func shellQuote(s string) string { return shellquote.Quote(s) }
