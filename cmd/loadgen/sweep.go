@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -113,17 +112,17 @@ A sweep file (YAML; every key may also be given as a flag, which wins):
 	fl.StringVar(&f.target, "target-watch", "", "watch the target's processes on every path, e.g. name:myapp, pid:123 or cgroup:/sys/fs/cgroup/…")
 	fl.StringVar(&f.ladder, "ladder", "c1t1..c128t128", "connection/thread ladder: cNtM rungs, a doubling range (c1t1..c128t128) or a list (c1t1,c4t4)")
 	fl.StringVar(&f.payloads, "payloads", "100,1KiB", "payload sizes, comma-separated, in bytes or KiB/MiB, e.g. 100,1KiB,1MiB (/bytes/{size} for http, --size for grpc and tcp)")
-	fl.StringVarP(&f.protocol, "protocol", "p", "http1", "protocol of every step")
+	fl.StringVarP(&f.protocol, "protocol", "p", sweep.DefaultProtocol, "protocol of every step")
 	fl.StringVar(&f.endpoint, "endpoint", sweep.DefaultEndpoint, "HTTP path; {size} becomes the payload size")
 	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream: call this method of the target, pkg.Service/Method, e.g. helloworld.Greeter/SayHello (see loadgen run --call)")
 	fl.StringVar(&f.data, "data", "", "with --call: the request message as JSON, e.g. '{\"name\":\"x\"}', or @FILE (default {})")
 	fl.StringVar(&f.protoset, "protoset", "", "with --call: a FileDescriptorSet, e.g. api.protoset, instead of server reflection")
-	durationVarP(fl, &f.duration, "duration", "d", 30*time.Second, "measured duration of each step (30s, 1m30s, or plain seconds)")
+	durationVarP(fl, &f.duration, "duration", "d", sweep.DefaultDuration, "measured duration of each step (30s, 1m30s, or plain seconds)")
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "warm-up before each step's measured window, excluded from results, e.g. 5s (default none)")
 	durationVarP(fl, &f.trimFrom, "trim-start", "", 0, "start sampling the watched processes' CPU and memory this long into each step's measured window, e.g. 62s as istio/tools (default 0s: from its start); latency keeps the whole window")
 	durationVarP(fl, &f.trimTo, "trim-end", "", 0, "stop sampling the watched processes this long before each step's measured window ends (istio/tools: 30s); default min(1s, a quarter of the window)")
 	durationVarP(fl, &f.timeout, "timeout", "", loadgen.DefaultTimeout, "per-request timeout, a hard bound")
-	countVarP(fl, &f.repeats, "repeats", "", 1, "repeats of every step")
+	countVarP(fl, &f.repeats, "repeats", "", sweep.DefaultRepeats, "repeats of every step")
 	fl.StringVarP(&f.rates, "rate", "R", "0", "open-loop rates, comma-separated, e.g. 0,1k,2.5k (0 = closed loop)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the sweep and print its plan, step by step, without sending any load")
@@ -322,7 +321,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err := f.abort.parse(&f.check, f.findMax); err != nil {
 		return err
 	}
-	slo, sloText, err := parseSLO(f)
+	slo, sloText, err := sweep.ParseFindMax(f.findMax, f.slo)
 	if err != nil {
 		return err
 	}
@@ -400,18 +399,4 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		job.note = demo.note
 	}
 	return job.execute(ctx, stdout, stderr)
-}
-
-// parseSLO checks --find-max and --slo together and returns the judge and
-// the objective's text the search records.
-func parseSLO(f *sweepFlags) (sweep.SLO, string, error) {
-	switch {
-	case f.findMax && f.slo == "":
-		return nil, "", errors.New("--find-max needs --slo, e.g. --slo 'p99<10ms,errors<0.1%'")
-	case !f.findMax && f.slo != "":
-		return nil, "", errors.New("--slo goes with --find-max (for checks on every step, use --assert)")
-	case !f.findMax:
-		return nil, "", nil
-	}
-	return sweep.ParseSLO(f.slo)
 }
