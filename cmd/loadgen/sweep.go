@@ -172,116 +172,23 @@ func (f *sweepFlags) spec(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec, er
 	return s, nil
 }
 
-// overlay sets on base (nil: a sweep of the flags' defaults) every key a
-// flag gives: all of them without a base, those on the command line over
-// one. An error names the flag, never a line of a file the user did not
-// write; a zero the value would take for "default" is refused here.
+// overlay is sweep.Overlay of base (nil: a sweep of the flags alone) and
+// the flags' values: which wins is the library's rule.
 func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec, error) {
-	s := base
-	if s == nil {
-		s = &sweep.Spec{}
+	return sweep.Overlay(base, f.values(), cmd.Flags().Changed)
+}
+
+// values are the flags that set a plan's keys.
+func (f *sweepFlags) values() sweep.FlagValues {
+	return sweep.FlagValues{
+		Protocol: f.protocol, Call: f.call, Data: f.data, Protoset: f.protoset,
+		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout,
+		TrimStart: f.trimFrom, TrimEnd: f.trimTo, Repeats: f.repeats,
+		Paths: f.paths, Watches: f.watches, TargetWatch: f.target,
+		Ladder: f.ladder, Rates: f.rates,
+		Arrival: f.arrival.process, Jitter: f.arrival.jitter, FindMax: f.findMax,
+		Endpoint: f.endpoint, Payloads: f.payloads,
 	}
-	given := func(name string) bool { return base == nil || cmd.Flags().Changed(name) }
-	if given("repeats") {
-		if err := sweep.CheckRepeats("--repeats", f.repeats); err != nil {
-			return nil, err
-		}
-	}
-	if given("duration") {
-		if err := sweep.CheckDuration("--duration", f.duration); err != nil {
-			return nil, err
-		}
-	}
-	if given("protocol") {
-		s.SetProtocol(f.protocol)
-	}
-	if given("duration") {
-		s.Duration = sweep.Duration(f.duration)
-	}
-	if given("warmup") {
-		s.Warmup = sweep.Duration(f.warmup)
-	}
-	if given("timeout") {
-		s.Timeout = sweep.Duration(f.timeout)
-	}
-	if given("repeats") {
-		s.Repeats = f.repeats
-	}
-	if cmd.Flags().Changed("trim-start") { // unset: the file's, or none
-		d := sweep.Duration(f.trimFrom)
-		s.TrimStart = &d
-	}
-	if cmd.Flags().Changed("trim-end") { // unset: the file's, or the default
-		d := sweep.Duration(f.trimTo)
-		s.TrimEnd = &d
-	}
-	if given("call") {
-		s.SetCall(f.call)
-	}
-	if given("data") {
-		s.Data = f.data
-	}
-	if given("protoset") {
-		s.Protoset = f.protoset
-	}
-	watch := map[string]*sweep.Watch{}
-	var watched []string
-	for _, w := range f.watches {
-		name, ws, err := sweep.ParseWatchFlag(w)
-		if err != nil {
-			return nil, fmt.Errorf("--watch %w", err)
-		}
-		watch[name] = ws
-		watched = append(watched, name)
-	}
-	for _, p := range f.paths {
-		path, err := sweep.ParsePathFlag(p)
-		if err != nil {
-			return nil, fmt.Errorf("--path %w", err)
-		}
-		s.SetPath(path) // the command line's address for the file's path
-	}
-	for _, name := range watched {
-		if err := s.SetWatch(name, watch[name]); err != nil {
-			return nil, fmt.Errorf("--watch %w", err)
-		}
-	}
-	if given("target-watch") && f.target != "" {
-		w, err := sweep.ParseWatch(f.target)
-		if err != nil {
-			return nil, fmt.Errorf("--target-watch: %w", err)
-		}
-		s.Target = w
-	}
-	if given("ladder") {
-		ladder, err := sweep.ParseLadder(f.ladder)
-		if err != nil {
-			return nil, fmt.Errorf("--ladder: %w", err)
-		}
-		s.Ladder = ladder
-	}
-	if given("rate") {
-		rates, err := sweep.ParseRates(f.rates)
-		if err != nil {
-			return nil, fmt.Errorf("-R: %w", err)
-		}
-		s.Rates = rates
-	}
-	if err := f.arrival.spec(s, cmd.Flags().Changed("arrival"), cmd.Flags().Changed("jitter"), f.findMax); err != nil {
-		return nil, err
-	}
-	// Defaults that fit only some protocols are left to the spec's own.
-	if cmd.Flags().Changed("endpoint") {
-		s.Endpoint = f.endpoint
-	}
-	if cmd.Flags().Changed("payloads") || (base == nil && f.call == "") {
-		payloads, err := sweep.ParsePayloads(f.payloads)
-		if err != nil {
-			return nil, fmt.Errorf("--payloads: %w", err)
-		}
-		s.Payloads = payloads
-	}
-	return s, nil
 }
 
 // demoPlan is the built-in demo's plan (or, on --resume, the demo's
