@@ -300,7 +300,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		ui:   f.ui.state,
 		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, sidecars: cars, live: live,
 		findMax: f.findMax, slo: slo, sloText: sloText, dryRun: f.dryRun, wide: f.wide, abort: &f.abort,
-		again: "loadgen sweep " + fileArg(f) + flagArgs(cmd, "label"), labels: f.labels,
+		again: "loadgen sweep " + resumeArgs(cmd), labels: f.labels,
 	}
 	if demo != nil {
 		job.note = demo.note
