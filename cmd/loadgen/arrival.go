@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"loadgen/loadgen/pace"
-	"loadgen/loadgen/sweep"
 )
 
 // arrivalFlags are the open loop's arrival process: --arrival and --jitter.
@@ -58,20 +57,4 @@ func (a *arrivalFlags) apply(p pace.Pacer, rateFlag string) (pace.Pacer, error) 
 		return nil, fmt.Errorf("--arrival %s --jitter %s: %w", a.process, a.jitter, err) // poisson with jitter
 	}
 	return q, nil
-}
-
-// spec puts the flags given in a sweep's spec, and refuses them for a
-// sweep with no open-loop step.
-func (a *arrivalFlags) spec(s *sweep.Spec, arrival, jitter, findMax bool) error {
-	j, err := a.parse(arrival, jitter)
-	if err != nil {
-		return err
-	}
-	if arrival {
-		s.Arrival = a.process
-	}
-	if jitter {
-		s.JitterPct = j * 100
-	}
-	return s.CheckArrival(findMax)
 }

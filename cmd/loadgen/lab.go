@@ -233,7 +233,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		}
 	}
 
-	resume := "loadgen lab " + flagArgs(cmd, "modes", "paths", "protocols", "ladder", "size", "stream-size", "duration", "warmup", "repeats", "assert", "baseline", "max-regression", "judge-contended", "allow-contended", "junit", "quiet", "label") + "-o " + shellQuote(f.out) + " --resume"
+	resume := "loadgen lab " + resumeArgs(cmd) + "-o " + shellQuote(f.out) + " --resume"
 	sw, err := lab.RunSweeps(f.out, p.protocols, func(proto, dir string) error {
 		spec := f.labSpec(p, proto, lab.LoadPaths(labs))
 		if err := spec.Validate(); err != nil {

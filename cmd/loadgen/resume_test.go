@@ -120,3 +120,22 @@ func TestSizeResumeFromManifest(t *testing.T) {
 		t.Errorf("size --resume with another key type: exit %d, %s; want 2 before anything starts", code, stderr)
 	}
 }
+
+// The command that continues a stopped sweep keeps its checks: a resume
+// without --assert, --junit or --abort-on-fail would judge nothing (the
+// hint once kept only -f and --label).
+func TestSweepResumeHintKeepsChecks(t *testing.T) {
+	url := startHTTPBin(t)
+	dir := t.TempDir()
+	out, junit := filepath.Join(dir, "s"), filepath.Join(dir, "junit.xml")
+	code, stdout, stderr := cli(t, "sweep", "--path", "baseline="+url, "--endpoint", "/status/500", "--ladder", "c1t1,c2t2", "--payloads", "100",
+		"-d", "10s", "-q", "--assert", "errors<1%", "--abort-on-fail", "--junit", junit, "--label", "team=net", "-o", out)
+	if code != exitAborted {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	want := "continue with: loadgen sweep --path baseline=" + url + " --ladder c1t1,c2t2 --payloads 100 --endpoint /status/500 " +
+		"--duration 10s --quiet --assert 'errors<1%' --junit " + junit + " --abort-on-fail --label team=net -o " + out + " --resume"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("the hint is not\n%s\nstderr:\n%s", want, stderr)
+	}
+}

@@ -5,7 +5,20 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"loadgen/internal/shellquote"
+	"loadgen/loadgen/sweep"
 )
+
+// resumeArgs repeats, for the hint that resumes cmd's run, the flags
+// given on the command line that the rule of what a resume keeps
+// (sweep.ResumeFlags) keeps, in the order cmd lists them.
+func resumeArgs(cmd *cobra.Command) string {
+	var names []string
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
+	return flagArgs(cmd, sweep.ResumeFlags(names)...)
+}
 
 // flagArgs repeats the flags given on the command line among names, for a
 // resume hint, quoted for a shell.
@@ -31,10 +44,6 @@ func flagArgs(cmd *cobra.Command, names ...string) string {
 	return b.String()
 }
 
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@%+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// shellQuote quotes s for a POSIX shell when it needs it (the one rule,
+// internal/shellquote's, that the library's refusals quote with too).
+func shellQuote(s string) string { return shellquote.Quote(s) }

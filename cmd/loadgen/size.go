@@ -124,7 +124,7 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 		return failf("size: %v", err)
 	}
 	defer lab.Close()
-	job := f.job(lab.spec, f.out, "loadgen size "+flagArgs(cmd, "workers", "ladder", "payload", "duration", "warmup", "repeats", "key-type", "mtls", "label"))
+	job := f.job(lab.spec, f.out, "loadgen size "+resumeArgs(cmd))
 	job.note = lab.note
 	job.extra = func(w io.Writer, steps []*results.Step) error {
 		fmt.Fprintln(w, "ingress sizing: the best over the ladder per worker_processes count")

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"loadgen/loadgen/study"
 	"loadgen/meshes/k8s"
@@ -177,14 +176,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	if err := study.WriteMarker(f.out, s.Name); err != nil {
 		return failf("study %s: %v", s.Name, err)
 	}
-	// Every flag given, so that a flag added later is not lost on resume.
-	var given []string
-	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
-		if !slices.Contains([]string{"out", "resume", "dry-run"}, fl.Name) {
-			given = append(given, fl.Name)
-		}
-	})
-	resume := "loadgen study " + s.Name + " " + flagArgs(cmd, given...) + "-o " + shellQuote(f.out) + " --resume"
+	resume := "loadgen study " + s.Name + " " + resumeArgs(cmd) + "-o " + shellQuote(f.out) + " --resume"
 	r := study.Runner{Study: s.Name, Out: f.out, Resume: f.resume, Progress: stdout,
 		Args: func(st study.Step) []string { return f.stepArgs(st, true) },
 		RunStep: func(ctx context.Context, args []string) compare.Exit {

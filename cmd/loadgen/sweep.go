@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -113,17 +112,17 @@ A sweep file (YAML; every key may also be given as a flag, which wins):
 	fl.StringVar(&f.target, "target-watch", "", "watch the target's processes on every path, e.g. name:myapp, pid:123 or cgroup:/sys/fs/cgroup/…")
 	fl.StringVar(&f.ladder, "ladder", "c1t1..c128t128", "connection/thread ladder: cNtM rungs, a doubling range (c1t1..c128t128) or a list (c1t1,c4t4)")
 	fl.StringVar(&f.payloads, "payloads", "100,1KiB", "payload sizes, comma-separated, in bytes or KiB/MiB, e.g. 100,1KiB,1MiB (/bytes/{size} for http, --size for grpc and tcp)")
-	fl.StringVarP(&f.protocol, "protocol", "p", "http1", "protocol of every step")
+	fl.StringVarP(&f.protocol, "protocol", "p", sweep.DefaultProtocol, "protocol of every step")
 	fl.StringVar(&f.endpoint, "endpoint", sweep.DefaultEndpoint, "HTTP path; {size} becomes the payload size")
 	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream: call this method of the target, pkg.Service/Method, e.g. helloworld.Greeter/SayHello (see loadgen run --call)")
 	fl.StringVar(&f.data, "data", "", "with --call: the request message as JSON, e.g. '{\"name\":\"x\"}', or @FILE (default {})")
 	fl.StringVar(&f.protoset, "protoset", "", "with --call: a FileDescriptorSet, e.g. api.protoset, instead of server reflection")
-	durationVarP(fl, &f.duration, "duration", "d", 30*time.Second, "measured duration of each step (30s, 1m30s, or plain seconds)")
+	durationVarP(fl, &f.duration, "duration", "d", sweep.DefaultDuration, "measured duration of each step (30s, 1m30s, or plain seconds)")
 	durationVarP(fl, &f.warmup, "warmup", "", 0, "warm-up before each step's measured window, excluded from results, e.g. 5s (default none)")
 	durationVarP(fl, &f.trimFrom, "trim-start", "", 0, "start sampling the watched processes' CPU and memory this long into each step's measured window, e.g. 62s as istio/tools (default 0s: from its start); latency keeps the whole window")
 	durationVarP(fl, &f.trimTo, "trim-end", "", 0, "stop sampling the watched processes this long before each step's measured window ends (istio/tools: 30s); default min(1s, a quarter of the window)")
 	durationVarP(fl, &f.timeout, "timeout", "", loadgen.DefaultTimeout, "per-request timeout, a hard bound")
-	countVarP(fl, &f.repeats, "repeats", "", 1, "repeats of every step")
+	countVarP(fl, &f.repeats, "repeats", "", sweep.DefaultRepeats, "repeats of every step")
 	fl.StringVarP(&f.rates, "rate", "R", "0", "open-loop rates, comma-separated, e.g. 0,1k,2.5k (0 = closed loop)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the sweep and print its plan, step by step, without sending any load")
@@ -173,116 +172,23 @@ func (f *sweepFlags) spec(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec, er
 	return s, nil
 }
 
-// overlay sets on base (nil: a sweep of the flags' defaults) every key a
-// flag gives: all of them without a base, those on the command line over
-// one. An error names the flag, never a line of a file the user did not
-// write; a zero the value would take for "default" is refused here.
+// overlay is sweep.Overlay of base (nil: a sweep of the flags alone) and
+// the flags' values: which wins is the library's rule.
 func (f *sweepFlags) overlay(cmd *cobra.Command, base *sweep.Spec) (*sweep.Spec, error) {
-	s := base
-	if s == nil {
-		s = &sweep.Spec{}
+	return sweep.Overlay(base, f.values(), cmd.Flags().Changed)
+}
+
+// values are the flags that set a plan's keys.
+func (f *sweepFlags) values() sweep.FlagValues {
+	return sweep.FlagValues{
+		Protocol: f.protocol, Call: f.call, Data: f.data, Protoset: f.protoset,
+		Duration: f.duration, Warmup: f.warmup, Timeout: f.timeout,
+		TrimStart: f.trimFrom, TrimEnd: f.trimTo, Repeats: f.repeats,
+		Paths: f.paths, Watches: f.watches, TargetWatch: f.target,
+		Ladder: f.ladder, Rates: f.rates,
+		Arrival: f.arrival.process, Jitter: f.arrival.jitter, FindMax: f.findMax,
+		Endpoint: f.endpoint, Payloads: f.payloads,
 	}
-	given := func(name string) bool { return base == nil || cmd.Flags().Changed(name) }
-	if given("repeats") {
-		if err := sweep.CheckRepeats("--repeats", f.repeats); err != nil {
-			return nil, err
-		}
-	}
-	if given("duration") {
-		if err := sweep.CheckDuration("--duration", f.duration); err != nil {
-			return nil, err
-		}
-	}
-	if given("protocol") {
-		s.SetProtocol(f.protocol)
-	}
-	if given("duration") {
-		s.Duration = sweep.Duration(f.duration)
-	}
-	if given("warmup") {
-		s.Warmup = sweep.Duration(f.warmup)
-	}
-	if given("timeout") {
-		s.Timeout = sweep.Duration(f.timeout)
-	}
-	if given("repeats") {
-		s.Repeats = f.repeats
-	}
-	if cmd.Flags().Changed("trim-start") { // unset: the file's, or none
-		d := sweep.Duration(f.trimFrom)
-		s.TrimStart = &d
-	}
-	if cmd.Flags().Changed("trim-end") { // unset: the file's, or the default
-		d := sweep.Duration(f.trimTo)
-		s.TrimEnd = &d
-	}
-	if given("call") {
-		s.SetCall(f.call)
-	}
-	if given("data") {
-		s.Data = f.data
-	}
-	if given("protoset") {
-		s.Protoset = f.protoset
-	}
-	watch := map[string]*sweep.Watch{}
-	var watched []string
-	for _, w := range f.watches {
-		name, ws, err := sweep.ParseWatchFlag(w)
-		if err != nil {
-			return nil, fmt.Errorf("--watch %w", err)
-		}
-		watch[name] = ws
-		watched = append(watched, name)
-	}
-	for _, p := range f.paths {
-		path, err := sweep.ParsePathFlag(p)
-		if err != nil {
-			return nil, fmt.Errorf("--path %w", err)
-		}
-		s.SetPath(path) // the command line's address for the file's path
-	}
-	for _, name := range watched {
-		if err := s.SetWatch(name, watch[name]); err != nil {
-			return nil, fmt.Errorf("--watch %w", err)
-		}
-	}
-	if given("target-watch") && f.target != "" {
-		w, err := sweep.ParseWatch(f.target)
-		if err != nil {
-			return nil, fmt.Errorf("--target-watch: %w", err)
-		}
-		s.Target = w
-	}
-	if given("ladder") {
-		ladder, err := sweep.ParseLadder(f.ladder)
-		if err != nil {
-			return nil, fmt.Errorf("--ladder: %w", err)
-		}
-		s.Ladder = ladder
-	}
-	if given("rate") {
-		rates, err := sweep.ParseRates(f.rates)
-		if err != nil {
-			return nil, fmt.Errorf("-R: %w", err)
-		}
-		s.Rates = rates
-	}
-	if err := f.arrival.spec(s, cmd.Flags().Changed("arrival"), cmd.Flags().Changed("jitter"), f.findMax); err != nil {
-		return nil, err
-	}
-	// Defaults that fit only some protocols are left to the spec's own.
-	if cmd.Flags().Changed("endpoint") {
-		s.Endpoint = f.endpoint
-	}
-	if cmd.Flags().Changed("payloads") || (base == nil && f.call == "") {
-		payloads, err := sweep.ParsePayloads(f.payloads)
-		if err != nil {
-			return nil, fmt.Errorf("--payloads: %w", err)
-		}
-		s.Payloads = payloads
-	}
-	return s, nil
 }
 
 // demoPlan is the built-in demo's plan (or, on --resume, the demo's
@@ -322,7 +228,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 	if err := f.abort.parse(&f.check, f.findMax); err != nil {
 		return err
 	}
-	slo, sloText, err := parseSLO(f)
+	slo, sloText, err := sweep.ParseFindMax(f.findMax, f.slo)
 	if err != nil {
 		return err
 	}
@@ -394,24 +300,10 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		ui:   f.ui.state,
 		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, sidecars: cars, live: live,
 		findMax: f.findMax, slo: slo, sloText: sloText, dryRun: f.dryRun, wide: f.wide, abort: &f.abort,
-		again: "loadgen sweep " + fileArg(f) + flagArgs(cmd, "label"), labels: f.labels,
+		again: "loadgen sweep " + resumeArgs(cmd), labels: f.labels,
 	}
 	if demo != nil {
 		job.note = demo.note
 	}
 	return job.execute(ctx, stdout, stderr)
-}
-
-// parseSLO checks --find-max and --slo together and returns the judge and
-// the objective's text the search records.
-func parseSLO(f *sweepFlags) (sweep.SLO, string, error) {
-	switch {
-	case f.findMax && f.slo == "":
-		return nil, "", errors.New("--find-max needs --slo, e.g. --slo 'p99<10ms,errors<0.1%'")
-	case !f.findMax && f.slo != "":
-		return nil, "", errors.New("--slo goes with --find-max (for checks on every step, use --assert)")
-	case !f.findMax:
-		return nil, "", nil
-	}
-	return sweep.ParseSLO(f.slo)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"loadgen/internal/shellquote"
 )
 
 // The demo's paths: loadgen's httpbin, and a real nginx in front of it.
@@ -149,7 +151,7 @@ func ResumeRefusal(dir string, saved *Spec, own string) error {
 	case "lab":
 		at = filepath.Dir(dir) // a protocol's sweep of a lab in DIR/PROTOCOL: the lab resumes DIR
 	}
-	return fmt.Errorf("--resume: %s holds a loadgen %s run: continue it with loadgen %s -o %s --resume", dir, saved.Builtin, command, shellQuote(at))
+	return fmt.Errorf("--resume: %s holds a loadgen %s run: continue it with loadgen %s -o %s --resume", dir, saved.Builtin, command, shellquote.Quote(at))
 }
 
 // SavedFor is the plan saved in dir (Saved) for a resume by the command

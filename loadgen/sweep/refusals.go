@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -38,13 +37,4 @@ func CheckWarmup(name string, d time.Duration) error {
 		return fmt.Errorf("%s cannot be negative, got %s", name, d)
 	}
 	return nil
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it, for a command a
-// refusal gives (cmd/loadgen's resume hints quote the same way).
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@%+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -1,11 +1,27 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 
 	"loadgen/results"
 	"loadgen/results/compare"
 )
+
+// ParseFindMax checks --find-max and --slo together (each needs the
+// other) and returns the judge and the objective's text the search
+// records: none without --find-max.
+func ParseFindMax(findMax bool, slo string) (SLO, string, error) {
+	switch {
+	case findMax && slo == "":
+		return nil, "", errors.New("--find-max needs --slo, e.g. --slo 'p99<10ms,errors<0.1%'")
+	case !findMax && slo != "":
+		return nil, "", errors.New("--slo goes with --find-max (for checks on every step, use --assert)")
+	case !findMax:
+		return nil, "", nil
+	}
+	return ParseSLO(slo)
+}
 
 // ParseSLO parses a --find-max objective ("p99<10ms,errors<0.1%") into the
 // judge of a probe, which passes when every assertion holds, and the text the

@@ -54,3 +54,38 @@ func TestParseSLO(t *testing.T) {
 		})
 	}
 }
+
+// TestParseFindMax: --find-max and --slo go together, and the objective
+// is parsed only with --find-max.
+func TestParseFindMax(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		findMax bool
+		slo     string
+		judge   bool
+		text    string
+		errWant string
+	}{
+		{"neither", false, "", false, "", ""},
+		{"both", true, "p99<10ms", true, "p99<10ms", ""},
+		{"find-max alone", true, "", false, "", "--find-max needs --slo, e.g. --slo 'p99<10ms,errors<0.1%'"},
+		{"slo alone", false, "p99<10ms", false, "", "--slo goes with --find-max (for checks on every step, use --assert)"},
+		{"bad slo", true, "p99<<10ms", false, "", "--slo: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			judge, text, err := ParseFindMax(tc.findMax, tc.slo)
+			if tc.errWant != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.errWant) {
+					t.Fatalf("err = %v, want %q", err, tc.errWant)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (judge != nil) != tc.judge || text != tc.text {
+				t.Errorf("judge %v, text %q; want judge %v, text %q", judge != nil, text, tc.judge, tc.text)
+			}
+		})
+	}
+}

@@ -166,6 +166,7 @@ func (w Watch) Label() string {
 
 // Defaults of a sweep.
 const (
+	DefaultProtocol = "http1"
 	DefaultEndpoint = "/bytes/{size}"
 	DefaultDuration = 30 * time.Second
 	DefaultRepeats  = 1
@@ -259,7 +260,7 @@ const unset = math.MinInt32
 // setDefaults fills the zero fields.
 func (s *Spec) setDefaults() {
 	if s.Protocol == "" {
-		s.Protocol = "http1"
+		s.Protocol = DefaultProtocol
 	}
 	if s.Endpoint == "" && isHTTP(s.Protocol) {
 		s.Endpoint = DefaultEndpoint
