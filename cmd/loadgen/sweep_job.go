@@ -160,13 +160,6 @@ func pathWhere(spec *sweep.Spec, name string) string {
 	return where
 }
 
-func fileArg(f *sweepFlags) string {
-	if f.file == "" {
-		return ""
-	}
-	return "-f " + f.file + " "
-}
-
 // liveEvents feeds --prometheus from the sweep's events, then passes them
 // on.
 func (j sweepJob) liveEvents(next func(sweep.Event)) func(sweep.Event) {
