@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"loadgen/internal/shellquote"
 	"loadgen/loadgen"
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
@@ -92,5 +93,5 @@ func (j sweepJob) resumeHint() string {
 	if j.resumeCmd != "" {
 		return j.resumeCmd
 	}
-	return j.again + "-o " + shellQuote(j.out) + " --resume"
+	return j.again + "-o " + shellquote.Quote(j.out) + " --resume"
 }

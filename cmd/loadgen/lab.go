@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"loadgen/internal/shellquote"
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/lab"
 	"loadgen/results/compare"
@@ -233,7 +234,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		}
 	}
 
-	resume := "loadgen lab " + resumeArgs(cmd) + "-o " + shellQuote(f.out) + " --resume"
+	resume := "loadgen lab " + resumeArgs(cmd) + "-o " + shellquote.Quote(f.out) + " --resume"
 	sw, err := lab.RunSweeps(f.out, p.protocols, func(proto, dir string) error {
 		spec := f.labSpec(p, proto, lab.LoadPaths(labs))
 		if err := spec.Validate(); err != nil {

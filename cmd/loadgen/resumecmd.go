@@ -38,12 +38,8 @@ func flagArgs(cmd *cobra.Command, names ...string) string {
 			vals = sv.GetSlice()
 		}
 		for _, v := range vals {
-			fmt.Fprintf(&b, "--%s %s ", n, shellQuote(v))
+			fmt.Fprintf(&b, "--%s %s ", n, shellquote.Quote(v))
 		}
 	}
 	return b.String()
 }
-
-// shellQuote quotes s for a POSIX shell when it needs it (the one rule,
-// internal/shellquote's, that the library's refusals quote with too).
-func shellQuote(s string) string { return shellquote.Quote(s) }

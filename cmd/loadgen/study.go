@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"loadgen/internal/shellquote"
 	"loadgen/loadgen/study"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/paths"
@@ -176,7 +177,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	if err := study.WriteMarker(f.out, s.Name); err != nil {
 		return failf("study %s: %v", s.Name, err)
 	}
-	resume := "loadgen study " + s.Name + " " + resumeArgs(cmd) + "-o " + shellQuote(f.out) + " --resume"
+	resume := "loadgen study " + s.Name + " " + resumeArgs(cmd) + "-o " + shellquote.Quote(f.out) + " --resume"
 	r := study.Runner{Study: s.Name, Out: f.out, Resume: f.resume, Progress: stdout,
 		Args: func(st study.Step) []string { return f.stepArgs(st, true) },
 		RunStep: func(ctx context.Context, args []string) compare.Exit {
@@ -225,7 +226,7 @@ func (f *studyFlags) stepArgs(st study.Step, run bool) []string {
 func quoteAll(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = shellQuote(a)
+		out[i] = shellquote.Quote(a)
 	}
 	return out
 }
