@@ -117,6 +117,7 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 		seen := map[part]int{}            // pod and container → the most measurements a series of it has in the window
 		every := map[part]time.Duration{} // … and how often its series is sampled
 		idle := map[part]float64{}        // … idle over the step: its rate
+		busy := map[part]string{}         // … or why it is not taken for idle
 		for _, s := range dedupe(cpu) {
 			k := s.part(w)
 			in := s.measurements(win.From, win.To)
@@ -129,8 +130,10 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 					per[k] = m
 				}
 				m.addCPU(inc/span.Seconds(), span, in[len(in)-1].t)
-			} else if cores, ok := s.idle(win.From, win.To); ok {
+			} else if cores, why := s.idle(win.From, win.To); why == "" {
 				idle[k] = cores
+			} else {
+				busy[k] = why
 			}
 		}
 		// Too few new measurements because there was nothing to measure:
@@ -180,8 +183,12 @@ func (p *Prometheus) Start(ctx context.Context, w Watch, win Window) (func() (re
 			if _, ok := seen[k]; !ok {
 				return fmt.Sprintf("Prometheus has no CPU series of pod %s/%s (is the kubelet's /metrics/cadvisor of its node scraped?)", w.Namespace, name)
 			}
-			return fmt.Sprintf("not measurable at this step length: Prometheus holds %d measurement(s) of pod %s's CPU within the step's %v of load, and a figure needs two (%s)",
-				seen[k], name, load, shortestStep(every[k]))
+			notIdle := ""
+			if why := busy[k]; why != "" {
+				notIdle = "; nor is it idle: " + why
+			}
+			return fmt.Sprintf("not measurable at this step length: Prometheus holds %d measurement(s) of pod %s's CPU within the step's %v of load, and a figure needs two (%s)%s",
+				seen[k], name, load, shortestStep(every[k]), notIdle)
 		}), nil
 	}, nil
 }
@@ -364,8 +371,9 @@ const IdleCores = 0.01
 // the samples that enclose [from, to] (the last at or before from, the
 // first at or after to), and its rate there: a container that did nothing
 // in the step, whatever cAdvisor's housekeeping and Prometheus' scrape
-// times. A series that does not enclose the window is not known idle.
-func (s series) idle(from, to time.Time) (float64, bool) {
+// times. A series that does not enclose the window is not known idle;
+// why says what kept it from being taken for idle ("" when it is).
+func (s series) idle(from, to time.Time) (cores float64, why string) {
 	var p0, p1 *point
 	for i := range s.points {
 		pt := &s.points[i]
@@ -376,11 +384,25 @@ func (s series) idle(from, to time.Time) (float64, bool) {
 			p1 = pt
 		}
 	}
-	if p0 == nil || p1 == nil || !p1.t.After(p0.t) || p1.v < p0.v {
-		return 0, false
+	switch {
+	case len(s.points) == 0:
+		return 0, "it has no sample"
+	case p0 == nil:
+		return 0, fmt.Sprintf("its first sample is at %s, %v after the load began (no measurement of the container before it)",
+			s.points[0].t.UTC().Format("15:04:05"), s.points[0].t.Sub(from).Round(time.Second))
+	case p1 == nil:
+		last := s.points[len(s.points)-1].t
+		return 0, fmt.Sprintf("its last sample is at %s, %v before the load ended", last.UTC().Format("15:04:05"), to.Sub(last).Round(time.Second))
+	case !p1.t.After(p0.t):
+		return 0, "its samples around the load are at one time"
+	case p1.v < p0.v:
+		return 0, "its counter fell over the load (the container restarted)"
 	}
-	cores := (p1.v - p0.v) / p1.t.Sub(p0.t).Seconds()
-	return cores, cores < IdleCores
+	cores = (p1.v - p0.v) / p1.t.Sub(p0.t).Seconds()
+	if cores >= IdleCores {
+		return cores, fmt.Sprintf("it rose by %.3f cores over the load, more than an idle container's %v", cores, IdleCores)
+	}
+	return cores, ""
 }
 
 // within are the series' samples within [from, to] whose sample before

@@ -308,18 +308,19 @@ func TestSeriesIdle(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		pts  []point
-		idle bool
+		why  string // "" idle; else what the reason says
 	}{
-		{"unchanged", []point{at(0, 5), at(30, 5), at(60, 5), at(90, 5), at(120, 5)}, true},
-		{"once, by a little", []point{at(20, 5), at(50, 5), at(80, 5.2), at(110, 5.2)}, true},
-		{"busy, one measurement", []point{at(20, 5), at(50, 5), at(80, 35), at(110, 35)}, false},
-		{"ends inside", []point{at(0, 5), at(30, 5), at(60, 5)}, false},
-		{"starts inside", []point{at(40, 5), at(70, 5), at(100, 5)}, false},
-		{"restarted", []point{at(20, 5), at(100, 1)}, false},
+		{"unchanged", []point{at(0, 5), at(30, 5), at(60, 5), at(90, 5), at(120, 5)}, ""},
+		{"once, by a little", []point{at(20, 5), at(50, 5), at(80, 5.2), at(110, 5.2)}, ""},
+		{"busy, one measurement", []point{at(20, 5), at(50, 5), at(80, 35), at(110, 35)}, "rose by 0.333 cores"},
+		{"ends inside", []point{at(0, 5), at(30, 5), at(60, 5)}, "30s before the load ended"},
+		{"starts inside", []point{at(40, 5), at(70, 5), at(100, 5)}, "10s after the load began"},
+		{"restarted", []point{at(20, 5), at(100, 1)}, "fell"},
+		{"none", nil, "no sample"},
 	} {
-		cores, ok := series{points: tc.pts}.idle(from, to)
-		if ok != tc.idle || (ok && cores >= IdleCores) {
-			t.Errorf("%s: idle %v (%.4f cores), want %v", tc.name, ok, cores, tc.idle)
+		cores, why := series{points: tc.pts}.idle(from, to)
+		if (why == "") != (tc.why == "") || !strings.Contains(why, tc.why) || (why == "" && cores >= IdleCores) {
+			t.Errorf("%s: idle %.4f cores, reason %q; want %q", tc.name, cores, why, tc.why)
 		}
 	}
 }

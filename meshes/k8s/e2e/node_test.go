@@ -26,19 +26,35 @@ var shared struct {
 
 // beside lets a node test run beside the others that call it, once the
 // tests that do not have run (go test's parallel phase; make
-// test-cluster's -parallel 6 starts them all at once, so that Traefik's
+// test-cluster's -parallel 8 starts them all at once, so that Traefik's
 // never waits for a slot): TestNodeTraefik, whose seven 70 s steps
 // mostly wait on cAdvisor, with the tests whose checks hold on a busy
 // node and that touch nothing but their own namespaces (Failures,
-// LatticeAddress, RBAC). What measures the node against itself (Cost,
-// the sidecars' costs, Paths' verdicts), what wants no Traefik
-// (MeshMissing, Renderings' Gateway of class traefik) and the tests
-// that start nodes of their own (Flannel, Macvlan: beside Traefik once,
-// a direct step's two workers ended "context canceled" while Flannel's
-// nodes went down, the cause not found) run before, alone.
+// LatticeAddress, RBAC) and the tests that start nodes of their own
+// (Flannel, Macvlan, Cilium: one after the other, takeSeveralNodes). What
+// measures the node against itself (Cost, the sidecars' costs, Paths'
+// verdicts), what switches its kube-proxy (Run, Paths) and what wants no
+// Traefik (MeshMissing, Renderings' Gateway of class traefik) run before,
+// alone.
 func beside(t *testing.T) {
 	t.Helper()
 	t.Parallel()
+}
+
+// severalNodes is held by the test whose cluster of several nodes is up:
+// Flannel's, Macvlan's and Cilium's share flannelDir and the underlay's
+// addresses, so they take turns (each beside the one node's tests, whose
+// pods their teardown leaves alone: every node pins its pods' network
+// namespaces under its own directory).
+var severalNodes sync.Mutex
+
+// takeSeveralNodes makes t the one test with a cluster of several nodes
+// until it ends, its teardown and the checks after it included: call it
+// before anything whose cleanup must run while the machine is t's.
+func takeSeveralNodes(t *testing.T) {
+	t.Helper()
+	severalNodes.Lock()
+	t.Cleanup(severalNodes.Unlock)
 }
 
 // nodeStartLead is the node tests' k8s run --start-lead: a worker's pod

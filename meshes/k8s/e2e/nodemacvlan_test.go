@@ -27,6 +27,8 @@ import (
 //     the Services up) and the node's probes work through the shim;
 //   - teardown leaves nothing on the machine (startNodes).
 func TestNodeMacvlan(t *testing.T) {
+	beside(t)
+	takeSeveralNodes(t)
 	start := time.Now()
 	n := startNodes(t, node.Config{Dir: flannelDir, Nodes: 2, CNI: node.CNIMacvlan})
 	ctx := context.Background()

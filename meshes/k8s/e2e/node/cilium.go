@@ -2,9 +2,11 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -477,4 +479,55 @@ func (n *Node) ciliumRoutes(ctx context.Context, m Member) error {
 		}
 		return nil
 	})
+}
+
+// CiliumServiceRealized tells whether member m's agent has written the
+// Service frontend ip:port into its BPF maps with an active backend: its
+// API's GET /v1/service, each service's status.realized (what the agent
+// programmed, not what it was told).
+func (n *Node) CiliumServiceRealized(ctx context.Context, m Member, ip string, port int) (bool, error) {
+	sock := ciliumDirsOf(n.mpaths(m), m).sock
+	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://cilium/v1/service", nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return false, fmt.Errorf("%s's agent: %w", m.Name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("%s's agent: GET /v1/service: %s", m.Name, resp.Status)
+	}
+	var svcs []struct {
+		Status struct {
+			Realized struct {
+				Frontend struct {
+					IP   string `json:"ip"`
+					Port int    `json:"port"`
+				} `json:"frontend-address"`
+				Backends []struct {
+					State string `json:"state"`
+				} `json:"backend-addresses"`
+			} `json:"realized"`
+		} `json:"status"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&svcs); err != nil {
+		return false, fmt.Errorf("%s's agent: GET /v1/service: %w", m.Name, err)
+	}
+	for _, s := range svcs {
+		r := s.Status.Realized
+		if r.Frontend.IP != ip || r.Frontend.Port != port {
+			continue
+		}
+		for _, b := range r.Backends {
+			if b.State == "" || b.State == "active" {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }

@@ -12,20 +12,12 @@ import (
 	"time"
 )
 
-// ciliumGate keeps the Cilium tests that need its build or a node out of
-// CI's runs: the build takes ~36 min cold, and CI has an hour for all.
-func ciliumGate(t *testing.T) {
-	t.Helper()
-	if os.Getenv("LOADGEN_NODE_CILIUM") != "1" {
-		t.Skip("LOADGEN_NODE_CILIUM=1 runs the Cilium build and node tests: left out of CI, whose hour the build would pass")
-	}
-}
-
-// BuildCilium builds (or finds) the agent, operator and cilium-cni, the
-// BPF sources and clang; the agent runs. It fails under CI=1 without
-// clang-16, and skips otherwise.
-func TestBuildCilium(t *testing.T) {
-	ciliumGate(t)
+// TestNodeBuildCilium checks the agent, operator and cilium-cni, the BPF
+// sources and clang that make node-build built (or finds them): the agent
+// runs. A node test (make test-cluster, after node-build), not a unit
+// test: a cold build takes ~36 min. It fails under CI=1 without clang-16,
+// and skips otherwise.
+func TestNodeBuildCilium(t *testing.T) {
 	if _, err := os.Stat(CiliumClang); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("CI installs clang-16 (apt-get install clang-16 llvm-16): %v", err)
@@ -172,20 +164,24 @@ func TestCiliumOperatorArgs(t *testing.T) {
 	}
 }
 
-// containerd under Cilium: its own plugins' directory and the pods'
-// namespaces under its state directory; under the other networks,
-// Debian's directory and containerd's default, as before.
+// containerd under Cilium: its own plugins' directory; under the other
+// networks, Debian's. Under every network the pods' namespaces are
+// pinned under the node's own state directory, where Down finds them,
+// not in the host's /run/netns among other clusters' pods'.
 func TestContainerdConfigCilium(t *testing.T) {
 	p := memberPaths("/d", multiMembers(2)[0])
-	c := containerdConfig(p, "p:1", "/r", cniBinDir("/d"), true)
+	c := containerdConfig(p, "p:1", "/r", cniBinDir("/d"))
 	for _, w := range []string{`bin_dir = "/d/cni/bin"`, "  netns_mounts_under_state_dir = true\n\n  [plugins.\"io.containerd.grpc.v1.cri\".containerd]"} {
 		if !strings.Contains(c, w) {
 			t.Errorf("cilium's containerd config lacks %q:\n%s", w, c)
 		}
 	}
-	c = containerdConfig(p, "p:1", "/r", CNIBinDir, false)
-	if !strings.Contains(c, `bin_dir = "/usr/lib/cni"`) || strings.Contains(c, "netns_mounts") || !strings.Contains(c, "enable_selinux = false\n\n  [plugins") {
-		t.Errorf("flannel's and macvlan's containerd config changed:\n%s", c)
+	c = containerdConfig(p, "p:1", "/r", CNIBinDir)
+	if !strings.Contains(c, `bin_dir = "/usr/lib/cni"`) || !strings.Contains(c, "enable_selinux = false\n  netns_mounts_under_state_dir = true\n") {
+		t.Errorf("flannel's and macvlan's containerd config:\n%s", c)
+	}
+	if c := containerdConfig(pathsOf("/d"), "p:1", "", CNIBinDir); !strings.Contains(c, "netns_mounts_under_state_dir = true") || !strings.Contains(c, `state = "/d/containerd/state"`) {
+		t.Errorf("the one node's pods' namespaces are not under its state directory:\n%s", c)
 	}
 }
 

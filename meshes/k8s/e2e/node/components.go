@@ -168,7 +168,7 @@ func (n *Node) startContainerd(ctx context.Context, m Member, imgs nodeImages) e
 		runcRoot = filepath.Join(p.dir, "runc")
 	}
 	cniBin, env := containerdCNI(n.Dir, n.CNI, p, m)
-	if err := writeFile(p.containerdConf, []byte(containerdConfig(p, n.PauseImage, runcRoot, cniBin, n.CNI == CNICilium))); err != nil {
+	if err := writeFile(p.containerdConf, []byte(containerdConfig(p, n.PauseImage, runcRoot, cniBin))); err != nil {
 		return err
 	}
 	if n.CNI == CNIBridge {

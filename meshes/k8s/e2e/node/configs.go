@@ -55,17 +55,18 @@ func pathsOf(dir string) paths {
 // cgroupfs, and the one setting this VM needs (no CAP_SYS_RESOURCE: runc
 // may not raise oom_score_adj). runcRoot, when set, is runc's state
 // directory (each of several nodes its own; the one node runc's default).
-// cniBin is the CNI plugins' directory; netnsUnderState puts the pods'
-// network namespaces under containerd's state directory, the node's own
-// (Cilium's agent enters those it finds there: cilium.go).
-func containerdConfig(p paths, sandboxImage, runcRoot, cniBin string, netnsUnderState bool) string {
+// cniBin is the CNI plugins' directory. The pods' network namespaces are
+// pinned under containerd's state directory, the node's own, not in the
+// host's /run/netns: Down takes down what is under the node's directory,
+// and no other cluster's pods (a one-node cluster and two nodes may run at
+// once: when their teardown told its pods' namespaces by time, two nodes
+// going down unmounted the one node's newer pods' namespaces, and its
+// kubelet killed those pods); Cilium's agent enters those it finds there
+// (cilium.go).
+func containerdConfig(p paths, sandboxImage, runcRoot, cniBin string) string {
 	runc := ""
 	if runcRoot != "" {
 		runc = fmt.Sprintf("        Root = %q\n", runcRoot)
-	}
-	netns := ""
-	if netnsUnderState {
-		netns = "  netns_mounts_under_state_dir = true\n"
 	}
 	return fmt.Sprintf(`version = 2
 root = %[1]q
@@ -94,7 +95,8 @@ disabled_plugins = ["io.containerd.grpc.v1.cri.v1alpha2"]
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
-%[10]s
+  netns_mounts_under_state_dir = true
+
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -110,7 +112,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri.v1alpha2"]
     conf_dir = %[8]q
     max_conf_num = 1
 `, p.containerdRoot, p.containerdState, p.containerdSock, p.containerdSock+".ttrpc",
-		filepath.Join(p.dir, "containerd", "opt"), sandboxImage, cniBin, p.cniConfDir, runc, netns)
+		filepath.Join(p.dir, "containerd", "opt"), sandboxImage, cniBin, p.cniConfDir, runc)
 }
 
 // CNIBinDir is where Debian's containernetworking-plugins puts the plugins.

@@ -182,7 +182,7 @@ func TestMemberConfigs(t *testing.T) {
 	if bin, args := one.inNetns("x", "y"); bin != "x" || len(args) != 1 {
 		t.Errorf("one node runs %s %v", bin, args)
 	}
-	if c := containerdConfig(pathsOf("/d"), "p:1", "", CNIBinDir, false); strings.Contains(c, "Root =") {
+	if c := containerdConfig(pathsOf("/d"), "p:1", "", CNIBinDir); strings.Contains(c, "Root =") {
 		t.Errorf("one node's containerd has a runc root:\n%s", c)
 	}
 
@@ -205,7 +205,7 @@ func TestMemberConfigs(t *testing.T) {
 	if bin, args := m.inNetns("/bin/kubelet", "--v=1"); bin != "nsenter" || strings.Join(args, " ") != "--net=/run/netns/lgnode-2 -- /bin/kubelet --v=1" {
 		t.Errorf("node 2 runs %s %v", bin, args)
 	}
-	if c := containerdConfig(p, "p:1", "/d/nodes/loadgen-node-2/runc", CNIBinDir, false); !strings.Contains(c, `Root = "/d/nodes/loadgen-node-2/runc"`) {
+	if c := containerdConfig(p, "p:1", "/d/nodes/loadgen-node-2/runc", CNIBinDir); !strings.Contains(c, `Root = "/d/nodes/loadgen-node-2/runc"`) {
 		t.Errorf("node 2's containerd has no runc root of its own:\n%s", c)
 	}
 	pc, err := kubeProxyConfig(p, MultiAddresses, m, ProxyNFTables, "/kc", false)

@@ -62,6 +62,27 @@ var sysctls = []string{
 	"net.netfilter.nf_conntrack_tcp_timeout_close_wait",
 }
 
+// hostWide tells a sysctl that is the machine's, not a network
+// namespace's: the kubelets' kernel tunables and conntrack's table size.
+// Several nodes change only these of the host's (their forwarding and
+// bridge netfilter are their namespaces' own).
+func hostWide(name string) bool {
+	return strings.HasPrefix(name, "vm.") || strings.HasPrefix(name, "kernel.") || name == "net.netfilter.nf_conntrack_max"
+}
+
+// OneNodeUp tells whether the one node runs on the machine (its kubelet's
+// cgroup root exists): the host-wide sysctls are then its to put back,
+// not those of several nodes beside it, which may have saved them before
+// it set them.
+func OneNodeUp() bool {
+	for _, c := range cgroupControllers() {
+		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", c, CgroupRoot)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 func sysctlPath(name string) string {
 	return filepath.Join("/proc/sys", strings.ReplaceAll(name, ".", "/"))
 }
@@ -103,6 +124,9 @@ func (n *Node) prepareHost() error {
 	}
 	n.st.Sysctls = map[string]string{}
 	for _, s := range sysctls {
+		if n.Multi() && !hostWide(s) {
+			continue // a namespace's own: not the host's to save
+		}
 		if v, ok := readSysctl(s); ok {
 			n.st.Sysctls[s] = v
 		}

@@ -299,9 +299,15 @@ func netnsPids(ns string) []int {
 	return pids
 }
 
-// inodeHolders are the processes whose network namespace is inode.
-func inodeHolders(inode uint64) []int {
-	if inode == 0 {
+// inodeHolders are the processes whose network namespace is inode, the
+// namespace ns had. The kernel hands a freed namespace's number to the
+// next one made: once ns is gone, a pod the one node starts beside may
+// get it. That namespace is pinned somewhere else (containerd mounts each
+// pod's under its state directory before any process enters it), so an
+// inode mounted at another path than ns's is not ns, and has no holders
+// of ns's.
+func inodeHolders(inode uint64, ns string) []int {
+	if inode == 0 || pinnedElsewhere(inode, netnsPath(ns)) {
 		return nil
 	}
 	want := fmt.Sprintf("net:[%d]", inode)
@@ -312,6 +318,29 @@ func inodeHolders(inode uint64) []int {
 		}
 	}
 	return out
+}
+
+// pinnedElsewhere tells whether the network namespace numbered inode is
+// mounted at a path other than own, as /proc/self/mountinfo's root field
+// shows an nsfs mount ("net:[4026532174]").
+func pinnedElsewhere(inode uint64, own string) bool {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	return mountedElsewhere(string(b), fmt.Sprintf("net:[%d]", inode), own)
+}
+
+// mountedElsewhere reads mountinfo for a mount of root at another mount
+// point than own.
+func mountedElsewhere(mountinfo, root, own string) bool {
+	for _, line := range strings.Split(mountinfo, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && f[3] == root && f[4] != own {
+			return true
+		}
+	}
+	return false
 }
 
 // removeUnderlay takes down what makeUnderlay made, whatever of it is
@@ -327,7 +356,7 @@ func removeUnderlay(ctx context.Context, st *state) error {
 			continue
 		}
 		for range 5 {
-			pids := append(netnsPids(m.Netns), inodeHolders(m.NetnsInode)...)
+			pids := append(netnsPids(m.Netns), inodeHolders(m.NetnsInode, m.Netns)...)
 			if len(pids) == 0 {
 				break
 			}
@@ -377,7 +406,7 @@ func underlayLeftovers(ctx context.Context, st *state) []string {
 		if netnsExists(m.Netns) {
 			out = append(out, "network namespace "+m.Netns)
 		}
-		for _, pid := range inodeHolders(m.NetnsInode) {
+		for _, pid := range inodeHolders(m.NetnsInode, m.Netns) {
 			out = append(out, fmt.Sprintf("process %d in node %s's network namespace (%s)", pid, m.Name, cmdline(pid)))
 		}
 	}
@@ -388,7 +417,7 @@ func underlayLeftovers(ctx context.Context, st *state) []string {
 	if netnsExists(u.Switch) {
 		out = append(out, "network namespace "+u.Switch)
 	}
-	for _, pid := range inodeHolders(u.SwitchInode) {
+	for _, pid := range inodeHolders(u.SwitchInode, u.Switch) {
 		out = append(out, fmt.Sprintf("process %d in the underlay's network namespace (%s)", pid, cmdline(pid)))
 	}
 	if linkExists(u.HostLink) {

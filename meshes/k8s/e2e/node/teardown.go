@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -91,11 +93,7 @@ func down(dir string, log io.Writer, several bool) error {
 			errs = append(errs, err)
 		}
 	}
-	var since time.Time
-	if st != nil {
-		since = st.Started
-	}
-	if err := unmountUnder(dir, since); err != nil {
+	if err := unmountUnder(dir); err != nil {
 		errs = append(errs, err)
 	}
 	if st != nil && st.cni() == CNICilium {
@@ -121,7 +119,7 @@ func down(dir string, log io.Writer, several bool) error {
 			errs = append(errs, err)
 		}
 	}
-	if st != nil {
+	if st != nil && !(multi && OneNodeUp()) {
 		for k, v := range st.Sysctls {
 			if now, ok := readSysctl(k); ok && now != v {
 				if err := os.WriteFile(sysctlPath(k), []byte(v), 0o644); err != nil {
@@ -220,11 +218,15 @@ func removePods(ctx context.Context, dir string, m Member) error {
 	}
 	var errs []error
 	for _, s := range list.Items {
-		if _, err := rc.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.Id}); err != nil {
+		// A pod the kubelet removed since the list (a Job's, deleted as
+		// its run ended) is gone already: what this loop is for.
+		if _, err := rc.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: s.Id}); status.Code(err) == codes.NotFound {
+			continue
+		} else if err != nil {
 			errs = append(errs, fmt.Errorf("stop pod %s/%s: %w", s.Metadata.GetNamespace(), s.Metadata.GetName(), err))
 			continue
 		}
-		if _, err := rc.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: s.Id}); err != nil {
+		if _, err := rc.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: s.Id}); err != nil && status.Code(err) != codes.NotFound {
 			errs = append(errs, fmt.Errorf("remove pod %s/%s: %w", s.Metadata.GetNamespace(), s.Metadata.GetName(), err))
 		}
 	}
@@ -278,12 +280,11 @@ func leftovers(dir string, st *state, several bool) []string {
 	for _, pid := range cgroupPids(roots) {
 		out = append(out, fmt.Sprintf("process %d in the node's cgroups (%s)", pid, cmdline(pid)))
 	}
-	var since time.Time
 	addr := DefaultAddresses
 	if st != nil {
-		since, addr = st.Started, st.Addr
+		addr = st.Addr
 	}
-	for _, m := range mounts(dir, since) {
+	for _, m := range mounts(dir) {
 		out = append(out, "mount "+m)
 	}
 	for _, d := range cgroupDirs(roots) {
@@ -304,6 +305,8 @@ func leftovers(dir string, st *state, several bool) []string {
 	}
 	if st != nil {
 		out = append(out, underlayLeftovers(ctx, st)...)
+	}
+	if st != nil && !(multi && OneNodeUp()) {
 		for k, v := range st.Sysctls {
 			if now, ok := readSysctl(k); ok && now != v {
 				out = append(out, fmt.Sprintf("sysctl %s = %s (was %s)", k, now, v))

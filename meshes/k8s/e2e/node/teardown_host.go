@@ -122,9 +122,10 @@ func removeCgroups(roots []string) error {
 	return errors.Join(errs...)
 }
 
-// mounts are the mount points under dir, and the pod network namespaces
-// (/run/netns/cni-*) made since the node started, deepest first.
-func mounts(dir string, since time.Time) []string {
+// mounts are the mount points under dir, deepest first: the pods'
+// network namespaces among them (containerd pins them under its state
+// directory, containerdConfig), so nothing of another cluster's is.
+func mounts(dir string) []string {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil
@@ -138,10 +139,7 @@ func mounts(dir string, since time.Time) []string {
 			continue
 		}
 		mp := unescapeMount(fs[4])
-		switch {
-		case strings.HasPrefix(mp, dir+"/"):
-			out = append(out, mp)
-		case !since.IsZero() && isPodNetns(mp, since):
+		if strings.HasPrefix(mp, dir+"/") {
 			out = append(out, mp)
 		}
 	}
@@ -149,26 +147,14 @@ func mounts(dir string, since time.Time) []string {
 	return out
 }
 
-// isPodNetns tells a network namespace containerd made for a pod of this
-// node: /run/netns/cni-*, made after the node started.
-func isPodNetns(mp string, since time.Time) bool {
-	for _, d := range []string{"/run/netns/", "/var/run/netns/"} {
-		if strings.HasPrefix(mp, d+"cni-") {
-			fi, err := os.Stat(mp)
-			return err == nil && !fi.ModTime().Before(since.Add(-time.Second))
-		}
-	}
-	return false
-}
-
 func unescapeMount(s string) string {
 	return strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`).Replace(s)
 }
 
-func unmountUnder(dir string, since time.Time) error {
+func unmountUnder(dir string) error {
 	var errs []error
 	for range 3 {
-		mps := mounts(dir, since)
+		mps := mounts(dir)
 		if len(mps) == 0 {
 			return nil
 		}

@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -265,10 +266,15 @@ func (f studyFlags) common() []string {
 
 // cniStudy runs `loadgen study cni-matrix` on two nodes of this machine,
 // each of their CNIs in turn: the lab's first (--lab), then the nodes up
-// with Macvlan, then with Flannel's vxlan and host-gw backends, the study
-// on each with its datapath named (--cni) and --resume, the last printing
-// the whole table. The nodes are taken down after each network, whatever
-// happened.
+// with Macvlan, with Flannel's vxlan and host-gw backends, and with
+// Cilium (VXLAN, kube-proxy), the study on each with its datapath named
+// (--cni; Cilium's is the study's ebpf, whose published row is Cilium
+// with VXLAN) and --resume, the last printing the whole table. Then
+// Cilium with its kube-proxy replacement: the published tables have no
+// row for it (their paths cross no Service), so its run is `loadgen k8s
+// paths` with the study's flags into k8s-cilium-kpr, beside the study's
+// runs, its table its own. The nodes are taken down after each network,
+// whatever happened.
 func cniStudy(ctx context.Context, f studyFlags) error {
 	if f.out == "" {
 		return errors.New("cni-study: say where its results go (-o DIR)")
@@ -278,6 +284,10 @@ func cniStudy(ctx context.Context, f studyFlags) error {
 		return err
 	}
 	flanneld, err := node.BuildFlannel(ctx, node.BuildOptions{Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	cilium, err := node.BuildCilium(ctx, node.BuildOptions{Log: os.Stderr, Nice: true})
 	if err != nil {
 		return err
 	}
@@ -291,6 +301,8 @@ func cniStudy(ctx context.Context, f studyFlags) error {
 	for _, cfg := range []node.Config{
 		{CNI: node.CNIMacvlan},
 		{CNI: node.CNIFlannel, Backend: node.FlannelVXLAN, Flanneld: flanneld},
+		{CNI: node.CNICilium, Cilium: cilium},
+		{CNI: node.CNICilium, Cilium: cilium, KubeProxyReplacement: true},
 	} {
 		cfg.Dir, cfg.Bins, cfg.ProxyMode, cfg.Nodes, cfg.Log = f.dir, bins, f.mode, max(f.nodes, 2), os.Stderr
 		n, err := node.Start(ctx, cfg)
@@ -298,8 +310,13 @@ func cniStudy(ctx context.Context, f studyFlags) error {
 			return err
 		}
 		modes := []string{node.CNIMacvlan}
-		if cfg.CNI == node.CNIFlannel {
+		switch {
+		case cfg.CNI == node.CNIFlannel:
 			modes = []string{node.FlannelVXLAN, node.FlannelHostGW}
+		case cfg.KubeProxyReplacement:
+			modes = nil
+		case cfg.CNI == node.CNICilium:
+			modes = []string{"ebpf"}
 		}
 		for _, mode := range modes {
 			if cfg.CNI == node.CNIFlannel {
@@ -313,6 +330,10 @@ func cniStudy(ctx context.Context, f studyFlags) error {
 				break
 			}
 		}
+		if cfg.KubeProxyReplacement {
+			code = loadgen(kprPaths(f, n)...)
+			err = ctx.Err()
+		}
 		if derr := n.Stop(); derr != nil || err != nil {
 			return errors.Join(err, derr)
 		}
@@ -321,6 +342,18 @@ func cniStudy(ctx context.Context, f studyFlags) error {
 		return fmt.Errorf("the study's last run: exit %d", code)
 	}
 	return nil
+}
+
+// kprPaths is `loadgen k8s paths` on Cilium's kube-proxy replacement with
+// the cni-matrix study's tests, duration, repeats and tolerance, into the
+// study's directory's k8s-cilium-kpr.
+func kprPaths(f studyFlags, n *node.Node) []string {
+	a := []string{"k8s", "paths", "--kubeconfig", n.Kubeconfig, "--image", n.Image, "-n", "loadgen-cni",
+		"--tests", "tcp-stream,tcp-rr,tcp-crr,http", "--tolerance", "99%", "-o", filepath.Join(f.out, "k8s-cilium-kpr")}
+	if f.d > 0 {
+		a = append(a, "-d", f.d.String())
+	}
+	return append(a, "--repeats", strconv.Itoa(max(f.repeats, 1)))
 }
 
 // flannelStudy runs `loadgen study flannel-backends` on two nodes of
