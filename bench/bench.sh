@@ -572,12 +572,24 @@ case_h3
 # TCP_RR: one 1 KiB round trip at a time on one connection, each client
 # against its own server on TGT_CPU (sockperf's figure is one-way latency:
 # doubled); TCP_STREAM: Gbit/s per sender CPU-second, iperf3 against
-# loadgen with 128 KiB writes into a sink.
+# loadgen with 128 KiB writes into a sink (tcpstream-c1), and with 1 KiB
+# writes, the cni-matrix study's message size (tcpstream-1k): there each
+# write is a system call, and Nagle's algorithm (kept by both, as by
+# netperf's TCP_STREAM) coalesces them into full segments.
+tcp_stream() { # case rep size(iperf3 -l) size(loadgen --size)
+  local c=$1 r=$2
+  taskset -c "$TGT_CPU" iperf3 -s -1 -p "$P_IPERF" >"$OUT/iperf3.srv.$c.r$r" 2>&1 &
+  local ip=$!
+  wait_listen "$P_IPERF" "$ip" "iperf3 -s" || { kill "$ip" 2>/dev/null; return 0; }
+  one "$c" iperf3 "$r" iperf3 -c "$H" -p "$P_IPERF" -t "$DUR" -l "$3" -J
+  wait "$ip" 2>/dev/null
+  one "$c" loadgen "$r" "$LG" run -p tcp-stream --size "$4" -t1 -c1 -d"${DUR}s" -q "$H:$P_TCP"
+}
 case_tcp() {
-  [[ -n $ONLY && ! tcprr-c1 =~ $ONLY && ! tcpstream-c1 =~ $ONLY ]] && return 0
+  [[ -n $ONLY && ! tcprr-c1 =~ $ONLY && ! tcpstream-c1 =~ $ONLY && ! tcpstream-1k =~ $ONLY ]] && return 0
   taskset -c "$TGT_CPU" sockperf server --tcp -i "$H" -p "$P_SP" >"$OUT/sockperf.srv" 2>&1 &
   local sp=$!
-  taskset -c "$TGT_CPU" "$LG" serve tcp --addr "$H:$P_TCP" --for $((REPS * 4 * (DUR + 5) + 30))s >"$OUT/tcp.out" 2>&1 &
+  taskset -c "$TGT_CPU" "$LG" serve tcp --addr "$H:$P_TCP" --for $((REPS * 6 * (DUR + 5) + 30))s >"$OUT/tcp.out" 2>&1 &
   local lt=$!
   if ! wait_listen "$P_TCP" "$lt" "loadgen serve tcp" || ! wait_listen "$P_SP" "$sp" "sockperf server"; then
     kill "$sp" "$lt" 2>/dev/null
@@ -588,14 +600,8 @@ case_tcp() {
       one tcprr-c1 sockperf "$r" sh -c "sockperf ping-pong --tcp -i $H -p $P_SP -m 1024 -t $DUR --mps max 2>&1"
       one tcprr-c1 loadgen "$r" "$LG" run -p tcp-rr --size 1KiB -t1 -c1 -d"${DUR}s" --latency -q "$H:$P_TCP"
     }
-    [[ -z $ONLY || tcpstream-c1 =~ $ONLY ]] && {
-      taskset -c "$TGT_CPU" iperf3 -s -1 -p "$P_IPERF" >"$OUT/iperf3.srv.r$r" 2>&1 &
-      local ip=$!
-      wait_listen "$P_IPERF" "$ip" "iperf3 -s" || { kill "$ip" 2>/dev/null; continue; }
-      one tcpstream-c1 iperf3 "$r" iperf3 -c "$H" -p "$P_IPERF" -t "$DUR" -l 128K -J
-      wait "$ip" 2>/dev/null
-      one tcpstream-c1 loadgen "$r" "$LG" run -p tcp-stream --size 128KiB -t1 -c1 -d"${DUR}s" -q "$H:$P_TCP"
-    }
+    [[ -z $ONLY || tcpstream-c1 =~ $ONLY ]] && tcp_stream tcpstream-c1 "$r" 128K 128KiB
+    [[ -z $ONLY || tcpstream-1k =~ $ONLY ]] && tcp_stream tcpstream-1k "$r" 1K 1KiB
   done
   kill "$sp" "$lt" 2>/dev/null; wait "$sp" "$lt" 2>/dev/null
 }
