@@ -89,6 +89,17 @@ func (c *Config) procs() int {
 	return runtime.GOMAXPROCS(0)
 }
 
+// AskedRate is the open-loop rate, in requests/s, the run's schedule asks
+// for at `at` into the measured window. The pacer's time starts with the
+// load, at the warm-up's start, so the window starts Warmup into it. 0 in
+// a closed loop (no Pacer: Normalize sets one from Rate).
+func (c *Config) AskedRate(at time.Duration) float64 {
+	if c.Pacer == nil {
+		return 0
+	}
+	return c.Pacer.Rate(c.Warmup.D() + at)
+}
+
 // Progress is a live view of a run, for progress bars.
 type Progress struct {
 	Elapsed  time.Duration // since the start of the measured window (negative during warm-up)
@@ -138,6 +149,9 @@ type Given struct {
 	// Conns is -c's connection schedule as given (stages), which sets
 	// ConnSchedule and Duration.
 	Conns string
+	// Arrival and Jitter are --arrival and --jitter as given ("" when
+	// not): they put the open loop's schedule on an arrival process.
+	Arrival, Jitter string
 }
 
 // Normalize applies the defaults a run's options take from one another
@@ -152,6 +166,9 @@ type Given struct {
 //   - Rate sets Pacer, Conns ConnSchedule, and their stages set Duration:
 //     the run lasts as long as its stages, Warmup included (a Duration
 //     given must agree).
+//   - Arrival and Jitter, each checked, put Pacer (or Rate) on that
+//     arrival process (pace.WithArrival, seeded by the clock); a closed
+//     loop refuses them, naming the one asked.
 //
 // It changes only what those rules name; Validate checks the rest.
 func (c *Config) Normalize(g Given) error {
@@ -213,6 +230,44 @@ func (c *Config) pace(g Given) error {
 		}
 		c.Duration, c.ConnSchedule = results.Duration(w), st
 	}
+	if g.Arrival != "" || g.Jitter != "" {
+		return c.arrive(g.Arrival, g.Jitter)
+	}
+	return nil
+}
+
+// arrive puts the open loop's schedule (Pacer, or Rate's) on the arrival
+// process and jitter given (--arrival, --jitter as typed, "" when not).
+func (c *Config) arrive(process, jitterPct string) error {
+	if process != "" {
+		if err := pace.CheckProcess(process); err != nil {
+			return fmt.Errorf("--%w", err)
+		}
+	}
+	var jitter float64
+	if jitterPct != "" {
+		j, err := pace.ParseJitter(jitterPct)
+		if err != nil {
+			return fmt.Errorf("--jitter: %w", err)
+		}
+		jitter = j
+	}
+	base := c.Pacer
+	if base == nil && c.Rate > 0 {
+		base = pace.Constant{PerSec: c.Rate}
+	}
+	if base == nil {
+		asked := "--arrival"
+		if process == "" {
+			asked = "--jitter"
+		}
+		return pace.ClosedLoop(asked, "-R (a rate)")
+	}
+	p, err := pace.WithArrival(base, process, jitter, pace.ClockSeed())
+	if err != nil {
+		return fmt.Errorf("--arrival %s --jitter %s: %w", process, jitterPct, err) // poisson with jitter
+	}
+	c.Pacer = p
 	return nil
 }
 

@@ -73,23 +73,3 @@ func TestCheckTimeout(t *testing.T) {
 		}
 	}
 }
-
-// A request mix on several hosts needs a connection or more on each: the
-// engine's rule, which the CLI asks before it builds a Dialer.
-func TestCheckMixHosts(t *testing.T) {
-	for _, tc := range []struct {
-		hosts, conns int
-		want         string
-	}{
-		{1, 1, ""},
-		{2, 2, ""},
-		{3, 8, ""},
-		{2, 1, "goes to 2 hosts, a connection or more each: give at least -c 2"},
-		{5, 4, "goes to 5 hosts, a connection or more each: give at least -c 5"},
-	} {
-		err := loadgen.CheckMixHosts(tc.hosts, tc.conns)
-		if (tc.want == "") != (err == nil) || (err != nil && err.Error() != tc.want) {
-			t.Errorf("CheckMixHosts(%d, %d) = %v, want %q", tc.hosts, tc.conns, err, tc.want)
-		}
-	}
-}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"loadgen/loadgen"
+	"loadgen/loadgen/pace"
 	"loadgen/results"
 )
 
@@ -145,5 +146,58 @@ func TestValidateProcs(t *testing.T) {
 		if (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
 			t.Errorf("Procs %d: Validate() = %v, want %q", tc.procs, err, tc.err)
 		}
+	}
+}
+
+// Normalize puts the open loop's schedule on --arrival and --jitter,
+// each checked; a closed loop refuses them naming the one asked.
+func TestNormalizeArrival(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		rate           float64 // Config.Rate, a library caller's
+		given          loadgen.Given
+		process, pacer string
+		jitter         float64
+		err            string
+	}{
+		{"none", 0, loadgen.Given{Rate: "100"}, "uniform", "100", 0, ""},
+		{"poisson", 0, loadgen.Given{Rate: "100", Arrival: "poisson"}, "poisson", "100", 0, ""},
+		{"uniform", 0, loadgen.Given{Rate: "100", Arrival: "uniform"}, "uniform", "100", 0, ""},
+		{"jitter", 0, loadgen.Given{Rate: "100", Jitter: "10%"}, "uniform", "100", 0.1, ""},
+		{"jitter on stages", 0, loadgen.Given{Rate: "100/5s,200/5s", Jitter: "20"}, "uniform", "100/5s,200/5s", 0.2, ""},
+		{"poisson on Rate", 100, loadgen.Given{Arrival: "poisson"}, "poisson", "100", 0, ""},
+		{"closed loop: --arrival", 0, loadgen.Given{Arrival: "poisson"}, "", "", 0,
+			"--arrival paces an open loop: add -R (a rate); a closed loop sends each request when the last answer came"},
+		{"closed loop: both", 0, loadgen.Given{Arrival: "uniform", Jitter: "5%"}, "", "", 0,
+			"--arrival paces an open loop: add -R (a rate); a closed loop sends each request when the last answer came"},
+		{"closed loop: --jitter", 0, loadgen.Given{Jitter: "10%"}, "", "", 0,
+			"--jitter paces an open loop: add -R (a rate); a closed loop sends each request when the last answer came"},
+		{"bad process first", 0, loadgen.Given{Arrival: "gaussian"}, "", "", 0, `--arrival "gaussian": want uniform or poisson`},
+		{"bad jitter first", 0, loadgen.Given{Jitter: "101%"}, "", "", 0,
+			`--jitter: jitter "101%": want a percentage of each gap from 0% to 100%, e.g. 10%`},
+		{"poisson with jitter", 0, loadgen.Given{Rate: "100", Arrival: "poisson", Jitter: "10%"}, "", "", 0,
+			"--arrival poisson --jitter 10%: jitter varies the uniform schedule's gaps; Poisson's are random already: use one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c loadgen.Config
+			c.Connections, c.Threads, c.Duration, c.Rate = 1, 1, results.Duration(10*time.Second), tc.rate
+			err := c.Normalize(tc.given)
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("Normalize() = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Normalize() = %v", err)
+			}
+			if c.Pacer == nil {
+				t.Fatal("no Pacer")
+			}
+			process, jitter := pace.Arrival(c.Pacer)
+			if process != tc.process || jitter != tc.jitter || c.Pacer.String() != tc.pacer {
+				t.Errorf("Pacer %q on %s, jitter %v; want %q on %s, jitter %v", c.Pacer, process, jitter, tc.pacer, tc.process, tc.jitter)
+			}
+		})
 	}
 }

@@ -169,16 +169,6 @@ func newMix(m *Mix, shards []*shard, first protocol.Conn, d protocol.Dialer, con
 	return s, nil
 }
 
-// CheckMixHosts is the rule of a request mix on several hosts: a
-// connection or more each. Its error has no subject (it reads "goes to
-// N hosts, …"): the caller names the mix.
-func CheckMixHosts(hosts, conns int) error {
-	if hosts > conns {
-		return fmt.Errorf("goes to %d hosts, a connection or more each: give at least -c %d", hosts, hosts)
-	}
-	return nil
-}
-
 // setHosts lays out the hosts of m (one without m.Hosts) and the slots
 // of the statistics: a name on a host.
 func (s *mixState) setHosts(m *Mix, d protocol.Dialer, conns int) error {
@@ -196,7 +186,7 @@ func (s *mixState) setHosts(m *Mix, d protocol.Dialer, conns int) error {
 	case !multi && nhosts > 1:
 		return fmt.Errorf("a request mix on %d hosts needs a Dialer for each (protocol.HostDialer)", nhosts)
 	}
-	if err := CheckMixHosts(nhosts, conns); err != nil {
+	if err := protocol.CheckHostConns(nhosts, conns); err != nil {
 		return fmt.Errorf("the request mix %w", err)
 	}
 	hostOf := func(r int) int32 {

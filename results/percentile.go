@@ -13,6 +13,20 @@ import (
 // in percent, unless --percentiles chooses others.
 var DefaultPercentiles = []float64{50, 90, 95, 99, 99.9, 99.99}
 
+// SummaryPercentiles are the percentiles a run's summary holds (Latency.At
+// knows them); any other is read from the run's histogram (Percentile).
+var SummaryPercentiles = []float64{50, 75, 90, 95, 99, 99.9, 99.99}
+
+// FormatPercentiles writes percentiles as ParsePercentiles reads them:
+// "50,90,99.9".
+func FormatPercentiles(ps []float64) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = strconv.FormatFloat(p, 'f', -1, 64)
+	}
+	return strings.Join(s, ",")
+}
+
 // ParsePercentiles reads a list of percentiles in percent, as fortio's -p
 // takes them: "50,90,95,99,99.9". Each is above 0 and below 100; the list
 // keeps the order given, without repeats.
@@ -42,7 +56,7 @@ func PercentileName(p float64) string {
 }
 
 // At is the latency's percentile p (in percent) when the summary holds it:
-// p50, p75, p90, p95, p99, p99.9 and p99.99.
+// one of SummaryPercentiles.
 func (l Latency) At(p float64) (Duration, bool) {
 	switch p {
 	case 50:

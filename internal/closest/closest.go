@@ -2,6 +2,8 @@
 // "did you mean" of flags, options files and sweep keys.
 package closest
 
+import "strconv"
+
 // EditDistance is Levenshtein's: the insertions, deletions and
 // substitutions that turn a into b.
 func EditDistance(a, b string) int {
@@ -34,4 +36,26 @@ func Nearest(k string, names []string) (name string, edits int) {
 		}
 	}
 	return name, edits
+}
+
+// Typo is the name of names that k is a typo of: the nearest (Nearest),
+// when it is at most 2 edits away and fewer edits than half k's letters;
+// else "".
+func Typo(k string, names []string) string {
+	name, edits := Nearest(k, names)
+	if edits < 0 || edits > 2 || 2*edits >= len(k) {
+		return ""
+	}
+	return name
+}
+
+// DidYouMean is the hint for a mistyped k, the same everywhere loadgen
+// gives one: did you mean "ladder"?, naming Typo(k, names); "" when no
+// name is near enough.
+func DidYouMean(k string, names []string) string {
+	name := Typo(k, names)
+	if name == "" {
+		return ""
+	}
+	return "did you mean " + strconv.Quote(name) + "?"
 }

@@ -35,3 +35,34 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+// A name is suggested only when k could be a typo of it: at most 2 edits,
+// and fewer than half of k's letters; the hint's wording is the one every
+// caller prints.
+func TestDidYouMean(t *testing.T) {
+	names := []string{"connections", "duration", "ladder", "rate", "url"}
+	for _, tc := range []struct {
+		k, typo, hint string
+	}{
+		{"conections", "connections", `did you mean "connections"?`},
+		{"ladderr", "ladder", `did you mean "ladder"?`},
+		{"conectons", "connections", `did you mean "connections"?`}, // 2 edits of 9
+		{"ladr", "", ""},                         // 2 edits of 4: half
+		{"uri", "url", `did you mean "url"?`},    // 1 edit of 3
+		{"ur", "", ""},                           // 1 edit of 2: half
+		{"durashun", "", ""},                     // 3 edits
+		{"colour", "", ""},                       // nothing near
+		{"rate", "rate", `did you mean "rate"?`}, // 0 edits
+		{"", "", ""},
+	} {
+		if got := Typo(tc.k, names); got != tc.typo {
+			t.Errorf("Typo(%q) = %q, want %q", tc.k, got, tc.typo)
+		}
+		if got := DidYouMean(tc.k, names); got != tc.hint {
+			t.Errorf("DidYouMean(%q) = %q, want %q", tc.k, got, tc.hint)
+		}
+	}
+	if got := DidYouMean("x", nil); got != "" {
+		t.Errorf("DidYouMean with no names = %q", got)
+	}
+}

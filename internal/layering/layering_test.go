@@ -28,6 +28,8 @@ var rules = []struct {
 		never: "the engine imports pacing, the protocols' interface and results; not the CLI, meshes or targets"},
 	{room: "loadgen/metrics", may: []string{"loadgen", "results/...", "internal/..."}},
 	{room: "loadgen/sweep", may: []string{"loadgen", "loadgen/client", "loadgen/protocol", "loadgen/pace", "loadgen/mix", "results/...", "internal/..."}},
+	{room: "loadgen/k8splan", may: []string{"loadgen/sweep", "meshes/k8s", "internal/..."},
+		never: "the bridge of a sweep's plan to k8s run's: the sweep and the rendering only, not the cluster's rooms"},
 	{room: "loadgen/study", may: []string{"loadgen/sweep", "loadgen/client", "results/...", "internal/..."}},
 	{room: "loadgen/client", may: []string{"loadgen/protocol/...", "results/...", "internal/..."}},
 	{room: "loadgen/mix", may: []string{"loadgen/protocol", "internal/..."}},
@@ -165,6 +167,9 @@ func TestRulesCatchABackImport(t *testing.T) {
 		{"meshes/k8s", "meshes/k8s/cluster"},
 		{"newroom/x", "results"},
 		{"internal/sidecarnames", "meshes/sidecar"},
+		{"loadgen/sweep", "meshes/k8s"},
+		{"meshes/k8s/run", "loadgen/sweep"},
+		{"loadgen/k8splan", "meshes/k8s/run"},
 	} {
 		if ok, _ := allowed(c[0], c[1]); ok {
 			t.Errorf("%s importing %s passes the rules", c[0], c[1])
@@ -177,6 +182,8 @@ func TestRulesCatchABackImport(t *testing.T) {
 		{"meshes/k8s/run", "meshes/k8s/cost"},
 		{"loadgen/sweep", "internal/sidecarnames"},
 		{"meshes/sidecar", "internal/sidecarnames"},
+		{"loadgen/k8splan", "loadgen/sweep"},
+		{"loadgen/k8splan", "meshes/k8s"},
 	} {
 		if ok, why := allowed(c[0], c[1]); !ok {
 			t.Errorf("%s importing %s refused: %s", c[0], c[1], why)

@@ -11,6 +11,7 @@
 package units
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -89,6 +90,36 @@ func ParseCount(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a whole number", s)
 	}
 	return int64(v), nil
+}
+
+// MaxInt is the largest count or size loadgen keeps in an int (a flag's
+// connections, threads, a body's size): 2^31. ParseIntCount and
+// ParseIntBytes refuse more.
+const MaxInt = 1 << 31
+
+// ParseIntCount reads a count (ParseCount) of at most MaxInt.
+func ParseIntCount(s string) (int, error) {
+	n, err := ParseCount(s)
+	if err != nil {
+		return 0, err
+	}
+	return capInt(s, n)
+}
+
+// ParseIntBytes reads a size in bytes (ParseBytes) of at most MaxInt.
+func ParseIntBytes(s string) (int, error) {
+	n, err := ParseBytes(s)
+	if err != nil {
+		return 0, err
+	}
+	return capInt(s, n)
+}
+
+func capInt(s string, n int64) (int, error) {
+	if n > MaxInt {
+		return 0, errors.New(`"` + s + `" is too large`)
+	}
+	return int(n), nil
 }
 
 // ParseBytes reads a size in bytes (binary suffixes: 1k = 1KiB = 1024).

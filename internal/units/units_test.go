@@ -69,6 +69,41 @@ func TestParseBytes(t *testing.T) {
 	}
 }
 
+// The counts and sizes kept in an int stop at 2^31, whichever way they are
+// typed, and say the input is too large.
+func TestParseIntCap(t *testing.T) {
+	for _, c := range []struct {
+		parse func(string) (int, error)
+		in    string
+		want  int
+		err   string
+	}{
+		{ParseIntCount, "2147483648", 1 << 31, ""},
+		{ParseIntCount, "2147483649", 0, `"2147483649" is too large`},
+		{ParseIntCount, "3G", 0, `"3G" is too large`},
+		{ParseIntCount, "2G", 2_000_000_000, ""},
+		{ParseIntCount, "1.5k", 1500, ""},
+		{ParseIntCount, "-1", 0, `"-1" is negative`},
+		{ParseIntBytes, "2GiB", 1 << 31, ""},
+		{ParseIntBytes, "2147483649", 0, `"2147483649" is too large`},
+		{ParseIntBytes, "3G", 0, `"3G" is too large`},
+		{ParseIntBytes, "1024GiB", 0, `"1024GiB" is too large`},
+		{ParseIntBytes, "64k", 65536, ""},
+	} {
+		got, err := c.parse(c.in)
+		if msg := errString(err); got != c.want || msg != c.err {
+			t.Errorf("%q: got %d, %q; want %d, %q", c.in, got, msg, c.want, c.err)
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
 // Whatever the input, the parsers return a value or an error naming the
 // input: never a panic, never a negative quantity.
 func FuzzParse(f *testing.F) {

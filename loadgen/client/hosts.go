@@ -23,6 +23,27 @@ func (s *Spec) mixOrigins() []string {
 	return origins
 }
 
+// MixHosts is the host of each of a request mix's requests (Requests)
+// as the HostDialer New builds for them numbers its hosts: its origin's
+// index, in the order the origins first appear; the engine's Mix.Hosts.
+// It is nil for a mix on one origin, which New builds no HostDialer for.
+// A mix on several needs a connection or more per host: conns fewer is
+// protocol.CheckHostConns's error, which the caller names the mix in.
+func (s *Spec) MixHosts(conns int) ([]int, error) {
+	origins := s.mixOrigins()
+	if len(origins) < 2 {
+		return nil, nil
+	}
+	if err := protocol.CheckHostConns(len(origins), conns); err != nil {
+		return nil, err
+	}
+	hosts := make([]int, len(s.Requests))
+	for i, r := range s.Requests {
+		hosts[i] = slices.Index(origins, origin(r.URL))
+	}
+	return hosts, nil
+}
+
 // origin is rawURL's scheme://host:port, as mixOrigins writes it; rawURL
 // may hold fields in its path and query.
 func origin(rawURL string) string {

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,6 +76,57 @@ func TestSpecMixHosts(t *testing.T) {
 		}
 		if got := !hd.Host(h).(*http1.Dialer).Sessions(); got != tls {
 			t.Errorf("host %d: TLS %v, want %v", h, got, tls)
+		}
+	}
+}
+
+// A mix's hosts are the engine's Mix.Hosts: set only for several origins,
+// numbered as New's HostDialer numbers them, with a connection or more
+// for each.
+func TestSpecMixHostsOf(t *testing.T) {
+	get := func(urls ...string) []Request {
+		var out []Request
+		for _, u := range urls {
+			out = append(out, Request{Method: "GET", URL: u})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		reqs  []Request
+		conns int
+		want  []int
+		err   string
+	}{
+		{"no mix", nil, 1, nil, ""},
+		{"one origin: no hosts", get("http://127.0.0.1:8080/a", "http://127.0.0.1:8080/b"), 1, nil, ""},
+		{"one origin, the port written or not", get("http://127.0.0.1/a", "HTTP://127.0.0.1:80/b"), 1, nil, ""},
+		{"two origins, in order of appearance", get("http://127.0.0.2:8080/a", "https://LOCALHOST/b", "http://127.0.0.2:8080/c?x={{seq}}"), 2,
+			[]int{0, 1, 0}, ""},
+		{"a connection per host", get("http://127.0.0.1:8080/a", "http://127.0.0.2:8080/b", "http://127.0.0.3:8080/c"), 2,
+			nil, "goes to 3 hosts, a connection or more each: give at least -c 3"},
+	} {
+		s := Spec{Requests: tc.reqs}
+		got, err := s.MixHosts(tc.conns)
+		if (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: hosts %v, want %v", tc.name, got, tc.want)
+		}
+		if tc.err != "" || got == nil {
+			continue
+		}
+		// As New's HostDialer numbers them.
+		d, err := New(&s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hd := d.(protocol.HostDialer)
+		for i, r := range tc.reqs {
+			if o := hd.Origin(got[i]); o != origin(r.URL) {
+				t.Errorf("%s: request %d (%s) on host %d, %s", tc.name, i, r.URL, got[i], o)
+			}
 		}
 	}
 }

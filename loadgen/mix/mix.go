@@ -207,16 +207,6 @@ func (p *parser) nameHosts() {
 	}
 }
 
-// Hosts are the requests' origins, as indexes into Origins, by their
-// order in the file.
-func (m *Mix) Hosts() []int {
-	h := make([]int, len(m.Requests))
-	for i, r := range m.Requests {
-		h[i] = slices.Index(m.Origins, r.Origin)
-	}
-	return h
-}
-
 func (p *parser) line(n int, raw string) error {
 	if !validText(raw) {
 		return p.errf(n, "not text: a control character (or invalid UTF-8) in %s", quote(raw))

@@ -312,8 +312,10 @@ GET http://127.0.0.1:8080/get
 	if !reflect.DeepEqual(m.Origins, origins) || m.Origin != origins[0] {
 		t.Errorf("origins %q (first %q), want %q", m.Origins, m.Origin, origins)
 	}
-	if h := m.Hosts(); !reflect.DeepEqual(h, []int{0, 1, 2, 0}) {
-		t.Errorf("hosts %v, want [0 1 2 0]", h)
+	for i, want := range []int{0, 1, 2, 0} {
+		if o := m.Requests[i].Origin; o != origins[want] {
+			t.Errorf("request %d's origin %q, want %q", i, o, origins[want])
+		}
 	}
 	names := []string{"GET 127.0.0.1:8080/get", "upload", "GET 127.0.0.2:8080/get", "GET 127.0.0.1:8080/get"}
 	if n := m.Names(); !reflect.DeepEqual(n, names) {

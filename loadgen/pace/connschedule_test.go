@@ -36,6 +36,39 @@ func TestParseConnSchedule(t *testing.T) {
 	}
 }
 
+// -c is a count unless it holds a '/': then a schedule, whose peak is the
+// count; a count is bounded as every int count is, a schedule by maxConns.
+func TestParseConns(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		conns    int
+		schedule string
+		wantErr  string
+	}{
+		{"10", 10, "", ""},
+		{"1k", 1000, "", ""},
+		{"2000", 2000, "", ""}, // a count is not held to maxConns here: Validate says so
+		{"3G", 0, "", `"3G" is too large`},
+		{"1.5", 0, "", `"1.5" is not a whole number`},
+		{"-1", 0, "", `"-1" is negative`},
+		{"10-200/1m,200/2m", 200, "10-200/1m,200/2m", ""},
+		{"0-1k/10s", 1000, "0-1k/10s", ""},
+		{"0-1001/10s", 0, "", `"0-1001/10s": at most 1000 connections`},
+		{"1.5/1s", 0, "", `"1.5/1s": connection counts are whole numbers`},
+	} {
+		conns, schedule, err := ParseConns(tc.in, 1000)
+		if tc.wantErr != "" {
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("ParseConns(%q) = %d, %q, %v; want the error %q", tc.in, conns, schedule, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || conns != tc.conns || schedule != tc.schedule {
+			t.Errorf("ParseConns(%q) = %d, %q, %v; want %d, %q", tc.in, conns, schedule, err, tc.conns, tc.schedule)
+		}
+	}
+}
+
 func TestReadStages(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "stages")

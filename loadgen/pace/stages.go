@@ -220,6 +220,25 @@ func ParseConnSchedule(s string, maxConns int) (*Stages, int, error) {
 	return st, int(peak), nil
 }
 
+// ParseConns reads -c: a count of connections (units.ParseIntCount), or,
+// with a '/', a closed loop's connection schedule (ParseConnSchedule),
+// whose peak is then the count. schedule is s for a schedule, "" for a
+// count.
+func ParseConns(s string, maxConns int) (conns int, schedule string, err error) {
+	if !strings.Contains(s, "/") {
+		n, err := units.ParseIntCount(s)
+		if err != nil {
+			return 0, "", err
+		}
+		return n, "", nil
+	}
+	_, peak, err := ParseConnSchedule(s, maxConns)
+	if err != nil {
+		return 0, "", err
+	}
+	return peak, s, nil
+}
+
 // ReadStages reads -R's @FILE: stages one per line (blank lines and #
 // comments skipped), returned as one comma-separated spec for Parse. Any
 // rate not starting with @ is the spec itself. An error starts with the

@@ -21,6 +21,16 @@ type HostDialer interface {
 	Origin(h int) string
 }
 
+// CheckHostConns is the rule of a load on several hosts (a HostDialer's,
+// a request mix's): a connection or more each. Its error has no subject
+// (it reads "goes to N hosts, …"): the caller names the mix.
+func CheckHostConns(hosts, conns int) error {
+	if hosts > conns {
+		return fmt.Errorf("goes to %d hosts, a connection or more each: give at least -c %d", hosts, hosts)
+	}
+	return nil
+}
+
 // NewHosts makes the HostDialer of dialers, one per origin. Resolve
 // looks each host's name up, in order; Close closes each; Opened sums
 // their ConnCounters' when they count.

@@ -57,3 +57,24 @@ func TestHosts(t *testing.T) {
 		t.Errorf("host 2: %s %T of %d", hd.Origin(1), hd.Host(1), hd.Hosts())
 	}
 }
+
+// A load on several hosts needs a connection or more on each: the
+// engine's rule for a request mix, which loadgen/client asks before it
+// builds a Dialer (Spec.MixHosts).
+func TestCheckHostConns(t *testing.T) {
+	for _, tc := range []struct {
+		hosts, conns int
+		want         string
+	}{
+		{1, 1, ""},
+		{2, 2, ""},
+		{3, 8, ""},
+		{2, 1, "goes to 2 hosts, a connection or more each: give at least -c 2"},
+		{5, 4, "goes to 5 hosts, a connection or more each: give at least -c 5"},
+	} {
+		err := CheckHostConns(tc.hosts, tc.conns)
+		if (tc.want == "") != (err == nil) || (err != nil && err.Error() != tc.want) {
+			t.Errorf("CheckHostConns(%d, %d) = %v, want %q", tc.hosts, tc.conns, err, tc.want)
+		}
+	}
+}

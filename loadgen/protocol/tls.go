@@ -198,12 +198,42 @@ func (e *clientCertError) Error() string        { return e.err.Error() + " (" + 
 func (e *clientCertError) Unwrap() error        { return e.err }
 func (e *clientCertError) Is(target error) bool { return target == ErrClientCertAdvised }
 
+// curveNames are the key exchanges --tls-curves names, as ParseCurves
+// reads them (case-insensitive; P-256 too) and FormatCurves writes them.
+var curveNames = []struct {
+	name string
+	id   tls.CurveID
+}{
+	{"X25519", tls.X25519}, {"P256", tls.CurveP256}, {"P384", tls.CurveP384},
+	{"P521", tls.CurveP521}, {"X25519MLKEM768", tls.X25519MLKEM768},
+}
+
+// FormatCurves writes key exchanges as ParseCurves reads them:
+// "X25519,P256" (one without a name as crypto/tls calls it).
+func FormatCurves(ids []tls.CurveID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = id.String()
+		for _, c := range curveNames {
+			if c.id == id {
+				s[i] = c.name
+			}
+		}
+	}
+	return strings.Join(s, ",")
+}
+
 // ParseCurves parses a comma-separated list of key exchanges: X25519,
 // P256, P384, P521, X25519MLKEM768 (case-insensitive).
 func ParseCurves(s string) ([]tls.CurveID, error) {
-	names := map[string]tls.CurveID{
-		"x25519": tls.X25519, "p256": tls.CurveP256, "p-256": tls.CurveP256, "p384": tls.CurveP384,
-		"p-384": tls.CurveP384, "p521": tls.CurveP521, "p-521": tls.CurveP521, "x25519mlkem768": tls.X25519MLKEM768,
+	names := map[string]tls.CurveID{}
+	var known []string
+	for _, c := range curveNames {
+		names[strings.ToLower(c.name)] = c.id
+		if strings.HasPrefix(c.name, "P") {
+			names["p-"+c.name[1:]] = c.id
+		}
+		known = append(known, c.name)
 	}
 	var ids []tls.CurveID
 	for _, name := range strings.Split(s, ",") {
@@ -213,7 +243,7 @@ func ParseCurves(s string) ([]tls.CurveID, error) {
 		}
 		id, ok := names[name]
 		if !ok {
-			return nil, fmt.Errorf("unknown key exchange %q: use X25519, P256, P384, P521 or X25519MLKEM768", name)
+			return nil, fmt.Errorf("unknown key exchange %q: use %s or %s", name, strings.Join(known[:len(known)-1], ", "), known[len(known)-1])
 		}
 		ids = append(ids, id)
 	}

@@ -54,6 +54,35 @@ func TestParsers(t *testing.T) {
 	}
 }
 
+// FormatCurves writes what ParseCurves reads: --tls-curves' help shows
+// DefaultCurves so.
+func TestFormatCurves(t *testing.T) {
+	for _, c := range []struct {
+		ids  []tls.CurveID
+		want string
+	}{
+		{DefaultCurves(), "X25519,P256"},
+		{[]tls.CurveID{tls.CurveP384, tls.CurveP521, tls.X25519MLKEM768}, "P384,P521,X25519MLKEM768"},
+	} {
+		got := FormatCurves(c.ids)
+		if got != c.want {
+			t.Errorf("FormatCurves(%v) = %q, want %q", c.ids, got, c.want)
+		}
+		if back, err := ParseCurves(got); err != nil || !reflect.DeepEqual(back, c.ids) {
+			t.Errorf("ParseCurves(%q) = %v, %v, want %v", got, back, err, c.ids)
+		}
+	}
+	for _, alias := range []string{"p-256", "P-384", "p-521"} {
+		if _, err := ParseCurves(alias); err != nil {
+			t.Errorf("ParseCurves(%q): %v", alias, err)
+		}
+	}
+	_, err := ParseCurves("curve9")
+	if want := `unknown key exchange "curve9": use X25519, P256, P384, P521 or X25519MLKEM768`; err == nil || err.Error() != want {
+		t.Errorf("ParseCurves(curve9) error = %v, want %q", err, want)
+	}
+}
+
 // countingConn counts the writes that reach the socket, and fails them
 // once fail is set.
 type countingConn struct {

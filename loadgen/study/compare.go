@@ -1,20 +1,13 @@
 package study
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"loadgen/results/compare"
-	"loadgen/results/report"
-	"loadgen/results/store"
 )
 
 // Row is one line of a study's table: the published figure and ours, each
@@ -26,9 +19,40 @@ type Row struct {
 	HasPub, HasMeas        bool
 	PubRatio, MeasRatio    float64
 	HasPubRatio, HasMRatio bool
+	// OwnRatio is the measured figure over its own run's baseline path
+	// (OwnBase: the row's mode with the baseline's path, vxlan.node-node),
+	// where that is another figure than the baseline row's: runs made
+	// minutes apart (one CNI each, on a cluster) drift, and each run's own
+	// node ↔ node drifts with it.
+	OwnRatio    float64
+	HasOwnRatio bool
+	OwnBase     string
 	// Source is the key of the row's source when it is not its table's.
 	Source     string
 	SamePathAs string
+}
+
+// ownBase is the measure of a row's own run's baseline: the row's mode
+// (the measure's part before its first '.') with the baseline measure's
+// path; "" when either is not MODE.PATH, or for the baseline's own mode.
+func ownBase(row, base string) string {
+	rm, _, ok1 := strings.Cut(row, ".")
+	bm, bp, ok2 := strings.Cut(base, ".")
+	if !ok1 || !ok2 || rm == bm || strings.Contains(row, "|") || strings.Contains(base, "|") {
+		return ""
+	}
+	return rm + "." + bp
+}
+
+// HasOwnRatios tells whether a row has a ratio to its own run's baseline
+// path (Row.OwnRatio): the table then shows that column too.
+func (t Table) HasOwnRatios() bool {
+	for _, r := range t.Rows {
+		if r.HasOwnRatio {
+			return true
+		}
+	}
+	return false
 }
 
 // Outcome is what an ordering comes to on our figures.
@@ -204,6 +228,16 @@ func Compare(p Published, t PublishedTable, m *Measured) Table {
 		}
 	}
 	base := out.Rows[idx[t.Baseline]]
+	baseMeasure := ""
+	for _, r := range t.Rows {
+		if r.Key == t.Baseline {
+			baseMeasure = r.Measure
+		}
+	}
+	measures := map[string]string{}
+	for _, r := range t.Rows {
+		measures[r.Key] = r.Measure
+	}
 	for i := range out.Rows {
 		r := &out.Rows[i]
 		if r.HasPub && base.HasPub {
@@ -211,6 +245,21 @@ func Compare(p Published, t PublishedTable, m *Measured) Table {
 		}
 		if r.HasMeas && base.HasMeas && base.Measured.Value > 0 {
 			r.MeasRatio, r.HasMRatio = r.Measured.Value/base.Measured.Value, true
+		}
+		if own := ownBase(measures[r.Key], baseMeasure); own != "" && r.HasMeas {
+			if b, ok := m.Value(t, own); ok && b.Value > 0 {
+				r.OwnRatio, r.HasOwnRatio, r.OwnBase = r.Measured.Value/b.Value, true, own
+			}
+		}
+	}
+	// Beside a row with its own run's ratio, the rows measured in the
+	// baseline's own run have theirs too: the measured ratio.
+	if out.HasOwnRatios() {
+		for i := range out.Rows {
+			r := &out.Rows[i]
+			if !r.HasOwnRatio && r.HasMRatio && ownBase(measures[r.Key], baseMeasure) == "" && measures[r.Key] != "" {
+				r.OwnRatio, r.HasOwnRatio, r.OwnBase = r.MeasRatio, true, baseMeasure
+			}
 		}
 	}
 	judge := func(o [2]string, about bool) {
@@ -292,10 +341,19 @@ func (t Table) Write(w io.Writer) error {
 		fmt.Fprintln(w, l)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "row\t%s\tmeasured\trepeats\t%s ratio\tmeasured ratio\t\n", label, label)
+	own := t.HasOwnRatios()
+	ownHead := ""
+	if own {
+		ownHead = "its run's " + t.Baseline + "\t"
+	}
+	fmt.Fprintf(tw, "row\t%s\tmeasured\trepeats\t%s ratio\tmeasured ratio\t%s\n", label, label, ownHead)
 	for _, r := range t.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Key, figure(r.Published, r.HasPub), figure(r.Measured.Value, r.HasMeas),
-			spread(r.Measured, r.HasMeas), ratio(r.PubRatio, r.HasPubRatio), ratio(r.MeasRatio, r.HasMRatio), note(r.rowNote(t.Source)))
+		ownCell := ""
+		if own {
+			ownCell = ratio(r.OwnRatio, r.HasOwnRatio) + "\t"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", r.Key, figure(r.Published, r.HasPub), figure(r.Measured.Value, r.HasMeas),
+			spread(r.Measured, r.HasMeas), ratio(r.PubRatio, r.HasPubRatio), ratio(r.MeasRatio, r.HasMRatio), ownCell, note(r.rowNote(t.Source)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -429,133 +487,4 @@ func note(s string) string {
 		return ""
 	}
 	return "  " + strings.TrimSpace(s)
-}
-
-// Report is the table for loadgen report's pages: every cell formatted as
-// Write prints it. source is the line naming every source of the study's
-// tables; with more than one, each table's metric names its own ([key]).
-func (t Table) Report(s Study, source string, several bool) report.Published {
-	metric := t.Metric
-	if several && len(t.Sources) > 0 {
-		var keys []string
-		for _, src := range t.Sources {
-			keys = append(keys, src.Key)
-		}
-		metric += " [" + strings.Join(keys, ", ") + "]"
-	}
-	out := report.Published{Study: s.Name, Title: s.Title, Source: source, Metric: metric, Unit: t.Unit,
-		Baseline: t.Baseline, Caveat: Caveat}
-	for _, r := range t.Rows {
-		out.Rows = append(out.Rows, report.PublishedRow{Key: r.Key, Published: figure(r.Published, r.HasPub),
-			Measured: figure(r.Measured.Value, r.HasMeas), PubRatio: ratio(r.PubRatio, r.HasPubRatio),
-			MeasRatio: ratio(r.MeasRatio, r.HasMRatio), Note: r.rowNote(t.Source),
-			PubRatioV: r.PubRatio, HasPubRatio: r.HasPubRatio, MeasRatioV: r.MeasRatio, HasMeasRatio: r.HasMRatio})
-	}
-	for _, v := range t.Verdicts {
-		out.Verdicts = append(out.Verdicts, v.Line(t.Metric))
-	}
-	return out
-}
-
-// SourcesLine names every source of a study's sourced tables in one
-// line: the one source's line, or "[key] line; [key] line" for several.
-func SourcesLine(p Published) (line string, several bool) {
-	var srcs []Source
-	seen := map[string]bool{}
-	for _, t := range p.Tables {
-		for _, s := range p.TableSources(t) {
-			if !seen[s.Key] {
-				seen[s.Key] = true
-				srcs = append(srcs, s)
-			}
-		}
-	}
-	if len(srcs) == 1 {
-		return srcs[0].Line(), false
-	}
-	var parts []string
-	for _, s := range srcs {
-		parts = append(parts, "["+s.Key+"] "+s.Line())
-	}
-	return strings.Join(parts, "; "), len(srcs) > 1
-}
-
-// Marker is the file a study writes at the top of its results directory,
-// so that loadgen report knows the directory for that study's.
-const Marker = "study.json"
-
-// MarkerFile is Marker's content.
-type MarkerFile struct {
-	Study string `json:"study"`
-}
-
-// WriteMarker names the study at the top of its results directory dir
-// (Marker), for loadgen report: Tables and Read know it by it.
-func WriteMarker(dir, name string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	b, err := json.Marshal(MarkerFile{Study: name})
-	if err != nil {
-		return err
-	}
-	return store.WriteFile(filepath.Join(dir, Marker), append(b, '\n'))
-}
-
-// Tables reads a study's results directory: its published tables filled
-// with what the directory measured, each with its sources. A table whose
-// source cannot be named is left out: a report's table is headed
-// "published". ok is false when dir holds no study or the repository no
-// sourced figures for it, and when dir is not a directory (a run's or a
-// step's file, which `loadgen report` takes too).
-func Tables(dir string) (tables []report.Published, ok bool, err error) {
-	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-		return nil, false, nil
-	}
-	b, err := os.ReadFile(filepath.Join(dir, Marker))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	} else if err != nil {
-		return nil, false, err
-	}
-	var mk MarkerFile
-	if err := json.Unmarshal(b, &mk); err != nil {
-		return nil, false, fmt.Errorf("%s: %w", filepath.Join(dir, Marker), err)
-	}
-	s, err := Lookup(mk.Study)
-	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", filepath.Join(dir, Marker), err)
-	}
-	pub, ok, err := s.Published()
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	sets, err := MeasuredSets(dir, pub)
-	if err != nil {
-		return nil, false, err
-	}
-	for _, set := range sets {
-		ts := reportTables(s, pub, set.M)
-		if len(sets) > 1 {
-			for i := range ts {
-				ts[i].Metric += ", measured " + set.Where
-			}
-		}
-		tables = append(tables, ts...)
-	}
-	return tables, len(tables) > 0, nil
-}
-
-// reportTables are the study's sourced tables for loadgen report.
-func reportTables(s Study, pub Published, m *Measured) []report.Published {
-	line, several := SourcesLine(pub)
-	var tables []report.Published
-	for _, t := range pub.Tables {
-		ct := Compare(pub, t, m)
-		if ct.Label() == "unsourced" {
-			continue
-		}
-		tables = append(tables, ct.Report(s, line, several))
-	}
-	return tables
 }

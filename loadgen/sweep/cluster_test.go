@@ -7,7 +7,8 @@ import (
 )
 
 // TestCheckCluster checks that each key that names something of this machine
-// is refused, naming the key; the same sweep without it is taken.
+// (or that the workers cannot honour) is refused, naming the key, why and
+// what to do instead; the same sweep without it is taken.
 func TestCheckCluster(t *testing.T) {
 	path := func(edit func(*Path)) []Path {
 		p := Path{Name: "mesh", URL: "http://target:8080"}
@@ -31,6 +32,18 @@ func TestCheckCluster(t *testing.T) {
 		{"netns", Spec{Paths: path(func(p *Path) { p.NetNS = "lab" })}, "path mesh: netns is a namespace of this machine"},
 		{"trim start", Spec{Paths: path(nil), TrimStart: new(Duration)}, "trim_start and trim_end are the local sweep's"},
 		{"trim end", Spec{Paths: path(nil), TrimEnd: new(Duration)}, "trim_start and trim_end are the local sweep's"},
+		// Before, these were dropped on the way to the workers, which ran
+		// without them while the results claimed them.
+		{"proto", Spec{Paths: path(nil), Call: "a.B/C", Proto: []string{"api.proto"}}, "proto and import_paths: files on this machine are not in the workers' image; leave them out: the workers use server reflection"},
+		{"import paths", Spec{Paths: path(nil), Call: "a.B/C", Proto: []string{"api.proto"}, ImportPaths: []string{"protos"}}, "proto and import_paths: files on this machine"},
+		{"feed", Spec{Paths: path(nil), Feed: "users.csv"}, "feed users.csv: a file on this machine is not in the workers' image; leave out feed and the endpoint's {{row.…}} fields, or run the sweep with loadgen sweep"},
+		{"a path's proxy workers", Spec{Paths: path(func(p *Path) { p.Workers = 4 })}, "path mesh: workers records a local proxy's worker processes; on a cluster k8s run records the ingress-nginx controller's own (set them with --configure-controller --worker-processes N): leave it out"},
+		{"local sidecars", Spec{Paths: path(func(p *Path) { p.Sidecar = &Sidecar{Proxy: "nginx", Placement: "both"} })}, "path mesh: sidecar runs proxies in pods of this machine; on a cluster --mesh sidecar"},
+		{"arrival with no open loop", Spec{Paths: path(nil), Rates: Rates{0}, Arrival: "poisson"}, "arrival poisson, jitter 0% paces an open loop: add rates to the file (rate: [100]; every step is closed loop)"},
+		{"jitter with no open loop", Spec{Paths: path(nil), JitterPct: 10}, "arrival uniform, jitter 10% paces an open loop: add rates to the file"},
+		{"arrival with an open-loop step", Spec{Paths: path(nil), Rates: Rates{0, 100}, Arrival: "poisson", JitterPct: 0}, ""},
+		{"jitter with an open-loop step", Spec{Paths: path(nil), Rates: Rates{50}, JitterPct: 10}, ""},
+		{"streaming call's messages and window", Spec{Paths: path(nil), Protocol: "grpc-stream", Window: 4, Messages: 2}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.spec.CheckCluster()

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
-
-	"loadgen/internal/shellquote"
 )
 
 // The demo's paths: loadgen's httpbin, and a real nginx in front of it.
@@ -29,12 +29,40 @@ func Demo(nginx bool) *Spec {
 		Warmup:   Duration(500 * time.Millisecond),
 		Repeats:  1,
 		Rates:    Rates{0},
-		Builtin:  "demo",
+		Builtin:  BuiltinDemo,
 	}
 	if nginx {
 		spec.Paths = append(spec.Paths, Path{Name: DemoNginx})
 	}
 	return spec
+}
+
+// DemoOutline is the demo's plan as loadgen sweep's help says it: its
+// ladder's rungs × its payloads × each step's measured window.
+func DemoOutline() string { return Demo(false).outline() }
+
+// outline is s's ladder, payloads and measured window in words:
+// "c1t1 c4t4 × 100 B, 1 KiB × 3 s".
+func (s *Spec) outline() string {
+	rungs := make([]string, len(s.Ladder))
+	for i, r := range s.Ladder {
+		rungs[i] = r.String()
+	}
+	sizes := make([]string, len(s.Payloads))
+	for i, n := range s.Payloads {
+		sizes[i] = spacedUnit(FormatSize(n))
+	}
+	return strings.Join(rungs, " ") + " × " + strings.Join(sizes, ", ") + " × " +
+		strconv.FormatFloat(s.Duration.D().Seconds(), 'g', -1, 64) + " s"
+}
+
+// spacedUnit puts a space between a figure and its unit: 1KiB, 1 KiB.
+func spacedUnit(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	if i <= 0 {
+		return s
+	}
+	return s[:i] + " " + s[i:]
 }
 
 // DemoAt fills a demo's plan with where its servers listen, then checks
@@ -99,8 +127,9 @@ func (s *Spec) DemoNeedsNginx(found func() error) error {
 // CompleteDemo completes and checks a demo's plan (Demo's, or a saved
 // one, with flags over it) before its servers start: checked as any sweep
 // with its paths at a placeholder address where the servers will be,
-// then each path's URL set to where(name), what a dry run prints.
-func (s *Spec) CompleteDemo(where func(path string) string) error {
+// then each path's URL set to what it will go through (DemoWhere), what
+// a dry run prints.
+func (s *Spec) CompleteDemo() error {
 	for i := range s.Paths {
 		s.Paths[i].URL = "http://127.0.0.1"
 	}
@@ -108,10 +137,28 @@ func (s *Spec) CompleteDemo(where func(path string) string) error {
 		return fmt.Errorf("the built-in demo with the flags over it: %w", err)
 	}
 	for i := range s.Paths {
-		s.Paths[i].URL = where(s.Paths[i].Name)
+		s.Paths[i].URL = DemoWhere(s.Paths[i].Name)
 	}
 	return nil
 }
+
+// DemoWhere is where the demo's path goes before its servers start, as a
+// dry run prints it: the nginx path through nginx, every other (the
+// baseline) straight to httpbin.
+func DemoWhere(path string) string {
+	if path == DemoNginx {
+		return "nginx (1 worker) in front of httpbin, started by loadgen"
+	}
+	return "loadgen's httpbin, started by loadgen"
+}
+
+// The built-in sweeps (Spec.Builtin), each started, and resumed, by its
+// own command.
+const (
+	BuiltinDemo = "demo" // loadgen sweep with neither -f nor --path (Demo)
+	BuiltinSize = "size" // loadgen size (Sizing)
+	BuiltinLab  = "lab"  // loadgen lab: a sweep per protocol in DIR/PROTOCOL (Lab)
+)
 
 // Resume is what a resume of a saved sweep, given neither a file nor
 // paths, continues.
@@ -128,15 +175,15 @@ func ResumeKind(saved *Spec) Resume {
 	switch saved.Builtin {
 	case "":
 		return ResumePlan
-	case "demo":
+	case BuiltinDemo:
 		return ResumeDemo
 	}
 	return ResumeBuiltin
 }
 
 // ResumeRefusal is why a resume by the command whose built-in sweeps are
-// own ("demo": loadgen sweep with neither -f nor --path; "size") cannot
-// continue saved, the sweep saved in dir, or nil. The command continues a
+// own (BuiltinDemo: loadgen sweep with neither -f nor --path;
+// BuiltinSize) cannot continue saved, the sweep saved in dir, or nil. The command continues a
 // plan of its own and a plain sweep's; a sweep that another built-in
 // command made, that command continues, as the refusal says.
 func ResumeRefusal(dir string, saved *Spec, own string) error {
@@ -146,17 +193,17 @@ func ResumeRefusal(dir string, saved *Spec, own string) error {
 	command := saved.Builtin
 	at := dir
 	switch command {
-	case "demo":
+	case BuiltinDemo:
 		command = "sweep" // the demo is loadgen sweep's
-	case "lab":
+	case BuiltinLab:
 		at = filepath.Dir(dir) // a protocol's sweep of a lab in DIR/PROTOCOL: the lab resumes DIR
 	}
-	return fmt.Errorf("--resume: %s holds a loadgen %s run: continue it with loadgen %s -o %s --resume", dir, saved.Builtin, command, shellquote.Quote(at))
+	return fmt.Errorf("--resume: %s holds a loadgen %s run: continue it with %s", dir, saved.Builtin, ResumeCommand(command, nil, at))
 }
 
 // SavedFor is the plan saved in dir (Saved) for a resume by the command
-// whose built-in sweeps are own ("demo", "size"), refused when another
-// built-in command made it (ResumeRefusal).
+// whose built-in sweeps are own (BuiltinDemo, BuiltinSize), refused when
+// another built-in command made it (ResumeRefusal).
 func SavedFor(dir, own string) (*Spec, error) {
 	saved, err := Saved(dir)
 	if err != nil {
@@ -173,7 +220,7 @@ func SavedFor(dir, own string) (*Spec, error) {
 // it holds a sweep the run does not resume (CheckOut). With a file or
 // paths of its own (named), the plan is theirs: saved is nil, demo false.
 // Without, it is the built-in demo (demo true); on a resume, the plan
-// saved in dir (SavedFor "demo"): the demo's (demo true) or a plain
+// saved in dir (SavedFor BuiltinDemo): the demo's (demo true) or a plain
 // sweep's, which the flags go over as over a file (demo false).
 func Origin(dir string, resume, named bool) (saved *Spec, demo bool, err error) {
 	if err := CheckOut(dir, resume); err != nil {
@@ -185,7 +232,7 @@ func Origin(dir string, resume, named bool) (saved *Spec, demo bool, err error) 
 	if !resume {
 		return nil, true, nil
 	}
-	if saved, err = SavedFor(dir, "demo"); err != nil {
+	if saved, err = SavedFor(dir, BuiltinDemo); err != nil {
 		return nil, false, err
 	}
 	return saved, ResumeKind(saved) == ResumeDemo, nil

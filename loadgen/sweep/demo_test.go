@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDemoAt: the demo's plan, filled with its servers' addresses, is a
@@ -69,19 +70,42 @@ func TestDemoRefuses(t *testing.T) {
 }
 
 // TestCompleteDemo: a demo's plan is checked as any sweep, then its paths
-// say where its servers will be; a plan the flags broke is refused as
+// say where its servers will be (the nginx path through nginx, the
+// baseline straight to httpbin); a plan the flags broke is refused as
 // the demo's.
 func TestCompleteDemo(t *testing.T) {
-	s := Demo(true)
-	if err := s.CompleteDemo(func(p string) string { return "where " + p }); err != nil {
-		t.Fatalf("CompleteDemo: %v", err)
+	const (
+		httpbin = "loadgen's httpbin, started by loadgen"
+		nginx   = "nginx (1 worker) in front of httpbin, started by loadgen"
+	)
+	for _, tc := range []struct {
+		name  string
+		nginx bool
+		want  []string
+	}{
+		{"baseline only", false, []string{httpbin}},
+		{"with nginx", true, []string{httpbin, nginx}},
+	} {
+		s := Demo(tc.nginx)
+		if err := s.CompleteDemo(); err != nil {
+			t.Fatalf("%s: CompleteDemo: %v", tc.name, err)
+		}
+		var got []string
+		for _, p := range s.Paths {
+			got = append(got, p.URL)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: paths go to %q, want %q", tc.name, got, tc.want)
+		}
 	}
-	if s.Paths[0].URL != "where baseline" || s.Paths[1].URL != "where nginx" {
-		t.Errorf("paths %+v", s.Paths)
+	for path, want := range map[string]string{DemoBaseline: httpbin, DemoNginx: nginx, "other": httpbin} {
+		if got := DemoWhere(path); got != want {
+			t.Errorf("DemoWhere(%q) = %q, want %q", path, got, want)
+		}
 	}
-	s = Demo(false)
+	s := Demo(false)
 	s.Repeats = -1
-	if err := s.CompleteDemo(func(string) string { return "" }); err == nil || !strings.HasPrefix(err.Error(), "the built-in demo with the flags over it: ") {
+	if err := s.CompleteDemo(); err == nil || !strings.HasPrefix(err.Error(), "the built-in demo with the flags over it: ") {
 		t.Errorf("CompleteDemo of a broken plan = %v", err)
 	}
 }
@@ -143,5 +167,27 @@ func TestDemoNeedsNginx(t *testing.T) {
 		if asked != tc.plan {
 			t.Errorf("plan with nginx %v: asked whether nginx is installed: %v", tc.plan, asked)
 		}
+	}
+}
+
+// The demo's plan in words, as loadgen sweep's help gives it, is made from
+// the plan: its rungs, its payloads with a space before the unit, and
+// each step's measured window in seconds.
+func TestOutline(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec *Spec
+		want string
+	}{
+		{"demo", Demo(false), "c1t1 c4t4 c16t16 c64t64 × 100 B, 1 KiB × 3 s"},
+		{"demo with nginx", Demo(true), "c1t1 c4t4 c16t16 c64t64 × 100 B, 1 KiB × 3 s"},
+		{"other", &Spec{Ladder: Ladder{{2, 1}}, Payloads: Payloads{0, 1 << 20, 1500}, Duration: Duration(1500 * time.Millisecond)}, "c2t1 × 0 B, 1 MiB, 1500 B × 1.5 s"},
+	} {
+		if got := tc.spec.outline(); got != tc.want {
+			t.Errorf("%s: outline %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got, want := DemoOutline(), Demo(false).outline(); got != want {
+		t.Errorf("DemoOutline() = %q, want the demo's plan %q", got, want)
 	}
 }

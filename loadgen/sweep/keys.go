@@ -24,8 +24,9 @@ var fileObjects = map[string]struct {
 var unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type sweep\.(\w+)`)
 
 // unknownKeys rewrites the decoder's "field ladderr not found in type
-// sweep.Spec" in msg as "ladderr is not a sweep key (did you mean
-// ladder?)", or with the object's keys when none is near.
+// sweep.Spec" in msg as `ladderr is not a sweep key (did you mean
+// "ladder"?)` (closest.DidYouMean), or with the object's keys when none
+// is near.
 func unknownKeys(msg string) string {
 	return unknownFieldRE.ReplaceAllStringFunc(msg, func(m string) string {
 		sub := unknownFieldRE.FindStringSubmatch(m)
@@ -34,8 +35,8 @@ func unknownKeys(msg string) string {
 			return key + " is not a key here"
 		}
 		keys := yamlKeys(obj.typ)
-		if near := nearest(key, keys); near != "" {
-			return fmt.Sprintf("%s is not a %s key (did you mean %s?)", key, obj.what, near)
+		if hint := closest.DidYouMean(key, keys); hint != "" {
+			return fmt.Sprintf("%s is not a %s key (%s)", key, obj.what, hint)
 		}
 		return fmt.Sprintf("%s is not a %s key (%s)", key, obj.what, strings.Join(keys, ", "))
 	})
@@ -51,15 +52,4 @@ func yamlKeys(t reflect.Type) []string {
 		}
 	}
 	return keys
-}
-
-// nearest is the key of keys closest to k by edit distance, when it is
-// near enough to be a typo (at most 2 edits, fewer than half of k's
-// letters); else "".
-func nearest(k string, keys []string) string {
-	best, bestD := closest.Nearest(k, keys)
-	if bestD < 0 || bestD > 2 || 2*bestD >= len(k) {
-		return ""
-	}
-	return best
 }

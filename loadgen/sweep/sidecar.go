@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"slices"
+	"strings"
 
 	"loadgen/internal/sidecarnames"
 )
@@ -9,6 +10,21 @@ import (
 // HasProxy reports whether the placement puts a proxy in the path:
 // none is the baseline, the same pods without one.
 func (c Sidecar) HasProxy() bool { return c.Placement != sidecarnames.None }
+
+// Where is where the path's load goes, as a plan lists it: its URL, or,
+// for a sidecar path whose pods are not made yet (the sweep fills its URL
+// as they run), its pods with sidecars: "pods with sidecars: PROXY
+// PLACEMENT", and "mtls" when its sidecars speak mutual TLS.
+func (p Path) Where() string {
+	where := p.URL
+	if sc := p.Sidecar; sc != nil && where == "" {
+		where = strings.Join(strings.Fields("pods with sidecars: "+sc.Proxy+" "+sc.Placement), " ")
+		if sc.MTLS {
+			where += " mtls"
+		}
+	}
+	return where
+}
 
 // SidecarsRunning points p, a sidecar path, at its running pods (url, the
 // client pod's netns) and sets what its cost watches. started is whether

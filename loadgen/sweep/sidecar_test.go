@@ -84,3 +84,25 @@ func TestSidecarProxies(t *testing.T) {
 		t.Error("HasSidecars() = true with no sidecar path")
 	}
 }
+
+// A plan lists where each path's load goes: its URL, or a sidecar path's
+// pods until the sweep makes them and fills its URL.
+func TestPathWhere(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		path Path
+		want string
+	}{
+		{"a URL", Path{URL: "http://127.0.0.1:8080/get"}, "http://127.0.0.1:8080/get"},
+		{"nothing", Path{}, ""},
+		{"sidecars", Path{Sidecar: &Sidecar{Proxy: "envoy", Placement: "both"}}, "pods with sidecars: envoy both"},
+		{"sidecars, mtls", Path{Sidecar: &Sidecar{Proxy: "nginx", Placement: "serveronly", MTLS: true}}, "pods with sidecars: nginx serveronly mtls"},
+		{"no proxy named", Path{Sidecar: &Sidecar{Placement: "none"}}, "pods with sidecars: none"},
+		{"nothing named", Path{Sidecar: &Sidecar{}}, "pods with sidecars:"},
+		{"sidecars running", Path{URL: "http://10.0.0.2:8080/", Sidecar: &Sidecar{Proxy: "envoy", Placement: "both", MTLS: true}}, "http://10.0.0.2:8080/"},
+	} {
+		if got := tc.path.Where(); got != tc.want {
+			t.Errorf("%s: Where() = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -3,11 +3,24 @@ package sweep
 import (
 	"strconv"
 	"strings"
+	"time"
 )
 
 // loadgen size's plan as a sweep: for each worker count a plaintext and a
 // TLS nginx in front of loadgen's httpbin (meshes/nginxingress starts
 // them), the TLS ones with a new connection per request.
+
+// loadgen size's plan when its flags do not say: the response body
+// (ParseSize's grammar), a ladder of many connections on few threads
+// (ParseLadder's), and each step's measured window and warm-up. Its TLS
+// key's kind is nginxingress.DefaultSizingKeyType (this layer may not
+// import targets' key types).
+const (
+	DefaultSizingPayload  = "1KiB"
+	DefaultSizingLadder   = "c64t2"
+	DefaultSizingDuration = 5 * time.Second
+	DefaultSizingWarmup   = time.Second
+)
 
 // SizingProxy is one nginx of loadgen size: meshes/nginxingress's
 // SizingProxy, field for field, which converts to it (this layer may not
@@ -38,7 +51,7 @@ type SizingAt struct {
 // run prints and a resume checks before nginx starts.
 func Sizing(base Spec, proxies []SizingProxy, keyType string, at SizingAt) *Spec {
 	s := base
-	s.Protocol, s.Endpoint, s.Builtin, s.KeyType = "http1", DefaultEndpoint, "size", keyType
+	s.Protocol, s.Endpoint, s.Builtin, s.KeyType = "http1", DefaultEndpoint, BuiltinSize, keyType
 	s.Paths = nil
 	if at.TargetPID != 0 {
 		s.Target = &Watch{PID: at.TargetPID}

@@ -68,9 +68,9 @@ type Spec struct {
 	// httpbin --call; k8s run --hops): the report gives the latency and
 	// proxy cost each path adds per hop. 0 or 1: one target.
 	Hops int `yaml:"hops,omitempty" json:"hops,omitempty"`
-	// Builtin names the built-in sweep this is (demo, size), which starts
-	// its own servers: a resume from the manifest starts them again. Not
-	// a key of a sweep file.
+	// Builtin names the built-in sweep this is (BuiltinDemo, BuiltinSize,
+	// BuiltinLab), which starts its own servers: a resume from the
+	// manifest starts them again. Not a key of a sweep file.
 	Builtin string `yaml:"-" json:"builtin,omitempty"`
 	// KeyType is the kind of key of the TLS certificates a built-in sweep
 	// makes for its servers (size's --key-type: rsa, ecdsa), recorded so
@@ -170,6 +170,15 @@ const (
 	DefaultEndpoint = "/bytes/{size}"
 	DefaultDuration = 30 * time.Second
 	DefaultRepeats  = 1
+)
+
+// The plan of a sweep of flags alone (loadgen sweep --path …): its
+// ladder, payloads and rates when the flags do not say, in the flags'
+// grammar (ParseLadder, ParsePayloads, ParseRates).
+const (
+	DefaultLadder   = "c1t1..c128t128"
+	DefaultPayloads = "100,1KiB"
+	DefaultRates    = "0" // the closed loop
 )
 
 // Parse reads a sweep file strictly: an unknown key, a bad ladder or a
@@ -329,6 +338,19 @@ func (s *Spec) WatchNames() []string {
 			out = append(out, p.Watch.Label())
 		case p.Sidecar != nil:
 			out = append(out, p.Sidecar.Proxy)
+		}
+	}
+	return out
+}
+
+// URLs are the addresses the sweep's paths load, in their order: the
+// paths that have one (a sidecar path's is the sweep's to fill, a demo
+// path's the demo's).
+func (s *Spec) URLs() []string {
+	var out []string
+	for _, p := range s.Paths {
+		if p.URL != "" {
+			out = append(out, p.URL)
 		}
 	}
 	return out

@@ -224,6 +224,11 @@ func (w Watch) validate() error {
 // open-loop step: they pace an open loop. A --find-max sweep (findMax)
 // runs open-loop probes whatever its rates.
 func (s *Spec) CheckArrival(findMax bool) error {
+	return s.checkArrival(findMax, "-R (rates; every step is closed loop)")
+}
+
+// checkArrival is CheckArrival, add saying how to ask for a rate.
+func (s *Spec) checkArrival(findMax bool, add string) error {
 	if s.Arrival == "" && s.JitterPct == 0 {
 		return nil
 	}
@@ -232,7 +237,7 @@ func (s *Spec) CheckArrival(findMax bool) error {
 		open = open || r > 0
 	}
 	if !open {
-		return pace.ClosedLoop(fmt.Sprintf("arrival %s, jitter %g%%", cmp.Or(s.Arrival, pace.Uniform), s.JitterPct), "-R (rates; every step is closed loop)")
+		return pace.ClosedLoop(fmt.Sprintf("arrival %s, jitter %g%%", cmp.Or(s.Arrival, pace.Uniform), s.JitterPct), add)
 	}
 	return nil
 }

@@ -52,6 +52,24 @@ func DefaultControlPlanes(o Options) []ControlPlane {
 	return nil
 }
 
+// DefaultControlPlanesHelp is --control-plane's word on its default, from
+// DefaultControlPlanes: each mesh's own control plane, the gateway
+// classes' controllers, and the controllers that are their proxies.
+func DefaultControlPlanesHelp() string {
+	one := func(o Options) ControlPlane { return DefaultControlPlanes(o)[0] }
+	istiod, linkerd, appmesh := one(Options{Mesh: MeshIstio}), one(Options{Mesh: MeshLinkerd}), one(Options{Mesh: MeshAppMesh})
+	classes := []string{ClassEnvoyGateway, ClassNginxGatewayFabric, ClassCilium}
+	var namespaces []string
+	for _, c := range classes {
+		namespaces = append(namespaces, one(Options{Mesh: MeshGateway, Class: c}).Namespace)
+	}
+	return fmt.Sprintf("the mesh's own: %s=%s/%s; Linkerd's in %s; %s in %s; "+
+		"for gateway classes %s and %s their controller's pods (%s); %s and %s: none apart, their controller is their proxy",
+		istiod.Name, istiod.Namespace, istiod.Selector, linkerd.Namespace, appmesh.Name, appmesh.Namespace,
+		strings.Join(classes[:len(classes)-1], ", "), classes[len(classes)-1], strings.Join(namespaces, ", "),
+		MeshIngressNginx, ClassTraefik)
+}
+
 // The classes whose control planes DefaultControlPlanes knows, as their
 // quick starts name their GatewayClass (and Cilium its IngressClass).
 const (

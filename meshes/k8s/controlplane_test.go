@@ -177,3 +177,24 @@ func TestDefaultControlPlanes(t *testing.T) {
 		}
 	}
 }
+
+// --control-plane's help says each default DefaultControlPlanes gives,
+// in the words it has always had.
+func TestDefaultControlPlanesHelp(t *testing.T) {
+	help := DefaultControlPlanesHelp()
+	const was = "the mesh's own: istiod=istio-system/app=istiod; Linkerd's in linkerd; appmesh-controller in appmesh-system; " +
+		"for gateway classes eg, nginx and cilium their controller's pods (envoy-gateway-system, nginx-gateway, kube-system); " +
+		"ingress-nginx and traefik: none apart, their controller is their proxy"
+	if help != was {
+		t.Errorf("help\n%s\nwant\n%s", help, was)
+	}
+	for _, mesh := range Meshes {
+		for _, class := range []string{"", ClassEnvoyGateway, ClassNginxGatewayFabric, ClassCilium, ClassTraefik, "istio"} {
+			for _, cp := range DefaultControlPlanes(Options{Mesh: mesh, Class: class}) {
+				if !strings.Contains(help, cp.Namespace) {
+					t.Errorf("--mesh %s --class %q: the help does not name %s's namespace %s", mesh, class, cp.Name, cp.Namespace)
+				}
+			}
+		}
+	}
+}

@@ -21,6 +21,18 @@ type Load struct {
 	Timeout  time.Duration
 	Call     string
 	Data     string
+	// Arrival and JitterPct are the open-loop steps' arrival process,
+	// `loadgen run`'s --arrival and --jitter on every step with a rate
+	// (a closed-loop step has none): "" (uniform, evenly spaced) or
+	// poisson; each gap of the uniform schedule varied by up to
+	// ±JitterPct %.
+	Arrival   string
+	JitterPct float64
+	// Messages and Window are `loadgen run`'s --messages (protocol
+	// grpc-server-stream or grpc-client-stream) and --window
+	// (grpc-stream); 0: run's default.
+	Messages int
+	Window   int
 	// Labels name every worker's run (--label), and so the merged one.
 	Labels results.Labels
 	// ClientCerts are the paths' client certificates, which the run puts
@@ -241,6 +253,22 @@ func (o Options) RunArgs(l Load, st Step, addr Addresses) ([]string, error) {
 	}
 	if l.Timeout > 0 {
 		a = append(a, "--timeout", l.Timeout.String())
+	}
+	if st.Rate > 0 {
+		// The worker adds its share of the rate (-R); run refuses an
+		// arrival process without one.
+		if l.Arrival != "" {
+			a = append(a, "--arrival", l.Arrival)
+		}
+		if l.JitterPct != 0 {
+			a = append(a, "--jitter", strconv.FormatFloat(l.JitterPct, 'f', -1, 64)+"%")
+		}
+	}
+	if l.Messages > 0 {
+		a = append(a, "--messages", strconv.Itoa(l.Messages))
+	}
+	if l.Window > 0 {
+		a = append(a, "--window", strconv.Itoa(l.Window))
 	}
 	if st.NewConn {
 		a = append(a, "--new-conn")

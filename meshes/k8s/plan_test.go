@@ -163,3 +163,47 @@ func TestDirectGRPCAndTCP(t *testing.T) {
 		}
 	}
 }
+
+// TestRunArgsLoadKeys: the sweep's arrival process and jitter reach the
+// workers' `loadgen run` on the steps with a rate (run refuses them on a
+// closed loop), and a streaming call's messages and window on every step;
+// before, RunArgs dropped them and the workers ran uniform arrivals and
+// run's defaults.
+func TestRunArgsLoadKeys(t *testing.T) {
+	o := Options{Mesh: MeshNone, Namespace: "b"}
+	const url = " http://loadgen-target.b.svc.cluster.local:8080"
+	open, closed := Step{URL: "http://target:8080", Rate: 100}, Step{URL: "http://target:8080"}
+	for _, tc := range []struct {
+		name string
+		load Load
+		step Step
+		want string // the args between -d and the URL
+	}{
+		{"poisson", Load{Arrival: "poisson"}, open, " --arrival poisson --size 0"},
+		{"uniform named", Load{Arrival: "uniform"}, open, " --arrival uniform --size 0"},
+		{"jitter", Load{JitterPct: 12.5}, open, " --jitter 12.5% --size 0"},
+		{"uniform with jitter", Load{Arrival: "uniform", JitterPct: 10}, open, " --arrival uniform --jitter 10% --size 0"},
+		{"closed loop: no arrival", Load{Arrival: "poisson", JitterPct: 10}, closed, " --size 0"},
+		{"nothing asked", Load{}, open, " --size 0"},
+		{"messages", Load{Protocol: "grpc-server-stream", Messages: 50}, Step{URL: "http://target:9090"}, " -p grpc-server-stream --messages 50 --size 0"},
+		{"window", Load{Protocol: "grpc-stream", Window: 8}, Step{URL: "http://target:9090"}, " -p grpc-stream --window 8 --size 0"},
+		{"all, with a call", Load{Protocol: "grpc-client-stream", Arrival: "poisson", Messages: 3, Call: "echo.Echo/Say", Data: "{}"},
+			Step{URL: "http://target:9090", Rate: 10}, " -p grpc-client-stream --arrival poisson --messages 3 --call echo.Echo/Say --data {}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.load.Duration = time.Second
+			a, err := o.RunArgs(tc.load, tc.step, Addresses{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			port := ":8080"
+			if strings.Contains(tc.step.URL, ":9090") {
+				port = ":9090"
+			}
+			want := "-q -d 1s" + tc.want + strings.Replace(url, ":8080", port, 1)
+			if got := strings.Join(a, " "); got != want {
+				t.Errorf("run args:\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+}

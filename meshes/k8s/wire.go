@@ -7,7 +7,7 @@ package k8s
 // newer loadgen would read otherwise: a worker refuses a coordinator of
 // another version, naming both, instead of failing on a renamed flag or
 // misreading a result.
-const WireVersion = 1 + wireNext
+const WireVersion = 2 + wireNext
 
 // FlagWire and FlagCoordinatorVersion are how the coordinator tells a
 // worker its wire version and its loadgen version. FlagWire comes first

@@ -3,26 +3,42 @@ package lab
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"loadgen/results/report"
 )
 
+// Skip is a mode this kernel cannot build, and why: StartModes leaves it
+// out and goes on with the others.
+type Skip struct {
+	Mode Mode
+	Err  error
+}
+
+// String is the one wording of a skipped mode: the lab's warning as it
+// skips the mode, and its list after the matrix.
+func (s Skip) String() string { return fmt.Sprintf("skipped mode %s: %v", s.Mode, s.Err) }
+
 // StartModes starts a lab of cfg per mode, in order. A mode this kernel
 // lacks (an *Unavailable with ModeOnly) is passed to skipped and left out;
-// any other failure stops, with the labs started so far.
-func StartModes(ctx context.Context, cfg Config, modes []Mode, skipped func(Mode, error)) ([]*Lab, error) {
+// any other failure stops, with the labs started so far. When no mode
+// could be started, that is the error, naming why each was skipped.
+func StartModes(ctx context.Context, cfg Config, modes []Mode, skipped func(Skip)) ([]*Lab, error) {
 	return startModes(ctx, cfg, modes, skipped, Available, Start)
 }
 
-func startModes(ctx context.Context, cfg Config, modes []Mode, skipped func(Mode, error),
+func startModes(ctx context.Context, cfg Config, modes []Mode, skipped func(Skip),
 	available func(Config) error, start func(context.Context, Config) (*Lab, error)) ([]*Lab, error) {
 	var labs []*Lab
+	var why []string
 	for _, m := range modes {
 		cfg.Mode = m
 		if err := available(cfg); err != nil {
 			var u *Unavailable
 			if errors.As(err, &u) && u.ModeOnly {
-				skipped(m, err)
+				skipped(Skip{Mode: m, Err: err})
+				why = append(why, fmt.Sprintf("%s: %v", m, err))
 				continue
 			}
 			return labs, err
@@ -33,10 +49,14 @@ func startModes(ctx context.Context, cfg Config, modes []Mode, skipped func(Mode
 		}
 		labs = append(labs, l)
 	}
+	if len(labs) == 0 {
+		return nil, fmt.Errorf("lab: no mode could be built here (%s)", strings.Join(why, "; "))
+	}
 	return labs, nil
 }
 
-// LoadPath is a path a sweep over labs loads.
+// LoadPath is a path a sweep over labs loads (loadgen/sweep's LabPath,
+// field for field).
 type LoadPath struct {
 	Name     string // MODE.PATH; the baseline's own name
 	Dial     string // host:port

@@ -73,10 +73,13 @@ func TestServers(t *testing.T) {
 
 // TestStartModesSkipsWhatTheKernelLacks: a mode the kernel lacks is told
 // and left out; a lab that cannot run at all, or fails to start, stops
-// with the labs started so far.
+// with the labs started so far; a lab none of whose modes this kernel
+// has stops, saying why each was skipped.
 func TestStartModesSkipsWhatTheKernelLacks(t *testing.T) {
 	lacks := &Unavailable{Mode: EBPF, Reason: "no eBPF", ModeOnly: true}
 	noRoot := &Unavailable{Reason: "lab: needs root"}
+	noVXLAN := &Unavailable{Mode: VXLAN, Reason: "no vxlan module", ModeOnly: true}
+	noHostGW := &Unavailable{Mode: HostGW, Reason: "no routes", ModeOnly: true}
 	for _, tc := range []struct {
 		name        string
 		unavailable map[Mode]error
@@ -89,6 +92,8 @@ func TestStartModesSkipsWhatTheKernelLacks(t *testing.T) {
 		{"one lacking", map[Mode]error{EBPF: lacks}, nil, []Mode{HostGW, VXLAN}, []Mode{EBPF}, nil},
 		{"no root stops", map[Mode]error{EBPF: noRoot}, nil, []Mode{HostGW}, nil, noRoot},
 		{"a failed start stops", nil, map[Mode]error{EBPF: errors.New("ip link: refused")}, []Mode{HostGW}, nil, errors.New("ip link: refused")},
+		{"all lacking stops", map[Mode]error{HostGW: noHostGW, EBPF: lacks, VXLAN: noVXLAN}, nil, nil, []Mode{HostGW, EBPF, VXLAN},
+			errors.New("lab: no mode could be built here (host-gw: no routes; ebpf: no eBPF; vxlan: no vxlan module)")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var skipped []Mode
@@ -103,7 +108,12 @@ func TestStartModesSkipsWhatTheKernelLacks(t *testing.T) {
 				return labOf(c.Mode), nil
 			}
 			labs, err := startModes(context.Background(), Config{Paths: []string{"loopback"}}, []Mode{HostGW, EBPF, VXLAN},
-				func(m Mode, err error) { skipped = append(skipped, m) }, available, start)
+				func(s Skip) {
+					skipped = append(skipped, s.Mode)
+					if s.Err != tc.unavailable[s.Mode] {
+						t.Errorf("%s skipped for %v, want %v", s.Mode, s.Err, tc.unavailable[s.Mode])
+					}
+				}, available, start)
 			if (err == nil) != (tc.wantErr == nil) || (err != nil && err.Error() != tc.wantErr.Error()) {
 				t.Errorf("err %v, want %v", err, tc.wantErr)
 			}
@@ -115,6 +125,22 @@ func TestStartModesSkipsWhatTheKernelLacks(t *testing.T) {
 				t.Errorf("started %v skipped %v, want %v %v", started, skipped, tc.wantStarted, tc.wantSkipped)
 			}
 		})
+	}
+}
+
+// TestSkipWording: a skipped mode is said one way, as the lab skips it
+// and in its list after the matrix.
+func TestSkipWording(t *testing.T) {
+	for _, tc := range []struct {
+		skip Skip
+		want string
+	}{
+		{Skip{IPIP, &Unavailable{Mode: IPIP, Reason: "no ipip module: modprobe ipip", ModeOnly: true}}, "skipped mode ipip: no ipip module: modprobe ipip"},
+		{Skip{Geneve, errors.New("no geneve")}, "skipped mode geneve: no geneve"},
+	} {
+		if got := tc.skip.String(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.skip, got, tc.want)
+		}
 	}
 }
 

@@ -5,14 +5,28 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Protocols are what a lab measures its paths with (loadgen lab's
-// --protocols); the first three, netperf's TCP tests, are its default.
-// grpc-stream (gRPC ping-pong, the VPC CNI study's) serves a gRPC target
+// --protocols; DefaultProtocols by default). grpc-stream (gRPC ping-pong, the VPC CNI study's) serves a gRPC target
 // on the paths' ports instead, so it runs alone; udp-rr and udp-stream are
 // served on the same port numbers beside the TCP target.
 var Protocols = []string{"tcp-rr", "tcp-crr", "tcp-stream", "grpc-stream", "udp-rr", "udp-stream"}
+
+// A lab's defaults, loadgen lab's flags': netperf's TCP tests
+// (DefaultProtocols) with netperf's one connection, at DefaultSize
+// requests and responses and DefaultStreamSize stream writes, in short
+// steps (a lab measures many paths, in every mode).
+var DefaultProtocols = []string{"tcp-rr", "tcp-crr", "tcp-stream"}
+
+const (
+	DefaultSize       = "1KiB"  // --size: tcp-rr's, tcp-crr's (and UDP's) messages
+	DefaultStreamSize = "64KiB" // --stream-size: tcp-stream's writes
+	DefaultLadder     = "c1t1"  // netperf runs one connection
+	DefaultDuration   = 3 * time.Second
+	DefaultWarmup     = 500 * time.Millisecond
+)
 
 // ParseProtocols reads a comma-separated list of Protocols: one or more,
 // and grpc-stream alone, since its gRPC target takes the tcp target's port.

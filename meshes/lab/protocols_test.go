@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"loadgen/internal/units"
 )
 
 func TestParseProtocols(t *testing.T) {
@@ -45,5 +47,26 @@ func TestPayload(t *testing.T) {
 		if got := Payload(tc.proto, 1, 65536); got != tc.want {
 			t.Errorf("Payload(%s, 1, 65536) = %d, want %d", tc.proto, got, tc.want)
 		}
+	}
+}
+
+// The lab's defaults are netperf's three TCP tests, whatever the order of
+// Protocols, at sizes the flags' grammar reads: 1 KiB messages, 64 KiB
+// stream writes.
+func TestDefaults(t *testing.T) {
+	got, err := ParseProtocols(strings.Join(DefaultProtocols, ","))
+	if err != nil || !slices.Equal(got, []string{"tcp-rr", "tcp-crr", "tcp-stream"}) {
+		t.Errorf("DefaultProtocols: %v, %v", got, err)
+	}
+	for _, tc := range []struct {
+		name, size string
+		want       int
+	}{{"DefaultSize", DefaultSize, 1024}, {"DefaultStreamSize", DefaultStreamSize, 65536}} {
+		if n, err := units.ParseIntBytes(tc.size); err != nil || n != tc.want {
+			t.Errorf("%s %q: %d, %v; want %d", tc.name, tc.size, n, err, tc.want)
+		}
+	}
+	if DefaultLadder != "c1t1" || DefaultWarmup >= DefaultDuration {
+		t.Errorf("ladder %s, warm-up %v of %v", DefaultLadder, DefaultWarmup, DefaultDuration)
 	}
 }

@@ -204,6 +204,16 @@ type Outcome struct {
 	Err  error // why it is left: ErrNeedsRoot, or Remove's error
 }
 
+// How long a removal of leftovers may take before its context ends.
+const (
+	// CleanupTimeout bounds loadgen cleanup (lab --cleanup): every
+	// leftover, each removal waited on.
+	CleanupTimeout = 2 * time.Minute
+	// StartTimeout bounds the Clean a sweep, lab or size runs as it
+	// starts, which holds up its load.
+	StartTimeout = time.Minute
+)
+
 // RemoveItems removes items in order, or with dryRun none, and tells
 // each's outcome to each (if not nil) as it comes: a caller prints a
 // line per leftover while the rest are removed. It returns them all.

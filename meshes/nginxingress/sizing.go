@@ -28,6 +28,10 @@ const sizingTLS = "-tls"
 // listener's.
 func SizingIsTLS(name string) bool { return strings.HasSuffix(name, sizingTLS) }
 
+// DefaultSizingKeyType is a sizing's TLS key when not told (loadgen size
+// --key-type): RSA-2048, what NGINX's "SSL TPS" figures use.
+const DefaultSizingKeyType = tlscert.RSA2048
+
 // SizingConfig is an ingress sizing's fixture: for each worker count, a
 // plaintext and a TLS nginx in front of one upstream.
 type SizingConfig struct {

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -17,6 +18,33 @@ import (
 // caddy). It is Proxies in another order.
 func RenderProxies() []Proxy {
 	return []Proxy{Envoy, Nginx, HAProxy, Caddy}
+}
+
+// loadgen mesh render's defaults: the pod of the profiles' golden files
+// (meshes/proxytest.Pod) in RFC 2544's benchmarking range, its app on
+// 8080 and its upstream the next pod; the ingress layout listening on
+// port 8080 of every address.
+const (
+	RenderPodIP    = "198.18.0.2"
+	RenderAppPort  = 8080
+	RenderUpstream = "198.18.0.3:8080"
+	RenderListen   = "0.0.0.0:8080"
+)
+
+// CheckLayout refuses a layout proxy does not have, in the words of
+// loadgen mesh render's flags: the ingress layout is nginx's only, and a
+// layout other than Istio's (envoyLayout) is Envoy's only.
+func CheckLayout(proxy string, ingress bool, envoyLayout string) error {
+	if ingress {
+		if proxy != string(Nginx) {
+			return errors.New("--ingress is nginx's layout only")
+		}
+		return nil
+	}
+	if proxy != string(Envoy) && envoyLayout != string(envoy.Istio) {
+		return errors.New("--layout is envoy's only")
+	}
+	return nil
 }
 
 // Rendering is what Render needs beside the proxy and its layout.

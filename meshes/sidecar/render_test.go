@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 
 	"loadgen/meshes/envoy"
 	"loadgen/meshes/layout"
+	"loadgen/meshes/nginxingress"
+	"loadgen/meshes/proxytest"
 )
 
 // Render renders every proxy the sidecar paths run, each as its own
@@ -73,5 +76,42 @@ func TestRender(t *testing.T) {
 		if _, err := Render(string(p), pod.ForProxy(string(p)), istio); err != nil {
 			t.Errorf("Render(%q): %v", p, err)
 		}
+	}
+}
+
+// Only nginx has the ingress layout and only Envoy a layout but Istio's;
+// with --ingress the Envoy layout is not looked at.
+func TestCheckLayout(t *testing.T) {
+	for _, tc := range []struct {
+		proxy   string
+		ingress bool
+		layout  string
+		err     string
+	}{
+		{"nginx", true, "istio", ""},
+		{"nginx", true, "appmesh", ""},
+		{"haproxy", true, "istio", "--ingress is nginx's layout only"},
+		{"envoy", true, "istio", "--ingress is nginx's layout only"},
+		{"envoy", false, "appmesh", ""},
+		{"envoy", false, "consul", ""}, // Render names Envoy's layouts
+		{"haproxy", false, "istio", ""},
+		{"caddy", false, "appmesh", "--layout is envoy's only"},
+		{"nginx", false, "appmesh", "--layout is envoy's only"},
+	} {
+		err := CheckLayout(tc.proxy, tc.ingress, tc.layout)
+		if got := fmt.Sprint(err); tc.err == "" && err != nil || tc.err != "" && got != tc.err {
+			t.Errorf("CheckLayout(%q, %v, %q) = %v, want %q", tc.proxy, tc.ingress, tc.layout, err, tc.err)
+		}
+	}
+}
+
+// mesh render's defaults are the golden files' pod, and a valid ingress.
+func TestRenderDefaults(t *testing.T) {
+	pod := layout.Pod(netip.MustParseAddr(RenderPodIP), RenderAppPort, netip.MustParseAddrPort(RenderUpstream))
+	if want := proxytest.Pod(); pod != want {
+		t.Errorf("the defaults' pod %+v, the golden files' %+v", pod, want)
+	}
+	if err := (nginxingress.Config{Listen: RenderListen, Upstream: RenderUpstream}).Validate(); err != nil {
+		t.Errorf("the default ingress: %v", err)
 	}
 }

@@ -74,3 +74,33 @@ func (e Exit) String() string {
 	}
 	return fmt.Sprint(int(e))
 }
+
+// ExitRow is one status of the exit table as a command's help says it, in
+// its flags' words.
+type ExitRow struct {
+	Code Exit
+	Help string
+}
+
+// ExitTable is the exit table of every command that runs load or judges
+// results, as their help says it (loadgen run --help prints it whole):
+// every status, in ascending order, each once.
+func ExitTable() []ExitRow {
+	return []ExitRow{
+		{OK, "all good: every run ran, every --assert held, nothing regressed"},
+		{Failed, "a run failed: the target unreachable or it stopped answering, no request succeeded, more failed than --max-errors, a result not written"},
+		{Usage, "the command line was wrong: nothing ran"},
+		{Undecided, "not decidable: worse than --max-regression, but within what contention on a busy machine can explain (--allow-contended: 0)"},
+		{Breached, "an --assert did not hold, or a figure regressed past --baseline"},
+		{Aborted, "--abort-on-fail stopped the run: an --assert broke while it ran"},
+		{Interrupted, "Ctrl-C"},
+		{Terminated, "SIGTERM"},
+	}
+}
+
+// InterruptedLine is what a command says on standard error when Ctrl-C
+// (or SIGTERM) stopped it, with what became of what it did (what): a
+// sweep's and a study's finished steps (store.ContinueWith), the requests
+// a run had in flight, k8s paths' measurements and objects. One wording
+// for every command: "interrupted: WHAT".
+func InterruptedLine(what string) string { return "interrupted: " + what }

@@ -93,6 +93,27 @@ func RunOutcome(code, checked Exit, writes []string) (Exit, string) {
 	return Worst(code, checked), ""
 }
 
+// SweepOutcome is the status a command that ran steps ends with — sweep,
+// its --find-max, k8s paths — and the error to report with it, in this
+// order: Interrupted when Ctrl-C stopped it (interrupted), ahead of
+// everything below, its failed steps and their fold included; Failed with
+// runErr when the run failed, ahead of checkErr, what judging or recording
+// its steps failed with after they ran (a JUnit file not written,
+// --find-max's failed searches), which is Failed too; else folded, what
+// its steps and checks come to (FoldSteps', paths.Exit's for k8s paths'
+// rows), with no error.
+func SweepOutcome(runErr, checkErr error, interrupted bool, folded Exit) (Exit, error) {
+	switch {
+	case interrupted:
+		return Interrupted, nil
+	case runErr != nil:
+		return Failed, runErr
+	case checkErr != nil:
+		return Failed, checkErr
+	}
+	return folded, nil
+}
+
 // NotStarted is the status of a run that ended before its load started,
 // with no result, and why when the status is not code: code is what its
 // error comes to by itself — Failed for the engine's (loadgen.Run's: the

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -285,6 +286,38 @@ func TestRunOutcome(t *testing.T) {
 		got, why := RunOutcome(tc.code, tc.checked, tc.writes)
 		if got != tc.want || why != tc.why {
 			t.Errorf("RunOutcome(%v, %v, %q) = %v, %q; want %v, %q", tc.code, tc.checked, tc.writes, got, why, tc.want, tc.why)
+		}
+	}
+}
+
+// A command of steps (sweep, --find-max, k8s paths) ends with Ctrl-C's
+// status ahead of everything, a failed run's ahead of a check that could
+// not be written, and only then with its steps' fold.
+func TestSweepOutcome(t *testing.T) {
+	runErr, checkErr := errors.New("the sweep failed"), errors.New("--junit: disk full")
+	for _, tc := range []struct {
+		name        string
+		runErr      error
+		checkErr    error
+		interrupted bool
+		folded      Exit
+		code        Exit
+		err         error
+	}{
+		{"all good", nil, nil, false, OK, OK, nil},
+		{"the fold: a breached check", nil, nil, false, Breached, Breached, nil},
+		{"the fold: failed steps", nil, nil, false, Failed, Failed, nil},
+		{"Ctrl-C over the fold", nil, nil, true, Failed, Interrupted, nil},
+		{"Ctrl-C over a failed run", runErr, nil, true, Breached, Interrupted, nil},
+		{"Ctrl-C over a JUnit not written", nil, checkErr, true, OK, Interrupted, nil},
+		{"a failed run over the fold", runErr, nil, false, Breached, Failed, runErr},
+		{"a failed run over a JUnit not written", runErr, checkErr, false, Aborted, Failed, runErr},
+		{"a JUnit not written over the fold", nil, checkErr, false, Breached, Failed, checkErr},
+		{"a JUnit not written over an OK fold", nil, checkErr, false, OK, Failed, checkErr},
+	} {
+		code, err := SweepOutcome(tc.runErr, tc.checkErr, tc.interrupted, tc.folded)
+		if code != tc.code || err != tc.err {
+			t.Errorf("%s: SweepOutcome = %v, %v; want %v, %v", tc.name, code, err, tc.code, tc.err)
 		}
 	}
 }

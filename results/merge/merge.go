@@ -52,35 +52,55 @@ type Input struct {
 // Worker per input.
 func Runs(in []Input) (*results.Run, []Worker, error) { return RunsWith(in, Options{}) }
 
-// RunsWith is Runs with options: Options.AllowSkew merges runs measured at
-// skewed times.
+// Merged is what a merge makes: the merged run, one Worker per input,
+// and the warnings its output must give, each also among the run's notes
+// (the skew Options.AllowSkew let through), apart from the notes that
+// only record (the workers' own notes, their saturation, labels left
+// out).
+type Merged struct {
+	Run      *results.Run
+	Workers  []Worker
+	Warnings []string
+}
+
+// RunsWith is Merge without the warnings apart: the run and its workers.
+func RunsWith(in []Input, o Options) (*results.Run, []Worker, error) {
+	m, err := Merge(in, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.Run, m.Workers, nil
+}
+
+// Merge is Runs with options (Options.AllowSkew merges runs measured at
+// skewed times), and the warnings apart.
 //
 // The merged rates (RPS, bytes per second, the open loop's achieved rate)
 // are the sums of the runs' own, each over its own measured window, so a
 // generator that started late does not dilute the others; the merged
 // duration is the runs' mean window, and the merged run's start and end
 // span them all.
-func RunsWith(in []Input, o Options) (*results.Run, []Worker, error) {
+func Merge(in []Input, o Options) (*Merged, error) {
 	if len(in) == 0 {
-		return nil, nil, errors.New("nothing to merge")
+		return nil, errors.New("nothing to merge")
 	}
 	for _, x := range in {
 		if x.Run == nil {
-			return nil, nil, fmt.Errorf("%s: no run", x.Source)
+			return nil, fmt.Errorf("%s: no run", x.Source)
 		}
 	}
 	for _, check := range []func([]Input) error{sameLoad, sameMix, distinct} {
 		if err := check(in); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	skewed, err := sameTime(in, o)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	hs, err := mergeHistograms(in)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	first := in[0].Run
 	out := &results.Run{Schema: first.Schema, Tool: "loadgen", Config: first.Config, Env: first.Env,
@@ -140,7 +160,7 @@ func RunsWith(in []Input, o Options) (*results.Run, []Worker, error) {
 	s.ThreadRPS = spreads(in)
 	out.Generator = generators(in)
 	if err := hs.summarise(out); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, t := range []struct {
 		table
@@ -148,7 +168,7 @@ func RunsWith(in []Input, o Options) (*results.Run, []Worker, error) {
 	}{{byName, &out.RequestsByName}, {byHost, &out.RequestsByHost}} {
 		rows, note, err := named(t.table, in)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		*t.to = rows
 		if note != "" {
@@ -156,8 +176,10 @@ func RunsWith(in []Input, o Options) (*results.Run, []Worker, error) {
 		}
 	}
 	out.Notes = append(out.Notes, fmt.Sprintf("merged from %d workers (histograms merged exactly; RPS the sum of their own rates, each over its own window)", len(in)))
+	m := &Merged{Run: out}
 	if skewed != "" {
 		out.Notes = append(out.Notes, skewed)
+		m.Warnings = append(m.Warnings, skewed)
 	}
 	var tlNote string
 	if out.Timeline, tlNote = timelines(out, in); tlNote != "" {
@@ -169,7 +191,8 @@ func RunsWith(in []Input, o Options) (*results.Run, []Worker, error) {
 				w.Index, w.Source, 100*w.Generator.Utilization))
 		}
 	}
-	return out, workers, nil
+	m.Workers = workers
+	return m, nil
 }
 
 // ownRate is r's request rate over its own measured window (for a run

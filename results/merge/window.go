@@ -26,9 +26,10 @@ type Options struct {
 	AllowSkew bool
 }
 
-// SkewNote begins the merged run's note that says how skewed the runs'
-// measured windows were, when Options.AllowSkew merged them.
-const SkewNote = "the measured windows were skewed"
+// skewNote begins the merged run's note, and Merged's warning, that says
+// how skewed the runs' measured windows were, when Options.AllowSkew
+// merged them.
+const skewNote = "the measured windows were skewed"
 
 // hasWindow tells whether a run records its measured window.
 func hasWindow(r *results.Run) bool { return !r.Start.IsZero() && r.End.After(r.Start) }
@@ -135,7 +136,7 @@ func sameTime(in []Input, o Options) (string, error) {
 			"start the generators together (or check their clocks), or merge with --allow-skew to add their own rates anyway",
 			k.early.Source, k.late.Source, k, 100*MinOverlap)
 	}
-	return SkewNote + " (merged, skew allowed): " + k.String() +
+	return skewNote + " (merged, skew allowed): " + k.String() +
 		"; RPS is the sum of each run's own rate, but latency mixes times when not every generator was sending", nil
 }
 

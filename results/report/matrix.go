@@ -170,7 +170,64 @@ var CNIMetrics = []CNIMetric{
 // they drove no raw TCP protocol. Paths named per mode (MODE.PATH) make a
 // path × mode table per metric.
 func CNITable(w io.Writer, sweeps []*Sweep) error {
+	return cniTable(w, CNIMatrix(sweeps))
+}
+
+// CNISection is the matrix loadgen lab prints as it ends: of the sweeps
+// in dirs (one per protocol), under a title that says where the latencies
+// were read (CNIReadAt), nothing when the sweeps drove no raw TCP
+// protocol.
+func CNISection(w io.Writer, dirs []string) error {
+	var sweeps []*Sweep
+	for _, dir := range dirs {
+		s, err := ReadSweep(dir)
+		if err != nil {
+			return err
+		}
+		sweeps = append(sweeps, s)
+	}
+	return cniSection(w, sweeps)
+}
+
+func cniSection(w io.Writer, sweeps []*Sweep) error {
 	rows := CNIMatrix(sweeps)
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nCNI path matrix (network namespaces on one machine%s)\n", cniLatencyNote(CNIReadAt(rows)))
+	return cniTable(w, rows)
+}
+
+// CNIReadAt are the ladder steps the matrix's RR and CRR latencies were
+// read at, in order of first appearance: each path's lightest cell with
+// a figure (CNIMatrix), whatever order the ladder was given in. Empty when
+// the matrix has no latency.
+func CNIReadAt(rows []CNIRow) []string {
+	var out []string
+	add := func(has bool, rung string) {
+		if has && !slices.Contains(out, rung) {
+			out = append(out, rung)
+		}
+	}
+	for _, r := range rows {
+		add(r.HasRR, r.RRRung)
+		add(r.HasCRR, r.CRRRung)
+	}
+	return out
+}
+
+// cniLatencyNote is the title's word on the latencies read at rungs.
+func cniLatencyNote(rungs []string) string {
+	switch len(rungs) {
+	case 0:
+		return ""
+	case 1:
+		return "; latency is the mean at " + rungs[0] + ", the median over repeats"
+	}
+	return "; latency is the mean at each path's fewest connections with a figure (" + strings.Join(rungs, ", ") + "), the median over repeats"
+}
+
+func cniTable(w io.Writer, rows []CNIRow) error {
 	if len(rows) == 0 {
 		return nil
 	}

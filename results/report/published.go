@@ -17,13 +17,19 @@ type Published struct {
 	Rows                 []PublishedRow
 	Verdicts             []string
 	Caveat               string
-	Chart                chartView // set by the HTML page
+	// OwnRatios tells whether the rows have a ratio to their own run's
+	// baseline path too (runs made apart, one CNI each): a column more.
+	OwnRatios bool
+	Chart     chartView // set by the HTML page
 }
 
 // PublishedRow is one row: the published figure, ours, and both as a
 // ratio to the baseline row.
 type PublishedRow struct {
 	Key, Published, Measured, PubRatio, MeasRatio, Note string
+	// OwnRatio is the measured figure over its own run's baseline path
+	// (Published.OwnRatios).
+	OwnRatio string
 	// The ratios as numbers, for the chart; Has* false when missing.
 	PubRatioV, MeasRatioV     float64
 	HasPubRatio, HasMeasRatio bool
@@ -57,9 +63,18 @@ func markdownPublished(p *printer, tables []Published) {
 	p.f("\n## Published beside measured: %s\n\nPublished: %s\n", tables[0].Title, tables[0].Source)
 	for _, t := range tables {
 		p.f("\n### %s (%s)\n\n", t.Metric, t.Unit)
-		mdRow(p, "row", "published", "measured", "published ratio to "+t.Baseline, "measured ratio to "+t.Baseline, "note")
-		p.f("|:--|--:|--:|--:|--:|:--|\n")
+		if t.OwnRatios {
+			mdRow(p, "row", "published", "measured", "published ratio to "+t.Baseline, "measured ratio to "+t.Baseline, "ratio to its run's "+t.Baseline, "note")
+			p.f("|:--|--:|--:|--:|--:|--:|:--|\n")
+		} else {
+			mdRow(p, "row", "published", "measured", "published ratio to "+t.Baseline, "measured ratio to "+t.Baseline, "note")
+			p.f("|:--|--:|--:|--:|--:|:--|\n")
+		}
 		for _, r := range t.Rows {
+			if t.OwnRatios {
+				mdRow(p, r.Key, r.Published, r.Measured, r.PubRatio, r.MeasRatio, r.OwnRatio, r.Note)
+				continue
+			}
 			mdRow(p, r.Key, r.Published, r.Measured, r.PubRatio, r.MeasRatio, r.Note)
 		}
 		if len(t.Verdicts) > 0 {

@@ -57,6 +57,11 @@ const (
 	connWindow   = 16 << 20
 )
 
+// ALPN are the protocols a TLS server serves: gRPC is HTTP/2 alone. They
+// are what its TLS configuration offers by ALPN (Config.TLS's NextProtos;
+// tlscert's ServerOptions.Config takes them).
+func ALPN() []string { return []string{"h2"} }
+
 // Config configures a Server.
 type Config struct {
 	Addr       string        // host:port to listen on; empty means DefaultAddr

@@ -19,6 +19,11 @@ const (
 // maxMaxBytes bounds MaxBytes: the /bytes buffer is allocated whole in New.
 const maxMaxBytes = 1 << 30
 
+// ALPN are the protocols a TLS server serves, most preferred first: what
+// its TLS configuration offers by ALPN (Config.TLS's NextProtos;
+// tlscert's ServerOptions.Config takes them).
+func ALPN() []string { return []string{"h2", "http/1.1"} }
+
 // Config configures a Server. Zero fields take the defaults above.
 type Config struct {
 	Addr string // host:port to listen on; empty means DefaultAddr

@@ -74,6 +74,9 @@ func (d *Dialer) Dial(ctx context.Context) (protocol.Conn, error) {
 	}
 	switch d.cfg.Mode {
 	case Stream:
+		if nd, ok := c.(interface{ SetNoDelay(bool) error }); ok {
+			_ = nd.SetNoDelay(false) // Nagle on: see Stream
+		}
 		if err := sendMagic(ctx, c); err != nil {
 			c.Close()
 			return nil, err

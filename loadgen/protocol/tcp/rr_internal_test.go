@@ -13,14 +13,7 @@ import (
 
 // The bytes read back are the bytes sent, not merely as many.
 func TestRREchoesPayload(t *testing.T) {
-	s, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := echoServer(t)
 	for _, size := range []int{1, DefaultSize, readBufMax} { // one read buffer holds it all
 		d, err := NewDialer(Config{Addr: s.Addr(), Mode: RR, Size: size})
 		if err != nil {
@@ -64,14 +57,7 @@ func TestFill(t *testing.T) {
 // the past: when a context's cancellation aborted it.
 func dialWatched(t *testing.T) (*rrConn, <-chan struct{}) {
 	t.Helper()
-	s, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := echoServer(t)
 	nc, err := net.Dial("tcp", s.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -205,4 +191,19 @@ func (c *watchCtx) cancel() {
 	for _, f := range fs {
 		f()
 	}
+}
+
+// echoServer starts loadgen's TCP target (echo and sink) on a free
+// loopback port, closed when the test ends.
+func echoServer(t *testing.T) *tcpecho.Server {
+	t.Helper()
+	s, err := tcpecho.New(tcpecho.Config{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

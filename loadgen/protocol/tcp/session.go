@@ -1,6 +1,10 @@
 package tcp
 
-import "loadgen/loadgen/protocol"
+import (
+	"golang.org/x/sys/unix"
+
+	"loadgen/loadgen/protocol"
+)
 
 var _ protocol.SessionDialer = (*Dialer)(nil)
 
@@ -11,12 +15,16 @@ func (d *Dialer) Sessions() bool { return true }
 // says (a network namespace).
 func (d *Dialer) Socket() (fd int, err error) {
 	if d.cfg.Enter == nil {
-		return d.target.Socket()
-	}
-	err = d.cfg.Enter(func() error {
 		fd, err = d.target.Socket()
-		return err
-	})
+	} else {
+		err = d.cfg.Enter(func() error {
+			fd, err = d.target.Socket()
+			return err
+		})
+	}
+	if err == nil && d.cfg.Mode == Stream {
+		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 0) // Nagle on: see Stream
+	}
 	return fd, err
 }
 

@@ -33,6 +33,20 @@ import (
 // shares, generator cost, clock offsets and lateness.
 const WorkersDir = "workers"
 
+// Defaults of a coordinator (and of k8s run's flags).
+const (
+	// DefaultStartLead is StartLead's default: the time to schedule and
+	// start a step's pods.
+	DefaultStartLead = 30 * time.Second
+	// DefaultTargetWait is TargetWait's default.
+	DefaultTargetWait = 5 * time.Minute
+	// DefaultStartRetries is how many times k8s run runs a step again
+	// when its workers started late (--start-retries). A Coordinator's
+	// StartRetries left 0 means none: 0 is a choice (fail the step), so
+	// it is not filled in.
+	DefaultStartRetries = 2
+)
+
 // Coordinator runs a sweep on a cluster: it applies the comparison's
 // objects, runs each step as an Indexed Job, merges the workers' results
 // into a sweep results directory (loadgen/sweep's layout, so `loadgen
@@ -48,7 +62,8 @@ type Coordinator struct {
 	// Steps fills its step list.
 	Manifest results.Manifest
 	// StartLead is how far ahead of its creation a step's Job is told to
-	// start: the time to schedule and start N pods (default 30 s).
+	// start: the time to schedule and start N pods (default
+	// DefaultStartLead, 30 s).
 	StartLead time.Duration
 	// MaxLate is how late a worker may start (default
 	// worker.DefaultMaxLate, 2 s).
@@ -68,7 +83,8 @@ type Coordinator struct {
 	// Dir), failed ones too: a live view's (--ui).
 	OnStep func(*results.Step)
 	// TargetWait bounds the wait for the target (and the ingress or
-	// gateway address) when the sweep loads it (default 5 min).
+	// gateway address) when the sweep loads it (default
+	// DefaultTargetWait, 5 min).
 	TargetWait time.Duration
 	// PublishWait bounds, with --via service, the wait for an ingress's or
 	// a gateway's published address when its controller's Service cannot
@@ -119,7 +135,7 @@ func (k *Coordinator) sayOnce(format string, args ...any) {
 
 func (k *Coordinator) defaults() {
 	if k.StartLead == 0 {
-		k.StartLead = 30 * time.Second
+		k.StartLead = DefaultStartLead
 	}
 	if k.MaxLate == 0 {
 		k.MaxLate = worker.DefaultMaxLate
@@ -128,7 +144,7 @@ func (k *Coordinator) defaults() {
 		k.Poll = time.Second
 	}
 	if k.TargetWait == 0 {
-		k.TargetWait = 5 * time.Minute
+		k.TargetWait = DefaultTargetWait
 	}
 	if k.Workers == 0 {
 		k.Workers = 1
@@ -219,22 +235,22 @@ func (k *Coordinator) Run(ctx context.Context) (steps []*results.Step, err error
 		// A fresh context: Ctrl-C must not stop the cleanup.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
+		done := k.Cluster.CleanupRun(cctx, cluster.RunCleanup{Namespace: o.Namespace, RunID: o.RunID, Kinds: cluster.RunKinds(objs),
+			Restore: changed != nil, IngressNamespaces: []string{o.IngressNamespace}})
 		if changed != nil {
-			restored, rerr := k.Cluster.RestoreControllers(cctx, o.Namespace, o.RunID, o.IngressNamespace)
-			changed.Restored = rerr == nil && len(restored) > 0
-			if rerr != nil {
+			changed.Restored = done.RestoreErr == nil && len(done.Restored) > 0
+			if rerr := done.RestoreErr; rerr != nil {
 				changed.RestoreError = rerr.Error()
 				err = errors.Join(err, fmt.Errorf("%w (run `loadgen k8s cleanup -n %s`)", rerr, o.Namespace))
 			} else {
-				k.say("restored %s", strings.Join(restored, ", "))
+				k.say("restored %s", strings.Join(done.Restored, ", "))
 			}
 			if werr := k.writeController(changed); werr != nil {
 				err = errors.Join(err, werr)
 			}
 		}
-		deleted, cerr := k.Cluster.Cleanup(cctx, o.Namespace, o.RunID, cluster.RunKinds(objs)...)
-		k.say("cleanup: deleted %d objects of run %s", len(deleted), o.RunID)
-		if cerr != nil {
+		k.say("cleanup: deleted %d objects of run %s", len(done.Deleted), o.RunID)
+		if cerr := done.DeleteErr; cerr != nil {
 			err = errors.Join(err, fmt.Errorf("cleanup: %w (run `loadgen k8s cleanup -n %s`)", cerr, o.Namespace))
 		}
 	}()
