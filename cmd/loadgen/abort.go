@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"loadgen/internal/shellquote"
+	"loadgen/internal/units"
 	"loadgen/loadgen"
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
@@ -30,9 +30,20 @@ type abortFlags struct {
 	live []compare.Assertion // the assertions judged while the run goes on
 }
 
-const abortUsage = "stop as soon as an --assert breaks (k6's abortOnFail), write what was measured, marked aborted, and exit 108: " +
-	"judged every second over the last 3 s (rps, latencies, errors and timeouts as a share) or the run so far (a count of errors or timeouts, which only grows), " +
-	"from --abort-after on; " + compare.JudgedAtEnd + " are judged at the end only"
+// abortUsage is --abort-on-fail's help: the engine judges after each
+// interval (loadgen.DefaultInterval) the last loadgen.DefaultJudgeWindow.
+var abortUsage = fmt.Sprintf("stop as soon as an --assert breaks (k6's abortOnFail), write what was measured, marked aborted, and exit %d: "+
+	"judged %s over the last %g s (rps, latencies, errors and timeouts as a share) or the run so far (a count of errors or timeouts, which only grows), "+
+	"from --abort-after on; %s are judged at the end only",
+	int(compare.Aborted), every(loadgen.DefaultInterval), loadgen.DefaultJudgeWindow.Seconds(), compare.JudgedAtEnd)
+
+// every says how often, in the help: "every second", "every 2s".
+func every(d time.Duration) string {
+	if d == time.Second {
+		return "every second"
+	}
+	return "every " + units.FormatDuration(d)
+}
 
 func (a *abortFlags) register(fl *pflag.FlagSet, sweep bool) {
 	a.fl = fl
@@ -41,8 +52,10 @@ func (a *abortFlags) register(fl *pflag.FlagSet, sweep bool) {
 		usage = strings.Replace(usage, "stop as soon as", "stop a step as soon as", 1) + "; the sweep stops at that step (see --keep-going)"
 	}
 	fl.BoolVar(&a.on, "abort-on-fail", false, usage)
+	window := units.FormatDuration(loadgen.DefaultJudgeWindow) // the engine judges no earlier
 	durationVarP(fl, &a.after, "abort-after", "", 0,
-		"with --abort-on-fail: how far into the measured window (after --warmup, which is never judged) assertions are first judged; at least the window, 3s (default 3s)")
+		"with --abort-on-fail: how far into the measured window (after --warmup, which is never judged) assertions are first judged; at least the window, "+
+			window+" (default "+window+")")
 	if sweep {
 		fl.BoolVar(&a.keepGoing, "keep-going", false, "with --abort-on-fail: go on with the rest of the sweep after a step aborted (by default the sweep stops at it)")
 	}
@@ -86,12 +99,4 @@ func haltResult(ctx context.Context, h *sweep.Halt, err error, stderr io.Writer,
 	fmt.Fprintf(stderr, "sweep: step %s %s: the sweep stopped there (--keep-going runs the rest); %s\n",
 		step, why, store.ContinueWith("", again))
 	return nil
-}
-
-// resumeHint is the command that continues the sweep.
-func (j sweepJob) resumeHint() string {
-	if j.resumeCmd != "" {
-		return j.resumeCmd
-	}
-	return j.again + "-o " + shellquote.Quote(j.out) + " --resume"
 }

@@ -169,19 +169,3 @@ func TestSweepAbortOnFail(t *testing.T) {
 		}
 	}
 }
-
-// TestResumeHintQuotes: the command that continues a sweep quotes its
-// results directory, as lab's and study's do: a directory with a space
-// must come back as one argument.
-func TestResumeHintQuotes(t *testing.T) {
-	for _, tc := range []struct{ out, want string }{
-		{"res", "loadgen sweep -f s.yaml -o res --resume"},
-		{"my res", "loadgen sweep -f s.yaml -o 'my res' --resume"},
-		{"it's", `loadgen sweep -f s.yaml -o 'it'\''s' --resume`},
-	} {
-		j := sweepJob{again: "loadgen sweep -f s.yaml ", out: tc.out}
-		if got := j.resumeHint(); got != tc.want {
-			t.Errorf("resumeHint(%q) = %q, want %q", tc.out, got, tc.want)
-		}
-	}
-}

@@ -37,14 +37,14 @@ type checkFlags struct {
 
 // register adds the flags to `loadgen run`: the baseline is a run file.
 func (c *checkFlags) register(fl *pflag.FlagSet) {
-	c.add(fl, "a run saved with --json, e.g. base.json: compare this run with it (exit status 99 on a regression)")
+	c.add(fl, fmt.Sprintf("a run saved with --json, e.g. base.json: compare this run with it (exit status %d on a regression)", compare.Breached))
 }
 
 // registerSweep adds the flags to `loadgen sweep`: assertions hold for
 // every step, and the baseline is a sweep's results directory.
 func (c *checkFlags) registerSweep(fl *pflag.FlagSet) {
 	c.sweep = true
-	c.add(fl, "a sweep's results directory, e.g. results/main: compare each step with its match there (exit status 99 on a regression)")
+	c.add(fl, fmt.Sprintf("a sweep's results directory, e.g. results/main: compare each step with its match there (exit status %d on a regression)", compare.Breached))
 }
 
 func (c *checkFlags) add(fl *pflag.FlagSet, baseline string) {
@@ -53,11 +53,11 @@ func (c *checkFlags) add(fl *pflag.FlagSet, baseline string) {
 	if c.sweep {
 		what, eg = "every step", "'cpu.nginx<2'"
 	}
-	fl.StringArrayVar(&c.asserts, "assert", nil, "an assertion on "+what+", e.g. 'p99<20ms', 'errors<0.1%', 'rps>1000', "+eg+" (repeatable, or several split by commas; exit status 99 if one fails)")
+	fl.StringArrayVar(&c.asserts, "assert", nil, fmt.Sprintf("an assertion on %s, e.g. 'p99<20ms', 'errors<0.1%%', 'rps>1000', %s (repeatable, or several split by commas; exit status %d if one fails)", what, eg, compare.Breached))
 	fl.StringVar(&c.junit, "junit", "", "write the assertions (and baseline comparison) as a JUnit XML report to this file, e.g. junit.xml (- for stdout)")
 	fl.StringVar(&c.baseline, "baseline", "", baseline)
 	fl.StringVar(&c.maxRegression, "max-regression", compare.FormatPercent(compare.DefaultMaxRegression), "with --baseline: how much worse a real change may be before it is a regression")
-	fl.BoolVar(&c.allowContended, "allow-contended", false, "with --baseline: exit 0, not 98, when the only doubt is contention: figures worse than --max-regression but within what a saturated machine (M) or generator (G) on this side can explain (a change past that is a regression whatever the flags)")
+	fl.BoolVar(&c.allowContended, "allow-contended", false, fmt.Sprintf("with --baseline: exit %d, not %d, when the only doubt is contention: figures worse than --max-regression but within what a saturated machine (M) or generator (G) on this side can explain (a change past that is a regression whatever the flags)", compare.OK, compare.Undecided))
 	fl.BoolVar(&c.judgeContended, "judge-contended", false, "with --baseline: judge the figures of saturated steps (M, G) as the others, without the margin contention could explain")
 }
 

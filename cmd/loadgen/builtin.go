@@ -83,7 +83,8 @@ func (b *builtinFlags) spec(ladder sweep.Ladder, protocol string, payload int) *
 	}
 }
 
-// job runs spec into dir with these flags.
-func (b *builtinFlags) job(spec *sweep.Spec, dir, again string) sweepJob {
-	return sweepJob{spec: spec, out: dir, resume: b.resume, quiet: b.quiet, check: &b.check, again: again, dryRun: b.dryRun, wide: b.wide, labels: b.labels}
+// job runs spec into dir with these flags; resumeCmd continues it
+// (sweep.ResumeCommand).
+func (b *builtinFlags) job(spec *sweep.Spec, dir, resumeCmd string) sweepJob {
+	return sweepJob{spec: spec, out: dir, resume: b.resume, quiet: b.quiet, check: &b.check, resumeCmd: resumeCmd, dryRun: b.dryRun, wide: b.wide, labels: b.labels}
 }

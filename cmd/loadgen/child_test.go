@@ -11,7 +11,7 @@ import (
 )
 
 // TestChildListening: startChild reads the address each `loadgen serve`
-// says it listens on, in the first line serve.go writes (listeningRE):
+// says it listens on, in the first line serve.go writes (listening.Addr):
 // after a scheme or none, before a space, ';' or ','.
 func TestChildListening(t *testing.T) {
 	t.Setenv("LOADGEN_TEST_AS_CLI", "1")

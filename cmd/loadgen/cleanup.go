@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -45,7 +44,7 @@ needs root. For a cluster, see loadgen k8s cleanup.`,
 // dead run, each on its line, then a line of what it came to. Exit
 // status 1 if one could not be removed.
 func runCleanup(cmd *cobra.Command, dryRun bool) error {
-	ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(cmd.Context(), leftover.CleanupTimeout)
 	defer cancel()
 	stdout := cmd.OutOrStdout()
 	items, err := leftover.Find()
@@ -90,7 +89,7 @@ func runCleanup(cmd *cobra.Command, dryRun bool) error {
 // loadgen runs left (namespaces only as root), and says so on stderr in
 // one line.
 func cleanLeftovers(ctx context.Context, stderr io.Writer) {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, leftover.StartTimeout)
 	defer cancel()
 	removed, err := leftover.Clean(ctx, nil)
 	if len(removed) > 0 {

@@ -21,7 +21,7 @@ func newCompareCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare [flags] A B",
 		Short: "Compare two runs or two sweeps, telling real changes from noise",
-		Long: `Compare B with A: two run files (loadgen run --json) or two sweep results
+		Long: fmt.Sprintf(`Compare B with A: two run files (loadgen run --json) or two sweep results
 directories (loadgen sweep -o), step by step. For each step, RPS (requests
 answered without error per second: a B failing fast is not faster), the
 share of requests that failed (errors), latency p50, p90, p95, p99 and p99.9, and
@@ -32,8 +32,8 @@ over repeats, its interval over the repeats, and a verdict.
 
 With repeats on both sides (loadgen sweep --repeats 3), the interval is a
 distribution-free confidence interval of B/A: of the pairwise ratios of B's
-repeats to A's, from the smallest to the largest (90% confidence with three
-repeats a side; with more, the narrowest that keeps 95%). The verdict is
+repeats to A's, from the smallest to the largest (90%% confidence with three
+repeats a side; with more, the narrowest that keeps 95%%). The verdict is
 judged by the whole interval:
 
   REGRESSION    the whole interval is worse than --max-regression (RPS down,
@@ -61,13 +61,13 @@ CPUs other work took beyond A's: work left a share 1 − L of the CPU takes up t
 send lag is under 1 ms, or the run's max lag where enough sends were late. A
 change past that margin (and --max-regression) is a REGRESSION whatever the
 flags; one past --max-regression but within it is "contended": not decidable,
-exit status 98 unless --allow-contended. --judge-contended judges contended
+exit status %d unless --allow-contended. --judge-contended judges contended
 figures without the margin.
 
 Sweep steps match by path, rung, payload and rate. Directories that hold
 sweeps (loadgen lab's, one per protocol) compare sweep by sweep, by name. Exit
-status 99 when a figure regressed, 98 when contention leaves a change not
-decidable, 2 when A or B cannot be read.`,
+status %d when a figure regressed, %d when contention leaves a change not
+decidable, %d when A or B cannot be read.`, compare.Undecided, compare.Breached, compare.Undecided, compare.Usage),
 		Example: `  loadgen compare before.json after.json
   loadgen compare results/before results/after --max-regression 5%
   loadgen compare results/nginx-1.24 results/nginx-1.26 --noise 10%`,
@@ -81,9 +81,9 @@ decidable, 2 when A or B cannot be read.`,
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVar(&f.maxRegression, "max-regression", compare.FormatPercent(compare.DefaultMaxRegression), "how much worse a real change may be before it is a regression (exit status 99)")
+	fl.StringVar(&f.maxRegression, "max-regression", compare.FormatPercent(compare.DefaultMaxRegression), fmt.Sprintf("how much worse a real change may be before it is a regression (exit status %d)", compare.Breached))
 	fl.StringVar(&f.noise, "noise", compare.FormatPercent(compare.DefaultNoise), "changes within this band are never real: not worse, better or a regression")
-	fl.BoolVar(&f.allowContended, "allow-contended", false, "exit 0, not 98, when the only doubt is contention: figures worse than --max-regression but within what a saturated machine (M) or generator (G) in B can explain")
+	fl.BoolVar(&f.allowContended, "allow-contended", false, fmt.Sprintf("exit %d, not %d, when the only doubt is contention: figures worse than --max-regression but within what a saturated machine (M) or generator (G) in B can explain", compare.OK, compare.Undecided))
 	fl.BoolVar(&f.judgeContended, "judge-contended", false, "judge the figures of saturated steps (M, G) as the others, without the margin contention could explain")
 	return cmd
 }

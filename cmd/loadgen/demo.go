@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/nginxingress"
@@ -23,15 +22,6 @@ func (d *demoPaths) Close() {
 	for i := len(d.closers) - 1; i >= 0; i-- {
 		d.closers[i]()
 	}
-}
-
-// demoWhere is where a path of the demo's plan goes before its servers
-// start, as a dry run prints it.
-func demoWhere(path string) string {
-	if path == "nginx" {
-		return "nginx (1 worker) in front of httpbin, started by loadgen"
-	}
-	return "loadgen's httpbin, started by loadgen"
 }
 
 // demoHasNginx tells whether the demo has its nginx path here.
@@ -64,18 +54,15 @@ func startDemo(ctx context.Context, log io.Writer, plan *sweep.Spec) (*demoPaths
 	}()
 	spec := plan
 	nginxURL, nginxPID := "", 0
-	if !nginx {
-		d.note = "nginx is not installed, so the demo swept the baseline path only (apt-get install nginx adds the nginx path)."
-	} else {
-		px, err := nginxingress.Start(ctx, nginxingress.Config{Listen: "127.0.0.1:0", Upstream: addr, Workers: 1})
+	if nginx {
+		px, err := nginxingress.StartDemo(ctx, addr)
 		if err != nil {
 			return nil, fmt.Errorf("start nginx: %w", err)
 		}
 		d.closers = append(d.closers, func() { px.Close() })
 		nginxURL, nginxPID = px.URL(), px.MasterPID()
-		d.note = "The nginx path is a real nginx (1 worker, generated config) proxying to the same httpbin; " +
-			"proxy cpu is nginx's master and worker, target cpu is httpbin's (" + strconv.Itoa(pid) + ")."
 	}
+	d.note = nginxingress.DemoNote(pid, nginx)
 	if err := spec.DemoAt(addr, pid, nginxURL, nginxPID); err != nil {
 		return nil, err
 	}

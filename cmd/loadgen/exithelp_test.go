@@ -34,3 +34,21 @@ func TestExitHelpNamesEveryStatus(t *testing.T) {
 		}
 	}
 }
+
+// The table as run --help prints it, laid out from compare.ExitTable:
+// byte for byte the help it was written as.
+func TestExitHelpText(t *testing.T) {
+	const want = `Exit status, of every command that runs load or judges results:
+  0    all good: every run ran, every --assert held, nothing regressed
+  1    a run failed: the target unreachable or it stopped answering, no request
+       succeeded, more failed than --max-errors, a result not written
+  2    the command line was wrong: nothing ran
+  98   not decidable: worse than --max-regression, but within what contention
+       on a busy machine can explain (--allow-contended: 0)
+  99   an --assert did not hold, or a figure regressed past --baseline
+  108  --abort-on-fail stopped the run: an --assert broke while it ran
+  130  Ctrl-C; 143 SIGTERM`
+	if exitHelp != want {
+		t.Errorf("exitHelp:\n%s\nwant\n%s", exitHelp, want)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"loadgen/loadgen/sweep"
 	"loadgen/results"
+	"loadgen/results/compare"
 	"loadgen/results/report"
 	"loadgen/results/store"
 )
@@ -23,16 +24,11 @@ func runFindMax(ctx context.Context, r *sweep.Runner, slo sweep.SLO, expr string
 		return failf("%v", werr)
 	}
 	fmt.Fprintf(stdout, "\n%s\n", store.ResultsLine(r.Dir, "every probe is a step", "summary in "+sweep.FindMaxFileName))
+	code, err := compare.SweepOutcome(err, sweep.FailedSearches(maxes), errors.Is(err, context.Canceled), compare.OK)
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return exitError{code: exitInterrupted}
-		}
 		return failf("%v", err)
 	}
-	if err := sweep.FailedSearches(maxes); err != nil {
-		return failf("%v", err)
-	}
-	return nil
+	return exitWith(code)
 }
 
 // findMaxTable prints each search's bracket (sweep.Bracket) as a table

@@ -70,8 +70,8 @@ func setFromFile(fl *pflag.FlagSet, k string, n yaml.Node, extra, skip []string)
 	f := fl.Lookup(k)
 	if f == nil || f.Hidden || k == "help" || slices.Contains(skip, k) {
 		err := fmt.Sprintf("%q is not an option here (the keys are the command's long flags, as in --help)", k)
-		if near := nearestKey(fl, k, extra, skip); near != "" {
-			err += fmt.Sprintf(": did you mean %q?", near)
+		if hint := closest.DidYouMean(k, fileKeys(fl, extra, skip)); hint != "" {
+			err += ": " + hint
 		}
 		return errors.New(err)
 	}
@@ -104,9 +104,9 @@ func setFromFile(fl *pflag.FlagSet, k string, n yaml.Node, extra, skip []string)
 	return nil
 }
 
-// nearestKey is the valid key of an options file closest to k (the
-// fewest edits; of a tie, the first by name), "" when there is none.
-func nearestKey(fl *pflag.FlagSet, k string, extra, skip []string) string {
+// fileKeys are the valid keys of an options file, by name (of two as near
+// to a typo, the first is suggested).
+func fileKeys(fl *pflag.FlagSet, extra, skip []string) []string {
 	var names []string
 	fl.VisitAll(func(f *pflag.Flag) {
 		if !f.Hidden && f.Name != "help" && !slices.Contains(skip, f.Name) {
@@ -115,6 +115,5 @@ func nearestKey(fl *pflag.FlagSet, k string, extra, skip []string) string {
 	})
 	names = append(names, extra...)
 	slices.Sort(names)
-	best, _ := closest.Nearest(k, names)
-	return best
+	return names
 }

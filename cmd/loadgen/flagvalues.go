@@ -39,14 +39,11 @@ func durationVarP(fl *pflag.FlagSet, p *time.Duration, name, short string, value
 type countValue struct{ p *int }
 
 func (v countValue) Set(s string) error {
-	n, err := units.ParseCount(s)
+	n, err := units.ParseIntCount(s)
 	if err != nil {
 		return err
 	}
-	if n > 1<<31 {
-		return errTooBig(s)
-	}
-	*v.p = int(n)
+	*v.p = n
 	return nil
 }
 func (v countValue) String() string { return itoaInt(*v.p) }
@@ -73,14 +70,11 @@ func (v count64Value) Type() string   { return "count" }
 type bytesValue struct{ p *int }
 
 func (v bytesValue) Set(s string) error {
-	n, err := units.ParseBytes(s)
+	n, err := units.ParseIntBytes(s)
 	if err != nil {
 		return err
 	}
-	if n > 1<<31 {
-		return errTooBig(s)
-	}
-	*v.p = int(n)
+	*v.p = n
 	return nil
 }
 func (v bytesValue) String() string {
@@ -95,11 +89,5 @@ func bytesVar(fl *pflag.FlagSet, p *int, name string, value int, usage string) {
 	*p = value
 	fl.Var(bytesValue{p}, name, usage)
 }
-
-type tooBig string
-
-func (t tooBig) Error() string { return string(t) + " is too large" }
-
-func errTooBig(s string) error { return tooBig(`"` + s + `"`) }
 
 func itoaInt(n int) string { return strconv.Itoa(n) }

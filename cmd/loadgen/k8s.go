@@ -53,13 +53,13 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringVar(&o.ProxyCPU, "proxy-cpu", "", "istio, linkerd, appmesh: each sidecar's CPU request (default "+k8s.DefaultProxyCPU+")")
 	fl.StringVar(&o.ProxyMemory, "proxy-memory", "", "istio, linkerd, appmesh: each sidecar's memory request (default "+k8s.DefaultProxyMemory+")")
 	fl.BoolVar(&o.MTLS, "mtls", false, "istio: a STRICT PeerAuthentication for the namespace; sidecar: mutual TLS between the two sidecars (--mode both)")
-	fl.StringVar(&o.Class, "class", "", "gateway: the GatewayClass (traefik, nginx, eg, istio, cilium, amazon-vpc-lattice…); ingress: the IngressClass (traefik, haproxy…); ingress-nginx: the IngressClass (default nginx)")
+	fl.StringVar(&o.Class, "class", "", "gateway: the GatewayClass (traefik, nginx, eg, istio, cilium, amazon-vpc-lattice…); ingress: the IngressClass (traefik, haproxy…); ingress-nginx: the IngressClass (default "+k8s.DefaultIngressCls+")")
 	fl.StringVar(&o.Gateway, "gateway-name", "", "gateway: the Gateway's name (default "+k8s.GatewayName+"); amazon-vpc-lattice maps it to the VPC Lattice service network of that name")
 	fl.StringVar(&o.Via, "via", "", "gateway, ingress, ingress-nginx: how the workers reach it: service (the controller's Service inside the cluster; "+
 		"the default) or published (the address the Ingress or Gateway publishes, e.g. a cloud load balancer); amazon-vpc-lattice: published")
 	fl.StringVar(&o.IngressNamespace, "ingress-namespace", k8s.DefaultIngressNS, "ingress-nginx: the controller's namespace")
 	fl.BoolVar(&o.ConfigureController, "configure-controller", false, "ingress-nginx: set the controller's shared ConfigMap (worker-processes, keep-alive-requests) for the run; k8s run and k8s cleanup put it back")
-	fl.IntVar(&o.Workers, "worker-processes", 0, "ingress-nginx, with --configure-controller: the controller's worker-processes (default 2; never auto: it counts the node's cores)")
+	fl.IntVar(&o.Workers, "worker-processes", 0, fmt.Sprintf("ingress-nginx, with --configure-controller: the controller's worker-processes (default %d; never auto: it counts the node's cores)", k8s.DefaultWorkers))
 	fl.BoolVar(&o.SameNodeOK, "same-node-ok", false, "let clients share the target's node (and the proxies') when no other fits (a preference, not a rule)")
 	fl.StringVar(&o.WorkerCPU, "worker-cpu", "", "each worker's CPU request (a worker is never BestEffort) (default "+k8s.DefaultWorkerCPU+", or a lower --worker-limits cpu)")
 	fl.StringVar(&o.WorkerMemory, "worker-memory", "", "each worker's memory request (default "+k8s.DefaultWorkerMem+", or a lower --worker-limits memory)")
@@ -71,9 +71,7 @@ func meshFlags(fl *pflag.FlagSet, o *k8s.Options) {
 // cost (k8s run, and k8s rbac for the permissions it needs).
 func controlPlaneFlag(fl *pflag.FlagSet, o *k8s.Options) {
 	fl.StringArrayVar(&o.ControlPlane, "control-plane", nil, "the mesh's control-plane pods whose CPU and memory each step records beside the proxies', "+
-		"NAMESPACE/SELECTOR or NAME=NAMESPACE/SELECTOR (repeatable), or none (default the mesh's own: istiod=istio-system/app=istiod; "+
-		"Linkerd's in linkerd; appmesh-controller in appmesh-system; for gateway classes eg, nginx and cilium their controller's pods "+
-		"(envoy-gateway-system, nginx-gateway, kube-system); ingress-nginx and traefik: none apart, their controller is their proxy)")
+		"NAMESPACE/SELECTOR or NAME=NAMESPACE/SELECTOR (repeatable), or none (default "+k8s.DefaultControlPlanesHelp()+")")
 }
 
 // costSourceFlags are where a run reads its cost: k8s run's, and k8s
@@ -213,21 +211,18 @@ touched. An ingress controller ConfigMap that a run of the namespace changed
 			if err != nil {
 				return failf("%v", err)
 			}
-			restored, err := c.RestoreControllers(cmd.Context(), ns, runID)
-			for _, r := range restored {
+			// A killed run's ingress namespace is not known: every one is looked in.
+			done := c.CleanupRun(cmd.Context(), cluster.RunCleanup{Namespace: ns, RunID: runID, Restore: true})
+			for _, r := range done.Restored {
 				fmt.Fprintf(cmd.OutOrStdout(), "restored %s\n", r)
 			}
-			if err != nil {
-				return failf("%v", err)
-			}
-			deleted, err := c.Cleanup(cmd.Context(), ns, runID)
-			for _, d := range deleted {
+			for _, d := range done.Deleted {
 				fmt.Fprintf(cmd.OutOrStdout(), "deleted %s\n", d)
 			}
-			if err != nil {
+			if err := done.Err(); err != nil {
 				return failf("%v", err)
 			}
-			if len(deleted) == 0 && len(restored) == 0 {
+			if len(done.Deleted) == 0 && len(done.Restored) == 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "nothing of loadgen's in namespace %s\n", ns)
 			}
 			return nil
@@ -236,8 +231,7 @@ touched. An ingress controller ConfigMap that a run of the namespace changed
 	fl := cmd.Flags()
 	fl.StringVarP(&ns, "namespace", "n", "", "namespace to clean up, e.g. bench (required)")
 	fl.StringVar(&runID, "run-id", "", "only this run's objects (default: every loadgen run's)")
-	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
-	fl.StringVar(&kctx, "context", "", "kubeconfig context (default the current one)")
+	clusterFlags(fl, &kubeconfig, &kctx)
 	return cmd
 }
 
@@ -307,4 +301,11 @@ its own, naming both loadgen versions.`,
 	fl.StringVar(&cfg.Clock, "clock", worker.InClusterClock(), "URL whose Date header is the reference clock (default the API server's /version)")
 	fl.StringVar(&cfg.ClockCA, "clock-ca", worker.ServiceAccountCA, "CA file for --clock")
 	return cmd
+}
+
+// clusterFlags registers --kubeconfig and --context, worded once for the
+// commands that reach a cluster.
+func clusterFlags(fl *pflag.FlagSet, kubeconfig, kctx *string) {
+	fl.StringVar(kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(kctx, "context", "", "kubeconfig context (default the current one)")
 }

@@ -33,9 +33,9 @@ type k8sPathsFlags struct {
 func newK8sPathsCmd() *cobra.Command {
 	f := &k8sPathsFlags{}
 	cmd := &cobra.Command{
-		Use:   "paths [-d 10s] [--repeats 3] [--tcp-tolerance 10%] [--judge netperf|all]",
+		Use:   fmt.Sprintf("paths [-d %s] [--repeats %d] [--tcp-tolerance %s] [--judge %s|%s]", paths.DefaultDuration, paths.DefaultRepeats, compare.FormatPercent(paths.DefaultTolerance), paths.JudgeNetperf, paths.JudgeAll),
 		Short: "Measure k8s-netperf's paths (pod, ClusterIP, NodePort…) against hostNetwork",
-		Long: `Measure a cluster's network paths as k8s-netperf does, with loadgen's own client
+		Long: fmt.Sprintf(`Measure a cluster's network paths as k8s-netperf does, with loadgen's own client
 and servers in pods:
 
   host-host                 hostNetwork client → hostNetwork server, one node (the node's IP):
@@ -48,11 +48,11 @@ and servers in pods:
   pod-clusterip-other-node  pod → the ClusterIP from another node (its endpoint is not on
                             the client's)
 
-each × TCP_STREAM, TCP_RR and TCP_CRR (-p tcp-stream|tcp-rr|tcp-crr, 1024-byte
+each × TCP_STREAM, TCP_RR and TCP_CRR (-p tcp-stream|tcp-rr|tcp-crr, %d-byte
 messages, one connection, against loadgen serve tcp) and HTTP/1.1 (GET
-/bytes/1024, closed loop, 4 connections, against loadgen serve httpbin); asked
-with --tests, UDP_STREAM and UDP_RR (-p udp-stream|udp-rr, 1024-byte datagrams,
-one connection, against loadgen serve udp on UDP port 9002, its Services' port
+%s, closed loop, %d connections, against loadgen serve httpbin); asked
+with --tests, UDP_STREAM and UDP_RR (-p udp-stream|udp-rr, %d-byte datagrams,
+one connection, against loadgen serve udp on UDP port %d, its Services' port
 of protocol UDP; UDP_STREAM's figure is what the sink received). Nodes
 are read from the cluster: servers and same-node clients run on the first
 schedulable node (not cordoned, not tainted NoSchedule), cross-node clients on
@@ -62,9 +62,9 @@ measurable here.
 Each measurement is one Job of one 'loadgen k8s worker' pod, one at a time;
 each repeat is a full pass over tests and paths. A path's figure is the median
 of its repeats, with their spread, and its ratio to the hostNetwork row of the
-same test. --tcp-tolerance is k8s-netperf's: exit status 99 when a judged row
+same test. --tcp-tolerance is k8s-netperf's: exit status %d when a judged row
 falls further below its hostNetwork row than it (every figure here is higher
-is better), 1 when a measurement failed. Which rows are judged is k8s-netperf's
+is better), %d when a measurement failed. Which rows are judged is k8s-netperf's
 rule by default (--judge netperf): TCP_STREAM, pod ↔ pod across nodes against
 hostNetwork across nodes — on one schedulable node no row is; --judge all
 judges every pod row (the same-node rows against hostNetwork over the node's
@@ -79,15 +79,15 @@ DIR gets paths.json (the table, the nodes, the kube-proxy mode and its source)
 and one results directory per test, which 'loadgen report DIR' reads. The
 namespace is created by loadgen and deleted at the end with everything in it,
 after Ctrl-C too; 'loadgen k8s cleanup -n NS' removes what a killed run left.
-The hostNetwork server listens on the node's IP, ports 18080 and 19000.
+The hostNetwork server listens on the node's IP, ports %d and %d.
 --paths and --tests measure some only (a pod path with its hostNetwork row);
 --tests mtls (only when asked for) is HTTP/1.1 over mutual TLS: the servers
-require a client certificate (loadgen serve httpbin --client-ca, ports 8443
-and 18443) and the clients present theirs, both issued by a CA made for the
+require a client certificate (loadgen serve httpbin --client-ca, ports %d
+and %d) and the clients present theirs, both issued by a CA made for the
 run and kept in the Secret loadgen-client-cert;
 --flannel-backend refuses a cluster whose nodes do not run that Flannel
 backend (their flannel.alpha.coreos.com/backend-type), which is recorded
-either way.`,
+either way.`, paths.MessageSize, paths.HTTPEndpoint, paths.HTTPConnections, paths.MessageSize, k8s.PortUDP, compare.Breached, compare.Failed, paths.HostPortHTTP, paths.HostPortTCP, paths.PortMTLS, paths.HostPortMTLS),
 		Example: `  loadgen k8s paths -o results/paths
   loadgen k8s paths -d 2s --repeats 2 --tcp-tolerance 20% --image registry.example/loadgen:v1 \
       -o results/quick
@@ -99,21 +99,20 @@ either way.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&f.opts.Namespace, "namespace", "n", paths.DefaultNamespace, "namespace of the run (loadgen creates it, and deletes it at the end)")
 	fl.StringVar(&f.opts.Image, "image", k8s.DefaultImage, "the loadgen image (built from the repository's Dockerfile)")
-	fl.DurationVarP(&f.opts.Duration, "duration", "d", paths.DefaultDuration, "each sample's measured duration (k8s-netperf's 10s)")
-	fl.IntVar(&f.opts.Repeats, "repeats", paths.DefaultRepeats, "samples of each path × test (k8s-netperf's 3)")
-	fl.StringVar(&f.tolerance, "tcp-tolerance", compare.FormatPercent(paths.DefaultTolerance), "how far below its hostNetwork row a judged row may fall before the exit status is 99 (k8s-netperf's --tcp-tolerance)")
+	fl.DurationVarP(&f.opts.Duration, "duration", "d", paths.DefaultDuration, "each sample's measured duration (k8s-netperf's "+paths.DefaultDuration.String()+")")
+	fl.IntVar(&f.opts.Repeats, "repeats", paths.DefaultRepeats, fmt.Sprintf("samples of each path × test (k8s-netperf's %d)", paths.DefaultRepeats))
+	fl.StringVar(&f.tolerance, "tcp-tolerance", compare.FormatPercent(paths.DefaultTolerance), fmt.Sprintf("how far below its hostNetwork row a judged row may fall before the exit status is %d (k8s-netperf's --tcp-tolerance)", compare.Breached))
 	fl.StringVar(&f.legacyTol, "tolerance", "", "--tcp-tolerance's former name")
 	_ = fl.MarkHidden("tolerance")
 	fl.StringVar(&f.opts.Judge, "judge", paths.JudgeNetperf, "rows the tolerance judges: netperf (k8s-netperf's rule: TCP_STREAM, pod ↔ pod across nodes) or all (every pod row)")
 	fl.StringVarP(&f.out, "output", "o", "", store.OutHelp("k8s-paths"))
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
-	fl.StringVar(&f.context, "context", "", "kubeconfig context (default the current one)")
+	clusterFlags(fl, &f.kubeconfig, &f.context)
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan and the objects; touch no cluster")
 	fl.StringVar(&f.opts.RunID, "run-id", "", "the run's label value (default a new random one)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines (the table is printed still)")
 	fl.StringSliceVar(&f.opts.Paths, "paths", nil, "only these paths (default all), each pod path with its hostNetwork row")
 	fl.StringSliceVar(&f.opts.Tests, "tests", nil, "only these tests (default all but UDP and mtls): tcp-stream, tcp-rr, tcp-crr, http, udp-stream, udp-rr, and mtls (HTTP/1.1 over mutual TLS: a CA made for the run, the client's certificate in a Secret)")
-	fl.StringVar(&f.streamSize, "stream-size", "", "TCP_STREAM's write size (default 1024 B, k8s-netperf's; 128KiB is iperf-style)")
+	fl.StringVar(&f.streamSize, "stream-size", "", fmt.Sprintf("TCP_STREAM's write size (default %d B, k8s-netperf's; 128KiB is iperf-style)", paths.MessageSize))
 	labelFlag(fl, &f.opts.Labels)
 	fl.StringVar(&f.opts.FlannelBackend, "flannel-backend", "", "refuse a cluster whose nodes do not run this Flannel backend, e.g. vxlan (or host-gw, udp…; default: any CNI)")
 	fl.StringVar(&f.opts.CNI, "cni", "", "name the cluster's datapath as the lab's modes do (macvlan, vxlan, host-gw, ebpf…): recorded in paths.json, where loadgen study cni-matrix reads the rows as that mode's (default: Flannel's backend, when the nodes run Flannel)")
@@ -169,7 +168,8 @@ func runK8sPaths(cmd *cobra.Command, f *k8sPathsFlags) error {
 
 // finish prints what a paths run measured, the whole table or what an
 // interrupt or a failure left, and ends the command: 130 after Ctrl-C, 1
-// for a run that failed, else paths.Exit's status of the rows.
+// for a run that failed, else paths.Exit's status of the rows
+// (compare.SweepOutcome).
 func (f *k8sPathsFlags) finish(ctx context.Context, w, stderr io.Writer, table *paths.Table, err error) error {
 	if table != nil && table.Rows != nil {
 		fmt.Fprintln(w)
@@ -178,15 +178,19 @@ func (f *k8sPathsFlags) finish(ctx context.Context, w, stderr io.Writer, table *
 		}
 		fmt.Fprintf(w, "\n%s\n", store.ResultsLine(f.out, paths.File, store.ReadWith(f.out)))
 	}
-	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "interrupted: the measurements made are saved, and the run's objects deleted")
+	folded := compare.OK
+	if table != nil {
+		folded = paths.Exit(table.Rows)
+	}
+	code, ferr := compare.SweepOutcome(err, nil, ctx.Err() != nil, folded)
+	switch {
+	case code == compare.Interrupted:
+		fmt.Fprintln(stderr, compare.InterruptedLine("the measurements made are saved, and the run's objects deleted"))
 		if err != nil && !errors.Is(err, ctx.Err()) {
 			fmt.Fprintf(stderr, "loadgen: %v\n", err)
 		}
-		return exitError{code: exitInterrupted}
+	case ferr != nil:
+		return failf("%v", ferr)
 	}
-	if err != nil {
-		return failf("%v", err)
-	}
-	return exitWith(paths.Exit(table.Rows))
+	return exitWith(code)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"loadgen/loadgen"
+	"loadgen/loadgen/k8splan"
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/cluster"
@@ -50,7 +51,7 @@ func newK8sRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --mesh MESH -f sweep.yaml --workers N -o DIR",
 		Short: "Run a sweep on a cluster: each step one Indexed Job of N workers, merged exactly",
-		Long: `Apply the comparison's objects (as 'k8s render' prints them) in a namespace
+		Long: fmt.Sprintf(`Apply the comparison's objects (as 'k8s render' prints them) in a namespace
 loadgen creates, then run each step of the sweep as one Indexed Job of N
 workers. Each worker takes 1/N of the connections and threads (closed loop)
 or of the rate (open loop); all start at one instant written into the Job,
@@ -63,12 +64,12 @@ proxies' CPU and memory per step come from metrics.k8s.io
 label and is deleted at the end, after Ctrl-C or a failed step too.
 
 In the sweep file, host "target" means the comparison's target through the
-mesh: http://target:8080 (captured by sidecars, or behind the ingress or
-gateway) and http://target:8081 (the same pods, outside sidecar capture);
-for gRPC 9090 and its direct 9091, for raw TCP tcp://target:9000 and 9001,
-for HTTP/3 (protocol: h3) https://target:8080 through an ingress controller
-that serves it and the direct UDP 8443 (a gRPC, TCP or HTTP/3 step to the
-direct 8081 goes to its protocol's direct port).`,
+mesh: http://target:%d (captured by sidecars, or behind the ingress or
+gateway) and http://target:%d (the same pods, outside sidecar capture);
+for gRPC %d and its direct %d, for raw TCP tcp://target:%d and %d,
+for HTTP/3 (protocol: h3) https://target:%d through an ingress controller
+that serves it and the direct UDP %d (a gRPC, TCP or HTTP/3 step to the
+direct %d goes to its protocol's direct port).`, k8s.PortHTTP, k8s.PortHTTPDirect, k8s.PortGRPC, k8s.PortGRPCDirect, k8s.PortTCP, k8s.PortTCPDirect, k8s.PortHTTP, k8s.PortHTTPSDirect, k8s.PortHTTPDirect),
 		Example: `  loadgen k8s run --mesh istio -f sweep.yaml --workers 4 -o results/istio
   loadgen k8s run --mesh none -f sweep.yaml --workers 4 -o results/baseline
   loadgen k8s run --mesh istio --mode serveronly -f sweep.yaml --dry-run
@@ -84,13 +85,12 @@ direct 8081 goes to its protocol's direct port).`,
 	fl.StringVarP(&f.file, "file", "f", "", "sweep file (YAML, as 'loadgen sweep -f'), e.g. examples/k8s-sweep.yaml (required)")
 	fl.StringVarP(&f.out, "output", "o", "", "results directory (required, but with --dry-run)")
 	fl.IntVar(&f.workers, "workers", 1, "workers per step (pods of the Indexed Job), each taking 1/N of the connections, threads and rate")
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
-	fl.StringVar(&f.context, "context", "", "kubeconfig context (default the current one)")
+	clusterFlags(fl, &f.kubeconfig, &f.context)
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the objects and the plan; touch no cluster")
-	fl.DurationVar(&f.startLead, "start-lead", 30*time.Second, "how far ahead each step's start instant is set: time to schedule and start the pods")
+	fl.DurationVar(&f.startLead, "start-lead", run.DefaultStartLead, "how far ahead each step's start instant is set: time to schedule and start the pods")
 	fl.DurationVar(&f.maxLate, "max-late", worker.DefaultMaxLate, "a worker starting later than this fails the step")
-	fl.IntVar(&f.retries, "start-retries", 2, "run a step again, with twice the start lead (kept for later steps), when its workers started late; 0: fail it")
-	fl.DurationVar(&f.targetWait, "target-wait", 5*time.Minute, "how long to wait for the target (and an ingress's or gateway's address); past it, the steps that load the target fail with its pods' reason")
+	fl.IntVar(&f.retries, "start-retries", run.DefaultStartRetries, "run a step again, with twice the start lead (kept for later steps), when its workers started late; 0: fail it")
+	fl.DurationVar(&f.targetWait, "target-wait", run.DefaultTargetWait, "how long to wait for the target (and an ingress's or gateway's address); past it, the steps that load the target fail with its pods' reason")
 	f.cost.register(fl)
 	fl.StringVar(&f.promCPU, "prom-cpu", "", "Prometheus series selector of a cumulative CPU-seconds counter; {namespace}, {pods} (the watched pods' names) and {container} (the watched containers' names, a regular expression: match it with container=~) are replaced (default cAdvisor's container_cpu_usage_seconds_total)")
 	fl.StringVar(&f.promMem, "prom-mem", "", "Prometheus series selector of a bytes gauge, as --prom-cpu (default cAdvisor's container_memory_working_set_bytes)")
@@ -145,22 +145,11 @@ func runK8s(cmd *cobra.Command, f *k8sRunFlags) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
 	}
-	if err := spec.CheckCluster(); err != nil {
-		return fmt.Errorf("%s: %w", f.file, err) // before the plan: what the workers cannot see, or trim
-	}
-	// The chain's length: --hops over the file's; the spec's, which the
-	// manifest carries to the report for its per-hop figures.
-	if spec.Hops, err = f.opts.ChainHops(spec.Hops, cmd.Flags().Changed("hops")); err != nil {
-		return fmt.Errorf("%s: %w", f.file, err)
-	}
-	load, steps, err := k8sPlan(&spec)
+	load, steps, err := k8splan.ForCluster(&spec, &f.opts, cmd.Flags().Changed("hops"))
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.file, err)
 	}
 	load.Labels = f.labels
-	if err := f.opts.CheckLoad(load, steps); err != nil {
-		return fmt.Errorf("%s: %w", f.file, err)
-	}
 	f.opts.RunID = k8s.OrNewRunID(f.opts.RunID)
 	w := cmd.OutOrStdout()
 	co := &run.Coordinator{Options: f.opts, Load: load, Steps: steps, Workers: f.workers, Dir: f.out,
@@ -225,34 +214,4 @@ func (f *k8sRunFlags) finish(w io.Writer, spec *sweep.Spec, res []*results.Step)
 		return runFailure{err: errors.New(line), code: code}
 	}
 	return exitWith(code)
-}
-
-// k8sPlan turns a sweep that a cluster can run (Spec.CheckCluster) into
-// the steps it runs: its plan is copied into k8s's types here, the one
-// place that may import both.
-func k8sPlan(s *sweep.Spec) (k8s.Load, []k8s.Step, error) {
-	load := k8s.Load{Protocol: s.Protocol, Endpoint: s.Endpoint, Duration: s.Duration.D(), Warmup: s.Warmup.D(),
-		Timeout: s.Timeout.D(), Call: s.Call, Data: s.Data}
-	// A path's client certificate goes to the workers in the run's Secret,
-	// named by the path's place in the file.
-	certOf := map[string]string{}
-	for i, p := range s.Paths {
-		if p.Cert == "" {
-			continue
-		}
-		c, err := k8s.ReadClientCert(k8s.PathCertName(i), p.Cert, p.Key)
-		if err != nil {
-			return k8s.Load{}, nil, fmt.Errorf("path %s: %w", p.Name, err)
-		}
-		load.ClientCerts = append(load.ClientCerts, c)
-		certOf[p.Name] = c.Name
-	}
-	var steps []k8s.Step
-	for _, st := range s.Plan() {
-		p, _ := s.PathByName(st.Path)
-		steps = append(steps, k8s.Step{Index: st.Index, ID: st.ID(), Path: st.Path, Baseline: p.Baseline, URL: p.URL,
-			NewConn: p.NewConn, Insecure: p.Insecure, ClientCert: certOf[p.Name], Connections: st.Rung.Connections, Threads: st.Rung.Threads,
-			Payload: st.Payload, Rate: st.Rate, Repeat: st.Repeat})
-	}
-	return load, steps, nil
 }

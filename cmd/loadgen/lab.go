@@ -2,22 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"loadgen/internal/shellquote"
 	"loadgen/loadgen/sweep"
 	"loadgen/meshes/lab"
 	"loadgen/results/compare"
 	"loadgen/results/report"
 	"loadgen/results/store"
+	"loadgen/targets/listening"
 )
 
 type labFlags struct {
@@ -35,14 +33,14 @@ func newLabCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lab [--modes a,b] [--paths a,b] [-o DIR]",
 		Short: "Measure the CNI paths of a Kubernetes node pair, in network namespaces, per CNI mode",
-		Long: `Reproduce the CNI benchmark reports (Cilium/Calico/Macvlan, Flannel backends)
+		Long: fmt.Sprintf(`Reproduce the CNI benchmark reports (Cilium/Calico/Macvlan, Flannel backends)
 on one machine: for each CNI mode, two "nodes" and three "pods" are network
 namespaces joined the way that CNI joins them, and netperf-style TCP_RR,
 TCP_CRR and TCP_STREAM run over the report's nine paths, from the client's
 namespace to a loadgen tcp target in the server's.
 
 Modes (--modes, default all):
-` + modeHelp() + `
+%s
 Paths (--paths, default all), in every mode:
   loopback             pod → itself (127.0.0.1): the floor, once for all modes
   node-node            node → node over the underlay
@@ -70,8 +68,8 @@ starts, and loadgen cleanup (lab --cleanup) does at any time.
 Results are one sweep per protocol under -o, each path named MODE.PATH
 (vxlan.pod-pod-other-node); the path × mode matrix is printed at the end and
 is in loadgen report DIR. Ctrl-C keeps finished steps and prints the command
-that resumes the lab. Exit status 1 when any step failed, 99 when a check did not
-hold ` + exitHelpRef + `.`,
+that resumes the lab. Exit status %d when any step failed, %d when a check did not
+hold %s.`, modeHelp(), compare.Failed, compare.Breached, exitHelpRef),
 		Example: `  sudo loadgen lab
   sudo loadgen lab --modes host-gw,vxlan,ebpf --paths pod-pod-other-node,pod-service-remote \
       -d 10s -o results/cni
@@ -85,11 +83,11 @@ hold ` + exitHelpRef + `.`,
 	fl.StringVar(&f.modes, "modes", "", "CNI modes, comma-separated (default all: "+strings.Join(modeStrings(lab.Modes()), ",")+")")
 	fl.StringVar(&f.paths, "paths", "", "paths to measure in every mode, comma-separated (default all)")
 	fl.BoolVar(&f.cleanup, "cleanup", false, "loadgen cleanup: remove what killed loadgen runs left (namespaces, temporary directories), and exit")
-	fl.StringVar(&f.protocols, "protocols", strings.Join(lab.Protocols[:3], ","), "protocols, comma-separated: tcp-rr, tcp-crr, tcp-stream, udp-rr, udp-stream, or grpc-stream alone")
-	fl.StringVar(&f.size, "size", "1KiB", "request and response size of tcp-rr and tcp-crr")
-	fl.StringVar(&f.streamSize, "stream-size", "64KiB", "write size of tcp-stream")
-	f.register(fl, "lab", "c1t1", 3*time.Second, 500*time.Millisecond) // netperf runs one connection
-	fl.Lookup("baseline").Usage = "an earlier lab's results directory, e.g. results/lab-main: each protocol compares with its sweep there (exit status 99 on a regression)"
+	fl.StringVar(&f.protocols, "protocols", strings.Join(lab.DefaultProtocols, ","), "protocols, comma-separated: tcp-rr, tcp-crr, tcp-stream, udp-rr, udp-stream, or grpc-stream alone")
+	fl.StringVar(&f.size, "size", lab.DefaultSize, "request and response size of tcp-rr and tcp-crr")
+	fl.StringVar(&f.streamSize, "stream-size", lab.DefaultStreamSize, "write size of tcp-stream")
+	f.register(fl, "lab", lab.DefaultLadder, lab.DefaultDuration, lab.DefaultWarmup)
+	fl.Lookup("baseline").Usage = fmt.Sprintf("an earlier lab's results directory, e.g. results/lab-main: each protocol compares with its sweep there (exit status %d on a regression)", compare.Breached)
 	fl.Lookup("junit").Usage = "write the assertions (and baseline comparison) as JUnit XML, a file per protocol: e.g. junit.xml makes junit-tcp-rr.xml …"
 	cmd.AddCommand(newUDPTunnelCmd())
 	return cmd
@@ -217,9 +215,6 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	if err != nil {
 		return err
 	}
-	if len(labs) == 0 {
-		return failf("lab: no mode could be built here (%s)", strings.Join(skipped, "; "))
-	}
 	var stops []func()
 	defer func() {
 		for _, stop := range stops {
@@ -234,7 +229,7 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 		}
 	}
 
-	resume := "loadgen lab " + resumeArgs(cmd) + "-o " + shellquote.Quote(f.out) + " --resume"
+	resume := sweep.ResumeCommand("lab", resumeFlags(cmd), f.out)
 	sw, err := lab.RunSweeps(f.out, p.protocols, func(proto, dir string) error {
 		spec := f.labSpec(p, proto, lab.LoadPaths(labs))
 		if err := spec.Validate(); err != nil {
@@ -249,19 +244,8 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	if err != nil {
 		return err
 	}
-	var sweeps []*report.Sweep
-	for _, dir := range sw.Dirs {
-		s, err := report.ReadSweep(dir)
-		if err != nil {
-			return failf("%v", err)
-		}
-		sweeps = append(sweeps, s)
-	}
-	if len(report.CNIMatrix(sweeps)) > 0 {
-		fmt.Fprintf(stdout, "\nCNI path matrix (network namespaces on one machine; latency is the mean at %s)\n", p.ladder[0])
-		if err := report.CNITable(stdout, sweeps); err != nil {
-			return failf("%v", err)
-		}
+	if err := report.CNISection(stdout, sw.Dirs); err != nil {
+		return failf("%v", err)
 	}
 	printNotApplicable(stdout, labs, skipped)
 	fmt.Fprintf(stdout, "\n%s\n", store.ResultsLine(f.out, store.ReadWith(f.out)))
@@ -272,23 +256,14 @@ func runLab(cmd *cobra.Command, f *labFlags) error {
 	return exitWith(code)
 }
 
-// exitStatus is the exit status an error of a lab's sweep carries, if any
-// (lab.RunSweeps).
-func exitStatus(err error) (compare.Exit, bool) {
-	var ee exitError
-	if errors.As(err, &ee) {
-		return compare.Exit(ee.code), true
-	}
-	return 0, false
-}
-
 // startLabs builds a lab per mode, skipping (and naming) the modes this
-// kernel lacks. A lab that cannot run at all (no root, no ip) is an error.
-func startLabs(ctx context.Context, stderr io.Writer, p *labPlan, exe string) (labs []*lab.Lab, skipped []string, err error) {
+// kernel lacks. A lab that cannot run at all (no root, no ip, no mode
+// this kernel has) is an error.
+func startLabs(ctx context.Context, stderr io.Writer, p *labPlan, exe string) (labs []*lab.Lab, skipped []lab.Skip, err error) {
 	cfg := lab.Config{Paths: p.paths, TunnelCommand: []string{exe, "lab", "udp-tunnel"}}
-	labs, err = lab.StartModes(ctx, cfg, p.modes, func(m lab.Mode, err error) {
-		fmt.Fprint(stderr, report.Wrap(fmt.Sprintf("lab: mode %s skipped: %v", m, err), maxWidth, "  "))
-		skipped = append(skipped, fmt.Sprintf("%s: %v", m, err))
+	labs, err = lab.StartModes(ctx, cfg, p.modes, func(s lab.Skip) {
+		fmt.Fprint(stderr, report.Wrap("lab: "+s.String(), maxWidth, "  "))
+		skipped = append(skipped, s)
 	})
 	if err != nil {
 		return labs, skipped, failf("%v", err) // already says "lab: …"
@@ -301,7 +276,7 @@ func startLabs(ctx context.Context, stderr io.Writer, p *labPlan, exe string) (l
 func startLabServers(ctx context.Context, stderr io.Writer, labs []*lab.Lab, exe, target string) ([]func(), error) {
 	var stops []func()
 	for _, s := range lab.Servers(labs) {
-		_, _, stop, err := startChild(ctx, stderr, s.Lab.Command(ctx, s.NS, exe, "serve", target, "--addr", s.Listen, "--for", "24h"))
+		_, _, stop, err := startChild(ctx, stderr, s.Lab.Command(ctx, s.NS, exe, append([]string{"serve", target, "--addr", s.Listen}, listening.ForArgs(listening.LabLifetime)...)...))
 		if err != nil {
 			return stops, failf("lab: %s target in %s: %v", target, s.NS, err)
 		}
@@ -331,20 +306,20 @@ func (p *labPlan) printPlan(w io.Writer, f *labFlags) error {
 	return nil
 }
 
-// labSpec is the lab's sweep of one protocol over paths: the built labs'
-// (lab.LoadPaths) or, for a dry run, the planned ones (lab.PlannedPaths).
+// labSpec is the lab's sweep of one protocol over paths (sweep.Lab): the
+// built labs' (lab.LoadPaths) or, for a dry run, the planned ones
+// (lab.PlannedPaths).
 func (f *labFlags) labSpec(p *labPlan, proto string, paths []lab.LoadPath) *sweep.Spec {
-	spec := f.spec(p.ladder, proto, lab.Payload(proto, p.size, p.streamSize))
-	for _, lp := range paths {
-		spec.Paths = append(spec.Paths, sweep.Path{Name: lp.Name, URL: lp.Dial, Baseline: lp.Baseline, NetNS: lp.NetNS})
+	lps := make([]sweep.LabPath, len(paths))
+	for i, lp := range paths {
+		lps[i] = sweep.LabPath(lp)
 	}
-	spec.Builtin = "lab"
-	return spec
+	return sweep.Lab(*f.spec(p.ladder, proto, lab.Payload(proto, p.size, p.streamSize)), lps)
 }
 
 // printNotApplicable lists the paths the modes have not and the modes this
 // kernel could not build.
-func printNotApplicable(w io.Writer, labs []*lab.Lab, skipped []string) {
+func printNotApplicable(w io.Writer, labs []*lab.Lab, skipped []lab.Skip) {
 	for _, l := range labs {
 		for _, p := range l.Paths() {
 			if p.NotApplicable != "" {
@@ -353,6 +328,6 @@ func printNotApplicable(w io.Writer, labs []*lab.Lab, skipped []string) {
 		}
 	}
 	for _, s := range skipped {
-		fmt.Fprint(w, report.Wrap("skipped mode "+s, maxWidth, "  "))
+		fmt.Fprint(w, report.Wrap(s.String(), maxWidth, "  "))
 	}
 }

@@ -24,7 +24,7 @@ func (v labelsValue) String() string { return v.p.String() }
 func (v labelsValue) Type() string { return "stringArray" }
 
 // GetSlice is each label as its flag's value, KEY=VALUE, keys sorted (a
-// resume command's flags: flagArgs).
+// resume command's flags: flagWords).
 func (v labelsValue) GetSlice() []string {
 	out := make([]string, 0, len(*v.p))
 	for _, k := range v.p.Keys() {

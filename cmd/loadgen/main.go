@@ -23,6 +23,7 @@ import (
 
 	"loadgen/loadgen"
 	"loadgen/results/compare"
+	"loadgen/results/report"
 )
 
 // Exit statuses: compare.Exit holds the table, with what each means.
@@ -38,19 +39,29 @@ const (
 )
 
 // exitHelp is the exit status table of every command that runs load or
-// judges results, as their help says it: run's prints it whole, the others
-// name the statuses they come to and point to it (exitHelpRef). Go
-// readers find the same table at compare.Exit.
-const exitHelp = `Exit status, of every command that runs load or judges results:
-  0    all good: every run ran, every --assert held, nothing regressed
-  1    a run failed: the target unreachable or it stopped answering, no request
-       succeeded, more failed than --max-errors, a result not written
-  2    the command line was wrong: nothing ran
-  98   not decidable: worse than --max-regression, but within what contention
-       on a busy machine can explain (--allow-contended: 0)
-  99   an --assert did not hold, or a figure regressed past --baseline
-  108  --abort-on-fail stopped the run: an --assert broke while it ran
-  130  Ctrl-C; 143 SIGTERM`
+// judges results (compare.ExitTable), as their help says it: run's prints
+// it whole, the others name the statuses they come to and point to it
+// (exitHelpRef). Go readers find the table at compare.Exit.
+var exitHelp = exitTable(compare.ExitTable())
+
+// exitTable lays the rows out as help text: one status a line, its
+// words wrapped under themselves within 79 columns, the signals' on one
+// line ("130  Ctrl-C; 143 SIGTERM").
+func exitTable(rows []compare.ExitRow) string {
+	const code = "  %-4d " // the codes' column
+	indent := strings.Repeat(" ", len(fmt.Sprintf(code, 0)))
+	var b strings.Builder
+	b.WriteString("Exit status, of every command that runs load or judges results:")
+	for _, r := range rows {
+		if r.Code == compare.Terminated {
+			fmt.Fprintf(&b, "; %d %s", int(r.Code), r.Help)
+			continue
+		}
+		help := strings.TrimSuffix(report.Wrap(r.Help, 79-len(indent), ""), "\n")
+		fmt.Fprintf(&b, "\n"+code+"%s", int(r.Code), strings.ReplaceAll(help, "\n", "\n"+indent))
+	}
+	return b.String()
+}
 
 // exitHelpRef is how the help of a command that names only some exit
 // statuses points to exitHelp, which run --help prints.
@@ -152,6 +163,16 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// exitStatus is the exit status err carries, if any: a lab's sweep's
+// (lab.RunSweeps), a command's on the dashboard (live.Outcome).
+func exitStatus(err error) (compare.Exit, bool) {
+	var ee exitError
+	if errors.As(err, &ee) {
+		return compare.Exit(ee.code), true
+	}
+	return 0, false
+}
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{

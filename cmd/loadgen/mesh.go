@@ -46,20 +46,20 @@ func newMeshRenderCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "render " + renderProxies("|"),
 		Short: "Print the config of a proxy in the sidecar layout, validated",
-		Long: `Render the configuration loadgen would run for one sidecar proxy, checked the
+		Long: fmt.Sprintf(`Render the configuration loadgen would run for one sidecar proxy, checked the
 way the proxy's own project checks it (Envoy: protoc-gen-validate's
 ValidateAll on the bootstrap and every typed_config; the others by the same
 typed Config that Start feeds to nginx -t, haproxy -c, caddy validate).
 
-The sidecar layout is Istio's: the inbound listener on 0.0.0.0:15006 forwards
-to the app on the pod IP (from 127.0.0.6), the outbound listener on
-0.0.0.0:15001 to the upstream, the admin on 127.0.0.1:15000. Envoy's
---layout appmesh uses App Mesh's ports instead (ingress 15000, egress
-15001, admin 9901). --mtls-dir renders mutual TLS between sidecars with the
+The sidecar layout is Istio's: the inbound listener on 0.0.0.0:%d forwards
+to the app on the pod IP (from %s), the outbound listener on
+0.0.0.0:%d to the upstream, the admin on 127.0.0.1:%d. Envoy's
+--layout appmesh uses App Mesh's ports instead (ingress %d, egress
+%d, admin %d). --mtls-dir renders mutual TLS between sidecars with the
 files loadgen's CA writes there (root-cert.pem, default.loadgen.crt/.key;
 the server is default/httpbin).
 
-Envoy's format follows -o: .json writes JSON, anything else YAML.`,
+Envoy's format follows -o: .json writes JSON, anything else YAML.`, layout.InboundPort, layout.InboundSource, layout.OutboundPort, layout.AdminPort, envoy.AppMeshIngressPort, envoy.AppMeshEgressPort, envoy.AppMeshAdminPort),
 		Example: `  loadgen mesh render envoy --layout istio -o envoy.yaml
   loadgen mesh render envoy --layout appmesh -o envoy.json
   loadgen mesh render haproxy --upstream 198.18.0.3:8080 --mtls-dir /etc/loadgen/mtls
@@ -82,28 +82,25 @@ Envoy's format follows -o: .json writes JSON, anything else YAML.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&r.layout, "layout", string(envoy.Istio), "envoy only: "+string(envoy.Istio)+" or "+string(envoy.AppMesh))
-	fl.StringVar(&r.podIP, "pod-ip", "198.18.0.2", "the IP of the sidecar's pod")
-	fl.Uint16Var(&r.appPort, "app-port", 8080, "the port of the app in the pod")
+	fl.StringVar(&r.podIP, "pod-ip", sidecar.RenderPodIP, "the IP of the sidecar's pod")
+	fl.Uint16Var(&r.appPort, "app-port", sidecar.RenderAppPort, "the port of the app in the pod")
 	fl.StringVar(&r.app, "app", "", "IP:PORT the inbound side forwards to (default: --pod-ip:--app-port)")
-	fl.StringVar(&r.upstream, "upstream", "198.18.0.3:8080", "IP:PORT the outbound side forwards to (with --ingress: HOST:PORT of nginx's upstream)")
-	fl.StringVar(&r.inboundSource, "inbound-source", layout.InboundSource, `source address of the inbound side's connections to the app ("none": not bound; caddy cannot bind)`)
+	fl.StringVar(&r.upstream, "upstream", sidecar.RenderUpstream, "IP:PORT the outbound side forwards to (with --ingress: HOST:PORT of nginx's upstream)")
+	fl.StringVar(&r.inboundSource, "inbound-source", layout.InboundSource, fmt.Sprintf("source address of the inbound side's connections to the app (%q: not bound; caddy cannot bind)", layout.NoInboundSource))
 	fl.IntVar(&r.workers, "workers", 0, fmt.Sprintf("worker threads or processes (0: Istio's %d)", layout.DefaultWorkers))
 	fl.StringVar(&r.mtlsDir, "mtls-dir", "", "render mutual TLS with the certificate files in this directory: root-cert.pem, default.loadgen.crt and .key (default: no TLS between the sidecars)")
 	fl.BoolVar(&r.ingress, "ingress", false, "nginx only: the ingress layout (--listen → --upstream) instead of a sidecar")
-	fl.StringVar(&r.listen, "listen", "0.0.0.0:8080", "with --ingress: the address nginx listens on")
+	fl.StringVar(&r.listen, "listen", sidecar.RenderListen, "with --ingress: the address nginx listens on")
 	fl.StringVarP(&r.out, "output", "o", "", "write the config to this file, e.g. envoy.yaml (default standard output)")
 	return cmd
 }
 
 func (r meshRender) render(proxy string) ([]byte, error) {
-	if r.ingress {
-		if proxy != string(sidecar.Nginx) {
-			return nil, fmt.Errorf("--ingress is nginx's layout only")
-		}
-		return nginxingress.Config{Listen: r.listen, Upstream: r.upstream}.Render()
+	if err := sidecar.CheckLayout(proxy, r.ingress, r.layout); err != nil {
+		return nil, err
 	}
-	if proxy != string(sidecar.Envoy) && r.layout != string(envoy.Istio) {
-		return nil, fmt.Errorf("--layout is envoy's only")
+	if r.ingress {
+		return nginxingress.Config{Listen: r.listen, Upstream: r.upstream}.Render()
 	}
 	s, err := r.sidecar(proxy)
 	if err != nil {

@@ -25,10 +25,10 @@ func newMeshCaptureCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "capture",
 		Short: "Install Istio's sidecar capture (iptables NAT rules) in this network namespace",
-		Long: `Write the nat table Istio's istio-iptables writes into the network namespace
+		Long: fmt.Sprintf(`Write the nat table Istio's istio-iptables writes into the network namespace
 loadgen runs in: every inbound TCP connection redirected to the sidecar's
-inbound port (15006), the pod's outbound connections to its outbound port
-(15001), the sidecar's own traffic (UID and GID 1337) left alone. The same
+inbound port (%d), the pod's outbound connections to its outbound port
+(%d), the sidecar's own traffic (UID and GID %d) left alone. The same
 rules as loadgen's local sidecars (loadgen sweep's sidecar paths).
 
 It is the init container of the pods 'loadgen k8s run --mesh sidecar'
@@ -39,7 +39,7 @@ table is touched.
 Each list flag is istio-iptables' flag of the same meaning: -d
 --exclude-inbound-ports, -o --exclude-outbound-ports, -q
 --include-outbound-ports, -i --include-outbound-ip-ranges ("*" for every
-address, "" for none), -x --exclude-outbound-ip-ranges.`,
+address, "" for none), -x --exclude-outbound-ip-ranges.`, layout.InboundPort, layout.OutboundPort, layout.ProxyUID),
 		Example: `  loadgen mesh capture --print
   loadgen mesh capture --exclude-inbound-ports 15090,15021,15020,8081
   loadgen mesh capture --include-outbound-ip-ranges "" --include-outbound-ports 8080 \

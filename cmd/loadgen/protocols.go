@@ -29,13 +29,11 @@ func newDialer(f *runFlags, cfg *loadgen.Config, body []byte) (protocol.Dialer, 
 		for _, r := range m.Requests {
 			s.Requests = append(s.Requests, client.Request{Method: r.Method, URL: r.URL, Headers: r.Headers, Body: r.Body})
 		}
-		cfg.Mix = &loadgen.Mix{Weights: m.Weights(), Names: m.Names()}
-		if len(m.Origins) > 1 {
-			cfg.Mix.Hosts = m.Hosts()
-			if err := loadgen.CheckMixHosts(len(m.Origins), cfg.Connections); err != nil {
-				return nil, fmt.Errorf("--targets %s %w", f.targets, err)
-			}
+		hosts, err := s.MixHosts(cfg.Connections)
+		if err != nil {
+			return nil, fmt.Errorf("--targets %s %w", f.targets, err)
 		}
+		cfg.Mix = &loadgen.Mix{Weights: m.Weights(), Names: m.Names(), Hosts: hosts}
 	}
 	d, err := client.Build(&s, &cfg.Config)
 	if err != nil {

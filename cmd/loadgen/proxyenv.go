@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"loadgen/loadgen/client"
-	"loadgen/loadgen/sweep"
 )
 
 // proxyNotice is the line loadgen says when a proxy variable
@@ -37,15 +36,4 @@ func noteProxyEnv(stderr io.Writer, f *runFlags, protocol, target string) {
 	if line := proxyNotice(protocol, targets, os.Getenv); line != "" {
 		fmt.Fprintln(stderr, line)
 	}
-}
-
-// sweepURLs are the addresses a sweep's paths load.
-func sweepURLs(s *sweep.Spec) []string {
-	var out []string
-	for _, p := range s.Paths {
-		if p.URL != "" {
-			out = append(out, p.URL)
-		}
-	}
-	return out
 }

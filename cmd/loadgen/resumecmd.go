@@ -1,36 +1,34 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"loadgen/internal/shellquote"
 	"loadgen/loadgen/sweep"
 )
 
-// resumeArgs repeats, for the hint that resumes cmd's run, the flags
-// given on the command line that the rule of what a resume keeps
-// (sweep.ResumeFlags) keeps, in the order cmd lists them.
-func resumeArgs(cmd *cobra.Command) string {
+// resumeFlags are, for the command that resumes cmd's run
+// (sweep.ResumeCommand), the words of the flags given on the command
+// line that the rule of what a resume keeps (sweep.ResumeFlags) keeps, in
+// the order cmd lists them.
+func resumeFlags(cmd *cobra.Command) []string {
 	var names []string
 	cmd.Flags().VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
-	return flagArgs(cmd, sweep.ResumeFlags(names)...)
+	return flagWords(cmd, sweep.ResumeFlags(names)...)
 }
 
-// flagArgs repeats the flags given on the command line among names, for a
-// resume hint, quoted for a shell.
-func flagArgs(cmd *cobra.Command, names ...string) string {
-	var b strings.Builder
+// flagWords repeats the flags given on the command line among names, for
+// a resume hint: a bool flag as --NAME, any other as --NAME VALUE, once
+// per value of a list.
+func flagWords(cmd *cobra.Command, names ...string) []string {
+	var words []string
 	for _, n := range names {
 		fl := cmd.Flags().Lookup(n)
 		if fl == nil || !fl.Changed {
 			continue
 		}
 		if fl.Value.Type() == "bool" {
-			fmt.Fprintf(&b, "--%s ", n)
+			words = append(words, "--"+n)
 			continue
 		}
 		vals := []string{fl.Value.String()}
@@ -38,8 +36,8 @@ func flagArgs(cmd *cobra.Command, names ...string) string {
 			vals = sv.GetSlice()
 		}
 		for _, v := range vals {
-			fmt.Fprintf(&b, "--%s %s ", n, shellquote.Quote(v))
+			words = append(words, "--"+n, v)
 		}
 	}
-	return b.String()
+	return words
 }

@@ -90,14 +90,11 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	defer runtime.GOMAXPROCS(setProcs(&cfg, dialer, f.threads, f.cpus))
 
-	var hlog *hlogFile
+	var hlog *store.Stream
 	if f.hlog != "" {
-		if hlog, err = createHlog(f.hlog, stdout); err != nil {
-			closeDialer(dialer)
-			return fmt.Errorf("--hlog: %w", err)
-		}
-		defer hlog.discard() // unless committed: an existing file stays as it was
-		cfg.HistLog = hlog.w
+		hlog = store.CreateOnWrite(f.hlog, stdout) // at the first interval: a run that fails before leaves the file as it was
+		defer hlog.Discard()                       // unless committed
+		cfg.HistLog = hlog
 	}
 	onTerminal := !f.quiet && isTerminal(stderr)
 	if onTerminal {
@@ -166,7 +163,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	}
 	var failures []string
 	if hlog != nil {
-		if err := hlog.commit(); err != nil {
+		if err := hlog.Commit(); err != nil {
 			failures = append(failures, "--hlog: "+err.Error())
 		}
 	}
@@ -192,7 +189,7 @@ func runLoad(cmd *cobra.Command, f *runFlags, target string) (err error) {
 	case compare.Aborted:
 		fmt.Fprintf(stderr, "loadgen: %s; %s\n", run.Aborted, discarded(run.Summary.InFlight))
 	case compare.Interrupted:
-		fmt.Fprintf(stderr, "loadgen: interrupted: %s\n", discarded(run.Summary.InFlight))
+		fmt.Fprintf(stderr, "loadgen: %s\n", compare.InterruptedLine(discarded(run.Summary.InFlight)))
 	case compare.Failed:
 		fmt.Fprintf(stderr, "loadgen: the run failed: %s\n", why)
 		failure := f.failure(run.Config.Target, run.Config.TLS)

@@ -47,13 +47,10 @@ func (f *runFlags) config(cmd *cobra.Command, target string) (c loadgen.Config, 
 	given := func(name string) bool { return cmd.Flags().Changed(name) }
 	if err := c.Normalize(loadgen.Given{Threads: given("threads"), Duration: given("duration"), Requests: given("requests"),
 		Streams: given("streams"), Slack: true, Body: f.body != "", BodyFile: f.bodyFile != "",
-		Rate: f.rate, Conns: f.connSchedule}); err != nil {
+		Rate: f.rate, Conns: f.connSchedule, Arrival: f.arrival.process, Jitter: f.arrival.jitter}); err != nil {
 		return c, err
 	}
 	f.threads, f.streams, f.method = c.Threads, c.Streams, c.Method // what run.go reads after
-	if c.Pacer, err = f.arrival.apply(c.Pacer, "-R"); err != nil {
-		return c, err
-	}
 	if err := f.wrkFlags().Check(); err != nil {
 		return c, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"loadgen/loadgen/mix"
 	"loadgen/loadgen/pace"
 	"loadgen/loadgen/protocol"
+	"loadgen/loadgen/protocol/rpc"
 	"loadgen/loadgen/protocol/tcp"
 	"loadgen/results"
 	"loadgen/results/compare"
@@ -130,7 +132,7 @@ for events holding its own, as wrk's thread does.
 	fl.BoolVar(&f.latency, "latency", false, "print the latency distribution as wrk --latency does (50, 75, 90, 99%); with -R as wrk2 --latency does: -L's report")
 	fl.BoolVarP(&f.spectrum, "spectrum", "L", false, "print wrk2's latency report (wrk2 -L): the HdrHistogram Latency Distribution (50 … 100%) and the Detailed Percentile spectrum, in the layout HdrHistogram's plotter reads")
 	fl.BoolVarP(&f.uncorrected, "uncorrected", "U", false, "with -R: -L's report, then the same of the uncorrected latency, from each request's actual send (wrk2 -U)")
-	fl.StringVar(&f.percentiles, "percentiles", "50,90,95,99,99.9,99.99", "the latency percentiles loadgen's summary prints, e.g. 50,75,99.5 (fortio's -p); any other than p50, p75, p90, p95, p99, p99.9 and p99.99 is read from the run's histogram")
+	fl.StringVar(&f.percentiles, "percentiles", results.FormatPercentiles(results.DefaultPercentiles), "the latency percentiles loadgen's summary prints, e.g. 50,75,99.5 (fortio's -p); any other than "+summaryPercentiles()+" is read from the run's histogram")
 	fl.StringVarP(&f.method, "method", "m", "", "HTTP method (default GET, or POST with a body); a number means --streams (h2load's -m)")
 	countVarP(fl, &f.streams, "streams", "", 0, "concurrent streams per connection (h2, grpc), e.g. 100 (default 1)")
 	fl.StringVar(&f.body, "body", "", "request body, e.g. '{\"a\":1}' (default none; a body makes the method POST)")
@@ -142,7 +144,7 @@ for events holding its own, as wrk's thread does.
 	f.arrival.register(fl)
 	durationVarP(fl, &f.slack, "slack", "", loadgen.DefaultSlack, "open loop on event loops: requests due within this of the next one share its wake-up, each started up to this late (counted in its latency); 0: each wakes its loop when due")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as versioned JSON to this file, e.g. run.json (atomically; - for stdout, the summary then goes to stderr)")
-	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log (1 s intervals) to this file, e.g. run.hlog (- for stdout)")
+	fl.StringVar(&f.hlog, "hlog", "", "write an HdrHistogram interval log ("+strconv.FormatFloat(loadgen.DefaultInterval.Seconds(), 'g', -1, 64)+" s intervals) to this file, e.g. run.hlog (- for stdout)")
 	fl.StringVarP(&f.protocol, "protocol", "p", "", "protocol (default http1): "+strings.Join(client.Described(), "; "))
 	bytesVar(fl, &f.size, "size", 0, "payload bytes for grpc and tcp protocols, e.g. 100, 1KiB, 64k (default: tcp "+strconv.Itoa(tcp.DefaultSize)+", grpc an empty message)")
 	fl.BoolVar(&f.health, "health", false, "-p grpc: call grpc.health.v1.Health/Check (any gRPC server) instead of loadgen's echo")
@@ -152,7 +154,7 @@ for events holding its own, as wrk's thread does.
 	fl.StringArrayVar(&f.proto, "proto", nil, "with --call: a .proto file to parse for the method's types, e.g. api.proto, instead of server reflection (repeatable)")
 	fl.StringArrayVarP(&f.importPaths, "import-path", "I", nil, "with --proto: a directory to search for its imports, as protoc -I, e.g. ./protos (repeatable; then, and by default, the file's own directory)")
 	countVarP(fl, &f.window, "window", "", 0, "-p grpc-stream: messages in flight on each stream, pipelined (default 1, the ping-pong); runs on grpc-go's client")
-	countVarP(fl, &f.messages, "messages", "", 0, "-p grpc-client-stream: messages each call sends; -p grpc-server-stream: messages each call asks the echo target for (default 10)")
+	countVarP(fl, &f.messages, "messages", "", 0, "-p grpc-client-stream: messages each call sends; -p grpc-server-stream: messages each call asks the echo target for (default "+strconv.Itoa(rpc.DefaultMessages)+")")
 	fl.BoolVar(&f.zeroRTT, "0rtt", false, "-p h3: send GET and HEAD requests in 0-RTT on resumed sessions (implies --tls-resume; off by default: a request in 0-RTT can be replayed)")
 	fl.BoolVar(&f.newConn, "new-conn", false, "open a new connection for every request (TLS handshakes/s); its latency then includes the connect and handshake, on purpose")
 	fl.StringVar(&f.client, "client", "loadgen", "the client library: loadgen (lean, allocation-free), or the reference x-net (h2, h2c) or grpc-go (grpc, grpc-stream)")
@@ -166,7 +168,7 @@ for events holding its own, as wrk's thread does.
 	fl.StringVarP(&f.script, "script", "s", "", "wrk's Lua script: not supported (see --targets)")
 	fl.MarkHidden("script")
 	fl.StringVar(&f.okStatus, "ok-status", "", "HTTP statuses that count as a success, any other an error (class status): 2xx, 200,204 or 200-299,404 (default: every status below 400, as wrk)")
-	fl.StringVar(&f.maxErrors, "max-errors", compare.DefaultErrorBudget, "exit status 1 when more requests than this failed: a share (10%) or a count (100); 100% turns it off (a run where nothing succeeded fails anyway)")
+	fl.StringVar(&f.maxErrors, "max-errors", compare.DefaultErrorBudget, fmt.Sprintf("exit status %d when more requests than this failed: a share (10%%) or a count (100); 100%% turns it off (a run where nothing succeeded fails anyway)", compare.Failed))
 	f.tls.register(fl)
 	f.check.register(fl)
 	f.abort.register(fl, false)
@@ -176,22 +178,19 @@ for events holding its own, as wrk's thread does.
 }
 
 // connsValue is -c: a count of connections, or a closed loop's connection
-// schedule (stages of counts), whose peak is then the count.
+// schedule (stages of counts), whose peak is then the count
+// (pace.ParseConns).
 type connsValue struct {
 	n     *int
 	sched *string
 }
 
 func (v connsValue) Set(s string) error {
-	if !strings.Contains(s, "/") {
-		*v.sched = ""
-		return countValue{v.n}.Set(s)
-	}
-	_, peak, err := pace.ParseConnSchedule(s, loadgen.MaxConnections)
+	n, sched, err := pace.ParseConns(s, loadgen.MaxConnections)
 	if err != nil {
 		return err
 	}
-	*v.n, *v.sched = peak, s
+	*v.n, *v.sched = n, sched
 	return nil
 }
 
@@ -203,3 +202,13 @@ func (v connsValue) String() string {
 }
 
 func (v connsValue) Type() string { return "count" }
+
+// summaryPercentiles names the percentiles a run's summary holds:
+// "p50, p75, … and p99.99".
+func summaryPercentiles() string {
+	var names []string
+	for _, p := range results.SummaryPercentiles {
+		names = append(names, results.PercentileName(p))
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}

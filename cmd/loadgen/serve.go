@@ -12,6 +12,7 @@ import (
 
 	"loadgen/targets/grpcecho"
 	"loadgen/targets/httpbin"
+	"loadgen/targets/listening"
 	"loadgen/targets/tcpecho"
 	"loadgen/targets/tlscert"
 	"loadgen/targets/udpecho"
@@ -88,7 +89,7 @@ failed call makes it a 502 whose one-line body names the hop that failed
   loadgen serve httpbin --addr 127.0.0.1:8080 --call http://127.0.0.1:8081 --fanout 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tc, err := st.Config("h2", "http/1.1")
+			tc, err := st.Config(httpbin.ALPN()...)
 			if err != nil {
 				return err
 			}
@@ -109,7 +110,7 @@ failed call makes it a 502 whose one-line body names the hop that failed
 				}
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "httpbin listening on %s://%s (%s%s); Ctrl-C to stop\n", scheme, srv.Addr(), protos, st.Mode())
+			fmt.Fprintln(out, listening.Line("httpbin", scheme+"://"+srv.Addr(), " ("+protos+st.Mode()+")"))
 			if len(cfg.Calls) > 0 {
 				fmt.Fprintf(out, "each request first calls %s (%d at once)\n", strings.Join(cfg.Calls, ", "), cfg.CallsAtOnce())
 			}
@@ -167,7 +168,7 @@ tcp-stream sends: then it is a sink that reads and counts.`,
 				return failf("%v", err)
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "tcp echo/sink listening on %s; Ctrl-C to stop\n", srv.Addr())
+			fmt.Fprintln(out, listening.Line("tcp echo/sink", srv.Addr(), ""))
 			serveUntil(cmd.Context(), runFor)
 			return closeServer(out, srv.Close, func() string {
 				return fmt.Sprintf("%d connections, %d bytes echoed, %d bytes sunk", srv.Accepted(), srv.Echoed(), srv.Sunk())
@@ -210,7 +211,7 @@ that a path's loss accounting sees it.`,
 				return failf("%v", err)
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "udp echo/sink listening on %s; Ctrl-C to stop\n", srv.Addr())
+			fmt.Fprintln(out, listening.Line("udp echo/sink", srv.Addr(), ""))
 			serveUntil(cmd.Context(), runFor)
 			return closeServer(out, srv.Close, func() string {
 				msg := fmt.Sprintf("%d datagrams echoed, %d sunk (%d bytes)", srv.Echoed(), srv.Sunk(), srv.SunkBytes())
@@ -251,7 +252,7 @@ come, each answered a delay after it arrived.`,
   loadgen run -p grpc-client-stream --messages 100 -c 4 -d 10s 127.0.0.1:9090`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tc, err := st.Config("h2")
+			tc, err := st.Config(grpcecho.ALPN()...)
 			if err != nil {
 				return err
 			}
@@ -268,7 +269,7 @@ come, each answered a delay after it arrived.`,
 			if tc != nil {
 				mode = "TLS"
 			}
-			fmt.Fprintf(out, "grpc listening on %s, %s%s; Ctrl-C to stop\n", srv.Addr(), mode, st.Mode())
+			fmt.Fprintln(out, listening.Line("grpc", srv.Addr(), ", "+mode+st.Mode()))
 			serveUntil(cmd.Context(), runFor)
 			return closeServer(out, srv.Close, func() string {
 				return fmt.Sprintf("%d unary calls, %d ping-pong messages, %d server-streaming calls (%d messages), %d client-streaming calls (%d messages), %d health checks",

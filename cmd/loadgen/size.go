@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -57,11 +56,11 @@ of its own for figures that measure nginx alone.`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVar(&f.workers, "workers", "", "worker_processes counts, comma-separated or a range 1..4 (default 1..CPUs)")
-	fl.StringVar(&f.payload, "payload", "1KiB", "response body size")
-	fl.StringVar(&f.keyType, "key-type", "rsa", "the TLS listener's key: rsa (RSA-2048, as NGINX's figures) or ecdsa (P-256)")
+	fl.StringVar(&f.payload, "payload", sweep.DefaultSizingPayload, "response body size")
+	fl.StringVar(&f.keyType, "key-type", string(nginxingress.DefaultSizingKeyType), "the TLS listener's key: rsa (RSA-2048, as NGINX's figures) or ecdsa (P-256)")
 	fl.BoolVar(&f.mtls, "mtls", false, "mutual TLS: the TLS listeners require a client certificate (ssl_verify_client on), which the load presents (--key-type's kind, from a CA made for the run)")
 	fl.Float64Var(&f.price, "cpu-price", 0, "what one CPU costs a month, e.g. 30 (any currency): adds each worker count's monthly cost to the table")
-	f.register(fl, "size", "c64t2", 5*time.Second, time.Second)
+	f.register(fl, "size", sweep.DefaultSizingLadder, sweep.DefaultSizingDuration, sweep.DefaultSizingWarmup)
 	return cmd
 }
 
@@ -124,7 +123,7 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 		return failf("size: %v", err)
 	}
 	defer lab.Close()
-	job := f.job(lab.spec, f.out, "loadgen size "+resumeArgs(cmd))
+	job := f.job(lab.spec, f.out, sweep.ResumeCommand("size", resumeFlags(cmd), f.out))
 	job.note = lab.note
 	job.extra = func(w io.Writer, steps []*results.Step) error {
 		fmt.Fprintln(w, "ingress sizing: the best over the ladder per worker_processes count")
@@ -137,7 +136,7 @@ func runSize(cmd *cobra.Command, f *sizeFlags) error {
 // from the sizing saved in -o (sweep.SizingFlags), so that
 // `size -o DIR --resume` continues it.
 func (f *sizeFlags) fromSaved(fl *pflag.FlagSet) error {
-	saved, err := sweep.SavedFor(f.out, "size")
+	saved, err := sweep.SavedFor(f.out, sweep.BuiltinSize)
 	if err != nil {
 		return err
 	}

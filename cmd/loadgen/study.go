@@ -18,6 +18,7 @@ import (
 
 	"loadgen/internal/shellquote"
 	"loadgen/loadgen/study"
+	"loadgen/loadgen/sweep"
 	"loadgen/meshes/k8s"
 	"loadgen/meshes/k8s/paths"
 	"loadgen/meshes/nginxingress"
@@ -45,6 +46,15 @@ type studyFlags struct {
 	allowContended bool
 }
 
+// studyExitHelp is what a study's statuses mean (study.Exit, compare.Fold),
+// as its help says it, the statuses compare.Exit's.
+var studyExitHelp = fmt.Sprintf(`Exit status: %d every step ran and every ordering was decidable; %d a step
+failed; %d usage; %d an ordering was not decidable for contention alone
+(--allow-contended: %d); %d a check (--assert) did not hold; %d a step
+was stopped by --abort-on-fail; %d/%d interrupted
+%s.`, compare.OK, compare.Failed, compare.Usage, compare.Undecided, compare.OK, compare.Breached, compare.Aborted,
+	compare.Interrupted, compare.Terminated, exitHelpRef)
+
 func newStudyCmd() *cobra.Command {
 	f := &studyFlags{}
 	cmd := &cobra.Command{
@@ -54,7 +64,9 @@ func newStudyCmd() *cobra.Command {
 over loadgen's own commands (lab, size, sweep), into one results directory,
 and print the study's table: where its figures were published, the
 published figure and ours for each row (with the range over repeats),
-both as a ratio to the study's own baseline row, and what each ordering
+both as a ratio to the study's own baseline row (and, where a row's mode
+measured the baseline's path itself, as each CNI's run on a cluster does,
+to that: runs made apart drift with their own), and what each ordering
 the study concluded comes to here: holds, reversed or within noise (by
 the repeats' ranges), noise cannot be told (one repeat), or not
 distinguishable here (one datapath on this machine).
@@ -73,11 +85,7 @@ instead of holds or reversed: contention can stretch a latency or lower a
 rate by the factor loadgen compare derives from the runs, and the ordering
 stands only when the rows' ranges stay apart with that margin.
 
-Exit status: 0 every step ran and every ordering was decidable; 1 a step
-failed; 2 usage; 98 an ordering was not decidable for contention alone
-(--allow-contended: 0); 99 a check (--assert) did not hold; 108 a step
-was stopped by --abort-on-fail; 130/143 interrupted
-` + exitHelpRef + `.`,
+` + studyExitHelp,
 		Example: `  loadgen study list
   sudo loadgen study flannel-backends -d 5s -o results/flannel
   sudo loadgen study cni-matrix -o results/cni --resume
@@ -108,14 +116,14 @@ was stopped by --abort-on-fail; 130/143 interrupted
 	fl.StringArrayVar(&f.images, "proxy-image", nil, "mesh-ladder with --meshes sidecar: a proxy's image, PROXY=IMAGE (repeatable; default each proxy's official image)")
 	fl.BoolVar(&f.cluster.SameNodeOK, "same-node-ok", false, "mesh-ladder on a cluster: let workers share the target's node (a one-node cluster; k8s run's --same-node-ok)")
 	fl.StringVar(&f.cluster.Prometheus, "prometheus", "", "mesh-ladder on a cluster: read the proxies' CPU and memory from this Prometheus (k8s run's --prometheus; default metrics.k8s.io, which needs steps of 30s or more)")
-	fl.StringVar(&f.cluster.Ladder, "ladder", "", "mesh-ladder: the ladder, e.g. c1t1,c8t8 (sweep's --ladder; default the study's c1t1..c128t128, as the machine allows)")
-	fl.StringVar(&f.cluster.Payloads, "payloads", "", "mesh-ladder: the payloads, e.g. 100,1KiB (sweep's --payloads; default the study's 100,1MiB, on a cluster 100,1KiB,1MiB)")
+	fl.StringVar(&f.cluster.Ladder, "ladder", "", "mesh-ladder: the ladder, e.g. c1t1,c8t8 (sweep's --ladder; default the study's "+study.StudyLadder+", as the machine allows)")
+	fl.StringVar(&f.cluster.Payloads, "payloads", "", "mesh-ladder: the payloads, e.g. 100,1KiB (sweep's --payloads; default the study's "+study.StudyPayloads+", on a cluster "+study.ClusterPayloads+")")
 	fl.StringVar(&f.cluster.Image, "image", "", "on a cluster: the loadgen image (k8s run's and k8s paths' --image; default "+k8s.DefaultImage+")")
 	fl.IntVar(&f.cluster.Repeats, "repeats", 0, "samples of every step (default the study's own: loadgen study list); with one, an ordering's noise cannot be told")
 	fl.StringVar(&f.cluster.CNI, "cni", "", "cni-matrix on a cluster: its datapath, named as the lab's modes (macvlan, vxlan, host-gw, ebpf…; default its Flannel backend): its rows are that mode's; run once per CNI with --resume into one -o")
-	fl.StringVar(&f.cluster.Tolerance, "tolerance", "10%", "k8s-paths: how far below hostNetwork a pod path may fall (k8s-netperf's --tcp-tolerance)")
+	fl.StringVar(&f.cluster.Tolerance, "tolerance", compare.FormatPercent(paths.DefaultTolerance), "k8s-paths: how far below hostNetwork a pod path may fall (k8s-netperf's --tcp-tolerance)")
 	labelFlag(fl, &f.labels)
-	fl.BoolVar(&f.allowContended, "allow-contended", false, "exit 0, not 98, when the only doubt is contention: an ordering the runs' saturated machine (M) or generator (G) can explain is not decidable (contended), and still printed so")
+	fl.BoolVar(&f.allowContended, "allow-contended", false, fmt.Sprintf("exit %d, not %d, when the only doubt is contention: an ordering the runs' saturated machine (M) or generator (G) can explain is not decidable (contended), and still printed so", compare.OK, compare.Undecided))
 	return cmd
 }
 
@@ -177,7 +185,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 	if err := study.WriteMarker(f.out, s.Name); err != nil {
 		return failf("study %s: %v", s.Name, err)
 	}
-	resume := "loadgen study " + s.Name + " " + resumeArgs(cmd) + "-o " + shellquote.Quote(f.out) + " --resume"
+	resume := sweep.ResumeCommand("study "+s.Name, resumeFlags(cmd), f.out)
 	r := study.Runner{Study: s.Name, Out: f.out, Resume: f.resume, Progress: stdout,
 		Args: func(st study.Step) []string { return f.stepArgs(st, true) },
 		RunStep: func(ctx context.Context, args []string) compare.Exit {
@@ -188,7 +196,7 @@ func runStudy(cmd *cobra.Command, f *studyFlags, name string) error {
 		return failf("study %s: %v", s.Name, err)
 	}
 	if ran.Interrupted {
-		fmt.Fprintf(stderr, "interrupted: %s\n", store.ContinueWith("the study's", resume))
+		fmt.Fprintln(stderr, compare.InterruptedLine(store.ContinueWith("the study's", resume)))
 		return exitError{code: exitInterrupted}
 	}
 	contended, err := printStudy(stdout, s, f)
@@ -299,21 +307,19 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 		return nil, nil
 	}
 	fmt.Fprintf(w, "\n== %s ==\n", s.Title)
-	sets, err := study.MeasuredSets(f.out, pub)
+	sets, err := study.Results(f.out, pub)
 	if err != nil {
 		return nil, err
 	}
 	for _, set := range sets {
-		if len(sets) > 1 || set.Where != "" {
+		if set.Headed {
 			fmt.Fprintf(w, "\n-- measured %s --\n", set.Where)
 		}
-		for _, t := range pub.Tables {
+		for _, t := range set.Tables {
 			fmt.Fprintln(w)
-			ct := study.Compare(pub, t, set.M)
-			if err := ct.Write(w); err != nil {
+			if err := t.Write(w); err != nil {
 				return nil, err
 			}
-			contended = append(contended, ct.Contended()...)
 		}
 	}
 	if s.CostColumns && f.cpuPrice > 0 {
@@ -331,7 +337,7 @@ func printStudy(w io.Writer, s study.Study, f *studyFlags) (contended []string, 
 		}
 	}
 	fmt.Fprintf(w, "\n%s.\n", study.Caveat)
-	return contended, nil
+	return sets.Contended(), nil
 }
 
 // printPathsStudy prints k8s-paths' table, from its step's paths.json:

@@ -490,3 +490,29 @@ func TestStudyNeedsNginxWhereSizeFindsIt(t *testing.T) {
 		t.Errorf("nginx at /usr/sbin/nginx, off PATH: %v", err)
 	}
 }
+
+// The cni-matrix study of 2026-12-07 (one CNI a run, runs minutes apart):
+// loadgen report of its committed results gives each row's ratio to its
+// own run's node ↔ node beside the one to the host-gw run's, in markdown
+// and HTML, as docs/test-cluster.md quotes them.
+func TestStudyOwnRunRatios(t *testing.T) {
+	dir := filepath.Join("..", "..", "bench", "results", "cni-study-2026-12-07")
+	code, md, stderr := cli(t, "report", dir)
+	for _, want := range []string{
+		"| row | published | measured | published ratio to node-node | measured ratio to node-node | ratio to its run's node-node | note |",
+		"| cilium-vxlan | 8.30 | 0.409 | 0.91 | 1.03 | 1.10 |",
+		"| calico-vxlan | 275.2 | 102.0 | 2.43 | 1.77 | 1.61 |",
+		"| macvlan | 81.74 | 51.97 | 0.72 | 0.90 | 0.83 |",
+	} {
+		if code != 0 || !strings.Contains(md, want) {
+			t.Errorf("report: exit %d, no %q in\n%s\n%s", code, want, md, stderr)
+		}
+	}
+	html := filepath.Join(t.TempDir(), "cni.html")
+	if code, _, stderr := cli(t, "report", dir, "--html", html); code != 0 {
+		t.Fatalf("report --html: exit %d %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(html); !strings.Contains(string(b), "<th>ratio to its run's node-node</th>") || !strings.Contains(string(b), "<td>1.61</td>") {
+		t.Errorf("the HTML page's published table has no column of ratios to each run's own node-node")
+	}
+}

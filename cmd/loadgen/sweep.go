@@ -60,7 +60,7 @@ p99.99, errors, and the CPU and memory of the processes watched on each path.
 
 Without -f or --path, runs the built-in demo: loadgen's httpbin target, and
 (where nginx is installed) a real nginx reverse proxy in front of it, swept
-over c1t1 c4t4 c16t16 c64t64 × 100 B, 1 KiB × 3 s; --ladder, --payloads, -d,
+over ` + sweep.DemoOutline() + `; --ladder, --payloads, -d,
 --warmup, --timeout, --repeats, -R and --endpoint change that plan.
 
 Results go to a directory: manifest.json (the plan and environment) and one
@@ -110,8 +110,8 @@ A sweep file (YAML; every key may also be given as a flag, which wins):
 	fl.StringArrayVar(&f.paths, "path", nil, "a path NAME=URL, e.g. nginx=http://127.0.0.1:8081 (repeatable; the one named baseline is the baseline)")
 	fl.StringArrayVar(&f.watches, "watch", nil, "watch processes on a path (repeatable), e.g. NAME=name:nginx | NAME=pid:123 | NAME=cgroup:/sys/fs/cgroup/…")
 	fl.StringVar(&f.target, "target-watch", "", "watch the target's processes on every path, e.g. name:myapp, pid:123 or cgroup:/sys/fs/cgroup/…")
-	fl.StringVar(&f.ladder, "ladder", "c1t1..c128t128", "connection/thread ladder: cNtM rungs, a doubling range (c1t1..c128t128) or a list (c1t1,c4t4)")
-	fl.StringVar(&f.payloads, "payloads", "100,1KiB", "payload sizes, comma-separated, in bytes or KiB/MiB, e.g. 100,1KiB,1MiB (/bytes/{size} for http, --size for grpc and tcp)")
+	fl.StringVar(&f.ladder, "ladder", sweep.DefaultLadder, "connection/thread ladder: cNtM rungs, a doubling range (c1t1..c128t128) or a list (c1t1,c4t4)")
+	fl.StringVar(&f.payloads, "payloads", sweep.DefaultPayloads, "payload sizes, comma-separated, in bytes or KiB/MiB, e.g. 100,1KiB,1MiB (/bytes/{size} for http, --size for grpc and tcp)")
 	fl.StringVarP(&f.protocol, "protocol", "p", sweep.DefaultProtocol, "protocol of every step")
 	fl.StringVar(&f.endpoint, "endpoint", sweep.DefaultEndpoint, "HTTP path; {size} becomes the payload size")
 	fl.StringVar(&f.call, "call", "", "-p grpc, grpc-stream: call this method of the target, pkg.Service/Method, e.g. helloworld.Greeter/SayHello (see loadgen run --call)")
@@ -123,7 +123,7 @@ A sweep file (YAML; every key may also be given as a flag, which wins):
 	durationVarP(fl, &f.trimTo, "trim-end", "", 0, "stop sampling the watched processes this long before each step's measured window ends (istio/tools: 30s); default min(1s, a quarter of the window)")
 	durationVarP(fl, &f.timeout, "timeout", "", loadgen.DefaultTimeout, "per-request timeout, a hard bound")
 	countVarP(fl, &f.repeats, "repeats", "", sweep.DefaultRepeats, "repeats of every step")
-	fl.StringVarP(&f.rates, "rate", "R", "0", "open-loop rates, comma-separated, e.g. 0,1k,2.5k (0 = closed loop)")
+	fl.StringVarP(&f.rates, "rate", "R", sweep.DefaultRates, "open-loop rates, comma-separated, e.g. 0,1k,2.5k (0 = closed loop)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress output")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the sweep and print its plan, step by step, without sending any load")
 	f.check.registerSweep(fl)
@@ -209,7 +209,7 @@ func (f *sweepFlags) demoPlan(cmd *cobra.Command, saved *sweep.Spec) (*sweep.Spe
 	if err != nil {
 		return nil, err
 	}
-	if err := plan.CompleteDemo(demoWhere); err != nil {
+	if err := plan.CompleteDemo(); err != nil {
 		return nil, err // checked where startDemo's servers will be
 	}
 	return plan, nil
@@ -254,7 +254,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		}
 	}
 	var demo *demoPaths
-	if line := proxyNotice(spec.Protocol, sweepURLs(spec), os.Getenv); line != "" {
+	if line := proxyNotice(spec.Protocol, spec.URLs(), os.Getenv); line != "" {
 		fmt.Fprintln(stderr, line) // the sweep connects directly too
 	}
 	if !f.dryRun {
@@ -300,7 +300,7 @@ func runSweep(cmd *cobra.Command, f *sweepFlags) error {
 		ui:   f.ui.state,
 		spec: spec, out: f.out, resume: f.resume, quiet: f.quiet, check: &f.check, sidecars: cars, live: live,
 		findMax: f.findMax, slo: slo, sloText: sloText, dryRun: f.dryRun, wide: f.wide, abort: &f.abort,
-		again: "loadgen sweep " + resumeArgs(cmd), labels: f.labels,
+		resumeCmd: sweep.ResumeCommand("sweep", resumeFlags(cmd), f.out), labels: f.labels,
 	}
 	if demo != nil {
 		job.note = demo.note

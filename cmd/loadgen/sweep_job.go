@@ -14,7 +14,6 @@ import (
 	"loadgen/results/live"
 	"loadgen/results/report"
 	"loadgen/results/store"
-	"strings"
 	"text/tabwriter"
 )
 
@@ -30,9 +29,9 @@ type sweepJob struct {
 	slo     sweep.SLO
 	sloText string
 	note    string // printed under the table
-	again   string // the command that continues it, less -o DIR --resume
-	// resumeCmd, when set, is the whole command that continues it, for a
-	// sweep that is one part of a bigger run (a lab's protocol).
+	// resumeCmd is the command that continues it (sweep.ResumeCommand):
+	// its own, or a bigger run's of which it is one part (a lab's
+	// protocol).
 	resumeCmd string
 	extra     func(io.Writer, []*results.Step) error // more tables after the sweep's
 	dryRun    bool                                   // print the plan, send nothing
@@ -109,7 +108,7 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	steps, err := r.Run(runCtx)
 	prog.finish()
-	err = haltResult(runCtx, halt, err, stderr, j.resumeHint())
+	err = haltResult(runCtx, halt, err, stderr, j.resumeCmd)
 	if len(steps) > 0 {
 		fmt.Fprintln(stdout)
 		opt := tableOptions(stdout, j.wide)
@@ -129,35 +128,24 @@ func (j sweepJob) execute(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "\n%s\n", store.ResultsLine(j.out, fmt.Sprintf("%d of %d steps", results.FinishedSteps(steps), len(plan))))
 	checked, cerr := j.check.checkSteps(stdout, steps)
-	if err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "interrupted: %s\n", store.ContinueWith("", j.resumeHint()))
-			return exitError{code: exitInterrupted}
-		}
+	folded, line := compare.FoldSteps(steps, compare.FailedSteps(steps), len(plan), checked)
+	code, err := compare.SweepOutcome(err, cerr, errors.Is(err, context.Canceled), folded)
+	switch {
+	case code == compare.Interrupted:
+		fmt.Fprintln(stderr, compare.InterruptedLine(store.ContinueWith("", j.resumeCmd)))
+	case err != nil:
 		return failf("%v", err)
-	}
-	code, line := compare.FoldSteps(steps, compare.FailedSteps(steps), len(plan), checked)
-	if line != "" {
+	case line != "":
 		fmt.Fprintf(stdout, "sweep: %s\n", line)
 	}
 	return exitWith(code)
 }
 
-// pathWhere is where a path's load goes, for a plan: its URL, or its
-// pods with sidecars.
+// pathWhere is where the load of the path named name goes, for a plan
+// (sweep.Path.Where).
 func pathWhere(spec *sweep.Spec, name string) string {
 	p, _ := spec.PathByName(name)
-	where := p.URL
-	if sc := p.Sidecar; sc != nil && where == "" {
-		where = strings.Join(strings.Fields("pods with sidecars: "+sc.Proxy+" "+sc.Placement), " ")
-		if sc.MTLS {
-			where += " mtls"
-		}
-	}
-	return where
+	return p.Where()
 }
 
 // liveEvents feeds --prometheus from the sweep's events, then passes them

@@ -36,7 +36,7 @@ func (t *tlsFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&t.key, "key", "", "the client certificate's private key (PEM), e.g. client.key (default: read from --cert's file)")
 	fl.StringVar(&t.p12, "cert-p12", "", "client certificate and key as a PKCS#12 bundle (.p12/.pfx), e.g. client.p12, instead of --cert/--key")
 	fl.StringVar(&t.p12Pass, "cert-p12-password", "", "the --cert-p12 bundle's password (default empty; or LOADGEN_CERT_P12_PASSWORD, which keeps it out of ps)")
-	fl.StringVar(&t.curves, "tls-curves", "", "key exchanges offered, in order (default X25519,P256; add X25519MLKEM768 to offer post-quantum, as browsers do)")
+	fl.StringVar(&t.curves, "tls-curves", "", "key exchanges offered, in order (default "+protocol.FormatCurves(protocol.DefaultCurves())+"; add X25519MLKEM768 to offer post-quantum, as browsers do)")
 }
 
 // options builds the protocol's TLS options; an https:// target turns them

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -41,8 +40,8 @@ func (u *uiFlags) start(kind, title string, stderr io.Writer) (*live.State, erro
 	if u.addr == "" {
 		return nil, nil
 	}
-	if u.linger < 0 {
-		return nil, fmt.Errorf("--ui-linger must not be negative, got %v", u.linger)
+	if err := live.CheckLinger(u.linger); err != nil {
+		return nil, err
 	}
 	ln, loopback, err := live.Listen(u.addr)
 	if err != nil {
@@ -66,34 +65,20 @@ func (u *uiFlags) done(ctx context.Context, err error) error {
 	if u.state == nil {
 		return err
 	}
-	u.state.End(outcome(err))
+	status, _ := exitStatus(err)
+	u.state.End(live.Outcome(err, status))
 	linger(ctx, u.linger, u.stderr, fmt.Sprintf("loadgen: --ui-linger: the dashboard stays on %s for %s (Ctrl-C ends it)", u.url, u.linger))
 	u.srv.Close()
 	u.state, u.srv = nil, nil
 	return err
 }
 
-// outcome is how a command's error reads on the page.
-func outcome(err error) string {
-	var ee exitError
-	switch {
-	case err == nil:
-		return "done"
-	case errors.As(err, &ee) && ee.code == exitInterrupted:
-		return "interrupted"
-	case errors.As(err, &ee):
-		return fmt.Sprintf("done, failed (exit status %d)", ee.code)
-	}
-	return "failed: " + err.Error()
-}
-
 // runInfo describes a run about to start for the dashboard: cfg after
 // setProcs (its Procs are the generator's).
 func runInfo(label, step string, cfg loadgen.Config) live.RunInfo {
 	info := live.RunInfo{Label: label, Step: step, Planned: cfg.Duration.D(), Warmup: cfg.Warmup.D(), CPUs: cfg.AllowedCPUs()}
-	if p := cfg.Pacer; p != nil {
-		warm := cfg.Warmup.D()
-		info.Asked = func(at time.Duration) float64 { return p.Rate(warm + at) }
+	if cfg.Pacer != nil {
+		info.Asked = cfg.AskedRate
 	}
 	return info
 }

@@ -30,7 +30,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // wideUsage is the help of --wide, where a sweep table is printed.
-const wideUsage = "every column of the table; without it the table fits the terminal (120 columns when not one), the columns a reader needs first"
+var wideUsage = "every column of the table; without it the table fits the terminal (" + strconv.Itoa(report.DefaultWidth) + " columns when not one), the columns a reader needs first"
 
 // maxWidth is the columns loadgen's own text keeps to: help, warnings,
 // notes under tables.
