@@ -4,7 +4,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -X loadgen/loadgen.version=$(VERSION)
 
-.PHONY: build deps docs lint test test-k8s test-cluster cluster-up cluster-down flannel-study node-build cross tidy race race-light fuzz bench demo clean
+.PHONY: build deps docs lint test test-k8s test-cluster cluster-up cluster-down flannel-study cni-study node-build cross tidy race race-light fuzz bench demo clean
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/loadgen ./cmd/loadgen
@@ -28,7 +28,7 @@ docs:
 # test-k8s 15, the node's build 11, the node tests 27) and warm runs of
 # f717d88 and 94118e5 (37-40 min with .ci/run's race stage, ~6 min of it).
 test:
-	@echo "make test: about 100 min on a fresh machine (cold Go caches, the test node built first), 55 min warm"
+	@echo "make test: about 135 min on a fresh machine (cold Go caches, the test node and Cilium built first), 57 min warm"
 	@scripts/deps
 	@echo "== $$(date -u +%T) vet"
 	$(GO) vet ./...
@@ -75,23 +75,25 @@ test-k8s:
 	cd $(E2E) && $(GO) vet ./... && $(GO) test -count=1 -timeout 15m -skip '^TestNode' ./...
 
 # The tests on a real node (root; Debian's containerd, runc, CNI plugins,
-# iptables, nftables, conntrack and prometheus): the node's components are
-# built once into ~/.cache/loadgen-node (a cold build takes 10 to 20
-# minutes, then seconds), the node starts, the tests run on it, and its
-# teardown leaves nothing on the machine. LOADGEN_NODE_DIR=/var/tmp/loadgen-node
-# runs them on the node `make cluster-up` started instead. TestNodeFlannel
-# starts two nodes of its own (network namespaces on an underlay, Flannel
-# vxlan) and takes them down again. flanneld and Traefik are built from
-# their modules into the same cache by the test binary, at nice 19 while
-# the first node tests run (`go run ./cmd/node --nodes 2 build` builds
-# flanneld beforehand). The tests that measure the node against itself
-# run first, alone; then TestNodeTraefik beside the ones whose checks
-# hold on a busy node (-parallel 6: all at once; meshes/k8s/e2e/node_test.go's beside).
+# iptables, nftables, conntrack, prometheus and clang-16): the node's
+# components and Cilium are built once into ~/.cache/loadgen-node (a cold
+# build takes 10 to 20 minutes for the node, about 36 for Cilium, then
+# seconds), the node starts, the tests run on it, and its teardown leaves
+# nothing on the machine. LOADGEN_NODE_DIR=/var/tmp/loadgen-node runs them
+# on the node `make cluster-up` started instead. TestNodeFlannel,
+# TestNodeMacvlan and TestNodeCilium start two nodes of their own (network
+# namespaces on an underlay), one after the other, and take them down
+# again. flanneld and Traefik are built from their modules into the same
+# cache by the test binary, at nice 19 while the first node tests run.
+# The tests that measure the node against itself run first, alone; then
+# TestNodeTraefik beside the ones whose checks hold on a busy node and the
+# two-node tests (-parallel 8: all at once; meshes/k8s/e2e/node_test.go's
+# beside).
 test-cluster: node-build
-	cd $(E2E) && $(GO) test -count=1 -timeout 55m -parallel 6 -run '^TestNode' ./...
+	cd $(E2E) && $(GO) test -count=1 -timeout 55m -parallel 8 -run '^TestNode' ./...
 
 node-build:
-	cd $(E2E) && $(GO) run ./cmd/node build
+	cd $(E2E) && $(GO) run ./cmd/node build && $(GO) run ./cmd/node --nodes 2 --cni cilium build
 
 # A node to try things on by hand: KUBECONFIG=/var/tmp/loadgen-node/admin.kubeconfig.
 # NODEFLAGS=--traefik adds the Gateway API's CRDs and Traefik
@@ -112,6 +114,15 @@ cluster-down:
 STUDYDIR ?= results-flannel-cluster
 flannel-study:
 	cd $(E2E) && $(GO) run ./cmd/node --nodes 2 --dir /var/tmp/loadgen-node-study study --lab -o $(abspath $(STUDYDIR)) $(STUDYFLAGS)
+
+# loadgen study cni-matrix on two nodes of this machine (root), one CNI
+# after another (Macvlan, Flannel vxlan and host-gw, Cilium with VXLAN,
+# then Cilium's kube-proxy replacement), into CNISTUDYDIR: about 35 min
+# with the flags below; the machine to itself (docs/test-cluster.md).
+CNISTUDYDIR ?= results-cni-cluster
+CNISTUDYFLAGS ?= -d 3s --repeats 3
+cni-study:
+	cd $(E2E) && $(GO) run ./cmd/node --dir /var/tmp/loadgen-node-study cni-study -o $(abspath $(CNISTUDYDIR)) $(CNISTUDYFLAGS)
 
 # Both modules: the nested one requires the main one, so a dependency of
 # the main module changes its go.sum too (test-k8s fails until tidied).
