@@ -77,7 +77,7 @@ test-k8s:
 # The tests on a real node (root; Debian's containerd, runc, CNI plugins,
 # iptables, nftables, conntrack, prometheus and clang-16): the node's
 # components and Cilium are built once into ~/.cache/loadgen-node (a cold
-# build takes 10 to 20 minutes for the node, about 36 for Cilium, then
+# build takes 8 to 20 minutes for the node, 13 to 36 for Cilium, then
 # seconds), the node starts, the tests run on it, and its teardown leaves
 # nothing on the machine. LOADGEN_NODE_DIR=/var/tmp/loadgen-node runs them
 # on the node `make cluster-up` started instead. TestNodeFlannel,

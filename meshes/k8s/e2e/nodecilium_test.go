@@ -32,7 +32,7 @@ import (
 //   - teardown leaves nothing on the machine, nor the two host-wide
 //     sysctls the agents try to write changed.
 //
-// Cilium is built beforehand by make node-build (~36 min cold, cached
+// Cilium is built beforehand by make node-build (13–36 min cold, cached
 // with the node's builds).
 func TestNodeCilium(t *testing.T) {
 	beside(t)

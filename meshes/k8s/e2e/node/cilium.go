@@ -130,7 +130,7 @@ func BuildCilium(ctx context.Context, o BuildOptions) (string, error) {
 		}
 	}
 	t0 := time.Now()
-	say("building cilium %s from its module (cold: about 36 minutes)", CiliumVersion)
+	say("building cilium %s from its module (cold: 13 to 36 minutes)", CiliumVersion)
 	mod := filepath.Join(dir, "src")
 	for name, text := range ciliumModuleFiles() {
 		if err := writeFile(filepath.Join(mod, name), []byte(text)); err != nil {

@@ -15,7 +15,7 @@ import (
 // TestNodeBuildCilium checks the agent, operator and cilium-cni, the BPF
 // sources and clang that make node-build built (or finds them): the agent
 // runs. A node test (make test-cluster, after node-build), not a unit
-// test: a cold build takes ~36 min. It fails under CI=1 without clang-16,
+// test: a cold build takes 13–36 min. It fails under CI=1 without clang-16,
 // and skips otherwise.
 func TestNodeBuildCilium(t *testing.T) {
 	if _, err := os.Stat(CiliumClang); err != nil {
