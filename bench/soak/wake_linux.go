@@ -15,11 +15,10 @@ import (
 // every on a timer (an epoll wait with a timeout on an empty set, as an
 // event loop sleeps between an open loop's sends); Thread, two threads on
 // one CPU that wake each other n times through pipes (a wake-up with no
-// timer and no interrupt). Both hold their threads; the timer's waits are
-// raw system calls (each ends by itself), the pipes' are not (a blocked
-// one must let a collection stop the world), which adds the runtime's few
-// tens of nanoseconds of entering a call to a wake-up's microseconds. Run
-// pinned to one CPU.
+// timer and no interrupt). Both hold their threads; their waits are not
+// raw system calls (a blocked one must let a collection stop the world),
+// which adds the runtime's few tens of nanoseconds of entering a call to a
+// wake-up's microseconds. Run pinned to one CPU.
 type wakeCost struct{ Timer, Thread time.Duration }
 
 func measureWake(n int, every time.Duration) (wakeCost, error) {
@@ -59,7 +58,11 @@ func timerWake(n int, every time.Duration) (time.Duration, error) {
 		// A signal (the runtime's preemption, under load) ends a wait
 		// early: that one is waited again, so each of the n is a timer's.
 		for {
-			_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(ep), uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0)
+			// Syscall6, not RawSyscall6: a thread in a raw call holds its
+			// P, so a collection's stop of the world signals it again and
+			// again, each signal ending the wait to start it anew (in CI, a
+			// 2 ms sleep cost 13.7 ms of CPU and 100 took 26 s).
+			_, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(ep), uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0)
 			if e == unix.EINTR {
 				continue
 			}
