@@ -38,15 +38,7 @@ func TestMeasureWake(t *testing.T) {
 // it and it for the other thread, which the stop holds (CI's race run hung
 // here for its whole timeout).
 func TestThreadWakeBesideCollections(t *testing.T) {
-	var stop atomic.Bool
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for !stop.Load() {
-			runtime.GC()
-		}
-	}()
-	defer func() { stop.Store(true); <-done }()
+	collectBeside(t)
 	for range 20 {
 		if c, err := threadWake(2000); err != nil || c <= 0 {
 			t.Fatalf("threadWake: %v, %v", c, err)
@@ -60,15 +52,7 @@ func TestThreadWakeBesideCollections(t *testing.T) {
 // is charged to the wake-ups (13.7 ms a 2 ms sleep, 26 s for 100, once in
 // CI).
 func TestTimerWakeBesideCollections(t *testing.T) {
-	var stop atomic.Bool
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for !stop.Load() {
-			runtime.GC()
-		}
-	}()
-	defer func() { stop.Store(true); <-done }()
+	collectBeside(t)
 	const n, every = 100, 2 * time.Millisecond
 	c, err := timerWake(n, every)
 	if err != nil {
@@ -77,4 +61,17 @@ func TestTimerWakeBesideCollections(t *testing.T) {
 	if c <= 0 || c > every {
 		t.Errorf("a timer's wake-up beside collections cost %v of CPU: want above 0 and below its %v sleep", c, every)
 	}
+}
+
+// collectBeside runs collections back to back until the test ends.
+func collectBeside(t *testing.T) {
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !stop.Load() {
+			runtime.GC()
+		}
+	}()
+	t.Cleanup(func() { stop.Store(true); <-done })
 }
