@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -278,9 +279,16 @@ its own, naming both loadgen versions.`,
 				rc := newRunCmd()
 				rc.SetArgs(args)
 				rc.SetOut(cmd.OutOrStdout())
-				rc.SetErr(cmd.ErrOrStderr())
+				said := &lastBytes{max: 16 << 10}
+				rc.SetErr(serialised(io.MultiWriter(cmd.ErrOrStderr(), said)))
 				rc.SilenceUsage, rc.SilenceErrors = true, true
-				return rc.ExecuteContext(ctx)
+				err := rc.ExecuteContext(ctx)
+				if _, ok := exitStatus(err); ok {
+					// The run said why on its stderr and returned a bare
+					// status: the report's error carries what it said.
+					err = fmt.Errorf("%w%s", err, worker.Tail(said.b, 3))
+				}
+				return err
 			}
 			if err := worker.Run(cmd.Context(), cfg, runShare, cmd.OutOrStdout()); err != nil {
 				return failf("%v", err)
@@ -308,4 +316,18 @@ its own, naming both loadgen versions.`,
 func clusterFlags(fl *pflag.FlagSet, kubeconfig, kctx *string) {
 	fl.StringVar(kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(kctx, "context", "", "kubeconfig context (default the current one)")
+}
+
+// lastBytes keeps the last max bytes written to it.
+type lastBytes struct {
+	max int
+	b   []byte
+}
+
+func (l *lastBytes) Write(p []byte) (int, error) {
+	l.b = append(l.b, p...)
+	if over := len(l.b) - l.max; over > 0 {
+		l.b = append(l.b[:0], l.b[over:]...)
+	}
+	return len(p), nil
 }

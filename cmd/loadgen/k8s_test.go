@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -363,6 +365,23 @@ func TestK8sWorkerWire(t *testing.T) {
 	}
 	if code, _, errOut := cli(t, "k8s", "worker", "--wire-from-the-future", "1"); code != exitUsage || !strings.HasPrefix(errOut, "loadgen: unknown flag: --wire-from-the-future\n") {
 		t.Errorf("unknown flag: exit %d, %q", code, errOut)
+	}
+}
+
+// TestK8sWorkerSaysWhyItsRunFailed: a worker whose run failed on its own
+// terms (nothing succeeded: the run says why on stderr and ends with a
+// bare status) reports that why to the coordinator, not "exit status 1".
+func TestK8sWorkerSaysWhyItsRunFailed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
+	defer srv.Close()
+	code, out, errOut := cli(t, "k8s", "worker", "--wire", strconv.Itoa(k8s.WireVersion), "--coordinator-version", loadgen.Version(),
+		"--workers", "1", "--clock", "", "--", "run", "-d", "200ms", srv.URL+"/")
+	r, err := worker.ParseReport([]byte(out))
+	if code != exitFail || err != nil || r.Run == nil {
+		t.Fatalf("exit %d, report %+v, %v; stderr %q", code, r, err, errOut)
+	}
+	if !strings.HasPrefix(r.Error, "exit status 1; last log lines: loadgen: the run failed: ") || !strings.Contains(r.Error, "503") {
+		t.Errorf("the report's error %q does not say why the run failed (its stderr: %q)", r.Error, errOut)
 	}
 }
 
