@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"loadgen/meshes/k8s/e2e/node"
+	"loadgen/meshes/k8s/paths"
+)
+
+// pathsAcross runs `loadgen k8s paths` across a cluster of two nodes
+// (what: its CNI, for the log) in namespace ns, 3 s a sample, one repeat,
+// with args (--paths, --tests …), and reads its table. Every row must
+// have a figure, no failure, and its client on the other node.
+//
+// A run whose only failures are its workers' runs failing their own
+// verdict ("the run failed: …": a request timed out or was refused, and
+// nothing answered for a second or more) is measured once more, its first
+// table and why logged: CI failed once so (2026-12-07) on host-host TCP_RR
+// (Cilium, the machine busy with the other node tests; its pod stream
+// just before ran at a tenth of its usual rate), then said only "exit
+// status 1", and five runs here since (one beside two CPU hogs, one of
+// the whole node stage) did not repeat it. A path that does
+// not carry traffic fails both; any other failure fails at once.
+func pathsAcross(t *testing.T, n *node.Node, bin, what, ns string, args ...string) *paths.Table {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		dir := filepath.Join(t.TempDir(), "paths")
+		r := runLoadgen(t, bin, n.Kubeconfig, 6*time.Minute, append([]string{"k8s", "paths", "--image", n.Image, "-n", ns,
+			"-d", "3s", "--repeats", "1", "--tolerance", "99%", "-o", dir, "-q"}, args...)...)
+		t.Logf("loadgen k8s paths across the two nodes (%s): exit %d\n%s", what, r.code, r.stdout)
+		tab, err := paths.ReadTable(dir)
+		if r.code != 0 && attempt == 1 && err == nil && onlyVerdicts(tab) {
+			t.Logf("k8s paths: only its runs' own verdicts failed (above): measuring once more\n%s", r.stderr)
+			continue
+		}
+		if r.code != 0 {
+			t.Fatalf("k8s paths: %v\n%s", r, n.Logs(10))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range tab.Rows {
+			if row.Median == nil || !(*row.Median > 0) || len(row.Failures) > 0 || row.ClientNode != tab.Nodes.Other {
+				t.Errorf("%s %s: median %v, failures %v, client on %s", row.Path, row.Test, row.Median, row.Failures, row.ClientNode)
+			}
+		}
+		return tab
+	}
+}
+
+// onlyVerdicts tells whether tab's failures are all of workers whose run
+// failed its own verdict (worker.Run's report, "the run failed: …").
+func onlyVerdicts(tab *paths.Table) bool {
+	some := false
+	for _, row := range tab.Rows {
+		for _, f := range row.Failures {
+			if !strings.Contains(f, "loadgen: the run failed: ") {
+				return false
+			}
+			some = true
+		}
+	}
+	return some
+}
+
+// TestOnlyVerdicts: pathsAcross measures again only when every failure is
+// a worker's run failing its own verdict.
+func TestOnlyVerdicts(t *testing.T) {
+	verdict := "repeat 1: worker 0 (pod p) failed, exit code 1 (Error): exit status 1; last log lines: loadgen: the run failed: the target stopped answering for 2s"
+	other := "repeat 1: worker 0 (pod p) never finished: Pending"
+	for _, c := range []struct {
+		failures [][]string
+		want     bool
+	}{
+		{[][]string{nil, {verdict}}, true},
+		{[][]string{{verdict}, {verdict}}, true},
+		{[][]string{{verdict}, {other}}, false},
+		{[][]string{{verdict, other}}, false},
+		{[][]string{nil, nil}, false},
+	} {
+		tab := &paths.Table{}
+		for _, f := range c.failures {
+			tab.Rows = append(tab.Rows, paths.Row{Failures: f})
+		}
+		if got := onlyVerdicts(tab); got != c.want {
+			t.Errorf("%q: %v, want %v", c.failures, got, c.want)
+		}
+	}
+}
