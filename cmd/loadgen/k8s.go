@@ -16,6 +16,7 @@ import (
 	"loadgen/meshes/k8s/cluster"
 	"loadgen/meshes/k8s/run"
 	"loadgen/meshes/k8s/worker"
+	"loadgen/results/compare"
 )
 
 func newK8sCmd() *cobra.Command {
@@ -283,7 +284,13 @@ its own, naming both loadgen versions.`,
 				rc.SetErr(serialised(io.MultiWriter(cmd.ErrOrStderr(), said)))
 				rc.SilenceUsage, rc.SilenceErrors = true, true
 				err := rc.ExecuteContext(ctx)
-				if _, ok := exitStatus(err); ok {
+				code, ok := exitStatus(err)
+				switch {
+				case ok && code == compare.Failed:
+					// Its verdict (nothing succeeded, an outage): the
+					// coordinator judges the merged run by it.
+					err = fmt.Errorf("%w: %w", worker.ErrOwnVerdict, err)
+				case ok:
 					// The run said why on its stderr and returned a bare
 					// status: the report's error carries what it said.
 					err = fmt.Errorf("%w%s", err, worker.Tail(said.b, 3))

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -368,20 +369,37 @@ func TestK8sWorkerWire(t *testing.T) {
 	}
 }
 
-// TestK8sWorkerSaysWhyItsRunFailed: a worker whose run failed on its own
-// terms (nothing succeeded: the run says why on stderr and ends with a
-// bare status) reports that why to the coordinator, not "exit status 1".
-func TestK8sWorkerSaysWhyItsRunFailed(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
+// TestK8sWorkerRunVerdicts: a worker whose run failed its own verdict
+// (nothing succeeded) reports the run as measured, for the coordinator to
+// judge the merged run, and exits 0; one whose run another status ended
+// (--abort-on-fail: the run says why on stderr and returns a bare status)
+// reports that why, not "exit status 108".
+func TestK8sWorkerRunVerdicts(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(5 * time.Millisecond)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
 	defer srv.Close()
-	code, out, errOut := cli(t, "k8s", "worker", "--wire", strconv.Itoa(k8s.WireVersion), "--coordinator-version", loadgen.Version(),
-		"--workers", "1", "--clock", "", "--", "run", "-d", "200ms", srv.URL+"/")
-	r, err := worker.ParseReport([]byte(out))
-	if code != exitFail || err != nil || r.Run == nil {
-		t.Fatalf("exit %d, report %+v, %v; stderr %q", code, r, err, errOut)
+	runWorker := func(args ...string) (int, *worker.Report, string) {
+		t.Helper()
+		code, out, errOut := cli(t, append([]string{"k8s", "worker", "--wire", strconv.Itoa(k8s.WireVersion), "--coordinator-version", loadgen.Version(),
+			"--workers", "1", "--clock", "", "--", "run"}, args...)...)
+		r, err := worker.ParseReport([]byte(out))
+		if err != nil {
+			t.Fatalf("exit %d, no report: %v; stderr %q", code, err, errOut)
+		}
+		return code, r, errOut
 	}
-	if !strings.HasPrefix(r.Error, "exit status 1; last log lines: loadgen: the run failed: ") || !strings.Contains(r.Error, "503") {
-		t.Errorf("the report's error %q does not say why the run failed (its stderr: %q)", r.Error, errOut)
+	code, r, errOut := runWorker("-d", "200ms", srv.URL+"/")
+	if code != exitOK || r.Error != "" || r.Run == nil || !strings.HasPrefix(r.Run.Summary.Verdict(), "no request succeeded") {
+		t.Errorf("nothing succeeded: exit %d, report error %q, run %v: want 0, none, and the run (stderr %q)", code, r.Error, r.Run != nil, errOut)
+	}
+	code, r, errOut = runWorker("-d", "5s", "--assert", "p99<1ms", "--abort-on-fail", "--abort-after", "0s", srv.URL+"/slow")
+	if code != exitFail || !strings.HasPrefix(r.Error, "exit status 108; last log lines: loadgen: ") {
+		t.Errorf("aborted: exit %d, the report's error %q does not say why (its stderr: %q)", code, r.Error, errOut)
 	}
 }
 

@@ -61,7 +61,17 @@ func InClusterClock() string {
 }
 
 // RunFunc runs `loadgen run` with args and writes its result to jsonPath.
+// A run that ended failing only its own verdict returns an error that
+// wraps ErrOwnVerdict.
 type RunFunc func(ctx context.Context, args []string, jsonPath string) error
+
+// ErrOwnVerdict marks a run that measured its window and wrote its result
+// but failed its own verdict: nothing succeeded, or the target stopped
+// answering for a while (results.Summary.Verdict). A worker reports such
+// a run as measured, not as a failed worker: the coordinator judges the
+// merged run by the same verdict, as it does the errors (ShareArgs), and
+// what the share measured is kept.
+var ErrOwnVerdict = errors.New("the run failed its own verdict")
 
 // Run measures the clock, waits for the start, runs this worker's
 // share and prints its report line on out. The report is printed for a
@@ -119,7 +129,7 @@ func Run(ctx context.Context, cfg Config, run RunFunc, out io.Writer) error {
 		return fail(fmt.Errorf("the run wrote no result: %v", err))
 	}
 	rep.Run = r
-	if runErr != nil {
+	if runErr != nil && !errors.Is(runErr, ErrOwnVerdict) {
 		return fail(runErr)
 	}
 	line, err := rep.Line()
