@@ -248,7 +248,10 @@ func newK8sWorkerCmd() *cobra.Command {
 		Long: `Wait for the start instant, measure this pod's clock against the API server's,
 run this worker's share of the load with 'loadgen run', and print the result as
 one log line for the coordinator. The share is 1/--workers of --connections,
---threads and --rate, by JOB_COMPLETION_INDEX. A worker refuses a coordinator
+--threads and --rate, by JOB_COMPLETION_INDEX. The share is judged on the
+merged step, by the coordinator: a share whose run failed its own verdict
+(nothing succeeded, an outage) is reported as measured, and the worker exits
+0; any other failure is in its report line. A worker refuses a coordinator
 whose --wire (the version of the command line and report they share) is not
 its own, naming both loadgen versions.`,
 		Example: `  loadgen k8s worker --wire ` + strconv.Itoa(k8s.WireVersion) + ` --workers 4 --connections 64 --threads 8 \
