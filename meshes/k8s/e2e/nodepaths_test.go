@@ -8,12 +8,14 @@ import (
 
 	"loadgen/meshes/k8s/e2e/node"
 	"loadgen/meshes/k8s/paths"
+	"loadgen/results/compare"
 )
 
 // pathsAcross runs `loadgen k8s paths` across a cluster of two nodes
 // (what: its CNI, for the log) in namespace ns, 3 s a sample, one repeat,
 // with args (--paths, --tests …), and reads its table. Every row must
-// have a figure, no failure, and its client on the other node.
+// have a figure, no failure, and its client on the other node; how far
+// below the host's a pod row falls is not judged (exit 99 passes).
 //
 // A run whose only failures are its runs' own verdicts (nothing
 // succeeded, or nothing answered for a second or more: a request timed
@@ -36,7 +38,18 @@ func pathsAcross(t *testing.T, n *node.Node, bin, what, ns string, args ...strin
 			t.Logf("k8s paths: only its runs' own verdicts failed (above): measuring once more\n%s", r.stderr)
 			continue
 		}
-		if r.code != 0 {
+		// Exit 99: a judged row fell further below its hostNetwork row
+		// than --tolerance 99%. Twice in CI (2026-12-07/08) the pods'
+		// stream through Cilium's tunnel ran at 1–15% of the host's on a
+		// machine busy with the other node tests (flag M), never alone: a
+		// figure of the machine, which this test does not judge — its
+		// rows must carry traffic (below), and the caller checks where
+		// it went.
+		below := r.code == int(compare.Breached) && err == nil && onlyBelow(tab)
+		if below {
+			t.Logf("k8s paths: exit %d, a row below its hostNetwork row's tolerance (above): not judged here", r.code)
+		}
+		if r.code != 0 && !below {
 			t.Fatalf("k8s paths: %v\n%s", r, n.Logs(10))
 		}
 		if err != nil {
@@ -66,6 +79,22 @@ func onlyVerdicts(tab *paths.Table) bool {
 	return some
 }
 
+// onlyBelow tells whether some row of tab is below its tolerance and
+// every other is measured and judged within it or not judged.
+func onlyBelow(tab *paths.Table) bool {
+	some := false
+	for _, row := range tab.Rows {
+		switch row.Verdict {
+		case paths.VerdictBelow:
+			some = true
+		case paths.VerdictBaseline, paths.VerdictOK, paths.VerdictNotJudged:
+		default:
+			return false
+		}
+	}
+	return some
+}
+
 // TestOnlyVerdicts: pathsAcross measures again only when every failure is
 // a worker's run failing its own verdict.
 func TestOnlyVerdicts(t *testing.T) {
@@ -87,6 +116,28 @@ func TestOnlyVerdicts(t *testing.T) {
 		}
 		if got := onlyVerdicts(tab); got != c.want {
 			t.Errorf("%q: %v, want %v", c.failures, got, c.want)
+		}
+	}
+}
+
+// TestOnlyBelow: exit 99 passes pathsAcross only when it comes from rows
+// below their tolerance, every other row measured.
+func TestOnlyBelow(t *testing.T) {
+	for _, c := range []struct {
+		verdicts []string
+		want     bool
+	}{
+		{[]string{paths.VerdictBaseline, paths.VerdictBelow, paths.VerdictNotJudged}, true},
+		{[]string{paths.VerdictBaseline, paths.VerdictOK}, false},
+		{[]string{paths.VerdictBelow, paths.VerdictFailed}, false},
+		{[]string{paths.VerdictBelow, paths.VerdictNoBaseline}, false},
+	} {
+		tab := &paths.Table{}
+		for _, v := range c.verdicts {
+			tab.Rows = append(tab.Rows, paths.Row{Verdict: v})
+		}
+		if got := onlyBelow(tab); got != c.want {
+			t.Errorf("%v: %v, want %v", c.verdicts, got, c.want)
 		}
 	}
 }
