@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,16 +86,28 @@ func TestNodeRun(t *testing.T) {
 	}
 }
 
-// workerLogs are the worker containers' logs, caught as each one ends:
-// the coordinator deletes a step's Job (and its pods) once it has read
-// them, so the test reads them first, straight from the kubelet through
-// the API server, to merge them again itself.
+// workerLogs are the worker containers' logs, each followed from the
+// moment its container runs (a worker waits there for the start instant)
+// to its end: the coordinator deletes a step's Job (and its pods) once it
+// has read them, so a log read only after the container ended could be
+// gone (CI, 2026-12-08: one of a step's two missed). The test reads them
+// straight from the kubelet through the API server, to merge them again
+// itself.
 type workerLogs struct {
-	mu   sync.Mutex
-	logs map[string]string
+	mu       sync.Mutex
+	logs     map[string]string
+	started  map[string]bool
+	wg       sync.WaitGroup // the streams followed
+	stopPoll context.CancelFunc
+	polled   chan struct{}
 }
 
+// all is every log caught, once each stream followed has ended (the
+// workers of a finished run have all exited); it stops looking for more.
 func (w *workerLogs) all() map[string]string {
+	w.stopPoll()
+	<-w.polled
+	w.wg.Wait()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := map[string]string{}
@@ -107,23 +120,40 @@ func (w *workerLogs) all() map[string]string {
 func catchWorkerLogs(t *testing.T, c kubernetes.Interface, ns string) *workerLogs {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w := &workerLogs{logs: map[string]string{}}
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	w := &workerLogs{logs: map[string]string{}, started: map[string]bool{}, stopPoll: stopPoll, polled: make(chan struct{})}
+	follow := func(pod string) {
+		defer w.wg.Done()
+		rc, err := c.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: k8s.ContainerWorker, Follow: true}).Stream(ctx)
+		if err == nil {
+			b, rerr := io.ReadAll(rc)
+			rc.Close()
+			if rerr == nil {
+				w.mu.Lock()
+				w.logs[pod] = string(b)
+				w.mu.Unlock()
+				return
+			}
+		}
+		w.mu.Lock()
+		delete(w.started, pod) // looked at again while the pod is there
+		w.mu.Unlock()
+	}
 	go func() {
-		for ctx.Err() == nil {
-			pods, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: k8s.LabelName + "=" + k8s.ClientName})
+		defer close(w.polled)
+		for pollCtx.Err() == nil {
+			pods, err := c.CoreV1().Pods(ns).List(pollCtx, metav1.ListOptions{LabelSelector: k8s.LabelName + "=" + k8s.ClientName})
 			if err == nil {
 				for _, p := range pods.Items {
 					w.mu.Lock()
-					_, have := w.logs[p.Name]
-					w.mu.Unlock()
-					if have || !workerEnded(&p) {
-						continue
+					start := !w.started[p.Name] && w.logs[p.Name] == "" && workerStarted(&p)
+					if start {
+						w.started[p.Name] = true
+						w.wg.Add(1)
 					}
-					b, err := c.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: k8s.ContainerWorker}).DoRaw(ctx)
-					if err == nil {
-						w.mu.Lock()
-						w.logs[p.Name] = string(b)
-						w.mu.Unlock()
+					w.mu.Unlock()
+					if start {
+						go follow(p.Name)
 					}
 				}
 			}
@@ -133,9 +163,11 @@ func catchWorkerLogs(t *testing.T, c kubernetes.Interface, ns string) *workerLog
 	return w
 }
 
-func workerEnded(p *corev1.Pod) bool {
+// workerStarted tells whether the worker container has started: running
+// or ended.
+func workerStarted(p *corev1.Pod) bool {
 	for _, s := range p.Status.ContainerStatuses {
-		if s.Name == k8s.ContainerWorker && s.State.Terminated != nil {
+		if s.Name == k8s.ContainerWorker && (s.State.Running != nil || s.State.Terminated != nil) {
 			return true
 		}
 	}
